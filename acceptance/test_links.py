@@ -1,0 +1,109 @@
+"""Link health of every rail: netdev up at 200G with RS FEC, PCIe halves at Gen5 x4, RoCE ports
+ACTIVE and bound to their netdev (DOMAIN.md §1)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_sparkfabric import spark
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.config import Rail
+    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.verdict import Verdict
+
+pytestmark = pytest.mark.links
+
+SPEED_MBPS = 200_000
+FEC = "RS"
+
+
+def _where(rail: Rail) -> str:
+    return f"{rail.node} {rail.netdev} ({rail.label})"
+
+
+def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
+    """The rail netdev is administratively up, has carrier, runs at 200000Mb/s with RS FEC."""
+    expected = f"up, carrier, {SPEED_MBPS}Mb/s, FEC {FEC}"
+    verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, expected=expected)
+    iface = fabric.interface(rail).get()
+    eth = fabric.ethtool(rail)
+    fec = fabric.fec(rail)
+    seen = ["up" if iface.admin_up else "admin DOWN", "carrier" if iface.carrier else "no carrier"]
+    speed = eth.value.speed_mbps if eth.value else None
+    if eth.value is not None:
+        link = eth.value.link_detected
+        reason = f" ({eth.value.link_detected_reason})" if eth.value.link_detected_reason else ""
+        seen.append(f"{speed}Mb/s" if speed else "speed Unknown")
+        if link is False:
+            seen.append(f"Link detected: no{reason}")
+    else:
+        seen.append(f"ethtool: {eth.error}")
+    active = fec.value.active if fec.value else None
+    seen.append(f"FEC {active}" if fec.value else f"FEC ?: {fec.error}")
+    measured = ", ".join(seen)
+    verdict(measured=measured)
+
+    problem = f"{_where(rail)}: {{what}}; seen: {measured}; expected: {expected}"
+    if not iface.admin_up:
+        verdict.fail(problem.format(what="administratively down"), "admin_down")
+    if not iface.carrier:
+        verdict.fail(problem.format(what="cabled in cluster.yaml but has no link"), "link_down")
+    if speed != SPEED_MBPS:
+        eth.get()
+        verdict.fail(problem.format(what=f"link speed {speed}Mb/s"), "speed_degraded")
+    if active is None or not active.upper().startswith(FEC):
+        fec.get()
+        verdict.fail(problem.format(what=f"active FEC is {active}, not {FEC}"), "fec_not_rs")
+
+
+def test_pcie(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
+    """Each PCIe half of the NIC trained at 32.0 GT/s, width 4."""
+    expected = f"{spark.PCIE_SPEED_GTS:g} GT/s x{spark.PCIE_WIDTH}"
+    verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, pci=rail.pci, expected=expected)
+    link = fabric.pcie(rail).get()
+    verdict(measured=link.text)
+    if link.speed_gt_s != spark.PCIE_SPEED_GTS or link.width != spark.PCIE_WIDTH:
+        best = ""
+        if link.max_speed_gt_s is not None and link.max_width is not None:
+            best = f" (the device supports {link.max_speed_gt_s:g} GT/s x{link.max_width})"
+        verdict.fail(
+            f"{_where(rail)}: PCIe {rail.pci} runs at {link.text}{best}; expected {expected}",
+            "pcie_degraded",
+        )
+
+
+def test_roce_port(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
+    """The rail's RoCE device exists, is bound to the rail netdev, and its port is ACTIVE/LinkUp."""
+    expected = f"{rail.rdma} port 1 ACTIVE, LinkUp, netdev {rail.netdev}"
+    verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, rdma=rail.rdma, expected=expected)
+    roce = fabric.roce(rail).get()
+    where = f"{rail.node} {rail.rdma} ({rail.label})"
+    if not roce.present:
+        verdict.fail(
+            f"{where}: no RoCE device {rail.rdma} "
+            f"(/sys/class/infiniband/{rail.rdma} missing); expected {expected}",
+            "rdma_netdev_mismatch",
+            measured="no such device",
+        )
+    measured = (
+        f"{roce.state.name or '?'}, {roce.phys_state.name or '?'}, netdev {roce.netdev or '?'}"
+    )
+    verdict(measured=measured)
+    if roce.netdev != rail.netdev:
+        verdict.fail(
+            f"{where}: bound to netdev {roce.netdev or '(none)'}; expected {rail.netdev}",
+            "rdma_netdev_mismatch",
+        )
+    if not (roce.active and roce.link_up):
+        iface = fabric.interface(rail)
+        cause = ""
+        if iface.value is not None and not iface.value.carrier:
+            cause = f" ({rail.netdev} has no carrier: the cable has no link)"
+        verdict.fail(
+            f"{where}: port state {roce.state.name or '?'}, physical state "
+            f"{roce.phys_state.name or '?'}{cause}; expected ACTIVE, LinkUp",
+            "link_down",
+        )

@@ -1,0 +1,115 @@
+"""MTU on every rail netdev, and jumbo reachability end to end: a don't-fragment ping of
+MTU-28 bytes, bound to the rail netdev, over every link in both directions (DOMAIN.md §2, §7).
+
+All pings of the cluster run at once (one concurrent round in the fabric); each item asserts on
+its own result.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.config import Cluster, Rail
+    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.probes.ping import PingResult
+    from pytest_sparkfabric.topology import DirectedLink
+    from pytest_sparkfabric.verdict import Verdict
+
+pytestmark = pytest.mark.mtu
+
+
+def test_mtu(rail: Rail, cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
+    """The rail netdev's MTU equals the cluster's `mtu`."""
+    verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, expected=f"MTU {cluster.mtu}")
+    mtu = fabric.interface(rail).get().mtu_bytes
+    verdict(measured=f"MTU {mtu}")
+    if mtu != cluster.mtu:
+        verdict.fail(
+            f"{rail.node} {rail.netdev} ({rail.label}): MTU {mtu}; expected {cluster.mtu} "
+            f"(cluster.yaml mtu)",
+            "mtu_mismatch",
+        )
+
+
+def _mtu_of(fabric: Fabric, rail: Rail) -> int | None:
+    iface = fabric.interface(rail)
+    return iface.value.mtu_bytes if iface.value is not None else None
+
+
+def _no_carrier(fabric: Fabric, rails: tuple[Rail, ...]) -> list[Rail]:
+    out = []
+    for r in rails:
+        iface = fabric.interface(r)
+        if iface.value is not None and not iface.value.carrier:
+            out.append(r)
+    return out
+
+
+def _summary(p: PingResult) -> str:
+    if p.ok:
+        rtt = f", rtt {p.rtt_avg_ms:g} ms" if p.rtt_avg_ms is not None else ""
+        return f"{p.received}/{p.transmitted} replies{rtt}"
+    return p.error_text or p.verdict
+
+
+def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
+    """`ping -M do -s <mtu-28> -I <netdev> <peer>` reaches the peer's address on this rail."""
+    src, dst = link.src, link.dst
+    payload = cluster.mtu - 28
+    expected = f"DF {payload}-byte ping answered"
+    verdict(
+        node=src.node,
+        rail=f"{src.label}->{dst.id}",
+        netdev=src.netdev,
+        peer=f"{dst.node} {dst.netdev} {dst.address.ip}",
+        expected=expected,
+    )
+    result = fabric.ping(link).get()
+    verdict(measured=_summary(result))
+    if result.ok:
+        return
+    head = (
+        f"{src.node} {src.netdev} ({src.label}) -> {dst.node} {dst.address.ip} ({dst.netdev}): "
+        f"`ping -M do -s {payload} -I {src.netdev}`"
+    )
+    if result.verdict == "local_mtu":
+        verdict.fail(
+            f"{head} was refused locally: `{result.error_text}`: the local interface's MTU is "
+            f"{result.local_mtu_error}; expected {cluster.mtu}",
+            "mtu_local",
+        )
+    down = _no_carrier(fabric, (src, dst))
+    if down:
+        names = ", ".join(f"{r.node} {r.netdev}" for r in down)
+        verdict.fail(f"{head}: {_summary(result)}; {names} has no link", "link_down")
+    small = fabric.small_ping(link)
+    small_ok = small is not None and small.value is not None and small.value.ok
+    if result.verdict == "lost" and small_ok:
+        where = _path_hint(fabric, cluster, link)
+        verdict.fail(
+            f"{head}: {_summary(result)}, while a small ping gets through: a smaller MTU on "
+            f"the path{where}; expected {cluster.mtu} end to end",
+            "mtu_path",
+        )
+    small_text = ""
+    if small is not None:
+        small_text = (
+            f"; a small ping fails too ({_summary(small.value)})"
+            if small.value is not None
+            else f"; small ping not measured: {small.error}"
+        )
+    verdict.fail(f"{head}: {_summary(result)}{small_text}", "unreachable_rail")
+
+
+def _path_hint(fabric: Fabric, cluster: Cluster, link: DirectedLink) -> str:
+    peer_mtu = _mtu_of(fabric, link.dst)
+    if peer_mtu is not None and peer_mtu < cluster.mtu:
+        return f" (the peer {link.dst.node} {link.dst.netdev} has MTU {peer_mtu})"
+    sw = cluster.spec.switch
+    if sw is not None:
+        legs = [f"{n} {sw.ports[n]}" for n in (link.src.node, link.dst.node) if n in sw.ports]
+        return f" (both netdevs are at MTU {cluster.mtu}: check the switch ports {', '.join(legs)})"
+    return ""

@@ -1,0 +1,97 @@
+"""The NCCL environment a job on each node really gets: cluster.yaml `nccl.env`, then
+`$NCCL_CONF_FILE` (else `~/.nccl.conf`), then `/etc/nccl.conf`, in NCCL's precedence
+(DOMAIN.md §3). NCCL_IB_HCA must select both RoCE devices of every cabled port, and nothing
+may force the TCP (Socket) transport."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_sparkfabric import spark
+from pytest_sparkfabric.nccl_hca import select_hcas
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.config import Node
+    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.probes.ncclconf import Decided
+    from pytest_sparkfabric.verdict import Verdict
+
+pytestmark = pytest.mark.nccl_env
+
+_INT = re.compile(r"^\s*[+-]?(0[xX][0-9a-fA-F]+|\d+)")
+
+
+def _strtoll(value: str) -> int:
+    """NCCL reads integer parameters with strtoll(value, NULL, 0): a leading number, or 0."""
+    m = _INT.match(value)
+    if not m:
+        return 0
+    text = m.group(0).strip()
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-")
+    return sign * int(digits, 16 if digits[:2].lower() == "0x" else 10)
+
+
+def _decided(d: Decided) -> str:
+    text = f"{d.key}={d.value} (from {d.where})"
+    if d.shadowed:
+        ignored = ", ".join(f"{s.value} in {s.source}" for s in d.shadowed)
+        text += f"; ignored: {ignored}"
+    return text
+
+
+def _misnamed(env: dict[str, Decided], key: str) -> str:
+    """A line that looks like `key` but names another variable (`NCCL_IB_HCA = x`)."""
+    near = [d for k, d in env.items() if k != key and k.strip() == key]
+    if not near:
+        return ""
+    d = near[0]
+    return f" ({d.where} sets {d.key!r}, a different variable because of the spaces)"
+
+
+def test_nccl_transport(node: Node, fabric: Fabric, verdict: Verdict) -> None:
+    """Neither NCCL_NET=Socket nor NCCL_IB_DISABLE=1 forces NCCL onto TCP."""
+    verdict(node=node.name, expected="NCCL may use IB/RoCE (no NCCL_NET=Socket, NCCL_IB_DISABLE=0)")
+    env = fabric.nccl_env(node.name).get()
+    net, disable = env.get("NCCL_NET"), env.get("NCCL_IB_DISABLE")
+    forced = []
+    if net is not None and net.value.strip().lower() == "socket":
+        forced.append(_decided(net))
+    if disable is not None and _strtoll(disable.value) != 0:
+        forced.append(_decided(disable))
+    shown = [_decided(d) for d in (net, disable) if d is not None]
+    verdict(measured="; ".join(shown) or "NCCL_NET and NCCL_IB_DISABLE unset")
+    if forced:
+        verdict.fail(
+            f"{node.name}: {'; '.join(forced)}: NCCL runs over TCP sockets; expected "
+            "the IB/RoCE transport",
+            "nccl_socket",
+        )
+
+
+def _devices(node: Node) -> list[str]:
+    std = [spark.rail_names(p, i).rdma for p in spark.PORTS for i in range(spark.RAILS_PER_PORT)]
+    return list(dict.fromkeys([*std, *(r.rdma for r in node.rails)]))
+
+
+def test_nccl_ib_hca(node: Node, fabric: Fabric, verdict: Verdict) -> None:
+    """NCCL_IB_HCA (under NCCL's prefix/exact/exclude rules) selects every cabled RoCE device."""
+    need = [r.rdma for r in node.rails]
+    verdict(node=node.name, expected=f"selects {', '.join(need)}")
+    env = fabric.nccl_env(node.name).get()
+    hca = env.get("NCCL_IB_HCA")
+    selected = [s.device for s in select_hcas(hca.value if hca else None, _devices(node))]
+    shown = _decided(hca) if hca else "NCCL_IB_HCA unset (NCCL uses every RoCE device)"
+    verdict(measured=f"{shown}; selects {', '.join(selected) or 'nothing'}")
+    missing = [d for d in need if d not in selected]
+    if missing:
+        rule = "nccl_wrong_hca" if len(missing) == len(need) else "nccl_single_hca"
+        verdict.fail(
+            f"{node.name}: {shown} selects {', '.join(selected) or 'no device'}, not "
+            f"{', '.join(missing)}{_misnamed(env, 'NCCL_IB_HCA')}; expected every RoCE device "
+            f"of the cabled port(s): {','.join(need)}",
+            rule,
+        )

@@ -1,0 +1,1 @@
+"""pytest-sparkfabric: accept or reject the network fabric of a DGX Spark cluster."""

@@ -1,0 +1,402 @@
+"""The session's measurement engine: probes run once, concurrently, and are cached.
+
+Tests are many small items (one per rail, link, pair); the work behind them runs in as few
+concurrent rounds as the fabric allows, the first time any item needs it. Every item then asserts
+on its own cached result.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pytest_sparkfabric.measured import Measured
+from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.transport import Job, RunResult, Transport
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.config import Cluster, Rail
+    from pytest_sparkfabric.probes.ethtool import EthtoolLink, FecInfo
+    from pytest_sparkfabric.probes.ip import IpInterface
+    from pytest_sparkfabric.probes.ncclconf import Decided
+    from pytest_sparkfabric.probes.ping import PingResult
+    from pytest_sparkfabric.probes.sysfs import GidEntry, NetSysctls, PortState
+    from pytest_sparkfabric.switch import SwitchState
+    from pytest_sparkfabric.thresholds import Threshold
+    from pytest_sparkfabric.topology import DirectedLink, Plan
+
+T = TypeVar("T")
+QUICK_S = 20.0
+SMALL_PING_B = 56
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFacts:
+    """What one round trip of reads tells about a node's fabric."""
+
+    interfaces: Mapping[str, IpInterface]
+    files: Mapping[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class RoceFacts:
+    """A rail's RoCE device as sysfs shows it: port state, bound netdev, populated GIDs."""
+
+    device: str
+    present: bool
+    state: PortState
+    phys_state: PortState
+    netdev: str | None
+    gids: tuple[GidEntry, ...]
+
+    @property
+    def active(self) -> bool:
+        return self.state.name == "ACTIVE"
+
+    @property
+    def link_up(self) -> bool:
+        return (self.phys_state.name or "").replace("_", "").lower() == "linkup"
+
+
+@dataclass(frozen=True, slots=True)
+class PcieLink:
+    """One PCIe half of the NIC (/sys/bus/pci/devices/<bdf>/current_link_*)."""
+
+    bdf: str
+    speed_gt_s: float | None
+    width: int | None
+    max_speed_gt_s: float | None
+    max_width: int | None
+
+    @property
+    def text(self) -> str:
+        speed = f"{self.speed_gt_s:g} GT/s" if self.speed_gt_s is not None else "speed ?"
+        width = f"x{self.width}" if self.width is not None else "width ?"
+        return f"{speed} {width}"
+
+
+def result_error(r: RunResult, tool: str) -> str | None:
+    """Why a run gave nothing to parse (transport, deadline, missing tool), or None."""
+    failure = r.failure()
+    if failure:
+        return failure
+    if r.rc != 0 and not r.stdout.strip():
+        err = r.stderr.strip().splitlines()
+        return f"{r.node}: {tool} failed (rc {r.rc}): {err[-1] if err else 'no output'}"
+    return None
+
+
+class Fabric:
+    def __init__(
+        self, cluster: Cluster, transport: Transport, *, progress: Progress | None = None
+    ) -> None:
+        from pytest_sparkfabric.thresholds import resolve
+        from pytest_sparkfabric.topology import plan
+
+        self.cluster = cluster
+        self.transport = transport
+        self.plan: Plan = plan(cluster)
+        self.thresholds: dict[str, Threshold] = resolve(cluster)
+        self.progress: Progress = progress or (lambda _line: None)
+        self._cache: dict[object, Any] = {}
+        self._locks: dict[object, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self._closers: list[Callable[[], None]] = []
+
+    # -- caching --------------------------------------------------------------------------------
+
+    def once(self, key: object, compute: Callable[[], T]) -> T:
+        """Compute `key` once per session; concurrent callers wait for the first."""
+        with self._guard:
+            if key in self._cache:
+                return self._cache[key]  # type: ignore[no-any-return]
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            with self._guard:
+                if key in self._cache:
+                    return self._cache[key]  # type: ignore[no-any-return]
+            value = compute()
+            with self._guard:
+                self._cache[key] = value
+            return value
+
+    def on_close(self, fn: Callable[[], None]) -> None:
+        self._closers.append(fn)
+
+    def close(self) -> None:
+        for fn in reversed(self._closers):
+            fn()
+        self._closers.clear()
+
+    # -- running --------------------------------------------------------------------------------
+
+    def run_all(self, jobs: Sequence[Job]) -> list[RunResult]:
+        return self.transport.run_many(jobs)
+
+    def per_node(
+        self, build: Callable[[str], Job | None], nodes: Iterable[str] | None = None
+    ) -> dict[str, RunResult]:
+        names = list(nodes) if nodes is not None else [n.name for n in self.cluster.nodes]
+        jobs = [j for j in (build(n) for n in names) if j is not None]
+        return {j.node: r for j, r in zip(jobs, self.run_all(jobs), strict=True)}
+
+    # -- configuration facts --------------------------------------------------------------------
+
+    def facts(self, node: str) -> Measured[NodeFacts]:
+        """Interfaces (ip -j addr) and every /proc and /sys file the config checks read."""
+        return self.once("facts", self._all_facts)[node]
+
+    def _all_facts(self) -> dict[str, Measured[NodeFacts]]:
+        from pytest_sparkfabric.probes.ip import parse_ip_addr_json
+        from pytest_sparkfabric.probes.sysfs import build_read_files, parse_read_files
+
+        nodes = [n.name for n in self.cluster.nodes]
+        ip_jobs = [Job(n, "ip -j addr show", QUICK_S) for n in nodes]
+        read_jobs = [Job(n, build_read_files(self.fact_paths(n)), QUICK_S) for n in nodes]
+        results = self.run_all(ip_jobs + read_jobs)
+        out: dict[str, Measured[NodeFacts]] = {}
+        for i, n in enumerate(nodes):
+            ip_r, read_r = results[i], results[len(nodes) + i]
+            err = result_error(ip_r, "ip") or result_error(read_r, "sh")
+            if err:
+                out[n] = Measured.failed(err)
+                continue
+            try:
+                ifaces = {i.name: i for i in parse_ip_addr_json(ip_r.stdout)}
+            except ParseError as exc:
+                out[n] = Measured.failed(f"{n}: {exc}")
+                continue
+            out[n] = Measured.of(NodeFacts(ifaces, parse_read_files(read_r.stdout)))
+        return out
+
+    def fact_paths(self, node: str) -> list[str]:
+        from pytest_sparkfabric.probes import sysfs
+
+        paths: list[str] = []
+        for rail in self.cluster.node(node).rails:
+            paths += sysfs.sysctl_paths(rail.netdev).values()
+            paths += sysfs.ib_port_paths(rail.rdma).values()
+            paths += sysfs.pcie_paths(rail.pci).values()
+            paths += sysfs.gid_paths(rail.rdma)
+            paths.append(f"/sys/class/infiniband/{rail.rdma}/ports/1/gid_attrs/ndevs/0")
+        return list(dict.fromkeys(paths))
+
+    def interface(self, rail: Rail) -> Measured[IpInterface]:
+        facts = self.facts(rail.node)
+        if facts.error:
+            return Measured.failed(facts.error)
+        iface = facts.get().interfaces.get(rail.netdev)
+        if iface is None:
+            return Measured.failed(f"{rail.node}: no interface {rail.netdev} (ip -j addr show)")
+        return Measured.of(iface)
+
+    def observed_ipv4(self) -> dict[str, list[tuple[str, str]]]:
+        """Every IPv4 address seen on any interface of any node -> [(node, netdev), ...]."""
+        seen: dict[str, list[tuple[str, str]]] = {}
+        for n in self.cluster.nodes:
+            facts = self.facts(n.name)
+            if facts.error:
+                continue
+            for iface in facts.get().interfaces.values():
+                for addr in iface.ipv4:
+                    seen.setdefault(str(addr.ip), []).append((n.name, iface.name))
+        return seen
+
+    def _files(self, node: str) -> Measured[Mapping[str, str | None]]:
+        facts = self.facts(node)
+        if facts.error:
+            return Measured.failed(facts.error)
+        return Measured.of(facts.get().files)
+
+    def sysctls(self, rail: Rail) -> Measured[NetSysctls]:
+        """Effective arp_ignore/arp_announce/rp_filter (max of all and the netdev) and
+        disable_ipv6 of the rail's netdev."""
+        from pytest_sparkfabric.probes.sysfs import net_sysctls
+
+        files = self._files(rail.node)
+        if files.error:
+            return Measured.failed(files.error)
+        return Measured.of(net_sysctls(files.get(), rail.netdev))
+
+    def pcie(self, rail: Rail) -> Measured[PcieLink]:
+        from pytest_sparkfabric.probes.sysfs import int_value, link_speed_gt_s, pcie_paths
+
+        files = self._files(rail.node)
+        if files.error:
+            return Measured.failed(files.error)
+        values, paths = files.get(), pcie_paths(rail.pci)
+        if values.get(paths["current_link_speed"]) is None:
+            return Measured.failed(
+                f"{rail.node}: no PCIe device {rail.pci} ({paths['current_link_speed']} missing)"
+            )
+        return Measured.of(
+            PcieLink(
+                bdf=rail.pci,
+                speed_gt_s=link_speed_gt_s(values.get(paths["current_link_speed"])),
+                width=int_value(values.get(paths["current_link_width"])),
+                max_speed_gt_s=link_speed_gt_s(values.get(paths["max_link_speed"])),
+                max_width=int_value(values.get(paths["max_link_width"])),
+            )
+        )
+
+    def roce(self, rail: Rail) -> Measured[RoceFacts]:
+        from pytest_sparkfabric.probes.sysfs import gid_table, ib_port_paths, port_state
+
+        files = self._files(rail.node)
+        if files.error:
+            return Measured.failed(files.error)
+        values, paths = files.get(), ib_port_paths(rail.rdma)
+        gids = gid_table(values, rail.rdma)
+        ndev0 = values.get(f"/sys/class/infiniband/{rail.rdma}/ports/1/gid_attrs/ndevs/0")
+        netdev = ndev0.strip() if ndev0 else next((g.ndev for g in gids if g.ndev), None)
+        return Measured.of(
+            RoceFacts(
+                device=rail.rdma,
+                present=values.get(paths["state"]) is not None,
+                state=port_state(values.get(paths["state"])),
+                phys_state=port_state(values.get(paths["phys_state"])),
+                netdev=netdev,
+                gids=gids,
+            )
+        )
+
+    def ethtool(self, rail: Rail) -> Measured[EthtoolLink]:
+        return self.once("ethtool", self._all_ethtool)[(rail.node, rail.netdev)]
+
+    def fec(self, rail: Rail) -> Measured[FecInfo]:
+        return self.once("fec", self._all_fec)[(rail.node, rail.netdev)]
+
+    def _per_rail(
+        self, command: Callable[[Rail], str], parse: Callable[[str], T], tool: str
+    ) -> dict[tuple[str, str], Measured[T]]:
+        rails = self.cluster.rails
+        results = self.run_all([Job(r.node, command(r), QUICK_S) for r in rails])
+        out: dict[tuple[str, str], Measured[T]] = {}
+        for rail, r in zip(rails, results, strict=True):
+            err = result_error(r, tool)
+            if err:
+                out[(rail.node, rail.netdev)] = Measured.failed(err)
+                continue
+            try:
+                out[(rail.node, rail.netdev)] = Measured.of(parse(r.stdout))
+            except ParseError as exc:
+                out[(rail.node, rail.netdev)] = Measured.failed(f"{rail.node}: {exc}")
+        return out
+
+    def _all_ethtool(self) -> dict[tuple[str, str], Measured[EthtoolLink]]:
+        from pytest_sparkfabric.probes.ethtool import parse_ethtool
+
+        return self._per_rail(lambda r: f"ethtool {r.netdev}", parse_ethtool, "ethtool")
+
+    def _all_fec(self) -> dict[tuple[str, str], Measured[FecInfo]]:
+        from pytest_sparkfabric.probes.ethtool import parse_ethtool_fec
+
+        return self._per_rail(
+            lambda r: f"ethtool --show-fec {r.netdev}", parse_ethtool_fec, "ethtool"
+        )
+
+    # -- reachability ---------------------------------------------------------------------------
+
+    def ping(self, link: DirectedLink) -> Measured[PingResult]:
+        return self.once("pings", self._all_pings)[link.id]
+
+    def _all_pings(self) -> dict[str, Measured[PingResult]]:
+        from pytest_sparkfabric.probes.ping import build_ping, parse_ping
+
+        payload = self.cluster.mtu - 28
+        links = self.plan.directed
+        self.progress(f"jumbo DF pings: {len(links)} directed links at once")
+        jobs = [
+            Job(
+                d.src.node,
+                build_ping(d.dst.address.ip, interface=d.src.netdev, payload_bytes=payload),
+                QUICK_S,
+            )
+            for d in links
+        ]
+        out: dict[str, Measured[PingResult]] = {}
+        for d, r in zip(links, self.run_all(jobs), strict=True):
+            failure = r.failure()
+            if failure:
+                out[d.id] = Measured.failed(failure)
+                continue
+            try:
+                out[d.id] = Measured.of(parse_ping(r.stdout, r.stderr, r.rc))
+            except ParseError as exc:
+                out[d.id] = Measured.failed(f"{d.src.node}: {exc}")
+        return out
+
+    def small_ping(self, link: DirectedLink) -> Measured[PingResult] | None:
+        """A default-size ping over a link whose jumbo DF ping failed (None where it passed).
+
+        Tells an MTU on the path (small gets through, jumbo does not) from a link that carries
+        nothing; every failed link is retried in one concurrent round."""
+        return self.once("small_pings", self._small_pings).get(link.id)
+
+    def _small_pings(self) -> dict[str, Measured[PingResult]]:
+        from pytest_sparkfabric.probes.ping import build_ping, parse_ping
+
+        failed = [d for d in self.plan.directed if (p := self.ping(d)).error or not p.get().ok]
+        if not failed:
+            return {}
+        self.progress(f"small pings: {len(failed)} links whose jumbo ping failed")
+        jobs = [
+            Job(
+                d.src.node,
+                build_ping(d.dst.address.ip, interface=d.src.netdev, payload_bytes=SMALL_PING_B),
+                QUICK_S,
+            )
+            for d in failed
+        ]
+        out: dict[str, Measured[PingResult]] = {}
+        for d, r in zip(failed, self.run_all(jobs), strict=True):
+            failure = r.failure()
+            out[d.id] = (
+                Measured.failed(failure)
+                if failure
+                else Measured.of(parse_ping(r.stdout, r.stderr, r.rc))
+            )
+        return out
+
+    # -- NCCL environment -----------------------------------------------------------------------
+
+    def nccl_env(self, node: str) -> Measured[dict[str, Decided]]:
+        return self.once("nccl_env", self._all_nccl_env)[node]
+
+    def _all_nccl_env(self) -> dict[str, Measured[dict[str, Decided]]]:
+        from pytest_sparkfabric.nccl_env import conf_reads, decide, read_error
+
+        env = self.cluster.spec.nccl.env
+        reads = conf_reads(env)
+        nodes = [n.name for n in self.cluster.nodes]
+        jobs = [Job(n, rd.command, QUICK_S) for n in nodes for rd in reads]
+        results = self.run_all(jobs)
+        out: dict[str, Measured[dict[str, Decided]]] = {}
+        for i, node in enumerate(nodes):
+            mine = results[i * len(reads) : (i + 1) * len(reads)]
+            errors = [e for rd, r in zip(reads, mine, strict=True) if (e := read_error(rd, r))]
+            out[node] = (
+                Measured.failed(errors[0]) if errors else Measured.of(decide(env, reads, mine))
+            )
+        return out
+
+    # -- the switch -----------------------------------------------------------------------------
+
+    def switch(self) -> Measured[SwitchState]:
+        """Everything the switch checks read, in one pass of read-only calls (cached)."""
+        return self.once("switch", self._switch)
+
+    def _switch(self) -> Measured[SwitchState]:
+        from pytest_sparkfabric.switch import SwitchError, make_client, read_switch
+
+        spec = self.cluster.spec.switch
+        if spec is None:
+            return Measured.failed("no switch: section in cluster.yaml")
+        try:
+            client = make_client(spec, self.transport)
+            return Measured.of(read_switch(client, list(spec.ports.values())))
+        except SwitchError as exc:
+            return Measured.failed(f"switch {spec.host}: {exc}")

@@ -1,0 +1,149 @@
+"""Fixtures of the shipped suite, registered only when --cluster is given.
+
+Nouns are parametrised in `pytest_generate_tests` through private indirect fixtures, so ids are
+readable and stable (`spark-1:rail0->spark-2:rail0`) and every xdist worker collects the same items.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_sparkfabric.plugin import get_session
+from pytest_sparkfabric.verdict import Verdict
+
+if TYPE_CHECKING:
+    import testinfra.host
+
+    from pytest_sparkfabric.config import Cluster, Node, Rail, SwitchSpec
+    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.session import SparkSession
+    from pytest_sparkfabric.topology import DirectedLink, Link, NodePair
+
+MARKERS = (
+    "links: link health of every rail netdev and RoCE device",
+    "mtu: MTU and jumbo reachability",
+    "addressing: rail addresses, subnets and ARP/rp_filter sysctls",
+    "ipv6: IPv6 off and RoCE v2 GIDs",
+    "nccl_env: the effective NCCL environment",
+    "bandwidth: RDMA loopback, rail and pair bandwidth",
+    "tcp: iperf3 parallel-stream bandwidth",
+    "nccl: NCCL all-reduce bus bandwidth",
+    "soak: heat soak with GPU load, watching per-lane error rates",
+    "switch: the switch's configuration",
+)
+
+
+def _session(config: pytest.Config) -> SparkSession:
+    s = get_session(config)
+    assert s is not None
+    return s
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    s = get_session(metafunc.config)
+    if s is None:
+        return
+    c, plan = s.cluster, s.plan
+    params: dict[str, tuple[list[Any], list[str]]] = {
+        "_sf_node": (list(c.nodes), [n.name for n in c.nodes]),
+        "_sf_rail": (list(c.rails), [r.id for r in c.rails]),
+        "_sf_link": (list(plan.directed), [d.id for d in plan.directed]),
+        "_sf_rail_link": (list(plan.links), [link.id for link in plan.links]),
+        "_sf_node_pair": (list(plan.pairs), [p.id for p in plan.pairs]),
+    }
+    for name, (values, ids) in params.items():
+        if name in metafunc.fixturenames:
+            metafunc.parametrize(name, values, ids=ids, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def cluster(request: pytest.FixtureRequest) -> Cluster:
+    """The validated cluster.yaml (frozen): topology, nodes, rails, thresholds, ..."""
+    return _session(request.config).cluster
+
+
+@pytest.fixture
+def _sf_node(request: pytest.FixtureRequest) -> Node:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def _sf_rail(request: pytest.FixtureRequest) -> Rail:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def _sf_link(request: pytest.FixtureRequest) -> DirectedLink:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def _sf_rail_link(request: pytest.FixtureRequest) -> Link:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def _sf_node_pair(request: pytest.FixtureRequest) -> NodePair:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def node(_sf_node: Node) -> Node:
+    """Each node of the cluster (id: its name)."""
+    return _sf_node
+
+
+@pytest.fixture
+def rail(_sf_rail: Rail) -> Rail:
+    """Each fabric interface of each node: netdev, RoCE device, PCI address, planned address.
+
+    Id `spark-1:rail0` (`spark-1:p0rail1` where a node has both ports cabled)."""
+    return _sf_rail
+
+
+@pytest.fixture
+def link(_sf_link: DirectedLink) -> DirectedLink:
+    """Each directed pair of rail interfaces that must reach each other (`a:rail0->b:rail0`)."""
+    return _sf_link
+
+
+@pytest.fixture
+def rail_link(_sf_rail_link: Link) -> Link:
+    """Each undirected rail link, for bandwidth between its two ends (`a:rail0<->b:rail0`)."""
+    return _sf_rail_link
+
+
+@pytest.fixture
+def node_pair(_sf_node_pair: NodePair) -> NodePair:
+    """Each pair of nodes joined by a cable or the switch, with its rail links (`a<->b`)."""
+    return _sf_node_pair
+
+
+@pytest.fixture(scope="session")
+def switch(request: pytest.FixtureRequest) -> SwitchSpec:
+    """The switch section of cluster.yaml; tests using it skip when there is none."""
+    spec = _session(request.config).cluster.spec.switch
+    if spec is None:
+        pytest.skip("no switch: section in cluster.yaml (switch checks need its host and ports)")
+    return spec
+
+
+@pytest.fixture(scope="session")
+def fabric(request: pytest.FixtureRequest) -> Fabric:
+    """The session's measurement engine: schedules, runs and caches every probe."""
+    return _session(request.config).fabric
+
+
+@pytest.fixture
+def node_host(node: Node, fabric: Fabric) -> testinfra.host.Host:
+    """A testinfra Host for the node, through our transport (every command has a deadline)."""
+    return fabric.transport.host(node.name)
+
+
+@pytest.fixture
+def verdict(request: pytest.FixtureRequest) -> Verdict:
+    """Records node/rail/measured/expected for the report; `verdict.fail(msg, rule)` fails
+    with the diagnosis rule's cause and fix."""
+    return Verdict(request.node)

@@ -1,0 +1,453 @@
+"""What a lab is made of, derived from a cluster (pure): namespaces, veth cables, bridges,
+addresses, sysctls, and how each fault in `simulate.faults` is applied for real.
+
+Cables: direct, ring and mesh join the two nodes' netdevs port to port, one veth pair per rail.
+A switch is a namespace with one Linux bridge per rail (each rail is its own subnet) and one leg
+per node rail. Every node also gets a management veth (`enP7s7`, the Spark's 10GbE name) on a
+host bridge; the host side holds the first address of the management subnet.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from ipaddress import IPv4Interface, IPv4Network
+from typing import TYPE_CHECKING
+
+from pytest_sparkfabric import spark
+from pytest_sparkfabric.lab import LabError
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.config import Cluster, FaultSpec, Rail
+
+LAB_RANGE = IPv4Network("198.18.0.0/15")
+SWITCH_LEG_MTU = 9216
+# Faults the kernel or the lab itself expresses. The simulator still hears of all faults but
+# the last two, so its tools (ethtool, ib_write_bw, ...) agree with what the kernel shows.
+KERNEL_FAULTS = frozenset(
+    {
+        "mtu",
+        "link_down",
+        "duplicate_ip",
+        "ipv6_enabled",
+        "arp_flux",
+        "rp_filter_strict",
+        "node_unreachable",
+        "command_hangs",
+    }
+)
+LAB_ONLY_FAULTS = frozenset({"node_unreachable", "command_hangs"})
+NCCL_CONF_FAULTS = frozenset({"nccl_socket", "nccl_single_hca"})
+_PREFIX = re.compile(r"^[a-z][a-z0-9]{0,4}-?$")
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """One end of a veth pair: its namespace (None: the host), name and settings."""
+
+    ns: str | None
+    name: str
+    mtu: int = 1500
+    up: bool = True
+    master: str | None = None
+    addresses: tuple[IPv4Interface, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """A veth pair: a cable rail, a switch leg, or a management link."""
+
+    a: End
+    b: End
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bridge:
+    ns: str | None
+    name: str
+    mtu: int | None = None
+    addresses: tuple[IPv4Interface, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Hang:
+    """A tool that never returns on a node (fault command_hangs); `args`: a leading-args match."""
+
+    tool: str
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NodeLab:
+    name: str
+    ns: str
+    mgmt: IPv4Interface
+    host_if: str
+    rails: tuple[Rail, ...]
+    sshd: bool
+    sysctls: tuple[tuple[str, str], ...]
+    nccl_conf: str
+    hangs: tuple[Hang, ...]
+    carrier: Mapping[str, bool]
+    pcie_width: Mapping[str, int]
+    addresses: Mapping[str, tuple[IPv4Interface, ...]]
+
+
+@dataclass(frozen=True)
+class LabPlan:
+    prefix: str
+    mgmt_net: IPv4Network
+    host_bridge: Bridge
+    namespaces: tuple[str, ...]
+    bridges: tuple[Bridge, ...]
+    wires: tuple[Wire, ...]
+    nodes: tuple[NodeLab, ...]
+    switch_ns: str | None
+    switch_mgmt: IPv4Interface | None
+    applied: tuple[str, ...] = field(default=())
+    sim_faults: tuple[int, ...] = field(default=())
+
+    def node(self, name: str) -> NodeLab:
+        return next(n for n in self.nodes if n.name == name)
+
+    @property
+    def host_links(self) -> tuple[str, ...]:
+        """Every link the lab makes in the host's namespace (the bridge first)."""
+        ends = [w.a.name for w in self.wires if w.a.ns is None]
+        return (self.host_bridge.name, *ends)
+
+
+def mgmt_address(net: IPv4Network, host: int) -> IPv4Interface:
+    return IPv4Interface(f"{net.network_address + host}/{net.prefixlen}")
+
+
+def ns_name(prefix: str, node: str) -> str:
+    return f"{prefix}{node}"
+
+
+def check_lab(cluster: Cluster, prefix: str, mgmt: IPv4Network) -> list[str]:
+    """Why this cluster cannot be built as a lab with these settings (empty: it can)."""
+    problems: list[str] = []
+    if not _PREFIX.match(prefix):
+        problems.append(
+            f"prefix {prefix!r}: use 1-5 lowercase letters or digits, optionally ending in '-' "
+            "(host-side interface names must stay within 15 characters)"
+        )
+    if not mgmt.subnet_of(LAB_RANGE):
+        problems.append(
+            f"management subnet {mgmt} is outside {LAB_RANGE}: the lab only uses the "
+            "benchmarking range (RFC 2544)"
+        )
+    elif mgmt.prefixlen > 27:
+        problems.append(f"management subnet {mgmt} is too small: use a /24 (at most /27)")
+    for rail in cluster.rails:
+        if rail.address.ip not in LAB_RANGE:
+            problems.append(
+                f"{rail.id} {rail.address} is outside {LAB_RANGE}: the lab only uses the "
+                "benchmarking range; renumber the fabric (see examples/lab/)"
+            )
+        elif rail.address.network.overlaps(mgmt):
+            problems.append(
+                f"{rail.id} {rail.address} overlaps the management subnet {mgmt}: "
+                "choose another --mgmt"
+            )
+    reserved = {"switch", "unplugged"}
+    for node in cluster.nodes:
+        if node.name in reserved:
+            problems.append(f"node name {node.name!r} is used by the lab itself; rename it")
+    return problems
+
+
+class _Builder:
+    def __init__(self, cluster: Cluster, prefix: str, mgmt: IPv4Network) -> None:
+        from pytest_sparkfabric.topology import plan
+
+        self.cluster = cluster
+        self.prefix = prefix
+        self.mgmt = mgmt
+        self.topo = plan(cluster)
+        self.switch_ns = f"{prefix}switch" if cluster.topology == "switch" else None
+        self.limbo_ns = f"{prefix}unplugged"
+        self.wires: list[Wire] = []
+        # (node, netdev) -> (wire index, 'a' or 'b')
+        self.rail_wire: dict[tuple[str, str], tuple[int, str]] = {}
+        self.carrier: dict[tuple[str, str], bool] = {}
+        self.width: dict[tuple[str, str], int] = {}
+        self.sysctls: dict[str, dict[str, str]] = {}
+        self.conf: dict[str, list[str]] = {n.name: [] for n in cluster.nodes}
+        self.hangs: dict[str, list[Hang]] = {n.name: [] for n in cluster.nodes}
+        self.no_sshd: set[str] = set()
+        self.applied: list[str] = []
+        self.limbo_used = 0
+
+    def ns(self, node: str) -> str:
+        return ns_name(self.prefix, node)
+
+    def rail_end(self, rail: Rail) -> End:
+        return End(self.ns(rail.node), rail.netdev, self.cluster.mtu, True, None, (rail.address,))
+
+    def cable(self) -> None:
+        if self.switch_ns is None:
+            for link in self.topo.links:
+                self._add_rail_wire(
+                    Wire(self.rail_end(link.a), self.rail_end(link.b), f"{link.id}"),
+                    link.a,
+                    link.b,
+                )
+            return
+        sw = self.cluster.spec.switch
+        for i, node in enumerate(self.cluster.nodes):
+            swport = sw.ports.get(node.name, "?") if sw else "?"
+            for rail in node.rails:
+                leg = End(self.switch_ns, f"p{i + 1}r{rail.index}", SWITCH_LEG_MTU, True,
+                          f"br{rail.index}")  # fmt: skip
+                self._add_rail_wire(
+                    Wire(self.rail_end(rail), leg, f"{rail.id}<->switch:{swport} rail {rail.index}"),
+                    rail,
+                    None,
+                )
+
+    def _add_rail_wire(self, wire: Wire, a: Rail, b: Rail | None) -> None:
+        self.wires.append(wire)
+        self.rail_wire[(a.node, a.netdev)] = (len(self.wires) - 1, "a")
+        if b is not None:
+            self.rail_wire[(b.node, b.netdev)] = (len(self.wires) - 1, "b")
+
+    def end_of(self, rail: Rail) -> End:
+        i, side = self.rail_wire[(rail.node, rail.netdev)]
+        return self.wires[i].a if side == "a" else self.wires[i].b
+
+    def set_end(self, rail: Rail, end: End) -> None:
+        i, side = self.rail_wire[(rail.node, rail.netdev)]
+        w = self.wires[i]
+        self.wires[i] = replace(w, a=end) if side == "a" else replace(w, b=end)
+
+    def far_end(self, rail: Rail) -> tuple[int, str]:
+        i, side = self.rail_wire[(rail.node, rail.netdev)]
+        return i, "b" if side == "a" else "a"
+
+    def base_sysctls(self) -> None:
+        arp = self.cluster.spec.arp_sysctls
+        for node in self.cluster.nodes:
+            s: dict[str, str] = {
+                # rp_filter: the kernel takes max(all, interface); `all` stays 0 so one rail can
+                # be made strict (fault rp_filter_strict) while the others stay loose.
+                "net/ipv4/conf/all/rp_filter": "0",
+                "net/ipv4/conf/all/arp_ignore": "1" if arp else "0",
+                "net/ipv4/conf/all/arp_announce": "2" if arp else "0",
+            }
+            for rail in node.rails:
+                s[f"net/ipv6/conf/{rail.netdev}/disable_ipv6"] = "1"
+                s[f"net/ipv4/conf/{rail.netdev}/rp_filter"] = "2"
+                s[f"net/ipv4/conf/{rail.netdev}/arp_ignore"] = "1" if arp else "0"
+                s[f"net/ipv4/conf/{rail.netdev}/arp_announce"] = "2" if arp else "0"
+            self.sysctls[node.name] = s
+
+    def targets(self, f: FaultSpec) -> list[Rail]:
+        nodes = [self.cluster.node(f.node)] if f.node else list(self.cluster.nodes)
+        return [
+            r
+            for n in nodes
+            for r in n.rails
+            if (f.rail is None or r.index == f.rail) and (f.port is None or r.port == f.port)
+        ]
+
+    def fault(self, f: FaultSpec) -> str:
+        """Apply one fault; the line that says how."""
+        rails = self.targets(f)
+        names = ", ".join(r.id for r in rails)
+        if f.fault == "mtu":
+            value = int(f.value or 0)
+            if f.switch_port is not None:
+                sw = self.cluster.spec.switch
+                owners = [n for n, p in (sw.ports.items() if sw else ()) if p == f.switch_port]
+                legs = [r for r in self.cluster.rails if r.node in owners]
+                legs = [r for r in legs if f.rail is None or r.index == f.rail]
+                for r in legs:
+                    i, side = self.far_end(r)
+                    w = self.wires[i]
+                    end = w.a if side == "a" else w.b
+                    new = replace(end, mtu=value)
+                    self.wires[i] = replace(w, a=new) if side == "a" else replace(w, b=new)
+                return f"mtu: switch port {f.switch_port} legs set to MTU {value}"
+            for r in rails:
+                self.set_end(r, replace(self.end_of(r), mtu=value))
+            return f"mtu: {names} set to MTU {value}"
+        if f.fault == "link_down":
+            return self._unplug(rails)
+        if f.fault == "duplicate_ip":
+            done = []
+            for r in rails:
+                peer = self._peer_rail(r)
+                if peer is not None:
+                    self.set_end(r, replace(self.end_of(r), addresses=(peer.address,)))
+                    done.append(f"{r.id} carries {peer.address} of {peer.id}")
+            return "duplicate_ip: " + ("; ".join(done) or "no peer rail found")
+        if f.fault == "ipv6_enabled":
+            for r in rails:
+                self.sysctls[r.node][f"net/ipv6/conf/{r.netdev}/disable_ipv6"] = "0"
+            return f"ipv6_enabled: disable_ipv6=0 on {names}"
+        if f.fault == "arp_flux":
+            s = self.sysctls[str(f.node)]
+            for key in list(s):
+                if key.endswith(("/arp_ignore", "/arp_announce")):
+                    s[key] = "0"
+            return f"arp_flux: arp_ignore=0 arp_announce=0 on {f.node}"
+        if f.fault == "rp_filter_strict":
+            if f.rail is None and f.port is None:
+                self.sysctls[str(f.node)]["net/ipv4/conf/all/rp_filter"] = "1"
+                return f"rp_filter_strict: net.ipv4.conf.all.rp_filter=1 on {f.node}"
+            for r in rails:
+                self.sysctls[r.node][f"net/ipv4/conf/{r.netdev}/rp_filter"] = "1"
+            return f"rp_filter_strict: rp_filter=1 on {names}"
+        if f.fault == "node_unreachable":
+            self.no_sshd.add(str(f.node))
+            return f"node_unreachable: no sshd on {f.node} (ssh is refused)"
+        if f.fault == "command_hangs":
+            words = str(f.command).split()
+            hang = Hang(words[0], tuple(words[1:])) if words else Hang("true", ())
+            who = [f.node] if f.node else [n.name for n in self.cluster.nodes]
+            for n in who:
+                self.hangs[str(n)].append(hang)
+            return f"command_hangs: `{f.command}` never returns on {', '.join(map(str, who))}"
+        if f.fault in NCCL_CONF_FAULTS:
+            who = [f.node] if f.node else [n.name for n in self.cluster.nodes]
+            for n in who:
+                node = self.cluster.node(str(n))
+                line = (
+                    "NCCL_NET=Socket"
+                    if f.fault == "nccl_socket"
+                    else f"NCCL_IB_HCA={node.rails[0].rdma}"
+                )
+                self.conf[node.name].append(line)
+            return f"{f.fault}: /etc/nccl.conf of {', '.join(map(str, who))} (and simulated)"
+        if f.fault == "pcie_width":
+            for r in rails:
+                self.width[(r.node, r.pci)] = 2
+            return f"pcie_width: sysfs current_link_width 2 for {names} (and simulated)"
+        return f"{f.fault}: simulated (the node's hardware tools)"
+
+    def _peer_rail(self, rail: Rail) -> Rail | None:
+        for link in self.topo.links:
+            if link.a == rail:
+                return link.b
+            if link.b == rail:
+                return link.a
+        return None
+
+    def _unplug(self, rails: list[Rail]) -> str:
+        """link_down: the cable carries no link; every netdev on it stays UP with NO-CARRIER."""
+        done: list[str] = []
+        for r in rails:
+            i, far = self.far_end(r)
+            w = self.wires[i]
+            if self.switch_ns is not None:
+                # The switch leg goes down: the node's netdev loses its carrier.
+                if far == "a":
+                    self.wires[i] = replace(w, a=replace(w.a, up=False))
+                else:
+                    self.wires[i] = replace(w, b=replace(w.b, up=False))
+                self.carrier[(r.node, r.netdev)] = False
+                done.append(r.id)
+                continue
+            if self.limbo_ns in (w.a.ns, w.b.ns):
+                continue  # this cable is unplugged already
+            # Each end keeps its netdev, paired with an admin-down stub: both lose carrier.
+            on_cable = [k for k, v in self.rail_wire.items() if v[0] == i]
+            stubs = []
+            for end in (w.a, w.b):
+                self.limbo_used += 1
+                stub = End(self.limbo_ns, f"cable{self.limbo_used}", end.mtu, False)
+                stubs.append(Wire(end, stub, f"{w.what} (unplugged)"))
+            self.wires[i] = stubs[0]
+            self.wires.append(stubs[1])
+            for k in on_cable:
+                if self.rail_wire[k][1] == "b":
+                    self.rail_wire[k] = (len(self.wires) - 1, "a")
+                self.carrier[k] = False
+            done.append(w.what)
+        return f"link_down: no carrier on {', '.join(done) or 'nothing'}"
+
+
+def build_plan(cluster: Cluster, *, prefix: str, mgmt: IPv4Network) -> LabPlan:
+    """The lab for `cluster`; raises LabError listing every reason it cannot be built."""
+    problems = check_lab(cluster, prefix, mgmt)
+    if problems:
+        raise LabError("cannot build this lab:\n" + "\n".join(f"  {p}" for p in problems))
+    b = _Builder(cluster, prefix, mgmt)
+    b.cable()
+    b.base_sysctls()
+    sim_faults: list[int] = []
+    faults = cluster.spec.simulate.faults if cluster.spec.simulate else ()
+    for i, f in enumerate(faults):
+        b.applied.append(b.fault(f))
+        if f.fault not in LAB_ONLY_FAULTS:
+            sim_faults.append(i)
+    host_bridge = Bridge(None, f"{prefix}mgmt", None, (mgmt_address(mgmt, 1),))
+    wires = list(b.wires)
+    nodes: list[NodeLab] = []
+    for i, node in enumerate(cluster.nodes):
+        ns = b.ns(node.name)
+        host_if = f"{prefix}m{i}"
+        addr = mgmt_address(mgmt, 11 + i)
+        wires.append(
+            Wire(
+                End(None, host_if, 1500, True, host_bridge.name),
+                End(ns, spark.MGMT_NETDEV, 1500, True, None, (addr,)),
+                f"{node.name} management",
+            )
+        )
+        ends = {
+            e.name: e
+            for w in b.wires
+            for e in (w.a, w.b)
+            if e.ns == ns
+        }  # fmt: skip
+        conf = [f"# /etc/nccl.conf of lab node {node.name} (sparkfabric lab)", *b.conf[node.name]]
+        nodes.append(
+            NodeLab(
+                name=node.name,
+                ns=ns,
+                mgmt=addr,
+                host_if=host_if,
+                rails=node.rails,
+                sshd=node.name not in b.no_sshd,
+                sysctls=tuple(b.sysctls[node.name].items()),
+                nccl_conf="\n".join(conf) + "\n",
+                hangs=tuple(b.hangs[node.name]),
+                carrier={r.netdev: b.carrier.get((r.node, r.netdev), True) for r in node.rails},
+                pcie_width={r.pci: b.width.get((r.node, r.pci), spark.PCIE_WIDTH) for r in node.rails},
+                addresses={r.netdev: ends[r.netdev].addresses for r in node.rails},
+            )
+        )
+    namespaces = [n.ns for n in nodes]
+    bridges: list[Bridge] = []
+    switch_mgmt = None
+    if b.switch_ns is not None:
+        namespaces.append(b.switch_ns)
+        bridges = [Bridge(b.switch_ns, f"br{r}", None) for r in (0, 1)]
+        switch_mgmt = mgmt_address(mgmt, 2)
+        wires.append(
+            Wire(
+                End(None, f"{prefix}msw", 1500, True, host_bridge.name),
+                End(b.switch_ns, "ether1", 1500, True, None, (switch_mgmt,)),
+                "switch management",
+            )
+        )
+    if any(b.limbo_ns in (w.a.ns, w.b.ns) for w in wires):
+        namespaces.append(b.limbo_ns)
+    return LabPlan(
+        prefix=prefix,
+        mgmt_net=mgmt,
+        host_bridge=host_bridge,
+        namespaces=tuple(namespaces),
+        bridges=tuple(bridges),
+        wires=tuple(wires),
+        nodes=tuple(nodes),
+        switch_ns=b.switch_ns,
+        switch_mgmt=switch_mgmt,
+        applied=tuple(b.applied),
+        sim_faults=tuple(sim_faults),
+    )

@@ -1,0 +1,126 @@
+"""Client/server measurements: servers started under a deadline, always ended.
+
+A flow is one server (ib_write_bw or iperf3 without a peer) and the client that talks to it. All
+flows of a round start their servers in the background, wait until each listens (`ss -Hltn`,
+polled on the transport's clock, bounded), run every ready client at once, and end every server
+in `finally`, whatever happened: a failed start, a timeout, an exception, Ctrl-C.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+from pytest_sparkfabric.transport import Background, Job, RunResult, Transport
+
+QUICK_S = 10.0
+LISTEN_WAIT_S = 20.0
+"""How long (transport clock) a server may take to listen before its flow is given up."""
+POLL_S = 0.5
+SLACK_S = 30.0
+"""Deadline beyond a tool's own duration: connection set-up, teardown, a slow node."""
+
+
+def listen_check(port: int) -> str:
+    return f"ss -Hltn 'sport = :{port}'"
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    key: Hashable
+    server: Job
+    client: Job
+    port: int
+    """The TCP port the server listens on (on `server.node`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FlowResult:
+    client: RunResult | None
+    server: RunResult | None
+    error: str | None = None
+    """Why the client never ran (server did not start or listen)."""
+
+
+def _ended(bg: Background) -> RunResult | None:
+    try:
+        return bg.stop()
+    except Exception:  # a server that cannot even be stopped has nothing left to tell
+        return None
+
+
+def wait_listening(
+    transport: Transport, targets: Sequence[tuple[str, int]], *, limit_s: float = LISTEN_WAIT_S
+) -> dict[tuple[str, int], str | None]:
+    """(node, port) -> None once a socket listens there, else why not (after `limit_s`)."""
+    clock = transport.clock
+    deadline = clock.now() + limit_s
+    pending = list(dict.fromkeys(targets))
+    why: dict[tuple[str, int], str | None] = {}
+    while pending:
+        jobs = [Job(node, listen_check(port), QUICK_S) for node, port in pending]
+        still: list[tuple[str, int]] = []
+        for target, r in zip(pending, transport.run_many(jobs), strict=True):
+            failure = r.failure()
+            if failure and r.rc == 127:
+                why[target] = f"{target[0]}: ss: command not found (install iproute2)"
+            elif r.ok and r.stdout.strip():
+                why[target] = None
+            else:
+                still.append(target)
+        pending = still
+        if not pending:
+            break
+        if clock.now() >= deadline:
+            for node, port in pending:
+                why[(node, port)] = (
+                    f"{node}: the server did not listen on TCP port {port} within {limit_s:g} s"
+                )
+            break
+        clock.sleep(POLL_S)
+    return why
+
+
+def run_flows(transport: Transport, flows: Sequence[Flow]) -> dict[Hashable, FlowResult]:
+    """Run every flow at once; every server is stopped before this returns."""
+    started: dict[Hashable, Background] = {}
+    errors: dict[Hashable, str] = {}
+    clients: dict[Hashable, RunResult] = {}
+    servers: dict[Hashable, RunResult | None] = {}
+    try:
+        for f in flows:
+            try:
+                started[f.key] = transport.start(f.server)
+            except Exception as exc:  # the transport's own error, kept for the item
+                errors[f.key] = f"{f.server.node}: could not start `{f.server.command}`: {exc}"
+        targets = [(f.server.node, f.port) for f in flows if f.key in started]
+        why = wait_listening(transport, targets)
+        ready = []
+        for f in flows:
+            if f.key not in started:
+                continue
+            reason = why.get((f.server.node, f.port))
+            if reason:
+                errors[f.key] = reason
+            else:
+                ready.append(f)
+        for f, r in zip(ready, transport.run_many([f.client for f in ready]), strict=True):
+            clients[f.key] = r
+    finally:
+        for key, bg in started.items():
+            servers[key] = _ended(bg)
+    out: dict[Hashable, FlowResult] = {}
+    for f in flows:
+        error, server = errors.get(f.key), servers.get(f.key)
+        said = _last_words(server)
+        if error and said:
+            error = f"{error}; the server said: {said}"
+        out[f.key] = FlowResult(clients.get(f.key), server, error)
+    return out
+
+
+def _last_words(r: RunResult | None) -> str:
+    if r is None:
+        return ""
+    lines = [ln.strip() for ln in (r.stderr or r.stdout).splitlines() if ln.strip()]
+    return lines[-1] if lines else ""

@@ -1,0 +1,115 @@
+"""pytest hooks only: options, the shipped suite, parametrisation, header, results.
+
+Without `--cluster` (or the `sparkfabric_cluster` ini key) the plugin registers its options and
+nothing else: no fixtures, no collection changes, no imports of the heavy parts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.session import SparkSession
+
+SESSION_KEY = pytest.StashKey["SparkSession"]()
+
+
+def suite_dir() -> Path:
+    """Where the shipped acceptance suite lives: in the wheel, or beside the package."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "acceptance", here.parent / "acceptance"):
+        if (candidate / "__init__.py").is_file():
+            return candidate
+    raise pytest.UsageError(f"sparkfabric: the acceptance suite is missing next to {here}")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("sparkfabric", "sparkfabric: accept a DGX Spark cluster's fabric")
+    group.addoption(
+        "--cluster",
+        dest="sparkfabric_cluster",
+        metavar="PATH",
+        default=None,
+        help="cluster.yaml describing the fabric; runs the shipped acceptance suite on it",
+    )
+    group.addoption(
+        "--sparkfabric-record",
+        dest="sparkfabric_record",
+        metavar="DIR",
+        default=None,
+        help="write every command each node ran (rc, stdout, stderr, duration) to DIR",
+    )
+    group.addoption(
+        "--sparkfabric-json",
+        dest="sparkfabric_json",
+        metavar="PATH",
+        default=None,
+        help="write every measurement and verdict as JSON to PATH",
+    )
+    parser.addini("sparkfabric_cluster", "default for --cluster", default=None)
+
+
+def _cluster_arg(config: pytest.Config) -> str | None:
+    value = config.getoption("sparkfabric_cluster", None) or config.getini("sparkfabric_cluster")
+    return str(value) if value else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    ns = early_config.known_args_namespace
+    cluster = getattr(ns, "sparkfabric_cluster", None) or early_config.getini("sparkfabric_cluster")
+    if cluster and not getattr(ns, "file_or_dir", None):
+        # No path given: run the shipped suite, wherever the plugin is installed.
+        args.append(str(suite_dir()))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "sparkfabric: a test of the shipped fabric suite")
+    path = _cluster_arg(config)
+    if path is None:
+        return
+    from pytest_sparkfabric.config import ConfigError, load_cluster
+
+    base = Path(config.invocation_params.dir)
+    p = Path(path) if Path(path).is_absolute() else base / path
+    try:
+        cluster = load_cluster(p)
+    except ConfigError as err:
+        raise pytest.UsageError(str(err)) from None
+    from pytest_sparkfabric import fixtures
+    from pytest_sparkfabric.session import SparkSession
+
+    record = config.getoption("sparkfabric_record")
+    session = SparkSession(config, cluster, record_dir=Path(record) if record else None)
+    config.stash[SESSION_KEY] = session
+    for marker in fixtures.MARKERS:
+        config.addinivalue_line("markers", marker)
+    config.pluginmanager.register(fixtures, "sparkfabric-fixtures")
+    config.pluginmanager.register(session, "sparkfabric-session")
+
+
+def get_session(config: pytest.Config) -> SparkSession | None:
+    return config.stash.get(SESSION_KEY, None)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    s = get_session(config)
+    if s is None:
+        return None
+    c = s.cluster
+    src = c.source.name if c.source else "cluster.yaml"
+    return [
+        f"sparkfabric: {src}: {c.topology}, {len(c.nodes)} nodes, "
+        f"transport {c.spec.transport}, MTU {c.mtu}"
+    ]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    s = get_session(config)
+    if s is not None:
+        s.close()

@@ -1,0 +1,311 @@
+"""ethtool: link settings, mlx5 statistics (``-S``), module EEPROM (``-m``) and ``--show-fec``.
+
+Indentation is whatever the paste or the ethtool version used (tabs, 6 or 8 spaces, none after
+a ``grep``), so every parser reads ``key: value`` lines regardless of leading whitespace.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+from pytest_sparkfabric.probes import ParseError
+
+_KV = re.compile(r"^\s*(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
+_STAT = re.compile(r"^\s*(?P<name>\S(?:.*\S)?)\s*:\s*(?P<value>-?\d{1,20})\s*$")
+_LANE = re.compile(r"^rx_err_lane_(\d{1,3})_phy$")
+_SPEED = re.compile(r"^(\d{1,9})\s*Mb/s$")
+_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)|-?inf", re.IGNORECASE)
+_CHANNEL = re.compile(r"\((?:Channel|Chan|Lane)\s*(\d{1,3})\)", re.IGNORECASE)
+_LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(km|m)\s*$")
+
+
+def _number(text: str) -> float | None:
+    m = _NUMBER.search(text)
+    return float(m.group(0)) if m else None
+
+
+def _lines_kv(text: str) -> Iterator[tuple[str, str]]:
+    for line in text.splitlines():
+        m = _KV.match(line)
+        if m:
+            yield m.group("key"), m.group("value")
+
+
+# ---------------------------------------------------------------- ethtool IFACE
+
+
+@dataclass(frozen=True, slots=True)
+class EthtoolLink:
+    speed_mbps: int | None
+    duplex: Literal["Full", "Half"] | None
+    autoneg: bool | None
+    link_detected: bool | None
+    link_detected_reason: str | None = None
+    interface: str | None = None
+    port: str | None = None
+    lanes: int | None = None
+    supported_fec_modes: tuple[str, ...] = ()
+    advertised_link_modes: tuple[str, ...] = ()
+
+
+def _yes_no(value: str) -> bool | None:
+    word = value.split(" ", 1)[0].lower()
+    return {"yes": True, "on": True, "no": False, "off": False}.get(word)
+
+
+def parse_ethtool(text: str) -> EthtoolLink:
+    values: dict[str, str] = {}
+    modes: dict[str, list[str]] = {}
+    interface: str | None = None
+    last_key: str | None = None
+    for line in text.splitlines():
+        if m := re.match(r"^\s*Settings for (\S+?):\s*$", line):
+            interface = m.group(1)
+            continue
+        kv = _KV.match(line)
+        if kv:
+            last_key = kv.group("key")
+            values.setdefault(last_key, kv.group("value"))
+            modes.setdefault(last_key, []).extend(kv.group("value").split())
+        elif last_key is not None and line[:1].isspace() and line.strip():
+            # Continuation of a multi-line list ("Supported link modes:").
+            modes.setdefault(last_key, []).extend(line.split())
+    keys = ("Speed", "Duplex", "Auto-negotiation", "Link detected")
+    if interface is None and not any(k in values for k in keys):
+        raise ParseError("ethtool", "no 'Speed:', 'Duplex:' or 'Link detected:' line")
+    speed = _SPEED.match(values.get("Speed", ""))
+    duplex = values.get("Duplex", "")
+    link = values.get("Link detected")
+    reason = re.search(r"\((.*)\)", link) if link else None
+    lanes = re.match(r"^\d{1,3}$", values.get("Lanes", ""))
+    return EthtoolLink(
+        speed_mbps=int(speed.group(1)) if speed else None,
+        duplex="Full" if duplex == "Full" else "Half" if duplex == "Half" else None,
+        autoneg=_yes_no(values["Auto-negotiation"]) if "Auto-negotiation" in values else None,
+        link_detected=_yes_no(link) if link is not None else None,
+        link_detected_reason=reason.group(1) if reason else None,
+        interface=interface,
+        port=values.get("Port"),
+        lanes=int(lanes.group(0)) if lanes else None,
+        supported_fec_modes=tuple(modes.get("Supported FEC modes", ())),
+        advertised_link_modes=tuple(modes.get("Advertised link modes", ())),
+    )
+
+
+# ---------------------------------------------------------------- ethtool -S IFACE
+
+
+@dataclass(frozen=True, slots=True)
+class EthtoolStats(Mapping[str, int]):
+    """``ethtool -S`` counters by name, with helpers for the mlx5 physical-layer ones."""
+
+    counters: Mapping[str, int] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> int:
+        return self.counters[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.counters)
+
+    def __len__(self) -> int:
+        return len(self.counters)
+
+    def lane_errors(self) -> dict[int, int]:
+        """``rx_err_lane_N_phy``: bits FEC corrected per lane (pre-FEC errors), by lane number."""
+        out: dict[int, int] = {}
+        for name, value in self.counters.items():
+            m = _LANE.match(name)
+            if m:
+                out[int(m.group(1))] = value
+        return dict(sorted(out.items()))
+
+    @property
+    def corrected_bits(self) -> int | None:
+        return self.counters.get("rx_corrected_bits_phy")
+
+    @property
+    def bits(self) -> int | None:
+        return self.counters.get("rx_bits_phy")
+
+    @property
+    def symbol_errors(self) -> int | None:
+        return self.counters.get("rx_pcs_symbol_err_phy")
+
+    @property
+    def crc_errors(self) -> int | None:
+        return self.counters.get("rx_crc_errors_phy")
+
+    @property
+    def link_down_events(self) -> int | None:
+        return self.counters.get("link_down_events_phy")
+
+    @property
+    def discards(self) -> int | None:
+        return self.counters.get("rx_discards_phy")
+
+    def pause_frames(self) -> dict[str, int]:
+        """Global and per-priority pause counters (``rx_pause_ctrl_phy``, ``tx_prio3_pause``...)."""
+        return {k: v for k, v in self.counters.items() if "pause" in k}
+
+
+def parse_ethtool_stats(text: str) -> EthtoolStats:
+    counters: dict[str, int] = {}
+    header = False
+    for line in text.splitlines():
+        if line.strip() == "NIC statistics:":
+            header = True
+            continue
+        m = _STAT.match(line)
+        if m:
+            counters.setdefault(m.group("name"), int(m.group("value")))
+    if not counters and not header:
+        raise ParseError("ethtool -S", "no 'NIC statistics:' header and no 'name: value' counter")
+    return EthtoolStats(counters)
+
+
+# ---------------------------------------------------------------- ethtool -m IFACE
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleEeprom:
+    identifier: str | None
+    vendor_name: str | None
+    vendor_oui: str | None
+    vendor_pn: str | None
+    vendor_sn: str | None
+    transceiver_type: str | None
+    length_m: float | None
+    temp_c: float | None
+    rx_power_dbm: tuple[float, ...]
+    tx_power_dbm: tuple[float, ...]
+    tx_bias_ma: tuple[float, ...] = ()
+    voltage_v: float | None = None
+    vendor_rev: str | None = None
+    connector: str | None = None
+    lengths_m: Mapping[str, float] = field(default_factory=dict)
+    attenuation_db: Mapping[str, float] = field(default_factory=dict)
+    alarms_on: tuple[str, ...] = ()
+    fields: tuple[tuple[str, str], ...] = ()
+
+
+def _per_channel(items: list[tuple[int, float]]) -> tuple[float, ...]:
+    return tuple(v for _, v in sorted(dict(items).items()))
+
+
+def _dbm(value: str) -> float | None:
+    # "1.0778 mW / 0.33 dBm": the dBm figure is the one after the slash.
+    part = value.split("/", 1)[1] if "/" in value else value
+    return _number(part) if "dbm" in part.lower() else None
+
+
+def parse_ethtool_module(text: str) -> ModuleEeprom:
+    pairs = list(_lines_kv(text))
+    first: dict[str, str] = {}
+    for key, value in pairs:
+        first.setdefault(key, value)
+    if not any(k in first for k in ("Identifier", "Vendor name", "Vendor PN")):
+        raise ParseError(
+            "ethtool -m", "no 'Identifier' or 'Vendor' field (no module, or EEPROM not readable)"
+        )
+    rx: list[tuple[int, float]] = []
+    tx: list[tuple[int, float]] = []
+    bias: list[tuple[int, float]] = []
+    lengths: dict[str, float] = {}
+    attenuation: dict[str, float] = {}
+    alarms: list[str] = []
+    for key, value in pairs:
+        lower = key.lower()
+        channel = _CHANNEL.search(key)
+        is_flag = "alarm" in lower or "warning" in lower
+        if is_flag and value == "On":
+            alarms.append(key)
+        if channel and not is_flag and "threshold" not in lower:
+            lane = int(channel.group(1))
+            number = _number(value)
+            if lower.startswith(("rcvr signal", "receiver signal", "rx power")):
+                dbm = _dbm(value)
+                if dbm is not None:
+                    rx.append((lane, dbm))
+            elif lower.startswith(("transmit avg optical power", "tx power")):
+                dbm = _dbm(value)
+                if dbm is not None:
+                    tx.append((lane, dbm))
+            elif "bias" in lower and number is not None:
+                bias.append((lane, number))
+        if lower.startswith("length (") and (m := _LENGTH.match(value)):
+            scale = 1000.0 if m.group(2) == "km" else 1.0
+            lengths[key] = float(m.group(1)) * scale
+        if "attenuation" in lower and (n := _number(value)) is not None:
+            attenuation[key] = n
+    copper = next((v for k, v in lengths.items() if "copper" in k.lower()), None)
+    length = copper if copper else next((v for v in lengths.values() if v > 0), None)
+    temp = first.get("Module temperature")
+    voltage = first.get("Module voltage")
+    return ModuleEeprom(
+        identifier=first.get("Identifier"),
+        vendor_name=first.get("Vendor name"),
+        vendor_oui=first.get("Vendor OUI"),
+        vendor_pn=first.get("Vendor PN"),
+        vendor_sn=first.get("Vendor SN"),
+        transceiver_type=first.get("Transceiver type"),
+        length_m=length,
+        temp_c=_number(temp) if temp else None,
+        rx_power_dbm=_per_channel(rx),
+        tx_power_dbm=_per_channel(tx),
+        tx_bias_ma=_per_channel(bias),
+        voltage_v=_number(voltage) if voltage else None,
+        vendor_rev=first.get("Vendor rev"),
+        connector=first.get("Connector"),
+        lengths_m=lengths,
+        attenuation_db=attenuation,
+        alarms_on=tuple(alarms),
+        fields=tuple(pairs),
+    )
+
+
+# ---------------------------------------------------------------- ethtool --show-fec IFACE
+
+
+@dataclass(frozen=True, slots=True)
+class FecInfo:
+    configured: tuple[str, ...]
+    active: str | None
+    interface: str | None = None
+    corrected_blocks: int | None = None
+    uncorrectable_blocks: int | None = None
+
+    _json_properties: ClassVar[tuple[str, ...]] = ("fec_active",)
+
+    @property
+    def fec_active(self) -> bool:
+        """Whether some FEC is on (ethtool prints ``None`` or ``Off`` when it is not)."""
+        return self.active is not None and self.active.lower() not in ("none", "off")
+
+
+def parse_ethtool_fec(text: str) -> FecInfo:
+    configured: tuple[str, ...] | None = None
+    active: str | None = None
+    interface: str | None = None
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        stripped = line.strip()
+        if m := re.match(r"^FEC parameters for (\S+?):$", stripped):
+            interface = m.group(1)
+        elif m := re.match(r"^(?:Supported/)?Configured FEC encodings:\s*(.*)$", stripped):
+            configured = tuple(m.group(1).split())
+        elif m := re.match(r"^Active FEC encodings?:\s*(.*)$", stripped):
+            active = m.group(1).strip() or None
+        elif m := re.match(r"^(corrected_blocks|uncorrectable_blocks):\s*(\d{1,20})", stripped):
+            counts.setdefault(m.group(1), int(m.group(2)))
+    if configured is None and active is None:
+        raise ParseError("ethtool --show-fec", "no 'Configured FEC encodings' or 'Active FEC' line")
+    return FecInfo(
+        configured=configured or (),
+        active=active,
+        interface=interface,
+        corrected_blocks=counts.get("corrected_blocks"),
+        uncorrectable_blocks=counts.get("uncorrectable_blocks"),
+    )

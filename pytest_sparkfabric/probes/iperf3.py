@@ -1,0 +1,163 @@
+"""iperf3 with ``-J``: command lines and the JSON report.
+
+``iperf3 -J`` exits 0 even when it could not connect; the JSON then carries a top-level
+``"error"``. That is a result (``error`` set), not a parse failure. iperf 3.6 writes duplicate
+keys in ``start`` (sock_bufsize, sndbuf_actual, rcvbuf_actual once per stream): Python's json
+keeps the last one, which is harmless here because none of them is read.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from ipaddress import IPv4Address
+from typing import Any, ClassVar
+
+from pytest_sparkfabric.probes import ParseError
+
+TOOL = "iperf3"
+
+
+@dataclass(frozen=True, slots=True)
+class Iperf3Result:
+    error: str | None
+    sent_gbps: float | None
+    received_gbps: float | None
+    streams: int | None
+    retransmits: int | None
+    version: str | None = None
+    protocol: str | None = None
+    duration_s: float | None = None
+    local_host: str | None = None
+    remote_host: str | None = None
+    cpu_host_pct: float | None = None
+    cpu_remote_pct: float | None = None
+
+    _json_properties: ClassVar[tuple[str, ...]] = ("ok",)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.received_gbps is not None
+
+
+def _positive(name: str, value: int) -> str:
+    if isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return str(value)
+
+
+def build_iperf3_server(*, port: int, one_off: bool = True, bind: IPv4Address | None = None) -> str:
+    parts = ["iperf3", "-s", "-p", _positive("port", port)]
+    if one_off:
+        parts.append("-1")
+    if bind is not None:
+        parts += ["-B", shlex.quote(str(IPv4Address(bind)))]
+    return " ".join(parts)
+
+
+def build_iperf3_client(
+    peer: IPv4Address,
+    *,
+    streams: int,
+    duration_s: int,
+    port: int,
+    bind: IPv4Address | None = None,
+) -> str:
+    parts = [
+        "iperf3",
+        "-c",
+        shlex.quote(str(IPv4Address(peer))),
+        "-P",
+        _positive("streams", streams),
+        "-t",
+        _positive("duration_s", duration_s),
+        "-p",
+        _positive("port", port),
+        "-J",
+    ]
+    if bind is not None:
+        parts += ["-B", shlex.quote(str(IPv4Address(bind)))]
+    return " ".join(parts)
+
+
+def _obj(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _num(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not value.is_integer():
+        return None
+    return int(value)
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _gbps(section: Mapping[str, Any]) -> float | None:
+    bps = _num(section.get("bits_per_second"))
+    return None if bps is None else bps / 1e9
+
+
+def _load(text: str) -> object:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    # Tolerates a stray line around the document (an ssh banner, a warning on stdout).
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        try:
+            return json.loads(text[start : end + 1])
+        except (ValueError, RecursionError):
+            pass
+    raise ParseError(TOOL, "output is not JSON (was -J given? did iperf3 run at all?)")
+
+
+def parse_iperf3_json(text: str) -> Iperf3Result:
+    data = _load(text)
+    if not isinstance(data, Mapping):
+        raise ParseError(TOOL, "JSON output is not an object")
+    start = _obj(data.get("start"))
+    end = _obj(data.get("end"))
+    test_start = _obj(start.get("test_start"))
+    connected = start.get("connected")
+    first_conn = _obj(connected[0]) if isinstance(connected, list) and connected else {}
+    error = data.get("error")
+    error_text = error if isinstance(error, str) else (None if error is None else str(error))
+    sent = _obj(end.get("sum_sent"))
+    received = _obj(end.get("sum_received"))
+    if not sent and not received and _obj(end.get("sum")):
+        # UDP runs summarise in end.sum only.
+        sent = received = _obj(end.get("sum"))
+    if error_text is None and not sent and not received:
+        raise ParseError(TOOL, "no end.sum_sent/sum_received and no error (the run did not finish)")
+    streams = _int(test_start.get("num_streams"))
+    end_streams = end.get("streams")
+    if streams is None and isinstance(end_streams, list) and end_streams:
+        streams = len(end_streams)
+    cpu = _obj(end.get("cpu_utilization_percent"))
+    return Iperf3Result(
+        error=error_text,
+        sent_gbps=_gbps(sent) if sent else None,
+        received_gbps=_gbps(received) if received else None,
+        streams=streams,
+        retransmits=_int(sent.get("retransmits")),
+        version=_str(start.get("version")),
+        protocol=_str(test_start.get("protocol")),
+        duration_s=_num(sent.get("seconds")),
+        local_host=_str(first_conn.get("local_host")),
+        remote_host=_str(first_conn.get("remote_host")),
+        cpu_host_pct=_num(cpu.get("host_total")),
+        cpu_remote_pct=_num(cpu.get("remote_total")),
+    )

@@ -1,0 +1,200 @@
+"""perftest ``ib_write_bw``: command lines and the text report.
+
+Units: with ``--report_gbits`` perftest prints Gb/sec (10^9 bit/s). Without it, it prints
+MB/sec where a MB is 2^20 bytes: linux-rdma/perftest src/perftest_resources.c,
+``print_report_bw``: ``format_factor = (user_param->report_fmt == MBS) ? 0x100000 : 125000000``.
+The MsgRate column confirms it: 0.003007 Mpps x 8388608 B x 8 = 201.8 Gb/s = 24056.72 MB/sec
+x 2^20 x 8. So MB/sec converts to Gb/s as ``x * 2**20 * 8 / 1e9``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from ipaddress import IPv4Address
+from typing import ClassVar, Literal
+
+from pytest_sparkfabric.probes import ParseError
+
+TOOL = "ib_write_bw"
+MB_PER_S_TO_GBPS = 2**20 * 8 / 1e9
+
+Unit = Literal["Gb/sec", "MB/sec"]
+
+_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(Gb|MB)/sec\]\s+BW average\[(?:Gb|MB)/sec\]")
+_ROW = re.compile(
+    r"^\s*(\d{1,20})\s+(\d{1,20})\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s*$"
+)
+_DEVICE = re.compile(r"\bDevice\s*:\s*(\S+)")
+_QPS = re.compile(r"\bNumber of qps\s*:\s*(\d{1,9})")
+_LINK = re.compile(r"\bLink type\s*:\s*(\S+)")
+_GID = re.compile(r"\bGID index\s*:\s*(\d{1,9})")
+_MTU = re.compile(r"\bMtu\s*:\s*(\d{1,9})\s*\[B\]")
+_RDMA_CM = re.compile(r"\brdma_cm QPs\s*:\s*(ON|OFF)")
+_NO_PEAK = "BW peak won't be measured"
+# Lines perftest prints when it gives up; kept so a failure can quote the tool.
+_ERROR = re.compile(
+    r"(Couldn't|Unable to|Failed to|Completion with error|Problem in|error:|ERROR)", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BwRow:
+    size_bytes: int
+    iterations: int
+    bw_peak_gbps: float
+    bw_avg_gbps: float
+    msg_rate_mpps: float
+
+
+@dataclass(frozen=True, slots=True)
+class IbWriteBw:
+    device: str | None
+    qps: int | None
+    link_type: str | None
+    gid_index: int | None
+    rows: tuple[BwRow, ...]
+    mtu_bytes: int | None = None
+    rdma_cm: bool | None = None
+    reported_unit: Unit = "Gb/sec"
+    no_peak_warning: bool = False
+    error_lines: tuple[str, ...] = ()
+
+    _json_properties: ClassVar[tuple[str, ...]] = (
+        "bw_avg_gbps",
+        "largest_size_bytes",
+        "run_infinitely",
+    )
+
+    @property
+    def largest_size_bytes(self) -> int:
+        return max(r.size_bytes for r in self.rows)
+
+    @property
+    def run_infinitely(self) -> bool:
+        """Rows of one size repeated with the peak column 0.00: ``--run_infinitely`` samples."""
+        top = [r for r in self.rows if r.size_bytes == self.largest_size_bytes]
+        return len(top) > 1 and all(r.bw_peak_gbps == 0.0 for r in top)
+
+    @property
+    def bw_avg_gbps(self) -> float:
+        """Average bandwidth at the largest message size, in Gb/s.
+
+        ``--run_infinitely`` prints one row per interval: their mean. Otherwise a row printed
+        again verbatim is the other process of an interleaved server+client log, so identical
+        rows count once (the 8 MiB loopback log prints 23240.68 MB/sec twice).
+        """
+        top = [r for r in self.rows if r.size_bytes == self.largest_size_bytes]
+        if not self.run_infinitely:
+            top = list(dict.fromkeys(top))
+        return sum(r.bw_avg_gbps for r in top) / len(top)
+
+
+def _positive(name: str, value: int) -> str:
+    if isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return str(value)
+
+
+def _base_command(
+    device: str, *, qps: int, duration_s: int, port: int, gid_index: int | None
+) -> list[str]:
+    parts = [
+        "ib_write_bw",
+        "-d",
+        shlex.quote(device),
+        "-F",
+        "--report_gbits",
+        "-q",
+        _positive("qps", qps),
+        "-D",
+        _positive("duration_s", duration_s),
+        "-p",
+        _positive("port", port),
+    ]
+    if gid_index is not None:
+        if isinstance(gid_index, bool) or gid_index < 0:
+            raise ValueError(f"gid_index must be >= 0, got {gid_index!r}")
+        parts += ["-x", str(gid_index)]
+    return parts
+
+
+def build_ib_write_bw_server(
+    device: str, *, qps: int, duration_s: int, port: int, gid_index: int | None = None
+) -> str:
+    """The server side: the same command as the client without the peer address."""
+    return " ".join(
+        _base_command(device, qps=qps, duration_s=duration_s, port=port, gid_index=gid_index)
+    )
+
+
+def build_ib_write_bw_client(
+    device: str,
+    peer: IPv4Address,
+    *,
+    qps: int,
+    duration_s: int,
+    port: int,
+    gid_index: int | None = None,
+) -> str:
+    parts = _base_command(device, qps=qps, duration_s=duration_s, port=port, gid_index=gid_index)
+    return " ".join([*parts, shlex.quote(str(IPv4Address(peer)))])
+
+
+def _first_int(pattern: re.Pattern[str], text: str) -> int | None:
+    m = pattern.search(text)
+    return int(m.group(1)) if m else None
+
+
+def parse_ib_write_bw(text: str) -> IbWriteBw:
+    """Parse the text report of one or more ``ib_write_bw`` processes (client, server, both).
+
+    Rows count only after a table header, whose unit they take. No row at all raises
+    ParseError: a wrong GID index prints the banner and header, no row, and exits 0.
+    """
+    rows: list[BwRow] = []
+    unit: Unit | None = None
+    seen_unit: Unit | None = None
+    for line in text.splitlines():
+        header = _HEADER.search(line)
+        if header:
+            unit = "Gb/sec" if header.group(1) == "Gb" else "MB/sec"
+            seen_unit = seen_unit or unit
+            continue
+        m = _ROW.match(line)
+        if m is None or unit is None:
+            continue
+        factor = 1.0 if unit == "Gb/sec" else MB_PER_S_TO_GBPS
+        rows.append(
+            BwRow(
+                size_bytes=int(m.group(1)),
+                iterations=int(m.group(2)),
+                bw_peak_gbps=float(m.group(3)) * factor,
+                bw_avg_gbps=float(m.group(4)) * factor,
+                msg_rate_mpps=float(m.group(5)),
+            )
+        )
+    errors = tuple(line.strip() for line in text.splitlines() if _ERROR.search(line))
+    if not rows:
+        what = "no result row (a wrong GID index prints the header and no row, with rc 0)"
+        if seen_unit is None:
+            what = "no result table (no '#bytes #iterations BW peak' header and no row)"
+        if errors:
+            what += f"; the tool said: {errors[0]}"
+        raise ParseError(TOOL, what)
+    device = _DEVICE.search(text)
+    link = _LINK.search(text)
+    rdma_cm = _RDMA_CM.search(text)
+    return IbWriteBw(
+        device=device.group(1) if device else None,
+        qps=_first_int(_QPS, text),
+        link_type=link.group(1) if link else None,
+        gid_index=_first_int(_GID, text),
+        rows=tuple(rows),
+        mtu_bytes=_first_int(_MTU, text),
+        rdma_cm=(rdma_cm.group(1) == "ON") if rdma_cm else None,
+        reported_unit=seen_unit or "Gb/sec",
+        no_peak_warning=_NO_PEAK in text,
+        error_lines=errors,
+    )

@@ -1,0 +1,233 @@
+"""Many small /proc and /sys files in one command, and what they mean.
+
+One round trip reads every file; a file that is missing or unreadable (an unused GID slot
+reads EINVAL) is reported as missing instead of failing the whole read. Each record is
+``SFREAD<TAB>ok<TAB>path<TAB>content`` or ``SFREAD<TAB>missing<TAB>path``; content that spans
+lines continues on the following lines.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from ipaddress import AddressValueError, IPv4Address, IPv6Address
+
+_TAG = "SFREAD"
+_LOOP = (
+    'for f in {paths}; do if v=$(cat -- "$f" 2>/dev/null); then '
+    "printf '" + _TAG + '\\tok\\t%s\\t%s\\n\' "$f" "$v"; else '
+    "printf '" + _TAG + '\\tmissing\\t%s\\n\' "$f"; fi; done'
+)
+
+
+def _check(path: str) -> str:
+    if not path or any(c in path for c in "\t\n\0"):
+        raise ValueError(f"unreadable path for a one-line record: {path!r}")
+    return path
+
+
+def build_read_files(paths: Sequence[str]) -> str:
+    """A POSIX sh loop that prints one record per path (quoted, never glob-expanded)."""
+    if not paths:
+        return "true"
+    return _LOOP.format(paths=" ".join(shlex.quote(_check(p)) for p in paths))
+
+
+def build_read_globs(patterns: Sequence[str]) -> str:
+    """Like build_read_files, but ``*`` in a pattern expands (hwmon/*/temp*_input).
+
+    A pattern that matches nothing stays literal, so it comes back as one missing record.
+    """
+    if not patterns:
+        return "true"
+    quoted = (
+        "*".join(shlex.quote(part) if part else "" for part in _check(p).split("*"))
+        for p in patterns
+    )
+    return _LOOP.format(paths=" ".join(quoted))
+
+
+def parse_read_files(text: str) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    current: str | None = None
+    for line in text.split("\n"):
+        fields = line.split("\t", 3)
+        if fields[0] == _TAG and len(fields) >= 3 and fields[1] in ("ok", "missing"):
+            path = fields[2]
+            if fields[1] == "ok" and len(fields) == 4:
+                out[path] = fields[3]
+                current = path
+            else:
+                out[path] = None
+                current = None
+        elif current is not None and out.get(current) is not None:
+            out[current] = f"{out[current]}\n{line}"
+    for path, value in out.items():
+        if value is not None:
+            out[path] = value.rstrip("\n")
+    return out
+
+
+def int_value(value: str | None) -> int | None:
+    if value is None:
+        return None
+    m = re.match(r"^\s*(-?\d{1,18})\b", value)
+    return int(m.group(1)) if m else None
+
+
+# ---------------------------------------------------------------- sysctls
+
+
+def sysctl_paths(netdev: str) -> dict[str, str]:
+    """The ARP/rp_filter sysctls (``all`` and per interface) and disable_ipv6, by short name."""
+    base = "/proc/sys/net/ipv4/conf"
+    out: dict[str, str] = {}
+    for name in ("arp_ignore", "arp_announce", "rp_filter"):
+        out[f"all.{name}"] = f"{base}/all/{name}"
+        out[f"{netdev}.{name}"] = f"{base}/{netdev}/{name}"
+    out["disable_ipv6"] = f"/proc/sys/net/ipv6/conf/{netdev}/disable_ipv6"
+    return out
+
+
+def effective_sysctl(all_value: int | None, if_value: int | None) -> int | None:
+    """The kernel uses max(conf.all.X, conf.IF.X) for arp_ignore, arp_announce, rp_filter."""
+    present = [v for v in (all_value, if_value) if v is not None]
+    return max(present) if present else None
+
+
+@dataclass(frozen=True, slots=True)
+class NetSysctls:
+    netdev: str
+    arp_ignore: int | None
+    arp_announce: int | None
+    rp_filter: int | None
+    disable_ipv6: int | None
+
+
+def net_sysctls(values: Mapping[str, str | None], netdev: str) -> NetSysctls:
+    paths = sysctl_paths(netdev)
+
+    def eff(name: str) -> int | None:
+        return effective_sysctl(
+            int_value(values.get(paths[f"all.{name}"])),
+            int_value(values.get(paths[f"{netdev}.{name}"])),
+        )
+
+    return NetSysctls(
+        netdev=netdev,
+        arp_ignore=eff("arp_ignore"),
+        arp_announce=eff("arp_announce"),
+        rp_filter=eff("rp_filter"),
+        disable_ipv6=int_value(values.get(paths["disable_ipv6"])),
+    )
+
+
+# ---------------------------------------------------------------- RoCE GID table
+
+
+@dataclass(frozen=True, slots=True)
+class GidEntry:
+    index: int
+    gid: str
+    type: str | None
+    ndev: str | None
+    ipv4: IPv4Address | None
+
+
+def gid_paths(device: str, indices: Iterable[int] = range(16), port: int = 1) -> list[str]:
+    base = f"/sys/class/infiniband/{device}/ports/{port}"
+    out: list[str] = []
+    for i in indices:
+        out += [f"{base}/gids/{i}", f"{base}/gid_attrs/types/{i}", f"{base}/gid_attrs/ndevs/{i}"]
+    return out
+
+
+def gid_table(values: Mapping[str, str | None], device: str, port: int = 1) -> tuple[GidEntry, ...]:
+    """Populated GIDs (the all-zero GID marks an empty slot), by index."""
+    base = f"/sys/class/infiniband/{device}/ports/{port}"
+    prefix = f"{base}/gids/"
+    out: list[GidEntry] = []
+    for path, raw in values.items():
+        tail = path[len(prefix) :]
+        if not path.startswith(prefix) or raw is None or not re.fullmatch(r"\d{1,9}", tail):
+            continue
+        index = int(tail)
+        try:
+            address = IPv6Address(raw.strip())
+        except (AddressValueError, ValueError):
+            continue
+        if address.packed == bytes(16):
+            continue
+        gid_type = values.get(f"{base}/gid_attrs/types/{index}")
+        ndev = values.get(f"{base}/gid_attrs/ndevs/{index}")
+        out.append(
+            GidEntry(
+                index=index,
+                gid=raw.strip(),
+                type=gid_type.strip() if gid_type else None,
+                ndev=ndev.strip() if ndev else None,
+                ipv4=address.ipv4_mapped,
+            )
+        )
+    return tuple(sorted(out, key=lambda e: e.index))
+
+
+def find_rocev2_gid(entries: Iterable[GidEntry], netdev: str, ipv4: IPv4Address) -> GidEntry | None:
+    """The RoCE v2 GID carrying this netdev's IPv4 address: the index may differ per rail."""
+    for entry in entries:
+        if entry.type == "RoCE v2" and entry.ndev == netdev and entry.ipv4 == ipv4:
+            return entry
+    return None
+
+
+# ---------------------------------------------------------------- IB port, PCIe, hwmon
+
+
+@dataclass(frozen=True, slots=True)
+class PortState:
+    code: int | None
+    name: str | None
+
+
+def port_state(value: str | None) -> PortState:
+    """``4: ACTIVE`` (state) or ``5: LinkUp`` (phys_state)."""
+    if value is None:
+        return PortState(None, None)
+    m = re.match(r"^\s*(\d{1,3})\s*:\s*(\S.*?)\s*$", value)
+    if m:
+        return PortState(int(m.group(1)), m.group(2))
+    return PortState(None, value.strip() or None)
+
+
+def ib_port_paths(device: str, port: int = 1) -> dict[str, str]:
+    base = f"/sys/class/infiniband/{device}/ports/{port}"
+    return {"state": f"{base}/state", "phys_state": f"{base}/phys_state"}
+
+
+def pcie_paths(bdf: str) -> dict[str, str]:
+    base = f"/sys/bus/pci/devices/{bdf}"
+    names = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width")
+    return {n: f"{base}/{n}" for n in names}
+
+
+def link_speed_gt_s(value: str | None) -> float | None:
+    """``32.0 GT/s PCIe`` -> 32.0 (older kernels print ``32 GT/s``)."""
+    if value is None:
+        return None
+    m = re.match(r"^\s*(\d{1,4}(?:\.\d{1,4})?)\s*GT/s", value)
+    return float(m.group(1)) if m else None
+
+
+def hwmon_glob(netdev: str) -> str:
+    return f"/sys/class/net/{netdev}/device/hwmon/hwmon*/temp*_input"
+
+
+def hwmon_temps_c(values: Mapping[str, str | None]) -> dict[str, float]:
+    """``temp*_input`` files (milli-degrees Celsius) by path, in degrees."""
+    out: dict[str, float] = {}
+    for path, raw in values.items():
+        if re.search(r"/temp\d{1,3}_input$", path) and (milli := int_value(raw)) is not None:
+            out[path] = milli / 1000.0
+    return out

@@ -1,0 +1,123 @@
+"""The plugin's per-run state: the cluster, a lazily opened transport, the fabric, the results."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_sparkfabric.measured import NotMeasured
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.config import Cluster
+    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.topology import Plan
+    from pytest_sparkfabric.transport import Transport
+
+
+class SparkSession:
+    """Registered as a pytest plugin object when --cluster is given."""
+
+    def __init__(self, config: pytest.Config, cluster: Cluster, *, record_dir: Path | None) -> None:
+        from pytest_sparkfabric.topology import plan
+
+        self.config = config
+        self.cluster = cluster
+        self.plan: Plan = plan(cluster)
+        self.record_dir = record_dir
+        self._transport: Transport | None = None
+        self._fabric: Fabric | None = None
+        self._lock = threading.Lock()
+        self.results: list[dict[str, Any]] = []
+
+    @property
+    def transport(self) -> Transport:
+        with self._lock:
+            if self._transport is None:
+                from pytest_sparkfabric.transport import make_transport
+
+                try:
+                    self._transport = make_transport(self.cluster, record_dir=self.record_dir)
+                except FileNotFoundError as err:
+                    raise pytest.UsageError(f"sparkfabric: {err}") from None
+            return self._transport
+
+    @property
+    def fabric(self) -> Fabric:
+        transport = self.transport
+        with self._lock:
+            if self._fabric is None:
+                from pytest_sparkfabric.fabric import Fabric
+
+                self._fabric = Fabric(self.cluster, transport, progress=self._progress)
+            return self._fabric
+
+    def _progress(self, line: str) -> None:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and self.config.get_verbosity() >= 0:
+            reporter.write_line(f"sparkfabric: {line}")
+
+    def close(self) -> None:
+        with self._lock:
+            fabric, transport = self._fabric, self._transport
+            self._fabric = self._transport = None
+        if fabric is not None:
+            fabric.close()
+        if transport is not None:
+            transport.close()
+
+    # -- hooks ----------------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        except NotMeasured as err:
+            pytest.fail(f"not measured: {err}", pytrace=False)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            props = {k: v for k, v in item.user_properties}
+            self.results.append(
+                {
+                    "nodeid": report.nodeid,
+                    "outcome": report.outcome,
+                    "duration_s": round(report.duration, 3),
+                    "properties": props,
+                    "message": report.longreprtext if report.failed else None,
+                    "skip_reason": _skip_reason(report),
+                }
+            )
+        return report
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.close()
+        out = self.config.getoption("sparkfabric_json")
+        if out:
+            path = Path(out)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(self.summary(), indent=2, sort_keys=True, default=str))
+
+    def summary(self) -> dict[str, Any]:
+        c = self.cluster
+        return {
+            "cluster": str(c.source) if c.source else None,
+            "topology": c.topology,
+            "nodes": [n.name for n in c.nodes],
+            "transport": c.spec.transport,
+            "tests": self.results,
+        }
+
+
+def _skip_reason(report: pytest.TestReport) -> str | None:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2])
+    return None

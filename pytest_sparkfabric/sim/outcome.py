@@ -1,0 +1,31 @@
+"""What one simulated command produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FAST_S = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Exit status, output and modelled duration of one command.
+
+    `partial` is the stdout printed before the end (what a deadline kill leaves behind);
+    `hang` marks a command that never returns on its own.
+    """
+
+    rc: int
+    stdout: str = ""
+    stderr: str = ""
+    duration_s: float = FAST_S
+    partial: str = ""
+    hang: bool = False
+
+
+def ok(stdout: str = "", duration_s: float = FAST_S) -> Outcome:
+    return Outcome(0, stdout, "", duration_s)
+
+
+def fail(rc: int, stderr: str, stdout: str = "", duration_s: float = FAST_S) -> Outcome:
+    return Outcome(rc, stdout, stderr, duration_s)

@@ -1,0 +1,31 @@
+"""Facts of the box: the fixed names a DGX Spark / GX10 gives its fabric netdevs (DOMAIN.md §1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class RailNames:
+    netdev: str
+    rdma: str
+    pci: str
+
+
+_NAMES = {
+    (0, 0): RailNames("enp1s0f0np0", "rocep1s0f0", "0000:01:00.0"),
+    (0, 1): RailNames("enP2p1s0f0np0", "roceP2p1s0f0", "0002:01:00.0"),
+    (1, 0): RailNames("enp1s0f1np1", "rocep1s0f1", "0000:01:00.1"),
+    (1, 1): RailNames("enP2p1s0f1np1", "roceP2p1s0f1", "0002:01:00.1"),
+}
+
+PORTS = (0, 1)
+RAILS_PER_PORT = 2
+MGMT_NETDEV = "enP7s7"
+PCIE_SPEED_GTS = 32.0
+PCIE_WIDTH = 4
+
+
+def rail_names(port: int, index: int) -> RailNames:
+    """Standard netdev / RoCE device / PCI address of rail `index` of QSFP `port`."""
+    return _NAMES[(port, index)]

@@ -1,0 +1,62 @@
+"""The only code that touches the network: ssh, sim, replay, and recording around any of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_sparkfabric.transport.base import (
+    Background,
+    Clock,
+    Job,
+    RealClock,
+    RunResult,
+    Transport,
+    VirtualClock,
+)
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.config import Cluster
+
+__all__ = [
+    "Background",
+    "Clock",
+    "Job",
+    "RealClock",
+    "RunResult",
+    "Transport",
+    "VirtualClock",
+    "make_transport",
+]
+
+
+def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Transport:
+    """The transport cluster.yaml asks for, recording into `record_dir` if given."""
+    kind = cluster.spec.transport
+    inner: Transport
+    if kind == "sim":
+        from pytest_sparkfabric.sim.transport import SimTransport
+
+        inner = SimTransport(cluster)
+    elif kind == "replay":
+        from pytest_sparkfabric.transport.record import ReplayTransport
+
+        base = cluster.source.parent if cluster.source else Path.cwd()
+        inner = ReplayTransport(base / str(cluster.spec.replay_dir))
+    else:
+        from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport
+
+        targets = {
+            n.name: SshTarget(n.ssh.host, n.ssh.user, n.ssh.port, n.ssh.identity_file)
+            for n in cluster.nodes
+            if n.ssh is not None
+        }
+        cfg = cluster.spec.ssh_config
+        if cfg and cluster.source and not Path(cfg).expanduser().is_absolute():
+            cfg = str(cluster.source.parent / cfg)
+        inner = SshTransport(targets, ssh_config=cfg)
+    if record_dir is not None:
+        from pytest_sparkfabric.transport.record import RecordingTransport
+
+        return RecordingTransport(inner, record_dir)
+    return inner

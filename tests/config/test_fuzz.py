@@ -1,0 +1,208 @@
+"""Whatever a file holds, parse_cluster returns a Cluster or raises ConfigError with problems."""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from pytest_sparkfabric.config import ConfigError, parse_cluster
+from pytest_sparkfabric.yamlsrc import Path_
+from tests.config.samples import VALID
+
+FUZZ = settings(max_examples=int(os.environ.get("SPARKFABRIC_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+KEYS = [
+    "topology",
+    "mtu",
+    "nodes",
+    "switch",
+    "transport",
+    "ssh",
+    "ports",
+    "name",
+    "host",
+    "address",
+    "netdev",
+    "thresholds",
+    "nccl",
+    "simulate",
+    "faults",
+    "fault",
+    "replay_dir",
+    "arp_sysctls",
+]
+WORDS = ["direct", "mesh", "ring", "switch", "ssh", "sim", "replay", "spark-1", "link_down"]
+ADDRESSES = ["192.168.100.11/24", "192.168.101.11/24", "10.0.0.1", "300.1.1.1/24", "::1/64"]
+
+text_no_surrogates = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats()
+    | text_no_surrogates
+    | st.sampled_from(WORDS + ADDRESSES)
+    | st.sampled_from([0, 1, 2, 9000, 65536, -1])
+)
+keys = st.sampled_from(KEYS) | text_no_surrogates | st.integers(-2, 3)
+documents = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=5),
+    max_leaves=30,
+)
+
+
+def assert_total(text: str) -> None:
+    try:
+        cluster = parse_cluster(text)
+    except ConfigError as err:
+        assert err.problems, "a ConfigError must name at least one problem"
+        rendered = err.render()
+        assert rendered.startswith("cluster.yaml: ")
+        for p in err.problems:
+            assert p.message
+            assert p.line is None or p.line >= 1
+            assert p.render() in rendered
+        return
+    assert cluster.nodes
+
+
+@FUZZ
+@given(documents)
+def test_random_documents(data: Any) -> None:
+    assert_total(yaml.safe_dump(data))
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(KEYS), documents, max_size=6))
+def test_random_top_level_mappings(data: dict[str, Any]) -> None:
+    assert_total(yaml.safe_dump(data))
+
+
+@FUZZ
+@given(st.text(max_size=200))
+@example("")
+@example("\x00")
+@example("&a [*a]")
+@example("a: &a {b: *a}")
+@example("[" * 2000 + "]" * 2000)
+@example("a: !!python/object:os.system {}")
+@example("? [1, 2]\n: x\n")
+@example("<<: {topology: ring}\n")
+@example("topology: ring\ntopology: mesh\n")
+@example("- &x [1]\n" + "- &y [*x,*x,*x,*x,*x,*x,*x,*x,*x]\n" * 1)
+def test_random_text(text: str) -> None:
+    assert_total(text)
+
+
+@FUZZ
+@given(st.text(alphabet=":-[]{}#&*!|>'\"%@`,? \n\t0123456789abcnodesportsrg.", max_size=120))
+def test_yaml_ish_text(text: str) -> None:
+    assert_total(text)
+
+
+def test_alias_bomb_is_a_problem_not_a_hang() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    try:
+        parse_cluster("\n".join(lines))
+    except ConfigError as err:
+        assert "values" in str(err)
+    else:  # pragma: no cover
+        raise AssertionError("an alias bomb must not validate")
+
+
+# -- mutations of valid files -------------------------------------------------------------------
+
+
+def paths(data: Any, here: Path_ = ()) -> list[Path_]:
+    out: list[Path_] = [here]
+    if isinstance(data, dict):
+        for k, v in data.items():
+            out += paths(v, (*here, k))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            out += paths(v, (*here, i))
+    return out
+
+
+def get(data: Any, path: Path_) -> Any:
+    for step in path:
+        data = data[step]
+    return data
+
+
+def mutate(data: Any, kind: str, path: Path_, value: Any, other: Path_) -> Any:
+    data = copy.deepcopy(data)
+    if not path:
+        return value if kind == "replace" else data
+    parent = get(data, path[:-1])
+    key = path[-1]
+    if kind == "delete":
+        del parent[key]
+    elif kind == "replace":
+        parent[key] = value
+    elif kind == "duplicate":
+        if isinstance(parent, list):
+            parent.insert(int(key), copy.deepcopy(parent[int(key)]))
+        else:
+            parent[f"{key}_copy"] = copy.deepcopy(parent[key])
+    elif kind == "swap" and other and path != other[: len(path)] and other != path[: len(other)]:
+        try:
+            a, b = get(data, path), get(data, other)
+            get(data, other[:-1])[other[-1]] = a
+            parent[key] = b
+        except (KeyError, IndexError, TypeError):
+            pass
+    return data
+
+
+@FUZZ
+@given(
+    st.sampled_from(sorted(VALID)),
+    st.sampled_from(["delete", "replace", "duplicate", "swap"]),
+    st.data(),
+)
+def test_mutated_valid_files(name: str, kind: str, draw: st.DataObject) -> None:
+    data = yaml.safe_load(VALID[name])
+    all_paths = paths(data)
+    path = draw.draw(st.sampled_from(all_paths))
+    other = draw.draw(st.sampled_from(all_paths))
+    value = draw.draw(documents)
+    assert_total(yaml.safe_dump(mutate(data, kind, path, value, other)))
+
+
+@FUZZ
+@given(st.sampled_from(sorted(VALID)), st.data())
+def test_mutations_compose(name: str, draw: st.DataObject) -> None:
+    data = yaml.safe_load(VALID[name])
+    for _ in range(draw.draw(st.integers(2, 5))):
+        all_paths = paths(data)
+        kind = draw.draw(st.sampled_from(["delete", "replace", "duplicate", "swap"]))
+        data = mutate(
+            data,
+            kind,
+            draw.draw(st.sampled_from(all_paths)),
+            draw.draw(scalars),
+            draw.draw(st.sampled_from(all_paths)),
+        )
+    assert_total(yaml.safe_dump(data))
+
+
+def test_duplicated_node_is_named_and_its_addresses_too() -> None:
+    data = yaml.safe_load(VALID["ring"])
+    data["nodes"].append(copy.deepcopy(data["nodes"][0]))
+    try:
+        parse_cluster(yaml.safe_dump(data))
+    except ConfigError as err:
+        text = str(err)
+        assert "nodes[4].name 'spark-1' is already the name of nodes[0]" in text
+        assert "nodes[4].ports.0[0] 192.168.100.11/24 is already used by nodes[0].ports.0[0]" in text
+        assert "nodes[4].ssh.host 10.0.0.11 is already the ssh host of nodes[0]" in text
+    else:  # pragma: no cover
+        raise AssertionError("a duplicated node must not validate")

@@ -1,0 +1,157 @@
+"""Every parser is total, and still finds the result among noise (hypothesis)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_sparkfabric.probes import PARSERS, ParseError, to_jsonable
+from pytest_sparkfabric.probes.nccl import parse_nccl_tests
+from pytest_sparkfabric.probes.ncclconf import parse_nccl_conf
+from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
+from pytest_sparkfabric.probes.ping import parse_ping
+from pytest_sparkfabric.probes.routeros import (
+    parse_print_terse,
+    parse_rest_json,
+    parse_routeros_kv,
+    parse_routeros_monitor,
+)
+from pytest_sparkfabric.probes.sysfs import parse_read_files
+
+from ._samples import DATA, mutated, sample, samples, with_noise
+
+FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Which golden folder feeds which registry parser's mutation test.
+FOLDERS = {
+    "ib_write_bw": "perftest",
+    "iperf3": "iperf3",
+    "nccl-tests": "nccl-tests",
+    "ethtool": "ethtool",
+    "ethtool-stats": "ethtool-stats",
+    "ethtool-module": "ethtool-m",
+    "ethtool-fec": "ethtool-fec",
+    "ping": "ping",
+    "nvidia-smi": "nvidia-smi",
+    "ibdev2netdev": "ibdev2netdev",
+    "routeros-monitor": "routeros",
+    "routeros-resource": "routeros",
+}
+
+EXTRA: dict[str, Callable[[str], object]] = {
+    "read_files": parse_read_files,
+    "nccl_conf": parse_nccl_conf,
+    "routeros_kv": parse_routeros_kv,
+    "print_terse": parse_print_terse,
+    "rest_json": parse_rest_json,
+}
+
+
+def _total(parser: Callable[[str], object], text: str) -> None:
+    """A result (that converts to JSON data) or ParseError; nothing else may escape."""
+    try:
+        result = parser(text)
+    except ParseError as err:
+        assert err.tool and err.missing
+        return
+    to_jsonable(result)
+
+
+def test_registry_keys() -> None:
+    assert set(PARSERS) == {
+        "ib_write_bw",
+        "iperf3",
+        "nccl-tests",
+        "ethtool",
+        "ethtool-stats",
+        "ethtool-module",
+        "ethtool-fec",
+        "ip-addr",
+        "ping",
+        "nvidia-smi",
+        "ibdev2netdev",
+        "routeros-monitor",
+        "routeros-resource",
+    }
+    assert all(callable(PARSERS[k]) for k in PARSERS)
+
+
+@pytest.mark.parametrize("name", sorted(PARSERS))
+@FAST
+@given(text=st.text(max_size=400))
+def test_registry_parser_total_on_any_text(name: str, text: str) -> None:
+    _total(PARSERS[name], text)
+
+
+@pytest.mark.parametrize("name", sorted(EXTRA))
+@FAST
+@given(text=st.text(max_size=400))
+def test_extra_parser_total_on_any_text(name: str, text: str) -> None:
+    _total(EXTRA[name], text)
+
+
+@pytest.mark.parametrize("name", sorted(FOLDERS))
+@FAST
+@given(data=st.data())
+def test_parser_total_on_mutated_samples(name: str, data: st.DataObject) -> None:
+    texts = samples(FOLDERS[name])
+    text = data.draw(st.sampled_from(texts))
+    _total(PARSERS[name], data.draw(mutated(text)))
+
+
+@FAST
+@given(stdout=st.text(max_size=200), stderr=st.text(max_size=200), rc=st.none() | st.integers())
+def test_ping_total_with_streams_and_rc(stdout: str, stderr: str, rc: int | None) -> None:
+    r = parse_ping(stdout, stderr, rc)
+    assert r.verdict in ("ok", "local_mtu", "lost", "error")
+    assert (r.verdict == "ok") == r.ok
+
+
+PERFTEST = sorted(p.name for p in (DATA / "perftest").glob("*.txt"))
+
+
+@pytest.mark.parametrize("name", PERFTEST)
+@FAST
+@given(data=st.data())
+def test_ib_write_bw_result_survives_noise(name: str, data: st.DataObject) -> None:
+    text = sample(f"perftest/{name}")
+    clean = parse_ib_write_bw(text)
+    noisy = parse_ib_write_bw(data.draw(with_noise(text)))
+    assert noisy.bw_avg_gbps == pytest.approx(clean.bw_avg_gbps)
+    assert noisy.rows == clean.rows
+
+
+NCCL = sorted(p.name for p in (DATA / "nccl-tests").glob("*.txt"))
+
+
+@pytest.mark.parametrize("name", NCCL)
+@FAST
+@given(data=st.data())
+def test_nccl_summary_survives_noise(name: str, data: st.DataObject) -> None:
+    text = sample(f"nccl-tests/{name}")
+    clean = parse_nccl_tests(text)
+    noisy = parse_nccl_tests(data.draw(with_noise(text)))
+    assert noisy.avg_busbw_gbytes_s == clean.avg_busbw_gbytes_s
+    assert noisy.rows == clean.rows
+    assert noisy.ranks == clean.ranks
+    assert noisy.transports == clean.transports
+
+
+@FAST
+@given(data=st.data())
+def test_routeros_monitor_keys_survive_log_lines(data: st.DataObject) -> None:
+    text = sample("routeros/monitor-once-ether1-log-line-interleaved.txt")
+    log = st.sampled_from(
+        (
+            "17:20:06 echo: system,error,critical login failure for user admin via ssh",
+            "18:01:44 system,info,account user admin logged in from 10.0.0.9 via ssh",
+        )
+    )
+    lines = text.split("\n")
+    for _ in range(data.draw(st.integers(1, 4))):
+        lines.insert(data.draw(st.integers(0, len(lines))), data.draw(log))
+    r = parse_routeros_monitor("\n".join(lines))
+    assert (r.status, r.rate_gbps, r.full_duplex) == ("link-ok", 1.0, True)

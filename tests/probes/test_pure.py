@@ -1,0 +1,514 @@
+"""Command builders and the pure helpers: examples plus properties."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import pickle
+import shlex
+from ipaddress import IPv4Address, IPv4Interface, IPv6Address
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_sparkfabric.nccl_hca import parse_hca_spec, select_hcas
+from pytest_sparkfabric.probes import ParseError, to_jsonable
+from pytest_sparkfabric.probes.ethtool import EthtoolStats
+from pytest_sparkfabric.probes.ibdev2netdev import parse_ibdev2netdev
+from pytest_sparkfabric.probes.ip import build_ip_addr, parse_ip_addr_json
+from pytest_sparkfabric.probes.iperf3 import (
+    build_iperf3_client,
+    build_iperf3_server,
+    parse_iperf3_json,
+)
+from pytest_sparkfabric.probes.nccl import busbw_from_algbw
+from pytest_sparkfabric.probes.ncclconf import (
+    EnvSource,
+    effective_nccl_env,
+    parse_nccl_conf,
+)
+from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query
+from pytest_sparkfabric.probes.perftest import (
+    build_ib_write_bw_client,
+    build_ib_write_bw_server,
+)
+from pytest_sparkfabric.probes.ping import build_ping, parse_ping
+from pytest_sparkfabric.probes.routeros import (
+    bridge_ports_from_rest,
+    ethernet_from_rest,
+    parse_print_terse,
+    parse_rest_json,
+    qos_ports_from_rest,
+)
+from pytest_sparkfabric.probes.sysfs import (
+    build_read_files,
+    effective_sysctl,
+    find_rocev2_gid,
+    gid_paths,
+    gid_table,
+    hwmon_temps_c,
+    link_speed_gt_s,
+    net_sysctls,
+    parse_read_files,
+    port_state,
+    sysctl_paths,
+)
+
+FAST = settings(max_examples=60, deadline=None)
+SPARK = ("rocep1s0f0", "rocep1s0f1", "roceP2p1s0f0", "roceP2p1s0f1")
+PEER = IPv4Address("192.168.100.12")
+
+# ---------------------------------------------------------------- builders
+
+
+def test_build_ib_write_bw() -> None:
+    server = build_ib_write_bw_server("rocep1s0f1", qps=4, duration_s=10, port=18515, gid_index=3)
+    assert server == "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -D 10 -p 18515 -x 3"
+    client = build_ib_write_bw_client("rocep1s0f1", PEER, qps=1, duration_s=5, port=18516)
+    assert client == "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 1 -D 5 -p 18516 192.168.100.12"
+    hostile = build_ib_write_bw_server("x; rm -rf /", qps=1, duration_s=1, port=1)
+    assert shlex.split(hostile)[2] == "x; rm -rf /"
+    with pytest.raises(ValueError):
+        build_ib_write_bw_server("d", qps=0, duration_s=1, port=1)
+
+
+def test_build_iperf3() -> None:
+    assert build_iperf3_server(port=5201) == "iperf3 -s -p 5201 -1"
+    assert (
+        build_iperf3_server(port=5202, one_off=False, bind=IPv4Address("10.0.0.1"))
+        == "iperf3 -s -p 5202 -B 10.0.0.1"
+    )
+    assert (
+        build_iperf3_client(PEER, streams=8, duration_s=10, port=5201, bind=IPv4Address("1.2.3.4"))
+        == "iperf3 -c 192.168.100.12 -P 8 -t 10 -p 5201 -J -B 1.2.3.4"
+    )
+
+
+def test_build_ping_and_gpu_query() -> None:
+    assert (
+        build_ping(PEER, interface="enp1s0f1np1", payload_bytes=8972)
+        == "ping -M do -s 8972 -I enp1s0f1np1 -c 3 -W 1 -w 5 192.168.100.12"
+    )
+    assert "-w 9" in build_ping(PEER, interface="e", payload_bytes=1, count=3, deadline_s=9)
+    with pytest.raises(ValueError):
+        build_ping(PEER, interface="e", payload_bytes=70000)
+    assert build_gpu_query() == (
+        "nvidia-smi --query-gpu=temperature.gpu,power.draw,clocks.sm,utilization.gpu"
+        " --format=csv,noheader,nounits"
+    )
+
+
+def test_build_ip_addr() -> None:
+    assert build_ip_addr(None) == "ip -j addr show"
+    assert build_ip_addr(["a b", "c"]) == "ip -j addr show dev 'a b'; ip -j addr show dev c"
+
+
+# ---------------------------------------------------------------- ip -j
+
+IP_JSON = json.dumps(
+    [
+        {
+            "ifindex": 4,
+            "ifname": "enp1s0f1np1",
+            "flags": ["BROADCAST", "MULTICAST", "UP", "LOWER_UP"],
+            "mtu": 9000,
+            "operstate": "UP",
+            "link_type": "ether",
+            "address": "4c:bb:47:00:00:01",
+            "addr_info": [
+                {"family": "inet", "local": "192.168.100.11", "prefixlen": 24},
+                {"family": "inet6", "local": "fe80::1", "prefixlen": 64},
+            ],
+        },
+        {"ifname": "enP2p1s0f1np1", "flags": ["BROADCAST", "UP"], "mtu": 1500, "addr_info": []},
+        {},
+    ]
+)
+
+
+def test_ip_addr_json() -> None:
+    a, b = parse_ip_addr_json(IP_JSON)
+    assert (a.name, a.mtu_bytes, a.admin_up, a.carrier) == ("enp1s0f1np1", 9000, True, True)
+    assert a.ipv4 == (IPv4Interface("192.168.100.11/24"),)
+    assert len(a.ipv6) == 1
+    assert (b.admin_up, b.carrier, b.ipv4, b.operstate) == (True, False, (), None)
+    # Several arrays back to back (the per-device form) and link show without addr_info.
+    link = json.dumps([{"ifname": "x", "mtu": 1500, "flags": ["UP"]}])
+    assert [i.name for i in parse_ip_addr_json(IP_JSON + "\n" + link)] == [
+        "enp1s0f1np1",
+        "enP2p1s0f1np1",
+        "x",
+    ]
+    with pytest.raises(ParseError):
+        parse_ip_addr_json('Device "eth9" does not exist.')
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda kids: (
+        st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4)
+    ),
+    max_leaves=20,
+)
+ip_like = st.lists(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "ifname": json_values,
+            "mtu": json_values,
+            "flags": json_values,
+            "addr_info": st.lists(
+                st.fixed_dictionaries(
+                    {}, optional={"local": json_values, "prefixlen": json_values}
+                ),
+                max_size=3,
+            )
+            | json_values,
+        },
+    ),
+    max_size=4,
+)
+
+
+@FAST
+@given(doc=ip_like | json_values)
+def test_ip_and_iperf3_total_on_any_json(doc: object) -> None:
+    text = json.dumps(doc)
+    for parser in (parse_ip_addr_json, parse_iperf3_json):
+        with contextlib.suppress(ParseError):
+            to_jsonable(parser(text))
+
+
+# ---------------------------------------------------------------- sysctls, sysfs
+
+
+def test_effective_sysctl_examples() -> None:
+    assert effective_sysctl(0, 1) == 1
+    assert effective_sysctl(2, 0) == 2
+    assert effective_sysctl(None, 1) == 1
+    assert effective_sysctl(None, None) is None
+
+
+@given(a=st.none() | st.integers(0, 8), b=st.none() | st.integers(0, 8))
+def test_effective_sysctl_is_max_of_present(a: int | None, b: int | None) -> None:
+    got = effective_sysctl(a, b)
+    present = [v for v in (a, b) if v is not None]
+    assert got == (max(present) if present else None)
+    assert effective_sysctl(b, a) == got
+
+
+def _records(values: dict[str, str | None]) -> str:
+    """What build_read_files' loop prints for these file contents."""
+    out = []
+    for path, value in values.items():
+        out.append(
+            f"SFREAD\tok\t{path}\t{value}" if value is not None else f"SFREAD\tmissing\t{path}"
+        )
+    return "\n".join(out) + "\n"
+
+
+paths = st.text(alphabet="abc/_.-0123456789", min_size=1, max_size=20)
+contents = st.none() | st.text(alphabet="abc 0123456789:.\n", max_size=20).map(
+    lambda s: s.strip("\n")
+)
+
+
+@FAST
+@given(values=st.dictionaries(paths, contents, max_size=6))
+def test_read_files_round_trip(values: dict[str, str | None]) -> None:
+    assert parse_read_files(_records(values)) == values
+
+
+def test_read_files_command_quotes_paths() -> None:
+    cmd = build_read_files(["/proc/x", "/tmp/it's here"])
+    assert "'/tmp/it'\"'\"'s here'" in cmd
+    assert build_read_files([]) == "true"
+    with pytest.raises(ValueError):
+        build_read_files(["a\tb"])
+
+
+def test_net_sysctls_effective_values() -> None:
+    p = sysctl_paths("enp1s0f1np1")
+    values: dict[str, str | None] = {
+        p["all.arp_ignore"]: "0",
+        p["enp1s0f1np1.arp_ignore"]: "1",
+        p["all.arp_announce"]: "2",
+        p["enp1s0f1np1.arp_announce"]: "0",
+        p["all.rp_filter"]: "1",
+        p["enp1s0f1np1.rp_filter"]: None,
+        p["disable_ipv6"]: "1",
+    }
+    s = net_sysctls(values, "enp1s0f1np1")
+    assert (s.arp_ignore, s.arp_announce, s.rp_filter, s.disable_ipv6) == (1, 2, 1, 1)
+
+
+def test_gid_table_and_rocev2_lookup() -> None:
+    base = "/sys/class/infiniband/rocep1s0f1/ports/1"
+    values = dict.fromkeys(gid_paths("rocep1s0f1", range(6)))
+    values.update(
+        {
+            f"{base}/gids/0": "fe80:0000:0000:0000:4ebb:47ff:fe00:0001",
+            f"{base}/gid_attrs/types/0": "IB/RoCE v1",
+            f"{base}/gid_attrs/ndevs/0": "enp1s0f1np1",
+            f"{base}/gids/3": "0000:0000:0000:0000:0000:ffff:c0a8:640b",
+            f"{base}/gid_attrs/types/3": "RoCE v2",
+            f"{base}/gid_attrs/ndevs/3": "enp1s0f1np1",
+            f"{base}/gids/4": "0000:0000:0000:0000:0000:0000:0000:0000",
+        }
+    )
+    table = gid_table(values, "rocep1s0f1")
+    assert [e.index for e in table] == [0, 3]
+    assert table[1].ipv4 == IPv4Address("192.168.100.11")
+    hit = find_rocev2_gid(table, "enp1s0f1np1", IPv4Address("192.168.100.11"))
+    assert hit is not None and hit.index == 3
+    assert find_rocev2_gid(table, "enP2p1s0f1np1", IPv4Address("192.168.100.11")) is None
+
+
+@given(v4=st.ip_addresses(v=4))
+def test_ipv4_mapped_gid_round_trip(v4: IPv4Address) -> None:
+    gid = IPv6Address(f"::ffff:{v4}").exploded
+    base = "/sys/class/infiniband/d/ports/1"
+    table = gid_table({f"{base}/gids/5": gid, f"{base}/gid_attrs/types/5": "RoCE v2"}, "d")
+    assert table[0].ipv4 == v4
+
+
+def test_port_pcie_hwmon_helpers() -> None:
+    assert (port_state("4: ACTIVE").code, port_state("4: ACTIVE").name) == (4, "ACTIVE")
+    assert port_state("5: LinkUp").name == "LinkUp"
+    assert port_state(None).code is None
+    assert link_speed_gt_s("32.0 GT/s PCIe") == 32.0
+    assert link_speed_gt_s("Unknown") is None
+    temps = hwmon_temps_c({"/sys/x/hwmon/hwmon3/temp1_input": "81000", "/sys/x/name": "mlx5"})
+    assert temps == {"/sys/x/hwmon/hwmon3/temp1_input": 81.0}
+
+
+# ---------------------------------------------------------------- NCCL config precedence
+
+
+def test_nccl_conf_reads_like_nccl() -> None:
+    text = (
+        "# comment\n\nNCCL_IB_DISABLE=1\n  # indented=1\nNCCL_DEBUG=INFO # why\nNOEQUALS\nA=b=c\n"
+    )
+    entries = parse_nccl_conf(text)
+    assert [(e.key, e.value, e.line_no) for e in entries] == [
+        ("NCCL_IB_DISABLE", "1", 3),
+        ("  # indented", "1", 4),
+        ("NCCL_DEBUG", "INFO # why", 5),
+        ("A", "b=c", 7),
+    ]
+    assert entries[0].note is None
+    assert entries[1].note is not None and entries[2].note is not None
+    spaced = parse_nccl_conf("NCCL_IB_HCA = rocep1s0f1\n")[0]
+    assert spaced.key == "NCCL_IB_HCA " and spaced.note is not None
+
+
+def test_nccl_precedence_names_file_and_line() -> None:
+    etc = EnvSource.from_text(
+        "/etc/nccl.conf", "NCCL_NET=Socket\nNCCL_IB_DISABLE=1\n", "system_conf"
+    )
+    home = EnvSource.from_text("/home/u/.nccl.conf", "NCCL_IB_DISABLE=0\n", "user_conf")
+    custom = EnvSource.from_text("/opt/n.conf", "NCCL_NET=IB\n", "conf_file")
+    env = EnvSource.from_mapping(
+        "cluster.yaml nccl.env", {"NCCL_IB_HCA": "rocep1s0f1,roceP2p1s0f1"}
+    )
+    decided = effective_nccl_env([etc, home, custom, env])
+    assert decided["NCCL_IB_HCA"].where == "cluster.yaml nccl.env"
+    # No NCCL_CONF_FILE in the process environment: ~/.nccl.conf counts, /opt/n.conf does not.
+    assert decided["NCCL_IB_DISABLE"].value == "0"
+    assert decided["NCCL_IB_DISABLE"].where == "/home/u/.nccl.conf line 1"
+    assert [s.source for s in decided["NCCL_IB_DISABLE"].shadowed] == ["/etc/nccl.conf"]
+    assert decided["NCCL_NET"].value == "Socket"
+    assert decided["NCCL_NET"].where == "/etc/nccl.conf line 1"
+    env2 = EnvSource.from_mapping("env", {"NCCL_CONF_FILE": "/opt/n.conf"})
+    decided2 = effective_nccl_env([etc, home, custom, env2])
+    assert decided2["NCCL_NET"].value == "IB" and decided2["NCCL_NET"].source == "/opt/n.conf"
+    assert decided2["NCCL_IB_DISABLE"].value == "1"
+
+
+def test_nccl_same_file_first_line_wins() -> None:
+    src = EnvSource.from_text("/etc/nccl.conf", "X=1\nX=2\n", "system_conf")
+    assert effective_nccl_env([src])["X"].value == "1"
+
+
+kinds = st.sampled_from(["process", "user_conf", "system_conf"])
+small_env = st.dictionaries(
+    st.sampled_from(["A", "B", "C"]), st.text("xyz", max_size=3), max_size=3
+)
+
+
+@FAST
+@given(layers=st.lists(st.tuples(kinds, small_env), max_size=5))
+def test_nccl_precedence_earlier_kind_always_wins(
+    layers: list[tuple[str, dict[str, str]]],
+) -> None:
+    order = {"process": 0, "user_conf": 1, "system_conf": 2}
+    sources = [
+        EnvSource.from_mapping(f"s{i}", env, kind)  # type: ignore[arg-type]
+        for i, (kind, env) in enumerate(layers)
+    ]
+    decided = effective_nccl_env(sources)
+    ranked = sorted(enumerate(layers), key=lambda p: (order[p[1][0]], p[0]))
+    for key in {k for _, env in layers for k in env}:
+        first = next(i for i, (_, env) in ranked if key in env)
+        assert decided[key].source == f"s{first}"
+        assert decided[key].value == layers[first][1][key]
+
+
+# ---------------------------------------------------------------- NCCL_IB_HCA
+
+
+def _names(spec: str | None, devices: tuple[str, ...] = SPARK) -> list[str]:
+    return [s.device for s in select_hcas(spec, devices)]
+
+
+def test_hca_examples_spark() -> None:
+    assert _names(None) == list(SPARK) and _names("") == list(SPARK)
+    assert _names("rocep1s0f") == ["rocep1s0f0", "rocep1s0f1"]
+    assert _names("rocep1s0f1,roceP2p1s0f1") == ["rocep1s0f1", "roceP2p1s0f1"]
+    assert _names("=rocep1s0f") == []
+    assert _names("^=rocep1s0f0") == ["rocep1s0f1", "roceP2p1s0f0", "roceP2p1s0f1"]
+    assert _names("^rocep") == ["roceP2p1s0f0", "roceP2p1s0f1"]
+    assert _names("ROCEP1S0F1") == []
+    assert _names("rocep1s0f1:1") == ["rocep1s0f1"]
+    assert _names("rocep1s0f1:2") == []
+    assert _names("^") == []
+    assert parse_hca_spec("==x").entries == parse_hca_spec("=x").entries
+
+
+names = st.text(alphabet="rocepP12sf0", min_size=1, max_size=12)
+device_lists = st.lists(names, min_size=1, max_size=6, unique=True).map(tuple)
+
+
+@FAST
+@given(devices=device_lists)
+def test_hca_exact_list_of_all_selects_all(devices: tuple[str, ...]) -> None:
+    assert _names("=" + ",".join(devices[:32]), devices) == list(devices)
+
+
+@FAST
+@given(devices=device_lists, data=st.data())
+def test_hca_excluded_name_never_selected(devices: tuple[str, ...], data: st.DataObject) -> None:
+    name = data.draw(st.sampled_from(devices))
+    assert name not in _names("^=" + name, devices)
+    assert not any(d.startswith(name) for d in _names("^" + name, devices))
+    assert name in _names(name, devices) and name in _names("=" + name, devices)
+
+
+@FAST
+@given(devices=device_lists, spec=st.text(alphabet="rocepP12sf0,:=^", max_size=16))
+def test_hca_exclusion_is_the_complement(devices: tuple[str, ...], spec: str) -> None:
+    if spec.startswith("^"):
+        return
+    chosen = set(_names(spec, devices))
+    excluded = set(_names("^" + spec, devices))
+    assert chosen.isdisjoint(excluded)
+    assert chosen | excluded == set(devices)
+    assert _names(spec, devices) == [d for d in devices if d in chosen]
+
+
+@FAST
+@given(spec=st.text(max_size=40), devices=st.lists(st.text(max_size=8), max_size=5))
+def test_hca_total(spec: str, devices: list[str]) -> None:
+    assert set(_names(spec, tuple(devices))) <= set(devices)
+
+
+# ---------------------------------------------------------------- small helpers
+
+
+def test_busbw_from_algbw() -> None:
+    assert busbw_from_algbw(10.0, 2, "all_reduce") == 10.0
+    assert busbw_from_algbw(45.88, 2, "all_gather") == pytest.approx(22.94)
+    assert busbw_from_algbw(10.0, 4, "all_reduce") == pytest.approx(15.0)
+    assert busbw_from_algbw(10.0, 1, "all_gather") == 0.0
+    with pytest.raises(ValueError):
+        busbw_from_algbw(1.0, 0, "all_reduce")
+
+
+def test_ping_verdicts() -> None:
+    assert parse_ping("", "ping: SO_BINDTODEVICE enp9: No such device\n", 2).verdict == "error"
+    r = parse_ping("", "ping: connect: Network is unreachable\n", 2)
+    assert r.error_text == "ping: connect: Network is unreachable"
+    two_of_three = "3 packets transmitted, 2 received, 33.3333% packet loss, time 2003ms\n"
+    assert parse_ping(two_of_three, "", 1).verdict == "lost"
+    errs = "3 packets transmitted, 0 received, +3 errors, 100% packet loss, time 2046ms\n"
+    mtu = "ping: local error: Message too long, mtu: 1500\n"
+    r = parse_ping(errs, mtu * 3, 1)
+    assert (r.verdict, r.local_mtu_error, r.errors) == ("local_mtu", 1500, 3)
+
+
+def test_routeros_terse_and_rest() -> None:
+    terse = (
+        ' 0 R  name="qsfp56-dd-1-1" mtu=9000 l2mtu=9216 comment="leg one"\n'
+        " 1 X  name=qsfp56-dd-1-2 mtu=1500\n"
+        "garbage line\n"
+    )
+    rows = parse_print_terse(terse)
+    assert rows[0] == {
+        ".index": "0",
+        ".flags": "R",
+        "name": "qsfp56-dd-1-1",
+        "mtu": "9000",
+        "l2mtu": "9216",
+        "comment": "leg one",
+    }
+    assert rows[1][".flags"] == "X" and len(rows) == 2
+    eth = ethernet_from_rest(
+        parse_rest_json(
+            '[{"name":"qsfp56-dd-1-1","mtu":"9000","l2mtu":"9216","auto-negotiation":"false",'
+            '"speed":"200G-baseCR4","running":"true","disabled":"false"}]'
+        )
+    )
+    assert (eth[0].mtu_bytes, eth[0].auto_negotiation, eth[0].running) == (9000, False, True)
+    ports = bridge_ports_from_rest(
+        [{"interface": "qsfp56-dd-1-1", "bridge": "bridge1", "hw": "true", "hw-offload": "false"}]
+    )
+    assert (ports[0].hw_requested, ports[0].hw_offload) == (True, False)
+    qos = qos_ports_from_rest(
+        [
+            {
+                "name": "qsfp56-dd-1-1",
+                "trust-l3": "ignore",
+                "pfc": "disabled",
+                "egress-rate-queue0": "0",
+                "egress-rate-queue3": "100G",
+            }
+        ]
+    )
+    assert (qos[0].trust_l3, qos[0].pfc) == ("ignore", "disabled")
+    assert qos[0].limited_queues() == {3: "100G"}
+    with pytest.raises(ParseError):
+        parse_rest_json("<html>401</html>")
+
+
+def test_ibdev2netdev_without_lines_is_parse_error() -> None:
+    with pytest.raises(ParseError) as err:
+        parse_ibdev2netdev("")
+    assert err.value.tool == "ibdev2netdev"
+
+
+def test_parse_error_attributes_and_pickle() -> None:
+    err = ParseError("ib_write_bw", "no result row")
+    assert str(err) == "ib_write_bw: no result row"
+    assert isinstance(err, ValueError)
+    back = pickle.loads(pickle.dumps(err))
+    assert (back.tool, back.missing) == ("ib_write_bw", "no result row")
+
+
+def test_to_jsonable_nested() -> None:
+    stats = EthtoolStats({"rx_err_lane_0_phy": 3})
+    data = to_jsonable(
+        {
+            "stats": stats,
+            "ips": (IPv4Interface("10.0.0.1/24"), IPv4Address("10.0.0.2")),
+            "flags": frozenset({"UP", "LOWER_UP"}),
+            "inf": float("-inf"),
+        }
+    )
+    assert data == {
+        "stats": {"counters": {"rx_err_lane_0_phy": 3}},
+        "ips": ["10.0.0.1/24", "10.0.0.2"],
+        "flags": ["LOWER_UP", "UP"],
+        "inf": None,
+    }
+    json.dumps(data)
