@@ -50,7 +50,11 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     if not iface.admin_up:
         verdict.fail(problem.format(what="administratively down"), "admin_down")
     if not iface.carrier:
-        verdict.fail(problem.format(what="cabled in cluster.yaml but has no link"), "link_down")
+        note, rule = fabric.switch_leg_note(rail.node)
+        verdict.fail(
+            problem.format(what="cabled in cluster.yaml but has no link") + note,
+            rule or "link_down",
+        )
     if speed != SPEED_MBPS:
         eth.get()
         verdict.fail(problem.format(what=f"link speed {speed}Mb/s"), "speed_degraded")
@@ -61,14 +65,14 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
 
 def test_pcie(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """Each PCIe half of the NIC trained at 32.0 GT/s, width 4."""
-    expected = f"{spark.PCIE_SPEED_GTS:g} GT/s x{spark.PCIE_WIDTH}"
+    expected = f"{spark.PCIE_SPEED_GTS:.1f} GT/s x{spark.PCIE_WIDTH}"
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, pci=rail.pci, expected=expected)
     link = fabric.pcie(rail).get()
     verdict(measured=link.text)
     if link.speed_gt_s != spark.PCIE_SPEED_GTS or link.width != spark.PCIE_WIDTH:
         best = ""
         if link.max_speed_gt_s is not None and link.max_width is not None:
-            best = f" (the device supports {link.max_speed_gt_s:g} GT/s x{link.max_width})"
+            best = f" (the device supports {link.max_speed_gt_s:.1f} GT/s x{link.max_width})"
         verdict.fail(
             f"{_where(rail)}: PCIe {rail.pci} runs at {link.text}{best}; expected {expected}",
             "pcie_degraded",
@@ -99,11 +103,12 @@ def test_roce_port(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         )
     if not (roce.active and roce.link_up):
         iface = fabric.interface(rail)
-        cause = ""
+        cause, rule = "", None
         if iface.value is not None and not iface.value.carrier:
-            cause = f" ({rail.netdev} has no carrier: the cable has no link)"
+            note, rule = fabric.switch_leg_note(rail.node)
+            cause = f" ({rail.netdev} has no carrier: the cable has no link{note})"
         verdict.fail(
             f"{where}: port state {roce.state.name or '?'}, physical state "
             f"{roce.phys_state.name or '?'}{cause}; expected ACTIVE, LinkUp",
-            "link_down",
+            rule or "link_down",
         )

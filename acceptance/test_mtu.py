@@ -84,7 +84,9 @@ def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdic
     down = _no_carrier(fabric, (src, dst))
     if down:
         names = ", ".join(f"{r.node} {r.netdev}" for r in down)
-        verdict.fail(f"{head}: {_summary(result)}; {names} has no link", "link_down")
+        note, rule = fabric.switch_leg_note(down[0].node)
+        verdict.fail(f"{head}: {_summary(result)}; no link on {names}{note}", rule or "link_down")
+    _address_problem(fabric, link, head, _summary(result), verdict)
     small = fabric.small_ping(link)
     small_ok = small is not None and small.value is not None and small.value.ok
     if result.verdict == "lost" and small_ok:
@@ -104,12 +106,48 @@ def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdic
     verdict.fail(f"{head}: {_summary(result)}{small_text}", "unreachable_rail")
 
 
+def _address_problem(
+    fabric: Fabric, link: DirectedLink, head: str, summary: str, verdict: Verdict
+) -> None:
+    """Fail with the address rule when the peer does not carry its planned address."""
+    dst = link.dst
+    iface = fabric.interface(dst)
+    if iface.value is None or dst.address in iface.value.ipv4:
+        return
+    has = ", ".join(str(a) for a in iface.value.ipv4) or "no IPv4 address"
+    seen = fabric.observed_ipv4()
+    owners = [
+        f"{n} {dev}"
+        for n, dev in seen.get(str(dst.address.ip), [])
+        if (n, dev) != (dst.node, dst.netdev)
+    ]
+    shared = owners or any(len(seen.get(str(a.ip), [])) > 1 for a in iface.value.ipv4)
+    elsewhere = f"; {dst.address.ip} is on {', '.join(owners)}" if owners else ""
+    verdict.fail(
+        f"{head}: {summary}; the peer {dst.node} {dst.netdev} does not carry its planned "
+        f"address {dst.address} (it has {has}){elsewhere}",
+        "duplicate_ip" if shared else "address_mismatch",
+    )
+
+
 def _path_hint(fabric: Fabric, cluster: Cluster, link: DirectedLink) -> str:
     peer_mtu = _mtu_of(fabric, link.dst)
     if peer_mtu is not None and peer_mtu < cluster.mtu:
         return f" (the peer {link.dst.node} {link.dst.netdev} has MTU {peer_mtu})"
     sw = cluster.spec.switch
-    if sw is not None:
-        legs = [f"{n} {sw.ports[n]}" for n in (link.src.node, link.dst.node) if n in sw.ports]
-        return f" (both netdevs are at MTU {cluster.mtu}: check the switch ports {', '.join(legs)})"
-    return ""
+    if sw is None:
+        return ""
+    legs = {n: sw.ports[n] for n in (link.src.node, link.dst.node) if n in sw.ports}
+    state = fabric.switch().value
+    ports = state.ethernet.value if state is not None else None
+    if ports:
+        small = [
+            f"{leg} ({n}) has mtu {p.mtu_bytes} l2mtu {p.l2mtu_bytes}"
+            for n, leg in legs.items()
+            if (p := ports.get(leg)) is not None
+            and ((p.mtu_bytes or 0) < cluster.mtu or (p.l2mtu_bytes or 0) < cluster.mtu + 14)
+        ]
+        if small:
+            return f" (switch port {'; '.join(small)})"
+    where = ", ".join(f"{leg} ({n})" for n, leg in legs.items())
+    return f" (both netdevs are at MTU {cluster.mtu}: check the switch ports {where})"

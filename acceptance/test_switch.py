@@ -28,6 +28,10 @@ HOST_PFC = "disabled"  # hosts run PFC off unless configured otherwise (DOMAIN.m
 _SUB = re.compile(r"^(?P<cage>.+)-(?P<lane>\d{1,2})$")
 
 
+def _yes(value: bool | None) -> str:
+    return {True: "yes", False: "no", None: "?"}[value]
+
+
 def _state(fabric: Fabric) -> SwitchState:
     return fabric.switch().get()
 
@@ -61,7 +65,7 @@ def test_switch_leg(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
     measured = (
         f"{mon.status or '?'}, {rate}, auto-negotiation {autoneg}"
         f"{f' ({mon.auto_negotiation})' if mon.auto_negotiation else ''}, "
-        f"speed {port.speed or '?'}, {fec or 'fec ?'}, running {port.running}"
+        f"speed {port.speed or '?'}, {fec or 'fec ?'}, running {_yes(port.running)}"
     )
     verdict(measured=measured)
     problem = f"{where}: {{what}}; seen: {measured}; expected: {expected}"
@@ -117,7 +121,9 @@ def test_switch_bridge_port(
             measured="not in a bridge",
         )
     port = mine[0]
-    measured = f"bridge {port.bridge}, hw-offload {port.hw_offload}, hw {port.hw_requested}"
+    measured = (
+        f"bridge {port.bridge}, hw-offload {_yes(port.hw_offload)}, hw {_yes(port.hw_requested)}"
+    )
     verdict(measured=measured)
     if port.bridge != bridge:
         verdict.fail(
@@ -127,7 +133,7 @@ def test_switch_bridge_port(
         )
     if port.hw_offload is not True:
         verdict.fail(
-            f"{where}: hw-offload {port.hw_offload} (hw requested: {port.hw_requested}): "
+            f"{where}: hw-offload {_yes(port.hw_offload)} (hw {_yes(port.hw_requested)}): "
             "the switch CPU forwards this port's traffic; expected hw-offload yes",
             "switch_cpu_forwarding",
         )

@@ -311,11 +311,33 @@ def _gb(value: float) -> str:
     return f"{value:.1f} Gb/s"
 
 
-def _throttled(ev: Evidence) -> dict[str, list[Rate]]:
+def _loopbacks(ev: Evidence) -> dict[str, list[Rate]]:
     out: dict[str, list[Rate]] = {}
     for r in ev.loopback:
-        if r.gbps is not None and r.gbps < THROTTLED_MAX_GBPS and r.nodes:
-            out.setdefault(r.nodes[0], []).append(r)
+        if r.gbps is not None:
+            out.setdefault(r.nodes[0] if r.nodes else r.where, []).append(r)
+    return out
+
+
+def _throttled(ev: Evidence) -> dict[str, list[Rate]]:
+    """Boxes whose loopback crawls: some rail in the throttled band, or every rail ~0."""
+    out: dict[str, list[Rate]] = {}
+    for node, rates in _loopbacks(ev).items():
+        band = [r for r in rates if DEAD_RAIL_MAX_GBPS < (r.gbps or 0.0) < THROTTLED_MAX_GBPS]
+        dead = [r for r in rates if (r.gbps or 0.0) <= DEAD_RAIL_MAX_GBPS]
+        if band or len(dead) == len(rates):
+            out[node] = band or dead
+    return out
+
+
+def _dead_halves(ev: Evidence) -> dict[str, tuple[list[Rate], list[Rate]]]:
+    """Boxes where one rail carries ~nothing even in loopback while another runs: (dead, live)."""
+    out: dict[str, tuple[list[Rate], list[Rate]]] = {}
+    for node, rates in _loopbacks(ev).items():
+        dead = [r for r in rates if (r.gbps or 0.0) <= DEAD_RAIL_MAX_GBPS]
+        live = [r for r in rates if (r.gbps or 0.0) >= LIVE_RAIL_MIN_GBPS]
+        if dead and live:
+            out[node] = (dead, live)
     return out
 
 
@@ -338,12 +360,14 @@ def _nic_throttled(ev: Evidence) -> list[Finding]:
     out = []
     for node, rates in _throttled(ev).items():
         seen = ", ".join(f"{r.label or r.where} {_gb(r.gbps or 0.0)}" for r in rates)
+        certain = any((r.gbps or 0.0) > DEAD_RAIL_MAX_GBPS for r in rates)
         out.append(
             Finding(
                 RULES["nic_throttled"],
                 node,
-                (node,),
-                f"loopback {seen} with no cable involved (healthy ~106 Gb/s)",
+                rates[0].nodes[:1],
+                f"loopback {seen} with no cable involved; healthy ~106 Gb/s",
+                certain=certain,
             )
         )
     return out
@@ -360,9 +384,22 @@ def _half_port(ev: Evidence) -> list[Finding]:
     out: list[Finding] = []
     down = _down_nodes(ev)
     throttled = set(_throttled(ev))
+    halves = _dead_halves(ev)
+    for node, (dead, live) in halves.items():
+        seen = ", ".join(f"{r.label or r.where} {_gb(r.gbps or 0.0)}" for r in dead + live)
+        hca = ",".join(r.label for r in sorted(dead + live, key=lambda r: r.where) if r.label)
+        out.append(
+            Finding(
+                RULES["half_port"],
+                node,
+                dead[0].nodes[:1],
+                f"loopback {seen}: one half carries nothing even inside the box",
+                f"drive both netdevs / both RoCE devices (NCCL_IB_HCA={hca})" if hca else "",
+            )
+        )
     for kind, groups in (("RDMA", ev.pairs), ("TCP", ev.tcp)):
         for p in groups:
-            if not _live_and_dead(p) or set(p.nodes) & (down | throttled):
+            if not _live_and_dead(p) or set(p.nodes) & (down | throttled | set(halves)):
                 continue
             if any(f.where == p.where for f in out):
                 continue
@@ -383,7 +420,7 @@ def _half_port(ev: Evidence) -> list[Finding]:
 def _slow_rails(ev: Evidence) -> list[Rate]:
     """Rails that crawl on nodes whose NIC is not throttled, outside a half-used port."""
     rates = list(ev.rdma) or [r for p in ev.pairs for r in p.rails]
-    skip = set(_throttled(ev)) | _down_nodes(ev)
+    skip = set(_throttled(ev)) | _down_nodes(ev) | set(_dead_halves(ev))
     half = {p.nodes for p in ev.pairs if _live_and_dead(p)}
     return [
         r

@@ -73,7 +73,7 @@ class PcieLink:
 
     @property
     def text(self) -> str:
-        speed = f"{self.speed_gt_s:g} GT/s" if self.speed_gt_s is not None else "speed ?"
+        speed = f"{self.speed_gt_s:.1f} GT/s" if self.speed_gt_s is not None else "speed ?"
         width = f"x{self.width}" if self.width is not None else "width ?"
         return f"{speed} {width}"
 
@@ -388,6 +388,25 @@ class Fabric:
     def switch(self) -> Measured[SwitchState]:
         """Everything the switch checks read, in one pass of read-only calls (cached)."""
         return self.once("switch", self._switch)
+
+    def switch_leg_note(self, node: str) -> tuple[str, str | None]:
+        """For a node without link: its switch leg (text), and `autoneg_failed` where the switch
+        says the leg was left on auto-negotiation (nothing when the switch cannot be read)."""
+        spec = self.cluster.spec.switch
+        leg = spec.ports.get(node) if spec else None
+        if spec is None or leg is None:
+            return "", None
+        note = f"; its cable lands on switch port {leg}"
+        state = self.switch().value
+        if state is None:
+            return note, None
+        port = (state.ethernet.value or {}).get(leg)
+        mon = state.monitor.get(leg)
+        status = mon.value if mon is not None else None
+        failed = status is not None and status.auto_negotiation == "failed"
+        if failed or (port is not None and port.auto_negotiation):
+            return f"{note}, left on auto-negotiation", "autoneg_failed"
+        return note, None
 
     def _switch(self) -> Measured[SwitchState]:
         from pytest_sparkfabric.switch import SwitchError, make_client, read_switch

@@ -111,11 +111,12 @@ def check_request(
     wanted = subnets_needed(topology, len(names))
     if len(subnets) < wanted:
         prefix = 24 - math.ceil(math.log2(wanted))
+        example = f"192.168.0.0/{prefix}" if prefix >= 16 else f"10.0.0.0/{prefix}"
         have = f"holds {len(subnets)} /24" + ("s" if len(subnets) != 1 else "")
         raise InitError(
             f"--subnet-pool {pool} {have}; {topology} with {len(names)} nodes needs {wanted} "
             f"(2 per {'cable' if topology in ('ring', 'mesh') else 'cluster, one per rail'}). "
-            f"Fix: give a /{prefix} or larger, e.g. --subnet-pool 192.168.0.0/{min(prefix, 16)}."
+            f"Fix: give a /{prefix} or larger, e.g. --subnet-pool {example}."
         )
     return subnets
 

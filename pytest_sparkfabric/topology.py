@@ -16,6 +16,8 @@ from ipaddress import IPv4Interface, IPv4Network
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from pytest_sparkfabric import spark
 
 if TYPE_CHECKING:
@@ -250,6 +252,18 @@ def facts_of(cluster: Cluster) -> Facts:
     )
 
 
+_BOOL: TypeAdapter[bool] = TypeAdapter(bool)
+_INT: TypeAdapter[int] = TypeAdapter(int)
+
+
+def _lax(adapter: TypeAdapter[Any], value: Any) -> Any:
+    """A raw value read as pydantic reads it (`"yes"` is true, `"22"` is 22), else None."""
+    try:
+        return adapter.validate_python(value)
+    except ValidationError:
+        return None
+
+
 def _port_number(key: Any) -> int | None:
     if isinstance(key, int) and not isinstance(key, bool) and key in spark.PORTS:
         return key
@@ -267,8 +281,7 @@ def _raw_node(i: int, item: Any) -> NodeFact:
     ssh = item.get("ssh")
     fact.has_ssh = ssh is not None
     if isinstance(ssh, Mapping) and isinstance(ssh.get("host"), str):
-        port = ssh.get("port")
-        fact.host = (ssh["host"], port if isinstance(port, int) else None)
+        fact.host = (ssh["host"], _lax(_INT, ssh.get("port")))
     ports = item.get("ports")
     if not isinstance(ports, Mapping):
         return fact
@@ -304,7 +317,7 @@ def facts_of_data(data: Mapping[Any, Any]) -> Facts:
     return Facts(
         topo if isinstance(topo, str) and topo in NODE_COUNTS else None,
         transport if transport in ("ssh", "sim", "replay") else None,
-        data.get("arp_sysctls") is True,
+        _lax(_BOOL, data.get("arp_sysctls", False)) is True,
         [_raw_node(i, n) for i, n in enumerate(raw_nodes)] if isinstance(raw_nodes, list) else None,
         data.get("switch") is not None,
         bool(data.get("replay_dir")),

@@ -279,12 +279,12 @@ def _bounds(spot: _Spot, ctx: Mapping[str, Any]) -> str:
     if hi is None and ("le" in ctx or "lt" in ctx):
         hi, hi_open = ctx.get("le", ctx.get("lt")), "lt" in ctx
     if lo is not None and hi is not None and not lo_open and not hi_open:
-        return f"use a value from {lo} to {hi}"
+        return f"use a value from {_num(lo)} to {_num(hi)}"
     parts = []
     if lo is not None:
-        parts.append(f"above {lo}" if lo_open else f"at least {lo}")
+        parts.append(f"above {_num(lo)}" if lo_open else f"at least {_num(lo)}")
     if hi is not None:
-        parts.append(f"below {hi}" if hi_open else f"at most {hi}")
+        parts.append(f"below {_num(hi)}" if hi_open else f"at most {_num(hi)}")
     return "use a value " + " and ".join(parts) if parts else ""
 
 
@@ -294,10 +294,16 @@ def _choices(values: list[Any]) -> str:
 
 def _guess(value: Any, options: list[Any], rest: str) -> str:
     """`did you mean 'ssh'? The choices: ...` or just `rest`."""
-    close = difflib.get_close_matches(str(value), [str(o) for o in options], n=1, cutoff=0.6)
+    by_lower = {str(o).lower(): str(o) for o in options}
+    close = difflib.get_close_matches(str(value).lower(), list(by_lower), n=1, cutoff=0.6)
     if not close:
         return rest
-    return f"did you mean {close[0]!r}? {rest[:1].upper()}{rest[1:]}"
+    return f"did you mean {by_lower[close[0]]!r}? {rest[:1].upper()}{rest[1:]}"
+
+
+def _num(value: Any) -> Any:
+    """0.0 -> 0: limits as the user would write them."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _plain(value: Any) -> str:
@@ -483,7 +489,7 @@ def _words(
         )
     if kind in _LIMITS:
         big, bound_words = _LIMITS[kind]
-        limit = next(iter(ctx.values()), "")
+        limit = _num(next(iter(ctx.values()), ""))
         return f"{_plain(value)} is too {big}: it must be {bound_words} {limit}", (
             _bounds(spot, ctx) + note
         ).strip()
@@ -514,13 +520,16 @@ def _words(
                 f"{_TYPE_WORDS[kind]}; got {seen(value)}",
                 f"write it like `{spot.name}: {{{needed[0]}: {value}}}`",
             )
-    if kind in _TYPE_WORDS:
-        quote = (
-            "; put it in quotes so YAML reads it as text"
-            if kind == "string_type" and isinstance(value, int | float | bool | datetime.date)
-            else ""
+    if kind == "string_type" and isinstance(value, bool):
+        return f"{_TYPE_WORDS[kind]}; got {seen(value)}", (
+            "put it in quotes: YAML reads yes, no, on, off, true and false as true or false"
         )
-        return f"{_TYPE_WORDS[kind]}; got {seen(value)}", _like(write) + quote
+    if kind == "string_type" and isinstance(value, int | float | datetime.date):
+        text = value.isoformat() if isinstance(value, datetime.date) else str(value)
+        quoted = f"{key}: '{text}'" if isinstance(key, str) else f"'{text}'"
+        return f"{_TYPE_WORDS[kind]}; got {seen(value)}", f"put it in quotes: `{quoted}`"
+    if kind in _TYPE_WORDS:
+        return f"{_TYPE_WORDS[kind]}; got {seen(value)}", _like(write, _bounds(spot, ctx))
     # value_error, assertion_error and our own PydanticCustomError: the validator wrote the text.
     msg = str(e.get("msg", kind)).removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if msg[:1].isupper() and not msg[:2].isupper():

@@ -2,8 +2,9 @@
 addresses, sysctls, and how each fault in `simulate.faults` is applied for real.
 
 Cables: direct, ring and mesh join the two nodes' netdevs port to port, one veth pair per rail.
-A switch is a namespace with one Linux bridge per rail (each rail is its own subnet) and one leg
-per node rail. Every node also gets a management veth (`enP7s7`, the Spark's 10GbE name) on a
+A switch is a namespace with one Linux bridge (`bridge1`, as on the real switch: one offloaded
+bridge) and one leg per node rail; both rails share its L2 network while each keeps its own
+subnet, so ARP flux is as real as on the switch and the nodes need the ARP sysctls. Every node also gets a management veth (`enP7s7`, the Spark's 10GbE name) on a
 host bridge; the host side holds the first address of the management subnet.
 """
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 LAB_RANGE = IPv4Network("198.18.0.0/15")
 SWITCH_LEG_MTU = 9216
+SWITCH_BRIDGE = "bridge1"
 # Faults the kernel or the lab itself expresses. The simulator still hears of all faults but
 # the last two, so its tools (ethtool, ib_write_bw, ...) agree with what the kernel shows.
 KERNEL_FAULTS = frozenset(
@@ -202,7 +204,7 @@ class _Builder:
             swport = sw.ports.get(node.name, "?") if sw else "?"
             for rail in node.rails:
                 leg = End(self.switch_ns, f"p{i + 1}r{rail.index}", SWITCH_LEG_MTU, True,
-                          f"br{rail.index}")  # fmt: skip
+                          SWITCH_BRIDGE)  # fmt: skip
                 self._add_rail_wire(
                     Wire(self.rail_end(rail), leg, f"{rail.id}<->switch:{swport} rail {rail.index}"),
                     rail,
@@ -229,7 +231,9 @@ class _Builder:
         return i, "b" if side == "a" else "a"
 
     def base_sysctls(self) -> None:
-        arp = self.cluster.spec.arp_sysctls
+        # "As the file says": arp_sysctls: true, or a switch, where both rails of a node share
+        # one L2 network (the suite expects arp_ignore=1, arp_announce=2 there).
+        arp = self.cluster.spec.arp_sysctls or self.cluster.topology == "switch"
         for node in self.cluster.nodes:
             s: dict[str, str] = {
                 # rp_filter: the kernel takes max(all, interface); `all` stays 0 so one rail can
@@ -427,7 +431,7 @@ def build_plan(cluster: Cluster, *, prefix: str, mgmt: IPv4Network) -> LabPlan:
     switch_mgmt = None
     if b.switch_ns is not None:
         namespaces.append(b.switch_ns)
-        bridges = [Bridge(b.switch_ns, f"br{r}", None) for r in (0, 1)]
+        bridges = [Bridge(b.switch_ns, SWITCH_BRIDGE, None)]
         switch_mgmt = mgmt_address(mgmt, 2)
         wires.append(
             Wire(

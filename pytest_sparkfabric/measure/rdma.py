@@ -224,9 +224,7 @@ def _run_pairs(fabric: Fabric) -> RdmaRun:
                     wanted.append(((link.id, direction), src, dst, base + link.rail))
             for (link_id, _), result in _run_step(fabric, wanted, k).items():
                 links.setdefault(link_id, []).append(result)
-    return RdmaRun(
-        plan, {k: tuple(v) for k, v in links.items()}, round_of, clock.now() - start
-    )
+    return RdmaRun(plan, {k: tuple(v) for k, v in links.items()}, round_of, clock.now() - start)
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,5 @@ def _run(fabric: Fabric) -> TcpRun:
         done = run_flows(fabric.transport, flows)
         for link, flow in zip(wanted, flows, strict=True):
             gbps, error, streams, retrans = _outcome(done[link.id])
-            links[link.id] = TcpResult(
-                link, gbps, error, k, streams, retrans, flow.client.command
-            )
+            links[link.id] = TcpResult(link, gbps, error, k, streams, retrans, flow.client.command)
     return TcpRun(links, round_of, clock.now() - start)

@@ -50,7 +50,7 @@ def table(seed: int, dev: Netdev) -> tuple[Gid, ...]:
     out: list[Gid] = []
     for address in addresses:
         for kind in ("IB/RoCE v1", "RoCE v2"):
-            out.append(Gid(len(out), address, kind, dev.name))  # type: ignore[arg-type]
+            out.append(Gid(len(out), address, kind, dev.name))
     return tuple(out)
 
 

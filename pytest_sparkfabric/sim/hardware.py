@@ -66,6 +66,13 @@ class Cable:
         return (self.a, self.b) if self.b else (self.a,)
 
 
+def eui64_link_local(mac: str) -> IPv6Address:
+    octets = [int(x, 16) for x in mac.split(":")]
+    octets[0] ^= 0x02
+    eui = [*octets[:3], 0xFF, 0xFE, *octets[3:]]
+    return IPv6Address(bytes([0xFE, 0x80, 0, 0, 0, 0, 0, 0, *eui]))
+
+
 @dataclass(frozen=True, slots=True)
 class Netdev:
     """One fabric netdev: a PCIe half (`rail`, i.e. PCIe domain) of QSFP `port`."""
@@ -86,10 +93,7 @@ class Netdev:
     @property
     def link_local(self) -> IPv6Address:
         """The EUI-64 fe80:: address the kernel derives from the MAC (also GID 0)."""
-        octets = [int(x, 16) for x in self.mac.split(":")]
-        octets[0] ^= 0x02
-        eui = [*octets[:3], 0xFF, 0xFE, *octets[3:]]
-        return IPv6Address(bytes([0xFE, 0x80, 0, 0, 0, 0, 0, 0, *eui]))
+        return eui64_link_local(self.mac)
 
 
 @dataclass(frozen=True, slots=True)

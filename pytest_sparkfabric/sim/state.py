@@ -76,9 +76,9 @@ class Runtime:
 
     def listener(self, node: str, port: int, kind: ProcKind, t: float) -> Process | None:
         for p in self.procs.values():
-            if p.node == node and p.port == port and p.kind == kind and not p.finished:
-                if p.start <= t < p.end:
-                    return p
+            same = p.node == node and p.port == port and p.kind == kind
+            if same and not p.finished and p.start <= t < p.end:
+                return p
         return None
 
     def active_flows(self, t: float) -> list[ActiveFlow]:
@@ -124,9 +124,9 @@ class Runtime:
         cable = self.model.cable_of(node, port)
         if cable is None or cable.id in self.model.down_cables:
             return False
-        if cable.leg is not None and self.model.switch is not None:
-            if self.model.switch.leg(cable.leg).auto_negotiation:
-                return False
+        switch = self.model.switch
+        if cable.leg is not None and switch is not None and switch.leg(cable.leg).auto_negotiation:
+            return False
         for fault in self.model.lane_faults:
             if self.model.cable_of(fault.node, fault.port) is cable:
                 dropped = self.lane_history(fault, t).dropped_at

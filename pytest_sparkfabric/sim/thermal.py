@@ -64,7 +64,7 @@ def lane_rate_per_s(temp_c: float, onset_c: float) -> float:
     if temp_c < onset_c:
         return 0.0
     span = min(1.2, (temp_c - onset_c) / DROP_ABOVE_ONSET_C)
-    return LANE_START_PER_S * (LANE_END_PER_S / LANE_START_PER_S) ** span
+    return float(LANE_START_PER_S * (LANE_END_PER_S / LANE_START_PER_S) ** span)
 
 
 @dataclass

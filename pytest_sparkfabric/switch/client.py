@@ -15,7 +15,7 @@ import threading
 import urllib.error
 import urllib.request
 from collections import defaultdict, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -139,27 +139,38 @@ def _reason(reason: object) -> str:
 
 
 class SimClient:
-    """The simulated cluster's switch (its `rest_get` / `rest_post`), same replies as REST."""
+    """The simulated cluster's switch (its `rest_get` / `rest_post`), same replies as REST.
+
+    The simulator raises an error carrying `status` and RouterOS's JSON error `body` where the
+    real API answers an HTTP error."""
 
     def __init__(self, switch: Any) -> None:
         self._switch = switch
 
     def get(self, path: str) -> Any:
-        return _sim_reply(self._switch.rest_get(path), f"GET {path}")
+        return self._call("GET", path, lambda: self._switch.rest_get(path))
 
     def post(self, path: str, body: Mapping[str, str]) -> Any:
-        return _sim_reply(self._switch.rest_post(path, dict(body)), f"POST {path}")
+        return self._call("POST", path, lambda: self._switch.rest_post(path, dict(body)))
 
-
-def _sim_reply(reply: Any, what: str) -> Any:
-    if isinstance(reply, str):
+    @staticmethod
+    def _call(method: str, path: str, call: Callable[[], Any]) -> Any:
         try:
-            reply = json.loads(reply)
-        except ValueError:
-            raise SwitchError(f"{what}: the reply is not JSON") from None
-    if isinstance(reply, Mapping) and "error" in reply and "message" in reply:
-        raise SwitchError(f"{what}: HTTP {reply['error']} {_detail(json.dumps(reply).encode())}")
-    return reply
+            reply = call()
+        except Exception as exc:
+            status = getattr(exc, "status", None)
+            if status is None:
+                raise
+            body = getattr(exc, "body", {})
+            raise SwitchError(
+                f"{method} {path}: HTTP {status} {_detail(json.dumps(body).encode())}"
+            ) from None
+        if isinstance(reply, str):
+            try:
+                return json.loads(reply)
+            except ValueError:
+                raise SwitchError(f"{method} {path}: the reply is not JSON") from None
+        return reply
 
 
 def _key(method: str, path: str, body: Mapping[str, str] | None) -> str:

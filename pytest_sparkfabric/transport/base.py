@@ -129,5 +129,5 @@ class Transport(ABC):
 
         return make_host(self, node)
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - transports without connections need no cleanup
         """End every background process and connection this transport opened."""

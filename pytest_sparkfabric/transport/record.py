@@ -142,7 +142,7 @@ class ReplayTransport(Transport):
 
     def run(self, job: Job) -> RunResult:
         r = self._answer(job)
-        self.clock.sleep(r.duration_s)  # type: ignore[attr-defined]
+        self.clock.sleep(r.duration_s)
         return r
 
     def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -39,7 +39,7 @@ MONITOR = [{"name": "qsfp56-dd-1-1", "status": "link-ok", "rate": "200Gbps", "fe
 
 
 class _Handler(BaseHTTPRequestHandler):
-    calls: list[tuple[str, str, Any]] = []
+    calls: ClassVar[list[tuple[str, str, Any]]] = []
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -87,7 +87,7 @@ class _Handler(BaseHTTPRequestHandler):
 def server() -> Iterator[int]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.daemon_threads = True
-    httpd.block_on_close = False  # type: ignore[attr-defined]
+    httpd.block_on_close = False
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -99,9 +99,7 @@ def server() -> Iterator[int]:
 
 
 def _client(port: int, password: str = PASSWORD, timeout_s: float = 5.0) -> RestClient:
-    return RestClient(
-        "127.0.0.1", USER, password, port=port, scheme="http", timeout_s=timeout_s
-    )
+    return RestClient("127.0.0.1", USER, password, port=port, scheme="http", timeout_s=timeout_s)
 
 
 def test_rest_get_and_post_with_basic_auth(server: int) -> None:

@@ -13,8 +13,13 @@ from hypothesis import strategies as st
 from pytest_sparkfabric.config import ConfigError, parse_cluster
 from pytest_sparkfabric.yamlsrc import Path_
 from tests.config.samples import VALID
+from tests.config.test_rules import facts_problems_agree
 
-FUZZ = settings(max_examples=int(os.environ.get("SPARKFABRIC_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=int(os.environ.get("SPARKFABRIC_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 KEYS = [
     "topology",
@@ -37,9 +42,10 @@ KEYS = [
     "arp_sysctls",
 ]
 WORDS = ["direct", "mesh", "ring", "switch", "ssh", "sim", "replay", "spark-1", "link_down"]
+WORDS += ["yes", "22", "1", "0", "~/.ssh/id", "{ranks}"]
 ADDRESSES = ["192.168.100.11/24", "192.168.101.11/24", "10.0.0.1", "300.1.1.1/24", "::1/64"]
 
-text_no_surrogates = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+text_no_surrogates = st.text(st.characters(codec="utf-8"), max_size=12)
 scalars = (
     st.none()
     | st.booleans()
@@ -202,7 +208,29 @@ def test_duplicated_node_is_named_and_its_addresses_too() -> None:
     except ConfigError as err:
         text = str(err)
         assert "nodes[4].name 'spark-1' is already the name of nodes[0]" in text
-        assert "nodes[4].ports.0[0] 192.168.100.11/24 is already used by nodes[0].ports.0[0]" in text
+        assert (
+            "nodes[4].ports.0[0] 192.168.100.11/24 is already used by nodes[0].ports.0[0]" in text
+        )
         assert "nodes[4].ssh.host 10.0.0.11 is already the ssh host of nodes[0]" in text
     else:  # pragma: no cover
         raise AssertionError("a duplicated node must not validate")
+
+
+@FUZZ
+@given(st.sampled_from(sorted(VALID)), st.data())
+def test_raw_facts_match_validated_facts(name: str, draw: st.DataObject) -> None:
+    """Rules that run on broken files say the same as on valid ones (one code path, two readers)."""
+    data = yaml.safe_load(VALID[name])
+    for _ in range(draw.draw(st.integers(1, 3))):
+        all_paths = paths(data)
+        kind = draw.draw(st.sampled_from(["delete", "replace", "duplicate", "swap"]))
+        value = draw.draw(scalars | st.sampled_from([{"host": "h"}, ["10.1.1.1/24", "x"]]))
+        data = mutate(
+            data,
+            kind,
+            draw.draw(st.sampled_from(all_paths)),
+            value,
+            draw.draw(st.sampled_from(all_paths)),
+        )
+    if isinstance(data, dict):
+        facts_problems_agree(data)

@@ -37,7 +37,11 @@ class IfView:
 
 
 def _inet_json(v: IfView, a: IPv4Interface) -> dict[str, object]:
-    out: dict[str, object] = {"family": "inet", "local": str(a.ip), "prefixlen": a.network.prefixlen}
+    out: dict[str, object] = {
+        "family": "inet",
+        "local": str(a.ip),
+        "prefixlen": a.network.prefixlen,
+    }
     if not v.loopback:
         out["broadcast"] = str(a.network.broadcast_address)
     out["scope"] = "host" if v.loopback else "global"
@@ -169,12 +173,25 @@ def route_json(routes: Sequence[Route]) -> str:
         flags = ["linkdown"] if r.linkdown else []
         if r.gateway:
             docs.append(
-                {"dst": "default", "gateway": r.gateway, "dev": r.dev, "protocol": "static",
-                 "metric": r.metric, "flags": flags}
+                {
+                    "dst": "default",
+                    "gateway": r.gateway,
+                    "dev": r.dev,
+                    "protocol": "static",
+                    "metric": r.metric,
+                    "flags": flags,
+                }
             )
         else:
             docs.append(
-                {"dst": r.dst, "dev": r.dev, "protocol": "kernel", "scope": "link",
-                 "prefsrc": r.prefsrc, "metric": r.metric, "flags": flags}
+                {
+                    "dst": r.dst,
+                    "dev": r.dev,
+                    "protocol": "kernel",
+                    "scope": "link",
+                    "prefsrc": r.prefsrc,
+                    "metric": r.metric,
+                    "flags": flags,
+                }
             )
     return json.dumps(docs, separators=(",", ":")) + "\n"

@@ -1,0 +1,120 @@
+"""RDMA bandwidth (ib_write_bw): the NIC self-test on every rail, then every rail link and every
+node pair with both rails at once, in rounds where no node is in two tests (DOMAIN.md §4-5).
+
+The loopback runs first, so a slow pair later is blamed on a throttled NIC, not on the cable.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_sparkfabric.measure import evidence, rdma
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.config import Rail
+    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.topology import Link, NodePair
+    from pytest_sparkfabric.verdict import Verdict
+
+pytestmark = pytest.mark.bandwidth
+
+
+def _gb(value: float | None) -> str:
+    return "no result" if value is None else f"{value:.1f} Gb/s"
+
+
+def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
+    """Loopback ib_write_bw on the rail's RoCE device (client to its own address) reaches
+    line rate: ~106 Gb/s healthy, ~13 Gb/s when the NIC is throttled."""
+    th = fabric.thresholds["loopback_gbps"]
+    result = rdma.loopback(fabric, rail)
+    verdict(
+        node=rail.node,
+        rail=rail.label,
+        device=rail.rdma,
+        round=result.round,
+        expected=th.expected(),
+        source=th.source,
+        command=result.command,
+    )
+    gbps = result.measured().get()
+    verdict(measured=f"{gbps:.1f} Gb/s", measured_gbps=gbps)
+    if not th.ok(gbps):
+        evidence.fail(
+            verdict,
+            f"{rail.id} ({rail.rdma}) loopback: {gbps:.1f} Gb/s, {th.describe()}",
+            evidence.findings(fabric, [rail.node], prefer=["nic_throttled"]),
+        )
+
+
+def test_rail_rdma(rail_link: Link, fabric: Fabric, verdict: Verdict) -> None:
+    """ib_write_bw node to node on one rail (its pair's other rail busy at the same time),
+    in each direction where the two ends are different ports."""
+    th = fabric.thresholds["rail_rdma_gbps"]
+    results = rdma.link_results(fabric, rail_link)
+    nodes = rail_link.nodes()
+    verdict(
+        nodes=f"{nodes[0]},{nodes[1]}",
+        rail=f"rail{rail_link.rail}",
+        round=results[0].round,
+        expected=th.expected(),
+        source=th.source,
+    )
+    seen = ", ".join(f"{r.where} {_gb(r.gbps)}" for r in results)
+    verdict(measured=seen)
+    errors = [r for r in results if r.gbps is None]
+    slow = [r for r in results if r.gbps is not None and not th.ok(r.gbps)]
+    if not errors and not slow:
+        verdict(measured_gbps=min(r.gbps or 0.0 for r in results))
+        return
+    values = [r.gbps for r in results]
+    found = evidence.findings(fabric, nodes, tcp=evidence.needs_tcp(fabric, values, nodes))
+    if errors:
+        head = "; ".join(f"{r.where}: {r.error}" for r in errors)
+        evidence.fail(verdict, f"{rail_link.id}: no bandwidth result: {head}", found)
+    evidence.fail(verdict, f"{rail_link.id}: {seen}, {th.describe()}", found)
+
+
+def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:
+    """Both rails of the pair at the same time, summed: one port's full ~185-198 Gb/s."""
+    th = fabric.thresholds["pair_rdma_gbps"]
+    round_no, directions = rdma.pair_result(fabric, node_pair)
+    verdict(
+        nodes=f"{node_pair.a},{node_pair.b}",
+        round=round_no,
+        expected=th.expected(),
+        source=th.source,
+    )
+    lines: list[str] = []
+    seen: list[str] = []
+    totals: list[float] = []
+    bad = False
+    for d in directions:
+        where = "" if len(directions) == 1 else f" {d.direction}"
+        per_rail = ", ".join(
+            f"rail{link.rail} {_gb(r.gbps)}"
+            for link, r in zip(node_pair.links, d.rails, strict=True)
+        )
+        seen.append(f"{where.strip()} {per_rail}".strip())
+        total = d.total_gbps
+        if total is None:
+            bad = True
+            errors = "; ".join(f"{r.where}: {r.error}" for r in d.rails if r.error)
+            lines += [f"both rails together{where}: incomplete", per_rail, errors]
+            continue
+        totals.append(total)
+        lines += [f"both rails together{where}: {total:.1f} Gb/s, {th.describe()}", per_rail]
+        bad = bad or not th.ok(total)
+    verdict(measured="; ".join(seen), measured_gbps=min(totals) if totals else None)
+    if bad:
+        values = [r.gbps for d in directions for r in d.rails]
+        nodes = (node_pair.a, node_pair.b)
+        found = evidence.findings(
+            fabric,
+            nodes,
+            tcp=evidence.needs_tcp(fabric, values, nodes),
+            prefer=["half_port"],
+        )
+        evidence.fail(verdict, "\n".join(lines), found)

@@ -1,0 +1,104 @@
+"""NCCL bus bandwidth (nccl-tests across all nodes, NCCL_DEBUG=INFO): the run completes and is
+correct, every rank uses IB with both RoCE devices of its cabled port, and the average bus
+bandwidth meets the floor for this topology and node count (DOMAIN.md §3, §5)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_sparkfabric.measure import evidence, nccl_run
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.config import Cluster, Node
+    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.verdict import Verdict
+
+pytestmark = pytest.mark.nccl
+
+NCCL_RULES = ["nccl_socket", "nccl_single_hca"]
+
+
+def test_nccl_completes(cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
+    """The run prints its '# Avg bus bandwidth' line, #wrong is 0, out of bounds values 0 OK."""
+    run = nccl_run.run(fabric)
+    verdict(
+        node=run.launch_node,
+        command=run.command,
+        expected="Avg bus bandwidth line, #wrong 0, out of bounds 0 OK",
+    )
+    problems = run.problems()
+    if problems:
+        evidence.fail(
+            verdict,
+            f"NCCL {cluster.spec.nccl.binary} on {len(cluster.nodes)} ranks did not complete: "
+            + "; ".join(problems),
+            evidence.findings(fabric, loopback=True, prefer=NCCL_RULES),
+        )
+    verdict(measured="completed")
+
+
+def test_nccl_uses_ib(node: Node, cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
+    """The node's rank says `Using network IB` and lists both RoCE devices of its port(s)."""
+    expected = nccl_run.expected_devices(cluster, node.name)
+    verdict(node=node.name, expected=f"network IB, devices {','.join(expected)}")
+    run = nccl_run.run(fabric)
+    if run.parsed is None:
+        pytest.fail(f"not measured: {run.error}", pytrace=False)
+    rank = run.ranks.get(node.name)
+    if rank is None or not rank.seen:
+        evidence.fail(
+            verdict,
+            f"{node.name}: NCCL_DEBUG=INFO printed no NET/IB, NET/Socket or 'Using network' "
+            "line for this rank (is NCCL_DEBUG overridden?)",
+            evidence.findings(fabric, [node.name], prefer=NCCL_RULES),
+        )
+    nets = ",".join(sorted(rank.networks)) or "?"
+    verdict(
+        rank=rank.rank,
+        measured=f"network {nets}, devices {','.join(rank.devices) or 'none'}",
+    )
+    ib = any(n.startswith("IB") for n in rank.networks) or (
+        bool(rank.devices) and not rank.networks
+    )
+    missing = [d for d in expected if d not in rank.devices]
+    if rank.socket or not ib or missing:
+        seen = f"network {nets}" + (", NET/Socket" if rank.socket else "")
+        seen += f", NET/IB devices: {','.join(rank.devices) or 'none'}"
+        evidence.fail(
+            verdict,
+            f"{node.name} (rank {rank.rank}): {seen}; expected network IB with "
+            f"{','.join(expected)}" + (f" (missing {','.join(missing)})" if missing else ""),
+            evidence.findings(fabric, [node.name], prefer=NCCL_RULES),
+        )
+
+
+def test_nccl_busbw(cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
+    """Average bus bandwidth meets the floor for this topology and node count."""
+    th = fabric.thresholds["nccl_busbw_gbytes_s"]
+    run = nccl_run.run(fabric)
+    verdict(
+        nodes=len(cluster.nodes),
+        topology=cluster.topology,
+        expected=th.expected(),
+        source=th.source,
+    )
+    by_size = run.busbw_by_size()
+    if by_size:
+        verdict(busbw_by_size=", ".join(f"{s}:{v:g}" for s, v in by_size.items()))
+    if run.parsed is None or run.parsed.avg_busbw_gbytes_s is None:
+        evidence.fail(
+            verdict,
+            "no average bus bandwidth: " + "; ".join(run.problems()),
+            evidence.findings(fabric, loopback=True, prefer=NCCL_RULES),
+        )
+    busbw = run.parsed.avg_busbw_gbytes_s
+    verdict(measured=f"{busbw:g} GB/s", measured_gbytes_s=busbw)
+    if not th.ok(busbw):
+        evidence.fail(
+            verdict,
+            f"NCCL {cluster.spec.nccl.binary}, {len(cluster.nodes)} nodes ({cluster.topology}): "
+            f"average bus bandwidth {busbw:g} GB/s, {th.describe()}",
+            evidence.findings(fabric, loopback=True, prefer=NCCL_RULES),
+        )

@@ -1,0 +1,50 @@
+"""TCP bandwidth (iperf3 -J, parallel streams on both netdevs of a pair at once): what a job
+that does not use RDMA gets. One stream or one netdev under-reports on a Spark (DOMAIN.md §4)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_sparkfabric.measure import evidence, tcp
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.topology import NodePair
+    from pytest_sparkfabric.verdict import Verdict
+
+pytestmark = pytest.mark.tcp
+
+
+def test_pair_tcp(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:
+    """iperf3 -P N on every netdev of the pair at the same time, summed."""
+    th = fabric.thresholds["tcp_pair_gbps"]
+    round_no, results = tcp.pair_results(fabric, node_pair)
+    verdict(
+        nodes=f"{node_pair.a},{node_pair.b}",
+        round=round_no,
+        expected=th.expected(),
+        source=th.source,
+        streams=fabric.cluster.spec.bandwidth.iperf3_streams,
+    )
+    per = ", ".join(
+        f"{r.label} " + (f"{r.gbps:.1f} Gb/s" if r.gbps is not None else "no result")
+        for r in results
+    )
+    verdict(measured=per)
+    nodes = (node_pair.a, node_pair.b)
+    errors = [r for r in results if r.gbps is None]
+    if errors:
+        why = "; ".join(f"{r.link.id}: {r.error}" for r in errors)
+        evidence.fail(
+            verdict, f"TCP on both netdevs: no result for {why}", evidence.findings(fabric, nodes)
+        )
+    total = sum(r.gbps or 0.0 for r in results)
+    verdict(measured_gbps=total)
+    if not th.ok(total):
+        evidence.fail(
+            verdict,
+            f"TCP on both netdevs together: {total:.1f} Gb/s, {th.describe()}\n{per}",
+            evidence.findings(fabric, nodes, prefer=["half_port", "switch_cpu_forwarding"]),
+        )

@@ -1,0 +1,162 @@
+"""The session's measurements as diagnosis evidence, and failure messages that carry findings.
+
+A failing bandwidth or NCCL item asks `diagnose()` what the session has seen so far. Where the
+cause cannot be told without one more measurement (a slow rail with a healthy loopback: PFC
+stall or switch forwarding? only TCP tells), that phase runs now; it is cached, so its own items
+later reuse it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, NoReturn
+
+import pytest
+
+from pytest_sparkfabric.diagnosis import (
+    LOW_RDMA_MAX_GBPS,
+    THROTTLED_MAX_GBPS,
+    Evidence,
+    Finding,
+    PairRates,
+    Rate,
+    Site,
+    diagnose,
+)
+from pytest_sparkfabric.measure import store
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.measure.nccl_run import NcclRun
+    from pytest_sparkfabric.measure.rdma import Loopbacks, RdmaRun
+    from pytest_sparkfabric.measure.tcp import TcpRun
+    from pytest_sparkfabric.verdict import Verdict
+
+
+def _loopback(lb: Loopbacks | None) -> tuple[Rate, ...]:
+    if lb is None:
+        return ()
+    return tuple(
+        Rate(r.src.id, (r.src.node,), r.gbps, r.src.rdma, r.error) for r in lb.results.values()
+    )
+
+
+def _rdma(fabric: Fabric, run: RdmaRun | None) -> tuple[tuple[Rate, ...], tuple[PairRates, ...]]:
+    if run is None:
+        return (), ()
+    rates = tuple(
+        Rate(r.where, (r.src.node, r.dst.node), r.gbps, r.where, r.error)
+        for results in run.links.values()
+        for r in results
+    )
+    pairs = []
+    for pair in fabric.plan.pairs:
+        per_link = [run.links.get(link.id, ()) for link in pair.links]
+        for i in range(min((len(x) for x in per_link), default=0)):
+            direction = "" if i == 0 else " (b->a)"
+            pairs.append(
+                PairRates(
+                    pair.id + direction,
+                    (pair.a, pair.b),
+                    tuple(
+                        Rate(res[i].where, (pair.a, pair.b), res[i].gbps, f"rail{link.rail}")
+                        for link, res in zip(pair.links, per_link, strict=True)
+                    ),
+                    tuple(link.a.rdma for link in pair.links),
+                )
+            )
+    return rates, tuple(pairs)
+
+
+def _tcp(fabric: Fabric, run: TcpRun | None) -> tuple[PairRates, ...]:
+    if run is None:
+        return ()
+    out = []
+    for pair in fabric.plan.pairs:
+        results = [run.links[link.id] for link in pair.links if link.id in run.links]
+        if not results:
+            continue
+        rails = tuple(
+            Rate(r.link.id, (pair.a, pair.b), r.gbps, f"rail{r.link.rail}", r.error)
+            for r in results
+        )
+        out.append(PairRates(pair.id, (pair.a, pair.b), rails))
+    return tuple(out)
+
+
+def _no_link(fabric: Fabric) -> tuple[Site, ...]:
+    out = []
+    for rail in fabric.cluster.rails:
+        eth = fabric.ethtool(rail)
+        if eth.value is not None and eth.value.link_detected is False:
+            out.append(Site(rail.id, (rail.node,)))
+    return tuple(out)
+
+
+def collect(
+    fabric: Fabric, *, loopback: bool = False, tcp: bool = False, links: bool = True
+) -> Evidence:
+    """Evidence from every phase that has run; `loopback`/`tcp` run those phases first."""
+    from pytest_sparkfabric.measure import nccl_run, rdma
+    from pytest_sparkfabric.measure import tcp as tcp_phase
+
+    if loopback:
+        rdma.loopbacks(fabric)
+    if tcp and store.store(fabric).get("tcp") is None:
+        fabric.progress("slow RDMA with a healthy loopback: measuring TCP to tell the cause")
+        tcp_phase.runs(fabric)
+    st = store.store(fabric)
+    rates, pairs = _rdma(fabric, st.get("rdma"))
+    nccl: NcclRun | None = st.get("nccl")
+    return Evidence(
+        loopback=_loopback(st.get("loopback")),
+        rdma=rates,
+        pairs=pairs,
+        tcp=_tcp(fabric, st.get("tcp")),
+        nccl=nccl_run.evidence(fabric.cluster, nccl) if nccl is not None else None,
+        no_link=_no_link(fabric) if links else (),
+    )
+
+
+def needs_tcp(fabric: Fabric, gbps: Iterable[float | None], nodes: Iterable[str]) -> bool:
+    """A slow RDMA figure between NICs whose loopback is healthy: only TCP tells the cause."""
+    from pytest_sparkfabric.measure import rdma
+
+    if not any(g is not None and g <= LOW_RDMA_MAX_GBPS for g in gbps):
+        return False
+    lb = rdma.loopbacks(fabric).results.values()
+    wanted = set(nodes)
+    return all(r.gbps is None or r.gbps >= THROTTLED_MAX_GBPS for r in lb if r.src.node in wanted)
+
+
+def findings(
+    fabric: Fabric,
+    nodes: Iterable[str] = (),
+    *,
+    loopback: bool = False,
+    tcp: bool = False,
+    prefer: Sequence[str] = (),
+) -> list[Finding]:
+    """Findings that concern `nodes` (all when empty), the rules in `prefer` first."""
+    found = diagnose(collect(fabric, loopback=loopback, tcp=tcp))
+    wanted = list(nodes)
+    mine = [f for f in found if f.concerns(wanted)]
+    rank = {rule: i for i, rule in enumerate(prefer)}
+    return sorted(mine, key=lambda f: (not f.certain, rank.get(f.rule.id, len(rank))))
+
+
+def fail(verdict: Verdict, message: str, found: Sequence[Finding]) -> NoReturn:
+    """Fail the item: what was measured and expected, then every finding (first = likely)."""
+    lines = [message]
+    if found:
+        first = found[0]
+        verdict(rule=first.rule.id, cause=first.rule.cause, fix=first.fix_text)
+        ids = list(dict.fromkeys(f.rule.id for f in found))
+        if len(ids) > 1:
+            verdict(rules=",".join(ids))
+        lines.append(first.render())
+        for f in found[1:]:
+            lines.append(f.render("Also likely" if f.certain else "Also possible"))
+    else:
+        lines.append("No known signature matches (DOMAIN.md §8); see the measured values above.")
+    pytest.fail("\n".join(lines), pytrace=False)

@@ -1,0 +1,226 @@
+"""NCCL bus bandwidth: nccl-tests across every node, through cluster.yaml's launcher template.
+
+The run exercises the cluster as its jobs will see it: the ranks get `nccl.env` from cluster.yaml
+plus `NCCL_DEBUG=INFO` (always: the transport and the device list are read from the log, never
+inferred from speed, DOMAIN.md §3), and nothing else, so an `/etc/nccl.conf` that forces Socket or
+names one rail shows here as it would in production.
+
+Hosts: direct and switch clusters give each node's rail-0 address of its (only) cabled port:
+every node reaches it (the ping tests prove it) and the launch node needs no name resolution.
+In ring and mesh clusters a node's rail-0 address is only on its neighbour's subnet, so there the
+ranks are reached by their ssh host (the management port; node name when there is none).
+Rank i runs on the i-th node of cluster.yaml (one slot each), which is how log lines map to nodes.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pytest_sparkfabric.diagnosis import NcclEvidence
+from pytest_sparkfabric.fabric import result_error
+from pytest_sparkfabric.measure import store
+from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
+from pytest_sparkfabric.transport import Job, RunResult
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.config import Cluster
+    from pytest_sparkfabric.fabric import Fabric
+
+
+def hosts(cluster: Cluster) -> list[str]:
+    """The launcher's host list, in node (= rank) order."""
+    out = []
+    for node in cluster.nodes:
+        if cluster.topology in ("direct", "switch"):
+            out.append(str(node.rails_of(node.ports[0])[0].address.ip))
+        else:
+            out.append(node.ssh.host if node.ssh else node.name)
+    return out
+
+
+def rank_env(cluster: Cluster) -> dict[str, str]:
+    env = dict(cluster.spec.nccl.env)
+    env["NCCL_DEBUG"] = "INFO"
+    return env
+
+
+def launch_node(cluster: Cluster) -> str:
+    return cluster.spec.nccl.launch_node or cluster.nodes[0].name
+
+
+def command(cluster: Cluster) -> str:
+    spec = cluster.spec.nccl
+    flags = " ".join(
+        spec.env_flag.format(key=k, value=shlex.quote(v)) for k, v in rank_env(cluster).items()
+    )
+    return spec.launcher.format(
+        ranks=len(cluster.nodes),
+        hosts=",".join(f"{h}:1" for h in hosts(cluster)),
+        env_flags=flags,
+        binary=spec.binary,
+        size=spec.size,
+    )
+
+
+def expected_devices(cluster: Cluster, node: str) -> tuple[str, ...]:
+    """The RoCE devices a rank on `node` should open: both rails of every cabled port."""
+    return tuple(r.rdma for r in cluster.node(node).rails)
+
+
+@dataclass(frozen=True)
+class RankNet:
+    """What NCCL_DEBUG=INFO said about one rank's network."""
+
+    node: str
+    rank: int
+    networks: frozenset[str] = frozenset()
+    devices: tuple[str, ...] = ()
+    socket: bool = False
+    seen: bool = False
+
+
+@dataclass(frozen=True)
+class NcclRun:
+    command: str
+    launch_node: str
+    result: RunResult | None
+    parsed: NcclTestsRun | None
+    error: str | None
+    ranks: dict[str, RankNet] = field(default_factory=dict)
+
+    def problems(self) -> list[str]:
+        """Why the run does not count as completed (empty: it does)."""
+        if self.parsed is None:
+            return [self.error or "no output"]
+        p = self.parsed
+        out = []
+        if not p.completed:
+            tail = _last_line(self.result)
+            out.append(
+                "the run ended without '# Avg bus bandwidth' (a failure, not a zero)"
+                + (f"; last line: {tail}" if tail else "")
+            )
+        wrong = [r.size_bytes for r in p.rows if (r.oop_wrong or 0) > 0 or (r.ip_wrong or 0) > 0]
+        if wrong:
+            out.append(f"#wrong is not 0 at sizes {', '.join(map(str, wrong[:5]))}")
+        if p.out_of_bounds_ok is False or (p.out_of_bounds or 0) > 0:
+            out.append(f"out of bounds values: {p.out_of_bounds} (expected 0 OK)")
+        return out
+
+    def busbw_by_size(self) -> dict[int, float]:
+        if self.parsed is None:
+            return {}
+        return {
+            r.size_bytes: max(r.oop_busbw_gbytes_s, r.ip_busbw_gbytes_s) for r in self.parsed.rows
+        }
+
+
+def _last_line(r: RunResult | None) -> str:
+    if r is None:
+        return ""
+    lines = [ln.strip() for ln in (r.stderr + "\n" + r.stdout).splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def rank_nets(cluster: Cluster, parsed: NcclTestsRun) -> dict[str, RankNet]:
+    """Each node's rank and the NET lines it printed (matched by host and pid)."""
+    names = [n.name for n in cluster.nodes]
+    listed = hosts(cluster)
+    by_proc: dict[tuple[str | None, int | None], int] = {}
+    for r in parsed.ranks:
+        by_proc[(r.host, r.pid)] = r.rank
+    by_host: dict[str, int] = {}
+    for i, (name, host) in enumerate(zip(names, listed, strict=True)):
+        by_host.setdefault(name, i)
+        by_host.setdefault(host, i)
+
+    def rank_of(host: str | None, pid: int | None) -> int | None:
+        if (host, pid) in by_proc:
+            return by_proc[(host, pid)]
+        return by_host.get(host) if host is not None else None
+
+    nets: dict[int, set[str]] = {}
+    devices: dict[int, list[str]] = {}
+    socket: dict[int, bool] = {}
+    unmatched = False
+    for t in parsed.transports:
+        rank = rank_of(t.host, t.pid)
+        if rank is None:
+            unmatched = True
+            continue
+        if t.net == "Socket" or t.no_device:
+            socket[rank] = True
+        else:
+            devices.setdefault(rank, [])
+            devices[rank] += [d for d in t.devices if d not in devices[rank]]
+    for c in parsed.networks:
+        rank = rank_of(c.host, c.pid)
+        if rank is None:
+            unmatched = True
+            continue
+        nets.setdefault(rank, set()).add(c.network)
+    if unmatched and not (nets or devices or socket):
+        # No line carries a host we know: every rank is judged by all lines together.
+        every = {c.network for c in parsed.networks}
+        ib = [d for t in parsed.transports if t.net == "IB" for d in t.devices]
+        devs = tuple(dict.fromkeys(ib))
+        sock = any(t.net == "Socket" or t.no_device for t in parsed.transports)
+        return {
+            n: RankNet(n, i, frozenset(every), devs, sock, bool(every or devs or sock))
+            for i, n in enumerate(names)
+        }
+    out = {}
+    for i, n in enumerate(names):
+        seen = i in nets or i in devices or i in socket
+        out[n] = RankNet(
+            n, i, frozenset(nets.get(i, ())), tuple(devices.get(i, ())), socket.get(i, False), seen
+        )
+    return out
+
+
+def run(fabric: Fabric) -> NcclRun:
+    return store.phase(fabric, "nccl", lambda: _run(fabric))
+
+
+def _run(fabric: Fabric) -> NcclRun:
+    cluster = fabric.cluster
+    spec = cluster.spec.nccl
+    cmd = command(cluster)
+    node = launch_node(cluster)
+    fabric.progress(
+        f"NCCL: {spec.binary} on {len(cluster.nodes)} ranks from {node} "
+        f"(-b/-e {spec.size}, deadline {spec.timeout_s:g} s)"
+    )
+    r = fabric.transport.run(Job(node, cmd, spec.timeout_s))
+    failure = r.failure()
+    text = r.stdout + "\n" + r.stderr
+    try:
+        parsed = parse_nccl_tests(text)
+    except ParseError as exc:
+        err = failure or result_error(r, spec.binary) or f"{node}: {exc}"
+        return NcclRun(cmd, node, r, None, err)
+    return NcclRun(cmd, node, r, parsed, failure, rank_nets(cluster, parsed))
+
+
+def evidence(cluster: Cluster, nccl: NcclRun) -> NcclEvidence:
+    p = nccl.parsed
+    nets = tuple(sorted({n for rn in nccl.ranks.values() for n in rn.networks}))
+    if p is not None and not nets:
+        nets = tuple(sorted({c.network for c in p.networks}))
+    return NcclEvidence(
+        where=f"NCCL {cluster.spec.nccl.binary}",
+        completed=p is not None and p.completed,
+        busbw_gbytes_s=p.avg_busbw_gbytes_s if p is not None else None,
+        networks=nets,
+        socket=any(rn.socket for rn in nccl.ranks.values()),
+        devices={
+            f"{rn.node} (rank {rn.rank})": rn.devices
+            for rn in nccl.ranks.values()
+            if rn.devices and not rn.socket
+        },
+        expected=expected_devices(cluster, nccl.launch_node),
+        nodes=tuple(n.name for n in cluster.nodes),
+    )

@@ -1,0 +1,285 @@
+"""The heat soak: GPUs burning on every node and every cable saturated in both directions, while
+per-lane error counters, NIC and GPU temperatures are sampled (DOMAIN.md §6).
+
+Traffic: a background ib_write_bw with `-D` of the soak's length on each rail of each cable, both
+ways (in a switch cluster each node sends to the next, so every leg carries traffic both ways).
+Every `soak.interval_s` (transport clock: virtual on the simulator) `ethtool -S` is read on every
+fabric netdev, the NIC hwmon temperatures and `nvidia-smi` on every node. The soak stops early
+when a link drops. The GPU load, the servers and the clients are always ended.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pytest_sparkfabric.fabric import result_error
+from pytest_sparkfabric.measure import store
+from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
+from pytest_sparkfabric.measure.soak_math import Sample
+from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes.ethtool import parse_ethtool_stats
+from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
+from pytest_sparkfabric.probes.perftest import (
+    build_ib_write_bw_client,
+    build_ib_write_bw_server,
+    parse_ib_write_bw,
+)
+from pytest_sparkfabric.probes.sysfs import (
+    build_read_globs,
+    hwmon_glob,
+    hwmon_temps_c,
+    parse_read_files,
+)
+from pytest_sparkfabric.transport import Background, Job, RunResult
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.config import Rail
+    from pytest_sparkfabric.fabric import Fabric
+
+QUICK_S = 20.0
+SOAK_PORT_OFFSET = 30
+SOAK_QPS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Traffic:
+    src: Rail
+    dst: Rail
+    port: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.src.id}->{self.dst.id}"
+
+
+@dataclass
+class SoakRun:
+    samples: dict[str, list[Sample]] = field(default_factory=dict)
+    """Rail id -> ethtool -S readings in time order."""
+    read_errors: dict[str, list[str]] = field(default_factory=dict)
+    nic_temp_c: dict[str, float] = field(default_factory=dict)
+    """Node -> the highest NIC hwmon temperature seen."""
+    gpu_temp_c: dict[str, float] = field(default_factory=dict)
+    gpu_util_pct: dict[str, float] = field(default_factory=dict)
+    load: dict[str, RunResult | None] = field(default_factory=dict)
+    load_error: dict[str, str] = field(default_factory=dict)
+    traffic: dict[str, float | None] = field(default_factory=dict)
+    """Flow -> Gb/s its client reported (None: no result)."""
+    traffic_error: dict[str, str] = field(default_factory=dict)
+    stopped_early: str | None = None
+    duration_s: float = 0.0
+    planned_s: float = 0.0
+
+
+def traffic_plan(fabric: Fabric) -> list[Traffic]:
+    """Flows that saturate every cable both ways, at most one server per rail per node port."""
+    cluster = fabric.cluster
+    base = cluster.spec.bandwidth.base_port + SOAK_PORT_OFFSET
+    if cluster.topology == "switch":
+        nodes = cluster.nodes
+        pairs = [(nodes[i], nodes[(i + 1) % len(nodes)]) for i in range(len(nodes))]
+        if len(nodes) == 2:
+            pairs = [pairs[0], (nodes[1], nodes[0])]
+        edges = [(a.rail(a.ports[0], r), b.rail(b.ports[0], r)) for a, b in pairs for r in (0, 1)]
+    else:
+        links = fabric.plan.links
+        edges = [(x, y) for link in links for x, y in ((link.a, link.b), (link.b, link.a))]
+    used: dict[str, int] = {}
+    out = []
+    for src, dst in edges:
+        k = used.get(dst.node, 0)
+        used[dst.node] = k + 1
+        out.append(Traffic(src, dst, base + k))
+    return out
+
+
+def run(fabric: Fabric) -> SoakRun:
+    return store.phase(fabric, "soak", lambda: _run(fabric))
+
+
+def _start(fabric: Fabric, job: Job, errors: dict[str, str], key: str) -> Background | None:
+    try:
+        return fabric.transport.start(job)
+    except Exception as exc:  # the transport's own error, kept for the item
+        errors[key] = f"{job.node}: could not start `{job.command}`: {exc}"
+        return None
+
+
+def _wait(bg: Background | None) -> RunResult | None:
+    if bg is None:
+        return None
+    try:
+        return bg.wait()
+    except Exception:
+        return _stop(bg)
+
+
+def _stop(bg: Background | None) -> RunResult | None:
+    if bg is None:
+        return None
+    try:
+        return bg.stop()
+    except Exception:
+        return None
+
+
+def _run(fabric: Fabric) -> SoakRun:
+    cluster = fabric.cluster
+    spec = cluster.spec.soak
+    out = SoakRun(planned_s=spec.duration_s)
+    secs = max(1, math.ceil(spec.duration_s))
+    flows = traffic_plan(fabric)
+    fabric.progress(
+        f"heat soak: {spec.duration_s:g} s, GPU load on {len(cluster.nodes)} nodes, "
+        f"{len(flows)} saturating ib_write_bw flows, a sample every {spec.interval_s:g} s"
+    )
+    loads: dict[str, Background | None] = {}
+    servers: dict[str, Background | None] = {}
+    clients: dict[str, Background | None] = {}
+    try:
+        for n in cluster.nodes:
+            cmd = spec.gpu_load.format(duration_s=secs)
+            job = Job(n.name, cmd, secs + SLACK_S)
+            loads[n.name] = _start(fabric, job, out.load_error, n.name)
+        for f in flows:
+            server = build_ib_write_bw_server(
+                f.dst.rdma, qps=SOAK_QPS, duration_s=secs, port=f.port
+            )
+            job = Job(f.dst.node, server, secs + SLACK_S + LISTEN_WAIT_S)
+            servers[f.where] = _start(fabric, job, out.traffic_error, f.where)
+        why = wait_listening(fabric.transport, [(f.dst.node, f.port) for f in flows])
+        for f in flows:
+            reason = why.get((f.dst.node, f.port))
+            if reason:
+                out.traffic_error.setdefault(f.where, reason)
+                continue
+            client = build_ib_write_bw_client(
+                f.src.rdma, f.dst.address.ip, qps=SOAK_QPS, duration_s=secs, port=f.port
+            )
+            clients[f.where] = _start(
+                fabric, Job(f.src.node, client, secs + SLACK_S), out.traffic_error, f.where
+            )
+        _sample_loop(fabric, out)
+        if out.stopped_early is None:
+            # The clients end by their own -D; their last words carry the average rate.
+            for key in list(clients):
+                _traffic_result(out, key, _wait(clients.pop(key)))
+    finally:
+        for key, bg in clients.items():
+            _traffic_result(out, key, _stop(bg))
+        for bg in servers.values():
+            _stop(bg)
+        for node, bg in loads.items():
+            out.load[node] = _stop(bg)
+    return out
+
+
+def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
+    if r is None:
+        out.traffic.setdefault(key, None)
+        return
+    try:
+        out.traffic[key] = parse_ib_write_bw(r.stdout).bw_avg_gbps
+    except ParseError as exc:
+        out.traffic[key] = None
+        out.traffic_error.setdefault(key, f"{r.node}: {exc}")
+
+
+def _sample_loop(fabric: Fabric, out: SoakRun) -> None:
+    spec = fabric.cluster.spec.soak
+    clock = fabric.transport.clock
+    start = clock.now()
+    n = 0
+    while True:
+        now = clock.now()
+        dropped = _sample(fabric, out, now)
+        elapsed = now - start
+        fabric.progress(_progress_line(fabric, out, elapsed, spec.duration_s))
+        n += 1
+        if dropped:
+            out.stopped_early = dropped
+            fabric.progress(f"soak stopped at {elapsed:.0f} s: {dropped}")
+            break
+        if elapsed >= spec.duration_s:
+            break
+        clock.sleep(min(spec.interval_s, spec.duration_s - elapsed))
+    out.duration_s = clock.now() - start
+
+
+def _sample(fabric: Fabric, out: SoakRun, now: float) -> str | None:
+    """One round of reads; returns why the soak must stop (a link dropped), or None."""
+    cluster = fabric.cluster
+    rails = list(cluster.rails)
+    nodes = [n.name for n in cluster.nodes]
+    jobs = [Job(r.node, f"ethtool -S {r.netdev}", QUICK_S) for r in rails]
+    # One ConnectX-7 per box: the hwmon of its first fabric netdev is the NIC's temperature.
+    jobs += [
+        Job(n.name, build_read_globs([hwmon_glob(n.rails[0].netdev)]), QUICK_S)
+        for n in cluster.nodes
+    ]
+    jobs += [Job(name, build_gpu_query(), QUICK_S) for name in nodes]
+    results = fabric.run_all(jobs)
+    stats_r = results[: len(rails)]
+    hwmon_r = results[len(rails) : len(rails) + len(nodes)]
+    gpu_r = results[len(rails) + len(nodes) :]
+    dropped: list[str] = []
+    for rail, r in zip(rails, stats_r, strict=True):
+        err = result_error(r, "ethtool")
+        if err:
+            out.read_errors.setdefault(rail.id, []).append(err)
+            continue
+        try:
+            stats = parse_ethtool_stats(r.stdout)
+        except ParseError as exc:
+            out.read_errors.setdefault(rail.id, []).append(f"{rail.node}: {exc}")
+            continue
+        series = out.samples.setdefault(rail.id, [])
+        first = series[0].stats.link_down_events if series else None
+        series.append(Sample(now, stats))
+        last = stats.link_down_events
+        if first is not None and last is not None and last > first:
+            dropped.append(f"link down on {rail.id} (link_down_events_phy +{last - first})")
+    for name, r in zip(nodes, hwmon_r, strict=True):
+        if r.ok:
+            nic = list(hwmon_temps_c(parse_read_files(r.stdout)).values())
+            if nic:
+                out.nic_temp_c[name] = max([out.nic_temp_c.get(name, -273.0), *nic])
+    for name, r in zip(nodes, gpu_r, strict=True):
+        if not r.ok:
+            continue
+        try:
+            gpus = parse_gpu_query(r.stdout)
+        except ParseError:
+            continue
+        temps = [g.temp_c for g in gpus if g.temp_c is not None]
+        utils = [g.utilization_pct for g in gpus if g.utilization_pct is not None]
+        if temps:
+            out.gpu_temp_c[name] = max([out.gpu_temp_c.get(name, -273.0), *temps])
+        if utils:
+            out.gpu_util_pct[name] = max([out.gpu_util_pct.get(name, 0.0), *utils])
+    return "; ".join(dropped[:2]) if dropped else None
+
+
+def _progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) -> str:
+    from pytest_sparkfabric.measure.soak_math import windows
+
+    worst, where = 0.0, ""
+    for rail_id, series in out.samples.items():
+        if len(series) >= 2:
+            w = windows(series[-2:])[0]
+            for lane, rate in w.lane_rates.items():
+                if rate > worst:
+                    worst, where = rate, f" ({rail_id} lane {lane})"
+    nic = max(out.nic_temp_c.values(), default=None)
+    gpu = max(out.gpu_temp_c.values(), default=None)
+    temps = (f", NIC max {nic:.0f} C" if nic is not None else "") + (
+        f", GPU max {gpu:.0f} C" if gpu is not None else ""
+    )
+    return f"soak {elapsed:.0f}/{total:.0f} s{temps}, worst lane {worst:.3g} errors/s{where}"
+
+
+def rail_samples(fabric: Fabric, rail: Rail) -> Sequence[Sample]:
+    return run(fabric).samples.get(rail.id, [])

@@ -1,0 +1,61 @@
+"""Small outputs: ibdev2netdev, nvidia-smi queries, ss listeners, gpu_burn."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+GPU_FIELDS: Mapping[str, str] = {
+    "index": "0",
+    "name": "NVIDIA GB10",
+    "pci.bus_id": "0000000F:01:00.0",
+    "memory.total": "[N/A]",
+    "memory.used": "[N/A]",
+    "pstate": "P0",
+    "driver_version": "580.95.05",
+}
+UNITS: Mapping[str, str] = {
+    "temperature.gpu": "",
+    "power.draw": " W",
+    "clocks.sm": " MHz",
+    "clocks.current.sm": " MHz",
+    "utilization.gpu": " %",
+}
+
+
+def ibdev2netdev(rows: Sequence[tuple[str, str, bool]]) -> str:
+    return "".join(
+        f"{rdma} port 1 ==> {netdev} ({'Up' if up else 'Down'})\n" for rdma, netdev, up in rows
+    )
+
+
+def gpu_csv(fields: Sequence[str], values: Mapping[str, str], header: bool, units: bool) -> str:
+    out = ""
+    if header:
+        names = [f"{f} [{UNITS[f].strip()}]" if UNITS.get(f) else f for f in fields]
+        out += ", ".join(names) + "\n"
+    cells = []
+    for f in fields:
+        v = values[f]
+        cells.append(v + UNITS.get(f, "") if units and not v.startswith("[") else v)
+    return out + ", ".join(cells) + "\n"
+
+
+def ss_listen(port: int, wildcard: str) -> str:
+    local = f"{wildcard}:{port}"
+    peer = f"{wildcard}:*"
+    return f"LISTEN 0      5      {local:>20} {peer:>20}    \n"
+
+
+def gpu_burn_output(seconds: int, percent: int) -> str:
+    mem = int(119_000 * percent / 100)
+    return (
+        f"Using compare file: compare.ptx\nBurning for {seconds} seconds.\n"
+        "GPU 0: NVIDIA GB10 (UUID: GPU-5c2d9f4e-7b1a-4c3e-9a8f-2b6d1e0c4a73)\n"
+        f"Initialized device 0 with 122570 MB of memory ({mem + 3000} MB available, "
+        f"using {mem} MB of it), using FLOATS\n"
+        "Results are 268435456 bytes each, thus performing "
+        f"{mem * 2**20 // 268435456 - 2} iterations\n"
+        f"100.0%  proc'd: {seconds * 31} (26847 Gflop/s)   errors: 0   temps: 79 C \n"
+        "Killing processes with SIGTERM (soft kill)\nFreed memory for dev 0\n"
+        "Uninitted cublas\ndone\n\nTested 1 GPUs:\n\tGPU 0: OK\n"
+    )

@@ -1,0 +1,114 @@
+"""nccl-tests text output (2.18 layout, as the GB10 all_gather sample) and NCCL INFO lines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+TESTS_VERSION = "2.18.5"
+NCCL_CODE = "22809"
+NCCL_VERSION = "2.28.9+cuda13.0"
+WARMUP_ITERS = 1
+ITERS = 20
+
+TABLE_HEAD = (
+    "#                                                              out-of-place"
+    "                       in-place\n"
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong"
+    "     time   algbw   busbw  #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)        "
+    "     (us)  (GB/s)  (GB/s)\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rank:
+    rank: int
+    host: str
+    pid: int
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    size: int
+    count: int
+    type: str
+    redop: str
+    oop_us: float
+    oop_algbw: float
+    oop_busbw: float
+    ip_us: float
+    ip_algbw: float
+    ip_busbw: float
+
+
+def fmt_time(us: float) -> str:
+    if us >= 10000:
+        return f"{us:7.0f}"
+    if us >= 100:
+        return f"{us:7.1f}"
+    return f"{us:7.2f}"
+
+
+def row(r: Row) -> str:
+    return (
+        f"{r.size:>12}  {r.count:>12}  {r.type:>8}  {r.redop:>6}  {-1:>6}  "
+        f"{fmt_time(r.oop_us)}  {r.oop_algbw:>6.2f}  {r.oop_busbw:>6.2f}  {0:>6}  "
+        f"{fmt_time(r.ip_us)}  {r.ip_algbw:>6.2f}  {r.ip_busbw:>6.2f}  {0:>6}\n"
+    )
+
+
+def header(binary: str, min_bytes: int, max_bytes: int, factor: int, ranks: Sequence[Rank]) -> str:
+    lines = [
+        f"# nccl-tests version {TESTS_VERSION} nccl-headers={NCCL_CODE} nccl-library={NCCL_CODE}",
+        f"# Collective test starting: {binary}",
+        f"# nThread 1 nGpus 1 minBytes {min_bytes} maxBytes {max_bytes} step: {factor}(factor) "
+        f"warmup iters: {WARMUP_ITERS} iters: {ITERS} agg iters: 1 validation: 1 graph: 0 "
+        "unalign: 0",
+        "#",
+        "# Using devices",
+        *(
+            f"#  Rank {r.rank:2d} Group  0 Pid {r.pid:6d} on {r.host:>10} device  0 "
+            "[000f:01:00] NVIDIA GB10"
+            for r in ranks
+        ),
+        "#",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def footer(binary: str, avg_busbw: float) -> str:
+    return (
+        "# Out of bounds values : 0 OK\n"
+        f"# Avg bus bandwidth    : {avg_busbw:g}\n"
+        "#\n"
+        f"# Collective test concluded: {binary}\n"
+        "#\n"
+    )
+
+
+def info(host: str, pid: int, tid: int, text: str) -> str:
+    return f"{host}:{pid}:{tid} [0] NCCL INFO {text}\n"
+
+
+def warn(host: str, pid: int, tid: int, text: str) -> str:
+    return f"{host}:{pid}:{tid} [0] NCCL WARN {text}\n"
+
+
+def test_failure(host: str, what: str) -> str:
+    return f"{host}: Test NCCL failure common.cu:1279 '{what} / '\n"
+
+
+MPI_NONZERO = (
+    "--------------------------------------------------------------------------\n"
+    "Primary job  terminated normally, but 1 process returned\n"
+    "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+    "--------------------------------------------------------------------------\n"
+)
+
+MPI_DAEMON = (
+    "--------------------------------------------------------------------------\n"
+    "ORTE was unable to reliably start one or more daemons.\n"
+    "This usually is caused by:\n"
+    "--------------------------------------------------------------------------\n"
+)

@@ -1,0 +1,78 @@
+"""All jumbo pings of a cluster run in one concurrent round: the 8-node switched cluster's
+whole ping matrix costs the (virtual) time of one ping."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import pytest
+
+from pytest_sparkfabric.config import load_cluster
+from pytest_sparkfabric.fabric import QUICK_S, Fabric
+from pytest_sparkfabric.plugin import get_session
+from pytest_sparkfabric.probes.ping import build_ping
+from pytest_sparkfabric.transport import Job, make_transport
+
+from .conftest import EXAMPLES, run_suite
+
+SWITCH_8 = EXAMPLES / "switch-8.yaml"
+
+
+def _one_ping_s() -> float:
+    """The virtual duration of one jumbo ping, run alone on a fresh simulated cluster."""
+    cluster = load_cluster(SWITCH_8)
+    transport = make_transport(cluster)
+    d = Fabric(cluster, transport).plan.directed[0]
+    command = build_ping(d.dst.address.ip, interface=d.src.netdev, payload_bytes=cluster.mtu - 28)
+    t0 = transport.clock.now()
+    transport.run(Job(d.src.node, command, QUICK_S))
+    return transport.clock.now() - t0
+
+
+def test_fabric_ping_round_costs_one_ping() -> None:
+    cluster = load_cluster(SWITCH_8)
+    transport = make_transport(cluster)
+    fabric = Fabric(cluster, transport)
+    links = fabric.plan.directed
+    assert len(links) == 2 * 2 * (8 * 7 // 2)  # both rails, both directions, every pair
+    t0 = transport.clock.now()
+    results = [fabric.ping(d) for d in links]
+    elapsed = transport.clock.now() - t0
+    assert all(r.value is not None and r.value.ok for r in results)
+    one = _one_ping_s()
+    assert one > 0
+    assert elapsed == pytest.approx(one, rel=0.25), (elapsed, one)
+
+
+class _PingClock:
+    """Reads the session's transport clock around the jumbo-ping items."""
+
+    def __init__(self) -> None:
+        self.start: float | None = None
+        self.end: float | None = None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        session = get_session(item.config)
+        assert session is not None
+        clock = session.transport.clock
+        if item.name.startswith("test_jumbo_ping[") and self.start is None:
+            self.start = clock.now()
+        try:
+            return (yield)
+        finally:
+            if item.name.startswith("test_jumbo_ping["):
+                self.end = clock.now()
+
+
+def test_suite_pings_run_concurrently(pytester: pytest.Pytester) -> None:
+    probe = _PingClock()
+    run = run_suite(pytester, SWITCH_8, "--durations=5", markers="mtu", plugins=[probe])
+    assert run.ret == 0
+    pings = [k for k in run.outcomes if k.startswith("test_jumbo_ping[")]
+    assert len(pings) == 112
+    assert probe.start is not None and probe.end is not None
+    # 112 pings of ~2 s each: one round, not 112 (nor one per node).
+    assert probe.end - probe.start == pytest.approx(_one_ping_s(), rel=0.25)
+    # --durations: the first ping item carries the round; the others read its result.
+    assert "slowest 5 durations" in run.stdout

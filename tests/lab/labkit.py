@@ -1,0 +1,261 @@
+"""Helpers of the lab tests: build and remove labs, look into their namespaces, run suites."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from ipaddress import IPv4Network
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_sparkfabric.config import Cluster, load_cluster
+from pytest_sparkfabric.lab import host
+from pytest_sparkfabric.lab.build import down, up
+from pytest_sparkfabric.lab.state import LabState
+from pytest_sparkfabric.probes import sysfs
+from pytest_sparkfabric.transport import Transport, make_transport
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples" / "lab"
+_counter = 0
+_lock = threading.Lock()
+
+
+def skip_reason() -> str | None:
+    return host.why_not_root() or host.why_no_netns() or host.why_no_sshd()
+
+
+def lab_marks() -> list[pytest.MarkDecorator]:
+    reason = skip_reason()
+    return [pytest.mark.lab, pytest.mark.skipif(reason is not None, reason=str(reason))]
+
+
+def _b36(n: int, width: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    for _ in range(width):
+        out = digits[n % 36] + out
+        n //= 36
+    return out
+
+
+def unique_prefix() -> str:
+    """`t` + 2 chars of this process + 2 of a counter: labs of parallel runs never collide."""
+    global _counter
+    with _lock:
+        _counter += 1
+        n = _counter
+    return f"t{_b36(os.getpid(), 2)}{_b36(n, 2)}-"
+
+
+def free_mgmt() -> IPv4Network:
+    used = [a.network for _, a in host.host_ipv4()]
+    start = os.getpid() % 120
+    for k in range(120):
+        net = IPv4Network(f"198.18.{100 + (start + k) % 120}.0/24")
+        if not any(net.overlaps(u) for u in used):
+            return net
+    raise RuntimeError("no free management /24 in 198.18.100-219")
+
+
+def cluster_file(
+    tmp: Path, example: str, *, faults: Sequence[Mapping[str, Any]] = (), **extra: Any
+) -> Path:
+    data = yaml.safe_load((EXAMPLES / f"{example}.yaml").read_text())
+    data.update(extra)
+    if faults:
+        data["simulate"] = {"faults": [dict(f) for f in faults]}
+    path = tmp / f"{example}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@dataclass
+class Lab:
+    dir: Path
+    state: LabState
+    cluster: Cluster
+
+    @property
+    def cluster_yaml(self) -> Path:
+        return self.dir / "cluster.yaml"
+
+    def ns(self, node: str) -> str:
+        return self.state.node_ns[node]
+
+    def transport(self) -> Transport:
+        return make_transport(self.cluster)
+
+    def in_node(self, node: str, argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        """Run a command in the node's own namespaces (network and mount: its /etc, its /sys)."""
+        pid = self.state.sshd[node]
+        return subprocess.run(
+            ["nsenter", "-t", str(pid), "-m", "-n", *argv],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+
+    def stray_processes(self) -> dict[str, list[str]]:
+        """Every process in the lab's namespaces but the sshd listeners: ns -> 'pid cmdline'."""
+        listeners = set(self.state.sshd.values())
+        out: dict[str, list[str]] = {}
+        for ns in self.state.namespaces:
+            for pid in host.ns_pids(ns):
+                if pid not in listeners:
+                    cmd = host.proc_cmdline(pid).strip()
+                    if cmd:
+                        out.setdefault(ns, []).append(f"{pid} {cmd}")
+        return out
+
+
+def build(path: Path, lab_dir: Path) -> Lab:
+    state = up(path, lab_dir, prefix=unique_prefix(), mgmt=free_mgmt())
+    return Lab(lab_dir, state, load_cluster(lab_dir / "cluster.yaml"))
+
+
+def leftovers(lab: Lab) -> list[str]:
+    left = [f"netns {ns}" for ns in lab.state.namespaces if host.netns_exists(ns)]
+    left += [f"link {name}" for name in lab.state.host_links if host.link_exists(name)]
+    left += [f"file {p}" for p in lab.dir.iterdir()] if lab.dir.exists() else []
+    return left
+
+
+@contextmanager
+def lab_of(path: Path, lab_dir: Path) -> Iterator[Lab]:
+    lab = build(path, lab_dir)
+    try:
+        yield lab
+    finally:
+        problems = down(lab_dir)
+        assert not problems, problems
+        assert not leftovers(lab), leftovers(lab)
+
+
+# -- running a suite ------------------------------------------------------------------------------
+
+# What the kernel answers in the lab (no simulated tool involved): addresses, sysctls, MTU and
+# DF pings, NCCL config files, iperf3, and the sysfs reads of the links module.
+KERNEL_MARKERS = "addressing or ipv6 or mtu or nccl_env or links"
+KERNEL_ONLY = ("--deselect", "acceptance/test_links.py::test_link")  # test_link asks ethtool
+
+
+def sim_tool_ready() -> bool:
+    """Whether the simulator's command line (behind the lab's tool wrappers) exists yet."""
+    return importlib.util.find_spec("pytest_sparkfabric.sim.tool") is not None
+
+
+def kernel_selection(*, tcp: bool) -> list[str]:
+    markers = KERNEL_MARKERS + (" or tcp" if tcp else "")
+    return ["-m", markers, *KERNEL_ONLY]
+
+
+def healthy_selection() -> list[str]:
+    """The whole shipped suite but the switch reads (the lab has no RouterOS); only its
+    kernel-level part while the simulator's command line is missing."""
+    return ["-m", "not switch"] if sim_tool_ready() else kernel_selection(tcp=True)
+
+
+def shipped_suite() -> Path | None:
+    suite = REPO / "acceptance"
+    if (suite / "__init__.py").is_file() and any(suite.glob("test_*.py")):
+        return suite
+    return None
+
+
+def pytest_argv(cluster_yaml: Path, extra: Sequence[str] = ()) -> list[str]:
+    # `--cluster=PATH` as one word: a separate PATH would count in pytest's rootdir choice.
+    return [sys.executable, "-m", "pytest", f"--cluster={cluster_yaml}",
+            "-p", "no:cacheprovider", "-p", "no:randomly", *extra]  # fmt: skip
+
+
+@dataclass
+class SuiteRun:
+    outcomes: dict[str, str]
+    seconds: float
+    output: str
+
+    @property
+    def failed(self) -> set[str]:
+        return {k for k, v in self.outcomes.items() if v == "failed"}
+
+
+def run_suite(
+    cluster_yaml: Path,
+    out: Path,
+    selection: Sequence[str],
+    *,
+    extra: Sequence[str] = (),
+    timeout: float = 300,
+) -> SuiteRun:
+    """Run the shipped suite over a lab; the outcome of every test (from --sparkfabric-json)."""
+    if shipped_suite() is None:
+        pytest.skip("acceptance/ has no tests yet")
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "results.json"
+    argv = pytest_argv(cluster_yaml, [*selection, "--sparkfabric-json", str(results), *extra])
+    t0 = time.monotonic()
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=REPO,
+                       check=False)  # fmt: skip
+    seconds = time.monotonic() - t0
+    assert r.returncode in (0, 1), f"pytest rc {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr}"
+    return SuiteRun(outcomes(results), seconds, r.stdout)
+
+
+def outcomes(results: Path) -> dict[str, str]:
+    data = json.loads(results.read_text())
+    return {t["nodeid"].split("::", 1)[-1]: t["outcome"] for t in data["tests"]}
+
+
+# -- what a run may not change or leave -----------------------------------------------------------
+
+
+def snapshot(lab: Lab) -> dict[str, dict[str, str]]:
+    """Per node: `ip -j addr`, `ip -j link`, the fabric sysctls and /etc/nccl.conf, read in the
+    node's own namespaces (not through the suite's ssh)."""
+    out: dict[str, dict[str, str]] = {}
+    for node in lab.cluster.nodes:
+        if node.name not in lab.state.sshd:
+            continue  # no sshd, no mount namespace to look into (fault node_unreachable)
+        paths = sorted({p for r in node.rails for p in sysfs.sysctl_paths(r.netdev).values()})
+        script = "; echo @@; ".join(
+            [
+                "ip -j addr show",
+                "ip -j link show",
+                " ".join(f"echo {p}=$(cat {p});" for p in paths),
+                "cat /etc/nccl.conf",
+            ]
+        )
+        r = lab.in_node(node.name, ["sh", "-c", script])
+        assert r.returncode == 0, r.stderr
+        addr, link, sysctls, conf = r.stdout.split("@@\n")
+        out[node.name] = {
+            "ip -j addr": json.dumps(json.loads(addr), sort_keys=True),
+            "ip -j link": json.dumps(json.loads(link), sort_keys=True),
+            "sysctls": sysctls,
+            "/etc/nccl.conf": conf,
+        }
+    return out
+
+
+def strays_after(lab: Lab, grace_s: float = 5.0) -> dict[str, list[str]]:
+    """Processes left in the lab's namespaces once a run is over (sshd gets `grace_s` to reap
+    its sessions)."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        left = lab.stray_processes()
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)

@@ -1,0 +1,220 @@
+"""A healthy lab of each topology, reached the way the plugin reaches a cluster: real ssh.
+
+The four labs stand side by side (each its own prefix and management subnet) and the shipped
+suite runs over all of them at once, recording; the recordings are then replayed. Each run
+must pass, change nothing on any node, and leave no process behind.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_sparkfabric.fabric import Fabric
+from pytest_sparkfabric.lab.status import status
+from pytest_sparkfabric.probes import sysfs
+from pytest_sparkfabric.probes.ip import parse_ip_addr_json
+from pytest_sparkfabric.probes.ping import build_ping, parse_ping
+from pytest_sparkfabric.topology import plan
+from pytest_sparkfabric.transport import Job, Transport
+from tests.lab import labkit
+
+pytestmark = labkit.lab_marks()
+TOPOLOGIES = ("direct-2", "mesh-3", "ring-4", "switch-4")
+
+
+@pytest.fixture(scope="module")
+def labs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, labkit.Lab]]:
+    with ExitStack() as stack:
+        out = {}
+        for topo in TOPOLOGIES:
+            tmp = tmp_path_factory.mktemp(topo)
+            out[topo] = stack.enter_context(
+                labkit.lab_of(labkit.EXAMPLES / f"{topo}.yaml", tmp / "lab")
+            )
+        yield out
+
+
+@pytest.fixture(scope="module")
+def transports(labs: dict[str, labkit.Lab]) -> Iterator[dict[str, Transport]]:
+    ts = {topo: lab.transport() for topo, lab in labs.items()}
+    yield ts
+    for t in ts.values():
+        t.close()
+
+
+@pytest.fixture(params=TOPOLOGIES)
+def topo(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def lab(labs: dict[str, labkit.Lab], topo: str) -> labkit.Lab:
+    return labs[topo]
+
+
+@pytest.fixture
+def transport(transports: dict[str, Transport], topo: str) -> Transport:
+    return transports[topo]
+
+
+@dataclass
+class Runs:
+    real: labkit.SuiteRun
+    replay: labkit.SuiteRun
+    before: dict[str, dict[str, str]]
+    after: dict[str, dict[str, str]]
+    strays: dict[str, list[str]]
+
+
+def _run(lab: labkit.Lab, out: Path) -> Runs:
+    selection = labkit.healthy_selection()
+    before = labkit.snapshot(lab)
+    rec = out / "recording"
+    real = labkit.run_suite(lab.cluster_yaml, out / "real", selection,
+                            extra=["--sparkfabric-record", str(rec)])  # fmt: skip
+    strays = labkit.strays_after(lab)
+    after = labkit.snapshot(lab)
+    data = yaml.safe_load(lab.cluster_yaml.read_text())
+    data.update(transport="replay", replay_dir=str(rec))
+    replay_yaml = out / "replay.yaml"
+    replay_yaml.write_text(yaml.safe_dump(data, sort_keys=False))
+    replay = labkit.run_suite(replay_yaml, out / "replay", selection)
+    return Runs(real, replay, before, after, strays)
+
+
+@pytest.fixture(scope="module")
+def runs(
+    labs: dict[str, labkit.Lab], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Runs]:
+    if labkit.shipped_suite() is None:
+        pytest.skip("acceptance/ has no tests yet")
+    outs = {topo: tmp_path_factory.mktemp(f"run-{topo}") for topo in labs}
+    with ThreadPoolExecutor(len(labs)) as pool:
+        futures = {topo: pool.submit(_run, lab, outs[topo]) for topo, lab in labs.items()}
+        return {topo: f.result() for topo, f in futures.items()}
+
+
+# -- the lab as built -------------------------------------------------------------------------------
+
+
+def test_status_says_up(lab: labkit.Lab) -> None:
+    st = status(lab.dir)
+    assert st.rc == 0, st.lines
+    assert sum("listening" in line for line in st.lines) == len(lab.cluster.nodes)
+
+
+def test_interfaces_are_as_planned(lab: labkit.Lab, transport: Transport) -> None:
+    c = lab.cluster
+    results = transport.run_many([Job(n.name, "ip -j addr show", 20) for n in c.nodes])
+    for node, r in zip(c.nodes, results, strict=True):
+        assert r.ok, r.failure() or r.stderr
+        ifaces = {i.name: i for i in parse_ip_addr_json(r.stdout)}
+        assert set(ifaces) == {"lo", "enP7s7", *(rail.netdev for rail in node.rails)}
+        for rail in node.rails:
+            iface = ifaces[rail.netdev]
+            assert iface.ipv4 == (rail.address,)
+            assert iface.mtu_bytes == c.mtu
+            assert iface.admin_up and iface.carrier
+            assert iface.ipv6 == ()
+
+
+def test_every_link_carries_a_df_ping_at_the_mtu(lab: labkit.Lab, transport: Transport) -> None:
+    links = plan(lab.cluster).directed
+    jobs = [
+        Job(d.src.node, build_ping(d.dst.address.ip, interface=d.src.netdev,
+                                   payload_bytes=lab.cluster.mtu - 28, count=1), 20)
+        for d in links
+    ]  # fmt: skip
+    for d, r in zip(links, transport.run_many(jobs), strict=True):
+        assert parse_ping(r.stdout, r.stderr, r.rc).loss_pct == 0, f"{d.id}: {r.stdout}{r.stderr}"
+
+
+def test_only_cabled_nodes_reach_each_other(lab: labkit.Lab, transport: Transport) -> None:
+    if lab.cluster.topology != "ring":
+        pytest.skip("only a ring has node pairs without a cable")
+    one, three = lab.cluster.nodes[0], lab.cluster.nodes[2]
+    r = transport.run(Job(one.name, f"ping -c 1 -W 1 {three.rails[0].address.ip}", 10))
+    assert r.rc != 0, "spark-1 reached spark-3 although no cable joins them"
+
+
+def test_sysfs_reads_like_a_spark(lab: labkit.Lab, transport: Transport) -> None:
+    fabric = Fabric(lab.cluster, transport)
+    for node in lab.cluster.nodes:
+        facts = fabric.facts(node.name).get()
+        for rail in node.rails:
+            table = sysfs.gid_table(facts.files, rail.rdma)
+            assert sysfs.find_rocev2_gid(table, rail.netdev, rail.address.ip) is not None
+            state = sysfs.port_state(facts.files[sysfs.ib_port_paths(rail.rdma)["state"]])
+            assert state.name == "ACTIVE"
+            values = sysfs.net_sysctls(facts.files, rail.netdev)
+            assert values.disable_ipv6 == 1 and values.rp_filter == 2
+            width = facts.files[sysfs.pcie_paths(rail.pci)["current_link_width"]]
+            assert sysfs.int_value(width) == 4
+
+
+def test_each_node_has_its_own_nccl_conf(lab: labkit.Lab, transport: Transport) -> None:
+    for node in lab.cluster.nodes:
+        r = transport.run(Job(node.name, "cat /etc/nccl.conf", 10))
+        assert r.ok and f"lab node {node.name}" in r.stdout
+    host_conf = Path("/etc/nccl.conf")
+    assert not host_conf.exists() or "sparkfabric lab" not in host_conf.read_text()
+
+
+def test_hardware_tools_are_wrappers_and_kernel_tools_are_real(
+    lab: labkit.Lab, transport: Transport
+) -> None:
+    node = lab.cluster.nodes[0].name
+    r = transport.run(Job(node, "command -v ethtool ib_write_bw mpirun nvidia-smi gpu_burn "
+                                "ip ping iperf3 timeout", 10))  # fmt: skip
+    paths = r.stdout.split()
+    wrappers = str(lab.dir / "bin" / node)
+    assert [p.startswith(wrappers) for p in paths] == [True] * 5 + [False] * 4, paths
+    body = (lab.dir / "bin" / node / "ethtool").read_text()
+    assert f"--cluster {lab.dir}/sim-cluster.yaml --node {node}" in body
+
+
+def test_iperf3_between_namespaces_is_real(lab: labkit.Lab, transport: Transport) -> None:
+    link = plan(lab.cluster).links[0]
+    server = transport.start(Job(link.b.node, f"iperf3 -s -1 -p 18515 -B {link.b.address.ip}", 20))
+    time.sleep(0.3)
+    r = transport.run(
+        Job(link.a.node, f"iperf3 -c {link.b.address.ip} -p 18515 -t 1 -P 2 -J", 20)
+    )
+    server.wait()
+    data = json.loads(r.stdout)
+    assert "error" not in data, data.get("error")
+    assert data["end"]["sum_received"]["bits_per_second"] > 0.5e9
+
+
+# -- the shipped suite over ssh ---------------------------------------------------------------------
+
+
+def test_shipped_suite_passes_over_ssh(runs: dict[str, Runs], topo: str) -> None:
+    run = runs[topo].real
+    assert run.outcomes, run.output[-2000:]
+    assert not run.failed, sorted(run.failed)
+
+
+def test_the_run_changes_nothing_on_the_nodes(runs: dict[str, Runs], topo: str) -> None:
+    before, after = runs[topo].before, runs[topo].after
+    assert before.keys() == after.keys()
+    for node, facts in before.items():
+        for what, value in facts.items():
+            assert after[node][what] == value, f"{node}: {what} changed during the run"
+
+
+def test_the_run_leaves_no_process(runs: dict[str, Runs], topo: str) -> None:
+    assert runs[topo].strays == {}
+
+
+def test_replay_reproduces_the_verdicts(runs: dict[str, Runs], topo: str) -> None:
+    assert runs[topo].replay.outcomes == runs[topo].real.outcomes

@@ -1,0 +1,190 @@
+"""diagnose(): evidence in, the causes of DOMAIN.md §8 out (pure)."""
+
+from __future__ import annotations
+
+from pytest_sparkfabric.diagnosis import (
+    RULES,
+    Evidence,
+    NcclEvidence,
+    PairRates,
+    Rate,
+    Site,
+    diagnose,
+)
+
+A, B = "spark-1", "spark-2"
+
+
+def loop(node: str, *gbps: float) -> tuple[Rate, ...]:
+    return tuple(Rate(f"{node}:rail{i}", (node,), g, f"dev{i}") for i, g in enumerate(gbps))
+
+
+def rail(gbps: float | None, i: int = 0, nodes: tuple[str, str] = (A, B)) -> Rate:
+    where = f"{nodes[0]}:rail{i}->{nodes[1]}:rail{i}"
+    return Rate(where, nodes, gbps, f"rail{i}")
+
+
+def pair(*gbps: float, nodes: tuple[str, str] = (A, B)) -> PairRates:
+    return PairRates(
+        f"{nodes[0]}<->{nodes[1]}",
+        nodes,
+        tuple(rail(g, i, nodes) for i, g in enumerate(gbps)),
+        ("rocep1s0f1", "roceP2p1s0f1"),
+    )
+
+
+def ids(ev: Evidence, *, certain: bool = True) -> list[str]:
+    return [f.rule.id for f in diagnose(ev) if f.certain or not certain]
+
+
+HEALTHY_LOOP = loop(A, 106, 105) + loop(B, 107, 106)
+
+
+def test_healthy_is_silent() -> None:
+    ev = Evidence(
+        loopback=HEALTHY_LOOP,
+        rdma=(rail(108), rail(107, 1)),
+        pairs=(pair(108, 107),),
+        tcp=(pair(97, 96),),
+        nccl=NcclEvidence("nccl", True, 22.9, ("IB",), devices={"r0": ("a", "b")}),
+    )
+    assert diagnose(ev) == []
+    assert diagnose(Evidence()) == []
+
+
+def test_throttled_nic_is_the_nic_not_the_cable() -> None:
+    ev = Evidence(
+        loopback=loop(A, 13.1, 12.8) + loop(B, 106, 106),
+        rdma=(rail(12.9), rail(13.0, 1)),
+        pairs=(pair(12.9, 13.0),),
+    )
+    found = diagnose(ev)
+    assert [f.rule.id for f in found] == ["nic_throttled"]
+    assert found[0].nodes == (A,)
+    assert "13.1" in found[0].evidence
+    assert "60 s" in found[0].render()
+
+
+def test_half_port_names_both_devices_in_the_fix() -> None:
+    ev = Evidence(
+        loopback=HEALTHY_LOOP, rdma=(rail(103.9), rail(0.3, 1)), pairs=(pair(103.9, 0.3),)
+    )
+    found = diagnose(ev)
+    assert [f.rule.id for f in found] == ["half_port"]
+    text = found[0].render()
+    assert "only one of the port's two" in text
+    assert "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1" in text
+    assert "rail1 0.3 Gb/s" in text
+
+
+def test_switch_forwarding_when_tcp_is_slow_too() -> None:
+    ev = Evidence(
+        loopback=HEALTHY_LOOP,
+        rdma=(rail(4.0), rail(3.5, 1)),
+        pairs=(pair(4.0, 3.5),),
+        tcp=(pair(4.9, 4.8),),
+    )
+    assert ids(ev) == ["switch_cpu_forwarding"]
+
+
+def test_pfc_stall_when_tcp_is_fine() -> None:
+    ev = Evidence(
+        loopback=HEALTHY_LOOP,
+        rdma=(rail(5.1), rail(4.6, 1)),
+        pairs=(pair(5.1, 4.6),),
+        tcp=(pair(105, 104),),
+    )
+    assert ids(ev) == ["pfc_stall"]
+
+
+def test_slow_rdma_without_tcp_is_a_question() -> None:
+    ev = Evidence(rdma=(rail(9.0),))
+    found = diagnose(ev)
+    assert {f.rule.id for f in found} == {"switch_cpu_forwarding", "pfc_stall", "nic_throttled"}
+    assert not any(f.certain for f in found)
+    assert "measure TCP" in found[-1].evidence
+
+
+def test_busy_switch_cpu_settles_it() -> None:
+    ev = Evidence(loopback=HEALTHY_LOOP, rdma=(rail(9.0),), switch_cpu_load_pct=97)
+    assert ids(ev) == ["switch_cpu_forwarding"]
+
+
+def test_link_down_beats_half_port() -> None:
+    ev = Evidence(
+        loopback=HEALTHY_LOOP,
+        pairs=(pair(104, 0.0),),
+        no_link=(Site(f"{A}:rail1", (A,)),),
+    )
+    assert ids(ev) == ["link_down"]
+
+
+def test_nccl_socket_and_throttled_nic_both_named() -> None:
+    ev = Evidence(
+        loopback=loop(A, 13.0, 13.2) + loop(B, 106, 106),
+        nccl=NcclEvidence("nccl", True, 1.9, ("Socket",), socket=True),
+    )
+    assert sorted(ids(ev)) == ["nccl_socket", "nic_throttled"]
+
+
+def test_single_hca_from_the_net_ib_line() -> None:
+    ev = Evidence(
+        nccl=NcclEvidence(
+            "nccl",
+            True,
+            13.9,
+            ("IB",),
+            devices={"spark-1 (rank 0)": ("rocep1s0f1",), "spark-2 (rank 1)": ("rocep1s0f1",)},
+            expected=("rocep1s0f1", "roceP2p1s0f1"),
+        )
+    )
+    found = diagnose(ev)
+    assert [f.rule.id for f in found] == ["nccl_single_hca"]
+    assert "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1" in found[0].render()
+
+
+def test_single_hca_guessed_from_busbw_alone() -> None:
+    ev = Evidence(nccl=NcclEvidence("nccl", True, 13.9, ("IB",)))
+    found = diagnose(ev)
+    assert [(f.rule.id, f.certain) for f in found] == [("nccl_single_hca", False)]
+
+
+def test_single_device_of_a_non_spark_nic_is_not_flagged() -> None:
+    ev = Evidence(nccl=NcclEvidence("nccl", True, 2.6, ("IBext_v8",), devices={"h": ("mlx5_2",)}))
+    assert diagnose(ev) == []
+
+
+def test_nccl_crawl_over_ib_points_at_the_switch() -> None:
+    ev = Evidence(nccl=NcclEvidence("nccl", True, 0.46, ("IB",)), switch_cpu_load_pct=88)
+    assert ids(ev) == ["switch_cpu_forwarding"]
+
+
+def test_every_finding_uses_a_known_rule() -> None:
+    ev = Evidence(
+        loopback=loop(A, 13.0),
+        rdma=(rail(9.0, nodes=("x", "y")),),
+        pairs=(pair(100, 0.1, nodes=("p", "q")),),
+        nccl=NcclEvidence("nccl", True, 1.0, ("Socket",), socket=True),
+        no_link=(Site("z:rail0", ("z",)),),
+    )
+    for f in diagnose(ev):
+        assert RULES[f.rule.id] is f.rule
+        assert f.render().startswith(("Likely cause: ", "Possible cause: "))
+
+
+def test_a_dead_half_even_in_loopback_is_half_port_not_throttling() -> None:
+    ev = Evidence(
+        loopback=loop(A, 106, 0.3) + loop(B, 106, 107),
+        rdma=(rail(104), rail(0.3, 1)),
+        pairs=(pair(104, 0.3),),
+        tcp=(pair(106, 0.02),),
+    )
+    found = diagnose(ev)
+    assert [f.rule.id for f in found] == ["half_port"]
+    assert found[0].nodes == (A,)
+    assert "even inside the box" in found[0].evidence
+
+
+def test_every_rail_dead_in_loopback_is_a_possible_throttle() -> None:
+    found = diagnose(Evidence(loopback=loop(A, 0.2, 0.1)))
+    assert [(f.rule.id, f.certain) for f in found] == [("nic_throttled", False)]

@@ -1,0 +1,92 @@
+"""Servers start under a deadline, are waited for on the clock, and always end."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, run_flows
+from pytest_sparkfabric.transport import Job, RunResult, Transport, VirtualClock
+
+
+class FakeBackground:
+    def __init__(self, transport: FakeTransport, job: Job) -> None:
+        self.job = job
+        self.transport = transport
+        self.stopped = False
+
+    def wait(self) -> RunResult:
+        return self.stop()
+
+    def stop(self) -> RunResult:
+        self.stopped = True
+        return RunResult(self.job.node, self.job.command, 0, "", "server bye", 0.0)
+
+
+class FakeTransport(Transport):
+    def __init__(self, *, listens: bool = True, ss_rc: int = 0) -> None:
+        self.vclock = VirtualClock()
+        self.clock = self.vclock
+        self.listens = listens
+        self.ss_rc = ss_rc
+        self.started: list[FakeBackground] = []
+        self.ran: list[Job] = []
+        self.on_client: Callable[[Job], RunResult] | None = None
+
+    def run(self, job: Job) -> RunResult:
+        self.ran.append(job)
+        if job.command.startswith("ss "):
+            self.vclock.advance(0.01)
+            out = "LISTEN 0 5 *:18515 *:*\n" if self.listens and self.ss_rc == 0 else ""
+            return RunResult(job.node, job.command, self.ss_rc, out, "", 0.01)
+        if self.on_client is not None:
+            return self.on_client(job)
+        return RunResult(job.node, job.command, 0, "client ok", "", 1.0)
+
+    def start(self, job: Job) -> FakeBackground:
+        assert job.timeout_s > 0
+        bg = FakeBackground(self, job)
+        self.started.append(bg)
+        return bg
+
+
+def flow(key: str = "f") -> Flow:
+    return Flow(key, Job("b", "server", 60), Job("a", "client", 40), 18515)
+
+
+def test_clients_run_once_servers_listen_and_servers_end() -> None:
+    t = FakeTransport()
+    out = run_flows(t, [flow("x"), flow("y")])
+    assert all(r.client is not None and r.client.stdout == "client ok" for r in out.values())
+    assert all(bg.stopped for bg in t.started) and len(t.started) == 2
+
+
+def test_server_that_never_listens_is_given_up_on_the_clock() -> None:
+    t = FakeTransport(listens=False)
+    out = run_flows(t, [flow()])
+    r = out["f"]
+    assert r.client is None
+    assert r.error is not None and "did not listen on TCP port 18515" in r.error
+    assert "server bye" in r.error  # the server's last words
+    assert LISTEN_WAIT_S <= t.clock.now() < LISTEN_WAIT_S + 2
+    assert not any(j.command == "client" for j in t.ran)
+    assert all(bg.stopped for bg in t.started)
+
+
+def test_missing_ss_is_named() -> None:
+    t = FakeTransport(ss_rc=127)
+    r = run_flows(t, [flow()])["f"]
+    assert r.error is not None and "ss: command not found" in r.error
+
+
+def test_servers_end_even_when_the_client_blows_up() -> None:
+    t = FakeTransport()
+
+    def boom(job: Job) -> RunResult:
+        raise KeyboardInterrupt
+
+    t.on_client = boom
+    with pytest.raises(KeyboardInterrupt):
+        run_flows(t, [flow()])
+    assert t.started and all(bg.stopped for bg in t.started)

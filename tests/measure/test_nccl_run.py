@@ -1,0 +1,100 @@
+"""The NCCL launch line and how NCCL_DEBUG=INFO lines map to nodes (pure)."""
+
+from __future__ import annotations
+
+from pytest_sparkfabric.config import Cluster, parse_cluster
+from pytest_sparkfabric.diagnosis import Evidence, diagnose
+from pytest_sparkfabric.measure import nccl_run
+from pytest_sparkfabric.probes.nccl import parse_nccl_tests
+
+DIRECT = """
+topology: direct
+transport: sim
+nodes:
+  - name: spark-1
+    ports: {1: [192.168.100.11/24, 192.168.101.11/24]}
+  - name: spark-2
+    ports: {1: [192.168.100.12/24, 192.168.101.12/24]}
+nccl:
+  env: {NCCL_IB_GID_INDEX: "3", NCCL_DEBUG: WARN}
+"""
+
+
+def cluster() -> Cluster:
+    return parse_cluster(DIRECT)
+
+
+def log(devices: dict[str, str], network: str = "IB", busbw: float = 22.9) -> str:
+    lines = [
+        "# nccl-tests version 2.18.5 nccl-headers=22809 nccl-library=22809",
+        "# Using devices",
+        "#  Rank  0 Group  0 Pid  41007 on    spark-1 device  0 [000f:01:00] NVIDIA GB10",
+        "#  Rank  1 Group  0 Pid  51014 on    spark-2 device  0 [000f:01:00] NVIDIA GB10",
+    ]
+    for host, pid in (("spark-1", 41007), ("spark-2", 51014)):
+        devs = " ".join(f"[{i}]{d}:1/RoCE" for i, d in enumerate(devices[host].split(",")))
+        lines.append(f"{host}:{pid}:{pid + 7} [0] NCCL INFO NET/IB : Using {devs} ; OOB x")
+        lines.append(f"{host}:{pid}:{pid + 7} [0] NCCL INFO Using network {network}")
+    lines += [
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong"
+        "     time   algbw   busbw  #wrong",
+        " 17179869184    4294967296     float     sum      -1   749000   22.94   22.94       0"
+        "   748000   22.97   22.98       0",
+        "# Out of bounds values : 0 OK",
+        f"# Avg bus bandwidth    : {busbw}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_command_uses_the_template_and_adds_nccl_debug_info() -> None:
+    c = cluster()
+    cmd = nccl_run.command(c)
+    assert cmd.startswith("mpirun --allow-run-as-root -np 2 -H 192.168.100.11:1,192.168.100.12:1 ")
+    assert "-x NCCL_DEBUG=INFO" in cmd and "NCCL_DEBUG=WARN" not in cmd
+    assert "-x NCCL_IB_GID_INDEX=3" in cmd
+    assert "NCCL_IB_HCA" not in cmd  # the nodes' own NCCL config decides, as in production
+    assert cmd.endswith("all_reduce_perf -b 16G -e 16G -f 2 -g 1")
+    assert nccl_run.launch_node(c) == "spark-1"
+    assert nccl_run.expected_devices(c, "spark-2") == ("rocep1s0f1", "roceP2p1s0f1")
+
+
+def test_ranks_map_to_nodes_by_host_and_pid() -> None:
+    c = cluster()
+    both = "rocep1s0f1,roceP2p1s0f1"
+    parsed = parse_nccl_tests(log({"spark-1": both, "spark-2": "rocep1s0f1"}))
+    ranks = nccl_run.rank_nets(c, parsed)
+    assert ranks["spark-1"].devices == ("rocep1s0f1", "roceP2p1s0f1")
+    assert ranks["spark-2"].devices == ("rocep1s0f1",)
+    assert ranks["spark-2"].rank == 1 and ranks["spark-2"].networks == frozenset({"IB"})
+    run = nccl_run.NcclRun("cmd", "spark-1", None, parsed, None, ranks)
+    assert run.problems() == []
+    assert run.busbw_by_size() == {17179869184: 22.98}
+    found = diagnose(Evidence(nccl=nccl_run.evidence(c, run)))
+    assert [f.rule.id for f in found] == ["nccl_single_hca"]
+    assert "spark-2 (rank 1) uses rocep1s0f1" in found[0].evidence
+
+
+def test_socket_fallback_is_seen_per_rank() -> None:
+    c = cluster()
+    text = log({"spark-1": "rocep1s0f1,roceP2p1s0f1", "spark-2": "rocep1s0f1,roceP2p1s0f1"})
+    text = text.replace(
+        "spark-2:51014:51021 [0] NCCL INFO NET/IB : Using [0]rocep1s0f1:1/RoCE "
+        "[1]roceP2p1s0f1:1/RoCE ; OOB x",
+        "spark-2:51014:51021 [0] NCCL INFO NET/IB : No device found.\n"
+        "spark-2:51014:51021 [0] NCCL INFO NET/Socket : Using [0]enP7s7:10.0.0.12<0>",
+    ).replace(
+        "spark-2:51014:51021 [0] NCCL INFO Using network IB",
+        "spark-2:51014:51021 [0] NCCL INFO Using network Socket",
+    )
+    ranks = nccl_run.rank_nets(c, parse_nccl_tests(text))
+    assert ranks["spark-2"].socket and ranks["spark-2"].networks == frozenset({"Socket"})
+    assert not ranks["spark-1"].socket
+
+
+def test_incomplete_run_is_a_failure_not_a_zero() -> None:
+    c = cluster()
+    both = "rocep1s0f1,roceP2p1s0f1"
+    text = log({"spark-1": both, "spark-2": both}).split("# Out of bounds")[0]
+    parsed = parse_nccl_tests(text)
+    run = nccl_run.NcclRun("cmd", "spark-1", None, parsed, None, nccl_run.rank_nets(c, parsed))
+    assert any("without '# Avg bus bandwidth'" in p for p in run.problems())

@@ -1,0 +1,97 @@
+"""The plugin as pytest sees it: inert without --cluster, the shipped suite, usage errors, ids."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+DIRECT = """\
+topology: direct
+transport: sim
+nodes:
+  - name: spark-1
+    ports:
+      1: [192.168.100.11/24, 192.168.101.11/24]
+  - name: spark-2
+    ports:
+      1: [192.168.100.12/24, 192.168.101.12/24]
+"""
+
+
+@pytest.fixture
+def cluster_file(pytester: pytest.Pytester) -> Path:
+    return pytester.makefile(".yaml", cluster=DIRECT)
+
+
+def _collected(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.outlines if "::" in line]
+
+
+def test_inert_without_cluster(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_own="def test_one():\n    assert True\n")
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(passed=1)
+    fixtures = pytester.runpytest("--fixtures", "-q").stdout.str()
+    assert "node_pair" not in fixtures and "sparkfabric" not in fixtures.lower()
+
+
+def test_shipped_suite_is_collected_with_no_path(
+    pytester: pytest.Pytester, cluster_file: Path
+) -> None:
+    result = pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q")
+    ids = _collected(result)
+    assert ids, result.stdout.str()
+    assert all(re.match(r"(acceptance/)?test_\w+\.py::", i) for i in ids)
+    assert any("[spark-1:rail0->spark-2:rail0]" in i for i in ids)
+
+
+def test_explicit_path_wins(pytester: pytest.Pytester, cluster_file: Path) -> None:
+    pytester.makepyfile(test_mine="def test_mine(cluster):\n    assert cluster.mtu == 9000\n")
+    result = pytester.runpytest("--cluster", str(cluster_file), "test_mine.py", "-q")
+    result.assert_outcomes(passed=1)
+
+
+def test_ini_key_selects_the_cluster(pytester: pytest.Pytester, cluster_file: Path) -> None:
+    pytester.makeini(f"[pytest]\nsparkfabric_cluster = {cluster_file}\n")
+    result = pytester.runpytest("--collect-only", "-q")
+    assert any("test_links.py::" in i for i in _collected(result))
+
+
+def test_bad_yaml_is_a_usage_error_listing_every_problem(pytester: pytest.Pytester) -> None:
+    bad = pytester.makefile(
+        ".yaml",
+        bad=DIRECT.replace("192.168.100.12/24", "192.168.100.11/24").replace(
+            "transport: sim", "transport: sim\ntoplogy_extra: 1"
+        ),
+    )
+    result = pytester.runpytest("--cluster", str(bad))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "bad.yaml:" in err and "problem" in err
+    assert "toplogy_extra" in err
+    assert "Traceback" not in err
+
+
+def test_missing_cluster_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--cluster", "nope.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "nope.yaml: 1 problem" in result.stderr.str() and "does not exist" in result.stderr.str()
+
+
+def test_plugin_can_be_disabled(pytester: pytest.Pytester, cluster_file: Path) -> None:
+    result = pytester.runpytest("-p", "no:sparkfabric", "--cluster", str(cluster_file))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "unrecognized arguments: --cluster" in result.stderr.str()
+
+
+def test_ids_are_stable_between_collections(pytester: pytest.Pytester, cluster_file: Path) -> None:
+    first = _collected(pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q"))
+    second = _collected(pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q"))
+    assert first and first == second
+
+
+def test_header_names_the_cluster(pytester: pytest.Pytester, cluster_file: Path) -> None:
+    result = pytester.runpytest("--cluster", str(cluster_file), "--collect-only")
+    result.stdout.fnmatch_lines(["sparkfabric: cluster.yaml: direct, 2 nodes, transport sim*"])

@@ -1,0 +1,143 @@
+"""The simulator prints the real tools' layouts: checked against the real samples in tests/data."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_sparkfabric.sim.render.iperf3 import document
+from pytest_sparkfabric.transport.base import Job
+from tests.sim.conftest import Sim, example, with_faults
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def sample(path: str) -> str:
+    file = DATA / path
+    if not file.exists():
+        pytest.skip(f"sample {path} not in tests/data")
+    return file.read_text()
+
+
+class _Pairs(dict[str, Any]):
+    """A JSON object that keeps duplicate keys, as iperf 3.6 printed them."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        self.pairs = pairs
+
+    def items(self) -> Any:
+        return self.pairs
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
+def test_cjson_printer_reproduces_a_real_iperf3_document_byte_for_byte() -> None:
+    text = sample("iperf3/json-P4-60s-mininet-iperf3.6-duplicate-keys.txt")
+    assert document(json.loads(text, object_pairs_hook=_Pairs)) == text
+
+
+def test_ibdev2netdev_matches_the_nvidia_playbook_output_byte_for_byte() -> None:
+    text = sample("ibdev2netdev/gb10-nvidia-playbook-spark-5c2d.txt")
+    cluster = example("direct-2")
+    spec_text = (Path(str(cluster.source)).read_text()).replace("      1: [", "      0: [")
+    from pytest_sparkfabric.config import parse_cluster
+
+    s = Sim(parse_cluster(spec_text))
+    assert s.ok("spark-1", "ibdev2netdev") == text
+
+
+def _fields_end(line: str) -> list[int]:
+    return [m.end() for m in re.finditer(r"\S+", line)]
+
+
+def test_nccl_tests_layout_matches_the_gb10_all_gather_sample() -> None:
+    real = sample("nccl-tests/gb10-dell-promax-all-gather-16G.txt").splitlines()
+    s = Sim(example("direct-2"))
+    cmd = ("mpirun --allow-run-as-root -np 2 -H 192.168.100.11:1,192.168.100.12:1 "
+           "all_gather_perf -b 16G -e 16G -f 2 -g 1")
+    sim = s.ok("spark-1", cmd, timeout=900).splitlines()
+    assert sim[0] == real[0] and sim[1] == real[1]
+    assert sim[2].replace("warmup iters: 1", "") == real[2].replace("warmup iters: 1", "")
+    assert sim[3:5] == real[3:5] and sim[7:11] == real[7:11]
+    rank = re.compile(r"^#  Rank  \d Group  0 Pid +\d+ on +\S+ device  0 \[000f:01:00\] NVIDIA GB10$")
+    assert rank.match(sim[5]) and rank.match(sim[6])
+    assert _fields_end(sim[11]) == _fields_end(real[11])
+    assert sim[12] == real[12]
+    assert re.fullmatch(r"# Avg bus bandwidth    : \d+\.\d+", sim[13])
+    assert sim[14:] == real[14:]
+
+
+def test_perftest_report_layout_matches_real_gb10_and_raw_outputs() -> None:
+    client = sample("perftest/ib_write_bw-gb10-client-q4-rdmacm.txt").splitlines()
+    raw = sample("perftest/ib_write_bw-loopback-ib0-8M-server-and-client-superbench.txt")
+    s = Sim(example("direct-2"))
+    s.t.start(Job("spark-2", "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -p 18515", 60))
+    out = s.ok("spark-1", "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -p 18515 "
+                          "192.168.100.12").splitlines()
+    assert out[0] == client[0] and out[1] == client[1]
+    assert out[2].expandtabs(8).startswith(" Dual-port       : OFF")
+    assert "\t\tDevice         : rocep1s0f1" in out[2]
+    header = next(line for line in out if line.startswith(" #bytes"))
+    assert header == next(line for line in client if line.startswith(" #bytes"))
+    row_shape = re.compile(r"^ \d+ +\d+ +\d+\.\d\d +\d+\.\d\d *\t\t   \d+\.\d{6}$")
+    raw_row = next(line for line in raw.splitlines() if line.startswith(" 8388608"))
+    assert row_shape.match(raw_row)
+    sim_row = out[out.index(header) + 1]
+    assert row_shape.match(sim_row)
+    starts = [m.start() for m in re.finditer(r"\S+", sim_row)]
+    real_row = client[client.index(header) + 1]
+    assert starts[:3] == [m.start() for m in re.finditer(r"\S+", real_row)][:3]
+    assert out[-1] == client[-1]
+    labels = {line.split(":")[0].expandtabs(8).rstrip() for line in client + raw.splitlines()
+              if ":" in line and line.startswith(" ") and "address" not in line}
+    for line in out:
+        if ":" in line and line.startswith(" ") and "address" not in line and "GID:" not in line:
+            assert line.split(":")[0].expandtabs(8).rstrip() in labels | {" GID index"}, line
+
+
+def test_ethtool_module_labels_align_like_the_real_sff8636_dump() -> None:
+    real = sample("ethtool-m/sff8636-qsfp28-cwdm4-finisar-reprogrammed-cx4.txt").splitlines()
+    columns = {line.index(" : ") for line in real if " : " in line}
+    assert columns == {41}
+    s = Sim(example("direct-2"))
+    out = s.ok("spark-1", "ethtool -m enp1s0f1np1").splitlines()
+    assert {line.index(" : ") for line in out} == columns
+    real_labels = {line[:41].rstrip() for line in real if " : " in line}
+    copper = {"Attenuation at 2.5GHz", "Attenuation at 5.0GHz", "Attenuation at 7.0GHz",
+              "Attenuation at 12.9GHz"}
+    assert {line[:41].rstrip() for line in out} <= real_labels | copper
+
+
+def test_ethtool_settings_indent_like_the_real_output() -> None:
+    real = sample("ethtool/cx4-ens16f1np1-40g-link-yes.txt").splitlines()
+    indent = {line.split(":")[0].strip(): len(line) - len(line.lstrip()) for line in real}
+    s = Sim(example("direct-2"))
+    out = [line.expandtabs(8) for line in s.ok("spark-1", "ethtool enp1s0f1np1").splitlines()]
+    assert out[0] == "Settings for enp1s0f1np1:"
+    for line in out[1:]:
+        key = line.split(":")[0].strip()
+        if key in indent and ":" in line:
+            assert len(line) - len(line.lstrip()) == indent[key], line
+    continuation = [line for line in out if line.strip().endswith("/Full") and ":" not in line]
+    assert continuation and all(line.startswith(" " * 32) for line in continuation)
+    down = Sim(with_faults("direct-2", "{fault: link_down, node: spark-2}"))
+    text = down.ok("spark-1", "ethtool enp1s0f1np1")
+    assert "\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n" in text
+    assert text.endswith("\tLink detected: no\n")
+
+
+def test_ping_prints_iputils_summary_lines() -> None:
+    real = sample("ping/success-3-of-3.txt").splitlines()
+    s = Sim(example("direct-2"))
+    out = s.ok("spark-1", "ping -c 3 -I enp1s0f1np1 192.168.100.12").splitlines()
+    reply = re.compile(r"^\d+ bytes from [\d.]+: icmp_seq=\d ttl=64 time=\d+\.\d+ ms$")
+    assert all(reply.match(line) for line in real[1:4] + out[1:4])
+    assert out[4] == "" and re.sub(r"\d+", "0", out[5]) == re.sub(r"\d+", "0", real[5])
+    assert re.sub(r"[\d.]+", "N", out[6]) == re.sub(r"[\d.]+", "N", real[6])
+    assert re.sub(r"[\d/.]+", "N", out[7]) == re.sub(r"[\d/.]+", "N", real[7])
