@@ -45,7 +45,11 @@ def test_nccl_uses_ib(node: Node, cluster: Cluster, fabric: Fabric, verdict: Ver
     verdict(node=node.name, expected=f"network IB, devices {','.join(expected)}")
     run = nccl_run.run(fabric)
     if run.parsed is None:
-        pytest.fail(f"not measured: {run.error}", pytrace=False)
+        evidence.fail(
+            verdict,
+            f"not measured: {run.error}",
+            evidence.findings(fabric, loopback=True, prefer=NCCL_RULES),
+        )
     rank = run.ranks.get(node.name)
     if rank is None or not rank.seen:
         evidence.fail(

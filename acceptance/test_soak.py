@@ -27,6 +27,18 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.soak
 
 GPU_BUSY_PCT = 50.0
+LOAD_RULES = ("link_down", "half_port", "nic_throttled")
+
+
+def _peers(fabric: Fabric, rail: Rail) -> list[Rail]:
+    """The rails at the other end of this rail's cable (its rail links)."""
+    out = []
+    for link in fabric.plan.links:
+        if link.a == rail and link.b not in out:
+            out.append(link.b)
+        elif link.b == rail and link.a not in out:
+            out.append(link.a)
+    return out
 
 
 def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
@@ -73,17 +85,27 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             f"lane {o.lane} {o.rate_per_s:.3g} errors/s = {o.ratio:.3g}x the other lanes "
             f"(median {o.median_others_per_s:.3g}/s) at {o.start:.0f}-{o.end:.0f} s"
         )
-        lines.append(f"{rail.id} {rail.netdev}: {seen}, {ratio_t.describe()}")
-        found.append(Finding(RULES["marginal_cable"], where, nodes, seen))
+        if o.worst_ratio > o.ratio:
+            seen += f", worst {o.worst_rate_per_s:.3g}/s ({o.worst_ratio:.3g}x)"
+        lines.append(f"{rail.netdev}: {seen}, {ratio_t.describe()}")
+        short = f"lane {o.lane} ~{o.ratio:.0f}x its neighbours from {o.start:.0f} s"
+        found.append(Finding(RULES["marginal_cable"], where, nodes, short))
+    if grew and not outliers:
+        # The far end of the cable may have seen what this end did not: a hot lane.
+        for peer in _peers(fabric, rail):
+            pws = windows(soak.rail_samples(fabric, peer))
+            for o in lane_outliers(pws, ratio_max=ratio_t.value, floor_per_s=floor_t.value):
+                short = f"lane {o.lane} ~{o.ratio:.0f}x its neighbours from {o.start:.0f} s"
+                found.append(Finding(RULES["marginal_cable"], peer.id, (peer.node,), short))
     if grew:
         seen = f"{grew.describe()} during the soak"
         if run.stopped_early:
-            seen += f"; soak stopped early: {run.stopped_early}"
-        lines.append(f"{rail.id} {rail.netdev}: {seen} (expected no growth at all)")
-        found.append(Finding(RULES["post_fec_errors"], where, nodes, seen))
+            seen += f"; the soak stopped early: {run.stopped_early}"
+        lines.append(f"{rail.netdev}: {seen}; expected no growth at all")
+        found.append(Finding(RULES["post_fec_errors"], where, nodes, grew.describe()))
     if ber is not None and not ber_t.ok(ber):
         seen = f"pre-FEC BER {ber:.3g}"
-        lines.append(f"{rail.id} {rail.netdev}: {seen}, {ber_t.describe()}")
+        lines.append(f"{rail.netdev}: {seen}, {ber_t.describe()}")
         found.append(Finding(RULES["ber_high"], where, nodes, seen))
     verdict(measured="; ".join(lines) or "clean")
     if found:
@@ -121,8 +143,9 @@ def test_soak_load(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     ]
     verdict(measured=", ".join(rates) or "no traffic result")
     if problems:
-        pytest.fail(
+        evidence.fail(
+            verdict,
             "the soak did not load this node as planned, so its result proves less:\n"
             + "\n".join(problems),
-            pytrace=False,
+            evidence.findings(fabric, [node.name], only=LOAD_RULES),
         )

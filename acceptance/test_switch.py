@@ -55,7 +55,7 @@ def test_switch_leg(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
     leg = switch.ports[node.name]
     expected = f"link-ok, {RATE_GBPS:g}Gbps, auto-negotiation off, {SPEED}, {FEC}"
     verdict(node=node.name, rail=f"switch {leg}", expected=expected)
-    where = f"switch {switch.host} {leg} ({node.name}'s leg)"
+    where = f"{node.name}: switch {switch.host} port {leg}"
     state = _state(fabric)
     port = _port(state, leg, where, verdict)
     mon = state.monitor[leg].get()
@@ -90,7 +90,7 @@ def test_switch_leg_mtu(
     need_l2 = cluster.mtu + ETHERNET_HEADER_B
     expected = f"mtu >= {cluster.mtu}, l2mtu >= {need_l2}"
     verdict(node=node.name, rail=f"switch {leg}", expected=expected)
-    where = f"switch {switch.host} {leg} ({node.name}'s leg)"
+    where = f"{node.name}: switch {switch.host} port {leg}"
     port = _port(_state(fabric), leg, where, verdict)
     measured = f"mtu {port.mtu_bytes}, l2mtu {port.l2mtu_bytes}"
     verdict(measured=measured)
@@ -109,7 +109,7 @@ def test_switch_bridge_port(
     """The node's leg is a port of the fabric bridge, and the switch chip offloads it."""
     leg = switch.ports[node.name]
     verdict(node=node.name, rail=f"switch {leg}", expected="in the fabric bridge, hw-offload yes")
-    where = f"switch {switch.host} {leg} ({node.name}'s leg)"
+    where = f"{node.name}: switch {switch.host} port {leg}"
     ports = _state(fabric).bridge_ports.get()
     legs = set(switch.ports.values())
     bridge = _fabric_bridge([p for p in ports if p.interface in legs])
@@ -166,8 +166,10 @@ def test_switch_bridge(switch: SwitchSpec, fabric: Fabric, verdict: Verdict) -> 
     )
     verdict(measured=measured)
     problems = []
-    if len(holding) != 1:
-        problems.append(f"the legs are spread over bridges {', '.join(holding) or '(none)'}")
+    if not holding:
+        problems.append("no leg is a port of any bridge")
+    elif len(holding) > 1:
+        problems.append(f"the legs are spread over bridges {', '.join(holding)}")
     if spares:
         problems.append(f"unused breakout sub-port(s) {', '.join(spares)} in bridge {bridge}")
     if not_offloaded:
@@ -185,7 +187,7 @@ def test_switch_qos(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
     leg = switch.ports[node.name]
     expected = f"pfc {HOST_PFC} (as on the hosts), no egress-rate-queue cap"
     verdict(node=node.name, rail=f"switch {leg}", expected=expected)
-    where = f"switch {switch.host} {leg} ({node.name}'s leg)"
+    where = f"{node.name}: switch {switch.host} port {leg}"
     qos = _state(fabric).qos.get().get(leg)
     if qos is None:
         verdict.fail(

@@ -350,10 +350,11 @@ def _down_nodes(ev: Evidence) -> set[str]:
 
 
 def _link_down(ev: Evidence) -> list[Finding]:
-    return [
-        Finding(RULES["link_down"], s.where, s.nodes, "no carrier (ethtool: Link detected: no)")
-        for s in ev.no_link
-    ]
+    if not ev.no_link:
+        return []
+    where = ", ".join(s.where for s in ev.no_link)
+    nodes = tuple(dict.fromkeys(n for s in ev.no_link for n in s.nodes))
+    return [Finding(RULES["link_down"], where, nodes, "no carrier (ethtool: Link detected: no)")]
 
 
 def _nic_throttled(ev: Evidence) -> list[Finding]:
@@ -440,7 +441,12 @@ def _summary(rates: list[Rate]) -> str:
     values = sorted(r.gbps or 0.0 for r in rates)
     if len(values) == 1:
         return f"RDMA {rates[0].label or rates[0].where} {_gb(values[0])}"
-    return f"RDMA {len(values)} rails at {values[0]:.1f}-{values[-1]:.1f} Gb/s"
+    span = (
+        f"{values[0]:.1f}"
+        if f"{values[0]:.1f}" == f"{values[-1]:.1f}"
+        else (f"{values[0]:.1f}-{values[-1]:.1f}")
+    )
+    return f"RDMA {len(values)} rails at {span} Gb/s"
 
 
 def _switch_or_pfc(ev: Evidence) -> list[Finding]:
@@ -497,7 +503,12 @@ def _nccl_socket(ev: Evidence) -> list[Finding]:
         return []
     said = "'Using network Socket'" if "Socket" in n.networks else "NET/Socket, no IB device"
     busbw = f", busbw {n.busbw_gbytes_s:g} GB/s" if n.busbw_gbytes_s is not None else ""
-    return [Finding(RULES["nccl_socket"], n.where, (), f"NCCL_DEBUG=INFO says {said}{busbw}")]
+    seen = f"NCCL_DEBUG=INFO says {said}{busbw}"
+    if ev.no_link:
+        # With the RoCE ports down NCCL finds no IB device and falls back by itself.
+        seen += "; with links down that may be the fallback, not a setting"
+        return [Finding(RULES["nccl_socket"], n.where, (), seen, certain=False)]
+    return [Finding(RULES["nccl_socket"], n.where, (), seen)]
 
 
 def _nccl_single_hca(ev: Evidence) -> list[Finding]:

@@ -91,6 +91,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", marker)
     config.pluginmanager.register(fixtures, "sparkfabric-fixtures")
     config.pluginmanager.register(session, "sparkfabric-session")
+    from pytest_sparkfabric.report import register as register_reports
+
+    register_reports(config)
 
 
 def get_session(config: pytest.Config) -> SparkSession | None:

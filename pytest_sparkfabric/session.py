@@ -58,7 +58,14 @@ class SparkSession:
 
     def _progress(self, line: str) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None and self.config.get_verbosity() >= 0:
+        if reporter is None or self.config.get_verbosity() < 0:
+            return
+        # Progress is written while a test runs: step around output capture to reach the terminal.
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if capture is not None:
+            with capture.global_and_fixture_disabled():
+                reporter.write_line(f"sparkfabric: {line}")
+        else:
             reporter.write_line(f"sparkfabric: {line}")
 
     def close(self) -> None:

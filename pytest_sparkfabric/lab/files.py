@@ -7,7 +7,7 @@ Layout of a lab dir:
     ssh_config            one Host entry per node name
     ssh/                  host key, user key, authorized_keys
     bin/NODE/             the node's wrappers, first in its PATH
-    state/NODE.json       the simulator's state of the node
+    state/sim.json        the simulator's state (clock start, GPU loads, waiting servers)
     nodes/NODE/           sshd_config, boot.json, sshd.log, sshd.pid, etc/ (upper layer), sys/
 """
 
@@ -40,6 +40,9 @@ SIM_TOOLS = (
 )
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HANG_SECONDS = 2147483647
+# One simulator state for the whole lab: a server one node starts is answered by a client on
+# another, and GPU loads heat what they heat, across calls and nodes.
+SIM_STATE = "sim.json"
 
 
 def node_dir(lab_dir: Path, node: str) -> Path:
@@ -112,7 +115,7 @@ def sim_wrapper(
             "export PYTHONPATH",
             f"exec {q(python)} -m pytest_sparkfabric.sim.tool"
             f" --cluster {q(str(lab_dir / 'sim-cluster.yaml'))} --node {q(node)}"
-            f" --state {q(str(lab_dir / 'state' / (node + '.json')))}"
+            f" --state {q(str(lab_dir / 'state' / SIM_STATE))}"
             ' -- "${0##*/}" "$@"',
             "",
         ]

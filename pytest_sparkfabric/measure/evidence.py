@@ -136,11 +136,13 @@ def findings(
     loopback: bool = False,
     tcp: bool = False,
     prefer: Sequence[str] = (),
+    only: Sequence[str] = (),
 ) -> list[Finding]:
-    """Findings that concern `nodes` (all when empty), the rules in `prefer` first."""
+    """Findings that concern `nodes` (all when empty), the rules in `prefer` first; `only`
+    keeps the rules that can explain the item at all."""
     found = diagnose(collect(fabric, loopback=loopback, tcp=tcp))
     wanted = list(nodes)
-    mine = [f for f in found if f.concerns(wanted)]
+    mine = [f for f in found if f.concerns(wanted) and (not only or f.rule.id in only)]
     rank = {rule: i for i, rule in enumerate(prefer)}
     return sorted(mine, key=lambda f: (not f.certain, rank.get(f.rule.id, len(rank))))
 

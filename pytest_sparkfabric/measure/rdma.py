@@ -52,6 +52,8 @@ class BwResult:
     error: str | None
     round: int
     command: str = ""
+    seconds: float | None = None
+    """How long the client ran (transport clock): -D plus perftest's set-up."""
 
     @property
     def loopback(self) -> bool:
@@ -140,7 +142,9 @@ def _run_step(
     out: dict[K, BwResult] = {}
     for (key, src, dst, _), flow in zip(wanted, flows, strict=True):
         gbps, error = _outcome(done[key])
-        out[key] = BwResult(src, dst, gbps, error, round_no, flow.client.command)
+        client = done[key].client
+        seconds = client.duration_s if client is not None else None
+        out[key] = BwResult(src, dst, gbps, error, round_no, flow.client.command, seconds)
     return out
 
 

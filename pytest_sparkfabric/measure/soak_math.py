@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pytest_sparkfabric.probes.ethtool import EthtoolStats
 
@@ -94,30 +94,39 @@ def lanes_in_use(ws: Sequence[Window]) -> list[int]:
 
 @dataclass(frozen=True, slots=True)
 class LaneOutlier:
+    """A lane far above the others: the first window it crossed the limit, and its worst."""
+
     lane: int
     rate_per_s: float
     median_others_per_s: float
     ratio: float
     start: float
     end: float
+    worst_rate_per_s: float = 0.0
+    worst_ratio: float = 0.0
 
 
 def lane_outliers(
     ws: Sequence[Window], *, ratio_max: float, floor_per_s: float
 ) -> list[LaneOutlier]:
-    """Windows in which a lane's rate exceeds `ratio_max` x the median of the other lanes in
-    use (never less than `floor_per_s`): the worst window per lane."""
+    """Lanes whose rate in some window exceeds `ratio_max` x the median of the other lanes in
+    use (never less than `floor_per_s`)."""
     in_use = lanes_in_use(ws)
-    worst: dict[int, LaneOutlier] = {}
+    found: dict[int, LaneOutlier] = {}
     for w in ws:
         for lane in in_use:
             rate = w.lane_rates.get(lane, 0.0)
             others = [w.lane_rates.get(o, 0.0) for o in in_use if o != lane]
             median = statistics.median(others) if others else 0.0
             ratio = rate / max(median, floor_per_s)
-            if ratio > ratio_max and (lane not in worst or ratio > worst[lane].ratio):
-                worst[lane] = LaneOutlier(lane, rate, median, ratio, w.start, w.end)
-    return [worst[k] for k in sorted(worst)]
+            if ratio <= ratio_max:
+                continue
+            first = found.get(lane)
+            if first is None:
+                found[lane] = LaneOutlier(lane, rate, median, ratio, w.start, w.end, rate, ratio)
+            elif ratio > first.worst_ratio:
+                found[lane] = replace(first, worst_rate_per_s=rate, worst_ratio=ratio)
+    return [found[k] for k in sorted(found)]
 
 
 @dataclass(frozen=True, slots=True)

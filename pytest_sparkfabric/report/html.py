@@ -18,6 +18,7 @@ COLUMNS = (
     ("sfmeasured", "Measured", "measured"),
     ("sfexpected", "Expected", "expected"),
 )
+COLUMNS_TITLES = tuple((kind, title) for kind, title, _ in COLUMNS)
 FIRST = 2  # after Result and Test
 STYLE = (
     "border-left:4px solid #c00;background:#fff4f4;padding:6px 10px;margin:4px 0 8px;"

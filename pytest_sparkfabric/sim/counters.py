@@ -25,12 +25,7 @@ def link_uptime(rt: Runtime, node: str, port: int, t: float) -> float:
     """Seconds the port had link since boot (t=0)."""
     if not rt.port_up(node, port, 0.0):
         return 0.0
-    for fault in rt.model.lane_faults:
-        if rt.model.cable_of(fault.node, fault.port) is rt.model.cable_of(node, port):
-            dropped = rt.lane_history(fault, t).dropped_at
-            if dropped is not None and dropped <= t:
-                return dropped
-    return t
+    return t - rt.down_seconds(node, port, t)
 
 
 def lane_errors(rt: Runtime, node: str, port: int, t: float) -> tuple[list[int], int]:

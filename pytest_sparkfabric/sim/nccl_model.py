@@ -16,12 +16,12 @@ from ipaddress import IPv4Address
 from pytest_sparkfabric import spark
 from pytest_sparkfabric.sim import bandwidth, noise
 from pytest_sparkfabric.sim.hardware import Netdev, SimNode
-from pytest_sparkfabric.sim.vfs import Vfs, VfsError
+from pytest_sparkfabric.sim.vfs import VfsError
 from pytest_sparkfabric.sim.world import Ctx
 
 HEALTHY_DOMAIN_GBPS = 112.5
 SINGLE_RAIL = (13.6, 14.2)
-PEAK = {"direct": (22.6, 23.7), "switch": (23.0, 24.0), "mesh": (15.5, 17.5), "ring": (11.5, 13.5)}
+PEAK = {"direct": (22.6, 23.7), "switch": (23.05, 24.0), "mesh": (15.5, 17.5), "ring": (11.5, 13.5)}
 SOCKET_FABRIC = (2.6, 3.4)
 SOCKET_MGMT = (0.85, 1.0)
 CPU_FORWARDING = (0.40, 0.50)
@@ -46,7 +46,7 @@ class RankPlan:
 def effective_env(ctx: Ctx, node: SimNode, process: Mapping[str, str]) -> dict[str, str]:
     from pytest_sparkfabric.probes.ncclconf import EnvSource, effective_nccl_env
 
-    vfs = Vfs(ctx.rt, node, ctx.t)
+    vfs = ctx.world.vfs(node, ctx.t)
     sources = [EnvSource.from_mapping("process", process)]
     conf_file = process.get("NCCL_CONF_FILE")
     files = [(f"{node.home}/.nccl.conf", "user_conf"), ("/etc/nccl.conf", "system_conf")]

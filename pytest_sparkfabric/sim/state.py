@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pytest_sparkfabric.sim import noise, thermal
-from pytest_sparkfabric.sim.hardware import LaneFault, Netdev
+from pytest_sparkfabric.sim.hardware import Cable, LaneFault, Netdev
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.sim.bandwidth import FlowRequest
@@ -127,23 +127,26 @@ class Runtime:
         switch = self.model.switch
         if cable.leg is not None and switch is not None and switch.leg(cable.leg).auto_negotiation:
             return False
-        for fault in self.model.lane_faults:
-            if self.model.cable_of(fault.node, fault.port) is cable:
-                dropped = self.lane_history(fault, t).dropped_at
-                if dropped is not None and dropped <= t:
-                    return False
-        return True
+        return not any(h.down_at(t) for h in self._lane_histories(cable, t))
+
+    def _lane_histories(self, cable: Cable | None, t: float) -> list[thermal.LaneHistory]:
+        return [
+            self.lane_history(fault, t)
+            for fault in self.model.lane_faults
+            if self.model.cable_of(fault.node, fault.port) is cable
+        ]
 
     def carrier(self, dev: Netdev, t: float) -> bool:
         return dev.cabled and self.port_up(dev.node, dev.port, t)
 
     def link_down_events(self, node: str, port: int, t: float) -> int:
-        events = 0
-        for fault in self.model.lane_faults:
-            if self.model.cable_of(fault.node, fault.port) is self.model.cable_of(node, port):
-                dropped = self.lane_history(fault, t).dropped_at
-                events += int(dropped is not None and dropped <= t)
-        return events
+        cable = self.model.cable_of(node, port)
+        return sum(h.drops_before(t) for h in self._lane_histories(cable, t))
+
+    def down_seconds(self, node: str, port: int, t: float) -> float:
+        """Seconds the port's link was down from the marginal lane's outages before t."""
+        cable = self.model.cable_of(node, port)
+        return sum(h.down_seconds(t) for h in self._lane_histories(cable, t))
 
     def reachable(self, src: Netdev, dst: Netdev, t: float) -> bool:
         """Layer 2 between two netdevs right now: same node (loopback) or a live path."""

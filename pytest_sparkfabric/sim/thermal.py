@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 Interval = tuple[float, float]
 
@@ -32,6 +32,7 @@ MODULE_BELOW_NIC_C = 7.0
 LANE_START_PER_S = 2.9e3
 LANE_END_PER_S = 11.7e6
 DROP_ABOVE_ONSET_C = 3.0
+RETRAIN_BELOW_DROP_C = 1.0
 UNCORRECTABLE_ABOVE_PER_S = 1e6
 UNCORRECTABLE_FRACTION = 1e-5
 
@@ -69,12 +70,25 @@ def lane_rate_per_s(temp_c: float, onset_c: float) -> float:
 
 @dataclass
 class LaneHistory:
-    """Integrated marginal-lane errors up to `until`, and when the link dropped (if it did)."""
+    """Integrated marginal-lane errors up to `until`, and the link's outages so far.
+
+    The link drops when the NIC passes onset + 3 C and retrains once it has cooled 1 C below
+    that, so an outage lasts while the box stays hot (each one counts a link-down).
+    """
 
     until: float = 0.0
     corrected: float = 0.0
     uncorrectable: float = 0.0
-    dropped_at: float | None = None
+    outages: list[list[float]] = field(default_factory=list)
+
+    def down_at(self, t: float) -> bool:
+        return any(start <= t < end for start, end in self.outages)
+
+    def drops_before(self, t: float) -> int:
+        return sum(1 for start, _ in self.outages if start <= t)
+
+    def down_seconds(self, t: float) -> float:
+        return sum(max(0.0, min(end, t) - start) for start, end in self.outages if start <= t)
 
 
 STEP_S = 1.0
@@ -83,17 +97,21 @@ STEP_S = 1.0
 def advance_lane(
     h: LaneHistory, intervals: Sequence[Interval], t: float, onset_c: float, offset_c: float
 ) -> LaneHistory:
-    """Integrate the marginal lane from h.until to t (in place); stops at the link drop."""
-    while h.until < t and h.dropped_at is None:
+    """Integrate the marginal lane from h.until to t (in place)."""
+    while h.until < t:
         step = min(STEP_S, t - h.until)
         mid = h.until + step / 2
         temp = NIC.at(load_level(intervals, mid, NIC.tau_s)) + offset_c
-        if temp >= onset_c + DROP_ABOVE_ONSET_C:
-            h.dropped_at = h.until
-            break
-        rate = lane_rate_per_s(temp, onset_c)
-        h.corrected += rate * step
-        if rate > UNCORRECTABLE_ABOVE_PER_S:
-            h.uncorrectable += (rate - UNCORRECTABLE_ABOVE_PER_S) * UNCORRECTABLE_FRACTION * step
+        if h.outages and math.isinf(h.outages[-1][1]):
+            if temp < onset_c + DROP_ABOVE_ONSET_C - RETRAIN_BELOW_DROP_C:
+                h.outages[-1][1] = h.until
+        elif temp >= onset_c + DROP_ABOVE_ONSET_C:
+            h.outages.append([h.until, math.inf])
+        else:
+            rate = lane_rate_per_s(temp, onset_c)
+            h.corrected += rate * step
+            if rate > UNCORRECTABLE_ABOVE_PER_S:
+                excess = rate - UNCORRECTABLE_ABOVE_PER_S
+                h.uncorrectable += excess * UNCORRECTABLE_FRACTION * step
         h.until += step
     return h

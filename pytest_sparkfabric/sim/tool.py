@@ -72,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cluster", required=True)
     p.add_argument("--node", required=True)
     p.add_argument("--state", default=".sparkfabric-sim-state.json")
+    p.add_argument(
+        "--no-delay", action="store_true", help="return at once instead of taking the modelled time"
+    )
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args(argv)
     words = a.command[1:] if a.command[:1] == ["--"] else a.command
@@ -96,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
                 state["servers"][mine] = {"node": a.node, "command": command, "start": now}
     if mine is not None:
         return _serve(state_path, mine, outcome.partial)
-    _on_term(lambda: _end_loads(state_path, a.node, now))
-    time.sleep(max(0.0, outcome.duration_s))
+    if not a.no_delay:
+        _on_term(lambda: _end_loads(state_path, a.node, now))
+        time.sleep(max(0.0, outcome.duration_s))
     sys.stdout.write(outcome.stdout)
     sys.stderr.write(outcome.stderr)
     return outcome.rc

@@ -18,7 +18,7 @@ from pytest_sparkfabric.sim.bandwidth import FlowRequest
 from pytest_sparkfabric.sim.model import SimCluster
 from pytest_sparkfabric.sim.outcome import Outcome
 from pytest_sparkfabric.sim.processes import end_process
-from pytest_sparkfabric.sim.state import Process
+from pytest_sparkfabric.sim.state import ActiveFlow, Process
 from pytest_sparkfabric.sim.world import IsServer, NeedRate, World
 from pytest_sparkfabric.transport.base import Job, RunResult, Transport, VirtualClock
 
@@ -146,7 +146,7 @@ class SimTransport(Transport):
             outcome.rc,
             outcome.stdout,
             outcome.stderr,
-            outcome.duration_s,
+            outcome.duration_s + SSH_ROUND_TRIP_S,
             started_at=t0,
         )
 
@@ -159,8 +159,10 @@ class SimTransport(Transport):
     def _start_at(self, job: Job, t0: float) -> SimBackground:
         failed = self._unreachable(job)
         spawned: list[Process] = []
+        first_flow = len(self.world.runtime.flows)
         outcome = None if failed else self.world.run(job.node, job.command, t0, spawned=spawned)
-        bg = SimBackground(self, job, t0, outcome, spawned, failed)
+        flows = self.world.runtime.flows[first_flow:]
+        bg = SimBackground(self, job, t0, outcome, spawned, failed, flows)
         self._live.append(bg)
         return bg
 
@@ -182,8 +184,10 @@ class SimBackground:
         outcome: Outcome | None,
         spawned: list[Process],
         failed: RunResult | None,
+        flows: list[ActiveFlow] | None = None,
     ) -> None:
         self.job = job
+        self._flows = flows or []
         self._t = transport
         self._t0 = t0
         self._outcome = outcome
@@ -260,6 +264,8 @@ class SimBackground:
             else:
                 for proc in self._spawned:
                     end_process(self._t.world.runtime, proc, now)
+                for flow in self._flows:
+                    flow.end = min(flow.end, now)
                 partial = self._outcome.partial if self._outcome else ""
                 self._done = result = RunResult(
                     self.job.node,

@@ -1,13 +1,16 @@
-"""The files a node shows at a virtual time: /etc, the ssh user's home, /proc/sys, /sys.
+"""The files a node shows: /etc, the ssh user's home, /proc/sys, /sys.
 
-Built per command (values depend on the time), area by area on first use. The two sysfs
-symlinks the tools rely on (`/sys/class/net/IF/device` and `/sys/class/infiniband/DEV/device`,
-both to `/sys/bus/pci/devices/BDF`) are resolved by prefix.
+The tree (which paths exist, static contents) is built once per node; contents that change
+with time (carrier, operstate, temperatures, port state) are functions of the runtime and the
+time, evaluated when read. The two sysfs symlinks the tools rely on
+(`/sys/class/net/IF/device` and `/sys/class/infiniband/DEV/device`, both to
+`/sys/bus/pci/devices/BDF`) are resolved by prefix.
 """
 
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import spark
@@ -29,168 +32,160 @@ class VfsError(OSError):
         self.reason = reason
 
 
-Entry = str | VfsError
+Dynamic = Callable[["Runtime", float], str]
+Entry = str | VfsError | Dynamic
 
 
-class Vfs:
-    def __init__(self, rt: Runtime, node: SimNode, t: float) -> None:
-        self.rt = rt
+class Tree:
+    """Every path of one node, with static contents or a function of (runtime, time)."""
+
+    def __init__(self, node: SimNode, seed: int) -> None:
         self.node = node
-        self.t = t
-        self._files: dict[str, Entry] | None = None
-        self._dirs: set[str] = set()
-
-    # -- resolution -------------------------------------------------------------------------
-
-    def _links(self) -> list[tuple[str, str]]:
-        out = []
-        for dev in self.node.netdevs:
-            pci = f"/sys/bus/pci/devices/{dev.pci}"
-            out.append((f"/sys/class/net/{dev.name}/device", pci))
-            out.append((f"/sys/class/infiniband/{dev.rdma}/device", pci))
-        return out
+        self.links = [
+            link
+            for dev in node.netdevs
+            for link in (
+                (f"/sys/class/net/{dev.name}/device", f"/sys/bus/pci/devices/{dev.pci}"),
+                (f"/sys/class/infiniband/{dev.rdma}/device", f"/sys/bus/pci/devices/{dev.pci}"),
+            )
+        ]
+        self.files = _build(node, seed)
+        self.children: dict[str, set[str]] = {}
+        for path in [*self.files, *(link for link, _ in self.links)]:
+            parts = path.split("/")
+            for i in range(1, len(parts)):
+                self.children.setdefault("/".join(parts[:i]) or "/", set()).add(parts[i])
 
     def resolve(self, path: str) -> str:
         path = "/" + "/".join(p for p in path.split("/") if p and p != ".")
-        for link, target in self._links():
+        for link, target in self.links:
             if path == link or path.startswith(link + "/"):
                 return target + path[len(link) :]
         return path
 
-    def files(self) -> dict[str, Entry]:
-        if self._files is None:
-            self._files = self._build()
-            for path in self._files:
-                parts = path.split("/")
-                for i in range(1, len(parts)):
-                    self._dirs.add("/".join(parts[:i]) or "/")
-            for link, _ in self._links():
-                self._dirs.add(link)
-        return self._files
 
-    # -- queries ----------------------------------------------------------------------------
+class Vfs:
+    def __init__(self, rt: Runtime, tree: Tree, t: float) -> None:
+        self.rt = rt
+        self.tree = tree
+        self.t = t
 
     def kind(self, path: str) -> str | None:
-        real = self.resolve(path)
-        files = self.files()
-        if real in files:
+        real = self.tree.resolve(path)
+        if real in self.tree.files:
             return "file"
-        if real in self._dirs or real == "/":
-            return "dir"
-        return None
+        return "dir" if real in self.tree.children else None
 
     def read(self, path: str) -> str:
-        real = self.resolve(path)
-        entry = self.files().get(real)
+        entry = self.tree.files.get(self.tree.resolve(path))
         if entry is None:
             raise VfsError(EISDIR if self.kind(path) == "dir" else ENOENT)
         if isinstance(entry, VfsError):
             raise entry
-        return entry
+        return entry if isinstance(entry, str) else entry(self.rt, self.t)
 
     def listdir(self, path: str) -> list[str]:
-        real = self.resolve(path).rstrip("/")
-        names = set()
-        for p in [*self.files(), *self._dirs]:
-            if p.startswith(real + "/"):
-                names.add(p[len(real) + 1 :].split("/")[0])
-        return sorted(names)
+        return sorted(self.tree.children.get(self.tree.resolve(path), ()))
 
     def glob(self, pattern: str) -> list[str]:
         """Shell pathname expansion of `*`, `?` and `[...]`; no match -> []."""
-        parts = [p for p in pattern.split("/") if p]
         found = ["/"] if pattern.startswith("/") else [""]
-        for part in parts:
+        for part in (p for p in pattern.split("/") if p):
             nxt = []
             for base in found:
-                prefix = base.rstrip("/") if base != "/" else ""
+                prefix = base.rstrip("/")
                 if any(c in part for c in "*?["):
                     for name in self.listdir(prefix or "/"):
                         if fnmatch.fnmatchcase(name, part) and not name.startswith("."):
                             nxt.append(f"{prefix}/{name}")
-                else:
-                    candidate = f"{prefix}/{part}"
-                    if self.kind(candidate) is not None:
-                        nxt.append(candidate)
+                elif self.kind(f"{prefix}/{part}") is not None:
+                    nxt.append(f"{prefix}/{part}")
             found = nxt
         return sorted(found)
 
-    # -- content ----------------------------------------------------------------------------
 
-    def _build(self) -> dict[str, Entry]:
-        files: dict[str, Entry] = dict(self.node.files)
-        files["/proc/sys/kernel/hostname"] = f"{self.node.name}\n"
-        for key, value in self.node.sysctls.items():
-            files["/proc/sys/" + key.replace(".", "/")] = f"{value}\n"
-        files.update(self._net_mgmt())
-        for slot, dev in enumerate(self.node.netdevs):
-            files.update(self._net(dev))
-            files.update(self._pci(dev, slot))
-            files.update(self._infiniband(dev))
-        return files
+def _build(node: SimNode, seed: int) -> dict[str, Entry]:
+    files: dict[str, Entry] = dict(node.files)
+    files["/proc/sys/kernel/hostname"] = f"{node.name}\n"
+    for key, value in node.sysctls.items():
+        files["/proc/sys/" + key.replace(".", "/")] = f"{value}\n"
+    files.update(_mgmt(node))
+    for slot, dev in enumerate(node.netdevs):
+        files.update(_net(dev))
+        files.update(_pci(node, dev, slot))
+        files.update(_infiniband(dev, seed))
+    return files
 
-    def _net_mgmt(self) -> dict[str, Entry]:
-        base = f"/sys/class/net/{spark.MGMT_NETDEV}"
-        lo = "/sys/class/net/lo"
-        return {
-            f"{base}/mtu": "1500\n",
-            f"{base}/operstate": "up\n",
-            f"{base}/carrier": "1\n",
-            f"{base}/speed": "10000\n",
-            f"{base}/address": f"{self.node.mgmt.mac}\n",
-            f"{lo}/mtu": "65536\n",
-            f"{lo}/operstate": "unknown\n",
-            f"{lo}/carrier": "1\n",
-        }
 
-    def _net(self, dev: Netdev) -> dict[str, Entry]:
-        base = f"/sys/class/net/{dev.name}"
-        up = self.rt.carrier(dev, self.t)
-        return {
-            f"{base}/mtu": f"{dev.mtu}\n",
-            f"{base}/operstate": "up\n" if up else "down\n",
-            f"{base}/carrier": "1\n" if up else "0\n",
-            f"{base}/speed": f"{LINE_RATE_MBPS}\n" if up else "-1\n",
-            f"{base}/duplex": "full\n" if up else "unknown\n",
-            f"{base}/address": f"{dev.mac}\n",
-            f"{base}/ifindex": f"{dev.ifindex}\n",
-            f"{base}/type": "1\n",
-        }
+def _mgmt(node: SimNode) -> dict[str, Entry]:
+    base = f"/sys/class/net/{spark.MGMT_NETDEV}"
+    lo = "/sys/class/net/lo"
+    return {
+        f"{base}/mtu": "1500\n",
+        f"{base}/operstate": "up\n",
+        f"{base}/carrier": "1\n",
+        f"{base}/speed": "10000\n",
+        f"{base}/address": f"{node.mgmt.mac}\n",
+        f"{lo}/mtu": "65536\n",
+        f"{lo}/operstate": "unknown\n",
+        f"{lo}/carrier": "1\n",
+    }
 
-    def _pci(self, dev: Netdev, slot: int) -> dict[str, Entry]:
-        base = f"/sys/bus/pci/devices/{dev.pci}"
-        hwmon = f"{base}/hwmon/hwmon{2 + slot}"
-        temp = round(self.rt.nic_temp(dev.node, self.t) * 1000)
-        width = self.node.width(dev.rail)
-        speed = f"{spark.PCIE_SPEED_GTS:.1f} GT/s PCIe\n"
-        return {
-            f"{base}/current_link_speed": speed,
-            f"{base}/current_link_width": f"{width}\n",
-            f"{base}/max_link_speed": speed,
-            f"{base}/max_link_width": f"{spark.PCIE_WIDTH}\n",
-            f"{base}/vendor": "0x15b3\n",
-            f"{base}/device": "0x1021\n",
-            f"{base}/net/{dev.name}/ifindex": f"{dev.ifindex}\n",
-            f"{hwmon}/name": "mlx5\n",
-            f"{hwmon}/temp1_input": f"{temp}\n",
-            f"{hwmon}/temp1_label": "asic\n",
-            f"{hwmon}/temp1_crit": "105000\n",
-        }
 
-    def _infiniband(self, dev: Netdev) -> dict[str, Entry]:
-        base = f"/sys/class/infiniband/{dev.rdma}/ports/1"
-        up = self.rt.carrier(dev, self.t)
-        out: dict[str, Entry] = {
-            f"{base}/state": "4: ACTIVE\n" if up else "1: DOWN\n",
-            f"{base}/phys_state": "5: LinkUp\n" if up else "3: Disabled\n",
-            f"{base}/rate": "200 Gb/sec (4X HDR)\n" if up else "40 Gb/sec (4X QDR)\n",
-            f"{base}/link_layer": "Ethernet\n",
-        }
-        table = {g.index: g for g in gids.table(self.rt.model.seed, dev)}
-        zero = "0000:0000:0000:0000:0000:0000:0000:0000\n"
-        for i in range(gids.TABLE_SIZE):
-            g = table.get(i)
-            out[f"{base}/gids/{i}"] = f"{g.sysfs}\n" if g else zero
-            out[f"{base}/gid_attrs/types/{i}"] = f"{g.type}\n" if g else VfsError(EINVAL)
-            out[f"{base}/gid_attrs/ndevs/{i}"] = f"{g.ndev}\n" if g else VfsError(EINVAL)
-        return out
+def _when_up(dev: Netdev, up: str, down: str) -> Dynamic:
+    return lambda rt, t: up if rt.carrier(dev, t) else down
+
+
+def _net(dev: Netdev) -> dict[str, Entry]:
+    base = f"/sys/class/net/{dev.name}"
+    return {
+        f"{base}/mtu": f"{dev.mtu}\n",
+        f"{base}/operstate": _when_up(dev, "up\n", "down\n"),
+        f"{base}/carrier": _when_up(dev, "1\n", "0\n"),
+        f"{base}/speed": _when_up(dev, f"{LINE_RATE_MBPS}\n", "-1\n"),
+        f"{base}/duplex": _when_up(dev, "full\n", "unknown\n"),
+        f"{base}/address": f"{dev.mac}\n",
+        f"{base}/ifindex": f"{dev.ifindex}\n",
+        f"{base}/type": "1\n",
+    }
+
+
+def _pci(node: SimNode, dev: Netdev, slot: int) -> dict[str, Entry]:
+    base = f"/sys/bus/pci/devices/{dev.pci}"
+    hwmon = f"{base}/hwmon/hwmon{2 + slot}"
+    speed = f"{spark.PCIE_SPEED_GTS:.1f} GT/s PCIe\n"
+
+    def temp(rt: Runtime, t: float) -> str:
+        return f"{round(rt.nic_temp(dev.node, t) * 1000)}\n"
+
+    return {
+        f"{base}/current_link_speed": speed,
+        f"{base}/current_link_width": f"{node.width(dev.rail)}\n",
+        f"{base}/max_link_speed": speed,
+        f"{base}/max_link_width": f"{spark.PCIE_WIDTH}\n",
+        f"{base}/vendor": "0x15b3\n",
+        f"{base}/device": "0x1021\n",
+        f"{base}/net/{dev.name}/ifindex": f"{dev.ifindex}\n",
+        f"{hwmon}/name": "mlx5\n",
+        f"{hwmon}/temp1_input": temp,
+        f"{hwmon}/temp1_label": "asic\n",
+        f"{hwmon}/temp1_crit": "105000\n",
+    }
+
+
+def _infiniband(dev: Netdev, seed: int) -> dict[str, Entry]:
+    base = f"/sys/class/infiniband/{dev.rdma}/ports/1"
+    out: dict[str, Entry] = {
+        f"{base}/state": _when_up(dev, "4: ACTIVE\n", "1: DOWN\n"),
+        f"{base}/phys_state": _when_up(dev, "5: LinkUp\n", "3: Disabled\n"),
+        f"{base}/rate": _when_up(dev, "200 Gb/sec (4X HDR)\n", "40 Gb/sec (4X QDR)\n"),
+        f"{base}/link_layer": "Ethernet\n",
+    }
+    table = {g.index: g for g in gids.table(seed, dev)}
+    zero = "0000:0000:0000:0000:0000:0000:0000:0000\n"
+    for i in range(gids.TABLE_SIZE):
+        g = table.get(i)
+        out[f"{base}/gids/{i}"] = f"{g.sysfs}\n" if g else zero
+        out[f"{base}/gid_attrs/types/{i}"] = f"{g.type}\n" if g else VfsError(EINVAL)
+        out[f"{base}/gid_attrs/ndevs/{i}"] = f"{g.ndev}\n" if g else VfsError(EINVAL)
+    return out

@@ -16,7 +16,7 @@ from pytest_sparkfabric.sim.hardware import SimNode
 from pytest_sparkfabric.sim.model import SimCluster
 from pytest_sparkfabric.sim.outcome import Outcome
 from pytest_sparkfabric.sim.state import ActiveFlow, Process, Runtime
-from pytest_sparkfabric.sim.vfs import Vfs
+from pytest_sparkfabric.sim.vfs import Tree, Vfs
 
 PATHS = {
     "ip": "/usr/sbin/ip",
@@ -53,9 +53,6 @@ PATHS = {
 }
 
 
-VFS_CACHE = 64
-
-
 class NeedRate(Exception):
     """Raised in a dry run: this command would send `request`."""
 
@@ -72,16 +69,13 @@ class World:
     def __init__(self, model: SimCluster) -> None:
         self.model = model
         self.runtime = Runtime(model)
-        self._vfs: dict[tuple[str, float], Vfs] = {}
+        self._trees: dict[str, Tree] = {}
 
     def vfs(self, node: SimNode, t: float) -> Vfs:
-        """The node's files at time t (cached: a script reads many files at one instant)."""
-        key = (node.name, t)
-        if key not in self._vfs:
-            if len(self._vfs) > VFS_CACHE:
-                self._vfs.clear()
-            self._vfs[key] = Vfs(self.runtime, node, t)
-        return self._vfs[key]
+        """The node's files as read at time t (the tree of paths is built once per node)."""
+        if node.name not in self._trees:
+            self._trees[node.name] = Tree(node, self.model.seed)
+        return Vfs(self.runtime, self._trees[node.name], t)
 
     def run(
         self,
@@ -148,9 +142,7 @@ class Ctx:
         return self.world.vfs(self.node, self.t)
 
     def at(self, t: float, env: Mapping[str, str] | None = None, stdin: str = "") -> Ctx:
-        return replace(
-            self, t=t, env=dict(env) if env is not None else self.env, stdin=stdin
-        )
+        return replace(self, t=t, env=dict(env) if env is not None else self.env, stdin=stdin)
 
     def rate(self, request: FlowRequest) -> float:
         if request.key in self.planned:

@@ -31,31 +31,28 @@ def mtu_fault(pytester: pytest.Pytester) -> Path:
     )
 
 
-def test_html_report_has_columns_and_diagnosis(pytester: pytest.Pytester, mtu_fault: Path) -> None:
-    out = pytester.path / "report.html"
+def test_html_and_junit_reports(pytester: pytest.Pytester, mtu_fault: Path) -> None:
+    page, junit = pytester.path / "report.html", pytester.path / "junit.xml"
     run = run_suite(
         pytester,
         mtu_fault,
         "--html",
-        str(out),
+        str(page),
         "--self-contained-html",
+        f"--junitxml={junit}",
         markers="mtu",
         plugins=[_Register()],
     )
-    assert run.failed
-    text = out.read_text()
-    for kind, title in (("sfnode", "Node"), ("sfrail", "Rail"), ("sfmeasured", "Measured")):
-        assert f'data-column-type="{kind}"' in text and title in text
-    assert "col-sfexpected" in text
-    assert "MTU 1500" in text
+    assert "test_mtu[spark-1:rail0]" in run.failed
+    # HTML: sortable Node / Rail / Measured / Expected columns, cause and fix above the log.
+    text = page.read_text()
+    for kind, title in html.COLUMNS_TITLES:
+        assert f'<th class="sortable" data-column-type="{kind}">{title}</th>' in text
+    assert "col-sfmeasured" in text and "MTU 1500" in text
     assert "sparkfabric-diagnosis" in text
     assert "Likely cause:" in text and "Fix:" in text
-
-
-def test_junit_has_measured_and_expected(pytester: pytest.Pytester, mtu_fault: Path) -> None:
-    out = pytester.path / "junit.xml"
-    run_suite(pytester, mtu_fault, f"--junitxml={out}", markers="mtu", plugins=[_Register()])
-    tree = ET.parse(out)
+    # JUnit: measured / expected (and the diagnosis) as properties of the test case.
+    tree = ET.parse(junit)
     case = next(c for c in tree.iter("testcase") if c.get("name") == "test_mtu[spark-1:rail0]")
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
     assert props["node"] == "spark-1"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import threading
 import time
@@ -57,7 +58,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(raw)))
         self.end_headers()
-        self.wfile.write(raw)
+        # The client may have given up first (the deadline test).
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.wfile.write(raw)
 
     def do_GET(self) -> None:
         self.calls.append(("GET", self.path, None))

@@ -234,7 +234,7 @@ def snapshot(lab: Lab) -> dict[str, dict[str, str]]:
             [
                 "ip -j addr show",
                 "ip -j link show",
-                " ".join(f"echo {p}=$(cat {p});" for p in paths),
+                "; ".join(f"echo {p}=$(cat {p})" for p in paths),
                 "cat /etc/nccl.conf",
             ]
         )

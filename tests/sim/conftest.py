@@ -39,6 +39,18 @@ class Sim:
         return r.stdout
 
 
+def table(reply: list[dict[str, str]] | dict[str, str]) -> list[dict[str, str]]:
+    """A REST reply that must be a list of rows."""
+    assert isinstance(reply, list)
+    return reply
+
+
+def record(reply: list[dict[str, str]] | dict[str, str]) -> dict[str, str]:
+    """A REST reply that must be one object."""
+    assert isinstance(reply, dict)
+    return reply
+
+
 @pytest.fixture
 def sim() -> Callable[[Cluster], Sim]:
     return Sim

@@ -59,13 +59,17 @@ def _fields_end(line: str) -> list[int]:
 def test_nccl_tests_layout_matches_the_gb10_all_gather_sample() -> None:
     real = sample("nccl-tests/gb10-dell-promax-all-gather-16G.txt").splitlines()
     s = Sim(example("direct-2"))
-    cmd = ("mpirun --allow-run-as-root -np 2 -H 192.168.100.11:1,192.168.100.12:1 "
-           "all_gather_perf -b 16G -e 16G -f 2 -g 1")
+    cmd = (
+        "mpirun --allow-run-as-root -np 2 -H 192.168.100.11:1,192.168.100.12:1 "
+        "all_gather_perf -b 16G -e 16G -f 2 -g 1"
+    )
     sim = s.ok("spark-1", cmd, timeout=900).splitlines()
     assert sim[0] == real[0] and sim[1] == real[1]
     assert sim[2].replace("warmup iters: 1", "") == real[2].replace("warmup iters: 1", "")
     assert sim[3:5] == real[3:5] and sim[7:11] == real[7:11]
-    rank = re.compile(r"^#  Rank  \d Group  0 Pid +\d+ on +\S+ device  0 \[000f:01:00\] NVIDIA GB10$")
+    rank = re.compile(
+        r"^#  Rank  \d Group  0 Pid +\d+ on +\S+ device  0 \[000f:01:00\] NVIDIA GB10$"
+    )
     assert rank.match(sim[5]) and rank.match(sim[6])
     assert _fields_end(sim[11]) == _fields_end(real[11])
     assert sim[12] == real[12]
@@ -78,8 +82,9 @@ def test_perftest_report_layout_matches_real_gb10_and_raw_outputs() -> None:
     raw = sample("perftest/ib_write_bw-loopback-ib0-8M-server-and-client-superbench.txt")
     s = Sim(example("direct-2"))
     s.t.start(Job("spark-2", "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -p 18515", 60))
-    out = s.ok("spark-1", "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -p 18515 "
-                          "192.168.100.12").splitlines()
+    out = s.ok(
+        "spark-1", "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -p 18515 192.168.100.12"
+    ).splitlines()
     assert out[0] == client[0] and out[1] == client[1]
     assert out[2].expandtabs(8).startswith(" Dual-port       : OFF")
     assert "\t\tDevice         : rocep1s0f1" in out[2]
@@ -94,8 +99,11 @@ def test_perftest_report_layout_matches_real_gb10_and_raw_outputs() -> None:
     real_row = client[client.index(header) + 1]
     assert starts[:3] == [m.start() for m in re.finditer(r"\S+", real_row)][:3]
     assert out[-1] == client[-1]
-    labels = {line.split(":")[0].expandtabs(8).rstrip() for line in client + raw.splitlines()
-              if ":" in line and line.startswith(" ") and "address" not in line}
+    labels = {
+        line.split(":")[0].expandtabs(8).rstrip()
+        for line in client + raw.splitlines()
+        if ":" in line and line.startswith(" ") and "address" not in line
+    }
     for line in out:
         if ":" in line and line.startswith(" ") and "address" not in line and "GID:" not in line:
             assert line.split(":")[0].expandtabs(8).rstrip() in labels | {" GID index"}, line
@@ -109,8 +117,12 @@ def test_ethtool_module_labels_align_like_the_real_sff8636_dump() -> None:
     out = s.ok("spark-1", "ethtool -m enp1s0f1np1").splitlines()
     assert {line.index(" : ") for line in out} == columns
     real_labels = {line[:41].rstrip() for line in real if " : " in line}
-    copper = {"Attenuation at 2.5GHz", "Attenuation at 5.0GHz", "Attenuation at 7.0GHz",
-              "Attenuation at 12.9GHz"}
+    copper = {
+        "Attenuation at 2.5GHz",
+        "Attenuation at 5.0GHz",
+        "Attenuation at 7.0GHz",
+        "Attenuation at 12.9GHz",
+    }
     assert {line[:41].rstrip() for line in out} <= real_labels | copper
 
 

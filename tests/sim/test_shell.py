@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_sparkfabric.sim.transport import SSH_ROUND_TRIP_S as RTT
 from tests.sim.conftest import Sim, example
 
 
@@ -19,7 +20,7 @@ def test_quoting_variables_and_field_splitting(s: Sim) -> None:
 
 
 def test_command_substitution_sets_the_status_of_an_assignment(s: Sim) -> None:
-    script = "if v=$(cat /nope 2>/dev/null); then echo yes; else echo no; fi; echo \"[$v]\""
+    script = 'if v=$(cat /nope 2>/dev/null); then echo yes; else echo no; fi; echo "[$v]"'
     assert s.ok("spark-1", script) == "no\n[]\n"
     assert s.ok("spark-1", "v=$(hostname); echo $v") == "spark-1\n"
 
@@ -34,16 +35,18 @@ def test_and_or_lists_pipes_and_redirections(s: Sim) -> None:
 
 
 def test_globs_expand_against_the_node_files(s: Sim) -> None:
-    out = s.ok("spark-1", "for f in /sys/class/net/enp1s0f1np1/device/hwmon/hwmon*/temp*_input; "
-               "do echo $f; done")
+    out = s.ok(
+        "spark-1",
+        "for f in /sys/class/net/enp1s0f1np1/device/hwmon/hwmon*/temp*_input; do echo $f; done",
+    )
     assert out == "/sys/class/net/enp1s0f1np1/device/hwmon/hwmon3/temp1_input\n"
     assert s.ok("spark-1", "echo /nothing/*") == "/nothing/*\n"
 
 
 def test_the_sysfs_probe_loop(s: Sim) -> None:
     script = (
-        "for f in /etc/hostname /nope; do if v=$(cat -- \"$f\" 2>/dev/null); then "
-        "printf 'SFREAD\\tok\\t%s\\t%s\\n' \"$f\" \"$v\"; else "
+        'for f in /etc/hostname /nope; do if v=$(cat -- "$f" 2>/dev/null); then '
+        'printf \'SFREAD\\tok\\t%s\\t%s\\n\' "$f" "$v"; else '
         "printf 'SFREAD\\tmissing\\t%s\\n' \"$f\"; fi; done"
     )
     assert s.ok("spark-1", script) == "SFREAD\tok\t/etc/hostname\tspark-1\nSFREAD\tmissing\t/nope\n"
@@ -73,6 +76,6 @@ def test_wrappers_sudo_sh_env_timeout(s: Sim) -> None:
     assert s.ok("spark-1", "sudo -n sh -c 'hostname; uname -s'") == "spark-1\nLinux\n"
     assert s.ok("spark-1", "env A=1 printenv A") == "1\n"
     r = s.run("spark-1", "timeout 2 sleep 10")
-    assert (r.rc, r.duration_s) == (124, 2.0)
-    assert s.run("spark-1", "timeout 20 sleep 10").duration_s == 10.0
+    assert (r.rc, r.duration_s) == (124, 2.0 + RTT)
+    assert s.run("spark-1", "timeout 20 sleep 10").duration_s == 10.0 + RTT
     assert s.ok("spark-1", "cat ~/.nccl.conf 2>/dev/null || echo none") == "none\n"

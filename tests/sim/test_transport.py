@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pytest import approx
+
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
+from pytest_sparkfabric.sim.transport import SSH_ROUND_TRIP_S as RTT
 from pytest_sparkfabric.sim.transport import SimTransport
 from pytest_sparkfabric.transport.base import Job
 from tests.sim.conftest import example, with_faults
@@ -14,9 +17,9 @@ CLIENT = SERVER + " {peer}"
 def test_run_advances_the_clock_by_the_modelled_duration() -> None:
     t = SimTransport(example("direct-2"))
     r = t.run(Job("spark-1", "sleep 7", 60))
-    assert (r.rc, r.duration_s, t.clock.now()) == (0, 7.0, 7.0)
+    assert (r.rc, r.duration_s, t.clock.now()) == (0, 7.0 + RTT, 7.0 + RTT)
     r = t.run(Job("spark-1", "cat /etc/hostname", 60))
-    assert 0 < r.duration_s < 0.1 and r.started_at == 7.0
+    assert 0.01 < r.duration_s < 0.05 and r.started_at == 7.0 + RTT
 
 
 def test_a_job_past_its_deadline_costs_exactly_the_deadline() -> None:
@@ -28,8 +31,8 @@ def test_a_job_past_its_deadline_costs_exactly_the_deadline() -> None:
 def test_run_many_overlaps_jobs() -> None:
     t = SimTransport(example("direct-2"))
     rs = t.run_many([Job("spark-1", "sleep 3", 60), Job("spark-2", "sleep 5", 60)])
-    assert [r.duration_s for r in rs] == [3.0, 5.0]
-    assert t.clock.now() == 5.0
+    assert [r.duration_s for r in rs] == [3.0 + RTT, 5.0 + RTT]
+    assert t.clock.now() == 5.0 + RTT
 
 
 def _pair(t: SimTransport, batch: bool) -> list[float]:
@@ -47,7 +50,7 @@ def test_both_halves_at_once_each_get_about_95_and_the_pair_about_190() -> None:
     rates = _pair(t, batch=True)
     assert all(88 <= r <= 98 for r in rates)
     assert 180 <= sum(rates) <= 198
-    assert t.clock.now() == 12.0
+    assert t.clock.now() == approx(12.0 + RTT)
 
 
 def test_background_server_returns_its_report_after_the_client() -> None:
@@ -55,11 +58,14 @@ def test_background_server_returns_its_report_after_the_client() -> None:
     server = t.start(Job("spark-2", SERVER.format(dev="rocep1s0f1", port=18515), 60))
     listen = t.run(Job("spark-2", "ss -Hltn 'sport = :18515'", 10))
     assert "LISTEN" in listen.stdout and ":18515" in listen.stdout
-    client = t.run(Job("spark-1", CLIENT.format(dev="rocep1s0f1", port=18515,
-                                                peer="192.168.100.12"), 60))
+    client = t.run(
+        Job("spark-1", CLIENT.format(dev="rocep1s0f1", port=18515, peer="192.168.100.12"), 60)
+    )
     done = server.wait()
     assert done.rc == 0 and "Waiting for client to connect" in done.stdout
-    assert parse_ib_write_bw(done.stdout).bw_avg_gbps == parse_ib_write_bw(client.stdout).bw_avg_gbps
+    assert (
+        parse_ib_write_bw(done.stdout).bw_avg_gbps == parse_ib_write_bw(client.stdout).bw_avg_gbps
+    )
     assert t.run(Job("spark-2", "ss -Hltn 'sport = :18515'", 10)).stdout == ""
 
 
@@ -72,14 +78,16 @@ def test_a_server_nobody_calls_times_out_and_stop_ends_it_now() -> None:
     t.run(Job("spark-1", "sleep 4", 10))
     stopped = other.stop()
     assert stopped.rc == 143 and "Waiting for client" in stopped.stdout and not stopped.timed_out
-    assert t.clock.now() == 34.0
+    assert t.clock.now() == approx(34.0 + RTT)
 
 
 def test_client_without_server_fails_like_perftest() -> None:
     t = SimTransport(example("direct-2"))
     r = t.run(Job("spark-1", CLIENT.format(dev="rocep1s0f1", port=1, peer="192.168.100.12"), 60))
     assert r.rc == 1
-    assert r.stderr == "Couldn't connect to 192.168.100.12:1\n Unable to init the socket connection\n"
+    assert (
+        r.stderr == "Couldn't connect to 192.168.100.12:1\n Unable to init the socket connection\n"
+    )
 
 
 def test_gpu_load_runs_for_its_duration_or_until_stopped() -> None:
@@ -98,8 +106,11 @@ def test_gpu_load_runs_for_its_duration_or_until_stopped() -> None:
 
 
 def test_unreachable_node_and_hanging_command() -> None:
-    cluster = with_faults("direct-2", "{fault: node_unreachable, node: spark-2}",
-                          "{fault: command_hangs, command: ethtool, node: spark-1}")
+    cluster = with_faults(
+        "direct-2",
+        "{fault: node_unreachable, node: spark-2}",
+        "{fault: command_hangs, command: ethtool, node: spark-1}",
+    )
     t = SimTransport(cluster)
     r = t.run(Job("spark-2", "true", 60))
     assert r.transport_error == "spark-2: ssh: connection timed out after 10 s" and not r.ok

@@ -58,15 +58,30 @@ def _modes(label: str, modes: Sequence[str]) -> list[str]:
     return [head + modes[0], *(pad + m for m in modes[1:])]
 
 
-def settings(netdev: str, link: bool, speed_mbps: int = LINE_RATE_MBPS) -> str:
+MGMT_MODES = (
+    "100baseT/Full",
+    "1000baseT/Full",
+    "2500baseT/Full",
+    "5000baseT/Full",
+    "10000baseT/Full",
+)
+
+
+def settings(
+    netdev: str,
+    link: bool,
+    speed_mbps: int = LINE_RATE_MBPS,
+    modes: Sequence[str] = LINK_MODES,
+    port: str = "Direct Attach Copper",
+) -> str:
     lines = [f"Settings for {netdev}:", "\tSupported ports: [ FIBRE ]"]
-    lines += _modes("Supported link modes:", LINK_MODES)
+    lines += _modes("Supported link modes:", modes)
     lines += [
         "\tSupported pause frame use: Symmetric",
         "\tSupports auto-negotiation: Yes",
         "\tSupported FEC modes: None BaseR RS",
     ]
-    lines += _modes("Advertised link modes:", LINK_MODES)
+    lines += _modes("Advertised link modes:", modes)
     lines += [
         "\tAdvertised pause frame use: No",
         "\tAdvertised auto-negotiation: Yes",
@@ -78,7 +93,7 @@ def settings(netdev: str, link: bool, speed_mbps: int = LINE_RATE_MBPS) -> str:
         lines += ["\tSpeed: Unknown!", "\tDuplex: Unknown! (255)"]
     lines += [
         "\tAuto-negotiation: on",
-        "\tPort: Direct Attach Copper",
+        f"\tPort: {port}",
         "\tPHYAD: 0",
         "\tTransceiver: internal",
         "\tSupports Wake-on: d",

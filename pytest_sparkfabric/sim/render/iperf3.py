@@ -124,8 +124,10 @@ def client_document(run: TcpRun) -> str:
         streams: list[Json] = []
         moved_sum = 0
         for s in sockets:
-            jitter = noise.uniform(run.seed, 0.97, 1.03, run.key, "iv", i, s)
-            moved = int(per_stream * jitter / 8)
+            target = int(per_stream * (i + 1) / 8)
+            if i + 1 < run.duration_s:
+                target = int(target * noise.uniform(run.seed, 0.995, 1.005, run.key, "iv", i, s))
+            moved = max(0, target - totals[s])
             totals[s] += moved
             moved_sum += moved
             streams.append(

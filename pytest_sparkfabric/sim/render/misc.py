@@ -46,7 +46,7 @@ def ss_listen(port: int, wildcard: str) -> str:
     return f"LISTEN 0      5      {local:>20} {peer:>20}    \n"
 
 
-def gpu_burn_output(seconds: int, percent: int) -> str:
+def gpu_burn_output(seconds: int, percent: int, temp_c: int) -> str:
     mem = int(119_000 * percent / 100)
     return (
         f"Using compare file: compare.ptx\nBurning for {seconds} seconds.\n"
@@ -55,7 +55,7 @@ def gpu_burn_output(seconds: int, percent: int) -> str:
         f"using {mem} MB of it), using FLOATS\n"
         "Results are 268435456 bytes each, thus performing "
         f"{mem * 2**20 // 268435456 - 2} iterations\n"
-        f"100.0%  proc'd: {seconds * 31} (26847 Gflop/s)   errors: 0   temps: 79 C \n"
+        f"100.0%  proc'd: {seconds * 31} (26847 Gflop/s)   errors: 0   temps: {temp_c} C \n"
         "Killing processes with SIGTERM (soft kill)\nFreed memory for dev 0\n"
         "Uninitted cublas\ndone\n\nTested 1 GPUs:\n\tGPU 0: OK\n"
     )

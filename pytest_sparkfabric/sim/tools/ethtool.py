@@ -82,8 +82,7 @@ def _mgmt(mode: str, name: str) -> Outcome:
         return ok(render.stats([("rx_packets", 183442), ("tx_packets", 161208)]))
     if mode == "fec":
         return fail(1, "netlink error: Operation not supported\n")
-    text = render.settings(name, True, 10000).replace("Direct Attach Copper", "Twisted Pair")
-    return ok(text)
+    return ok(render.settings(name, True, 10000, render.MGMT_MODES, "Twisted Pair"))
 
 
 TOOLS = {"ethtool": ethtool}

@@ -81,8 +81,9 @@ def gpu_burn(ctx: Ctx, argv: list[str]) -> Outcome:
             detail={"load": len(loads) - 1},
         )
         ctx.spawned.append(ctx.rt.add(proc))
-    partial = misc.gpu_burn_output(seconds, percent).split("100.0%")[0]
-    return Outcome(0, misc.gpu_burn_output(seconds, percent), "", float(seconds), partial)
+    temp = round(ctx.rt.gpu_temp(ctx.node.name, ctx.t + seconds))
+    text = misc.gpu_burn_output(seconds, percent, temp)
+    return Outcome(0, text, "", float(seconds), text.split("100.0%")[0])
 
 
 TOOLS = {"nvidia-smi": nvidia_smi, "gpu_burn": gpu_burn, "gpu-burn": gpu_burn}

@@ -19,7 +19,7 @@ COLLECTIVES = {
 }
 STARTUP_S = 4.0
 LATENCY_US = 30.0
-HALF_SIZE = 32 * 2**20
+HALF_SIZE = 4 * 2**20
 SSH_TIMEOUT_S = 10.0
 LOCAL_ALGBW = 180.0
 _SIZE = re.compile(r"^(\d+)([KMGkmg]?)$")
@@ -182,6 +182,9 @@ def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step
         )
         elapsed += (render.WARMUP_ITERS + render.ITERS) * (oop_us + ip_us) / 1e6
     avg = sum(r.oop_busbw + r.ip_busbw for r in rows) / (2 * len(rows)) if rows else 0.0
+    if len({p.node.name for p in plans}) > 1 and not ctx.dry_run:
+        # The collective's traffic crosses the switch for as long as the run lasts.
+        ctx.rt.switch_busy_until = max(ctx.rt.switch_busy_until, ctx.t + elapsed)
     body = render.TABLE_HEAD + "".join(render.row(r) for r in rows)
     out = head + info + body + render.footer(binary, avg)
     return Outcome(0, out, "", elapsed, head + info)

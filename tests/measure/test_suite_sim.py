@@ -1,0 +1,161 @@
+"""The measurement suite against the simulator: healthy examples pass, each fault fails exactly
+the expected tests and names its cause (DOMAIN.md §8), two faults at once are both named."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_sparkfabric.diagnosis import RULES
+from tests.measure._suite import EXAMPLES, cluster_file, run
+
+HEALTHY = ["direct-2.yaml", "mesh-3.yaml", "ring-4.yaml", "demo.yaml", "switch-8.yaml"]
+SHORT_SOAK: dict[str, Any] = {"soak": {"duration_s": 60, "interval_s": 10}}
+
+D_R0 = "spark-1:rail0<->spark-2:rail0"
+D_R1 = "spark-1:rail1<->spark-2:rail1"
+D_PAIR = "spark-1<->spark-2"
+NCCL_ALL_2 = {
+    "test_nccl_completes",
+    "test_nccl_uses_ib[spark-1]",
+    "test_nccl_uses_ib[spark-2]",
+    "test_nccl_busbw",
+}
+SW = [f"spark-{a}<->spark-{b}" for a in range(1, 5) for b in range(a + 1, 5)]
+SW_RAILS = {
+    f"test_rail_rdma[spark-{a}:rail{r}<->spark-{b}:rail{r}]"
+    for r in (0, 1)
+    for a in range(1, 5)
+    for b in range(a + 1, 5)
+}
+SW_NCCL = {"test_nccl_completes", "test_nccl_busbw"} | {
+    f"test_nccl_uses_ib[spark-{i}]" for i in range(1, 5)
+}
+
+EXPECTED: dict[str, tuple[set[str], str]] = {
+    "nic_throttled": (
+        {
+            "test_nic_loopback[spark-1:rail0]",
+            "test_nic_loopback[spark-1:rail1]",
+            f"test_rail_rdma[{D_R0}]",
+            f"test_rail_rdma[{D_R1}]",
+            f"test_pair_rdma[{D_PAIR}]",
+            f"test_pair_tcp[{D_PAIR}]",
+            "test_nccl_busbw",
+        },
+        "nic_throttled",
+    ),
+    "half_port": (
+        {
+            "test_nic_loopback[spark-1:rail1]",
+            f"test_rail_rdma[{D_R1}]",
+            f"test_pair_rdma[{D_PAIR}]",
+            f"test_pair_tcp[{D_PAIR}]",
+        }
+        | NCCL_ALL_2,
+        "half_port",
+    ),
+    "nccl_single_hca": (
+        {"test_nccl_uses_ib[spark-1]", "test_nccl_uses_ib[spark-2]", "test_nccl_busbw"},
+        "nccl_single_hca",
+    ),
+    "nccl_socket": ({"test_nccl_uses_ib[spark-2]", "test_nccl_busbw"}, "nccl_socket"),
+    "link_down": (
+        {
+            f"test_rail_rdma[{D_R0}]",
+            f"test_rail_rdma[{D_R1}]",
+            f"test_pair_rdma[{D_PAIR}]",
+            f"test_pair_tcp[{D_PAIR}]",
+            "test_soak_load[spark-1]",
+            "test_soak_load[spark-2]",
+        }
+        | NCCL_ALL_2,
+        "link_down",
+    ),
+    "lane_degradation": (
+        {f"test_soak_link[spark-{n}:rail{r}]" for n in (1, 2) for r in (0, 1)},
+        "marginal_cable",
+    ),
+    "switch_cpu_forwarding": (
+        SW_RAILS
+        | {f"test_pair_rdma[{p}]" for p in SW}
+        | {f"test_pair_tcp[{p}]" for p in SW}
+        | SW_NCCL,
+        "switch_cpu_forwarding",
+    ),
+    "pfc_stall": (SW_RAILS | {f"test_pair_rdma[{p}]" for p in SW} | SW_NCCL, "pfc_stall"),
+}
+
+
+@pytest.mark.parametrize("example", HEALTHY)
+def test_healthy_example_passes(pytester: pytest.Pytester, example: str) -> None:
+    path = cluster_file(pytester.path, example, changes=SHORT_SOAK)
+    r = run(pytester, path)
+    assert r.outcomes, r.stdout
+    assert not r.failed, "\n\n".join(f"{k}:\n{r.messages[k]}" for k in sorted(r.failed))
+    kinds = {k.split("[")[0] for k in r.outcomes}
+    assert kinds >= {
+        "test_nic_loopback",
+        "test_rail_rdma",
+        "test_pair_rdma",
+        "test_pair_tcp",
+        "test_nccl_completes",
+        "test_nccl_uses_ib",
+        "test_nccl_busbw",
+        "test_soak_link",
+        "test_soak_load",
+    }
+    # The schedule is in the results: every bandwidth item knows its round.
+    assert all("round" in r.props[k] for k in r.outcomes if "rdma" in k or "tcp" in k)
+
+
+@pytest.mark.parametrize("fault", sorted(EXPECTED))
+def test_fault_fails_exactly_the_expected_tests(pytester: pytest.Pytester, fault: str) -> None:
+    expected, rule = EXPECTED[fault]
+    soak: dict[str, Any] = {} if fault == "lane_degradation" else SHORT_SOAK
+    path = cluster_file(pytester.path, f"faults/{fault}.yaml", changes=soak)
+    r = run(pytester, path)
+    assert r.failed == expected, (
+        f"unexpected: {sorted(r.failed - expected)}; missing: {sorted(expected - r.failed)}"
+    )
+    cause = RULES[rule].cause
+    for name in sorted(expected):
+        assert cause in r.messages[name], f"{name} does not name {rule}:\n{r.messages[name]}"
+
+
+def test_half_port_message_reads_as_designed(pytester: pytest.Pytester) -> None:
+    r = run(pytester, cluster_file(pytester.path, "faults/half_port.yaml", changes=SHORT_SOAK))
+    msg = r.messages[f"test_pair_rdma[{D_PAIR}]"]
+    lines = msg.splitlines()
+    assert lines[0].startswith("both rails together: ")
+    assert lines[0].endswith("expected >= 180 Gb/s (default: NVIDIA Sync lower bound 184)")
+    assert lines[1].startswith("rail0 ") and " Gb/s, rail1 0." in lines[1]
+    assert lines[2].startswith("Likely cause: only one of the port's two PCIe halves")
+    assert lines[3] == (
+        "Fix: drive both netdevs / both RoCE devices (NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1)."
+    )
+
+
+def test_two_faults_at_once_are_both_named(pytester: pytest.Pytester) -> None:
+    faults = [{"fault": "nic_throttled", "node": "spark-1"}, {"fault": "nccl_socket"}]
+    r = run(
+        pytester, cluster_file(pytester.path, "direct-2.yaml", faults=faults, changes=SHORT_SOAK)
+    )
+    msg = r.messages["test_nccl_busbw"]
+    assert RULES["nccl_socket"].cause in msg and RULES["nic_throttled"].cause in msg
+    assert RULES["nic_throttled"].cause in r.messages[f"test_pair_rdma[{D_PAIR}]"]
+    assert "test_nccl_uses_ib[spark-1]" in r.failed and "test_nccl_uses_ib[spark-2]" in r.failed
+
+
+def test_progress_shows_the_schedule(pytester: pytest.Pytester) -> None:
+    path = cluster_file(pytester.path, "demo.yaml", changes=SHORT_SOAK)
+    r = run(pytester, path, "-k", "rdma")
+    assert "RDMA bandwidth: 6 node pairs" in r.stdout
+    assert "round 3/3:" in r.stdout
+    assert sorted({r.props[k]["round"] for k in r.outcomes if "pair_rdma" in k}) == ["1", "2", "3"]
+
+
+def test_examples_exist() -> None:
+    for name in HEALTHY:
+        assert (EXAMPLES / name).is_file(), name

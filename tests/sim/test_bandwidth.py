@@ -1,0 +1,97 @@
+"""Bandwidth and NCCL figures follow DOMAIN.md section 5, and the noise is seeded."""
+
+from __future__ import annotations
+
+from pytest_sparkfabric.sim.transport import SimTransport
+from pytest_sparkfabric.transport.base import Job
+from tests.sim.conftest import example
+from tests.sim.helpers import nccl, rdma, tcp
+
+R0 = ("spark-1", "rocep1s0f1", "spark-2", "rocep1s0f1", "192.168.100.12")
+R1 = ("spark-1", "roceP2p1s0f1", "spark-2", "roceP2p1s0f1", "192.168.101.12")
+
+
+def test_one_rail_one_qp_four_qps_and_loopback() -> None:
+    t = SimTransport(example("direct-2"))
+    assert 92 <= rdma(t, [R0])[0] <= 98
+    assert 105 <= rdma(t, [R0], q=4)[0] <= 112
+    loop = rdma(t, [("spark-1", "rocep1s0f1", "spark-1", "rocep1s0f1", "192.168.100.11")])
+    assert 104 <= loop[0] <= 108
+
+
+def test_both_halves_together_are_capped_near_190() -> None:
+    t = SimTransport(example("direct-2"))
+    rates = rdma(t, [R0, R1], q=4)
+    assert 185 <= sum(rates) <= 198 and all(r >= 90 for r in rates)
+    streams = tcp(
+        t,
+        [
+            ("spark-1", "192.168.100.11", "spark-2", "192.168.100.12"),
+            ("spark-1", "192.168.101.11", "spark-2", "192.168.101.12"),
+        ],
+    )
+    assert 185 <= sum(streams) <= 198
+
+
+def test_a_ring_node_shares_each_pcie_domain_between_its_neighbours() -> None:
+    t = SimTransport(example("ring-4"))
+    # spark-1 sends on rail 0 of port 0 (to spark-2) and rail 0 of port 1 (to spark-4): one x4 link.
+    rates = rdma(
+        t,
+        [
+            ("spark-1", "rocep1s0f0", "spark-2", "rocep1s0f1", "192.168.100.12"),
+            ("spark-1", "rocep1s0f1", "spark-4", "rocep1s0f0", "192.168.106.14"),
+        ],
+        q=4,
+    )
+    assert all(50 <= r <= 58 for r in rates)
+
+
+def test_a_background_stream_takes_its_share_until_stopped() -> None:
+    t = SimTransport(example("direct-2"))
+    t.start(Job("spark-2", "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -D 600 -p 9000", 700))
+    stream = t.start(
+        Job(
+            "spark-1",
+            "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -D 600 -p 9000 192.168.100.12",
+            700,
+        )
+    )
+    assert rdma(t, [R0], q=4)[0] < 60
+    stream.stop()
+    assert rdma(t, [R0], q=4)[0] > 100
+
+
+def test_nccl_bus_bandwidth_by_topology() -> None:
+    direct = nccl(SimTransport(example("direct-2")), ["192.168.100.11", "192.168.100.12"])
+    assert direct.avg_busbw_gbytes_s is not None and 22.0 <= direct.avg_busbw_gbytes_s <= 23.8
+    ips = [f"192.168.100.{11 + i}" for i in range(4)]
+    switched = nccl(SimTransport(example("demo")), ips)
+    assert switched.avg_busbw_gbytes_s is not None and 23.0 <= switched.avg_busbw_gbytes_s <= 24
+    ring = nccl(
+        SimTransport(example("ring-4")),
+        ["192.168.100.11", "192.168.102.12", "192.168.104.13", "192.168.106.14"],
+    )
+    assert ring.avg_busbw_gbytes_s is not None and 10 <= ring.avg_busbw_gbytes_s < 15
+    gather = nccl(
+        SimTransport(example("direct-2")), ["192.168.100.11", "192.168.100.12"], "all_gather_perf"
+    )
+    row = gather.rows[0]
+    assert abs(row.oop_busbw_gbytes_s - row.oop_algbw_gbytes_s / 2) < 0.011
+
+
+def test_results_depend_on_the_seed_and_not_on_call_order() -> None:
+    first = SimTransport(example("direct-2"))
+    a0, a1 = rdma(first, [R0])[0], rdma(first, [R1])[0]
+    second = SimTransport(example("direct-2"))
+    b1, b0 = rdma(second, [R1])[0], rdma(second, [R0])[0]
+    assert (a0, a1) == (b0, b1)
+    text = (
+        example("direct-2")
+        .source.read_text()  # type: ignore[union-attr]
+        .replace("seed: 7", "seed: 8")
+    )
+    from pytest_sparkfabric.config import parse_cluster
+
+    other = SimTransport(parse_cluster(text))
+    assert rdma(other, [R0])[0] != a0

@@ -1,0 +1,155 @@
+"""What the simulator prints parses, with the project's real parsers, back to the model's values.
+
+Hypothesis draws healthy clusters of every topology, seed and MTU; each property renders a
+tool's output on a simulated node and parses it with `pytest_sparkfabric.probes`.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_sparkfabric import topology
+from pytest_sparkfabric.config import Cluster
+from pytest_sparkfabric.sim import counters, gids
+from pytest_sparkfabric.sim.transport import SimTransport
+from pytest_sparkfabric.transport.base import Job
+from tests.sim.strategies import healthy_clusters
+
+ethtool = pytest.importorskip("pytest_sparkfabric.probes.ethtool")
+ip = pytest.importorskip("pytest_sparkfabric.probes.ip")
+ping = pytest.importorskip("pytest_sparkfabric.probes.ping")
+sysfs = pytest.importorskip("pytest_sparkfabric.probes.sysfs")
+ibdev = pytest.importorskip("pytest_sparkfabric.probes.ibdev2netdev")
+smi = pytest.importorskip("pytest_sparkfabric.probes.nvidia_smi")
+perftest = pytest.importorskip("pytest_sparkfabric.probes.perftest")
+iperf3 = pytest.importorskip("pytest_sparkfabric.probes.iperf3")
+nccl = pytest.importorskip("pytest_sparkfabric.probes.nccl")
+
+FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def out(t: SimTransport, node: str, command: str, timeout: float = 60) -> str:
+    r = t.run(Job(node, command, timeout))
+    assert r.rc == 0, (command, r.stdout, r.stderr)
+    return r.stdout
+
+
+@FAST
+@given(healthy_clusters(), st.data())
+def test_node_reads_round_trip(cluster: Cluster, data: st.DataObject) -> None:
+    t = SimTransport(cluster)
+    node = data.draw(st.sampled_from(cluster.nodes))
+    sim_node = t.model.node(node.name)
+    ifaces = {i.name: i for i in ip.parse_ip_addr_json(out(t, node.name, "ip -j addr show"))}
+    for rail in node.rails:
+        iface = ifaces[rail.netdev]
+        assert iface.ipv4 == (rail.address,) and iface.mtu_bytes == cluster.mtu and iface.carrier
+    rail = data.draw(st.sampled_from(node.rails))
+    dev = sim_node.netdev(rail.netdev)
+    assert dev is not None
+    t0 = t.clock.now()
+    stats = ethtool.parse_ethtool_stats(out(t, node.name, f"ethtool -S {rail.netdev}"))
+    assert dict(stats.items()) == dict(counters.ethtool_stats(t.world.runtime, dev, t0))
+    link = ethtool.parse_ethtool(out(t, node.name, f"ethtool {rail.netdev}"))
+    assert (link.speed_mbps, link.link_detected) == (200000, True)
+    module = ethtool.parse_ethtool_module(out(t, node.name, f"ethtool -m {rail.netdev}"))
+    cable = t.model.cable_of(node.name, rail.port)
+    assert cable is not None
+    assert (module.vendor_name, module.vendor_pn, module.vendor_sn, module.length_m) == (
+        cable.spec.vendor,
+        cable.spec.part,
+        cable.spec.serial,
+        cable.spec.length_m,
+    )
+    fec = ethtool.parse_ethtool_fec(out(t, node.name, f"ethtool --show-fec {rail.netdev}"))
+    assert fec.active == "RS"
+    values = sysfs.parse_read_files(
+        out(
+            t,
+            node.name,
+            sysfs.build_read_files(
+                sysfs.gid_paths(rail.rdma) + list(sysfs.sysctl_paths(rail.netdev).values())
+            ),
+        )
+    )
+    entry = sysfs.find_rocev2_gid(sysfs.gid_table(values, rail.rdma), rail.netdev, rail.address.ip)
+    assert entry is not None and entry.index == gids.ipv4_v2_index(t.model.seed, dev) == 3
+    assert sysfs.net_sysctls(values, rail.netdev).disable_ipv6 == 1
+    rows = ibdev.parse_ibdev2netdev(out(t, node.name, "ibdev2netdev"))
+    assert {r.rdma for r in rows if r.up} == {r.rdma for r in node.rails}
+    t0 = t.clock.now()
+    gpu = smi.parse_gpu_query(out(t, node.name, smi.build_gpu_query()))
+    assert gpu[0].temp_c == round(t.world.runtime.gpu_temp(node.name, t0))
+
+
+@FAST
+@given(healthy_clusters(), st.data())
+def test_jumbo_df_pings_between_linked_rails_succeed(cluster: Cluster, data: st.DataObject) -> None:
+    t = SimTransport(cluster)
+    link = data.draw(st.sampled_from(topology.plan(cluster).links))
+    for a, b in ((link.a, link.b), (link.b, link.a)):
+        cmd = ping.build_ping(b.address.ip, interface=a.netdev, payload_bytes=cluster.mtu - 28)
+        r = t.run(Job(a.node, cmd, 30))
+        result = ping.parse_ping(r.stdout, r.stderr, r.rc)
+        assert result.ok and result.transmitted == result.received == 3
+
+
+@settings(max_examples=12, deadline=None)
+@given(healthy_clusters(), st.data(), st.sampled_from([1, 4]))
+def test_bandwidth_reports_round_trip(cluster: Cluster, data: st.DataObject, qps: int) -> None:
+    t = SimTransport(cluster)
+    link = data.draw(st.sampled_from(topology.plan(cluster).links))
+    a, b = link.a, link.b
+    server = t.start(
+        Job(
+            b.node,
+            perftest.build_ib_write_bw_server(b.rdma, qps=qps, duration_s=10, port=18515),
+            60,
+        )
+    )
+    client = out(
+        t,
+        a.node,
+        perftest.build_ib_write_bw_client(a.rdma, b.address.ip, qps=qps, duration_s=10, port=18515),
+    )
+    rate = t.world.runtime.flows[-1].rate_gbps
+    parsed = perftest.parse_ib_write_bw(client)
+    assert parsed.bw_avg_gbps == round(rate, 2) and parsed.qps == qps
+    assert (92 if qps == 1 else 105) <= parsed.bw_avg_gbps <= (98 if qps == 1 else 112)
+    assert perftest.parse_ib_write_bw(server.wait().stdout).bw_avg_gbps == parsed.bw_avg_gbps
+    t.start(Job(b.node, iperf3.build_iperf3_server(port=5201), 60))
+    doc = out(
+        t,
+        a.node,
+        iperf3.build_iperf3_client(
+            b.address.ip, streams=4, duration_s=10, port=5201, bind=a.address.ip
+        ),
+    )
+    result = iperf3.parse_iperf3_json(doc)
+    assert result.ok and result.sent_gbps == pytest.approx(t.world.runtime.flows[-1].rate_gbps)
+    assert result.local_host == str(a.address.ip) and result.streams == 4
+
+
+@settings(max_examples=10, deadline=None)
+@given(healthy_clusters(), st.sampled_from(["all_reduce_perf", "all_gather_perf"]))
+def test_nccl_tests_output_round_trips(cluster: Cluster, binary: str) -> None:
+    t = SimTransport(cluster)
+    hosts = ",".join(f"{n.rails[0].address.ip}:1" for n in cluster.nodes)
+    cmd = (
+        f"mpirun --allow-run-as-root -np {len(cluster.nodes)} -H {hosts} -x NCCL_DEBUG=INFO "
+        f"{binary} -b 1G -e 16G -f 4 -g 1"
+    )
+    run = nccl.parse_nccl_tests(out(t, cluster.nodes[0].name, cmd, timeout=3600))
+    assert [r.size_bytes for r in run.rows] == [2**30, 2**32, 2**34]
+    mean = sum(r.oop_busbw_gbytes_s + r.ip_busbw_gbytes_s for r in run.rows) / 6
+    assert run.avg_busbw_gbytes_s == pytest.approx(mean, abs=0.01)
+    assert len(run.ranks) == len(cluster.nodes) and run.completed
+    cabled = {r.rdma for n in cluster.nodes for r in n.rails}
+    assert run.ib_devices() == cabled
+    assert all(n.network == "IB" for n in run.networks)
+    op = "all_reduce" if binary == "all_reduce_perf" else "all_gather"
+    for row in run.rows:
+        expected = nccl.busbw_from_algbw(row.oop_algbw_gbytes_s, len(cluster.nodes), op)
+        assert row.oop_busbw_gbytes_s == pytest.approx(expected, abs=0.011)
