@@ -305,10 +305,12 @@ def _tail(path: Path) -> str:
 # -- down ---------------------------------------------------------------------------------------
 
 
-def down(lab_dir: Path, log: Log = _quiet) -> list[str]:
-    """Remove everything the lab in `lab_dir` made; the problems left (empty: all gone)."""
+def down(lab_dir: Path, log: Log = _quiet, *, state: LabState | None = None) -> list[str]:
+    """Remove everything the lab in `lab_dir` made; the problems left (empty: all gone).
+
+    `state`: what `up` returned, for when lab.json itself was lost with the lab dir."""
     lab_dir = check_dir(lab_dir)
-    state = LabState.load(lab_dir)
+    state = LabState.load(lab_dir) or state
     if state is None:
         log(f"no lab in {lab_dir}")
         return []
@@ -338,7 +340,9 @@ def down(lab_dir: Path, log: Log = _quiet) -> list[str]:
     if problems:
         state.save()
         return problems
-    if state.made_dir:
+    if not lab_dir.exists():
+        pass
+    elif state.made_dir:
         shutil.rmtree(lab_dir, ignore_errors=True)
     else:
         for entry in _OUR_FILES:

@@ -102,10 +102,18 @@ def ssh_config(lab_dir: Path, plan: LabPlan) -> str:
     return "\n".join(lines)
 
 
+PERFTEST_SERVERS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
+
+
 def sim_wrapper(
     lab_dir: Path, node: str, tool: str, *, python: str, pythonpath: str
 ) -> str:
     q = shlex.quote
+    # A perftest server's TCP port is held open for real (lab/listen.py): the plugin waits
+    # for the listener before it starts the client.
+    hold = (
+        f" -m pytest_sparkfabric.lab.listen -- {q(python)}" if tool in PERFTEST_SERVERS else ""
+    )
     return "\n".join(
         [
             "#!/bin/sh",
@@ -113,7 +121,7 @@ def sim_wrapper(
             "# (docs/lab.md). The simulator prints the tool's real output format.",
             f"PYTHONPATH={q(pythonpath)}${{PYTHONPATH:+:$PYTHONPATH}}",
             "export PYTHONPATH",
-            f"exec {q(python)} -m pytest_sparkfabric.sim.tool"
+            f"exec {q(python)}{hold} -m pytest_sparkfabric.sim.tool"
             f" --cluster {q(str(lab_dir / 'sim-cluster.yaml'))} --node {q(node)}"
             f" --state {q(str(lab_dir / 'state' / SIM_STATE))}"
             ' -- "${0##*/}" "$@"',

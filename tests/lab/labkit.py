@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
-import os
+import random
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,8 +29,9 @@ from pytest_sparkfabric.transport import Transport, make_transport
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "lab"
-_counter = 0
-_lock = threading.Lock()
+# Lab dirs live here, not under pytest's basetemp: other pytest runs on the machine prune old
+# basetemps, and a lab whose lab.json vanished could not be taken down.
+LAB_ROOT = Path("/run/sparkfabric-lab-tests")
 
 
 def skip_reason() -> str | None:
@@ -51,17 +53,14 @@ def _b36(n: int, width: int) -> str:
 
 
 def unique_prefix() -> str:
-    """`t` + 2 chars of this process + 2 of a counter: labs of parallel runs never collide."""
-    global _counter
-    with _lock:
-        _counter += 1
-        n = _counter
-    return f"t{_b36(os.getpid(), 2)}{_b36(n, 2)}-"
+    """`t` + 4 random characters: labs of test runs side by side (other sessions too) never
+    share a namespace name."""
+    return f"t{_b36(random.getrandbits(24), 4)}-"
 
 
 def free_mgmt() -> IPv4Network:
     used = [a.network for _, a in host.host_ipv4()]
-    start = os.getpid() % 120
+    start = random.randrange(120)
     for k in range(120):
         net = IPv4Network(f"198.18.{100 + (start + k) % 120}.0/24")
         if not any(net.overlaps(u) for u in used):
@@ -121,9 +120,28 @@ class Lab:
         return out
 
 
-def build(path: Path, lab_dir: Path) -> Lab:
+def new_lab_dir() -> Path:
+    for _ in range(3):
+        LAB_ROOT.mkdir(mode=0o700, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):  # another run removed LAB_ROOT just now
+            return Path(tempfile.mkdtemp(prefix="lab-", dir=LAB_ROOT)) / "lab"
+    raise RuntimeError(f"cannot make a lab dir in {LAB_ROOT}")
+
+
+def build(path: Path, lab_dir: Path | None = None) -> Lab:
+    lab_dir = lab_dir or new_lab_dir()
     state = up(path, lab_dir, prefix=unique_prefix(), mgmt=free_mgmt())
     return Lab(lab_dir, state, load_cluster(lab_dir / "cluster.yaml"))
+
+
+def take_down(lab: Lab) -> list[str]:
+    problems = down(lab.dir, state=lab.state)
+    if lab.dir.parent.parent == LAB_ROOT:
+        with contextlib.suppress(OSError):
+            lab.dir.parent.rmdir()
+    with contextlib.suppress(OSError):
+        LAB_ROOT.rmdir()  # only when no other lab (of any run) is left in it
+    return problems + leftovers(lab)
 
 
 def leftovers(lab: Lab) -> list[str]:
@@ -134,14 +152,13 @@ def leftovers(lab: Lab) -> list[str]:
 
 
 @contextmanager
-def lab_of(path: Path, lab_dir: Path) -> Iterator[Lab]:
-    lab = build(path, lab_dir)
+def lab_of(path: Path) -> Iterator[Lab]:
+    lab = build(path)
     try:
         yield lab
     finally:
-        problems = down(lab_dir)
+        problems = take_down(lab)
         assert not problems, problems
-        assert not leftovers(lab), leftovers(lab)
 
 
 # -- running a suite ------------------------------------------------------------------------------

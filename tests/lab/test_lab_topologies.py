@@ -32,14 +32,11 @@ TOPOLOGIES = ("direct-2", "mesh-3", "ring-4", "switch-4")
 
 
 @pytest.fixture(scope="module")
-def labs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, labkit.Lab]]:
+def labs() -> Iterator[dict[str, labkit.Lab]]:
     with ExitStack() as stack:
         out = {}
         for topo in TOPOLOGIES:
-            tmp = tmp_path_factory.mktemp(topo)
-            out[topo] = stack.enter_context(
-                labkit.lab_of(labkit.EXAMPLES / f"{topo}.yaml", tmp / "lab")
-            )
+            out[topo] = stack.enter_context(labkit.lab_of(labkit.EXAMPLES / f"{topo}.yaml"))
         yield out
 
 

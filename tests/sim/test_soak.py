@@ -71,3 +71,24 @@ def test_marginal_lane_stays_quiet_without_gpu_load() -> None:
     t = SimTransport(with_faults("direct-2", LANE))
     samples = soak(t, 300, burn=False)
     assert all(s[2] == 0 and s[1][2] == 0 for s in samples)
+
+
+def test_rx_bits_phy_when_the_kernel_has_it() -> None:
+    plain = SimTransport(example("direct-2"))
+    text = plain.run(Job("spark-2", "ethtool -S enp1s0f1np1", 10)).stdout
+    assert "rx_bits_phy" not in text and "rx_corrected_bits_phy" in text
+    t = SimTransport(with_faults("direct-2", LANE), rx_bits_phy=True)
+    t.start(Job("spark-2", "gpu_burn 600", 700))
+
+    def window_ber(start: float) -> float:
+        t.run(Job("spark-1", f"sleep {start - t.clock.now()}", 300))
+        a = parse_ethtool_stats(t.run(Job("spark-2", "ethtool -S enp1s0f1np1", 10)).stdout)
+        t.run(Job("spark-1", "sleep 10", 20))
+        b = parse_ethtool_stats(t.run(Job("spark-2", "ethtool -S enp1s0f1np1", 10)).stdout)
+        assert 9.9 < (b["rx_bits_phy"] - a["rx_bits_phy"]) / 200e9 < 10.2
+        return (b["rx_corrected_bits_phy"] - a["rx_corrected_bits_phy"]) / (
+            b["rx_bits_phy"] - a["rx_bits_phy"]
+        )
+
+    assert window_ber(60) < 1e-10
+    assert window_ber(175) > 2.4e-6

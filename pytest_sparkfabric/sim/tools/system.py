@@ -8,6 +8,7 @@ from pytest_sparkfabric.sim.hardware import ARCH, KERNEL_RELEASE
 from pytest_sparkfabric.sim.outcome import Outcome, fail, ok
 from pytest_sparkfabric.sim.processes import end_process
 from pytest_sparkfabric.sim.render import misc
+from pytest_sparkfabric.sim.render.iperf3 import BUILD
 from pytest_sparkfabric.sim.sh import builtins
 from pytest_sparkfabric.sim.tools.args import ArgError, Parser, duration_s
 from pytest_sparkfabric.sim.vfs import VfsError
@@ -19,8 +20,7 @@ def uname(ctx: Ctx, argv: list[str]) -> Outcome:
     flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
     if "a" in flags:
         return ok(
-            f"Linux {ctx.node.name} {KERNEL_RELEASE} #16-Ubuntu SMP {ARCH} {ARCH} {ARCH} "
-            "GNU/Linux\n"
+            f"Linux {ctx.node.name} {KERNEL_RELEASE} {BUILD} {ARCH} {ARCH} {ARCH} GNU/Linux\n"
         )
     chosen = [values[c] for c in "snrmo" if c in flags] or [values["s"]]
     return ok(" ".join(chosen) + "\n")
