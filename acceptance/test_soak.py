@@ -83,19 +83,21 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     for o in outliers:
         seen = (
             f"lane {o.lane} {o.rate_per_s:.3g} errors/s = {o.ratio:.3g}x the other lanes "
-            f"(median {o.median_others_per_s:.3g}/s) at {o.start:.0f}-{o.end:.0f} s"
+            f"(median {o.median_others_per_s:.3g}/s) {o.start:.0f}-{o.end:.0f} s into the soak"
         )
         if o.worst_ratio > o.ratio:
             seen += f", worst {o.worst_rate_per_s:.3g}/s ({o.worst_ratio:.3g}x)"
         lines.append(f"{rail.netdev}: {seen}, {ratio_t.describe()}")
-        short = f"lane {o.lane} ~{o.ratio:.0f}x its neighbours from {o.start:.0f} s"
+        short = f"lane {o.lane} ~{o.ratio:.0f}x its neighbours {o.start:.0f} s into the soak"
         found.append(Finding(RULES["marginal_cable"], where, nodes, short))
     if grew and not outliers:
         # The far end of the cable may have seen what this end did not: a hot lane.
         for peer in _peers(fabric, rail):
             pws = windows(soak.rail_samples(fabric, peer))
             for o in lane_outliers(pws, ratio_max=ratio_t.value, floor_per_s=floor_t.value):
-                short = f"lane {o.lane} ~{o.ratio:.0f}x its neighbours from {o.start:.0f} s"
+                short = (
+                    f"lane {o.lane} ~{o.ratio:.0f}x its neighbours {o.start:.0f} s into the soak"
+                )
                 found.append(Finding(RULES["marginal_cable"], peer.id, (peer.node,), short))
     if grew:
         seen = f"{grew.describe()} during the soak"

@@ -466,7 +466,7 @@ def _switch_or_pfc(ev: Evidence) -> list[Finding]:
     )
     sw, pfc = RULES["switch_cpu_forwarding"], RULES["pfc_stall"]
     where = "the switch" if not nodes else "between " + ", ".join(nodes)
-    cpu_text = f"; switch cpu-load {cpu:.0f}%" if cpu is not None else ""
+    cpu_text = f"; switch cpu-load {cpu:.0f}%" if busy and cpu is not None else ""
     if slow and tcp_slow:
         tcp_text = ", ".join(f"{p.where} {_gb(p.total_gbps or 0.0)}" for p in tcp_slow[:3])
         seen = f"{_summary(slow)} and TCP too ({tcp_text}){cpu_text}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -145,8 +146,8 @@ def _make_network(plan: LabPlan, state: LabState, log: Log) -> None:
         by_ns.setdefault(w.a.ns, []).append(
             f"link add {w.a.name} type veth peer name {w.b.name} {peer}".rstrip()
         )
-    for ns, lines in by_ns.items():
-        host.ip_batch(ns, lines)
+    for where, lines in by_ns.items():
+        host.ip_batch(where, lines)
     for w in plan.wires:
         if w.a.ns is None:
             Path(f"/proc/sys/net/ipv6/conf/{w.a.name}/disable_ipv6").write_text("1")
@@ -160,8 +161,8 @@ def _make_network(plan: LabPlan, state: LabState, log: Log) -> None:
     for w in plan.wires:
         for end in (w.a, w.b):
             config.setdefault(end.ns, []).extend(_end_lines(end))
-    for ns, lines in config.items():
-        host.ip_batch(ns, lines)
+    for where, lines in config.items():
+        host.ip_batch(where, lines)
     log(
         f"network: {len(plan.namespaces)} namespaces, {len(plan.wires)} veth pairs "
         f"({time.monotonic() - t0:.1f} s)"
@@ -251,8 +252,14 @@ def _start_sshds(plan: LabPlan, state: LabState, lab_dir: Path, log: Log) -> Non
             "etc_work": str(nd / "etc" / "work"),
             "sys_root": str(nd / "sys"),
             "files": systree.render(node, _macs(node.ns)),
-            "exec": ["/usr/sbin/sshd", "-D", "-f", str(nd / "sshd_config"),
-                     "-E", str(nd / "sshd.log")],  # fmt: skip
+            "exec": [
+                "/usr/sbin/sshd",
+                "-D",
+                "-f",
+                str(nd / "sshd_config"),
+                "-E",
+                str(nd / "sshd.log"),
+            ],
         }
         _write(nd / "boot.json", json.dumps(boot, indent=1, sort_keys=True))
         if not node.sshd:
@@ -317,10 +324,8 @@ def down(lab_dir: Path, log: Log = _quiet, *, state: LabState | None = None) -> 
     problems: list[str] = []
     for name, pid in state.sshd.items():
         if str(lab_dir) in host.proc_cmdline(pid):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         else:
             log(f"sshd of {name} (pid {pid}) already gone")
     for ns in state.namespaces:

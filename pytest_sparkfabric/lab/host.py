@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -103,10 +104,8 @@ def kill_all_in(ns: str, wait_s: float = 5.0) -> list[int]:
         if not pids or time.monotonic() > deadline:
             return pids
         for pid in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         time.sleep(0.05)
 
 

@@ -21,11 +21,66 @@ from types import FrameType
 DEFAULT_PORT = 18515
 # perftest options that take a value as the next word (the peer is the one positional).
 _VALUED = frozenset(
-    "-d --ib-dev -i --ib-port -m --mtu -c --connection -s --size -n --iters -t --tx-depth "
-    "-r --rx-depth -q --qp -D --duration -x --gid-index -S --sl -I --inline_size "
-    "-u --qp-timeout -w --limit_bw -y --limit_msgrate -l --post_list -Q --cq-mod "
-    "-T --tos -p --port -g --mcg -M --source_ip -J --dest_ip -j --dest_port -k --source_port "
-    "-L --flows -W --flows_burst -E --use_exp -z --com_rdma_cm".split()
+    [
+        "-d",
+        "--ib-dev",
+        "-i",
+        "--ib-port",
+        "-m",
+        "--mtu",
+        "-c",
+        "--connection",
+        "-s",
+        "--size",
+        "-n",
+        "--iters",
+        "-t",
+        "--tx-depth",
+        "-r",
+        "--rx-depth",
+        "-q",
+        "--qp",
+        "-D",
+        "--duration",
+        "-x",
+        "--gid-index",
+        "-S",
+        "--sl",
+        "-I",
+        "--inline_size",
+        "-u",
+        "--qp-timeout",
+        "-w",
+        "--limit_bw",
+        "-y",
+        "--limit_msgrate",
+        "-l",
+        "--post_list",
+        "-Q",
+        "--cq-mod",
+        "-T",
+        "--tos",
+        "-p",
+        "--port",
+        "-g",
+        "--mcg",
+        "-M",
+        "--source_ip",
+        "-J",
+        "--dest_ip",
+        "-j",
+        "--dest_port",
+        "-k",
+        "--source_port",
+        "-L",
+        "--flows",
+        "-W",
+        "--flows_burst",
+        "-E",
+        "--use_exp",
+        "-z",
+        "--com_rdma_cm",
+    ]
 )
 
 

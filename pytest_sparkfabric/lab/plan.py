@@ -4,8 +4,9 @@ addresses, sysctls, and how each fault in `simulate.faults` is applied for real.
 Cables: direct, ring and mesh join the two nodes' netdevs port to port, one veth pair per rail.
 A switch is a namespace with one Linux bridge (`bridge1`, as on the real switch: one offloaded
 bridge) and one leg per node rail; both rails share its L2 network while each keeps its own
-subnet, so ARP flux is as real as on the switch and the nodes need the ARP sysctls. Every node also gets a management veth (`enP7s7`, the Spark's 10GbE name) on a
-host bridge; the host side holds the first address of the management subnet.
+subnet, so ARP flux is as real as on the switch and the nodes need the ARP sysctls. Every
+node also gets a management veth (`enP7s7`, the Spark's 10GbE name) on a host bridge;
+the host side holds the first address of the management subnet.
 """
 
 from __future__ import annotations
@@ -206,7 +207,9 @@ class _Builder:
                 leg = End(self.switch_ns, f"p{i + 1}r{rail.index}", SWITCH_LEG_MTU, True,
                           SWITCH_BRIDGE)  # fmt: skip
                 self._add_rail_wire(
-                    Wire(self.rail_end(rail), leg, f"{rail.id}<->switch:{swport} rail {rail.index}"),
+                    Wire(
+                        self.rail_end(rail), leg, f"{rail.id}<->switch:{swport} rail {rail.index}"
+                    ),
                     rail,
                     None,
                 )
@@ -422,7 +425,9 @@ def build_plan(cluster: Cluster, *, prefix: str, mgmt: IPv4Network) -> LabPlan:
                 nccl_conf="\n".join(conf) + "\n",
                 hangs=tuple(b.hangs[node.name]),
                 carrier={r.netdev: b.carrier.get((r.node, r.netdev), True) for r in node.rails},
-                pcie_width={r.pci: b.width.get((r.node, r.pci), spark.PCIE_WIDTH) for r in node.rails},
+                pcie_width={
+                    r.pci: b.width.get((r.node, r.pci), spark.PCIE_WIDTH) for r in node.rails
+                },
                 addresses={r.netdev: ends[r.netdev].addresses for r in node.rails},
             )
         )

@@ -93,6 +93,16 @@ def _no_link(fabric: Fabric) -> tuple[Site, ...]:
     return tuple(out)
 
 
+def _switch_cpu(fabric: Fabric) -> float | None:
+    """The switch's cpu-load where cluster.yaml has a switch (read once, read-only)."""
+    if fabric.cluster.spec.switch is None:
+        return None
+    state = fabric.switch().value
+    resource = state.resource.value if state is not None else None
+    load = resource.cpu_load_pct if resource is not None else None
+    return float(load) if load is not None else None
+
+
 def collect(
     fabric: Fabric, *, loopback: bool = False, tcp: bool = False, links: bool = True
 ) -> Evidence:
@@ -115,6 +125,7 @@ def collect(
         tcp=_tcp(fabric, st.get("tcp")),
         nccl=nccl_run.evidence(fabric.cluster, nccl) if nccl is not None else None,
         no_link=_no_link(fabric) if links else (),
+        switch_cpu_load_pct=_switch_cpu(fabric) if links else None,
     )
 
 

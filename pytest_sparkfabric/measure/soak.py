@@ -58,12 +58,14 @@ class Traffic:
 @dataclass
 class SoakRun:
     samples: dict[str, list[Sample]] = field(default_factory=dict)
-    """Rail id -> ethtool -S readings in time order."""
+    """Rail id -> ethtool -S readings in time order (t: seconds into the soak)."""
     read_errors: dict[str, list[str]] = field(default_factory=dict)
     nic_temp_c: dict[str, float] = field(default_factory=dict)
     """Node -> the highest NIC hwmon temperature seen."""
     gpu_temp_c: dict[str, float] = field(default_factory=dict)
     gpu_util_pct: dict[str, float] = field(default_factory=dict)
+    now_c: dict[str, float] = field(default_factory=dict)
+    """"nic:<node>" / "gpu:<node>" -> the latest reading, for progress lines."""
     load: dict[str, RunResult | None] = field(default_factory=dict)
     load_error: dict[str, str] = field(default_factory=dict)
     traffic: dict[str, float | None] = field(default_factory=dict)
@@ -195,7 +197,7 @@ def _sample_loop(fabric: Fabric, out: SoakRun) -> None:
     n = 0
     while True:
         now = clock.now()
-        dropped = _sample(fabric, out, now)
+        dropped = _sample(fabric, out, now - start)
         elapsed = now - start
         fabric.progress(_progress_line(fabric, out, elapsed, spec.duration_s))
         n += 1
@@ -210,7 +212,8 @@ def _sample_loop(fabric: Fabric, out: SoakRun) -> None:
 
 
 def _sample(fabric: Fabric, out: SoakRun, now: float) -> str | None:
-    """One round of reads; returns why the soak must stop (a link dropped), or None."""
+    """One round of reads at `now` seconds into the soak; returns why the soak must stop (a
+    link dropped), or None."""
     cluster = fabric.cluster
     rails = list(cluster.rails)
     nodes = [n.name for n in cluster.nodes]
@@ -247,6 +250,7 @@ def _sample(fabric: Fabric, out: SoakRun, now: float) -> str | None:
             nic = list(hwmon_temps_c(parse_read_files(r.stdout)).values())
             if nic:
                 out.nic_temp_c[name] = max([out.nic_temp_c.get(name, -273.0), *nic])
+                out.now_c[f"nic:{name}"] = max(nic)
     for name, r in zip(nodes, gpu_r, strict=True):
         if not r.ok:
             continue
@@ -258,6 +262,7 @@ def _sample(fabric: Fabric, out: SoakRun, now: float) -> str | None:
         utils = [g.utilization_pct for g in gpus if g.utilization_pct is not None]
         if temps:
             out.gpu_temp_c[name] = max([out.gpu_temp_c.get(name, -273.0), *temps])
+            out.now_c[f"gpu:{name}"] = max(temps)
         if utils:
             out.gpu_util_pct[name] = max([out.gpu_util_pct.get(name, 0.0), *utils])
     return "; ".join(dropped[:2]) if dropped else None
@@ -273,10 +278,10 @@ def _progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) -
             for lane, rate in w.lane_rates.items():
                 if rate > worst:
                     worst, where = rate, f" ({rail_id} lane {lane})"
-    nic = max(out.nic_temp_c.values(), default=None)
-    gpu = max(out.gpu_temp_c.values(), default=None)
-    temps = (f", NIC max {nic:.0f} C" if nic is not None else "") + (
-        f", GPU max {gpu:.0f} C" if gpu is not None else ""
+    nic = max((v for k, v in out.now_c.items() if k.startswith("nic:")), default=None)
+    gpu = max((v for k, v in out.now_c.items() if k.startswith("gpu:")), default=None)
+    temps = (f", hottest NIC {nic:.0f} C" if nic is not None else "") + (
+        f", hottest GPU {gpu:.0f} C" if gpu is not None else ""
     )
     return f"soak {elapsed:.0f}/{total:.0f} s{temps}, worst lane {worst:.3g} errors/s{where}"
 

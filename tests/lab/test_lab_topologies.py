@@ -89,9 +89,7 @@ def _run(lab: labkit.Lab, out: Path) -> Runs:
 
 
 @pytest.fixture(scope="module")
-def runs(
-    labs: dict[str, labkit.Lab], tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Runs]:
+def runs(labs: dict[str, labkit.Lab], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Runs]:
     if labkit.shipped_suite() is None:
         pytest.skip("acceptance/ has no tests yet")
     outs = {topo: tmp_path_factory.mktemp(f"run-{topo}") for topo in labs}
@@ -100,7 +98,7 @@ def runs(
         return {topo: f.result() for topo, f in futures.items()}
 
 
-# -- the lab as built -------------------------------------------------------------------------------
+# -- the lab as built --
 
 
 def test_status_says_up(lab: labkit.Lab) -> None:
@@ -183,16 +181,14 @@ def test_iperf3_between_namespaces_is_real(lab: labkit.Lab, transport: Transport
     link = plan(lab.cluster).links[0]
     server = transport.start(Job(link.b.node, f"iperf3 -s -1 -p 18515 -B {link.b.address.ip}", 20))
     time.sleep(0.3)
-    r = transport.run(
-        Job(link.a.node, f"iperf3 -c {link.b.address.ip} -p 18515 -t 1 -P 2 -J", 20)
-    )
+    r = transport.run(Job(link.a.node, f"iperf3 -c {link.b.address.ip} -p 18515 -t 1 -P 2 -J", 20))
     server.wait()
     data = json.loads(r.stdout)
     assert "error" not in data, data.get("error")
     assert data["end"]["sum_received"]["bits_per_second"] > 0.5e9
 
 
-# -- the shipped suite over ssh ---------------------------------------------------------------------
+# -- the shipped suite over ssh --
 
 
 def test_shipped_suite_passes_over_ssh(runs: dict[str, Runs], topo: str) -> None:

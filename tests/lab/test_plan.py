@@ -348,9 +348,11 @@ def test_up_without_ip_netns_says_so(
     err = capsys.readouterr().err
     assert rc == 1 and "`ip` is missing: install iproute2" in err
     fake_ip = tmp_path / "ip"
-    fake_ip.write_text("#!/bin/sh\necho 'Object \"netns\" is unknown, try \"ip help\".' >&2\nexit 1\n")
+    fake_ip.write_text(
+        '#!/bin/sh\necho \'Object "netns" is unknown, try "ip help".\' >&2\nexit 1\n'
+    )
     fake_ip.chmod(0o755)
-    assert "`ip netns` does not work here (Object \"netns\" is unknown" in str(host.why_no_netns())
+    assert '`ip netns` does not work here (Object "netns" is unknown' in str(host.why_no_netns())
 
 
 def test_bad_mgmt_is_a_usage_error(capsys: Any) -> None:
