@@ -296,8 +296,9 @@ class NcclSpec(_Model):
     timeout_s: float = Field(default=900, gt=0, description="Seconds before the run is stopped.")
     env: dict[str, str] = Field(
         default_factory=dict,
-        description="Extra environment for the ranks (NCCL_IB_HCA and NCCL_SOCKET_IFNAME are "
-        "derived from the cluster unless set here).",
+        description="Job environment for the ranks, passed by the launcher (e.g. NCCL_IB_HCA, "
+        "NCCL_SOCKET_IFNAME); it takes precedence over the nodes' nccl.conf files. "
+        "NCCL_DEBUG=INFO is always added so the transport can be checked.",
         examples=[{"NCCL_DEBUG": "INFO"}],
     )
 

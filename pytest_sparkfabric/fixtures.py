@@ -62,6 +62,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The heat soak runs last: it is the longest, and a marginal cable it finds may leave the
     # link down for a few seconds afterwards, which must not be blamed on the next test.
     items.sort(key=lambda item: item.get_closest_marker("soak") is not None)
+    # With `--dist loadgroup`, one group keeps the session's shared measurements on one worker.
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group("sparkfabric"))
 
 
 @pytest.fixture(scope="session")

@@ -81,6 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
         cluster = load_cluster(p)
     except ConfigError as err:
         raise pytest.UsageError(str(err)) from None
+    _refuse_xdist_spreading(config)
     from pytest_sparkfabric import fixtures
     from pytest_sparkfabric.session import SparkSession
 
@@ -94,6 +95,19 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_sparkfabric.report import register as register_reports
 
     register_reports(config)
+
+
+def _refuse_xdist_spreading(config: pytest.Config) -> None:
+    # Every xdist worker would run its own measurements, and bandwidth tests on different
+    # workers would overlap on the same nodes and measure each other.
+    workers = config.getoption("numprocesses", None)
+    dist = config.getoption("dist", "no")
+    if workers and dist not in ("loadgroup", "no"):
+        raise pytest.UsageError(
+            "sparkfabric: the suite schedules its own concurrency (pings at once, bandwidth in "
+            "node-disjoint rounds); under pytest-xdist use --dist loadgroup, which keeps every "
+            "fabric test on one worker, or drop -n"
+        )
 
 
 def get_session(config: pytest.Config) -> SparkSession | None:

@@ -84,7 +84,9 @@ class SparkSession:
         try:
             return (yield)
         except NotMeasured as err:
-            pytest.fail(f"not measured: {err}", pytrace=False)
+            reason = str(err)
+        # Outside the except block, so the report shows one line, not a chained traceback.
+        pytest.fail(f"not measured: {reason}", pytrace=False)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(

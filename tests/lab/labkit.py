@@ -267,7 +267,7 @@ def snapshot(lab: Lab) -> dict[str, dict[str, str]]:
     return out
 
 
-def strays_after(lab: Lab, grace_s: float = 5.0) -> dict[str, list[str]]:
+def strays_after(lab: Lab, grace_s: float = 10.0) -> dict[str, list[str]]:
     """Processes left in the lab's namespaces once a run is over (sshd gets `grace_s` to reap
     its sessions)."""
     deadline = time.monotonic() + grace_s

@@ -95,3 +95,30 @@ def test_ids_are_stable_between_collections(pytester: pytest.Pytester, cluster_f
 def test_header_names_the_cluster(pytester: pytest.Pytester, cluster_file: Path) -> None:
     result = pytester.runpytest("--cluster", str(cluster_file), "--collect-only")
     result.stdout.fnmatch_lines(["sparkfabric: cluster.yaml: direct, 2 nodes, transport sim*"])
+
+
+def test_xdist_spreading_is_refused_with_the_fix(
+    pytester: pytest.Pytester, cluster_file: Path
+) -> None:
+    result = pytester.runpytest("--cluster", str(cluster_file), "-n", "2", "-p", "xdist")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "use --dist loadgroup" in result.stderr.str()
+
+
+def test_soak_items_run_last(pytester: pytest.Pytester, cluster_file: Path) -> None:
+    ids = _collected(pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q"))
+    soak = [i for i, nodeid in enumerate(ids) if "test_soak.py" in nodeid]
+    assert soak and soak == list(range(len(ids) - len(soak), len(ids)))
+
+
+def test_unreachable_node_fails_its_tests_with_one_line(pytester: pytest.Pytester) -> None:
+    cfg = pytester.makefile(
+        ".yaml",
+        down=DIRECT + "simulate:\n  faults:\n    - {fault: node_unreachable, node: spark-2}\n",
+    )
+    result = pytester.runpytest(f"--cluster={cfg}", "-m", "mtu", "-p", "no:html")
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "not measured: spark-2: ssh: connection timed out after 10 s" in out
+    assert "During handling" not in out and "Traceback" not in out
+    assert "[spark-1:rail0]" not in "\n".join(line for line in result.outlines if "FAILED" in line)

@@ -117,7 +117,7 @@ def test_an_unreachable_node_does_not_stall_the_others(local_sshd: tuple[int, Pa
                 "ok": SshTarget("127.0.0.1", "root", port, str(keydir / "user")),
                 "dead": SshTarget("127.0.0.1", "root", silent.getsockname()[1], None),
             },
-            connect_timeout_s=3,
+            connect_timeout_s=8,
             extra_options=("StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null"),
         )
         done: dict[str, float] = {}
