@@ -304,15 +304,20 @@ class Fabric:
         return self.once("pings", self._all_pings)[link.id]
 
     def _all_pings(self) -> dict[str, Measured[PingResult]]:
-        from pytest_sparkfabric.probes.ping import build_ping, parse_ping
-
-        payload = self.cluster.mtu - 28
         links = self.plan.directed
         self.progress(f"jumbo DF pings: {len(links)} directed links at once")
+        return self._ping_round(links, self.cluster.mtu - 28)
+
+    def _ping_round(
+        self, links: Sequence[DirectedLink], payload_bytes: int
+    ) -> dict[str, Measured[PingResult]]:
+        """One DF ping per directed link, all at once, bound to the sending rail's netdev."""
+        from pytest_sparkfabric.probes.ping import build_ping, parse_ping
+
         jobs = [
             Job(
                 d.src.node,
-                build_ping(d.dst.address.ip, interface=d.src.netdev, payload_bytes=payload),
+                build_ping(d.dst.address.ip, interface=d.src.netdev, payload_bytes=payload_bytes),
                 QUICK_S,
             )
             for d in links
@@ -320,13 +325,11 @@ class Fabric:
         out: dict[str, Measured[PingResult]] = {}
         for d, r in zip(links, self.run_all(jobs), strict=True):
             failure = r.failure()
-            if failure:
-                out[d.id] = Measured.failed(failure)
-                continue
-            try:
-                out[d.id] = Measured.of(parse_ping(r.stdout, r.stderr, r.rc))
-            except ParseError as exc:
-                out[d.id] = Measured.failed(f"{d.src.node}: {exc}")
+            out[d.id] = (
+                Measured.failed(failure)
+                if failure
+                else Measured.of(parse_ping(r.stdout, r.stderr, r.rc))
+            )
         return out
 
     def small_ping(self, link: DirectedLink) -> Measured[PingResult] | None:
@@ -337,29 +340,12 @@ class Fabric:
         return self.once("small_pings", self._small_pings).get(link.id)
 
     def _small_pings(self) -> dict[str, Measured[PingResult]]:
-        from pytest_sparkfabric.probes.ping import build_ping, parse_ping
 
         failed = [d for d in self.plan.directed if (p := self.ping(d)).error or not p.get().ok]
         if not failed:
             return {}
         self.progress(f"small pings: {len(failed)} links whose jumbo ping failed")
-        jobs = [
-            Job(
-                d.src.node,
-                build_ping(d.dst.address.ip, interface=d.src.netdev, payload_bytes=SMALL_PING_B),
-                QUICK_S,
-            )
-            for d in failed
-        ]
-        out: dict[str, Measured[PingResult]] = {}
-        for d, r in zip(failed, self.run_all(jobs), strict=True):
-            failure = r.failure()
-            out[d.id] = (
-                Measured.failed(failure)
-                if failure
-                else Measured.of(parse_ping(r.stdout, r.stderr, r.rc))
-            )
-        return out
+        return self._ping_round(failed, SMALL_PING_B)
 
     # -- NCCL environment -----------------------------------------------------------------------
 
