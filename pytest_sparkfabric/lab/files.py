@@ -107,9 +107,10 @@ PERFTEST_SERVERS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
 
 def sim_wrapper(lab_dir: Path, node: str, tool: str, *, python: str, pythonpath: str) -> str:
     q = shlex.quote
-    # A perftest server's TCP port is held open for real (lab/listen.py): the plugin waits
-    # for the listener before it starts the client.
-    hold = f" -m pytest_sparkfabric.lab.listen -- {q(python)}" if tool in PERFTEST_SERVERS else ""
+    # Every simulated tool runs supervised (lab/supervise.py): it ends as a real tool does, and
+    # a perftest server holds its TCP port open for real.
+    perftest = " --perftest" if tool in PERFTEST_SERVERS else ""
+    hold = f" -m pytest_sparkfabric.lab.supervise{perftest} -- {q(python)}"
     return "\n".join(
         [
             "#!/bin/sh",

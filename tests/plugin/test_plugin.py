@@ -122,3 +122,20 @@ def test_unreachable_node_fails_its_tests_with_one_line(pytester: pytest.Pyteste
     assert "not measured: spark-2: ssh: connection timed out after 10 s" in out
     assert "During handling" not in out and "Traceback" not in out
     assert "[spark-1:rail0]" not in "\n".join(line for line in result.outlines if "FAILED" in line)
+
+
+def test_node_host_gives_testinfra_checks_on_the_simulator(
+    pytester: pytest.Pytester, cluster_file: Path
+) -> None:
+    pytester.makepyfile(
+        test_own="""
+        def test_own(node, node_host):
+            assert node_host.interface("enp1s0f1np1").exists
+            addrs = node_host.interface("enp1s0f1np1").addresses
+            assert any(a.startswith("192.168.100.") for a in addrs)
+            assert node_host.sysctl("net.ipv6.conf.enp1s0f1np1.disable_ipv6") == 1
+            assert node_host.run("ethtool %s", "enp1s0f1np1").stdout.count("200000Mb/s") == 1
+        """
+    )
+    result = pytester.runpytest(f"--cluster={cluster_file}", "test_own.py", "-p", "no:html")
+    result.assert_outcomes(passed=2)

@@ -1,0 +1,284 @@
+"""Each fault the kernel can express, made real in a lab: the shipped suite's kernel-level
+tests fail exactly where the fault is, the kernel shows it, and no run leaves a process.
+
+The simulated side of a fault (ethtool, perftest, NCCL) is the simulator's to test; these
+runs select what the kernel answers (labkit.kernel_selection).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lab import labkit
+
+pytestmark = labkit.lab_marks()
+Check = Callable[[labkit.Lab], None]
+
+
+def ids(test: str, *params: str) -> set[str]:
+    return {f"{test}[{p}]" for p in params}
+
+
+def pings(*links: str) -> set[str]:
+    """Both directions of each `a:railX-b:railY`."""
+    out: set[str] = set()
+    for link in links:
+        a, b = link.split("-", 1) if "->" not in link else link.split("->")
+        out |= ids("test_jumbo_ping", f"{a}->{b}", f"{b}->{a}")
+    return out
+
+
+def switch_pings(node: str, others: Iterable[str]) -> set[str]:
+    return pings(*(f"{o}:rail{r}-{node}:rail{r}" for o in others for r in (0, 1)))
+
+
+def _ip(lab: labkit.Lab, node: str, *args: str) -> list[dict[str, Any]]:
+    r = lab.in_node(node, ["ip", "-j", *args])
+    assert r.returncode == 0, r.stderr
+    data: list[dict[str, Any]] = json.loads(r.stdout)
+    return data
+
+
+def _proc(lab: labkit.Lab, node: str, path: str) -> str:
+    return lab.in_node(node, ["cat", f"/proc/sys/{path}"]).stdout.strip()
+
+
+def mtu_is(node: str, dev: str, mtu: int) -> Check:
+    def check(lab: labkit.Lab) -> None:
+        assert _ip(lab, node, "link", "show", "dev", dev)[0]["mtu"] == mtu
+
+    return check
+
+
+def no_carrier(*where: tuple[str, str]) -> Check:
+    def check(lab: labkit.Lab) -> None:
+        for node, dev in where:
+            flags = _ip(lab, node, "link", "show", "dev", dev)[0]["flags"]
+            assert "UP" in flags and "NO-CARRIER" in flags, (node, dev, flags)
+            port = lab.in_node(node, ["sh", "-c", "cat /sys/class/infiniband/*/ports/1/state"])
+            assert "1: DOWN" in port.stdout
+
+    return check
+
+
+def switch_leg_mtu(leg: str, mtu: int) -> Check:
+    def check(lab: labkit.Lab) -> None:
+        ns = lab.state.namespaces[-1]
+        r = labkit.host.run(["ip", "-n", ns, "-j", "link", "show", "dev", leg])
+        assert json.loads(r.stdout)[0]["mtu"] == mtu
+
+    return check
+
+
+def sysctl_is(node: str, path: str, value: str) -> Check:
+    def check(lab: labkit.Lab) -> None:
+        assert _proc(lab, node, path) == value
+
+    return check
+
+
+def has_ipv6(node: str, dev: str) -> Check:
+    def check(lab: labkit.Lab) -> None:
+        infos = _ip(lab, node, "addr", "show", "dev", dev)[0]["addr_info"]
+        assert any(a["family"] == "inet6" for a in infos), infos
+
+    return check
+
+
+def carries(node: str, dev: str, address: str) -> Check:
+    def check(lab: labkit.Lab) -> None:
+        infos = _ip(lab, node, "addr", "show", "dev", dev)[0]["addr_info"]
+        assert [f"{a['local']}/{a['prefixlen']}" for a in infos] == [address]
+
+    return check
+
+
+def ssh_refused(node: str) -> Check:
+    def check(lab: labkit.Lab) -> None:
+        from pytest_sparkfabric.transport import Job
+
+        t = lab.transport()
+        try:
+            r = t.run(Job(node, "true", 5))
+        finally:
+            t.close()
+        assert r.transport_error == f"{node}: ssh: connection refused"
+
+    return check
+
+
+def nccl_conf_has(node: str, line: str) -> Check:
+    def check(lab: labkit.Lab) -> None:
+        assert line in lab.in_node(node, ["cat", "/etc/nccl.conf"]).stdout.splitlines()
+
+    return check
+
+
+def pcie_width(node: str, bdf: str, width: str) -> Check:
+    def check(lab: labkit.Lab) -> None:
+        path = f"/sys/bus/pci/devices/{bdf}/current_link_width"
+        assert lab.in_node(node, ["cat", path]).stdout.strip() == width
+
+    return check
+
+
+def hangs(node: str, tool: str) -> Check:
+    def check(lab: labkit.Lab) -> None:
+        r = lab.in_node(node, ["timeout", "1", "sh", "-c", f"PATH={lab.dir}/bin/{node}:$PATH; {tool}"])
+        assert r.returncode == 124
+
+    return check
+
+
+@dataclass(frozen=True)
+class Case:
+    example: str
+    faults: tuple[dict[str, Any], ...]
+    fails: Callable[[dict[str, str]], set[str]] | set[str]
+    check: Check
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _from(node: str) -> Callable[[dict[str, str]], set[str]]:
+    """Every test run for the node itself (its id starts with it) fails: ssh is refused."""
+    return lambda results: {
+        k for k, v in results.items() if k.split("[", 1)[-1].startswith(node) and v != "skipped"
+    }
+
+
+S1, S2, S3 = "spark-1", "spark-2", "spark-3"
+CASES: dict[str, Case] = {
+    "mtu-node-rail": Case(
+        "direct-2", ({"fault": "mtu", "node": S1, "rail": 0, "value": 1500},),
+        ids("test_mtu", f"{S1}:rail0") | pings(f"{S1}:rail0-{S2}:rail0"),
+        mtu_is(S1, "enp1s0f1np1", 1500),
+    ),
+    "mtu-switch-port": Case(
+        "switch-4", ({"fault": "mtu", "switch_port": "qsfp56-dd-1-5", "value": 1500},),
+        switch_pings(S2, (S1, S3, "spark-4")),
+        switch_leg_mtu("p2r0", 1500),
+    ),
+    "link-down-direct": Case(
+        "direct-2", ({"fault": "link_down", "node": S1},),
+        pings(f"{S1}:rail0-{S2}:rail0", f"{S1}:rail1-{S2}:rail1")
+        | ids("test_roce_port", f"{S1}:rail0", f"{S1}:rail1", f"{S2}:rail0", f"{S2}:rail1"),
+        no_carrier((S1, "enp1s0f1np1"), (S2, "enP2p1s0f1np1")),
+    ),
+    "link-down-ring-port": Case(
+        "ring-4", ({"fault": "link_down", "node": S1, "port": 0},),
+        pings(f"{S1}:p0rail0-{S2}:p1rail0", f"{S1}:p0rail1-{S2}:p1rail1")
+        | ids("test_roce_port", f"{S1}:p0rail0", f"{S1}:p0rail1", f"{S2}:p1rail0",
+              f"{S2}:p1rail1"),
+        no_carrier((S1, "enp1s0f0np0"), (S2, "enP2p1s0f1np1")),
+    ),
+    "link-down-switch": Case(
+        "switch-4", ({"fault": "link_down", "node": S3},),
+        switch_pings(S3, (S1, S2, "spark-4")) | ids("test_roce_port", f"{S3}:rail0", f"{S3}:rail1"),
+        no_carrier((S3, "enp1s0f1np1")),
+    ),
+    "duplicate-ip": Case(
+        "direct-2", ({"fault": "duplicate_ip", "node": S2, "rail": 0},),
+        ids("test_address_unique", f"{S1}:rail0", f"{S2}:rail0")
+        | ids("test_rail_address", f"{S2}:rail0")
+        | ids("test_jumbo_ping", f"{S1}:rail0->{S2}:rail0"),
+        carries(S2, "enp1s0f1np1", "198.19.0.11/24"),
+    ),
+    "ipv6-enabled": Case(
+        "direct-2", ({"fault": "ipv6_enabled", "node": S1, "rail": 1},),
+        ids("test_ipv6_disabled", f"{S1}:rail1"),
+        has_ipv6(S1, "enP2p1s0f1np1"),
+    ),
+    "rp-filter-strict": Case(
+        "direct-2", ({"fault": "rp_filter_strict", "node": S2, "rail": 0},),
+        ids("test_rp_filter", f"{S2}:rail0"),
+        sysctl_is(S2, "net/ipv4/conf/enp1s0f1np1/rp_filter", "1"),
+    ),
+    "arp-flux": Case(
+        "switch-4", ({"fault": "arp_flux", "node": S1},),
+        ids("test_arp_sysctls", S1),
+        sysctl_is(S1, "net/ipv4/conf/all/arp_ignore", "0"),
+    ),
+    "node-unreachable": Case(
+        "direct-2", ({"fault": "node_unreachable", "node": S2},), _from(S2), ssh_refused(S2),
+    ),
+    "nccl-socket": Case(
+        "direct-2", ({"fault": "nccl_socket", "node": S2},),
+        ids("test_nccl_transport", S2),
+        nccl_conf_has(S2, "NCCL_NET=Socket"),
+    ),
+    "pcie-width": Case(
+        "direct-2", ({"fault": "pcie_width", "node": S1, "rail": 1},),
+        ids("test_pcie", f"{S1}:rail1"),
+        pcie_width(S1, "0002:01:00.1", "2"),
+    ),
+    "command-hangs": Case(
+        "direct-2", ({"fault": "command_hangs", "command": "ping", "node": S1},),
+        ids("test_jumbo_ping", f"{S1}:rail0->{S2}:rail0", f"{S1}:rail1->{S2}:rail1"),
+        hangs(S1, "ping -c 1 127.0.0.1"),
+    ),
+}  # fmt: skip
+
+
+@dataclass
+class Outcome:
+    lab: labkit.Lab
+    run: labkit.SuiteRun
+    strays: dict[str, list[str]]
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Outcome]]:
+    if labkit.shipped_suite() is None:
+        pytest.skip("acceptance/ has no tests yet")
+    with ExitStack() as stack:
+        labs = {}
+        for name, case in CASES.items():
+            tmp = tmp_path_factory.mktemp(name)
+            path = labkit.cluster_file(tmp, case.example, faults=case.faults, **case.extra)
+            labs[name] = stack.enter_context(labkit.lab_of(path))
+
+        def go(name: str) -> Outcome:
+            lab = labs[name]
+            out = tmp_path_factory.mktemp(f"run-{name}")
+            run = labkit.run_suite(lab.cluster_yaml, out, labkit.kernel_selection(tcp=False))
+            return Outcome(lab, run, labkit.strays_after(lab))
+
+        with ThreadPoolExecutor(6) as pool:
+            yield dict(zip(CASES, pool.map(go, CASES), strict=True))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_kernel_shows_the_fault(name: str, outcomes: dict[str, Outcome]) -> None:
+    CASES[name].check(outcomes[name].lab)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_exactly_the_expected_tests_fail(name: str, outcomes: dict[str, Outcome]) -> None:
+    case, run = CASES[name], outcomes[name].run
+    expected = case.fails(run.outcomes) if callable(case.fails) else case.fails
+    assert expected, "a fault case must fail something"
+    assert expected <= run.outcomes.keys(), sorted(expected - run.outcomes.keys())
+    assert run.failed == expected, (
+        f"unexpected: {sorted(run.failed - expected)}; missing: {sorted(expected - run.failed)}"
+    )
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_no_process_outlives_the_run(name: str, outcomes: dict[str, Outcome]) -> None:
+    """The command_hangs case included: the hung tool ends with its deadline."""
+    assert outcomes[name].strays == {}
+
+
+def test_nothing_is_left_of_a_lab(tmp_path: Path) -> None:
+    path = labkit.cluster_file(tmp_path, "direct-2", faults=[{"fault": "link_down", "node": S1}])
+    lab = labkit.build(path)
+    assert "unplugged" in lab.state.namespaces[-1]
+    assert labkit.take_down(lab) == []
