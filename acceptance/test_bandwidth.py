@@ -39,7 +39,15 @@ def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         source=th.source,
         command=result.command,
     )
-    gbps = result.measured().get()
+    measured = result.measured()
+    if measured.error is not None:
+        # No figure at all: a configuration finding (a duplicate address, no link) may say why.
+        evidence.fail(
+            verdict,
+            f"{rail.id} ({rail.rdma}) loopback not measured: {measured.error}",
+            evidence.findings(fabric, [rail.node]),
+        )
+    gbps = measured.get()
     verdict(measured=f"{gbps:.1f} Gb/s", measured_gbps=gbps)
     if not th.ok(gbps):
         evidence.fail(

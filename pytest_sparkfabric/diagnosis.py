@@ -278,6 +278,8 @@ class Evidence:
     nccl: NcclEvidence | None = None
     no_link: tuple[Site, ...] = ()
     switch_cpu_load_pct: float | None = None
+    narrow_pcie: tuple[Site, ...] = ()
+    duplicate_ips: tuple[Site, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -535,8 +537,24 @@ def _nccl_single_hca(ev: Evidence) -> list[Finding]:
     return []
 
 
+def _pcie_degraded(ev: Evidence) -> list[Finding]:
+    return [
+        Finding(RULES["pcie_degraded"], s.where, s.nodes, "the NIC half trained below x4 Gen5")
+        for s in ev.narrow_pcie
+    ]
+
+
+def _duplicate_ip(ev: Evidence) -> list[Finding]:
+    return [
+        Finding(RULES["duplicate_ip"], s.where, s.nodes, "one address answers on two interfaces")
+        for s in ev.duplicate_ips
+    ]
+
+
 DIAGNOSERS: tuple[tuple[str, Callable[[Evidence], list[Finding]]], ...] = (
     ("link_down", _link_down),
+    ("duplicate_ip", _duplicate_ip),
+    ("pcie_degraded", _pcie_degraded),
     ("nic_throttled", _nic_throttled),
     ("half_port", _half_port),
     ("switch_cpu_forwarding", _switch_or_pfc),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +27,12 @@ class Status:
 
 
 def _alive(pid: int) -> bool:
+    """Running (a zombie, killed but not yet reaped, is not)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
         return False
-    except PermissionError:
-        return True
-    return True
+    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
 
 
 def _listening(ip: str) -> bool:

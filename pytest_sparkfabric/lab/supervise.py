@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -30,12 +31,13 @@ GRACE_S = 2.0
 _PR_SET_PDEATHSIG = 1
 # perftest options that take a value as the next word (the peer is the one positional).
 _VALUED = frozenset(
-    "-d --ib-dev -i --ib-port -m --mtu -c --connection -s --size -n --iters -t --tx-depth "
-    "-r --rx-depth -q --qp -D --duration -x --gid-index -S --sl -I --inline_size "
-    "-u --qp-timeout -w --limit_bw -y --limit_msgrate -l --post_list -Q --cq-mod "
-    "-T --tos -p --port -g --mcg -M --source_ip -J --dest_ip -j --dest_port -k --source_port "
-    "-L --flows -W --flows_burst".split()
-)
+    ("-d", "--ib-dev", "-i", "--ib-port", "-m", "--mtu", "-c", "--connection", "-s", "--size",
+     "-n", "--iters", "-t", "--tx-depth", "-r", "--rx-depth", "-q", "--qp", "-D", "--duration",
+     "-x", "--gid-index", "-S", "--sl", "-I", "--inline_size", "-u", "--qp-timeout",
+     "-w", "--limit_bw", "-y", "--limit_msgrate", "-l", "--post_list", "-Q", "--cq-mod",
+     "-T", "--tos", "-p", "--port", "-g", "--mcg", "-M", "--source_ip", "-J", "--dest_ip",
+     "-j", "--dest_port", "-k", "--source_port", "-L", "--flows", "-W", "--flows_burst")
+)  # fmt: skip
 
 
 def server_port(args: Sequence[str]) -> int | None:
@@ -96,14 +98,12 @@ def main(argv: Sequence[str]) -> int:
             except OSError as err:
                 print(f" Couldn't listen to port {port}: {err.strerror}", file=sys.stderr)
                 return 1
-    proc = subprocess.Popen(child, preexec_fn=_own_group_dying_with_parent)  # noqa: PLW1509
+    proc = subprocess.Popen(child, preexec_fn=_own_group_dying_with_parent)
     ending: list[int] = []
 
     def kill(_signum: int, _frame: FrameType | None) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     def end(signum: int, _frame: FrameType | None) -> None:
         if ending:

@@ -93,6 +93,34 @@ def _no_link(fabric: Fabric) -> tuple[Site, ...]:
     return tuple(out)
 
 
+def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
+    from pytest_sparkfabric import spark
+
+    out = []
+    for rail in fabric.cluster.rails:
+        link = fabric.pcie(rail).value
+        if link is None:
+            continue
+        if (link.width is not None and link.width < spark.PCIE_WIDTH) or (
+            link.speed_gt_s is not None and link.speed_gt_s < spark.PCIE_SPEED_GTS
+        ):
+            out.append(Site(f"{rail.id} PCIe {rail.pci} at {link.text}", (rail.node,)))
+    return tuple(out)
+
+
+def _duplicate_ips(fabric: Fabric) -> tuple[Site, ...]:
+    from ipaddress import IPv4Address
+
+    out = []
+    subnets = fabric.plan.subnets
+    for ip, owners in fabric.observed_ipv4().items():
+        # Only the fabric's subnets: loopback and management addresses are none of ours.
+        if len(owners) > 1 and any(IPv4Address(ip) in net for net in subnets):
+            where = ", ".join(f"{node} {netdev}" for node, netdev in owners)
+            out.append(Site(f"{ip} on {where}", tuple(dict.fromkeys(n for n, _ in owners))))
+    return tuple(out)
+
+
 def _switch_cpu(fabric: Fabric) -> float | None:
     """The switch's cpu-load where cluster.yaml has a switch (read once, read-only)."""
     if fabric.cluster.spec.switch is None:
@@ -126,6 +154,8 @@ def collect(
         nccl=nccl_run.evidence(fabric.cluster, nccl) if nccl is not None else None,
         no_link=_no_link(fabric) if links else (),
         switch_cpu_load_pct=_switch_cpu(fabric) if links else None,
+        narrow_pcie=_narrow_pcie(fabric) if links else (),
+        duplicate_ips=_duplicate_ips(fabric) if links else (),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_sparkfabric.lab import host
 from tests.lab import labkit
 
 pytestmark = labkit.lab_marks()
@@ -28,16 +29,16 @@ def ids(test: str, *params: str) -> set[str]:
 
 
 def pings(*links: str) -> set[str]:
-    """Both directions of each `a:railX-b:railY`."""
+    """Both directions of each `a:railX<->b:railY`."""
     out: set[str] = set()
     for link in links:
-        a, b = link.split("-", 1) if "->" not in link else link.split("->")
+        a, b = link.split("<->")
         out |= ids("test_jumbo_ping", f"{a}->{b}", f"{b}->{a}")
     return out
 
 
 def switch_pings(node: str, others: Iterable[str]) -> set[str]:
-    return pings(*(f"{o}:rail{r}-{node}:rail{r}" for o in others for r in (0, 1)))
+    return pings(*(f"{o}:rail{r}<->{node}:rail{r}" for o in others for r in (0, 1)))
 
 
 def _ip(lab: labkit.Lab, node: str, *args: str) -> list[dict[str, Any]]:
@@ -72,7 +73,7 @@ def no_carrier(*where: tuple[str, str]) -> Check:
 def switch_leg_mtu(leg: str, mtu: int) -> Check:
     def check(lab: labkit.Lab) -> None:
         ns = lab.state.namespaces[-1]
-        r = labkit.host.run(["ip", "-n", ns, "-j", "link", "show", "dev", leg])
+        r = host.run(["ip", "-n", ns, "-j", "link", "show", "dev", leg])
         assert json.loads(r.stdout)[0]["mtu"] == mtu
 
     return check
@@ -132,7 +133,9 @@ def pcie_width(node: str, bdf: str, width: str) -> Check:
 
 def hangs(node: str, tool: str) -> Check:
     def check(lab: labkit.Lab) -> None:
-        r = lab.in_node(node, ["timeout", "1", "sh", "-c", f"PATH={lab.dir}/bin/{node}:$PATH; {tool}"])
+        r = lab.in_node(
+            node, ["timeout", "1", "sh", "-c", f"PATH={lab.dir}/bin/{node}:$PATH; {tool}"]
+        )
         assert r.returncode == 124
 
     return check
@@ -145,6 +148,8 @@ class Case:
     fails: Callable[[dict[str, str]], set[str]] | set[str]
     check: Check
     extra: dict[str, Any] = field(default_factory=dict)
+    # tests the fault may fail as well, depending on a race the kernel runs (ARP flux)
+    may: set[str] = field(default_factory=set)
 
 
 def _from(node: str) -> Callable[[dict[str, str]], set[str]]:
@@ -158,7 +163,7 @@ S1, S2, S3 = "spark-1", "spark-2", "spark-3"
 CASES: dict[str, Case] = {
     "mtu-node-rail": Case(
         "direct-2", ({"fault": "mtu", "node": S1, "rail": 0, "value": 1500},),
-        ids("test_mtu", f"{S1}:rail0") | pings(f"{S1}:rail0-{S2}:rail0"),
+        ids("test_mtu", f"{S1}:rail0") | pings(f"{S1}:rail0<->{S2}:rail0"),
         mtu_is(S1, "enp1s0f1np1", 1500),
     ),
     "mtu-switch-port": Case(
@@ -168,13 +173,13 @@ CASES: dict[str, Case] = {
     ),
     "link-down-direct": Case(
         "direct-2", ({"fault": "link_down", "node": S1},),
-        pings(f"{S1}:rail0-{S2}:rail0", f"{S1}:rail1-{S2}:rail1")
+        pings(f"{S1}:rail0<->{S2}:rail0", f"{S1}:rail1<->{S2}:rail1")
         | ids("test_roce_port", f"{S1}:rail0", f"{S1}:rail1", f"{S2}:rail0", f"{S2}:rail1"),
         no_carrier((S1, "enp1s0f1np1"), (S2, "enP2p1s0f1np1")),
     ),
     "link-down-ring-port": Case(
         "ring-4", ({"fault": "link_down", "node": S1, "port": 0},),
-        pings(f"{S1}:p0rail0-{S2}:p1rail0", f"{S1}:p0rail1-{S2}:p1rail1")
+        pings(f"{S1}:p0rail0<->{S2}:p1rail0", f"{S1}:p0rail1<->{S2}:p1rail1")
         | ids("test_roce_port", f"{S1}:p0rail0", f"{S1}:p0rail1", f"{S2}:p1rail0",
               f"{S2}:p1rail1"),
         no_carrier((S1, "enp1s0f0np0"), (S2, "enP2p1s0f1np1")),
@@ -205,6 +210,9 @@ CASES: dict[str, Case] = {
         "switch-4", ({"fault": "arp_flux", "node": S1},),
         ids("test_arp_sysctls", S1),
         sysctl_is(S1, "net/ipv4/conf/all/arp_ignore", "0"),
+        # Real ARP flux: spark-1 answers ARP for one rail on both, a peer may cache the wrong
+        # MAC and its replies land on the other netdev, where the bound ping never sees them.
+        may=switch_pings(S1, (S2, S3, "spark-4")),
     ),
     "node-unreachable": Case(
         "direct-2", ({"fault": "node_unreachable", "node": S2},), _from(S2), ssh_refused(S2),
@@ -266,8 +274,9 @@ def test_exactly_the_expected_tests_fail(name: str, outcomes: dict[str, Outcome]
     expected = case.fails(run.outcomes) if callable(case.fails) else case.fails
     assert expected, "a fault case must fail something"
     assert expected <= run.outcomes.keys(), sorted(expected - run.outcomes.keys())
-    assert run.failed == expected, (
-        f"unexpected: {sorted(run.failed - expected)}; missing: {sorted(expected - run.failed)}"
+    unexpected, missing = run.failed - expected - case.may, expected - run.failed
+    assert not unexpected and not missing, (
+        f"unexpected: {sorted(unexpected)}; missing: {sorted(missing)}"
     )
 
 

@@ -1,0 +1,221 @@
+"""The whole shipped suite on every fault example: exactly these tests fail, naming these causes.
+
+One row per fault in examples/faults/. The per-concern tests (tests/acceptance, tests/measure)
+pin the failing items one by one; this matrix guards against cross-talk between concerns, such
+as a fault in one place failing checks of another with no cause named. A rule of "" is a test
+that could not measure at all (the node is unreachable, or a tool hung): its message says why.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_sparkfabric.faults import RULES
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+MATRIX: dict[str, tuple[set[str], set[str]]] = {
+    "arp_flux": (
+        {"test_arp_sysctls"},
+        {"arp_flux"},
+    ),
+    "autoneg_failed": (
+        {
+            "test_jumbo_ping",
+            "test_link",
+            "test_nccl_busbw",
+            "test_nccl_completes",
+            "test_nccl_uses_ib",
+            "test_pair_rdma",
+            "test_pair_tcp",
+            "test_rail_rdma",
+            "test_roce_port",
+            "test_soak_load",
+            "test_switch_leg",
+        },
+        {"", "autoneg_failed", "link_down"},
+    ),
+    "command_hangs": (
+        {"test_link", "test_soak_link"},
+        {""},
+    ),
+    "duplicate_ip": (
+        {
+            "test_address_unique",
+            "test_jumbo_ping",
+            "test_nic_loopback",
+            "test_pair_rdma",
+            "test_pair_tcp",
+            "test_rail_address",
+            "test_rail_rdma",
+            "test_soak_load",
+        },
+        {"", "duplicate_ip"},
+    ),
+    "eeprom_placeholder": (
+        set(),
+        set(),
+    ),
+    "half_port": (
+        {
+            "test_nccl_busbw",
+            "test_nccl_completes",
+            "test_nccl_uses_ib",
+            "test_nic_loopback",
+            "test_pair_rdma",
+            "test_pair_tcp",
+            "test_rail_rdma",
+        },
+        {"half_port"},
+    ),
+    "ipv6_enabled": (
+        {"test_ipv6_disabled"},
+        {"ipv6_enabled"},
+    ),
+    "lane_degradation": (
+        {"test_soak_link"},
+        {"marginal_cable"},
+    ),
+    "link_down": (
+        {
+            "test_jumbo_ping",
+            "test_link",
+            "test_nccl_busbw",
+            "test_nccl_completes",
+            "test_nccl_uses_ib",
+            "test_pair_rdma",
+            "test_pair_tcp",
+            "test_rail_rdma",
+            "test_roce_port",
+            "test_soak_load",
+        },
+        {"link_down"},
+    ),
+    "mtu": (
+        {"test_jumbo_ping", "test_mtu"},
+        {"mtu_local", "mtu_mismatch", "mtu_path"},
+    ),
+    "nccl_single_hca": (
+        {"test_nccl_busbw", "test_nccl_ib_hca", "test_nccl_uses_ib"},
+        {"nccl_single_hca"},
+    ),
+    "nccl_socket": (
+        {"test_nccl_busbw", "test_nccl_transport", "test_nccl_uses_ib"},
+        {"nccl_socket"},
+    ),
+    "nic_throttled": (
+        {
+            "test_nccl_busbw",
+            "test_nic_loopback",
+            "test_pair_rdma",
+            "test_pair_tcp",
+            "test_rail_rdma",
+        },
+        {"nic_throttled"},
+    ),
+    "node_unreachable": (
+        {
+            "test_address_unique",
+            "test_arp_sysctls",
+            "test_ipv6_disabled",
+            "test_jumbo_ping",
+            "test_link",
+            "test_mtu",
+            "test_nccl_busbw",
+            "test_nccl_completes",
+            "test_nccl_ib_hca",
+            "test_nccl_transport",
+            "test_nccl_uses_ib",
+            "test_nic_loopback",
+            "test_pair_rdma",
+            "test_pair_tcp",
+            "test_pcie",
+            "test_rail_address",
+            "test_rail_rdma",
+            "test_rail_subnet",
+            "test_roce_port",
+            "test_rocev2_gid",
+            "test_rp_filter",
+            "test_soak_link",
+            "test_soak_load",
+        },
+        {""},
+    ),
+    "pcie_width": (
+        {"test_nccl_busbw", "test_nic_loopback", "test_pair_rdma", "test_pcie", "test_rail_rdma"},
+        {"pcie_degraded"},
+    ),
+    "pfc_stall": (
+        {
+            "test_nccl_busbw",
+            "test_nccl_completes",
+            "test_nccl_uses_ib",
+            "test_pair_rdma",
+            "test_rail_rdma",
+            "test_switch_qos",
+        },
+        {"pfc_stall"},
+    ),
+    "rp_filter_strict": (
+        {"test_rp_filter"},
+        {"rp_filter_strict"},
+    ),
+    "switch_cpu_forwarding": (
+        {
+            "test_nccl_busbw",
+            "test_nccl_completes",
+            "test_nccl_uses_ib",
+            "test_pair_rdma",
+            "test_pair_tcp",
+            "test_rail_rdma",
+            "test_switch_bridge",
+            "test_switch_bridge_port",
+        },
+        {"switch_cpu_forwarding"},
+    ),
+}
+
+
+def _run(pytester: pytest.Pytester, cluster: Path) -> list[dict[str, object]]:
+    out = pytester.path / "results.json"
+    pytester.runpytest_inprocess(
+        f"--cluster={cluster}", "-p", "no:html", "-q", f"--sparkfabric-json={out}"
+    )
+    tests: list[dict[str, object]] = json.loads(out.read_text())["tests"]
+    return tests
+
+
+def test_every_fault_has_a_row() -> None:
+    assert set(MATRIX) == set(RULES) == {p.stem for p in (EXAMPLES / "faults").glob("*.yaml")}
+
+
+@pytest.mark.parametrize("fault", sorted(MATRIX))
+def test_fault_fails_exactly_the_expected_tests(pytester: pytest.Pytester, fault: str) -> None:
+    tests = _run(pytester, EXAMPLES / "faults" / f"{fault}.yaml")
+    failed = [t for t in tests if t["outcome"] == "failed"]
+    functions = {str(t["nodeid"]).split("::")[1].split("[")[0] for t in failed}
+    props = [t["properties"] for t in failed]
+    rules = {str(p.get("rule", "")) for p in props if isinstance(p, dict)}
+    want_functions, want_rules = MATRIX[fault]
+    assert functions == want_functions
+    assert rules == want_rules
+    for t in failed:
+        message = str(t["message"])
+        # Every failure says where (a node, the switch, or the cluster-wide NCCL run) and,
+        # with a rule, the fix.
+        assert any(w in message for w in ("spark-", "switch ", "NCCL ")), message
+        if isinstance(t["properties"], dict) and t["properties"].get("rule"):
+            assert "Fix: " in message, message
+
+
+@pytest.mark.parametrize(
+    "example", ["demo.yaml", "direct-2.yaml", "mesh-3.yaml", "ring-4.yaml", "switch-8.yaml"]
+)
+def test_healthy_example_passes_the_whole_suite(pytester: pytest.Pytester, example: str) -> None:
+    tests = _run(pytester, EXAMPLES / example)
+    assert tests
+    bad = {t["nodeid"]: t["message"] for t in tests if t["outcome"] not in ("passed", "skipped")}
+    assert not bad
