@@ -35,6 +35,9 @@ MARKERS = (
 )
 
 
+PARAMETRISED = ("node", "rail", "link", "rail_link", "node_pair")
+
+
 def _session(config: pytest.Config) -> SparkSession:
     s = get_session(config)
     assert s is not None
@@ -62,9 +65,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The heat soak runs last: it is the longest, and a marginal cable it finds may leave the
     # link down for a few seconds afterwards, which must not be blamed on the next test.
     items.sort(key=lambda item: item.get_closest_marker("soak") is not None)
-    # With `--dist loadgroup`, one group keeps the session's shared measurements on one worker.
+    # With `--dist loadgroup`, one group keeps the session's shared measurements on one worker;
+    # the user's own tests that use none of our fixtures stay free to spread.
+    ours = {"fabric", "node_host", "cluster", "switch", *(f"_sf_{n}" for n in PARAMETRISED)}
     for item in items:
-        item.add_marker(pytest.mark.xdist_group("sparkfabric"))
+        if ours & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("sparkfabric"))
 
 
 @pytest.fixture(scope="session")

@@ -81,6 +81,15 @@ def pytest_configure(config: pytest.Config) -> None:
         cluster = load_cluster(p)
     except ConfigError as err:
         raise pytest.UsageError(str(err)) from None
+    if cluster.spec.transport == "replay":
+        replay = (cluster.source.parent if cluster.source else base) / str(cluster.spec.replay_dir)
+        if not replay.is_dir():
+            line = cluster.line_of(("replay_dir",))
+            where = f"{p}:{line}" if line else str(p)
+            raise pytest.UsageError(
+                f"{where}: replay_dir {replay} is not a folder.\n"
+                "    Fix: point it at a recording made with --sparkfabric-record DIR"
+            )
     _refuse_xdist_spreading(config)
     from pytest_sparkfabric import fixtures
     from pytest_sparkfabric.session import SparkSession

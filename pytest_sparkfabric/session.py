@@ -88,29 +88,25 @@ class SparkSession:
         # Outside the except block, so the report shows one line, not a chained traceback.
         pytest.fail(f"not measured: {reason}", pytrace=False)
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        report = yield
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # Log reports reach the xdist controller too (with their user_properties), so the
+        # results file is complete whether the tests ran here or on a worker.
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-            props = {k: v for k, v in item.user_properties}
             self.results.append(
                 {
                     "nodeid": report.nodeid,
                     "outcome": report.outcome,
                     "duration_s": round(report.duration, 3),
-                    "properties": props,
+                    "properties": {k: v for k, v in report.user_properties},
                     "message": report.longreprtext if report.failed else None,
                     "skip_reason": _skip_reason(report),
                 }
             )
-        return report
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.close()
         out = self.config.getoption("sparkfabric_json")
-        if out:
+        if out and not hasattr(self.config, "workerinput"):
             path = Path(out)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(self.summary(), indent=2, sort_keys=True, default=str))

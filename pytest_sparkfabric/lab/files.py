@@ -110,7 +110,7 @@ def sim_wrapper(lab_dir: Path, node: str, tool: str, *, python: str, pythonpath:
     # Every simulated tool runs supervised (lab/supervise.py): it ends as a real tool does, and
     # a perftest server holds its TCP port open for real.
     perftest = " --perftest" if tool in PERFTEST_SERVERS else ""
-    hold = f" -m pytest_sparkfabric.lab.supervise{perftest} -- {q(python)}"
+    hold = f" -S -m pytest_sparkfabric.lab.supervise{perftest} -- {q(python)}"
     return "\n".join(
         [
             "#!/bin/sh",

@@ -120,8 +120,16 @@ class Transport(ABC):
         """Run jobs concurrently (results in job order); per-node limits apply inside `run`."""
         if len(jobs) <= 1:
             return [self.run(j) for j in jobs]
-        with ThreadPoolExecutor(max_workers=min(64, len(jobs))) as pool:
+        pool = ThreadPoolExecutor(max_workers=min(64, len(jobs)))
+        try:
             return list(pool.map(self.run, jobs))
+        except BaseException:
+            # Ctrl-C: do not wait for the jobs' deadlines; end what is running on the nodes.
+            pool.shutdown(wait=False, cancel_futures=True)
+            self.close()
+            raise
+        finally:
+            pool.shutdown(wait=False)
 
     def host(self, node: str) -> testinfra.host.Host:
         """A testinfra Host whose commands go through this transport (deadline included)."""

@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -59,12 +60,26 @@ def remote_command(job: Job, *, as_root: bool) -> str:
     """The text the node's shell runs: the pid marker, the deadline, sudo where needed."""
     inner = (
         f"echo {_PID_MARK}$$ >&2; "
-        f"exec timeout -k {_KILL_AFTER_S} {max(1, round(job.timeout_s))} sh -c "
+        f"exec timeout -k {_KILL_AFTER_S} {_seconds(job.timeout_s)} sh -c "
         f"{shlex.quote(job.command)}"
     )
     if job.sudo and not as_root:
         return f"sudo -n sh -c {shlex.quote(inner)}"
     return inner
+
+
+def _seconds(value: float) -> str:
+    """A deadline as GNU timeout reads it, never rounded down (2.4 s stays 2.4 s)."""
+    return f"{max(value, 0.1):.3f}".rstrip("0").rstrip(".")
+
+
+# OpenSSH prints these when a node's multiplexed connection is full (sshd MaxSessions) and it
+# opens another connection instead: the command still runs, the lines are not its output.
+_MUX_NOISE = re.compile(
+    r"^(ControlSocket .* already exists, disabling multiplexing"
+    r"|mux_client_request_session: session request failed: .*)\r?\n",
+    re.M,
+)
 
 
 class _Proc:
@@ -126,7 +141,7 @@ class _Proc:
     def output(self) -> tuple[str, str]:
         out = b"".join(self._out).decode(errors="replace")
         err = b"".join(self._err).decode(errors="replace")
-        return out, _PID_RE.sub("", err, count=1)
+        return out, _MUX_NOISE.sub("", _PID_RE.sub("", err, count=1))
 
 
 def _drain(stream: IO[bytes], sink: list[bytes]) -> None:
@@ -141,22 +156,22 @@ class SshBackground:
         self._t = transport
         self._proc = proc
         self._result: RunResult | None = None
+        self._stopped = False
         self._lock = threading.Lock()
 
     def wait(self) -> RunResult:
         with self._lock:
             if self._result is None:
-                self._result = self._t._finish(self.job, self._proc)
+                self._result = self._t._finish(self.job, self._proc, stopped=self._stopped)
                 self._t._forget(self)
             return self._result
 
     def stop(self) -> RunResult:
-        with self._lock:
-            if self._result is None:
-                self._t._kill_remote(self.job, self._proc)
-                self._result = self._t._finish(self.job, self._proc, stopped=True)
-                self._t._forget(self)
-            return self._result
+        # Kill before taking the lock: a wait() in another thread then returns at once.
+        if self._result is None:
+            self._stopped = True
+            self._t._kill_remote(self.job, self._proc)
+        return self.wait()
 
 
 class SshTransport(Transport):
@@ -246,14 +261,16 @@ class SshTransport(Transport):
         if down:
             return RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=down)
         with self._channels[job.node]:
-            proc = self._spawn(job)
-            return self._finish(job, proc)
+            # Tracked like a background job, so close() ends it after a Ctrl-C mid-run.
+            return self._track(SshBackground(self, job, self._spawn(job))).wait()
 
     def start(self, job: Job) -> SshBackground:
         down = self._connect(job.node)
         if down:
             return _FailedBackground(job, down)  # type: ignore[return-value]
-        bg = SshBackground(self, job, self._spawn(job))
+        return self._track(SshBackground(self, job, self._spawn(job)))
+
+    def _track(self, bg: SshBackground) -> SshBackground:
         with self._live_lock:
             self._live.add(bg)
         return bg
@@ -281,9 +298,13 @@ class SshTransport(Transport):
             rc in (124, 137) and duration >= job.timeout_s * 0.95 and not stopped
         )
         error = None
-        if rc == 255 and not timed_out and not stopped:
+        if rc == 255 and not stopped and proc.remote_pid() is None:
+            # The node never ran the command: ssh itself failed.
             error = f"{job.node}: ssh: {self._reason(err)}"
-        elif job.sudo and "sudo:" in err and "password" in err:
+        elif rc == 255 and not stopped and duration >= job.timeout_s * 0.95:
+            # `timeout -k` had to SIGKILL the tool: sshd reports the signal as 255.
+            timed_out = True
+        elif job.sudo and rc != 0 and "sudo:" in err and "password" in err:
             error = (
                 f"{job.node}: `sudo -n {job.command.split()[0]}` was refused: the ssh user needs "
                 "passwordless sudo for it (or connect as root)"
@@ -309,13 +330,14 @@ class SshTransport(Transport):
             self._live.clear()
         for bg in live:
             bg.stop()
-        for node, state in self._state.items():
+        for node, state in list(self._state.items()):
             if state is None:
                 p = _Proc(
                     [*self.ssh_argv(node, "true")[:-3], "-O", "exit", self._targets[node].host]
                 )
                 if not p.wait(5):
                     p.kill()
+        shutil.rmtree(self._control_dir, ignore_errors=True)
 
 
 class _FailedBackground:

@@ -6,6 +6,7 @@ import contextlib
 import importlib.util
 import json
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -276,3 +277,16 @@ def strays_after(lab: Lab, grace_s: float = 10.0) -> dict[str, list[str]]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.1)
+
+
+def who_holds(lab: Lab) -> str:
+    """The host processes with a connection to a lab node's sshd (to explain a stray session)."""
+    ips = set(lab.state.mgmt_ips.values())
+    r = subprocess.run(["ss", "-Htnp", "state", "established"], capture_output=True, text=True,
+                       check=False)  # fmt: skip
+    lines = [ln for ln in r.stdout.splitlines() if any(f"{ip}:22 " in ln + " " for ip in ips)]
+    out = []
+    for ln in lines:
+        for pid in re.findall(r"pid=(\d+)", ln):
+            out.append(f"{ln.split()[-2]} <- pid {pid}: {host.proc_cmdline(int(pid))[:200]}")
+    return "\n".join(out)

@@ -298,7 +298,7 @@ def test_sim_wrapper_passes_node_state_and_argv(tmp_path: Path) -> None:
     out = subprocess.run([str(tool), "-S", "enp1s0f1np1"], capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin"}, check=True).stdout  # fmt: skip
     assert out.split("|")[:-1] == [
-        "/pkg", "-m", "pytest_sparkfabric.lab.supervise", "--", str(fake),
+        "/pkg", "-S", "-m", "pytest_sparkfabric.lab.supervise", "--", str(fake),
         "-m", "pytest_sparkfabric.sim.tool", "--cluster", f"{tmp_path}/sim-cluster.yaml",
         "--node", "spark-1", "--state", f"{tmp_path}/state/sim.json", "--", "ethtool",
         "-S", "enp1s0f1np1",

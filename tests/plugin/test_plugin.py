@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -139,3 +140,35 @@ def test_node_host_gives_testinfra_checks_on_the_simulator(
     )
     result = pytester.runpytest(f"--cluster={cluster_file}", "test_own.py", "-p", "no:html")
     result.assert_outcomes(passed=2)
+
+
+def test_results_json_is_complete_under_xdist_loadgroup(
+    pytester: pytest.Pytester, cluster_file: Path
+) -> None:
+    out = pytester.path / "results.json"
+    result = pytester.runpytest_subprocess(
+        f"--cluster={cluster_file}",
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        "-m",
+        "mtu",
+        "-p",
+        "no:html",
+        f"--sparkfabric-json={out}",
+    )
+    result.assert_outcomes(passed=8)
+    tests = json.loads(out.read_text())["tests"]
+    assert len(tests) == 8
+    assert all(t["properties"].get("node") for t in tests)
+
+
+def test_missing_replay_dir_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    cfg = pytester.makefile(
+        ".yaml", replay=DIRECT.replace("transport: sim", "transport: replay\nreplay_dir: rec")
+    )
+    result = pytester.runpytest(f"--cluster={cfg}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "replay.yaml:3: replay_dir" in result.stderr.str()
+    assert "--sparkfabric-record" in result.stderr.str()

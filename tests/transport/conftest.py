@@ -39,7 +39,7 @@ def local_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, 
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d / 'host'}\n"
         f"AuthorizedKeysFile {d / 'authorized_keys'}\nPidFile {d / 'sshd.pid'}\n"
         "PermitRootLogin prohibit-password\nPasswordAuthentication no\nUsePAM no\n"
-        "StrictModes no\nMaxSessions 20\n"
+        "StrictModes no\n"
     )
     Path("/run/sshd").mkdir(exist_ok=True)
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stderr=subprocess.DEVNULL)

@@ -146,3 +146,44 @@ def test_testinfra_host_goes_through_the_transport(local_sshd: tuple[int, Path])
         assert host.run("echo %s", "a b").stdout == "a b\n"
     finally:
         t.close()
+
+
+def test_a_tool_that_ignores_term_is_killed_and_reported_as_timed_out(ssh: SshTransport) -> None:
+    marker = f"sleep 50{uuid.uuid4().int % 1000}.5"
+    r = ssh.run(Job("n1", f"trap '' TERM; {marker}", 2))
+    assert r.timed_out and r.transport_error is None
+    assert _alive(marker) == []
+
+
+def test_fractional_deadlines_are_not_rounded_down(ssh: SshTransport) -> None:
+    assert "timeout -k 5 2.4 sh -c" in remote_command(Job("n", "x", 2.4), as_root=True)
+    r = ssh.run(Job("n1", "sleep 2.2; echo late", 2.4))
+    assert r.ok and r.stdout == "late\n"
+
+
+def test_a_command_exiting_255_is_not_an_ssh_failure(ssh: SshTransport) -> None:
+    r = ssh.run(Job("n1", "echo 'Permission denied' >&2; exit 255", 10))
+    assert r.rc == 255 and r.transport_error is None and not r.timed_out
+
+
+def test_stop_returns_promptly_while_another_thread_waits(ssh: SshTransport) -> None:
+    bg = ssh.start(Job("n1", "sleep 60", 60))
+    waiter = threading.Thread(target=bg.wait)
+    waiter.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    result = bg.stop()
+    waiter.join(timeout=15)
+    assert time.monotonic() - started < 10
+    assert not result.timed_out and result.transport_error is None
+
+
+def test_commands_beyond_the_session_limit_keep_stderr_clean(ssh: SshTransport) -> None:
+    background = [ssh.start(Job("n1", "sleep 30", 30)) for _ in range(10)]
+    try:
+        results = ssh.run_many([Job("n1", f"echo {i}", 20) for i in range(8)])
+    finally:
+        for bg in background:
+            bg.stop()
+    assert [r.stdout.strip() for r in results] == [str(i) for i in range(8)]
+    assert all(r.stderr == "" for r in results), [r.stderr for r in results]
