@@ -133,7 +133,10 @@ def test_soak_load(node: Node, fabric: Fabric, verdict: Verdict) -> None:
             f"{node.name}: the GPU load `{result.command}` was not found (soak.gpu_load)"
         )
     util = run.gpu_util_pct.get(node.name)
-    if util is not None and util < GPU_BUSY_PCT:
+    if util is None:
+        # No reading is no proof of load: the soak must not pass by omission.
+        problems.append(f"{node.name}: nvidia-smi gave no GPU utilization during the soak")
+    elif util < GPU_BUSY_PCT:
         problems.append(f"{node.name}: GPU utilization peaked at {util:g}% during the soak")
     if not run.stopped_early:
         mine = [k for k in run.traffic_error if k.startswith(f"{node.name}:")]
