@@ -22,7 +22,7 @@ PER_RAIL = (
     "test_ipv6_disabled",
     "test_rocev2_gid",
 )
-PER_NODE = ("test_arp_sysctls", "test_nccl_transport", "test_nccl_ib_hca")
+PER_NODE = ("test_arp_sysctls", "test_nccl_transport", "test_nccl_ib_hca", "test_cable_eeprom")
 PER_LEG = ("test_switch_leg", "test_switch_leg_mtu", "test_switch_bridge_port", "test_switch_qos")
 
 

@@ -168,6 +168,7 @@ def lab_of(path: Path) -> Iterator[Lab]:
 # DF pings, NCCL config files, iperf3, and the sysfs reads of the links module.
 KERNEL_MARKERS = "addressing or ipv6 or mtu or nccl_env or links"
 KERNEL_ONLY = ("--deselect", "acceptance/test_links.py::test_link")  # test_link asks ethtool
+NO_SOAK = ("--deselect", "acceptance/test_soak.py")
 
 
 def sim_tool_ready() -> bool:
@@ -208,6 +209,13 @@ class SuiteRun:
     @property
     def failed(self) -> set[str]:
         return {k for k, v in self.outcomes.items() if v == "failed"}
+
+    def failures(self) -> str:
+        """The FAILURES section of the run's output (why each failed test failed)."""
+        text = self.output
+        start = text.find("= FAILURES =")
+        end = text.find("short test summary info")
+        return text[start:end] if start >= 0 else text[-3000:]
 
 
 def run_suite(

@@ -66,7 +66,7 @@ def transport(transports: dict[str, Transport], topo: str) -> Transport:
 
 @dataclass
 class Runs:
-    real: labkit.SuiteRun
+    real: list[labkit.SuiteRun]
     replay: labkit.SuiteRun | None
     before: dict[str, dict[str, str]]
     after: dict[str, dict[str, str]]
@@ -74,35 +74,59 @@ class Runs:
     holders: str = ""
 
 
-def _run(lab: labkit.Lab, out: Path, replay: bool) -> Runs:
-    selection = labkit.healthy_selection()
+def _main_run(lab: labkit.Lab, out: Path, replay: bool) -> Runs:
+    """The suite but its soak, recorded; the recording replayed."""
+    selection = [*labkit.healthy_selection(), *labkit.NO_SOAK]
     before = labkit.snapshot(lab)
     rec = out / "recording"
     real = labkit.run_suite(lab.cluster_yaml, out / "real", selection,
                             extra=["--sparkfabric-record", str(rec)])  # fmt: skip
     strays = labkit.strays_after(lab)
     holders = labkit.who_holds(lab) if strays else ""
-    after = labkit.snapshot(lab)
-    if not replay:
-        return Runs(real, None, before, after, strays, holders)
-    data = yaml.safe_load(lab.cluster_yaml.read_text())
-    data.update(transport="replay", replay_dir=str(rec))
-    replay_yaml = out / "replay.yaml"
-    replay_yaml.write_text(yaml.safe_dump(data, sort_keys=False))
-    replayed = labkit.run_suite(replay_yaml, out / "replay", selection)
-    return Runs(real, replayed, before, after, strays, holders)
+    replayed = None
+    if replay:
+        data = yaml.safe_load(lab.cluster_yaml.read_text())
+        data.update(transport="replay", replay_dir=str(rec))
+        replay_yaml = out / "replay.yaml"
+        replay_yaml.write_text(yaml.safe_dump(data, sort_keys=False))
+        replayed = labkit.run_suite(replay_yaml, out / "replay", selection)
+    return Runs([real], replayed, before, {}, strays, holders)
+
+
+def _soak_run(lab: labkit.Lab, out: Path, runs: Runs) -> None:
+    """The soak on its own (it is the heaviest part for the simulator), then the after-look."""
+    if labkit.sim_tool_ready():
+        soak = labkit.run_suite(lab.cluster_yaml, out / "soak", ["-m", "soak"])
+        runs.real.append(soak)
+        strays = labkit.strays_after(lab)
+        if strays:
+            runs.strays.update(strays)
+            runs.holders += labkit.who_holds(lab)
+    runs.after = labkit.snapshot(lab)
 
 
 @pytest.fixture(scope="module")
-def runs(labs: dict[str, labkit.Lab], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Runs]:
+def runs(
+    labs: dict[str, labkit.Lab],
+    transports: dict[str, Transport],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Runs]:
+    """All four labs at once for the main part; the soaks two at a time."""
     if labkit.shipped_suite() is None:
         pytest.skip("acceptance/ has no tests yet")
+    for t in transports.values():
+        t.close()  # this module's own ssh sessions are not the run's to answer for
     outs = {topo: tmp_path_factory.mktemp(f"run-{topo}") for topo in labs}
     with ThreadPoolExecutor(len(labs)) as pool:
         futures = {
-            topo: pool.submit(_run, lab, outs[topo], topo in REPLAYED) for topo, lab in labs.items()
+            topo: pool.submit(_main_run, lab, outs[topo], topo in REPLAYED)
+            for topo, lab in labs.items()
         }
-        return {topo: f.result() for topo, f in futures.items()}
+        done = {topo: f.result() for topo, f in futures.items()}
+    with ThreadPoolExecutor(2) as pool:
+        for f in [pool.submit(_soak_run, labs[t], outs[t], done[t]) for t in labs]:
+            f.result()
+    return done
 
 
 # -- the lab as built --
@@ -199,9 +223,9 @@ def test_iperf3_between_namespaces_is_real(lab: labkit.Lab, transport: Transport
 
 
 def test_shipped_suite_passes_over_ssh(runs: dict[str, Runs], topo: str) -> None:
-    run = runs[topo].real
-    assert run.outcomes, run.output[-2000:]
-    assert not run.failed, sorted(run.failed)
+    for run in runs[topo].real:
+        assert run.outcomes, run.output[-2000:]
+        assert not run.failed, run.failures()
 
 
 def test_the_run_changes_nothing_on_the_nodes(runs: dict[str, Runs], topo: str) -> None:
@@ -223,4 +247,4 @@ def test_the_run_leaves_no_process(runs: dict[str, Runs], topo: str) -> None:
 def test_replay_reproduces_the_verdicts(runs: dict[str, Runs], replayed: str) -> None:
     replay = runs[replayed].replay
     assert replay is not None
-    assert replay.outcomes == runs[replayed].real.outcomes
+    assert replay.outcomes == runs[replayed].real[0].outcomes

@@ -1,0 +1,38 @@
+"""Cable EEPROMs: recorded for the acceptance record, with advisories (DOMAIN.md §6)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from pytest_sparkfabric import cable
+from pytest_sparkfabric.config import Node
+from pytest_sparkfabric.fabric import Fabric
+from pytest_sparkfabric.verdict import Verdict
+
+pytestmark = pytest.mark.links
+
+
+class CableAdvisory(UserWarning):
+    """Something in a cable's EEPROM that cannot be trusted; never a failure by itself."""
+
+
+def test_cable_eeprom(node: Node, fabric: Fabric, verdict: Verdict) -> None:
+    """Each cabled port's module EEPROM reads (`ethtool -m`, root): vendor, part, serial,
+    length and type go into the report; placeholders and unapproved parts are advisories."""
+    found = cable.modules(fabric)
+    seen: list[str] = []
+    notes: list[str] = []
+    for port in node.ports:
+        module = found[(node.name, port)].get()
+        length = f"{module.length_m:g} m" if module.length_m is not None else "length ?"
+        seen.append(
+            f"p{port}: {module.vendor_name or '?'} {module.vendor_pn or '?'} "
+            f"SN {module.vendor_sn or '?'}, {length}, {module.transceiver_type or '?'}"
+        )
+        for note in cable.advisories(module):
+            notes.append(f"p{port}: {note}")
+            warnings.warn(CableAdvisory(f"{node.name} port {port}: {note}"), stacklevel=1)
+    verdict(node=node.name, measured="; ".join(seen), expected="a readable module EEPROM")
+    verdict(advisory="; ".join(notes) or None)
