@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -18,15 +15,14 @@ from typing import Any
 
 import yaml
 
-from pytest_sparkfabric.lab import LabError, files, host, systree
+from pytest_sparkfabric.lab import LabError, files, host, services
 from pytest_sparkfabric.lab.plan import End, LabPlan, NodeLab, build_plan
 from pytest_sparkfabric.lab.state import STATE_FILE, LabState
 
 Log = Callable[[str], None]
-SSHD_READY_S = 15.0
 _OUR_FILES = (
     STATE_FILE, "cluster.yaml", "sim-cluster.yaml", "ssh_config", "source.yaml",
-    "ssh", "bin", "state", "nodes",
+    "routeros.log", "ssh", "bin", "state", "nodes",
 )  # fmt: skip
 
 
@@ -89,7 +85,9 @@ def up(
         raw = yaml.safe_load(source.read_text(encoding="utf-8"))
         _make_network(plan, state, log)
         _write_files(plan, raw, lab_dir, source, log)
-        _start_sshds(plan, state, lab_dir, log)
+        services.start_sshds(plan, state, lab_dir, log)
+        if plan.switch_ns is not None:
+            services.start_routeros(plan, state, lab_dir, raw, log)
     except BaseException as err:
         state.phase = "failed"
         state.save()
@@ -137,7 +135,7 @@ def _make_network(plan: LabPlan, state: LabState, log: Log) -> None:
     state.host_links += [w.a.name for w in plan.wires if w.a.ns is None]
     state.save()
     host.ip_batch(None, [f"link add {br.name} type bridge"])
-    Path(f"/proc/sys/net/ipv6/conf/{br.name}/disable_ipv6").write_text("1")
+    _host_ipv6_off(br.name)
     by_ns: dict[str | None, list[str]] = {}
     for b in plan.bridges:
         by_ns.setdefault(b.ns, []).append(f"link add {b.name} type bridge")
@@ -150,7 +148,7 @@ def _make_network(plan: LabPlan, state: LabState, log: Log) -> None:
         host.ip_batch(where, lines)
     for w in plan.wires:
         if w.a.ns is None:
-            Path(f"/proc/sys/net/ipv6/conf/{w.a.name}/disable_ipv6").write_text("1")
+            _host_ipv6_off(w.a.name)
     for node in plan.nodes:
         _sysctl(node.ns, list(node.sysctls))
     config: dict[str | None, list[str]] = {ns: ["link set dev lo up"] for ns in plan.namespaces}
@@ -167,6 +165,13 @@ def _make_network(plan: LabPlan, state: LabState, log: Log) -> None:
         f"network: {len(plan.namespaces)} namespaces, {len(plan.wires)} veth pairs "
         f"({time.monotonic() - t0:.1f} s)"
     )
+
+
+def _host_ipv6_off(link: str) -> None:
+    """No IPv6 chatter on the lab's own host links (a host without IPv6 has nothing to do)."""
+    knob = Path(f"/proc/sys/net/ipv6/conf/{link}/disable_ipv6")
+    if knob.exists():
+        knob.write_text("1")
 
 
 def _end_lines(end: End) -> list[str]:
@@ -187,33 +192,29 @@ def _sysctl(ns: str, values: list[tuple[str, str]]) -> None:
 # -- files --------------------------------------------------------------------------------------
 
 
-def _write(path: Path, text: str, mode: int = 0o644) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(mode)
-
-
 def _write_files(plan: LabPlan, raw: Any, lab_dir: Path, source: Path, log: Log) -> None:
     ssh = lab_dir / "ssh"
     ssh.mkdir(mode=0o700, exist_ok=True)
     for key, comment in (("host_ed25519", "lab-host"), ("id_ed25519", "lab-user")):
         host.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C",
                   f"sparkfabric-{comment}", "-f", str(ssh / key)])  # fmt: skip
-    _write(ssh / "authorized_keys", (ssh / "id_ed25519.pub").read_text(), 0o600)
-    _write(lab_dir / "ssh_config", files.ssh_config(lab_dir, plan))
-    _write(lab_dir / "source.yaml", source.read_text(encoding="utf-8"))
+    services.write(ssh / "authorized_keys", (ssh / "id_ed25519.pub").read_text(), 0o600)
+    services.write(lab_dir / "ssh_config", files.ssh_config(lab_dir, plan))
+    services.write(lab_dir / "source.yaml", source.read_text(encoding="utf-8"))
     derived = files.derived_cluster(raw, lab_dir, plan)
-    _write(lab_dir / "cluster.yaml", files.dump_yaml(derived, "lab cluster", str(source)))
+    services.write(lab_dir / "cluster.yaml", files.dump_yaml(derived, "lab cluster", str(source)))
     sim = files.sim_cluster(raw, plan)
-    _write(lab_dir / "sim-cluster.yaml", files.dump_yaml(sim, "simulator cluster", str(source)))
+    services.write(
+        lab_dir / "sim-cluster.yaml", files.dump_yaml(sim, "simulator cluster", str(source))
+    )
     (lab_dir / "state").mkdir(exist_ok=True)
     python = sys.executable
-    pythonpath = str(Path(__file__).resolve().parents[2])
+    pythonpath = services.PACKAGE_ROOT
     for node in plan.nodes:
         _write_wrappers(lab_dir, node, python, pythonpath)
         nd = files.node_dir(lab_dir, node.name)
-        _write(nd / "sshd_config", files.sshd_config(lab_dir, node))
-        _write(nd / "etc" / "upper" / "nccl.conf", node.nccl_conf)
+        services.write(nd / "sshd_config", files.sshd_config(lab_dir, node))
+        services.write(nd / "etc" / "upper" / "nccl.conf", node.nccl_conf)
         (nd / "etc" / "work").mkdir(parents=True, exist_ok=True)
     log(f"files: {lab_dir}")
 
@@ -228,85 +229,7 @@ def _write_wrappers(lab_dir: Path, node: NodeLab, python: str, pythonpath: str) 
         otherwise = bodies.get(hang.tool) or shutil.which(hang.tool, path=files.SYSTEM_PATH)
         bodies[hang.tool] = files.hang_wrapper(hang, otherwise)
     for tool, body in bodies.items():
-        _write(bd / tool, body, 0o755)
-
-
-# -- sshd ---------------------------------------------------------------------------------------
-
-
-def _macs(ns: str) -> dict[str, str]:
-    r = host.run(["ip", "-n", ns, "-j", "link", "show"])
-    return {i["ifname"]: i.get("address", "") for i in json.loads(r.stdout or "[]")}
-
-
-def _start_sshds(plan: LabPlan, state: LabState, lab_dir: Path, log: Log) -> None:
-    t0 = time.monotonic()
-    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation dir
-    pythonpath = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "PYTHONPATH": pythonpath}
-    procs: dict[str, subprocess.Popen[bytes]] = {}
-    for node in plan.nodes:
-        nd = files.node_dir(lab_dir, node.name)
-        boot = {
-            "etc_upper": str(nd / "etc" / "upper"),
-            "etc_work": str(nd / "etc" / "work"),
-            "sys_root": str(nd / "sys"),
-            "files": systree.render(node, _macs(node.ns)),
-            "exec": [
-                "/usr/sbin/sshd",
-                "-D",
-                "-f",
-                str(nd / "sshd_config"),
-                "-E",
-                str(nd / "sshd.log"),
-            ],
-        }
-        _write(nd / "boot.json", json.dumps(boot, indent=1, sort_keys=True))
-        if not node.sshd:
-            continue
-        with (nd / "boot.log").open("wb") as out:
-            argv = ["ip", "netns", "exec", node.ns, sys.executable, "-m",
-                    "pytest_sparkfabric.lab.boot", str(nd / "boot.json")]  # fmt: skip
-            procs[node.name] = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, env=env, cwd="/",
-            )  # fmt: skip
-        state.sshd[node.name] = procs[node.name].pid
-        state.save()
-    _wait_ready(plan, procs, lab_dir)
-    log(f"sshd: {len(procs)} nodes listening ({time.monotonic() - t0:.1f} s)")
-
-
-def _wait_ready(plan: LabPlan, procs: dict[str, subprocess.Popen[bytes]], lab_dir: Path) -> None:
-    waiting = {n.name: n for n in plan.nodes if n.name in procs}
-    deadline = time.monotonic() + SSHD_READY_S
-    while waiting:
-        for name, node in list(waiting.items()):
-            rc = procs[name].poll()
-            if rc is not None:
-                nd = files.node_dir(lab_dir, name)
-                tail = _tail(nd / "boot.log") or _tail(nd / "sshd.log") or f"exit status {rc}"
-                raise LabError(f"sshd of {name} did not start: {tail}")
-            try:
-                with socket.create_connection((str(node.mgmt.ip), 22), timeout=0.2):
-                    del waiting[name]
-            except OSError:
-                pass
-        if waiting and time.monotonic() > deadline:
-            raise LabError(
-                f"sshd of {', '.join(waiting)} not listening after {SSHD_READY_S:g} s "
-                f"(see {lab_dir}/nodes/*/sshd.log)"
-            )
-        if waiting:
-            time.sleep(0.02)
-
-
-def _tail(path: Path) -> str:
-    try:
-        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return lines[-1] if lines else ""
+        services.write(bd / tool, body, 0o755)
 
 
 # -- down ---------------------------------------------------------------------------------------
@@ -322,7 +245,10 @@ def down(lab_dir: Path, log: Log = _quiet, *, state: LabState | None = None) -> 
         log(f"no lab in {lab_dir}")
         return []
     problems: list[str] = []
-    for name, pid in state.sshd.items():
+    pids = dict(state.sshd)
+    if state.routeros_pid is not None:
+        pids["switch"] = state.routeros_pid
+    for name, pid in pids.items():
         if str(lab_dir) in host.proc_cmdline(pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
@@ -343,7 +269,8 @@ def down(lab_dir: Path, log: Log = _quiet, *, state: LabState | None = None) -> 
             if r.returncode != 0 and host.link_exists(name):
                 problems.append(f"ip link del {name}: {r.stderr.strip()}")
     if problems:
-        state.save()
+        if lab_dir.is_dir():
+            state.save()
         return problems
     if not lab_dir.exists():
         pass

@@ -43,6 +43,7 @@ HANG_SECONDS = 2147483647
 # One simulator state for the whole lab: a server one node starts is answered by a client on
 # another, and GPU loads heat what they heat, across calls and nodes.
 SIM_STATE = "sim.json"
+ROUTEROS_PORT = 80
 
 
 def node_dir(lab_dir: Path, node: str) -> Path:
@@ -163,8 +164,11 @@ def derived_cluster(raw: Mapping[str, Any], lab_dir: Path, plan: LabPlan) -> dic
     for node in d["nodes"]:
         node["ssh"] = {"host": node["name"]}
     if isinstance(d.get("switch"), dict) and plan.switch_mgmt is not None:
-        # Never the real switch: its address in the lab is the switch namespace.
-        d["switch"] = {**d["switch"], "host": str(plan.switch_mgmt.ip)}
+        # Never the real switch: the lab's switch namespace answers RouterOS REST over HTTP
+        # (lab/routeros.py), for the configured user, without a password.
+        sw = {k: v for k, v in d["switch"].items() if k not in ("password_env", "verify_tls")}
+        sw.update(host=str(plan.switch_mgmt.ip), api="rest", api_port=ROUTEROS_PORT)
+        d["switch"] = sw
     return d
 
 

@@ -21,27 +21,14 @@ from pytest_sparkfabric import spark
 from pytest_sparkfabric.lab import LabError
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import Cluster, FaultSpec, Rail
+    from pytest_sparkfabric.config import Cluster, Rail
 
 LAB_RANGE = IPv4Network("198.18.0.0/15")
 SWITCH_LEG_MTU = 9216
 SWITCH_BRIDGE = "bridge1"
-# Faults the kernel or the lab itself expresses. The simulator still hears of all faults but
-# the last two, so its tools (ethtool, ib_write_bw, ...) agree with what the kernel shows.
-KERNEL_FAULTS = frozenset(
-    {
-        "mtu",
-        "link_down",
-        "duplicate_ip",
-        "ipv6_enabled",
-        "arp_flux",
-        "rp_filter_strict",
-        "node_unreachable",
-        "command_hangs",
-    }
-)
+# Faults only the lab expresses; the simulator behind the wrappers hears of all others, so
+# its tools (ethtool, ib_write_bw, ...) agree with what the kernel shows (lab.faultplan).
 LAB_ONLY_FAULTS = frozenset({"node_unreachable", "command_hangs"})
-NCCL_CONF_FAULTS = frozenset({"nccl_socket", "nccl_single_hca"})
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,4}-?$")
 
 
@@ -163,7 +150,9 @@ def check_lab(cluster: Cluster, prefix: str, mgmt: IPv4Network) -> list[str]:
     return problems
 
 
-class _Builder:
+class PlanBuilder:
+    """The plan while it is made; `lab.faultplan` applies faults to it."""
+
     def __init__(self, cluster: Cluster, prefix: str, mgmt: IPv4Network) -> None:
         from pytest_sparkfabric.topology import plan
 
@@ -252,144 +241,21 @@ class _Builder:
                 s[f"net/ipv4/conf/{rail.netdev}/arp_announce"] = "2" if arp else "0"
             self.sysctls[node.name] = s
 
-    def targets(self, f: FaultSpec) -> list[Rail]:
-        nodes = [self.cluster.node(f.node)] if f.node else list(self.cluster.nodes)
-        return [
-            r
-            for n in nodes
-            for r in n.rails
-            if (f.rail is None or r.index == f.rail) and (f.port is None or r.port == f.port)
-        ]
-
-    def fault(self, f: FaultSpec) -> str:
-        """Apply one fault; the line that says how."""
-        rails = self.targets(f)
-        names = ", ".join(r.id for r in rails)
-        if f.fault == "mtu":
-            value = int(f.value or 0)
-            if f.switch_port is not None:
-                sw = self.cluster.spec.switch
-                owners = [n for n, p in (sw.ports.items() if sw else ()) if p == f.switch_port]
-                legs = [r for r in self.cluster.rails if r.node in owners]
-                legs = [r for r in legs if f.rail is None or r.index == f.rail]
-                for r in legs:
-                    i, side = self.far_end(r)
-                    w = self.wires[i]
-                    end = w.a if side == "a" else w.b
-                    new = replace(end, mtu=value)
-                    self.wires[i] = replace(w, a=new) if side == "a" else replace(w, b=new)
-                return f"mtu: switch port {f.switch_port} legs set to MTU {value}"
-            for r in rails:
-                self.set_end(r, replace(self.end_of(r), mtu=value))
-            return f"mtu: {names} set to MTU {value}"
-        if f.fault == "link_down":
-            return self._unplug(rails)
-        if f.fault == "duplicate_ip":
-            done = []
-            for r in rails:
-                peer = self._peer_rail(r)
-                if peer is not None:
-                    self.set_end(r, replace(self.end_of(r), addresses=(peer.address,)))
-                    done.append(f"{r.id} carries {peer.address} of {peer.id}")
-            return "duplicate_ip: " + ("; ".join(done) or "no peer rail found")
-        if f.fault == "ipv6_enabled":
-            for r in rails:
-                self.sysctls[r.node][f"net/ipv6/conf/{r.netdev}/disable_ipv6"] = "0"
-            return f"ipv6_enabled: disable_ipv6=0 on {names}"
-        if f.fault == "arp_flux":
-            s = self.sysctls[str(f.node)]
-            for key in list(s):
-                if key.endswith(("/arp_ignore", "/arp_announce")):
-                    s[key] = "0"
-            return f"arp_flux: arp_ignore=0 arp_announce=0 on {f.node}"
-        if f.fault == "rp_filter_strict":
-            if f.rail is None and f.port is None:
-                self.sysctls[str(f.node)]["net/ipv4/conf/all/rp_filter"] = "1"
-                return f"rp_filter_strict: net.ipv4.conf.all.rp_filter=1 on {f.node}"
-            for r in rails:
-                self.sysctls[r.node][f"net/ipv4/conf/{r.netdev}/rp_filter"] = "1"
-            return f"rp_filter_strict: rp_filter=1 on {names}"
-        if f.fault == "node_unreachable":
-            self.no_sshd.add(str(f.node))
-            return f"node_unreachable: no sshd on {f.node} (ssh is refused)"
-        if f.fault == "command_hangs":
-            words = str(f.command).split()
-            hang = Hang(words[0], tuple(words[1:])) if words else Hang("true", ())
-            who = [f.node] if f.node else [n.name for n in self.cluster.nodes]
-            for n in who:
-                self.hangs[str(n)].append(hang)
-            return f"command_hangs: `{f.command}` never returns on {', '.join(map(str, who))}"
-        if f.fault in NCCL_CONF_FAULTS:
-            who = [f.node] if f.node else [n.name for n in self.cluster.nodes]
-            for n in who:
-                node = self.cluster.node(str(n))
-                line = (
-                    "NCCL_NET=Socket"
-                    if f.fault == "nccl_socket"
-                    else f"NCCL_IB_HCA={node.rails[0].rdma}"
-                )
-                self.conf[node.name].append(line)
-            return f"{f.fault}: /etc/nccl.conf of {', '.join(map(str, who))} (and simulated)"
-        if f.fault == "pcie_width":
-            for r in rails:
-                self.width[(r.node, r.pci)] = 2
-            return f"pcie_width: sysfs current_link_width 2 for {names} (and simulated)"
-        return f"{f.fault}: simulated (the node's hardware tools)"
-
-    def _peer_rail(self, rail: Rail) -> Rail | None:
-        for link in self.topo.links:
-            if link.a == rail:
-                return link.b
-            if link.b == rail:
-                return link.a
-        return None
-
-    def _unplug(self, rails: list[Rail]) -> str:
-        """link_down: the cable carries no link; every netdev on it stays UP with NO-CARRIER."""
-        done: list[str] = []
-        for r in rails:
-            i, far = self.far_end(r)
-            w = self.wires[i]
-            if self.switch_ns is not None:
-                # The switch leg goes down: the node's netdev loses its carrier.
-                if far == "a":
-                    self.wires[i] = replace(w, a=replace(w.a, up=False))
-                else:
-                    self.wires[i] = replace(w, b=replace(w.b, up=False))
-                self.carrier[(r.node, r.netdev)] = False
-                done.append(r.id)
-                continue
-            if self.limbo_ns in (w.a.ns, w.b.ns):
-                continue  # this cable is unplugged already
-            # Each end keeps its netdev, paired with an admin-down stub: both lose carrier.
-            on_cable = [k for k, v in self.rail_wire.items() if v[0] == i]
-            stubs = []
-            for end in (w.a, w.b):
-                self.limbo_used += 1
-                stub = End(self.limbo_ns, f"cable{self.limbo_used}", end.mtu, False)
-                stubs.append(Wire(end, stub, f"{w.what} (unplugged)"))
-            self.wires[i] = stubs[0]
-            self.wires.append(stubs[1])
-            for k in on_cable:
-                if self.rail_wire[k][1] == "b":
-                    self.rail_wire[k] = (len(self.wires) - 1, "a")
-                self.carrier[k] = False
-            done.append(w.what)
-        return f"link_down: no carrier on {', '.join(done) or 'nothing'}"
-
 
 def build_plan(cluster: Cluster, *, prefix: str, mgmt: IPv4Network) -> LabPlan:
     """The lab for `cluster`; raises LabError listing every reason it cannot be built."""
+    from pytest_sparkfabric.lab.faultplan import apply_fault
+
     problems = check_lab(cluster, prefix, mgmt)
     if problems:
         raise LabError("cannot build this lab:\n" + "\n".join(f"  {p}" for p in problems))
-    b = _Builder(cluster, prefix, mgmt)
+    b = PlanBuilder(cluster, prefix, mgmt)
     b.cable()
     b.base_sysctls()
     sim_faults: list[int] = []
     faults = cluster.spec.simulate.faults if cluster.spec.simulate else ()
     for i, f in enumerate(faults):
-        b.applied.append(b.fault(f))
+        b.applied.append(apply_fault(b, f))
         if f.fault not in LAB_ONLY_FAULTS:
             sim_faults.append(i)
     host_bridge = Bridge(None, f"{prefix}mgmt", None, (mgmt_address(mgmt, 1),))

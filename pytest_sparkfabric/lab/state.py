@@ -30,6 +30,9 @@ class LabState:
     mgmt_ips: dict[str, str] = field(default_factory=dict)
     node_ns: dict[str, str] = field(default_factory=dict)
     no_sshd: list[str] = field(default_factory=list)
+    # the switch's RouterOS REST endpoint: pid and address (switch topology only)
+    routeros_pid: int | None = None
+    routeros: str = ""
     applied: list[str] = field(default_factory=list)
     version: int = VERSION
 

@@ -109,8 +109,11 @@ class Lab:
         )
 
     def stray_processes(self) -> dict[str, list[str]]:
-        """Every process in the lab's namespaces but the sshd listeners: ns -> 'pid cmdline'."""
+        """Every process in the lab's namespaces but the lab's own (the sshd listeners, the
+        switch's REST endpoint): ns -> ['pid cmdline', ...]."""
         listeners = set(self.state.sshd.values())
+        if self.state.routeros_pid is not None:
+            listeners.add(self.state.routeros_pid)
         out: dict[str, list[str]] = {}
         for ns in self.state.namespaces:
             for pid in host.ns_pids(ns):
@@ -182,9 +185,9 @@ def kernel_selection(*, tcp: bool) -> list[str]:
 
 
 def healthy_selection() -> list[str]:
-    """The whole shipped suite but the switch reads (the lab has no RouterOS); only its
-    kernel-level part while the simulator's command line is missing."""
-    return ["-m", "not switch"] if sim_tool_ready() else kernel_selection(tcp=True)
+    """The whole shipped suite; only its kernel-level part while the simulator's command line
+    (behind the hardware tools and the switch's REST endpoint) is missing."""
+    return [] if sim_tool_ready() else kernel_selection(tcp=True)
 
 
 def shipped_suite() -> Path | None:

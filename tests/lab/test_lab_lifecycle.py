@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.lab import LabError, build, host
+from pytest_sparkfabric.lab import LabError, build, host, services
 from pytest_sparkfabric.lab.state import LabState
 from pytest_sparkfabric.lab.status import status
 from tests.lab import labkit
@@ -63,7 +63,7 @@ def _fail_at_sshd(*_args: object) -> None:
 
 
 def test_a_half_finished_up_is_undone(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(build, "_start_sshds", _fail_at_sshd)
+    monkeypatch.setattr(services, "start_sshds", _fail_at_sshd)
     lab_dir = labkit.new_lab_dir()
     prefix, mgmt = labkit.unique_prefix(), labkit.free_mgmt()
     with pytest.raises(LabError, match="injected"):

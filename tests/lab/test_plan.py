@@ -279,6 +279,11 @@ def test_derived_and_simulator_clusters_validate(tmp_path: Path) -> None:
     assert c.spec.ssh_config == f"{tmp_path}/ssh_config"
     assert [n.ssh.host for n in c.nodes if n.ssh] == [n.name for n in c.nodes]
     assert c.spec.switch is not None and c.spec.switch.host == "198.18.0.2"
+    assert (c.spec.switch.api, c.spec.switch.api_port, c.spec.switch.password_env) == (
+        "rest",
+        80,
+        None,
+    )
     assert c.spec.thresholds == load_cluster(path).spec.thresholds
     sim = parse_cluster(files.dump_yaml(files.sim_cluster(raw, plan), "sim", str(path)))
     assert sim.spec.transport == "sim"
