@@ -34,7 +34,6 @@ def main(argv: list[str]) -> int:
         loop = rdma.loopbacks(fabric)
         run = rdma.pair_runs(fabric)
     finally:
-        fabric.close()
         transport.close()
     wall = time.perf_counter() - wall
     nominal = run.schedule.duration_s

@@ -8,7 +8,7 @@ on its own cached result.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -104,7 +104,6 @@ class Fabric:
         self._cache: dict[object, Any] = {}
         self._locks: dict[object, threading.Lock] = {}
         self._guard = threading.Lock()
-        self._closers: list[Callable[[], None]] = []
 
     # -- caching --------------------------------------------------------------------------------
 
@@ -123,25 +122,10 @@ class Fabric:
                 self._cache[key] = value
             return value
 
-    def on_close(self, fn: Callable[[], None]) -> None:
-        self._closers.append(fn)
-
-    def close(self) -> None:
-        for fn in reversed(self._closers):
-            fn()
-        self._closers.clear()
-
     # -- running --------------------------------------------------------------------------------
 
     def run_all(self, jobs: Sequence[Job]) -> list[RunResult]:
         return self.transport.run_many(jobs)
-
-    def per_node(
-        self, build: Callable[[str], Job | None], nodes: Iterable[str] | None = None
-    ) -> dict[str, RunResult]:
-        names = list(nodes) if nodes is not None else [n.name for n in self.cluster.nodes]
-        jobs = [j for j in (build(n) for n in names) if j is not None]
-        return {j.node: r for j, r in zip(jobs, self.run_all(jobs), strict=True)}
 
     # -- configuration facts --------------------------------------------------------------------
 

@@ -95,6 +95,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_sparkfabric.session import SparkSession
 
     record = config.getoption("sparkfabric_record")
+    # A recording is appended to as commands finish: two sessions in one folder would mix.
+    if record and not hasattr(config, "workerinput") and any(Path(record).glob("*.jsonl")):
+        raise pytest.UsageError(
+            f"--sparkfabric-record {record} already holds a recording.\n"
+            "    Fix: record into an empty or new folder"
+        )
     session = SparkSession(config, cluster, record_dir=Path(record) if record else None)
     config.stash[SESSION_KEY] = session
     for marker in fixtures.MARKERS:

@@ -69,11 +69,10 @@ class SparkSession:
             reporter.write_line(f"sparkfabric: {line}")
 
     def close(self) -> None:
+        """End every command the session still runs on the nodes (the transport tracks them)."""
         with self._lock:
-            fabric, transport = self._fabric, self._transport
+            transport = self._transport
             self._fabric = self._transport = None
-        if fabric is not None:
-            fabric.close()
         if transport is not None:
             transport.close()
 

@@ -64,6 +64,9 @@ def wait_listening(
             failure = r.failure()
             if failure and r.rc == 127:
                 why[target] = f"{target[0]}: ss: command not found (install iproute2)"
+            elif r.transport_error:
+                # The node cannot be reached: polling on until the limit would only add time.
+                why[target] = r.transport_error
             elif r.ok and r.stdout.strip():
                 why[target] = None
             else:

@@ -167,8 +167,10 @@ def _run(fabric: Fabric) -> SoakRun:
         _sample_loop(fabric, out)
         if out.stopped_early is None:
             # The clients end by their own -D; their last words carry the average rate.
+            # Dropped only once waited for: a Ctrl-C mid-wait still stops the rest in `finally`.
             for key in list(clients):
-                _traffic_result(out, key, _wait(clients.pop(key)))
+                _traffic_result(out, key, _wait(clients[key]))
+                del clients[key]
     finally:
         for key, bg in clients.items():
             _traffic_result(out, key, _stop(bg))

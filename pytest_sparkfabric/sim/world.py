@@ -15,7 +15,7 @@ from pytest_sparkfabric.sim.bandwidth import FlowRequest
 from pytest_sparkfabric.sim.hardware import SimNode
 from pytest_sparkfabric.sim.model import SimCluster
 from pytest_sparkfabric.sim.outcome import Outcome
-from pytest_sparkfabric.sim.state import ActiveFlow, Process, Runtime
+from pytest_sparkfabric.sim.state import ActiveFlow, Process, ProcKind, Runtime
 from pytest_sparkfabric.sim.vfs import Tree, Vfs
 
 PATHS = {
@@ -151,6 +151,15 @@ class Ctx:
             raise NeedRate(request)
         background = [(f.request, f.rate_gbps) for f in self.rt.active_flows(self.t)]
         return bandwidth.allocate(self.model, [request], background)[0]
+
+    def listen(self, argv: list[str], kind: ProcKind, port: int, detail: dict[str, object]) -> None:
+        """Start a server process on this node, listening on `port` from now on."""
+        if self.dry_run:
+            raise IsServer
+        proc = Process(
+            self.rt.new_pid(), self.node.name, tuple(argv), kind, self.t, port=port, detail=detail
+        )
+        self.spawned.append(self.rt.add(proc))
 
     def flow_done(self, request: FlowRequest, rate_gbps: float, seconds: float) -> None:
         if self.dry_run:

@@ -90,3 +90,27 @@ def test_servers_end_even_when_the_client_blows_up() -> None:
     with pytest.raises(KeyboardInterrupt):
         run_flows(t, [flow()])
     assert t.started and all(bg.stopped for bg in t.started)
+
+
+def test_an_unreachable_server_node_is_not_polled_until_the_limit() -> None:
+    from pytest_sparkfabric.measure.flows import wait_listening
+    from pytest_sparkfabric.transport import RunResult, Transport, VirtualClock
+    from pytest_sparkfabric.transport.base import Background
+
+    class Down(Transport):
+        def __init__(self) -> None:
+            self.clock = VirtualClock()
+            self.calls = 0
+
+        def run(self, job: Job) -> RunResult:
+            self.calls += 1
+            return RunResult(
+                job.node, job.command, 255, "", "", 0.0, transport_error="n: ssh: refused"
+            )
+
+        def start(self, job: Job) -> Background:
+            raise NotImplementedError
+
+    t = Down()
+    assert wait_listening(t, [("n", 18515)]) == {("n", 18515): "n: ssh: refused"}
+    assert t.calls == 1 and t.clock.now() == 0.0

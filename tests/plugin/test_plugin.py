@@ -172,3 +172,17 @@ def test_missing_replay_dir_is_a_usage_error(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "replay.yaml:3: replay_dir" in result.stderr.str()
     assert "--sparkfabric-record" in result.stderr.str()
+
+
+def test_recording_into_a_used_folder_is_refused(
+    pytester: pytest.Pytester, cluster_file: Path
+) -> None:
+    rec = pytester.path / "rec"
+    first = pytester.runpytest(
+        f"--cluster={cluster_file}", "-m", "mtu", f"--sparkfabric-record={rec}"
+    )
+    assert first.ret == pytest.ExitCode.OK
+    assert (rec / "spark-1.jsonl").read_text().count("\n") >= 4
+    second = pytester.runpytest(f"--cluster={cluster_file}", f"--sparkfabric-record={rec}")
+    assert second.ret == pytest.ExitCode.USAGE_ERROR
+    assert "already holds a recording" in second.stderr.str()

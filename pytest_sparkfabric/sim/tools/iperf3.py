@@ -10,9 +10,8 @@ from pytest_sparkfabric.sim.bandwidth import FlowRequest
 from pytest_sparkfabric.sim.hardware import ARCH, KERNEL_RELEASE, Netdev
 from pytest_sparkfabric.sim.outcome import Outcome, fail
 from pytest_sparkfabric.sim.render import iperf3 as render
-from pytest_sparkfabric.sim.state import Process
 from pytest_sparkfabric.sim.tools.args import ArgError, Parser
-from pytest_sparkfabric.sim.world import Ctx, IsServer
+from pytest_sparkfabric.sim.world import Ctx
 
 DEFAULT_PORT = 5201
 CONNECT_TIMEOUT_S = 3.0
@@ -54,18 +53,7 @@ def iperf3(ctx: Ctx, argv: list[str]) -> Outcome:
     except ArgError as exc:
         return fail(1, f"iperf3: parameter error - {exc.message}\n")
     if a.server:
-        if ctx.dry_run:
-            raise IsServer
-        proc = Process(
-            ctx.rt.new_pid(),
-            ctx.node.name,
-            tuple(argv),
-            "iperf3-server",
-            ctx.t,
-            port=a.port,
-            detail={"args": a},
-        )
-        ctx.spawned.append(ctx.rt.add(proc))
+        ctx.listen(argv, "iperf3-server", a.port, {"args": a})
         dash = "-" * 59
         banner = "" if a.json else f"{dash}\nServer listening on {a.port} (test #1)\n{dash}\n"
         return Outcome(0, "", "", 0.0, banner, hang=True)

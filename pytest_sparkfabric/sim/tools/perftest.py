@@ -11,9 +11,8 @@ from pytest_sparkfabric.sim.bandwidth import FlowRequest
 from pytest_sparkfabric.sim.hardware import Netdev
 from pytest_sparkfabric.sim.outcome import Outcome, fail
 from pytest_sparkfabric.sim.render import perftest as render
-from pytest_sparkfabric.sim.state import Process
 from pytest_sparkfabric.sim.tools.args import ArgError, Parser
-from pytest_sparkfabric.sim.world import Ctx, IsServer
+from pytest_sparkfabric.sim.world import Ctx
 
 DEFAULT_PORT = 18515
 DEFAULT_SIZE = 65536
@@ -92,18 +91,7 @@ def ib_write_bw(ctx: Ctx, argv: list[str]) -> Outcome:
 
 
 def _server(ctx: Ctx, argv: list[str], a: argparse.Namespace, dev: Netdev) -> Outcome:
-    if ctx.dry_run:
-        raise IsServer
-    proc = Process(
-        ctx.rt.new_pid(),
-        ctx.node.name,
-        tuple(argv),
-        "perftest-server",
-        ctx.t,
-        port=a.port,
-        detail={"args": a, "dev": dev},
-    )
-    ctx.spawned.append(ctx.rt.add(proc))
+    ctx.listen(argv, "perftest-server", a.port, {"args": a, "dev": dev})
     partial = (render.NO_PEAK if a.duration else "") + render.WAITING
     return Outcome(0, "", "", 0.0, partial, hang=True)
 
