@@ -14,6 +14,17 @@ _SUBCOMMAND_MODULES = (
 )
 
 
+def version() -> str:
+    """The installed distribution's version (what `pip install` recorded)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("pytest-sparkfabric")
+    except PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sparkfabric",
@@ -22,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
             "itself runs under pytest: pytest --cluster cluster.yaml"
         ),
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _SUBCOMMAND_MODULES:
         importlib.import_module(name).register(sub)

@@ -58,3 +58,82 @@ def test_wheel_in_a_venv_runs_the_shipped_suite_from_an_empty_dir(tmp_path: Path
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "passed" in run.stdout
+
+
+def _readme_commands() -> list[str]:
+    """The indented command lines of the README's Quick start section."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return [line.strip() for line in section.splitlines() if line.startswith("    ")]
+
+
+def test_readme_quick_start_installs_into_a_venv_it_creates() -> None:
+    install, tests = _readme_commands()
+    # A stock Debian/Ubuntu python3 refuses `pip install` outside a venv (PEP 668): the same
+    # command line must create the venv and use it for pip and pytest.
+    steps = [s.strip() for s in install.split("&&")]
+    assert steps[0] == "python3 -m venv .venv"
+    assert steps[1] == ". .venv/bin/activate"
+    assert steps[2].startswith("pip install -e '.[dev]'")
+    assert steps[3].startswith("pytest --cluster=examples/demo.yaml")
+    assert tests == ".venv/bin/python -m pytest"
+
+
+def test_ci_runs_the_readme_test_command_in_its_venv() -> None:
+    _, tests = _readme_commands()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "python3 -m venv .venv" in ci
+    assert ".venv/bin/python -m pip install" in ci
+    assert "python3 -m pip install" not in ci
+    last = [ln for ln in ci.splitlines() if ln.strip() and not ln.startswith("#")][-1]
+    assert last == tests
+
+
+def test_lint_and_type_tools_are_pinned_exactly() -> None:
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    pins = {req.split("==")[0]: req for req in dev["dev"] if "==" in req}
+    assert {"ruff", "mypy", "types-PyYAML"} <= set(pins), dev["dev"]
+
+
+def test_version_flag_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest_sparkfabric.cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"sparkfabric {version('pytest-sparkfabric')}"
+
+
+_MANAGED = sorted(Path("/usr/lib").glob("python3*/EXTERNALLY-MANAGED"))
+
+
+@pytest.mark.skipif(
+    not os.environ.get("SPARKFABRIC_INSTALL_CHECK") or not _MANAGED,
+    reason="clones the repo and installs it from the package index: set "
+    "SPARKFABRIC_INSTALL_CHECK=1 on a Debian/Ubuntu machine with python3-venv",
+)
+def test_readme_install_works_on_an_externally_managed_python(tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env.pop("VIRTUAL_ENV", None)
+    refused = subprocess.run(
+        ["python3", "-m", "pip", "install", "--dry-run", "pyyaml"],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "externally-managed-environment" in refused.stderr  # the case the README is for
+    install, _ = _readme_commands()
+    r = subprocess.run(
+        ["sh", "-c", install], cwd=clone, env=env, capture_output=True, text=True, check=False
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert (clone / "report.html").is_file()
+    assert " passed" in r.stdout
