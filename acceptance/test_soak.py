@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.soak
 
-GPU_BUSY_PCT = 50.0
+GPU_BUSY_PCT = soak.GPU_BUSY_PCT
 LOAD_RULES = ("link_down", "half_port", "nic_throttled")
 
 
@@ -125,6 +125,8 @@ def test_soak_load(node: Node, fabric: Fabric, verdict: Verdict) -> None:
         soak_s=round(run.duration_s),
     )
     problems = []
+    if node.name in run.idle:
+        problems.append(run.idle[node.name])
     if node.name in run.load_error:
         problems.append(run.load_error[node.name])
     result = run.load.get(node.name)

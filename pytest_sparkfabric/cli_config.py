@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_sparkfabric import initgen
+from pytest_sparkfabric import initgen, preflight
 from pytest_sparkfabric.config import TOPOLOGIES, Cluster, ClusterSpec, ConfigError, load_cluster
 from pytest_sparkfabric.thresholds import defaults
 from pytest_sparkfabric.topology import ITEM_KINDS, item_counts, plan
@@ -58,11 +59,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "check",
         help="validate cluster.yaml offline and print its plan",
         description="Validate a cluster file without touching the network. Valid: print the "
-        "topology, nodes, cables, links with subnets and the test items per kind (exit 0). "
-        "Broken: list every problem with its line (exit 1).",
+        "topology, nodes, cables, links with subnets and the test items per kind (exit 0), "
+        "after warnings about what would still fail at run time (values marked EDIT, a "
+        "documentation address as a host, an unset switch password variable). Broken: list "
+        "every problem with its line (exit 1).",
     )
     p.add_argument("cluster", metavar="CLUSTER_YAML")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing when valid")
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="print nothing but warnings when valid"
+    )
+    p.add_argument(
+        "--resolve",
+        action="store_true",
+        help="also look up every ssh host (ssh -G, then DNS) and warn about those that do "
+        "not resolve (off by default: check works offline)",
+    )
     p.set_defaults(func=cmd_check)
 
     p = subparsers.add_parser(
@@ -126,9 +137,26 @@ def cmd_check(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(err.render())
         return 1
+    cautions = _cautions(cluster, Path(args.cluster), getattr(args, "resolve", False))
+    if cautions:
+        n = len(cautions)
+        print(f"{args.cluster}: {n} warning{'s' if n != 1 else ''} (valid, but the run would fail)")
+        print("\n".join(c.render() for c in cautions) + "\n")
     if not getattr(args, "quiet", False):
         sys.stdout.write(describe(cluster, str(args.cluster)))
     return 0
+
+
+def _cautions(cluster: Cluster, path: Path, resolve: bool) -> list[preflight.Caution]:
+    cfg = cluster.spec.ssh_config
+    if cfg and not Path(cfg).expanduser().is_absolute():
+        cfg = str(path.resolve().parent / cfg)
+    return preflight.check(
+        cluster,
+        path.read_text(encoding="utf-8"),
+        env=os.environ,
+        resolve=preflight.resolver(cfg) if resolve else None,
+    )
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

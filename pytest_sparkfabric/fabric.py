@@ -8,7 +8,7 @@ on its own cached result.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 QUICK_S = 20.0
+REACH_COMMAND = "true"
+"""The first command of a session on every node: it only proves the node's shell answers."""
 SMALL_PING_B = 56
 Progress = Callable[[str], None]
 
@@ -78,6 +80,10 @@ class PcieLink:
         return f"{speed} {width}"
 
 
+def _not_run(job: Job, line: str) -> RunResult:
+    return RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=line)
+
+
 def result_error(r: RunResult, tool: str) -> str | None:
     """Why a run gave nothing to parse (transport, deadline, missing tool), or None."""
     failure = r.failure()
@@ -125,7 +131,43 @@ class Fabric:
     # -- running --------------------------------------------------------------------------------
 
     def run_all(self, jobs: Sequence[Job]) -> list[RunResult]:
-        return self.transport.run_many(jobs)
+        """Run jobs concurrently; a job on a node found unreachable fails at once with its line."""
+        down = self.unreachable()
+        if not down:
+            return self.transport.run_many(jobs)
+        live = [j for j in jobs if j.node not in down]
+        done = iter(self.transport.run_many(live) if live else [])
+        return [_not_run(j, down[j.node]) if j.node in down else next(done) for j in jobs]
+
+    # -- reachability ---------------------------------------------------------------------------
+
+    def unreachable(self) -> dict[str, str]:
+        """Nodes whose shell did not answer the session's first command: node -> the one line
+        why (`spark-3: ssh: connection timed out after 10 s`). Asked once, all nodes at once,
+        so an unreachable cluster costs one connect timeout, not one per phase."""
+        return self.once("reach", self._reach)
+
+    def _reach(self) -> dict[str, str]:
+        nodes = [n.name for n in self.cluster.nodes]
+        results = self.transport.run_many([Job(n, REACH_COMMAND, QUICK_S) for n in nodes])
+        down = {r.node: r.transport_error for r in results if r.transport_error}
+        if down:
+            self.progress(
+                f"{len(down)} of {len(nodes)} nodes not reachable; their tests fail at once: "
+                + "; ".join(down.values())
+            )
+        return down
+
+    def down_line(self, nodes: Iterable[str]) -> str | None:
+        """Why some of `nodes` cannot be measured (their reachability lines), or None."""
+        down = self.unreachable()
+        lines = [down[n] for n in dict.fromkeys(nodes) if n in down]
+        return "; ".join(lines) if lines else None
+
+    def reachable(self) -> list[str]:
+        """The nodes that answered, in cluster.yaml order."""
+        down = self.unreachable()
+        return [n.name for n in self.cluster.nodes if n.name not in down]
 
     # -- configuration facts --------------------------------------------------------------------
 
@@ -288,9 +330,19 @@ class Fabric:
         return self.once("pings", self._all_pings)[link.id]
 
     def _all_pings(self) -> dict[str, Measured[PingResult]]:
-        links = self.plan.directed
-        self.progress(f"jumbo DF pings: {len(links)} directed links at once")
-        return self._ping_round(links, self.cluster.mtu - 28)
+        out: dict[str, Measured[PingResult]] = {}
+        links = []
+        for d in self.plan.directed:
+            # A ping towards a node nobody can log into proves nothing its items could use.
+            line = self.down_line((d.src.node, d.dst.node))
+            if line:
+                out[d.id] = Measured.failed(line)
+            else:
+                links.append(d)
+        if links:
+            self.progress(f"jumbo DF pings: {len(links)} directed links at once")
+            out.update(self._ping_round(links, self.cluster.mtu - 28))
+        return out
 
     def _ping_round(
         self, links: Sequence[DirectedLink], payload_bytes: int
@@ -324,8 +376,12 @@ class Fabric:
         return self.once("small_pings", self._small_pings).get(link.id)
 
     def _small_pings(self) -> dict[str, Measured[PingResult]]:
-
-        failed = [d for d in self.plan.directed if (p := self.ping(d)).error or not p.get().ok]
+        failed = [
+            d
+            for d in self.plan.directed
+            if ((p := self.ping(d)).error or not p.get().ok)
+            and not self.down_line((d.src.node, d.dst.node))
+        ]
         if not failed:
             return {}
         self.progress(f"small pings: {len(failed)} links whose jumbo ping failed")

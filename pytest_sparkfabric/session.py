@@ -80,12 +80,26 @@ class SparkSession:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        down = self._unreachable_for(item)
+        if down:
+            # The node was found unreachable once; its items fail at once with that line.
+            pytest.fail(f"not measured: {down}", pytrace=False)
         try:
             return (yield)
         except NotMeasured as err:
             reason = str(err)
         # Outside the except block, so the report shows one line, not a chained traceback.
         pytest.fail(f"not measured: {reason}", pytrace=False)
+
+    def _unreachable_for(self, item: pytest.Item) -> str | None:
+        """The reachability line of the nodes an item is parametrised with, if any is down.
+
+        Items that read only the switch (they use the `switch` fixture) do not need a node's
+        shell, so a node that cannot be logged into does not stop them."""
+        nodes = item_nodes(item)
+        if not nodes or "switch" in getattr(item, "fixturenames", ()):
+            return None
+        return self.fabric.down_line(nodes)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Log reports reach the xdist controller too (with their user_properties), so the
@@ -119,6 +133,27 @@ class SparkSession:
             "transport": c.spec.transport,
             "tests": self.results,
         }
+
+
+def item_nodes(item: pytest.Item) -> list[str]:
+    """The node names in an item's fabric parameters (node, rail, link, rail_link, node_pair)."""
+    from pytest_sparkfabric.config import Node, Rail
+    from pytest_sparkfabric.topology import DirectedLink, Link, NodePair
+
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    out: list[str] = []
+    for value in params.values():
+        if isinstance(value, Node):
+            out.append(value.name)
+        elif isinstance(value, Rail):
+            out.append(value.node)
+        elif isinstance(value, DirectedLink):
+            out += [value.src.node, value.dst.node]
+        elif isinstance(value, Link):
+            out += [value.a.node, value.b.node]
+        elif isinstance(value, NodePair):
+            out += [value.a, value.b]
+    return list(dict.fromkeys(out))
 
 
 def _skip_reason(report: pytest.TestReport) -> str | None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from pytest_sparkfabric.diagnosis import NcclEvidence
 from pytest_sparkfabric.fabric import result_error
 from pytest_sparkfabric.measure import store
+from pytest_sparkfabric.measured import NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
 from pytest_sparkfabric.transport import Job, RunResult
@@ -182,6 +183,11 @@ def rank_nets(cluster: Cluster, parsed: NcclTestsRun) -> dict[str, RankNet]:
 
 
 def run(fabric: Fabric) -> NcclRun:
+    """The NCCL run (once per session); NotMeasured at once when a rank's node does not answer:
+    the run needs every node, and mpirun would only wait for the missing one."""
+    down = fabric.down_line(n.name for n in fabric.cluster.nodes)
+    if down:
+        raise NotMeasured(f"NCCL needs all {len(fabric.cluster.nodes)} nodes; {down}")
     return store.phase(fabric, "nccl", lambda: _run(fabric))
 
 

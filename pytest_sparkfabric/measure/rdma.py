@@ -165,14 +165,20 @@ def _run_loopbacks(fabric: Fabric) -> Loopbacks:
     base = cluster.spec.bandwidth.base_port + LOOPBACK_PORT_OFFSET
     slots = max(len(n.rails) for n in cluster.nodes)
     dur = cluster.spec.bandwidth.duration_s
+    down = fabric.unreachable()
+    results: dict[str, BwResult] = {
+        r.id: BwResult(r, r, None, down[r.node], 0) for r in cluster.rails if r.node in down
+    }
+    live = [n for n in cluster.nodes if n.name not in down]
+    if not live:
+        return Loopbacks(results, 0, 0.0)
     fabric.progress(
         f"NIC self-test: loopback ib_write_bw on every rail, {slots} rounds of {dur} s "
         "(every node at once, one rail per node per round)"
     )
     start = clock.now()
-    results: dict[str, BwResult] = {}
     for k in range(slots):
-        rails = [n.rails[k] for n in cluster.nodes if k < len(n.rails)]
+        rails = [n.rails[k] for n in live if k < len(n.rails)]
         fabric.progress(f"loopback round {k + 1}/{slots}: " + ", ".join(r.id for r in rails))
         got = _run_step(fabric, [(r.id, r, r, base + k) for r in rails], k + 1)
         results.update(got)
@@ -183,7 +189,9 @@ def _run_loopbacks(fabric: Fabric) -> Loopbacks:
 
 
 def schedule(fabric: Fabric) -> Schedule:
-    pairs = fabric.plan.pairs
+    """Rounds of the node pairs whose two nodes both answer (the others cannot be measured)."""
+    down = fabric.unreachable()
+    pairs = [p for p in fabric.plan.pairs if p.a not in down and p.b not in down]
     groups = rounds([(p.a, p.b) for p in pairs])
     both = any(link.a.port != link.b.port for link in fabric.plan.links)
     return Schedule(
@@ -191,6 +199,16 @@ def schedule(fabric: Fabric) -> Schedule:
         both,
         fabric.cluster.spec.bandwidth.duration_s,
     )
+
+
+def unmeasured_pairs(fabric: Fabric) -> dict[str, str]:
+    """Node pair id -> why it is left out of the bandwidth rounds (a node does not answer)."""
+    out = {}
+    for p in fabric.plan.pairs:
+        line = fabric.down_line((p.a, p.b))
+        if line:
+            out[p.id] = line
+    return out
 
 
 def pair_runs(fabric: Fabric) -> RdmaRun:
@@ -207,15 +225,25 @@ def _run_pairs(fabric: Fabric) -> RdmaRun:
     clock = fabric.transport.clock
     base = fabric.cluster.spec.bandwidth.base_port + PAIR_PORT_OFFSET
     directions = ("a->b", "b->a") if plan.both_ways else ("a->b",)
+    links: dict[str, list[BwResult]] = {}
+    round_of: dict[str, int] = {}
+    skipped = unmeasured_pairs(fabric)
+    for pair in fabric.plan.pairs:
+        if pair.id in skipped:
+            round_of[pair.id] = 0
+            for link in pair.links:
+                links[link.id] = [
+                    BwResult(link.a, link.b, None, skipped[pair.id], 0) for _ in directions
+                ]
     n_pairs = sum(len(r) for r in plan.rounds)
+    if not n_pairs:
+        return RdmaRun(plan, {k: tuple(v) for k, v in links.items()}, round_of, 0.0)
     fabric.progress(
         f"RDMA bandwidth: {n_pairs} node pairs, both rails at once, in {len(plan.rounds)} "
         f"rounds x {len(directions)} direction(s) x {plan.duration_s} s "
         "(no node in two tests at once)"
     )
     start = clock.now()
-    links: dict[str, list[BwResult]] = {}
-    round_of: dict[str, int] = {}
     for k, (pairs, line) in enumerate(zip(plan.rounds, plan.lines(), strict=True), 1):
         for direction in directions:
             suffix = f" ({direction})" if plan.both_ways else ""

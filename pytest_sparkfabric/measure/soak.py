@@ -3,15 +3,21 @@ per-lane error counters, NIC and GPU temperatures are sampled (DOMAIN.md §6).
 
 Traffic: a background ib_write_bw with `-D` of the soak's length on each rail of each cable, both
 ways (in a switch cluster each node sends to the next, so every leg carries traffic both ways).
-Every `soak.interval_s` (transport clock: virtual on the simulator) `ethtool -S` is read on every
-fabric netdev, the NIC hwmon temperatures and `nvidia-smi` on every node. The soak stops early
-when a link drops. The GPU load, the servers and the clients are always ended.
+The soak clock starts once `nvidia-smi` shows the GPUs busy (gpu-burn takes a moment to load its
+kernels; bounded by LOAD_WAIT_S). Then `ethtool -S` is read on every fabric netdev, the NIC hwmon
+temperatures and `nvidia-smi` on every node, at 0, interval, 2 x interval, ... seconds
+(transport clock: virtual on the simulator), the last at the soak's end; a slow round of reads
+shifts the next one, never the end. The soak stops early when a link drops. The GPU load, the
+servers and the clients are always ended. Nodes that do not answer take no part; with fewer
+than two nodes left that share a cable (or the switch) the soak does not run.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import statistics
+import time
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -19,6 +25,7 @@ from pytest_sparkfabric.fabric import result_error
 from pytest_sparkfabric.measure import store
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
 from pytest_sparkfabric.measure.soak_math import Sample
+from pytest_sparkfabric.measured import NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.ethtool import parse_ethtool_stats
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
@@ -42,6 +49,12 @@ if TYPE_CHECKING:
 QUICK_S = 20.0
 SOAK_PORT_OFFSET = 30
 SOAK_QPS = 4
+GPU_BUSY_PCT = 50.0
+"""A GPU at or above this utilization counts as loaded."""
+LOAD_WAIT_S = 60.0
+"""How long (transport clock) the soak waits for the GPU load to show before it starts anyway."""
+PROGRESS_EVERY_S = 60.0
+"""Wall-clock seconds between two progress lines of a running soak (first and last always)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,23 +84,29 @@ class SoakRun:
     traffic: dict[str, float | None] = field(default_factory=dict)
     """Flow -> Gb/s its client reported (None: no result)."""
     traffic_error: dict[str, str] = field(default_factory=dict)
+    idle: dict[str, str] = field(default_factory=dict)
+    """Node -> why no soak traffic reached or left it (its link partners do not answer)."""
     stopped_early: str | None = None
     duration_s: float = 0.0
     planned_s: float = 0.0
 
 
-def traffic_plan(fabric: Fabric) -> list[Traffic]:
-    """Flows that saturate every cable both ways, at most one server per rail per node port."""
+def traffic_plan(fabric: Fabric, nodes: Collection[str] | None = None) -> list[Traffic]:
+    """Flows that saturate every cable both ways, at most one server per rail per node port;
+    only among `nodes` (default: all)."""
     cluster = fabric.cluster
+    keep = set(nodes) if nodes is not None else {n.name for n in cluster.nodes}
     base = cluster.spec.bandwidth.base_port + SOAK_PORT_OFFSET
     if cluster.topology == "switch":
-        nodes = cluster.nodes
-        pairs = [(nodes[i], nodes[(i + 1) % len(nodes)]) for i in range(len(nodes))]
-        if len(nodes) == 2:
-            pairs = [pairs[0], (nodes[1], nodes[0])]
+        ring = [n for n in cluster.nodes if n.name in keep]
+        pairs = [(ring[i], ring[(i + 1) % len(ring)]) for i in range(len(ring))]
+        if len(ring) == 2:
+            pairs = [pairs[0], (ring[1], ring[0])]
+        elif len(ring) < 2:
+            pairs = []
         edges = [(a.rail(a.ports[0], r), b.rail(b.ports[0], r)) for a, b in pairs for r in (0, 1)]
     else:
-        links = fabric.plan.links
+        links = [x for x in fabric.plan.links if x.a.node in keep and x.b.node in keep]
         edges = [(x, y) for link in links for x, y in ((link.a, link.b), (link.b, link.a))]
     used: dict[str, int] = {}
     out = []
@@ -99,6 +118,13 @@ def traffic_plan(fabric: Fabric) -> list[Traffic]:
 
 
 def run(fabric: Fabric) -> SoakRun:
+    """The soak (once per session); NotMeasured at once when no two nodes that answer share a
+    cable, so no traffic could flow."""
+    down = fabric.unreachable()
+    if down and not traffic_plan(fabric, fabric.reachable()):
+        raise NotMeasured(
+            "the heat soak needs traffic between two nodes that answer; " + "; ".join(down.values())
+        )
     return store.phase(fabric, "soak", lambda: _run(fabric))
 
 
@@ -133,19 +159,28 @@ def _run(fabric: Fabric) -> SoakRun:
     spec = cluster.spec.soak
     out = SoakRun(planned_s=spec.duration_s)
     secs = max(1, math.ceil(spec.duration_s))
-    flows = traffic_plan(fabric)
+    live = fabric.reachable()
+    flows = traffic_plan(fabric, live)
+    busy = {f.src.node for f in flows} | {f.dst.node for f in flows}
+    for name in live:
+        if name not in busy:
+            out.idle[name] = (
+                f"{name}: no soak traffic, its link partners do not answer: "
+                + "; ".join(fabric.unreachable().values())
+            )
     fabric.progress(
-        f"heat soak: {spec.duration_s:g} s, GPU load on {len(cluster.nodes)} nodes, "
+        f"heat soak: {spec.duration_s:g} s, GPU load on {len(live)} nodes, "
         f"{len(flows)} saturating ib_write_bw flows, a sample every {spec.interval_s:g} s"
     )
     loads: dict[str, Background | None] = {}
     servers: dict[str, Background | None] = {}
     clients: dict[str, Background | None] = {}
     try:
-        for n in cluster.nodes:
+        for name in live:
             cmd = spec.gpu_load.format(duration_s=secs)
-            job = Job(n.name, cmd, secs + SLACK_S)
-            loads[n.name] = _start(fabric, job, out.load_error, n.name)
+            job = Job(name, cmd, secs + SLACK_S + LOAD_WAIT_S)
+            loads[name] = _start(fabric, job, out.load_error, name)
+        _wait_for_load(fabric, [n for n, bg in loads.items() if bg is not None])
         for f in flows:
             server = build_ib_write_bw_server(
                 f.dst.rdma, qps=SOAK_QPS, duration_s=secs, port=f.port
@@ -164,7 +199,7 @@ def _run(fabric: Fabric) -> SoakRun:
             clients[f.where] = _start(
                 fabric, Job(f.src.node, client, secs + SLACK_S), out.traffic_error, f.where
             )
-        _sample_loop(fabric, out)
+        _sample_loop(fabric, out, live)
         if out.stopped_early is None:
             # The clients end by their own -D; their last words carry the average rate.
             # Dropped only once waited for: a Ctrl-C mid-wait still stops the rest in `finally`.
@@ -181,6 +216,34 @@ def _run(fabric: Fabric) -> SoakRun:
     return out
 
 
+def _wait_for_load(fabric: Fabric, nodes: Sequence[str]) -> None:
+    """Until nvidia-smi shows every loaded node's GPUs busy, or LOAD_WAIT_S (transport clock).
+
+    The soak is a test under load: its clock starts once the load is there, whatever the time a
+    busy machine or gpu-burn's set-up takes. A node whose GPUs never get busy is left to
+    test_soak_load, which reads the utilization of the samples."""
+    clock = fabric.transport.clock
+    deadline = clock.now() + LOAD_WAIT_S
+    pending = list(nodes)
+    while pending:
+        results = fabric.run_all([Job(n, build_gpu_query(), QUICK_S) for n in pending])
+        pending = [n for n, r in zip(pending, results, strict=True) if not _gpu_busy(r)]
+        if not pending or clock.now() >= deadline:
+            return
+        clock.sleep(1.0)
+
+
+def _gpu_busy(r: RunResult) -> bool:
+    """Busy, or nvidia-smi cannot tell (then there is nothing to wait for)."""
+    if not r.ok:
+        return True
+    try:
+        gpus = parse_gpu_query(r.stdout)
+    except ParseError:
+        return True
+    return any((g.utilization_pct or 0.0) >= GPU_BUSY_PCT for g in gpus)
+
+
 def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
     if r is None:
         out.traffic.setdefault(key, None)
@@ -192,38 +255,42 @@ def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
         out.traffic_error.setdefault(key, f"{r.node}: {exc}")
 
 
-def _sample_loop(fabric: Fabric, out: SoakRun) -> None:
+def _sample_loop(fabric: Fabric, out: SoakRun, nodes: Sequence[str]) -> None:
     spec = fabric.cluster.spec.soak
     clock = fabric.transport.clock
     start = clock.now()
-    n = 0
+    shown: float | None = None  # wall clock: on a virtual clock, the first and last line only
     while True:
-        now = clock.now()
-        dropped = _sample(fabric, out, now - start)
-        elapsed = now - start
-        fabric.progress(_progress_line(fabric, out, elapsed, spec.duration_s))
-        n += 1
+        elapsed = clock.now() - start
+        dropped = _sample(fabric, out, elapsed, nodes)
+        last = dropped is not None or elapsed >= spec.duration_s
+        if shown is None or last or time.monotonic() - shown >= PROGRESS_EVERY_S:
+            shown = time.monotonic()
+            fabric.progress(progress_line(fabric, out, elapsed, spec.duration_s))
         if dropped:
             out.stopped_early = dropped
             fabric.progress(f"soak stopped at {elapsed:.0f} s: {dropped}")
             break
-        if elapsed >= spec.duration_s:
+        if last:
             break
-        clock.sleep(min(spec.interval_s, spec.duration_s - elapsed))
+        # The next reading on the interval grid (the last exactly at the end): a slow round of
+        # reads delays the next one, never the end of the soak.
+        now = clock.now() - start
+        nxt = min(spec.duration_s, math.floor(now / spec.interval_s + 1) * spec.interval_s)
+        clock.sleep(max(0.0, nxt - now))
     out.duration_s = clock.now() - start
 
 
-def _sample(fabric: Fabric, out: SoakRun, now: float) -> str | None:
+def _sample(fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str]) -> str | None:
     """One round of reads at `now` seconds into the soak; returns why the soak must stop (a
     link dropped), or None."""
     cluster = fabric.cluster
-    rails = list(cluster.rails)
-    nodes = [n.name for n in cluster.nodes]
+    rails = [r for r in cluster.rails if r.node in nodes]
     jobs = [Job(r.node, f"ethtool -S {r.netdev}", QUICK_S) for r in rails]
     # One ConnectX-7 per box: the hwmon of its first fabric netdev is the NIC's temperature.
     jobs += [
-        Job(n.name, build_read_globs([hwmon_glob(n.rails[0].netdev)]), QUICK_S)
-        for n in cluster.nodes
+        Job(name, build_read_globs([hwmon_glob(cluster.node(name).rails[0].netdev)]), QUICK_S)
+        for name in nodes
     ]
     jobs += [Job(name, build_gpu_query(), QUICK_S) for name in nodes]
     results = fabric.run_all(jobs)
@@ -270,22 +337,36 @@ def _sample(fabric: Fabric, out: SoakRun, now: float) -> str | None:
     return "; ".join(dropped[:2]) if dropped else None
 
 
-def _progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) -> str:
-    from pytest_sparkfabric.measure.soak_math import windows
+def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) -> str:
+    """Where the soak stands: time, hottest NIC and GPU, and the lane nearest its limit, shown
+    against that limit (a healthy trickle of a few errors/s is no alarm)."""
+    from pytest_sparkfabric.measure.soak_math import lanes_in_use, windows
 
-    worst, where = 0.0, ""
+    ratio_max = fabric.thresholds["lane_ratio_max"].value
+    floor = fabric.thresholds["lane_floor_per_s"].value
+    worst: tuple[float, float, float, str] | None = None  # (share of limit, rate, limit, where)
     for rail_id, series in out.samples.items():
-        if len(series) >= 2:
-            w = windows(series[-2:])[0]
-            for lane, rate in w.lane_rates.items():
-                if rate > worst:
-                    worst, where = rate, f" ({rail_id} lane {lane})"
+        if len(series) < 2:
+            continue
+        w = windows(series[-2:])[0]
+        used = lanes_in_use(windows(series)) or sorted(w.lane_rates)
+        for lane in used:
+            rate = w.lane_rates.get(lane, 0.0)
+            others = [w.lane_rates.get(o, 0.0) for o in used if o != lane]
+            limit = ratio_max * max(statistics.median(others) if others else 0.0, floor)
+            if worst is None or rate / limit > worst[0]:
+                worst = (rate / limit, rate, limit, f"{rail_id} lane {lane}")
     nic = max((v for k, v in out.now_c.items() if k.startswith("nic:")), default=None)
     gpu = max((v for k, v in out.now_c.items() if k.startswith("gpu:")), default=None)
-    temps = (f", hottest NIC {nic:.0f} C" if nic is not None else "") + (
-        f", hottest GPU {gpu:.0f} C" if gpu is not None else ""
-    )
-    return f"soak {elapsed:.0f}/{total:.0f} s{temps}, worst lane {worst:.3g} errors/s{where}"
+    parts = [f"soak {min(elapsed, total):.0f}/{total:.0f} s"]
+    if nic is not None:
+        parts.append(f"hottest NIC {nic:.0f} C")
+    if gpu is not None:
+        parts.append(f"hottest GPU {gpu:.0f} C")
+    if worst is not None:
+        _, rate, limit, where = worst
+        parts.append(f"worst lane {rate:.3g} errors/s ({where}), limit {limit:,.0f}/s")
+    return ", ".join(parts)
 
 
 def rail_samples(fabric: Fabric, rail: Rail) -> Sequence[Sample]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pytest_sparkfabric.fabric import result_error
 from pytest_sparkfabric.measure import store
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
-from pytest_sparkfabric.measure.rdma import schedule
+from pytest_sparkfabric.measure.rdma import schedule, unmeasured_pairs
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.iperf3 import (
     build_iperf3_client,
@@ -103,13 +103,21 @@ def _run(fabric: Fabric) -> TcpRun:
     plan = schedule(fabric)
     clock = fabric.transport.clock
     bw = fabric.cluster.spec.bandwidth
+    links: dict[str, TcpResult] = {}
+    round_of: dict[str, int] = {}
+    skipped = unmeasured_pairs(fabric)
+    for pair in fabric.plan.pairs:
+        if pair.id in skipped:
+            round_of[pair.id] = 0
+            for link in pair.links:
+                links[link.id] = TcpResult(link, None, skipped[pair.id], 0)
+    if not plan.rounds:
+        return TcpRun(links, round_of, 0.0)
     fabric.progress(
         f"TCP bandwidth: iperf3 -P {bw.iperf3_streams} on both netdevs of each pair at once, "
         f"{len(plan.rounds)} rounds x {bw.duration_s} s"
     )
     start = clock.now()
-    links: dict[str, TcpResult] = {}
-    round_of: dict[str, int] = {}
     for k, (pairs, line) in enumerate(zip(plan.rounds, plan.lines(), strict=True), 1):
         fabric.progress(f"TCP {line}")
         wanted = [link for pair in pairs for link in pair.links]

@@ -85,7 +85,10 @@ def test_check_lists_every_problem_and_exits_1(
     assert "the file does not exist" in capsys.readouterr().out
 
 
-def test_check_prints_the_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_prints_the_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SWITCH_PASSWORD", "secret")
     path = tmp_path / "cluster.yaml"
     path.write_text(SWITCH)
     assert run(["check", str(path)]) == 0
@@ -100,6 +103,77 @@ def test_check_prints_the_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str
     ]:
         assert expected in out
     assert run(["check", "-q", str(path)]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_check_warns_about_what_fails_at_run_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SWITCH_PASSWORD", raising=False)
+    path = tmp_path / "cluster.yaml"
+    assert run(["init", "--topology", "switch", "--nodes", "a,b", "-o", str(path)]) == 0
+    capsys.readouterr()
+    assert run(["check", "-q", str(path)]) == 0  # valid: warnings do not fail the check
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}: 6 warnings (valid, but the run would fail)\n")
+    assert (
+        "  line 9: still marked EDIT: ssh: {host: a, user: nvidia}\n"
+        "    Fix: set the value for your cluster, then delete EDIT from the comment\n"
+    ) in out
+    assert (
+        "  line 18: switch.host 192.0.2.1 is a documentation address (192.0.2.0/24): no switch "
+        "answers there, every switch check would fail\n"
+        "    Fix: set the switch's management address\n"
+    ) in out
+    assert (
+        "  line 20: switch.password_env names $SWITCH_PASSWORD, which is not set here: every "
+        "switch check would fail\n"
+        "    Fix: export SWITCH_PASSWORD=... (the switch user's password) before pytest\n"
+    ) in out
+    assert "does not resolve" not in out  # offline unless asked
+
+    # Edited as the warnings say: nothing left to warn about, and -q prints nothing.
+    monkeypatch.setenv("SWITCH_PASSWORD", "secret")
+    text = path.read_text().replace("192.0.2.1", "10.0.0.2").replace("EDIT", "")
+    text = text.replace("host: a,", "host: 10.0.0.11,").replace("host: b,", "host: 10.0.0.12,")
+    path.write_text(text)
+    assert run(["check", "-q", "--resolve", str(path)]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_check_resolve_warns_about_ssh_hosts_that_do_not_resolve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(
+        "topology: direct\nnodes:\n"
+        "  - name: a\n    ssh: {host: no-such-host.invalid}\n"
+        "    ports: {1: [192.168.100.11/24, 192.168.101.11/24]}\n"
+        "  - name: b\n    ssh: {host: 127.0.0.1}\n"
+        "    ports: {1: [192.168.100.12/24, 192.168.101.12/24]}\n"
+        "  - name: c\n    ssh: {host: 2001:db8::7}\n"
+        "    ports: {1: [192.168.100.13/24, 192.168.101.13/24]}\n".replace("direct", "switch")
+        + "switch: {host: 10.0.0.2, user: u, ports: {a: x1, b: x2, c: x3}}\n"
+    )
+    assert run(["check", "-q", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "line 10: nodes[2].ssh.host 2001:db8::7 is a documentation address" in out
+    assert "no-such-host" not in out
+    assert run(["check", "-q", "--resolve", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}: 2 warnings")
+    assert "  line 4: nodes[0].ssh.host no-such-host.invalid does not resolve (" in out
+    assert "ssh cannot reach a\n    Fix: use the node's management address" in out
+    assert "127.0.0.1" not in out
+
+
+def test_check_does_not_warn_about_simulated_clusters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "cluster.yaml"
+    assert run(["init", "--topology", "switch", "--nodes", "2", "--transport", "sim"]) == 0
+    path.write_text(capsys.readouterr().out)
+    assert run(["check", "-q", "--resolve", str(path)]) == 0
     assert capsys.readouterr().out == ""
 
 

@@ -1,0 +1,119 @@
+"""A cluster whose hosts do not answer: the whole suite fails fast, every item with one line.
+
+Two ways of not answering, over the real ssh transport: a closed port (connection refused at
+once) and a silent drop (packets vanish; ssh waits for its connect timeout). The silent drop is
+built in a user and network namespace of its own (`unshare -rn`): a veth whose peer has no
+address, and a permanent neighbour entry so no ARP failure gives the game away. Nothing of the
+host's network is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+LIMIT_S = 60.0
+SILENT_SETUP = (
+    "ip link set lo up && ip link add sfv0 type veth peer name sfv1 && "
+    "ip addr add 10.255.0.1/24 dev sfv0 && ip link set sfv0 up && ip link set sfv1 up && "
+    "ip neigh add 10.255.0.11 lladdr 02:00:00:00:00:11 dev sfv0 nud permanent && "
+    "ip neigh add 10.255.0.12 lladdr 02:00:00:00:00:12 dev sfv0 nud permanent"
+)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _cluster(path: Path, hosts: list[tuple[str, int]]) -> Path:
+    nodes = "".join(
+        f"  - name: spark-{i}\n"
+        f"    ssh: {{host: {host}, port: {port}, user: nobody}}\n"
+        f"    ports: {{1: [192.168.100.1{i}/24, 192.168.101.1{i}/24]}}\n"
+        for i, (host, port) in enumerate(hosts, 1)
+    )
+    # No soak settings: the default 600 s soak must not run against nodes that do not answer.
+    path.write_text(f"topology: direct\ntransport: ssh\nnodes:\n{nodes}")
+    return path
+
+
+def _run(tmp: Path, cluster: Path, wrap: list[str]) -> tuple[float, list[dict[str, object]], str]:
+    results = tmp / "results.json"
+    argv = [
+        *wrap,
+        sys.executable, "-m", "pytest", f"--cluster={cluster}",
+        "-p", "no:cacheprovider", "-p", "no:randomly", f"--sparkfabric-json={results}",
+    ]  # fmt: skip
+    t0 = time.monotonic()
+    r = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=300, check=False)
+    seconds = time.monotonic() - t0
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    tests: list[dict[str, object]] = json.loads(results.read_text())["tests"]
+    return seconds, tests, r.stdout
+
+
+def _assert_every_item_fails_with_one_line(tests: list[dict[str, object]], reason: str) -> None:
+    assert tests
+    for t in tests:
+        nodeid = str(t["nodeid"])
+        if t["outcome"] == "skipped":
+            # A direct cluster has no switch: those items do not apply at all.
+            assert "test_switch.py" in nodeid, t
+            continue
+        assert t["outcome"] == "failed", t
+        message = str(t["message"]).strip()
+        assert "\n" not in message, (nodeid, message)
+        assert message.startswith("not measured: "), (nodeid, message)
+        assert reason in message, (nodeid, message)
+    failed = [t for t in tests if t["outcome"] == "failed"]
+    soak = [t for t in failed if "test_soak.py" in str(t["nodeid"])]
+    nccl = [t for t in failed if "test_nccl.py::test_nccl_busbw" in str(t["nodeid"])]
+    assert soak and nccl
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the OpenSSH client (ssh)")
+def test_refused_connections_fail_the_whole_suite_at_once(tmp_path: Path) -> None:
+    cluster = _cluster(
+        tmp_path / "refused.yaml", [("127.0.0.1", _closed_port()), ("127.0.0.1", _closed_port())]
+    )
+    seconds, tests, out = _run(tmp_path, cluster, [])
+    assert seconds < LIMIT_S, out[-3000:]
+    _assert_every_item_fails_with_one_line(tests, "ssh: connection refused")
+    assert "2 of 2 nodes not reachable; their tests fail at once" in out
+
+
+def _silent_wrap() -> list[str] | None:
+    if shutil.which("unshare") is None or shutil.which("ssh") is None:
+        return None
+    probe = subprocess.run(
+        ["unshare", "-rn", "sh", "-c", SILENT_SETUP],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        return None
+    return ["unshare", "-rn", "sh", "-c", f'{SILENT_SETUP} && exec "$@"', "sh"]
+
+
+SILENT = _silent_wrap()
+
+
+@pytest.mark.skipif(
+    SILENT is None, reason="needs unshare -rn (user + network namespaces), iproute2 and ssh"
+)
+def test_silently_dropped_connections_cost_one_connect_timeout(tmp_path: Path) -> None:
+    assert SILENT is not None
+    cluster = _cluster(tmp_path / "silent.yaml", [("10.255.0.11", 22), ("10.255.0.12", 22)])
+    seconds, tests, out = _run(tmp_path, cluster, SILENT)
+    assert seconds < LIMIT_S, out[-3000:]
+    _assert_every_item_fails_with_one_line(tests, "ssh: connection timed out after 10 s")
