@@ -87,7 +87,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         for f in result.findings:
             print(f.render())
     elif result.lines:
-        print("\nNo known fault signature in these outputs (DOMAIN.md §8).")
+        print("\nNo known fault signature in these outputs (the known ones: docs/diagnosis.md).")
     if errors:
         return 2
     return 1 if result.findings else 0

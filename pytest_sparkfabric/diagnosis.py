@@ -17,7 +17,7 @@ class Rule:
     symptom: str
     cause: str
     fix: str
-    source: str = "DOMAIN.md §8"
+    source: str = "docs/diagnosis.md"
 
 
 _TABLE = (

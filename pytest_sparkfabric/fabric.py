@@ -128,6 +128,17 @@ class Fabric:
                 self._cache[key] = value
             return value
 
+    @property
+    def virtual_time(self) -> bool:
+        """Whether time here is modelled (simulator, replay) rather than waited through."""
+        return self.cluster.spec.transport != "ssh"
+
+    def detail(self, line: str) -> None:
+        """A progress line worth reading only while it takes real time (a round of a phase):
+        on a modelled clock the whole phase is over in a moment, and its start line says it."""
+        if not self.virtual_time:
+            self.progress(line)
+
     # -- running --------------------------------------------------------------------------------
 
     def run_all(self, jobs: Sequence[Job]) -> list[RunResult]:

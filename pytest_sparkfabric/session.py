@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Generator
 from pathlib import Path
@@ -33,6 +34,7 @@ class SparkSession:
         self._fabric: Fabric | None = None
         self._lock = threading.Lock()
         self.results: list[dict[str, Any]] = []
+        self._pad: tuple[Path, int] | None = None
 
     @property
     def transport(self) -> Transport:
@@ -60,13 +62,32 @@ class SparkSession:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None or self.config.get_verbosity() < 0:
             return
+        text = f"{progress_prefix(self.cluster.spec.transport)}: {line}"
         # Progress is written while a test runs: step around output capture to reach the terminal.
         capture = self.config.pluginmanager.get_plugin("capturemanager")
         if capture is not None:
             with capture.global_and_fixture_disabled():
-                reporter.write_line(f"sparkfabric: {line}")
+                self._write_between_results(reporter, text)
         else:
-            reporter.write_line(f"sparkfabric: {line}")
+            self._write_between_results(reporter, text)
+
+    def _write_between_results(self, reporter: Any, text: str) -> None:
+        """A line between the result letters of a file, without pytest naming the file again.
+
+        pytest writes `path/test_x.py ..` and names the file anew after any other line; here
+        the file keeps its one line, and its letters go on under where they were, on the line
+        after the progress lines (verbose output, one line per test, is left as pytest has it).
+        """
+        fspath = reporter.currentfspath
+        tw = self.config.get_terminal_writer()
+        if not isinstance(fspath, Path):
+            reporter.write_line(text)
+            return
+        if tw.width_of_current_line:
+            tw.line()
+        tw.line(text)
+        reporter.currentfspath = fspath
+        self._pad = (fspath, len(os.path.relpath(fspath, reporter.startpath)) + 1)
 
     def close(self) -> None:
         """End every command the session still runs on the nodes (the transport tracks them)."""
@@ -101,7 +122,14 @@ class SparkSession:
             return None
         return self.fabric.down_line(nodes)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self._pad is not None and (report.when == "call" or report.outcome != "passed"):
+            # The result letter pytest is about to write lines up under the ones before it.
+            fspath, width = self._pad
+            self._pad = None
+            if self.config.rootpath / report.nodeid.split("::")[0] == fspath:
+                self.config.get_terminal_writer().write(" " * width)
         # Log reports reach the xdist controller too (with their user_properties), so the
         # results file is complete whether the tests ran here or on a worker.
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
@@ -133,6 +161,12 @@ class SparkSession:
             "transport": c.spec.transport,
             "tests": self.results,
         }
+
+
+def progress_prefix(transport: str) -> str:
+    """How progress lines start: they say when the times in them are modelled, not waited."""
+    note = {"sim": " (simulated time)", "replay": " (replayed)"}.get(transport, "")
+    return f"sparkfabric{note}"
 
 
 def item_nodes(item: pytest.Item) -> list[str]:

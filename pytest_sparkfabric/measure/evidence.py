@@ -201,5 +201,8 @@ def fail(verdict: Verdict, message: str, found: Sequence[Finding]) -> NoReturn:
         for f in found[1:]:
             lines.append(f.render("Also likely" if f.certain else "Also possible"))
     else:
-        lines.append("No known signature matches (DOMAIN.md §8); see the measured values above.")
+        lines.append(
+            "No known fault signature matches (the known ones: docs/diagnosis.md); see the "
+            "measured values above."
+        )
     pytest.fail("\n".join(lines), pytrace=False)

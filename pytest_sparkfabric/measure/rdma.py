@@ -148,6 +148,10 @@ def _run_step(
     return out
 
 
+def counted(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 # -- loopback ---------------------------------------------------------------------------------
 
 
@@ -173,13 +177,13 @@ def _run_loopbacks(fabric: Fabric) -> Loopbacks:
     if not live:
         return Loopbacks(results, 0, 0.0)
     fabric.progress(
-        f"NIC self-test: loopback ib_write_bw on every rail, {slots} rounds of {dur} s "
-        "(every node at once, one rail per node per round)"
+        f"NIC self-test: loopback ib_write_bw on every rail, {counted(slots, 'round')} of "
+        f"{dur} s (every node at once, one rail per node per round)"
     )
     start = clock.now()
     for k in range(slots):
         rails = [n.rails[k] for n in live if k < len(n.rails)]
-        fabric.progress(f"loopback round {k + 1}/{slots}: " + ", ".join(r.id for r in rails))
+        fabric.detail(f"loopback round {k + 1}/{slots}: " + ", ".join(r.id for r in rails))
         got = _run_step(fabric, [(r.id, r, r, base + k) for r in rails], k + 1)
         results.update(got)
     return Loopbacks(results, slots, clock.now() - start)
@@ -239,15 +243,15 @@ def _run_pairs(fabric: Fabric) -> RdmaRun:
     if not n_pairs:
         return RdmaRun(plan, {k: tuple(v) for k, v in links.items()}, round_of, 0.0)
     fabric.progress(
-        f"RDMA bandwidth: {n_pairs} node pairs, both rails at once, in {len(plan.rounds)} "
-        f"rounds x {len(directions)} direction(s) x {plan.duration_s} s "
-        "(no node in two tests at once)"
+        f"RDMA bandwidth: {counted(n_pairs, 'node pair')}, both rails at once, in "
+        f"{counted(len(plan.rounds), 'round')} x {counted(len(directions), 'direction')} x "
+        f"{plan.duration_s} s (no node in two tests at once)"
     )
     start = clock.now()
     for k, (pairs, line) in enumerate(zip(plan.rounds, plan.lines(), strict=True), 1):
         for direction in directions:
             suffix = f" ({direction})" if plan.both_ways else ""
-            fabric.progress(f"RDMA {line}{suffix}")
+            fabric.detail(f"RDMA {line}{suffix}")
             wanted: list[tuple[tuple[str, str], Rail, Rail, int]] = []
             for pair in pairs:
                 round_of[pair.id] = k

@@ -259,14 +259,16 @@ def _sample_loop(fabric: Fabric, out: SoakRun, nodes: Sequence[str]) -> None:
     spec = fabric.cluster.spec.soak
     clock = fabric.transport.clock
     start = clock.now()
-    shown: float | None = None  # wall clock: on a virtual clock, the first and last line only
+    shown: float | None = None  # wall clock: a line a minute, and the last one
     while True:
         elapsed = clock.now() - start
         dropped = _sample(fabric, out, elapsed, nodes)
         last = dropped is not None or elapsed >= spec.duration_s
-        if shown is None or last or time.monotonic() - shown >= PROGRESS_EVERY_S:
-            shown = time.monotonic()
+        if last:
             fabric.progress(progress_line(fabric, out, elapsed, spec.duration_s))
+        elif shown is None or time.monotonic() - shown >= PROGRESS_EVERY_S:
+            shown = time.monotonic()
+            fabric.detail(progress_line(fabric, out, elapsed, spec.duration_s))
         if dropped:
             out.stopped_early = dropped
             fabric.progress(f"soak stopped at {elapsed:.0f} s: {dropped}")
@@ -365,7 +367,8 @@ def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) ->
         parts.append(f"hottest GPU {gpu:.0f} C")
     if worst is not None:
         _, rate, limit, where = worst
-        parts.append(f"worst lane {rate:.3g} errors/s ({where}), limit {limit:,.0f}/s")
+        shown = f"{rate:.3g}" if rate < 1000 else f"{rate:,.0f}"
+        parts.append(f"worst lane {shown} errors/s ({where}), limit {limit:,.0f}/s")
     return ", ".join(parts)
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pytest_sparkfabric.fabric import result_error
 from pytest_sparkfabric.measure import store
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
-from pytest_sparkfabric.measure.rdma import schedule, unmeasured_pairs
+from pytest_sparkfabric.measure.rdma import counted, schedule, unmeasured_pairs
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.iperf3 import (
     build_iperf3_client,
@@ -115,11 +115,11 @@ def _run(fabric: Fabric) -> TcpRun:
         return TcpRun(links, round_of, 0.0)
     fabric.progress(
         f"TCP bandwidth: iperf3 -P {bw.iperf3_streams} on both netdevs of each pair at once, "
-        f"{len(plan.rounds)} rounds x {bw.duration_s} s"
+        f"{counted(len(plan.rounds), 'round')} x {bw.duration_s} s"
     )
     start = clock.now()
     for k, (pairs, line) in enumerate(zip(plan.rounds, plan.lines(), strict=True), 1):
-        fabric.progress(f"TCP {line}")
+        fabric.detail(f"TCP {line}")
         wanted = [link for pair in pairs for link in pair.links]
         round_of.update({pair.id: k for pair in pairs})
         flows = [_flow(fabric, link) for link in wanted]

@@ -1,0 +1,77 @@
+"""What a run prints: few progress lines that say when time is simulated, each test file named
+once, and a soak figure shown against its limit."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_sparkfabric.config import parse_cluster
+from pytest_sparkfabric.fabric import Fabric
+from pytest_sparkfabric.session import progress_prefix
+from pytest_sparkfabric.sim.transport import SimTransport
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "examples" / "demo.yaml"
+
+
+def _demo(tmp: Path, **changes: object) -> Path:
+    data = yaml.safe_load(DEMO.read_text())
+    data.update(changes)
+    path = tmp / "demo.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_simulated_run_prints_few_lines_in_simulated_time(pytester: pytest.Pytester) -> None:
+    cluster = _demo(pytester.path, soak={"duration_s": 600, "interval_s": 10})
+    result = pytester.runpytest_inprocess(f"--cluster={cluster}", "-p", "no:html")
+    assert result.ret == 0
+    lines = result.outlines
+    progress = [ln for ln in lines if ln.startswith("sparkfabric")]
+    header, *rest = progress
+    assert header.startswith("sparkfabric: demo.yaml: switch, 4 nodes, transport sim")
+    assert rest and all(ln.startswith("sparkfabric (simulated time): ") for ln in rest), rest
+    # A phase says what it does and how long it would take; rounds and samples are not listed.
+    assert len(rest) <= 8, "\n".join(rest)
+    assert not [ln for ln in rest if re.search(r"round \d+/\d+:|soak 0/", ln)]
+    soak = [ln for ln in rest if ln.split(": ", 1)[1].startswith("soak ")]
+    assert len(soak) == 1
+    assert re.fullmatch(
+        r"sparkfabric \(simulated time\): soak 600/600 s, hottest NIC \d+ C, hottest GPU \d+ C, "
+        r"worst lane [\d.]+ errors/s \(spark-\d:rail\d lane \d\), limit 100,000/s",
+        soak[0],
+    ), soak[0]
+    # Each test file is named on one line; progress lines do not split it into several.
+    files = [ln.split()[0] for ln in lines if re.match(r"\S*test_\w+\.py( |$)", ln)]
+    assert files and len(files) == len(set(files)), files
+    # The soak's result letters line up under where its file's letters start.
+    soak_file = next(f for f in files if f.endswith("test_soak.py"))
+    after = lines[lines.index(soak[0]) + 1]
+    assert re.fullmatch(rf" {{{len(soak_file) + 1}}}\.+ +\[100%\]", after), after
+
+
+def test_progress_of_a_replay_says_so() -> None:
+    assert progress_prefix("replay") == "sparkfabric (replayed)"
+    assert progress_prefix("ssh") == "sparkfabric"
+
+
+@pytest.mark.parametrize(("transport", "shown"), [("sim", False), ("ssh", True)])
+def test_round_lines_only_where_time_is_real(transport: str, shown: bool) -> None:
+    text = (ROOT / "examples" / "direct-2.yaml").read_text()
+    sim = parse_cluster(text)
+    if transport == "ssh":
+        text = text.replace("transport: sim", "transport: ssh")
+        for n in (1, 2):
+            text = text.replace(
+                f"  - name: spark-{n}\n", f"  - name: spark-{n}\n    ssh: {{host: h{n}}}\n"
+            )
+    cluster = parse_cluster(text)
+    lines: list[str] = []
+    fabric = Fabric(cluster, SimTransport(sim), progress=lines.append)
+    fabric.progress("phase")
+    fabric.detail("round 1/3")
+    assert lines == (["phase", "round 1/3"] if shown else ["phase"])
