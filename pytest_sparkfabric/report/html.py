@@ -1,5 +1,10 @@
 """pytest-html 4 hooks: sortable Node / Rail / Measured / Expected columns and, for a failure,
-the likely cause and fix above the log. Every hook is optional, so `-p no:html` works."""
+the likely cause and fix above the log. Every hook is optional, so `-p no:html` works.
+
+Noise pytest-html would add is left out: a skipped test shows its reason as text under its own
+name (not `::setup` and a raw tuple); cause and fix appear once, in the box, not again in the
+log; the Duration column goes, because an item's time is not its measurement's (the first item
+of a phase waits for the whole phase, the others assert on its cached result)."""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import MutableSequence
+    from collections.abc import MutableSequence, Sequence
 
 # (column type / css suffix, title, user property)
 COLUMNS = (
@@ -24,6 +29,9 @@ STYLE = (
     "border-left:4px solid #c00;background:#fff4f4;padding:6px 10px;margin:4px 0 8px;"
     "white-space:normal;font-family:sans-serif"
 )
+NOWRAP = {"sfnode", "sfrail"}  # short names a wrap would break (`spark-` / `1`)
+# Lines of a failure message that say why and what to do (verdict.fail, Finding.render).
+DIAGNOSIS_HEADS = ("Likely cause: ", "Possible cause: ", "Also likely: ", "Also possible: ")
 
 
 def properties(report: pytest.TestReport) -> dict[str, str]:
@@ -39,10 +47,18 @@ def _cell_text(value: str) -> str:
     return escape(" ".join(value.split()))
 
 
+def _is_duration(cell: str) -> bool:
+    return 'data-column-type="duration"' in cell or 'class="col-duration"' in cell
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_html_results_table_header(cells: MutableSequence[str]) -> None:
     for offset, (kind, title, _) in enumerate(COLUMNS):
-        cells.insert(FIRST + offset, f'<th class="sortable" data-column-type="{kind}">{title}</th>')
+        style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
+        cells.insert(
+            FIRST + offset, f'<th class="sortable" data-column-type="{kind}"{style}>{title}</th>'
+        )
+    cells[:] = [c for c in cells if not _is_duration(c)]
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -50,35 +66,69 @@ def pytest_html_results_table_row(report: pytest.TestReport, cells: MutableSeque
     props = properties(report)
     for offset, (kind, _, key) in enumerate(COLUMNS):
         text = _cell_text(props.get(key, ""))
-        cells.insert(FIRST + offset, f'<td class="col-{kind}">{text}</td>')
+        style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
+        cells.insert(FIRST + offset, f'<td class="col-{kind}"{style}>{text}</td>')
+    cells[:] = [c for c in cells if not _is_duration(c)]
+    if report.skipped and report.when == "setup":
+        # A test skipped by a fixture is still that test, not its `::setup` phase.
+        cells[1] = cells[1].replace(f"{report.nodeid}::setup</td>", f"{report.nodeid}</td>")
 
 
-def diagnosis_html(props: dict[str, str]) -> str | None:
-    """The cause-and-fix box shown above a failed test's log, or None without a diagnosis."""
+def skip_reason(report: pytest.TestReport) -> str | None:
+    """A skipped test's reason as a sentence (pytest keeps it as (file, line, 'Skipped: ...'))."""
+    if not report.skipped:
+        return None
+    longrepr = report.longrepr
+    reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr or "")
+    return reason.removeprefix("Skipped: ")
+
+
+def diagnosis_html(props: dict[str, str], lines: Sequence[str] = ()) -> str | None:
+    """The cause-and-fix box shown above a failed test's log, or None without a diagnosis.
+
+    `lines` are the message's own diagnosis lines (each cause with its evidence, then its fix);
+    without them the box shows the recorded cause and fix."""
     if "cause" not in props and "fix" not in props:
         return None
-    rows = [
-        (title, props[key])
-        for title, key in (
-            ("Measured", "measured"),
-            ("Expected", "expected"),
-            ("Likely cause", "cause"),
-            ("Fix", "fix"),
-        )
-        if props.get(key)
-    ]
-    body = "<br>".join(f"<b>{escape(t)}:</b> {escape(v)}" for t, v in rows)
+    rows = [(t, props.get(k, "")) for t, k in (("Measured", "measured"), ("Expected", "expected"))]
+    if lines:
+        rows += [(head, rest) for head, _, rest in (ln.partition(": ") for ln in lines)]
+    else:
+        rows += [(t, props.get(k, "")) for t, k in (("Likely cause", "cause"), ("Fix", "fix"))]
+    body = "<br>".join(f"<b>{escape(t)}:</b> {escape(v)}" for t, v in rows if v)
     rule = f' data-rule="{escape(props["rule"])}"' if props.get("rule") else ""
     return f'<div class="sparkfabric-diagnosis"{rule} style="{STYLE}">{body}</div>'
 
 
+def split_diagnosis(message: str) -> tuple[list[str], list[str]]:
+    """A failure message as (its other lines, its diagnosis lines: causes and their fixes)."""
+    rest: list[str] = []
+    diagnosis: list[str] = []
+    for line in message.splitlines():
+        if line.startswith(DIAGNOSIS_HEADS) or (diagnosis and line.startswith("Fix: ")):
+            diagnosis.append(line)
+        else:
+            rest.append(line)
+    return rest, diagnosis
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_html_results_table_html(report: pytest.TestReport, data: MutableSequence[str]) -> None:
+    reason = skip_reason(report)
+    if reason is not None:
+        data[:] = [f"Skipped: {escape(reason)}\n"]
+        return
     if not report.failed:
         return
-    box = diagnosis_html(properties(report))
-    if box is not None:
-        data.insert(0, box)
+    props = properties(report)
+    rest, lines = split_diagnosis(report.longreprtext)
+    box = diagnosis_html(props, lines)
+    if box is None:
+        return
+    if lines and data and data[0] == escape(report.longreprtext) + "\n":
+        # The causes and fixes are in the box: the log keeps what was measured and expected.
+        data[0] = escape("\n".join(rest)) + "\n"
+    data.insert(0, box)
 
 
 @pytest.hookimpl(optionalhook=True)

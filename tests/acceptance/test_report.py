@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
+from html import unescape
 from pathlib import Path
 from typing import ClassVar
 
@@ -47,7 +49,7 @@ def test_html_and_junit_reports(pytester: pytest.Pytester, mtu_fault: Path) -> N
     # HTML: sortable Node / Rail / Measured / Expected columns, cause and fix above the log.
     text = page.read_text()
     for kind, title in html.COLUMNS_TITLES:
-        assert f'<th class="sortable" data-column-type="{kind}">{title}</th>' in text
+        assert re.search(f'<th class="sortable" data-column-type="{kind}"[^>]*>{title}</th>', text)
     assert "col-sfmeasured" in text and "MTU 1500" in text
     assert "sparkfabric-diagnosis" in text
     assert "Likely cause:" in text and "Fix:" in text
@@ -61,6 +63,56 @@ def test_html_and_junit_reports(pytester: pytest.Pytester, mtu_fault: Path) -> N
     assert props["rule"] == "mtu_mismatch"
     suite = {p.get("name"): p.get("value") for p in tree.getroot().iter("property")}
     assert suite.get("sparkfabric_topology") == "direct"
+
+
+def _html_rows(page: Path) -> dict[str, dict[str, object]]:
+    """The report's rows (pytest-html 4 keeps them as JSON in the page), by test id."""
+    blob = re.search(r'data-jsonblob="([^"]*)"', page.read_text())
+    assert blob is not None
+    tests: dict[str, list[dict[str, object]]] = json.loads(unescape(blob.group(1)))["tests"]
+    return {str(rows[0]["testId"]): rows[0] for rows in tests.values()}
+
+
+def test_html_report_has_no_noise(pytester: pytest.Pytester) -> None:
+    cluster = write_cluster(
+        pytester.path,
+        "direct-2.yaml",
+        faults=[{"fault": "half_port", "node": "spark-1", "rail": 1}],
+    )
+    page = pytester.path / "report.html"
+    run_suite(
+        pytester,
+        cluster,
+        "--html",
+        str(page),
+        "--self-contained-html",
+        markers="bandwidth or switch",
+        plugins=[_Register()],
+    )
+    text = page.read_text()
+    rows = _html_rows(page)
+    # Skipped: the test's own id, its reason as a sentence (no `::setup`, no raw tuple).
+    skipped = {k: v for k, v in rows.items() if v["result"] == "Skipped"}
+    assert skipped and "::setup" not in text
+    for test_id, row in skipped.items():
+        assert "test_switch.py::" in test_id
+        assert row["log"] == (
+            "Skipped: no switch: section in cluster.yaml (switch checks need its host and ports)\n"
+        )
+    # A failure: cause and fix once, in the box; the log keeps what was measured and expected.
+    loop = next(v for k, v in rows.items() if k.endswith("test_nic_loopback[spark-1:rail1]"))
+    assert loop["result"] == "Failed"
+    log = str(loop["log"])
+    assert log.count("Likely cause") == 1 and log.count("Fix:") == 1, log
+    box, _, rest = log.partition("</div>")
+    assert 'class="sparkfabric-diagnosis"' in box and "Likely cause:</b>" in box
+    assert "one half carries nothing even inside the box" in box  # the evidence, too
+    assert "loopback: 0.4 Gb/s, expected &gt;= 80 Gb/s" in rest
+    # Node and rail never wrap; no Duration column (an item's time is not its measurement's).
+    assert '<td class=\\"col-sfnode\\" style=\\"white-space:nowrap\\">spark-1</td>' in (
+        json.dumps(loop)
+    )
+    assert 'data-column-type="duration"' not in text and "col-duration" not in text
 
 
 def test_runs_without_pytest_html(pytester: pytest.Pytester, mtu_fault: Path) -> None:
@@ -80,14 +132,23 @@ def test_diagnosis_box_escapes_and_orders() -> None:
 
 
 def test_table_hooks_insert_matching_cells() -> None:
-    header = ["<th>Result</th>", "<th>Test</th>", "<th>Duration</th>", "<th>Links</th>"]
+    header = [
+        "<th>Result</th>",
+        "<th>Test</th>",
+        '<th class="sortable" data-column-type="duration">Duration</th>',
+        "<th>Links</th>",
+    ]
     html.pytest_html_results_table_header(header)
-    assert len(header) == 8 and 'data-column-type="sfnode"' in header[2]
+    assert len(header) == 7 and 'data-column-type="sfnode"' in header[2]
+    assert not any("Duration" in h for h in header)
 
     class Report:
         user_properties: ClassVar = [("node", "spark-1"), ("measured", "a\nb")]
+        skipped = False
+        when = "call"
 
-    row = ["<td>r</td>", "<td>t</td>", "<td>d</td>", "<td>l</td>"]
+    row = ["<td>r</td>", "<td>t</td>", '<td class="col-duration">5 ms</td>', "<td>l</td>"]
     html.pytest_html_results_table_row(Report(), row)  # type: ignore[arg-type]
-    assert row[2] == '<td class="col-sfnode">spark-1</td>'
+    assert len(row) == len(header)
+    assert row[2] == '<td class="col-sfnode" style="white-space:nowrap">spark-1</td>'
     assert row[4] == '<td class="col-sfmeasured">a b</td>'
