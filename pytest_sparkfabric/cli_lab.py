@@ -49,7 +49,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     _say(f"{state.topology} lab up in {time.monotonic() - t0:.1f} s")
     for line in state.applied:
         _say(f"fault {line}")
-    print(f"\n  pytest --cluster {lab_dir / 'cluster.yaml'}")
+    print(f"\n  pytest --cluster={lab_dir / 'cluster.yaml'}")
     print(f"  ssh -F {lab_dir / 'ssh_config'} {next(iter(state.node_ns), 'NODE')}")
     print(f"  sparkfabric lab down --dir {lab_dir}\n")
     return 0

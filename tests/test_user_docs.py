@@ -41,6 +41,21 @@ def test_messages_never_cite_notes_users_do_not_have() -> None:
     assert not bad, "\n".join(bad)
 
 
+def test_examples_and_docs_never_cite_notes_users_do_not_have() -> None:
+    pages = [
+        *(ROOT / "examples").rglob("*.yaml"),
+        *(ROOT / "docs").glob("*.md"),
+        ROOT / "README.md",
+    ]
+    bad = [
+        f"{page.relative_to(ROOT)}:{n}: {line}"
+        for page in pages
+        for n, line in enumerate(page.read_text().splitlines(), 1)
+        if any(p in line for p in PRIVATE)
+    ]
+    assert not bad, "\n".join(bad)
+
+
 def test_every_docs_page_a_message_cites_exists() -> None:
     cited = {
         m

@@ -2,7 +2,8 @@
 
 Kernel-level faults change the plan (an MTU, a cable, an address, a sysctl); lab-level ones
 change what runs (no sshd, a tool that hangs); NCCL and PCIe faults change a node's files. Every
-fault but node_unreachable and command_hangs also goes to the simulator behind the wrappers.
+fault but command_hangs also goes to the simulator behind the wrappers, so the simulated tools
+agree with the lab: a simulated mpirun on one node cannot reach a node whose sshd is missing.
 """
 
 from __future__ import annotations

@@ -60,7 +60,9 @@ def status(lab_dir: Path) -> Status:
             st.lines.append(f"  {node:<12} netns {ns}: MISSING")
             continue
         if node in state.no_sshd:
+            # Missing on purpose, but missing: the node does not answer, and status says so.
             sshd = "no sshd (fault node_unreachable)"
+            st.problems.append(f"{node}: {sshd}: ssh is refused")
         elif node not in state.sshd:
             sshd = "sshd not started"
             st.problems.append(f"{node}: {sshd}")
@@ -88,7 +90,7 @@ def status(lab_dir: Path) -> Status:
     for line in state.applied:
         st.lines.append(f"  fault {line}")
     if state.phase == "up":
-        st.lines.append(f"  run: pytest --cluster {lab_dir / 'cluster.yaml'}")
+        st.lines.append(f"  run: pytest --cluster={lab_dir / 'cluster.yaml'}")
     for p in st.problems:
         st.lines.append(f"  problem: {p}")
     return st

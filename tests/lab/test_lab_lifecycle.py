@@ -33,12 +33,13 @@ def test_up_status_down_from_the_command_line() -> None:
              "--prefix", prefix, "--mgmt", mgmt)  # fmt: skip
     try:
         assert up.returncode == 0, up.stderr
-        assert f"pytest --cluster {lab_dir}/cluster.yaml" in up.stdout
+        assert f"pytest --cluster={lab_dir}/cluster.yaml" in up.stdout
         state = LabState.load(lab_dir)
         assert state is not None and state.phase == "up"
         assert all(host.netns_exists(ns) for ns in state.namespaces)
         st = cli("status", "--dir", str(lab_dir))
         assert st.returncode == 0 and st.stdout.count("listening") == 4, st.stdout
+        assert f"run: pytest --cluster={lab_dir}/cluster.yaml" in st.stdout
         again = cli("up", str(labkit.EXAMPLES / "switch-4.yaml"), "--dir", str(lab_dir))
         assert again.returncode == 1 and "a lab is already in" in again.stderr
         os.kill(state.sshd["spark-3"], signal.SIGKILL)

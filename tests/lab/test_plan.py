@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
+import sys
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 from pathlib import Path
 from typing import Any
@@ -177,7 +178,7 @@ def test_node_rp_filter_strict_without_rail_sets_all(tmp_path: Path) -> None:
     assert dict(plan.node("spark-1").sysctls)["net/ipv4/conf/all/rp_filter"] == "1"
 
 
-def test_lab_only_faults_stay_out_of_the_simulator(tmp_path: Path) -> None:
+def test_only_a_hung_tool_stays_out_of_the_simulator(tmp_path: Path) -> None:
     plan = with_faults(
         tmp_path, "direct-2",
         {"fault": "node_unreachable", "node": "spark-2"},
@@ -185,7 +186,7 @@ def test_lab_only_faults_stay_out_of_the_simulator(tmp_path: Path) -> None:
         {"fault": "nccl_socket", "node": "spark-1"},
         {"fault": "nic_throttled", "node": "spark-1"},
     )  # fmt: skip
-    assert plan.sim_faults == (2, 3)
+    assert plan.sim_faults == (0, 2, 3)  # all but command_hangs, which is a wrapper of its own
     assert not plan.node("spark-2").sshd and plan.node("spark-1").sshd
     assert plan.node("spark-1").hangs == (Hang("ethtool", ("-S",)),)
     assert plan.node("spark-2").hangs == ()
@@ -288,7 +289,32 @@ def test_derived_and_simulator_clusters_validate(tmp_path: Path) -> None:
     sim = parse_cluster(files.dump_yaml(files.sim_cluster(raw, plan), "sim", str(path)))
     assert sim.spec.transport == "sim"
     assert sim.spec.simulate is not None
-    assert [f.fault for f in sim.spec.simulate.faults] == ["mtu"]
+    assert [f.fault for f in sim.spec.simulate.faults] == ["mtu", "node_unreachable"]
+
+
+def test_simulated_tools_hear_of_an_unreachable_node(tmp_path: Path) -> None:
+    """The lab starts no sshd on the node, and its simulated mpirun cannot reach it either:
+    NCCL in the lab fails as it would on the cluster, instead of passing on the simulator."""
+    path = cluster_file(
+        tmp_path, "direct-2", faults=[{"fault": "node_unreachable", "node": "spark-2"}]
+    )
+    plan = plan_of(path)[1]
+    assert not plan.node("spark-2").sshd
+    raw = yaml.safe_load(path.read_text())
+    sim = tmp_path / "sim-cluster.yaml"
+    sim.write_text(files.dump_yaml(files.sim_cluster(raw, plan), "sim", str(path)))
+    faults = parse_cluster(sim.read_text()).spec.simulate
+    assert faults is not None and [f.fault for f in faults.faults] == ["node_unreachable"]
+    argv = [
+        sys.executable, "-m", "pytest_sparkfabric.sim.tool", "--cluster", str(sim),
+        "--node", "spark-1", "--state", str(tmp_path / "sim.json"), "--no-delay", "--",
+        "mpirun", "-np", "2", "-H", "198.19.0.11:1,198.19.0.12:1", "all_reduce_perf",
+        "-b", "1G", "-e", "1G", "-g", "1",
+    ]  # fmt: skip
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode != 0, r.stdout
+    assert "port 22: Connection timed out" in r.stderr
+    assert "Avg bus bandwidth" not in r.stdout
 
 
 def test_sim_wrapper_passes_node_state_and_argv(tmp_path: Path) -> None:
