@@ -14,8 +14,11 @@ from dataclasses import dataclass
 from pytest_sparkfabric.transport import Background, Job, RunResult, Transport
 
 QUICK_S = 10.0
-LISTEN_WAIT_S = 20.0
-"""How long (transport clock) a server may take to listen before its flow is given up."""
+LISTEN_WAIT_S = 60.0
+"""How long (transport clock) a server may take to listen before its flow is given up. A real
+server listens within a second; the limit is for a machine so busy that starting a process
+takes many seconds (the lab's simulated tools are Python starts), and costs only when a server
+never listens at all."""
 POLL_S = 0.5
 SLACK_S = 30.0
 """Deadline beyond a tool's own duration: connection set-up, teardown, a slow node."""

@@ -48,8 +48,8 @@ def _locked(path: Path) -> Iterator[dict[str, Any]]:
         fh.write(json.dumps(state))
 
 
-def _world(cluster_file: str, state: dict[str, Any]) -> World:
-    world = World(SimCluster.from_cluster(load_cluster(cluster_file)))
+def _world(model: SimCluster, state: dict[str, Any]) -> World:
+    world = World(model)
     for node, loads in state["loads"].items():
         world.runtime.loads[node] = [list(x) for x in loads]
     return world
@@ -80,9 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     words = a.command[1:] if a.command[:1] == ["--"] else a.command
     command = shlex.join(words)
     state_path = Path(a.state)
+    # Read and model the cluster before taking the lab-wide lock: the lock is held only for
+    # the state's read-run-write, so calls on a busy machine overlap instead of queueing.
+    model = SimCluster.from_cluster(load_cluster(a.cluster))
     with _locked(state_path) as state:
         now = time.time() - state["start"]
-        world = _world(a.cluster, state)
+        world = _world(model, state)
         servers = _replay_servers(world, state, now)
         spawned: list[Process] = []
         outcome = world.run(a.node, command, now, spawned=spawned)

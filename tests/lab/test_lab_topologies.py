@@ -8,7 +8,6 @@ must pass, change nothing on any node, and leave no process behind.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -20,6 +19,7 @@ import yaml
 
 from pytest_sparkfabric.fabric import Fabric
 from pytest_sparkfabric.lab.status import status
+from pytest_sparkfabric.measure.flows import wait_listening
 from pytest_sparkfabric.probes import sysfs
 from pytest_sparkfabric.probes.ip import parse_ip_addr_json
 from pytest_sparkfabric.probes.ping import build_ping, parse_ping
@@ -210,8 +210,9 @@ def test_hardware_tools_are_wrappers_and_kernel_tools_are_real(
 
 def test_iperf3_between_namespaces_is_real(lab: labkit.Lab, transport: Transport) -> None:
     link = plan(lab.cluster).links[0]
-    server = transport.start(Job(link.b.node, f"iperf3 -s -1 -p 18515 -B {link.b.address.ip}", 20))
-    time.sleep(0.3)
+    server = transport.start(Job(link.b.node, f"iperf3 -s -1 -p 18515 -B {link.b.address.ip}", 60))
+    # The client only once the server listens: a busy machine may take seconds to start it.
+    assert wait_listening(transport, [(link.b.node, 18515)]) == {(link.b.node, 18515): None}
     r = transport.run(Job(link.a.node, f"iperf3 -c {link.b.address.ip} -p 18515 -t 1 -P 2 -J", 20))
     server.wait()
     data = json.loads(r.stdout)
