@@ -205,14 +205,9 @@ def schedule(fabric: Fabric) -> Schedule:
     )
 
 
-def unmeasured_pairs(fabric: Fabric) -> dict[str, str]:
-    """Node pair id -> why it is left out of the bandwidth rounds (a node does not answer)."""
-    out = {}
-    for p in fabric.plan.pairs:
-        line = fabric.down_line((p.a, p.b))
-        if line:
-            out[p.id] = line
-    return out
+def unmeasured_pairs(fabric: Fabric) -> list[tuple[NodePair, str]]:
+    """Node pairs left out of the bandwidth rounds (a node does not answer), with the line why."""
+    return [(p, line) for p in fabric.plan.pairs if (line := fabric.down_line((p.a, p.b)))]
 
 
 def pair_runs(fabric: Fabric) -> RdmaRun:
@@ -231,14 +226,11 @@ def _run_pairs(fabric: Fabric) -> RdmaRun:
     directions = ("a->b", "b->a") if plan.both_ways else ("a->b",)
     links: dict[str, list[BwResult]] = {}
     round_of: dict[str, int] = {}
-    skipped = unmeasured_pairs(fabric)
-    for pair in fabric.plan.pairs:
-        if pair.id in skipped:
-            round_of[pair.id] = 0
-            for link in pair.links:
-                links[link.id] = [
-                    BwResult(link.a, link.b, None, skipped[pair.id], 0) for _ in directions
-                ]
+    for pair, why in unmeasured_pairs(fabric):
+        round_of[pair.id] = 0
+        links.update(
+            {x.id: [BwResult(x.a, x.b, None, why, 0)] * len(directions) for x in pair.links}
+        )
     n_pairs = sum(len(r) for r in plan.rounds)
     if not n_pairs:
         return RdmaRun(plan, {k: tuple(v) for k, v in links.items()}, round_of, 0.0)

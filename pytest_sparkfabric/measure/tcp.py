@@ -105,12 +105,9 @@ def _run(fabric: Fabric) -> TcpRun:
     bw = fabric.cluster.spec.bandwidth
     links: dict[str, TcpResult] = {}
     round_of: dict[str, int] = {}
-    skipped = unmeasured_pairs(fabric)
-    for pair in fabric.plan.pairs:
-        if pair.id in skipped:
-            round_of[pair.id] = 0
-            for link in pair.links:
-                links[link.id] = TcpResult(link, None, skipped[pair.id], 0)
+    for pair, why in unmeasured_pairs(fabric):
+        round_of[pair.id] = 0
+        links.update({link.id: TcpResult(link, None, why, 0) for link in pair.links})
     if not plan.rounds:
         return TcpRun(links, round_of, 0.0)
     fabric.progress(
