@@ -1,0 +1,58 @@
+"""A node that does not answer: its items fail with its one line, the phases go on without it,
+and a phase that cannot run without it fails at once (simulated cluster)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.measure._suite import cluster_file, run
+
+DOWN = "spark-3: ssh: connection timed out after 10 s"
+SHORT_SOAK = {"soak": {"duration_s": 60, "interval_s": 10}}
+
+
+def test_one_node_down_of_four(pytester: pytest.Pytester) -> None:
+    path = cluster_file(
+        pytester.path,
+        "demo.yaml",
+        faults=[{"fault": "node_unreachable", "node": "spark-3"}],
+        changes=SHORT_SOAK,
+    )
+    r = run(pytester, path)
+    assert "1 of 4 nodes not reachable; their tests fail at once: " + DOWN in r.stdout
+    involving = {k for k in r.outcomes if "spark-3" in k}
+    assert involving
+    for key in involving:
+        assert r.outcomes[key] == "failed", key
+        assert r.messages[key] == f"not measured: {DOWN}", (key, r.messages[key])
+    # The others are measured as usual, without spark-3 in their rounds.
+    for key in (
+        "test_pair_rdma[spark-1<->spark-2]",
+        "test_pair_tcp[spark-2<->spark-4]",
+        "test_nic_loopback[spark-4:rail1]",
+        "test_soak_link[spark-1:rail0]",
+        "test_soak_load[spark-4]",
+    ):
+        assert r.outcomes[key] == "passed", (key, r.messages[key])
+    # NCCL needs every node: it fails at once, it does not wait for mpirun to give up.
+    for key in ("test_nccl_completes", "test_nccl_busbw", "test_nccl_uses_ib[spark-1]"):
+        assert r.messages[key] == f"not measured: NCCL needs all 4 nodes; {DOWN}"
+    assert "NCCL: all_reduce_perf" not in r.stdout
+    assert "RDMA bandwidth: 3 node pairs" in r.stdout  # 6 pairs, 3 of them with spark-3
+
+
+def test_soak_does_not_run_without_two_nodes_that_answer(pytester: pytest.Pytester) -> None:
+    path = cluster_file(
+        pytester.path,
+        "direct-2.yaml",
+        faults=[{"fault": "node_unreachable", "node": "spark-2"}],
+        changes=SHORT_SOAK,
+    )
+    r = run(pytester, path, "-m", "soak")
+    assert "heat soak:" not in r.stdout
+    down = "spark-2: ssh: connection timed out after 10 s"
+    assert r.messages["test_soak_load[spark-1]"] == (
+        f"not measured: the heat soak needs traffic between two nodes that answer; {down}"
+    )
+    assert r.messages["test_soak_link[spark-2:rail0]"] == f"not measured: {down}"
+    assert r.failed == set(r.outcomes)
