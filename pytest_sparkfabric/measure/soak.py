@@ -53,6 +53,7 @@ GPU_BUSY_PCT = 50.0
 """A GPU at or above this utilization counts as loaded."""
 LOAD_WAIT_S = 60.0
 """How long (transport clock) the soak waits for the GPU load to show before it starts anyway."""
+END_SLACK_S = 0.001
 PROGRESS_EVERY_S = 60.0
 """Wall-clock seconds between two progress lines of a running soak (first and last always)."""
 
@@ -263,7 +264,9 @@ def _sample_loop(fabric: Fabric, out: SoakRun, nodes: Sequence[str]) -> None:
     while True:
         elapsed = clock.now() - start
         dropped = _sample(fabric, out, elapsed, nodes)
-        last = dropped is not None or elapsed >= spec.duration_s
+        # The last reading is the one taken at the end (a clock reading a hair short of it is
+        # the end too: one more sample a moment later would make a window of almost no time).
+        last = dropped is not None or elapsed >= spec.duration_s - END_SLACK_S
         if last:
             fabric.progress(progress_line(fabric, out, elapsed, spec.duration_s))
         elif shown is None or time.monotonic() - shown >= PROGRESS_EVERY_S:

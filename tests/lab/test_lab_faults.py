@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_sparkfabric.lab import host
+from pytest_sparkfabric.lab.status import status
 from tests.lab import labkit
 
 pytestmark = labkit.lab_marks()
@@ -112,6 +113,10 @@ def ssh_refused(node: str) -> Check:
         finally:
             t.close()
         assert r.transport_error == f"{node}: ssh: connection refused"
+        # `lab status` says the node has no sshd, and exits 1 as docs/lab.md says.
+        st = status(lab.dir)
+        assert st.rc == 1, st.lines
+        assert f"{node}: no sshd (fault node_unreachable): ssh is refused" in st.problems
 
     return check
 
@@ -284,6 +289,16 @@ def test_exactly_the_expected_tests_fail(name: str, outcomes: dict[str, Outcome]
 def test_no_process_outlives_the_run(name: str, outcomes: dict[str, Outcome]) -> None:
     """The command_hangs case included: the hung tool ends with its deadline."""
     assert outcomes[name].strays == {}
+
+
+def test_an_unreachable_node_fails_the_nccl_items(
+    outcomes: dict[str, Outcome], tmp_path: Path
+) -> None:
+    """NCCL needs every node: in the lab, as on a cluster, it cannot pass without one."""
+    lab = outcomes["node-unreachable"].lab
+    run = labkit.run_suite(lab.cluster_yaml, tmp_path, ["-m", "nccl"])
+    assert run.outcomes and run.failed == set(run.outcomes), run.outcomes
+    assert "NCCL needs all 2 nodes; spark-2: ssh: connection refused" in run.output
 
 
 def test_nothing_is_left_of_a_lab(tmp_path: Path) -> None:

@@ -1,0 +1,74 @@
+"""The soak's clock on a busy machine: readings on the interval grid, the last at the end, the
+start only once the GPU load shows (simulated cluster, with rounds of reads made slow)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from pytest_sparkfabric.config import Cluster, parse_cluster
+from pytest_sparkfabric.fabric import Fabric
+from pytest_sparkfabric.measure import soak
+from pytest_sparkfabric.sim.transport import SimTransport
+from pytest_sparkfabric.transport import Background, Job, RunResult, Transport
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Busy(Transport):
+    """The simulator, where every round of commands costs `extra_s` more (a loaded machine),
+    and nvidia-smi shows the GPUs idle for the first `idle_polls` rounds it is asked."""
+
+    def __init__(self, cluster: Cluster, extra_s: float, idle_polls: int = 0) -> None:
+        self.inner = SimTransport(cluster)
+        self.clock = self.inner.clock
+        self.extra_s = extra_s
+        self.idle_polls = idle_polls
+        self.gpu_polls = 0
+
+    def run(self, job: Job) -> RunResult:
+        return self.run_many([job])[0]
+
+    def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:
+        results = self.inner.run_many(jobs)
+        self.clock.advance(self.extra_s)
+        if jobs and all(j.command.startswith("nvidia-smi") for j in jobs):
+            self.gpu_polls += 1
+            if self.gpu_polls <= self.idle_polls:
+                results = [
+                    RunResult(r.node, r.command, 0, "0, 0, 0, 0\n", "", r.duration_s)
+                    for r in results
+                ]
+        return results
+
+    def start(self, job: Job) -> Background:
+        return self.inner.start(job)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _fabric(extra_s: float, idle_polls: int = 0) -> tuple[Fabric, list[str], Busy]:
+    text = (ROOT / "examples" / "direct-2.yaml").read_text()
+    cluster = parse_cluster(text + "soak: {duration_s: 6, interval_s: 3}\n")
+    lines: list[str] = []
+    busy = Busy(cluster, extra_s, idle_polls)
+    return Fabric(cluster, busy, progress=lines.append), lines, busy
+
+
+@pytest.mark.parametrize(("extra_s", "times"), [(0.0, [0, 3, 6]), (2.5, [0, 3, 6]), (4.0, [0, 6])])
+def test_readings_keep_to_the_grid_and_end_on_time(extra_s: float, times: list[float]) -> None:
+    fabric, lines, _ = _fabric(extra_s)
+    run = soak.run(fabric)
+    for series in run.samples.values():
+        assert [round(s.t, 3) for s in series] == times
+    assert [ln for ln in lines if ln.startswith("soak ")][-1].startswith("soak 6/6 s, ")
+
+
+def test_the_soak_starts_once_the_gpus_are_busy() -> None:
+    fabric, _, busy = _fabric(0.5, idle_polls=3)
+    run = soak.run(fabric)
+    assert busy.gpu_polls > 3  # waited through the idle readings
+    assert all(v >= soak.GPU_BUSY_PCT for v in run.gpu_util_pct.values()), run.gpu_util_pct
