@@ -33,7 +33,7 @@ class Busy(Transport):
 
     def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:
         results = self.inner.run_many(jobs)
-        self.clock.advance(self.extra_s)
+        self.inner.clock.advance(self.extra_s)
         if jobs and all(j.command.startswith("nvidia-smi") for j in jobs):
             self.gpu_polls += 1
             if self.gpu_polls <= self.idle_polls:
