@@ -16,7 +16,7 @@ import yaml
 from pytest_sparkfabric import cli_lab, spark
 from pytest_sparkfabric.config import Cluster, load_cluster, parse_cluster
 from pytest_sparkfabric.lab import LabError, boot, files, host, systree
-from pytest_sparkfabric.lab.plan import Hang, LabPlan, build_plan
+from pytest_sparkfabric.lab.plan import SWITCH_BRIDGE, Hang, LabPlan, build_plan
 from pytest_sparkfabric.probes import sysfs
 from tests.lab.labkit import EXAMPLES, cluster_file
 
@@ -51,6 +51,20 @@ def test_examples_build_with_real_spark_names(example: str) -> None:
     for rail in cluster.rails:
         assert rail.address.ip in IPv4Network("198.18.0.0/15")
     assert [str(n.mgmt) for n in plan.nodes] == [f"198.18.0.{11 + i}/24" for i in range(nodes)]
+
+
+def test_switch_example_says_what_the_lab_builds() -> None:
+    cluster, plan = plan_of(EXAMPLES / "switch-4.yaml")
+    switch_ns = plan.namespaces[-1]
+    assert [b.name for b in plan.bridges if b.ns == switch_ns] == [SWITCH_BRIDGE]
+    legs = [e for w in plan.wires for e in (w.a, w.b) if e.ns == switch_ns and e.master]
+    assert {e.master for e in legs} == {SWITCH_BRIDGE} and len(legs) == len(cluster.rails)
+    comment = "".join(
+        ln for ln in (EXAMPLES / "switch-4.yaml").read_text().splitlines() if ln.startswith("#")
+    )
+    assert f"one Linux bridge ({SWITCH_BRIDGE})" in comment and "per rail" not in comment
+    assert "pytest --cluster=/run/sparkfabric-lab/cluster.yaml" in comment
+    assert plan.switch_mgmt is not None and f": {plan.switch_mgmt.ip})" in comment
 
 
 def test_p2p_cables_join_the_planned_rails() -> None:
