@@ -344,8 +344,9 @@ class Fabric:
         out: dict[str, Measured[PingResult]] = {}
         links = []
         for d in self.plan.directed:
-            # A ping towards a node nobody can log into proves nothing its items could use.
-            line = self.down_line((d.src.node, d.dst.node))
+            # Sent from a node that does not answer, a ping cannot run; towards one it can (its
+            # kernel answers without a shell) and tells whether the fabric reaches it.
+            line = self.down_line((d.src.node,))
             if line:
                 out[d.id] = Measured.failed(line)
             else:
@@ -390,8 +391,7 @@ class Fabric:
         failed = [
             d
             for d in self.plan.directed
-            if ((p := self.ping(d)).error or not p.get().ok)
-            and not self.down_line((d.src.node, d.dst.node))
+            if ((p := self.ping(d)).error or not p.get().ok) and not self.down_line((d.src.node,))
         ]
         if not failed:
             return {}
