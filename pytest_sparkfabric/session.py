@@ -105,6 +105,13 @@ class SparkSession:
                 }
             )
 
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        # Again at the end: the header is not shown under -q, and is far up in a long run.
+        if self.warnings:
+            terminalreporter.section("sparkfabric warnings", yellow=True)
+            for warning in self.warnings:
+                terminalreporter.write_line(warning, yellow=True)
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.close()
         out = self.config.getoption("sparkfabric_json")

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import ssl
-import subprocess
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +20,7 @@ import yaml
 from pytest_sparkfabric.config import ConfigError, SwitchSpec, parse_cluster
 from pytest_sparkfabric.switch import RestClient, SwitchUnreachable, make_client
 from pytest_sparkfabric.switch.client import ca_file_path
+from tests import certs
 
 USER, PASSWORD = "sparkfabric", "pw-9f3a"
 AUTH = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
@@ -101,26 +100,12 @@ def elsewhere() -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def cert(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 (its own CA, as RouterOS makes them)."""
-    d = tmp_path_factory.mktemp("tls")
-    key, crt = d / "key.pem", d / "cert.pem"
-    if shutil.which("openssl") is None:
-        pytest.skip("no openssl command to make a test certificate")
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(crt), "-days", "1",
-         "-subj", "/CN=sparkfabric-test-switch", "-addext", "subjectAltName=IP:127.0.0.1",
-         "-addext", "basicConstraints=critical,CA:TRUE"],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
-    return key, crt
+    return certs.self_signed(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture(scope="module")
 def tls_switch(cert: tuple[Path, Path]) -> Iterator[Server]:
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(certfile=str(cert[1]), keyfile=str(cert[0]))
-    yield from _serve(ctx)
+    yield from _serve(certs.server_context(*cert))
 
 
 def _rest(port: int, *, host: str = "127.0.0.1", scheme: str = "https", **kw: Any) -> RestClient:
