@@ -350,9 +350,10 @@ def safety_warnings(cluster: Cluster) -> list[str]:
     if spec.api != "rest":
         return []
     if uses_http(spec):
+        what = "and its password" if spec.password_env else "(no password set) and the replies"
         return [
             f"WARNING switch {spec.host}: plain HTTP (switch.allow_http: true): user "
-            f"{spec.user!r} and its password cross the network unencrypted"
+            f"{spec.user!r} {what} cross the network unencrypted"
         ]
     if not spec.verify_tls:
         return [
