@@ -173,6 +173,9 @@ def describe(cluster: Cluster, source: str = "cluster.yaml") -> str:
         sw = spec.switch
         lines += ["", f"switch {sw.vendor} {sw.user}@{sw.host} ({sw.api})"]
         lines += [f"  {name} -> {port}" for name, port in sw.ports.items()]
+        from pytest_sparkfabric.switch.client import safety_warnings
+
+        lines += [f"  {w}" for w in safety_warnings(cluster)]
     lines += ["", "test items per test function"]
     for kind, count in item_counts(cluster).items():
         lines.append(f"  {ITEM_KINDS[kind]:<36} {count}")

@@ -252,7 +252,22 @@ class SwitchSpec(_Model):
         description="Port of the API; default: 443 for rest, 22 for ssh.",
     )
     verify_tls: bool = Field(
-        default=True, description="Verify the switch's HTTPS certificate (rest)."
+        default=True,
+        description="Verify the switch's HTTPS certificate (rest). Off, whoever answers at "
+        "the address gets the password: prefer ca_file.",
+    )
+    ca_file: str | None = Field(
+        default=None,
+        min_length=1,
+        description="PEM file of the certificate authority that signed the switch's HTTPS "
+        "certificate (e.g. its self-signed certificate, exported), relative to this file; "
+        "default: the system's store (or $SSL_CERT_FILE). The certificate must name host.",
+        examples=["switch-ca.pem"],
+    )
+    allow_http: bool = Field(
+        default=False,
+        description="Allow plain HTTP (api_port 80, RouterOS's www service): the user and "
+        "password then cross the network unencrypted; the report warns.",
     )
     ports: dict[str, str] = Field(
         default_factory=dict,

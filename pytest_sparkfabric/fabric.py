@@ -385,7 +385,8 @@ class Fabric:
         if spec is None:
             return Measured.failed("no switch: section in cluster.yaml")
         try:
-            client = make_client(spec, self.transport)
+            source = self.cluster.source
+            client = make_client(spec, self.transport, base_dir=source.parent if source else None)
             return Measured.of(read_switch(client, list(spec.ports.values())))
         except SwitchError as exc:
             return Measured.failed(f"switch {spec.host}: {exc}")
