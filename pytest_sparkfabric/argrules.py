@@ -165,7 +165,25 @@ def host_problem(value: str) -> str | None:
     return _HOST_NAME.problem(value)
 
 
-def check_host(value: Any) -> Any:
+def check_ssh_host(value: Any) -> Any:
+    return _check_host(
+        value,
+        "a host name, an IP address or an ssh_config alias",
+        "write the address (10.0.0.11, fe80::1%eth0), the host name or a Host alias of your "
+        "ssh_config: letters, digits, '.', '_' and '-', not starting with '-'",
+    )
+
+
+def check_switch_host(value: Any) -> Any:
+    return _check_host(
+        value,
+        "a host name or an IP address",
+        "write the switch's address (10.0.0.2, fe80::2%eth0) or its host name: letters, "
+        "digits, '.', '_' and '-', not starting with '-'",
+    )
+
+
+def _check_host(value: Any, what: str, fix: str) -> Any:
     if not isinstance(value, str) or not value:
         return value
     why = host_problem(value)
@@ -173,14 +191,17 @@ def check_host(value: Any) -> Any:
         return value
     raise PydanticCustomError(
         "host",
-        "{seen} is not a host name, an IP address or an ssh_config alias: {why}",
-        {
-            "seen": seen(value),
-            "why": why,
-            "fix": "write the address (10.0.0.11, fe80::1%eth0) or the host name, or a Host "
-            "alias of your ssh_config: letters, digits, '.', '_' and '-', not starting with '-'",
-        },
+        "{seen} is not {what}: {why}",
+        {"seen": seen(value), "what": what, "why": why, "fix": fix},
     )
+
+
+_WHERE = {
+    "single-quoted": "inside single quotes",
+    "double-quoted": "inside double quotes",
+    "escaped": "after a backslash",
+    "comment": "in a comment",
+}
 
 
 def check_template(value: Any, allowed: tuple[str, ...], text: tuple[str, ...]) -> Any:
@@ -211,28 +232,30 @@ def check_template(value: Any, allowed: tuple[str, ...], text: tuple[str, ...]) 
                 + ", ".join("{" + a + "}" for a in allowed),
             },
         )
+    whole = sorted({"{" + h.name + "}" for h in holes if not h.plain})
+    if whole:
+        raise PydanticCustomError(
+            "template",
+            "uses {holes} with a format, index or attribute",
+            {"holes": " and ".join(whole), "fix": "write each as {name}: it is filled in whole"},
+        )
+    misplaced: dict[str, list[str]] = {}
     for h in holes:
-        if not h.plain:
-            raise PydanticCustomError(
-                "template",
-                "uses {hole} with a format, index or attribute",
-                {
-                    "hole": "{" + h.name + "}",
-                    "fix": f"write it as {{{h.name}}}: it is filled in whole",
-                },
-            )
         if h.name in text and h.context != "word":
-            where = h.context.replace("-", " ")
-            raise PydanticCustomError(
-                "template",
-                "puts {hole} {where}",
-                {
-                    "hole": "{" + h.name + "}",
-                    "where": "in a comment" if where == "comment" else f"where it is {where}",
-                    "fix": f"write {{{h.name}}} outside quotes: the suite fills it in as "
-                    "quoted shell words",
-                },
-            )
+            misplaced.setdefault(_WHERE[h.context], []).append("{" + h.name + "}")
+    if misplaced:
+        raise PydanticCustomError(
+            "template",
+            "puts {what}",
+            {
+                "what": "; ".join(
+                    f"{' and '.join(dict.fromkeys(names))} {where}"
+                    for where, names in misplaced.items()
+                ),
+                "fix": "write them outside quotes and comments: the suite fills each in as "
+                "quoted shell words",
+            },
+        )
     return value
 
 

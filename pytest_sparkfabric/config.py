@@ -86,7 +86,8 @@ def _pattern(rule: argrules.NameRule) -> Any:
     return Field(min_length=1, max_length=rule.max_length, pattern=rule.pattern)
 
 
-HostName = Annotated[str, Field(min_length=1), BeforeValidator(argrules.check_host)]
+SshHost = Annotated[str, Field(min_length=1), BeforeValidator(argrules.check_ssh_host)]
+SwitchHost = Annotated[str, Field(min_length=1), BeforeValidator(argrules.check_switch_host)]
 UserName = Annotated[str, _pattern(argrules.USER), BeforeValidator(argrules.USER.check)]
 NetdevName = Annotated[str, _pattern(argrules.NETDEV), BeforeValidator(argrules.NETDEV.check)]
 RdmaName = Annotated[str, _pattern(argrules.RDMA), BeforeValidator(argrules.RDMA.check)]
@@ -102,7 +103,7 @@ EnvValue = Annotated[str, BeforeValidator(argrules.check_env_value)]
 class SshSpec(_Model):
     """How to reach a node's shell. ~/.ssh/config (or `ssh_config:`) applies, ProxyJump too."""
 
-    host: HostName = Field(
+    host: SshHost = Field(
         description="Management address or ~/.ssh/config alias of the node (normally its 10GbE "
         "port, not a fabric address): an IPv4 or IPv6 address, a host name or a Host alias "
         "(letters, digits, '.', '_', '-'; never starting with '-').",
@@ -220,7 +221,7 @@ class SwitchSpec(_Model):
     vendor: Literal["routeros"] = Field(
         default="routeros", description="Switch operating system: MikroTik RouterOS 7."
     )
-    host: HostName = Field(
+    host: SwitchHost = Field(
         description="Management address (IPv4 or IPv6) or host name of the switch.",
         examples=["10.0.0.2"],
     )
