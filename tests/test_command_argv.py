@@ -28,38 +28,10 @@ from pytest_sparkfabric.config import Cluster, ConfigError, parse_cluster
 from pytest_sparkfabric.fabric import Fabric
 from pytest_sparkfabric.measure import nccl_run, rdma, soak, tcp
 from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS
-from pytest_sparkfabric.sim.outcome import Outcome
-from pytest_sparkfabric.sim.sh.interp import Interp
 from pytest_sparkfabric.transport.base import Job, RunResult, Transport, VirtualClock
-
-HOME = "/home/op"
-Argv = tuple[str, ...]
-
+from tests.shellrun import HOME, Argv, started
 
 # -- a transport that only reads the commands --------------------------------------------------
-
-
-class _ArgvHost:
-    """The simulated shell's host: records each argv, says `ss` found a listener."""
-
-    def __init__(self) -> None:
-        self.argvs: list[Argv] = []
-
-    def run(self, argv: list[str], env: Mapping[str, str], stdin: str, at: float) -> Outcome:
-        self.argvs.append(tuple(argv))
-        return Outcome(0, "LISTEN 0 5 0.0.0.0:1 0.0.0.0:*\n" if argv[0] == "ss" else "")
-
-    def glob(self, pattern: str) -> list[str]:
-        return []
-
-    def which(self, name: str) -> str | None:
-        return f"/usr/bin/{name}"
-
-    def kind(self, path: str) -> str | None:
-        return None
-
-    def read(self, path: str) -> str:
-        raise FileNotFoundError(path)
 
 
 class _Done:
@@ -81,11 +53,10 @@ class ArgvTransport(Transport):
         self._lock = threading.Lock()
 
     def run(self, job: Job) -> RunResult:
-        host = _ArgvHost()
-        outcome = Interp(host, {"HOME": HOME}).run_script(job.command)
+        outcome, argvs = started(job.command)
         assert "Syntax error" not in outcome.stderr, (job.command, outcome.stderr)
         with self._lock:
-            self.sent.append((job, host.argvs))
+            self.sent.append((job, argvs))
         return RunResult(job.node, job.command, outcome.rc, outcome.stdout, "", 0.01)
 
     def start(self, job: Job) -> _Done:

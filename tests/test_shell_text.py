@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import os
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,43 +14,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.sim.outcome import Outcome
-from pytest_sparkfabric.sim.sh.interp import Interp
+from tests.shellrun import HOME, started
 
 ROOT = Path(__file__).resolve().parents[1]
-HOME = "/home/op"
-
-
-class _Host:
-    def __init__(self, files: tuple[str, ...] = ()) -> None:
-        self.argvs: list[list[str]] = []
-        self.files = files
-
-    def run(self, argv: list[str], env: object, stdin: str, at: float) -> Outcome:
-        self.argvs.append(argv)
-        return Outcome(0)
-
-    def glob(self, pattern: str) -> list[str]:
-        import fnmatch
-
-        return sorted(f for f in self.files if fnmatch.fnmatchcase(f, pattern))
-
-    def which(self, name: str) -> str | None:
-        return f"/usr/bin/{name}"
-
-    def kind(self, path: str) -> str | None:
-        return None
-
-    def read(self, path: str) -> str:
-        raise FileNotFoundError(path)
 
 
 def ran(text: str, files: tuple[str, ...] = ()) -> list[list[str]]:
     """The argv of every program the simulator's shell starts for `text`."""
-    host = _Host(files)
-    outcome = Interp(host, {"HOME": HOME}).run_script(text)
+    outcome, argvs = started(text, files)
     assert not outcome.stderr, outcome.stderr
-    return host.argvs
+    return [list(a) for a in argvs]
 
 
 words = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"], exclude_characters="\0"))
@@ -58,6 +34,27 @@ def test_join_runs_exactly_its_argv(argv: list[str]) -> None:
     text = shell.join(["tool", *argv])
     assert ran(text) == [["tool", *argv]]
     assert shlex.split(text) == ["tool", *argv]
+
+
+def real_sh(text: str) -> list[str]:
+    """The arguments a real POSIX sh (/bin/sh) passes for `text` placed after `printf`."""
+    done = subprocess.run(
+        ["sh", "-c", "printf '%s\\0' " + text],
+        capture_output=True,
+        env={"HOME": HOME, "PATH": os.defpath},
+        check=True,
+        timeout=10,
+    )
+    return done.stdout.decode("utf-8", "surrogateescape").split("\0")[:-1]
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="no /bin/sh on this machine")
+@given(st.lists(words.filter(bool), min_size=1, max_size=4), words.filter(bool))
+def test_a_real_sh_reads_the_text_as_the_simulator_does(argv: list[str], home_rel: str) -> None:
+    text = shell.join([*argv, shell.home_path("~/" + home_rel), shell.glob("/nonexistent/*")])
+    expected = [*argv, f"{HOME}/{home_rel}", "/nonexistent/*"]
+    assert real_sh(text) == expected
+    assert ran("tool " + text) == [["tool", *expected]]
 
 
 @given(words, words)
