@@ -16,6 +16,9 @@ class FakeBackground:
         self.transport = transport
         self.stopped = False
 
+    def done(self) -> bool:
+        return self.transport.server_exits
+
     def wait(self) -> RunResult:
         return self.stop()
 
@@ -33,6 +36,7 @@ class FakeTransport(Transport):
         self.started: list[FakeBackground] = []
         self.ran: list[Job] = []
         self.on_client: Callable[[Job], RunResult] | None = None
+        self.server_exits = False
 
     def run(self, job: Job) -> RunResult:
         self.ran.append(job)

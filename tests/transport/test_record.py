@@ -28,6 +28,9 @@ class _Echo(Transport):
             def __init__(self) -> None:
                 self.job = job
 
+            def done(self) -> bool:
+                return True
+
             def wait(self) -> RunResult:
                 return result
 
