@@ -20,7 +20,11 @@ from pathlib import Path
 SUN_PATH_MAX = 107
 _OPENSSH_SUFFIX = 17  # ".XXXXXXXXXXXXXXXX" while the master binds, before it renames
 _NAME_LEN = 12
-_TOO_LONG = re.compile(r'unix_listener: path "([^"]*)" too long', re.I)
+# OpenSSH: the path with its bind suffix (mux.c, via misc.c unix_listener) or the path alone
+# (ssh.c, checked before connecting) does not fit sun_path.
+_TOO_LONG = re.compile(
+    r"""unix_listener: path "(?P<a>[^"]*)" too long|ControlPath too long \('(?P<b>[^']*)'""", re.I
+)
 
 
 def folder_prefix() -> str:
@@ -77,7 +81,7 @@ def too_long_message(node: str, stderr: str) -> str | None:
     m = _TOO_LONG.search(stderr)
     if m is None:
         return None
-    path = m.group(1)
+    path = m.group("a") or m.group("b")
     return (
         f"{node}: ssh: the control socket path {path} is too long for a unix socket "
         f"({len(path)} bytes, while {SUN_PATH_MAX} is the most, ssh's 17-byte suffix included);"
