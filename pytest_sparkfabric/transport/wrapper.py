@@ -38,7 +38,8 @@ def seconds(value: float) -> str:
 
 def supervisor(job: Job, *, grace_s: int = GRACE_S) -> str:
     """The sh program that runs `job.command` in its own group under the job's deadline."""
-    ticks = grace_s * 10
+    # The grace is timed by `timeout`: counting loop rounds would stretch it on a busy node.
+    drain = f"{_LEFT}while left; do sleep 0.1; done"
     return (
         f"echo {START_MARK} >&2; exec 3<&0 </dev/null; "
         f"timeout -k {grace_s} {seconds(job.timeout_s)} sh -c {shlex.quote(job.command)} 3<&- & "
@@ -50,21 +51,20 @@ def supervisor(job: Job, *, grace_s: int = GRACE_S) -> str:
         # A trapped signal interrupts `wait`: wait again while `timeout` is not reaped.
         "while :; do wait $g; rc=$?; kill -0 $g 2>/dev/null || break; done; "
         "kill $w 2>/dev/null; "
-        f"{_LEFT}"
-        "if left; then kill -TERM -$g 2>/dev/null; i=0; "
-        f"while left && [ $i -lt {ticks} ]; do sleep 0.1; i=$((i+1)); done; "
+        "if kill -TERM -$g 2>/dev/null; then "
+        f"G=$g timeout {grace_s} sh -c {shlex.quote(drain)}; "
         "kill -KILL -$g 2>/dev/null; fi; "
         f"echo {_END_MARK}$rc >&2; exit $rc"
     )
 
 
-# Whether a process of group $g still runs. `kill -0` alone also counts zombies, which a slow
+# Whether a process of group $G still runs. `kill -0` alone also counts zombies, which a slow
 # init may leave unreaped for seconds; /proc/PID/stat holds `pid (comm) state ppid pgrp ...`
 # (comm may hold spaces and parentheses: cut at the last ") "). Without /proc: assume it runs.
 _LEFT = (
-    "left() { kill -0 -$g 2>/dev/null || return 1; [ -r /proc/self/stat ] || return 0; "
+    "left() { kill -0 -$G 2>/dev/null || return 1; [ -r /proc/self/stat ] || return 0; "
     'for f in /proc/[0-9]*/stat; do { read -r l <"$f"; } 2>/dev/null || continue; '
-    'set -- ${l##*) }; [ "$3" = "$g" ] && [ "$1" != Z ] && return 0; done; return 1; }; '
+    'set -- ${l##*) }; [ "$3" = "$G" ] && [ "$1" != Z ] && return 0; done; return 1; }; '
 )
 
 

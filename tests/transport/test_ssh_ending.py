@@ -54,7 +54,7 @@ def test_a_deadline_ends_a_tool_that_ignores_term_under_a_dying_shell(ssh: SshTr
     started = time.monotonic()
     r = ssh.run(Job("n1", _term_ignoring(marker), 1))
     assert r.timed_out and r.transport_error is None, r
-    assert time.monotonic() - started < 1 + 2 * GRACE_S + 3
+    assert time.monotonic() - started < 30  # its deadline and the grace, not the tool's 300 s
     assert _alive(marker) == []
 
 
@@ -64,7 +64,7 @@ def test_stopping_ends_a_tool_that_ignores_term(ssh: SshTransport) -> None:
     assert _until(lambda: _alive(marker), 10)
     started = time.monotonic()
     r = bg.stop()
-    assert time.monotonic() - started < GRACE_S + 5
+    assert time.monotonic() - started < 30  # the grace, not the tool's 300 s
     assert not r.timed_out and r.transport_error is None, r
     assert _alive(marker) == []
 
