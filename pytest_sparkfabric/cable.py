@@ -7,12 +7,15 @@ vendor, part, serial, length and type, and warns about what cannot be trusted.
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measured import Measured
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.ethtool import ModuleEeprom, parse_ethtool_module
+from pytest_sparkfabric.probes.ethtool import (
+    ModuleEeprom,
+    build_ethtool_module,
+    parse_ethtool_module,
+)
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
@@ -37,9 +40,7 @@ def _read_all(fabric: Fabric) -> dict[tuple[str, int], Measured[ModuleEeprom]]:
         for port in node.ports:
             netdev = node.rail(port, 0).netdev
             keys.append((node.name, port))
-            jobs.append(
-                Job(node.name, f"ethtool -m {shlex.quote(netdev)}", READ_TIMEOUT_S, sudo=True)
-            )
+            jobs.append(Job(node.name, build_ethtool_module(netdev), READ_TIMEOUT_S, sudo=True))
     out: dict[tuple[str, int], Measured[ModuleEeprom]] = {}
     for key, r in zip(keys, fabric.run_all(jobs), strict=True):
         err = result_error(r, "ethtool -m")

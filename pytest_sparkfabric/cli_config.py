@@ -59,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="validate cluster.yaml offline and print its plan",
         description="Validate a cluster file without touching the network. Valid: print the "
         "topology, nodes, cables, links with subnets and the test items per kind (exit 0). "
-        "Broken: list every problem with its line (exit 1).",
+        "Broken: list every problem with its line (exit 4, a usage error as under pytest).",
     )
     p.add_argument("cluster", metavar="CLUSTER_YAML")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing when valid")
@@ -125,7 +125,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         cluster = load_cluster(args.cluster)
     except ConfigError as err:
         print(err.render())
-        return 1
+        return 4  # a usage error, as pytest --cluster reports the same file
     if not getattr(args, "quiet", False):
         sys.stdout.write(describe(cluster, str(args.cluster)))
     return 0
@@ -173,6 +173,9 @@ def describe(cluster: Cluster, source: str = "cluster.yaml") -> str:
         sw = spec.switch
         lines += ["", f"switch {sw.vendor} {sw.user}@{sw.host} ({sw.api})"]
         lines += [f"  {name} -> {port}" for name, port in sw.ports.items()]
+        from pytest_sparkfabric.switch.client import safety_warnings
+
+        lines += [f"  {w}" for w in safety_warnings(cluster)]
     lines += ["", "test items per test function"]
     for kind, count in item_counts(cluster).items():
         lines.append(f"  {ITEM_KINDS[kind]:<36} {count}")
@@ -236,6 +239,8 @@ def _type(node: Any, paths: dict[str, str]) -> str:
         keys = node.get("propertyNames", {}).get("enum")
         key = " | ".join(f"`{k}`" for k in keys) if keys else "name"
         value = node.get("additionalProperties")
+        if value is None and node.get("patternProperties"):
+            value = next(iter(node["patternProperties"].values()))  # keys with a pattern
         return f"mapping {key} -> {_type(value, paths)}" if isinstance(value, dict) else "mapping"
     if node.get("format") == "ipv4interface":
         return "IPv4 address/prefix"
@@ -325,6 +330,28 @@ def reference_markdown() -> str:
         "- Two fabric interfaces of one node never share a subnet unless `arp_sysctls: true`.",
         "- Unknown keys are errors (with a did-you-mean); threshold names and node references",
         "  (`nccl.launch_node`, `switch.ports`, `simulate.faults`) must exist.",
+        "",
+        "## Values that reach a command line",
+        "",
+        "The suite builds every command it runs on a node from a list of words, each one quoted,",
+        "so no value in this file becomes shell syntax. The only shell text is yours:",
+        "`nccl.launcher`, `nccl.env_flag` and `soak.gpu_load`. Their placeholders are filled in",
+        "as quoted words, so the ones that carry text ({hosts}, {env_flags}, {binary}, {key},",
+        "{value}) must stand outside quotes and comments, and take no format spec. Names are",
+        "checked as well, because quoting does not stop a tool from reading a leading `-` as an",
+        "option, nor ssh_config's `ProxyCommand` from putting a host or user into a shell:",
+        "",
+        "- `netdev`: at most 15 letters, digits, `.`, `_`, `-`; `rdma`: the same characters.",
+        "  Neither starts with `.` or `-`.",
+        "- `ssh.host`, `switch.host`: an IPv4 or IPv6 address (`fe80::1%eth0`), a host name or",
+        "  an ssh_config alias: letters, digits, `.`, `_`, `-`, never starting with `-`.",
+        "- `ssh.user`, `switch.user`: letters, digits, `.`, `_`, `@`, `-`, never starting with",
+        "  `-`.",
+        "- `nccl.env` keys: `[A-Za-z_][A-Za-z0-9_]*`; values may be any text (no NUL).",
+        "- `nccl.binary`: a path of letters, digits, `.`, `_`, `+`, `/`, `-`, optionally starting",
+        "  with `~/`; `switch.ports` values: letters, digits, `.`, `_`, `-`.",
+        "- `ssh.identity_file`, `ssh_config` and `replay_dir` are local paths given to programs",
+        "  as arguments, never to a shell.",
     ]
     for name in order:
         node = defs[name]

@@ -64,7 +64,7 @@ def cmd_down(args: argparse.Namespace) -> int:
         _err(f"sparkfabric lab: {reason}")
         return 1
     try:
-        problems = down(Path(args.dir), log=_say)
+        problems = down(Path(args.dir), log=_say, force=args.force)
     except LabError as err:
         _err(f"sparkfabric lab: {err}")
         return 1
@@ -120,8 +120,21 @@ def register(subparsers: Any) -> None:
     )
     p_up.set_defaults(func=cmd_up)
 
-    p_down = sub.add_parser("down", help="remove every namespace, link, process and file")
+    p_down = sub.add_parser(
+        "down",
+        help="remove every namespace, link, process and file",
+        description=(
+            "Remove the lab in --dir: its namespaces, host links, processes and files. A lab "
+            "still held by the process that built it (a test run) is refused; `lab up` does "
+            "not hold the lab it builds."
+        ),
+    )
     common(p_down)
+    p_down.add_argument(
+        "--force",
+        action="store_true",
+        help="remove the lab even while the process that built it still runs",
+    )
     p_down.set_defaults(func=cmd_down)
 
     p_status = sub.add_parser("status", help="show the lab's nodes and whether sshd answers")

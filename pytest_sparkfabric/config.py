@@ -8,7 +8,6 @@ in a file is collected and reported at once, each with its YAML line, its path a
 
 from __future__ import annotations
 
-import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from ipaddress import IPv4Interface
@@ -26,7 +25,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from pytest_sparkfabric import spark
+from pytest_sparkfabric import argrules, spark
 from pytest_sparkfabric.small_file import NotASmallFile, read_small_text
 from pytest_sparkfabric.thresholds import KNOWN as KNOWN_THRESHOLDS
 from pytest_sparkfabric.yamlsrc import (
@@ -79,45 +78,42 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=False, allow_inf_nan=False)
 
 
-def _template(value: Any, allowed: tuple[str, ...]) -> Any:
-    """Reject a command template whose {placeholders} the suite does not fill in."""
-    if not isinstance(value, str):
-        return value
-    try:
-        names = [f for _, f, _, _ in string.Formatter().parse(value) if f is not None]
-    except ValueError as exc:
-        raise PydanticCustomError(
-            "template",
-            "is not a valid template: {why}",
-            {"why": str(exc), "fix": "write a literal { or } as {{ or }}"},
-        ) from None
-    unknown = sorted({n for n in names if n.split(".")[0].split("[")[0] not in allowed})
-    if unknown:
-        raise PydanticCustomError(
-            "template",
-            "uses unknown placeholder(s) {names}",
-            {
-                "names": ", ".join("{" + n + "}" for n in unknown),
-                "fix": "the placeholders filled in here are "
-                + ", ".join("{" + a + "}" for a in allowed),
-            },
-        )
-    return value
+def _key_rule(value: Any) -> Any:
+    return argrules.ENV_KEY.check(value, key=True)
+
+
+def _pattern(rule: argrules.NameRule) -> Any:
+    # The rule as the schema (and so the reference) shows it; the check's words come first.
+    return Field(min_length=1, max_length=rule.max_length, pattern=rule.pattern)
+
+
+SshHost = Annotated[str, Field(min_length=1), BeforeValidator(argrules.check_ssh_host)]
+SwitchHost = Annotated[str, Field(min_length=1), BeforeValidator(argrules.check_switch_host)]
+UserName = Annotated[str, _pattern(argrules.USER), BeforeValidator(argrules.USER.check)]
+NetdevName = Annotated[str, _pattern(argrules.NETDEV), BeforeValidator(argrules.NETDEV.check)]
+RdmaName = Annotated[str, _pattern(argrules.RDMA), BeforeValidator(argrules.RDMA.check)]
+SwitchPortName = Annotated[
+    str, _pattern(argrules.SWITCH_PORT), BeforeValidator(argrules.SWITCH_PORT.check)
+]
+EnvKey = Annotated[
+    str, Field(min_length=1, pattern=argrules.ENV_KEY.pattern), BeforeValidator(_key_rule)
+]
+EnvValue = Annotated[str, BeforeValidator(argrules.check_env_value)]
 
 
 class SshSpec(_Model):
     """How to reach a node's shell. ~/.ssh/config (or `ssh_config:`) applies, ProxyJump too."""
 
-    host: str = Field(
-        min_length=1,
+    host: SshHost = Field(
         description="Management address or ~/.ssh/config alias of the node (normally its 10GbE "
-        "port, not a fabric address).",
+        "port, not a fabric address): an IPv4 or IPv6 address, a host name or a Host alias "
+        "(letters, digits, '.', '_', '-'; never starting with '-').",
         examples=["10.0.0.11"],
     )
-    user: str | None = Field(
+    user: UserName | None = Field(
         default=None,
-        min_length=1,
-        description="Login user; default: ~/.ssh/config, else the local user.",
+        description="Login user (letters, digits, '.', '_', '@', '-'; never starting with '-'); "
+        "default: ~/.ssh/config, else the local user.",
         examples=["nvidia"],
     )
     port: int | None = Field(
@@ -156,20 +152,18 @@ class RailSpec(_Model):
         "interface needs its own address; the subnet plan follows the topology.",
         examples=["192.168.100.11/24"],
     )
-    netdev: str | None = Field(
+    netdev: NetdevName | None = Field(
         default=None,
-        min_length=1,
-        max_length=15,
-        pattern=r"^[^\s/:]+$",
-        description="Linux interface name; default: the Spark's standard name for this port and "
-        "rail (port 1: enp1s0f1np1, enP2p1s0f1np1).",
+        description="Linux interface name (at most 15 letters, digits, '.', '_', '-'; not "
+        "starting with '.' or '-'); default: the Spark's standard name for this port and rail "
+        "(port 1: enp1s0f1np1, enP2p1s0f1np1).",
         examples=["enp1s0f1np1"],
     )
-    rdma: str | None = Field(
+    rdma: RdmaName | None = Field(
         default=None,
-        min_length=1,
-        description="RoCE device name; default: the Spark's standard name for this port and "
-        "rail (port 1: rocep1s0f1, roceP2p1s0f1).",
+        description="RoCE device name (letters, digits, '.', '_', '-'; not starting with '.' or "
+        "'-'); default: the Spark's standard name for this port and rail (port 1: rocep1s0f1, "
+        "roceP2p1s0f1).",
         examples=["rocep1s0f1"],
     )
 
@@ -228,12 +222,13 @@ class SwitchSpec(_Model):
     vendor: Literal["routeros"] = Field(
         default="routeros", description="Switch operating system: MikroTik RouterOS 7."
     )
-    host: str = Field(
-        min_length=1, description="Management address of the switch.", examples=["10.0.0.2"]
+    host: SwitchHost = Field(
+        description="Management address (IPv4 or IPv6) or host name of the switch.",
+        examples=["10.0.0.2"],
     )
-    user: str = Field(
-        min_length=1,
-        description="A read-only user (a group with the read, api and rest-api policies).",
+    user: UserName = Field(
+        description="A read-only user (a group with the read, api and rest-api policies); "
+        "letters, digits, '.', '_', '@', '-', never starting with '-'.",
         examples=["sparkfabric"],
     )
     password_env: str | None = Field(
@@ -253,17 +248,35 @@ class SwitchSpec(_Model):
         description="Port of the API; default: 443 for rest, 22 for ssh.",
     )
     verify_tls: bool = Field(
-        default=True, description="Verify the switch's HTTPS certificate (rest)."
+        default=True,
+        description="Verify the switch's HTTPS certificate (rest). Off, whoever answers at "
+        "the address gets the password: prefer ca_file.",
     )
-    ports: dict[str, str] = Field(
+    ca_file: str | None = Field(
+        default=None,
+        min_length=1,
+        description="PEM file of the certificate authority that signed the switch's HTTPS "
+        "certificate (e.g. its self-signed certificate, exported), relative to this file; "
+        "default: the system's store (or $SSL_CERT_FILE). The certificate must name host.",
+        examples=["switch-ca.pem"],
+    )
+    allow_http: bool = Field(
+        default=False,
+        description="Allow plain HTTP (api_port 80, RouterOS's www service): the user and "
+        "password then cross the network unencrypted; the report warns.",
+    )
+    ports: dict[str, SwitchPortName] = Field(
         default_factory=dict,
         description="Node name -> the switch interface its cable lands on (a breakout leg, "
-        "e.g. qsfp56-dd-1-1 and qsfp56-dd-1-5). One entry per node.",
+        "e.g. qsfp56-dd-1-1 and qsfp56-dd-1-5; letters, digits, '.', '_', '-'). One entry per "
+        "node.",
         examples=[{"spark-1": "qsfp56-dd-1-1", "spark-2": "qsfp56-dd-1-5"}],
     )
 
 
 _LAUNCHER_KEYS = ("ranks", "hosts", "env_flags", "binary", "size")
+# The placeholders that carry text; the others are digits (and K, M, G) wherever they stand.
+_LAUNCHER_TEXT = ("hosts", "env_flags", "binary")
 
 
 class NcclSpec(_Model):
@@ -274,16 +287,21 @@ class NcclSpec(_Model):
             "mpirun --allow-run-as-root -np {ranks} -H {hosts} {env_flags} "
             "{binary} -b {size} -e {size} -f 2 -g 1"
         ),
-        description="Command template run on the launch node; placeholders: {ranks}, {hosts} "
-        "(ip1:1,ip2:1,...), {env_flags}, {binary}, {size}.",
+        description="Command template run on the launch node (shell text); placeholders: "
+        "{ranks}, {hosts} (ip1:1,ip2:1,...), {env_flags}, {binary}, {size}. Each is filled in "
+        "as quoted shell words, so {hosts}, {env_flags} and {binary} must stand outside quotes.",
     )
     env_flag: str = Field(
         default="-x {key}={value}",
         description="How one environment variable is passed to the launcher; placeholders "
-        "{key} and {value}.",
+        "{key} and {value}, each filled in as a quoted shell word (so outside quotes).",
     )
-    binary: str = Field(
-        default="all_reduce_perf", min_length=1, description="The nccl-tests binary to run."
+    binary: Annotated[str, BeforeValidator(argrules.check_binary)] = Field(
+        default="all_reduce_perf",
+        min_length=1,
+        pattern=argrules.BINARY_PATTERN,
+        description="The nccl-tests binary to run: a name or path (letters, digits, '.', '_', "
+        "'+', '/', '-'; ~/ at the start means the login user's home; never starting with '-').",
     )
     size: str = Field(
         default="16G",
@@ -295,23 +313,25 @@ class NcclSpec(_Model):
         default=None, description="Node that runs the launcher; default: the first node."
     )
     timeout_s: float = Field(default=900, gt=0, description="Seconds before the run is stopped.")
-    env: dict[str, str] = Field(
+    env: dict[EnvKey, EnvValue] = Field(
         default_factory=dict,
         description="Job environment for the ranks, passed by the launcher (e.g. NCCL_IB_HCA, "
         "NCCL_SOCKET_IFNAME); it takes precedence over the nodes' nccl.conf files. "
-        "NCCL_DEBUG=INFO is always added so the transport can be checked.",
+        "NCCL_DEBUG=INFO is always added so the transport can be checked. Keys are variable "
+        "names (letters, digits, '_'; not starting with a digit); values are any text, passed "
+        "quoted.",
         examples=[{"NCCL_DEBUG": "INFO"}],
     )
 
     @field_validator("launcher", mode="before")
     @classmethod
     def _launcher(cls, value: Any) -> Any:
-        return _template(value, _LAUNCHER_KEYS)
+        return argrules.check_template(value, _LAUNCHER_KEYS, _LAUNCHER_TEXT)
 
     @field_validator("env_flag", mode="before")
     @classmethod
     def _env_flag(cls, value: Any) -> Any:
-        return _template(value, ("key", "value"))
+        return argrules.check_template(value, ("key", "value"), ("key", "value"))
 
 
 class SoakSpec(_Model):
@@ -323,14 +343,15 @@ class SoakSpec(_Model):
     )
     gpu_load: str = Field(
         default="gpu_burn -m 80 {duration_s}",
-        description="Command that loads the GPU on every node for the soak; placeholder "
-        "{duration_s}. Always cap memory (-m): it is shared with the OS.",
+        description="Command (shell text) that loads the GPU on every node for the soak; "
+        "placeholder {duration_s} (whole seconds). Always cap memory (-m): it is shared with "
+        "the OS.",
     )
 
     @field_validator("gpu_load", mode="before")
     @classmethod
     def _gpu_load(cls, value: Any) -> Any:
-        return _template(value, ("duration_s",))
+        return argrules.check_template(value, ("duration_s",), ())
 
 
 class BandwidthSpec(_Model):
@@ -475,9 +496,12 @@ HINTS: dict[Shape, Hint] = {
         note="one for each rail: the port's two PCIe halves",
     ),
     ("nodes", "*", "ports", "*", "*"): Hint(example="192.168.100.11/24"),
-    ("nodes", "*", "ports", "*", "*", "netdev"): Hint(
-        rule="a Linux interface name has at most 15 characters and no spaces, '/' or ':'"
-    ),
+    ("nodes", "*", "ports", "*", "*", "netdev"): Hint(rule=argrules.NETDEV.words),
+    ("nodes", "*", "ports", "*", "*", "rdma"): Hint(rule=argrules.RDMA.words),
+    ("nodes", "*", "ssh", "user"): Hint(rule=argrules.USER.words),
+    ("switch", "user"): Hint(rule=argrules.USER.words),
+    ("switch", "ports", "*"): Hint(rule=argrules.SWITCH_PORT.words),
+    ("nccl", "binary"): Hint(rule=argrules.BINARY_WORDS),
     ("switch", "password_env"): Hint(
         rule="it must be the name of an environment variable (letters, digits, '_')"
     ),

@@ -134,11 +134,11 @@ class Fabric:
         return self.once("facts", self._all_facts)[node]
 
     def _all_facts(self) -> dict[str, Measured[NodeFacts]]:
-        from pytest_sparkfabric.probes.ip import parse_ip_addr_json
+        from pytest_sparkfabric.probes.ip import build_ip_addr, parse_ip_addr_json
         from pytest_sparkfabric.probes.sysfs import build_read_files, parse_read_files
 
         nodes = [n.name for n in self.cluster.nodes]
-        ip_jobs = [Job(n, "ip -j addr show", QUICK_S) for n in nodes]
+        ip_jobs = [Job(n, build_ip_addr(), QUICK_S) for n in nodes]
         read_jobs = [Job(n, build_read_files(self.fact_paths(n)), QUICK_S) for n in nodes]
         results = self.run_all(ip_jobs + read_jobs)
         out: dict[str, Measured[NodeFacts]] = {}
@@ -271,16 +271,14 @@ class Fabric:
         return out
 
     def _all_ethtool(self) -> dict[tuple[str, str], Measured[EthtoolLink]]:
-        from pytest_sparkfabric.probes.ethtool import parse_ethtool
+        from pytest_sparkfabric.probes.ethtool import build_ethtool, parse_ethtool
 
-        return self._per_rail(lambda r: f"ethtool {r.netdev}", parse_ethtool, "ethtool")
+        return self._per_rail(lambda r: build_ethtool(r.netdev), parse_ethtool, "ethtool")
 
     def _all_fec(self) -> dict[tuple[str, str], Measured[FecInfo]]:
-        from pytest_sparkfabric.probes.ethtool import parse_ethtool_fec
+        from pytest_sparkfabric.probes.ethtool import build_ethtool_fec, parse_ethtool_fec
 
-        return self._per_rail(
-            lambda r: f"ethtool --show-fec {r.netdev}", parse_ethtool_fec, "ethtool"
-        )
+        return self._per_rail(lambda r: build_ethtool_fec(r.netdev), parse_ethtool_fec, "ethtool")
 
     # -- reachability ---------------------------------------------------------------------------
 
@@ -385,7 +383,8 @@ class Fabric:
         if spec is None:
             return Measured.failed("no switch: section in cluster.yaml")
         try:
-            client = make_client(spec, self.transport)
+            source = self.cluster.source
+            client = make_client(spec, self.transport, base_dir=source.parent if source else None)
             return Measured.of(read_switch(client, list(spec.ports.values())))
         except SwitchError as exc:
             return Measured.failed(f"switch {spec.host}: {exc}")

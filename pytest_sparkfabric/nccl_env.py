@@ -7,10 +7,10 @@ launcher), then `$NCCL_CONF_FILE` if the job sets it, else `~/.nccl.conf` of the
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes.ncclconf import (
     Decided,
     EnvSource,
@@ -33,12 +33,13 @@ class ConfRead:
 
 def conf_reads(job_env: Mapping[str, str]) -> tuple[ConfRead, ...]:
     reads = [
-        ConfRead("~/.nccl.conf", "user_conf", "cat ~/.nccl.conf"),
-        ConfRead("/etc/nccl.conf", "system_conf", "cat /etc/nccl.conf"),
+        ConfRead("~/.nccl.conf", "user_conf", shell.join(["cat", shell.home_path("~/.nccl.conf")])),
+        ConfRead("/etc/nccl.conf", "system_conf", shell.join(["cat", "/etc/nccl.conf"])),
     ]
     conf_file = job_env.get("NCCL_CONF_FILE")
     if conf_file:
-        reads.insert(0, ConfRead(conf_file, "conf_file", f"cat {shlex.quote(conf_file)}"))
+        # NCCL opens the path as it is (no ~): quoted whole, after `--` in case of a leading -.
+        reads.insert(0, ConfRead(conf_file, "conf_file", shell.join(["cat", "--", conf_file])))
     return tuple(reads)
 
 

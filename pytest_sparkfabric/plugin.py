@@ -160,7 +160,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     src = c.source.name if c.source else "cluster.yaml"
     return [
         f"sparkfabric: {src}: {c.topology}, {len(c.nodes)} nodes, "
-        f"transport {c.spec.transport}, MTU {c.mtu}"
+        f"transport {c.spec.transport}, MTU {c.mtu}",
+        *(f"sparkfabric: {w}" for w in s.warnings),
     ]
 
 

@@ -23,11 +23,14 @@ class SparkSession:
     """Registered as a pytest plugin object when --cluster is given."""
 
     def __init__(self, config: pytest.Config, cluster: Cluster, *, record_dir: Path | None) -> None:
+        from pytest_sparkfabric.switch.client import safety_warnings
         from pytest_sparkfabric.topology import plan
 
         self.config = config
         self.cluster = cluster
         self.plan: Plan = plan(cluster)
+        # Shown in the terminal header, the HTML report and the JSON results.
+        self.warnings: list[str] = safety_warnings(cluster)
         self.record_dir = record_dir
         self._transport: Transport | None = None
         self._fabric: Fabric | None = None
@@ -102,13 +105,21 @@ class SparkSession:
                 }
             )
 
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        # Again at the end: the header is not shown under -q, and is far up in a long run.
+        if self.warnings:
+            terminalreporter.section("sparkfabric warnings", yellow=True)
+            for warning in self.warnings:
+                terminalreporter.write_line(warning, yellow=True)
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.close()
         out = self.config.getoption("sparkfabric_json")
         if out and not hasattr(self.config, "workerinput"):
-            path = Path(out)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(self.summary(), indent=2, sort_keys=True, default=str))
+            from pytest_sparkfabric.private_files import write_private
+
+            text = json.dumps(self.summary(), indent=2, sort_keys=True, default=str)
+            write_private(Path(out), text)
 
     def summary(self) -> dict[str, Any]:
         c = self.cluster
@@ -117,6 +128,7 @@ class SparkSession:
             "topology": c.topology,
             "nodes": [n.name for n in c.nodes],
             "transport": c.spec.transport,
+            "warnings": self.warnings,
             "tests": self.results,
         }
 

@@ -646,6 +646,15 @@ def _check_switch(cluster: Cluster) -> list[TopoProblem]:
     if sw is None or cluster.topology != "switch":
         return []
     problems = []
+    if sw.api == "rest" and sw.api_port == 80 and not sw.allow_http:
+        problems.append(
+            TopoProblem(
+                ("switch", "api_port"),
+                "80 is plain HTTP: the switch password would cross the network unencrypted",
+                "use HTTPS (the www-ssl service: drop api_port, or name its port), or set "
+                "allow_http: true on a management network you trust",
+            )
+        )
     names = [n.name for n in cluster.nodes]
     for name in sw.ports:
         if name not in names:

@@ -454,7 +454,7 @@ def _words(
     key = loc[-1] if loc else None
     write = _write(spot, hint, key)
     note = f" ({hint.note})" if hint.note else ""
-    if on_key:
+    if on_key and not ctx.get("fix"):
         return _key_words(kind, key, hint, resolve(root, loc[:-1]))
     if kind == "missing":
         return (

@@ -9,6 +9,7 @@ that could not measure at all (the node is unreachable, or a tool hung): its mes
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from pytest_sparkfabric.faults import RULES
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+PINS = Path(__file__).resolve().parent / "data" / "verdicts"
 
 MATRIX: dict[str, tuple[set[str], set[str]]] = {
     "arp_flux": (
@@ -189,6 +191,26 @@ def _run(pytester: pytest.Pytester, cluster: Path) -> list[dict[str, object]]:
     return tests
 
 
+def _pin(name: str, tests: list[dict[str, object]]) -> None:
+    """Every item's outcome and rule, as pinned in tests/data/verdicts/NAME.json.
+
+    A refactor must leave these identical; a change that means to alter a verdict regenerates
+    the pins with SPARKFABRIC_UPDATE_PINS=1 and shows the difference in review."""
+    seen: dict[str, str] = {}
+    for t in tests:
+        key = str(t["nodeid"]).rsplit("/", 1)[-1]
+        props = t["properties"] if isinstance(t["properties"], dict) else {}
+        rule = str(props.get("rule", ""))
+        seen[key] = f"{t['outcome']} {rule}".strip()
+    path = PINS / f"{name}.json"
+    if os.environ.get("SPARKFABRIC_UPDATE_PINS"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(seen, indent=1, sort_keys=True) + "\n")
+    pinned = json.loads(path.read_text())
+    changed = {k: (pinned.get(k), seen.get(k)) for k in set(pinned) | set(seen)}
+    assert {k: v for k, v in changed.items() if v[0] != v[1]} == {}
+
+
 def test_every_fault_has_a_row() -> None:
     assert set(MATRIX) == set(RULES) == {p.stem for p in (EXAMPLES / "faults").glob("*.yaml")}
 
@@ -201,6 +223,7 @@ def test_fault_fails_exactly_the_expected_tests(pytester: pytest.Pytester, fault
     props = [t["properties"] for t in failed]
     rules = {str(p.get("rule", "")) for p in props if isinstance(p, dict)}
     want_functions, want_rules = MATRIX[fault]
+    _pin(f"fault-{fault}", tests)
     assert functions == want_functions
     assert rules == want_rules
     if fault == "eeprom_placeholder":
@@ -226,5 +249,6 @@ def test_fault_fails_exactly_the_expected_tests(pytester: pytest.Pytester, fault
 def test_healthy_example_passes_the_whole_suite(pytester: pytest.Pytester, example: str) -> None:
     tests = _run(pytester, EXAMPLES / example)
     assert tests
+    _pin(example.removesuffix(".yaml"), tests)
     bad = {t["nodeid"]: t["message"] for t in tests if t["outcome"] not in ("passed", "skipped")}
     assert not bad

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from pytest_sparkfabric.lab import LabError, files, host, services
+from pytest_sparkfabric.lab import LabError, files, host, owner, services
 from pytest_sparkfabric.lab.plan import End, LabPlan, NodeLab, build_plan
 from pytest_sparkfabric.lab.state import STATE_FILE, LabState
 
@@ -57,6 +57,36 @@ def up(
     except ConfigError as err:
         raise LabError(str(err)) from None
     plan = build_plan(cluster, prefix=prefix, mgmt=mgmt)
+    with contextlib.ExitStack() as held:
+        held.enter_context(host.build_lock())
+        state = _start(source, lab_dir, cluster.topology, plan, prefix, mgmt)
+        try:
+            raw = yaml.safe_load(source.read_text(encoding="utf-8"))
+            _make_network(plan, state, log)
+            held.close()  # dir, names and subnet taken: other builds may check theirs now
+            _write_files(plan, raw, lab_dir, source, log)
+            services.start_sshds(plan, state, lab_dir, log)
+            if plan.switch_ns is not None:
+                services.start_routeros(plan, state, lab_dir, raw, log)
+        except BaseException as err:
+            state.phase = "failed"
+            state.save()
+            if not keep_on_failure:
+                down(lab_dir)
+            if isinstance(err, LabError):
+                raise
+            if isinstance(err, KeyboardInterrupt):
+                raise
+            raise LabError(f"lab up failed: {type(err).__name__}: {err}") from err
+    state.phase = "up"
+    state.save()
+    return state
+
+
+def _start(
+    source: Path, lab_dir: Path, topology: str, plan: LabPlan, prefix: str, mgmt: IPv4Network
+) -> LabState:
+    """lab.json, written before anything is made: the lab's owner and what it will make."""
     old = LabState.load(lab_dir)
     if old is not None:
         raise LabError(
@@ -73,32 +103,15 @@ def up(
         source=str(source.resolve()),
         prefix=prefix,
         mgmt=str(mgmt),
-        topology=cluster.topology,
+        topology=topology,
         made_dir=made_dir,
         mgmt_ips={n.name: str(n.mgmt.ip) for n in plan.nodes},
         node_ns={n.name: n.ns for n in plan.nodes},
         no_sshd=[n.name for n in plan.nodes if not n.sshd],
         applied=list(plan.applied),
     )
-    state.save()
-    try:
-        raw = yaml.safe_load(source.read_text(encoding="utf-8"))
-        _make_network(plan, state, log)
-        _write_files(plan, raw, lab_dir, source, log)
-        services.start_sshds(plan, state, lab_dir, log)
-        if plan.switch_ns is not None:
-            services.start_routeros(plan, state, lab_dir, raw, log)
-    except BaseException as err:
-        state.phase = "failed"
-        state.save()
-        if not keep_on_failure:
-            down(lab_dir)
-        if isinstance(err, LabError):
-            raise
-        if isinstance(err, KeyboardInterrupt):
-            raise
-        raise LabError(f"lab up failed: {type(err).__name__}: {err}") from err
-    state.phase = "up"
+    me = owner.current()
+    state.set_owner(me, host.proc_cmdline(me.pid).strip()[:200])
     state.save()
     return state
 
@@ -126,7 +139,15 @@ def _make_network(plan: LabPlan, state: LabState, log: Log) -> None:
     for ns in plan.namespaces:
         state.namespaces.append(ns)
         state.save()
-        host.run(["ip", "netns", "add", ns])
+        try:
+            host.run(["ip", "netns", "add", ns])
+        except LabError:
+            state.namespaces.remove(ns)  # someone else's: down must leave it alone
+            state.save()
+            raise
+        ns_id = host.netns_id(ns)
+        if ns_id is not None:
+            state.ns_ids[ns] = ns_id
     # New interfaces in the namespaces are born with IPv6 off; the fabric needs it off.
     for ns in plan.namespaces:
         _sysctl(ns, [("net/ipv6/conf/default/disable_ipv6", "1")])
@@ -146,6 +167,11 @@ def _make_network(plan: LabPlan, state: LabState, log: Log) -> None:
         )
     for where, lines in by_ns.items():
         host.ip_batch(where, lines)
+    for name in state.host_links:
+        index = host.link_index(name)
+        if index is not None:
+            state.link_ids[name] = index
+    state.save()
     for w in plan.wires:
         if w.a.ns is None:
             _host_ipv6_off(w.a.name)
@@ -235,15 +261,20 @@ def _write_wrappers(lab_dir: Path, node: NodeLab, python: str, pythonpath: str) 
 # -- down ---------------------------------------------------------------------------------------
 
 
-def down(lab_dir: Path, log: Log = _quiet, *, state: LabState | None = None) -> list[str]:
+def down(
+    lab_dir: Path, log: Log = _quiet, *, state: LabState | None = None, force: bool = False
+) -> list[str]:
     """Remove everything the lab in `lab_dir` made; the problems left (empty: all gone).
 
-    `state`: what `up` returned, for when lab.json itself was lost with the lab dir."""
+    A lab whose owner (the process that built it) still runs is that process's to remove:
+    LabError, unless `force`. `state`: what `up` returned, for when lab.json itself was lost
+    with the lab dir."""
     lab_dir = check_dir(lab_dir)
     state = LabState.load(lab_dir) or state
     if state is None:
         log(f"no lab in {lab_dir}")
         return []
+    _check_owner(lab_dir, state, log, force=force)
     problems: list[str] = []
     pids = dict(state.sshd)
     if state.routeros_pid is not None:
@@ -257,6 +288,10 @@ def down(lab_dir: Path, log: Log = _quiet, *, state: LabState | None = None) -> 
     for ns in state.namespaces:
         if not host.netns_exists(ns):
             continue
+        if not _same(state.ns_ids.get(ns), host.netns_id(ns)):
+            log(f"namespace {ns} is not this lab's any more (same name, another namespace): "
+                "left alone")  # fmt: skip
+            continue
         left = host.kill_all_in(ns)
         if left:
             problems.append(f"processes {left} in {ns} survived SIGKILL")
@@ -264,7 +299,9 @@ def down(lab_dir: Path, log: Log = _quiet, *, state: LabState | None = None) -> 
         if r.returncode != 0 and host.netns_exists(ns):
             problems.append(f"ip netns del {ns}: {r.stderr.strip()}")
     for name in state.host_links:
-        if host.link_exists(name):
+        if host.link_exists(name) and not _same(state.link_ids.get(name), host.link_index(name)):
+            log(f"host link {name} is not this lab's any more (another link): left alone")
+        elif host.link_exists(name):
             r = host.run(["ip", "link", "del", "dev", name], check=False)
             if r.returncode != 0 and host.link_exists(name):
                 problems.append(f"ip link del {name}: {r.stderr.strip()}")
@@ -289,3 +326,24 @@ def down(lab_dir: Path, log: Log = _quiet, *, state: LabState | None = None) -> 
     log(f"removed: {len(state.namespaces)} namespaces, {len(state.host_links)} host links, "
         f"{len(state.sshd)} sshd, {lab_dir}")  # fmt: skip
     return problems
+
+
+def _same(recorded: int | None, now: int | None) -> bool:
+    # Nothing recorded: `up` was cut short between making it and noting it; the name decides.
+    return recorded is None or recorded == now
+
+
+def _check_owner(lab_dir: Path, state: LabState, log: Log, *, force: bool) -> None:
+    built_by = state.owner
+    if built_by is None or built_by == owner.current() or not owner.is_running(built_by):
+        return
+    who = f"running process {built_by.pid}"
+    if state.owner_cmdline:
+        who += f" ({state.owner_cmdline[:120]})"
+    if force:
+        log(f"--force: removing the lab of {who}")
+        return
+    raise LabError(
+        f"the lab in {lab_dir} belongs to {who}, which removes it when it ends: stop that "
+        "process first, or add --force to remove the lab from under it"
+    )

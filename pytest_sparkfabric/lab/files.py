@@ -166,8 +166,11 @@ def derived_cluster(raw: Mapping[str, Any], lab_dir: Path, plan: LabPlan) -> dic
     if isinstance(d.get("switch"), dict) and plan.switch_mgmt is not None:
         # Never the real switch: the lab's switch namespace answers RouterOS REST over HTTP
         # (lab/routeros.py), for the configured user, without a password.
-        sw = {k: v for k, v in d["switch"].items() if k not in ("password_env", "verify_tls")}
-        sw.update(host=str(plan.switch_mgmt.ip), api="rest", api_port=ROUTEROS_PORT)
+        drop = ("password_env", "verify_tls", "ca_file")
+        sw = {k: v for k, v in d["switch"].items() if k not in drop}
+        sw.update(
+            host=str(plan.switch_mgmt.ip), api="rest", api_port=ROUTEROS_PORT, allow_http=True
+        )
         d["switch"] = sw
     return d
 

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from ipaddress import IPv4Interface, IPv4Network
 from pathlib import Path
 
 from pytest_sparkfabric.lab import LabError
 
 NETNS_DIR = Path("/run/netns")
+BUILD_LOCK = Path("/run/sparkfabric-lab.lock")
 
 
 def run(
@@ -89,6 +91,45 @@ def netns_exists(name: str) -> bool:
 
 def link_exists(name: str) -> bool:
     return run(["ip", "link", "show", "dev", name], check=False).returncode == 0
+
+
+def netns_id(name: str) -> int | None:
+    """The namespace's identity: the inode of its nsfs file (`ip netns add` bind-mounts it)."""
+    try:
+        return (NETNS_DIR / name).stat().st_ino
+    except OSError:
+        return None
+
+
+def link_index(name: str) -> int | None:
+    """A host link's identity: its ifindex (never reused while the link exists)."""
+    try:
+        return int(Path(f"/sys/class/net/{name}/ifindex").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def build_lock(timeout_s: float = 120.0) -> Iterator[None]:
+    """One `lab up` at a time on this host between the check that names and the management
+    subnet are free and their creation: two builds (two test runs) never take the same."""
+    fd = os.open(BUILD_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise LabError(
+                        f"another `sparkfabric lab up` held {BUILD_LOCK} for over "
+                        f"{timeout_s:g} s: wait for it, or find it with `fuser {BUILD_LOCK}`"
+                    ) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor releases the lock
 
 
 def ns_pids(ns: str) -> list[int]:

@@ -9,8 +9,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_sparkfabric.lab.owner import Owner
+
 STATE_FILE = "lab.json"
-VERSION = 1
+VERSION = 2
 
 
 @dataclass
@@ -34,7 +36,26 @@ class LabState:
     routeros_pid: int | None = None
     routeros: str = ""
     applied: list[str] = field(default_factory=list)
+    # The process that built the lab (lab/owner.py): while it runs, only it takes the lab down.
+    owner_pid: int | None = None
+    owner_start_ticks: int | None = None
+    owner_boot_id: str = ""
+    owner_cmdline: str = ""
+    # What `up` made, by identity as well as name (namespace inode, host link ifindex): a name
+    # freed and taken again by another lab is left alone.
+    ns_ids: dict[str, int] = field(default_factory=dict)
+    link_ids: dict[str, int] = field(default_factory=dict)
     version: int = VERSION
+
+    @property
+    def owner(self) -> Owner | None:
+        if self.owner_pid is None or self.owner_start_ticks is None:
+            return None
+        return Owner(self.owner_pid, self.owner_start_ticks, self.owner_boot_id)
+
+    def set_owner(self, owner: Owner, cmdline: str) -> None:
+        self.owner_pid, self.owner_start_ticks = owner.pid, owner.start_ticks
+        self.owner_boot_id, self.owner_cmdline = owner.boot_id, cmdline
 
     @property
     def path(self) -> Path:

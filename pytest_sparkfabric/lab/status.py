@@ -6,7 +6,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_sparkfabric.lab import host
+from pytest_sparkfabric.lab import host, owner
 from pytest_sparkfabric.lab.state import LabState
 
 NO_LAB = 3
@@ -53,6 +53,12 @@ def status(lab_dir: Path) -> Status:
         f"lab in {lab_dir}: {state.topology}, {len(state.node_ns)} nodes, {state.phase}, "
         f"from {state.source}"
     )
+    built_by = state.owner
+    if built_by is not None and owner.is_running(built_by):
+        st.lines.append(
+            f"  held by running process {built_by.pid} ({state.owner_cmdline[:80]}): it "
+            "removes the lab when it ends"
+        )
     for node, ns in state.node_ns.items():
         ip = state.mgmt_ips.get(node, "?")
         if not host.netns_exists(ns):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.transport import Background, Job, RunResult, Transport
 
 QUICK_S = 10.0
@@ -22,8 +23,8 @@ SLACK_S = 30.0
 """Deadline beyond a tool's own duration: connection set-up, teardown, a slow node."""
 
 
-def listen_check(port: int) -> str:
-    return f"ss -Hltn 'sport = :{port}'"
+def listen_check(port: int) -> shell.Command:
+    return shell.join(["ss", "-Hltn", f"sport = :{port}"])
 
 
 @dataclass(frozen=True, slots=True)

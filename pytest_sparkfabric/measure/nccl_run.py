@@ -14,10 +14,10 @@ Rank i runs on the i-th node of cluster.yaml (one slot each), which is how log l
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.diagnosis import NcclEvidence
 from pytest_sparkfabric.fabric import result_error
 from pytest_sparkfabric.measure import store
@@ -51,17 +51,22 @@ def launch_node(cluster: Cluster) -> str:
     return cluster.spec.nccl.launch_node or cluster.nodes[0].name
 
 
-def command(cluster: Cluster) -> str:
+def command(cluster: Cluster) -> shell.Command:
+    """The operator's launcher template, every value in it a quoted shell word."""
     spec = cluster.spec.nccl
-    flags = " ".join(
-        spec.env_flag.format(key=k, value=shlex.quote(v)) for k, v in rank_env(cluster).items()
+    flags = shell.words(
+        shell.Words(shell.fill(spec.env_flag, {"key": k, "value": v}))
+        for k, v in rank_env(cluster).items()
     )
-    return spec.launcher.format(
-        ranks=len(cluster.nodes),
-        hosts=",".join(f"{h}:1" for h in hosts(cluster)),
-        env_flags=flags,
-        binary=spec.binary,
-        size=spec.size,
+    return shell.fill(
+        spec.launcher,
+        {
+            "ranks": len(cluster.nodes),
+            "hosts": ",".join(f"{h}:1" for h in hosts(cluster)),
+            "env_flags": flags,
+            "binary": shell.home_path(spec.binary),
+            "size": spec.size,
+        },
     )
 
 

@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.fabric import result_error
 from pytest_sparkfabric.measure import store
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
 from pytest_sparkfabric.measure.soak_math import Sample
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.ethtool import parse_ethtool_stats
+from pytest_sparkfabric.probes.ethtool import build_ethtool_stats, parse_ethtool_stats
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
 from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_client,
@@ -143,7 +144,7 @@ def _run(fabric: Fabric) -> SoakRun:
     clients: dict[str, Background | None] = {}
     try:
         for n in cluster.nodes:
-            cmd = spec.gpu_load.format(duration_s=secs)
+            cmd = shell.fill(spec.gpu_load, {"duration_s": secs})
             job = Job(n.name, cmd, secs + SLACK_S)
             loads[n.name] = _start(fabric, job, out.load_error, n.name)
         for f in flows:
@@ -221,7 +222,7 @@ def _sample(fabric: Fabric, out: SoakRun, now: float) -> str | None:
     cluster = fabric.cluster
     rails = list(cluster.rails)
     nodes = [n.name for n in cluster.nodes]
-    jobs = [Job(r.node, f"ethtool -S {r.netdev}", QUICK_S) for r in rails]
+    jobs = [Job(r.node, build_ethtool_stats(r.netdev), QUICK_S) for r in rails]
     # One ConnectX-7 per box: the hwmon of its first fabric netdev is the NIC's temperature.
     jobs += [
         Job(n.name, build_read_globs([hwmon_glob(n.rails[0].netdev)]), QUICK_S)

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError
 
 _KV = re.compile(r"^\s*(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
@@ -20,6 +21,24 @@ _SPEED = re.compile(r"^(\d{1,9})\s*Mb/s$")
 _NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)|-?inf", re.IGNORECASE)
 _CHANNEL = re.compile(r"\((?:Channel|Chan|Lane)\s*(\d{1,3})\)", re.IGNORECASE)
 _LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(km|m)\s*$")
+
+
+def build_ethtool(netdev: str) -> shell.Command:
+    """Link settings (`ethtool DEV`)."""
+    return shell.join(["ethtool", netdev])
+
+
+def build_ethtool_fec(netdev: str) -> shell.Command:
+    return shell.join(["ethtool", "--show-fec", netdev])
+
+
+def build_ethtool_stats(netdev: str) -> shell.Command:
+    return shell.join(["ethtool", "-S", netdev])
+
+
+def build_ethtool_module(netdev: str) -> shell.Command:
+    """The cable's EEPROM (`ethtool -m DEV`, root)."""
+    return shell.join(["ethtool", "-m", netdev])
 
 
 def _number(text: str) -> float | None:

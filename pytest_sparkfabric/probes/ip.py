@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Interface, IPv6Interface, ip_interface
 from typing import Any, ClassVar
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError
 
 TOOL = "ip -j"
@@ -36,17 +36,17 @@ class IpInterface:
         return "LOWER_UP" in self.flags
 
 
-def build_ip_addr(netdevs: Sequence[str] | None = None) -> str:
+def build_ip_addr(netdevs: Sequence[str] | None = None) -> shell.Command:
     """``ip -j addr show``; with netdevs, one ``ip -j addr show dev X`` per device.
 
     The per-device form prints one JSON array per device; the parser reads them all. A device
     that does not exist prints nothing on stdout, so it is simply absent from the result.
     """
     if netdevs is None:
-        return "ip -j addr show"
+        return shell.join(["ip", "-j", "addr", "show"])
     if not netdevs:
-        return "echo '[]'"
-    return "; ".join(f"ip -j addr show dev {shlex.quote(dev)}" for dev in netdevs)
+        return shell.join(["echo", "[]"])
+    return shell.then(shell.join(["ip", "-j", "addr", "show", "dev", dev]) for dev in netdevs)
 
 
 def _documents(text: str) -> list[object]:

@@ -9,12 +9,12 @@ keeps the last one, which is harmless here because none of them is read.
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import Any, ClassVar
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError
 
 TOOL = "iperf3"
@@ -48,13 +48,15 @@ def _positive(name: str, value: int) -> str:
     return str(value)
 
 
-def build_iperf3_server(*, port: int, one_off: bool = True, bind: IPv4Address | None = None) -> str:
+def build_iperf3_server(
+    *, port: int, one_off: bool = True, bind: IPv4Address | None = None
+) -> shell.Command:
     parts = ["iperf3", "-s", "-p", _positive("port", port)]
     if one_off:
         parts.append("-1")
     if bind is not None:
-        parts += ["-B", shlex.quote(str(IPv4Address(bind)))]
-    return " ".join(parts)
+        parts += ["-B", str(IPv4Address(bind))]
+    return shell.join(parts)
 
 
 def build_iperf3_client(
@@ -64,11 +66,11 @@ def build_iperf3_client(
     duration_s: int,
     port: int,
     bind: IPv4Address | None = None,
-) -> str:
+) -> shell.Command:
     parts = [
         "iperf3",
         "-c",
-        shlex.quote(str(IPv4Address(peer))),
+        str(IPv4Address(peer)),
         "-P",
         _positive("streams", streams),
         "-t",
@@ -78,8 +80,8 @@ def build_iperf3_client(
         "-J",
     ]
     if bind is not None:
-        parts += ["-B", shlex.quote(str(IPv4Address(bind)))]
-    return " ".join(parts)
+        parts += ["-B", str(IPv4Address(bind))]
+    return shell.join(parts)
 
 
 def _obj(value: object) -> Mapping[str, Any]:

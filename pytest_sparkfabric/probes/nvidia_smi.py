@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError
 
 QUERY_FIELDS = ("temperature.gpu", "power.draw", "clocks.sm", "utilization.gpu")
@@ -25,8 +26,10 @@ class GpuSample:
     utilization_pct: float | None
 
 
-def build_gpu_query() -> str:
-    return f"nvidia-smi --query-gpu={','.join(QUERY_FIELDS)} --format=csv,noheader,nounits"
+def build_gpu_query() -> shell.Command:
+    return shell.join(
+        ["nvidia-smi", "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]
+    )
 
 
 def _field(token: str) -> float | str | None:

@@ -10,11 +10,11 @@ x 2^20 x 8. So MB/sec converts to Gb/s as ``x * 2**20 * 8 / 1e9``.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import ClassVar, Literal
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError
 
 TOOL = "ib_write_bw"
@@ -103,7 +103,7 @@ def _base_command(
     parts = [
         "ib_write_bw",
         "-d",
-        shlex.quote(device),
+        device,
         "-F",
         "--report_gbits",
         "-q",
@@ -122,9 +122,9 @@ def _base_command(
 
 def build_ib_write_bw_server(
     device: str, *, qps: int, duration_s: int, port: int, gid_index: int | None = None
-) -> str:
+) -> shell.Command:
     """The server side: the same command as the client without the peer address."""
-    return " ".join(
+    return shell.join(
         _base_command(device, qps=qps, duration_s=duration_s, port=port, gid_index=gid_index)
     )
 
@@ -137,9 +137,9 @@ def build_ib_write_bw_client(
     duration_s: int,
     port: int,
     gid_index: int | None = None,
-) -> str:
+) -> shell.Command:
     parts = _base_command(device, qps=qps, duration_s=duration_s, port=port, gid_index=gid_index)
-    return " ".join([*parts, shlex.quote(str(IPv4Address(peer)))])
+    return shell.join([*parts, str(IPv4Address(peer))])
 
 
 def _first_int(pattern: re.Pattern[str], text: str) -> int | None:

@@ -9,10 +9,11 @@ usually just loses the packets (100% loss). ``-w`` bounds the whole run; ``-W 1`
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import ClassVar, Literal
+
+from pytest_sparkfabric import shell
 
 Verdict = Literal["ok", "local_mtu", "lost", "error"]
 
@@ -50,7 +51,7 @@ def build_ping(
     payload_bytes: int,
     count: int = 3,
     deadline_s: int | None = None,
-) -> str:
+) -> shell.Command:
     """``ping -M do -s N -I IF -c C -W 1 -w D PEER``; the deadline defaults to count + 2 s."""
     if isinstance(payload_bytes, bool) or not 0 <= payload_bytes <= 65507:
         raise ValueError(f"payload_bytes must be within 0..65507, got {payload_bytes!r}")
@@ -59,7 +60,7 @@ def build_ping(
     deadline = count + 2 if deadline_s is None else deadline_s
     if isinstance(deadline, bool) or deadline < 1:
         raise ValueError(f"deadline_s must be >= 1, got {deadline!r}")
-    return " ".join(
+    return shell.join(
         [
             "ping",
             "-M",
@@ -67,14 +68,14 @@ def build_ping(
             "-s",
             str(payload_bytes),
             "-I",
-            shlex.quote(interface),
+            interface,
             "-c",
             str(count),
             "-W",
             "1",
             "-w",
             str(deadline),
-            shlex.quote(str(IPv4Address(peer))),
+            str(IPv4Address(peer)),
         ]
     )
 

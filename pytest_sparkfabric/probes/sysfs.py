@@ -9,10 +9,11 @@ lines continues on the following lines.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import AddressValueError, IPv4Address, IPv6Address
+
+from pytest_sparkfabric import shell
 
 _TAG = "SFREAD"
 _LOOP = (
@@ -28,25 +29,21 @@ def _check(path: str) -> str:
     return path
 
 
-def build_read_files(paths: Sequence[str]) -> str:
+def build_read_files(paths: Sequence[str]) -> shell.Command:
     """A POSIX sh loop that prints one record per path (quoted, never glob-expanded)."""
     if not paths:
-        return "true"
-    return _LOOP.format(paths=" ".join(shlex.quote(_check(p)) for p in paths))
+        return shell.join(["true"])
+    return shell.fill(_LOOP, {"paths": shell.words(_check(p) for p in paths)})
 
 
-def build_read_globs(patterns: Sequence[str]) -> str:
+def build_read_globs(patterns: Sequence[str]) -> shell.Command:
     """Like build_read_files, but ``*`` in a pattern expands (hwmon/*/temp*_input).
 
     A pattern that matches nothing stays literal, so it comes back as one missing record.
     """
     if not patterns:
-        return "true"
-    quoted = (
-        "*".join(shlex.quote(part) if part else "" for part in _check(p).split("*"))
-        for p in patterns
-    )
-    return _LOOP.format(paths=" ".join(quoted))
+        return shell.join(["true"])
+    return shell.fill(_LOOP, {"paths": shell.words(shell.glob(_check(p)) for p in patterns)})
 
 
 def parse_read_files(text: str) -> dict[str, str | None]:

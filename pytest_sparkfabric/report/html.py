@@ -100,3 +100,5 @@ def pytest_html_results_summary(
         f"({escape(', '.join(n.name for n in c.nodes))}), transport {escape(c.spec.transport)}, "
         f"MTU {c.mtu}</p>"
     )
+    for warning in s.warnings:
+        prefix.append(f'<p class="sparkfabric-warning"><strong>{escape(warning)}</strong></p>')

@@ -19,6 +19,7 @@ def suite_properties(config: pytest.Config) -> list[tuple[str, str]]:
         ("sparkfabric_nodes", ",".join(n.name for n in c.nodes)),
         ("sparkfabric_transport", c.spec.transport),
         ("sparkfabric_mtu", str(c.mtu)),
+        *(("sparkfabric_warning", w) for w in s.warnings),
     ]
 
 

@@ -13,6 +13,7 @@ import os
 import ssl
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import defaultdict, deque
 from collections.abc import Callable, Mapping
@@ -27,7 +28,7 @@ from pytest_sparkfabric.transport.recording_files import (
 )
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import SwitchSpec
+    from pytest_sparkfabric.config import Cluster, SwitchSpec
     from pytest_sparkfabric.transport import Transport
 
 TIMEOUT_S = 15.0
@@ -60,11 +61,45 @@ def _detail(raw: bytes) -> str:
     return ""
 
 
+class _Redirected(urllib.error.HTTPError):
+    """A redirect the client refused; `location` is where it pointed (absolute)."""
+
+    def __init__(
+        self, req: urllib.request.Request, code: int, msg: str, hdrs: Any, fp: Any, location: str
+    ) -> None:
+        super().__init__(req.full_url, code, msg, hdrs, fp)
+        self.location = location
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    # urllib copies every header but Content-* into the redirected request, Authorization
+    # included (CPython Lib/urllib/request.py, HTTPRedirectHandler.redirect_request): a switch
+    # answering 302 to another host would hand it the password. No redirect is followed.
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        raise _Redirected(req, code, msg, headers, fp, newurl)
+
+
+def _scheme_host(url: str) -> tuple[str, str]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower()
+
+
 class RestClient:
     """RouterOS REST over HTTPS (HTTP when the port is 80), HTTP Basic auth, a timeout per call.
 
-    RouterOS cuts a REST command after 60 s; reads here are quick, so the default deadline is
-    much shorter."""
+    The password goes only to the configured origin: plain HTTP is refused unless `allow_http`
+    (switch.allow_http), redirects are refused, the environment's proxies are not used, and the
+    certificate is verified (against `ca_file` when given, else the system's store) unless
+    `verify_tls` is false. RouterOS cuts a REST command after 60 s; reads here are quick, so
+    the default deadline is much shorter."""
 
     def __init__(
         self,
@@ -74,6 +109,8 @@ class RestClient:
         *,
         port: int | None = None,
         verify_tls: bool = True,
+        ca_file: Path | None = None,
+        allow_http: bool = False,
         timeout_s: float = TIMEOUT_S,
         scheme: str | None = None,
     ) -> None:
@@ -82,16 +119,36 @@ class RestClient:
         if port is not None and port != {"http": 80, "https": 443}.get(scheme):
             netloc += f":{port}"
         self.base = f"{scheme}://{netloc}/rest"
+        if scheme == "http" and not allow_http:
+            raise SwitchUnreachable(
+                f"{self.base}: refusing to send the switch password over plain HTTP (Basic "
+                "auth is readable by anyone on the path): use HTTPS (the www-ssl service; drop "
+                "switch.api_port or set it to the www-ssl port), or set switch.allow_http: true "
+                "on a management network you trust"
+            )
         self.user = user
         self.timeout_s = timeout_s
         token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
         self._auth = f"Basic {token}"
-        self._ssl: ssl.SSLContext | None = None
+        handlers: list[urllib.request.BaseHandler] = [
+            urllib.request.ProxyHandler({}),
+            _RefuseRedirects(),
+        ]
         if scheme == "https":
-            self._ssl = ssl.create_default_context()
+            context = ssl.create_default_context()
             if not verify_tls:
-                self._ssl.check_hostname = False
-                self._ssl.verify_mode = ssl.CERT_NONE
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+            elif ca_file is not None:
+                try:
+                    context.load_verify_locations(cafile=str(ca_file))
+                except (OSError, ssl.SSLError) as exc:
+                    raise SwitchUnreachable(
+                        f"switch.ca_file {ca_file}: cannot load it as PEM certificates ({exc}): "
+                        "export the certificate authority of the switch's certificate as PEM"
+                    ) from None
+            handlers.append(urllib.request.HTTPSHandler(context=context))
+        self._opener = urllib.request.build_opener(*handlers)
 
     def get(self, path: str) -> Any:
         return self._call("GET", path, None)
@@ -109,9 +166,11 @@ class RestClient:
         request = urllib.request.Request(url, data=data, method=method, headers=headers)
         what = f"{method} {url}"
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s, context=self._ssl) as r:
+            with self._opener.open(request, timeout=self.timeout_s) as r:
                 raw = r.read(MAX_REPLY_BYTES)
         except urllib.error.HTTPError as exc:
+            if 300 <= exc.code < 400:
+                raise SwitchUnreachable(f"{what}: {_redirect(exc, url)}") from None
             detail = _detail(exc.read(65536))
             if exc.code == 401:
                 raise SwitchUnreachable(
@@ -132,11 +191,31 @@ class RestClient:
             raise SwitchError(f"{what}: the reply is not JSON") from None
 
 
+def _redirect(exc: urllib.error.HTTPError, url: str) -> str:
+    location = getattr(exc, "location", None) or (exc.headers and exc.headers.get("Location"))
+    location = urllib.parse.urljoin(url, str(location or "?"))
+    exc.close()
+    head = f"the switch redirected (HTTP {exc.code}) to {location}; not followed"
+    (scheme, host), (to_scheme, to_host) = _scheme_host(url), _scheme_host(location)
+    if (scheme, to_scheme, to_host) == ("http", "https", host):
+        return f"{head}: use HTTPS (drop switch.api_port: 80 and switch.allow_http)"
+    return (
+        f"{head} (the password goes to switch.host only): point switch.host and "
+        "switch.api_port at the REST API itself"
+    )
+
+
 def _reason(reason: object) -> str:
     if isinstance(reason, ssl.SSLCertVerificationError):
         return (
-            f"TLS certificate not verified ({reason.verify_message}): install the switch's "
-            "certificate authority, or set switch.verify_tls: false"
+            f"TLS certificate not verified ({reason.verify_message}): set switch.ca_file to the "
+            "PEM of the certificate authority that signed the switch's certificate (its "
+            "subjectAltName must name switch.host), or set switch.verify_tls: false"
+        )
+    if isinstance(reason, ssl.SSLError):
+        return (
+            f"TLS failed ({reason.reason or reason}): is switch.api_port the www-ssl (HTTPS) "
+            "service?"
         )
     if isinstance(reason, ConnectionRefusedError):
         return "connection refused: enable the www-ssl service (/ip service) or set switch.api_port"
@@ -253,12 +332,51 @@ def _password(spec: SwitchSpec) -> str:
     return value
 
 
-def make_client(spec: SwitchSpec, transport: Transport) -> SwitchClient:
-    """The client that matches the node transport: sim, replay, recording, or the real switch."""
+def ca_file_path(spec: SwitchSpec, base_dir: Path | None) -> Path | None:
+    """switch.ca_file as a path: `~` expanded, relative to the cluster file's folder."""
+    if spec.ca_file is None:
+        return None
+    path = Path(spec.ca_file).expanduser()
+    return path if path.is_absolute() or base_dir is None else base_dir / path
+
+
+def uses_http(spec: SwitchSpec) -> bool:
+    return spec.api == "rest" and spec.api_port == 80
+
+
+def safety_warnings(cluster: Cluster) -> list[str]:
+    """One line per way the switch's password is less protected than by default, for the
+    terminal header, the HTML report and the JSON results (a run over ssh reads the real
+    switch; sim and replay send nothing)."""
+    spec = cluster.spec.switch
+    if spec is None or cluster.topology != "switch" or cluster.spec.transport != "ssh":
+        return []
+    if spec.api != "rest":
+        return []
+    if uses_http(spec):
+        what = "and its password" if spec.password_env else "(no password set) and the replies"
+        return [
+            f"WARNING switch {spec.host}: plain HTTP (switch.allow_http: true): user "
+            f"{spec.user!r} {what} cross the network unencrypted"
+        ]
+    if not spec.verify_tls:
+        return [
+            f"WARNING switch {spec.host}: TLS certificate not checked (switch.verify_tls: "
+            "false): whoever answers at that address gets the password; set switch.ca_file"
+        ]
+    return []
+
+
+def make_client(
+    spec: SwitchSpec, transport: Transport, *, base_dir: Path | None = None
+) -> SwitchClient:
+    """The client that matches the node transport: sim, replay, recording, or the real switch.
+
+    `base_dir`: the cluster file's folder, where a relative switch.ca_file is."""
     from pytest_sparkfabric.transport.record import RecordingTransport, ReplayTransport
 
     if isinstance(transport, RecordingTransport):
-        inner = make_client(spec, transport.inner)
+        inner = make_client(spec, transport.inner, base_dir=base_dir)
         return RecordingClient(inner, transport.directory / RECORD_NAME)
     if isinstance(transport, ReplayTransport):
         return ReplayClient(transport.directory / RECORD_NAME)
@@ -276,4 +394,6 @@ def make_client(spec: SwitchSpec, transport: Transport) -> SwitchClient:
         _password(spec),
         port=spec.api_port,
         verify_tls=spec.verify_tls,
+        ca_file=ca_file_path(spec, base_dir),
+        allow_http=spec.allow_http,
     )

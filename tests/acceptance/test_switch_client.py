@@ -102,7 +102,9 @@ def server() -> Iterator[int]:
 
 
 def _client(port: int, password: str = PASSWORD, timeout_s: float = 5.0) -> RestClient:
-    return RestClient("127.0.0.1", USER, password, port=port, scheme="http", timeout_s=timeout_s)
+    return RestClient(
+        "127.0.0.1", USER, password, port=port, scheme="http", timeout_s=timeout_s, allow_http=True
+    )
 
 
 def test_rest_get_and_post_with_basic_auth(server: int) -> None:
@@ -141,7 +143,7 @@ def test_rest_connection_refused() -> None:
 def test_https_url_and_port() -> None:
     assert RestClient("10.0.0.2", "u", "p").base == "https://10.0.0.2/rest"
     assert RestClient("10.0.0.2", "u", "p", port=8443).base == "https://10.0.0.2:8443/rest"
-    assert RestClient("10.0.0.2", "u", "p", port=80).base == "http://10.0.0.2/rest"
+    assert RestClient("10.0.0.2", "u", "p", port=80, allow_http=True).base == "http://10.0.0.2/rest"
 
 
 def test_read_switch_isolates_a_failing_read(server: int) -> None:

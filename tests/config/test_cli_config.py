@@ -69,19 +69,19 @@ def test_init_errors_exit_2_without_traceback(
     assert "Traceback" not in captured.err
 
 
-def test_check_lists_every_problem_and_exits_1(
+def test_check_lists_every_problem_and_exits_4(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "cluster.yaml"
     path.write_text(
         RING.replace("topology: ring ", "topology: mesh ").replace("mtu: 9000", "mtu: 90")
     )
-    assert run(["check", str(path)]) == 1
+    assert run(["check", str(path)]) == 4
     out = capsys.readouterr().out
     assert out.startswith(f"{path}: 2 problems\n")
     assert "  line 1: topology 'mesh' needs exactly 3 nodes" in out
     assert "  line 2: mtu 90 is too small: it must be at least 576.\n" in out
-    assert run(["check", str(tmp_path / "nope.yaml")]) == 1
+    assert run(["check", str(tmp_path / "nope.yaml")]) == 4
     assert "the file does not exist" in capsys.readouterr().out
 
 

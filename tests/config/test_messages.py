@@ -81,7 +81,7 @@ def test_every_shape_problem_at_once_and_the_duplicate_behind_them() -> None:
           line 14: nodes[1].ports.1[1] 192.168.100.11/24 is already used by nodes[0].ports.0[0].
             Fix: every rail interface needs its own address.
           line 14: nodes[1].ports.1[1].netdev 'enp1s0f1np1-too-long' is too long: at most 15 characters.
-            Fix: a Linux interface name has at most 15 characters and no spaces, '/' or ':'.
+            Fix: use letters, digits, '.', '_' and '-' only, at most 15, not starting with '.' or '-'.
         """  # noqa: E501
     )
 

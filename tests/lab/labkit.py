@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from pytest_sparkfabric.config import Cluster, load_cluster
-from pytest_sparkfabric.lab import host
+from pytest_sparkfabric.lab import LabError, host
 from pytest_sparkfabric.lab.build import down, up
 from pytest_sparkfabric.lab.state import LabState
 from pytest_sparkfabric.probes import sysfs
@@ -134,7 +134,15 @@ def new_lab_dir() -> Path:
 
 def build(path: Path, lab_dir: Path | None = None) -> Lab:
     lab_dir = lab_dir or new_lab_dir()
-    state = up(path, lab_dir, prefix=unique_prefix(), mgmt=free_mgmt())
+    for attempt in range(3):
+        try:
+            state = up(path, lab_dir, prefix=unique_prefix(), mgmt=free_mgmt())
+            break
+        except LabError as err:
+            # Another run took the prefix or the subnet between our pick and our build (up
+            # checks under a host-wide lock, so it noticed): pick again.
+            if attempt == 2 or not str(err).startswith("cannot build the lab:"):
+                raise
     return Lab(lab_dir, state, load_cluster(lab_dir / "cluster.yaml"))
 
 

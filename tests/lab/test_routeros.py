@@ -42,7 +42,7 @@ def endpoint(tmp_path: Path) -> Iterator[int]:
 
 
 def test_the_plugin_reads_the_lab_switch_over_http(endpoint: int) -> None:
-    client = RestClient("127.0.0.1", "sparkfabric", "", port=80)
+    client = RestClient("127.0.0.1", "sparkfabric", "", port=80, allow_http=True)
     client.base = f"http://127.0.0.1:{endpoint}/rest"
     ports = {row["name"]: row for row in client.get("/interface/ethernet")}
     assert {"qsfp56-dd-1-1", "qsfp56-dd-2-1"} <= ports.keys()
@@ -57,7 +57,7 @@ def test_the_plugin_reads_the_lab_switch_over_http(endpoint: int) -> None:
 
 
 def test_only_the_configured_user_gets_in(endpoint: int) -> None:
-    client = RestClient("127.0.0.1", "admin", "", port=80)
+    client = RestClient("127.0.0.1", "admin", "", port=80, allow_http=True)
     client.base = f"http://127.0.0.1:{endpoint}/rest"
     with pytest.raises(SwitchUnreachable, match="authentication failed"):
         client.get("/system/resource")
@@ -68,3 +68,4 @@ def test_examples_switch_section_is_rewritten(tmp_path: Path) -> None:
     plan = build_plan(load_cluster(EXAMPLES / "switch-4.yaml"), prefix="sf-", mgmt=MGMT)
     sw = files.derived_cluster(raw, tmp_path, plan)["switch"]
     assert sw["host"] == "198.18.0.2" and sw["api_port"] == 80 and "password_env" not in sw
+    assert sw["allow_http"] is True  # the lab switch answers HTTP only, with no password

@@ -1,0 +1,146 @@
+"""Remote shell text, built in one place: every value is one quoted shell word.
+
+A node runs each command of the suite with `sh -c`. Commands are built here from argv lists
+(`join`, shlex.join's quoting), so no value, whatever it holds, becomes shell syntax. Unquoted
+shell text comes from two places only: constant scripts written in this package, and the
+operator's own templates in cluster.yaml (`nccl.launcher`, `nccl.env_flag`, `soak.gpu_load`).
+Both are filled by `fill`, which puts each value in as quoted words. Two expansions the node
+must do stay unquoted on purpose: `~/` at the start of a home path and `*` in a glob pattern;
+the rest of such a word is quoted all the same.
+"""
+
+from __future__ import annotations
+
+import shlex
+import string
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal, NewType
+
+Command = NewType("Command", str)
+"""Shell text built by this module."""
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """Shell words already rendered by this module; put in as they are."""
+
+    text: str
+
+
+Arg = str | int | Words
+
+
+def quote(value: str | int) -> str:
+    """One shell word that the node's shell reads back as exactly `value`."""
+    return shlex.quote(str(value))
+
+
+def _word(arg: Arg) -> str:
+    return arg.text if isinstance(arg, Words) else quote(arg)
+
+
+def join(argv: Iterable[Arg]) -> Command:
+    """The command line that runs `argv` as it is: one word per element."""
+    words = [_word(a) for a in argv]
+    if not words:
+        raise ValueError("an empty command")
+    return Command(" ".join(words))
+
+
+def then(commands: Iterable[Command]) -> Command:
+    """Commands run one after the other (`a; b`), whatever each one's status."""
+    return Command("; ".join(commands))
+
+
+def home_path(path: str) -> Words:
+    """A path that may start with `~/` (the login user's home, expanded by the node's shell)."""
+    if path.startswith("~/"):
+        rest = path[2:]
+        return Words("~/" + quote(rest) if rest else "~/")
+    return Words(quote(path))
+
+
+def glob(pattern: str) -> Words:
+    """A path pattern whose `*` expands on the node; everything else in it is literal."""
+    return Words("*".join(quote(part) if part else "" for part in pattern.split("*")))
+
+
+def words(items: Iterable[Arg]) -> Words:
+    """Several words in a row, e.g. the list a `for` loop runs over."""
+    return Words(" ".join(_word(a) for a in items))
+
+
+def fill(template: str, values: Mapping[str, Arg]) -> Command:
+    """`template` (shell text) with each `{name}` replaced by `values[name]` as quoted words.
+
+    `{{` and `}}` stand for literal braces. A placeholder takes no format spec, conversion,
+    index or attribute: `holes` (and cluster.yaml's validation) rejects those first."""
+    out: list[str] = []
+    for literal, name, spec, conversion in string.Formatter().parse(template):
+        out.append(literal)
+        if name is None:
+            continue
+        if spec or conversion or name not in values:
+            raise ValueError(f"template placeholder {{{name}}} cannot be filled in: {template!r}")
+        out.append(_word(values[name]))
+    return Command("".join(out))
+
+
+Context = Literal["word", "single-quoted", "double-quoted", "escaped", "comment"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hole:
+    """One placeholder of a template: its name, where it stands, and whether it takes a format
+    spec, conversion, index or attribute (which `fill` does not do)."""
+
+    name: str
+    context: Context
+    plain: bool
+
+
+def holes(template: str) -> list[Hole]:
+    """Every placeholder of a shell template with the quoting context it stands in.
+
+    Only a placeholder in `word` context can be filled with a quoted word: inside quotes,
+    after a backslash or in a comment, the quotes `fill` adds would be read differently
+    (POSIX sh, XCU 2.2 Quoting and 2.3 Token Recognition). Raises ValueError on a template
+    string.Formatter cannot read."""
+    state: Context = "word"
+    at_word_start = True
+    out: list[Hole] = []
+    for literal, name, spec, conversion in string.Formatter().parse(template):
+        escaped = False
+        for c in literal:
+            if escaped:
+                escaped, at_word_start = False, False
+                continue
+            if state == "comment":
+                if c == "\n":
+                    state, at_word_start = "word", True
+            elif state == "single-quoted":
+                if c == "'":
+                    state = "word"
+            elif state == "double-quoted":
+                if c == "\\":
+                    escaped = True
+                elif c == '"':
+                    state = "word"
+            elif c == "\\":
+                escaped = True
+            elif c == "'":
+                state, at_word_start = "single-quoted", False
+            elif c == '"':
+                state, at_word_start = "double-quoted", False
+            elif c == "#" and at_word_start:
+                state = "comment"
+            else:
+                at_word_start = c in " \t\n;&|()<>"
+        if name is None:
+            continue
+        context: Context = "escaped" if escaped else state
+        base = name.split(".")[0].split("[")[0]
+        out.append(Hole(base, context, plain=name == base and not spec and not conversion))
+        at_word_start = False
+    return out

@@ -1,0 +1,179 @@
+"""Labs side by side: each is its builder's while the builder runs, `down` removes only its own
+lab (or a stale one), and two builds at once never take the same names or subnet."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from pytest_sparkfabric.lab import LabError, build, host, owner
+from pytest_sparkfabric.lab.state import LabState
+from pytest_sparkfabric.lab.status import status
+from tests.lab import labkit
+
+pytestmark = labkit.lab_marks()
+CLI = [sys.executable, "-m", "pytest_sparkfabric.cli_lab"]
+DIRECT = labkit.EXAMPLES / "direct-2.yaml"
+
+# Another run's lab: built by another process that holds it until its stdin closes.
+HOLDER = """
+import sys
+from ipaddress import IPv4Network
+from pathlib import Path
+from pytest_sparkfabric.lab import build
+path, lab_dir, prefix, mgmt = sys.argv[1:]
+build.up(Path(path), Path(lab_dir), prefix=prefix, mgmt=IPv4Network(mgmt))
+print("up", flush=True)
+sys.stdin.read()
+print("down", build.down(Path(lab_dir)), flush=True)
+"""
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def _intact(lab_dir: Path, state: LabState) -> None:
+    assert all(host.netns_exists(ns) for ns in state.namespaces)
+    assert all(host.link_exists(name) for name in state.host_links)
+    st = status(lab_dir)
+    assert st.rc == 0, st.lines
+
+
+def _gone(lab_dir: Path, state: LabState) -> None:
+    assert not any(host.netns_exists(ns) for ns in state.namespaces)
+    assert not any(host.link_exists(name) for name in state.host_links)
+    assert not lab_dir.exists()
+
+
+@contextmanager
+def _removed_at_the_end(*dirs: Path) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for d in dirs:
+            if (d / "lab.json").exists():
+                build.down(d, force=True)
+            if d.parent.parent == labkit.LAB_ROOT and d.parent.exists() and not d.exists():
+                d.parent.rmdir()
+
+
+def test_down_of_one_lab_leaves_the_one_beside_it() -> None:
+    a = labkit.build(DIRECT)
+    with labkit.lab_of(DIRECT) as b:
+        try:
+            assert a.state.prefix != b.state.prefix and a.dir != b.dir
+            assert not set(a.state.namespaces) & set(b.state.namespaces)
+            assert a.state.mgmt != b.state.mgmt
+            _intact(a.dir, a.state)
+            _intact(b.dir, b.state)
+        finally:
+            assert labkit.take_down(a) == []
+        _gone(a.dir, a.state)
+        _intact(b.dir, b.state)
+
+
+def test_a_live_foreign_lab_is_refused_and_force_removes_it() -> None:
+    lab_dir = labkit.new_lab_dir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(DIRECT), str(lab_dir), labkit.unique_prefix(),
+         str(labkit.free_mgmt())],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=labkit.REPO,
+    )  # fmt: skip
+    assert holder.stdin is not None and holder.stdout is not None
+    with _removed_at_the_end(lab_dir):
+        try:
+            line = holder.stdout.readline()
+            assert line == "up\n", holder.stderr.read() if holder.stderr else line
+            state = LabState.load(lab_dir)
+            assert state is not None and state.owner_pid == holder.pid
+            refusal = (
+                f"the lab in {lab_dir} belongs to running process {holder.pid} "
+                f"({state.owner_cmdline[:120]}), which removes it when it ends: stop that "
+                "process first, or add --force to remove the lab from under it"
+            )
+            with pytest.raises(LabError) as err:
+                build.down(lab_dir)
+            assert str(err.value) == refusal
+            down = cli("down", "--dir", str(lab_dir))
+            assert down.returncode == 1
+            assert down.stderr == f"sparkfabric lab: {refusal}\n"
+            assert f"held by running process {holder.pid}" in "\n".join(status(lab_dir).lines)
+            _intact(lab_dir, state)
+            forced = cli("down", "--dir", str(lab_dir), "--force")
+            assert forced.returncode == 0, forced.stderr
+            assert f"--force: removing the lab of running process {holder.pid}" in forced.stdout
+            _gone(lab_dir, state)
+            out, _ = holder.communicate("", timeout=60)
+            assert out == "down []\n" and holder.returncode == 0
+        finally:
+            if holder.poll() is None:
+                holder.kill()
+                holder.wait()
+
+
+def test_a_stale_lab_is_removed() -> None:
+    """Its builder ended (a test run killed with SIGKILL): the next `down` takes it away."""
+    lab = labkit.build(DIRECT)
+    with _removed_at_the_end(lab.dir):
+        sleeper = subprocess.Popen(["sleep", "60"])
+        dead = owner.of(sleeper.pid)
+        sleeper.kill()
+        sleeper.wait()
+        assert dead is not None and not owner.is_running(dead)
+        lab.state.set_owner(dead, "sleep 60")
+        lab.state.save()
+        assert "held by" not in "\n".join(status(lab.dir).lines)
+        down = cli("down", "--dir", str(lab.dir))
+        assert down.returncode == 0, down.stderr
+        _gone(lab.dir, lab.state)
+
+
+def test_a_stale_lab_never_removes_what_another_lab_now_holds(tmp_path: Path) -> None:
+    """A stale lab.json names namespaces and links that another lab made again since."""
+    with labkit.lab_of(DIRECT) as live:
+        stale = tmp_path / "stale"
+        stale.mkdir()
+        ghost = LabState(
+            lab_dir=str(stale),
+            made_dir=True,
+            namespaces=list(live.state.namespaces),
+            host_links=list(live.state.host_links),
+            ns_ids={ns: 1 for ns in live.state.namespaces},
+            link_ids={name: 1 for name in live.state.host_links},
+        )
+        ghost.save()
+        assert build.down(stale) == []
+        assert not stale.exists()
+        _intact(live.dir, live.state)
+
+
+def test_two_builds_at_once_never_share_a_subnet() -> None:
+    """Both ask for one management subnet at the same moment: one gets it, the other is told."""
+    dirs = [labkit.new_lab_dir(), labkit.new_lab_dir()]
+    mgmt = str(labkit.free_mgmt())
+    with _removed_at_the_end(*dirs):
+        argvs = [
+            [*CLI, "up", str(DIRECT), "--dir", str(d), "--prefix", labkit.unique_prefix(),
+             "--mgmt", mgmt]
+            for d in dirs
+        ]  # fmt: skip
+        procs = [
+            subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for argv in argvs
+        ]
+        results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+        rcs = sorted(rc for rc, _, _ in results)
+        assert rcs == [0, 1], results
+        winner = dirs[[rc for rc, _, _ in results].index(0)]
+        loser_err = next(err for rc, _, err in results if rc == 1)
+        assert f"management subnet {mgmt} is in use on the host" in loser_err
+        state = LabState.load(winner)
+        assert state is not None
+        _intact(winner, state)

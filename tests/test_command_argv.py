@@ -1,0 +1,403 @@
+"""Every command the suite sends, read by the simulator's shell, runs exactly the intended argv.
+
+The suite's measurement phases run against a transport that sends nothing anywhere: it hands
+each command's text to the simulator's own POSIX sh (pytest_sparkfabric/sim/sh) and records the
+argv of every program that shell starts. Each argv must have one of the shapes the tools are
+meant to get (the table in `shapes`), with every name from cluster.yaml as one whole element;
+the NCCL launcher and the GPU load are compared with what Python's shlex makes of the operator's
+template, each placeholder standing for its value. Values are generated with shell
+metacharacters wherever validation lets them through (environment values, NCCL_CONF_FILE).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import string
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_sparkfabric import argrules, cable
+from pytest_sparkfabric.config import Cluster, ConfigError, parse_cluster
+from pytest_sparkfabric.fabric import Fabric
+from pytest_sparkfabric.measure import nccl_run, rdma, soak, tcp
+from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS
+from pytest_sparkfabric.transport.base import Job, RunResult, Transport, VirtualClock
+from tests.shellrun import HOME, Argv, started
+
+# -- a transport that only reads the commands --------------------------------------------------
+
+
+class _Done:
+    def __init__(self, job: Job, result: RunResult) -> None:
+        self.job = job
+        self._result = result
+
+    def done(self) -> bool:
+        return False  # a server runs until stopped: the flows poll for it as they would
+
+    def wait(self) -> RunResult:
+        return self._result
+
+    def stop(self) -> RunResult:
+        return self._result
+
+
+class ArgvTransport(Transport):
+    def __init__(self) -> None:
+        self.clock = VirtualClock()
+        self.sent: list[tuple[Job, list[Argv]]] = []
+        self._lock = threading.Lock()
+
+    def run(self, job: Job) -> RunResult:
+        outcome, argvs = started(job.command)
+        assert "Syntax error" not in outcome.stderr, (job.command, outcome.stderr)
+        with self._lock:
+            self.sent.append((job, argvs))
+        return RunResult(job.node, job.command, outcome.rc, outcome.stdout, "", 0.01)
+
+    def start(self, job: Job) -> _Done:
+        return _Done(job, self.run(job))
+
+
+def every_command(cluster: Cluster) -> list[tuple[Job, list[Argv]]]:
+    """Run every measurement phase of the suite; what each job's text starts."""
+    t = ArgvTransport()
+    fabric = Fabric(cluster, t)
+    for node in cluster.nodes:
+        fabric.facts(node.name)
+        fabric.nccl_env(node.name)
+    for rail in cluster.rails:
+        fabric.ethtool(rail)
+        fabric.fec(rail)
+    for link in fabric.plan.directed:
+        fabric.ping(link)
+        fabric.small_ping(link)
+    cable.modules(fabric)
+    rdma.pair_runs(fabric)
+    tcp.runs(fabric)
+    soak.run(fabric)
+    nccl_run.run(fabric)
+    return t.sent
+
+
+# -- what each tool is meant to get --------------------------------------------------------------
+
+NUM = re.compile(r"\d+")
+Element = str | frozenset[str] | re.Pattern[str]
+
+
+def _alternatives(names: Iterable[str]) -> str:
+    return "(?:" + "|".join(re.escape(n) for n in sorted(names)) + ")"
+
+
+def shapes(cluster: Cluster) -> list[tuple[Element, ...]]:
+    rails = cluster.rails
+    nd = frozenset(r.netdev for r in rails)
+    rd = frozenset(r.rdma for r in rails)
+    addr = frozenset(str(r.address.ip) for r in rails)
+    nds, rds = _alternatives(nd), _alternatives(rd)
+    sysfs = re.compile(
+        "|".join(
+            [
+                rf"/proc/sys/net/ipv4/conf/(?:all|{nds})/(?:arp_ignore|arp_announce|rp_filter)",
+                rf"/proc/sys/net/ipv6/conf/{nds}/disable_ipv6",
+                rf"/sys/class/infiniband/{rds}/ports/1/"
+                r"(?:state|phys_state|gids/\d+|gid_attrs/(?:types|ndevs)/\d+)",
+                r"/sys/bus/pci/devices/[0-9a-f:.]+/(?:current|max)_link_(?:speed|width)",
+                rf"/sys/class/net/{nds}/device/hwmon/hwmon\*/temp\*_input",
+            ]
+        )
+    )
+    bw = ("-F", "--report_gbits", "-q", NUM, "-D", NUM, "-p", NUM)
+    out: list[tuple[Element, ...]] = [
+        ("ip", "-j", "addr", "show"),
+        ("ethtool", nd),
+        ("ethtool", "--show-fec", nd),
+        ("ethtool", "-S", nd),
+        ("ethtool", "-m", nd),
+        ("ping", "-M", "do", "-s", NUM, "-I", nd, "-c", NUM, "-W", NUM, "-w", NUM, addr),
+        ("ib_write_bw", "-d", rd, *bw),
+        ("ib_write_bw", "-d", rd, *bw, addr),
+        ("iperf3", "-s", "-p", NUM, "-1", "-B", addr),
+        ("iperf3", "-c", addr, "-P", NUM, "-t", NUM, "-p", NUM, "-J", "-B", addr),
+        ("ss", "-Hltn", re.compile(r"sport = :\d+")),
+        (
+            "nvidia-smi",
+            "--query-gpu=" + ",".join(QUERY_FIELDS),
+            "--format=csv,noheader,nounits",
+        ),
+        ("cat", "--", sysfs),
+        ("cat", f"{HOME}/.nccl.conf"),
+        ("cat", "/etc/nccl.conf"),
+        tuple(launch_argv(cluster)),
+        tuple(gpu_load_argv(cluster)),
+    ]
+    conf_file = cluster.spec.nccl.env.get("NCCL_CONF_FILE")
+    if conf_file:
+        out.append(("cat", "--", conf_file))
+    return out
+
+
+def _fits(argv: Argv, shape: Sequence[Element]) -> bool:
+    if len(argv) != len(shape):
+        return False
+    for arg, want in zip(argv, shape, strict=True):
+        if isinstance(want, str):
+            ok = arg == want
+        elif isinstance(want, frozenset):
+            ok = arg in want
+        else:
+            ok = want.fullmatch(arg) is not None
+        if not ok:
+            return False
+    return True
+
+
+def template_argv(template: str, values: Mapping[str, str | list[str]]) -> list[str]:
+    """What POSIX sh word splitting (Python's shlex) makes of a template whose placeholders
+    stand for `values`: a list stands for that many words, a text for part of one word."""
+    marks = {name: f"\0{i}\0" for i, name in enumerate(values)}
+    text = "".join(
+        literal + (marks[name] if name is not None else "")
+        for literal, name, _, _ in string.Formatter().parse(template)
+    )
+    out: list[str] = []
+    for word in shlex.split(text):
+        many = [n for n, v in values.items() if isinstance(v, list) and word == marks[n]]
+        if many:
+            words = values[many[0]]
+            assert isinstance(words, list)
+            out += words
+            continue
+        for name, value in values.items():
+            if isinstance(value, str):
+                word = word.replace(marks[name], value)
+        out.append(word)
+    return out
+
+
+def launch_argv(cluster: Cluster) -> list[str]:
+    spec = cluster.spec.nccl
+    env = {**spec.env, "NCCL_DEBUG": "INFO"}
+    flags = [
+        w for k, v in env.items() for w in template_argv(spec.env_flag, {"key": k, "value": v})
+    ]
+    if cluster.topology in ("direct", "switch"):
+        hosts = [str(n.rails_of(n.ports[0])[0].address.ip) for n in cluster.nodes]
+    else:
+        hosts = [n.ssh.host if n.ssh else n.name for n in cluster.nodes]
+    binary = spec.binary
+    binary = HOME + binary[1:] if binary.startswith("~/") else binary
+    return template_argv(
+        spec.launcher,
+        {
+            "ranks": str(len(cluster.nodes)),
+            "hosts": ",".join(f"{h}:1" for h in hosts),
+            "env_flags": flags,
+            "binary": [binary],
+            "size": spec.size,
+        },
+    )
+
+
+def gpu_load_argv(cluster: Cluster) -> list[str]:
+    secs = max(1, int(-(-cluster.spec.soak.duration_s // 1)))
+    return template_argv(cluster.spec.soak.gpu_load, {"duration_s": str(secs)})
+
+
+def assert_intended(cluster: Cluster) -> None:
+    sent = every_command(cluster)
+    allowed = shapes(cluster)
+    for job, argvs in sent:
+        assert argvs, f"{job.command!r} started nothing"
+        for argv in argvs:
+            assert any(_fits(argv, s) for s in allowed), (
+                f"{job.node}: {job.command!r} ran {argv!r}, which is not an intended command"
+            )
+    seen = {argv for _, argvs in sent for argv in argvs}
+    # Not vacuous: the commands that carry cluster.yaml's values were all among them.
+    assert tuple(launch_argv(cluster)) in seen
+    assert tuple(gpu_load_argv(cluster)) in seen
+    for rail in cluster.rails:
+        assert ("ethtool", "-S", rail.netdev) in seen
+        assert any(a[:3] == ("ib_write_bw", "-d", rail.rdma) for a in seen)
+    tools = {argv[0] for argv in seen}
+    assert {"ip", "ethtool", "ping", "ib_write_bw", "iperf3", "ss", "nvidia-smi", "cat"} <= tools
+
+
+# -- generated clusters --------------------------------------------------------------------------
+
+# Every character a shell treats specially, and some that are merely unusual.
+METACHARACTERS = " \t\n;&|<>()$`\\\"'*?[]#~=%!{},:^@+-./"
+env_values = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(METACHARACTERS),
+        st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"), exclude_characters="\0"),
+    ),
+    max_size=24,
+)
+
+
+def _names(rule: argrules.NameRule, max_size: int) -> st.SearchStrategy[str]:
+    pattern = rule.pattern.replace(f"{{0,{rule.max_length - 1}}}", f"{{0,{max_size}}}")
+    return st.from_regex(re.compile(pattern, re.ASCII), fullmatch=True)
+
+
+hosts = st.one_of(
+    st.ip_addresses(v=4).map(str),
+    st.ip_addresses(v=6).map(str),
+    st.tuples(st.ip_addresses(v=6), _names(argrules.NETDEV, 6)).map(lambda t: f"{t[0]}%{t[1]}"),
+    _names(argrules.NETDEV, 20),
+)
+env_keys = st.from_regex(re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,12}", re.ASCII), fullmatch=True)
+LAUNCHERS = (
+    "mpirun --allow-run-as-root -np {ranks} -H {hosts} {env_flags} "
+    "{binary} -b {size} -e {size} -f 2 -g 1",
+    "mpirun -np {ranks} --host {hosts} --map-by 'ppr:1:node' {env_flags} {binary} -b {size}",
+    'env OMPI_MCA_plm_rsh_args="-o BatchMode=yes" mpirun -H {hosts} -n {ranks} '
+    "{env_flags} {binary} -g 1 -b {size} -e {size}",
+)
+ENV_FLAGS = ("-x {key}={value}", "--env {key}={value}", "-x {key}={value} --mca x 'y z'")
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> Cluster:
+    topology = draw(st.sampled_from(["direct", "ring"]))
+    n = 2 if topology == "direct" else 4
+    per_node = 2 if topology == "direct" else 4
+    netdevs = draw(st.lists(_names(argrules.NETDEV, 14), min_size=n * per_node, unique=True))
+    rdmas = draw(st.lists(_names(argrules.RDMA, 20), min_size=n * per_node, unique=True))
+    ssh_hosts = draw(st.lists(hosts, min_size=n, max_size=n, unique=True))
+    env = draw(st.dictionaries(env_keys, env_values, max_size=4))
+    if draw(st.booleans()):
+        env["NCCL_CONF_FILE"] = draw(env_values.filter(bool))
+    binary = draw(
+        st.from_regex(re.compile(r"(?:~/)?[A-Za-z0-9_./+][A-Za-z0-9_./+-]{0,12}"), fullmatch=True)
+    )
+    nodes = []
+    for i in range(n):
+        if topology == "direct":
+            subnets = {1: (100, 101)}
+        else:
+            out, back = 2 * i, 2 * ((i - 1) % n)
+            subnets = {0: (100 + out, 101 + out), 1: (100 + back, 101 + back)}
+        k = 0
+        ports: dict[int, list[dict[str, str]]] = {}
+        for port, nets in subnets.items():
+            ports[port] = []
+            for net in nets:
+                idx = i * per_node + k
+                k += 1
+                ports[port].append(
+                    {
+                        "address": f"192.168.{net}.{11 + i}/24",
+                        "netdev": netdevs[idx],
+                        "rdma": rdmas[idx],
+                    }
+                )
+        nodes.append({"name": f"spark-{i + 1}", "ssh": {"host": ssh_hosts[i]}, "ports": ports})
+    data: dict[str, Any] = {
+        "topology": topology,
+        "transport": "sim",
+        "nodes": nodes,
+        "nccl": {
+            "env": env,
+            "binary": binary,
+            "size": draw(st.from_regex(r"[1-9][0-9]{0,3}[KMG]?", fullmatch=True)),
+            "launcher": draw(st.sampled_from(LAUNCHERS)),
+            "env_flag": draw(st.sampled_from(ENV_FLAGS)),
+        },
+        "soak": {"duration_s": 20, "interval_s": 10},
+        "bandwidth": {"duration_s": 2},
+    }
+    return parse_cluster(yaml.safe_dump(data, sort_keys=False), source="generated")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_every_command_runs_exactly_the_intended_argv(cluster: Cluster) -> None:
+    assert_intended(cluster)
+
+
+# -- the reported injections ---------------------------------------------------------------------
+
+RING_NODE = """\
+  - name: spark-{i}
+    ssh: {{host: {host}}}
+    ports:
+      0: [192.168.{a}.1{i}/24, 192.168.{b}.1{i}/24]
+      1: [192.168.{c}.1{i}/24, 192.168.{d}.1{i}/24]
+"""
+
+
+def _ring(host3: str = "10.0.0.13", netdev: str = "enp1s0f0np0", env: str = "{}") -> str:
+    nodes = ""
+    for i in range(1, 5):
+        out, back = 2 * (i - 1), 2 * ((i - 2) % 4)
+        host = host3 if i == 3 else f"10.0.0.1{i}"
+        nodes += RING_NODE.format(
+            i=i, host=host, a=100 + out, b=101 + out, c=100 + back, d=101 + back
+        )
+    nodes = nodes.replace(
+        "0: [192.168.100.11/24,", f"0: [{{address: 192.168.100.11/24, netdev: '{netdev}'}},", 1
+    )
+    return f"topology: ring\ntransport: sim\nnodes:\n{nodes}nccl:\n  env: {env}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "expected"),
+    [
+        (
+            _ring(netdev="x;id>f"),
+            "line 7: nodes[0].ports.0[0].netdev 'x;id>f' is not a Linux interface name: "
+            "it holds ';', '>'.",
+            "    Fix: use letters, digits, '.', '_' and '-' only, at most 15, not starting "
+            "with '.' or '-', e.g. enp1s0f1np1.",
+        ),
+        (
+            _ring(env="{'A;cmd;B=1': x}"),
+            "line 25: nccl.env.A;cmd;B=1 is not an environment variable name: it holds ';', '='.",
+            "    Fix: a name holds letters, digits and '_' only and does not start with a digit, "
+            "e.g. NCCL_IB_HCA.",
+        ),
+        (
+            _ring(host3="'h3;touch${IFS}f;#'"),
+            "line 15: nodes[2].ssh.host 'h3;touch${IFS}f;#' is not a host name, an IP address "
+            "or an ssh_config alias: it holds '#', '$', ';', '{', '}'.",
+            "    Fix: write the address (10.0.0.11, fe80::1%eth0), the host name or a Host alias "
+            "of your ssh_config: letters, digits, '.', '_' and '-', not starting with '-'.",
+        ),
+    ],
+    ids=["netdev", "env-key", "ring-host"],
+)
+def test_the_reported_injections_are_rejected(text: str, line: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_cluster(text)
+    assert str(info.value) == f"cluster.yaml: 1 problem\n  {line}\n{expected}"
+
+
+def test_an_env_value_reaches_the_launcher_as_one_literal_argument() -> None:
+    cluster = parse_cluster(_ring(env="{NCCL_IB_HCA: 'a b;c$(d)', NCCL_CONF_FILE: '-n x;$(id)'}"))
+    sent = every_command(cluster)
+    launches = [a for _, argvs in sent for a in argvs if a[0] == "mpirun"]
+    assert len(launches) == 1
+    argv = launches[0]
+    assert argv[argv.index("NCCL_IB_HCA=a b;c$(d)") - 1] == "-x"
+    assert ("cat", "--", "-n x;$(id)") in {a for _, argvs in sent for a in argvs}
+    ran = {a[0] for _, argvs in sent for a in argvs}
+    assert not ran & {"d", "id", "touch"}, ran
+    assert_intended(cluster)
+
+
+def test_a_home_relative_binary_still_expands_on_the_launch_node() -> None:
+    text = _ring().replace("nccl:\n", "nccl:\n  binary: ~/nccl-tests/build/all_reduce_perf\n")
+    argv = launch_argv(parse_cluster(text))
+    assert f"{HOME}/nccl-tests/build/all_reduce_perf" in argv
+    assert_intended(parse_cluster(text))
