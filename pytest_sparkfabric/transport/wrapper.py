@@ -19,8 +19,8 @@ exit status (so a connection lost mid-command is told from a command that exited
 from __future__ import annotations
 
 import re
-import shlex
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.transport.base import Job
 
 START_MARK = "@@sparkfabric-start"
@@ -42,7 +42,7 @@ def supervisor(job: Job, *, grace_s: int = GRACE_S) -> str:
     drain = f"{_LEFT}while left; do sleep 0.1; done"
     return (
         f"echo {START_MARK} >&2; exec 3<&0 </dev/null; "
-        f"timeout -k {grace_s} {seconds(job.timeout_s)} sh -c {shlex.quote(job.command)} 3<&- & "
+        f"timeout -k {grace_s} {seconds(job.timeout_s)} sh -c {shell.quote(job.command)} 3<&- & "
         "g=$!; "
         # The watcher: the channel's end of file ends the group (ESRCH: not yet its own group).
         "{ read -r _ <&3; kill -TERM -$g 2>/dev/null || kill -TERM $g 2>/dev/null; } & w=$!; "
@@ -52,7 +52,7 @@ def supervisor(job: Job, *, grace_s: int = GRACE_S) -> str:
         "while :; do wait $g; rc=$?; kill -0 $g 2>/dev/null || break; done; "
         "kill $w 2>/dev/null; "
         "if kill -TERM -$g 2>/dev/null; then "
-        f"G=$g timeout {grace_s} sh -c {shlex.quote(drain)}; "
+        f"G=$g timeout {grace_s} sh -c {shell.quote(drain)}; "
         "kill -KILL -$g 2>/dev/null; fi; "
         f"echo {_END_MARK}$rc >&2; exit $rc"
     )
@@ -71,7 +71,7 @@ _LEFT = (
 def remote_command(job: Job, *, as_root: bool, grace_s: int = GRACE_S) -> str:
     """What ssh asks the node's login shell to run: sh (whatever the login shell is), under
     `sudo -n` where the job needs root and the ssh user is not root."""
-    program = shlex.quote(supervisor(job, grace_s=grace_s))
+    program = shell.quote(supervisor(job, grace_s=grace_s))
     if job.sudo and not as_root:
         return f"sudo -n sh -c {program}"
     return f"exec sh -c {program}"
