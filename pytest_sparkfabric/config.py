@@ -26,6 +26,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from pytest_sparkfabric import argrules, spark
+from pytest_sparkfabric.small_file import NotASmallFile, read_small_text
 from pytest_sparkfabric.thresholds import KNOWN as KNOWN_THRESHOLDS
 from pytest_sparkfabric.yamlsrc import (
     Hint,
@@ -440,6 +441,13 @@ class ClusterSpec(_Model):
     ssh_config: str | None = Field(
         default=None, description="An ssh_config file to use instead of ~/.ssh/config."
     )
+    output_cap_mib: int = Field(
+        default=16,
+        ge=1,
+        le=1024,
+        description="Most output kept per command and stream (stdout, stderr), in MiB, in memory "
+        "and in recordings: beyond it the middle is dropped and a marker says how much.",
+    )
     arp_sysctls: bool = Field(
         default=False,
         description="true when fabric interfaces of one node share a subnet on purpose and every "
@@ -712,14 +720,12 @@ def load_cluster(path: str | Path) -> Cluster:
     """Read and validate a cluster file; raise ConfigError listing every problem."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_small_text(p)
+    except NotASmallFile as exc:
+        raise ConfigError(str(p), [Problem((), None, exc.what, exc.fix)]) from None
     except FileNotFoundError:
         raise ConfigError(
             str(p), [Problem((), None, "the file does not exist", "check the path")]
-        ) from None
-    except IsADirectoryError:
-        raise ConfigError(
-            str(p), [Problem((), None, "the path is a directory, not a file", "name the file")]
         ) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(

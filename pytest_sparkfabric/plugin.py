@@ -90,17 +90,14 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"{where}: replay_dir {replay} is not a folder.\n"
                 "    Fix: point it at a recording made with --sparkfabric-record DIR"
             )
+        _check_recording(replay)
     _refuse_xdist_spreading(config)
     from pytest_sparkfabric import fixtures
     from pytest_sparkfabric.session import SparkSession
 
     record = config.getoption("sparkfabric_record")
-    # A recording is appended to as commands finish: two sessions in one folder would mix.
-    if record and not hasattr(config, "workerinput") and any(Path(record).glob("*.jsonl")):
-        raise pytest.UsageError(
-            f"--sparkfabric-record {record} already holds a recording.\n"
-            "    Fix: record into an empty or new folder"
-        )
+    if record and not hasattr(config, "workerinput"):
+        _refuse_used_record_folder(Path(record))
     session = SparkSession(config, cluster, record_dir=Path(record) if record else None)
     config.stash[SESSION_KEY] = session
     for marker in fixtures.MARKERS:
@@ -110,6 +107,32 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_sparkfabric.report import register as register_reports
 
     register_reports(config)
+
+
+def _check_recording(folder: Path) -> None:
+    """A damaged recording is a usage error naming its file and line, before any test runs."""
+    from pytest_sparkfabric.transport.recording_files import RecordingError, check_recording
+
+    try:
+        check_recording(folder)
+    except RecordingError as err:
+        raise pytest.UsageError(f"sparkfabric: recording {err}") from None
+
+
+def _refuse_used_record_folder(folder: Path) -> None:
+    from pytest_sparkfabric.transport.recording_files import holds_recording
+
+    if folder.exists() and not folder.is_dir():
+        raise pytest.UsageError(
+            f"--sparkfabric-record {folder} is not a folder.\n"
+            "    Fix: record into an empty or new folder"
+        )
+    # A recording is appended to as commands finish: two sessions in one folder would mix.
+    if holds_recording(folder):
+        raise pytest.UsageError(
+            f"--sparkfabric-record {folder} already holds a recording.\n"
+            "    Fix: record into an empty or new folder"
+        )
 
 
 def _refuse_xdist_spreading(config: pytest.Config) -> None:

@@ -39,6 +39,9 @@ class _Done:
         self.job = job
         self._result = result
 
+    def done(self) -> bool:
+        return False  # a server runs until stopped: the flows poll for it as they would
+
     def wait(self) -> RunResult:
         return self._result
 

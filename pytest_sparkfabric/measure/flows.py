@@ -3,12 +3,13 @@
 A flow is one server (ib_write_bw or iperf3 without a peer) and the client that talks to it. All
 flows of a round start their servers in the background, wait until each listens (`ss -Hltn`,
 polled on the transport's clock, bounded), run every ready client at once, and end every server
-in `finally`, whatever happened: a failed start, a timeout, an exception, Ctrl-C.
+in `finally`, whatever happened: a failed start, a timeout, an exception, Ctrl-C. A server that
+exits before it listens (tool missing, bad option) fails its flow at once, not at the limit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_sparkfabric import shell
@@ -54,9 +55,14 @@ def _ended(bg: Background) -> RunResult | None:
 
 
 def wait_listening(
-    transport: Transport, targets: Sequence[tuple[str, int]], *, limit_s: float = LISTEN_WAIT_S
+    transport: Transport,
+    targets: Sequence[tuple[str, int]],
+    *,
+    limit_s: float = LISTEN_WAIT_S,
+    servers: Mapping[tuple[str, int], Background] | None = None,
 ) -> dict[tuple[str, int], str | None]:
-    """(node, port) -> None once a socket listens there, else why not (after `limit_s`)."""
+    """(node, port) -> None once a socket listens there, else why not (after `limit_s`, or at
+    once where the server in `servers` for that target has already exited)."""
     clock = transport.clock
     deadline = clock.now() + limit_s
     pending = list(dict.fromkeys(targets))
@@ -66,6 +72,7 @@ def wait_listening(
         still: list[tuple[str, int]] = []
         for target, r in zip(pending, transport.run_many(jobs), strict=True):
             failure = r.failure()
+            server = (servers or {}).get(target)
             if failure and r.rc == 127:
                 why[target] = f"{target[0]}: ss: command not found (install iproute2)"
             elif r.transport_error:
@@ -73,6 +80,9 @@ def wait_listening(
                 why[target] = r.transport_error
             elif r.ok and r.stdout.strip():
                 why[target] = None
+            elif server is not None and server.done():
+                # A server that exited (tool missing, bad option) will never listen.
+                why[target] = _exited(server, target[1])
             else:
                 still.append(target)
         pending = still
@@ -88,6 +98,16 @@ def wait_listening(
     return why
 
 
+def _exited(server: Background, port: int) -> str:
+    r = _ended(server)
+    node = server.job.node
+    failure = r.failure() if r is not None else None
+    if failure and (r is None or r.transport_error or r.rc == 127):
+        return failure
+    rc = f" (rc {r.rc})" if r is not None else ""
+    return f"{node}: the server exited{rc} before it listened on TCP port {port}"
+
+
 def run_flows(transport: Transport, flows: Sequence[Flow]) -> dict[Hashable, FlowResult]:
     """Run every flow at once; every server is stopped before this returns."""
     started: dict[Hashable, Background] = {}
@@ -101,7 +121,8 @@ def run_flows(transport: Transport, flows: Sequence[Flow]) -> dict[Hashable, Flo
             except Exception as exc:  # the transport's own error, kept for the item
                 errors[f.key] = f"{f.server.node}: could not start `{f.server.command}`: {exc}"
         targets = [(f.server.node, f.port) for f in flows if f.key in started]
-        why = wait_listening(transport, targets)
+        servers_at = {(f.server.node, f.port): started[f.key] for f in flows if f.key in started}
+        why = wait_listening(transport, targets, servers=servers_at)
         ready = []
         for f in flows:
             if f.key not in started:

@@ -189,7 +189,9 @@ def _run(fabric: Fabric) -> SoakRun:
             )
             job = Job(f.dst.node, server, secs + SLACK_S + LISTEN_WAIT_S)
             servers[f.where] = _start(fabric, job, out.traffic_error, f.where)
-        why = wait_listening(fabric.transport, [(f.dst.node, f.port) for f in flows])
+        targets = [(f.dst.node, f.port) for f in flows]
+        started = {(f.dst.node, f.port): bg for f in flows if (bg := servers[f.where])}
+        why = wait_listening(fabric.transport, targets, servers=started)
         for f in flows:
             reason = why.get((f.dst.node, f.port))
             if reason:

@@ -249,6 +249,11 @@ class SimBackground:
             self._t.clock.advance_to(end)
         return self._done
 
+    def done(self) -> bool:
+        """Whether it ended on its own by now (a server that could not start: at once)."""
+        with self._t._lock:
+            return self._done is not None or self.natural_end() <= self._t.clock.now()
+
     def wait(self) -> RunResult:
         with self._t._lock:
             result = self.result()

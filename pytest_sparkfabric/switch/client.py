@@ -20,13 +20,20 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_sparkfabric.transport.recording_files import (
+    SWITCH_FIELDS,
+    SWITCH_RECORDING,
+    append_line,
+    read_records,
+)
+
 if TYPE_CHECKING:
     from pytest_sparkfabric.config import Cluster, SwitchSpec
     from pytest_sparkfabric.transport import Transport
 
 TIMEOUT_S = 15.0
 MAX_REPLY_BYTES = 8 * 2**20
-RECORD_NAME = "switch/rest.jsonl"
+RECORD_NAME = SWITCH_RECORDING
 
 
 class SwitchError(Exception):
@@ -262,7 +269,6 @@ class RecordingClient:
     def __init__(self, inner: SwitchClient, path: Path) -> None:
         self.inner = inner
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
 
     def get(self, path: str) -> Any:
@@ -281,8 +287,8 @@ class RecordingClient:
             rec["unreachable"] = isinstance(exc, SwitchUnreachable)
             raise
         finally:
-            with self._lock, self.path.open("a") as fh:
-                fh.write(json.dumps(rec, sort_keys=True) + "\n")
+            with self._lock:
+                append_line(self.path, rec)
 
 
 class ReplayClient:
@@ -293,10 +299,8 @@ class ReplayClient:
         self._answers: dict[str, deque[dict[str, Any]]] = defaultdict(deque)
         self._lock = threading.Lock()
         if path.is_file():
-            for line in path.read_text().splitlines():
-                if line.strip():
-                    rec = json.loads(line)
-                    self._answers[rec["key"]].append(rec)
+            for _, rec in read_records(path, SWITCH_FIELDS):
+                self._answers[rec["key"]].append(rec)
 
     def get(self, path: str) -> Any:
         return self._answer("GET", path, None)

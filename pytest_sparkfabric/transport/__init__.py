@@ -33,6 +33,7 @@ __all__ = [
 def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Transport:
     """The transport cluster.yaml asks for, recording into `record_dir` if given."""
     kind = cluster.spec.transport
+    cap_bytes = cluster.spec.output_cap_mib * 2**20
     inner: Transport
     if kind == "sim":
         from pytest_sparkfabric.sim.transport import SimTransport
@@ -52,11 +53,14 @@ def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Trans
             if n.ssh is not None
         }
         cfg = cluster.spec.ssh_config
-        if cfg and cluster.source and not Path(cfg).expanduser().is_absolute():
-            cfg = str(cluster.source.parent / cfg)
-        inner = SshTransport(targets, ssh_config=cfg)
+        if cfg:
+            path = Path(cfg).expanduser()
+            if not path.is_absolute() and cluster.source:
+                path = cluster.source.parent / path
+            cfg = str(path)
+        inner = SshTransport(targets, ssh_config=cfg, output_cap_bytes=cap_bytes)
     if record_dir is not None:
         from pytest_sparkfabric.transport.record import RecordingTransport
 
-        return RecordingTransport(inner, record_dir)
+        return RecordingTransport(inner, record_dir, output_cap_bytes=cap_bytes)
     return inner

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -50,9 +52,22 @@ class RunResult:
                 f"({self.duration_s:.0f} s) and was ended"
             )
         if self.rc == 127:
-            tool = self.command.split()[0] if self.command.split() else self.command
+            tool = missing_command(self.stderr) or (self.command.split() or [self.command])[0]
+            if tool == "sudo":
+                return f"{self.node}: sudo: command not found (install sudo, or log in as root)"
             return f"{self.node}: {tool}: command not found (install it, or fix PATH)"
         return None
+
+
+# dash: `sh: 1: ethtool: not found`; bash: `bash: line 1: ethtool: command not found`;
+# sudo: `sudo: ethtool: command not found`.
+_NOT_FOUND = re.compile(r"^(?:.*?: )?([^\s:]+): (?:command )?not found\s*$", re.M)
+
+
+def missing_command(stderr: str) -> str | None:
+    """The command a shell could not find, from its complaint on stderr (the first one)."""
+    m = _NOT_FOUND.search(stderr)
+    return m.group(1) if m else None
 
 
 class Background(Protocol):
@@ -60,9 +75,88 @@ class Background(Protocol):
 
     job: Job
 
+    def done(self) -> bool:
+        """Whether the command has ended on its own (never blocks, never signals)."""
+        ...
+
     def wait(self) -> RunResult: ...
 
-    def stop(self) -> RunResult: ...
+    def stop(self) -> RunResult:
+        """End the command now (its whole process group) unless it already ended."""
+        ...
+
+
+DEFAULT_OUTPUT_CAP_BYTES = 16 * 1024 * 1024
+"""Most output kept per command and stream: a tool printing without end costs bounded memory."""
+_MARKER_MAX = 256
+
+
+def _cut_marker(dropped: int, cap_bytes: int) -> str:
+    return (
+        f"\n[sparkfabric: {dropped} bytes of output dropped here: only the first and last "
+        f"{cap_bytes // 2} bytes of a stream are kept (output_cap_mib in cluster.yaml)]\n"
+    )
+
+
+class CappedOutput:
+    """One output stream as it arrives: its head and its tail up to `cap_bytes` in all.
+
+    The head holds the first lines (banners, a JSON document's start), the tail the summary most
+    tools print last; what lies between is counted and replaced by a visible marker."""
+
+    def __init__(self, cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES) -> None:
+        self.cap_bytes = max(2, cap_bytes)
+        self._half = self.cap_bytes // 2
+        self._head = bytearray()
+        self._tail: deque[bytes] = deque()
+        self._tail_len = 0
+        self.dropped = 0
+        self._lock = threading.Lock()
+
+    def add(self, chunk: bytes) -> None:
+        with self._lock:
+            room = self._half - len(self._head)
+            if room > 0:
+                self._head += chunk[:room]
+                chunk = chunk[room:]
+            if not chunk:
+                return
+            self._tail.append(chunk)
+            self._tail_len += len(chunk)
+            excess = self._tail_len - (self.cap_bytes - self._half)
+            while excess > 0:
+                first = self._tail[0]
+                if len(first) <= excess:
+                    self._tail.popleft()
+                    cut = len(first)
+                else:
+                    self._tail[0] = first[excess:]
+                    cut = excess
+                self._tail_len -= cut
+                self.dropped += cut
+                excess -= cut
+
+    def head(self) -> bytes:
+        with self._lock:
+            return bytes(self._head)
+
+    def text(self) -> str:
+        with self._lock:
+            head = bytes(self._head).decode(errors="replace")
+            tail = b"".join(self._tail).decode(errors="replace")
+            if not self.dropped:
+                return head + tail
+            return head + _cut_marker(self.dropped, self.cap_bytes) + tail
+
+
+def cap_text(text: str, cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES) -> str:
+    """`text` cut as CappedOutput would (a text already cut so stays as it is)."""
+    data = text.encode(errors="replace")
+    if len(data) <= cap_bytes + _MARKER_MAX:
+        return text
+    out = CappedOutput(cap_bytes)
+    out.add(data)
+    return out.text()
 
 
 class Clock(Protocol):
@@ -123,10 +217,11 @@ class Transport(ABC):
         pool = ThreadPoolExecutor(max_workers=min(64, len(jobs)))
         try:
             return list(pool.map(self.run, jobs))
-        except BaseException:
-            # Ctrl-C: do not wait for the jobs' deadlines; end what is running on the nodes.
+        except BaseException as exc:
             pool.shutdown(wait=False, cancel_futures=True)
-            self.close()
+            if not isinstance(exc, Exception):
+                # Ctrl-C: do not wait for the jobs' deadlines; end what runs on the nodes.
+                self.close()
             raise
         finally:
             pool.shutdown(wait=False)

@@ -1,9 +1,14 @@
 """Real nodes over OpenSSH, with the guarantees testinfra's ssh backend lacks.
 
-- every command has a deadline, enforced on the node (`timeout` ends the whole process group)
-  and locally (the ssh client is killed if the node stops answering);
-- both output streams are drained by reader threads, so megabytes of stderr never block;
-- one multiplexed connection per node (ControlMaster), at most 8 channels at once;
+- every command has a deadline, enforced on the node (see `wrapper`: the whole process group
+  gets TERM, then KILL) and locally (the ssh client is ended if the node stops answering);
+- stopping a command closes its ssh channel's stdin, and the node ends the command's group: no
+  pid is signalled over a second connection, so nothing that already exited is signalled again,
+  and our process dying (a second Ctrl-C) ends the node's commands just the same;
+- both output streams are drained by reader threads, so megabytes never block, and each is
+  capped (head and tail kept, the middle dropped with a marker);
+- one multiplexed connection per node (ControlMaster, sockets in a short private folder), at most
+  8 channels at once;
 - a node that cannot be reached fails fast, once, with one clear line, for all its jobs.
 """
 
@@ -12,29 +17,31 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
+import warnings
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO
 
+from pytest_sparkfabric.transport import sockets, wrapper
 from pytest_sparkfabric.transport.base import (
+    DEFAULT_OUTPUT_CAP_BYTES,
     MAX_CHANNELS_PER_NODE,
+    CappedOutput,
     Job,
     RealClock,
     RunResult,
     Transport,
 )
+from pytest_sparkfabric.transport.wrapper import GRACE_S, remote_command
 
-_PID_MARK = "@@sparkfabric-pid:"
-_PID_RE = re.compile(re.escape(_PID_MARK) + r"(\d+)\n?")
-# Grace beyond a job's own deadline before the local side gives up on the ssh client.
-_KILL_AFTER_S = 5
+__all__ = ["SshBackground", "SshTarget", "SshTransport", "remote_command"]
+
 _UNREACHABLE = (
     ("connection timed out", "connection timed out after {t} s"),
     ("operation timed out", "connection timed out after {t} s"),
@@ -56,23 +63,6 @@ class SshTarget:
     identity_file: str | None = None
 
 
-def remote_command(job: Job, *, as_root: bool) -> str:
-    """The text the node's shell runs: the pid marker, the deadline, sudo where needed."""
-    inner = (
-        f"echo {_PID_MARK}$$ >&2; "
-        f"exec timeout -k {_KILL_AFTER_S} {_seconds(job.timeout_s)} sh -c "
-        f"{shlex.quote(job.command)}"
-    )
-    if job.sudo and not as_root:
-        return f"sudo -n sh -c {shlex.quote(inner)}"
-    return inner
-
-
-def _seconds(value: float) -> str:
-    """A deadline as GNU timeout reads it, never rounded down (2.4 s stays 2.4 s)."""
-    return f"{max(value, 0.1):.3f}".rstrip("0").rstrip(".")
-
-
 # OpenSSH prints these when a node's multiplexed connection is full (sshd MaxSessions) and it
 # opens another connection instead: the command still runs, the lines are not its output.
 _MUX_NOISE = re.compile(
@@ -82,33 +72,47 @@ _MUX_NOISE = re.compile(
 )
 
 
-class _Proc:
-    """One ssh client process whose two streams are read to the end in threads."""
+def _shorten(command: str, width: int = 60) -> str:
+    one_line = " ".join(command.split())
+    return one_line if len(one_line) <= width else one_line[: width - 4].rstrip() + " ..."
 
-    def __init__(self, argv: list[str]) -> None:
+
+class _Proc:
+    """One ssh client process whose two streams are read to the end in threads.
+
+    With `hold_stdin`, its stdin is a pipe nothing is written to: closing it (or this process
+    ending) tells the node's supervisor to end the command."""
+
+    def __init__(self, argv: list[str], *, cap_bytes: int, hold_stdin: bool = False) -> None:
         self.started = time.monotonic()
         self.popen = subprocess.Popen(
             argv,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if hold_stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-        self._out: list[bytes] = []
-        self._err: list[bytes] = []
-        self._pid: int | None = None
-        self._pid_seen = threading.Event()
+        self.out = CappedOutput(cap_bytes)
+        self.err = CappedOutput(cap_bytes)
         assert self.popen.stdout is not None and self.popen.stderr is not None
         self._threads = [
-            threading.Thread(target=_drain, args=(self.popen.stdout, self._out), daemon=True),
-            threading.Thread(target=self._drain_err, args=(self.popen.stderr,), daemon=True),
+            threading.Thread(target=_drain, args=(self.popen.stdout, self.out), daemon=True),
+            threading.Thread(target=_drain, args=(self.popen.stderr, self.err), daemon=True),
         ]
         for t in self._threads:
             t.start()
 
+    def done(self) -> bool:
+        return self.popen.poll() is not None
+
+    def end_stdin(self) -> None:
+        if self.popen.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.popen.stdin.close()
+
     def wait(self, timeout: float) -> bool:
         try:
-            self.popen.wait(timeout=timeout)
+            self.popen.wait(timeout=max(0.0, timeout))
         except subprocess.TimeoutExpired:
             return False
         for t in self._threads:
@@ -121,32 +125,12 @@ class _Proc:
         self.popen.wait()
         for t in self._threads:
             t.join(timeout=5)
-
-    def _drain_err(self, stream: IO[bytes]) -> None:
-        for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
-            self._err.append(chunk)
-            if self._pid is None and len(self._err) <= 4:
-                m = _PID_RE.search(b"".join(self._err).decode(errors="replace"))
-                if m:
-                    self._pid = int(m.group(1))
-                    self._pid_seen.set()
-        self._pid_seen.set()
-        stream.close()
-
-    def remote_pid(self, wait_s: float = 0.0) -> int | None:
-        """The remote process group id (printed first by the node); waits up to `wait_s`."""
-        self._pid_seen.wait(wait_s)
-        return self._pid
-
-    def output(self) -> tuple[str, str]:
-        out = b"".join(self._out).decode(errors="replace")
-        err = b"".join(self._err).decode(errors="replace")
-        return out, _MUX_NOISE.sub("", _PID_RE.sub("", err, count=1))
+        self.end_stdin()
 
 
-def _drain(stream: IO[bytes], sink: list[bytes]) -> None:
+def _drain(stream: IO[bytes], sink: CappedOutput) -> None:
     for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
-        sink.append(chunk)
+        sink.add(chunk)
     stream.close()
 
 
@@ -159,6 +143,9 @@ class SshBackground:
         self._stopped = False
         self._lock = threading.Lock()
 
+    def done(self) -> bool:
+        return self._result is not None or self._proc.done()
+
     def wait(self) -> RunResult:
         with self._lock:
             if self._result is None:
@@ -166,11 +153,15 @@ class SshBackground:
                 self._t._forget(self)
             return self._result
 
-    def stop(self) -> RunResult:
-        # Kill before taking the lock: a wait() in another thread then returns at once.
-        if self._result is None:
+    def ask_to_stop(self) -> None:
+        """Tell the node to end the command (returns at once); one that ended is left alone."""
+        if self._result is None and not self._proc.done():
             self._stopped = True
-            self._t._kill_remote(self.job, self._proc)
+            self._proc.end_stdin()
+
+    def stop(self) -> RunResult:
+        # Before taking the lock: a wait() in another thread then returns as the node ends it.
+        self.ask_to_stop()
         return self.wait()
 
 
@@ -183,24 +174,44 @@ class SshTransport(Transport):
         connect_timeout_s: int = 10,
         keepalive_s: int = 15,
         extra_options: tuple[str, ...] = (),
+        output_cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES,
     ) -> None:
         self.clock = RealClock()
         self._targets = dict(targets)
-        self._ssh_config = ssh_config
+        self._ssh_config = os.path.expanduser(ssh_config) if ssh_config else None
         self._connect_timeout_s = connect_timeout_s
         self._keepalive_s = keepalive_s
         self._extra = extra_options
-        self._control_dir = tempfile.mkdtemp(prefix="sparkfabric-ssh-")
+        self.output_cap_bytes = output_cap_bytes
+        self._folder: sockets.ControlFolder | None = None
+        self._folder_lock = threading.Lock()
+        self._remove_folder: weakref.finalize[..., SshTransport] | None = None
         self._channels = {n: threading.BoundedSemaphore(MAX_CHANNELS_PER_NODE) for n in targets}
         self._connect_locks = {n: threading.Lock() for n in targets}
         self._state: dict[str, str | None] = {}  # node -> None (up) or the unreachable line
         self._root: dict[str, bool] = {}
         self._live: set[SshBackground] = set()
         self._live_lock = threading.Lock()
+        self._closed = False
 
     # -- ssh command lines ------------------------------------------------------------------
 
-    def ssh_argv(self, node: str, remote: str) -> list[str]:
+    def _control_folder(self) -> sockets.ControlFolder:
+        with self._folder_lock:
+            if self._folder is None:
+                self._folder = sockets.make_folder()
+                if self._folder.path is not None:
+                    # A transport nobody closed still leaves no folder behind at exit.
+                    self._remove_folder = weakref.finalize(
+                        self, shutil.rmtree, str(self._folder.path), True
+                    )
+                else:
+                    warnings.warn(self._folder.why_not, RuntimeWarning, stacklevel=2)
+            return self._folder
+
+    def ssh_argv(self, node: str, remote: str | None) -> list[str]:
+        """The ssh command line: options, then `--`, the host and the remote command (None:
+        a control command such as `-O exit` is among the options)."""
         t = self._targets[node]
         argv = ["ssh", "-T", "-o", "BatchMode=yes"]
         if self._ssh_config:
@@ -209,11 +220,18 @@ class SshTransport(Transport):
             "-o", f"ConnectTimeout={self._connect_timeout_s}",
             "-o", f"ServerAliveInterval={self._keepalive_s}",
             "-o", "ServerAliveCountMax=4",
-            "-o", "ControlMaster=auto",
-            "-o", f"ControlPath={self._control_dir}/%C",
-            "-o", "ControlPersist=120",
             "-o", "LogLevel=ERROR",
         ]  # fmt: skip
+        folder = self._control_folder().path
+        if folder is not None:
+            name = sockets.socket_name(node, t.host, t.user, t.port)
+            argv += [
+                "-o", "ControlMaster=auto",
+                "-o", f"ControlPath={folder / name}",
+                "-o", "ControlPersist=120",
+            ]  # fmt: skip
+        else:
+            argv += ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
         for opt in self._extra:
             argv += ["-o", opt]
         if t.user:
@@ -222,7 +240,7 @@ class SshTransport(Transport):
             argv += ["-p", str(t.port)]
         if t.identity_file:
             argv += ["-i", os.path.expanduser(t.identity_file)]
-        return [*argv, t.host, "--", remote]
+        return [*argv, "--", t.host] + ([remote] if remote is not None else [])
 
     # -- connection state ---------------------------------------------------------------------
 
@@ -231,28 +249,30 @@ class SshTransport(Transport):
         with self._connect_locks[node]:
             if node in self._state:
                 return self._state[node]
-            proc = _Proc(self.ssh_argv(node, "id -u"))
+            proc = _Proc(self.ssh_argv(node, "id -u"), cap_bytes=65536)
             limit = self._connect_timeout_s + 5
             if not proc.wait(limit):
                 proc.kill()
                 self._state[node] = f"{node}: ssh: connection timed out after {limit} s"
                 return self._state[node]
-            out, err = proc.output()
             rc = proc.popen.returncode
             if rc == 0:
                 self._state[node] = None
-                self._root[node] = out.strip() == "0"
+                self._root[node] = proc.out.text().strip() == "0"
             else:
-                self._state[node] = f"{node}: ssh: {self._reason(err)}"
+                self._state[node] = self._reason(node, proc.err.text())
             return self._state[node]
 
-    def _reason(self, stderr: str) -> str:
+    def _reason(self, node: str, stderr: str) -> str:
+        too_long = sockets.too_long_message(node, stderr)
+        if too_long:
+            return too_long
         low = stderr.lower()
         for needle, text in _UNREACHABLE:
             if needle in low:
-                return text.format(t=self._connect_timeout_s)
+                return f"{node}: ssh: {text.format(t=self._connect_timeout_s)}"
         last = stderr.strip().splitlines()[-1:] or ["exit status 255"]
-        return last[0]
+        return f"{node}: ssh: {last[0]}"
 
     # -- running ------------------------------------------------------------------------------
 
@@ -262,16 +282,26 @@ class SshTransport(Transport):
             return RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=down)
         with self._channels[job.node]:
             # Tracked like a background job, so close() ends it after a Ctrl-C mid-run.
-            return self._track(SshBackground(self, job, self._spawn(job))).wait()
+            return self._spawn(job).wait()
 
     def start(self, job: Job) -> SshBackground:
         down = self._connect(job.node)
         if down:
             return _FailedBackground(job, down)  # type: ignore[return-value]
-        return self._track(SshBackground(self, job, self._spawn(job)))
+        return self._spawn(job)
 
-    def _track(self, bg: SshBackground) -> SshBackground:
+    def _spawn(self, job: Job) -> SshBackground:
+        remote = remote_command(job, as_root=self._root.get(job.node, False))
         with self._live_lock:
+            if self._closed:
+                # The session is ending (Ctrl-C): a command started now would outlive it.
+                return _FailedBackground(  # type: ignore[return-value]
+                    job, f"{job.node}: not started: the run is being ended"
+                )
+            proc = _Proc(
+                self.ssh_argv(job.node, remote), cap_bytes=self.output_cap_bytes, hold_stdin=True
+            )
+            bg = SshBackground(self, job, proc)
             self._live.add(bg)
         return bg
 
@@ -279,71 +309,76 @@ class SshTransport(Transport):
         with self._live_lock:
             self._live.discard(bg)
 
-    def _spawn(self, job: Job) -> _Proc:
-        remote = remote_command(job, as_root=self._root.get(job.node, False))
-        return _Proc(self.ssh_argv(job.node, remote))
-
     def _finish(self, job: Job, proc: _Proc, *, stopped: bool = False) -> RunResult:
-        limit = job.timeout_s + _KILL_AFTER_S + self._connect_timeout_s
-        remaining = limit - (time.monotonic() - proc.started)
-        finished = proc.wait(max(0.0, remaining))
+        if stopped:
+            # The node needs the grace at most (a group that ignores TERM), plus a round trip.
+            finished = proc.wait(2 * GRACE_S + self._connect_timeout_s)
+        else:
+            limit = job.timeout_s + 2 * GRACE_S + self._connect_timeout_s
+            finished = proc.wait(limit - (time.monotonic() - proc.started))
         if not finished:
-            # The node stopped answering: end the remote group ourselves, then the client.
-            self._kill_remote(job, proc)
+            # The node stopped answering: the closed stdin ends the group if it ever hears.
+            proc.end_stdin()
             proc.kill()
-        out, err = proc.output()
-        rc = proc.popen.returncode
         duration = time.monotonic() - proc.started
-        timed_out = not finished or (
-            rc in (124, 137) and duration >= job.timeout_s * 0.95 and not stopped
-        )
-        error = None
-        if rc == 255 and not stopped and proc.remote_pid() is None:
-            # The node never ran the command: ssh itself failed.
-            error = f"{job.node}: ssh: {self._reason(err)}"
-        elif rc == 255 and not stopped and duration >= job.timeout_s * 0.95:
-            # `timeout -k` had to SIGKILL the tool: sshd reports the signal as 255.
-            timed_out = True
-        elif job.sudo and rc != 0 and "sudo:" in err and "password" in err:
+        out = proc.out.text()
+        raw = _MUX_NOISE.sub("", proc.err.text())
+        ran = wrapper.started(proc.err.head().decode(errors="replace"))
+        reported = wrapper.exit_status(raw)
+        err = wrapper.strip_marks(raw)
+        rc = reported if reported is not None else proc.popen.returncode
+        error: str | None = None
+        timed_out = False
+        if not finished:
+            rc, timed_out = (143, False) if stopped else (124, True)
+        elif reported is not None:
+            timed_out = not stopped and rc in (124, 137) and duration >= job.timeout_s * 0.95
+        elif not ran and rc == 255:
+            error = self._reason(job.node, err)  # ssh itself failed: the node never ran it
+        elif not ran and job.sudo and "sudo:" in err and "password" in err:
             error = (
                 f"{job.node}: `sudo -n {job.command.split()[0]}` was refused: the ssh user needs "
                 "passwordless sudo for it (or connect as root)"
             )
+        elif ran and not stopped:
+            error = f"{job.node}: ssh: connection lost during '{_shorten(job.command)}'"
         return RunResult(
             job.node, job.command, rc, out, err, duration, timed_out, error, proc.started
         )
 
-    def _kill_remote(self, job: Job, proc: _Proc) -> None:
-        # A job stopped right after it started may not have reported its pid yet.
-        pid = proc.remote_pid(wait_s=self._connect_timeout_s)
-        if pid is None:
-            return
-        kill = Job(job.node, f"kill -TERM -{pid} 2>/dev/null; true", 10, sudo=job.sudo)
-        remote = remote_command(kill, as_root=self._root.get(job.node, False))
-        done = _Proc(self.ssh_argv(job.node, remote))
-        if not done.wait(15):
-            done.kill()
-
     def close(self) -> None:
+        """End every command still running, then the connections. The work happens in its own
+        thread: a second Ctrl-C interrupts only the waiting here, not the ending."""
+        with self._live_lock:
+            self._closed = True
+        ender = threading.Thread(target=self._end_everything, name="sparkfabric-ssh-close")
+        ender.start()
+        ender.join()
+
+    def _end_everything(self) -> None:
         with self._live_lock:
             live = list(self._live)
-            self._live.clear()
         for bg in live:
-            bg.stop()
+            bg.ask_to_stop()
+        for bg in live:
+            bg.stop()  # leaves the live set once the node has ended it (or stopped answering)
         for node, state in list(self._state.items()):
-            if state is None:
-                p = _Proc(
-                    [*self.ssh_argv(node, "true")[:-3], "-O", "exit", self._targets[node].host]
-                )
+            if state is None and self._folder is not None and self._folder.path is not None:
+                argv = self.ssh_argv(node, None)
+                p = _Proc([*argv[:-2], "-O", "exit", *argv[-2:]], cap_bytes=65536)
                 if not p.wait(5):
                     p.kill()
-        shutil.rmtree(self._control_dir, ignore_errors=True)
+        if self._remove_folder is not None:
+            self._remove_folder()
 
 
 class _FailedBackground:
     def __init__(self, job: Job, error: str) -> None:
         self.job = job
         self._result = RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=error)
+
+    def done(self) -> bool:
+        return True
 
     def wait(self) -> RunResult:
         return self._result

@@ -1,11 +1,16 @@
-"""SshTransport against a real sshd in a lab node: deadlines end the remote command too,
-megabytes of stderr do not block, an unreachable node fails fast with one line."""
+"""SshTransport against a real sshd in a lab node: deadlines, stops and a double Ctrl-C end the
+remote command's whole group (a tool that traps TERM too), megabytes of stderr do not block, an
+unreachable node fails fast with one line."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,3 +84,105 @@ def test_closing_the_transport_leaves_no_session(lab: labkit.Lab, tmp_path: Path
     assert t.run(Job("spark-1", "true", 5)).ok
     t.close()
     assert labkit.strays_after(lab) == {}
+
+
+# -- nothing left running on a node --------------------------------------------------------------
+
+# A tool that traps TERM (its handler only notes it) under a shell running two commands: the
+# shell, `timeout`'s direct child, dies on TERM, the tool lives on in the group.
+TERM_TRAPPER = (
+    "python3 -c 'import signal, time; signal.signal(signal.SIGTERM, lambda *a: None); "
+    "time.sleep(300)' lab-term-trapper; true"
+)
+
+
+def _trappers(lab: labkit.Lab) -> list[str]:
+    return [p for ps in lab.stray_processes().values() for p in ps if "lab-term-trapper" in p]
+
+
+def _left(lab: labkit.Lab, grace_s: float = 5) -> list[str]:
+    """What runs on the lab's nodes besides the open connection's sshd, after `grace_s`."""
+
+    def left() -> list[str]:
+        return [p for ps in lab.stray_processes().values() for p in ps if "sshd:" not in p]
+
+    _until(lambda: not left(), grace_s)
+    return left()
+
+
+def _until(predicate: Callable[[], object], limit_s: float) -> bool:
+    deadline = time.monotonic() + limit_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_a_tool_that_traps_term_is_ended_at_its_deadline(
+    lab: labkit.Lab, transport: Transport
+) -> None:
+    r = transport.run(Job("spark-1", TERM_TRAPPER, timeout_s=2))
+    assert r.timed_out and r.transport_error is None, r
+    assert _left(lab) == []
+
+
+def test_a_stopped_tool_that_traps_term_is_ended(lab: labkit.Lab, transport: Transport) -> None:
+    bg = transport.start(Job("spark-1", TERM_TRAPPER, timeout_s=120))
+    assert _until(lambda: _trappers(lab), 15)
+    r = bg.stop()
+    assert r.transport_error is None and not r.timed_out, r
+    assert _left(lab) == []
+
+
+def test_a_server_that_exited_is_not_signalled_again(
+    lab: labkit.Lab, transport: Transport, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_sparkfabric.transport import ssh
+
+    bg = transport.start(Job("spark-1", "echo served", timeout_s=30))
+    assert _until(bg.done, 15)
+    connections: list[object] = []
+    real = ssh._Proc
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        connections.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssh, "_Proc", counting)
+    r = bg.stop()
+    assert connections == [] and (r.rc, r.stdout) == (0, "served\n")
+
+
+_HOLD = f"""
+from pytest_sparkfabric.transport import Job
+
+def test_hold(fabric):
+    t = fabric.transport
+    for _ in range(3):
+        t.start(Job("spark-1", {TERM_TRAPPER!r}, 120))
+    print("ready", flush=True)
+    t.run_many([Job("spark-1", "sleep 300", 120), Job("spark-1", {TERM_TRAPPER!r}, 120)])
+"""
+
+
+def test_two_quick_ctrl_c_leave_nothing_on_the_nodes(lab: labkit.Lab, tmp_path: Path) -> None:
+    (tmp_path / "test_hold.py").write_text(_HOLD)
+    argv = labkit.pytest_argv(lab.cluster_yaml, ["-s", "-p", "no:html", "test_hold.py"])
+    p = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, start_new_session=True)  # fmt: skip
+    try:
+        assert p.stdout is not None
+        for line in p.stdout:
+            if "ready" in line:
+                break
+        assert _until(lambda: len(_trappers(lab)) >= 4, 30), lab.stray_processes()
+        os.killpg(p.pid, signal.SIGINT)  # Ctrl-C in a terminal ...
+        time.sleep(0.03)
+        os.killpg(p.pid, signal.SIGINT)  # ... twice, quickly
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert labkit.strays_after(lab, 10) == {}, labkit.who_holds(lab)

@@ -16,6 +16,9 @@ class FakeBackground:
         self.transport = transport
         self.stopped = False
 
+    def done(self) -> bool:
+        return self.transport.server_exits
+
     def wait(self) -> RunResult:
         return self.stop()
 
@@ -33,6 +36,7 @@ class FakeTransport(Transport):
         self.started: list[FakeBackground] = []
         self.ran: list[Job] = []
         self.on_client: Callable[[Job], RunResult] | None = None
+        self.server_exits = False
 
     def run(self, job: Job) -> RunResult:
         self.ran.append(job)
@@ -114,3 +118,30 @@ def test_an_unreachable_server_node_is_not_polled_until_the_limit() -> None:
     t = Down()
     assert wait_listening(t, [("n", 18515)]) == {("n", 18515): "n: ssh: refused"}
     assert t.calls == 1 and t.clock.now() == 0.0
+
+
+def test_a_server_that_exits_at_once_fails_its_flow_at_once() -> None:
+    t = FakeTransport(listens=False)
+    t.server_exits = True
+    r = run_flows(t, [flow()])["f"]
+    assert r.client is None
+    assert r.error == (
+        "b: the server exited (rc 0) before it listened on TCP port 18515; "
+        "the server said: server bye"
+    )
+    assert t.clock.now() < 1  # one poll, not LISTEN_WAIT_S of them
+
+
+def test_a_missing_server_tool_is_named_at_once_in_the_simulator() -> None:
+    from pytest_sparkfabric.sim.transport import SimTransport
+    from tests.sim.conftest import example
+
+    t = SimTransport(example("direct-2"))
+    server = Job("spark-2", "no-such-server -p 18515", 60)
+    f = Flow("f", server, Job("spark-1", "client", 40), 18515)
+    r = run_flows(t, [f])["f"]
+    assert r.client is None and r.error is not None
+    assert r.error.startswith(
+        "spark-2: no-such-server: command not found (install it, or fix PATH); the server said: "
+    )
+    assert t.clock.now() < 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -183,6 +184,78 @@ def test_recording_into_a_used_folder_is_refused(
     )
     assert first.ret == pytest.ExitCode.OK
     assert (rec / "spark-1.jsonl").read_text().count("\n") >= 4
+    assert oct((rec / "spark-1.jsonl").stat().st_mode & 0o777) == "0o600"
+    assert oct(rec.stat().st_mode & 0o777) == "0o700"
     second = pytester.runpytest(f"--cluster={cluster_file}", f"--sparkfabric-record={rec}")
     assert second.ret == pytest.ExitCode.USAGE_ERROR
     assert "already holds a recording" in second.stderr.str()
+
+
+# -- input that is not a cluster file or a recording: usage errors, at once ------------------
+
+
+def _usage_error(pytester: pytest.Pytester, *args: str) -> str:
+    result = pytester.runpytest_subprocess(*args, "-p", "no:html", timeout=60)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    err = result.stderr.str()
+    assert "Traceback" not in err and "Traceback" not in result.stdout.str()
+    return err
+
+
+def test_a_fifo_as_cluster_is_refused_without_blocking(pytester: pytest.Pytester) -> None:
+    fifo = pytester.path / "cluster.yaml"
+    os.mkfifo(fifo)
+    err = _usage_error(pytester, f"--cluster={fifo}")
+    assert f"{fifo}: 1 problem\n  the path is a FIFO (named pipe), not a regular file." in err
+
+
+@pytest.mark.parametrize(
+    ("path", "what"),
+    [
+        ("/dev/zero", "the path is a character device, not a regular file."),
+        (".", "the path is a directory, not a file."),
+    ],
+)
+def test_a_device_or_folder_as_cluster_is_refused(
+    pytester: pytest.Pytester, path: str, what: str
+) -> None:
+    assert what in _usage_error(pytester, f"--cluster={path}")
+
+
+def test_a_huge_cluster_file_is_refused(pytester: pytest.Pytester) -> None:
+    big = pytester.path / "big.yaml"
+    big.write_text(DIRECT + "#" * 2**20 + "\n")
+    err = _usage_error(pytester, f"--cluster={big}")
+    size = big.stat().st_size
+    assert f"the file is {size} bytes; a cluster file is at most 1048576 bytes (1 MiB)." in err
+
+
+def test_a_damaged_recording_is_a_usage_error_before_any_test(pytester: pytest.Pytester) -> None:
+    rec = pytester.path / "rec"
+    rec.mkdir()
+    (rec / "spark-1.jsonl").write_text('{"command": "ip -j addr", "rc": 0, "stdout": "[')
+    cfg = pytester.makefile(
+        ".yaml", replay=DIRECT.replace("transport: sim", "transport: replay\nreplay_dir: rec")
+    )
+    err = _usage_error(pytester, f"--cluster={cfg}")
+    assert f"sparkfabric: recording {rec / 'spark-1.jsonl'}:1: not valid JSON (" in err
+    assert "the line is cut short (an unfinished run?)" in err
+    assert "Fix: record again with --sparkfabric-record DIR" in err
+
+
+def test_a_switch_recording_alone_makes_the_record_folder_used(
+    pytester: pytest.Pytester, cluster_file: Path
+) -> None:
+    rec = pytester.path / "rec"
+    (rec / "switch").mkdir(parents=True)
+    (rec / "switch" / "rest.jsonl").write_text('{"key": "[]", "reply": []}\n')
+    err = _usage_error(pytester, f"--cluster={cluster_file}", f"--sparkfabric-record={rec}")
+    assert f"--sparkfabric-record {rec} already holds a recording." in err
+
+
+def test_a_record_path_that_is_a_file_is_refused(
+    pytester: pytest.Pytester, cluster_file: Path
+) -> None:
+    record = f"--sparkfabric-record={cluster_file}"
+    err = _usage_error(pytester, f"--cluster={cluster_file}", record)
+    assert f"--sparkfabric-record {cluster_file} is not a folder." in err

@@ -56,12 +56,15 @@ def local_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, 
         proc.wait(timeout=10)
 
 
-def make_transport(port: int, keydir: Path, *, connect_timeout_s: int = 5) -> SshTransport:
+def make_transport(
+    port: int, keydir: Path, *, connect_timeout_s: int = 5, output_cap_bytes: int = 16 * 2**20
+) -> SshTransport:
     target = SshTarget("127.0.0.1", "root", port, str(keydir / "user"))
     return SshTransport(
         {"n1": target},
         connect_timeout_s=connect_timeout_s,
         extra_options=("StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null"),
+        output_cap_bytes=output_cap_bytes,
     )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pytest_sparkfabric.transport import Job
 from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport, remote_command
+from pytest_sparkfabric.transport.wrapper import supervisor
 from tests.transport.conftest import make_transport
 
 
@@ -20,12 +21,23 @@ def _alive(marker: str) -> list[str]:
     return [line for line in out.splitlines() if "pgrep" not in line and " ssh " not in line]
 
 
-def test_remote_command_sets_deadline_and_pid_marker() -> None:
-    text = remote_command(Job("n", "ib_write_bw -d x", 30), as_root=True)
-    assert "exec timeout -k 5 30 sh -c 'ib_write_bw -d x'" in text
-    assert "@@sparkfabric-pid:$$" in text
+def test_remote_command_runs_the_supervisor_in_sh() -> None:
+    text = supervisor(Job("n", "ib_write_bw -d x", 30))
+    assert text.startswith("echo @@sparkfabric-start >&2; ")
+    assert "timeout -k 5 30 sh -c 'ib_write_bw -d x' 3<&- & " in text
+    assert remote_command(Job("n", "x", 30), as_root=True).startswith("exec sh -c ")
     sudo = remote_command(Job("n", "ethtool -m x", 5, sudo=True), as_root=False)
     assert sudo.startswith("sudo -n sh -c ")
+
+
+def test_the_host_comes_after_double_dash() -> None:
+    t = SshTransport({"n": SshTarget("-oProxyCommand=x", "u", 22)})
+    try:
+        argv = t.ssh_argv("n", "id -u")
+    finally:
+        t.close()
+    assert argv[-3:] == ["--", "-oProxyCommand=x", "id -u"]
+    assert argv.index("--") == len(argv) - 3
 
 
 def test_command_output_and_rc(ssh: SshTransport) -> None:
@@ -76,12 +88,15 @@ def test_refused_connection_fails_fast_with_one_line(local_sshd: tuple[int, Path
         s.bind(("127.0.0.1", 0))
         closed_port = s.getsockname()[1]
     t = SshTransport({"spark-3": SshTarget("127.0.0.1", "root", closed_port, str(keydir / "user"))})
-    started = time.monotonic()
-    r = t.run(Job("spark-3", "true", 10))
-    assert time.monotonic() - started < 5
-    assert r.transport_error == "spark-3: ssh: connection refused"
-    # Later jobs reuse the verdict instead of connecting again.
-    assert t.run(Job("spark-3", "true", 10)).transport_error == r.transport_error
+    try:
+        started = time.monotonic()
+        r = t.run(Job("spark-3", "true", 10))
+        assert time.monotonic() - started < 5
+        assert r.transport_error == "spark-3: ssh: connection refused"
+        # Later jobs reuse the verdict instead of connecting again.
+        assert t.run(Job("spark-3", "true", 10)).transport_error == r.transport_error
+    finally:
+        t.close()
 
 
 def test_silent_host_times_out_after_connect_timeout(local_sshd: tuple[int, Path]) -> None:
@@ -99,6 +114,7 @@ def test_silent_host_times_out_after_connect_timeout(local_sshd: tuple[int, Path
         started = time.monotonic()
         r = t.run(Job("spark-3", "true", 10))
         elapsed = time.monotonic() - started
+        t.close()
     finally:
         silent.close()
     assert elapsed < 9
@@ -156,7 +172,7 @@ def test_a_tool_that_ignores_term_is_killed_and_reported_as_timed_out(ssh: SshTr
 
 
 def test_fractional_deadlines_are_not_rounded_down(ssh: SshTransport) -> None:
-    assert "timeout -k 5 2.4 sh -c" in remote_command(Job("n", "x", 2.4), as_root=True)
+    assert "timeout -k 5 2.4 sh -c" in supervisor(Job("n", "x", 2.4))
     r = ssh.run(Job("n1", "sleep 2.2; echo late", 2.4))
     assert r.ok and r.stdout == "late\n"
 

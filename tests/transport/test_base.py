@@ -1,0 +1,77 @@
+"""What every transport shares: capped output in bounded memory, failure lines as text."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+
+from pytest_sparkfabric.transport.base import CappedOutput, RunResult, cap_text, missing_command
+
+MIB = 2**20
+
+
+def test_a_stream_of_100_mb_costs_bounded_memory() -> None:
+    out = CappedOutput(MIB)
+    chunk = b"x" * 65536
+    tracemalloc.start()
+    try:
+        for _ in range(100 * MIB // len(chunk)):
+            out.add(chunk)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * MIB
+    text = out.text()
+    assert out.dropped == 100 * MIB - MIB
+    assert text == (
+        "x"
+        * (MIB // 2)
+        + f"\n[sparkfabric: {100 * MIB - MIB} bytes of output dropped here: only the first and "
+        f"last {MIB // 2} bytes of a stream are kept (output_cap_mib in cluster.yaml)]\n"
+        + "x"
+        * (MIB // 2)
+    )
+
+
+def test_head_and_tail_are_kept_in_order() -> None:
+    out = CappedOutput(10)
+    for piece in (b"abc", b"defgh", b"ijklmnop", b"qrst"):
+        out.add(piece)
+    assert out.dropped == 10
+    text = out.text()
+    assert text.startswith("abcde\n[sparkfabric: 10 bytes of output dropped here")
+    assert text.endswith("]\npqrst")
+
+
+def test_output_within_the_cap_is_untouched() -> None:
+    out = CappedOutput(10)
+    out.add(b"0123456789")
+    assert (out.text(), out.dropped) == ("0123456789", 0)
+    assert cap_text("é" * 1000, 10).startswith("éé\ufffd\n[sparkfabric: 1990 bytes")
+    assert cap_text("short", 10) == "short"
+    once = cap_text("y" * 5000, 100)
+    assert cap_text(once, 100) == once  # already cut: a recording keeps it as it is
+
+
+@pytest.mark.parametrize(
+    ("stderr", "tool"),
+    [
+        ("sh: 1: ethtool: not found\n", "ethtool"),
+        ("bash: line 1: sudo: command not found\n", "sudo"),
+        ("sudo: ib_write_bw: command not found\n", "ib_write_bw"),
+        ("zsh:1: command not found: x\n", None),
+        (" IB device rocep1s0f1 not found\n", None),
+    ],
+)
+def test_the_missing_command_is_read_from_the_shell(stderr: str, tool: str | None) -> None:
+    assert missing_command(stderr) == tool
+
+
+def test_a_missing_sudo_is_named_not_the_tool() -> None:
+    r = RunResult("spark-2", "ethtool -m enp1s0f0np0", 127, "",
+                  "bash: line 1: sudo: command not found\n", 0.1)  # fmt: skip
+    assert r.failure() == "spark-2: sudo: command not found (install sudo, or log in as root)"
+    stderr = "sh: 1: ib_write_bw: not found\n"
+    r = RunResult("spark-2", "cd /x && ib_write_bw -d y", 127, "", stderr, 0.1)
+    assert r.failure() == "spark-2: ib_write_bw: command not found (install it, or fix PATH)"
