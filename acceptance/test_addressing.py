@@ -14,8 +14,8 @@ from pytest_sparkfabric.probes import sysfs
 if TYPE_CHECKING:
     from ipaddress import IPv4Interface
 
-    from pytest_sparkfabric.config import Cluster, Node, Rail
-    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.cluster.config import Cluster, Node, Rail
+    from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.addressing

@@ -13,9 +13,9 @@ import pytest
 from pytest_sparkfabric.measure import evidence, rdma
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import Rail
-    from pytest_sparkfabric.fabric import Fabric
-    from pytest_sparkfabric.topology import Link, NodePair
+    from pytest_sparkfabric.cluster.config import Rail
+    from pytest_sparkfabric.cluster.topology import Link, NodePair
+    from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.bandwidth

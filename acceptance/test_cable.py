@@ -6,9 +6,9 @@ import warnings
 
 import pytest
 
-from pytest_sparkfabric import cable
-from pytest_sparkfabric.config import Node
-from pytest_sparkfabric.fabric import Fabric
+from pytest_sparkfabric.cluster.config import Node
+from pytest_sparkfabric.measure import cable
+from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.links

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric import spark
+from pytest_sparkfabric.cluster import hardware
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import Rail
-    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.cluster.config import Rail
+    from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.links
@@ -65,11 +65,11 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
 
 def test_pcie(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """Each PCIe half of the NIC trained at 32.0 GT/s, width 4."""
-    expected = f"{spark.PCIE_SPEED_GTS:.1f} GT/s x{spark.PCIE_WIDTH}"
+    expected = f"{hardware.PCIE_SPEED_GTS:.1f} GT/s x{hardware.PCIE_WIDTH}"
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, pci=rail.pci, expected=expected)
     link = fabric.pcie(rail).get()
     verdict(measured=link.text)
-    if link.speed_gt_s != spark.PCIE_SPEED_GTS or link.width != spark.PCIE_WIDTH:
+    if link.speed_gt_s != hardware.PCIE_SPEED_GTS or link.width != hardware.PCIE_WIDTH:
         best = ""
         if link.max_speed_gt_s is not None and link.max_width is not None:
             best = f" (the device supports {link.max_speed_gt_s:.1f} GT/s x{link.max_width})"

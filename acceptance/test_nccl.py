@@ -11,8 +11,8 @@ import pytest
 from pytest_sparkfabric.measure import evidence, nccl_run
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import Cluster, Node
-    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.cluster.config import Cluster, Node
+    from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.nccl

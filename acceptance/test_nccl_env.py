@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric import spark
-from pytest_sparkfabric.nccl_hca import select_hcas
+from pytest_sparkfabric.cluster import hardware
+from pytest_sparkfabric.probes.nccl_hca import select_hcas
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import Node
-    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.cluster.config import Node
+    from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.probes.ncclconf import Decided
     from pytest_sparkfabric.verdict import Verdict
 
@@ -73,7 +73,11 @@ def test_nccl_transport(node: Node, fabric: Fabric, verdict: Verdict) -> None:
 
 
 def _devices(node: Node) -> list[str]:
-    std = [spark.rail_names(p, i).rdma for p in spark.PORTS for i in range(spark.RAILS_PER_PORT)]
+    std = [
+        hardware.rail_names(p, i).rdma
+        for p in hardware.PORTS
+        for i in range(hardware.RAILS_PER_PORT)
+    ]
     return list(dict.fromkeys([*std, *(r.rdma for r in node.rails)]))
 
 

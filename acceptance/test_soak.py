@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.diagnosis import RULES, Finding
+from pytest_sparkfabric.diagnosis.diagnose import RULES, Finding
 from pytest_sparkfabric.measure import evidence, soak
 from pytest_sparkfabric.measure.soak_math import (
     growth,
@@ -20,8 +20,8 @@ from pytest_sparkfabric.measure.soak_math import (
 )
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import Node, Rail
-    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.cluster.config import Node, Rail
+    from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.soak

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import Cluster, Node, SwitchSpec
-    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.cluster.config import Cluster, Node, SwitchSpec
+    from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.measure.switch import SwitchState
     from pytest_sparkfabric.probes.routeros import BridgePort, EthernetPort
-    from pytest_sparkfabric.switch import SwitchState
     from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.switch

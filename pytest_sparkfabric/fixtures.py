@@ -16,10 +16,10 @@ from pytest_sparkfabric.verdict import Verdict
 if TYPE_CHECKING:
     import testinfra.host
 
-    from pytest_sparkfabric.config import Cluster, Node, Rail, SwitchSpec
-    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.cluster.config import Cluster, Node, Rail, SwitchSpec
+    from pytest_sparkfabric.cluster.topology import DirectedLink, Link, NodePair
+    from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.session import SparkSession
-    from pytest_sparkfabric.topology import DirectedLink, Link, NodePair
 
 MARKERS = (
     "links: link health of every rail netdev and RoCE device",

@@ -10,7 +10,7 @@ from typing import NoReturn
 
 import pytest
 
-from pytest_sparkfabric.diagnosis import RULES, Rule
+from pytest_sparkfabric.diagnosis.diagnose import RULES, Rule
 
 
 def _text(value: object) -> str:

@@ -1,12 +1,12 @@
-"""Shell text through the simulator's own sh (pytest_sparkfabric/sim/sh): the argv it starts."""
+"""Shell text through the simulator's own sh (sparkfabric_sim/sh): the argv it starts."""
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
 
-from pytest_sparkfabric.sim.outcome import Outcome
-from pytest_sparkfabric.sim.sh.interp import Interp
+from sparkfabric_sim.outcome import Outcome
+from sparkfabric_sim.sh.interp import Interp
 
 HOME = "/home/op"
 Argv = tuple[str, ...]

@@ -1,7 +1,7 @@
 """Every command the suite sends, read by the simulator's shell, runs exactly the intended argv.
 
 The suite's measurement phases run against a transport that sends nothing anywhere: it hands
-each command's text to the simulator's own POSIX sh (pytest_sparkfabric/sim/sh) and records the
+each command's text to the simulator's own POSIX sh (sparkfabric_sim/sh) and records the
 argv of every program that shell starts. Each argv must have one of the shapes the tools are
 meant to get (the table in `shapes`), with every name from cluster.yaml as one whole element;
 the NCCL launcher and the GPU load are compared with what Python's shlex makes of the operator's
@@ -23,10 +23,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric import argrules, cable
-from pytest_sparkfabric.config import Cluster, ConfigError, parse_cluster
-from pytest_sparkfabric.fabric import REACH_COMMAND, Fabric
-from pytest_sparkfabric.measure import nccl_run, rdma, soak, tcp
+from pytest_sparkfabric.cluster import argrules
+from pytest_sparkfabric.cluster.config import Cluster, ConfigError, parse_cluster
+from pytest_sparkfabric.measure import cable, nccl_run, rdma, soak, tcp
+from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS
 from pytest_sparkfabric.transport.base import Job, RunResult, Transport, VirtualClock
 from tests.shellrun import HOME, Argv, started

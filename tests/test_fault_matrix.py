@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.faults import RULES
+from pytest_sparkfabric.cluster.faults import RULES
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PINS = Path(__file__).resolve().parent / "data" / "verdicts"

@@ -124,7 +124,7 @@ OWN_SHELL_TEXT = {
     "pytest_sparkfabric/transport/wrapper.py": "the node-side supervisor (deadline, group, sudo)",
 }
 # Not the suite's commands: the simulator reads shell text, the lab writes its own scripts.
-NOT_SENT = ("pytest_sparkfabric/sim/", "pytest_sparkfabric/lab/")
+NOT_SENT = ("sparkfabric_sim/", "sparkfabric_lab/")
 
 
 def _sources() -> list[tuple[str, ast.Module]]:

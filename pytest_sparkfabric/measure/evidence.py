@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
-from pytest_sparkfabric.diagnosis import (
+from pytest_sparkfabric.diagnosis.diagnose import (
     LOW_RDMA_MAX_GBPS,
     THROTTLED_MAX_GBPS,
     Evidence,
@@ -26,7 +26,7 @@ from pytest_sparkfabric.diagnosis import (
 from pytest_sparkfabric.measure import store
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.measure.nccl_run import NcclRun
     from pytest_sparkfabric.measure.rdma import Loopbacks, RdmaRun
     from pytest_sparkfabric.measure.tcp import TcpRun
@@ -94,15 +94,15 @@ def _no_link(fabric: Fabric) -> tuple[Site, ...]:
 
 
 def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
-    from pytest_sparkfabric import spark
+    from pytest_sparkfabric.cluster import hardware
 
     out = []
     for rail in fabric.cluster.rails:
         link = fabric.pcie(rail).value
         if link is None:
             continue
-        if (link.width is not None and link.width < spark.PCIE_WIDTH) or (
-            link.speed_gt_s is not None and link.speed_gt_s < spark.PCIE_SPEED_GTS
+        if (link.width is not None and link.width < hardware.PCIE_WIDTH) or (
+            link.speed_gt_s is not None and link.speed_gt_s < hardware.PCIE_SPEED_GTS
         ):
             out.append(Site(f"{rail.id} PCIe {rail.pci} at {link.text}", (rail.node,)))
     return tuple(out)

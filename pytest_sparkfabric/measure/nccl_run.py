@@ -18,17 +18,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.diagnosis import NcclEvidence
-from pytest_sparkfabric.fabric import result_error
+from pytest_sparkfabric.diagnosis.diagnose import NcclEvidence
 from pytest_sparkfabric.measure import store
-from pytest_sparkfabric.measured import NotMeasured
+from pytest_sparkfabric.measure.engine import result_error
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
+from pytest_sparkfabric.result import NotMeasured
 from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import Cluster
-    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.cluster.config import Cluster
+    from pytest_sparkfabric.measure.engine import Fabric
 
 
 def hosts(cluster: Cluster) -> list[str]:

@@ -19,23 +19,23 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from pytest_sparkfabric.fabric import result_error
 from pytest_sparkfabric.measure import store
+from pytest_sparkfabric.measure.engine import result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.schedule import rounds
-from pytest_sparkfabric.measured import Measured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_client,
     build_ib_write_bw_server,
     parse_ib_write_bw,
 )
+from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import Rail
-    from pytest_sparkfabric.fabric import Fabric
-    from pytest_sparkfabric.topology import Link, NodePair
+    from pytest_sparkfabric.cluster.config import Rail
+    from pytest_sparkfabric.cluster.topology import Link, NodePair
+    from pytest_sparkfabric.measure.engine import Fabric
 
 K = TypeVar("K", bound=Hashable)
 LOOPBACK_PORT_OFFSET = 0

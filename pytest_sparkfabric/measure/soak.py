@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.fabric import result_error
 from pytest_sparkfabric.measure import store
+from pytest_sparkfabric.measure.engine import result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
 from pytest_sparkfabric.measure.soak_math import Sample
-from pytest_sparkfabric.measured import NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.ethtool import build_ethtool_stats, parse_ethtool_stats
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
@@ -41,11 +40,12 @@ from pytest_sparkfabric.probes.sysfs import (
     hwmon_temps_c,
     parse_read_files,
 )
+from pytest_sparkfabric.result import NotMeasured
 from pytest_sparkfabric.transport import Background, Job, RunResult
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import Rail
-    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.cluster.config import Rail
+    from pytest_sparkfabric.measure.engine import Fabric
 
 QUICK_S = 20.0
 SOAK_PORT_OFFSET = 30

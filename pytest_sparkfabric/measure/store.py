@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.fabric import Fabric
+    from pytest_sparkfabric.measure.engine import Fabric
 
 STORE_KEY = ("sparkfabric.measure", "store")
 T = TypeVar("T")

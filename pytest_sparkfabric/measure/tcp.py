@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.fabric import result_error
 from pytest_sparkfabric.measure import store
+from pytest_sparkfabric.measure.engine import result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.rdma import counted, schedule, unmeasured_pairs
 from pytest_sparkfabric.probes import ParseError
@@ -24,8 +24,8 @@ from pytest_sparkfabric.probes.iperf3 import (
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.fabric import Fabric
-    from pytest_sparkfabric.topology import Link, NodePair
+    from pytest_sparkfabric.cluster.topology import Link, NodePair
+    from pytest_sparkfabric.measure.engine import Fabric
 
 TCP_PORT_OFFSET = 10
 

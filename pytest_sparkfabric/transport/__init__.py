@@ -16,7 +16,7 @@ from pytest_sparkfabric.transport.base import (
 )
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.config import Cluster
+    from pytest_sparkfabric.cluster.config import Cluster
 
 __all__ = [
     "Background",
@@ -36,7 +36,7 @@ def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Trans
     cap_bytes = cluster.spec.output_cap_mib * 2**20
     inner: Transport
     if kind == "sim":
-        from pytest_sparkfabric.sim.transport import SimTransport
+        from sparkfabric_sim.transport import SimTransport
 
         inner = SimTransport(cluster)
     elif kind == "replay":

@@ -228,7 +228,7 @@ class Transport(ABC):
 
     def host(self, node: str) -> testinfra.host.Host:
         """A testinfra Host whose commands go through this transport (deadline included)."""
-        from pytest_sparkfabric.transport.testinfra_backend import make_host
+        from pytest_sparkfabric.transport.host import make_host
 
         return make_host(self, node)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_sparkfabric.diagnosis import RULES
+from pytest_sparkfabric.diagnosis.diagnose import RULES
 
 from .conftest import run_suite, write_cluster
 

@@ -14,13 +14,13 @@ from typing import Any, ClassVar
 
 import pytest
 
-from pytest_sparkfabric.switch import (
+from pytest_sparkfabric.measure.switch import read_switch
+from pytest_sparkfabric.transport.switch import (
     RecordingClient,
     ReplayClient,
     RestClient,
     SwitchError,
     SwitchUnreachable,
-    read_switch,
 )
 
 USER, PASSWORD = "sparkfabric", "s3cret"

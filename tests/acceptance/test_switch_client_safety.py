@@ -17,9 +17,13 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_sparkfabric.config import ConfigError, SwitchSpec, parse_cluster
-from pytest_sparkfabric.switch import RestClient, SwitchUnreachable, make_client
-from pytest_sparkfabric.switch.client import ca_file_path
+from pytest_sparkfabric.cluster.config import ConfigError, SwitchSpec, parse_cluster
+from pytest_sparkfabric.transport.switch import (
+    RestClient,
+    SwitchUnreachable,
+    ca_file_path,
+    make_client,
+)
 from tests import certs
 
 USER, PASSWORD = "sparkfabric", "pw-9f3a"

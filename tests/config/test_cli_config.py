@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_sparkfabric import cli_config
-from pytest_sparkfabric.config import ClusterSpec
+from pytest_sparkfabric.cli import config as cli_config
+from pytest_sparkfabric.cluster.config import ClusterSpec
 from tests.config.samples import RING, SWITCH
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "cluster-yaml.md"

@@ -10,8 +10,8 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.config import ConfigError, parse_cluster
-from pytest_sparkfabric.yamlsrc import Path_
+from pytest_sparkfabric.cluster.config import ConfigError, parse_cluster
+from pytest_sparkfabric.cluster.source import Path_
 from tests.config.samples import VALID
 from tests.config.test_rules import facts_problems_agree
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.cli import main
-from pytest_sparkfabric.config import ConfigError, parse_cluster
+from pytest_sparkfabric.cluster.config import ConfigError, parse_cluster
 from tests.config.samples import SWITCH
 
 # Metacharacters, spaces and leading dashes in each field that ends up in a command.

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric import initgen, topology
-from pytest_sparkfabric.config import parse_cluster
+from pytest_sparkfabric.cluster import initgen, topology
+from pytest_sparkfabric.cluster.config import parse_cluster
 from tests.config.samples import RING
 
 LEGAL = {"direct": (2, 2), "mesh": (3, 3), "ring": (4, 16), "switch": (2, 8)}

@@ -7,7 +7,7 @@ from textwrap import dedent, indent
 
 import pytest
 
-from pytest_sparkfabric.config import ConfigError, Problem, load_cluster, parse_cluster
+from pytest_sparkfabric.cluster.config import ConfigError, Problem, load_cluster, parse_cluster
 from tests.config.samples import RING, SWITCH
 
 

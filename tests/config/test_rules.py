@@ -8,8 +8,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from pytest_sparkfabric import topology
-from pytest_sparkfabric.config import (
+from pytest_sparkfabric.cluster import topology
+from pytest_sparkfabric.cluster.config import (
     FAULTS,
     Cluster,
     ClusterSpec,
@@ -17,8 +17,8 @@ from pytest_sparkfabric.config import (
     build_nodes,
     parse_cluster,
 )
-from pytest_sparkfabric.faults import RULES
-from pytest_sparkfabric.yamlsrc import format_path
+from pytest_sparkfabric.cluster.faults import RULES
+from pytest_sparkfabric.cluster.source import format_path
 from tests.config.samples import DIRECT, MESH, RING, SIM, SWITCH, VALID
 
 

@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_sparkfabric.config import Cluster, load_cluster
-from pytest_sparkfabric.lab import LabError, host
-from pytest_sparkfabric.lab.build import down, up
-from pytest_sparkfabric.lab.state import LabState
+from pytest_sparkfabric.cluster.config import Cluster, load_cluster
 from pytest_sparkfabric.probes import sysfs
 from pytest_sparkfabric.transport import Transport, make_transport
+from sparkfabric_lab import LabError, host
+from sparkfabric_lab.build import down, up
+from sparkfabric_lab.state import LabState
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "lab"
@@ -184,7 +184,7 @@ NO_SOAK = ("--deselect", "acceptance/test_soak.py")
 
 def sim_tool_ready() -> bool:
     """Whether the simulator's command line (behind the lab's tool wrappers) exists yet."""
-    return importlib.util.find_spec("pytest_sparkfabric.sim.tool") is not None
+    return importlib.util.find_spec("sparkfabric_sim.tool") is not None
 
 
 def kernel_selection(*, tcp: bool) -> list[str]:

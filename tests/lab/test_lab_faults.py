@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from pytest_sparkfabric.lab import host
-from pytest_sparkfabric.lab.status import status
+from sparkfabric_lab import host
+from sparkfabric_lab.status import status
 from tests.lab import labkit
 
 pytestmark = labkit.lab_marks()

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.lab import LabError, build, host, owner
-from pytest_sparkfabric.lab.state import LabState
-from pytest_sparkfabric.lab.status import status
+from sparkfabric_lab import LabError, build, host, owner
+from sparkfabric_lab.state import LabState
+from sparkfabric_lab.status import status
 from tests.lab import labkit
 
 pytestmark = labkit.lab_marks()
-CLI = [sys.executable, "-m", "pytest_sparkfabric.cli_lab"]
+CLI = [sys.executable, "-m", "sparkfabric_lab.cli"]
 DIRECT = labkit.EXAMPLES / "direct-2.yaml"
 
 # Another run's lab: built by another process that holds it until its stdin closes.
@@ -25,7 +25,7 @@ HOLDER = """
 import sys
 from ipaddress import IPv4Network
 from pathlib import Path
-from pytest_sparkfabric.lab import build
+from sparkfabric_lab import build
 path, lab_dir, prefix, mgmt = sys.argv[1:]
 build.up(Path(path), Path(lab_dir), prefix=prefix, mgmt=IPv4Network(mgmt))
 print("up", flush=True)

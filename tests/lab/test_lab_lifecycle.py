@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.lab import LabError, build, host, services
-from pytest_sparkfabric.lab.state import LabState
-from pytest_sparkfabric.lab.status import status
+from sparkfabric_lab import LabError, build, host, services
+from sparkfabric_lab.state import LabState
+from sparkfabric_lab.status import status
 from tests.lab import labkit
 
 pytestmark = labkit.lab_marks()
-CLI = [sys.executable, "-m", "pytest_sparkfabric.cli_lab"]
+CLI = [sys.executable, "-m", "sparkfabric_lab.cli"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

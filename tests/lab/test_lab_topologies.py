@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_sparkfabric.fabric import Fabric
-from pytest_sparkfabric.lab.status import status
+from pytest_sparkfabric.cluster.topology import plan
+from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.measure.flows import wait_listening
 from pytest_sparkfabric.probes import sysfs
 from pytest_sparkfabric.probes.ip import parse_ip_addr_json
 from pytest_sparkfabric.probes.ping import build_ping, parse_ping
-from pytest_sparkfabric.topology import plan
 from pytest_sparkfabric.transport import Job, Transport
+from sparkfabric_lab.status import status
 from tests.lab import labkit
 
 pytestmark = labkit.lab_marks()

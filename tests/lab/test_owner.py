@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.lab import owner
-from pytest_sparkfabric.lab.state import LabState
+from sparkfabric_lab import owner
+from sparkfabric_lab.state import LabState
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="no /proc")
 

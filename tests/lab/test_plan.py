@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_sparkfabric import cli_lab, spark
-from pytest_sparkfabric.config import Cluster, load_cluster, parse_cluster
-from pytest_sparkfabric.lab import LabError, boot, files, host, systree
-from pytest_sparkfabric.lab.plan import SWITCH_BRIDGE, Hang, LabPlan, build_plan
+from pytest_sparkfabric.cluster import hardware
+from pytest_sparkfabric.cluster.config import Cluster, load_cluster, parse_cluster
 from pytest_sparkfabric.probes import sysfs
+from sparkfabric_lab import LabError, boot, files, host, systree
+from sparkfabric_lab import cli as cli_lab
+from sparkfabric_lab.plan import SWITCH_BRIDGE, Hang, LabPlan, build_plan
 from tests.lab.labkit import EXAMPLES, cluster_file
 
 MGMT = IPv4Network("198.18.0.0/24")
@@ -37,14 +38,14 @@ def with_faults(tmp_path: Path, example: str, *faults: dict[str, Any], **extra: 
 def test_examples_build_with_real_spark_names(example: str) -> None:
     cluster, plan = plan_of(EXAMPLES / f"{example}.yaml")
     nodes, fabric_wires = TOPOLOGIES[example]
-    spark_names = {spark.rail_names(p, r).netdev for p in (0, 1) for r in (0, 1)}
+    spark_names = {hardware.rail_names(p, r).netdev for p in (0, 1) for r in (0, 1)}
     switch = 1 if cluster.topology == "switch" else 0
     assert len(plan.namespaces) == nodes + switch
     assert len(plan.wires) == fabric_wires + nodes + switch
     for w in plan.wires:
         for end in (w.a, w.b):
             assert len(end.name) <= 15
-            if end.ns in {n.ns for n in plan.nodes} and end.name != spark.MGMT_NETDEV:
+            if end.ns in {n.ns for n in plan.nodes} and end.name != hardware.MGMT_NETDEV:
                 assert end.name in spark_names
                 assert end.mtu == cluster.mtu
     assert all(len(name) <= 15 for name in plan.host_links)
@@ -70,7 +71,7 @@ def test_switch_example_says_what_the_lab_builds() -> None:
 def test_p2p_cables_join_the_planned_rails() -> None:
     cluster, plan = plan_of(EXAMPLES / "ring-4.yaml")
     ends = {(w.a.ns, w.a.name, w.b.ns, w.b.name) for w in plan.wires}
-    from pytest_sparkfabric.topology import plan as topo_plan
+    from pytest_sparkfabric.cluster.topology import plan as topo_plan
 
     for link in topo_plan(cluster).links:
         assert (
@@ -320,7 +321,7 @@ def test_simulated_tools_hear_of_an_unreachable_node(tmp_path: Path) -> None:
     faults = parse_cluster(sim.read_text()).spec.simulate
     assert faults is not None and [f.fault for f in faults.faults] == ["node_unreachable"]
     argv = [
-        sys.executable, "-m", "pytest_sparkfabric.sim.tool", "--cluster", str(sim),
+        sys.executable, "-m", "sparkfabric_sim.tool", "--cluster", str(sim),
         "--node", "spark-1", "--state", str(tmp_path / "sim.json"), "--no-delay", "--",
         "mpirun", "-np", "2", "-H", "198.19.0.11:1,198.19.0.12:1", "all_reduce_perf",
         "-b", "1G", "-e", "1G", "-g", "1",
@@ -343,8 +344,8 @@ def test_sim_wrapper_passes_node_state_and_argv(tmp_path: Path) -> None:
     out = subprocess.run([str(tool), "-S", "enp1s0f1np1"], capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin"}, check=True).stdout  # fmt: skip
     assert out.split("|")[:-1] == [
-        "/pkg", "-S", "-m", "pytest_sparkfabric.lab.supervise", "--", str(fake),
-        "-m", "pytest_sparkfabric.sim.tool", "--cluster", f"{tmp_path}/sim-cluster.yaml",
+        "/pkg", "-S", "-m", "sparkfabric_lab.supervise", "--", str(fake),
+        "-m", "sparkfabric_sim.tool", "--cluster", f"{tmp_path}/sim-cluster.yaml",
         "--node", "spark-1", "--state", f"{tmp_path}/state/sim.json", "--", "ethtool",
         "-S", "enp1s0f1np1",
     ]  # fmt: skip
@@ -412,6 +413,6 @@ def test_status_of_no_lab(tmp_path: Path, capsys: Any) -> None:
 
 
 def test_mgmt_address_helper() -> None:
-    from pytest_sparkfabric.lab.plan import mgmt_address
+    from sparkfabric_lab.plan import mgmt_address
 
     assert mgmt_address(IPv4Network("198.18.5.0/24"), 11).ip == IPv4Address("198.18.5.11")

@@ -9,22 +9,22 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_sparkfabric.config import load_cluster
-from pytest_sparkfabric.lab import files
-from pytest_sparkfabric.lab.plan import build_plan
-from pytest_sparkfabric.lab.routeros import Switch, handler_for
-from pytest_sparkfabric.switch.client import RestClient, SwitchError, SwitchUnreachable
+from pytest_sparkfabric.cluster.config import load_cluster
+from pytest_sparkfabric.transport.switch import RestClient, SwitchError, SwitchUnreachable
+from sparkfabric_lab import files
+from sparkfabric_lab.plan import build_plan
+from sparkfabric_lab.routeros import Switch, handler_for
 from tests.lab.labkit import EXAMPLES, cluster_file
 from tests.lab.test_plan import MGMT
 
-pytest.importorskip("pytest_sparkfabric.sim.switch")
+pytest.importorskip("sparkfabric_sim.switch")
 
 
 @pytest.fixture
 def endpoint(tmp_path: Path) -> Iterator[int]:
     from http.server import ThreadingHTTPServer
 
-    from pytest_sparkfabric.sim.model import SimCluster
+    from sparkfabric_sim.model import SimCluster
 
     path = cluster_file(tmp_path, "switch-4", faults=[{"fault": "link_down", "node": "spark-3"}])
     raw = yaml.safe_load(path.read_text())

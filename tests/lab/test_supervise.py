@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.lab.supervise import DEFAULT_PORT, server_port
+from sparkfabric_lab.supervise import DEFAULT_PORT, server_port
 
-SUPERVISE = [sys.executable, "-m", "pytest_sparkfabric.lab.supervise"]
+SUPERVISE = [sys.executable, "-m", "sparkfabric_lab.supervise"]
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_sparkfabric.diagnosis import (
+from pytest_sparkfabric.diagnosis.diagnose import (
     RULES,
     Evidence,
     NcclEvidence,

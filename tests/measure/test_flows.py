@@ -133,7 +133,7 @@ def test_a_server_that_exits_at_once_fails_its_flow_at_once() -> None:
 
 
 def test_a_missing_server_tool_is_named_at_once_in_the_simulator() -> None:
-    from pytest_sparkfabric.sim.transport import SimTransport
+    from sparkfabric_sim.transport import SimTransport
     from tests.sim.conftest import example
 
     t = SimTransport(example("direct-2"))

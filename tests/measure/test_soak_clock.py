@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.config import Cluster, parse_cluster
-from pytest_sparkfabric.fabric import Fabric
+from pytest_sparkfabric.cluster.config import Cluster, parse_cluster
 from pytest_sparkfabric.measure import soak
-from pytest_sparkfabric.sim.transport import SimTransport
+from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.transport import Background, Job, RunResult, Transport
+from sparkfabric_sim.transport import SimTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_sparkfabric.diagnosis import RULES
+from pytest_sparkfabric.diagnosis.diagnose import RULES
 from tests.measure._suite import EXAMPLES, cluster_file, run
 
 HEALTHY = ["direct-2.yaml", "mesh-3.yaml", "ring-4.yaml", "demo.yaml", "switch-8.yaml"]

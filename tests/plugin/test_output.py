@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_sparkfabric.config import parse_cluster
-from pytest_sparkfabric.fabric import Fabric
+from pytest_sparkfabric.cluster.config import parse_cluster
+from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.session import progress_prefix
-from pytest_sparkfabric.sim.transport import SimTransport
+from sparkfabric_sim.transport import SimTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo.yaml"

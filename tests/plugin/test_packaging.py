@@ -19,7 +19,8 @@ def test_every_subpackage_is_listed_for_the_wheel() -> None:
     )
     found = {
         ".".join(p.parent.relative_to(ROOT).parts)
-        for p in (ROOT / "pytest_sparkfabric").rglob("__init__.py")
+        for top in ("pytest_sparkfabric", "sparkfabric_sim", "sparkfabric_lab")
+        for p in (ROOT / top).rglob("__init__.py")
     }
     assert found | {"pytest_sparkfabric.acceptance"} == listed
 

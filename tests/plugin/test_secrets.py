@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_sparkfabric.lab.routeros import handler_for
-from pytest_sparkfabric.sim import transport as sim_transport
-from pytest_sparkfabric.sim.switch import RestError, SimSwitch
+from sparkfabric_lab.routeros import handler_for
+from sparkfabric_sim import transport as sim_transport
+from sparkfabric_sim.switch import RestError, SimSwitch
 from tests import certs
 
 ROOT = Path(__file__).resolve().parents[2]

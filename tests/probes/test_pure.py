@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.nccl_hca import parse_hca_spec, select_hcas
 from pytest_sparkfabric.probes import ParseError, to_jsonable
 from pytest_sparkfabric.probes.ethtool import EthtoolStats
 from pytest_sparkfabric.probes.ibdev2netdev import parse_ibdev2netdev
@@ -23,6 +22,7 @@ from pytest_sparkfabric.probes.iperf3 import (
     parse_iperf3_json,
 )
 from pytest_sparkfabric.probes.nccl import busbw_from_algbw
+from pytest_sparkfabric.probes.nccl_hca import parse_hca_spec, select_hcas
 from pytest_sparkfabric.probes.ncclconf import (
     EnvSource,
     effective_nccl_env,

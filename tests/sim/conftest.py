@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.config import Cluster, load_cluster, parse_cluster
-from pytest_sparkfabric.sim.transport import SimTransport
+from pytest_sparkfabric.cluster.config import Cluster, load_cluster, parse_cluster
 from pytest_sparkfabric.transport.base import Job, RunResult
+from sparkfabric_sim.transport import SimTransport
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

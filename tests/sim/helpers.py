@@ -5,8 +5,8 @@ from __future__ import annotations
 from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
 from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
-from pytest_sparkfabric.sim.transport import SimTransport
 from pytest_sparkfabric.transport.base import Job
+from sparkfabric_sim.transport import SimTransport
 
 IB = "ib_write_bw -d {dev} -F --report_gbits -q {q} -D 10 -p {port}"
 IPERF = "iperf3 -c {peer} -P 4 -t 10 -p {port} -J -B {bind}"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sparkfabric.faults import RULES
-from pytest_sparkfabric.sim.transport import SimTransport
+from pytest_sparkfabric.cluster.faults import RULES
 from pytest_sparkfabric.transport.base import Job
+from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import EXAMPLES, example
 
 HEALTHY = ["demo", "direct-2", "mesh-3", "ring-4", "switch-8"]
@@ -14,7 +14,7 @@ HEALTHY = ["demo", "direct-2", "mesh-3", "ring-4", "switch-8"]
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.rglob("*.yaml")), ids=lambda p: p.name)
 def test_every_example_loads(path: object) -> None:
-    from pytest_sparkfabric.config import load_cluster
+    from pytest_sparkfabric.cluster.config import load_cluster
 
     cluster = load_cluster(str(path))
     assert cluster.nodes

@@ -6,8 +6,8 @@ import pytest
 
 from pytest_sparkfabric.probes import ParseError, ethtool, ip, ping, sysfs
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
-from pytest_sparkfabric.sim.transport import SimTransport
 from pytest_sparkfabric.transport.base import Job
+from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import example, table, with_faults
 from tests.sim.helpers import nccl, rdma, tcp
 

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric import topology
-from pytest_sparkfabric.config import Cluster
-from pytest_sparkfabric.sim import counters, gids
-from pytest_sparkfabric.sim.transport import SimTransport
+from pytest_sparkfabric.cluster import topology
+from pytest_sparkfabric.cluster.config import Cluster
 from pytest_sparkfabric.transport.base import Job
+from sparkfabric_sim import counters, gids
+from sparkfabric_sim.transport import SimTransport
 from tests.sim.strategies import healthy_clusters
 
 ethtool = pytest.importorskip("pytest_sparkfabric.probes.ethtool")

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_sparkfabric.sim.render.iperf3 import document
 from pytest_sparkfabric.transport.base import Job
+from sparkfabric_sim.render.iperf3 import document
 from tests.sim.conftest import Sim, example, with_faults
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -46,7 +46,7 @@ def test_ibdev2netdev_matches_the_nvidia_playbook_output_byte_for_byte() -> None
     text = sample("ibdev2netdev/gb10-nvidia-playbook-spark-5c2d.txt")
     cluster = example("direct-2")
     spec_text = (Path(str(cluster.source)).read_text()).replace("      1: [", "      0: [")
-    from pytest_sparkfabric.config import parse_cluster
+    from pytest_sparkfabric.cluster.config import parse_cluster
 
     s = Sim(parse_cluster(spec_text))
     assert s.ok("spark-1", "ibdev2netdev") == text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sparkfabric.sim.transport import SSH_ROUND_TRIP_S as RTT
+from sparkfabric_sim.transport import SSH_ROUND_TRIP_S as RTT
 from tests.sim.conftest import Sim, example
 
 

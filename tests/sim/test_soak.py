@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pytest_sparkfabric.probes.ethtool import parse_ethtool_stats
-from pytest_sparkfabric.sim.transport import SimTransport
 from pytest_sparkfabric.transport.base import Job
+from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import example, with_faults
 
 LANE = "{fault: lane_degradation, node: spark-2, lane: 2}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_sparkfabric.probes import routeros
-from pytest_sparkfabric.sim.switch import RestError, SimSwitch
-from pytest_sparkfabric.sim.transport import SimTransport
+from sparkfabric_sim.switch import RestError, SimSwitch
+from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import example, record, table, with_faults
 
 READS = (
@@ -96,8 +96,8 @@ def test_switch_faults_change_what_rest_reports() -> None:
 
 
 def test_the_project_switch_reader_reads_the_simulated_switch() -> None:
-    reads = pytest.importorskip("pytest_sparkfabric.switch.reads")
-    client_mod = pytest.importorskip("pytest_sparkfabric.switch.client")
+    reads = pytest.importorskip("pytest_sparkfabric.measure.switch")
+    client_mod = pytest.importorskip("pytest_sparkfabric.transport.switch")
     cluster = example("demo")
     t = SimTransport(cluster)
     assert cluster.spec.switch is not None

@@ -1,4 +1,4 @@
-"""`python -m pytest_sparkfabric.sim.tool`: one simulated command on wall-clock time."""
+"""`python -m sparkfabric_sim.tool`: one simulated command on wall-clock time."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.sim import tool
+from sparkfabric_sim import tool
 from tests.sim.conftest import EXAMPLES
 
 CLUSTER = str(EXAMPLES / "direct-2.yaml")
@@ -28,7 +28,7 @@ def test_prints_the_output_and_exits_with_the_status(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "pytest_sparkfabric.sim.tool",
+            "sparkfabric_sim.tool",
             "--cluster",
             CLUSTER,
             "--node",
@@ -55,7 +55,7 @@ def test_prints_the_output_and_exits_with_the_status(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "pytest_sparkfabric.sim.tool",
+            "sparkfabric_sim.tool",
             "--cluster",
             CLUSTER,
             "--node",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pytest import approx
 
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
-from pytest_sparkfabric.sim.transport import SSH_ROUND_TRIP_S as RTT
-from pytest_sparkfabric.sim.transport import SimTransport
 from pytest_sparkfabric.transport.base import Job
+from sparkfabric_sim.transport import SSH_ROUND_TRIP_S as RTT
+from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import example, with_faults
 
 SERVER = "ib_write_bw -d {dev} -F --report_gbits -q 1 -D 10 -p {port}"

@@ -1,0 +1,416 @@
+"""`sparkfabric init | check | schema`: write, check and describe cluster.yaml (no network).
+
+`register(subparsers)` adds the three subcommands to the `sparkfabric` parser; each sets
+`func=` to a function of the parsed arguments that returns the exit code: 0 fine, 1 the file has
+problems, 2 the request itself cannot be met (bad options, impossible plan).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_sparkfabric.cli import preflight
+from pytest_sparkfabric.cluster import initgen
+from pytest_sparkfabric.cluster.config import (
+    TOPOLOGIES,
+    Cluster,
+    ClusterSpec,
+    ConfigError,
+    load_cluster,
+)
+from pytest_sparkfabric.cluster.thresholds import defaults
+from pytest_sparkfabric.cluster.topology import ITEM_KINDS, item_counts, plan
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `init`, `check` and `schema` to the `sparkfabric` command."""
+    p = subparsers.add_parser(
+        "init",
+        help="print a commented cluster.yaml with its address plan",
+        description="Print a valid, commented cluster.yaml: /24s from the pool in order, host "
+        "numbers .11, .12, ... in topology order (ring and mesh: list nodes in cable order).",
+    )
+    p.add_argument("--topology", required=True, choices=TOPOLOGIES)
+    p.add_argument(
+        "--nodes",
+        required=True,
+        metavar="NAMES",
+        help="comma-separated node names in topology order (or a count N: spark-1..spark-N)",
+    )
+    p.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"the cabled QSFP port for direct and switch (default {initgen.DEFAULT_PORT})",
+    )
+    p.add_argument(
+        "--subnet-pool",
+        metavar="CIDR",
+        default=None,
+        help=f"where the /24s come from (default {initgen.DEFAULT_POOL})",
+    )
+    p.add_argument(
+        "--mtu", type=int, default=None, help="default 9000 (mesh: 1500, as NVIDIA documents)"
+    )
+    p.add_argument("--transport", choices=initgen.INIT_TRANSPORTS, default="ssh")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    p.add_argument("--force", action="store_true", help="overwrite --output if it exists")
+    p.set_defaults(func=cmd_init)
+
+    p = subparsers.add_parser(
+        "check",
+        help="validate cluster.yaml offline and print its plan",
+        description="Validate a cluster file without touching the network. Valid: print the "
+        "topology, nodes, cables, links with subnets and the test items per kind (exit 0), "
+        "after warnings about what would still fail at run time (values marked EDIT, a "
+        "documentation address as a host, an unset switch password variable). Broken: list "
+        "every problem with its line (exit 4, a usage error as under pytest).",
+    )
+    p.add_argument("cluster", metavar="CLUSTER_YAML")
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="print nothing but warnings when valid"
+    )
+    p.add_argument(
+        "--resolve",
+        action="store_true",
+        help="also look up every ssh host (ssh -G, then DNS) and warn about those that do "
+        "not resolve (off by default: check works offline)",
+    )
+    p.set_defaults(func=cmd_check)
+
+    p = subparsers.add_parser(
+        "schema",
+        help="print the JSON Schema (or the field reference) of cluster.yaml",
+        description="Print the JSON Schema of cluster.yaml, or with --format markdown the field "
+        "reference that docs/cluster-yaml.md holds.",
+    )
+    p.add_argument("--format", choices=("json", "markdown"), default="json")
+    p.set_defaults(func=cmd_schema)
+
+
+def _init_command(args: argparse.Namespace) -> str:
+    words = ["sparkfabric init", f"--topology {args.topology}", f"--nodes {args.nodes}"]
+    for flag, value in (
+        ("--port", args.port),
+        ("--subnet-pool", args.subnet_pool),
+        ("--mtu", args.mtu),
+    ):
+        if value is not None:
+            words.append(f"{flag} {value}")
+    if args.transport != "ssh":
+        words.append(f"--transport {args.transport}")
+    return " ".join(words)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    try:
+        text = initgen.generate(
+            args.topology,
+            initgen.node_names(args.nodes),
+            port=args.port,
+            subnet_pool=args.subnet_pool,
+            mtu=args.mtu,
+            transport=args.transport,
+            command=_init_command(args),
+        )
+    except initgen.InitError as exc:
+        print(f"sparkfabric init: {exc}", file=sys.stderr)
+        return 2
+    output = getattr(args, "output", None)
+    if not output:
+        sys.stdout.write(text)
+        return 0
+    path = Path(output)
+    if path.exists() and not getattr(args, "force", False):
+        print(f"sparkfabric init: {path} exists. Fix: add --force to replace it.", file=sys.stderr)
+        return 2
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"sparkfabric init: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}; edit the lines marked EDIT, then: sparkfabric check {path}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    try:
+        cluster = load_cluster(args.cluster)
+    except ConfigError as err:
+        print(err.render())
+        return 4  # a usage error, as pytest --cluster reports the same file
+    cautions = _cautions(cluster, Path(args.cluster), getattr(args, "resolve", False))
+    if cautions:
+        n = len(cautions)
+        print(f"{args.cluster}: {n} warning{'s' if n != 1 else ''} (valid, but the run would fail)")
+        print("\n".join(c.render() for c in cautions) + "\n")
+    if not getattr(args, "quiet", False):
+        sys.stdout.write(describe(cluster, str(args.cluster)))
+    return 0
+
+
+def _cautions(cluster: Cluster, path: Path, resolve: bool) -> list[preflight.Caution]:
+    cfg = cluster.spec.ssh_config
+    if cfg and not Path(cfg).expanduser().is_absolute():
+        cfg = str(path.resolve().parent / cfg)
+    return preflight.check(
+        cluster,
+        path.read_text(encoding="utf-8"),
+        env=os.environ,
+        resolve=preflight.resolver(cfg) if resolve else None,
+    )
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    fmt = getattr(args, "format", "json")
+    sys.stdout.write(schema_json() if fmt == "json" else reference_markdown())
+    return 0
+
+
+# -- the plan, as `check` prints it -------------------------------------------------------------
+
+
+def describe(cluster: Cluster, source: str = "cluster.yaml") -> str:
+    """The plan of a valid cluster: topology, nodes, cables, links with subnets, item counts."""
+    spec = cluster.spec
+    p = plan(cluster)
+    n = len(cluster.nodes)
+    lines = [
+        f"{source}: valid",
+        f"  topology {spec.topology}, {n} node{'s' if n != 1 else ''}, MTU {spec.mtu}, "
+        f"transport {spec.transport}" + (", arp_sysctls" if spec.arp_sysctls else ""),
+        "",
+        "nodes",
+    ]
+    for node in cluster.nodes:
+        ssh = node.ssh
+        how = ""
+        if ssh is not None:
+            how = f"  ssh {ssh.user + '@' if ssh.user else ''}{ssh.host}"
+            how += f":{ssh.port}" if ssh.port else ""
+        lines.append(f"  {node.name}{how}")
+        for r in node.rails:
+            lines.append(f"    {r.label:<9} {r.netdev:<14} {r.rdma:<13} {r.address}")
+    lines += ["", f"cables ({len(p.cables)})"]
+    lines += [f"  {c.id}" for c in p.cables]
+    lines += ["", f"links ({len(p.links)})"]
+    width = max((len(link.id) for link in p.links), default=0)
+    lines += [f"  {link.id:<{width}}  {link.subnet}" for link in p.links]
+    lines += ["", f"subnets ({len(p.subnets)})"]
+    for i in range(0, len(p.subnets), 4):
+        lines.append("  " + ", ".join(str(s) for s in p.subnets[i : i + 4]))
+    if spec.switch is not None:
+        sw = spec.switch
+        lines += ["", f"switch {sw.vendor} {sw.user}@{sw.host} ({sw.api})"]
+        lines += [f"  {name} -> {port}" for name, port in sw.ports.items()]
+        from pytest_sparkfabric.transport.switch import safety_warnings
+
+        lines += [f"  {w}" for w in safety_warnings(cluster)]
+    lines += ["", "test items per test function"]
+    for kind, count in item_counts(cluster).items():
+        lines.append(f"  {ITEM_KINDS[kind]:<36} {count}")
+    return "\n".join(lines) + "\n"
+
+
+# -- schema and the field reference -------------------------------------------------------------
+
+
+def schema() -> dict[str, Any]:
+    return ClusterSpec.model_json_schema()
+
+
+def schema_json() -> str:
+    return json.dumps(schema(), indent=2) + "\n"
+
+
+def _refs(node: Any, suffix: str = "") -> list[tuple[str, str]]:
+    """(path suffix, definition name) of every $ref inside one property's schema."""
+    if not isinstance(node, dict):
+        return []
+    if "$ref" in node:
+        return [(suffix, str(node["$ref"]).rsplit("/", 1)[-1])]
+    out: list[tuple[str, str]] = []
+    for branch in node.get("anyOf", []):
+        out += _refs(branch, suffix)
+    if "items" in node:
+        out += _refs(node["items"], suffix + "[]")
+    for item in node.get("prefixItems", []):
+        out += _refs(item, suffix + "[]")
+    if isinstance(node.get("additionalProperties"), dict):
+        keys = node.get("propertyNames", {}).get("enum")
+        key = "<" + "|".join(str(k) for k in keys) + ">" if keys else "<name>"
+        out += _refs(node["additionalProperties"], f"{suffix}.{key}")
+    return out
+
+
+def _type(node: Any, paths: dict[str, str]) -> str:
+    if not isinstance(node, dict):
+        return "any"
+    if "$ref" in node:
+        name = str(node["$ref"]).rsplit("/", 1)[-1]
+        return f"mapping (see `{paths.get(name, name)}`)"
+    if "enum" in node:
+        return " | ".join(f"`{v}`" for v in node["enum"])
+    if "const" in node:
+        return f"`{node['const']}`"
+    if "anyOf" in node:
+        kinds = [_type(b, paths) for b in node["anyOf"] if b.get("type") != "null"]
+        return " or ".join(dict.fromkeys(kinds))
+    kind = node.get("type")
+    limits = _limits(node)
+    if kind == "array":
+        if "prefixItems" in node:
+            items = [_type(i, paths) for i in node["prefixItems"]]
+            if len(set(items)) == 1:
+                return f"list of exactly {len(items)}: {items[0]}"
+            return f"list [{', '.join(items)}]"
+        return f"list of {_type(node.get('items'), paths)}" + limits
+    if kind == "object":
+        keys = node.get("propertyNames", {}).get("enum")
+        key = " | ".join(f"`{k}`" for k in keys) if keys else "name"
+        value = node.get("additionalProperties")
+        if value is None and node.get("patternProperties"):
+            value = next(iter(node["patternProperties"].values()))  # keys with a pattern
+        return f"mapping {key} -> {_type(value, paths)}" if isinstance(value, dict) else "mapping"
+    if node.get("format") == "ipv4interface":
+        return "IPv4 address/prefix"
+    words = {"string": "text", "integer": "whole number", "number": "number", "boolean": "bool"}
+    return words.get(str(kind), str(kind)) + limits
+
+
+def _limits(node: dict[str, Any]) -> str:
+    lo = node.get("minimum", node.get("exclusiveMinimum"))
+    hi = node.get("maximum", node.get("exclusiveMaximum"))
+    parts = []
+    if lo is not None:
+        parts.append(f"> {lo}" if "exclusiveMinimum" in node else f">= {lo}")
+    if hi is not None:
+        parts.append(f"< {hi}" if "exclusiveMaximum" in node else f"<= {hi}")
+    if "maxLength" in node:
+        parts.append(f"at most {node['maxLength']} characters")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _default(prop: dict[str, Any], required: bool) -> str:
+    if required:
+        return "required"
+    if "default" not in prop:
+        return "-"
+    value = prop["default"]
+    if value is None:
+        return "none"
+    if isinstance(value, dict | list) and not value:
+        return "empty"
+    if isinstance(value, dict):
+        return "see below"
+    return _cell(f"`{json.dumps(value)}`") if not isinstance(value, str) else f"`{_cell(value)}`"
+
+
+def reference_markdown() -> str:
+    """The field reference of cluster.yaml from the schema's descriptions (docs/cluster-yaml.md)."""
+    sch = schema()
+    defs: dict[str, Any] = sch.get("$defs", {})
+    root = "ClusterSpec"
+    defs = {root: sch, **defs}
+    paths = {root: "(top level)"}
+    order: list[str] = []
+
+    def visit(name: str) -> None:  # depth first: each section right after the one using it
+        order.append(name)
+        base = "" if name == root else paths[name]
+        for key, prop in defs[name].get("properties", {}).items():
+            for suffix, ref in _refs(prop):
+                if ref not in paths:
+                    paths[ref] = f"{base}.{key}{suffix}".lstrip(".")
+                    visit(ref)
+
+    visit(root)
+    example = initgen.generate("direct", ["spark-1", "spark-2"])
+    out = [
+        "# cluster.yaml reference",
+        "",
+        "<!-- Generated by `sparkfabric schema --format markdown` from the field descriptions in",
+        "     pytest_sparkfabric/cluster/config.py; tests/config fails when it is out of date. -->",
+        "",
+        "`cluster.yaml` describes the fabric of a DGX Spark cluster. Start from",
+        "`sparkfabric init --topology T --nodes a,b,...` and check a file offline with",
+        "`sparkfabric check cluster.yaml`, which lists every problem with its line and a fix.",
+        "A minimal valid file (`sparkfabric init --topology direct --nodes spark-1,spark-2`):",
+        "",
+        "```yaml",
+        example.rstrip("\n"),
+        "```",
+        "",
+        "A rail is written as its address (`192.168.100.11/24`) or as a mapping",
+        "`{address: 192.168.100.11/24, netdev: enp1s0f1np1, rdma: rocep1s0f1}`.",
+        "",
+        "## Rules checked besides the fields",
+        "",
+        "- Node names and ssh hosts are unique; every rail interface has its own address.",
+        "- direct: exactly 2 nodes on the same port number. mesh: exactly 3 nodes. ring: 4 or",
+        "  more. Ring and mesh nodes list both ports and are listed in cable order (port 0 of",
+        "  each node to port 1 of the next, the last back to the first). switch: 2 to 8 nodes,",
+        "  the same port number on every node, a `switch:` section with a port for each node.",
+        "- Subnets: direct and switch use one subnet per rail, each node one address in each;",
+        "  ring and mesh use two subnets per cable (one per rail), both cable ends in them.",
+        "- Two fabric interfaces of one node never share a subnet unless `arp_sysctls: true`.",
+        "- Unknown keys are errors (with a did-you-mean); threshold names and node references",
+        "  (`nccl.launch_node`, `switch.ports`, `simulate.faults`) must exist.",
+        "",
+        "## Values that reach a command line",
+        "",
+        "The suite builds every command it runs on a node from a list of words, each one quoted,",
+        "so no value in this file becomes shell syntax. The only shell text is yours:",
+        "`nccl.launcher`, `nccl.env_flag` and `soak.gpu_load`. Their placeholders are filled in",
+        "as quoted words, so the ones that carry text ({hosts}, {env_flags}, {binary}, {key},",
+        "{value}) must stand outside quotes and comments, and take no format spec. Names are",
+        "checked as well, because quoting does not stop a tool from reading a leading `-` as an",
+        "option, nor ssh_config's `ProxyCommand` from putting a host or user into a shell:",
+        "",
+        "- `netdev`: at most 15 letters, digits, `.`, `_`, `-`; `rdma`: the same characters.",
+        "  Neither starts with `.` or `-`.",
+        "- `ssh.host`, `switch.host`: an IPv4 or IPv6 address (`fe80::1%eth0`), a host name or",
+        "  an ssh_config alias: letters, digits, `.`, `_`, `-`, never starting with `-`.",
+        "- `ssh.user`, `switch.user`: letters, digits, `.`, `_`, `@`, `-`, never starting with",
+        "  `-`.",
+        "- `nccl.env` keys: `[A-Za-z_][A-Za-z0-9_]*`; values may be any text (no NUL).",
+        "- `nccl.binary`: a path of letters, digits, `.`, `_`, `+`, `/`, `-`, optionally starting",
+        "  with `~/`; `switch.ports` values: letters, digits, `.`, `_`, `-`.",
+        "- `ssh.identity_file`, `ssh_config` and `replay_dir` are local paths given to programs",
+        "  as arguments, never to a shell.",
+    ]
+    for name in order:
+        node = defs[name]
+        props: dict[str, Any] = node.get("properties", {})
+        required = set(node.get("required", []))
+        out += ["", f"## `{paths[name]}`", ""]
+        if node.get("description"):
+            out += [str(node["description"]).strip(), ""]
+        out += ["| key | type | default | description |", "|---|---|---|---|"]
+        for key, prop in props.items():
+            out.append(
+                f"| `{key}` | {_cell(_type(prop, paths))} | {_default(prop, key in required)} "
+                f"| {_cell(str(prop.get('description', '')))} |"
+            )
+    out += [
+        "",
+        "## `thresholds` names",
+        "",
+        "Defaults for two nodes; some change with the topology and node count (the report of a",
+        "failure always names the limit it used and where it came from).",
+        "",
+        "| name | pass when | default source |",
+        "|---|---|---|",
+    ]
+    for t in sorted(defaults("direct", 2).values(), key=lambda t: t.name):
+        out.append(f"| `{t.name}` | {_cell(t.expected())} | {_cell(t.source)} |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,168 @@
+"""What a valid cluster.yaml still gets wrong at run time: `sparkfabric check`'s warnings.
+
+The file validates, yet the run would fail on it: a value `sparkfabric init` marked EDIT and
+nobody edited, a switch password variable that is not set here, a documentation address
+(RFC 5737, RFC 3849) where a real host belongs, an ssh host that does not resolve (asked only
+with `resolve=True`: it needs DNS, and `check` works offline by default).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import shutil
+import socket
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster.config import Cluster
+
+DOC_NETWORKS = tuple(
+    ipaddress.ip_network(n)
+    for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+)
+_EDIT = re.compile(r"#.*\bEDIT\b")
+Resolver = Callable[[str], str | None]
+"""host -> None when it resolves, else why not."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caution:
+    line: int | None
+    what: str
+    fix: str
+
+    def render(self) -> str:
+        where = f"line {self.line}: " if self.line else ""
+        return f"  {where}{self.what}\n    Fix: {self.fix}"
+
+
+def documentation_network(host: str) -> str | None:
+    """The documentation network `host` lies in (a placeholder, never a real host), or None."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    for net in DOC_NETWORKS:
+        if ip.version == net.version and ip in net:
+            return str(net)
+    return None
+
+
+def check(
+    cluster: Cluster,
+    text: str,
+    *,
+    env: Mapping[str, str],
+    resolve: Resolver | None = None,
+) -> list[Caution]:
+    """Every warning for a valid cluster, in file order where it has a line. Only a cluster
+    reached over ssh has anything to fail on: the simulator and a replay contact nothing."""
+    spec = cluster.spec
+    if spec.transport != "ssh":
+        return []
+    out = _edit_marks(text)
+    for i, node in enumerate(spec.nodes):
+        if node.ssh is None:
+            continue
+        line = cluster.line_of(("nodes", i, "ssh", "host"))
+        net = documentation_network(node.ssh.host)
+        if net:
+            out.append(
+                Caution(
+                    line,
+                    f"nodes[{i}].ssh.host {node.ssh.host} is a documentation address ({net}): "
+                    f"no node answers there",
+                    f"set {node.name}'s management address or ~/.ssh/config alias",
+                )
+            )
+        elif resolve is not None:
+            why = resolve(node.ssh.host)
+            if why:
+                out.append(
+                    Caution(
+                        line,
+                        f"nodes[{i}].ssh.host {node.ssh.host} does not resolve ({why}): "
+                        f"ssh cannot reach {node.name}",
+                        "use the node's management address, or add the alias to ~/.ssh/config "
+                        "(or the file named by ssh_config:)",
+                    )
+                )
+    sw = spec.switch
+    if sw is not None:
+        net = documentation_network(sw.host)
+        if net:
+            out.append(
+                Caution(
+                    cluster.line_of(("switch", "host")),
+                    f"switch.host {sw.host} is a documentation address ({net}): no switch "
+                    "answers there, every switch check would fail",
+                    "set the switch's management address",
+                )
+            )
+        if sw.password_env and sw.password_env not in env:
+            out.append(
+                Caution(
+                    cluster.line_of(("switch", "password_env")),
+                    f"switch.password_env names ${sw.password_env}, which is not set here: "
+                    "every switch check would fail",
+                    f"export {sw.password_env}=... (the switch user's password) before pytest",
+                )
+            )
+    return sorted(out, key=lambda w: (w.line is None, w.line or 0))
+
+
+def _edit_marks(text: str) -> list[Caution]:
+    out = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        m = _EDIT.search(raw)
+        if m is None:
+            continue
+        value = raw[: m.start()].strip() or raw.strip()
+        out.append(
+            Caution(
+                n,
+                f"still marked EDIT: {value}",
+                "set the value for your cluster, then delete EDIT from the comment",
+            )
+        )
+    return out
+
+
+def resolver(ssh_config: str | None) -> Resolver:
+    """Resolve an ssh host as ssh would: through `ssh -G` (aliases, HostName), then DNS."""
+
+    def resolve(host: str) -> str | None:
+        name = _ssh_hostname(host, ssh_config) or host
+        try:
+            socket.getaddrinfo(name, 22, proto=socket.IPPROTO_TCP)
+        except (socket.gaierror, UnicodeError) as exc:
+            via = f"ssh config HostName {name}: " if name != host else ""
+            return f"{via}{getattr(exc, 'strerror', None) or exc}"
+        return None
+
+    return resolve
+
+
+def _ssh_hostname(host: str, ssh_config: str | None) -> str | None:
+    ssh = shutil.which("ssh")
+    if ssh is None:
+        return None
+    argv = [ssh, "-G"]
+    if ssh_config:
+        argv += ["-F", str(Path(ssh_config).expanduser())]
+    try:
+        r = subprocess.run(
+            [*argv, "--", host], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in r.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "hostname" and value:
+            return value.strip()
+    return None

@@ -1,0 +1,236 @@
+"""`sparkfabric init`: write a valid, commented cluster.yaml with its address plan (pure).
+
+The plan is the one field tools use (DOMAIN.md §2): /24s taken from a pool in order, host numbers
+.11, .12, ... in topology order. direct and switch: one /24 per rail, each node one address in
+each. ring and mesh: two /24s per cable (one per rail), cable i from port 0 of node i to port 1 of
+node i+1, the last one closing back to the first node.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from ipaddress import IPv4Address, IPv4Interface, IPv4Network
+
+import yaml
+
+from pytest_sparkfabric.cluster import hardware
+from pytest_sparkfabric.cluster.config import NAME_PATTERN, TOPOLOGIES
+from pytest_sparkfabric.cluster.topology import NODE_COUNTS
+
+DEFAULT_POOL_START = IPv4Network("192.168.100.0/24")
+DEFAULT_POOL_END = IPv4Network("192.168.255.0/24")
+DEFAULT_POOL = "192.168.100.0/24 to 192.168.255.0/24"
+FIRST_HOST = 11
+DEFAULT_PORT = 1
+INIT_TRANSPORTS = ("ssh", "sim")
+
+
+class InitError(ValueError):
+    """A request `init` cannot turn into a valid file; str() says what and how to fix it."""
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    name: str
+    host: int  # the host number in every subnet: .11, .12, ...
+    ports: dict[int, tuple[IPv4Interface, IPv4Interface]]
+
+
+def node_names(spec: str) -> list[str]:
+    """`a,b,c` -> the names; a bare number N -> spark-1 .. spark-N."""
+    text = spec.strip()
+    if text.isdigit():
+        return [f"spark-{i}" for i in range(1, int(text) + 1)]
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def pool_subnets(pool: str | None) -> list[IPv4Network]:
+    """The /24s of a pool, in order."""
+    if pool is None:
+        start = int(DEFAULT_POOL_START.network_address) >> 8
+        end = int(DEFAULT_POOL_END.network_address) >> 8
+        return [IPv4Network((i << 8, 24)) for i in range(start, end + 1)]
+    try:
+        net = IPv4Network(pool.strip(), strict=False)
+    except ValueError:
+        raise InitError(
+            f"--subnet-pool {pool!r} is not an IPv4 network. Fix: write it like 192.168.96.0/19."
+        ) from None
+    if net.prefixlen > 24:
+        return []
+    return list(net.subnets(new_prefix=24))
+
+
+def subnets_needed(topology: str, count: int) -> int:
+    rails = hardware.RAILS_PER_PORT
+    return rails if topology in ("direct", "switch") else rails * count
+
+
+def check_request(
+    topology: str, names: Sequence[str], port: int | None, pool: str | None, mtu: int | None
+) -> list[IPv4Network]:
+    """Raise InitError for anything that would not give a valid file; return the pool's /24s."""
+    if topology not in TOPOLOGIES:
+        raise InitError(
+            f"--topology {topology!r} is not one of {', '.join(TOPOLOGIES)}. "
+            "Fix: direct for 2 nodes, mesh for 3, ring for 4 or more, switch for 2 to 8."
+        )
+    lo, hi = NODE_COUNTS[topology]
+    if not lo <= len(names) <= hi:
+        need = f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
+        other = [t for t, (a, b) in NODE_COUNTS.items() if a <= len(names) <= b]
+        fix = f"use --topology {' or '.join(other)}" if other else f"name {need} nodes"
+        raise InitError(
+            f"topology {topology} needs {need} nodes (a Spark has 2 ports); "
+            f"--nodes names {len(names)}. Fix: {fix}."
+        )
+    for name in names:
+        if not re.match(NAME_PATTERN, name) or len(name) > 63:
+            raise InitError(
+                f"node name {name!r} is not valid. Fix: start with a letter or digit and use "
+                "only letters, digits, '.', '_' and '-' (at most 63 characters)."
+            )
+    dupes = sorted({n for n in names if list(names).count(n) > 1})
+    if dupes:
+        raise InitError(
+            f"node name(s) {', '.join(dupes)} given twice. Fix: every node needs its own name."
+        )
+    if port is not None and port not in hardware.PORTS:
+        raise InitError(f"--port {port} does not exist. Fix: a Spark has QSFP ports 0 and 1.")
+    if port is not None and topology in ("ring", "mesh"):
+        raise InitError(
+            f"--port is for direct and switch; {topology} nodes are cabled on both ports "
+            "(port 0 of each to port 1 of the next). Fix: leave out --port."
+        )
+    if mtu is not None and not 576 <= mtu <= 9216:
+        raise InitError(f"--mtu {mtu} is out of range. Fix: use 576 to 9216 (9000 for jumbo).")
+    subnets = pool_subnets(pool)
+    wanted = subnets_needed(topology, len(names))
+    if len(subnets) < wanted:
+        prefix = 24 - math.ceil(math.log2(wanted))
+        example = f"192.168.0.0/{prefix}" if prefix >= 16 else f"10.0.0.0/{prefix}"
+        have = f"holds {len(subnets)} /24" + ("s" if len(subnets) != 1 else "")
+        raise InitError(
+            f"--subnet-pool {pool} {have}; {topology} with {len(names)} nodes needs {wanted} "
+            f"(2 per {'cable' if topology in ('ring', 'mesh') else 'cluster, one per rail'}). "
+            f"Fix: give a /{prefix} or larger, e.g. --subnet-pool {example}."
+        )
+    return subnets
+
+
+def address_plan(
+    topology: str, names: Sequence[str], port: int | None, subnets: Sequence[IPv4Network]
+) -> list[NodePlan]:
+    """Every node's ports and rail addresses."""
+    count = len(names)
+
+    def at(subnet: IPv4Network, i: int) -> IPv4Interface:
+        return IPv4Interface((IPv4Address(int(subnet.network_address) + FIRST_HOST + i), 24))
+
+    plans = []
+    for i, name in enumerate(names):
+        ports: dict[int, tuple[IPv4Interface, IPv4Interface]] = {}
+        if topology in ("direct", "switch"):
+            p = DEFAULT_PORT if port is None else port
+            ports[p] = (at(subnets[0], i), at(subnets[1], i))
+        else:
+            out, back = i, (i - 1) % count  # cable i leaves port 0; cable i-1 arrives on port 1
+            ports[0] = (at(subnets[2 * out], i), at(subnets[2 * out + 1], i))
+            ports[1] = (at(subnets[2 * back], i), at(subnets[2 * back + 1], i))
+        plans.append(NodePlan(name, FIRST_HOST + i, ports))
+    return plans
+
+
+def _scalar(text: str) -> str:
+    """`text` as a YAML scalar that reads back as that same text (quoted when YAML would not)."""
+    try:
+        same = yaml.safe_load(text) == text
+    except yaml.YAMLError:
+        same = False
+    return text if same and text.strip() == text else "'" + text.replace("'", "''") + "'"
+
+
+def switch_port_name(i: int) -> str:
+    """Breakout legs in order: qsfp56-dd-1-1, qsfp56-dd-1-5, qsfp56-dd-2-1, ..."""
+    return f"qsfp56-dd-{i // 2 + 1}-{1 if i % 2 == 0 else 5}"
+
+
+_TOPOLOGY_WORDS = {
+    "direct": "2 nodes, one cable, the same port number at both ends",
+    "mesh": "3 nodes, port 0 of each cabled to port 1 of the next",
+    "ring": "port 0 of each node cabled to port 1 of the next; the last closes to the first",
+    "switch": "one cable per node to the switch, the same port number on every node",
+}
+
+
+def generate(
+    topology: str,
+    names: Sequence[str],
+    *,
+    port: int | None = None,
+    subnet_pool: str | None = None,
+    mtu: int | None = None,
+    transport: str = "ssh",
+    command: str = "",
+) -> str:
+    """A commented cluster.yaml for these nodes; raise InitError for an impossible request."""
+    if transport not in INIT_TRANSPORTS:
+        raise InitError(
+            f"--transport {transport!r} is not one of {', '.join(INIT_TRANSPORTS)}. "
+            "Fix: ssh for the real nodes, sim for a simulated cluster."
+        )
+    subnets = check_request(topology, names, port, subnet_pool, mtu)
+    plans = address_plan(topology, names, port, subnets)
+    if mtu is None:
+        mtu = 1500 if topology == "mesh" else 9000
+    mtu_note = "NVIDIA documents 1500 for mesh" if topology == "mesh" else "jumbo frames"
+    count = len(names)
+    out = [
+        "# cluster.yaml for pytest-sparkfabric" + (f", written by `{command}`" if command else ""),
+        "# Check it offline with `sparkfabric check cluster.yaml`; run the suite with",
+        "# `pytest --cluster cluster.yaml`. Field reference: docs/cluster-yaml.md",
+        f"topology: {topology}  # {_TOPOLOGY_WORDS[topology]}",
+        f"mtu: {mtu}  # every fabric netdev (and switch port) end to end; {mtu_note}",
+        f"transport: {transport}"
+        + ("  # the real nodes, over ssh" if transport == "ssh" else "  # a simulated cluster"),
+    ]
+    if transport == "sim":
+        out += [
+            "simulate:",
+            "  seed: 0",
+            "  faults: []  # e.g. [{fault: link_down, node: " + _scalar(names[0]) + "}]",
+        ]
+    ring = topology in ("ring", "mesh")
+    out.append("nodes:  # in cable order" if ring else "nodes:")
+    for i, plan in enumerate(plans):
+        out.append(f"  - name: {_scalar(plan.name)}")
+        if transport == "ssh":
+            out.append(
+                f"    ssh: {{host: {_scalar(plan.name)}, user: nvidia}}"
+                "  # EDIT: management address (or ~/.ssh/config alias) and user"
+            )
+        out.append("    ports:  # QSFP port: [rail 0 address, rail 1 address]")
+        for p, (r0, r1) in sorted(plan.ports.items()):
+            if ring:
+                peer_i = (i + 1) % count if p == 0 else (i - 1) % count
+                where = f"cable to {names[peer_i]} port {1 - p}"
+            else:
+                where = (
+                    "to the switch" if topology == "switch" else f"cable to the other node port {p}"
+                )
+            std = hardware.rail_names(p, 0).netdev, hardware.rail_names(p, 1).netdev
+            out.append(f"      {p}: [{r0}, {r1}]  # {where}; {std[0]}, {std[1]}")
+    if topology == "switch":
+        out += [
+            "switch:",
+            "  vendor: routeros",
+            "  host: 192.0.2.1  # EDIT: the switch's management address",
+            "  user: sparkfabric  # a read-only user (group with read, api, rest-api policies)",
+            "  password_env: SWITCH_PASSWORD  # the password is read from this variable",
+            "  ports:  # node: the switch interface (breakout leg) its cable lands on. EDIT",
+        ]
+        out += [f"    {_scalar(n)}: {switch_port_name(i)}" for i, n in enumerate(names)]
+    return "\n".join(out) + "\n"

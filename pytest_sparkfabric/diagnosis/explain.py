@@ -1,0 +1,181 @@
+"""`sparkfabric explain`: the session's diagnosis rules applied to saved tool outputs.
+
+Each file is recognised by its content (ib_write_bw text, iperf3 -J JSON, nccl-tests output with
+NCCL_DEBUG=INFO lines, RouterOS `/system resource print`), parsed, summarised against the
+reference figures of DOMAIN.md §5, and all files together become one `Evidence` for `diagnose()`.
+Several ib_write_bw or iperf3 files are read as flows that ran at the same time (both rails of a
+pair); an ib_write_bw whose local and remote addresses are the same is a loopback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pytest_sparkfabric.diagnosis.diagnose import (
+    Evidence,
+    Finding,
+    NcclEvidence,
+    PairRates,
+    Rate,
+    diagnose,
+)
+from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
+from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
+from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
+from pytest_sparkfabric.probes.routeros import parse_system_resource
+
+Tool = Literal["ib_write_bw", "iperf3", "nccl-tests", "routeros-resource"]
+
+_ADDRESS = re.compile(r"^\s*(local|remote) address:\s*LID\s+(\S+)")
+_GID = re.compile(r"^\s*GID:\s*(\S+)")
+_NCCL = re.compile(r"(#\s*Avg bus bandwidth|#\s*size\s+count\s+type|NCCL INFO|nccl-tests version)")
+_PERFTEST = re.compile(r"(#bytes\s+#iterations|RDMA_Write BW Test|ib_write_bw)")
+
+
+class Unrecognised(ValueError):
+    """No known tool wrote this text."""
+
+
+def detect(text: str) -> Tool:
+    stripped = text.lstrip()
+    if stripped.startswith("{") and any(k in text for k in ('"start"', '"end"', '"error"')):
+        return "iperf3"
+    if _NCCL.search(text):
+        return "nccl-tests"
+    if _PERFTEST.search(text):
+        return "ib_write_bw"
+    if re.search(r"^\s*cpu-load\s*:", text, re.MULTILINE):
+        return "routeros-resource"
+    raise Unrecognised(
+        "not an output of ib_write_bw, iperf3 -J, nccl-tests or RouterOS /system resource print"
+    )
+
+
+def is_loopback(text: str) -> bool:
+    """Local and remote QP addresses name the same port (LID and GID): one box, no cable."""
+    ends: dict[str, set[tuple[str, str]]] = {"local": set(), "remote": set()}
+    last: tuple[str, str] | None = None
+    for line in text.splitlines():
+        m = _ADDRESS.match(line)
+        if m:
+            last = (m.group(1), m.group(2))
+            ends[m.group(1)].add((m.group(2), ""))
+            continue
+        g = _GID.match(line)
+        if g and last is not None:
+            side, lid = last
+            ends[side].discard((lid, ""))
+            ends[side].add((lid, g.group(1)))
+            last = None
+    # RoCE prints LID 0000 for every QP: only a GID (or a real IB LID) names the port.
+    local, remote = ({e for e in ends[k] if e[1] or int(e[0], 16) != 0} for k in ends)
+    if not local or not remote:
+        return False
+    return local == remote
+
+
+@dataclass
+class Explained:
+    lines: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def _nccl_evidence(name: str, run: NcclTestsRun) -> NcclEvidence:
+    devices: dict[str, tuple[str, ...]] = {}
+    for t in run.transports:
+        if t.net == "IB" and t.devices:
+            label = f"{t.host or '?'}:{t.pid}" if t.pid is not None else (t.host or name)
+            devices[label] = tuple(dict.fromkeys([*devices.get(label, ()), *t.devices]))
+    return NcclEvidence(
+        where=name,
+        completed=run.completed,
+        busbw_gbytes_s=run.avg_busbw_gbytes_s,
+        networks=tuple(sorted({c.network for c in run.networks})),
+        socket=any(t.net == "Socket" or t.no_device for t in run.transports),
+        devices=devices,
+    )
+
+
+def explain(files: Sequence[tuple[str, str]]) -> Explained:
+    """(name, text) of each saved output -> per-file summaries and the findings of them all."""
+    out = Explained()
+    loopback: list[Rate] = []
+    rdma: list[Rate] = []
+    tcp: list[Rate] = []
+    nccl: NcclEvidence | None = None
+    cpu: float | None = None
+    for name, text in files:
+        try:
+            tool = detect(text)
+        except Unrecognised as exc:
+            out.errors.append(f"{name}: {exc}")
+            continue
+        try:
+            if tool == "ib_write_bw":
+                bw = parse_ib_write_bw(text)
+                gbps = bw.bw_avg_gbps
+                label = bw.device or name
+                if is_loopback(text):
+                    loopback.append(Rate(name, (), gbps, label))
+                    ref = "healthy NIC ~106 Gb/s, throttled 8-25"
+                    out.lines.append(
+                        f"{name}: ib_write_bw loopback on {label}: {gbps:.1f} Gb/s ({ref})"
+                    )
+                else:
+                    rdma.append(Rate(name, (), gbps, label))
+                    qps = f", {bw.qps} QP(s)" if bw.qps else ""
+                    out.lines.append(
+                        f"{name}: ib_write_bw on {label}{qps}: {gbps:.1f} Gb/s "
+                        "(one rail healthy 92-112, NVIDIA gate 80)"
+                    )
+            elif tool == "iperf3":
+                res = parse_iperf3_json(text)
+                if res.error is not None:
+                    out.lines.append(f"{name}: iperf3 reported an error: {res.error}")
+                    continue
+                tcp_gbps = res.received_gbps if res.received_gbps is not None else res.sent_gbps
+                tcp.append(Rate(name, (), tcp_gbps, name))
+                streams = f"{res.streams} stream(s)" if res.streams else "? streams"
+                shown = f"{tcp_gbps:.1f} Gb/s" if tcp_gbps is not None else "no rate"
+                out.lines.append(
+                    f"{name}: iperf3 {streams}: {shown} (both halves in parallel 185-198)"
+                )
+            elif tool == "nccl-tests":
+                run = parse_nccl_tests(text)
+                nccl = _nccl_evidence(name, run)
+                busbw = (
+                    f"avg busbw {run.avg_busbw_gbytes_s:g} GB/s"
+                    if run.avg_busbw_gbytes_s is not None
+                    else "NO '# Avg bus bandwidth' line (the run did not complete)"
+                )
+                nets = ", ".join(nccl.networks) or "not shown (no NCCL_DEBUG=INFO?)"
+                devs = "; ".join(f"{k}: {','.join(v)}" for k, v in nccl.devices.items())
+                out.lines.append(
+                    f"{name}: nccl-tests, {len(run.ranks) or '?'} ranks: {busbw}; network {nets}"
+                    + (f"; NET/IB {devs}" if devs else "")
+                )
+            else:
+                res_sw = parse_system_resource(text)
+                cpu = float(res_sw.cpu_load_pct) if res_sw.cpu_load_pct is not None else None
+                out.lines.append(f"{name}: RouterOS system resource: cpu-load {cpu}%")
+        except ParseError as exc:
+            out.errors.append(f"{name}: looks like {tool}, but {exc.missing}")
+    pairs: tuple[PairRates, ...] = ()
+    if len(rdma) >= 2:
+        pairs = (PairRates("the ib_write_bw files together", (), tuple(rdma)),)
+    tcp_pairs = (PairRates("the iperf3 files together", (), tuple(tcp)),) if tcp else ()
+    ev = Evidence(
+        loopback=tuple(loopback),
+        rdma=tuple(rdma),
+        pairs=pairs,
+        tcp=tcp_pairs,
+        nccl=nccl,
+        switch_cpu_load_pct=cpu,
+    )
+    out.findings = diagnose(ev)
+    return out

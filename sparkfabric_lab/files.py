@@ -1,0 +1,193 @@
+"""Every file a lab writes, as text (pure): sshd and ssh configs, tool wrappers, cluster files.
+
+Layout of a lab dir:
+    lab.json              what `up` created (read by `down` and `status`)
+    cluster.yaml          the cluster as the plugin sees it: transport ssh, `ssh_config:`
+    sim-cluster.yaml      the same cluster for the simulator, with the faults it renders
+    ssh_config            one Host entry per node name
+    ssh/                  host key, user key, authorized_keys
+    bin/NODE/             the node's wrappers, first in its PATH
+    state/sim.json        the simulator's state (clock start, GPU loads, waiting servers)
+    nodes/NODE/           sshd_config, boot.json, sshd.log, sshd.pid, etc/ (upper layer), sys/
+"""
+
+from __future__ import annotations
+
+import copy
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sparkfabric_lab.plan import Hang, LabPlan, NodeLab
+
+# Tools only the hardware has; in the lab each is a wrapper around the simulator.
+SIM_TOOLS = (
+    "ethtool",
+    "ib_write_bw",
+    "ib_read_bw",
+    "ib_send_bw",
+    "ibdev2netdev",
+    "show_gids",
+    "mlnx_qos",
+    "mpirun",
+    "all_reduce_perf",
+    "all_gather_perf",
+    "nvidia-smi",
+    "gpu_burn",
+)
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+HANG_SECONDS = 2147483647
+# One simulator state for the whole lab: a server one node starts is answered by a client on
+# another, and GPU loads heat what they heat, across calls and nodes.
+SIM_STATE = "sim.json"
+ROUTEROS_PORT = 80
+
+
+def node_dir(lab_dir: Path, node: str) -> Path:
+    return lab_dir / "nodes" / node
+
+
+def bin_dir(lab_dir: Path, node: str) -> Path:
+    return lab_dir / "bin" / node
+
+
+def node_path(lab_dir: Path, node: str) -> str:
+    return f"{bin_dir(lab_dir, node)}:{SYSTEM_PATH}"
+
+
+def sshd_config(lab_dir: Path, node: NodeLab) -> str:
+    nd = node_dir(lab_dir, node.name)
+    return "\n".join(
+        [
+            f"# sshd of lab node {node.name} (network namespace {node.ns}); sparkfabric lab",
+            f"ListenAddress {node.mgmt.ip}:22",
+            f"HostKey {lab_dir / 'ssh' / 'host_ed25519'}",
+            f"PidFile {nd / 'sshd.pid'}",
+            f"AuthorizedKeysFile {lab_dir / 'ssh' / 'authorized_keys'}",
+            "PermitRootLogin prohibit-password",
+            "PubkeyAuthentication yes",
+            "PasswordAuthentication no",
+            "KbdInteractiveAuthentication no",
+            "UsePAM no",
+            "StrictModes no",
+            "UseDNS no",
+            "PrintMotd no",
+            "PrintLastLog no",
+            "MaxSessions 64",
+            "MaxStartups 64:30:128",
+            "LogLevel ERROR",
+            f"SetEnv PATH={node_path(lab_dir, node.name)}",
+            "Subsystem sftp internal-sftp",
+            "",
+        ]
+    )
+
+
+def ssh_config(lab_dir: Path, plan: LabPlan) -> str:
+    lines = [f"# ssh_config of the sparkfabric lab in {lab_dir}", ""]
+    for node in plan.nodes:
+        lines += [
+            f"Host {node.name}",
+            f"  HostName {node.mgmt.ip}",
+            "  User root",
+            f"  IdentityFile {lab_dir / 'ssh' / 'id_ed25519'}",
+            "  IdentitiesOnly yes",
+            "  StrictHostKeyChecking no",
+            "  UserKnownHostsFile /dev/null",
+            "  LogLevel ERROR",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+PERFTEST_SERVERS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
+
+
+def sim_wrapper(lab_dir: Path, node: str, tool: str, *, python: str, pythonpath: str) -> str:
+    q = shlex.quote
+    # Every simulated tool runs supervised (lab/supervise.py): it ends as a real tool does, and
+    # a perftest server holds its TCP port open for real.
+    perftest = " --perftest" if tool in PERFTEST_SERVERS else ""
+    hold = f" -S -m sparkfabric_lab.supervise{perftest} -- {q(python)}"
+    return "\n".join(
+        [
+            "#!/bin/sh",
+            f"# sparkfabric lab: `{tool}` needs the hardware; on this node it is simulated",
+            "# (docs/lab.md). The simulator prints the tool's real output format.",
+            f"PYTHONPATH={q(pythonpath)}${{PYTHONPATH:+:$PYTHONPATH}}",
+            "export PYTHONPATH",
+            f"exec {q(python)}{hold} -m sparkfabric_sim.tool"
+            f" --cluster {q(str(lab_dir / 'sim-cluster.yaml'))} --node {q(node)}"
+            f" --state {q(str(lab_dir / 'state' / SIM_STATE))}"
+            ' -- "${0##*/}" "$@"',
+            "",
+        ]
+    )
+
+
+def hang_wrapper(hang: Hang, otherwise: str | None) -> str:
+    """A tool that never returns (when its leading arguments match); else `otherwise` runs.
+
+    `otherwise` is the body of the tool's usual wrapper, or the real tool's path."""
+    tests = [f'[ "$#" -ge {len(hang.args)} ]'] + [
+        f'[ "${i + 1}" = {shlex.quote(a)} ]' for i, a in enumerate(hang.args)
+    ]
+    head = [
+        "#!/bin/sh",
+        f"# sparkfabric lab fault command_hangs: `{' '.join((hang.tool, *hang.args))}`"
+        " never returns",
+        f"if {' && '.join(tests)}; then exec sleep {HANG_SECONDS}; fi",
+    ]
+    if otherwise is None:
+        tail = [f"echo '{hang.tool}: not found' >&2", "exit 127"]
+    elif otherwise.startswith("#!"):
+        tail = [ln for ln in otherwise.splitlines() if not ln.startswith("#")]
+    else:
+        tail = [f'exec {shlex.quote(otherwise)} "$@"']
+    return "\n".join([*head, *tail, ""])
+
+
+def _header(kind: str, source: str) -> str:
+    return f"# {kind}, written by `sparkfabric lab up {source}`; rewritten at every up.\n"
+
+
+def derived_cluster(raw: Mapping[str, Any], lab_dir: Path, plan: LabPlan) -> dict[str, Any]:
+    """The cluster as the plugin sees it: the same fields, reached over ssh, faults made real."""
+    d = copy.deepcopy(dict(raw))
+    d["transport"] = "ssh"
+    d["ssh_config"] = str(lab_dir / "ssh_config")
+    d.pop("simulate", None)
+    d.pop("replay_dir", None)
+    for node in d["nodes"]:
+        node["ssh"] = {"host": node["name"]}
+    if isinstance(d.get("switch"), dict) and plan.switch_mgmt is not None:
+        # Never the real switch: the lab's switch namespace answers RouterOS REST over HTTP
+        # (lab/routeros.py), for the configured user, without a password.
+        drop = ("password_env", "verify_tls", "ca_file")
+        sw = {k: v for k, v in d["switch"].items() if k not in drop}
+        sw.update(
+            host=str(plan.switch_mgmt.ip), api="rest", api_port=ROUTEROS_PORT, allow_http=True
+        )
+        d["switch"] = sw
+    return d
+
+
+def sim_cluster(raw: Mapping[str, Any], plan: LabPlan) -> dict[str, Any]:
+    """The cluster for the simulator behind the wrappers: transport sim, the faults it renders."""
+    d = copy.deepcopy(dict(raw))
+    d["transport"] = "sim"
+    d.pop("replay_dir", None)
+    d.pop("ssh_config", None)
+    sim = dict(d.get("simulate") or {})
+    faults = list(sim.get("faults") or [])
+    sim["faults"] = [faults[i] for i in plan.sim_faults]
+    d["simulate"] = sim
+    return d
+
+
+def dump_yaml(data: Mapping[str, Any], kind: str, source: str) -> str:
+    body = yaml.safe_dump(dict(data), sort_keys=False, default_flow_style=None, width=100)
+    return _header(kind, source) + body

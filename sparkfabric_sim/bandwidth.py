@@ -1,0 +1,143 @@
+"""How much bandwidth concurrent flows get (DOMAIN.md sections 1, 4, 5).
+
+Every flow wants a rate (its demand: one RDMA QP ~92-98 Gb/s on a half, 4 QPs 105-112,
+loopback ~106) and crosses shared resources: the PCIe x4 link of its PCIe domain on each end
+(~110-115 Gb/s, both ports' halves of one domain share it), each end's QSFP port (both halves
+together ~185-198), switch legs, and the switch CPU when forwarding falls back to software.
+Rates are the max-min fair share (progressive filling), so two flows on both halves of one
+port get ~95 each and two flows through one domain get ~55 each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from sparkfabric_sim import noise
+
+if TYPE_CHECKING:
+    from sparkfabric_sim.hardware import Netdev
+    from sparkfabric_sim.model import SimCluster
+
+FlowKind = Literal["rdma", "tcp"]
+LEG_GBPS = 200.0
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRequest:
+    """Traffic one client would send; `key` names the measurement for its seeded noise."""
+
+    kind: FlowKind
+    src: Netdev
+    dst: Netdev
+    lanes: int
+    key: str
+
+    @property
+    def loopback(self) -> bool:
+        return self.src.node == self.dst.node
+
+
+def _u(model: SimCluster, lo: float, hi: float, *key: object) -> float:
+    return noise.uniform(model.seed, lo, hi, *key)
+
+
+def _dead(model: SimCluster, dev: Netdev) -> bool:
+    return (dev.port, dev.rail) in model.node(dev.node).dead_halves
+
+
+def _through_switch(model: SimCluster, f: FlowRequest) -> tuple[str, ...]:
+    return () if f.loopback else model.legs_between(f.src, f.dst)
+
+
+def demand(model: SimCluster, f: FlowRequest) -> float:
+    if _dead(model, f.src) or _dead(model, f.dst):
+        return _u(model, 0.2, 0.4, f.key) if f.kind == "rdma" else _u(model, 0.005, 0.03, f.key)
+    pfc = model.pfc_nodes & {f.src.node, f.dst.node}
+    if f.kind == "rdma" and pfc and _through_switch(model, f):
+        return _u(model, 3.0, 6.0, f.key)
+    if f.kind == "tcp":
+        per_stream = _u(model, 30.0, 40.0, f.key, "stream")
+        return min(f.lanes * per_stream, _u(model, 104.0, 110.0, f.key))
+    if f.loopback:
+        return _u(model, 104.0, 108.0, f.key)
+    if f.lanes >= 4:
+        return _u(model, 105.0, 112.0, f.key)
+    if f.lanes > 1:
+        return _u(model, 100.0, 106.0, f.key)
+    return _u(model, 92.0, 98.0, f.key)
+
+
+def domain_cap(model: SimCluster, node: str, rail: int) -> float:
+    n = model.node(node)
+    cap = _u(model, 110.0, 115.0, "domain", node, rail) * n.width(rail) / 4
+    if n.throttle_gbps is not None:
+        cap = min(cap, n.throttle_gbps * _u(model, 0.97, 1.03, "throttle", node, rail))
+    return cap
+
+
+def port_cap(model: SimCluster, node: str, port: int) -> float:
+    return _u(model, 185.0, 198.0, "port", node, port)
+
+
+def resources(model: SimCluster, f: FlowRequest) -> list[tuple[str, float]]:
+    out = [
+        (f"dom-tx:{f.src.node}:{f.src.rail}", domain_cap(model, f.src.node, f.src.rail)),
+        (f"dom-rx:{f.dst.node}:{f.dst.rail}", domain_cap(model, f.dst.node, f.dst.rail)),
+    ]
+    if f.loopback:
+        return out
+    out += [
+        (f"port-tx:{f.src.node}:{f.src.port}", port_cap(model, f.src.node, f.src.port)),
+        (f"port-rx:{f.dst.node}:{f.dst.port}", port_cap(model, f.dst.node, f.dst.port)),
+    ]
+    legs = _through_switch(model, f)
+    if legs:
+        out += [(f"leg-in:{legs[0]}", LEG_GBPS), (f"leg-out:{legs[1]}", LEG_GBPS)]
+        if model.switch is not None and not model.switch.hw_offload:
+            out.append(("switch-cpu", _u(model, 5.0, 10.0, "switch-cpu")))
+    return out
+
+
+def crosses_switch(model: SimCluster, f: FlowRequest) -> bool:
+    return bool(_through_switch(model, f))
+
+
+def allocate(
+    model: SimCluster,
+    flows: Sequence[FlowRequest],
+    background: Sequence[tuple[FlowRequest, float]] = (),
+) -> list[float]:
+    """Max-min fair rates (Gb/s) for `flows`; `background` flows keep the rate they have."""
+    caps: dict[str, float] = {}
+    uses: list[list[str]] = []
+    for f in flows:
+        names = []
+        for name, cap in resources(model, f):
+            caps.setdefault(name, cap)
+            names.append(name)
+        uses.append(names)
+    for f, rate in background:
+        for name, cap in resources(model, f):
+            caps[name] = max(0.0, caps.get(name, cap) - rate)
+    rates = [0.0] * len(flows)
+    want = [demand(model, f) for f in flows]
+    active = set(range(len(flows)))
+    while active:
+        share: dict[str, float] = {}
+        for name, cap in caps.items():
+            users = [i for i in active if name in uses[i]]
+            if users:
+                share[name] = cap / len(users)
+        bottleneck = min(share.values(), default=float("inf"))
+        smallest = min(want[i] - rates[i] for i in active)
+        step = min(bottleneck, smallest)
+        for i in active:
+            rates[i] += step
+            for name in uses[i]:
+                caps[name] -= step
+        done = {i for i in active if want[i] - rates[i] <= 1e-9}
+        done |= {i for i in active if any(caps[name] <= 1e-9 for name in uses[i])}
+        active -= done
+    return rates

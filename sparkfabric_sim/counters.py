@@ -1,0 +1,161 @@
+"""mlx5 `ethtool -S` counters of one netdev at a virtual time (DOMAIN.md section 6).
+
+Physical (`*_phy`) counters belong to the QSFP port, so both halves of a port read the same
+values. Names and their order follow a real mlx5 `ethtool -S` listing (see the report's
+provenance notes); `rx_bits_phy` is only printed when the model says the kernel has it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sparkfabric_sim import noise
+from sparkfabric_sim.hardware import LINE_RATE_MBPS, Netdev
+
+if TYPE_CHECKING:
+    from sparkfabric_sim.state import Runtime
+
+IDLE_BYTES_PER_S = 180.0
+PAUSE_PER_S = 850.0
+AVG_FRAME_BYTES = 4150.0
+TRICKLE_PER_LANE_S = (1.5, 4.0)
+
+
+def link_uptime(rt: Runtime, node: str, port: int, t: float) -> float:
+    """Seconds the port had link since boot (t=0)."""
+    if not rt.port_up(node, port, 0.0):
+        return 0.0
+    return t - rt.down_seconds(node, port, t)
+
+
+def lane_errors(rt: Runtime, node: str, port: int, t: float) -> tuple[list[int], int]:
+    """Corrected bits per lane 0..3 and uncorrectable symbol errors, received on this port."""
+    lanes = [0.0] * 4
+    symbol = 0.0
+    cable = rt.model.cable_of(node, port)
+    if cable is None:
+        return [0] * 4, 0
+    up = link_uptime(rt, node, port, t)
+    if cable.spec.form == "QSFP112":
+        for lane in cable.spec.lanes_in_use:
+            rate = noise.uniform(rt.model.seed, *TRICKLE_PER_LANE_S, "trickle", node, port, lane)
+            lanes[lane] += rate * up
+    for fault in rt.model.lane_faults:
+        if fault.node == node and fault.port == port:
+            history = rt.lane_history(fault, t)
+            lanes[fault.lane] += history.corrected
+            symbol += history.uncorrectable
+    return [int(x) for x in lanes], int(symbol)
+
+
+def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:
+    model = rt.model
+    up = link_uptime(rt, dev.node, dev.port, t) if dev.cabled else 0.0
+    traffic = rt.traffic.get((dev.node, dev.name))
+    tx = int((traffic.tx_bytes if traffic else 0.0) + IDLE_BYTES_PER_S * up)
+    rx = int((traffic.rx_bytes if traffic else 0.0) + IDLE_BYTES_PER_S * up)
+    sw_rx, sw_tx = int(IDLE_BYTES_PER_S * up), int(IDLE_BYTES_PER_S * up)
+    lanes, symbol = lane_errors(rt, dev.node, dev.port, t) if dev.cabled else ([0] * 4, 0)
+    pause = int(PAUSE_PER_S * up) if dev.node in model.pfc_nodes else 0
+    packets = noise.uniform(model.seed, 0.9, 1.1, "pkt", dev.node, dev.name)
+
+    def pk(n: int) -> int:
+        return int(n / AVG_FRAME_BYTES * packets)
+
+    out: list[tuple[str, int]] = [
+        ("rx_packets", pk(sw_rx)),
+        ("rx_bytes", sw_rx),
+        ("tx_packets", pk(sw_tx)),
+        ("tx_bytes", sw_tx),
+        ("tx_tso_packets", 0),
+        ("tx_tso_bytes", 0),
+        ("rx_lro_packets", 0),
+        ("rx_lro_bytes", 0),
+        ("rx_ecn_mark", 0),
+        ("rx_csum_unnecessary", 0),
+        ("rx_csum_none", pk(sw_rx)),
+        ("rx_csum_complete", 0),
+        ("tx_csum_partial", 0),
+        ("tx_queue_stopped", 0),
+        ("tx_queue_dropped", 0),
+        ("tx_xmit_more", 0),
+        ("tx_recover", 0),
+        ("tx_queue_wake", 0),
+        ("tx_cqe_err", 0),
+        ("rx_wqe_err", 0),
+        ("rx_buff_alloc_err", 0),
+        ("rx_out_of_buffer", 0),
+        ("rx_if_down_packets", 0),
+        ("rx_steer_missed_packets", 0),
+        ("rx_vport_unicast_packets", pk(sw_rx)),
+        ("rx_vport_unicast_bytes", sw_rx),
+        ("tx_vport_unicast_packets", pk(sw_tx)),
+        ("tx_vport_unicast_bytes", sw_tx),
+        ("rx_vport_rdma_unicast_packets", pk(rx - sw_rx)),
+        ("rx_vport_rdma_unicast_bytes", rx - sw_rx),
+        ("tx_vport_rdma_unicast_packets", pk(tx - sw_tx)),
+        ("tx_vport_rdma_unicast_bytes", tx - sw_tx),
+        ("tx_packets_phy", pk(tx)),
+        ("rx_packets_phy", pk(rx)),
+        ("rx_crc_errors_phy", symbol // 2),
+        ("tx_bytes_phy", tx),
+        ("rx_bytes_phy", rx),
+        ("tx_multicast_phy", 0),
+        ("tx_broadcast_phy", 0),
+        ("rx_multicast_phy", 0),
+        ("rx_broadcast_phy", 0),
+        ("rx_in_range_len_errors_phy", 0),
+        ("rx_out_of_range_len_phy", 0),
+        ("rx_oversize_pkts_phy", 0),
+        ("rx_symbol_err_phy", symbol),
+        ("tx_mac_control_phy", 0),
+        ("rx_mac_control_phy", pause),
+        ("rx_unsupported_op_phy", 0),
+        ("rx_pause_ctrl_phy", pause),
+        ("tx_pause_ctrl_phy", 0),
+        ("rx_discards_phy", 0),
+        ("tx_discards_phy", 0),
+        ("tx_errors_phy", 0),
+        ("rx_undersize_pkts_phy", 0),
+        ("rx_fragments_phy", 0),
+        ("rx_jabbers_phy", 0),
+        ("rx_64_bytes_phy", pk(sw_rx) // 3),
+        ("rx_65_to_127_bytes_phy", pk(sw_rx) // 3),
+        ("rx_128_to_255_bytes_phy", pk(sw_rx) // 3),
+        ("rx_256_to_511_bytes_phy", 0),
+        ("rx_512_to_1023_bytes_phy", 0),
+        ("rx_1024_to_1518_bytes_phy", 0),
+        ("rx_1519_to_2047_bytes_phy", 0),
+        ("rx_2048_to_4095_bytes_phy", 0),
+        ("rx_4096_to_8191_bytes_phy", pk(rx - sw_rx)),
+        ("rx_8192_to_10239_bytes_phy", 0),
+        ("link_down_events_phy", rt.link_down_events(dev.node, dev.port, t) if dev.cabled else 0),
+    ]
+    if model.rx_bits_phy:
+        out.append(("rx_bits_phy", int(LINE_RATE_MBPS * 1e6 * up)))
+    out += [
+        ("rx_pcs_symbol_err_phy", symbol),
+        ("rx_corrected_bits_phy", sum(lanes)),
+        *((f"rx_err_lane_{i}_phy", lanes[i]) for i in range(4)),
+        ("rx_buffer_passed_thres_phy", 0),
+        ("rx_pci_signal_integrity", 0),
+        ("tx_pci_signal_integrity", 0),
+        ("outbound_pci_stalled_rd", 0),
+        ("outbound_pci_stalled_wr", 0),
+        ("outbound_pci_stalled_rd_events", 0),
+        ("outbound_pci_stalled_wr_events", 0),
+        ("rx_prio0_bytes", rx),
+        ("rx_prio0_packets", pk(rx)),
+        ("rx_prio0_discards", 0),
+        ("tx_prio0_bytes", tx),
+        ("tx_prio0_packets", pk(tx)),
+        ("rx_prio3_pause", 0),
+        ("tx_prio3_pause", 0),
+        ("tx_pause_storm_warning_events", 0),
+        ("tx_pause_storm_error_events", 0),
+        ("module_unplug", 0),
+        ("module_bus_stuck", 0),
+        ("module_high_temp", 0),
+        ("module_bad_shorted", 0),
+    ]
+    return out

@@ -1,0 +1,284 @@
+"""The simulated cluster built from cluster.yaml: boxes, cables, switch, injected faults.
+
+`SimCluster.from_cluster` is the entry point. The result is static (frozen values); time and
+load are applied on top of it by `state.Runtime`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from ipaddress import IPv4Address, IPv4Interface
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from pytest_sparkfabric.cluster import hardware
+from sparkfabric_sim import noise
+from sparkfabric_sim.hardware import (
+    NVIDIA_DAC,
+    Cable,
+    LaneFault,
+    Mgmt,
+    Netdev,
+    PortRef,
+    SimNode,
+)
+from sparkfabric_sim.switch_config import SwitchConfig, default_switch
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster.config import Cluster, Node
+
+OS_RELEASE = """PRETTY_NAME="Ubuntu 24.04.3 LTS"
+NAME="Ubuntu"
+VERSION_ID="24.04"
+VERSION="24.04.3 LTS (Noble Numbat)"
+VERSION_CODENAME=noble
+ID=ubuntu
+ID_LIKE=debian
+HOME_URL="https://www.ubuntu.com/"
+SUPPORT_URL="https://help.ubuntu.com/"
+BUG_REPORT_URL="https://bugs.launchpad.net/ubuntu/"
+PRIVACY_POLICY_URL="https://www.ubuntu.com/legal/terms-and-policies/privacy-policy"
+UBUNTU_CODENAME=noble
+LOGO=ubuntu-logo
+"""
+
+
+@dataclass
+class NodeDraft:
+    """A node while faults are being applied; frozen into a SimNode afterwards."""
+
+    name: str
+    index: int
+    user: str
+    home: str
+    mgmt: Mgmt
+    netdevs: dict[str, Netdev]
+    sysctls: dict[str, str]
+    files: dict[str, str]
+    throttle_gbps: float | None = None
+    pcie_width: dict[int, int] = field(default_factory=dict)
+    dead_halves: set[tuple[int, int]] = field(default_factory=set)
+    unreachable: bool = False
+    hangs: set[str] = field(default_factory=set)
+
+    def cabled(self) -> list[Netdev]:
+        return [d for d in self.netdevs.values() if d.cabled]
+
+    def cabled_ports(self) -> list[int]:
+        return sorted({d.port for d in self.cabled()})
+
+    def freeze(self) -> SimNode:
+        order = sorted(self.netdevs.values(), key=lambda d: d.ifindex)
+        return SimNode(
+            name=self.name,
+            index=self.index,
+            user=self.user,
+            home=self.home,
+            mgmt=self.mgmt,
+            netdevs=tuple(order),
+            sysctls=MappingProxyType(dict(self.sysctls)),
+            files=MappingProxyType(dict(self.files)),
+            throttle_gbps=self.throttle_gbps,
+            pcie_width=MappingProxyType(dict(self.pcie_width)),
+            dead_halves=frozenset(self.dead_halves),
+            unreachable=self.unreachable,
+            hangs=frozenset(self.hangs),
+        )
+
+
+@dataclass
+class Draft:
+    cluster: Cluster
+    seed: int
+    nodes: dict[str, NodeDraft]
+    cables: list[Cable]
+    switch: SwitchConfig | None
+    down_cables: set[str] = field(default_factory=set)
+    lane_faults: list[LaneFault] = field(default_factory=list)
+    pfc_nodes: set[str] = field(default_factory=set)
+
+
+def _mac(seed: int, node_index: int, slot: int) -> str:
+    base = noise.hex_id(seed, 24, "mac", node_index)
+    tail = (base + slot) & 0xFFFFFF
+    return "4c:bb:47:" + ":".join(f"{(tail >> s) & 0xFF:02x}" for s in (16, 8, 0))
+
+
+def _mgmt(node: Node, index: int, seed: int) -> Mgmt:
+    host = node.ssh.host if node.ssh else ""
+    try:
+        address = IPv4Interface(f"{IPv4Address(host)}/24")
+    except ValueError:
+        address = IPv4Interface(f"10.0.0.{11 + index}/24")
+    return Mgmt(hardware.MGMT_NETDEV, _mac(seed, index, 9), address)
+
+
+def _sysctls(netdevs: list[str]) -> dict[str, str]:
+    out = {
+        "net.ipv4.conf.all.arp_ignore": "1",
+        "net.ipv4.conf.all.arp_announce": "2",
+        "net.ipv4.conf.all.rp_filter": "2",
+        "net.ipv4.conf.default.arp_ignore": "0",
+        "net.ipv4.conf.default.arp_announce": "0",
+        "net.ipv4.conf.default.rp_filter": "2",
+        "net.ipv6.conf.all.disable_ipv6": "0",
+        "net.ipv6.conf.default.disable_ipv6": "0",
+        "net.ipv4.ip_forward": "0",
+    }
+    for dev in [*netdevs, hardware.MGMT_NETDEV, "lo"]:
+        out[f"net.ipv4.conf.{dev}.arp_ignore"] = "0"
+        out[f"net.ipv4.conf.{dev}.arp_announce"] = "0"
+        out[f"net.ipv4.conf.{dev}.rp_filter"] = "2"
+        fabric = dev not in (hardware.MGMT_NETDEV, "lo")
+        out[f"net.ipv6.conf.{dev}.disable_ipv6"] = "1" if fabric else "0"
+    return out
+
+
+def _node_draft(cluster: Cluster, node: Node, index: int, seed: int) -> NodeDraft:
+    netdevs: dict[str, Netdev] = {}
+    for slot, (rail, port) in enumerate((r, p) for r in (0, 1) for p in hardware.PORTS):
+        std = hardware.rail_names(port, rail)
+        configured = next((r for r in node.rails if r.port == port and r.index == rail), None)
+        name = configured.netdev if configured else std.netdev
+        netdevs[name] = Netdev(
+            node=node.name,
+            name=name,
+            port=port,
+            rail=rail,
+            rdma=configured.rdma if configured else std.rdma,
+            pci=std.pci,
+            mac=_mac(seed, index, slot),
+            ifindex=3 + slot,
+            address=configured.address if configured else None,
+            mtu=cluster.mtu if configured else 1500,
+            ipv6=False,
+            cabled=configured is not None,
+        )
+    user = node.ssh.user if node.ssh and node.ssh.user else "root"
+    files = {"/etc/hostname": f"{node.name}\n", "/etc/os-release": OS_RELEASE}
+    return NodeDraft(
+        name=node.name,
+        index=index,
+        user=user,
+        home="/root" if user == "root" else f"/home/{user}",
+        mgmt=_mgmt(node, index, seed),
+        netdevs=netdevs,
+        sysctls=_sysctls(list(netdevs)),
+        files=files,
+    )
+
+
+def _cables(cluster: Cluster, seed: int, switch: SwitchConfig | None) -> list[Cable]:
+    from pytest_sparkfabric.cluster import topology
+
+    out = []
+    for i, c in enumerate(topology.cables(cluster)):
+        serial = f"AMP{noise.hex_id(seed, 32, 'cable', i):010d}"[:13]
+        spec = replace(NVIDIA_DAC, serial=serial)
+        b = PortRef(c.b_node, int(str(c.b_port))) if c.b_node else None
+        leg = None
+        if b is None and switch is not None:
+            leg = switch.leg_of(c.a_node).name
+        out.append(Cable(PortRef(c.a_node, c.a_port), b, leg, spec))
+    return out
+
+
+class SimCluster:
+    """The static model: nodes, cables, the switch, and every fault from `simulate.faults`."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        seed: int,
+        nodes: dict[str, SimNode],
+        cables: tuple[Cable, ...],
+        switch: SwitchConfig | None,
+        down_cables: frozenset[str],
+        lane_faults: tuple[LaneFault, ...],
+        pfc_nodes: frozenset[str],
+        *,
+        rx_bits_phy: bool = False,
+    ) -> None:
+        self.cluster = cluster
+        self.seed = seed
+        self.nodes = MappingProxyType(nodes)
+        self.cables = cables
+        self.switch = switch
+        self.down_cables = down_cables
+        self.lane_faults = lane_faults
+        self.pfc_nodes = pfc_nodes
+        # Upstream mlx5 does not expose rx_bits_phy (a 2026 patch proposes it), so it is off.
+        self.rx_bits_phy = rx_bits_phy
+
+    @classmethod
+    def from_cluster(cls, cluster: Cluster, *, rx_bits_phy: bool = False) -> SimCluster:
+        from sparkfabric_sim.inject import apply_faults
+
+        seed = cluster.spec.simulate.seed if cluster.spec.simulate else 0
+        switch = default_switch(cluster) if cluster.topology == "switch" else None
+        nodes = {n.name: _node_draft(cluster, n, i, seed) for i, n in enumerate(cluster.nodes)}
+        draft = Draft(cluster, seed, nodes, _cables(cluster, seed, switch), switch)
+        if cluster.spec.simulate:
+            for fault in cluster.spec.simulate.faults:
+                apply_faults(draft, fault)
+        return cls(
+            cluster,
+            seed,
+            {name: d.freeze() for name, d in draft.nodes.items()},
+            tuple(draft.cables),
+            draft.switch,
+            frozenset(draft.down_cables),
+            tuple(draft.lane_faults),
+            frozenset(draft.pfc_nodes),
+            rx_bits_phy=rx_bits_phy,
+        )
+
+    # -- lookups ----------------------------------------------------------------------------
+
+    def node(self, name: str) -> SimNode:
+        return self.nodes[name]
+
+    def netdevs(self) -> Iterator[Netdev]:
+        for n in self.nodes.values():
+            yield from n.netdevs
+
+    def cable_of(self, node: str, port: int) -> Cable | None:
+        ref = PortRef(node, port)
+        return next((c for c in self.cables if ref in c.ends()), None)
+
+    def owners(self, ip: IPv4Address) -> list[Netdev]:
+        return [d for d in self.netdevs() if d.address is not None and d.address.ip == ip]
+
+    def l2_peers(self, dev: Netdev) -> list[Netdev]:
+        """Netdevs one cable (or the switch) away on the same rail, whatever the link state."""
+        cable = self.cable_of(dev.node, dev.port)
+        if cable is None:
+            return []
+        if cable.b is not None:
+            far = cable.b if cable.a == PortRef(dev.node, dev.port) else cable.a
+            return [self.nodes[far.node].rail(far.port, dev.rail)]
+        out = []
+        for other in self.cables:
+            if other is cable or other.b is not None:
+                continue
+            out.append(self.nodes[other.a.node].rail(other.a.port, dev.rail))
+        return out
+
+    def legs_between(self, a: Netdev, b: Netdev) -> tuple[str, ...]:
+        ca, cb = self.cable_of(a.node, a.port), self.cable_of(b.node, b.port)
+        if ca is None or cb is None or ca.leg is None or cb.leg is None:
+            return ()
+        return (ca.leg, cb.leg)
+
+    def host_node(self, host: str) -> str | None:
+        """Which node an mpirun/ssh host name or address means."""
+        for n in self.nodes.values():
+            if host in (n.name, str(n.mgmt.address.ip)):
+                return n.name
+            ssh = self.cluster.node(n.name).ssh
+            if ssh is not None and host == ssh.host:
+                return n.name
+            if any(d.address is not None and str(d.address.ip) == host for d in n.netdevs):
+                return n.name
+        return None

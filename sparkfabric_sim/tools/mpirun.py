@@ -1,0 +1,235 @@
+"""`mpirun ... all_reduce_perf -b 16G -e 16G -f 2 -g 1`: Open MPI launching nccl-tests."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from sparkfabric_sim import nccl_model, noise
+from sparkfabric_sim.nccl_model import RankPlan
+from sparkfabric_sim.outcome import Outcome, fail
+from sparkfabric_sim.render import nccl as render
+from sparkfabric_sim.tools.args import ArgError, Parser
+from sparkfabric_sim.world import Ctx
+
+COLLECTIVES = {
+    "all_reduce_perf": ("all_reduce", "sum"),
+    "all_gather_perf": ("all_gather", "none"),
+    "reduce_scatter_perf": ("reduce_scatter", "sum"),
+}
+STARTUP_S = 4.0
+LATENCY_US = 30.0
+HALF_SIZE = 4 * 2**20
+SSH_TIMEOUT_S = 10.0
+LOCAL_ALGBW = 180.0
+_SIZE = re.compile(r"^(\d+)([KMGkmg]?)$")
+
+
+def _mpi_parser() -> Parser:
+    p = Parser("mpirun")
+    for opt in ("-np", "-n", "--np", "-c"):
+        p.add_argument(opt, dest="np", type=int)
+    for opt in ("-H", "--host", "-host"):
+        p.add_argument(opt, dest="hosts", action="append")
+    p.add_argument("-x", dest="export", action="append", default=[])
+    for opt in ("--mca", "-mca", "--gmca", "-gmca"):
+        p.add_argument(opt, nargs=2, action="append", dest="mca")
+    for opt in (
+        "--bind-to",
+        "--map-by",
+        "--rank-by",
+        "-npernode",
+        "--npernode",
+        "--prefix",
+        "--wdir",
+        "-wdir",
+        "--hostfile",
+        "-hostfile",
+    ):
+        p.add_argument(opt, dest=opt.lstrip("-").replace("-", "_"))
+    for flag in (
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--tag-output",
+        "--report-bindings",
+        "-v",
+        "--display-map",
+        "-q",
+        "--quiet",
+    ):
+        p.add_argument(flag, action="store_true", dest=flag.lstrip("-").replace("-", "_"))
+    p.add_argument("program", nargs=argparse.REMAINDER)
+    return p
+
+
+def _bench_parser() -> Parser:
+    p = Parser("nccl-tests")
+    p.add_argument("-b", "--minbytes", dest="b", default="32M")
+    p.add_argument("-e", "--maxbytes", dest="e", default="32M")
+    p.add_argument("-f", "--stepfactor", dest="f", type=int, default=2)
+    p.add_argument("-g", "--ngpus", dest="g", type=int, default=1)
+    for opt in ("-n", "-w", "-c", "-d", "-o", "-t", "-a", "-z", "-G", "-C", "-J", "-i", "-m"):
+        p.add_argument(opt, dest="x" + opt[1:])
+    return p
+
+
+def size_bytes(text: str) -> int:
+    m = _SIZE.match(text)
+    if not m:
+        raise ValueError(text)
+    return int(m.group(1)) * {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}[m.group(2).lower()]
+
+
+def mpirun(ctx: Ctx, argv: list[str]) -> Outcome:
+    try:
+        a = _mpi_parser().parse_args(argv[1:])
+    except ArgError as exc:
+        return fail(1, f"mpirun: Error: {exc.message}\n")
+    if not a.program:
+        return fail(1, "No executable was specified on the mpirun command line.\n")
+    hosts: list[str] = []
+    for spec in a.hosts or [ctx.node.name]:
+        for item in spec.split(","):
+            host, _, slots = item.partition(":")
+            hosts += [host] * (int(slots) if slots.isdigit() else 1)
+    np = a.np or len(hosts)
+    if np > len(hosts) and not a.oversubscribe:
+        return fail(
+            1,
+            "There are not enough slots available in the system to satisfy the "
+            f"{np}\nslots that were requested by the application.\n",
+        )
+    placement = [hosts[i % len(hosts)] for i in range(np)]
+    nodes = []
+    for host in placement:
+        name = ctx.model.host_node(host)
+        if name is None:
+            return fail(
+                1,
+                f"ssh: Could not resolve hostname {host}: Name or service not known\n"
+                + render.MPI_DAEMON,
+            )
+        if ctx.model.node(name).unreachable:
+            err = f"ssh: connect to host {host} port 22: Connection timed out\n"
+            return Outcome(1, "", err + render.MPI_DAEMON, SSH_TIMEOUT_S)
+        nodes.append(ctx.model.node(name))
+    binary = a.program[0].rsplit("/", 1)[-1]
+    if binary not in COLLECTIVES:
+        return fail(1, f"sh: 1: {a.program[0]}: not found\n" + render.MPI_NONZERO)
+    try:
+        b = _bench_parser().parse_args(a.program[1:])
+        low, high = size_bytes(b.b), size_bytes(b.e)
+    except (ArgError, ValueError):
+        return fail(1, "", render.MPI_NONZERO)
+    process = {}
+    for item in a.export:
+        key, eq, value = item.partition("=")
+        if eq:
+            process[key] = value
+        elif key in ctx.env:
+            process[key] = ctx.env[key]
+    plans = [nccl_model.plan_rank(ctx, i, n, process) for i, n in enumerate(nodes)]
+    return _run(ctx, binary, plans, low, high, max(2, b.f))
+
+
+def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step: int) -> Outcome:
+    collective, redop = COLLECTIVES[binary]
+    ranks = [
+        render.Rank(
+            p.rank, p.node.name, 20000 + noise.hex_id(ctx.seed, 14, "pid", p.node.name, ctx.t)
+        )
+        for p in plans
+    ]
+    head = render.header(binary, low, high, step, ranks)
+    info = "".join(_info_lines(ctx, p, r, len(plans)) for p, r in zip(plans, ranks, strict=True))
+    broken = next((p for p in plans if p.socket_if is None), None)
+    if broken is not None:
+        r = ranks[broken.rank]
+        text = render.warn(r.host, r.pid, r.pid, "Bootstrap : no socket interface found")
+        fail_line = render.test_failure(
+            r.host, "internal error - please report this issue to the NCCL developers"
+        )
+        return Outcome(1, head + info + text + fail_line, render.MPI_NONZERO, STARTUP_S)
+    fac = nccl_model.factor(collective, len(plans))
+    # One rank moves data inside the GPU only: busbw is 0 by definition, algbw is memory speed.
+    peak = nccl_model.peak_busbw(ctx, plans, binary) if fac else LOCAL_ALGBW
+    rows, elapsed, sizes = [], STARTUP_S, []
+    size = low
+    while size <= high:
+        sizes.append(size)
+        size *= step
+    for size in sizes:
+        busbw = peak * size / (size + HALF_SIZE)
+        jit = noise.rng(ctx.seed, "row", binary, size, len(plans))
+        per = fac or 1.0
+        oop_us = size / (busbw * jit.uniform(0.997, 1.001) / per * 1e3) + LATENCY_US
+        ip_us = size / (busbw * jit.uniform(0.998, 1.002) / per * 1e3) + LATENCY_US
+        oop_alg, ip_alg = size / oop_us / 1e3, size / ip_us / 1e3
+        count = size // 4 // (1 if collective == "all_reduce" else len(plans))
+        rows.append(
+            render.Row(
+                size,
+                count,
+                "float",
+                redop,
+                oop_us,
+                oop_alg,
+                oop_alg * fac,
+                ip_us,
+                ip_alg,
+                ip_alg * fac,
+            )
+        )
+        elapsed += (render.WARMUP_ITERS + render.ITERS) * (oop_us + ip_us) / 1e6
+    avg = sum(r.oop_busbw + r.ip_busbw for r in rows) / (2 * len(rows)) if rows else 0.0
+    if len({p.node.name for p in plans}) > 1 and not ctx.dry_run:
+        # The collective's traffic crosses the switch for as long as the run lasts.
+        ctx.rt.switch_busy_until = max(ctx.rt.switch_busy_until, ctx.t + elapsed)
+    body = render.TABLE_HEAD + "".join(render.row(r) for r in rows)
+    out = head + info + body + render.footer(binary, avg)
+    return Outcome(0, out, "", elapsed, head + info)
+
+
+def _info_lines(ctx: Ctx, p: RankPlan, r: render.Rank, nranks: int) -> str:
+    if not p.debug_info:
+        return ""
+    tid = r.pid + 7
+    oob = f"{p.socket_if[0]}:{p.socket_if[1]}<0>" if p.socket_if else "none"
+    lines = [render.info(r.host, r.pid, r.pid, f"Bootstrap : Using {oob}")]
+    if p.rank == 0:
+        lines.append(f"NCCL version {render.NCCL_VERSION}\n")
+    if p.net == "IB":
+        devs = " ".join(f"[{i}]{d.rdma}:1/RoCE" for i, d in enumerate(p.devices))
+        lines.append(render.info(r.host, r.pid, tid, f"NET/IB : Using {devs} [RO]; OOB {oob}"))
+    else:
+        if p.ib_tried_none:
+            lines.append(render.info(r.host, r.pid, tid, "NET/IB : No device found."))
+        sock = f"[0]{oob}" if p.socket_if else ""
+        lines.append(render.info(r.host, r.pid, tid, f"NET/Socket : Using {sock}"))
+    lines.append(render.info(r.host, r.pid, tid, f"Using network {p.net}"))
+    lines.append(
+        render.info(
+            r.host,
+            r.pid,
+            tid,
+            f"ncclCommInitRank comm 0x{noise.hex_id(ctx.seed, 44, 'comm', r.host):x} rank {p.rank} "
+            f"nranks {nranks} cudaDev 0 nvmlDev 0 busId f01000 commId "
+            f"0x{noise.hex_id(ctx.seed, 64, 'commid'):x} - Init COMPLETE",
+        )
+    )
+    return "".join(lines)
+
+
+def nccl_test(ctx: Ctx, argv: list[str]) -> Outcome:
+    """A test binary run without a launcher: one rank on this node."""
+    binary = argv[0].rsplit("/", 1)[-1]
+    try:
+        b = _bench_parser().parse_args(argv[1:])
+        low, high = size_bytes(b.b), size_bytes(b.e)
+    except (ArgError, ValueError):
+        return fail(1, "", "Invalid arguments\n")
+    plan = nccl_model.plan_rank(ctx, 0, ctx.node, dict(ctx.env))
+    return _run(ctx, binary, [plan], low, high, max(2, b.f))
+
+
+TOOLS = {"mpirun": mpirun, "mpiexec": mpirun, **{name: nccl_test for name in COLLECTIVES}}

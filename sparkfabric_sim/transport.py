@@ -1,0 +1,289 @@
+"""`transport: sim` — the simulated cluster behind the Transport interface, on a virtual clock.
+
+`run` executes one command line at the clock's current time and advances the clock by the
+command's modelled duration. `run_many` starts every job at the same instant: servers first,
+then the bandwidth of all clients is shared out together, and the clock advances by the
+longest job. `start` leaves a command running; its `wait` returns when it ends (a server when
+its client finished, others at their own end), `stop` ends it now.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pytest_sparkfabric.transport.base import Job, RunResult, Transport, VirtualClock
+from sparkfabric_sim import bandwidth
+from sparkfabric_sim.bandwidth import FlowRequest
+from sparkfabric_sim.model import SimCluster
+from sparkfabric_sim.outcome import Outcome
+from sparkfabric_sim.processes import end_process
+from sparkfabric_sim.state import ActiveFlow, Process
+from sparkfabric_sim.world import IsServer, NeedRate, World
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster.config import Cluster
+    from sparkfabric_sim.switch import SimSwitch
+
+SSH_TIMEOUT_S = 10.0
+SSH_ROUND_TRIP_S = 0.018
+SIGTERM_RC = 128 + 15
+TIMEOUT_RC = 124
+
+
+class SimTransport(Transport):
+    clock: VirtualClock
+
+    def __init__(
+        self, cluster: Cluster, *, clock: VirtualClock | None = None, rx_bits_phy: bool = False
+    ) -> None:
+        self.model = SimCluster.from_cluster(cluster, rx_bits_phy=rx_bits_phy)
+        self.world = World(self.model)
+        self.clock = clock if clock is not None else VirtualClock()
+        self._lock = threading.RLock()
+        self._live: list[SimBackground] = []
+        self.switch: SimSwitch | None = None
+        if self.model.switch is not None:
+            from sparkfabric_sim.switch import SimSwitch
+
+            self.switch = SimSwitch(self.world, self.clock)
+
+    def virtual_elapsed(self) -> float:
+        return self.clock.now()
+
+    # -- running ------------------------------------------------------------------------------
+
+    def _unreachable(self, job: Job) -> RunResult | None:
+        if not self.model.node(job.node).unreachable:
+            return None
+        return RunResult(
+            job.node,
+            job.command,
+            255,
+            "",
+            "",
+            min(SSH_TIMEOUT_S, job.timeout_s),
+            transport_error=f"{job.node}: ssh: connection timed out after 10 s",
+            started_at=self.clock.now(),
+        )
+
+    def run(self, job: Job) -> RunResult:
+        return self.run_many([job])[0]
+
+    def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:
+        with self._lock:
+            t0 = self.clock.now()
+            results: list[RunResult | None] = [self._unreachable(j) for j in jobs]
+            servers: dict[int, SimBackground] = {}
+            requests = self._plan(jobs, results, t0, servers)
+            planned: dict[str, float] = {}
+            if requests:
+                active = [(f.request, f.rate_gbps) for f in self.world.runtime.active_flows(t0)]
+                rates = bandwidth.allocate(self.model, requests, active)
+                planned = {r.key: rate for r, rate in zip(requests, rates, strict=True)}
+            for i, job in enumerate(jobs):
+                if results[i] is not None or i in servers:
+                    continue
+                spawned: list[Process] = []
+                outcome = self.world.run(
+                    job.node, job.command, t0, planned=planned, spawned=spawned
+                )
+                results[i] = self._finish(job, outcome, t0, spawned)
+            for i, bg in servers.items():
+                results[i] = bg.result(settle=True)
+            done = [r for r in results if r is not None]
+            self.clock.advance_to(t0 + max((r.duration_s for r in done), default=0.0))
+            return done
+
+    def _plan(
+        self,
+        jobs: Sequence[Job],
+        results: list[RunResult | None],
+        t0: float,
+        servers: dict[int, SimBackground],
+    ) -> list[FlowRequest]:
+        """Dry-run every job: start the servers, collect the traffic the clients would send."""
+        requests: dict[int, FlowRequest] = {}
+        for i, job in enumerate(jobs):
+            if results[i] is not None:
+                continue
+            try:
+                self.world.run(job.node, job.command, t0, dry_run=True)
+            except IsServer:
+                servers[i] = self._start_at(job, t0)
+            except NeedRate as need:
+                requests[i] = need.request
+        if servers:
+            # Clients planned before their server was listening: plan them again.
+            for i, job in enumerate(jobs):
+                if results[i] is not None or i in servers:
+                    continue
+                try:
+                    self.world.run(job.node, job.command, t0, dry_run=True)
+                except (IsServer, NeedRate) as need:
+                    if isinstance(need, NeedRate):
+                        requests[i] = need.request
+        return list(requests.values())
+
+    def _finish(self, job: Job, outcome: Outcome, t0: float, spawned: list[Process]) -> RunResult:
+        if outcome.hang or outcome.duration_s + SSH_ROUND_TRIP_S > job.timeout_s:
+            for proc in spawned:
+                end_process(self.world.runtime, proc, t0 + job.timeout_s)
+            return RunResult(
+                job.node,
+                job.command,
+                TIMEOUT_RC,
+                outcome.partial,
+                "",
+                job.timeout_s,
+                timed_out=True,
+                started_at=t0,
+            )
+        return RunResult(
+            job.node,
+            job.command,
+            outcome.rc,
+            outcome.stdout,
+            outcome.stderr,
+            outcome.duration_s + SSH_ROUND_TRIP_S,
+            started_at=t0,
+        )
+
+    # -- background ---------------------------------------------------------------------------
+
+    def start(self, job: Job) -> SimBackground:
+        with self._lock:
+            return self._start_at(job, self.clock.now())
+
+    def _start_at(self, job: Job, t0: float) -> SimBackground:
+        failed = self._unreachable(job)
+        spawned: list[Process] = []
+        first_flow = len(self.world.runtime.flows)
+        outcome = None if failed else self.world.run(job.node, job.command, t0, spawned=spawned)
+        flows = self.world.runtime.flows[first_flow:]
+        bg = SimBackground(self, job, t0, outcome, spawned, failed, flows)
+        self._live.append(bg)
+        return bg
+
+    def close(self) -> None:
+        with self._lock:
+            for bg in list(self._live):
+                bg.stop()
+            self._live.clear()
+
+
+class SimBackground:
+    """A command left running in the simulation (see SimTransport.start)."""
+
+    def __init__(
+        self,
+        transport: SimTransport,
+        job: Job,
+        t0: float,
+        outcome: Outcome | None,
+        spawned: list[Process],
+        failed: RunResult | None,
+        flows: list[ActiveFlow] | None = None,
+    ) -> None:
+        self.job = job
+        self._flows = flows or []
+        self._t = transport
+        self._t0 = t0
+        self._outcome = outcome
+        self._spawned = spawned
+        self._done = failed
+
+    def _server(self) -> Process | None:
+        return next((p for p in self._spawned if p.kind.endswith("-server")), None)
+
+    def natural_end(self) -> float:
+        """When the command ends on its own (a server: when its client finished)."""
+        limit = self._t0 + self.job.timeout_s
+        server = self._server()
+        if server is not None:
+            return min(server.end, limit) if server.outcome is not None else limit
+        assert self._outcome is not None
+        return limit if self._outcome.hang else min(self._t0 + self._outcome.duration_s, limit)
+
+    def result(self, *, settle: bool = False) -> RunResult:
+        """The result at the natural end (without moving the clock when `settle`)."""
+        if self._done is not None:
+            return self._done
+        end = self.natural_end()
+        server = self._server()
+        outcome = server.outcome if server is not None and server.outcome else self._outcome
+        assert outcome is not None
+        timed_out = end - self._t0 >= self.job.timeout_s and (
+            outcome.hang
+            or outcome.duration_s > self.job.timeout_s
+            or (server is not None and server.outcome is None)
+        )
+        rt = self._t.world.runtime
+        if timed_out:
+            for proc in self._spawned:
+                end_process(rt, proc, end)
+            self._done = RunResult(
+                self.job.node,
+                self.job.command,
+                TIMEOUT_RC,
+                (self._outcome.partial if self._outcome else ""),
+                "",
+                self.job.timeout_s,
+                timed_out=True,
+                started_at=self._t0,
+            )
+        else:
+            for proc in self._spawned:
+                proc.finished = True
+            self._done = RunResult(
+                self.job.node,
+                self.job.command,
+                outcome.rc,
+                outcome.stdout,
+                outcome.stderr,
+                end - self._t0,
+                started_at=self._t0,
+            )
+        if not settle:
+            self._t.clock.advance_to(end)
+        return self._done
+
+    def done(self) -> bool:
+        """Whether it ended on its own by now (a server that could not start: at once)."""
+        with self._t._lock:
+            return self._done is not None or self.natural_end() <= self._t.clock.now()
+
+    def wait(self) -> RunResult:
+        with self._t._lock:
+            result = self.result()
+            self._t.clock.advance_to(self._t0 + result.duration_s)
+            self._forget()
+            return result
+
+    def stop(self) -> RunResult:
+        with self._t._lock:
+            now = self._t.clock.now()
+            if self._done is not None or self.natural_end() <= now:
+                result = self.result(settle=True)
+            else:
+                for proc in self._spawned:
+                    end_process(self._t.world.runtime, proc, now)
+                for flow in self._flows:
+                    flow.end = min(flow.end, now)
+                partial = self._outcome.partial if self._outcome else ""
+                self._done = result = RunResult(
+                    self.job.node,
+                    self.job.command,
+                    SIGTERM_RC,
+                    partial,
+                    "",
+                    now - self._t0,
+                    started_at=self._t0,
+                )
+            self._forget()
+            return result
+
+    def _forget(self) -> None:
+        if self in self._t._live:
+            self._t._live.remove(self)
