@@ -18,7 +18,7 @@ from sparkfabric_lab.state import LabState
 
 Log = Callable[[str], None]
 SSHD_READY_S = 15.0
-PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 
 
 def write(path: Path, text: str, mode: int = 0o644) -> None:
