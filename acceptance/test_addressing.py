@@ -14,7 +14,7 @@ from pytest_sparkfabric.probes import sysfs
 if TYPE_CHECKING:
     from ipaddress import IPv4Interface
 
-    from pytest_sparkfabric.cluster.config import Cluster, Node, Rail
+    from pytest_sparkfabric.cluster import Cluster, Node, Rail
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.verdict import Verdict
 

@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from pytest_sparkfabric.cluster.config import Node
+from pytest_sparkfabric.cluster import Node
 from pytest_sparkfabric.measure import cable
 from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.verdict import Verdict

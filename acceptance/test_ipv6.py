@@ -10,7 +10,7 @@ import pytest
 from pytest_sparkfabric.probes.sysfs import find_rocev2_gid
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Rail
+    from pytest_sparkfabric.cluster import Rail
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.verdict import Verdict
 

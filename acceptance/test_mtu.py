@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster, Rail
-    from pytest_sparkfabric.cluster.topology import DirectedLink
+    from pytest_sparkfabric.cluster import Cluster, Rail
+    from pytest_sparkfabric.cluster.plan import DirectedLink
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.probes.ping import PingResult
     from pytest_sparkfabric.verdict import Verdict

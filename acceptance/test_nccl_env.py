@@ -14,7 +14,7 @@ from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.probes.nccl_hca import select_hcas
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Node
+    from pytest_sparkfabric.cluster import Node
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.probes.ncclconf import Decided
     from pytest_sparkfabric.verdict import Verdict

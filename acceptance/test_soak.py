@@ -20,7 +20,7 @@ from pytest_sparkfabric.measure.soak_math import (
 )
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Node, Rail
+    from pytest_sparkfabric.cluster import Node, Rail
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.verdict import Verdict
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster, Node, SwitchSpec
+    from pytest_sparkfabric.cluster import Cluster, Node
+    from pytest_sparkfabric.cluster.spec import SwitchSpec
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.measure.switch import SwitchState
     from pytest_sparkfabric.probes.routeros import BridgePort, EthernetPort

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_sparkfabric.cluster.config import load_cluster
+from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.measure import rdma
 from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.transport import make_transport

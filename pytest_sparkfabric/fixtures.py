@@ -16,8 +16,9 @@ from pytest_sparkfabric.verdict import Verdict
 if TYPE_CHECKING:
     import testinfra.host
 
-    from pytest_sparkfabric.cluster.config import Cluster, Node, Rail, SwitchSpec
-    from pytest_sparkfabric.cluster.topology import DirectedLink, Link, NodePair
+    from pytest_sparkfabric.cluster import Cluster, Node, Rail
+    from pytest_sparkfabric.cluster.plan import DirectedLink, Link, NodePair
+    from pytest_sparkfabric.cluster.spec import SwitchSpec
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.session import SparkSession
 

@@ -73,7 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
     path = _cluster_arg(config)
     if path is None:
         return
-    from pytest_sparkfabric.cluster.config import ConfigError, load_cluster
+    from pytest_sparkfabric.cluster import ConfigError, load_cluster
 
     base = Path(config.invocation_params.dir)
     p = Path(path) if Path(path).is_absolute() else base / path

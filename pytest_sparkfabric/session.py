@@ -14,8 +14,8 @@ import pytest
 from pytest_sparkfabric.result import NotMeasured
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster
-    from pytest_sparkfabric.cluster.topology import Plan
+    from pytest_sparkfabric.cluster import Cluster
+    from pytest_sparkfabric.cluster.plan import Plan
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.transport import Transport
 
@@ -24,7 +24,7 @@ class SparkSession:
     """Registered as a pytest plugin object when --cluster is given."""
 
     def __init__(self, config: pytest.Config, cluster: Cluster, *, record_dir: Path | None) -> None:
-        from pytest_sparkfabric.cluster.topology import plan
+        from pytest_sparkfabric.cluster.plan import plan
         from pytest_sparkfabric.transport.switch import safety_warnings
 
         self.config = config
@@ -185,8 +185,8 @@ def item_nodes(item: pytest.Item) -> list[str]:
     """The nodes whose shell an item's fabric parameters need (node, rail, link, rail_link,
     node_pair): both ends of a rail link or node pair (a server and a client), the sending end
     of a directed link."""
-    from pytest_sparkfabric.cluster.config import Node, Rail
-    from pytest_sparkfabric.cluster.topology import DirectedLink, Link, NodePair
+    from pytest_sparkfabric.cluster import Node, Rail
+    from pytest_sparkfabric.cluster.plan import DirectedLink, Link, NodePair
 
     params = getattr(getattr(item, "callspec", None), "params", {})
     out: list[str] = []

@@ -48,7 +48,7 @@ def up(
     keep_on_failure: bool = False,
 ) -> LabState:
     """Build the lab `source` describes in `lab_dir`; on failure undo what was made."""
-    from pytest_sparkfabric.cluster.config import ConfigError, load_cluster
+    from pytest_sparkfabric.cluster import ConfigError, load_cluster
 
     host.require_lab_host()
     lab_dir = check_dir(lab_dir)

@@ -8,14 +8,17 @@ agree with the lab: a simulated mpirun on one node cannot reach a node whose ssh
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from pytest_sparkfabric.cluster.faults import FAULTS
 from sparkfabric_lab.plan import End, Hang, PlanBuilder, Wire
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import FaultSpec, Rail
+    from pytest_sparkfabric.cluster import Rail
+    from pytest_sparkfabric.cluster.faults import FaultName
+    from pytest_sparkfabric.cluster.spec import FaultSpec
 
 
 def targets(b: PlanBuilder, f: FaultSpec) -> list[Rail]:
@@ -122,8 +125,9 @@ def _link_down(b: PlanBuilder, f: FaultSpec, rails: list[Rail]) -> str:
     return _unplug(b, rails)
 
 
-# What the lab does for each fault; a fault not listed is the simulator's alone.
-APPLY: dict[str, Apply] = {
+# What the lab does for each fault the registry (cluster/faults.py) marks lab="real"; the
+# others are the simulator's alone. tests/cluster/test_faults.py holds the two in step.
+APPLY: Mapping[FaultName, Apply] = {
     "mtu": _mtu,
     "link_down": _link_down,
     "duplicate_ip": _duplicate_ip,
@@ -140,10 +144,9 @@ APPLY: dict[str, Apply] = {
 
 def apply_fault(b: PlanBuilder, f: FaultSpec) -> str:
     """Apply one fault to the plan; the line that says how."""
-    how = APPLY.get(f.fault)
-    if how is None:
+    if FAULTS[f.fault].lab == "simulated":
         return f"{f.fault}: simulated (the node's hardware tools)"
-    return how(b, f, targets(b, f))
+    return APPLY[f.fault](b, f, targets(b, f))
 
 
 def _peer_rail(b: PlanBuilder, rail: Rail) -> Rail | None:

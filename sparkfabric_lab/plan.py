@@ -21,7 +21,8 @@ from pytest_sparkfabric.cluster import hardware
 from sparkfabric_lab import LabError
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster, Rail
+    from pytest_sparkfabric.cluster import Cluster, Rail
+    from pytest_sparkfabric.cluster.faults import FaultName
 
 LAB_RANGE = IPv4Network("198.18.0.0/15")
 SWITCH_LEG_MTU = 9216
@@ -30,7 +31,7 @@ SWITCH_BRIDGE = "bridge1"
 # wrappers hears of all others, so its tools (ethtool, ib_write_bw, mpirun, ...) agree with
 # what the kernel shows: node_unreachable included, which the lab makes real by starting no
 # sshd and the simulated mpirun by failing to reach that node (lab.faultplan).
-LAB_ONLY_FAULTS = frozenset({"command_hangs"})
+LAB_ONLY_FAULTS: frozenset[FaultName] = frozenset({"command_hangs"})
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,4}-?$")
 
 
@@ -156,7 +157,7 @@ class PlanBuilder:
     """The plan while it is made; `lab.faultplan` applies faults to it."""
 
     def __init__(self, cluster: Cluster, prefix: str, mgmt: IPv4Network) -> None:
-        from pytest_sparkfabric.cluster.topology import plan
+        from pytest_sparkfabric.cluster.plan import plan
 
         self.cluster = cluster
         self.prefix = prefix

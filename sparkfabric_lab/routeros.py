@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=80)
     p.add_argument("--user", default="")
     a = p.parse_args(argv)
-    from pytest_sparkfabric.cluster.config import load_cluster
+    from pytest_sparkfabric.cluster import load_cluster
     from sparkfabric_sim.model import SimCluster
 
     model = SimCluster.from_cluster(load_cluster(a.cluster))

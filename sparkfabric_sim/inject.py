@@ -7,7 +7,7 @@ model's ordinary rules, so every test sees the fault through the real tools' out
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -15,7 +15,8 @@ from sparkfabric_sim import noise
 from sparkfabric_sim.hardware import LaneFault, Netdev, PortRef
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import FaultSpec
+    from pytest_sparkfabric.cluster.faults import FaultName
+    from pytest_sparkfabric.cluster.spec import FaultSpec
     from sparkfabric_sim.model import Draft, NodeDraft
 
 DEFAULT_ONSET_C = 78.0
@@ -192,7 +193,9 @@ def _command_hangs(d: Draft, f: FaultSpec) -> None:
         nd.hangs.add(str(f.command))
 
 
-_HANDLERS: dict[str, Callable[[Draft, FaultSpec], None]] = {
+# One injector for every fault of the registry (cluster/faults.py); tests/cluster/test_faults.py
+# holds them in step.
+INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
     "link_down": _link_down,
     "autoneg_failed": _autoneg_failed,
     "switch_cpu_forwarding": _cpu_forwarding,
@@ -215,4 +218,4 @@ _HANDLERS: dict[str, Callable[[Draft, FaultSpec], None]] = {
 
 
 def apply_faults(d: Draft, f: FaultSpec) -> None:
-    _HANDLERS[f.fault](d, f)
+    INJECTORS[f.fault](d, f)

@@ -26,7 +26,7 @@ from sparkfabric_sim.hardware import (
 from sparkfabric_sim.switch_config import SwitchConfig, default_switch
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster, Node
+    from pytest_sparkfabric.cluster import Cluster, Node
 
 OS_RELEASE = """PRETTY_NAME="Ubuntu 24.04.3 LTS"
 NAME="Ubuntu"
@@ -170,10 +170,10 @@ def _node_draft(cluster: Cluster, node: Node, index: int, seed: int) -> NodeDraf
 
 
 def _cables(cluster: Cluster, seed: int, switch: SwitchConfig | None) -> list[Cable]:
-    from pytest_sparkfabric.cluster import topology
+    from pytest_sparkfabric.cluster import plan
 
     out = []
-    for i, c in enumerate(topology.cables(cluster)):
+    for i, c in enumerate(plan.cables(cluster)):
         serial = f"AMP{noise.hex_id(seed, 32, 'cable', i):010d}"[:13]
         spec = replace(NVIDIA_DAC, serial=serial)
         b = PortRef(c.b_node, int(str(c.b_port))) if c.b_node else None

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster
+    from pytest_sparkfabric.cluster import Cluster
 
 HEALTHY_L2MTU = 9216
 _LEG = re.compile(r"^(?P<dd>.+)-(?P<lane>\d)$")

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from pytest_sparkfabric.cluster.config import load_cluster
+from pytest_sparkfabric.cluster import load_cluster
 from sparkfabric_sim.model import SimCluster
 from sparkfabric_sim.state import Process
 from sparkfabric_sim.world import World

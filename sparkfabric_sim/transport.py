@@ -23,7 +23,7 @@ from sparkfabric_sim.state import ActiveFlow, Process
 from sparkfabric_sim.world import IsServer, NeedRate, World
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster
+    from pytest_sparkfabric.cluster import Cluster
     from sparkfabric_sim.switch import SimSwitch
 
 SSH_TIMEOUT_S = 10.0

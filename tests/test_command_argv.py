@@ -23,8 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.cluster import argrules
-from pytest_sparkfabric.cluster.config import Cluster, ConfigError, parse_cluster
+from pytest_sparkfabric.cluster import Cluster, ConfigError, argrules, parse_cluster
 from pytest_sparkfabric.measure import cable, nccl_run, rdma, soak, tcp
 from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.cluster.faults import RULES
+from pytest_sparkfabric.cluster.faults import FAULTS
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PINS = Path(__file__).resolve().parent / "data" / "verdicts"
@@ -212,7 +212,7 @@ def _pin(name: str, tests: list[dict[str, object]]) -> None:
 
 
 def test_every_fault_has_a_row() -> None:
-    assert set(MATRIX) == set(RULES) == {p.stem for p in (EXAMPLES / "faults").glob("*.yaml")}
+    assert set(MATRIX) == set(FAULTS) == {p.stem for p in (EXAMPLES / "faults").glob("*.yaml")}
 
 
 @pytest.mark.parametrize("fault", sorted(MATRIX))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster
+    from pytest_sparkfabric.cluster import Cluster
 
 DOC_NETWORKS = tuple(
     ipaddress.ip_network(n)

@@ -1,5 +1,11 @@
-"""cluster.yaml to a typed, validated, frozen cluster.
+"""cluster.yaml to a typed, validated, frozen cluster: the stage every other one starts from.
 
-Model, YAML source lines, validation rules, the topology plan, thresholds, hardware facts and
-the fault registry.
+Data flows one way: `spec` (the file's shape) -> `model` (Cluster, Node, Rail) -> `plan` (cables,
+links, pairs); `rules` and `load` sit on top. `faults` and `thresholds` are the registries the
+shape is checked against; `hardware` holds the box's fixed names.
 """
+
+from pytest_sparkfabric.cluster.load import ConfigError, Problem, load_cluster, parse_cluster
+from pytest_sparkfabric.cluster.model import Cluster, Node, Rail
+
+__all__ = ["Cluster", "ConfigError", "Node", "Problem", "Rail", "load_cluster", "parse_cluster"]

@@ -4,7 +4,7 @@ Every such value is quoted where it meets a shell (`shell.py`); these rules add 
 cannot: a name that starts with `-` is still read as an option by the tool it is given to, a
 host with shell metacharacters can reach a shell through ssh_config's `ProxyCommand %h` or
 mpirun's own ssh, and an interface name the kernel would never give is a typo. Each rule raises
-the message and fix a user reads (see yamlsrc.validation_problems: a PydanticCustomError's
+the message and fix a user reads (see wording.validation_problems: a PydanticCustomError's
 `fix`), naming the characters that are not allowed.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from pydantic_core import PydanticCustomError
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.cluster.source import seen
+from pytest_sparkfabric.cluster.wording import seen
 
 
 def _listing(chars: set[str]) -> str:

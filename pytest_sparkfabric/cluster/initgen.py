@@ -17,8 +17,8 @@ from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 import yaml
 
 from pytest_sparkfabric.cluster import hardware
-from pytest_sparkfabric.cluster.config import NAME_PATTERN, TOPOLOGIES
-from pytest_sparkfabric.cluster.topology import NODE_COUNTS
+from pytest_sparkfabric.cluster.plan import NODE_COUNTS
+from pytest_sparkfabric.cluster.spec import NAME_PATTERN, TOPOLOGIES
 
 DEFAULT_POOL_START = IPv4Network("192.168.100.0/24")
 DEFAULT_POOL_END = IPv4Network("192.168.255.0/24")

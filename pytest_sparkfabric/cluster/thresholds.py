@@ -24,17 +24,25 @@ How the defaults were chosen (DOMAIN.md §4-6):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, TypeGuard, get_args
 
-if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster
-
+ThresholdName = Literal[
+    "loopback_gbps",
+    "rail_rdma_gbps",
+    "pair_rdma_gbps",
+    "tcp_pair_gbps",
+    "nccl_busbw_gbytes_s",
+    "ber_max",
+    "lane_ratio_max",
+    "lane_floor_per_s",
+    "ping_loss_pct",
+]
 Kind = Literal["min", "max"]
 
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
-    name: str
+    name: ThresholdName
     value: float
     kind: Kind
     unit: str
@@ -92,7 +100,7 @@ _BASE: tuple[Threshold, ...] = (
 )
 
 # (topology, fewest nodes, most nodes) -> {name: (value, source)}; later rows win.
-_BY_TOPOLOGY: tuple[tuple[str, int, int, dict[str, tuple[float, str]]], ...] = (
+_BY_TOPOLOGY: tuple[tuple[str, int, int, dict[ThresholdName, tuple[float, str]]], ...] = (
     ("direct", 2, 2, {
         "nccl_busbw_gbytes_s": (
             19, "default: 2-node field reports 19-23.8 GB/s all-reduce busbw; one rail ~13.9",
@@ -117,10 +125,14 @@ _BY_TOPOLOGY: tuple[tuple[str, int, int, dict[str, tuple[float, str]]], ...] = (
 )
 # fmt: on
 
-KNOWN = frozenset(t.name for t in _BASE)
+NAMES: tuple[ThresholdName, ...] = get_args(ThresholdName)
 
 
-def defaults(topology: str, nodes: int) -> dict[str, Threshold]:
+def is_threshold(name: str) -> TypeGuard[ThresholdName]:
+    return name in NAMES
+
+
+def defaults(topology: str, nodes: int) -> dict[ThresholdName, Threshold]:
     """The default table for a topology and node count (no overrides)."""
     table = {t.name: t for t in _BASE}
     for topo, lo, hi, values in _BY_TOPOLOGY:
@@ -129,16 +141,4 @@ def defaults(topology: str, nodes: int) -> dict[str, Threshold]:
         for name, (value, source) in values.items():
             t = table[name]
             table[name] = Threshold(name, value, t.kind, t.unit, source)
-    return table
-
-
-def resolve(cluster: Cluster) -> dict[str, Threshold]:
-    """Defaults for this cluster with cluster.yaml's overrides applied."""
-    table = defaults(cluster.topology, len(cluster.nodes))
-    src = str(cluster.source.name) if cluster.source else "cluster.yaml"
-    for name, value in cluster.spec.thresholds.items():
-        t = table[name]
-        line = cluster.line_of(("thresholds", name))
-        where = f"{src}:{line}" if line else src
-        table[name] = Threshold(name, value, t.kind, t.unit, f"set in {where}")
     return table

@@ -17,9 +17,9 @@ from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job, RunResult, Transport
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster, Rail
-    from pytest_sparkfabric.cluster.thresholds import Threshold
-    from pytest_sparkfabric.cluster.topology import DirectedLink, Plan
+    from pytest_sparkfabric.cluster import Cluster, Rail
+    from pytest_sparkfabric.cluster.plan import DirectedLink, Plan
+    from pytest_sparkfabric.cluster.thresholds import Threshold, ThresholdName
     from pytest_sparkfabric.measure.switch import SwitchState
     from pytest_sparkfabric.probes.ethtool import EthtoolLink, FecInfo
     from pytest_sparkfabric.probes.ip import IpInterface
@@ -99,13 +99,13 @@ class Fabric:
     def __init__(
         self, cluster: Cluster, transport: Transport, *, progress: Progress | None = None
     ) -> None:
-        from pytest_sparkfabric.cluster.thresholds import resolve
-        from pytest_sparkfabric.cluster.topology import plan
+        from pytest_sparkfabric.cluster.limits import resolve
+        from pytest_sparkfabric.cluster.plan import plan
 
         self.cluster = cluster
         self.transport = transport
         self.plan: Plan = plan(cluster)
-        self.thresholds: dict[str, Threshold] = resolve(cluster)
+        self.thresholds: Mapping[ThresholdName, Threshold] = resolve(cluster)
         self.progress: Progress = progress or (lambda _line: None)
         self._cache: dict[object, Any] = {}
         self._locks: dict[object, threading.Lock] = {}

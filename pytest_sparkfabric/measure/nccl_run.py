@@ -27,7 +27,7 @@ from pytest_sparkfabric.result import NotMeasured
 from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster
+    from pytest_sparkfabric.cluster import Cluster
     from pytest_sparkfabric.measure.engine import Fabric
 
 

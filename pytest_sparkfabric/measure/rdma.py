@@ -33,8 +33,8 @@ from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Rail
-    from pytest_sparkfabric.cluster.topology import Link, NodePair
+    from pytest_sparkfabric.cluster import Rail
+    from pytest_sparkfabric.cluster.plan import Link, NodePair
     from pytest_sparkfabric.measure.engine import Fabric
 
 K = TypeVar("K", bound=Hashable)

@@ -44,7 +44,7 @@ from pytest_sparkfabric.result import NotMeasured
 from pytest_sparkfabric.transport import Background, Job, RunResult
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Rail
+    from pytest_sparkfabric.cluster import Rail
     from pytest_sparkfabric.measure.engine import Fabric
 
 QUICK_S = 20.0

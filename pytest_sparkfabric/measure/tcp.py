@@ -24,7 +24,7 @@ from pytest_sparkfabric.probes.iperf3 import (
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.topology import Link, NodePair
+    from pytest_sparkfabric.cluster.plan import Link, NodePair
     from pytest_sparkfabric.measure.engine import Fabric
 
 TCP_PORT_OFFSET = 10

@@ -16,7 +16,7 @@ from pytest_sparkfabric.transport.base import (
 )
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster
+    from pytest_sparkfabric.cluster import Cluster
 
 __all__ = [
     "Background",

@@ -28,7 +28,8 @@ from pytest_sparkfabric.transport.recording_files import (
 )
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster, SwitchSpec
+    from pytest_sparkfabric.cluster import Cluster
+    from pytest_sparkfabric.cluster.spec import SwitchSpec
     from pytest_sparkfabric.transport import Transport
 
 TIMEOUT_S = 15.0

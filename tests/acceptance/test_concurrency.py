@@ -7,7 +7,7 @@ from collections.abc import Generator
 
 import pytest
 
-from pytest_sparkfabric.cluster.config import load_cluster
+from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.measure.engine import QUICK_S, Fabric
 from pytest_sparkfabric.plugin import get_session
 from pytest_sparkfabric.probes.ping import build_ping

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sparkfabric.cluster.config import load_cluster
-from pytest_sparkfabric.cluster.topology import plan
+from pytest_sparkfabric.cluster import load_cluster
+from pytest_sparkfabric.cluster.plan import plan
 
 from .conftest import EXAMPLES, run_suite
 

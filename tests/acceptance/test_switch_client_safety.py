@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_sparkfabric.cluster.config import ConfigError, SwitchSpec, parse_cluster
+from pytest_sparkfabric.cluster import ConfigError, parse_cluster
+from pytest_sparkfabric.cluster.spec import SwitchSpec
 from pytest_sparkfabric.transport.switch import (
     RestClient,
     SwitchUnreachable,

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_sparkfabric.cluster.config import Cluster, load_cluster
+from pytest_sparkfabric.cluster import Cluster, load_cluster
 from pytest_sparkfabric.probes import sysfs
 from pytest_sparkfabric.transport import Transport, make_transport
 from sparkfabric_lab import LabError, host

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_sparkfabric.cluster.topology import plan
+from pytest_sparkfabric.cluster.plan import plan
 from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.measure.flows import wait_listening
 from pytest_sparkfabric.probes import sysfs

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_sparkfabric.cluster import hardware
-from pytest_sparkfabric.cluster.config import Cluster, load_cluster, parse_cluster
+from pytest_sparkfabric.cluster import Cluster, hardware, load_cluster, parse_cluster
 from pytest_sparkfabric.probes import sysfs
 from sparkfabric_lab import LabError, boot, files, host, systree
 from sparkfabric_lab import cli as cli_lab
@@ -71,7 +70,7 @@ def test_switch_example_says_what_the_lab_builds() -> None:
 def test_p2p_cables_join_the_planned_rails() -> None:
     cluster, plan = plan_of(EXAMPLES / "ring-4.yaml")
     ends = {(w.a.ns, w.a.name, w.b.ns, w.b.name) for w in plan.wires}
-    from pytest_sparkfabric.cluster.topology import plan as topo_plan
+    from pytest_sparkfabric.cluster.plan import plan as topo_plan
 
     for link in topo_plan(cluster).links:
         assert (

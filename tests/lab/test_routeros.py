@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_sparkfabric.cluster.config import load_cluster
+from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.transport.switch import RestClient, SwitchError, SwitchUnreachable
 from sparkfabric_lab import files
 from sparkfabric_lab.plan import build_plan

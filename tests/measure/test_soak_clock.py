@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.cluster.config import Cluster, parse_cluster
+from pytest_sparkfabric.cluster import Cluster, parse_cluster
 from pytest_sparkfabric.measure import soak
 from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.transport import Background, Job, RunResult, Transport

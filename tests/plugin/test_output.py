@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_sparkfabric.cluster.config import parse_cluster
+from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.session import progress_prefix
 from sparkfabric_sim.transport import SimTransport

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.cluster.config import Cluster, load_cluster, parse_cluster
+from pytest_sparkfabric.cluster import Cluster, load_cluster, parse_cluster
 from pytest_sparkfabric.transport.base import Job, RunResult
 from sparkfabric_sim.transport import SimTransport
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.cluster.config import Cluster, parse_cluster
+from pytest_sparkfabric.cluster import Cluster, parse_cluster
 
 
 def cluster_text(topology: str, nodes: int, seed: int, mtu: int, port: int) -> str:

@@ -91,7 +91,7 @@ def test_results_depend_on_the_seed_and_not_on_call_order() -> None:
         .source.read_text()  # type: ignore[union-attr]
         .replace("seed: 7", "seed: 8")
     )
-    from pytest_sparkfabric.cluster.config import parse_cluster
+    from pytest_sparkfabric.cluster import parse_cluster
 
     other = SimTransport(parse_cluster(text))
     assert rdma(other, [R0])[0] != a0

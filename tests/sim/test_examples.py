@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sparkfabric.cluster.faults import RULES
+from pytest_sparkfabric.cluster.faults import FAULTS
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import EXAMPLES, example
@@ -14,7 +14,7 @@ HEALTHY = ["demo", "direct-2", "mesh-3", "ring-4", "switch-8"]
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.rglob("*.yaml")), ids=lambda p: p.name)
 def test_every_example_loads(path: object) -> None:
-    from pytest_sparkfabric.cluster.config import load_cluster
+    from pytest_sparkfabric.cluster import load_cluster
 
     cluster = load_cluster(str(path))
     assert cluster.nodes
@@ -42,7 +42,7 @@ def test_the_real_template_uses_ssh_and_every_section() -> None:
 
 def test_one_fault_example_per_fault() -> None:
     names = {p.stem for p in (EXAMPLES / "faults").glob("*.yaml")}
-    assert names == set(RULES)
+    assert names == set(FAULTS)
     for name in names:
         spec = example(f"faults/{name}").spec
         assert spec.simulate is not None

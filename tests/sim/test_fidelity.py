@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.cluster import topology
-from pytest_sparkfabric.cluster.config import Cluster
+from pytest_sparkfabric.cluster import Cluster
+from pytest_sparkfabric.cluster.plan import plan
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim import counters, gids
 from sparkfabric_sim.transport import SimTransport
@@ -88,7 +88,7 @@ def test_node_reads_round_trip(cluster: Cluster, data: st.DataObject) -> None:
 @given(healthy_clusters(), st.data())
 def test_jumbo_df_pings_between_linked_rails_succeed(cluster: Cluster, data: st.DataObject) -> None:
     t = SimTransport(cluster)
-    link = data.draw(st.sampled_from(topology.plan(cluster).links))
+    link = data.draw(st.sampled_from(plan(cluster).links))
     for a, b in ((link.a, link.b), (link.b, link.a)):
         cmd = ping.build_ping(b.address.ip, interface=a.netdev, payload_bytes=cluster.mtu - 28)
         r = t.run(Job(a.node, cmd, 30))
@@ -100,7 +100,7 @@ def test_jumbo_df_pings_between_linked_rails_succeed(cluster: Cluster, data: st.
 @given(healthy_clusters(), st.data(), st.sampled_from([1, 4]))
 def test_bandwidth_reports_round_trip(cluster: Cluster, data: st.DataObject, qps: int) -> None:
     t = SimTransport(cluster)
-    link = data.draw(st.sampled_from(topology.plan(cluster).links))
+    link = data.draw(st.sampled_from(plan(cluster).links))
     a, b = link.a, link.b
     server = t.start(
         Job(

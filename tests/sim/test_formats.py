@@ -46,7 +46,7 @@ def test_ibdev2netdev_matches_the_nvidia_playbook_output_byte_for_byte() -> None
     text = sample("ibdev2netdev/gb10-nvidia-playbook-spark-5c2d.txt")
     cluster = example("direct-2")
     spec_text = (Path(str(cluster.source)).read_text()).replace("      1: [", "      0: [")
-    from pytest_sparkfabric.cluster.config import parse_cluster
+    from pytest_sparkfabric.cluster import parse_cluster
 
     s = Sim(parse_cluster(spec_text))
     assert s.ok("spark-1", "ibdev2netdev") == text

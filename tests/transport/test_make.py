@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.cluster.config import parse_cluster
+from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.transport import make_transport
 from pytest_sparkfabric.transport.record import RecordingTransport
 from pytest_sparkfabric.transport.ssh import SshTransport

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.cli import main
-from pytest_sparkfabric.cluster.config import ConfigError, parse_cluster
-from tests.config.samples import SWITCH
+from pytest_sparkfabric.cluster import ConfigError, parse_cluster
+from tests.cluster.samples import SWITCH
 
 # Metacharacters, spaces and leading dashes in each field that ends up in a command.
 HOSTILE = r"""topology: switch

@@ -7,8 +7,8 @@ from textwrap import dedent, indent
 
 import pytest
 
-from pytest_sparkfabric.cluster.config import ConfigError, Problem, load_cluster, parse_cluster
-from tests.config.samples import RING, SWITCH
+from pytest_sparkfabric.cluster import ConfigError, Problem, load_cluster, parse_cluster
+from tests.cluster.samples import RING, SWITCH
 
 
 def rendered(text: str) -> str:

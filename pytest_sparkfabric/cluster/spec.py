@@ -1,73 +1,27 @@
-"""cluster.yaml -> Cluster: the typed, frozen, validated description of a fabric.
+"""The shape of cluster.yaml: pydantic models, SshSpec up to ClusterSpec.
 
-Shape validation is pydantic's; the cabling and address rules live in `topology.py`. Every problem
-in a file is collected and reported at once, each with its YAML line, its path and a fix. The
-`description` of every field below is also the field reference (docs/cluster-yaml.md,
-`sparkfabric schema`).
+The `description` of every field is also the field reference (docs/cluster-yaml.md,
+`sparkfabric schema`), which is why this module is long: the text is the documentation. The
+cabling and address rules live in `rules.py`; `load.py` validates a file against these models.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from ipaddress import IPv4Interface
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-import yaml
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-)
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from pytest_sparkfabric.cluster import argrules, hardware
-from pytest_sparkfabric.cluster.small_file import NotASmallFile, read_small_text
-from pytest_sparkfabric.cluster.source import (
-    Hint,
-    Located,
-    Path_,
-    Shape,
-    SourceProblem,
-    TooComplex,
-    format_path,
-    load_located,
-    seen,
-    validation_problems,
-)
-from pytest_sparkfabric.cluster.thresholds import KNOWN as KNOWN_THRESHOLDS
-
-if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import topology
+from pytest_sparkfabric.cluster import argrules
+from pytest_sparkfabric.cluster.faults import FaultName
+from pytest_sparkfabric.cluster.thresholds import NAMES as THRESHOLD_NAMES
+from pytest_sparkfabric.cluster.wording import seen
 
 TopologyName = Literal["direct", "mesh", "ring", "switch"]
 TransportName = Literal["ssh", "sim", "replay"]
 PortNumber = Literal[0, 1]
-FaultName = Literal[
-    "link_down",
-    "autoneg_failed",
-    "switch_cpu_forwarding",
-    "pfc_stall",
-    "duplicate_ip",
-    "half_port",
-    "nccl_single_hca",
-    "nccl_socket",
-    "ipv6_enabled",
-    "mtu",
-    "nic_throttled",
-    "lane_degradation",
-    "arp_flux",
-    "rp_filter_strict",
-    "pcie_width",
-    "eeprom_placeholder",
-    "node_unreachable",
-    "command_hangs",
-]
-FAULTS: tuple[str, ...] = get_args(FaultName)
 TOPOLOGIES: tuple[str, ...] = get_args(TopologyName)
 TRANSPORTS: tuple[str, ...] = get_args(TransportName)
 
@@ -457,10 +411,10 @@ class ClusterSpec(_Model):
     thresholds: dict[str, Annotated[float, Field(ge=0)]] = Field(
         default_factory=dict,
         description="Pass/fail limits that replace the defaults, by name: "
-        + ", ".join(sorted(KNOWN_THRESHOLDS))
+        + ", ".join(sorted(THRESHOLD_NAMES))
         + ". A failure shows the limit and where it came from.",
         examples=[{"rail_rdma_gbps": 90}],
-        json_schema_extra={"propertyNames": {"enum": [k for k in sorted(KNOWN_THRESHOLDS)]}},
+        json_schema_extra={"propertyNames": {"enum": [k for k in sorted(THRESHOLD_NAMES)]}},
     )
     nccl: NcclSpec = Field(default_factory=NcclSpec, description="The NCCL test.")
     soak: SoakSpec = Field(default_factory=SoakSpec, description="The heat soak.")
@@ -475,265 +429,3 @@ class ClusterSpec(_Model):
         min_length=1,
         description="Folder of a recorded run to replay (transport replay).",
     )
-
-
-# Words for messages where the schema alone says too little (see yamlsrc.validation_problems).
-HINTS: dict[Shape, Hint] = {
-    ("topology",): Hint(note="direct: 2 nodes, mesh: 3, ring: 4 or more, switch: 2 to 8"),
-    ("mtu",): Hint(note="9000 for jumbo frames, 1500 is Ethernet's default"),
-    ("nodes",): Hint(example="[{name: spark-1, ssh: {host: 10.0.0.11}, ports: {...}}, ...]"),
-    ("nodes", "*"): Hint(example="{name: spark-1, ssh: {host: 10.0.0.11}, ports: {...}}"),
-    ("nodes", "*", "name"): Hint(
-        rule="a name starts with a letter or digit and holds only letters, digits, '.', '_', '-'"
-    ),
-    ("nodes", "*", "ports"): Hint(example="{1: [192.168.100.11/24, 192.168.101.11/24]}"),
-    ("nodes", "*", "ports", "[key]"): Hint(
-        rule="is not a QSFP port: a Spark has ports 0 and 1 (0 is the cage nearest the RJ45 port)"
-    ),
-    ("nodes", "*", "ports", "*"): Hint(
-        example="[192.168.100.11/24, 192.168.101.11/24]",
-        rule="rail addresses",
-        note="one for each rail: the port's two PCIe halves",
-    ),
-    ("nodes", "*", "ports", "*", "*"): Hint(example="192.168.100.11/24"),
-    ("nodes", "*", "ports", "*", "*", "netdev"): Hint(rule=argrules.NETDEV.words),
-    ("nodes", "*", "ports", "*", "*", "rdma"): Hint(rule=argrules.RDMA.words),
-    ("nodes", "*", "ssh", "user"): Hint(rule=argrules.USER.words),
-    ("switch", "user"): Hint(rule=argrules.USER.words),
-    ("switch", "ports", "*"): Hint(rule=argrules.SWITCH_PORT.words),
-    ("nccl", "binary"): Hint(rule=argrules.BINARY_WORDS),
-    ("switch", "password_env"): Hint(
-        rule="it must be the name of an environment variable (letters, digits, '_')"
-    ),
-    ("switch", "ports"): Hint(example="{spark-1: qsfp56-dd-1-1, spark-2: qsfp56-dd-1-5}"),
-    ("nccl", "size"): Hint(rule="a size is a whole number with an optional K, M or G"),
-    ("thresholds", "*"): Hint(example="90"),
-    ("simulate", "faults"): Hint(example="[{fault: link_down, node: spark-1}]"),
-    ("simulate", "faults", "*"): Hint(example="{fault: link_down, node: spark-1}"),
-}
-
-
-# -- the derived, read-only view used everywhere else ------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Rail:
-    """One fabric netdev of one node (a PCIe half of one QSFP port)."""
-
-    node: str
-    port: int
-    index: int
-    address: IPv4Interface
-    netdev: str
-    rdma: str
-    pci: str
-    multi_port: bool
-
-    @property
-    def label(self) -> str:
-        return f"p{self.port}rail{self.index}" if self.multi_port else f"rail{self.index}"
-
-    @property
-    def id(self) -> str:
-        return f"{self.node}:{self.label}"
-
-
-@dataclass(frozen=True, slots=True)
-class Node:
-    name: str
-    ssh: SshSpec | None
-    rails: tuple[Rail, ...]
-
-    @property
-    def ports(self) -> tuple[int, ...]:
-        return tuple(sorted({r.port for r in self.rails}))
-
-    def rails_of(self, port: int) -> tuple[Rail, ...]:
-        return tuple(r for r in self.rails if r.port == port)
-
-    def rail(self, port: int, index: int) -> Rail:
-        return next(r for r in self.rails if r.port == port and r.index == index)
-
-
-@dataclass(frozen=True)
-class Cluster:
-    spec: ClusterSpec
-    source: Path | None
-    nodes: tuple[Node, ...]
-    located: Located | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def topology(self) -> TopologyName:
-        return self.spec.topology
-
-    @property
-    def mtu(self) -> int:
-        return self.spec.mtu
-
-    def node(self, name: str) -> Node:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        raise KeyError(name)
-
-    @property
-    def rails(self) -> tuple[Rail, ...]:
-        return tuple(r for n in self.nodes for r in n.rails)
-
-    def line_of(self, path: Path_) -> int | None:
-        return self.located.line_of(path) if self.located else None
-
-
-def build_nodes(spec: ClusterSpec) -> tuple[Node, ...]:
-    nodes = []
-    for n in spec.nodes:
-        multi = len(n.ports) > 1
-        rails = []
-        for port in sorted(n.ports):
-            for index, rs in enumerate(n.ports[port]):
-                std = hardware.rail_names(port, index)
-                rails.append(
-                    Rail(
-                        node=n.name,
-                        port=port,
-                        index=index,
-                        address=rs.address,
-                        netdev=rs.netdev or std.netdev,
-                        rdma=rs.rdma or std.rdma,
-                        pci=std.pci,
-                        multi_port=multi,
-                    )
-                )
-        nodes.append(Node(name=n.name, ssh=n.ssh, rails=tuple(rails)))
-    return tuple(nodes)
-
-
-# -- errors -----------------------------------------------------------------------------------
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text if not text or text[-1] in ".!?" else text + "."
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong in a cluster file: where (path and line), what, and how to fix it.
-
-    `message` continues the path as a sentence: path `topology`, message `'mesh' needs ...`."""
-
-    path: Path_
-    line: int | None
-    message: str
-    fix: str
-
-    def render(self) -> str:
-        where = f"line {self.line}: " if self.line else ""
-        text = f"{format_path(self.path)} {self.message}" if self.path else self.message
-        out = f"  {where}{_sentence(text)}"
-        return out + (f"\n    Fix: {_sentence(self.fix)}" if self.fix else "")
-
-
-class ConfigError(Exception):
-    """Every problem of one cluster file; str() is the message a user reads. Never empty."""
-
-    def __init__(self, source: str, problems: list[Problem]) -> None:
-        self.source = source
-        unique: dict[tuple[Path_, str], Problem] = {}
-        for p in problems:
-            unique.setdefault((p.path, p.message), p)
-        if not unique:
-            unique[((), "")] = Problem((), None, "is not a valid cluster file", "")
-        self.problems = sorted(
-            unique.values(), key=lambda p: (p.line or 0, format_path(p.path), p.message)
-        )
-        super().__init__(self.render())
-
-    def render(self) -> str:
-        n = len(self.problems)
-        head = f"{self.source}: {n} problem{'s' if n != 1 else ''}"
-        return "\n".join([head, *(p.render() for p in self.problems)])
-
-
-_START = "start from the output of `sparkfabric init --topology ... --nodes ...`"
-
-
-def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = None) -> Cluster:
-    """Validate cluster text completely; raise ConfigError listing every problem."""
-    from pytest_sparkfabric.cluster import topology
-
-    try:
-        located = load_located(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        context = getattr(exc, "context", None)
-        what = f"{context}, {what}" if context else what
-        raise ConfigError(
-            source,
-            [Problem((), line, f"the file is not valid YAML: {what}", "fix the YAML at that line")],
-        ) from None
-    except TooComplex as exc:
-        raise ConfigError(
-            source, [Problem((), None, f"the file cannot be read: {exc}", _START)]
-        ) from None
-    problems = [_from_source(p) for p in located.problems]
-    data = located.data
-    if data is None:
-        problems.append(Problem((), None, "the file is empty", _START))
-        raise ConfigError(source, problems)
-    if not isinstance(data, dict):
-        problems.append(
-            Problem(
-                (),
-                located.line_of(()),
-                "the top level must be a mapping of keys (topology:, nodes:, ...); "
-                f"got {seen(data)}",
-                _START,
-            )
-        )
-        raise ConfigError(source, problems)
-    try:
-        spec = ClusterSpec.model_validate(data)
-    except ValidationError as err:
-        problems += [_from_source(p) for p in validation_problems(err, located, ClusterSpec, HINTS)]
-        # The rules that need no valid shape still run, so one problem never hides another.
-        problems += _located(topology.check_data(data), located)
-        raise ConfigError(source, problems) from None
-    cluster = Cluster(spec=spec, source=path, nodes=build_nodes(spec), located=located)
-    problems += _located(topology.check(cluster), located)
-    if problems:
-        raise ConfigError(source, problems)
-    return cluster
-
-
-def _located(found: list[topology.TopoProblem], located: Located) -> list[Problem]:
-    return [Problem(p.path, located.line_of(p.path), p.message, p.fix) for p in found]
-
-
-def _from_source(p: SourceProblem) -> Problem:
-    return Problem(p.path, p.line, p.message, p.fix)
-
-
-def load_cluster(path: str | Path) -> Cluster:
-    """Read and validate a cluster file; raise ConfigError listing every problem."""
-    p = Path(path)
-    try:
-        text = read_small_text(p)
-    except NotASmallFile as exc:
-        raise ConfigError(str(p), [Problem((), None, exc.what, exc.fix)]) from None
-    except FileNotFoundError:
-        raise ConfigError(
-            str(p), [Problem((), None, "the file does not exist", "check the path")]
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            str(p),
-            [Problem((), None, f"the file is not UTF-8 text ({exc.reason})", "save it as UTF-8")],
-        ) from None
-    except OSError as exc:
-        raise ConfigError(
-            str(p), [Problem((), None, f"the file cannot be read: {exc.strerror or exc}", "")]
-        ) from None
-    return parse_cluster(text, source=str(path), path=p.resolve())

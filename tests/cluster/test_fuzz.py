@@ -10,10 +10,10 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.cluster.config import ConfigError, parse_cluster
+from pytest_sparkfabric.cluster import ConfigError, parse_cluster
 from pytest_sparkfabric.cluster.source import Path_
-from tests.config.samples import VALID
-from tests.config.test_rules import facts_problems_agree
+from tests.cluster.samples import VALID
+from tests.cluster.test_rules import facts_problems_agree
 
 FUZZ = settings(
     max_examples=int(os.environ.get("SPARKFABRIC_FUZZ_EXAMPLES", "150")),

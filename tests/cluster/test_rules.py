@@ -8,18 +8,12 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from pytest_sparkfabric.cluster import topology
-from pytest_sparkfabric.cluster.config import (
-    FAULTS,
-    Cluster,
-    ClusterSpec,
-    ConfigError,
-    build_nodes,
-    parse_cluster,
-)
-from pytest_sparkfabric.cluster.faults import RULES
+from pytest_sparkfabric.cluster import Cluster, ConfigError, parse_cluster, plan, rules
+from pytest_sparkfabric.cluster.filefacts import RuleProblem, facts_of, facts_of_data
+from pytest_sparkfabric.cluster.model import build_nodes
 from pytest_sparkfabric.cluster.source import format_path
-from tests.config.samples import DIRECT, MESH, RING, SIM, SWITCH, VALID
+from pytest_sparkfabric.cluster.spec import ClusterSpec
+from tests.cluster.samples import DIRECT, MESH, RING, SIM, SWITCH, VALID
 
 
 def load(text: str) -> dict[str, Any]:
@@ -47,53 +41,7 @@ def valid(data: dict[str, Any] | str) -> Cluster:
     return parse_cluster(text)
 
 
-# -- valid files and their plans ----------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("name", "counts"),
-    [
-        ("direct", dict(node=2, rail=4, roce_device=4, link=2, directed_link=4, node_pair=1)),
-        ("mesh", dict(node=3, rail=12, roce_device=12, link=6, directed_link=12, node_pair=3)),
-        ("ring", dict(node=4, rail=16, roce_device=16, link=8, directed_link=16, node_pair=4)),
-        ("switch", dict(node=3, rail=6, roce_device=6, link=6, directed_link=12, node_pair=3)),
-    ],
-)
-def test_item_counts(name: str, counts: dict[str, int]) -> None:
-    cluster = valid(VALID[name])
-    assert topology.item_counts(cluster) == {**counts, "switch": int(name == "switch")}
-    assert set(topology.item_counts(cluster)) == set(topology.ITEM_KINDS)
-
-
-def test_ring_plan_links_neighbours_only() -> None:
-    p = topology.plan(valid(RING))
-    assert [c.id for c in p.cables] == [
-        "spark-1:p0<->spark-2:p1",
-        "spark-2:p0<->spark-3:p1",
-        "spark-3:p0<->spark-4:p1",
-        "spark-4:p0<->spark-1:p1",
-    ]
-    assert {pair.id for pair in p.pairs} == {
-        "spark-1<->spark-2",
-        "spark-2<->spark-3",
-        "spark-3<->spark-4",
-        "spark-4<->spark-1",
-    }
-    assert len(p.subnets) == 8
-    first = p.links[0]
-    assert (first.id, str(first.subnet)) == (
-        "spark-1:p0rail0<->spark-2:p1rail0",
-        "192.168.100.0/24",
-    )
-
-
-def test_direct_plan_one_subnet_per_rail() -> None:
-    p = topology.plan(valid(DIRECT))
-    assert [str(s) for s in p.subnets] == ["192.168.100.0/24", "192.168.101.0/24"]
-    assert [d.id for d in p.directed][:2] == [
-        "spark-1:rail0->spark-2:rail0",
-        "spark-2:rail0->spark-1:rail0",
-    ]
+# -- valid files ------------------------------------------------------------------------------
 
 
 def test_long_form_rail_and_quoted_port_keys() -> None:
@@ -112,10 +60,6 @@ def test_sim_needs_no_ssh_and_accepts_faults() -> None:
     cluster = valid(SIM)
     assert cluster.spec.simulate is not None
     assert [f.fault for f in cluster.spec.simulate.faults] == ["link_down", "lane_degradation"]
-
-
-def test_every_fault_has_a_rule() -> None:
-    assert set(RULES) == set(FAULTS)
 
 
 # -- node counts --------------------------------------------------------------------------------
@@ -298,7 +242,7 @@ def test_two_rails_of_a_node_in_one_subnet() -> None:
 def test_arp_sysctls_allows_one_shared_subnet() -> None:
     data = _one_subnet_switch()
     data["arp_sysctls"] = True
-    assert len(topology.plan(valid(data)).subnets) == 1
+    assert len(plan.plan(valid(data)).subnets) == 1
 
 
 def test_arp_sysctls_does_not_join_two_cables() -> None:
@@ -397,13 +341,13 @@ def shape_valid(data: dict[str, Any]) -> Cluster | None:
     return Cluster(spec=spec, source=None, nodes=build_nodes(spec))
 
 
-def facts_problems_agree(data: dict[str, Any]) -> list[topology.TopoProblem] | None:
+def facts_problems_agree(data: dict[str, Any]) -> list[RuleProblem] | None:
     """Assert the rules read the same facts from raw data as from the validated cluster."""
     cluster = shape_valid(data)
     if cluster is None:
         return None
-    from_cluster = topology._check_facts(topology.facts_of(cluster))
-    from_data = topology._check_facts(topology.facts_of_data(data))
+    from_cluster = rules._check_facts(facts_of(cluster))
+    from_data = rules._check_facts(facts_of_data(data))
     assert from_cluster == from_data
     return from_cluster[0]
 

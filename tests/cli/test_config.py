@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from pytest_sparkfabric.cli import config as cli_config
-from pytest_sparkfabric.cluster.config import ClusterSpec
-from tests.config.samples import RING, SWITCH
+from pytest_sparkfabric.cluster.spec import ClusterSpec
+from tests.cluster.samples import RING, SWITCH
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "cluster-yaml.md"
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.cluster import initgen, topology
-from pytest_sparkfabric.cluster.config import parse_cluster
-from tests.config.samples import RING
+from pytest_sparkfabric.cluster import initgen, parse_cluster
+from pytest_sparkfabric.cluster.plan import plan
+from tests.cluster.samples import RING
 
 LEGAL = {"direct": (2, 2), "mesh": (3, 3), "ring": (4, 16), "switch": (2, 8)}
 
@@ -55,7 +55,7 @@ def test_generated_files_validate_and_round_trip(
         for p, (r0, r1) in want.ports.items():
             assert (node.rail(p, 0).address, node.rail(p, 1).address) == (r0, r1)
             assert r0.ip.packed[-1] == want.host == 11 + chosen.index(node.name)
-    fabric = topology.plan(cluster)
+    fabric = plan(cluster)
     # /24s from the pool in order, nothing skipped.
     assert list(fabric.subnets) == subnets[: len(fabric.subnets)]
     addresses = [r.address.ip for r in cluster.rails]
@@ -151,5 +151,5 @@ def test_every_legal_count_validates(topo: str, count: int) -> None:
         text = initgen.generate(topo, initgen.node_names(str(count)), transport=transport)
         cluster = parse_cluster(text)
         assert len(cluster.nodes) == count
-        links = len(topology.plan(cluster).links)
+        links = len(plan(cluster).links)
         assert links == (count * (count - 1) if topo in ("direct", "switch") else 2 * count)

@@ -1,0 +1,163 @@
+"""What a valid cluster is made of, per topology: cables, links, node pairs, subnets (pure).
+
+Derived from the model (DOMAIN.md §2); the suite parametrises its tests over these, and
+`item_counts` says how many items each kind of test collects.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from ipaddress import IPv4Network
+from itertools import combinations
+
+from pytest_sparkfabric.cluster import hardware
+from pytest_sparkfabric.cluster.model import Cluster, Rail
+
+NODE_COUNTS = {"direct": (2, 2), "mesh": (3, 3), "ring": (4, 64), "switch": (2, 8)}
+PORTS_PER_NODE = {"direct": 1, "mesh": 2, "ring": 2, "switch": 1}
+
+
+@dataclass(frozen=True, slots=True)
+class Cable:
+    """A QSFP cable between two node ports, or a node port and a switch port."""
+
+    a_node: str
+    a_port: int
+    b_node: str | None
+    b_port: int | str | None
+
+    @property
+    def id(self) -> str:
+        b = f"{self.b_node}:p{self.b_port}" if self.b_node else f"switch:{self.b_port}"
+        return f"{self.a_node}:p{self.a_port}<->{b}"
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """Two rail interfaces that must reach each other (one subnet)."""
+
+    a: Rail
+    b: Rail
+    rail: int
+
+    @property
+    def subnet(self) -> IPv4Network:
+        return self.a.address.network
+
+    @property
+    def id(self) -> str:
+        return f"{self.a.id}<->{self.b.id}"
+
+    def nodes(self) -> tuple[str, str]:
+        return (self.a.node, self.b.node)
+
+
+@dataclass(frozen=True, slots=True)
+class DirectedLink:
+    src: Rail
+    dst: Rail
+
+    @property
+    def id(self) -> str:
+        return f"{self.src.id}->{self.dst.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class NodePair:
+    a: str
+    b: str
+    links: tuple[Link, ...]
+
+    @property
+    def id(self) -> str:
+        return f"{self.a}<->{self.b}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    topology: str
+    cables: tuple[Cable, ...]
+    links: tuple[Link, ...]
+    subnets: tuple[IPv4Network, ...]
+
+    @property
+    def directed(self) -> tuple[DirectedLink, ...]:
+        out = []
+        for link in self.links:
+            out.append(DirectedLink(link.a, link.b))
+            out.append(DirectedLink(link.b, link.a))
+        return tuple(out)
+
+    @property
+    def pairs(self) -> tuple[NodePair, ...]:
+        grouped: dict[tuple[str, str], list[Link]] = defaultdict(list)
+        for link in self.links:
+            grouped[link.nodes()].append(link)
+        return tuple(NodePair(a, b, tuple(ls)) for (a, b), ls in grouped.items())
+
+
+def cables(cluster: Cluster) -> tuple[Cable, ...]:
+    nodes = cluster.nodes
+    topo = cluster.topology
+    if topo == "direct" and len(nodes) == 2 and nodes[0].ports:
+        port = nodes[0].ports[0]
+        return (Cable(nodes[0].name, port, nodes[1].name, port),)
+    if topo in ("ring", "mesh"):
+        n = len(nodes)
+        return tuple(Cable(nodes[i].name, 0, nodes[(i + 1) % n].name, 1) for i in range(n))
+    if topo == "switch":
+        sw = cluster.spec.switch
+        return tuple(
+            Cable(n.name, n.ports[0], None, sw.ports.get(n.name) if sw else None)
+            for n in nodes
+            if n.ports
+        )
+    return ()
+
+
+def plan(cluster: Cluster) -> Plan:
+    """Links and subnets of a cluster that passed `check` (stable order)."""
+    nodes = cluster.nodes
+    links: list[Link] = []
+    if cluster.topology in ("direct", "switch"):
+        for r in range(hardware.RAILS_PER_PORT):
+            for x, y in combinations(nodes, 2):
+                links.append(Link(x.rail(x.ports[0], r), y.rail(y.ports[0], r), r))
+    else:
+        n = len(nodes)
+        for i in range(n):
+            a, b = nodes[i], nodes[(i + 1) % n]
+            for r in range(hardware.RAILS_PER_PORT):
+                links.append(Link(a.rail(0, r), b.rail(1, r), r))
+    subnets: list[IPv4Network] = []
+    for link in links:
+        if link.subnet not in subnets:
+            subnets.append(link.subnet)
+    return Plan(cluster.topology, cables(cluster), tuple(links), tuple(subnets))
+
+
+ITEM_KINDS: dict[str, str] = {
+    "node": "per node",
+    "rail": "per rail netdev",
+    "roce_device": "per RoCE device",
+    "link": "per link (two rails in one subnet)",
+    "directed_link": "per directed link",
+    "node_pair": "per node pair",
+    "switch": "per switch",
+}
+
+
+def item_counts(cluster: Cluster) -> dict[str, int]:
+    """How many test items one test function of each parametrisation kind collects."""
+    p = plan(cluster)
+    rails = cluster.rails
+    return {
+        "node": len(cluster.nodes),
+        "rail": len(rails),
+        "roce_device": len(rails),
+        "link": len(p.links),
+        "directed_link": len(p.directed),
+        "node_pair": len(p.pairs),
+        "switch": 1 if cluster.spec.switch is not None else 0,
+    }

@@ -1,0 +1,88 @@
+"""The fault registry is the one list: every entry has its injector, its lab plan (or says it is
+simulated only), its example and its row in the field reference."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_sparkfabric.cluster import load_cluster
+from pytest_sparkfabric.cluster.faults import _TABLE, FAULT_NAMES, FAULTS, TARGETS, FaultName
+from pytest_sparkfabric.cluster.spec import FaultSpec
+from sparkfabric_lab.faultplan import APPLY
+from sparkfabric_sim.inject import INJECTORS
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "faults"
+
+
+def test_the_table_has_one_row_per_name() -> None:
+    assert [f.name for f in _TABLE] == list(FAULT_NAMES)
+    assert all(FAULTS[name].name == name for name in FAULT_NAMES)
+
+
+def test_targets_are_the_fields_of_a_fault() -> None:
+    assert set(TARGETS) == set(FaultSpec.model_fields) - {"fault"}
+    for f in FAULTS.values():
+        assert not set(f.required) & set(f.allowed), f.name
+
+
+@pytest.mark.parametrize("name", FAULT_NAMES)
+def test_every_fault_is_simulated_and_planned_or_simulated_only_in_the_lab(name: FaultName) -> None:
+    assert name in INJECTORS
+    assert (name in APPLY) == (FAULTS[name].lab == "real")
+
+
+def test_no_injector_or_lab_plan_outside_the_registry() -> None:
+    assert set(INJECTORS) <= set(FAULTS)
+    assert set(APPLY) <= set(FAULTS)
+
+
+@pytest.mark.parametrize("name", FAULT_NAMES)
+def test_every_fault_has_its_example(name: FaultName) -> None:
+    cluster = load_cluster(EXAMPLES / f"{name}.yaml")
+    assert cluster.spec.simulate is not None
+    assert [f.fault for f in cluster.spec.simulate.faults] == [name]
+
+
+def test_every_example_is_a_registered_fault() -> None:
+    assert {p.stem for p in EXAMPLES.glob("*.yaml")} == set(FAULTS)
+
+
+def test_every_fault_has_its_row_in_the_field_reference() -> None:
+    page = (ROOT / "docs" / "cluster-yaml.md").read_text(encoding="utf-8")
+    for f in FAULTS.values():
+        assert f"| `{f.name}` | " in page and f"| {f.what} | {f.lab} |" in page, f.name
+
+
+@pytest.mark.parametrize(
+    ("name", "usage"),
+    [
+        ("link_down", "write {fault: link_down, node: ...} (optional: port)"),
+        ("switch_cpu_forwarding", "write {fault: switch_cpu_forwarding}"),
+        (
+            "lane_degradation",
+            "write {fault: lane_degradation, node: ..., lane: ...} (optional: port, onset_c)",
+        ),
+    ],
+)
+def test_usage_tells_the_targets(name: FaultName, usage: str) -> None:
+    assert FAULTS[name].usage() == usage
+
+
+def test_the_lab_page_tells_every_fault_as_the_registry_has_it() -> None:
+    page = (ROOT / "docs" / "lab.md").read_text(encoding="utf-8")
+    section = page.split("## Faults, for real", 1)[1].split("\n## ", 1)[0]
+    told: dict[str, list[str]] = {}
+    for row in section.splitlines():
+        if not row.startswith("| `"):
+            continue
+        names, how = row.strip("|").split(" | ", 1)
+        for name in re.findall(r"`(\w+)`", names):
+            told.setdefault(name, []).append(how.strip(" |"))
+    assert set(told) == set(FAULTS)
+    for name, fault in FAULTS.items():
+        simulated = told[name] == ["simulated (the node's hardware tools)"]
+        assert simulated == (fault.lab == "simulated"), (name, told[name])
