@@ -5,6 +5,8 @@ links, pairs); `rules` and `load` sit on top. `faults` and `thresholds` are the 
 shape is checked against; `hardware` holds the box's fixed names.
 """
 
+from __future__ import annotations
+
 from pytest_sparkfabric.cluster.load import ConfigError, Problem, load_cluster, parse_cluster
 from pytest_sparkfabric.cluster.model import Cluster, Node, Rail
 
