@@ -6,7 +6,9 @@ pair at once (rails run in parallel within a pair: DOMAIN.md §5, "both rails of
 that share a node would share its NIC and its two PCIe x4 halves and under-report each other
 (DOMAIN.md §1-2: "with traffic to both neighbours at once, plan ~100 Gb/s each"), so every round
 of `legs`, `full` and the cable schedules is node-disjoint: a node is in at most one test, as
-sender or receiver. Only `stress` overlaps on purpose.
+sender or receiver. Sending to one node while receiving from another would be a second QP set on
+the same two PCIe halves, and the one full-duplex figure found (below) is not line rate each way,
+so it is not assumed free. Only `stress` overlaps, on purpose.
 
 Two modes for "both ways":
 - `directed` (the default): each direction is its own test, a node sends or receives in a round.
@@ -160,14 +162,17 @@ def build(
     mode: Mode = "directed",
     pattern: StressPattern = "shift",
 ) -> Schedule:
-    """The schedule `kind` over `nodes`: behind a switch when `cables` is None (any two nodes can
-    test), else only along `cables` (ring, mesh, direct), where `legs` and `full` coincide."""
+    """The schedule `kind` over `nodes`, the nodes that take part (give it those that answer):
+    behind a switch when `cables` is None (any two nodes can test), else along those `cables`
+    whose two ends take part (ring, mesh, direct), where `legs` and `full` coincide."""
     if kind == "retest":
         raise ValueError("'retest' schedules come from localize(); choose legs, full or stress")
     if cables is not None:
+        taking_part = set(nodes)
+        usable = [(a, b) for a, b in cables if a in taking_part and b in taking_part]
         if kind == "stress":
-            return cable_stress(cables)
-        return over_cables(cables, mode, kind)
+            return cable_stress(usable)
+        return over_cables(usable, mode, kind)
     if kind == "stress":
         return stress(nodes, pattern)
     return full(nodes, mode) if kind == "full" else legs(nodes, mode)

@@ -195,6 +195,7 @@ def test_build_dispatch() -> None:
     assert build("full", nodes, ring).directed() == build("legs", nodes, ring).directed()
     assert build("full", nodes, ring).kind == "full"
     assert build("stress", nodes, ring) == cable_stress(ring)
+    assert build("legs", ["a", "b", "c"], ring) == over_cables([("a", "b"), ("b", "c")])
     with pytest.raises(ValueError, match="come from localize"):
         build("retest", nodes)
 
