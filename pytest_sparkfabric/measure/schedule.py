@@ -1,20 +1,349 @@
-"""Rounds of bandwidth tests in which no node takes part twice (pure).
+"""Bandwidth schedules: who measures with whom, in which round (pure).
 
-Tests that share a node would share its NIC and PCIe links and under-report each other, so they
-never overlap; tests that share no node run at the same time. For a switch (every pair of nodes
-linked) this is a round-robin tournament: the circle method gives N-1 rounds for an even N and N
-for an odd N. For any other set of pairs (ring, mesh, a subset), edges are placed greedily
-(first fit) in two orders, the given one (cable order: a ring takes 2 rounds, an odd ring 3) and
-the tournament's; the fewer rounds win. First fit in tournament order never needs more rounds
-than the tournament itself, so any set of pairs among N nodes takes at most N rounds.
+A round is a set of tests that run at once, each for one test's duration (ib_write_bw -D), so a
+schedule costs its number of rounds. A test is a `Transfer` between two nodes on every rail of the
+pair at once (rails run in parallel within a pair: DOMAIN.md §5, "both rails of a pair"). Tests
+that share a node would share its NIC and its two PCIe x4 halves and under-report each other
+(DOMAIN.md §1-2: "with traffic to both neighbours at once, plan ~100 Gb/s each"), so every round
+of `legs`, `full` and the cable schedules is node-disjoint: a node is in at most one test, as
+sender or receiver. Sending to one node while receiving from another would be a second QP set on
+the same two PCIe halves, and the one full-duplex figure found (below) is not line rate each way,
+so it is not assumed free. Only `stress` overlaps, on purpose.
+
+Two modes for "both ways":
+- `directed` (the default): each direction is its own test, a node sends or receives in a round.
+  The figures compare with the one-way references of DOMAIN.md §5 (pair 185-198 Gb/s).
+- `bidirectional`: one test carries both directions at once (ib_write_bw -b, perftest's manual:
+  "Measure bidirectional bandwidth"). Half the rounds; but one report of two Sparks moving
+  ~340 Gb/s full-duplex (catharsis.net.au, "From 96 to 340 Gbit/s") is ~170 each way, below the
+  one-way 184 floor, so the thresholds would need their own bidirectional figures, which we lack.
+
+Schedules (`build` picks one by name, as `bandwidth.schedule` would):
+- `legs`: behind a switch, every node sends to and receives from two different partners, its two
+  neighbours on a virtual ring of all nodes in the given order: 4 directed rounds for an even N, 5
+  for an odd N >= 5 (2 / 3 bidirectional), whatever N. Each leg is proven both ways with two
+  partners, which is what `localize` needs to blame a node rather than its partner. N = 3: the
+  virtual ring is the triangle, so legs = full (6 directed rounds, 3 bidirectional; each round
+  idles one node). N = 2: one partner exists; both ways in 2 directed rounds (1 bidirectional);
+  a fault there cannot be placed on one side (see `localize`).
+- `full`: all pairs, both ways: the circle method's N-1 rounds (N for an odd N) of pairs, each run
+  as two directed rounds (a->b, then b->a) or one bidirectional round.
+- `stress`: one round, every node sending at once: to its successor and from its predecessor
+  (`shift`), or to every other node (`all`, N-1 clients and N-1 servers per node and rail), to
+  expose oversubscription, buffer and PFC problems that node-disjoint pairs never load.
+- ring and mesh (`over_cables`): every cable both ways in the fewest rounds its degree allows.
+
+The cable bound, proven. A node with two cables takes part in four directed tests (two cables,
+two directions), one per round, so no schedule takes fewer than 4 rounds. A cycle of n cables
+with n odd has n nodes, so a node-disjoint round holds at most (n-1)/2 tests; its 2n tests need at
+least 2n / ((n-1)/2) = 4 + 4/(n-1) rounds: 5 when n >= 5, 6 when n = 3. Bidirectionally, a cable
+is one test and a node has two: at least 2 rounds, and for an odd n at least n / ((n-1)/2) > 2,
+so 3. The construction meets every bound. Give each cable e_i = (v_i, v_{i+1}) two colours, one
+per direction, such that consecutive cables (which share a node) get disjoint colour pairs; each
+colour is then a set of cables no two of which touch: a node-disjoint round. Even cycles and
+paths alternate {0,1}, {2,3}: 4 rounds. Odd cycles n >= 5 walk the 5-cycle {0,1}, {2,3}, {4,0},
+{1,2}, {3,4} of the Petersen graph (pairs of 5 colours, adjacent when disjoint) and pad with
+{1,2}, {3,4} repeated, which stays disjoint from neighbours and closes on {0,1}: 5 rounds. The
+triangle takes {0,1}, {2,3}, {4,5}: 6. Bidirectionally, alternate 0, 1 and give an odd cycle's
+last cable colour 2. `Schedule.min_rounds` is the same bound for any set of transfers, and the
+tests check these schedules meet it. Graphs with a node of 3+ cables (none in DOMAIN.md §2) fall
+back to first-fit matchings (`rounds`), each run both ways.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Sequence
-from typing import TypeVar
+from dataclasses import dataclass
+from math import ceil
+from typing import Literal, TypeVar
 
 N = TypeVar("N", bound=Hashable)
+
+Kind = Literal["legs", "full", "stress", "retest"]
+Mode = Literal["directed", "bidirectional"]
+StressPattern = Literal["shift", "all"]
+KINDS: tuple[Kind, ...] = ("legs", "full", "stress")
+"""The kinds a cluster can ask for (`retest` comes from `localize`)."""
+DEFAULT_KIND: Kind = "legs"
+"""Every leg (or cable) both ways with two partners, in 4-5 rounds at any N; `full` is the deep
+check (N-1 rounds of pairs), `stress` an addition, not a replacement."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Transfer:
+    """One bandwidth test on every rail of a pair at once: `src` sends to `dst`; with `both_ways`
+    `dst` sends to `src` at the same time (ib_write_bw -b)."""
+
+    src: str
+    dst: str
+    both_ways: bool = False
+
+    @property
+    def id(self) -> str:
+        return f"{self.src}{'<->' if self.both_ways else '->'}{self.dst}"
+
+    def directions(self) -> tuple[tuple[str, str], ...]:
+        """The (sender, receiver) pairs this test measures."""
+        there = (self.src, self.dst)
+        return (there, (self.dst, self.src)) if self.both_ways else (there,)
+
+
+@dataclass(frozen=True, slots=True)
+class Partners:
+    sends_to: frozenset[str]
+    receives_from: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    kind: Kind
+    mode: Mode
+    nodes: tuple[str, ...]
+    rounds: tuple[tuple[Transfer, ...], ...]
+    """Tests that run at once, one test's duration per round."""
+    node_disjoint: bool = True
+
+    @property
+    def transfers(self) -> tuple[Transfer, ...]:
+        return tuple(t for r in self.rounds for t in r)
+
+    def directed(self) -> tuple[tuple[str, str], ...]:
+        """Every (sender, receiver) measured, in round order."""
+        return tuple(d for t in self.transfers for d in t.directions())
+
+    def partners(self) -> dict[str, Partners]:
+        sends: dict[str, set[str]] = {n: set() for n in self.nodes}
+        gets: dict[str, set[str]] = {n: set() for n in self.nodes}
+        for src, dst in self.directed():
+            sends[src].add(dst)
+            gets[dst].add(src)
+        return {n: Partners(frozenset(sends[n]), frozenset(gets[n])) for n in self.nodes}
+
+    @property
+    def min_rounds(self) -> int:
+        """The fewest rounds any node-disjoint schedule of these same transfers could take: a node
+        is in one test per round, and a round holds at most floor(n/2) of the tests among the n
+        nodes of one connected group."""
+        if not self.rounds:
+            return 0
+        if not self.node_disjoint:
+            return 1
+        root: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            while root.setdefault(x, x) != x:
+                root[x] = root[root[x]]
+                x = root[x]
+            return x
+
+        load: Counter[str] = Counter()
+        for t in self.transfers:
+            load.update((t.src, t.dst))
+            root[find(t.src)] = find(t.dst)
+        tests: Counter[str] = Counter(find(t.src) for t in self.transfers)
+        size: Counter[str] = Counter(find(n) for n in load)
+        return max(max(load.values()), *(ceil(tests[g] / (size[g] // 2)) for g in tests))
+
+    def lines(self) -> list[str]:
+        return [
+            f"round {k}/{len(self.rounds)}: " + ", ".join(t.id for t in ts)
+            for k, ts in enumerate(self.rounds, 1)
+        ]
+
+
+# -- the schedules ----------------------------------------------------------------------------
+
+
+def build(
+    kind: Kind,
+    nodes: Sequence[str],
+    cables: Sequence[tuple[str, str]] | None = None,
+    mode: Mode = "directed",
+    pattern: StressPattern = "shift",
+) -> Schedule:
+    """The schedule `kind` over `nodes`, the nodes that take part (give it those that answer):
+    behind a switch when `cables` is None (any two nodes can test), else along those `cables`
+    whose two ends take part (ring, mesh, direct), where `legs` and `full` coincide."""
+    if kind == "retest":
+        raise ValueError("'retest' schedules come from localize(); choose legs, full or stress")
+    if cables is not None:
+        taking_part = set(nodes)
+        usable = [(a, b) for a, b in cables if a in taking_part and b in taking_part]
+        if kind == "stress":
+            return cable_stress(usable)
+        return over_cables(usable, mode, kind)
+    if kind == "stress":
+        return stress(nodes, pattern)
+    return full(nodes, mode) if kind == "full" else legs(nodes, mode)
+
+
+def legs(nodes: Sequence[str], mode: Mode = "directed") -> Schedule:
+    """Every node to and from its two neighbours on a virtual ring of `nodes` (switch clusters).
+
+    Give it the nodes that answer: a node left out of the ring costs its neighbours a partner."""
+    ns = _unique(nodes)
+    n = len(ns)
+    ring = [(ns[i], ns[(i + 1) % n]) for i in range(n if n >= 3 else n - 1)]
+    return _over_pairs("legs", ns, ring, mode)
+
+
+def full(nodes: Sequence[str], mode: Mode = "directed") -> Schedule:
+    """All pairs both ways, the circle method's rounds (N-1 for an even N, N for an odd N)."""
+    ns = _unique(nodes)
+    matchings = [[(a, b) for a, b in games] for games in tournament(ns)]
+    return Schedule("full", mode, ns, _both_ways(matchings, mode))
+
+
+def stress(nodes: Sequence[str], pattern: StressPattern = "shift", shift: int = 1) -> Schedule:
+    """One round in which every node sends and receives at once (not node-disjoint on purpose).
+
+    `shift`: node i sends to node i+shift (mod N), so every leg carries full rate both ways at
+    once; `all`: every node to every other (N(N-1) tests; each shares its leg N-1 ways)."""
+    ns = _unique(nodes)
+    n = len(ns)
+    if n < 2:
+        return Schedule("stress", "directed", ns, (), node_disjoint=False)
+    if pattern == "all":
+        tests = tuple(Transfer(a, b) for a in ns for b in ns if a != b)
+    else:
+        if not 0 < shift < n:
+            raise ValueError(f"stress shift {shift} must be between 1 and {n - 1} for {n} nodes")
+        tests = tuple(Transfer(ns[i], ns[(i + shift) % n]) for i in range(n))
+    return Schedule("stress", "directed", ns, (tests,), node_disjoint=False)
+
+
+def over_cables(
+    cables: Sequence[tuple[str, str]], mode: Mode = "directed", kind: Kind = "legs"
+) -> Schedule:
+    """Every cabled node pair both ways in the fewest rounds (ring, mesh, direct; module doc)."""
+    pairs = _dedupe(cables)
+    nodes = tuple(dict.fromkeys(n for p in pairs for n in p))
+    return _over_pairs(kind, nodes, pairs, mode)
+
+
+def cable_stress(cables: Sequence[tuple[str, str]]) -> Schedule:
+    """Every cable both ways in one round: each ring node sends and receives on both ports."""
+    pairs = _dedupe(cables)
+    nodes = tuple(dict.fromkeys(n for p in pairs for n in p))
+    tests = tuple(t for a, b in pairs for t in (Transfer(a, b), Transfer(b, a)))
+    return Schedule("stress", "directed", nodes, (tests,) if tests else (), node_disjoint=False)
+
+
+# -- construction ------------------------------------------------------------------------------
+
+_PETERSEN = ((0, 1), (2, 3), (4, 0), (1, 2), (3, 4))
+"""A 5-cycle of the Petersen graph: consecutive colour pairs are disjoint, last and first too."""
+
+
+def _directed_colours(m: int, closed: bool) -> list[tuple[int, int]]:
+    """Colours (there, back) of the m cables of a path or cycle; neighbours' pairs are disjoint."""
+    if not closed or m % 2 == 0:
+        return [(0, 1) if i % 2 == 0 else (2, 3) for i in range(m)]
+    if m == 3:
+        return [(0, 1), (2, 3), (4, 5)]
+    return [*_PETERSEN, *[_PETERSEN[3], _PETERSEN[4]] * ((m - 5) // 2)]
+
+
+def _pair_colours(m: int, closed: bool) -> list[int]:
+    colours = [i % 2 for i in range(m)]
+    if closed and m % 2:
+        colours[-1] = 2
+    return colours
+
+
+def _walks(pairs: Sequence[tuple[str, str]]) -> list[tuple[list[str], bool]] | None:
+    """Each component of a graph of degree <= 2 as (its nodes in walk order, closed), following the
+    cable order; None when a node has three or more cables."""
+    adj: dict[str, list[str]] = {}
+    for a, b in pairs:
+        adj.setdefault(a, []).append(b)
+        adj.setdefault(b, []).append(a)
+    if any(len(v) > 2 for v in adj.values()):
+        return None
+    seen: set[str] = set()
+    walks: list[tuple[list[str], bool]] = []
+    for first in adj:
+        if first in seen:
+            continue
+        component = _component(adj, first)
+        ends = [n for n in component if len(adj[n]) == 1]
+        start = ends[0] if ends else first
+        walk, prev = [start], None
+        while True:
+            step = [x for x in adj[walk[-1]] if x != prev and x not in walk]
+            if not step:
+                break
+            prev = walk[-1]
+            walk.append(step[0])
+        seen.update(walk)
+        walks.append((walk, not ends))
+    return walks
+
+
+def _component(adj: dict[str, list[str]], first: str) -> list[str]:
+    found, todo = [first], [first]
+    while todo:
+        for x in adj[todo.pop()]:
+            if x not in found:
+                found.append(x)
+                todo.append(x)
+    return found
+
+
+def _over_pairs(
+    kind: Kind, nodes: tuple[str, ...], pairs: Sequence[tuple[str, str]], mode: Mode
+) -> Schedule:
+    walks = _walks(pairs)
+    if walks is None:
+        matchings = [[pairs[i] for i in group] for group in rounds(pairs)]
+        return Schedule(kind, mode, nodes, _both_ways(matchings, mode))
+    slots: dict[int, list[Transfer]] = {}
+    for walk, closed in walks:
+        edges = [(walk[i], walk[(i + 1) % len(walk)]) for i in range(len(walk) - (not closed))]
+        if mode == "bidirectional":
+            for (a, b), c in zip(edges, _pair_colours(len(edges), closed), strict=True):
+                slots.setdefault(c, []).append(Transfer(a, b, both_ways=True))
+        else:
+            for (a, b), (there, back) in zip(
+                edges, _directed_colours(len(edges), closed), strict=True
+            ):
+                slots.setdefault(there, []).append(Transfer(a, b))
+                slots.setdefault(back, []).append(Transfer(b, a))
+    return Schedule(kind, mode, nodes, tuple(tuple(slots[c]) for c in sorted(slots)))
+
+
+def _both_ways(
+    matchings: Sequence[Sequence[tuple[str, str]]], mode: Mode
+) -> tuple[tuple[Transfer, ...], ...]:
+    if mode == "bidirectional":
+        return tuple(tuple(Transfer(a, b, both_ways=True) for a, b in m) for m in matchings)
+    out: list[tuple[Transfer, ...]] = []
+    for m in matchings:
+        out.append(tuple(Transfer(a, b) for a, b in m))
+        out.append(tuple(Transfer(b, a) for a, b in m))
+    return tuple(out)
+
+
+def _unique(nodes: Sequence[str]) -> tuple[str, ...]:
+    seen = tuple(dict.fromkeys(nodes))
+    if len(seen) != len(nodes):
+        twice = sorted({n for n in nodes if list(nodes).count(n) > 1})
+        raise ValueError(f"a schedule needs distinct nodes; named twice: {', '.join(twice)}")
+    return seen
+
+
+def _dedupe(cables: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """One test per cabled node pair: a second cable between the same nodes adds nothing."""
+    out: dict[frozenset[str], tuple[str, str]] = {}
+    for a, b in cables:
+        if a == b:
+            raise ValueError(f"a cable needs two nodes, got {a!r} at both ends")
+        out.setdefault(frozenset((a, b)), (a, b))
+    return list(out.values())
+
+
+# -- rounds of arbitrary pairs (today's callers: rdma.py, tcp.py) -------------------------------
 
 
 def tournament(nodes: Sequence[N]) -> list[list[tuple[N, N]]]:
@@ -56,7 +385,11 @@ def _first_fit(pairs: Sequence[tuple[N, N]], order: Sequence[int]) -> list[list[
 def rounds(pairs: Sequence[tuple[N, N]]) -> list[list[int]]:
     """Indices of `pairs` grouped into rounds; within a round no node appears twice.
 
-    Every pair lands in exactly one round; a pair of a node with itself is refused.
+    Every pair lands in exactly one round; a pair of a node with itself is refused. Edges are
+    placed greedily (first fit) in two orders, the given one (cable order: a ring takes 2 rounds,
+    an odd ring 3) and the tournament's; the fewer rounds win. First fit in tournament order never
+    needs more rounds than the tournament itself, so any set of pairs among N nodes takes at most
+    N rounds.
     """
     for a, b in pairs:
         if a == b:
