@@ -1,22 +1,24 @@
 """The console commands the suite sends a RouterOS switch over SSH, and the test that a command
 only reads.
 
-Every read the REST client makes has its console twin here, in `switch_reads`; each is built
+Every read the REST client makes has its console twin here, in `switch_reads`, with the
+counters of each leg; each is built
 from fixed words and a leg name checked by `check_leg_name`, never from free text. What each
 returns is parsed by the `routeros_reads` function named beside it. Forms chosen on evidence:
 
-- lists (`/interface ethernet`, bridge ports, QoS ports) use `print terse without-paging`:
-  one line per item whatever the terminal width (column tables are cut to the terminal).
-- `monitor <leg> once` is read one leg at a time, as REST does: its key: value form is the one
-  real samples show best (several legs side by side wrap with the terminal width).
-- counters use `print stats without-paging where name="<leg>"`: `stats` ignores `terse` and
-  prints key: value or a table (RouterOS 7.20.8, index id 63101946964), one leg keeps it one
-  column.
+- lists (`/interface ethernet`, bridge ports, QoS ports) use `print terse without-paging`: one
+  line per item with every property, where a column table is laid out for the terminal's
+  width and shows only some columns.
+- `monitor <leg> once`, one leg per command as REST asks: the answer is one key: value column
+  that names its leg.
+- counters use `print stats without-paging where name="<leg>"`: `print stats terse` prints the
+  same as `print stats` (measured on RouterOS 7.20.8 for `/interface`, index id 63101946964),
+  so one leg keeps the key: value answer to one column.
 - `/system resource print` is key: value.
 
-`login_user` adds the console's login options to the SSH user: `c` (no colours) and `t` (no
-terminal detection: over a non-interactive channel it would wait for a reply that never comes;
-MikroTik manual, Command Line Interface, "Login Options").
+`login_user` adds the console's login options to the SSH user (MikroTik manual, Command Line
+Interface, "Login Options": `user+c80w` turns colours off, width 80): `c` colours off, `t`
+terminal auto-detection off, so the answer is plain text for the parsers.
 """
 
 from __future__ import annotations

@@ -27,18 +27,16 @@ from pytest_sparkfabric.probes.routeros import (
     qos_ports_from_rest,
     system_resource_from_kv,
 )
+from pytest_sparkfabric.probes.routeros_table import has_table, parse_legend, parse_table
 from pytest_sparkfabric.probes.routeros_text import (
     FLAGS,
     Row,
     check_failure,
-    has_table,
     is_as_value,
     looks_like_json,
     parse_as_value,
     parse_kv_columns,
-    parse_legend,
     parse_rest_json,
-    parse_table,
     parse_terse,
 )
 

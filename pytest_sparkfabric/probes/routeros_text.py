@@ -1,7 +1,8 @@
-"""RouterOS console text: the shapes `print`, `print terse`, `print detail`, `monitor ... once`
-and `:put [... as-value]` write, read into rows of strings keyed by RouterOS's own names.
+"""RouterOS console text: the shapes `print terse`, `print detail`, `monitor ... once`, `print
+stats` and `:put [... as-value]` write, read into rows of strings keyed by RouterOS's own names.
 
-Nothing here knows a menu: `routeros_reads` turns the rows into the dataclasses of `routeros`.
+Nothing here knows a menu: `routeros_reads` turns the rows into the dataclasses of `routeros`;
+column tables are read by `routeros_table`.
 The shapes, as real RouterOS 6/7 outputs show them (tests/data/routeros-*/PROVENANCE.md):
 
 - key: value (`monitor once`, `/system resource print`, `print stats`): keys right-aligned
@@ -13,10 +14,6 @@ The shapes, as real RouterOS 6/7 outputs show them (tests/data/routeros-*/PROVEN
 - terse / detail: `<index> <flag letters> key=value ...`; values are unquoted even with spaces
   (`comment=this is a comment`, `last-link-up-time=1970-01-01 01:02:03`) or quoted (`name="x"`),
   detail wraps an item onto indented lines and puts `;;; comment` first.
-- column table: `Flags:` legend (v6 `X - disabled, R - running`; v7 `D - DYNAMIC; H - HW-OFFLOAD`
-  and only the flags in use), a v7 `Columns:` line that may disagree with the table (trust the
-  `#` header row), rows `<index> <flags> <cells>`, cells left- or right-aligned to their header,
-  empty cells blank, a `;;; comment` line before its row.
 - as-value (`:put [... as-value]`): one line, `key=value` joined by `;`, records back to back,
   each starting with `.id`; values are neither quoted nor escaped.
 
@@ -78,7 +75,7 @@ def check_failure(text: str, what: str) -> None:
 
 
 _KEY = re.compile(r"^[ \t]*(?P<key>[A-Za-z][A-Za-z0-9_.\-/]*):(?=[ \t]|$)")
-_TOKEN = re.compile(r"\S+")
+TOKEN = re.compile(r"\S+")
 
 
 @dataclass
@@ -125,8 +122,8 @@ def parse_kv(text: str) -> Row:
     return out
 
 
-def _spans(value: str) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in _TOKEN.finditer(value)]
+def spans(value: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in TOKEN.finditer(value)]
 
 
 def _split_cells(
@@ -135,7 +132,7 @@ def _split_cells(
     """The value's tokens grouped into the columns whose header tokens are (starts, ends):
     right-aligned (each cell ends where its header ends) or left-aligned (each cell starts
     where its header starts). None when neither fits."""
-    tokens = _spans(value)
+    tokens = spans(value)
     n = len(starts)
     for align in ("right", "left"):
         cells: list[list[tuple[int, int]]] = [[] for _ in range(n)]
@@ -165,10 +162,10 @@ def parse_kv_columns(text: str) -> tuple[Row, ...]:
     prints both alike; such output is read as one item only when its other rows say so."""
     lines = _kv_lines(text)
     name = next((kv for kv in lines if kv.key == "name"), None)
-    if name is not None and len(_spans(name.value)) > 1:
-        spans = _spans(name.value)
-        starts, ends = [s for s, _ in spans], [e for _, e in spans]
-        rows: list[Row] = [{} for _ in spans]
+    if name is not None and len(spans(name.value)) > 1:
+        columns = spans(name.value)
+        starts, ends = [s for s, _ in columns], [e for _, e in columns]
+        rows: list[Row] = [{} for _ in columns]
         fits = True
         for kv in lines:
             cells = _split_cells(kv.value, starts, ends)
@@ -188,7 +185,7 @@ def parse_kv_columns(text: str) -> tuple[Row, ...]:
 # ---------------------------------------------------------------- terse / detail
 
 
-_ITEM = re.compile(r"^[ \t]*(?P<index>\d{1,9})(?=[ \t]|$)(?P<rest>.*)$")
+ITEM = re.compile(r"^[ \t]*(?P<index>\d{1,9})(?=[ \t]|$)(?P<rest>.*)$")
 _PAIR_KEY = re.compile(r"(?:(?<=\s)|^)(?P<key>[a-z.][a-z0-9._/-]*)=")
 
 
@@ -225,7 +222,7 @@ def parse_terse(text: str) -> tuple[Row, ...]:
     row: Row | None = None
     has_pairs = False
     for line in clean(text).split("\n"):
-        m = _ITEM.match(line)
+        m = ITEM.match(line)
         head = _head(m.group("rest")) if m else None
         if m is not None and head is not None:
             flags, body = head
@@ -250,116 +247,6 @@ def parse_terse(text: str) -> tuple[Row, ...]:
             row.setdefault(key, value)
             has_pairs = True
     return tuple(r for r in rows if len(r) > 2)
-
-
-# ---------------------------------------------------------------- column table
-
-
-@dataclass(frozen=True)
-class Table:
-    legend: Mapping[str, str]
-    """Flag letter -> what it means, lower case (`H` -> `hw-offload`)."""
-    rows: tuple[Row, ...]
-
-
-_HEADER = re.compile(r"^[ \t]*#(?:[ \t]+[A-Z][A-Za-z0-9-]*)+[ \t]*$")
-_LEGEND_ITEM = re.compile(r"(?:^|[,;])\s*([A-Za-z]) - ([A-Za-z][A-Za-z0-9-]*(?: [a-z][a-z-]*)*)")
-
-
-def parse_legend(text: str) -> dict[str, str]:
-    """The `Flags:` line's letters: `X - disabled, R - running` or `D - DYNAMIC; H - HW-OFFLOAD`."""
-    legend: dict[str, str] = {}
-    for line in clean(text).split("\n"):
-        if line.strip().startswith("Flags:"):
-            for letter, meaning in _LEGEND_ITEM.findall(line.strip()[6:].strip()):
-                legend[letter] = meaning.lower().replace(" ", "-")
-    return legend
-
-
-def has_table(text: str) -> bool:
-    return any(_HEADER.match(line) for line in clean(text).split("\n"))
-
-
-def _column_of(
-    s: int, e: int, labels: Sequence[tuple[str, int, int]], anchored: bool
-) -> int | None:
-    for j, (_, ls, le) in enumerate(labels):
-        if s == ls or e == le:
-            return j
-    if anchored:
-        return None
-    overlap = [(min(e, le) - max(s, ls), j) for j, (_, ls, le) in enumerate(labels)]
-    best = max(overlap)
-    if best[0] > 0:
-        return best[1]
-    return min((min(abs(s - le), abs(ls - e)), j) for j, (_, ls, le) in enumerate(labels))[1]
-
-
-def _cells(line: str, labels: Sequence[tuple[str, int, int]]) -> dict[int, str]:
-    """A row's cells by column. A token that starts or ends with a header label is anchored
-    to it. Digit groups one space before an anchored group belong to its number
-    (`205 149 015`: numbers are right-aligned); then a token one space after an anchored one
-    continues its text (`hAP ax lite`: text is left-aligned)."""
-    tokens = _spans(line)
-    col = [_column_of(s, e, labels, True) for s, e in tokens]
-    texts = [line[s:e] for s, e in tokens]
-    for i in reversed(range(len(tokens) - 1)):
-        if (
-            col[i] is None
-            and col[i + 1] is not None
-            and tokens[i][1] + 1 == tokens[i + 1][0]
-            and re.fullmatch(r"\d{1,3}", texts[i])
-            and re.fullmatch(r"\d{3}", texts[i + 1])
-        ):
-            col[i] = col[i + 1]
-    for i in range(1, len(tokens)):
-        if col[i] is None and col[i - 1] is not None and tokens[i - 1][1] + 1 == tokens[i][0]:
-            col[i] = col[i - 1]
-    cells: dict[int, list[tuple[int, int]]] = {}
-    for i, (s, e) in enumerate(tokens):
-        j = col[i] if col[i] is not None else _column_of(s, e, labels, False)
-        assert j is not None
-        cells.setdefault(j, []).append((s, e))
-    return {j: line[c[0][0] : c[-1][1]] for j, c in cells.items()}
-
-
-def parse_table(text: str) -> Table:
-    """A `print` column table: rows keyed by the header labels in lower case (`MAC-ADDRESS`
-    -> `mac-address`), plus `.index` and `.flags`; blank cells are left out."""
-    lines = clean(text).split("\n")
-    at = next((i for i, line in enumerate(lines) if _HEADER.match(line)), None)
-    if at is None:
-        raise ParseError("routeros print", "no '#  NAME ...' header row of a column table")
-    header = lines[at]
-    labels = [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(header)][1:]
-    first = labels[0][1]
-    rows: list[Row] = []
-    comment: str | None = None
-    for line in lines[at + 1 :]:
-        stripped = line.strip()
-        if stripped.startswith(";;;"):
-            comment = stripped[3:].strip()
-            continue
-        m = _ITEM.match(line)
-        if m is None:
-            if rows and line[:1].isspace() and stripped:
-                # A list value continues under its column on the next line.
-                for j, cell in _cells(line, labels).items():
-                    key = labels[j][0]
-                    rows[-1][key] = f"{rows[-1][key]},{cell}" if key in rows[-1] else cell
-            continue
-        row: Row = {INDEX: m.group("index"), FLAGS: ""}
-        body = " " * m.start("rest") + m.group("rest")
-        if re.fullmatch(r"[ \tA-Za-z]*", body[:first]):
-            row[FLAGS] = re.sub(r"\s", "", body[:first])
-            body = " " * first + body[first:]
-        for j, cell in _cells(body, labels).items():
-            row[labels[j][0]] = cell
-        if comment is not None:
-            row.setdefault("comment", comment)
-            comment = None
-        rows.append(row)
-    return Table(parse_legend("\n".join(lines[:at])), tuple(rows))
 
 
 # ---------------------------------------------------------------- as-value

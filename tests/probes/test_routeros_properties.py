@@ -21,14 +21,13 @@ from pytest_sparkfabric.probes.routeros_reads import (
     parse_routeros_monitors,
     parse_system_resource,
 )
+from pytest_sparkfabric.probes.routeros_table import parse_legend, parse_table
 from pytest_sparkfabric.probes.routeros_text import (
     failure_line,
     parse_as_value,
     parse_kv,
     parse_kv_columns,
-    parse_legend,
     parse_rest_json,
-    parse_table,
     parse_terse,
 )
 

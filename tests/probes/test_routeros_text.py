@@ -14,6 +14,7 @@ from pytest_sparkfabric.probes.routeros_reads import (
     parse_routeros_monitor,
     parse_system_resource,
 )
+from pytest_sparkfabric.probes.routeros_table import parse_legend, parse_table
 from pytest_sparkfabric.probes.routeros_text import (
     check_failure,
     failure_line,
@@ -21,9 +22,7 @@ from pytest_sparkfabric.probes.routeros_text import (
     parse_as_value,
     parse_kv,
     parse_kv_columns,
-    parse_legend,
     parse_rest_json,
-    parse_table,
     parse_terse,
 )
 
