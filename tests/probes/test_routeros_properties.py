@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,33 +122,20 @@ def kv_layout(rows: list[tuple[str, list[str]]], right: bool, sep: int) -> str:
     return "\n".join(out) + "\n"
 
 
+@pytest.mark.parametrize("numbers", [True, False], ids=["stats", "monitor"])
 @FAST
 @given(
     ifs=st.lists(names, min_size=2, max_size=6, unique=True),
     keys_=st.lists(keys, min_size=1, max_size=8, unique=True),
     data=st.data(),
 )
-def test_stats_columns_read_back(ifs: list[str], keys_: list[str], data: st.DataObject) -> None:
-    values = {k: [data.draw(counts) for _ in ifs] for k in keys_}
-    text = kv_layout(
-        [("name", ifs)] + [(k, [grouped(n) for n in values[k]]) for k in keys_], True, 1
-    )
-    rows = parse_kv_columns(text)
-    assert [r["name"] for r in rows] == ifs
-    for j, row in enumerate(rows):
-        assert {k: int(row[k].replace(" ", "")) for k in keys_} == {k: values[k][j] for k in keys_}
-
-
-@FAST
-@given(
-    ifs=st.lists(names, min_size=2, max_size=5, unique=True),
-    keys_=st.lists(keys, min_size=1, max_size=8, unique=True),
-    data=st.data(),
-)
-def test_monitor_columns_read_back(ifs: list[str], keys_: list[str], data: st.DataObject) -> None:
-    values = {k: [data.draw(words) for _ in ifs] for k in keys_}
-    text = kv_layout([("name", ifs)] + [(k, values[k]) for k in keys_], False, 1)
-    rows = parse_kv_columns(text)
+def test_key_value_columns_read_back(
+    numbers: bool, ifs: list[str], keys_: list[str], data: st.DataObject
+) -> None:
+    """Counters right-aligned and grouped (print stats), text left-aligned (monitor)."""
+    cell = st.builds(grouped, counts) if numbers else words
+    values = {k: [data.draw(cell) for _ in ifs] for k in keys_}
+    rows = parse_kv_columns(kv_layout([("name", ifs), *values.items()], numbers, 1))
     assert [r["name"] for r in rows] == ifs
     for j, row in enumerate(rows):
         assert {k: row[k] for k in keys_} == {k: values[k][j] for k in keys_}
