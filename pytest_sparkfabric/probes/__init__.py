@@ -50,8 +50,12 @@ _PARSER_PATHS: dict[str, tuple[str, str]] = {
     "ping": ("ping", "parse_ping_text"),
     "nvidia-smi": ("nvidia_smi", "parse_gpu_query"),
     "ibdev2netdev": ("ibdev2netdev", "parse_ibdev2netdev"),
-    "routeros-monitor": ("routeros", "parse_routeros_monitor"),
-    "routeros-resource": ("routeros", "parse_system_resource"),
+    "routeros-monitor": ("routeros_reads", "parse_routeros_monitors"),
+    "routeros-resource": ("routeros_reads", "parse_system_resource"),
+    "routeros-ethernet": ("routeros_reads", "parse_ethernet"),
+    "routeros-bridge-port": ("routeros_reads", "parse_bridge_ports"),
+    "routeros-qos": ("routeros_reads", "parse_qos_ports"),
+    "routeros-stats": ("routeros_reads", "parse_ethernet_stats"),
 }
 
 

@@ -1,47 +1,24 @@
-"""MikroTik RouterOS 7: CLI ``print`` / ``monitor ... once`` and ``print terse``, and REST JSON.
+"""What a MikroTik RouterOS 7 switch says, as typed values: one dataclass per read.
 
-CLI key/value output right-aligns the keys (sometimes with stray leading tabs), leaves empty
-values empty (``link-partner-advertising:``), wraps long values such as the SFP ``eeprom`` hex
-dump onto indented continuation lines, and may carry a log line (``17:20:06 echo: ...``) in
-the middle. REST returns every value as a string (``"true"``, ``"9000"``).
+Each `*_from_rest` / `*_from_kv` takes rows of strings keyed by RouterOS's property names,
+as REST returns them (every value a string: `"true"`, `"9000"`) and as `routeros_text` reads
+them off the console (`yes`, `3704.1MiB`, `182 334 805 898`); `routeros_reads` picks the form.
+A property the switch did not print is None, never 0 or False.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pytest_sparkfabric.probes import ParseError
 
-_KEY_LINE = re.compile(
-    r"^[ \t]*(?P<key>[A-Za-z][A-Za-z0-9_.\-/]*):(?:[ \t]+(?P<value>.*?))?[ \t]*$"
-)
-_TERSE_PAIR = re.compile(r'(?P<key>[A-Za-z.][\w.\-/]*)=(?P<value>"(?:[^"\\]|\\.)*"|\S*)')
 _SIZE = re.compile(r"^\s*(\d{1,15}(?:\.\d{1,6})?)\s*(B|KiB|MiB|GiB|TiB)?\s*$")
 _SIZE_FACTOR = {None: 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 _RATE = re.compile(r"^\s*(\d{1,6}(?:\.\d{1,3})?)\s*([MG])bps\s*$")
-
-
-def parse_routeros_kv(text: str) -> dict[str, str]:
-    """``key: value`` lines; indented lines that are not ``key:`` continue the previous value."""
-    out: dict[str, str] = {}
-    last: str | None = None
-    for line in text.splitlines():
-        m = _KEY_LINE.match(line)
-        if m:
-            last = m.group("key")
-            out.setdefault(last, m.group("value") or "")
-        elif last is not None and line[:1] in (" ", "\t") and line.strip():
-            out[last] = f"{out[last]}\n{line.strip()}" if out[last] else line.strip()
-        else:
-            # A log line printed into the session (starts in column 0), or blank.
-            last = None
-    if not out:
-        raise ParseError("routeros", "no 'key: value' line")
-    return out
+# The console groups digits by three with spaces (manual, ethernet.md "Stats" example).
+_COUNT = re.compile(r"^\s*(\d{1,3}(?: \d{3}){0,6}|\d{1,20})\s*$")
 
 
 def _bool(value: str | None) -> bool | None:
@@ -111,11 +88,6 @@ def system_resource_from_kv(values: Mapping[str, str]) -> SystemResource:
     )
 
 
-def parse_system_resource(text: str) -> SystemResource:
-    """``/system resource print`` (CLI text)."""
-    return system_resource_from_kv(parse_routeros_kv(text))
-
-
 @dataclass(frozen=True, slots=True)
 class EthernetMonitor:
     name: str | None
@@ -153,58 +125,6 @@ def ethernet_monitor_from_kv(values: Mapping[str, str]) -> EthernetMonitor:
         sfp_vendor_part_number=values.get("sfp-vendor-part-number"),
         raw=dict(values),
     )
-
-
-def parse_routeros_monitor(text: str) -> EthernetMonitor:
-    """``/interface ethernet monitor IF once`` (CLI text)."""
-    return ethernet_monitor_from_kv(parse_routeros_kv(text))
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        return re.sub(r"\\(.)", r"\1", value[1:-1])
-    return value
-
-
-def parse_print_terse(text: str) -> tuple[dict[str, str], ...]:
-    """``print terse`` rows: ``0 R name=x mtu=9000``.
-
-    Each row is a dict of its fields plus ``.index`` (the row number) and ``.flags`` (the flag
-    letters, e.g. ``R``, ``X``, ``H``; empty when none), keys RouterOS itself never uses.
-    """
-    rows: list[dict[str, str]] = []
-    for line in text.splitlines():
-        m = re.match(r"^\s*(\d{1,9})\s+(.*)$", line)
-        if not m:
-            continue
-        rest = m.group(2)
-        first = _TERSE_PAIR.search(rest)
-        if first is None:
-            continue
-        flags = "".join(t for t in rest[: first.start()].split() if t.isalpha() and t.isupper())
-        row = {".index": m.group(1), ".flags": flags}
-        for pair in _TERSE_PAIR.finditer(rest[first.start() :]):
-            row.setdefault(pair.group("key"), _unquote(pair.group("value")))
-        rows.append(row)
-    return tuple(rows)
-
-
-# ---------------------------------------------------------------- REST JSON
-
-
-def parse_rest_json(text: str) -> tuple[dict[str, str], ...]:
-    """A REST reply: a list of objects (or one object), every value kept as a string."""
-    try:
-        data: Any = json.loads(text)
-    except (ValueError, RecursionError):
-        raise ParseError("routeros REST", "reply is not JSON") from None
-    items = data if isinstance(data, list) else [data]
-    out: list[dict[str, str]] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            raise ParseError("routeros REST", "reply is not a list of objects")
-        out.append({str(k): v if isinstance(v, str) else json.dumps(v) for k, v in item.items()})
-    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +181,9 @@ def bridge_ports_from_rest(items: Sequence[Mapping[str, str]]) -> tuple[BridgePo
     )
 
 
+_ZERO_RATE = re.compile(r"^\s*0+(?:\.0+)?\s*[kKMG]?(?:bps)?\s*$")
+
+
 @dataclass(frozen=True, slots=True)
 class QosPort:
     name: str | None
@@ -269,8 +192,13 @@ class QosPort:
     egress_rate_queues: Mapping[int, str] = field(default_factory=dict)
 
     def limited_queues(self) -> dict[int, str]:
-        """Queues with an egress rate cap set (anything but empty or 0)."""
-        return {q: r for q, r in self.egress_rate_queues.items() if r.strip() not in ("", "0")}
+        """Queues with an egress rate cap set: anything but empty, unset (`!`) or a zero rate
+        (`0`, and `0bps` as the console prints an uncapped queue, index id 60378854232)."""
+        return {
+            q: r
+            for q, r in self.egress_rate_queues.items()
+            if r.strip() and not r.strip().startswith("!") and not _ZERO_RATE.match(r)
+        }
 
 
 def qos_ports_from_rest(items: Sequence[Mapping[str, str]]) -> tuple[QosPort, ...]:
@@ -288,6 +216,67 @@ def qos_ports_from_rest(items: Sequence[Mapping[str, str]]) -> tuple[QosPort, ..
                 trust_l3=i.get("trust-l3"),
                 pfc=i.get("pfc"),
                 egress_rate_queues=dict(sorted(queues.items())),
+            )
+        )
+    return tuple(out)
+
+
+def count(value: str | None) -> int | None:
+    """A counter as REST (`"1503133696"`) or the console (`1 503 133 696`) prints it."""
+    if value is None:
+        return None
+    m = _COUNT.match(value)
+    return int(m.group(1).replace(" ", "")) if m else None
+
+
+# Counter names: MikroTik manual, ethernet.md "Stats" (the list differs per device and
+# driver); `tx-drop-packet` as CRS3xx/CRS8xx print it (index ids 60098335007, 60259870987).
+_COUNTER_PREFIXES = ("rx-", "tx-", "rs-fec-", "fc-fec-", "driver-")
+
+
+@dataclass(frozen=True, slots=True)
+class EthernetStats:
+    """`/interface ethernet print stats` of one interface. A counter the device does not
+    print is None (RS-FEC counters exist only in fec91 mode, rx-drop only on some chips)."""
+
+    name: str | None
+    rx_fcs_error: int | None
+    rx_drop: int | None
+    tx_drop: int | None
+    tx_drop_packet: int | None
+    rx_pause: int | None
+    tx_pause: int | None
+    rx_error_events: int | None
+    rx_too_long: int | None
+    rs_fec_corrected: int | None
+    rs_fec_uncorrected: int | None
+    counters: Mapping[str, int] = field(default_factory=dict)
+    """Every counter printed (rx-*, tx-*, rs-fec-*, fc-fec-*, driver-*), by its RouterOS name."""
+
+
+def ethernet_stats_from_rows(items: Sequence[Mapping[str, str]]) -> tuple[EthernetStats, ...]:
+    """`POST /rest/interface/ethernet/print {"stats": ""}` rows, or the console's."""
+    out: list[EthernetStats] = []
+    for i in items:
+        counters = {
+            k: n
+            for k, v in i.items()
+            if k.startswith(_COUNTER_PREFIXES) and (n := count(v)) is not None
+        }
+        out.append(
+            EthernetStats(
+                name=i.get("name"),
+                rx_fcs_error=counters.get("rx-fcs-error"),
+                rx_drop=counters.get("rx-drop"),
+                tx_drop=counters.get("tx-drop"),
+                tx_drop_packet=counters.get("tx-drop-packet"),
+                rx_pause=counters.get("rx-pause"),
+                tx_pause=counters.get("tx-pause"),
+                rx_error_events=counters.get("rx-error-events"),
+                rx_too_long=counters.get("rx-too-long"),
+                rs_fec_corrected=counters.get("rs-fec-corrected"),
+                rs_fec_uncorrected=counters.get("rs-fec-uncorrected"),
+                counters=counters,
             )
         )
     return tuple(out)

@@ -17,7 +17,6 @@ from pytest_sparkfabric.probes.nccl import busbw_from_algbw, parse_nccl_tests
 from pytest_sparkfabric.probes.nvidia_smi import parse_gpu_query
 from pytest_sparkfabric.probes.perftest import MB_PER_S_TO_GBPS, parse_ib_write_bw
 from pytest_sparkfabric.probes.ping import parse_ping
-from pytest_sparkfabric.probes.routeros import parse_routeros_monitor, parse_system_resource
 
 from ._samples import sample
 
@@ -353,57 +352,3 @@ def test_ibdev2netdev_port0_both_halves_up(name: str) -> None:
         ("roceP2p1s0f0", 1, "enP2p1s0f0np0", True),
         ("roceP2p1s0f1", 1, "enP2p1s0f1np1", False),
     }
-
-
-# ---------------------------------------------------------------- RouterOS
-
-
-def test_routeros_monitor_skips_log_line() -> None:
-    r = parse_routeros_monitor(sample("routeros/monitor-once-ether1-log-line-interleaved.txt"))
-    assert (r.name, r.status, r.rate_gbps, r.full_duplex) == ("ether1", "link-ok", 1.0, True)
-    assert r.raw["tx-flow-control"] == "no" and r.raw["rx-flow-control"] == "no"
-    assert not any("echo" in k or k[0].isdigit() for k in r.raw)
-    assert r.link_ok
-
-
-def test_routeros_monitor_sfp_eeprom_continuation() -> None:
-    r = parse_routeros_monitor(sample("routeros/monitor-once-sfp-sfpplus24-eeprom.txt"))
-    assert (r.rate_gbps, r.sfp_tx_power_dbm, r.sfp_rx_power_dbm, r.sfp_temp_c) == (
-        10.0,
-        -2.843,
-        -1.203,
-        33.0,
-    )
-    assert r.raw["sfp-type"] == "SFP-or-SFP+"
-    assert r.raw["eeprom-checksum"] == "good"
-    assert r.sfp_vendor_part_number == "S+85DLC03D"
-    eeprom = r.raw["eeprom"].split("\n")
-    assert len(eeprom) == 16
-    assert eeprom[0].startswith("0000: 03 04 07 10") and eeprom[-1].startswith("00f0:")
-    assert r.raw["advertising"] == ""
-
-
-def test_routeros_monitor_no_link() -> None:
-    r = parse_routeros_monitor(sample("routeros/monitor-once-ether30-no-link.txt"))
-    assert (r.name, r.status, r.rate_gbps, r.full_duplex) == ("ether30", "no-link", None, None)
-    assert r.raw["link-partner-advertising"] == ""
-    assert not r.link_ok
-
-
-def test_routeros_system_resource_ccr2004() -> None:
-    r = parse_system_resource(sample("routeros/system-resource-print-ccr2004-7.12.2.txt"))
-    assert (r.version, r.cpu_load_pct, r.board_name) == (
-        "7.12.2 (stable)",
-        36,
-        "CCR2004-1G-12S+2XS",
-    )
-    assert (r.uptime, r.architecture, r.cpu_count) == ("10w2d6h21m59s", "arm64", 4)
-    assert r.free_memory_bytes == int(3704.1 * 2**20)
-    assert r.total_memory_bytes == 4032 * 2**20
-    assert "cpu-frequency" not in r.raw
-
-
-def test_routeros_system_resource_chr_leading_tabs() -> None:
-    r = parse_system_resource(sample("routeros/system-resource-print-chr-leading-tabs.txt"))
-    assert (r.uptime, r.cpu_load_pct, r.board_name) == ("5w3d20m51s", 53, "CHR")
-    assert "bad-blocks" not in r.raw

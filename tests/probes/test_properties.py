@@ -13,12 +13,6 @@ from pytest_sparkfabric.probes.nccl import parse_nccl_tests
 from pytest_sparkfabric.probes.ncclconf import parse_nccl_conf
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.probes.ping import parse_ping
-from pytest_sparkfabric.probes.routeros import (
-    parse_print_terse,
-    parse_rest_json,
-    parse_routeros_kv,
-    parse_routeros_monitor,
-)
 from pytest_sparkfabric.probes.sysfs import parse_read_files
 
 from ._samples import DATA, mutated, sample, samples, with_noise
@@ -37,16 +31,17 @@ FOLDERS = {
     "ping": "ping",
     "nvidia-smi": "nvidia-smi",
     "ibdev2netdev": "ibdev2netdev",
-    "routeros-monitor": "routeros",
-    "routeros-resource": "routeros",
+    "routeros-monitor": "routeros-monitor",
+    "routeros-resource": "routeros-resource",
+    "routeros-ethernet": "routeros-ethernet",
+    "routeros-bridge-port": "routeros-bridge-port",
+    "routeros-qos": "routeros-qos",
+    "routeros-stats": "routeros-stats",
 }
 
 EXTRA: dict[str, Callable[[str], object]] = {
     "read_files": parse_read_files,
     "nccl_conf": parse_nccl_conf,
-    "routeros_kv": parse_routeros_kv,
-    "print_terse": parse_print_terse,
-    "rest_json": parse_rest_json,
 }
 
 
@@ -75,6 +70,10 @@ def test_registry_keys() -> None:
         "ibdev2netdev",
         "routeros-monitor",
         "routeros-resource",
+        "routeros-ethernet",
+        "routeros-bridge-port",
+        "routeros-qos",
+        "routeros-stats",
     }
     assert all(callable(PARSERS[k]) for k in PARSERS)
 
@@ -138,20 +137,3 @@ def test_nccl_summary_survives_noise(name: str, data: st.DataObject) -> None:
     assert noisy.rows == clean.rows
     assert noisy.ranks == clean.ranks
     assert noisy.transports == clean.transports
-
-
-@FAST
-@given(data=st.data())
-def test_routeros_monitor_keys_survive_log_lines(data: st.DataObject) -> None:
-    text = sample("routeros/monitor-once-ether1-log-line-interleaved.txt")
-    log = st.sampled_from(
-        (
-            "17:20:06 echo: system,error,critical login failure for user admin via ssh",
-            "18:01:44 system,info,account user admin logged in from 10.0.0.9 via ssh",
-        )
-    )
-    lines = text.split("\n")
-    for _ in range(data.draw(st.integers(1, 4))):
-        lines.insert(data.draw(st.integers(0, len(lines))), data.draw(log))
-    r = parse_routeros_monitor("\n".join(lines))
-    assert (r.status, r.rate_gbps, r.full_duplex) == ("link-ok", 1.0, True)

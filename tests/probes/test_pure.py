@@ -34,13 +34,6 @@ from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_server,
 )
 from pytest_sparkfabric.probes.ping import build_ping, parse_ping
-from pytest_sparkfabric.probes.routeros import (
-    bridge_ports_from_rest,
-    ethernet_from_rest,
-    parse_print_terse,
-    parse_rest_json,
-    qos_ports_from_rest,
-)
 from pytest_sparkfabric.probes.sysfs import (
     build_read_files,
     effective_sysctl,
@@ -435,50 +428,6 @@ def test_ping_verdicts() -> None:
     mtu = "ping: local error: Message too long, mtu: 1500\n"
     r = parse_ping(errs, mtu * 3, 1)
     assert (r.verdict, r.local_mtu_error, r.errors) == ("local_mtu", 1500, 3)
-
-
-def test_routeros_terse_and_rest() -> None:
-    terse = (
-        ' 0 R  name="qsfp56-dd-1-1" mtu=9000 l2mtu=9216 comment="leg one"\n'
-        " 1 X  name=qsfp56-dd-1-2 mtu=1500\n"
-        "garbage line\n"
-    )
-    rows = parse_print_terse(terse)
-    assert rows[0] == {
-        ".index": "0",
-        ".flags": "R",
-        "name": "qsfp56-dd-1-1",
-        "mtu": "9000",
-        "l2mtu": "9216",
-        "comment": "leg one",
-    }
-    assert rows[1][".flags"] == "X" and len(rows) == 2
-    eth = ethernet_from_rest(
-        parse_rest_json(
-            '[{"name":"qsfp56-dd-1-1","mtu":"9000","l2mtu":"9216","auto-negotiation":"false",'
-            '"speed":"200G-baseCR4","running":"true","disabled":"false"}]'
-        )
-    )
-    assert (eth[0].mtu_bytes, eth[0].auto_negotiation, eth[0].running) == (9000, False, True)
-    ports = bridge_ports_from_rest(
-        [{"interface": "qsfp56-dd-1-1", "bridge": "bridge1", "hw": "true", "hw-offload": "false"}]
-    )
-    assert (ports[0].hw_requested, ports[0].hw_offload) == (True, False)
-    qos = qos_ports_from_rest(
-        [
-            {
-                "name": "qsfp56-dd-1-1",
-                "trust-l3": "ignore",
-                "pfc": "disabled",
-                "egress-rate-queue0": "0",
-                "egress-rate-queue3": "100G",
-            }
-        ]
-    )
-    assert (qos[0].trust_l3, qos[0].pfc) == ("ignore", "disabled")
-    assert qos[0].limited_queues() == {3: "100G"}
-    with pytest.raises(ParseError):
-        parse_rest_json("<html>401</html>")
 
 
 def test_ibdev2netdev_without_lines_is_parse_error() -> None:
