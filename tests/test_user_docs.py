@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from pytest_sparkfabric.diagnosis.diagnose import RULES
+from pytest_sparkfabric.diagnosis.rules import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = [*(ROOT / "pytest_sparkfabric").rglob("*.py"), *(ROOT / "acceptance").glob("*.py")]
