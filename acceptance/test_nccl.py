@@ -12,12 +12,13 @@ from pytest_sparkfabric.measure import evidence, nccl_run
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster, Node
+    from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.nccl
 
-NCCL_RULES = ["nccl_socket", "nccl_single_hca"]
+NCCL_RULES: tuple[RuleId, ...] = ("nccl_socket", "nccl_single_hca")
 
 
 def test_nccl_completes(cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:

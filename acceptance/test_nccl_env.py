@@ -15,6 +15,7 @@ from pytest_sparkfabric.probes.nccl_hca import select_hcas
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Node
+    from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.probes.ncclconf import Decided
     from pytest_sparkfabric.verdict import Verdict
@@ -92,7 +93,7 @@ def test_nccl_ib_hca(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     verdict(measured=f"{shown}; selects {', '.join(selected) or 'nothing'}")
     missing = [d for d in need if d not in selected]
     if missing:
-        rule = "nccl_wrong_hca" if len(missing) == len(need) else "nccl_single_hca"
+        rule: RuleId = "nccl_wrong_hca" if len(missing) == len(need) else "nccl_single_hca"
         verdict.fail(
             f"{node.name}: {shown} selects {', '.join(selected) or 'no device'}, not "
             f"{', '.join(missing)}{_misnamed(env, 'NCCL_IB_HCA')}; expected every RoCE device "

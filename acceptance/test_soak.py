@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.diagnosis.diagnose import RULES, Finding
+from pytest_sparkfabric.diagnosis.evidence import Finding
+from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
 from pytest_sparkfabric.measure import evidence, soak
 from pytest_sparkfabric.measure.soak_math import (
     growth,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.soak
 
 GPU_BUSY_PCT = soak.GPU_BUSY_PCT
-LOAD_RULES = ("link_down", "half_port", "nic_throttled")
+LOAD_RULES: tuple[RuleId, ...] = ("link_down", "half_port", "nic_throttled")
 
 
 def _peers(fabric: Fabric, rail: Rail) -> list[Rail]:

@@ -10,7 +10,7 @@ from typing import NoReturn
 
 import pytest
 
-from pytest_sparkfabric.diagnosis.diagnose import RULES, Rule
+from pytest_sparkfabric.diagnosis.rules import RULES, Rule, RuleId
 
 
 def _text(value: object) -> str:
@@ -35,7 +35,7 @@ class Verdict:
             if value is not None:
                 self.item.user_properties.append((key, _text(value)))
 
-    def fail(self, message: str, rule: str | Rule | None = None, **props: object) -> NoReturn:
+    def fail(self, message: str, rule: RuleId | Rule | None = None, **props: object) -> NoReturn:
         """Fail with `message` (where, what was seen, what was expected) plus cause and fix."""
         self(**props)
         text = message
@@ -46,7 +46,7 @@ class Verdict:
         pytest.fail(text, pytrace=False)
 
     def require(
-        self, ok: bool, message: str, rule: str | Rule | None = None, **props: object
+        self, ok: bool, message: str, rule: RuleId | Rule | None = None, **props: object
     ) -> None:
         self(**props)
         if not ok:

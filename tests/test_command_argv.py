@@ -322,6 +322,7 @@ def clusters(draw: st.DrawFn) -> Cluster:
     return parse_cluster(yaml.safe_dump(data, sort_keys=False), source="generated")
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_every_command_runs_exactly_the_intended_argv(cluster: Cluster) -> None:
@@ -385,6 +386,7 @@ def test_the_reported_injections_are_rejected(text: str, line: str, expected: st
     assert str(info.value) == f"cluster.yaml: 1 problem\n  {line}\n{expected}"
 
 
+@pytest.mark.slow
 def test_an_env_value_reaches_the_launcher_as_one_literal_argument() -> None:
     cluster = parse_cluster(_ring(env="{NCCL_IB_HCA: 'a b;c$(d)', NCCL_CONF_FILE: '-n x;$(id)'}"))
     sent = every_command(cluster)

@@ -149,6 +149,7 @@ def _hand_written(node: ast.expr) -> bool:
     )
 
 
+@pytest.mark.slow
 def test_no_module_but_shell_py_quotes_or_assembles_command_text() -> None:
     found = []
     for rel, tree in _sources():

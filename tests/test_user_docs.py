@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
+import tomllib
 from pathlib import Path
 
-from pytest_sparkfabric.diagnosis.diagnose import RULES
+from pytest_sparkfabric.diagnosis.rules import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = [*(ROOT / "pytest_sparkfabric").rglob("*.py"), *(ROOT / "acceptance").glob("*.py")]
@@ -76,3 +78,26 @@ def test_diagnosis_page_lists_every_rule_as_the_code_has_it() -> None:
     for r in RULES.values():
         row = f"| `{r.id}` | {cell(r.symptom)} | {cell(r.cause)} | {cell(r.fix)} |"
         assert row in page, f"docs/diagnosis.md is missing or out of date for {r.id}:\n{row}"
+
+
+def test_architecture_page_names_what_exists() -> None:
+    """docs/architecture.md stays true to the tree: its paths exist, its modules import, and it
+    describes every import contract of pyproject.toml (and no other)."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    code = re.findall(r"`([^`\s]+)`", page)
+    paths = [c for c in code if "/" in c and "<" not in c and not c.startswith(("http", "."))]
+    paths += [
+        f"pytest_sparkfabric/{name}"
+        for line in page.split("## The stages", 1)[1].split("##", 1)[0].splitlines()
+        if line.startswith("      ") and not line.startswith("       ")
+        for name in line.split("  ", 1)[0].split()
+    ]
+    missing = [p for p in paths if not (ROOT / p).exists()]
+    assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
+    dotted = [c for c in code if re.fullmatch(r"(pytest_sparkfabric|sparkfabric_\w+)(\.\w+)+", c)]
+    assert dotted
+    unknown = [m for m in dotted if importlib.util.find_spec(m) is None]
+    assert not unknown, f"docs/architecture.md names modules that do not exist: {unknown}"
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    ids = {c["id"] for c in contracts["contracts"]}
+    assert set(re.findall(r"^- \*\*([\w-]+)\*\*:", page, re.M)) == ids

@@ -14,14 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pytest_sparkfabric.diagnosis.diagnose import (
-    Evidence,
-    Finding,
-    NcclEvidence,
-    PairRates,
-    Rate,
-    diagnose,
-)
+from pytest_sparkfabric.diagnosis.diagnose import diagnose
+from pytest_sparkfabric.diagnosis.evidence import Evidence, Finding, NcclEvidence, PairRates, Rate
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
 from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests

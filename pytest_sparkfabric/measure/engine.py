@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster, Rail
     from pytest_sparkfabric.cluster.plan import DirectedLink, Plan
     from pytest_sparkfabric.cluster.thresholds import Threshold, ThresholdName
+    from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.switch import SwitchState
     from pytest_sparkfabric.probes.ethtool import EthtoolLink, FecInfo
     from pytest_sparkfabric.probes.ip import IpInterface
@@ -424,7 +425,7 @@ class Fabric:
         """Everything the switch checks read, in one pass of read-only calls (cached)."""
         return self.once("switch", self._switch)
 
-    def switch_leg_note(self, node: str) -> tuple[str, str | None]:
+    def switch_leg_note(self, node: str) -> tuple[str, RuleId | None]:
         """For a node without link: its switch leg (text), and `autoneg_failed` where the switch
         says the leg was left on auto-negotiation (nothing when the switch cannot be read)."""
         spec = self.cluster.spec.switch

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
-from pytest_sparkfabric.diagnosis.diagnose import (
+from pytest_sparkfabric.diagnosis.diagnose import diagnose
+from pytest_sparkfabric.diagnosis.evidence import (
     LOW_RDMA_MAX_GBPS,
     THROTTLED_MAX_GBPS,
     Evidence,
@@ -21,8 +22,8 @@ from pytest_sparkfabric.diagnosis.diagnose import (
     PairRates,
     Rate,
     Site,
-    diagnose,
 )
+from pytest_sparkfabric.diagnosis.rules import RuleId
 from pytest_sparkfabric.measure import store
 
 if TYPE_CHECKING:
@@ -176,8 +177,8 @@ def findings(
     *,
     loopback: bool = False,
     tcp: bool = False,
-    prefer: Sequence[str] = (),
-    only: Sequence[str] = (),
+    prefer: Sequence[RuleId] = (),
+    only: Sequence[RuleId] = (),
 ) -> list[Finding]:
     """Findings that concern `nodes` (all when empty), the rules in `prefer` first; `only`
     keeps the rules that can explain the item at all."""

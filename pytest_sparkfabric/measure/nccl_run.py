@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.diagnosis.diagnose import NcclEvidence
+from pytest_sparkfabric.diagnosis.evidence import NcclEvidence
 from pytest_sparkfabric.measure import store
 from pytest_sparkfabric.measure.engine import result_error
 from pytest_sparkfabric.probes import ParseError

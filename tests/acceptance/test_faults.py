@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_sparkfabric.diagnosis.diagnose import RULES
+from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
 
 from .conftest import run_suite, write_cluster
 
@@ -35,8 +35,8 @@ def pings(nodes: tuple[str, ...], touching: str, rails: tuple[int, ...] = (0, 1)
     return out
 
 
-def rule(rule_id: str, *items: list[str] | str) -> dict[str, str]:
-    out: dict[str, str] = {}
+def rule(rule_id: RuleId, *items: list[str] | str) -> dict[str, RuleId]:
+    out: dict[str, RuleId] = {}
     for group in items:
         for item in [group] if isinstance(group, str) else group:
             out[item] = rule_id
@@ -48,7 +48,7 @@ class Case:
     id: str
     base: str
     faults: list[dict[str, Any]]
-    expected: dict[str, str]  # failed item -> diagnosis rule
+    expected: dict[str, RuleId]  # failed item -> diagnosis rule
     nodes: int | None = None
     changes: dict[str, Any] = field(default_factory=dict)
 

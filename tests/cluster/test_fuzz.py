@@ -6,6 +6,7 @@ import copy
 import os
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -78,18 +79,21 @@ def assert_total(text: str) -> None:
     assert cluster.nodes
 
 
+@pytest.mark.slow
 @FUZZ
 @given(documents)
 def test_random_documents(data: Any) -> None:
     assert_total(yaml.safe_dump(data))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.dictionaries(st.sampled_from(KEYS), documents, max_size=6))
 def test_random_top_level_mappings(data: dict[str, Any]) -> None:
     assert_total(yaml.safe_dump(data))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.text(max_size=200))
 @example("")
@@ -168,6 +172,7 @@ def mutate(data: Any, kind: str, path: Path_, value: Any, other: Path_) -> Any:
     return data
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.sampled_from(sorted(VALID)),
@@ -183,6 +188,7 @@ def test_mutated_valid_files(name: str, kind: str, draw: st.DataObject) -> None:
     assert_total(yaml.safe_dump(mutate(data, kind, path, value, other)))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.sampled_from(sorted(VALID)), st.data())
 def test_mutations_compose(name: str, draw: st.DataObject) -> None:

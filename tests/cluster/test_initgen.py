@@ -36,6 +36,7 @@ def requests(draw: st.DrawFn) -> tuple[str, list[str], int | None, str | None, i
     return topo, chosen, port, pool, mtu, transport
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(requests())
 def test_generated_files_validate_and_round_trip(

@@ -41,7 +41,11 @@ def skip_reason() -> str | None:
 
 def lab_marks() -> list[pytest.MarkDecorator]:
     reason = skip_reason()
-    return [pytest.mark.lab, pytest.mark.skipif(reason is not None, reason=str(reason))]
+    return [
+        pytest.mark.lab,
+        pytest.mark.slow,
+        pytest.mark.skipif(reason is not None, reason=str(reason)),
+    ]
 
 
 def _b36(n: int, width: int) -> str:

@@ -66,6 +66,7 @@ def test_a_group_signal_reaches_the_tool_once(tmp_path: Path) -> None:
     assert p.returncode == 143
 
 
+@pytest.mark.slow
 def test_a_tool_that_ignores_term_is_killed_after_the_grace(tmp_path: Path) -> None:
     p = _start(tmp_path, "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
                          "print('ready', flush=True)\ntime.sleep(60)\n")  # fmt: skip
@@ -77,6 +78,7 @@ def test_a_tool_that_ignores_term_is_killed_after_the_grace(tmp_path: Path) -> N
     assert p.returncode == 128 + signal.SIGKILL
 
 
+@pytest.mark.slow
 def test_the_tool_dies_with_its_supervisor(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     p = _start(tmp_path, f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"

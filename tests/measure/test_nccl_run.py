@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pytest_sparkfabric.cluster import Cluster, parse_cluster
-from pytest_sparkfabric.diagnosis.diagnose import Evidence, diagnose
+from pytest_sparkfabric.diagnosis.diagnose import diagnose
+from pytest_sparkfabric.diagnosis.evidence import Evidence
 from pytest_sparkfabric.measure import nccl_run
 from pytest_sparkfabric.probes.nccl import parse_nccl_tests
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_sparkfabric.diagnosis.diagnose import RULES
+from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
 from tests.measure._suite import EXAMPLES, cluster_file, run
 
 HEALTHY = ["direct-2.yaml", "mesh-3.yaml", "ring-4.yaml", "demo.yaml", "switch-8.yaml"]
@@ -33,7 +33,7 @@ SW_NCCL = {"test_nccl_completes", "test_nccl_busbw"} | {
     f"test_nccl_uses_ib[spark-{i}]" for i in range(1, 5)
 }
 
-EXPECTED: dict[str, tuple[set[str], str]] = {
+EXPECTED: dict[str, tuple[set[str], RuleId]] = {
     "nic_throttled": (
         {
             "test_nic_loopback[spark-1:rail0]",

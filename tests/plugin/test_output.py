@@ -26,6 +26,7 @@ def _demo(tmp: Path, **changes: object) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_simulated_run_prints_few_lines_in_simulated_time(pytester: pytest.Pytester) -> None:
     cluster = _demo(pytester.path, soak={"duration_s": 600, "interval_s": 10})
     result = pytester.runpytest_inprocess(f"--cluster={cluster}", "-p", "no:html")

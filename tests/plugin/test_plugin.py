@@ -143,6 +143,7 @@ def test_node_host_gives_testinfra_checks_on_the_simulator(
     result.assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_results_json_is_complete_under_xdist_loadgroup(
     pytester: pytest.Pytester, cluster_file: Path
 ) -> None:
@@ -222,6 +223,7 @@ def test_a_device_or_folder_as_cluster_is_refused(
     assert what in _usage_error(pytester, f"--cluster={path}")
 
 
+@pytest.mark.slow
 def test_a_huge_cluster_file_is_refused(pytester: pytest.Pytester) -> None:
     big = pytester.path / "big.yaml"
     big.write_text(DIRECT + "#" * 2**20 + "\n")

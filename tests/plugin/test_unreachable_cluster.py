@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+# Each runs the whole suite against a cluster that does not answer.
+pytestmark = pytest.mark.slow
+
 LIMIT_S = 60.0
 SILENT_SETUP = (
     "ip link set lo up && ip link add sfv0 type veth peer name sfv1 && "

@@ -9,6 +9,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from pytest_sparkfabric.transport import Job
 from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport, remote_command
 from pytest_sparkfabric.transport.wrapper import supervisor
@@ -46,6 +48,7 @@ def test_command_output_and_rc(ssh: SshTransport) -> None:
     assert r.transport_error is None
 
 
+@pytest.mark.slow
 def test_deadline_ends_the_remote_process(ssh: SshTransport) -> None:
     marker = f"sleep 30{uuid.uuid4().int % 1000}.5"
     started = time.monotonic()
@@ -76,6 +79,7 @@ def test_megabytes_on_stderr_do_not_hang(ssh: SshTransport) -> None:
     assert len(r.stderr) == 5_000_000
 
 
+@pytest.mark.slow
 def test_many_concurrent_jobs_share_one_connection(ssh: SshTransport) -> None:
     jobs = [Job("n1", f"echo {i}", 20) for i in range(20)]
     results = ssh.run_many(jobs)
@@ -99,6 +103,7 @@ def test_refused_connection_fails_fast_with_one_line(local_sshd: tuple[int, Path
         t.close()
 
 
+@pytest.mark.slow
 def test_silent_host_times_out_after_connect_timeout(local_sshd: tuple[int, Path]) -> None:
     _, keydir = local_sshd
     # A listener that never speaks: the TCP handshake succeeds, the SSH banner never comes.
@@ -122,6 +127,7 @@ def test_silent_host_times_out_after_connect_timeout(local_sshd: tuple[int, Path
     assert r.transport_error.startswith("spark-3: ssh: connection timed out after")
 
 
+@pytest.mark.slow
 def test_an_unreachable_node_does_not_stall_the_others(local_sshd: tuple[int, Path]) -> None:
     port, keydir = local_sshd
     silent = socket.socket()
@@ -154,6 +160,7 @@ def test_an_unreachable_node_does_not_stall_the_others(local_sshd: tuple[int, Pa
     assert done["ok"] < done["dead"]
 
 
+@pytest.mark.slow
 def test_testinfra_host_goes_through_the_transport(local_sshd: tuple[int, Path]) -> None:
     t = make_transport(*local_sshd)
     try:
@@ -164,6 +171,7 @@ def test_testinfra_host_goes_through_the_transport(local_sshd: tuple[int, Path])
         t.close()
 
 
+@pytest.mark.slow
 def test_a_tool_that_ignores_term_is_killed_and_reported_as_timed_out(ssh: SshTransport) -> None:
     marker = f"sleep 50{uuid.uuid4().int % 1000}.5"
     r = ssh.run(Job("n1", f"trap '' TERM; {marker}", 2))
@@ -171,6 +179,7 @@ def test_a_tool_that_ignores_term_is_killed_and_reported_as_timed_out(ssh: SshTr
     assert _alive(marker) == []
 
 
+@pytest.mark.slow
 def test_fractional_deadlines_are_not_rounded_down(ssh: SshTransport) -> None:
     assert "timeout -k 5 2.4 sh -c" in supervisor(Job("n", "x", 2.4))
     r = ssh.run(Job("n1", "sleep 2.2; echo late", 2.4))
@@ -194,6 +203,7 @@ def test_stop_returns_promptly_while_another_thread_waits(ssh: SshTransport) -> 
     assert not result.timed_out and result.transport_error is None
 
 
+@pytest.mark.slow
 def test_commands_beyond_the_session_limit_keep_stderr_clean(ssh: SshTransport) -> None:
     background = [ssh.start(Job("n1", "sleep 30", 30)) for _ in range(10)]
     try:

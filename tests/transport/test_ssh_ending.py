@@ -49,6 +49,7 @@ def _term_ignoring(marker: str) -> str:
     return f"sh -c \"trap '' TERM; {marker}\"; true"
 
 
+@pytest.mark.slow
 def test_a_deadline_ends_a_tool_that_ignores_term_under_a_dying_shell(ssh: SshTransport) -> None:
     marker = _marker()
     started = time.monotonic()
@@ -58,6 +59,7 @@ def test_a_deadline_ends_a_tool_that_ignores_term_under_a_dying_shell(ssh: SshTr
     assert _alive(marker) == []
 
 
+@pytest.mark.slow
 def test_stopping_ends_a_tool_that_ignores_term(ssh: SshTransport) -> None:
     marker = _marker()
     bg = ssh.start(Job("n1", _term_ignoring(marker), 60))
@@ -138,6 +140,7 @@ finally:
 """
 
 
+@pytest.mark.slow
 def test_two_quick_ctrl_c_end_every_remote_group(local_sshd: tuple[int, Path]) -> None:
     port, keydir = local_sshd
     markers = [_marker() for _ in range(4)]
@@ -163,6 +166,7 @@ def test_two_quick_ctrl_c_end_every_remote_group(local_sshd: tuple[int, Path]) -
     ]
 
 
+@pytest.mark.slow
 def test_output_beyond_the_cap_is_cut_with_a_marker(local_sshd: tuple[int, Path]) -> None:
     t = make_transport(*local_sshd, output_cap_bytes=2**20)
     try:

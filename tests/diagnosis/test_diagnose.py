@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_sparkfabric.diagnosis.diagnose import (
-    RULES,
-    Evidence,
-    NcclEvidence,
-    PairRates,
-    Rate,
-    Site,
-    diagnose,
-)
+from pytest_sparkfabric.diagnosis.diagnose import diagnose
+from pytest_sparkfabric.diagnosis.evidence import Evidence, NcclEvidence, PairRates, Rate, Site
+from pytest_sparkfabric.diagnosis.rules import RULES
 
 A, B = "spark-1", "spark-2"
 

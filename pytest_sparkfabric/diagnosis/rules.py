@@ -1,0 +1,229 @@
+"""The rules: symptom -> cause -> fix, as data (DOMAIN.md §8).
+
+A rule says what it explains, the likely cause and the fix. Tests name the rule their check
+belongs to (`verdict.fail(message, "mtu_path")`); `diagnose()` picks rules from a session's
+evidence. `RuleId` is the closed set of names, so a misspelt rule fails mypy; docs/diagnosis.md
+shows the table (tests/test_user_docs.py keeps the two in step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal
+
+RuleId = Literal[
+    "link_down",
+    "admin_down",
+    "autoneg_failed",
+    "speed_degraded",
+    "fec_not_rs",
+    "pcie_degraded",
+    "rdma_netdev_mismatch",
+    "mtu_local",
+    "mtu_path",
+    "mtu_mismatch",
+    "unreachable_rail",
+    "address_mismatch",
+    "duplicate_ip",
+    "arp_flux",
+    "rp_filter_strict",
+    "ipv6_enabled",
+    "gid_missing",
+    "nccl_socket",
+    "nccl_single_hca",
+    "nccl_wrong_hca",
+    "nic_throttled",
+    "half_port",
+    "switch_cpu_forwarding",
+    "pfc_stall",
+    "marginal_cable",
+    "ber_high",
+    "post_fec_errors",
+    "egress_rate_cap",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: RuleId
+    symptom: str
+    cause: str
+    fix: str
+    source: str = "docs/diagnosis.md"
+
+
+_TABLE: tuple[Rule, ...] = (
+    Rule(
+        "link_down",
+        "a cabled port has no carrier / RoCE port not ACTIVE",
+        "no link on the cable: unplugged, damaged, or the far end (switch leg) is down",
+        "reseat or replace the cable; on a switch check the leg is up (speed forced, see autoneg)",
+    ),
+    Rule(
+        "admin_down",
+        "a cabled rail netdev is administratively down",
+        "the interface was never brought up (no network config for it, or it was set down)",
+        "`ip link set dev <netdev> up` now, and give it a network config (netplan) so it stays up",
+    ),
+    Rule(
+        "autoneg_failed",
+        "cable detected, legs down, auto-negotiation failed",
+        "the switch's QSFP56-DD port does not auto-negotiate 2x200G",
+        "on the switch: set auto-negotiation=no speed=200G-baseCR4 on lanes 1 and 5 of the port",
+    ),
+    Rule(
+        "speed_degraded",
+        "link up below 200000Mb/s",
+        "the link negotiated a lower speed (switch port not forced to 200G, or a slower cable)",
+        "force 200G-baseCR4 on the switch leg; use a 200G QSFP56/QSFP112 cable",
+    ),
+    Rule(
+        "fec_not_rs",
+        "active FEC is not RS",
+        "the link runs without Reed-Solomon FEC, so pre-FEC errors become lost frames",
+        "set FEC to RS (fec91) on both ends; on RouterOS `fec-mode=fec91`",
+    ),
+    Rule(
+        "pcie_degraded",
+        "a PCIe half below 32.0 GT/s x4",
+        "the NIC's PCIe link trained narrower or slower (seen at x2 on some GX10 units)",
+        "reboot; if it persists, reseat / have the unit serviced: that half caps near 50 Gb/s",
+    ),
+    Rule(
+        "rdma_netdev_mismatch",
+        "RoCE device not bound to the expected netdev",
+        "the RoCE device of a rail maps to another interface than the Spark standard names",
+        "check the rail's netdev/rdma names in cluster.yaml (long form) or the NIC firmware",
+    ),
+    Rule(
+        "mtu_local",
+        "DF ping refused locally: message too long",
+        "the sending interface's MTU is smaller than the cluster MTU",
+        "set MTU 9000 on the fabric netdev (netplan/nmcli), on every node",
+    ),
+    Rule(
+        "mtu_path",
+        "DF jumbo ping lost on the way",
+        "an MTU smaller than the cluster's further along the path: the peer or the switch port",
+        "MTU 9000 end to end: the peer netdev, and on the switch mtu=9000 l2mtu=9216 per port",
+    ),
+    Rule(
+        "mtu_mismatch",
+        "a netdev's MTU differs from the cluster MTU",
+        "the interface was configured with another MTU",
+        "set the MTU in the node's network config (netplan `mtu: 9000`) and re-apply",
+    ),
+    Rule(
+        "unreachable_rail",
+        "rail peer does not answer",
+        "no path on this rail: link down, wrong address or subnet, or a filter dropping it",
+        "check the link, the addresses against cluster.yaml, and rp_filter on both ends",
+    ),
+    Rule(
+        "address_mismatch",
+        "a rail netdev carries other IPv4 addresses than cluster.yaml says",
+        "the node's network config differs from the plan",
+        "give each rail exactly its planned address (netplan) or update cluster.yaml",
+    ),
+    Rule(
+        "duplicate_ip",
+        "one address on two interfaces",
+        "duplicate fabric IPs: ARP confusion and loss",
+        "give every rail interface its own IP, one subnet per rail",
+    ),
+    Rule(
+        "arp_flux",
+        "two interfaces of a node in one subnet without ARP sysctls",
+        "ARP flux: the node answers ARP for one rail on the other",
+        "sysctl net.ipv4.conf.all.arp_ignore=1 arp_announce=2 (or one subnet per rail)",
+    ),
+    Rule(
+        "rp_filter_strict",
+        "rp_filter = 1 on a fabric netdev",
+        "strict reverse-path filtering drops RoCE that arrives on the other rail",
+        "sysctl net.ipv4.conf.all.rp_filter=2 and net.ipv4.conf.<if>.rp_filter=2 (or 0)",
+    ),
+    Rule(
+        "ipv6_enabled",
+        "IPv6 on for a fabric netdev",
+        "IPv6 addresses shift the RoCE GID table, so GID indices differ between boots and nodes",
+        "sysctl net.ipv6.conf.<if>.disable_ipv6=1 for every fabric netdev (persist it)",
+    ),
+    Rule(
+        "gid_missing",
+        "no RoCE v2 GID carries the rail's IPv4 address",
+        "the RoCE device has no usable IPv4 GID: address missing or not yet populated",
+        "assign the rail's address; check `show_gids`; RDMA uses the RoCE v2 IPv4 GID",
+    ),
+    Rule(
+        "nccl_socket",
+        "NCCL far below iperf3; logs say Socket",
+        "NCCL fell back to TCP: NCCL_NET=Socket or NCCL_IB_DISABLE=1 is set",
+        "remove NCCL_NET=Socket / NCCL_IB_DISABLE from nccl.conf and the job environment",
+    ),
+    Rule(
+        "nccl_single_hca",
+        "NCCL ~13.9 GB/s, one device in the NET/IB line",
+        "NCCL_IB_HCA names one rail (one PCIe half) of the port",
+        "list both RoCE devices of the cabled port, e.g. NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1",
+    ),
+    Rule(
+        "nccl_wrong_hca",
+        "NCCL_IB_HCA selects none of the cabled port's RoCE devices",
+        "NCCL_IB_HCA names devices of the other (uncabled) port, or misspells them",
+        "list both RoCE devices of the cabled port, e.g. NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1",
+    ),
+    Rule(
+        "nic_throttled",
+        "~13 Gb/s even in loopback, link says 200G",
+        "the NIC is throttled or stale after a cable swap or kernel update",
+        "reboot both boxes with cables attached; if it persists, unplug power for 60 s",
+    ),
+    Rule(
+        "half_port",
+        "~100-110 Gb/s per port on a clean 200G link",
+        "only one of the port's two PCIe halves carries traffic",
+        "drive both netdevs / both RoCE devices (NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1)",
+    ),
+    Rule(
+        "switch_cpu_forwarding",
+        "~10 Gb/s on every transport, NCCL < 1 GB/s, switch CPU busy",
+        "the switch forwards in software (unused sub-ports in the bridge, or a second bridge)",
+        "remove unused breakout sub-ports from the bridge; one bridge; confirm hw-offload (H)",
+    ),
+    Rule(
+        "pfc_stall",
+        "connections come up, RDMA data stalls (~5 Gb/s single flow)",
+        "PFC / trust settings disagree between switch and hosts",
+        "disable PFC on switch (trust-l3=ignore pfc=disabled) and hosts (mlnx_qos --pfc 0,...)",
+    ),
+    Rule(
+        "marginal_cable",
+        "one lane's error rate ~1000x the others under heat",
+        "a marginal cable: it will drop the link under load",
+        "replace the cable before it drops the link; re-run the soak with the new one",
+    ),
+    Rule(
+        "ber_high",
+        "pre-FEC BER above the limit",
+        "a noisy link: cable, connector or module at the edge of what FEC corrects",
+        "reseat, then replace the cable; keep it out of service until a soak passes",
+    ),
+    Rule(
+        "post_fec_errors",
+        "symbol/CRC errors or link-down events grew during the test",
+        "errors FEC could not correct: traffic was lost",
+        "replace the cable; check module temperatures and airflow",
+    ),
+    Rule(
+        "egress_rate_cap",
+        "switch egress-rate-queue set",
+        "an egress rate limit caps the port (a queue cap halves a 200G port)",
+        "remove egress-rate-queueN on the fabric ports",
+    ),
+)
+
+RULES: Mapping[RuleId, Rule] = MappingProxyType({r.id: r for r in _TABLE})
+"""Every rule by id, in the table's order (the order of docs/diagnosis.md)."""
