@@ -11,9 +11,7 @@ import pytest
 from pytest_sparkfabric.measure import evidence, nccl_run
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.config import Cluster, Node
-    from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.verdict import Verdict
+    from pytest_sparkfabric import Cluster, Fabric, Node, Verdict
 
 pytestmark = pytest.mark.nccl
 

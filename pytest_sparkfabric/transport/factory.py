@@ -1,0 +1,47 @@
+"""The transport cluster.yaml asks for. The only product module that imports the simulator
+(`sparkfabric_sim`), and only when `transport: sim` is asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster.config import Cluster
+    from pytest_sparkfabric.transport.base import Transport
+
+
+def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Transport:
+    """The transport cluster.yaml asks for, recording into `record_dir` if given."""
+    kind = cluster.spec.transport
+    cap_bytes = cluster.spec.output_cap_mib * 2**20
+    inner: Transport
+    if kind == "sim":
+        from sparkfabric_sim.transport import SimTransport
+
+        inner = SimTransport(cluster)
+    elif kind == "replay":
+        from pytest_sparkfabric.transport.record import ReplayTransport
+
+        base = cluster.source.parent if cluster.source else Path.cwd()
+        inner = ReplayTransport(base / str(cluster.spec.replay_dir))
+    else:
+        from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport
+
+        targets = {
+            n.name: SshTarget(n.ssh.host, n.ssh.user, n.ssh.port, n.ssh.identity_file)
+            for n in cluster.nodes
+            if n.ssh is not None
+        }
+        cfg = cluster.spec.ssh_config
+        if cfg:
+            path = Path(cfg).expanduser()
+            if not path.is_absolute() and cluster.source:
+                path = cluster.source.parent / path
+            cfg = str(path)
+        inner = SshTransport(targets, ssh_config=cfg, output_cap_bytes=cap_bytes)
+    if record_dir is not None:
+        from pytest_sparkfabric.transport.record import RecordingTransport
+
+        return RecordingTransport(inner, record_dir, output_cap_bytes=cap_bytes)
+    return inner
