@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.measure import facts
 from pytest_sparkfabric.probes import sysfs
 
 if TYPE_CHECKING:
     from ipaddress import IPv4Interface
 
-    from pytest_sparkfabric.cluster import Cluster, Node, Rail
-    from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.verdict import Verdict
+    from pytest_sparkfabric import Cluster, Fabric, Node, Rail, Verdict
+
 
 pytestmark = pytest.mark.addressing
 
@@ -26,7 +26,7 @@ def _where(rail: Rail) -> str:
 
 
 def _observed(fabric: Fabric, rail: Rail) -> tuple[IPv4Interface, ...]:
-    return fabric.interface(rail).get().ipv4
+    return facts.interface(fabric, rail).get().ipv4
 
 
 def _text(addrs: tuple[IPv4Interface, ...]) -> str:
@@ -57,7 +57,7 @@ def test_address_unique(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """No address of the rail netdev is seen on any other interface of any node."""
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, expected="unique in the cluster")
     seen = _observed(fabric, rail)
-    owners = fabric.observed_ipv4()
+    owners = facts.observed_ipv4(fabric)
     clashes = []
     for addr in seen:
         elsewhere = [o for o in owners.get(str(addr.ip), []) if o != (rail.node, rail.netdev)]
@@ -116,7 +116,7 @@ def test_arp_sysctls(node: Node, cluster: Cluster, fabric: Fabric, verdict: Verd
         node=node.name,
         expected="arp_ignore>=1, arp_announce=2 where rails share a subnet or L2 network",
     )
-    facts = fabric.facts(node.name).get()
+    node_facts = facts.node(fabric, node.name).get()
     shared, why = _sharing(node, cluster, fabric)
     if len(shared) < 2:
         verdict(measured="no two fabric netdevs share a subnet or L2 network")
@@ -124,13 +124,13 @@ def test_arp_sysctls(node: Node, cluster: Cluster, fabric: Fabric, verdict: Verd
     bad = []
     seen = []
     for netdev, rail in shared.items():
-        s = fabric.sysctls(rail).get()
+        s = facts.sysctls(fabric, rail).get()
         seen.append(f"{netdev}: arp_ignore={s.arp_ignore} arp_announce={s.arp_announce}")
         if s.arp_ignore is None or s.arp_ignore < 1 or s.arp_announce != 2:
             bad.append(
                 f"{netdev} effective arp_ignore={s.arp_ignore} "
-                f"({_raw(facts.files, netdev, 'arp_ignore')}), arp_announce={s.arp_announce} "
-                f"({_raw(facts.files, netdev, 'arp_announce')})"
+                f"({_raw(node_facts.files, netdev, 'arp_ignore')}), arp_announce={s.arp_announce} "
+                f"({_raw(node_facts.files, netdev, 'arp_announce')})"
             )
     verdict(measured="; ".join(seen))
     if bad:
@@ -145,10 +145,10 @@ def test_arp_sysctls(node: Node, cluster: Cluster, fabric: Fabric, verdict: Verd
 def test_rp_filter(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """Effective rp_filter (max of all and the netdev) is 0 or 2 on every fabric netdev."""
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, expected="rp_filter 0 or 2")
-    s = fabric.sysctls(rail).get()
+    s = facts.sysctls(fabric, rail).get()
     verdict(measured=f"rp_filter {s.rp_filter}")
     if s.rp_filter not in (0, 2):
-        raw = _raw(fabric.facts(rail.node).get().files, rail.netdev, "rp_filter")
+        raw = _raw(facts.node(fabric, rail.node).get().files, rail.netdev, "rp_filter")
         verdict.fail(
             f"{_where(rail)}: effective rp_filter {s.rp_filter} ({raw}; the kernel uses the "
             "larger); expected 0 or 2",

@@ -13,10 +13,7 @@ import pytest
 from pytest_sparkfabric.measure import evidence, rdma
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Rail
-    from pytest_sparkfabric.cluster.plan import Link, NodePair
-    from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.verdict import Verdict
+    from pytest_sparkfabric import Fabric, Link, NodePair, Rail, Verdict
 
 pytestmark = pytest.mark.bandwidth
 

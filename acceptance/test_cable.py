@@ -6,10 +6,8 @@ import warnings
 
 import pytest
 
-from pytest_sparkfabric.cluster import Node
+from pytest_sparkfabric import Fabric, Node, Verdict
 from pytest_sparkfabric.measure import cable
-from pytest_sparkfabric.measure.engine import Fabric
-from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.links
 
@@ -21,11 +19,10 @@ class CableAdvisory(UserWarning):
 def test_cable_eeprom(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     """Each cabled port's module EEPROM reads (`ethtool -m`, root): vendor, part, serial,
     length and type go into the report; placeholders and unapproved parts are advisories."""
-    found = cable.modules(fabric)
     seen: list[str] = []
     notes: list[str] = []
     for port in node.ports:
-        module = found[(node.name, port)].get()
+        module = cable.module(fabric, node, port).get()
         length = f"{module.length_m:g} m" if module.length_m is not None else "length ?"
         seen.append(
             f"p{port}: {module.vendor_name or '?'} {module.vendor_pn or '?'} "

@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.measure import facts
 from pytest_sparkfabric.probes.sysfs import find_rocev2_gid
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Rail
-    from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.verdict import Verdict
+    from pytest_sparkfabric import Fabric, Rail, Verdict
 
 pytestmark = pytest.mark.ipv6
 
@@ -21,8 +20,8 @@ def test_ipv6_disabled(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """disable_ipv6 = 1 on the rail netdev and no inet6 address on it (link-local included)."""
     expected = "disable_ipv6=1, no inet6 address"
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, expected=expected)
-    iface = fabric.interface(rail).get()
-    disabled = fabric.sysctls(rail).get().disable_ipv6
+    iface = facts.interface(fabric, rail).get()
+    disabled = facts.sysctls(fabric, rail).get().disable_ipv6
     inet6 = ", ".join(str(a) for a in iface.ipv6) or "no inet6 address"
     verdict(measured=f"disable_ipv6={disabled}, {inet6}")
     if disabled != 1 or iface.ipv6:
@@ -42,8 +41,8 @@ def test_rocev2_gid(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         rdma=rail.rdma,
         expected="a RoCE v2 GID with the netdev's IPv4",
     )
-    addrs = fabric.interface(rail).get().ipv4 or (rail.address,)
-    roce = fabric.roce(rail).get()
+    addrs = facts.interface(fabric, rail).get().ipv4 or (rail.address,)
+    roce = facts.roce(fabric, rail).get()
     found, missing = [], []
     for addr in addrs:
         entry = find_rocev2_gid(roce.gids, rail.netdev, addr.ip)

@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.cluster import hardware
+from pytest_sparkfabric.measure import facts, links, switch
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Rail
-    from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.verdict import Verdict
+    from pytest_sparkfabric import Fabric, Rail, Verdict
 
 pytestmark = pytest.mark.links
 
@@ -28,9 +27,9 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """The rail netdev is administratively up, has carrier, runs at 200000Mb/s with RS FEC."""
     expected = f"up, carrier, {SPEED_MBPS}Mb/s, FEC {FEC}"
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, expected=expected)
-    iface = fabric.interface(rail).get()
-    eth = fabric.ethtool(rail)
-    fec = fabric.fec(rail)
+    iface = facts.interface(fabric, rail).get()
+    eth = links.ethtool(fabric, rail)
+    fec = links.fec(fabric, rail)
     seen = ["up" if iface.admin_up else "admin DOWN", "carrier" if iface.carrier else "no carrier"]
     speed = eth.value.speed_mbps if eth.value else None
     if eth.value is not None:
@@ -50,7 +49,7 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     if not iface.admin_up:
         verdict.fail(problem.format(what="administratively down"), "admin_down")
     if not iface.carrier:
-        note, rule = fabric.switch_leg_note(rail.node)
+        note, rule = switch.leg_note(fabric, rail.node)
         verdict.fail(
             problem.format(what="cabled in cluster.yaml but has no link") + note,
             rule or "link_down",
@@ -67,7 +66,7 @@ def test_pcie(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """Each PCIe half of the NIC trained at 32.0 GT/s, width 4."""
     expected = f"{hardware.PCIE_SPEED_GTS:.1f} GT/s x{hardware.PCIE_WIDTH}"
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, pci=rail.pci, expected=expected)
-    link = fabric.pcie(rail).get()
+    link = facts.pcie(fabric, rail).get()
     verdict(measured=link.text)
     if link.speed_gt_s != hardware.PCIE_SPEED_GTS or link.width != hardware.PCIE_WIDTH:
         best = ""
@@ -83,7 +82,7 @@ def test_roce_port(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """The rail's RoCE device exists, is bound to the rail netdev, and its port is ACTIVE/LinkUp."""
     expected = f"{rail.rdma} port 1 ACTIVE, LinkUp, netdev {rail.netdev}"
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, rdma=rail.rdma, expected=expected)
-    roce = fabric.roce(rail).get()
+    roce = facts.roce(fabric, rail).get()
     where = f"{rail.node} {rail.rdma} ({rail.label})"
     if not roce.present:
         verdict.fail(
@@ -102,10 +101,10 @@ def test_roce_port(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             "rdma_netdev_mismatch",
         )
     if not (roce.active and roce.link_up):
-        iface = fabric.interface(rail)
+        iface = facts.interface(fabric, rail)
         cause, rule = "", None
         if iface.value is not None and not iface.value.carrier:
-            note, rule = fabric.switch_leg_note(rail.node)
+            note, rule = switch.leg_note(fabric, rail.node)
             cause = f" ({rail.netdev} has no carrier: the cable has no link{note})"
         verdict.fail(
             f"{where}: port state {roce.state.name or '?'}, physical state "

@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.measure import facts, reach, switch
+
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Cluster, Rail
-    from pytest_sparkfabric.cluster.plan import DirectedLink
-    from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric import Cluster, DirectedLink, Fabric, Rail, Verdict
     from pytest_sparkfabric.probes.ping import PingResult
-    from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.mtu
 
@@ -24,7 +23,7 @@ pytestmark = pytest.mark.mtu
 def test_mtu(rail: Rail, cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
     """The rail netdev's MTU equals the cluster's `mtu`."""
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, expected=f"MTU {cluster.mtu}")
-    mtu = fabric.interface(rail).get().mtu_bytes
+    mtu = facts.interface(fabric, rail).get().mtu_bytes
     verdict(measured=f"MTU {mtu}")
     if mtu != cluster.mtu:
         verdict.fail(
@@ -35,14 +34,14 @@ def test_mtu(rail: Rail, cluster: Cluster, fabric: Fabric, verdict: Verdict) -> 
 
 
 def _mtu_of(fabric: Fabric, rail: Rail) -> int | None:
-    iface = fabric.interface(rail)
+    iface = facts.interface(fabric, rail)
     return iface.value.mtu_bytes if iface.value is not None else None
 
 
 def _no_carrier(fabric: Fabric, rails: tuple[Rail, ...]) -> list[Rail]:
     out = []
     for r in rails:
-        iface = fabric.interface(r)
+        iface = facts.interface(fabric, r)
         if iface.value is not None and not iface.value.carrier:
             out.append(r)
     return out
@@ -67,7 +66,7 @@ def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdic
         peer=f"{dst.node} {dst.netdev} {dst.address.ip}",
         expected=expected,
     )
-    result = fabric.ping(link).get()
+    result = reach.ping(fabric, link).get()
     verdict(measured=_summary(result))
     if result.ok:
         return
@@ -84,10 +83,10 @@ def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdic
     down = _no_carrier(fabric, (src, dst))
     if down:
         names = ", ".join(f"{r.node} {r.netdev}" for r in down)
-        note, rule = fabric.switch_leg_note(down[0].node)
+        note, rule = switch.leg_note(fabric, down[0].node)
         verdict.fail(f"{head}: {_summary(result)}; no link on {names}{note}", rule or "link_down")
     _address_problem(fabric, link, head, _summary(result), verdict)
-    small = fabric.small_ping(link)
+    small = reach.small_ping(fabric, link)
     small_ok = small is not None and small.value is not None and small.value.ok
     # A smaller MTU on the path drops every jumbo frame; partial loss is another problem.
     if result.verdict == "lost" and result.received == 0 and small_ok:
@@ -112,11 +111,11 @@ def _address_problem(
 ) -> None:
     """Fail with the address rule when the peer does not carry its planned address."""
     dst = link.dst
-    iface = fabric.interface(dst)
+    iface = facts.interface(fabric, dst)
     if iface.value is None or dst.address in iface.value.ipv4:
         return
     has = ", ".join(str(a) for a in iface.value.ipv4) or "no IPv4 address"
-    seen = fabric.observed_ipv4()
+    seen = facts.observed_ipv4(fabric)
     owners = [
         f"{n} {dev}"
         for n, dev in seen.get(str(dst.address.ip), [])
@@ -139,7 +138,7 @@ def _path_hint(fabric: Fabric, cluster: Cluster, link: DirectedLink) -> str:
     if sw is None:
         return ""
     legs = {n: sw.ports[n] for n in (link.src.node, link.dst.node) if n in sw.ports}
-    state = fabric.switch().value
+    state = switch.state(fabric).value
     ports = state.ethernet.value if state is not None else None
     if ports:
         small = [

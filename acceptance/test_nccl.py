@@ -11,10 +11,8 @@ import pytest
 from pytest_sparkfabric.measure import evidence, nccl_run
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Cluster, Node
+    from pytest_sparkfabric import Cluster, Fabric, Node, Verdict
     from pytest_sparkfabric.diagnosis.rules import RuleId
-    from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.nccl
 

@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.cluster import hardware
+from pytest_sparkfabric.measure import nccl_env
 from pytest_sparkfabric.probes.nccl_hca import select_hcas
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Node
+    from pytest_sparkfabric import Fabric, Node, Verdict
     from pytest_sparkfabric.diagnosis.rules import RuleId
-    from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.probes.ncclconf import Decided
-    from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.nccl_env
 
@@ -56,7 +55,7 @@ def _misnamed(env: dict[str, Decided], key: str) -> str:
 def test_nccl_transport(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     """Neither NCCL_NET=Socket nor NCCL_IB_DISABLE=1 forces NCCL onto TCP."""
     verdict(node=node.name, expected="NCCL may use IB/RoCE (no NCCL_NET=Socket, NCCL_IB_DISABLE=0)")
-    env = fabric.nccl_env(node.name).get()
+    env = nccl_env.effective(fabric, node.name).get()
     net, disable = env.get("NCCL_NET"), env.get("NCCL_IB_DISABLE")
     forced = []
     if net is not None and net.value.strip().lower() == "socket":
@@ -86,7 +85,7 @@ def test_nccl_ib_hca(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     """NCCL_IB_HCA (under NCCL's prefix/exact/exclude rules) selects every cabled RoCE device."""
     need = [r.rdma for r in node.rails]
     verdict(node=node.name, expected=f"selects {', '.join(need)}")
-    env = fabric.nccl_env(node.name).get()
+    env = nccl_env.effective(fabric, node.name).get()
     hca = env.get("NCCL_IB_HCA")
     selected = [s.device for s in select_hcas(hca.value if hca else None, _devices(node))]
     shown = _decided(hca) if hca else "NCCL_IB_HCA unset (NCCL uses every RoCE device)"

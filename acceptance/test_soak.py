@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.diagnosis.evidence import Finding
-from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
-from pytest_sparkfabric.measure import evidence, soak
+from pytest_sparkfabric.diagnosis.rules import RULES
+from pytest_sparkfabric.measure import evidence, links, soak
 from pytest_sparkfabric.measure.soak_math import (
     growth,
     lane_outliers,
@@ -21,9 +21,8 @@ from pytest_sparkfabric.measure.soak_math import (
 )
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Node, Rail
-    from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.verdict import Verdict
+    from pytest_sparkfabric import Fabric, Node, Rail, Verdict
+    from pytest_sparkfabric.diagnosis.rules import RuleId
 
 pytestmark = pytest.mark.soak
 
@@ -64,7 +63,7 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             f"{errors[-1]}",
             pytrace=False,
         )
-    eth = fabric.ethtool(rail).value
+    eth = links.ethtool(fabric, rail).value
     ws = windows(samples, eth.speed_mbps if eth is not None else None)
     rates = max_lane_rates(ws)
     ber = max_ber(ws)

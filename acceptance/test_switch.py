@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.measure import switch as switch_reads
+
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Cluster, Node
+    from pytest_sparkfabric import Cluster, Fabric, Node, Verdict
     from pytest_sparkfabric.cluster.spec import SwitchSpec
-    from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.measure.switch import SwitchState
     from pytest_sparkfabric.probes.routeros import BridgePort, EthernetPort
-    from pytest_sparkfabric.verdict import Verdict
 
 pytestmark = pytest.mark.switch
 
@@ -34,7 +34,7 @@ def _yes(value: bool | None) -> str:
 
 
 def _state(fabric: Fabric) -> SwitchState:
-    return fabric.switch().get()
+    return switch_reads.state(fabric).get()
 
 
 def _port(state: SwitchState, leg: str, where: str, verdict: Verdict) -> EthernetPort:

@@ -10,9 +10,7 @@ import pytest
 from pytest_sparkfabric.measure import evidence, tcp
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster.plan import NodePair
-    from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.verdict import Verdict
+    from pytest_sparkfabric import Fabric, NodePair, Verdict
 
 pytestmark = pytest.mark.tcp
 

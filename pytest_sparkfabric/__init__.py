@@ -1,1 +1,83 @@
-"""pytest-sparkfabric: accept or reject the network fabric of a DGX Spark cluster."""
+"""pytest-sparkfabric: accept or reject the network fabric of a DGX Spark cluster.
+
+What your own checks need, importable from here: the nouns the fixtures hand out (`Cluster`,
+`Node`, `Rail`, `Link`, `DirectedLink`, `NodePair`), the session's `Fabric` (measurements run
+through the phase modules: `from pytest_sparkfabric.measure import reach; reach.ping(fabric,
+link)`), `Verdict`, `Measured` / `NotMeasured`, and `Job` / `RunResult` for commands of your own
+(`fabric.run_all([Job(node, "uname -r", 10)])`).
+
+Each name is imported on first use: the plugin loads this package in every pytest run, and
+without --cluster it must stay inert and cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Cluster as Cluster
+    from pytest_sparkfabric.cluster import Node as Node
+    from pytest_sparkfabric.cluster import Rail as Rail
+    from pytest_sparkfabric.cluster.plan import DirectedLink as DirectedLink
+    from pytest_sparkfabric.cluster.plan import Link as Link
+    from pytest_sparkfabric.cluster.plan import NodePair as NodePair
+    from pytest_sparkfabric.measure.engine import Fabric as Fabric
+    from pytest_sparkfabric.result import Measured as Measured
+    from pytest_sparkfabric.result import NotMeasured as NotMeasured
+    from pytest_sparkfabric.transport.base import Job as Job
+    from pytest_sparkfabric.transport.base import RunResult as RunResult
+    from pytest_sparkfabric.verdict import Verdict as Verdict
+
+    __version__: str
+
+_HOMES = {
+    "Cluster": "pytest_sparkfabric.cluster.config",
+    "Node": "pytest_sparkfabric.cluster.config",
+    "Rail": "pytest_sparkfabric.cluster.config",
+    "Link": "pytest_sparkfabric.cluster.topology",
+    "DirectedLink": "pytest_sparkfabric.cluster.topology",
+    "NodePair": "pytest_sparkfabric.cluster.topology",
+    "Fabric": "pytest_sparkfabric.measure.engine",
+    "Measured": "pytest_sparkfabric.result",
+    "NotMeasured": "pytest_sparkfabric.result",
+    "Job": "pytest_sparkfabric.transport.base",
+    "RunResult": "pytest_sparkfabric.transport.base",
+    "Verdict": "pytest_sparkfabric.verdict",
+}
+
+__all__ = [
+    "Cluster",
+    "DirectedLink",
+    "Fabric",
+    "Job",
+    "Link",
+    "Measured",
+    "Node",
+    "NodePair",
+    "NotMeasured",
+    "Rail",
+    "RunResult",
+    "Verdict",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("pytest-sparkfabric")
+        except PackageNotFoundError:
+            return "unknown (not installed)"
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'pytest_sparkfabric' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_sparkfabric.plugin import get_session
+from pytest_sparkfabric.session import get_session
 from pytest_sparkfabric.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -155,7 +155,9 @@ def fabric(request: pytest.FixtureRequest) -> Fabric:
 @pytest.fixture
 def node_host(node: Node, fabric: Fabric) -> testinfra.host.Host:
     """A testinfra Host for the node, through our transport (every command has a deadline)."""
-    return fabric.transport.host(node.name)
+    from pytest_sparkfabric.transport.host import make_host
+
+    return make_host(fabric.transport, node.name)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""pytest hooks only: options, the shipped suite, parametrisation, header, results.
+"""pytest hooks only: options, the shipped suite, configuration, header.
 
 Without `--cluster` (or the `sparkfabric_cluster` ini key) the plugin registers its options and
 nothing else: no fixtures, no collection changes, no imports of the heavy parts.
@@ -7,14 +7,10 @@ nothing else: no fixtures, no collection changes, no imports of the heavy parts.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
-if TYPE_CHECKING:
-    from pytest_sparkfabric.session import SparkSession
-
-SESSION_KEY = pytest.StashKey["SparkSession"]()
+from pytest_sparkfabric.session import SESSION_KEY, get_session
 
 
 def suite_dir() -> Path:
@@ -104,9 +100,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", marker)
     config.pluginmanager.register(fixtures, "sparkfabric-fixtures")
     config.pluginmanager.register(session, "sparkfabric-session")
+    from pytest_sparkfabric.report import ReportData
     from pytest_sparkfabric.report import register as register_reports
 
-    register_reports(config)
+    register_reports(config, ReportData.of(cluster, session.warnings))
 
 
 def _check_recording(folder: Path) -> None:
@@ -146,10 +143,6 @@ def _refuse_xdist_spreading(config: pytest.Config) -> None:
             "node-disjoint rounds); under pytest-xdist use --dist loadgroup, which keeps every "
             "fabric test on one worker, or drop -n"
         )
-
-
-def get_session(config: pytest.Config) -> SparkSession | None:
-    return config.stash.get(SESSION_KEY, None)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:

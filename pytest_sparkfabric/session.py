@@ -1,8 +1,9 @@
-"""The plugin's per-run state: the cluster, a lazily opened transport, the fabric, the results."""
+"""The plugin's per-run state: the cluster, a lazily opened transport, the fabric, progress lines,
+and the items of a node that does not answer failing at once. Kept in `config.stash` under
+SESSION_KEY; fixtures and hooks find it with `get_session`."""
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Generator
@@ -36,7 +37,6 @@ class SparkSession:
         self._transport: Transport | None = None
         self._fabric: Fabric | None = None
         self._lock = threading.Lock()
-        self.results: list[dict[str, Any]] = []
         self._pad: tuple[Path, int] | None = None
 
     @property
@@ -133,19 +133,6 @@ class SparkSession:
             self._pad = None
             if self.config.rootpath / report.nodeid.split("::")[0] == fspath:
                 self.config.get_terminal_writer().write(" " * width)
-        # Log reports reach the xdist controller too (with their user_properties), so the
-        # results file is complete whether the tests ran here or on a worker.
-        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-            self.results.append(
-                {
-                    "nodeid": report.nodeid,
-                    "outcome": report.outcome,
-                    "duration_s": round(report.duration, 3),
-                    "properties": {k: v for k, v in report.user_properties},
-                    "message": report.longreprtext if report.failed else None,
-                    "skip_reason": _skip_reason(report),
-                }
-            )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         # Again at the end: the header is not shown under -q, and is far up in a long run.
@@ -156,23 +143,14 @@ class SparkSession:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.close()
-        out = self.config.getoption("sparkfabric_json")
-        if out and not hasattr(self.config, "workerinput"):
-            from pytest_sparkfabric.private_files import write_private
 
-            text = json.dumps(self.summary(), indent=2, sort_keys=True, default=str)
-            write_private(Path(out), text)
 
-    def summary(self) -> dict[str, Any]:
-        c = self.cluster
-        return {
-            "cluster": str(c.source) if c.source else None,
-            "topology": c.topology,
-            "nodes": [n.name for n in c.nodes],
-            "transport": c.spec.transport,
-            "warnings": self.warnings,
-            "tests": self.results,
-        }
+SESSION_KEY = pytest.StashKey[SparkSession]()
+
+
+def get_session(config: pytest.Config) -> SparkSession | None:
+    """The run's session, or None where the plugin is inert (no --cluster)."""
+    return config.stash.get(SESSION_KEY, None)
 
 
 def progress_prefix(transport: str) -> str:
@@ -203,9 +181,3 @@ def item_nodes(item: pytest.Item) -> list[str]:
         elif isinstance(value, NodePair):
             out += [value.a, value.b]
     return list(dict.fromkeys(out))
-
-
-def _skip_reason(report: pytest.TestReport) -> str | None:
-    if report.skipped and isinstance(report.longrepr, tuple):
-        return str(report.longrepr[2])
-    return None

@@ -4,16 +4,24 @@
 command's modelled duration. `run_many` starts every job at the same instant: servers first,
 then the bandwidth of all clients is shared out together, and the clock advances by the
 longest job. `start` leaves a command running; its `wait` returns when it ends (a server when
-its client finished, others at their own end), `stop` ends it now.
+its client finished, others at their own end), `stop` ends it now. `switch_client` reads the
+simulated switch, never the network.
 """
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pytest_sparkfabric.transport.base import Job, RunResult, Transport, VirtualClock
+from pytest_sparkfabric.transport.switch import (
+    SwitchClient,
+    SwitchError,
+    SwitchUnreachable,
+    error_detail,
+)
 from sparkfabric_sim import bandwidth
 from sparkfabric_sim.bandwidth import FlowRequest
 from sparkfabric_sim.model import SimCluster
@@ -23,7 +31,10 @@ from sparkfabric_sim.state import ActiveFlow, Process
 from sparkfabric_sim.world import IsServer, NeedRate, World
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pytest_sparkfabric.cluster import Cluster
+    from pytest_sparkfabric.cluster.spec import SwitchSpec
     from sparkfabric_sim.switch import SimSwitch
 
 SSH_TIMEOUT_S = 10.0
@@ -171,6 +182,46 @@ class SimTransport(Transport):
             for bg in list(self._live):
                 bg.stop()
             self._live.clear()
+
+    # -- the switch ---------------------------------------------------------------------------
+
+    def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
+        """The simulated switch, answering as RouterOS's REST API would; nothing is sent."""
+        if self.switch is None:
+            raise SwitchUnreachable("the simulated cluster has no switch (no switch: section)")
+        return SimSwitchClient(self.switch)
+
+
+class SimSwitchClient:
+    """The simulated switch's `rest_get` / `rest_post` with the REST client's replies and errors.
+
+    The simulated switch raises RestError (`status` and RouterOS's JSON error `body`) where the
+    real API answers an HTTP error; it becomes the SwitchError RestClient would raise."""
+
+    def __init__(self, switch: SimSwitch) -> None:
+        self._switch = switch
+
+    def get(self, path: str) -> Any:
+        return self._call("GET", path, lambda: self._switch.rest_get(path))
+
+    def post(self, path: str, body: Mapping[str, str]) -> Any:
+        return self._call("POST", path, lambda: self._switch.rest_post(path, dict(body)))
+
+    @staticmethod
+    def _call(method: str, path: str, call: Callable[[], Any]) -> Any:
+        from sparkfabric_sim.switch import RestError
+
+        try:
+            reply = call()
+        except RestError as exc:
+            detail = error_detail(json.dumps(exc.body).encode())
+            raise SwitchError(f"{method} {path}: HTTP {exc.status} {detail}") from None
+        if isinstance(reply, str):
+            try:
+                return json.loads(reply)
+            except ValueError:
+                raise SwitchError(f"{method} {path}: the reply is not JSON") from None
+        return reply
 
 
 class SimBackground:

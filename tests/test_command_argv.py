@@ -24,7 +24,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_sparkfabric.cluster import Cluster, ConfigError, argrules, parse_cluster
-from pytest_sparkfabric.measure import cable, nccl_run, rdma, soak, tcp
+from pytest_sparkfabric.measure import (
+    cable,
+    facts,
+    links,
+    nccl_env,
+    nccl_run,
+    rdma,
+    reach,
+    soak,
+    tcp,
+)
 from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS
 from pytest_sparkfabric.transport.base import Job, RunResult, Transport, VirtualClock
@@ -70,15 +80,16 @@ def every_command(cluster: Cluster) -> list[tuple[Job, list[Argv]]]:
     t = ArgvTransport()
     fabric = Fabric(cluster, t)
     for node in cluster.nodes:
-        fabric.facts(node.name)
-        fabric.nccl_env(node.name)
+        facts.node(fabric, node.name)
+        nccl_env.effective(fabric, node.name)
+        for port in node.ports:
+            cable.module(fabric, node, port)
     for rail in cluster.rails:
-        fabric.ethtool(rail)
-        fabric.fec(rail)
+        links.ethtool(fabric, rail)
+        links.fec(fabric, rail)
     for link in fabric.plan.directed:
-        fabric.ping(link)
-        fabric.small_ping(link)
-    cable.modules(fabric)
+        reach.ping(fabric, link)
+        reach.small_ping(fabric, link)
     rdma.pair_runs(fabric)
     tcp.runs(fabric)
     soak.run(fabric)

@@ -7,9 +7,11 @@ vendor, part, serial, length and type, and warns about what cannot be trusted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.measure.engine import PhaseName, parsed
 from pytest_sparkfabric.probes.ethtool import (
     ModuleEeprom,
     build_ethtool_module,
@@ -19,21 +21,23 @@ from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Node
     from pytest_sparkfabric.measure.engine import Fabric
 
+NAME: PhaseName = "cable"
 # NVIDIA-approved Spark cables (DOMAIN.md §6): vendor part numbers, upper case.
 APPROVED_PARTS = ("NJAAKK-N911", "NJAAKK0006", "LMTQF022-SD-R")
 READ_TIMEOUT_S = 20.0
 
 
-def modules(fabric: Fabric) -> dict[tuple[str, int], Measured[ModuleEeprom]]:
-    """The module EEPROM of every cabled port of every node, read once, all at once."""
-    return fabric.once("cable_eeprom", lambda: _read_all(fabric))
+@dataclass(frozen=True, slots=True)
+class Modules:
+    """By (node, port): the module EEPROM of every cabled port, or why it could not be read."""
+
+    ports: Mapping[tuple[str, int], Measured[ModuleEeprom]]
 
 
-def _read_all(fabric: Fabric) -> dict[tuple[str, int], Measured[ModuleEeprom]]:
-    from pytest_sparkfabric.measure.engine import result_error
-
+def measure(fabric: Fabric) -> Modules:
     keys: list[tuple[str, int]] = []
     jobs: list[Job] = []
     for node in fabric.cluster.nodes:
@@ -41,17 +45,18 @@ def _read_all(fabric: Fabric) -> dict[tuple[str, int], Measured[ModuleEeprom]]:
             netdev = node.rail(port, 0).netdev
             keys.append((node.name, port))
             jobs.append(Job(node.name, build_ethtool_module(netdev), READ_TIMEOUT_S, sudo=True))
-    out: dict[tuple[str, int], Measured[ModuleEeprom]] = {}
-    for key, r in zip(keys, fabric.run_all(jobs), strict=True):
-        err = result_error(r, "ethtool -m")
-        if err:
-            out[key] = Measured.failed(err)
-            continue
-        try:
-            out[key] = Measured.of(parse_ethtool_module(r.stdout))
-        except ParseError as exc:
-            out[key] = Measured.failed(f"{key[0]}: {exc}")
-    return out
+    results = fabric.run_all(jobs)
+    return Modules(
+        {
+            key: parsed(r, "ethtool -m", parse_ethtool_module)
+            for key, r in zip(keys, results, strict=True)
+        }
+    )
+
+
+def module(fabric: Fabric, node: Node, port: int) -> Measured[ModuleEeprom]:
+    """What the module in `port` of `node` says it is (every port's read in one round)."""
+    return fabric.phase(NAME, measure).ports[(node.name, port)]
 
 
 def advisories(module: ModuleEeprom) -> list[str]:

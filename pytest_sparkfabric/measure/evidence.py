@@ -23,14 +23,15 @@ from pytest_sparkfabric.diagnosis.evidence import (
     Rate,
     Site,
 )
-from pytest_sparkfabric.diagnosis.rules import RuleId
-from pytest_sparkfabric.measure import store
+from pytest_sparkfabric.measure import facts, links, nccl_run, rdma, switch
+from pytest_sparkfabric.measure import tcp as tcp_phase
+from pytest_sparkfabric.measure.nccl_run import NcclRun
+from pytest_sparkfabric.measure.rdma import Loopbacks, RdmaRun
+from pytest_sparkfabric.measure.tcp import TcpRun
 
 if TYPE_CHECKING:
+    from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.measure.nccl_run import NcclRun
-    from pytest_sparkfabric.measure.rdma import Loopbacks, RdmaRun
-    from pytest_sparkfabric.measure.tcp import TcpRun
     from pytest_sparkfabric.verdict import Verdict
 
 
@@ -88,7 +89,7 @@ def _tcp(fabric: Fabric, run: TcpRun | None) -> tuple[PairRates, ...]:
 def _no_link(fabric: Fabric) -> tuple[Site, ...]:
     out = []
     for rail in fabric.cluster.rails:
-        eth = fabric.ethtool(rail)
+        eth = links.ethtool(fabric, rail)
         if eth.value is not None and eth.value.link_detected is False:
             out.append(Site(rail.id, (rail.node,)))
     return tuple(out)
@@ -99,7 +100,7 @@ def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
 
     out = []
     for rail in fabric.cluster.rails:
-        link = fabric.pcie(rail).value
+        link = facts.pcie(fabric, rail).value
         if link is None:
             continue
         if (link.width is not None and link.width < hardware.PCIE_WIDTH) or (
@@ -114,7 +115,7 @@ def _duplicate_ips(fabric: Fabric) -> tuple[Site, ...]:
 
     out = []
     subnets = fabric.plan.subnets
-    for ip, owners in fabric.observed_ipv4().items():
+    for ip, owners in facts.observed_ipv4(fabric).items():
         # Only the fabric's subnets: loopback and management addresses are none of ours.
         if len(owners) > 1 and any(IPv4Address(ip) in net for net in subnets):
             where = ", ".join(f"{node} {netdev}" for node, netdev in owners)
@@ -126,7 +127,7 @@ def _switch_cpu(fabric: Fabric) -> float | None:
     """The switch's cpu-load where cluster.yaml has a switch (read once, read-only)."""
     if fabric.cluster.spec.switch is None:
         return None
-    state = fabric.switch().value
+    state = switch.state(fabric).value
     resource = state.resource.value if state is not None else None
     load = resource.cpu_load_pct if resource is not None else None
     return float(load) if load is not None else None
@@ -136,22 +137,18 @@ def collect(
     fabric: Fabric, *, loopback: bool = False, tcp: bool = False, links: bool = True
 ) -> Evidence:
     """Evidence from every phase that has run; `loopback`/`tcp` run those phases first."""
-    from pytest_sparkfabric.measure import nccl_run, rdma
-    from pytest_sparkfabric.measure import tcp as tcp_phase
-
     if loopback:
         rdma.loopbacks(fabric)
-    if tcp and store.store(fabric).get("tcp") is None:
+    if tcp and fabric.measured(tcp_phase.NAME, TcpRun) is None:
         fabric.progress("slow RDMA with a healthy loopback: measuring TCP to tell the cause")
         tcp_phase.runs(fabric)
-    st = store.store(fabric)
-    rates, pairs = _rdma(fabric, st.get("rdma"))
-    nccl: NcclRun | None = st.get("nccl")
+    rates, pairs = _rdma(fabric, fabric.measured(rdma.NAME, RdmaRun))
+    nccl = fabric.measured(nccl_run.NAME, NcclRun)
     return Evidence(
-        loopback=_loopback(st.get("loopback")),
+        loopback=_loopback(fabric.measured(rdma.LOOPBACK, Loopbacks)),
         rdma=rates,
         pairs=pairs,
-        tcp=_tcp(fabric, st.get("tcp")),
+        tcp=_tcp(fabric, fabric.measured(tcp_phase.NAME, TcpRun)),
         nccl=nccl_run.evidence(fabric.cluster, nccl) if nccl is not None else None,
         no_link=_no_link(fabric) if links else (),
         switch_cpu_load_pct=_switch_cpu(fabric) if links else None,
@@ -162,8 +159,6 @@ def collect(
 
 def needs_tcp(fabric: Fabric, gbps: Iterable[float | None], nodes: Iterable[str]) -> bool:
     """A slow RDMA figure between NICs whose loopback is healthy: only TCP tells the cause."""
-    from pytest_sparkfabric.measure import rdma
-
     if not any(g is not None and g <= LOW_RDMA_MAX_GBPS for g in gbps):
         return False
     lb = rdma.loopbacks(fabric).results.values()

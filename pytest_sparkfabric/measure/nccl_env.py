@@ -9,16 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
 from pytest_sparkfabric.probes.ncclconf import (
     Decided,
     EnvSource,
     SourceKind,
     effective_nccl_env,
 )
-from pytest_sparkfabric.transport import RunResult
+from pytest_sparkfabric.result import Measured
+from pytest_sparkfabric.transport import Job, RunResult
 
+if TYPE_CHECKING:
+    from pytest_sparkfabric.measure.engine import Fabric
+
+NAME: PhaseName = "nccl_env"
 JOB_ENV_NAME = "cluster.yaml nccl.env"
 
 
@@ -61,3 +68,29 @@ def decide(
         if r.rc == 0:
             sources.append(EnvSource.from_text(read.name, r.stdout, read.kind))
     return effective_nccl_env(sources)
+
+
+@dataclass(frozen=True, slots=True)
+class NcclEnv:
+    """By node: the NCCL variables a job there gets and where each comes from."""
+
+    nodes: Mapping[str, Measured[dict[str, Decided]]]
+
+
+def measure(fabric: Fabric) -> NcclEnv:
+    env = fabric.cluster.spec.nccl.env
+    reads = conf_reads(env)
+    nodes = [n.name for n in fabric.cluster.nodes]
+    jobs = [Job(n, rd.command, QUICK_S) for n in nodes for rd in reads]
+    results = fabric.run_all(jobs)
+    out: dict[str, Measured[dict[str, Decided]]] = {}
+    for i, node in enumerate(nodes):
+        mine = results[i * len(reads) : (i + 1) * len(reads)]
+        errors = [e for rd, r in zip(reads, mine, strict=True) if (e := read_error(rd, r))]
+        out[node] = Measured.failed(errors[0]) if errors else Measured.of(decide(env, reads, mine))
+    return NcclEnv(out)
+
+
+def effective(fabric: Fabric, node: str) -> Measured[dict[str, Decided]]:
+    """The NCCL environment a job on `node` really sees, each variable with its source."""
+    return fabric.phase(NAME, measure).nodes[node]

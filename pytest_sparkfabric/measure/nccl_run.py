@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.diagnosis.evidence import NcclEvidence
-from pytest_sparkfabric.measure import store
-from pytest_sparkfabric.measure.engine import result_error
+from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
 from pytest_sparkfabric.result import NotMeasured
@@ -29,6 +28,8 @@ from pytest_sparkfabric.transport import Job, RunResult
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
     from pytest_sparkfabric.measure.engine import Fabric
+
+NAME: PhaseName = "nccl"
 
 
 def hosts(cluster: Cluster) -> list[str]:
@@ -193,10 +194,10 @@ def run(fabric: Fabric) -> NcclRun:
     down = fabric.down_line(n.name for n in fabric.cluster.nodes)
     if down:
         raise NotMeasured(f"NCCL needs all {len(fabric.cluster.nodes)} nodes; {down}")
-    return store.phase(fabric, "nccl", lambda: _run(fabric))
+    return fabric.phase(NAME, measure)
 
 
-def _run(fabric: Fabric) -> NcclRun:
+def measure(fabric: Fabric) -> NcclRun:
     cluster = fabric.cluster
     spec = cluster.spec.nccl
     cmd = command(cluster)

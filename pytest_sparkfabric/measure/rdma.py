@@ -19,8 +19,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from pytest_sparkfabric.measure import store
-from pytest_sparkfabric.measure.engine import result_error
+from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.schedule import rounds
 from pytest_sparkfabric.probes import ParseError
@@ -38,6 +37,8 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.measure.engine import Fabric
 
 K = TypeVar("K", bound=Hashable)
+NAME: PhaseName = "rdma"
+LOOPBACK: PhaseName = "loopback"
 LOOPBACK_PORT_OFFSET = 0
 PAIR_PORT_OFFSET = 0
 
@@ -156,14 +157,14 @@ def counted(n: int, noun: str) -> str:
 
 
 def loopbacks(fabric: Fabric) -> Loopbacks:
-    return store.phase(fabric, "loopback", lambda: _run_loopbacks(fabric))
+    return fabric.phase(LOOPBACK, measure_loopbacks)
 
 
 def loopback(fabric: Fabric, rail: Rail) -> BwResult:
     return loopbacks(fabric).results[rail.id]
 
 
-def _run_loopbacks(fabric: Fabric) -> Loopbacks:
+def measure_loopbacks(fabric: Fabric) -> Loopbacks:
     cluster = fabric.cluster
     clock = fabric.transport.clock
     base = cluster.spec.bandwidth.base_port + LOOPBACK_PORT_OFFSET
@@ -211,14 +212,14 @@ def unmeasured_pairs(fabric: Fabric) -> list[tuple[NodePair, str]]:
 
 
 def pair_runs(fabric: Fabric) -> RdmaRun:
-    return store.phase(fabric, "rdma", lambda: _run_pairs(fabric))
+    return fabric.phase(NAME, measure)
 
 
 def link_results(fabric: Fabric, link: Link) -> tuple[BwResult, ...]:
     return pair_runs(fabric).links[link.id]
 
 
-def _run_pairs(fabric: Fabric) -> RdmaRun:
+def measure(fabric: Fabric) -> RdmaRun:
     loopbacks(fabric)  # the NIC self-test always comes first
     plan = schedule(fabric)
     clock = fabric.transport.clock

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.measure import store
-from pytest_sparkfabric.measure.engine import result_error
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
 from pytest_sparkfabric.measure.soak_math import Sample
 from pytest_sparkfabric.probes import ParseError
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Rail
     from pytest_sparkfabric.measure.engine import Fabric
 
-QUICK_S = 20.0
+NAME: PhaseName = "soak"
 SOAK_PORT_OFFSET = 30
 SOAK_QPS = 4
 GPU_BUSY_PCT = 50.0
@@ -127,7 +126,7 @@ def run(fabric: Fabric) -> SoakRun:
         raise NotMeasured(
             "the heat soak needs traffic between two nodes that answer; " + "; ".join(down.values())
         )
-    return store.phase(fabric, "soak", lambda: _run(fabric))
+    return fabric.phase(NAME, measure)
 
 
 def _start(fabric: Fabric, job: Job, errors: dict[str, str], key: str) -> Background | None:
@@ -156,7 +155,7 @@ def _stop(bg: Background | None) -> RunResult | None:
         return None
 
 
-def _run(fabric: Fabric) -> SoakRun:
+def measure(fabric: Fabric) -> SoakRun:
     cluster = fabric.cluster
     spec = cluster.spec.soak
     out = SoakRun(planned_s=spec.duration_s)

@@ -1,11 +1,13 @@
-"""One pass of read-only calls that every switch check asserts on (DOMAIN.md §7)."""
+"""One pass of read-only calls that every switch check asserts on (DOMAIN.md §7), through the
+transport's switch client (the REST API, the simulator's switch, or a recording)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from pytest_sparkfabric.measure.engine import PhaseName
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.routeros import (
     BridgePort,
@@ -22,7 +24,12 @@ from pytest_sparkfabric.probes.routeros import (
 from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport.switch import SwitchClient, SwitchError, SwitchUnreachable
 
+if TYPE_CHECKING:
+    from pytest_sparkfabric.diagnosis.rules import RuleId
+    from pytest_sparkfabric.measure.engine import Fabric
+
 T = TypeVar("T")
+NAME: PhaseName = "switch"
 
 
 @dataclass(frozen=True)
@@ -104,3 +111,40 @@ def read_switch(client: SwitchClient, legs: Sequence[str]) -> SwitchState:
     )
     resource = _read("/system/resource", lambda: client.get("/system/resource"), _resource)
     return SwitchState(ethernet, monitor, bridge, qos, resource)
+
+
+def measure(fabric: Fabric) -> Measured[SwitchState]:
+    spec = fabric.cluster.spec.switch
+    if spec is None:
+        return Measured.failed("no switch: section in cluster.yaml")
+    source = fabric.cluster.source
+    try:
+        client = fabric.transport.switch_client(spec, source.parent if source else None)
+        return Measured.of(read_switch(client, list(spec.ports.values())))
+    except SwitchError as exc:
+        return Measured.failed(f"switch {spec.host}: {exc}")
+
+
+def state(fabric: Fabric) -> Measured[SwitchState]:
+    """Everything the switch checks read, in one pass of read-only calls."""
+    return fabric.phase(NAME, measure)
+
+
+def leg_note(fabric: Fabric, node: str) -> tuple[str, RuleId | None]:
+    """For a node without link: its switch leg (text), and `autoneg_failed` where the switch
+    says the leg was left on auto-negotiation (nothing when the switch cannot be read)."""
+    spec = fabric.cluster.spec.switch
+    leg = spec.ports.get(node) if spec else None
+    if spec is None or leg is None:
+        return "", None
+    note = f"; its cable lands on switch port {leg}"
+    seen = state(fabric).value
+    if seen is None:
+        return note, None
+    port = (seen.ethernet.value or {}).get(leg)
+    mon = seen.monitor.get(leg)
+    status = mon.value if mon is not None else None
+    failed = status is not None and status.auto_negotiation == "failed"
+    if failed or (port is not None and port.auto_negotiation):
+        return f"{note}, left on auto-negotiation", "autoneg_failed"
+    return note, None

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.measure import store
-from pytest_sparkfabric.measure.engine import result_error
+from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.rdma import counted, schedule, unmeasured_pairs
 from pytest_sparkfabric.probes import ParseError
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.plan import Link, NodePair
     from pytest_sparkfabric.measure.engine import Fabric
 
+NAME: PhaseName = "tcp"
 TCP_PORT_OFFSET = 10
 
 
@@ -72,7 +72,7 @@ def _outcome(fr: FlowResult) -> tuple[float | None, str | None, int | None, int 
 
 
 def runs(fabric: Fabric) -> TcpRun:
-    return store.phase(fabric, "tcp", lambda: _run(fabric))
+    return fabric.phase(NAME, measure)
 
 
 def pair_results(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[TcpResult, ...]]:
@@ -99,7 +99,7 @@ def _flow(fabric: Fabric, link: Link) -> Flow:
     )
 
 
-def _run(fabric: Fabric) -> TcpRun:
+def measure(fabric: Fabric) -> TcpRun:
     plan = schedule(fabric)
     clock = fabric.transport.clock
     bw = fabric.cluster.spec.bandwidth

@@ -1,22 +1,34 @@
-"""Reports an operator can hand over: pytest-html columns and diagnosis, JUnit properties.
+"""Reports an operator can hand over: pytest-html columns and diagnosis, JUnit properties, JSON.
 
 Every test records node / rail / measured / expected (and on failure cause / fix / rule) in
 `item.user_properties` through `verdict`; JUnit XML writes those as <property> elements by itself,
-the HTML report shows them through the hooks in `report.html`, the JSON results keep them.
+the HTML report shows them through the hooks in `report.html`, the JSON results keep them. Each
+report is a plugin object built with the run's `ReportData`: no report reaches for the session.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from pytest_sparkfabric.report import html, junit
+from pytest_sparkfabric.report.data import ReportData
+from pytest_sparkfabric.report.html import HtmlReport
+from pytest_sparkfabric.report.junit import JunitReport
+from pytest_sparkfabric.report.results import ResultsFile
 
-PLUGINS = ((html, "sparkfabric-html"), (junit, "sparkfabric-junit"))
+__all__ = ["ReportData", "register"]
 
 
-def register(config: pytest.Config) -> None:
-    """Register the report hooks (idempotent; works with `-p no:html`: every pytest-html hook
-    is optional)."""
-    for module, name in PLUGINS:
-        if not config.pluginmanager.is_registered(module):
-            config.pluginmanager.register(module, name)
+def register(config: pytest.Config, data: ReportData) -> None:
+    """Register the report plugins (idempotent; works with `-p no:html`: every pytest-html
+    hook is optional). The JSON results go where --sparkfabric-json says, if it is given."""
+    out = config.getoption("sparkfabric_json", None)
+    plugins = (
+        ("sparkfabric-html", HtmlReport(data)),
+        ("sparkfabric-junit", JunitReport(data)),
+        ("sparkfabric-results", ResultsFile(data, Path(out) if out else None)),
+    )
+    for name, plugin in plugins:
+        if config.pluginmanager.get_plugin(name) is None:
+            config.pluginmanager.register(plugin, name)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.report.data import ReportData
+
 if TYPE_CHECKING:
     from collections.abc import MutableSequence, Sequence
 
@@ -49,29 +51,6 @@ def _cell_text(value: str) -> str:
 
 def _is_duration(cell: str) -> bool:
     return 'data-column-type="duration"' in cell or 'class="col-duration"' in cell
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_html_results_table_header(cells: MutableSequence[str]) -> None:
-    for offset, (kind, title, _) in enumerate(COLUMNS):
-        style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
-        cells.insert(
-            FIRST + offset, f'<th class="sortable" data-column-type="{kind}"{style}>{title}</th>'
-        )
-    cells[:] = [c for c in cells if not _is_duration(c)]
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_html_results_table_row(report: pytest.TestReport, cells: MutableSequence[str]) -> None:
-    props = properties(report)
-    for offset, (kind, _, key) in enumerate(COLUMNS):
-        text = _cell_text(props.get(key, ""))
-        style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
-        cells.insert(FIRST + offset, f'<td class="col-{kind}"{style}>{text}</td>')
-    cells[:] = [c for c in cells if not _is_duration(c)]
-    if report.skipped and report.when == "setup":
-        # A test skipped by a fixture is still that test, not its `::setup` phase.
-        cells[1] = cells[1].replace(f"{report.nodeid}::setup</td>", f"{report.nodeid}</td>")
 
 
 def skip_reason(report: pytest.TestReport) -> str | None:
@@ -112,43 +91,68 @@ def split_diagnosis(message: str) -> tuple[list[str], list[str]]:
     return rest, diagnosis
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_html_results_table_html(report: pytest.TestReport, data: MutableSequence[str]) -> None:
-    reason = skip_reason(report)
-    if reason is not None:
-        data[:] = [f"Skipped: {escape(reason)}\n"]
-        return
-    if not report.failed:
-        return
-    props = properties(report)
-    rest, lines = split_diagnosis(report.longreprtext)
-    box = diagnosis_html(props, lines)
-    if box is None:
-        return
-    if lines and data and data[0] == escape(report.longreprtext) + "\n":
-        # The causes and fixes are in the box: the log keeps what was measured and expected.
-        data[0] = escape("\n".join(rest)) + "\n"
-    data.insert(0, box)
+class HtmlReport:
+    """The pytest-html hooks, registered as a plugin object with the run's ReportData."""
 
+    def __init__(self, data: ReportData) -> None:
+        self.data = data
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_html_results_summary(
-    prefix: MutableSequence[str],
-    summary: MutableSequence[str],
-    postfix: MutableSequence[str],
-    session: pytest.Session,
-) -> None:
-    from pytest_sparkfabric.plugin import get_session
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_header(self, cells: MutableSequence[str]) -> None:
+        for offset, (kind, title, _) in enumerate(COLUMNS):
+            style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
+            cells.insert(
+                FIRST + offset,
+                f'<th class="sortable" data-column-type="{kind}"{style}>{title}</th>',
+            )
+        cells[:] = [c for c in cells if not _is_duration(c)]
 
-    s = get_session(session.config)
-    if s is None:
-        return
-    c = s.cluster
-    src = c.source.name if c.source else "cluster.yaml"
-    prefix.append(
-        f"<p>sparkfabric: {escape(src)}: {escape(c.topology)}, {len(c.nodes)} nodes "
-        f"({escape(', '.join(n.name for n in c.nodes))}), transport {escape(c.spec.transport)}, "
-        f"MTU {c.mtu}</p>"
-    )
-    for warning in s.warnings:
-        prefix.append(f'<p class="sparkfabric-warning"><strong>{escape(warning)}</strong></p>')
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_row(
+        self, report: pytest.TestReport, cells: MutableSequence[str]
+    ) -> None:
+        props = properties(report)
+        for offset, (kind, _, key) in enumerate(COLUMNS):
+            text = _cell_text(props.get(key, ""))
+            style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
+            cells.insert(FIRST + offset, f'<td class="col-{kind}"{style}>{text}</td>')
+        cells[:] = [c for c in cells if not _is_duration(c)]
+        if report.skipped and report.when == "setup":
+            # A test skipped by a fixture is still that test, not its `::setup` phase.
+            cells[1] = cells[1].replace(f"{report.nodeid}::setup</td>", f"{report.nodeid}</td>")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_html(
+        self, report: pytest.TestReport, data: MutableSequence[str]
+    ) -> None:
+        reason = skip_reason(report)
+        if reason is not None:
+            data[:] = [f"Skipped: {escape(reason)}\n"]
+            return
+        if not report.failed:
+            return
+        props = properties(report)
+        rest, lines = split_diagnosis(report.longreprtext)
+        box = diagnosis_html(props, lines)
+        if box is None:
+            return
+        if lines and data and data[0] == escape(report.longreprtext) + "\n":
+            # The causes and fixes are in the box: the log keeps what was measured and expected.
+            data[0] = escape("\n".join(rest)) + "\n"
+        data.insert(0, box)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(
+        self,
+        prefix: MutableSequence[str],
+        summary: MutableSequence[str],
+        postfix: MutableSequence[str],
+        session: pytest.Session,
+    ) -> None:
+        d = self.data
+        prefix.append(
+            f"<p>sparkfabric: {escape(d.file_name)}: {escape(d.topology)}, {len(d.nodes)} nodes "
+            f"({escape(', '.join(d.nodes))}), transport {escape(d.transport)}, MTU {d.mtu}</p>"
+        )
+        for warning in d.warnings:
+            prefix.append(f'<p class="sparkfabric-warning"><strong>{escape(warning)}</strong></p>')

@@ -5,32 +5,34 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_sparkfabric.report.data import ReportData
 
-def suite_properties(config: pytest.Config) -> list[tuple[str, str]]:
-    from pytest_sparkfabric.plugin import get_session
 
-    s = get_session(config)
-    if s is None:
-        return []
-    c = s.cluster
+def suite_properties(data: ReportData) -> list[tuple[str, str]]:
     return [
-        ("sparkfabric_cluster", str(c.source) if c.source else "cluster.yaml"),
-        ("sparkfabric_topology", c.topology),
-        ("sparkfabric_nodes", ",".join(n.name for n in c.nodes)),
-        ("sparkfabric_transport", c.spec.transport),
-        ("sparkfabric_mtu", str(c.mtu)),
-        *(("sparkfabric_warning", w) for w in s.warnings),
+        ("sparkfabric_cluster", data.cluster_file or "cluster.yaml"),
+        ("sparkfabric_topology", data.topology),
+        ("sparkfabric_nodes", ",".join(data.nodes)),
+        ("sparkfabric_transport", data.transport),
+        ("sparkfabric_mtu", str(data.mtu)),
+        *(("sparkfabric_warning", w) for w in data.warnings),
     ]
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    try:
-        from _pytest.junitxml import xml_key
-    except ImportError:  # pragma: no cover - pytest moved it
-        return
-    xml = session.config.stash.get(xml_key, None)
-    if xml is None:
-        return
-    for name, value in suite_properties(session.config):
-        xml.add_global_property(name, value)
+class JunitReport:
+    """A pytest plugin object: the run's ReportData as the JUnit suite's global properties."""
+
+    def __init__(self, data: ReportData) -> None:
+        self.data = data
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        try:
+            from _pytest.junitxml import xml_key
+        except ImportError:  # pragma: no cover - pytest moved it
+            return
+        xml = session.config.stash.get(xml_key, None)
+        if xml is None:
+            return
+        for name, value in suite_properties(self.data):
+            xml.add_global_property(name, value)

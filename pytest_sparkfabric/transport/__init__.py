@@ -1,4 +1,5 @@
-"""The only code that touches the network: ssh, sim, replay, and recording around any of them."""
+"""The only code that touches the network: ssh, sim, replay, and recording around any of them,
+for the nodes' commands and the switch's calls alike."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The one I/O seam: jobs go in, RunResults come out, every command under a deadline."""
+"""The one I/O seam: jobs go in, RunResults come out, every command under a deadline; and the
+switch's read-only client, handed out by the same transport (the simulator's and a recording's
+own, the real REST API's by default)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    import testinfra.host
+    from pathlib import Path
+
+    from pytest_sparkfabric.cluster.spec import SwitchSpec
+    from pytest_sparkfabric.transport.switch import SwitchClient
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,11 +231,14 @@ class Transport(ABC):
         finally:
             pool.shutdown(wait=False)
 
-    def host(self, node: str) -> testinfra.host.Host:
-        """A testinfra Host whose commands go through this transport (deadline included)."""
-        from pytest_sparkfabric.transport.host import make_host
+    def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
+        """The switch's read-only client: its REST API over the network, unless the transport
+        has a switch of its own (simulator, replay) or wraps the calls (recording).
 
-        return make_host(self, node)
+        `base_dir`: the cluster file's folder, where a relative switch.ca_file is."""
+        from pytest_sparkfabric.transport.switch import rest_client
+
+        return rest_client(spec, base_dir)
 
     def close(self) -> None:  # noqa: B027 - transports without connections need no cleanup
         """End every background process and connection this transport opened."""

@@ -1,8 +1,5 @@
-"""make_transport: the transport cluster.yaml asks for.
-
-The only product module that imports the simulator (`sparkfabric_sim`), and only lazily, when a
-cluster says `transport: sim`; the import contracts in pyproject.toml hold everyone else to it.
-"""
+"""The transport cluster.yaml asks for. The only product module that imports the simulator
+(`sparkfabric_sim`), and only when `transport: sim` is asked for."""
 
 from __future__ import annotations
 

@@ -6,13 +6,12 @@ but its backends have no per-command deadline; ours does, so all commands come t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import testinfra.host
 from testinfra.backend.base import BaseBackend, CommandResult
 
-if TYPE_CHECKING:
-    from pytest_sparkfabric.transport.base import Transport
+from pytest_sparkfabric.transport.base import Job, Transport
 
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -33,8 +32,6 @@ class SparkfabricBackend(BaseBackend):  # type: ignore[misc]
         return self._node
 
     def run(self, command: str, *args: str, **kwargs: Any) -> CommandResult:
-        from pytest_sparkfabric.transport.base import Job
-
         text = self.quote(command, *args)
         timeout = float(kwargs.get("timeout", DEFAULT_TIMEOUT_S))
         result = self._transport.run(Job(self._node, text, timeout, sudo=self.sudo))
@@ -47,6 +44,7 @@ class SparkfabricBackend(BaseBackend):  # type: ignore[misc]
 
 
 def make_host(transport: Transport, node: str) -> testinfra.host.Host:
+    """A testinfra Host for `node` whose commands go through `transport` (deadline included)."""
     backend = SparkfabricBackend(transport, node)
     host = testinfra.host.Host(backend)
     backend.set_host(host)

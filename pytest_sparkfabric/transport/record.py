@@ -1,17 +1,21 @@
-"""Record every command a session ran, and replay a session from such a recording.
+"""Record every command a session ran and every call it made to the switch, and replay a
+session from such a recording.
 
-A recording is a folder with one JSON-lines file per node; each line is one command with its
-rc, stdout, stderr and duration (see `recording_files` for how they are written and checked).
-Users attach recordings to bug reports; we use them as golden runs.
+A recording is a folder with one JSON-lines file per node (each line one command with its rc,
+stdout, stderr and duration) and `switch/rest.jsonl` (each line one call with its reply or
+error); see `recording_files` for how they are written and checked. Users attach recordings to
+bug reports; we use them as golden runs. Nodes and switch share one writer and one way of
+answering: by key (node and command; method, path and body), in recorded order.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pytest_sparkfabric.transport.base import (
     DEFAULT_OUTPUT_CAP_BYTES,
@@ -24,11 +28,51 @@ from pytest_sparkfabric.transport.base import (
 )
 from pytest_sparkfabric.transport.recording_files import (
     NODE_FIELDS,
+    SWITCH_FIELDS,
+    SWITCH_RECORDING,
     append_line,
     make_private_dir,
     node_files,
     read_records,
 )
+from pytest_sparkfabric.transport.switch import SwitchClient, SwitchError, SwitchUnreachable
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster.spec import SwitchSpec
+
+K = TypeVar("K")
+
+
+class _Folder:
+    """A recording folder that many threads append records to, one JSON line each."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        make_private_dir(directory)
+        self._lock = threading.Lock()
+
+    def append(self, name: str, record: Mapping[str, Any]) -> None:
+        with self._lock:
+            append_line(self.directory / name, record)
+
+
+class _Answers(Generic[K]):
+    """Recorded answers by key, each key's in recorded order. Once a key's answers run out the
+    last one repeats (a soak sampled a little longer than when it was recorded)."""
+
+    def __init__(self) -> None:
+        self._queues: dict[K, deque[dict[str, Any]]] = defaultdict(deque)
+        self._lock = threading.Lock()
+
+    def add(self, key: K, record: dict[str, Any]) -> None:
+        self._queues[key].append(record)
+
+    def take(self, key: K) -> dict[str, Any] | None:
+        with self._lock:
+            queue = self._queues.get(key)
+            if not queue:
+                return None
+            return queue.popleft() if len(queue) > 1 else queue[0]
 
 
 def _record(job: Job, r: RunResult, cap_bytes: int) -> dict[str, Any]:
@@ -87,15 +131,13 @@ class RecordingTransport(Transport):
         self.clock = inner.clock
         self.directory = directory
         self.output_cap_bytes = output_cap_bytes
-        make_private_dir(directory)
-        self._lock = threading.Lock()
+        self._folder = _Folder(directory)
 
     def write(self, job: Job, r: RunResult, *, polls_running: int | None = None) -> None:
         record = _record(job, r, self.output_cap_bytes)
         if polls_running is not None:
             record["polls_running"] = polls_running
-        with self._lock:
-            append_line(self.directory / f"{job.node}.jsonl", record)
+        self._folder.append(f"{job.node}.jsonl", record)
 
     def run(self, job: Job) -> RunResult:
         r = self.inner.run(job)
@@ -110,6 +152,10 @@ class RecordingTransport(Transport):
 
     def start(self, job: Job) -> Background:
         return _RecordedBackground(self, self.inner.start(job))
+
+    def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
+        inner = self.inner.switch_client(spec, base_dir)
+        return RecordingClient(inner, lambda rec: self._folder.append(SWITCH_RECORDING, rec))
 
     def close(self) -> None:
         self.inner.close()
@@ -148,26 +194,24 @@ class ReplayTransport(Transport):
     def __init__(self, directory: Path) -> None:
         self.clock = VirtualClock()
         self.directory = directory
-        self._answers: dict[tuple[str, str], deque[dict[str, Any]]] = defaultdict(deque)
-        self._lock = threading.Lock()
+        self._answers: _Answers[tuple[str, str]] = _Answers()
         if not directory.is_dir():
             raise FileNotFoundError(f"replay_dir {directory} does not exist")
         for path in node_files(directory):
             for _, rec in read_records(path, NODE_FIELDS):
-                self._answers[(path.stem, rec["command"])].append(rec)
+                self._answers.add((path.stem, rec["command"]), rec)
 
     def _take(self, job: Job) -> dict[str, Any] | RunResult:
-        with self._lock:
-            queue = self._answers.get((job.node, job.command))
-            if not queue:
-                return RunResult(
-                    job.node, job.command, 255, "", "", 0.0,
-                    transport_error=(
-                        f"{job.node}: replay: no recording of `{job.command}` in "
-                        f"{self.directory / (job.node + '.jsonl')}"
-                    ),
-                )  # fmt: skip
-            return queue.popleft() if len(queue) > 1 else queue[0]
+        rec = self._answers.take((job.node, job.command))
+        if rec is None:
+            return RunResult(
+                job.node, job.command, 255, "", "", 0.0,
+                transport_error=(
+                    f"{job.node}: replay: no recording of `{job.command}` in "
+                    f"{self.directory / (job.node + '.jsonl')}"
+                ),
+            )  # fmt: skip
+        return rec
 
     def _result(self, job: Job, rec: dict[str, Any]) -> RunResult:
         return RunResult(
@@ -201,3 +245,68 @@ class ReplayTransport(Transport):
         if isinstance(rec, RunResult):
             return _ReplayBackground(rec, 0)  # a miss: nothing runs, it ended at once
         return _ReplayBackground(self._result(job, rec), rec.get("polls_running"))
+
+    def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
+        return ReplayClient(self.directory / SWITCH_RECORDING)
+
+
+# -- the switch ---------------------------------------------------------------------------------
+
+
+def _key(method: str, path: str, body: Mapping[str, str] | None) -> str:
+    return json.dumps([method, path, dict(body) if body is not None else None], sort_keys=True)
+
+
+class RecordingClient:
+    """Wraps a switch client and hands every call and its reply (or error) to `keep`."""
+
+    def __init__(self, inner: SwitchClient, keep: Callable[[dict[str, Any]], None]) -> None:
+        self.inner = inner
+        self._keep = keep
+
+    def get(self, path: str) -> Any:
+        return self._call("GET", path, None, lambda: self.inner.get(path))
+
+    def post(self, path: str, body: Mapping[str, str]) -> Any:
+        return self._call("POST", path, body, lambda: self.inner.post(path, body))
+
+    def _call(
+        self, method: str, path: str, body: Mapping[str, str] | None, call: Callable[[], Any]
+    ) -> Any:
+        rec: dict[str, Any] = {"key": _key(method, path, body)}
+        try:
+            rec["reply"] = call()
+            return rec["reply"]
+        except SwitchError as exc:
+            rec["error"] = str(exc)
+            rec["unreachable"] = isinstance(exc, SwitchUnreachable)
+            raise
+        finally:
+            self._keep(rec)
+
+
+class ReplayClient:
+    """Answers switch calls from a recording file, in recorded order (the last answer repeats);
+    a call never recorded is unreachable, with the file named."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._answers: _Answers[str] = _Answers()
+        if path.is_file():
+            for _, rec in read_records(path, SWITCH_FIELDS):
+                self._answers.add(rec["key"], rec)
+
+    def get(self, path: str) -> Any:
+        return self._answer("GET", path, None)
+
+    def post(self, path: str, body: Mapping[str, str]) -> Any:
+        return self._answer("POST", path, body)
+
+    def _answer(self, method: str, path: str, body: Mapping[str, str] | None) -> Any:
+        rec = self._answers.take(_key(method, path, body))
+        if rec is None:
+            raise SwitchUnreachable(f"replay: no recording of {method} {path} in {self.path}")
+        if "error" in rec:
+            cls = SwitchUnreachable if rec.get("unreachable") else SwitchError
+            raise cls(str(rec["error"]))
+        return rec.get("reply")

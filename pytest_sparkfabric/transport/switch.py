@@ -1,8 +1,10 @@
-"""Read-only access to a RouterOS 7 switch: its REST API, the simulator's switch, or a recording.
+"""Read-only access to a RouterOS 7 switch over its REST API.
 
 Every client answers `get(path)` and `post(path, body)` with the decoded JSON reply (RouterOS
 gives every value as a string). Paths are relative to `/rest` (`/interface/ethernet`). Only
-`print`/`monitor`-style reads are ever sent: nothing here changes the switch.
+`print`/`monitor`-style reads are ever sent: nothing here changes the switch. A transport hands
+out the client (`Transport.switch_client`): this REST client by default, the simulator's own
+switch on `transport: sim`, a recording's answers on `transport: replay`.
 """
 
 from __future__ import annotations
@@ -11,30 +13,19 @@ import base64
 import json
 import os
 import ssl
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections import defaultdict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
-
-from pytest_sparkfabric.transport.recording_files import (
-    SWITCH_FIELDS,
-    SWITCH_RECORDING,
-    append_line,
-    read_records,
-)
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
     from pytest_sparkfabric.cluster.spec import SwitchSpec
-    from pytest_sparkfabric.transport import Transport
 
 TIMEOUT_S = 15.0
 MAX_REPLY_BYTES = 8 * 2**20
-RECORD_NAME = SWITCH_RECORDING
 
 
 class SwitchError(Exception):
@@ -51,7 +42,8 @@ class SwitchClient(Protocol):
     def post(self, path: str, body: Mapping[str, str]) -> Any: ...
 
 
-def _detail(raw: bytes) -> str:
+def error_detail(raw: bytes) -> str:
+    """RouterOS's JSON error body (`message`, `detail`) as one short line."""
     try:
         data = json.loads(raw.decode("utf-8", "replace"))
     except ValueError:
@@ -172,7 +164,7 @@ class RestClient:
         except urllib.error.HTTPError as exc:
             if 300 <= exc.code < 400:
                 raise SwitchUnreachable(f"{what}: {_redirect(exc, url)}") from None
-            detail = _detail(exc.read(65536))
+            detail = error_detail(exc.read(65536))
             if exc.code == 401:
                 raise SwitchUnreachable(
                     f"{what}: authentication failed for user {self.user!r} (HTTP 401): check "
@@ -225,102 +217,6 @@ def _reason(reason: object) -> str:
     return str(reason)
 
 
-class SimClient:
-    """The simulated cluster's switch (its `rest_get` / `rest_post`), same replies as REST.
-
-    The simulator raises an error carrying `status` and RouterOS's JSON error `body` where the
-    real API answers an HTTP error."""
-
-    def __init__(self, switch: Any) -> None:
-        self._switch = switch
-
-    def get(self, path: str) -> Any:
-        return self._call("GET", path, lambda: self._switch.rest_get(path))
-
-    def post(self, path: str, body: Mapping[str, str]) -> Any:
-        return self._call("POST", path, lambda: self._switch.rest_post(path, dict(body)))
-
-    @staticmethod
-    def _call(method: str, path: str, call: Callable[[], Any]) -> Any:
-        try:
-            reply = call()
-        except Exception as exc:
-            status = getattr(exc, "status", None)
-            if status is None:
-                raise
-            body = getattr(exc, "body", {})
-            raise SwitchError(
-                f"{method} {path}: HTTP {status} {_detail(json.dumps(body).encode())}"
-            ) from None
-        if isinstance(reply, str):
-            try:
-                return json.loads(reply)
-            except ValueError:
-                raise SwitchError(f"{method} {path}: the reply is not JSON") from None
-        return reply
-
-
-def _key(method: str, path: str, body: Mapping[str, str] | None) -> str:
-    return json.dumps([method, path, dict(body) if body is not None else None], sort_keys=True)
-
-
-class RecordingClient:
-    """Wraps a client and appends every call and its reply (or error) to a JSON-lines file."""
-
-    def __init__(self, inner: SwitchClient, path: Path) -> None:
-        self.inner = inner
-        self.path = path
-        self._lock = threading.Lock()
-
-    def get(self, path: str) -> Any:
-        return self._keep("GET", path, None, lambda: self.inner.get(path))
-
-    def post(self, path: str, body: Mapping[str, str]) -> Any:
-        return self._keep("POST", path, body, lambda: self.inner.post(path, body))
-
-    def _keep(self, method: str, path: str, body: Mapping[str, str] | None, call: Any) -> Any:
-        rec: dict[str, Any] = {"key": _key(method, path, body)}
-        try:
-            rec["reply"] = call()
-            return rec["reply"]
-        except SwitchError as exc:
-            rec["error"] = str(exc)
-            rec["unreachable"] = isinstance(exc, SwitchUnreachable)
-            raise
-        finally:
-            with self._lock:
-                append_line(self.path, rec)
-
-
-class ReplayClient:
-    """Answers calls from a recording, in recorded order (the last answer repeats)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._answers: dict[str, deque[dict[str, Any]]] = defaultdict(deque)
-        self._lock = threading.Lock()
-        if path.is_file():
-            for _, rec in read_records(path, SWITCH_FIELDS):
-                self._answers[rec["key"]].append(rec)
-
-    def get(self, path: str) -> Any:
-        return self._answer("GET", path, None)
-
-    def post(self, path: str, body: Mapping[str, str]) -> Any:
-        return self._answer("POST", path, body)
-
-    def _answer(self, method: str, path: str, body: Mapping[str, str] | None) -> Any:
-        with self._lock:
-            queue = self._answers.get(_key(method, path, body))
-            if not queue:
-                raise SwitchUnreachable(f"replay: no recording of {method} {path} in {self.path}")
-            rec = queue.popleft() if len(queue) > 1 else queue[0]
-        if "error" in rec:
-            cls = SwitchUnreachable if rec.get("unreachable") else SwitchError
-            raise cls(str(rec["error"]))
-        return rec.get("reply")
-
-
 def _password(spec: SwitchSpec) -> str:
     if spec.password_env is None:
         return ""
@@ -368,22 +264,10 @@ def safety_warnings(cluster: Cluster) -> list[str]:
     return []
 
 
-def make_client(
-    spec: SwitchSpec, transport: Transport, *, base_dir: Path | None = None
-) -> SwitchClient:
-    """The client that matches the node transport: sim, replay, recording, or the real switch.
+def rest_client(spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
+    """The real switch's client, as cluster.yaml's switch: section describes it.
 
     `base_dir`: the cluster file's folder, where a relative switch.ca_file is."""
-    from pytest_sparkfabric.transport.record import RecordingTransport, ReplayTransport
-
-    if isinstance(transport, RecordingTransport):
-        inner = make_client(spec, transport.inner, base_dir=base_dir)
-        return RecordingClient(inner, transport.directory / RECORD_NAME)
-    if isinstance(transport, ReplayTransport):
-        return ReplayClient(transport.directory / RECORD_NAME)
-    sim_switch = getattr(transport, "switch", None)
-    if sim_switch is not None and hasattr(sim_switch, "rest_get"):
-        return SimClient(sim_switch)
     if spec.api != "rest":
         raise SwitchUnreachable(
             f"switch.api {spec.api!r} is not supported yet: enable the REST API "

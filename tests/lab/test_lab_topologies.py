@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from pytest_sparkfabric.cluster.plan import plan
+from pytest_sparkfabric.measure import facts
 from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.measure.flows import wait_listening
 from pytest_sparkfabric.probes import sysfs
@@ -175,15 +176,15 @@ def test_only_cabled_nodes_reach_each_other(lab: labkit.Lab, transport: Transpor
 def test_sysfs_reads_like_a_spark(lab: labkit.Lab, transport: Transport) -> None:
     fabric = Fabric(lab.cluster, transport)
     for node in lab.cluster.nodes:
-        facts = fabric.facts(node.name).get()
+        seen = facts.node(fabric, node.name).get()
         for rail in node.rails:
-            table = sysfs.gid_table(facts.files, rail.rdma)
+            table = sysfs.gid_table(seen.files, rail.rdma)
             assert sysfs.find_rocev2_gid(table, rail.netdev, rail.address.ip) is not None
-            state = sysfs.port_state(facts.files[sysfs.ib_port_paths(rail.rdma)["state"]])
+            state = sysfs.port_state(seen.files[sysfs.ib_port_paths(rail.rdma)["state"]])
             assert state.name == "ACTIVE"
-            values = sysfs.net_sysctls(facts.files, rail.netdev)
+            values = sysfs.net_sysctls(seen.files, rail.netdev)
             assert values.disable_ipv6 == 1 and values.rp_filter == 2
-            width = facts.files[sysfs.pcie_paths(rail.pci)["current_link_width"]]
+            width = seen.files[sysfs.pcie_paths(rail.pci)["current_link_width"]]
             assert sysfs.int_value(width) == 4
 
 
@@ -232,8 +233,8 @@ def test_shipped_suite_passes_over_ssh(runs: dict[str, Runs], topo: str) -> None
 def test_the_run_changes_nothing_on_the_nodes(runs: dict[str, Runs], topo: str) -> None:
     before, after = runs[topo].before, runs[topo].after
     assert before.keys() == after.keys()
-    for node, facts in before.items():
-        for what, value in facts.items():
+    for node, seen in before.items():
+        for what, value in seen.items():
             assert after[node][what] == value, f"{node}: {what} changed during the run"
 
 

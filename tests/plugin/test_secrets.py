@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_sparkfabric.transport import Transport
 from sparkfabric_lab.routeros import handler_for
 from sparkfabric_sim import transport as sim_transport
 from sparkfabric_sim.switch import RestError, SimSwitch
@@ -62,16 +63,17 @@ def secret() -> str:
 def served(
     tmp_path: Path, secret: str, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[_ServedSwitch, int, Path]]:
-    """(switch, HTTPS port, CA file); the simulated transport's switch is taken off it, so the
-    plugin reads the switch the way it reads a real one: make_client's REST client."""
+    """(switch, HTTPS port, CA file); the simulated transport hands out the base transport's
+    switch client, so the plugin reads the switch the way it reads a real one: over REST."""
     switch = _ServedSwitch(secret)
     real_init = sim_transport.SimTransport.__init__
 
     def init(self: sim_transport.SimTransport, *args: Any, **kwargs: Any) -> None:
         real_init(self, *args, **kwargs)
-        switch.sim, self.switch = self.switch, None
+        switch.sim = self.switch
 
     monkeypatch.setattr(sim_transport.SimTransport, "__init__", init)
+    monkeypatch.setattr(sim_transport.SimTransport, "switch_client", Transport.switch_client)
     key, crt = certs.self_signed(tmp_path)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(switch))  # type: ignore[arg-type]
     httpd.daemon_threads = True

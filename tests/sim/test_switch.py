@@ -97,10 +97,9 @@ def test_switch_faults_change_what_rest_reports() -> None:
 
 def test_the_project_switch_reader_reads_the_simulated_switch() -> None:
     reads = pytest.importorskip("pytest_sparkfabric.measure.switch")
-    client_mod = pytest.importorskip("pytest_sparkfabric.transport.switch")
     cluster = example("demo")
     t = SimTransport(cluster)
     assert cluster.spec.switch is not None
-    client = client_mod.make_client(cluster.spec.switch, t)
+    client = t.switch_client(cluster.spec.switch)
     state = reads.read_switch(client, list(cluster.spec.switch.ports.values()))
     assert state is not None

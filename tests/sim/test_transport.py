@@ -6,6 +6,7 @@ from pytest import approx
 
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job
+from pytest_sparkfabric.transport.host import make_host
 from sparkfabric_sim.transport import SSH_ROUND_TRIP_S as RTT
 from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import example, with_faults
@@ -121,7 +122,7 @@ def test_unreachable_node_and_hanging_command() -> None:
 
 def test_testinfra_host_goes_through_the_simulation() -> None:
     t = SimTransport(example("direct-2"))
-    host = t.host("spark-1")
+    host = make_host(t, "spark-1")
     iface = host.interface("enp1s0f1np1")
     assert iface.exists and not host.interface("eth9").exists
     assert iface.addresses == ["192.168.100.11"]

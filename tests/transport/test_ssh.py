@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.transport import Job
+from pytest_sparkfabric.transport.host import make_host
 from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport, remote_command
 from pytest_sparkfabric.transport.wrapper import supervisor
 from tests.transport.conftest import make_transport
@@ -164,7 +165,7 @@ def test_an_unreachable_node_does_not_stall_the_others(local_sshd: tuple[int, Pa
 def test_testinfra_host_goes_through_the_transport(local_sshd: tuple[int, Path]) -> None:
     t = make_transport(*local_sshd)
     try:
-        host = t.host("n1")
+        host = make_host(t, "n1")
         assert host.file("/etc/hostname").exists
         assert host.run("echo %s", "a b").stdout == "a b\n"
     finally:

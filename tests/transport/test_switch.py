@@ -1,4 +1,5 @@
-"""The read-only RouterOS client: REST with Basic auth and deadlines, record and replay."""
+"""The read-only RouterOS client: REST with Basic auth and deadlines, recorded and replayed by
+the transports that hand it out."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from typing import Any, ClassVar
 
 import pytest
 
+from pytest_sparkfabric.cluster.spec import SwitchSpec
 from pytest_sparkfabric.measure.switch import read_switch
+from pytest_sparkfabric.transport import Background, Job, RunResult, Transport, VirtualClock
+from pytest_sparkfabric.transport.record import RecordingTransport, ReplayTransport
 from pytest_sparkfabric.transport.switch import (
-    RecordingClient,
-    ReplayClient,
     RestClient,
+    SwitchClient,
     SwitchError,
     SwitchUnreachable,
 )
@@ -162,11 +165,38 @@ def test_unreachable_switch_fails_the_whole_read() -> None:
         read_switch(_client(1, timeout_s=2), ["qsfp56-dd-1-1"])
 
 
+class _RestOnly(Transport):
+    """A transport with no nodes whose switch is the test's REST server."""
+
+    def __init__(self, port: int) -> None:
+        self.clock = VirtualClock()
+        self.port = port
+
+    def run(self, job: Job) -> RunResult:
+        raise AssertionError("no node commands here")
+
+    def start(self, job: Job) -> Background:
+        raise AssertionError("no node commands here")
+
+    def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
+        return _client(self.port)
+
+
+SPEC = SwitchSpec(host="127.0.0.1", user=USER, ports={"spark-1": "qsfp56-dd-1-1"})
+
+
 def test_record_then_replay_gives_the_same_answers(server: int, tmp_path: Path) -> None:
-    path = tmp_path / "switch" / "rest.jsonl"
-    recorder = RecordingClient(_client(server), path)
+    folder = tmp_path / "recording"
+    recorder = RecordingTransport(_RestOnly(server), folder).switch_client(SPEC)
     recorded = read_switch(recorder, ["qsfp56-dd-1-1"])
-    replayed = read_switch(ReplayClient(path), ["qsfp56-dd-1-1"])
+    path = folder / "switch" / "rest.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0] == {
+        "key": '["GET", "/interface/ethernet", null]',
+        "reply": ETHERNET,
+    }
+    assert any(line.get("error") and line["unreachable"] is False for line in lines)
+    replayed = read_switch(ReplayTransport(folder).switch_client(SPEC), ["qsfp56-dd-1-1"])
     assert replayed == recorded
-    with pytest.raises(SwitchUnreachable, match="no recording"):
-        ReplayClient(path).get("/interface/bridge")
+    with pytest.raises(SwitchUnreachable, match=f"no recording of GET /interface/bridge in {path}"):
+        ReplayTransport(folder).switch_client(SPEC).get("/interface/bridge")

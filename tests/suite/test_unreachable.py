@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from tests.measure._suite import cluster_file, run
+from tests.suite.runner import SHORT_SOAK, run_measurements, run_suite, write_cluster
+
+pytestmark = pytest.mark.slow
 
 DOWN = "spark-3: ssh: connection timed out after 10 s"
-SHORT_SOAK = {"soak": {"duration_s": 60, "interval_s": 10}}
 
 
 def test_one_node_down_of_four(pytester: pytest.Pytester) -> None:
-    path = cluster_file(
+    path = write_cluster(
         pytester.path,
         "demo.yaml",
         faults=[{"fault": "node_unreachable", "node": "spark-3"}],
         changes=SHORT_SOAK,
     )
-    r = run(pytester, path)
+    r = run_measurements(pytester, path)
     assert "1 of 4 nodes not reachable; their tests fail at once: " + DOWN in r.stdout
     involving = {k for k in r.outcomes if "spark-3" in k}
     assert involving
@@ -42,17 +43,17 @@ def test_one_node_down_of_four(pytester: pytest.Pytester) -> None:
 
 
 def test_soak_does_not_run_without_two_nodes_that_answer(pytester: pytest.Pytester) -> None:
-    path = cluster_file(
+    path = write_cluster(
         pytester.path,
         "direct-2.yaml",
         faults=[{"fault": "node_unreachable", "node": "spark-2"}],
         changes=SHORT_SOAK,
     )
-    r = run(pytester, path, "-m", "soak")
+    r = run_suite(pytester, path, markers="soak", files=("test_soak.py",))
     assert "heat soak:" not in r.stdout
     down = "spark-2: ssh: connection timed out after 10 s"
     assert r.messages["test_soak_load[spark-1]"] == (
         f"not measured: the heat soak needs traffic between two nodes that answer; {down}"
     )
     assert r.messages["test_soak_link[spark-2:rail0]"] == f"not measured: {down}"
-    assert r.failed == set(r.outcomes)
+    assert r.not_passed == set(r.outcomes)

@@ -6,8 +6,9 @@ import pytest
 
 from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.cluster.plan import plan
+from tests.suite.runner import CONFIG, EXAMPLES, run_suite
 
-from .conftest import EXAMPLES, run_suite
+pytestmark = pytest.mark.slow
 
 EXAMPLE_FILES = ("direct-2.yaml", "mesh-3.yaml", "ring-4.yaml", "switch-8.yaml", "demo.yaml")
 PER_RAIL = (
@@ -30,7 +31,7 @@ PER_LEG = ("test_switch_leg", "test_switch_leg_mtu", "test_switch_bridge_port", 
 def test_healthy_example_passes(pytester: pytest.Pytester, example: str) -> None:
     path = EXAMPLES / example
     cluster = load_cluster(path)
-    run = run_suite(pytester, path)
+    run = run_suite(pytester, path, markers=CONFIG)
     bad = {k: run.messages[k] for k, v in run.outcomes.items() if v not in ("passed", "skipped")}
     assert not bad, bad
     assert run.ret == 0

@@ -1,6 +1,6 @@
 """The whole shipped suite on every fault example: exactly these tests fail, naming these causes.
 
-One row per fault in examples/faults/. The per-concern tests (tests/acceptance, tests/measure)
+One row per fault in examples/faults/. The per-concern tests (test_faults, test_measure)
 pin the failing items one by one; this matrix guards against cross-talk between concerns, such
 as a fault in one place failing checks of another with no cause named. A rule of "" is a test
 that could not measure at all (the node is unreachable, or a tool hung): its message says why.
@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.cluster.faults import FAULTS
+from tests.suite.runner import EXAMPLES, run_suite
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-PINS = Path(__file__).resolve().parent / "data" / "verdicts"
+PINS = Path(__file__).resolve().parents[1] / "data" / "verdicts"
+pytestmark = pytest.mark.slow
 
 MATRIX: dict[str, tuple[set[str], set[str]]] = {
     "arp_flux": (
@@ -183,12 +184,7 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
 
 
 def _run(pytester: pytest.Pytester, cluster: Path) -> list[dict[str, object]]:
-    out = pytester.path / "results.json"
-    pytester.runpytest_inprocess(
-        f"--cluster={cluster}", "-p", "no:html", "-q", f"--sparkfabric-json={out}"
-    )
-    tests: list[dict[str, object]] = json.loads(out.read_text())["tests"]
-    return tests
+    return run_suite(pytester, cluster, "-p", "no:html", "-q").tests
 
 
 def _pin(name: str, tests: list[dict[str, object]]) -> None:

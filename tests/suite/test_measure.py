@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
-from tests.measure._suite import EXAMPLES, cluster_file, run
+from tests.suite.runner import EXAMPLES, SHORT_SOAK, run_measurements, write_cluster
+
+pytestmark = pytest.mark.slow
 
 HEALTHY = ["direct-2.yaml", "mesh-3.yaml", "ring-4.yaml", "demo.yaml", "switch-8.yaml"]
-SHORT_SOAK: dict[str, Any] = {"soak": {"duration_s": 60, "interval_s": 10}}
 
 D_R0 = "spark-1:rail0<->spark-2:rail0"
 D_R1 = "spark-1:rail1<->spark-2:rail1"
@@ -90,10 +91,10 @@ EXPECTED: dict[str, tuple[set[str], RuleId]] = {
 
 @pytest.mark.parametrize("example", HEALTHY)
 def test_healthy_example_passes(pytester: pytest.Pytester, example: str) -> None:
-    path = cluster_file(pytester.path, example, changes=SHORT_SOAK)
-    r = run(pytester, path)
+    path = write_cluster(pytester.path, example, changes=SHORT_SOAK)
+    r = run_measurements(pytester, path)
     assert r.outcomes, r.stdout
-    assert not r.failed, "\n\n".join(f"{k}:\n{r.messages[k]}" for k in sorted(r.failed))
+    assert not r.not_passed, "\n\n".join(f"{k}:\n{r.messages[k]}" for k in sorted(r.not_passed))
     kinds = {k.split("[")[0] for k in r.outcomes}
     assert kinds >= {
         "test_nic_loopback",
@@ -114,10 +115,10 @@ def test_healthy_example_passes(pytester: pytest.Pytester, example: str) -> None
 def test_fault_fails_exactly_the_expected_tests(pytester: pytest.Pytester, fault: str) -> None:
     expected, rule = EXPECTED[fault]
     soak: dict[str, Any] = {} if fault == "lane_degradation" else SHORT_SOAK
-    path = cluster_file(pytester.path, f"faults/{fault}.yaml", changes=soak)
-    r = run(pytester, path)
-    assert r.failed == expected, (
-        f"unexpected: {sorted(r.failed - expected)}; missing: {sorted(expected - r.failed)}"
+    path = write_cluster(pytester.path, f"faults/{fault}.yaml", changes=soak)
+    r = run_measurements(pytester, path)
+    assert r.not_passed == expected, (
+        f"unexpected: {sorted(r.not_passed - expected)}; missing: {sorted(expected - r.not_passed)}"
     )
     cause = RULES[rule].cause
     for name in sorted(expected):
@@ -125,7 +126,9 @@ def test_fault_fails_exactly_the_expected_tests(pytester: pytest.Pytester, fault
 
 
 def test_half_port_message_reads_as_designed(pytester: pytest.Pytester) -> None:
-    r = run(pytester, cluster_file(pytester.path, "faults/half_port.yaml", changes=SHORT_SOAK))
+    r = run_measurements(
+        pytester, write_cluster(pytester.path, "faults/half_port.yaml", changes=SHORT_SOAK)
+    )
     msg = r.messages[f"test_pair_rdma[{D_PAIR}]"]
     lines = msg.splitlines()
     assert lines[0].startswith("both rails together: ")
@@ -139,18 +142,21 @@ def test_half_port_message_reads_as_designed(pytester: pytest.Pytester) -> None:
 
 def test_two_faults_at_once_are_both_named(pytester: pytest.Pytester) -> None:
     faults = [{"fault": "nic_throttled", "node": "spark-1"}, {"fault": "nccl_socket"}]
-    r = run(
-        pytester, cluster_file(pytester.path, "direct-2.yaml", faults=faults, changes=SHORT_SOAK)
+    r = run_measurements(
+        pytester, write_cluster(pytester.path, "direct-2.yaml", faults=faults, changes=SHORT_SOAK)
     )
     msg = r.messages["test_nccl_busbw"]
     assert RULES["nccl_socket"].cause in msg and RULES["nic_throttled"].cause in msg
     assert RULES["nic_throttled"].cause in r.messages[f"test_pair_rdma[{D_PAIR}]"]
-    assert "test_nccl_uses_ib[spark-1]" in r.failed and "test_nccl_uses_ib[spark-2]" in r.failed
+    assert (
+        "test_nccl_uses_ib[spark-1]" in r.not_passed
+        and "test_nccl_uses_ib[spark-2]" in r.not_passed
+    )
 
 
 def test_progress_shows_the_schedule(pytester: pytest.Pytester) -> None:
-    path = cluster_file(pytester.path, "demo.yaml", changes=SHORT_SOAK)
-    r = run(pytester, path, "-k", "rdma")
+    path = write_cluster(pytester.path, "demo.yaml", changes=SHORT_SOAK)
+    r = run_measurements(pytester, path, "-k", "rdma")
     assert "RDMA bandwidth: 6 node pairs, both rails at once, in 3 rounds x 1 direction" in r.stdout
     # Round by round only where rounds take real time: the simulator's are over in a moment.
     assert "round 3/3:" not in r.stdout

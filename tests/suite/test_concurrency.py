@@ -8,12 +8,14 @@ from collections.abc import Generator
 import pytest
 
 from pytest_sparkfabric.cluster import load_cluster
+from pytest_sparkfabric.measure import reach
 from pytest_sparkfabric.measure.engine import QUICK_S, Fabric
-from pytest_sparkfabric.plugin import get_session
 from pytest_sparkfabric.probes.ping import build_ping
+from pytest_sparkfabric.session import get_session
 from pytest_sparkfabric.transport import Job, make_transport
+from tests.suite.runner import EXAMPLES, run_suite
 
-from .conftest import EXAMPLES, run_suite
+pytestmark = pytest.mark.slow
 
 SWITCH_8 = EXAMPLES / "switch-8.yaml"
 
@@ -36,7 +38,7 @@ def test_fabric_ping_round_costs_one_ping() -> None:
     links = fabric.plan.directed
     assert len(links) == 2 * 2 * (8 * 7 // 2)  # both rails, both directions, every pair
     t0 = transport.clock.now()
-    results = [fabric.ping(d) for d in links]
+    results = [reach.ping(fabric, d) for d in links]
     elapsed = transport.clock.now() - t0
     assert all(r.value is not None and r.value.ok for r in results)
     one = _one_ping_s()

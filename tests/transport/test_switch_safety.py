@@ -23,7 +23,7 @@ from pytest_sparkfabric.transport.switch import (
     RestClient,
     SwitchUnreachable,
     ca_file_path,
-    make_client,
+    rest_client,
 )
 from tests import certs
 
@@ -133,7 +133,7 @@ def test_plain_http_is_refused_before_any_request(switch: Server) -> None:
     )
     spec = SwitchSpec(host="127.0.0.1", user=USER, api_port=80)
     with pytest.raises(SwitchUnreachable, match="refusing to send the switch password"):
-        make_client(spec, object())  # type: ignore[arg-type]  # a transport with no switch
+        rest_client(spec)
     assert len(switch.seen) == before
     allowed = _rest(switch.port, scheme="http", allow_http=True)
     assert allowed.get("/interface/ethernet") == []

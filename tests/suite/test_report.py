@@ -1,4 +1,5 @@
-"""HTML columns and diagnosis box, JUnit properties, and the suite without pytest-html."""
+"""The reports of a whole run: HTML columns and diagnosis box, JUnit properties, and the suite
+without pytest-html."""
 
 from __future__ import annotations
 
@@ -7,23 +8,13 @@ import re
 import xml.etree.ElementTree as ET
 from html import unescape
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
-from pytest_sparkfabric import report
 from pytest_sparkfabric.report import html
+from tests.suite.runner import run_suite, write_cluster
 
-from .conftest import run_suite, write_cluster
-
-# The lead registers the report hooks in plugin.py; until then (and harmlessly after) the
-# runs below register them themselves.
-
-
-class _Register:
-    @pytest.hookimpl(trylast=True)
-    def pytest_configure(self, config: pytest.Config) -> None:
-        report.register(config)
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -43,7 +34,6 @@ def test_html_and_junit_reports(pytester: pytest.Pytester, mtu_fault: Path) -> N
         "--self-contained-html",
         f"--junitxml={junit}",
         markers="mtu",
-        plugins=[_Register()],
     )
     assert "test_mtu[spark-1:rail0]" in run.failed
     # HTML: sortable Node / Rail / Measured / Expected columns, cause and fix above the log.
@@ -87,7 +77,6 @@ def test_html_report_has_no_noise(pytester: pytest.Pytester) -> None:
         str(page),
         "--self-contained-html",
         markers="bandwidth or switch",
-        plugins=[_Register()],
     )
     text = page.read_text()
     rows = _html_rows(page)
@@ -116,39 +105,6 @@ def test_html_report_has_no_noise(pytester: pytest.Pytester) -> None:
 
 
 def test_runs_without_pytest_html(pytester: pytest.Pytester, mtu_fault: Path) -> None:
-    run = run_suite(pytester, mtu_fault, "-p", "no:html", markers="mtu", plugins=[_Register()])
+    run = run_suite(pytester, mtu_fault, "-p", "no:html", markers="mtu")
     assert "test_mtu[spark-1:rail0]" in run.failed
     assert "test_mtu[spark-2:rail0]" in run.outcomes
-
-
-def test_diagnosis_box_escapes_and_orders() -> None:
-    box = html.diagnosis_html(
-        {"measured": "MTU <1500>", "expected": "MTU 9000", "cause": "c", "fix": "f", "rule": "r"}
-    )
-    assert box is not None
-    assert "MTU &lt;1500&gt;" in box
-    assert re.search(r"Measured.*Expected.*Likely cause.*Fix", box)
-    assert html.diagnosis_html({"measured": "x"}) is None
-
-
-def test_table_hooks_insert_matching_cells() -> None:
-    header = [
-        "<th>Result</th>",
-        "<th>Test</th>",
-        '<th class="sortable" data-column-type="duration">Duration</th>',
-        "<th>Links</th>",
-    ]
-    html.pytest_html_results_table_header(header)
-    assert len(header) == 7 and 'data-column-type="sfnode"' in header[2]
-    assert not any("Duration" in h for h in header)
-
-    class Report:
-        user_properties: ClassVar = [("node", "spark-1"), ("measured", "a\nb")]
-        skipped = False
-        when = "call"
-
-    row = ["<td>r</td>", "<td>t</td>", '<td class="col-duration">5 ms</td>', "<td>l</td>"]
-    html.pytest_html_results_table_row(Report(), row)  # type: ignore[arg-type]
-    assert len(row) == len(header)
-    assert row[2] == '<td class="col-sfnode" style="white-space:nowrap">spark-1</td>'
-    assert row[4] == '<td class="col-sfmeasured">a b</td>'

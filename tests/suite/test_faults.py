@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
+from tests.suite.runner import CONFIG, run_suite, write_cluster
 
-from .conftest import run_suite, write_cluster
+pytestmark = pytest.mark.slow
 
 DIRECT = ("spark-1", "spark-2")
 SWITCHED = ("spark-1", "spark-2", "spark-3")
@@ -197,9 +198,9 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_fault_fails_exactly_the_expected_items(pytester: pytest.Pytester, case: Case) -> None:
     path = write_cluster(
-        pytester.path, case.base, faults=case.faults, nodes=case.nodes, **case.changes
+        pytester.path, case.base, faults=case.faults, nodes=case.nodes, changes=case.changes
     )
-    run = run_suite(pytester, path)
+    run = run_suite(pytester, path, markers=CONFIG)
     assert run.failed == set(case.expected), {k: run.messages[k] for k in run.failed}
     assert run.ret == (1 if case.expected else 0)
     for item, rule_id in case.expected.items():

@@ -1,0 +1,199 @@
+"""Node facts: one round trip per node of `ip -j addr` and every /proc and /sys file the
+configuration checks read (sysctls, RoCE ports and GIDs, PCIe links), all nodes at once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
+from pytest_sparkfabric.probes import ParseError, sysfs
+from pytest_sparkfabric.probes.ip import IpInterface, build_ip_addr, parse_ip_addr_json
+from pytest_sparkfabric.probes.sysfs import GidEntry, NetSysctls, PortState
+from pytest_sparkfabric.result import Measured
+from pytest_sparkfabric.transport import Job
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Cluster, Rail
+    from pytest_sparkfabric.measure.engine import Fabric
+
+NAME: PhaseName = "facts"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFacts:
+    """What one round trip of reads tells about a node's fabric."""
+
+    interfaces: Mapping[str, IpInterface]
+    files: Mapping[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """Every node's facts (or why they could not be read), by node name."""
+
+    nodes: Mapping[str, Measured[NodeFacts]]
+
+
+@dataclass(frozen=True, slots=True)
+class RoceFacts:
+    """A rail's RoCE device as sysfs shows it: port state, bound netdev, populated GIDs."""
+
+    device: str
+    present: bool
+    state: PortState
+    phys_state: PortState
+    netdev: str | None
+    gids: tuple[GidEntry, ...]
+
+    @property
+    def active(self) -> bool:
+        return self.state.name == "ACTIVE"
+
+    @property
+    def link_up(self) -> bool:
+        return (self.phys_state.name or "").replace("_", "").lower() == "linkup"
+
+
+@dataclass(frozen=True, slots=True)
+class PcieLink:
+    """One PCIe half of the NIC (/sys/bus/pci/devices/<bdf>/current_link_*)."""
+
+    bdf: str
+    speed_gt_s: float | None
+    width: int | None
+    max_speed_gt_s: float | None
+    max_width: int | None
+
+    @property
+    def text(self) -> str:
+        speed = f"{self.speed_gt_s:.1f} GT/s" if self.speed_gt_s is not None else "speed ?"
+        width = f"x{self.width}" if self.width is not None else "width ?"
+        return f"{speed} {width}"
+
+
+def fact_paths(cluster: Cluster, node: str) -> list[str]:
+    """Every /proc and /sys file read on `node`, in a stable order, each once."""
+    paths: list[str] = []
+    for rail in cluster.node(node).rails:
+        paths += sysfs.sysctl_paths(rail.netdev).values()
+        paths += sysfs.ib_port_paths(rail.rdma).values()
+        paths += sysfs.pcie_paths(rail.pci).values()
+        paths += sysfs.gid_paths(rail.rdma)
+        paths.append(_ndev0(rail.rdma))
+    return list(dict.fromkeys(paths))
+
+
+def _ndev0(rdma: str) -> str:
+    return f"/sys/class/infiniband/{rdma}/ports/1/gid_attrs/ndevs/0"
+
+
+def measure(fabric: Fabric) -> Facts:
+    nodes = [n.name for n in fabric.cluster.nodes]
+    ip_jobs = [Job(n, build_ip_addr(), QUICK_S) for n in nodes]
+    read_jobs = [
+        Job(n, sysfs.build_read_files(fact_paths(fabric.cluster, n)), QUICK_S) for n in nodes
+    ]
+    results = fabric.run_all(ip_jobs + read_jobs)
+    out: dict[str, Measured[NodeFacts]] = {}
+    for i, n in enumerate(nodes):
+        ip_r, read_r = results[i], results[len(nodes) + i]
+        err = result_error(ip_r, "ip") or result_error(read_r, "sh")
+        if err:
+            out[n] = Measured.failed(err)
+            continue
+        try:
+            ifaces = {i.name: i for i in parse_ip_addr_json(ip_r.stdout)}
+        except ParseError as exc:
+            out[n] = Measured.failed(f"{n}: {exc}")
+            continue
+        out[n] = Measured.of(NodeFacts(ifaces, sysfs.parse_read_files(read_r.stdout)))
+    return Facts(out)
+
+
+# -- accessors ----------------------------------------------------------------------------------
+
+
+def node(fabric: Fabric, name: str) -> Measured[NodeFacts]:
+    """Interfaces (ip -j addr) and every /proc and /sys file the config checks read."""
+    return fabric.phase(NAME, measure).nodes[name]
+
+
+def interface(fabric: Fabric, rail: Rail) -> Measured[IpInterface]:
+    facts = node(fabric, rail.node)
+    if facts.error:
+        return Measured.failed(facts.error)
+    iface = facts.get().interfaces.get(rail.netdev)
+    if iface is None:
+        return Measured.failed(f"{rail.node}: no interface {rail.netdev} (ip -j addr show)")
+    return Measured.of(iface)
+
+
+def observed_ipv4(fabric: Fabric) -> dict[str, list[tuple[str, str]]]:
+    """Every IPv4 address seen on any interface of any node -> [(node, netdev), ...]."""
+    seen: dict[str, list[tuple[str, str]]] = {}
+    for n in fabric.cluster.nodes:
+        facts = node(fabric, n.name)
+        if facts.error:
+            continue
+        for iface in facts.get().interfaces.values():
+            for addr in iface.ipv4:
+                seen.setdefault(str(addr.ip), []).append((n.name, iface.name))
+    return seen
+
+
+def _files(fabric: Fabric, name: str) -> Measured[Mapping[str, str | None]]:
+    facts = node(fabric, name)
+    if facts.error:
+        return Measured.failed(facts.error)
+    return Measured.of(facts.get().files)
+
+
+def sysctls(fabric: Fabric, rail: Rail) -> Measured[NetSysctls]:
+    """Effective arp_ignore/arp_announce/rp_filter (max of all and the netdev) and
+    disable_ipv6 of the rail's netdev."""
+    files = _files(fabric, rail.node)
+    if files.error:
+        return Measured.failed(files.error)
+    return Measured.of(sysfs.net_sysctls(files.get(), rail.netdev))
+
+
+def pcie(fabric: Fabric, rail: Rail) -> Measured[PcieLink]:
+    files = _files(fabric, rail.node)
+    if files.error:
+        return Measured.failed(files.error)
+    values, paths = files.get(), sysfs.pcie_paths(rail.pci)
+    if values.get(paths["current_link_speed"]) is None:
+        return Measured.failed(
+            f"{rail.node}: no PCIe device {rail.pci} ({paths['current_link_speed']} missing)"
+        )
+    return Measured.of(
+        PcieLink(
+            bdf=rail.pci,
+            speed_gt_s=sysfs.link_speed_gt_s(values.get(paths["current_link_speed"])),
+            width=sysfs.int_value(values.get(paths["current_link_width"])),
+            max_speed_gt_s=sysfs.link_speed_gt_s(values.get(paths["max_link_speed"])),
+            max_width=sysfs.int_value(values.get(paths["max_link_width"])),
+        )
+    )
+
+
+def roce(fabric: Fabric, rail: Rail) -> Measured[RoceFacts]:
+    files = _files(fabric, rail.node)
+    if files.error:
+        return Measured.failed(files.error)
+    values, paths = files.get(), sysfs.ib_port_paths(rail.rdma)
+    gids = sysfs.gid_table(values, rail.rdma)
+    ndev0 = values.get(_ndev0(rail.rdma))
+    netdev = ndev0.strip() if ndev0 else next((g.ndev for g in gids if g.ndev), None)
+    return Measured.of(
+        RoceFacts(
+            device=rail.rdma,
+            present=values.get(paths["state"]) is not None,
+            state=sysfs.port_state(values.get(paths["state"])),
+            phys_state=sysfs.port_state(values.get(paths["phys_state"])),
+            netdev=netdev,
+            gids=gids,
+        )
+    )

@@ -1,0 +1,93 @@
+"""Reachability of every directed rail link: a don't-fragment ping of MTU-28 bytes bound to the
+sending netdev, all links at once; then, only for links whose jumbo ping failed, a small ping,
+which tells an MTU on the path (small gets through, jumbo does not) from a link that carries
+nothing. The small pings are their own phase: they run only when a failed item asks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
+from pytest_sparkfabric.probes.ping import PingResult, build_ping, parse_ping
+from pytest_sparkfabric.result import Measured
+from pytest_sparkfabric.transport import Job
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster.plan import DirectedLink
+    from pytest_sparkfabric.measure.engine import Fabric
+
+NAME: PhaseName = "pings"
+SMALL: PhaseName = "small_pings"
+SMALL_PING_B = 56
+IP_ICMP_HEADERS_B = 28
+
+
+@dataclass(frozen=True, slots=True)
+class Pings:
+    """By directed link id: the ping's result, or why it could not be sent."""
+
+    links: Mapping[str, Measured[PingResult]]
+
+
+def measure(fabric: Fabric) -> Pings:
+    out: dict[str, Measured[PingResult]] = {}
+    links = []
+    for d in fabric.plan.directed:
+        # Sent from a node that does not answer, a ping cannot run; towards one it can (its
+        # kernel answers without a shell) and tells whether the fabric reaches it.
+        line = fabric.down_line((d.src.node,))
+        if line:
+            out[d.id] = Measured.failed(line)
+        else:
+            links.append(d)
+    if links:
+        fabric.progress(f"jumbo DF pings: {len(links)} directed links at once")
+        out.update(_round(fabric, links, fabric.cluster.mtu - IP_ICMP_HEADERS_B))
+    return Pings(out)
+
+
+def measure_small(fabric: Fabric) -> Pings:
+    failed = [
+        d
+        for d in fabric.plan.directed
+        if ((p := ping(fabric, d)).error or not p.get().ok) and not fabric.down_line((d.src.node,))
+    ]
+    if not failed:
+        return Pings({})
+    fabric.progress(f"small pings: {len(failed)} links whose jumbo ping failed")
+    return Pings(_round(fabric, failed, SMALL_PING_B))
+
+
+def _round(
+    fabric: Fabric, links: Sequence[DirectedLink], payload_bytes: int
+) -> dict[str, Measured[PingResult]]:
+    """One DF ping per directed link, all at once, bound to the sending rail's netdev."""
+    jobs = [
+        Job(
+            d.src.node,
+            build_ping(d.dst.address.ip, interface=d.src.netdev, payload_bytes=payload_bytes),
+            QUICK_S,
+        )
+        for d in links
+    ]
+    out: dict[str, Measured[PingResult]] = {}
+    for d, r in zip(links, fabric.run_all(jobs), strict=True):
+        failure = r.failure()
+        out[d.id] = (
+            Measured.failed(failure)
+            if failure
+            else Measured.of(parse_ping(r.stdout, r.stderr, r.rc))
+        )
+    return out
+
+
+def ping(fabric: Fabric, link: DirectedLink) -> Measured[PingResult]:
+    """The jumbo DF ping over `link` (every link's in one round)."""
+    return fabric.phase(NAME, measure).links[link.id]
+
+
+def small_ping(fabric: Fabric, link: DirectedLink) -> Measured[PingResult] | None:
+    """A default-size ping over a link whose jumbo DF ping failed (None where it passed)."""
+    return fabric.phase(SMALL, measure_small).links.get(link.id)

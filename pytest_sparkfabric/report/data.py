@@ -1,0 +1,42 @@
+"""What every report says about the run: the cluster under test and the safety warnings.
+
+Built once when the plugin configures (from cluster.yaml, before any test runs) and handed to
+each report plugin, so no report needs the session or the plugin to find it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Cluster
+
+
+@dataclass(frozen=True, slots=True)
+class ReportData:
+    cluster_file: str | None
+    """The cluster file as given (None: built in memory)."""
+    topology: str
+    nodes: tuple[str, ...]
+    transport: str
+    mtu: int
+    warnings: tuple[str, ...]
+    """One line per way the run is less safe than by default (switch.allow_http, ...)."""
+
+    @classmethod
+    def of(cls, cluster: Cluster, warnings: Sequence[str]) -> ReportData:
+        return cls(
+            cluster_file=str(cluster.source) if cluster.source else None,
+            topology=cluster.topology,
+            nodes=tuple(n.name for n in cluster.nodes),
+            transport=cluster.spec.transport,
+            mtu=cluster.mtu,
+            warnings=tuple(warnings),
+        )
+
+    @property
+    def file_name(self) -> str:
+        return Path(self.cluster_file).name if self.cluster_file else "cluster.yaml"

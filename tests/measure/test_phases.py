@@ -1,0 +1,59 @@
+"""Every phase module has one shape (NAME, measure, accessors through the engine), and the
+engine is the only cache."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from pytest_sparkfabric.measure.engine import PhaseName
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pytest_sparkfabric"
+PHASES = (
+    "facts",
+    "links",
+    "reach",
+    "nccl_env",
+    "switch",
+    "cable",
+    "rdma",
+    "tcp",
+    "nccl_run",
+    "soak",
+)
+
+
+@pytest.mark.parametrize("name", PHASES)
+def test_phase_module_shape(name: str) -> None:
+    module = importlib.import_module(f"pytest_sparkfabric.measure.{name}")
+    assert module.NAME in get_args(PhaseName)
+    measure = module.measure
+    assert list(inspect.signature(measure).parameters) == ["fabric"]
+    assert "fabric.phase(NAME, measure)" in inspect.getsource(module)
+
+
+def test_every_phase_name_has_a_home() -> None:
+    homes: dict[str, str] = {}
+    for name in PHASES:
+        module = importlib.import_module(f"pytest_sparkfabric.measure.{name}")
+        for value in vars(module).values():
+            if isinstance(value, str) and value in get_args(PhaseName) and value not in homes:
+                homes[value] = name
+    assert set(get_args(PhaseName)) - set(homes) == {"shell"}  # the engine's own
+
+
+def test_no_cache_but_the_engine() -> None:
+    """One way to measure: nothing keeps results of its own (`once(`, a cache dict, lru_cache)."""
+    pattern = re.compile(r"\bonce\(|lru_cache|functools\.cache\b|_cache\b")
+    found = [
+        f"{p.relative_to(PACKAGE)}:{i}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert found == []

@@ -1,0 +1,70 @@
+"""What users' own checks import from `pytest_sparkfabric`, and that the plugin stays cheap:
+the names are imported on first use, not when pytest loads the plugin."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import pytest_sparkfabric
+from pytest_sparkfabric.cluster import Cluster, Node, Rail
+from pytest_sparkfabric.cluster.plan import DirectedLink, Link, NodePair
+from pytest_sparkfabric.measure.engine import Fabric
+from pytest_sparkfabric.result import Measured, NotMeasured
+from pytest_sparkfabric.transport import Job, RunResult
+from pytest_sparkfabric.verdict import Verdict
+
+FACE = {
+    "Cluster": Cluster,
+    "Node": Node,
+    "Rail": Rail,
+    "Link": Link,
+    "DirectedLink": DirectedLink,
+    "NodePair": NodePair,
+    "Fabric": Fabric,
+    "Measured": Measured,
+    "NotMeasured": NotMeasured,
+    "Job": Job,
+    "RunResult": RunResult,
+    "Verdict": Verdict,
+}
+
+
+def test_every_name_is_the_real_thing() -> None:
+    assert set(pytest_sparkfabric.__all__) == {*FACE, "__version__"}
+    for name, value in FACE.items():
+        assert getattr(pytest_sparkfabric, name) is value, name
+    assert pytest_sparkfabric.__version__
+    with pytest.raises(AttributeError, match="has no attribute 'Fabrik'"):
+        pytest_sparkfabric.Fabrik  # noqa: B018
+
+
+def test_loading_the_plugin_imports_none_of_them() -> None:
+    code = (
+        "import sys, pytest_sparkfabric, pytest_sparkfabric.plugin; "
+        "print(sorted(m for m in sys.modules if m.startswith('pytest_sparkfabric')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = ast.literal_eval(out.stdout)
+    assert set(loaded) <= {
+        "pytest_sparkfabric",
+        "pytest_sparkfabric.plugin",
+        "pytest_sparkfabric.session",
+        "pytest_sparkfabric.result",
+    }, loaded
+
+
+def test_the_readme_own_check_runs(pytester: pytest.Pytester) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    own = next(b for b in blocks if "reach.ping(fabric, link)" in b)
+    pytester.makepyfile(test_own=textwrap.dedent(own))
+    cluster = Path(__file__).resolve().parents[2] / "examples" / "direct-2.yaml"
+    result = pytester.runpytest_inprocess(f"--cluster={cluster}", "test_own.py", "-p", "no:html")
+    result.assert_outcomes(passed=4)

@@ -1,0 +1,118 @@
+"""The one runner of whole-suite tests: the shipped suite, in process through pytester, against a
+simulated (or replayed) cluster, read back from its JSON results."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+SUITE = ROOT / "acceptance"
+CONFIG = "links or mtu or addressing or ipv6 or nccl_env or switch"
+"""The configuration checks: seconds on any cluster."""
+MEASURE = "bandwidth or tcp or nccl or soak"
+"""The measurements: bandwidth rounds, NCCL and the heat soak."""
+MEASURE_FILES = ("test_bandwidth.py", "test_tcp.py", "test_nccl.py", "test_soak.py")
+SHORT_SOAK: dict[str, Any] = {"soak": {"duration_s": 60, "interval_s": 10}}
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One run of the suite: per test (name[id], module dropped) its outcome, message, props;
+    `tests` are the results file's rows as written."""
+
+    ret: int
+    outcomes: dict[str, str]
+    messages: dict[str, str]
+    props: dict[str, dict[str, str]]
+    stdout: str
+    tests: list[dict[str, Any]]
+
+    def with_outcome(self, outcome: str) -> set[str]:
+        return {k for k, v in self.outcomes.items() if v == outcome}
+
+    @property
+    def failed(self) -> set[str]:
+        return self.with_outcome("failed")
+
+    @property
+    def not_passed(self) -> set[str]:
+        """Failed or skipped: where a skip would be a check passing by omission."""
+        return {k for k, v in self.outcomes.items() if v != "passed"}
+
+
+def short_id(nodeid: str) -> str:
+    return nodeid.split("::")[-1]
+
+
+def run_suite(
+    pytester: pytest.Pytester,
+    cluster: Path,
+    *args: str,
+    markers: str | None = None,
+    files: Sequence[str] = (),
+    plugins: Sequence[object] = (),
+) -> SuiteRun:
+    """Run the suite (`files` of acceptance/ only, else all of it; `markers` as with -m) on
+    `cluster`; extra pytest arguments in `args`."""
+    out = pytester.path / "results.json"
+    if out.exists():
+        out.unlink()
+    argv = [f"--cluster={cluster}", "-p", "no:cacheprovider", f"--sparkfabric-json={out}"]
+    if markers:
+        argv += ["-m", markers]
+    paths = [str(SUITE / f) for f in files]
+    result = pytester.runpytest_inprocess(*argv, *args, *paths, plugins=list(plugins))
+    data: dict[str, Any] = json.loads(out.read_text())
+    outcomes, messages, props = {}, {}, {}
+    for t in data["tests"]:
+        key = short_id(t["nodeid"])
+        outcomes[key] = t["outcome"]
+        messages[key] = t["message"] or t["skip_reason"] or ""
+        props[key] = t["properties"]
+    return SuiteRun(
+        int(result.ret), outcomes, messages, props, result.stdout.str(), list(data["tests"])
+    )
+
+
+def run_measurements(pytester: pytest.Pytester, cluster: Path, *args: str) -> SuiteRun:
+    """The measurement files only (bandwidth, TCP, NCCL, soak)."""
+    return run_suite(pytester, cluster, *args, markers=MEASURE, files=MEASURE_FILES)
+
+
+def write_cluster(
+    directory: Path,
+    base: str,
+    *,
+    faults: list[dict[str, Any]] | None = None,
+    nodes: int | None = None,
+    changes: Mapping[str, Any] | None = None,
+    name: str = "cluster.yaml",
+) -> Path:
+    """An example (or fault example, `faults/x.yaml`), optionally cut to its first `nodes`
+    nodes, its faults replaced, and top-level keys changed (a mapping merged one level deep)."""
+    data: dict[str, Any] = yaml.safe_load((EXAMPLES / base).read_text())
+    if nodes is not None:
+        data["nodes"] = data["nodes"][:nodes]
+        kept = {n["name"] for n in data["nodes"]}
+        if data.get("switch"):
+            data["switch"]["ports"] = {
+                k: v for k, v in data["switch"]["ports"].items() if k in kept
+            }
+    if faults is not None:
+        data["simulate"] = {**(data.get("simulate") or {}), "faults": faults}
+    for key, value in (changes or {}).items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    path = directory / name
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
