@@ -40,6 +40,8 @@ class Iperf3Result:
     cpu_remote_pct: float | None = None
     reverse: bool | None = None
     intervals: int | None = None
+    bidir_reverse_sent_gbps: float | None = None
+    bidir_reverse_received_gbps: float | None = None
 
     _json_properties: ClassVar[tuple[str, ...]] = ("ok",)
 
@@ -188,5 +190,8 @@ def parse_iperf3_json(text: str) -> Iperf3Result:
         cpu_host_pct=_num(cpu.get("host_total")),
         cpu_remote_pct=_num(cpu.get("remote_total")),
         reverse=bool(test_start["reverse"]) if "reverse" in test_start else None,
+        # --bidir (3.7+): the server-to-client direction has its own sums.
+        bidir_reverse_sent_gbps=_gbps(_obj(end.get("sum_sent_bidir_reverse"))),
+        bidir_reverse_received_gbps=_gbps(_obj(end.get("sum_received_bidir_reverse"))),
         intervals=len(intervals) if isinstance(intervals, list) else None,
     )

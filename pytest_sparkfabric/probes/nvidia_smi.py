@@ -25,6 +25,8 @@ TOOL = "nvidia-smi"
 QUERY_FIELDS = ("temperature.gpu", "power.draw", "clocks.sm", "utilization.gpu")
 
 _NUMBER = re.compile(r"^-?\d{1,15}(?:\.\d{1,15})?$")
+# Serials, bus IDs and masked IDs are digit strings with leading zeros: text, not numbers.
+_LEADING_ZERO = re.compile(r"^-?0\d")
 _WITH_UNIT = re.compile(r"^(-?\d{1,15}(?:\.\d{1,15})?) ([A-Za-z%/]{1,8})$")
 _HEADER_CELL = re.compile(r"^([a-z][A-Za-z0-9_.]*)(?: \[([^\]]{1,12})\])?$")
 # What nvidia-smi prints instead of a table when it cannot run (nvidia-smi's own messages).
@@ -36,7 +38,7 @@ _FAILURES = (
     "nvidia-smi: command not found",
 )
 
-Value = float | str | None
+Value = int | float | str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +51,8 @@ class CsvColumn:
 
 @dataclass(frozen=True, slots=True)
 class CsvCell:
-    """One cell: the number (unit stripped) or text, None when the GPU cannot report it.
+    """One cell: the number (unit stripped; int when printed without a decimal point) or text,
+    None when the GPU cannot report it.
 
     ``unit`` is the unit printed after the value; ``note`` the bracketed text in its place
     (``[N/A]``), so "not available" stays distinct from a real 0.
@@ -117,13 +120,18 @@ def _cell(token: str) -> CsvCell:
         return CsvCell(None, raw, note=raw[1:-1])
     if raw in ("N/A", "Not Supported"):
         return CsvCell(None, raw, note=raw)
-    if _NUMBER.match(raw):
-        number = float(raw)
-        return CsvCell(number if math.isfinite(number) else None, raw)
+    if _NUMBER.match(raw) and not _LEADING_ZERO.match(raw):
+        return CsvCell(_number(raw), raw)
     if m := _WITH_UNIT.match(raw):
-        number = float(m.group(1))
-        return CsvCell(number if math.isfinite(number) else None, raw, unit=m.group(2))
+        return CsvCell(_number(m.group(1)), raw, unit=m.group(2))
     return CsvCell(raw, raw)
+
+
+def _number(text: str) -> int | float | None:
+    if "." not in text:
+        return int(text)
+    value = float(text)
+    return value if math.isfinite(value) else None
 
 
 def _header(cells: list[str]) -> tuple[CsvColumn, ...] | None:
@@ -194,7 +202,7 @@ def parse_gpu_query(text: str) -> tuple[GpuSample, ...]:
             values = [c.value if c is not None else None for c in picked]
             if any(isinstance(v, str) for v in values):
                 continue
-            nums = [v if isinstance(v, float) else None for v in values]
+            nums = [float(v) if isinstance(v, (int, float)) else None for v in values]
             samples.append(GpuSample(len(samples), nums[0], nums[1], nums[2], nums[3]))
     if not samples:
         raise ParseError(

@@ -39,7 +39,8 @@ _RDMA_CM = re.compile(r"\brdma_cm QPs\s*:\s*(ON|OFF)")
 _NO_PEAK = "BW peak won't be measured"
 # Lines perftest prints when it gives up; kept so a failure can quote the tool.
 _ERROR = re.compile(
-    r"(Couldn't|Unable to|Failed to|Completion with error|Problem in|error:|ERROR)", re.IGNORECASE
+    r"(Couldn't|Unable to|Failed to|Completion with error|Problem in|error:|ERROR|not found)",
+    re.IGNORECASE,
 )
 
 

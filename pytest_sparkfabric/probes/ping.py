@@ -144,7 +144,7 @@ def parse_ping(text_stdout: str, text_stderr: str = "", rc: int | None = None) -
     error_text: str | None = None
     if frag:
         verdict = "path_mtu"
-        error_text = frag.group(0)
+        error_text = " ".join(frag.group(0).split())
     elif mtu:
         verdict = "local_mtu"
         error_text = mtu.group(0)
