@@ -163,6 +163,9 @@ def parse_nvidia_smi_csv(text: str) -> NvidiaSmiCsv:
         if any(f in line for f in _FAILURES):
             raise ParseError(TOOL, "expected CSV lines of the queried fields", repr(line.strip()))
         cells = line.split(", ")
+        if len(cells) == 1 and ": " in line:
+            # A message ("bash: nvidia-smi: command not found", "NVML: ..."), not a value.
+            continue
         head = _header(cells)
         if head is not None:
             if head != columns or not header:

@@ -9,6 +9,7 @@ folder names a tool and lists its samples' provenance, no expected file without 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +23,7 @@ SAMPLES = golden.raw_samples()
 
 
 @pytest.mark.parametrize("raw", SAMPLES, ids=golden.sample_id)
-def test_sample_parses_to_its_expected_json(raw: golden.Path) -> None:
+def test_sample_parses_to_its_expected_json(raw: Path) -> None:
     tool = golden.folder_tool(raw.parent.name)
     got = outcome_to_json(PARSERS[tool], golden.read(raw))
     expected = golden.expected_path(raw)
@@ -55,7 +56,7 @@ def test_every_registered_parser_has_a_real_sample() -> None:
 
 
 @pytest.mark.parametrize("folder", golden.sample_folders(), ids=lambda p: p.name)
-def test_every_sample_has_provenance(folder: golden.Path) -> None:
+def test_every_sample_has_provenance(folder: Path) -> None:
     provenance = folder / "PROVENANCE.md"
     assert provenance.exists(), f"tests/data/{folder.name} has no PROVENANCE.md"
     text = provenance.read_text(encoding="utf-8")

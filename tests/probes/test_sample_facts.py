@@ -362,3 +362,113 @@ def test_ibdev2netdev_port0_both_halves_up(name: str) -> None:
         ("roceP2p1s0f0", 1, "enP2p1s0f0np0", True),
         ("roceP2p1s0f1", 1, "enP2p1s0f1np1", False),
     }
+
+
+# ---------------------------------------------------------------- new parsers, key facts
+
+
+def test_mlnx_qos_buffers_and_split_dscp_line() -> None:
+    from pytest_sparkfabric.probes.mlnx_qos import parse_mlnx_qos
+
+    q = parse_mlnx_qos(
+        sample("mlnx_qos/cx-ens14f0-pfc-prio3-custom-dscp2prio-split-prio6-buffers.txt")
+    )
+    assert q.pfc_priorities == (3,) and q.pfc_buffer == (0, 2, 5, 7, 1, 2, 3, 6)
+    assert q.dscp2prio[6] == (30, 55, 54, 53, 52, 51, 50, 49, 48)
+    assert q.receive_buffer_bytes == (80256, 80256, 896, 80256, 896, 896, 896, 896)
+    assert q.max_buffer_bytes is None
+    off = parse_mlnx_qos(
+        sample("mlnx_qos/cx-ens6-trust-pcp-pfc-all-off-receive-buffer-trailing-comma.txt")
+    )
+    assert (off.trust, off.pfc_priorities, off.dscp2prio) == ("pcp", (), {})
+    old = parse_mlnx_qos(
+        sample("mlnx_qos/mlnx-ofed-old-eth35-no-dcbx-no-trust-skprio-lines-md-indent.txt")
+    )
+    assert (old.dcbx_mode, old.trust, old.pfc_priorities) == (None, None, ())
+    assert [tc.priorities for tc in old.traffic_classes][:2] == [(1,), (0,)]
+
+
+def test_hw_counters_show_counters_nonzero() -> None:
+    from pytest_sparkfabric.probes.hw_counters import parse_hw_counters
+
+    (port,) = parse_hw_counters(
+        sample("hw-counters/mlnx-show_counters-mlx5_bond_0-port1-ecn-cnp-nonzero.txt")
+    ).ports
+    assert (port.device, port.port, len(port.counters)) == (None, 1, 30)
+    assert (port.cnp_sent, port.ecn_marked, port.out_of_sequence) == (
+        1052612505,
+        21278189006,
+        1811101,
+    )
+    assert port.cnp_handled == 0
+
+
+def test_lldpctl_five_neighbours_on_two_ports() -> None:
+    from pytest_sparkfabric.probes.lldp import parse_lldpctl
+
+    n = parse_lldpctl(
+        sample("lldpctl/vagrant-lldpctl-5-neighbors-3-vms-host-adapter-lldp-med-pmd.txt")
+    )
+    assert [x.local_port for x in n.neighbors] == ["eth1", "eth1", "eth2", "eth2", "eth2"]
+    adapter = n.neighbors[3]
+    assert (adapter.system_name, adapter.neighbor_mac, adapter.ttl_s) == (
+        None,
+        "0a:00:27:00:00:04",
+        3601,
+    )
+    cisco = parse_lldpctl(
+        sample("lldpctl/cml-lldpctl-cdpv2-cisco-vios-multiline-sysdescr-vlan.txt")
+    )
+    (switch,) = cisco.neighbors
+    assert (switch.via, switch.port_name, switch.neighbor_mac) == (
+        "CDPv2",
+        "GigabitEthernet1/1",
+        None,
+    )
+    assert switch.system_description is not None
+    assert switch.system_description.endswith("Compiled Tue 23-Apr-19 04:48 by mmen")
+
+
+def test_gpu_burn_faulty_verdicts_with_exit_zero() -> None:
+    from pytest_sparkfabric.probes.gpu_burn import parse_gpu_burn
+
+    r = parse_gpu_burn(sample("gpu-burn/16gpu-sys9029gp-faulty-negative-error-counts-warning.txt"))
+    assert r.verdicts is not None and len(r.verdicts) == 16 and not any(ok for _, ok in r.verdicts)
+    assert r.last_progress is not None and r.last_progress.errors[1] == -524288000
+    assert r.last_progress.warning[1] and not r.all_ok
+    ok_yet_idle = parse_gpu_burn(
+        sample("gpu-burn/6gpu-titan-2080ti-init-error-load-module-yet-all-ok.txt")
+    )
+    assert ok_yet_idle.verdicts is not None and all(ok for _, ok in ok_yet_idle.verdicts)
+    assert not ok_yet_idle.did_work and not ok_yet_idle.all_ok
+    assert ok_yet_idle.failures == ('Couldn\'t init a GPU test: Error in "load module":',)
+
+
+def test_ibdev2netdev_verbose_port_state_apart_from_netdev() -> None:
+    rows = parse_ibdev2netdev(
+        sample("ibdev2netdev/cx4-ib-mode-sriov-v-port-active-netdev-down.txt")
+    )
+    assert (rows[1].rdma, rows[1].port_state, rows[1].up) == ("mlx5_1", "ACTIVE", False)
+    assert (rows[2].part, rows[2].board, rows[2].port_state) == ("MT4116 - NA", None, "DOWN")
+
+
+def test_iperf3_refused_with_rc_zero_is_an_error_result() -> None:
+    r = parse_iperf3_json(
+        sample("iperf3/host-iperf3.12-netns-connection-refused-error-key-rc0.json")
+    )
+    assert (r.error, r.ok, r.version) == (
+        "unable to connect to server: Connection refused",
+        False,
+        "iperf 3.12",
+    )
+    bidir = parse_iperf3_json(sample("iperf3/host-iperf3.12-netns-bidir-sum-bidir-reverse.json"))
+    assert bidir.bidir_reverse_sent_gbps is not None and bidir.bidir_reverse_sent_gbps > 1
+
+
+def test_ip_json_two_arrays_from_the_per_device_form() -> None:
+    from pytest_sparkfabric.probes.ip import parse_ip_addr_json
+
+    ifaces = parse_ip_addr_json(
+        sample("ip-addr/host-iproute2-6.1-netns-per-device-two-arrays-suite-form.json")
+    )
+    assert [i.name for i in ifaces] == ["w3pa0", "lo"]

@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterator
 from ipaddress import IPv4Interface, IPv6Address
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -129,7 +130,7 @@ def test_perftest_failures_are_parse_errors_quoting_the_tool() -> None:
     )
     with pytest.raises(ParseError, match="expected a result row"):
         parse_ib_write_bw(no_row)
-    with pytest.raises(ParseError, match="Couldn't connect to 10.0.0.2:18515"):
+    with pytest.raises(ParseError, match=re.escape("Couldn't connect to 10.0.0.2:18515")):
         parse_ib_write_bw(r_perftest.connect_failed("10.0.0.2", 18515))
     with pytest.raises(ParseError, match="IB device rocep9s0f0 not found"):
         parse_ib_write_bw(r_perftest.no_device("rocep9s0f0"))
@@ -389,7 +390,8 @@ def test_ethtool_stats_names_are_real_mlx5_names() -> None:
     real = {name for text in _real("ethtool-stats") for name in parse_ethtool_stats(text)}
     from sparkfabric_sim import counters
 
-    sim_names = set(re.findall(r'\("([a-z0-9_]+)",', open(counters.__file__).read()))
+    source = Path(counters.__file__).read_text(encoding="utf-8")
+    sim_names = set(re.findall(r'\("([a-z0-9_]+)",', source))
     sim_names |= {f"rx_err_lane_{i}_phy" for i in range(4)}
     # rx_bits_phy is optional in the simulator (hardware model flag; documented in
     # counters.rst, absent from upstream mlx5); the prio3 pause pair is the known difference
@@ -420,7 +422,7 @@ def test_ethtool_fec_configured_line_is_a_real_gb10_line() -> None:
 def test_ethtool_stats_prio_pause_only_with_pfc() -> None:
     from sparkfabric_sim import counters
 
-    assert "rx_prio3_pause" not in open(counters.__file__).read()
+    assert "rx_prio3_pause" not in Path(counters.__file__).read_text(encoding="utf-8")
 
 
 @pytest.mark.xfail(
