@@ -40,36 +40,29 @@ class RdmaNetdev:
     port_state: str | None = None
 
 
+def _row(m: re.Match[str], verbose: bool) -> RdmaNetdev:
+    state = m.group("state").strip()
+    return RdmaNetdev(
+        rdma=m.group("rdma"),
+        port=int(m.group("port")),
+        netdev=m.group("netdev"),
+        up=state == "Up",
+        state=state,
+        pci=m.group("pci") if verbose else None,
+        part=m.group("part").strip() if verbose else None,
+        board=(m.group("board") or None) if verbose else None,
+        firmware=m.group("fw") if verbose else None,
+        port_state=m.group("port_state").strip() if verbose else None,
+    )
+
+
 def parse_ibdev2netdev(text: str) -> tuple[RdmaNetdev, ...]:
     out = []
     for line in text.splitlines():
         if m := _VERBOSE.match(line):
-            state = m.group("state").strip()
-            out.append(
-                RdmaNetdev(
-                    rdma=m.group("rdma"),
-                    port=int(m.group("port")),
-                    netdev=m.group("netdev"),
-                    up=state == "Up",
-                    state=state,
-                    pci=m.group("pci"),
-                    part=m.group("part").strip(),
-                    board=m.group("board") or None,
-                    firmware=m.group("fw"),
-                    port_state=m.group("port_state").strip(),
-                )
-            )
+            out.append(_row(m, verbose=True))
         elif m := _LINE.match(line):
-            state = m.group("state").strip()
-            out.append(
-                RdmaNetdev(
-                    rdma=m.group("rdma"),
-                    port=int(m.group("port")),
-                    netdev=m.group("netdev"),
-                    up=state == "Up",
-                    state=state,
-                )
-            )
+            out.append(_row(m, verbose=False))
     if not out:
         raise ParseError(
             "ibdev2netdev", "expected 'DEV port N ==> NETDEV (Up|Down)' lines", found_text(text)
