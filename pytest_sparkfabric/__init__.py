@@ -32,12 +32,12 @@ if TYPE_CHECKING:
     __version__: str
 
 _HOMES = {
-    "Cluster": "pytest_sparkfabric.cluster.config",
-    "Node": "pytest_sparkfabric.cluster.config",
-    "Rail": "pytest_sparkfabric.cluster.config",
-    "Link": "pytest_sparkfabric.cluster.topology",
-    "DirectedLink": "pytest_sparkfabric.cluster.topology",
-    "NodePair": "pytest_sparkfabric.cluster.topology",
+    "Cluster": "pytest_sparkfabric.cluster",
+    "Node": "pytest_sparkfabric.cluster",
+    "Rail": "pytest_sparkfabric.cluster",
+    "Link": "pytest_sparkfabric.cluster.plan",
+    "DirectedLink": "pytest_sparkfabric.cluster.plan",
+    "NodePair": "pytest_sparkfabric.cluster.plan",
     "Fabric": "pytest_sparkfabric.measure.engine",
     "Measured": "pytest_sparkfabric.result",
     "NotMeasured": "pytest_sparkfabric.result",

@@ -3,18 +3,18 @@
 `register(subparsers)` adds both to the `sparkfabric` parser; each sets `func=` to a function of
 the parsed arguments that returns the exit code.
 
-- parse: 0 parsed (JSON on stdout); 2 the file cannot be read or holds no output of TOOL.
+- parse: 0 parsed (on stdout the JSON of `probes.to_json`, as the golden files store it); 2 the
+  file cannot be read or holds no output of TOOL (what was expected and what was found).
 - explain: 0 no known fault signature; 1 findings printed; 2 a file unreadable or unrecognised.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from pytest_sparkfabric.probes import PARSERS, ParseError, to_jsonable
+from pytest_sparkfabric.probes import PARSERS, ParseError, to_json
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,9 +42,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _read(name: str) -> str:
+    # Bytes as they are: CRLF line ends and stray CRs are part of what a parser must handle.
     if name == "-":
-        return sys.stdin.read()
-    return Path(name).read_text(encoding="utf-8", errors="replace")
+        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    return Path(name).read_bytes().decode("utf-8", errors="replace")
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
@@ -57,12 +58,9 @@ def cmd_parse(args: argparse.Namespace) -> int:
     try:
         result = PARSERS[tool](text)
     except ParseError as exc:
-        print(
-            f"sparkfabric parse: {name} is not {tool} output: {exc.tool}: {exc.missing}",
-            file=sys.stderr,
-        )
+        print(f"sparkfabric parse: {name} is not {tool} output: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(to_jsonable(result), indent=2, sort_keys=True))
+    sys.stdout.write(to_json(result))
     return 0
 
 

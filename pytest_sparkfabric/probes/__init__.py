@@ -4,6 +4,15 @@ Nothing in this package runs a command or touches the network: a probe turns tex
 frozen dataclass, or raises :class:`ParseError` when the text does not hold what the tool
 prints on success. Every parser is total: it never lets IndexError, KeyError or ValueError
 of its own escape.
+
+Two things here are shared by everything that shows a parsed result:
+
+- :data:`PARSERS`, the one registry from a tool name to its parser. ``sparkfabric parse TOOL
+  FILE`` offers exactly these names, and the golden-file test parses every real sample in
+  ``tests/data`` with the parser registered for its folder.
+- :func:`to_jsonable` / :func:`to_json`, the one converter from a probe result to JSON. The CLI
+  prints it, the golden files (``tests/data/<tool>/<name>.expected.json``) store it, and a
+  ParseError becomes ``{"parse_error": {...}}`` through :func:`outcome_to_json`.
 """
 
 from __future__ import annotations
@@ -12,28 +21,58 @@ import dataclasses
 import enum
 import importlib
 import ipaddress
+import json
 import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["PARSERS", "ParseError", "to_jsonable"]
+__all__ = ["PARSERS", "ParseError", "found_text", "outcome_to_json", "to_json", "to_jsonable"]
+
+_FOUND_CHARS = 120
+
+
+def found_text(text: str, *, last: bool = False) -> str:
+    """A short quote of what a parser was given, for "expected X, found Y" messages.
+
+    The first (or, with ``last``, the final) non-blank line, cut to 120 characters, and how
+    many lines there were; an empty or blank input says so, since that is the usual cause (a
+    command printed nothing). The final line is the better quote for output that stopped
+    early: it says where the tool got to.
+    """
+    lines = [line.strip() for line in text.replace("\r", "\n").split("\n")]
+    lines = [line for line in lines if line]
+    if not lines:
+        return "empty output" if not text else "only blank lines"
+    quote = lines[-1] if last else lines[0]
+    if len(quote) > _FOUND_CHARS:
+        quote = quote[: _FOUND_CHARS - 3] + "..."
+    if len(lines) == 1:
+        return repr(quote)
+    if last:
+        return f"{len(lines)} lines ending with {quote!r}"
+    return f"{quote!r} (+{len(lines) - 1} more lines)"
 
 
 class ParseError(ValueError):
     """The tool output lacks what a successful run prints.
 
-    ``tool`` names the tool, ``missing`` says what was not found and, where known, what
-    usually causes that (it is the message an operator reads in a failed test).
+    ``tool`` names the tool, ``missing`` says what was expected and not found and, where
+    known, what usually causes that; ``found`` quotes what the text held instead (see
+    :func:`found_text`). The message is what an operator reads in a failed test.
     """
 
-    def __init__(self, tool: str, missing: str) -> None:
-        super().__init__(f"{tool}: {missing}")
+    def __init__(self, tool: str, missing: str, found: str | None = None) -> None:
+        message = f"{tool}: {missing}"
+        if found:
+            message += f"; found: {found}"
+        super().__init__(message)
         self.tool = tool
         self.missing = missing
+        self.found = found
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Keeps the two attributes across pickling (pytest-xdist ships exceptions between workers).
-        return (type(self), (self.tool, self.missing))
+        # Keeps the attributes across pickling (pytest-xdist ships exceptions between workers).
+        return (type(self), (self.tool, self.missing, self.found))
 
 
 # Lazy on purpose: importing the package must stay cheap, and the probe modules import
@@ -42,13 +81,15 @@ _PARSER_PATHS: dict[str, tuple[str, str]] = {
     "ib_write_bw": ("perftest", "parse_ib_write_bw"),
     "iperf3": ("iperf3", "parse_iperf3_json"),
     "nccl-tests": ("nccl", "parse_nccl_tests"),
+    "nccl-conf": ("ncclconf", "parse_nccl_conf_text"),
     "ethtool": ("ethtool", "parse_ethtool"),
-    "ethtool-stats": ("ethtool", "parse_ethtool_stats"),
+    "ethtool-stats": ("ethtool_stats", "parse_ethtool_stats"),
     "ethtool-module": ("ethtool", "parse_ethtool_module"),
     "ethtool-fec": ("ethtool", "parse_ethtool_fec"),
     "ip-addr": ("ip", "parse_ip_addr_json"),
     "ping": ("ping", "parse_ping_text"),
-    "nvidia-smi": ("nvidia_smi", "parse_gpu_query"),
+    "nvidia-smi": ("nvidia_smi", "parse_nvidia_smi_csv"),
+    "gpu-burn": ("gpu_burn", "parse_gpu_burn"),
     "ibdev2netdev": ("ibdev2netdev", "parse_ibdev2netdev"),
     "routeros-monitor": ("routeros_reads", "parse_routeros_monitors"),
     "routeros-resource": ("routeros_reads", "parse_system_resource"),
@@ -56,6 +97,10 @@ _PARSER_PATHS: dict[str, tuple[str, str]] = {
     "routeros-bridge-port": ("routeros_reads", "parse_bridge_ports"),
     "routeros-qos": ("routeros_reads", "parse_qos_ports"),
     "routeros-stats": ("routeros_reads", "parse_ethernet_stats"),
+    "hw-counters": ("hw_counters", "parse_hw_counters"),
+    "mlnx_qos": ("mlnx_qos", "parse_mlnx_qos"),
+    "lldpctl": ("lldp", "parse_lldpctl"),
+    "sysfs-read": ("sysfs", "parse_read_files_checked"),
 }
 
 
@@ -90,7 +135,7 @@ def to_jsonable(obj: object) -> object:
 
     Dataclasses become objects of their fields plus the names a class lists in
     ``_json_properties`` (derived values such as ``bw_avg_gbps``). Non-finite floats become
-    None because JSON has no NaN or infinity.
+    None because JSON has no NaN or infinity. Mapping keys become strings.
     """
     if obj is None or isinstance(obj, (bool, int, str)):
         return obj
@@ -114,3 +159,23 @@ def to_jsonable(obj: object) -> object:
     if isinstance(obj, (tuple, list)):
         return [to_jsonable(v) for v in obj]
     return str(obj)
+
+
+def to_json(obj: object) -> str:
+    """The JSON text of a probe result: sorted keys, two-space indent, a final newline."""
+    return json.dumps(to_jsonable(obj), indent=2, sort_keys=True) + "\n"
+
+
+def outcome_to_json(parser: Callable[[str], object], text: str) -> str:
+    """What a parser makes of a text, as JSON: its result, or ``{"parse_error": ...}``.
+
+    A golden file of an error-path sample records the ParseError this way, so the message an
+    operator would read is pinned as well.
+    """
+    try:
+        result = parser(text)
+    except ParseError as err:
+        return to_json(
+            {"parse_error": {"tool": err.tool, "missing": err.missing, "found": err.found}}
+        )
+    return to_json(result)

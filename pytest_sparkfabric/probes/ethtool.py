@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
+
+# The -S parser lives in ethtool_stats; these names stay importable from here.
+from pytest_sparkfabric.probes.ethtool_stats import EthtoolStats as EthtoolStats
+from pytest_sparkfabric.probes.ethtool_stats import PhyCounters as PhyCounters
+from pytest_sparkfabric.probes.ethtool_stats import parse_ethtool_stats as parse_ethtool_stats
 
 _KV = re.compile(r"^\s*(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
-_STAT = re.compile(r"^\s*(?P<name>\S(?:.*\S)?)\s*:\s*(?P<value>-?\d{1,20})\s*$")
-_LANE = re.compile(r"^rx_err_lane_(\d{1,3})_phy$")
 _SPEED = re.compile(r"^(\d{1,9})\s*Mb/s$")
 _NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)|-?inf", re.IGNORECASE)
 _CHANNEL = re.compile(r"\((?:Channel|Chan|Lane)\s*(\d{1,3})\)", re.IGNORECASE)
@@ -94,7 +97,9 @@ def parse_ethtool(text: str) -> EthtoolLink:
             modes.setdefault(last_key, []).extend(line.split())
     keys = ("Speed", "Duplex", "Auto-negotiation", "Link detected")
     if interface is None and not any(k in values for k in keys):
-        raise ParseError("ethtool", "no 'Speed:', 'Duplex:' or 'Link detected:' line")
+        raise ParseError(
+            "ethtool", "expected 'Speed:', 'Duplex:' or 'Link detected:' lines", found_text(text)
+        )
     speed = _SPEED.match(values.get("Speed", ""))
     duplex = values.get("Duplex", "")
     link = values.get("Link detected")
@@ -112,77 +117,6 @@ def parse_ethtool(text: str) -> EthtoolLink:
         supported_fec_modes=tuple(modes.get("Supported FEC modes", ())),
         advertised_link_modes=tuple(modes.get("Advertised link modes", ())),
     )
-
-
-# ---------------------------------------------------------------- ethtool -S IFACE
-
-
-@dataclass(frozen=True, slots=True)
-class EthtoolStats(Mapping[str, int]):
-    """``ethtool -S`` counters by name, with helpers for the mlx5 physical-layer ones."""
-
-    counters: Mapping[str, int] = field(default_factory=dict)
-
-    def __getitem__(self, key: str) -> int:
-        return self.counters[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.counters)
-
-    def __len__(self) -> int:
-        return len(self.counters)
-
-    def lane_errors(self) -> dict[int, int]:
-        """``rx_err_lane_N_phy``: bits FEC corrected per lane (pre-FEC errors), by lane number."""
-        out: dict[int, int] = {}
-        for name, value in self.counters.items():
-            m = _LANE.match(name)
-            if m:
-                out[int(m.group(1))] = value
-        return dict(sorted(out.items()))
-
-    @property
-    def corrected_bits(self) -> int | None:
-        return self.counters.get("rx_corrected_bits_phy")
-
-    @property
-    def bits(self) -> int | None:
-        return self.counters.get("rx_bits_phy")
-
-    @property
-    def symbol_errors(self) -> int | None:
-        return self.counters.get("rx_pcs_symbol_err_phy")
-
-    @property
-    def crc_errors(self) -> int | None:
-        return self.counters.get("rx_crc_errors_phy")
-
-    @property
-    def link_down_events(self) -> int | None:
-        return self.counters.get("link_down_events_phy")
-
-    @property
-    def discards(self) -> int | None:
-        return self.counters.get("rx_discards_phy")
-
-    def pause_frames(self) -> dict[str, int]:
-        """Global and per-priority pause counters (``rx_pause_ctrl_phy``, ``tx_prio3_pause``...)."""
-        return {k: v for k, v in self.counters.items() if "pause" in k}
-
-
-def parse_ethtool_stats(text: str) -> EthtoolStats:
-    counters: dict[str, int] = {}
-    header = False
-    for line in text.splitlines():
-        if line.strip() == "NIC statistics:":
-            header = True
-            continue
-        m = _STAT.match(line)
-        if m:
-            counters.setdefault(m.group("name"), int(m.group("value")))
-    if not counters and not header:
-        raise ParseError("ethtool -S", "no 'NIC statistics:' header and no 'name: value' counter")
-    return EthtoolStats(counters)
 
 
 # ---------------------------------------------------------------- ethtool -m IFACE
@@ -227,7 +161,9 @@ def parse_ethtool_module(text: str) -> ModuleEeprom:
         first.setdefault(key, value)
     if not any(k in first for k in ("Identifier", "Vendor name", "Vendor PN")):
         raise ParseError(
-            "ethtool -m", "no 'Identifier' or 'Vendor' field (no module, or EEPROM not readable)"
+            "ethtool -m",
+            "expected 'Identifier' or 'Vendor' fields (no module, or EEPROM not readable)",
+            found_text(text),
         )
     rx: list[tuple[int, float]] = []
     tx: list[tuple[int, float]] = []
@@ -320,7 +256,11 @@ def parse_ethtool_fec(text: str) -> FecInfo:
         elif m := re.match(r"^(corrected_blocks|uncorrectable_blocks):\s*(\d{1,20})", stripped):
             counts.setdefault(m.group(1), int(m.group(2)))
     if configured is None and active is None:
-        raise ParseError("ethtool --show-fec", "no 'Configured FEC encodings' or 'Active FEC' line")
+        raise ParseError(
+            "ethtool --show-fec",
+            "expected 'Configured FEC encodings' or 'Active FEC encoding' lines",
+            found_text(text),
+        )
     return FecInfo(
         configured=configured or (),
         active=active,

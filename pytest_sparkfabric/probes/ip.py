@@ -9,7 +9,7 @@ from ipaddress import IPv4Interface, IPv6Interface, ip_interface
 from typing import Any, ClassVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 TOOL = "ip -j"
 
@@ -61,7 +61,11 @@ def _documents(text: str) -> list[object]:
         try:
             doc, i = decoder.raw_decode(text, i)
         except (ValueError, RecursionError):
-            raise ParseError(TOOL, "output is not JSON (is iproute2 older than 4.13?)") from None
+            raise ParseError(
+                TOOL,
+                "expected JSON (ip -j; iproute2 older than 4.13 has no -j)",
+                found_text(text[i:]),
+            ) from None
         docs.append(doc)
 
 
@@ -111,7 +115,7 @@ def parse_ip_addr_json(text: str) -> tuple[IpInterface, ...]:
     out: list[IpInterface] = []
     for doc in _documents(text):
         if not isinstance(doc, list):
-            raise ParseError(TOOL, "JSON output is not an array of interfaces")
+            raise ParseError(TOOL, "expected a JSON array of interfaces", f"a {type(doc).__name__}")
         for obj in doc:
             if isinstance(obj, Mapping) and (iface := _interface(obj)) is not None:
                 out.append(iface)

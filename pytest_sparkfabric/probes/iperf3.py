@@ -1,9 +1,13 @@
 """iperf3 with ``-J``: command lines and the JSON report.
 
-``iperf3 -J`` exits 0 even when it could not connect; the JSON then carries a top-level
-``"error"``. That is a result (``error`` set), not a parse failure. iperf 3.6 writes duplicate
-keys in ``start`` (sock_bufsize, sndbuf_actual, rcvbuf_actual once per stream): Python's json
-keeps the last one, which is harmless here because none of them is read.
+With ``-J`` an error goes into a top-level ``"error"`` key instead of stderr (iperf_error.c);
+3.11-3.13 even exit 0 on a refused connection (esnet/iperf#1405). That is a result (``error``
+set), not a parse failure, also when ``end`` holds plausible sender figures (a client
+interrupted with Ctrl-C). iperf 3.6 writes duplicate keys in ``start`` (sock_bufsize,
+sndbuf_actual, rcvbuf_actual once per stream): Python's json keeps the last one, harmless
+here. Saved outputs may start with a terminal's ``^C`` echo and use CRLF line ends; a document
+cut short (a pipe buffer of 8192 bytes, a killed client) is a ParseError that says where it
+stops.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from ipaddress import IPv4Address
 from typing import Any, ClassVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 TOOL = "iperf3"
 
@@ -34,6 +38,10 @@ class Iperf3Result:
     remote_host: str | None = None
     cpu_host_pct: float | None = None
     cpu_remote_pct: float | None = None
+    reverse: bool | None = None
+    intervals: int | None = None
+    bidir_reverse_sent_gbps: float | None = None
+    bidir_reverse_received_gbps: float | None = None
 
     _json_properties: ClassVar[tuple[str, ...]] = ("ok",)
 
@@ -116,14 +124,28 @@ def _load(text: str) -> object:
         return json.loads(text)
     except (ValueError, RecursionError):
         pass
-    # Tolerates a stray line around the document (an ssh banner, a warning on stdout).
     start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        try:
-            return json.loads(text[start : end + 1])
-        except (ValueError, RecursionError):
-            pass
-    raise ParseError(TOOL, "output is not JSON (was -J given? did iperf3 run at all?)")
+    if start < 0:
+        raise ParseError(
+            TOOL, "expected a JSON report (was -J given? did iperf3 run?)", found_text(text)
+        )
+    # Tolerates a stray line around the document (an ssh banner, a warning, a ``^C`` echo).
+    try:
+        return json.loads(text[start : end + 1])
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return json.loads(text[start:])
+    except RecursionError:
+        raise ParseError(TOOL, "expected a JSON report", "nesting too deep") from None
+    except json.JSONDecodeError as exc:
+        tail = text.rstrip()[-60:].replace("\r", "").replace("\n", " ")
+        raise ParseError(
+            TOOL,
+            f"expected a complete JSON report; it breaks off at line {exc.lineno} column "
+            f"{exc.colno} ({exc.msg}): the output was cut short (iperf3 killed, a buffer cut)",
+            f"... {tail!r}",
+        ) from None
 
 
 def parse_iperf3_json(text: str) -> Iperf3Result:
@@ -143,12 +165,17 @@ def parse_iperf3_json(text: str) -> Iperf3Result:
         # UDP runs summarise in end.sum only.
         sent = received = _obj(end.get("sum"))
     if error_text is None and not sent and not received:
-        raise ParseError(TOOL, "no end.sum_sent/sum_received and no error (the run did not finish)")
+        raise ParseError(
+            TOOL,
+            "expected end.sum_sent/sum_received or an error key (the run did not finish)",
+            f"keys {sorted(str(k) for k in data)} and end keys {sorted(str(k) for k in end)}",
+        )
     streams = _int(test_start.get("num_streams"))
     end_streams = end.get("streams")
     if streams is None and isinstance(end_streams, list) and end_streams:
         streams = len(end_streams)
     cpu = _obj(end.get("cpu_utilization_percent"))
+    intervals = data.get("intervals")
     return Iperf3Result(
         error=error_text,
         sent_gbps=_gbps(sent) if sent else None,
@@ -162,4 +189,9 @@ def parse_iperf3_json(text: str) -> Iperf3Result:
         remote_host=_str(first_conn.get("remote_host")),
         cpu_host_pct=_num(cpu.get("host_total")),
         cpu_remote_pct=_num(cpu.get("remote_total")),
+        reverse=bool(test_start["reverse"]) if "reverse" in test_start else None,
+        # --bidir (3.7+): the server-to-client direction has its own sums.
+        bidir_reverse_sent_gbps=_gbps(_obj(end.get("sum_sent_bidir_reverse"))),
+        bidir_reverse_received_gbps=_gbps(_obj(end.get("sum_received_bidir_reverse"))),
+        intervals=len(intervals) if isinstance(intervals, list) else None,
     )

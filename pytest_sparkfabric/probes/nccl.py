@@ -1,10 +1,13 @@
 """nccl-tests text output (``all_reduce_perf``, ``all_gather_perf``) and NCCL_DEBUG=INFO lines.
 
-Handles the current table (``size count type redop root time algbw busbw #wrong`` twice) and
-the old one (no ``root`` column, ``error`` instead of ``#wrong``, ``N/A`` when validation is
-off). Noise lines (NCCL INFO/WARN, mpirun chatter, ``...............``) may sit anywhere.
-A run that ends without ``# Avg bus bandwidth`` has ``avg_busbw_gbytes_s`` None: callers treat
-that as a failure, never as zero.
+The table is read by its column header: the current one (``size count type redop root time
+algbw busbw #wrong`` twice), older ones (no ``root``; all_gather without ``redop``; ``error``
+instead of ``#wrong``, ``N/A`` when validation is off) and NCCL 1.0's (``bytes N type op ...
+res``). Without a header line (an elided paste) a row is read by its number of fields. Lines
+may carry Open MPI's ``--tag-output`` prefix (``[1,0]<stdout>:``), which is removed; noise
+lines (NCCL INFO/WARN, UCX, X11, mpirun chatter, ``...``) may sit anywhere. A run that ends
+without ``# Avg bus bandwidth`` has ``avg_busbw_gbytes_s`` None: callers treat that as a
+failure, never as zero; ``error_lines`` keeps what the test said when it failed.
 """
 
 from __future__ import annotations
@@ -14,39 +17,45 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 TOOL = "nccl-tests"
 
 BusbwOp = Literal["all_reduce", "all_gather", "reduce_scatter"]
 
-_INT = r"-?\d{1,20}"
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-_WRONG = r"(?:\d{1,20}|N/A)"
-_ROW = re.compile(
-    rf"^\s*(?P<size>\d{{1,20}})\s+(?P<count>\d{{1,20}})\s+(?P<type>[A-Za-z_][\w]*)\s+"
-    rf"(?P<redop>[A-Za-z_][\w]*)\s+(?:(?P<root>{_INT})\s+)?"
-    rf"(?P<ot>{_NUM})\s+(?P<oa>{_NUM})\s+(?P<ob>{_NUM})\s+(?P<ow>{_WRONG})\s+"
-    rf"(?P<it>{_NUM})\s+(?P<ia>{_NUM})\s+(?P<ib>{_NUM})\s+(?P<iw>{_WRONG})\s*$"
-)
+_NUM_RE = re.compile(rf"^{_NUM}$")
+_INT_RE = re.compile(r"^-?\d{1,20}$")
+_NAME_RE = re.compile(r"^[A-Za-z_]\w*$")
+_TAG = re.compile(r"^\[\d{1,9},\d{1,9}\]<(?:stdout|stderr)>:")
 _AVG = re.compile(rf"^#\s*Avg bus bandwidth\s*:\s*({_NUM})")
 _OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d{1,20})\s*(\w+)?")
 _RANK = re.compile(
-    r"^#\s*Rank\s+(\d{1,9})\s+(?:Group\s+(\d{1,9})\s+)?Pid\s+(\d{1,12})\s+on\s+(\S+)\s+"
+    r"^#\s*Rank\s+(\d{1,9})\s+(?:Group\s+(\d{1,9})\s+)?(?:Pid\s+(\d{1,12})\s+)?on\s+(\S+)\s+"
     r"device\s+(\d{1,9})\s+\[([^\]]*)\]\s*(.*?)\s*$"
 )
-_TESTS_VERSION = re.compile(r"^#\s*nccl-tests version\s+(\S+)(?:.*nccl-library=(\S+))?")
+_TESTS_VERSION = re.compile(r"^#\s*[rn]ccl-tests version\s+(\S+)(?:.*[rn]ccl-library=(\S+))?")
 _NCCL_VERSION = re.compile(r"NCCL version\s+(\S+)")
 _COLLECTIVE = re.compile(r"^#\s*Collective test (?:starting|concluded):\s*(\S+)")
-_THREADS = re.compile(r"^#\s*nThread\s+(\d{1,9})\s+nGpus\s+(\d{1,9})")
-_TABLE_HEADER = re.compile(r"^#\s*size\s+count\s+type\s+redop")
+_THREADS = re.compile(r"^#?\s*nThread\s+(\d{1,9})\s+nGpus\s+(\d{1,9})")
+_TABLE_HEADER = re.compile(r"^#\s*(?:size|bytes)\s+(?:count|N)\s+type\b")
+_FAILURE = re.compile(r"NCCL failure|Test failure|NCCL WARN|Test NCCL failure")
+# The columns before the first ``time``: names as printed by each nccl-tests generation.
+_LEADING = {"size": "size", "bytes": "size", "count": "count", "N": "count", "type": "type"}
+_LEADING |= {"redop": "redop", "op": "redop", "root": "root"}
+# Without a header: the field count tells the leading columns (8 timing fields follow).
+_BY_COUNT = {
+    13: ("size", "count", "type", "redop", "root"),
+    12: ("size", "count", "type", "redop"),
+    11: ("size", "count", "type"),
+}
 _INFO_PREFIX = re.compile(r"^(?P<host>[^\s:]+):(?P<pid>\d{1,12}):(?P<tid>\d{1,12})\s+\[\d{1,9}\]\s")
 _NET_IB_USING = re.compile(r"NET/IB\s*:\s*Using\s+(?P<rest>.*)$")
 _NET_IB_NONE = re.compile(r"NET/IB\s*:\s*No device found")
 _NET_SOCKET_USING = re.compile(r"NET/Socket\s*:\s*Using\s+(?P<rest>.*)$")
 _IB_DEV = re.compile(r"\[(\d{1,9})\]([^\s:\[\]]+):(\d{1,9})/(\w+)")
 _SOCKET_DEV = re.compile(r"\[(\d{1,9})\]([^\s:\[\]]+):(\S+?)<\d+>")
-_USING_NETWORK = re.compile(r"\bUsing network\s+(\S+)")
+_USING_NETWORK = re.compile(r"\bUsing network\s+(\S.*?)\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +63,7 @@ class NcclRow:
     size_bytes: int
     count: int
     type: str
-    redop: str
+    redop: str | None
     root: int | None
     oop_time_us: float
     oop_algbw_gbytes_s: float
@@ -70,7 +79,7 @@ class NcclRow:
 class NcclRank:
     rank: int
     group: int | None
-    pid: int
+    pid: int | None
     host: str
     device: int
     bus_id: str
@@ -120,6 +129,8 @@ class NcclTestsRun:
     collective: str | None = None
     n_threads: int | None = None
     n_gpus: int | None = None
+    columns: tuple[str, ...] = ()
+    error_lines: tuple[str, ...] = ()
 
     _json_properties: ClassVar[tuple[str, ...]] = ("max_busbw_gbytes_s", "completed")
 
@@ -158,6 +169,53 @@ def _wrong(token: str) -> int | None:
     return None if token == "N/A" else int(token)
 
 
+def _leading(columns: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The leading column roles of a header, or None when it is not a results table header."""
+    if "time" not in columns:
+        return None
+    names = columns[: columns.index("time")]
+    roles = tuple(_LEADING.get(n, "") for n in names)
+    if "" in roles or roles[:3] != ("size", "count", "type") or len(columns) != len(names) + 8:
+        return None
+    return roles
+
+
+def _table_row(tokens: list[str], leading: tuple[str, ...]) -> NcclRow | None:
+    """A results row laid out as ``leading`` + 2 x (time algbw busbw wrong), or None."""
+    if len(tokens) != len(leading) + 8:
+        return None
+    cells = dict(zip(leading, tokens, strict=False))
+    timing = tokens[len(leading) :]
+    size, count, root = cells.get("size", ""), cells.get("count", ""), cells.get("root")
+    redop = cells.get("redop")
+    checks = (
+        size.isdigit(),
+        count.isdigit(),
+        bool(_NAME_RE.match(cells.get("type", ""))),
+        redop is None or bool(_NAME_RE.match(redop)),
+        root is None or bool(_INT_RE.match(root)),
+        all(_NUM_RE.match(timing[i]) for i in (0, 1, 2, 4, 5, 6)),
+        all(t == "N/A" or t.isdigit() for t in (timing[3], timing[7])),
+    )
+    if not all(checks):
+        return None
+    return NcclRow(
+        size_bytes=int(size),
+        count=int(count),
+        type=cells["type"],
+        redop=redop,
+        root=int(root) if root is not None else None,
+        oop_time_us=float(timing[0]),
+        oop_algbw_gbytes_s=float(timing[1]),
+        oop_busbw_gbytes_s=float(timing[2]),
+        oop_wrong=_wrong(timing[3]),
+        ip_time_us=float(timing[4]),
+        ip_algbw_gbytes_s=float(timing[5]),
+        ip_busbw_gbytes_s=float(timing[6]),
+        ip_wrong=_wrong(timing[7]),
+    )
+
+
 def _prefix(line: str) -> tuple[str | None, int | None]:
     m = _INFO_PREFIX.match(line)
     return (m.group("host"), int(m.group("pid"))) if m else (None, None)
@@ -192,30 +250,12 @@ def _net_line(line: str) -> NcclNetLine | None:
     return None
 
 
-def _row(m: re.Match[str]) -> NcclRow:
-    root = m.group("root")
-    return NcclRow(
-        size_bytes=int(m.group("size")),
-        count=int(m.group("count")),
-        type=m.group("type"),
-        redop=m.group("redop"),
-        root=int(root) if root is not None else None,
-        oop_time_us=float(m.group("ot")),
-        oop_algbw_gbytes_s=float(m.group("oa")),
-        oop_busbw_gbytes_s=float(m.group("ob")),
-        oop_wrong=_wrong(m.group("ow")),
-        ip_time_us=float(m.group("it")),
-        ip_algbw_gbytes_s=float(m.group("ia")),
-        ip_busbw_gbytes_s=float(m.group("ib")),
-        ip_wrong=_wrong(m.group("iw")),
-    )
-
-
 def parse_nccl_tests(text: str) -> NcclTestsRun:
     rows: list[NcclRow] = []
     ranks: list[NcclRank] = []
     transports: list[NcclNetLine] = []
     networks: list[NcclNetworkChoice] = []
+    errors: list[str] = []
     avg: float | None = None
     oob: int | None = None
     oob_ok: bool | None = None
@@ -226,8 +266,15 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
     n_threads: int | None = None
     n_gpus: int | None = None
     header_seen = False
-    for line in text.splitlines():
+    columns: tuple[str, ...] = ()
+    leading: tuple[str, ...] | None = None
+    for raw in text.splitlines():
+        line = _TAG.sub("", raw)
         stripped = line.strip()
+        if m := _THREADS.match(stripped):
+            n_threads, n_gpus = int(m.group(1)), int(m.group(2))
+            header_seen = True
+            continue
         if stripped.startswith("#"):
             if m := _AVG.match(stripped):
                 avg = float(m.group(1))
@@ -239,7 +286,7 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                     NcclRank(
                         rank=int(m.group(1)),
                         group=int(m.group(2)) if m.group(2) else None,
-                        pid=int(m.group(3)),
+                        pid=int(m.group(3)) if m.group(3) else None,
                         host=m.group(4),
                         device=int(m.group(5)),
                         bus_id=m.group(6),
@@ -250,15 +297,19 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 tests_version, library = m.group(1), m.group(2)
             elif m := _COLLECTIVE.match(stripped):
                 collective = collective or m.group(1)
-            elif m := _THREADS.match(stripped):
-                n_threads, n_gpus = int(m.group(1)), int(m.group(2))
-                header_seen = True
             elif _TABLE_HEADER.match(stripped):
                 header_seen = True
+                found = tuple(stripped.lstrip("#").split())
+                if (roles := _leading(found)) is not None:
+                    columns, leading = found, roles
             continue
-        if m := _ROW.match(line):
-            rows.append(_row(m))
+        tokens = stripped.split()
+        shape = leading if leading is not None else _BY_COUNT.get(len(tokens))
+        if shape is not None and (row := _table_row(tokens, shape)) is not None:
+            rows.append(row)
             continue
+        if _FAILURE.search(line):
+            errors.append(stripped)
         if nccl_version is None and (m := _NCCL_VERSION.search(line)):
             nccl_version = m.group(1)
         if "NET/" in line and (net := _net_line(line)) is not None:
@@ -266,10 +317,13 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
         elif m := _USING_NETWORK.search(line):
             host, pid = _prefix(line)
             networks.append(NcclNetworkChoice(host=host, pid=pid, network=m.group(1)))
-    found = bool(rows or ranks or transports or networks or header_seen or tests_version)
-    if not found and avg is None and oob is None and nccl_version is None:
+    found_any = bool(rows or ranks or transports or networks or header_seen or tests_version)
+    if not found_any and avg is None and oob is None and nccl_version is None:
         raise ParseError(
-            TOOL, "no result table, '# Avg bus bandwidth' line or NCCL line (did the test start?)"
+            TOOL,
+            "expected a result table, a '# Avg bus bandwidth' line or an NCCL line (did the "
+            "test start?)",
+            f"the test said {errors[0]!r}" if errors else found_text(text),
         )
     return NcclTestsRun(
         rows=tuple(rows),
@@ -285,4 +339,6 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
         collective=collective,
         n_threads=n_threads,
         n_gpus=n_gpus,
+        columns=columns,
+        error_lines=tuple(errors),
     )

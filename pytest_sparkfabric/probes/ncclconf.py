@@ -88,9 +88,18 @@ def _note(key: str, value: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class NcclConf:
+    """The entries of one nccl.conf, in file order (what ``sparkfabric parse nccl-conf`` shows)."""
+
+    entries: tuple[ConfEntry, ...]
+
+
 def parse_nccl_conf(text: str) -> tuple[ConfEntry, ...]:
     entries: list[ConfEntry] = []
-    for line_no, line in enumerate(text.split("\n"), start=1):
+    for line_no, raw in enumerate(text.split("\n"), start=1):
+        # param.cc setEnvFile drops the line end, CR included; nothing else is trimmed.
+        line = raw[:-1] if raw.endswith("\r") else raw
         if line.startswith("#") or "=" not in line:
             continue
         key, value = line.split("=", 1)
@@ -99,6 +108,11 @@ def parse_nccl_conf(text: str) -> tuple[ConfEntry, ...]:
             continue
         entries.append(ConfEntry(key, value, line_no, _note(key, value)))
     return tuple(entries)
+
+
+def parse_nccl_conf_text(text: str) -> NcclConf:
+    """Total: a file with no ``KEY=VALUE`` line is a valid, empty configuration."""
+    return NcclConf(parse_nccl_conf(text))
 
 
 def _ordered(sources: Sequence[EnvSource]) -> list[EnvSource]:

@@ -1,7 +1,14 @@
-"""``nvidia-smi --query-gpu=... --format=csv,noheader,nounits``: one line per GPU.
+"""``nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]``, for any field list.
 
-A field the GPU cannot report prints ``[N/A]`` or ``[Not Supported]`` (GB10 reports N/A for
-some, e.g. memory.used on its unified memory); those become None, never zero.
+nvidia-smi prints one line per GPU (or process, with ``--query-compute-apps``), cells joined
+by ``", "``. With a header, each column name carries its unit in brackets (``memory.total
+[MiB]``), also under ``nounits``; without ``nounits`` each value carries it too (``81559
+MiB``, ``0 %``, ``69.85 W``). A value the GPU cannot report is a bracketed note: ``[N/A]``,
+``[Not Supported]``, ``[Requested functionality has been deprecated]`` (driver 590 captures
+in utkuozdemir/nvidia_gpu_exporter). GB10 reports ``[N/A]`` for memory.total/used/free on its
+unified memory (NVIDIA's DGX Spark known-issues page). Those become None, never zero, and
+the note is kept beside the value. With ``-l N`` or ``srun`` over several nodes the header
+repeats; rows are read under the latest header.
 """
 
 from __future__ import annotations
@@ -9,12 +16,87 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
+TOOL = "nvidia-smi"
 QUERY_FIELDS = ("temperature.gpu", "power.draw", "clocks.sm", "utilization.gpu")
-_NUMBER = re.compile(r"^-?\d{1,9}(?:\.\d{1,9})?$")
+
+_NUMBER = re.compile(r"^-?\d{1,15}(?:\.\d{1,15})?$")
+# Serials, bus IDs and masked IDs are digit strings with leading zeros: text, not numbers.
+_LEADING_ZERO = re.compile(r"^-?0\d")
+_WITH_UNIT = re.compile(r"^(-?\d{1,15}(?:\.\d{1,15})?) ([A-Za-z%/]{1,8})$")
+_HEADER_CELL = re.compile(r"^([a-z][A-Za-z0-9_.]*)(?: \[([^\]]{1,12})\])?$")
+# What nvidia-smi prints instead of a table when it cannot run (nvidia-smi's own messages).
+_FAILURES = (
+    "NVIDIA-SMI has failed",
+    "No devices were found",
+    "is not a valid field to query",
+    "Failed to initialize NVML",
+    "nvidia-smi: command not found",
+)
+
+Value = int | float | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CsvColumn:
+    """A column: its field name and unit from the header (both None without a header)."""
+
+    name: str | None
+    unit: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CsvCell:
+    """One cell: the number (unit stripped; int when printed without a decimal point) or text,
+    None when the GPU cannot report it.
+
+    ``unit`` is the unit printed after the value; ``note`` the bracketed text in its place
+    (``[N/A]``), so "not available" stays distinct from a real 0.
+    """
+
+    value: Value
+    raw: str
+    unit: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CsvTable:
+    columns: tuple[CsvColumn, ...]
+    rows: tuple[tuple[CsvCell, ...], ...]
+    header: bool
+
+    def column(self, name: str) -> int | None:
+        for i, c in enumerate(self.columns):
+            if c.name == name:
+                return i
+        return None
+
+    def values(self, name: str) -> tuple[Value, ...]:
+        """The column ``name`` of every row (empty when the table has no such column)."""
+        i = self.column(name)
+        return () if i is None else tuple(row[i].value for row in self.rows)
+
+
+@dataclass(frozen=True, slots=True)
+class NvidiaSmiCsv:
+    tables: tuple[CsvTable, ...]
+
+    _json_properties: ClassVar[tuple[str, ...]] = ("records",)
+
+    @property
+    def records(self) -> tuple[dict[str, Value], ...]:
+        """Every row as field -> value (``"1"``, ``"2"``... for the columns of a headerless
+        table, in the order they were queried)."""
+        out: list[dict[str, Value]] = []
+        for table in self.tables:
+            names = [c.name or str(i + 1) for i, c in enumerate(table.columns)]
+            out += [dict(zip(names, (c.value for c in row), strict=True)) for row in table.rows]
+        return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,31 +114,104 @@ def build_gpu_query() -> shell.Command:
     )
 
 
-def _field(token: str) -> float | str | None:
-    token = token.strip()
-    if token.startswith("[") or token == "N/A":
+def _cell(token: str) -> CsvCell:
+    raw = token.strip()
+    if raw.startswith("[") and raw.endswith("]"):
+        return CsvCell(None, raw, note=raw[1:-1])
+    if raw in ("N/A", "Not Supported"):
+        return CsvCell(None, raw, note=raw)
+    if _NUMBER.match(raw) and not _LEADING_ZERO.match(raw):
+        return CsvCell(_number(raw), raw)
+    if m := _WITH_UNIT.match(raw):
+        return CsvCell(_number(m.group(1)), raw, unit=m.group(2))
+    return CsvCell(raw, raw)
+
+
+def _number(text: str) -> int | float | None:
+    if "." not in text:
+        return int(text)
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _header(cells: list[str]) -> tuple[CsvColumn, ...] | None:
+    """The columns of a header line, or None when the line is data.
+
+    Field names are lower-case dotted words with an optional ``[unit]``; data lines always
+    hold a number, an upper-case letter, a path or a bracketed note somewhere.
+    """
+    matches = [_HEADER_CELL.match(cell.strip()) for cell in cells]
+    if not all(matches):
         return None
-    # Without "nounits" the unit follows the number ("45 C", "30.12 W", "1410 MHz", "0 %").
-    number = token.split()[0] if token.split() else token
-    if number and _NUMBER.match(number):
-        value = float(number)
-        return value if math.isfinite(value) else None
-    return "bad"
+    return tuple(CsvColumn(m.group(1), m.group(2)) for m in matches if m)
+
+
+def parse_nvidia_smi_csv(text: str) -> NvidiaSmiCsv:
+    """Every CSV table in the text; each row read under the header before it, if any."""
+    tables: list[CsvTable] = []
+    columns: tuple[CsvColumn, ...] | None = None
+    header = False
+    rows: list[tuple[CsvCell, ...]] = []
+
+    def close() -> None:
+        if columns is not None and (rows or header):
+            tables.append(CsvTable(columns, tuple(rows), header))
+
+    for line in text.replace("\r", "").split("\n"):
+        if not line.strip():
+            continue
+        if any(f in line for f in _FAILURES):
+            raise ParseError(TOOL, "expected CSV lines of the queried fields", repr(line.strip()))
+        cells = line.split(", ")
+        if len(cells) == 1 and ": " in line:
+            # A message ("bash: nvidia-smi: command not found", "NVML: ..."), not a value.
+            continue
+        head = _header(cells)
+        if head is not None:
+            if head != columns or not header:
+                close()
+                columns, header, rows = head, True, []
+            continue
+        if columns is None or len(cells) != len(columns):
+            close()
+            columns, header, rows = tuple(CsvColumn(None) for _ in cells), False, []
+        rows.append(tuple(_cell(c) for c in cells))
+    close()
+    if not tables:
+        raise ParseError(TOOL, "expected a CSV header or value line", found_text(text))
+    return NvidiaSmiCsv(tuple(tables))
 
 
 def parse_gpu_query(text: str) -> tuple[GpuSample, ...]:
+    """The suite's query (:data:`QUERY_FIELDS`): one sample per GPU line.
+
+    A header, when present, says which column is which; without one the columns are in
+    :data:`QUERY_FIELDS` order. A line that is not four numbers-or-notes is skipped.
+    """
     samples: list[GpuSample] = []
-    for line in text.splitlines():
-        tokens = line.split(",")
-        if len(tokens) != len(QUERY_FIELDS):
+    try:
+        tables = parse_nvidia_smi_csv(text).tables
+    except ParseError:
+        tables = ()
+    for table in tables:
+        if table.header:
+            where = [table.column(f) for f in QUERY_FIELDS]
+        elif len(table.columns) == len(QUERY_FIELDS):
+            where = list(range(len(QUERY_FIELDS)))
+        else:
             continue
-        values = [_field(t) for t in tokens]
-        if any(isinstance(v, str) for v in values):
-            continue
-        nums = [v if isinstance(v, float) else None for v in values]
-        samples.append(GpuSample(len(samples), nums[0], nums[1], nums[2], nums[3]))
+        for row in table.rows:
+            picked = [row[i] if i is not None else None for i in where]
+            values = [c.value if c is not None else None for c in picked]
+            if any(isinstance(v, str) for v in values):
+                continue
+            nums = [float(v) if isinstance(v, (int, float)) else None for v in values]
+            samples.append(GpuSample(len(samples), nums[0], nums[1], nums[2], nums[3]))
     if not samples:
         raise ParseError(
-            "nvidia-smi", "no 'temp, power, clock, util' CSV line (is the driver loaded?)"
+            TOOL,
+            "expected a 'temperature, power, clock, utilization' CSV line per GPU (is the "
+            "driver loaded?)",
+            found_text(text),
         )
     return tuple(samples)

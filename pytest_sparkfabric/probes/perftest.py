@@ -15,17 +15,21 @@ from ipaddress import IPv4Address
 from typing import ClassVar, Literal
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 TOOL = "ib_write_bw"
 MB_PER_S_TO_GBPS = 2**20 * 8 / 1e9
 
 Unit = Literal["Gb/sec", "MB/sec"]
 
-_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(Gb|MB)/sec\]\s+BW average\[(?:Gb|MB)/sec\]")
-_ROW = re.compile(
-    r"^\s*(\d{1,20})\s+(\d{1,20})\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s*$"
-)
+# perftest_parameters.h: RESULT_LINE / RESULT_FMT (+ RESULT_FMT_CPU_UTIL with --cpu_util). The
+# table is read by its header, so an extra column (CPU_Util[%]) or a missing one is taken as it
+# comes; rows are split on whitespace because duration mode squeezes the columns together
+# (`4096       8758300          0.00 11403.46                   2.919285`).
+_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(Gb|MB)/sec\]")
+_COLUMN = re.compile(r"#bytes|#iterations|BW peak\[[^\]]*\]|BW average\[[^\]]*\]|\S+")
+_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+_TITLE = re.compile(r"^\s*(\S+(?:\s+Bidirectional)?)\s+BW Test\s*$")
 _DEVICE = re.compile(r"\bDevice\s*:\s*(\S+)")
 _QPS = re.compile(r"\bNumber of qps\s*:\s*(\d{1,9})")
 _LINK = re.compile(r"\bLink type\s*:\s*(\S+)")
@@ -35,7 +39,8 @@ _RDMA_CM = re.compile(r"\brdma_cm QPs\s*:\s*(ON|OFF)")
 _NO_PEAK = "BW peak won't be measured"
 # Lines perftest prints when it gives up; kept so a failure can quote the tool.
 _ERROR = re.compile(
-    r"(Couldn't|Unable to|Failed to|Completion with error|Problem in|error:|ERROR)", re.IGNORECASE
+    r"(Couldn't|Unable to|Failed to|Completion with error|Problem in|error:|ERROR|not found)",
+    re.IGNORECASE,
 )
 
 
@@ -46,10 +51,18 @@ class BwRow:
     bw_peak_gbps: float
     bw_avg_gbps: float
     msg_rate_mpps: float
+    cpu_util_pct: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class IbWriteBw:
+    """One or more perftest bandwidth reports (ib_write_bw, ib_send_bw, ib_read_bw).
+
+    ``columns`` are the table's column names as printed (the last header seen);
+    ``bidirectional`` is True for ``-b``, whose single row is the sum of both directions (each
+    side adds the peer's figures: perftest_parameters.c ``print_full_bw_report``).
+    """
+
     device: str | None
     qps: int | None
     link_type: str | None
@@ -60,6 +73,9 @@ class IbWriteBw:
     reported_unit: Unit = "Gb/sec"
     no_peak_warning: bool = False
     error_lines: tuple[str, ...] = ()
+    test: str | None = None
+    bidirectional: bool = False
+    columns: tuple[str, ...] = ()
 
     _json_properties: ClassVar[tuple[str, ...]] = (
         "bw_avg_gbps",
@@ -147,42 +163,65 @@ def _first_int(pattern: re.Pattern[str], text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def parse_ib_write_bw(text: str) -> IbWriteBw:
-    """Parse the text report of one or more ``ib_write_bw`` processes (client, server, both).
+def _columns(line: str) -> tuple[str, ...]:
+    return tuple(_COLUMN.findall(line[line.index("#bytes") :]))
 
-    Rows count only after a table header, whose unit they take. No row at all raises
-    ParseError: a wrong GID index prints the banner and header, no row, and exits 0.
+
+def _row(tokens: list[str], columns: tuple[str, ...], factor: float) -> BwRow | None:
+    """One result row read by its header; None when the line is not a row of that table."""
+    if len(tokens) != len(columns) or not all(_NUMBER.match(t) for t in tokens):
+        return None
+    cells = dict(zip(columns, tokens, strict=True))
+    size, iterations = cells.get("#bytes", ""), cells.get("#iterations", "")
+    if not size.isdigit() or not iterations.isdigit():
+        return None
+    by_prefix = {name.split("[", 1)[0]: value for name, value in cells.items()}
+    if not {"BW peak", "BW average", "MsgRate"} <= set(by_prefix):
+        return None
+    cpu = by_prefix.get("CPU_Util")
+    return BwRow(
+        size_bytes=int(size),
+        iterations=int(iterations),
+        bw_peak_gbps=float(by_prefix["BW peak"]) * factor,
+        bw_avg_gbps=float(by_prefix["BW average"]) * factor,
+        msg_rate_mpps=float(by_prefix["MsgRate"]),
+        cpu_util_pct=float(cpu) if cpu is not None else None,
+    )
+
+
+def parse_ib_write_bw(text: str) -> IbWriteBw:
+    """Parse the text report of one or more perftest BW processes (client, server, both).
+
+    Rows count only after a table header, whose columns and unit they take. No row at all
+    raises ParseError naming what the tool said instead.
     """
     rows: list[BwRow] = []
-    unit: Unit | None = None
+    columns: tuple[str, ...] = ()
+    factor = 1.0
     seen_unit: Unit | None = None
+    test: str | None = None
     for line in text.splitlines():
         header = _HEADER.search(line)
         if header:
-            unit = "Gb/sec" if header.group(1) == "Gb" else "MB/sec"
+            unit: Unit = "Gb/sec" if header.group(1) == "Gb" else "MB/sec"
+            factor = 1.0 if unit == "Gb/sec" else MB_PER_S_TO_GBPS
             seen_unit = seen_unit or unit
+            columns = _columns(line)
             continue
-        m = _ROW.match(line)
-        if m is None or unit is None:
-            continue
-        factor = 1.0 if unit == "Gb/sec" else MB_PER_S_TO_GBPS
-        rows.append(
-            BwRow(
-                size_bytes=int(m.group(1)),
-                iterations=int(m.group(2)),
-                bw_peak_gbps=float(m.group(3)) * factor,
-                bw_avg_gbps=float(m.group(4)) * factor,
-                msg_rate_mpps=float(m.group(5)),
-            )
-        )
+        if test is None and (title := _TITLE.match(line)):
+            test = " ".join(title.group(1).split())
+        if columns and (row := _row(line.split(), columns, factor)) is not None:
+            rows.append(row)
     errors = tuple(line.strip() for line in text.splitlines() if _ERROR.search(line))
     if not rows:
-        what = "no result row (a wrong GID index prints the header and no row, with rc 0)"
+        what = (
+            "expected a result row under the '#bytes #iterations BW peak' header, and there is "
+            "none (a run that could not exchange data stops after the header)"
+        )
         if seen_unit is None:
             what = "no result table (no '#bytes #iterations BW peak' header and no row)"
-        if errors:
-            what += f"; the tool said: {errors[0]}"
-        raise ParseError(TOOL, what)
+        said = f"the tool said {errors[0]!r}" if errors else found_text(text, last=True)
+        raise ParseError(TOOL, what, said)
     device = _DEVICE.search(text)
     link = _LINK.search(text)
     rdma_cm = _RDMA_CM.search(text)
@@ -197,4 +236,7 @@ def parse_ib_write_bw(text: str) -> IbWriteBw:
         reported_unit=seen_unit or "Gb/sec",
         no_peak_warning=_NO_PEAK in text,
         error_lines=errors,
+        test=test,
+        bidirectional=test is not None and test.endswith("Bidirectional"),
+        columns=columns,
     )

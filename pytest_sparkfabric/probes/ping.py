@@ -1,9 +1,22 @@
 """iputils ``ping`` with the DF bit: the end-to-end MTU gate.
 
-``ping -M do -s <mtu-28> -I <netdev> <peer>``. When the local MTU is smaller, iputils prints
-``ping: local error: message too long, mtu=N`` (IPv4; ``mtu: N`` in the IPv6 code path) once
-per packet, through error(3), so on stderr, and exits 1. A smaller MTU further along the path
-usually just loses the packets (100% loss). ``-w`` bounds the whole run; ``-W 1`` each reply.
+``ping -M do -s <mtu-28> -I <netdev> <peer>``. Three MTU signals exist (iputils ping/ping.c,
+20240117 and s20161105):
+
+- The local route or interface MTU is smaller: the kernel refuses the send and ping prints
+  ``ping: local error: message too long, mtu=N`` to stderr (``Message`` capitalised up to
+  s20180629; ``mtu: N`` in the IPv6 code path) once per packet. Verdict ``local_mtu``.
+- A router on the path answers ICMP fragmentation-needed: ``From <hop> icmp_seq=N Frag needed
+  and DF set (mtu = N)`` on stdout. Verdict ``path_mtu`` with that MTU (the kernel caches it,
+  so later packets fail locally with the same MTU; those are the router's answer, not a local
+  setting). Old iputils count the packet as an error only: ``0 packets transmitted, 0
+  received, +1 errors`` with no loss figure.
+- A smaller MTU behind a plain L2 switch just loses the packets: ``lost`` (100% loss).
+
+Statistics read (ping_common.c ``finish``): ``T packets transmitted, R received[, +D
+duplicates][, +C corrupted][, +E errors][, L% packet loss, time Tms]`` - the loss/time part is
+absent when nothing was transmitted. Pastes under a French locale (partially translated
+catalogues: ``paquets transmis``, ``reçus``) and no-break spaces are read too.
 """
 
 from __future__ import annotations
@@ -15,13 +28,21 @@ from typing import ClassVar, Literal
 
 from pytest_sparkfabric import shell
 
-Verdict = Literal["ok", "local_mtu", "lost", "error"]
+Verdict = Literal["ok", "local_mtu", "path_mtu", "lost", "error"]
 
 _STATS = re.compile(
-    r"(\d{1,12}) packets transmitted, (\d{1,12}) (?:packets )?received"
-    r"(?:, \+(\d{1,12}) duplicates)?(?:, \+(\d{1,12}) errors)?, (\d{1,3}(?:\.\d+)?)% packet loss"
+    r"(\d{1,12}) (?:packets transmitted|paquets transmis), (\d{1,12}) (?:packets )?"
+    r"(?:received|reçus)"
+    r"(?:, \+(\d{1,12}) (?:duplicates|doublons))?"
+    r"(?:, \+(\d{1,12}) corrupted)?"
+    r"(?:, \+(\d{1,12}) (?:errors|erreurs))?"
+    r"(?:, (\d{1,3}(?:[.,]\d+)?)% (?:packet loss|de perte))?"
 )
 _MTU = re.compile(r"local error: message too long, mtu\s*[=:]\s*(\d{1,9})", re.IGNORECASE)
+_FRAG = re.compile(
+    r"From (?P<hop>[^\s()]+(?: \([^)\s]+\))?) icmp_seq=\d{1,9}\s+"
+    r"Frag needed and DF set \(mtu = (?P<mtu>\d{1,9})\)"
+)
 _RTT = re.compile(r"(?:rtt|round-trip) min/avg/max(?:/mdev)? = \d+(?:\.\d+)?/(\d+(?:\.\d+)?)/")
 
 
@@ -36,6 +57,10 @@ class PingResult:
     errors: int | None = None
     rtt_avg_ms: float | None = None
     rc: int | None = None
+    path_mtu: int | None = None
+    path_mtu_from: str | None = None
+    duplicates: int | None = None
+    statistics: bool = False
 
     _json_properties: ClassVar[tuple[str, ...]] = ("ok",)
 
@@ -88,31 +113,50 @@ def _first_error_line(stdout: str, stderr: str) -> str | None:
     return stripped.splitlines()[0] if stripped else None
 
 
+def _normal(text: str) -> str:
+    # No-break spaces come from localized catalogues (fr: "64\u00a0octets"); CRs from pastes.
+    return text.replace("\u00a0", " ").replace("\r", "")
+
+
+def _loss(transmitted: int, received: int, printed: str | None) -> float | None:
+    if printed is not None:
+        return float(printed.replace(",", "."))
+    # Nothing transmitted: iputils prints no loss figure, and none can be computed.
+    return None if transmitted == 0 else (transmitted - received) * 100.0 / transmitted
+
+
 def parse_ping(text_stdout: str, text_stderr: str = "", rc: int | None = None) -> PingResult:
     """Classify one ping run. Never raises: text that holds no statistics is an ``error``."""
-    both = f"{text_stdout}\n{text_stderr}"
+    stdout, stderr = _normal(text_stdout), _normal(text_stderr)
+    both = f"{stdout}\n{stderr}"
     mtu = _MTU.search(both)
-    stats = _STATS.search(text_stdout) or _STATS.search(text_stderr)
-    rtt = _RTT.search(text_stdout)
-    transmitted = received = errors = None
+    frag = _FRAG.search(both)
+    stats = _STATS.search(stdout) or _STATS.search(stderr)
+    rtt = _RTT.search(stdout)
+    transmitted = received = errors = duplicates = None
     loss: float | None = None
     if stats:
         transmitted, received = int(stats.group(1)), int(stats.group(2))
-        errors = int(stats.group(4)) if stats.group(4) else 0
-        loss = float(stats.group(5))
+        duplicates = int(stats.group(3)) if stats.group(3) else 0
+        errors = int(stats.group(5)) if stats.group(5) else 0
+        loss = _loss(transmitted, received, stats.group(6))
     verdict: Verdict
     error_text: str | None = None
-    if mtu:
+    if frag:
+        verdict = "path_mtu"
+        error_text = " ".join(frag.group(0).split())
+    elif mtu:
         verdict = "local_mtu"
         error_text = mtu.group(0)
     elif stats is None or transmitted == 0 or (rc is not None and rc >= 2):
         verdict = "error"
-        error_text = _first_error_line(text_stdout, text_stderr) or "no ping statistics"
+        error_text = _first_error_line(stdout, stderr) or "no ping statistics"
     elif received == transmitted and not errors and (rc is None or rc == 0):
         verdict = "ok"
     else:
         verdict = "lost"
-        error_text = f"{transmitted} sent, {received} received ({loss:g}% loss)"
+        shown = f"{loss:g}% loss" if loss is not None else "no loss figure"
+        error_text = f"{transmitted} sent, {received} received ({shown})"
     return PingResult(
         transmitted=transmitted,
         received=received,
@@ -123,6 +167,10 @@ def parse_ping(text_stdout: str, text_stderr: str = "", rc: int | None = None) -
         errors=errors,
         rtt_avg_ms=float(rtt.group(1)) if rtt else None,
         rc=rc,
+        path_mtu=int(frag.group("mtu")) if frag else None,
+        path_mtu_from=frag.group("hop") if frag else None,
+        duplicates=duplicates,
+        statistics=stats is not None,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 from pytest_sparkfabric.probes.routeros import (
     BridgePort,
     EthernetMonitor,
@@ -81,6 +81,7 @@ def _list_rows(text: str, what: str, legend: Mapping[str, str]) -> tuple[Row, ..
             what,
             "no items: neither terse/detail lines (0 R name=...), a column "
             "table ('#  NAME ...') nor REST JSON",
+            found_text(text),
         )
     return _with_flags(rows, {**legend, **parse_legend(text)})
 
@@ -95,14 +96,18 @@ def _kv_rows(text: str, what: str) -> tuple[Row, ...]:
     try:
         return parse_kv_columns(text)
     except ParseError:
-        raise ParseError(what, "no 'key: value' line (nor REST JSON or as-value)") from None
+        raise ParseError(
+            what, "no 'key: value' line (nor REST JSON or as-value)", found_text(text)
+        ) from None
 
 
 def parse_ethernet(text: str) -> tuple[EthernetPort, ...]:
     """`/interface ethernet print` (terse, detail or columns) or `GET /rest/interface/ethernet`."""
     rows = _list_rows(text, "routeros /interface ethernet print", ETHERNET_FLAGS)
     if not any("name" in r for r in rows):
-        raise ParseError("routeros /interface ethernet print", "no item has a name")
+        raise ParseError(
+            "routeros /interface ethernet print", "no item has a name", found_text(text)
+        )
     return ethernet_from_rest(rows)
 
 
@@ -110,7 +115,9 @@ def parse_bridge_ports(text: str) -> tuple[BridgePort, ...]:
     """`/interface bridge port print` (terse, detail or columns) or its REST GET."""
     rows = _list_rows(text, "routeros /interface bridge port print", BRIDGE_PORT_FLAGS)
     if not any("interface" in r for r in rows):
-        raise ParseError("routeros /interface bridge port print", "no item has an interface")
+        raise ParseError(
+            "routeros /interface bridge port print", "no item has an interface", found_text(text)
+        )
     return bridge_ports_from_rest(rows)
 
 
@@ -118,7 +125,11 @@ def parse_qos_ports(text: str) -> tuple[QosPort, ...]:
     """`/interface ethernet switch qos port print` (terse, detail or columns) or its REST GET."""
     rows = _list_rows(text, "routeros /interface ethernet switch qos port print", {})
     if not any("name" in r for r in rows):
-        raise ParseError("routeros /interface ethernet switch qos port print", "no item has a name")
+        raise ParseError(
+            "routeros /interface ethernet switch qos port print",
+            "no item has a name",
+            found_text(text),
+        )
     return qos_ports_from_rest(rows)
 
 
@@ -129,7 +140,10 @@ def parse_routeros_monitors(text: str) -> tuple[EthernetMonitor, ...]:
     rows = _kv_rows(text, what)
     if not rows:
         raise ParseError(what, "empty reply")
-    return tuple(ethernet_monitor_from_kv(r) for r in rows)
+    try:
+        return tuple(ethernet_monitor_from_kv(r) for r in rows)
+    except ParseError as err:
+        raise ParseError(err.tool, err.missing, found_text(text)) from None
 
 
 def parse_routeros_monitor(text: str) -> EthernetMonitor:
@@ -150,7 +164,10 @@ def parse_system_resource(text: str) -> SystemResource:
     rows = _kv_rows(text, what)
     if len(rows) != 1:
         raise ParseError(what, f"{len(rows)} items where the menu has one")
-    return system_resource_from_kv(rows[0])
+    try:
+        return system_resource_from_kv(rows[0])
+    except ParseError as err:
+        raise ParseError(err.tool, err.missing, found_text(text)) from None
 
 
 def parse_ethernet_stats(text: str) -> tuple[EthernetStats, ...]:
@@ -169,5 +186,5 @@ def parse_ethernet_stats(text: str) -> tuple[EthernetStats, ...]:
             rows = parse_terse(text) or _kv_rows(text, what)
     stats = ethernet_stats_from_rows(rows)
     if not any(s.counters for s in stats):
-        raise ParseError(what, "no counter (rx-*, tx-*, rs-fec-*) in the output")
+        raise ParseError(what, "no counter (rx-*, tx-*, rs-fec-*) in the output", found_text(text))
     return stats

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ipaddress import AddressValueError, IPv4Address, IPv6Address
 
 from pytest_sparkfabric import shell
+from pytest_sparkfabric.probes import ParseError, found_text
 
 _TAG = "SFREAD"
 _LOOP = (
@@ -65,6 +66,25 @@ def parse_read_files(text: str) -> dict[str, str | None]:
         if value is not None:
             out[path] = value.rstrip("\n")
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class FileReads:
+    """What one :func:`build_read_files` run read: path -> content, None when missing."""
+
+    files: Mapping[str, str | None]
+
+
+def parse_read_files_checked(text: str) -> FileReads:
+    """:func:`parse_read_files` for ``sparkfabric parse sysfs-read``: no record is an error."""
+    files = parse_read_files(text)
+    if not files:
+        raise ParseError(
+            "sysfs read",
+            f"expected '{_TAG}<TAB>ok|missing<TAB>path' records (the reader did not run)",
+            found_text(text),
+        )
+    return FileReads(files)
 
 
 def int_value(value: str | None) -> int | None:

@@ -15,29 +15,10 @@ from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.probes.ping import parse_ping
 from pytest_sparkfabric.probes.sysfs import parse_read_files
 
+from . import golden
 from ._samples import DATA, mutated, sample, samples, with_noise
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-# Which golden folder feeds which registry parser's mutation test.
-FOLDERS = {
-    "ib_write_bw": "perftest",
-    "iperf3": "iperf3",
-    "nccl-tests": "nccl-tests",
-    "ethtool": "ethtool",
-    "ethtool-stats": "ethtool-stats",
-    "ethtool-module": "ethtool-m",
-    "ethtool-fec": "ethtool-fec",
-    "ping": "ping",
-    "nvidia-smi": "nvidia-smi",
-    "ibdev2netdev": "ibdev2netdev",
-    "routeros-monitor": "routeros-monitor",
-    "routeros-resource": "routeros-resource",
-    "routeros-ethernet": "routeros-ethernet",
-    "routeros-bridge-port": "routeros-bridge-port",
-    "routeros-qos": "routeros-qos",
-    "routeros-stats": "routeros-stats",
-}
 
 EXTRA: dict[str, Callable[[str], object]] = {
     "read_files": parse_read_files,
@@ -60,6 +41,7 @@ def test_registry_keys() -> None:
         "ib_write_bw",
         "iperf3",
         "nccl-tests",
+        "nccl-conf",
         "ethtool",
         "ethtool-stats",
         "ethtool-module",
@@ -67,7 +49,12 @@ def test_registry_keys() -> None:
         "ip-addr",
         "ping",
         "nvidia-smi",
+        "gpu-burn",
         "ibdev2netdev",
+        "hw-counters",
+        "mlnx_qos",
+        "lldpctl",
+        "sysfs-read",
         "routeros-monitor",
         "routeros-resource",
         "routeros-ethernet",
@@ -76,6 +63,16 @@ def test_registry_keys() -> None:
         "routeros-stats",
     }
     assert all(callable(PARSERS[k]) for k in PARSERS)
+
+
+def _samples_of(tool: str) -> list[str]:
+    texts = [
+        golden.read(p) for p in golden.raw_samples() if golden.folder_tool(p.parent.name) == tool
+    ]
+    for folder, (tools, _why) in golden.OWNED_ELSEWHERE.items():
+        if tool in tools:
+            texts += samples(folder)
+    return texts
 
 
 @pytest.mark.parametrize("name", sorted(PARSERS))
@@ -92,12 +89,11 @@ def test_extra_parser_total_on_any_text(name: str, text: str) -> None:
     _total(EXTRA[name], text)
 
 
-@pytest.mark.parametrize("name", sorted(FOLDERS))
+@pytest.mark.parametrize("name", sorted(PARSERS))
 @FAST
 @given(data=st.data())
 def test_parser_total_on_mutated_samples(name: str, data: st.DataObject) -> None:
-    texts = samples(FOLDERS[name])
-    text = data.draw(st.sampled_from(texts))
+    text = data.draw(st.sampled_from(_samples_of(name)))
     _total(PARSERS[name], data.draw(mutated(text)))
 
 
@@ -109,7 +105,19 @@ def test_ping_total_with_streams_and_rc(stdout: str, stderr: str, rc: int | None
     assert (r.verdict == "ok") == r.ok
 
 
-PERFTEST = sorted(p.name for p in (DATA / "perftest").glob("*.txt"))
+def _parses(parser: Callable[[str], object], folder: str) -> list[str]:
+    """The samples of a folder that parse (the error-path ones have nothing to keep)."""
+    out = []
+    for p in sorted((DATA / folder).glob("*.txt")):
+        try:
+            parser(sample(f"{folder}/{p.name}"))
+        except ParseError:
+            continue
+        out.append(p.name)
+    return out
+
+
+PERFTEST = _parses(parse_ib_write_bw, "perftest")
 
 
 @pytest.mark.parametrize("name", PERFTEST)
@@ -123,7 +131,7 @@ def test_ib_write_bw_result_survives_noise(name: str, data: st.DataObject) -> No
     assert noisy.rows == clean.rows
 
 
-NCCL = sorted(p.name for p in (DATA / "nccl-tests").glob("*.txt"))
+NCCL = _parses(parse_nccl_tests, "nccl-tests")
 
 
 @pytest.mark.parametrize("name", NCCL)

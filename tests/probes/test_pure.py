@@ -439,6 +439,9 @@ def test_ibdev2netdev_without_lines_is_parse_error() -> None:
 def test_parse_error_attributes_and_pickle() -> None:
     err = ParseError("ib_write_bw", "no result row")
     assert str(err) == "ib_write_bw: no result row"
+    with_found = ParseError("ib_write_bw", "expected a row", "'Couldn't connect'")
+    assert str(with_found) == "ib_write_bw: expected a row; found: 'Couldn't connect'"
+    assert pickle.loads(pickle.dumps(with_found)).found == "'Couldn't connect'"
     assert isinstance(err, ValueError)
     back = pickle.loads(pickle.dumps(err))
     assert (back.tool, back.missing) == ("ib_write_bw", "no result row")
@@ -454,6 +457,11 @@ def test_to_jsonable_nested() -> None:
             "inf": float("-inf"),
         }
     )
+    assert isinstance(data, dict)
+    # _json_properties: the typed PHY view rides along with the raw counters.
+    assert data["stats"]["phy"]["lane_errors"] == {"0": 3}
+    assert data["stats"]["phy"]["crc_errors"] is None
+    del data["stats"]["phy"]
     assert data == {
         "stats": {"counters": {"rx_err_lane_0_phy": 3}},
         "ips": ["10.0.0.1/24", "10.0.0.2"],

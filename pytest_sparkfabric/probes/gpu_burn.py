@@ -1,0 +1,179 @@
+"""gpu-burn (wilicc/gpu-burn, ``gpu_burn-drv.cpp``): the soak's GPU load and its own verdict.
+
+What it prints: the ``nvidia-smi -L`` list (``GPU N: <name> (UUID: ...)``), ``Burning for N
+seconds.``, ``Initialized device N with X MB of memory (Y MB available, using Z MB of it),
+using FLOATS|DOUBLES[, using Tensor Cores]``, then progress lines rewritten with ``\\r``
+(``<pct>%  proc'd: <n> (<gflops> Gflop/s) [- ...]   errors: <n> [(WARNING!)|(DIED!)] [- ...]
+temps: <t> C|-- [- ...]``, every tenth with a TAB-indented ``Summary at:`` date), and at the
+end ``Tested N GPUs:`` with one ``GPU N: OK|FAULTY`` line each. gpu-burn exits 0 even when a
+GPU is FAULTY, and prints OK after an init error that left a GPU idle (wilicc/gpu-burn issues
+#7, #12, #14), so the verdict is read from the text: the verdict lines, the init and compute
+errors, ``(DIED!)``, ``No clients are alive!  Aborting`` and whether any work was done.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pytest_sparkfabric.probes import ParseError, found_text
+
+TOOL = "gpu-burn"
+
+_GPU = re.compile(r"^\s*GPU (\d{1,3}): (.+?) \(UUID: ([^)]*)\)\s*$")
+_INIT = re.compile(
+    r"Initialized device (\d{1,3}) with (\d{1,9}) MB of memory \((\d{1,9}) MB available, "
+    r"using (\d{1,9}) MB of it\), using (FLOATS|DOUBLES)(, using Tensor Cores)?"
+)
+_BURNING = re.compile(r"Burning for (\d{1,9}) sec")
+_PROGRESS = re.compile(
+    r"^\s*(\d{1,3}(?:\.\d)?)%\s+proc'd:(?P<procd>.*?)errors:(?P<errors>.*?)temps:(?P<temps>.*)$"
+)
+_PROCD = re.compile(r"(-?\d{1,12}) \((\d{1,9}(?:\.\d+)?) Gflop/s\)")
+_ERRORS = re.compile(r"(-?\d{1,12})\s*(\((?:WARNING|DIED)!\))?")
+_TEMPS = re.compile(r"(\d{1,3}|--) C")
+_TESTED = re.compile(r"^\s*Tested (\d{1,3}) GPUs:")
+_VERDICT = re.compile(r"^\s*GPU (\d{1,3}): (OK|FAULTY)\s*$")
+_ABORT = "No clients are alive!"
+# Lines gpu-burn prints when a GPU or the whole run fails (gpu_burn-drv.cpp).
+_FAILURE = re.compile(
+    r"Couldn't init a GPU test|Failure during compute|Syntax error near|Low mem for result|"
+    r"terminate called|No CUDA devices|Couldn't|Error in \"|what\(\):"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuProgress:
+    """One progress line: per GPU, the work done, Gflop/s, error count and temperature."""
+
+    percent: float
+    processed: tuple[int, ...]
+    gflops: tuple[float, ...]
+    errors: tuple[int, ...]
+    died: tuple[bool, ...]
+    warning: tuple[bool, ...]
+    temps_c: tuple[int | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuInit:
+    device: int
+    memory_mb: int
+    available_mb: int
+    used_mb: int
+    precision: str
+    tensor_cores: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GpuBurn:
+    gpus: tuple[str, ...]
+    initialized: tuple[GpuInit, ...]
+    burn_s: int | None
+    progress: tuple[GpuProgress, ...]
+    verdicts: tuple[tuple[int, bool], ...] | None
+    failures: tuple[str, ...]
+    aborted: bool
+    last_line: str | None
+
+    _json_properties: ClassVar[tuple[str, ...]] = ("all_ok", "did_work", "died")
+
+    @property
+    def last_progress(self) -> GpuProgress | None:
+        return self.progress[-1] if self.progress else None
+
+    @property
+    def died(self) -> bool:
+        return any(any(p.died) for p in self.progress)
+
+    @property
+    def did_work(self) -> bool:
+        """Whether some GPU processed at least one result (a positive ``proc'd`` count)."""
+        return any(n > 0 for p in self.progress for n in p.processed)
+
+    @property
+    def all_ok(self) -> bool:
+        """gpu-burn's own verdict held up: every GPU OK, work done, nothing died or failed."""
+        return (
+            self.verdicts is not None
+            and bool(self.verdicts)
+            and all(ok for _, ok in self.verdicts)
+            and self.did_work
+            and not self.died
+            and not self.aborted
+            and not self.failures
+        )
+
+
+def _progress(m: re.Match[str]) -> GpuProgress:
+    procd = _PROCD.findall(m.group("procd"))
+    errors = _ERRORS.findall(m.group("errors"))
+    return GpuProgress(
+        percent=float(m.group(1)),
+        processed=tuple(int(n) for n, _ in procd),
+        gflops=tuple(float(g) for _, g in procd),
+        errors=tuple(int(n) for n, _ in errors),
+        died=tuple(mark == "(DIED!)" for _, mark in errors),
+        warning=tuple(mark == "(WARNING!)" for _, mark in errors),
+        temps_c=tuple(None if t == "--" else int(t) for t in _TEMPS.findall(m.group("temps"))),
+    )
+
+
+def parse_gpu_burn(text: str) -> GpuBurn:
+    gpus: list[str] = []
+    initialized: list[GpuInit] = []
+    progress: list[GpuProgress] = []
+    verdicts: list[tuple[int, bool]] | None = None
+    failures: list[str] = []
+    burn_s: int | None = None
+    aborted = False
+    last: str | None = None
+    # Progress lines are rewritten in place with \r: each CR-separated piece is a line.
+    for piece in text.replace("\r", "\n").split("\n"):
+        line = piece.strip()
+        if not line:
+            continue
+        last = line
+        if m := _GPU.match(piece):
+            gpus.append(m.group(2))
+        elif m := _TESTED.match(piece):
+            verdicts = []
+        elif verdicts is not None and (m := _VERDICT.match(piece)):
+            verdicts.append((int(m.group(1)), m.group(2) == "OK"))
+        elif m := _PROGRESS.match(piece):
+            progress.append(_progress(m))
+        if m := _INIT.search(line):
+            initialized.append(
+                GpuInit(
+                    device=int(m.group(1)),
+                    memory_mb=int(m.group(2)),
+                    available_mb=int(m.group(3)),
+                    used_mb=int(m.group(4)),
+                    precision=m.group(5),
+                    tensor_cores=bool(m.group(6)),
+                )
+            )
+        if m := _BURNING.search(line):
+            burn_s = int(m.group(1))
+        if _ABORT in line:
+            aborted = True
+        elif _FAILURE.search(line) and not _INIT.search(line):
+            failures.append(line)
+    if not (gpus or initialized or progress or verdicts is not None or failures or aborted):
+        raise ParseError(
+            TOOL,
+            "expected gpu-burn output: 'GPU N: ... (UUID: ...)', 'Initialized device', "
+            "progress ('proc'd:') or 'Tested N GPUs:' lines",
+            found_text(text),
+        )
+    return GpuBurn(
+        gpus=tuple(gpus),
+        initialized=tuple(initialized),
+        burn_s=burn_s,
+        progress=tuple(progress),
+        verdicts=tuple(verdicts) if verdicts is not None else None,
+        failures=tuple(failures),
+        aborted=aborted,
+        last_line=last,
+    )

@@ -1,0 +1,174 @@
+"""RDMA port counters: ``/sys/class/infiniband/<dev>/ports/<port>/hw_counters/*``, name -> int.
+
+One file per counter (drivers/infiniband/hw/mlx5/counters.c: ``out_of_sequence``,
+``local_ack_timeout_err``, ``packet_seq_err``, ``np_cnp_sent``, ``rp_cnp_handled``,
+``np_ecn_marked_roce_packets``...; which ones exist depends on the firmware's capabilities, so
+an absent counter is None, never 0). Read in the forms people and tools print them:
+
+- this suite's reader (:func:`build_hw_counters`: ``SFREAD<TAB>ok<TAB>path<TAB>value`` records);
+- ``grep . .../hw_counters/*`` (``path:value``), ``show_counters`` (``Port 1 hw counters:``
+  then ``name: value``) and plain ``name: value`` lines;
+- iproute2 ``rdma statistic show [link DEV/PORT]``: ``link DEV/PORT name value ...`` on one
+  line (wrapped by mail or terminals anywhere, even between a name and its value), ``-p``
+  with one ``name value`` per indented line, and ``Optional-set:`` lines;
+- a ttar archive of the directory (prometheus/procfs fixtures: ``Path:`` / ``Lines:`` / value).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pytest_sparkfabric import shell
+from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes.sysfs import build_read_globs, parse_read_files
+
+TOOL = "hw_counters"
+
+_PATH = re.compile(r"/sys/class/infiniband/(?P<dev>[^/\s]+)/ports/(?P<port>\d{1,3})/hw_counters/")
+_PATH_VALUE = re.compile(r"^(?P<path>\S*/hw_counters/(?P<name>\w+)):\s*(?P<value>-?\d{1,20})\s*$")
+_NAME_VALUE = re.compile(r"^\s*(?P<name>[a-z][a-z0-9_]*):\s*(?P<value>-?\d{1,20})\s*$")
+_PORT_HEAD = re.compile(r"^\s*Port\s+(\d{1,3})\s+hw counters:\s*$")
+_LINK = re.compile(r"^\s*link\s+(?P<dev>[^/\s]+)/(?P<port>\d{1,3})\b(?P<rest>.*)$")
+_TTAR_PATH = re.compile(r"^Path:\s*(?P<path>\S*/hw_counters/(?P<name>\w+))\s*$")
+_WORD = re.compile(r"^[a-z][a-z0-9_]*$")
+_NUMBER = re.compile(r"^-?\d{1,20}$")
+
+
+@dataclass(frozen=True, slots=True)
+class HwCounterSet:
+    """The counters of one RDMA port (device and port None when the text does not say)."""
+
+    device: str | None
+    port: int | None
+    counters: Mapping[str, int] = field(default_factory=dict)
+
+    def get(self, name: str) -> int | None:
+        return self.counters.get(name)
+
+    @property
+    def out_of_sequence(self) -> int | None:
+        return self.counters.get("out_of_sequence")
+
+    @property
+    def packet_seq_err(self) -> int | None:
+        return self.counters.get("packet_seq_err")
+
+    @property
+    def local_ack_timeout_err(self) -> int | None:
+        return self.counters.get("local_ack_timeout_err")
+
+    @property
+    def ecn_marked(self) -> int | None:
+        return self.counters.get("np_ecn_marked_roce_packets")
+
+    @property
+    def cnp_sent(self) -> int | None:
+        return self.counters.get("np_cnp_sent")
+
+    @property
+    def cnp_handled(self) -> int | None:
+        return self.counters.get("rp_cnp_handled")
+
+
+@dataclass(frozen=True, slots=True)
+class HwCounters:
+    ports: tuple[HwCounterSet, ...]
+
+    def port(self, device: str, port: int = 1) -> HwCounterSet | None:
+        for p in self.ports:
+            if p.device == device and p.port == port:
+                return p
+        return None
+
+
+def hw_counters_glob(device: str, port: int = 1) -> str:
+    return f"/sys/class/infiniband/{device}/ports/{port}/hw_counters/*"
+
+
+def build_hw_counters(devices: Sequence[str], port: int = 1) -> shell.Command:
+    """Every hw_counters file of each device's port, in one round trip."""
+    return build_read_globs([hw_counters_glob(d, port) for d in devices])
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.sets: dict[tuple[str | None, int | None], dict[str, int]] = {}
+
+    def add(self, device: str | None, port: int | None, name: str, value: int) -> None:
+        self.sets.setdefault((device, port), {}).setdefault(name, value)
+
+    def result(self) -> HwCounters:
+        return HwCounters(tuple(HwCounterSet(d, p, c) for (d, p), c in self.sets.items()))
+
+
+def _where(path: str) -> tuple[str | None, int | None]:
+    m = _PATH.search(path)
+    return (m.group("dev"), int(m.group("port"))) if m else (None, None)
+
+
+def _sfread(text: str, out: _Collector) -> None:
+    for path, value in parse_read_files(text).items():
+        name = path.rsplit("/", 1)[-1]
+        if value is not None and "/hw_counters/" in path and _NUMBER.match(value.strip()):
+            device, port = _where(path)
+            out.add(device, port, name, int(value.strip()))
+
+
+def _rdma_statistic(tokens: list[str], device: str, port: int, out: _Collector) -> None:
+    """``name value`` pairs of one ``link`` record, whatever the line breaks were."""
+    i = 0
+    while i + 1 < len(tokens):
+        name, value = tokens[i], tokens[i + 1]
+        if _WORD.match(name) and _NUMBER.match(value):
+            out.add(device, port, name, int(value))
+            i += 2
+        else:
+            i += 1
+
+
+def parse_hw_counters(text: str) -> HwCounters:
+    out = _Collector()
+    if "SFREAD\t" in text:
+        _sfread(text, out)
+    link: tuple[str, int] | None = None
+    link_tokens: list[str] = []
+    ttar_name: tuple[str, str | None, int | None] | None = None
+    show_port: int | None = None
+    for raw in text.splitlines():
+        line = raw.lstrip("> ").rstrip() if raw.startswith(">") else raw.rstrip()
+        if m := _LINK.match(line):
+            if link is not None:
+                _rdma_statistic(link_tokens, *link, out)
+            link, link_tokens = (m.group("dev"), int(m.group("port"))), m.group("rest").split()
+            continue
+        if link is not None:
+            words = line.replace("Optional-set:", " ").split()
+            if words and all(_WORD.match(w) or _NUMBER.match(w) for w in words):
+                link_tokens += words
+                continue
+            _rdma_statistic(link_tokens, *link, out)
+            link, link_tokens = None, []
+        if m := _TTAR_PATH.match(line):
+            ttar_name = (m.group("name"), *_where(m.group("path")))
+        elif ttar_name is not None and _NUMBER.match(line.strip()):
+            name, device, port = ttar_name
+            out.add(device, port, name, int(line.strip()))
+            ttar_name = None
+        elif m := _PATH_VALUE.match(line):
+            out.add(*_where(m.group("path")), m.group("name"), int(m.group("value")))
+        elif m := _PORT_HEAD.match(line):
+            show_port = int(m.group(1))
+        elif m := _NAME_VALUE.match(line):
+            out.add(None, show_port, m.group("name"), int(m.group("value")))
+    if link is not None:
+        _rdma_statistic(link_tokens, *link, out)
+    if not out.sets:
+        raise ParseError(
+            TOOL,
+            "expected hw_counters values: 'name: value', 'path:value', SFREAD records or "
+            "'link DEV/PORT name value ...' (rdma statistic)",
+            found_text(text),
+        )
+    return out.result()

@@ -1,0 +1,178 @@
+"""lldpd's ``lldpctl`` / ``lldpcli show neighbors``: who is on the other end of each port.
+
+Default text layout (lldpd src/client/text_writer.c): a rule of dashes, ``LLDP neighbors:``,
+then per neighbour ``Interface:    <local port>, via: LLDP|CDPv2|..., RID: N, Time: ...``, a
+``Chassis:`` section (``ChassisID: <subtype> <id>`` e.g. ``mac d4:01:c3:2f:cc:2e``, ``SysName``,
+``SysDescr`` - possibly continued on indented lines -, ``MgmtIP``/``MgmtIface`` pairs,
+``Capability`` lines) and a ``Port:`` section (``PortID: <subtype> <id>`` e.g. ``ifname
+bridge/ether2``, ``mac ...``, ``local Port 5``; ``PortDescr``; ``TTL``), then optional
+``VLAN``, ``LLDP-MED`` and ``Unknown TLVs`` sections. Pastes flatten or change the
+indentation, drop the trailing pad spaces and the closing rule, so neighbours are told apart
+by their ``Interface:`` line and fields by their names, never by indentation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pytest_sparkfabric import shell
+from pytest_sparkfabric.probes import ParseError, found_text
+
+TOOL = "lldpctl"
+
+_INTERFACE = re.compile(
+    r"^\s*Interface:\s*(?P<port>[^,\s]+),\s*via:\s*(?P<via>[^,]+?)(?:,\s*RID:\s*(?P<rid>\d+))?"
+    r"(?:,\s*Time:\s*(?P<time>.*?))?\s*$"
+)
+_FIELD = re.compile(r"^\s*(?P<key>[A-Za-z][\w -]*?):\s*(?P<value>.*?)\s*$")
+_MAC = re.compile(r"^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$")
+_SECTIONS = {"Chassis", "Port", "VLAN", "LLDP-MED", "Unknown TLVs", "PMD autoneg"}
+
+
+@dataclass(frozen=True, slots=True)
+class LldpNeighbor:
+    """One neighbour seen on ``local_port``.
+
+    ``chassis_id``/``port_id`` keep lldpd's subtype word (``mac``, ``ifname``, ``local``,
+    ``ip``) apart from the identifier itself.
+    """
+
+    local_port: str
+    via: str
+    rid: int | None
+    chassis_id_type: str | None
+    chassis_id: str | None
+    system_name: str | None
+    system_description: str | None
+    port_id_type: str | None
+    port_id: str | None
+    port_description: str | None
+    management_ips: tuple[str, ...] = ()
+    capabilities: tuple[str, ...] = ()
+    ttl_s: int | None = None
+
+    _json_properties: ClassVar[tuple[str, ...]] = ("neighbor_mac", "port_name")
+
+    @property
+    def neighbor_mac(self) -> str | None:
+        """The neighbour's MAC: the port ID when it is a MAC, else the chassis ID when it is."""
+        for kind, value in (
+            (self.port_id_type, self.port_id),
+            (self.chassis_id_type, self.chassis_id),
+        ):
+            if kind == "mac" and value is not None and _MAC.match(value):
+                return value.lower()
+        return None
+
+    @property
+    def port_name(self) -> str | None:
+        """The far end's port name: an ``ifname``/``local`` port ID, without the bridge of
+        RouterOS's ``bridge/ether2`` (a first part with no digit is a bridge name, while
+        ``GigabitEthernet1/1`` or ``ge-0/0/38.0`` are whole names), else the description."""
+        if self.port_id_type in ("ifname", "local") and self.port_id:
+            head, _, tail = self.port_id.partition("/")
+            if tail and "/" not in tail and not any(ch.isdigit() for ch in head):
+                return tail
+            return self.port_id
+        return self.port_description or self.port_id
+
+
+@dataclass(frozen=True, slots=True)
+class LldpNeighbors:
+    neighbors: tuple[LldpNeighbor, ...]
+
+    def on(self, local_port: str) -> tuple[LldpNeighbor, ...]:
+        return tuple(n for n in self.neighbors if n.local_port == local_port)
+
+
+def build_lldpctl() -> shell.Command:
+    return shell.join(["lldpctl"])
+
+
+def _split_id(value: str) -> tuple[str | None, str | None]:
+    if not value:
+        return None, None
+    kind, _, ident = value.partition(" ")
+    return (kind, ident.strip() or None) if ident else (None, kind)
+
+
+class _Builder:
+    def __init__(self, local_port: str, via: str, rid: int | None) -> None:
+        self.local_port, self.via, self.rid = local_port, via, rid
+        self.fields: dict[str, str] = {}
+        self.mgmt: list[str] = []
+        self.caps: list[str] = []
+        self.last_key: str | None = None
+
+    def add(self, key: str, value: str) -> None:
+        self.last_key = key
+        if key == "MgmtIP":
+            self.mgmt.append(value)
+        elif key == "Capability":
+            self.caps.append(value)
+        else:
+            self.fields.setdefault(key, value)
+
+    def continue_description(self, text: str) -> None:
+        if self.last_key == "SysDescr":
+            self.fields["SysDescr"] = f"{self.fields.get('SysDescr', '')}\n{text}".strip()
+
+    def build(self) -> LldpNeighbor:
+        f = self.fields
+        chassis_type, chassis = _split_id(f.get("ChassisID", ""))
+        port_type, port = _split_id(f.get("PortID", ""))
+        ttl = f.get("TTL", "")
+        return LldpNeighbor(
+            local_port=self.local_port,
+            via=self.via,
+            rid=self.rid,
+            chassis_id_type=chassis_type,
+            chassis_id=chassis,
+            system_name=f.get("SysName") or None,
+            system_description=f.get("SysDescr") or None,
+            port_id_type=port_type,
+            port_id=port,
+            port_description=f.get("PortDescr") or None,
+            management_ips=tuple(ip for ip in self.mgmt if ip),
+            capabilities=tuple(c for c in self.caps if c),
+            ttl_s=int(ttl) if ttl.isdigit() else None,
+        )
+
+
+def parse_lldpctl(text: str) -> LldpNeighbors:
+    neighbors: list[LldpNeighbor] = []
+    current: _Builder | None = None
+    seen_header = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped in ("LLDP neighbors:", "LLDP interfaces:"):
+            seen_header = True
+            continue
+        if m := _INTERFACE.match(line):
+            if current is not None:
+                neighbors.append(current.build())
+            rid = m.group("rid")
+            current = _Builder(m.group("port"), m.group("via").strip(), int(rid) if rid else None)
+            continue
+        if current is None or not stripped or set(stripped) <= {"-"}:
+            continue
+        if (m := _FIELD.match(line)) and not line.startswith(" " * 18):
+            key = m.group("key")
+            if key in _SECTIONS and not m.group("value"):
+                current.last_key = None
+                continue
+            current.add(key, m.group("value"))
+        else:
+            current.continue_description(stripped)
+    if current is not None:
+        neighbors.append(current.build())
+    if not neighbors and not seen_header:
+        raise ParseError(
+            TOOL,
+            "expected 'LLDP neighbors:' and 'Interface: <port>, via: ...' lines (is lldpd "
+            "running?)",
+            found_text(text),
+        )
+    return LldpNeighbors(tuple(neighbors))
