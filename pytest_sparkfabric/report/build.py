@@ -1,0 +1,432 @@
+"""A results document (the JSON contract of `report.schema`) read into the report's model (pure).
+
+Each drawn object's colour is the worst outcome of the items about it: an item names its objects
+by id (`report.objects`); a link or direction id reaches the cable (or, behind a switch, both
+legs) that carries it, on its rail; a rail id alone is about the node's NIC. An item without
+object ids counts for its `node`. Root causes mark the objects they name with their number.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, cast
+
+from pytest_sparkfabric.report import objects
+from pytest_sparkfabric.report.model import (
+    BandwidthMatrix,
+    BusbwPoint,
+    BusbwSeries,
+    BwCell,
+    CableRow,
+    Cause,
+    Counts,
+    End,
+    EndRead,
+    Fabric,
+    FabricCable,
+    FabricNode,
+    Item,
+    LaneSeries,
+    NcclChart,
+    Phase,
+    RailState,
+    Report,
+    Sensor,
+    SeriesPoint,
+    Soak,
+    Status,
+    Summary,
+    TempSeries,
+    Topology,
+    status_of,
+    verdict_of,
+    worst,
+)
+from pytest_sparkfabric.report.style import number
+
+HOT_MARGIN_C = 10.0
+"""A node's temperature series is highlighted when its peak is this far above the median peak
+of the others (a display aid for the eye, not a verdict)."""
+NOTES_MAX = 12
+KIND_LABELS = {
+    "rdma_gbps": "RDMA",
+    "rdma_pair_gbps": "RDMA both rails",
+    "tcp_gbps": "TCP",
+    "loopback_gbps": "loopback",
+    "ber_max": "worst pre-FEC BER",
+}
+SERIES_KINDS = frozenset({"lane_error_rate_per_s", "nic_temp_c", "gpu_temp_c"})
+
+Doc = Mapping[str, Any]
+
+
+def build(doc: Doc) -> Report:
+    """The report's model of a valid results document (`schema.problems(doc)` is empty)."""
+    items = tuple(_item(d) for d in doc["items"])
+    causes = tuple(_cause(d) for d in doc["causes"])
+    fab = fabric(doc, items, causes)
+    by_id = {c.id: c for c in fab.cables}
+    return Report(
+        summary=summary(doc, items),
+        causes=causes,
+        items=items,
+        fabric=fab,
+        bandwidth=bandwidth(doc),
+        nccl=nccl(doc),
+        soak=soak(doc),
+        cables=tuple(_cable_row(d, by_id.get(d["id"])) for d in doc["cables"]),
+    )
+
+
+def summary(doc: Doc, items: Sequence[Item]) -> Summary:
+    counts = Counts.of(i.outcome for i in items)
+    cluster = doc["cluster"]
+    return Summary(
+        verdict=verdict_of(counts),
+        cluster=cluster["name"],
+        topology=cluster["topology"],
+        nodes=len(cluster["nodes"]),
+        started=datetime.fromisoformat(doc["started"].replace("Z", "+00:00")),
+        duration_s=doc["duration_s"],
+        counts=counts,
+        transport=cluster.get("transport"),
+        phases=tuple(
+            Phase(p["name"], p["rounds"], p["real_s"], p["transport_s"]) for p in doc["phases"]
+        ),
+        warnings=tuple(doc.get("warnings", ())),
+    )
+
+
+def _item(d: Doc) -> Item:
+    return Item(
+        id=d["id"],
+        outcome=d["outcome"],
+        node=d.get("node"),
+        rail=d.get("rail"),
+        measured=d.get("measured"),
+        expected=d.get("expected"),
+        unit=d.get("unit"),
+        message=d.get("message"),
+        objects=tuple(d.get("objects", ())),
+    )
+
+
+def _cause(d: Doc) -> Cause:
+    return Cause(
+        d["rule"],
+        d["cause"],
+        d["fix"],
+        tuple(d["objects"]),
+        tuple(d["items"]),
+        tuple(d.get("evidence", ())),
+    )
+
+
+# -- the fabric ---------------------------------------------------------------------------------
+
+
+def _end(d: Doc) -> End:
+    node, port = d["node"], d["port"]
+    if node is None:
+        return End(None, str(port))
+    return End(node, f"p{port}" if isinstance(port, int) else str(port))
+
+
+Target = tuple[str, str, int | None]
+"""("node", name, None) or ("cable", cable id, rail index or None for the whole cable)."""
+
+
+@dataclass
+class _Index:
+    """Which drawn object each id reaches."""
+
+    cables: list[FabricCable]
+    at_port: dict[tuple[str, str], str] = field(default_factory=dict)
+    at_leg: dict[str, str] = field(default_factory=dict)
+    of_node: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    def __post_init__(self) -> None:
+        for c in self.cables:
+            for e in (c.a, c.b):
+                if e.node is None:
+                    self.at_leg[e.port] = c.id
+                else:
+                    self.at_port[(e.node, e.port)] = c.id
+                    self.of_node[e.node].append(c.id)
+
+    def cables_at(self, p: objects.Point) -> list[str]:
+        if p.leg is not None:
+            return [self.at_leg[p.leg]] if p.leg in self.at_leg else []
+        if p.node is None:
+            return []
+        if p.port is not None:
+            found = self.at_port.get((p.node, f"p{p.port}"))
+            return [found] if found else []
+        return list(self.of_node.get(p.node, ()))
+
+    def between(self, a: objects.Point, b: objects.Point) -> list[str]:
+        """The cables a path from a to b crosses: the one joining them, else (through a
+        switch) each end's own."""
+        ca, cb = self.cables_at(a), self.cables_at(b)
+        shared = [c for c in ca if c in cb]
+        return shared or ca + cb
+
+    def targets(self, text: str) -> list[Target]:
+        ref = objects.parse(text)
+        if ref is None:
+            return []
+        pts = ref.points
+        if ref.kind in ("node", "rail"):
+            return [("node", pts[0].node, None)] if pts[0].node else []
+        if ref.kind == "cable" and any(c.id == text for c in self.cables):
+            return [("cable", text, None)]
+        if ref.kind in ("port", "leg"):
+            return [("cable", c, None) for c in self.cables_at(pts[0])]
+        return [("cable", c, ref.rail) for c in self.between(pts[0], pts[1])]
+
+
+def fabric(doc: Doc, items: Sequence[Item], causes: Sequence[Cause]) -> Fabric:
+    cluster = doc["cluster"]
+    names = [n["name"] for n in cluster["nodes"]]
+    bare = [FabricCable(d["id"], _end(d["a"]), _end(d["b"]), "unknown") for d in doc["cables"]]
+    index = _Index(bare)
+    named: dict[int, set[tuple[str, str]]] = {
+        n: {(k, name) for o in cause.objects for k, name, _ in index.targets(o)}
+        for n, cause in enumerate(causes, 1)
+    }
+    explaining: dict[str, list[int]] = defaultdict(list)
+    for n, cause in enumerate(causes, 1):
+        for iid in cause.items:
+            explaining[iid].append(n)
+    statuses: dict[Target, list[Status]] = defaultdict(list)
+    blamed: set[Target] = set()
+    for d in doc["cables"]:
+        # The cable's own verdict (link, FEC, EEPROM, soak lanes): its own failure.
+        statuses[("cable", d["id"], None)].append(d["status"])
+        if d["status"] in ("fail", "not_measured"):
+            blamed.add(("cable", d["id"], None))
+    for item in items:
+        status = status_of(item.outcome)
+        if status is None:
+            continue
+        targets = [t for o in item.objects for t in index.targets(o)]
+        if not targets and item.node:
+            targets = [("node", item.node, None)]
+        by = explaining.get(item.id, [])
+        for t in targets:
+            statuses[t].append(status)
+            if status != "pass" and (not by or any(t[:2] in named[n] for n in by)):
+                blamed.add(t)
+    marks: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for n, objs in named.items():
+        for obj in objs:
+            marks[obj].append(n)
+    notes = _notes(doc, index)
+
+    def elsewhere(status: Status, keys: Iterable[Target]) -> bool:
+        return status in ("fail", "not_measured") and not any(k in blamed for k in keys)
+
+    nodes = []
+    for name in names:
+        here: Target = ("node", name, None)
+        status = worst(statuses[here])
+        nodes.append(
+            FabricNode(
+                name,
+                status,
+                _cap(notes[here]),
+                tuple(sorted(marks[("node", name)])),
+                elsewhere(status, [here]) and not marks[("node", name)],
+            )
+        )
+    cables = []
+    for c in bare:
+        seen = {r for k, cid, r in (*statuses, *notes) if k == "cable" and cid == c.id}
+        rails = []
+        for r in sorted(r for r in seen if r is not None):
+            on: Target = ("cable", c.id, r)
+            status = worst(statuses[on])
+            rails.append(RailState(r, status, _cap(notes[on]), elsewhere(status, [on])))
+        whole = worst([*statuses[("cable", c.id, None)], *(r.status for r in rails)])
+        keys: list[Target] = [("cable", c.id, None), *(("cable", c.id, r.rail) for r in rails)]
+        cables.append(
+            FabricCable(
+                c.id,
+                c.a,
+                c.b,
+                whole,
+                _cap(notes[("cable", c.id, None)]),
+                tuple(rails),
+                tuple(sorted(marks[("cable", c.id)])),
+                elsewhere(whole, keys) and not marks[("cable", c.id)],
+            )
+        )
+    topology = cast(Topology, cluster["topology"])
+    return Fabric(topology, tuple(nodes), tuple(cables), cluster.get("switch"))
+
+
+def _cap(lines: Sequence[str]) -> tuple[str, ...]:
+    if len(lines) <= NOTES_MAX:
+        return tuple(lines)
+    return (*lines[: NOTES_MAX - 1], f"... and {len(lines) - NOTES_MAX + 1} more")
+
+
+def _figure_text(m: Doc) -> str:
+    label = KIND_LABELS.get(m["kind"], m["kind"].replace("_", " "))
+    where = f" {m['node']}->{m['peer']}" if m.get("node") and m.get("peer") else ""
+    unit = f" {m['unit']}" if m["unit"] else ""
+    return f"{label}{where}: {number(m['value'])}{unit}"
+
+
+def _notes(doc: Doc, index: _Index) -> dict[Target, list[str]]:
+    notes: dict[Target, list[str]] = defaultdict(list)
+    peaks: dict[tuple[Target, str], float] = {}
+    for m in doc["measurements"]:
+        targets = [t for o in m["objects"] for t in index.targets(o)]
+        if m["kind"] in SERIES_KINDS:
+            # A series is summarised by its peak: one line per object, not one per sample.
+            for t in targets[:1]:
+                key = (t, m["kind"])
+                peaks[key] = max(peaks.get(key, m["value"]), m["value"])
+            continue
+        for t in dict.fromkeys(targets):
+            notes[t].append(_figure_text(m))
+    for (t, kind), value in sorted(peaks.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        notes[t].append(f"peak {kind.replace('_', ' ')}: {number(value)}")
+    return notes
+
+
+# -- charts -------------------------------------------------------------------------------------
+
+
+def _threshold(doc: Doc, name: str) -> float | None:
+    t = doc["thresholds"].get(name)
+    return float(t["value"]) if t else None
+
+
+def _of_kind(doc: Doc, kind: str) -> Iterable[Doc]:
+    return (m for m in doc["measurements"] if m["kind"] == kind)
+
+
+def bandwidth(doc: Doc) -> tuple[BandwidthMatrix, ...]:
+    """One node x node matrix per rail; a figure measured twice keeps its lower value."""
+    cells: dict[int, dict[tuple[str, str], float]] = defaultdict(dict)
+    for kind in ("rdma_gbps", "loopback_gbps"):
+        for m in _of_kind(doc, kind):
+            if m.get("node") is None or m.get("rail") is None:
+                continue
+            src = m["node"]
+            dst = src if kind == "loopback_gbps" else m.get("peer")
+            if dst is None:
+                continue
+            seen = cells[m["rail"]].get((src, dst))
+            cells[m["rail"]][(src, dst)] = m["value"] if seen is None else min(seen, m["value"])
+    names = tuple(n["name"] for n in doc["cluster"]["nodes"])
+    return tuple(
+        BandwidthMatrix(
+            rail,
+            names,
+            tuple(BwCell(s, d, v) for (s, d), v in sorted(cells[rail].items())),
+            _threshold(doc, "rail_rdma_gbps"),
+            _threshold(doc, "loopback_gbps"),
+        )
+        for rail in sorted(cells)
+    )
+
+
+def nccl(doc: Doc) -> NcclChart | None:
+    by_op: dict[str, dict[int, float]] = defaultdict(dict)
+    for m in _of_kind(doc, "nccl_busbw_gbytes_s"):
+        if m.get("size_bytes") is not None:
+            by_op[m.get("op") or "nccl"][m["size_bytes"]] = m["value"]
+    if not by_op:
+        return None
+    series = tuple(
+        BusbwSeries(op, tuple(BusbwPoint(s, v) for s, v in sorted(points.items())))
+        for op, points in sorted(by_op.items())
+    )
+    return NcclChart(series, _threshold(doc, "nccl_busbw_gbytes_s"))
+
+
+def _points(rows: Iterable[tuple[float, float]]) -> tuple[SeriesPoint, ...]:
+    peak: dict[float, float] = {}
+    for t, v in rows:
+        peak[t] = max(peak.get(t, v), v)
+    return tuple(SeriesPoint(t, v) for t, v in sorted(peak.items()))
+
+
+def soak(doc: Doc) -> Soak | None:
+    lanes: dict[tuple[str, int], list[tuple[float, float]]] = defaultdict(list)
+    flagged: set[tuple[str, int]] = set()
+    for m in _of_kind(doc, "lane_error_rate_per_s"):
+        if m.get("t_s") is None or m.get("lane") is None or not m["objects"]:
+            continue
+        key = (m["objects"][0], m["lane"])
+        lanes[key].append((m["t_s"], m["value"]))
+        if m.get("flagged"):
+            flagged.add(key)
+    temps: list[TempSeries] = []
+    sensors: tuple[tuple[str, Sensor], ...] = (("nic_temp_c", "nic"), ("gpu_temp_c", "gpu"))
+    for kind, sensor in sensors:
+        rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        hot: set[str] = set()
+        for m in _of_kind(doc, kind):
+            if m.get("t_s") is not None and m.get("node"):
+                rows[m["node"]].append((m["t_s"], m["value"]))
+                if m.get("flagged"):
+                    hot.add(m["node"])
+        series = {n: _points(r) for n, r in sorted(rows.items())}
+        hot |= hot_nodes({n: max(p.value for p in s) for n, s in series.items() if s})
+        temps += [TempSeries(n, sensor, s, n in hot) for n, s in series.items()]
+    if not lanes and not temps:
+        return None
+    return Soak(
+        tuple(
+            LaneSeries(rail, lane, _points(rows_), (rail, lane) in flagged)
+            for (rail, lane), rows_ in sorted(lanes.items())
+        ),
+        tuple(temps),
+        _threshold(doc, "lane_ratio_max"),
+        _threshold(doc, "lane_floor_per_s"),
+    )
+
+
+def hot_nodes(peaks: Mapping[str, float], margin_c: float = HOT_MARGIN_C) -> set[str]:
+    """Nodes whose peak is `margin_c` above the median peak of the others (3 nodes or more)."""
+    if len(peaks) < 3:
+        return set()
+    return {
+        n
+        for n, v in peaks.items()
+        if v > statistics.median(p for m, p in peaks.items() if m != n) + margin_c
+    }
+
+
+# -- the inventory ------------------------------------------------------------------------------
+
+
+def _read(d: Doc) -> EndRead:
+    return EndRead(
+        _end(d),
+        d.get("vendor"),
+        d.get("part"),
+        d.get("serial"),
+        d.get("length_m"),
+        d.get("type"),
+        d.get("speed_mbps"),
+        d.get("fec"),
+    )
+
+
+def _cable_row(d: Doc, drawn: FabricCable | None) -> CableRow:
+    # A cable whose failures all have a root cause elsewhere keeps its own verdict here: the
+    # inventory is the record a cable vendor sees.
+    own: Status = d["status"]
+    status = drawn.status if drawn is not None and not drawn.elsewhere else own
+    return CableRow(
+        d["id"], _read(d["a"]), _read(d["b"]), d.get("worst_ber"), status, tuple(d.get("notes", ()))
+    )
