@@ -46,7 +46,7 @@ from pytest_sparkfabric.report.model import (
     verdict_of,
     worst,
 )
-from pytest_sparkfabric.report.style import number
+from pytest_sparkfabric.report.style import number, size_bytes
 
 HOT_MARGIN_C = 10.0
 """A node's temperature series is highlighted when its peak is this far above the median peak
@@ -58,8 +58,16 @@ KIND_LABELS = {
     "tcp_gbps": "TCP",
     "loopback_gbps": "loopback",
     "ber_max": "worst pre-FEC BER",
+    "nccl_busbw_gbytes_s": "NCCL busbw",
 }
-SERIES_KINDS = frozenset({"lane_error_rate_per_s", "nic_temp_c", "gpu_temp_c"})
+PEAKS = {
+    "lane_error_rate_per_s": ("worst lane rate", "corrected bits/s"),
+    "nic_temp_c": ("peak NIC temperature", "C"),
+    "gpu_temp_c": ("peak GPU temperature", "C"),
+}
+"""Series shown in a tooltip by their peak: one line per object, not one per sample."""
+LINK_QUALITY_KINDS = frozenset({"lane_error_rate_per_s", "ber_max"})
+"""Figures read at a receiving rail that judge the cable it is on, not the node."""
 
 Doc = Mapping[str, Any]
 
@@ -175,11 +183,15 @@ class _Index:
         shared = [c for c in ca if c in cb]
         return shared or ca + cb
 
-    def targets(self, text: str) -> list[Target]:
+    def targets(self, text: str, link_quality: bool = False) -> list[Target]:
+        """The drawn objects an id reaches; a rail id reaches its node (the NIC), or with
+        `link_quality` the cable on that rail."""
         ref = objects.parse(text)
         if ref is None:
             return []
         pts = ref.points
+        if ref.kind == "rail" and link_quality:
+            return [("cable", c, pts[0].rail) for c in self.cables_at(pts[0])]
         if ref.kind in ("node", "rail"):
             return [("node", pts[0].node, None)] if pts[0].node else []
         if ref.kind == "cable" and any(c.id == text for c in self.cables):
@@ -283,20 +295,37 @@ def _figure_text(m: Doc) -> str:
 
 
 def _notes(doc: Doc, index: _Index) -> dict[Target, list[str]]:
-    notes: dict[Target, list[str]] = defaultdict(list)
+    """Tooltip lines per drawn object: series as their peak, sized figures (NCCL) at their
+    largest size, then every other figure."""
     peaks: dict[tuple[Target, str], float] = {}
+    largest: dict[tuple[Target, str, str], Doc] = {}
+    figures: dict[Target, list[str]] = defaultdict(list)
     for m in doc["measurements"]:
-        targets = [t for o in m["objects"] for t in index.targets(o)]
-        if m["kind"] in SERIES_KINDS:
-            # A series is summarised by its peak: one line per object, not one per sample.
-            for t in targets[:1]:
+        quality = m["kind"] in LINK_QUALITY_KINDS
+        targets = dict.fromkeys(t for o in m["objects"] for t in index.targets(o, quality))
+        for t in targets:
+            if m["kind"] in PEAKS:
                 key = (t, m["kind"])
                 peaks[key] = max(peaks.get(key, m["value"]), m["value"])
-            continue
-        for t in dict.fromkeys(targets):
-            notes[t].append(_figure_text(m))
-    for (t, kind), value in sorted(peaks.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
-        notes[t].append(f"peak {kind.replace('_', ' ')}: {number(value)}")
+            elif m.get("size_bytes") is not None:
+                sized = (t, m["kind"], m.get("op") or "")
+                if sized not in largest or largest[sized]["size_bytes"] < m["size_bytes"]:
+                    largest[sized] = m
+            else:
+                figures[t].append(_figure_text(m))
+    notes: dict[Target, list[str]] = defaultdict(list)
+    for (t, kind), value in peaks.items():
+        label, unit = PEAKS[kind]
+        notes[t].append(f"{label}: {number(value)} {unit}")
+    for (t, _, op), m in largest.items():
+        label = KIND_LABELS.get(m["kind"], m["kind"].replace("_", " "))
+        notes[t].append(
+            f"{label} {op} at {size_bytes(m['size_bytes'])}B: {number(m['value'])} {m['unit']}".replace(
+                "  ", " "
+            )
+        )
+    for t, lines in figures.items():
+        notes[t] += lines
     return notes
 
 

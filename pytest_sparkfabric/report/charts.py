@@ -162,6 +162,9 @@ def heatmap(m: BandwidthMatrix) -> Chart:
             if n <= ANNOTATE_MAX:
                 ax.text(j, i, number(v), ha="center", va="center", fontsize=7, color="#111")
     bar = fig.colorbar(image, ax=ax, shrink=0.8, label="Gb/s")
+    if bar.solids is not None:
+        # matplotlib rasterizes a long colour scale (through Agg); as vectors it stays exact.
+        bar.solids.set_rasterized(False)
     if thr is not None:
         bar.ax.axhline(thr, color="#000", lw=2)
     title = f"RDMA bandwidth, rail {m.rail}"
