@@ -54,8 +54,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=_positive,
         default=diff.BER_FACTOR,
         metavar="X",
-        help=f"a BER that grows more than X-fold (above {diff.BER_FLOOR:g}) is a regression "
+        help=f"a BER that grows more than X-fold above the floor is a regression "
         f"(default {diff.BER_FACTOR:g})",
+    )
+    d.add_argument(
+        "--ber-floor",
+        type=_positive,
+        default=diff.BER_FLOOR,
+        metavar="BER",
+        help=f"a BER at or below this counts as clean (default {diff.BER_FLOOR:g}: the "
+        "trickle healthy copper logs)",
     )
     d.add_argument("--json", action="store_true", help="print the comparison as JSON")
     d.set_defaults(func=cmd_diff)
@@ -118,7 +126,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
     except BadDocument as err:
         print(f"sparkfabric report diff: {err}", file=sys.stderr)
         return USAGE_ERROR
-    result = diff.compare(old, new, bw_tolerance_pct=args.bw_tolerance, ber_factor=args.ber_factor)
+    result = diff.compare(
+        old,
+        new,
+        bw_tolerance_pct=args.bw_tolerance,
+        ber_factor=args.ber_factor,
+        ber_floor=args.ber_floor,
+    )
     if args.json:
         sys.stdout.write(json.dumps(_jsonable(result), indent=2) + "\n")
     else:

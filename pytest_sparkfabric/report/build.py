@@ -319,11 +319,9 @@ def _notes(doc: Doc, index: _Index) -> dict[Target, list[str]]:
         notes[t].append(f"{label}: {number(value)} {unit}")
     for (t, _, op), m in largest.items():
         label = KIND_LABELS.get(m["kind"], m["kind"].replace("_", " "))
-        notes[t].append(
-            f"{label} {op} at {size_bytes(m['size_bytes'])}B: {number(m['value'])} {m['unit']}".replace(
-                "  ", " "
-            )
-        )
+        what = f"{label} {op}".strip()
+        size = size_bytes(m["size_bytes"])
+        notes[t].append(f"{what} at {size}B: {number(m['value'])} {m['unit']}")
     for t, lines in figures.items():
         notes[t] += lines
     return notes

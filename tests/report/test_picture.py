@@ -66,7 +66,7 @@ def test_every_object_has_a_tooltip(topology: str, n: int) -> None:
     for g in svgtree.groups(root, "sf-cable"):
         assert svgtree.title(g).startswith(f"cable {g.get('data-cable')}\npassed")
         rails = [p for p in g.iter(f"{svgtree.SVG}path") if p.get("data-rail") is not None]
-        assert sorted(p.get("data-rail") for p in rails) == ["0", "1"]
+        assert sorted(p.get("data-rail", "") for p in rails) == ["0", "1"]
         assert all(" Gb/s" in svgtree.title(p) for p in rails)
 
 
