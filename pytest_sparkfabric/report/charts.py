@@ -43,6 +43,8 @@ RC: dict[RcKeyType, Any] = {
     "grid.color": "#dddddd",
     "grid.linewidth": 0.6,
     "path.simplify": True,
+    # Names and labels come from cluster.yaml and tool output: a `$` must stay a dollar sign.
+    "text.parse_math": False,
 }
 ZERO_PER_S = 0.1
 """Where a lane rate of zero is drawn on the log axis."""

@@ -189,7 +189,9 @@ _CABLE = {
         "b": _END,
         "worst_ber": _n("Worst pre-FEC BER during the soak.", null=True, minimum=0),
         "status": _s(
-            "The worst outcome of the items about this cable (unknown: none looked at it).",
+            "The cable's own verdict: the worst outcome of the checks of the cable itself "
+            "(link, FEC, EEPROM, soak lanes), not of the traffic it carried; unknown when none "
+            "ran.",
             enum=["pass", "fail", "not_measured", "unknown"],
         ),
         "notes": {"type": "array", "items": {"type": "string"}, "description": "Advisories."},
