@@ -12,7 +12,7 @@ import functools
 import io
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -43,8 +43,6 @@ RC: dict[RcKeyType, Any] = {
     "grid.color": "#dddddd",
     "grid.linewidth": 0.6,
     "path.simplify": True,
-    # Names and labels come from cluster.yaml and tool output: a `$` must stay a dollar sign.
-    "text.parse_math": False,
 }
 ZERO_PER_S = 0.1
 """Where a lane rate of zero is drawn on the log axis."""
@@ -56,6 +54,8 @@ FAIL = STROKE["fail"]
 P = ParamSpec("P")
 R = TypeVar("R")
 QUIET = "#90a4ae"
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+"""matplotlib's tab10 without its red (red marks what is out of line) and grey (the quiet)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +64,12 @@ class Chart:
     title: str
     caption: str
     svg: str
+
+
+def _plain(text: object) -> str:
+    """A name as a label: matplotlib reads `$...$` as math, and names come from cluster.yaml
+    and tool output."""
+    return str(text).replace("$", r"\$")
 
 
 @contextmanager
@@ -145,8 +151,8 @@ def heatmap(m: BandwidthMatrix) -> Chart:
     image = ax.imshow(data, cmap=cmap, norm=norm, interpolation="none", aspect="equal")
     ax.grid(False)
     font = max(4.0, min(8.0, 260 / max(n, 1)))
-    ax.set_xticks(range(n), [str(x) for x in m.nodes], rotation=90, fontsize=font)
-    ax.set_yticks(range(n), [str(x) for x in m.nodes], fontsize=font)
+    ax.set_xticks(range(n), [_plain(x) for x in m.nodes], rotation=90, fontsize=font)
+    ax.set_yticks(range(n), [_plain(x) for x in m.nodes], fontsize=font)
     ax.set_xlabel("receiver")
     ax.set_ylabel("sender")
     low = 0
@@ -192,7 +198,7 @@ def busbw(chart: NcclChart) -> Chart:
     for s in chart.series:
         xs = [p.size_bytes for p in s.points]
         ys = [p.busbw_gbytes_s for p in s.points]
-        ax.plot(xs, ys, marker="o", ms=3, lw=1.4, label=s.op)
+        ax.plot(xs, ys, marker="o", ms=3, lw=1.4, label=_plain(s.op))
         last = s.points[-1] if s.points else None
         # The floor judges the largest messages; small ones are latency-bound by nature.
         if last and chart.floor_gbytes_s is not None and last.busbw_gbytes_s < chart.floor_gbytes_s:
@@ -253,7 +259,7 @@ def lane_errors(soak: Soak) -> Chart | None:
     _draw_quiet(ax, quiet, ZERO_PER_S)
     for s in loud[:LABELLED_MAX]:
         ys = [max(p.value, ZERO_PER_S) for p in s.points]
-        ax.plot(_minutes(s.points), ys, color=FAIL, lw=2, label=f"{s.rail} lane {s.lane}")
+        ax.plot(_minutes(s.points), ys, color=FAIL, lw=2, label=_plain(f"{s.rail} lane {s.lane}"))
     for s in loud[LABELLED_MAX:]:
         ys = [max(p.value, ZERO_PER_S) for p in s.points]
         ax.plot(_minutes(s.points), ys, color=FAIL, lw=2)
@@ -282,12 +288,20 @@ def lane_errors(soak: Soak) -> Chart | None:
     return Chart("soak-lanes", title, caption, _svg(fig, "soak-lanes", title))
 
 
-def _temps_axis(ax: Axes, series: Sequence[TempSeries], label: str) -> None:
+def _temps_axis(
+    ax: Axes, series: Sequence[TempSeries], label: str, colour: Mapping[str, str]
+) -> None:
     hot = [s for s in series if s.outlier]
     rest = [s for s in series if not s.outlier]
-    if len(series) <= LABELLED_MAX:
+    if len(colour) <= LABELLED_MAX:
         for s in rest:
-            ax.plot(_minutes(s.points), [p.value for p in s.points], lw=1.1, label=s.node)
+            ax.plot(
+                _minutes(s.points),
+                [p.value for p in s.points],
+                lw=1.1,
+                color=colour[s.node],
+                label=_plain(s.node),
+            )
     else:
         _draw_quiet(ax, rest, None)
     for s in hot:
@@ -296,7 +310,7 @@ def _temps_axis(ax: Axes, series: Sequence[TempSeries], label: str) -> None:
             [p.value for p in s.points],
             color=FAIL,
             lw=2.2,
-            label=f"{s.node} (hot)",
+            label=_plain(f"{s.node} (hot)"),
         )
     ax.set_title(label)
     ax.set_xlabel("minutes into the soak")
@@ -313,8 +327,13 @@ def temperatures(soak: Soak) -> Chart | None:
         return None
     fig = _figure(4.2 * len(groups), 3.4)
     axes = fig.subplots(1, len(groups), squeeze=False)[0]
+    # One colour per node in both panels (red stays for the hot ones).
+    nodes = sorted({t.node for t in soak.temps})
+    palette = [c for c in PALETTE if c != FAIL]
+    colour = {node: palette[i % len(palette)] for i, node in enumerate(nodes)}
     for ax, (sensor, series) in zip(axes, groups, strict=True):
-        _temps_axis(ax, series, "NIC temperature" if sensor == "nic" else "GPU temperature")
+        title = "NIC temperature" if sensor == "nic" else "GPU temperature"
+        _temps_axis(ax, series, title, colour)
     hot = sorted({t.node for t in soak.temps if t.outlier})
     title = "Soak: temperatures"
     caption = f"Hot: {', '.join(hot)} (red)." if hot else "No node runs hot against the others."

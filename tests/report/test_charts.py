@@ -143,3 +143,27 @@ def test_drawing_never_uses_pyplot_or_the_agg_renderer() -> None:
         "print('matplotlib.pyplot' in sys.modules)"
     )
     assert out.split() == ["5", "False"]
+
+
+def _glyph_id(char: str) -> str:
+    """The id matplotlib gives a DejaVu Sans glyph it writes as a path."""
+    from matplotlib.font_manager import FontProperties, findfont
+    from matplotlib.ft2font import FT2Font
+
+    font = FT2Font(findfont(FontProperties(family="DejaVu Sans")))
+    return f'DejaVuSans-{font.get_char_index(ord(char)):x}"'
+
+
+def test_log_axis_labels_are_typeset_and_names_keep_their_dollar_signs(
+    drawn: list[charts.Chart],
+) -> None:
+    dollar = _glyph_id("$")
+    lanes = drawn[3]
+    assert dollar not in lanes.svg  # 10^4, not the text "$\mathdefault{10^{4}}$"
+    doc = document("direct", 2, soak_minutes=1, name="x")
+    for m in doc["measurements"]:
+        if m.get("node") == "spark-1":
+            m["node"] = "spark$1$"
+    doc["cluster"]["nodes"][0]["name"] = "spark$1$"
+    heat = charts.heatmap(build(doc).bandwidth[0])
+    assert dollar in heat.svg
