@@ -12,11 +12,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from pytest_sparkfabric.report import diff
+if TYPE_CHECKING:
+    from pytest_sparkfabric.report.diff import Diff
 
 USAGE_ERROR = 4
+# The comparison's defaults, as report.diff has them (a test keeps them equal). Importing
+# report.diff here would load the report package, and with it pytest, for every command.
+BW_TOLERANCE_PCT = 10.0
+BER_FACTOR = 10.0
+BER_FLOOR = 1e-8
 
 
 class BadDocument(Exception):
@@ -44,25 +50,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     d.add_argument(
         "--bw-tolerance",
         type=_positive,
-        default=diff.BW_TOLERANCE_PCT,
+        default=BW_TOLERANCE_PCT,
         metavar="PCT",
         help=f"a bandwidth drop beyond this many percent is a regression "
-        f"(default {diff.BW_TOLERANCE_PCT:g})",
+        f"(default {BW_TOLERANCE_PCT:g})",
     )
     d.add_argument(
         "--ber-factor",
         type=_positive,
-        default=diff.BER_FACTOR,
+        default=BER_FACTOR,
         metavar="X",
         help=f"a BER that grows more than X-fold above the floor is a regression "
-        f"(default {diff.BER_FACTOR:g})",
+        f"(default {BER_FACTOR:g})",
     )
     d.add_argument(
         "--ber-floor",
         type=_positive,
-        default=diff.BER_FLOOR,
+        default=BER_FLOOR,
         metavar="BER",
-        help=f"a BER at or below this counts as clean (default {diff.BER_FLOOR:g}: the "
+        help=f"a BER at or below this counts as clean (default {BER_FLOOR:g}: the "
         "trickle healthy copper logs)",
     )
     d.add_argument("--json", action="store_true", help="print the comparison as JSON")
@@ -121,6 +127,8 @@ def load(path: str) -> dict[str, Any]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from pytest_sparkfabric.report import diff
+
     try:
         old, new = load(args.old), load(args.new)
     except BadDocument as err:
@@ -140,7 +148,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 1 if result.regression else 0
 
 
-def _jsonable(d: diff.Diff) -> dict[str, Any]:
+def _jsonable(d: Diff) -> dict[str, Any]:
     from dataclasses import asdict
 
     out = asdict(d)
@@ -149,6 +157,7 @@ def _jsonable(d: diff.Diff) -> dict[str, Any]:
 
 
 def cmd_html(args: argparse.Namespace) -> int:
+    from pytest_sparkfabric.report import diff
     from pytest_sparkfabric.report.build import build
     from pytest_sparkfabric.report.page import page
 

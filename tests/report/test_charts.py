@@ -120,10 +120,19 @@ def test_loading_the_plugin_and_the_report_modules_does_not_import_matplotlib() 
         "import sys\n"
         "import pytest_sparkfabric.plugin, pytest_sparkfabric.cli\n"
         "from pytest_sparkfabric.report import build, charts, page, picture, diff, schema\n"
-        "from pytest_sparkfabric.cli import build_parser\n"
-        "build_parser()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'numpy', "
         "'jsonschema')))"
+    )
+    assert out.strip() == "[]"
+
+
+def test_the_command_line_does_not_load_pytest_or_the_report() -> None:
+    out = _python(
+        "import sys\n"
+        "from pytest_sparkfabric.cli import build_parser\n"
+        "build_parser().parse_args(['report', 'diff', 'a', 'b'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', 'matplotlib', "
+        "'jsonschema') or m.startswith('pytest_sparkfabric.report')))"
     )
     assert out.strip() == "[]"
 

@@ -225,3 +225,14 @@ def test_cli_html_writes_one_page(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert 'data-verdict="rejected"' in page
     assert '<section class="sf-baseline" data-regression="true">' in page
     assert "<script" not in page
+
+
+def test_the_command_defaults_are_the_comparison_defaults() -> None:
+    from pytest_sparkfabric.cli import report as cli
+    from pytest_sparkfabric.report import diff
+
+    assert (cli.BW_TOLERANCE_PCT, cli.BER_FACTOR, cli.BER_FLOOR) == (
+        diff.BW_TOLERANCE_PCT,
+        diff.BER_FACTOR,
+        diff.BER_FLOOR,
+    )
