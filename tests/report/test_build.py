@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pytest_sparkfabric.report.build import build, hot_nodes
+from pytest_sparkfabric.report.build import build
+from pytest_sparkfabric.report.chartdata import hot_nodes
 from pytest_sparkfabric.report.model import Counts, FabricCable, Report, verdict_of, worst
 from tests.report.sample import Faults, document
 
