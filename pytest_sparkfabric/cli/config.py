@@ -82,9 +82,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "schema",
         help="print the JSON Schema (or the field reference) of cluster.yaml",
         description="Print the JSON Schema of cluster.yaml, or with --format markdown the field "
-        "reference that docs/cluster-yaml.md holds.",
+        "reference that docs/cluster-yaml.md holds. With --results: the same for the JSON "
+        "results document (docs/results-json.md).",
     )
     p.add_argument("--format", choices=("json", "markdown"), default="json")
+    p.add_argument(
+        "--results",
+        action="store_true",
+        help="describe the results document that --sparkfabric-json writes instead",
+    )
     p.set_defaults(func=cmd_schema)
 
 
@@ -163,6 +169,13 @@ def _cautions(cluster: Cluster, path: Path, resolve: bool) -> list[preflight.Cau
 
 def cmd_schema(args: argparse.Namespace) -> int:
     fmt = getattr(args, "format", "json")
+    if getattr(args, "results", False):
+        from pytest_sparkfabric.report import schema as results
+
+        sys.stdout.write(
+            results.results_schema_json() if fmt == "json" else results.reference_markdown()
+        )
+        return 0
     sys.stdout.write(schema_json() if fmt == "json" else reference_markdown())
     return 0
 

@@ -1,0 +1,199 @@
+"""The verdict first: the banner and root-cause list of the HTML report, and the last lines of a
+terminal run. Both say the same thing in the same order: verdict, cluster, counts, causes (each
+with its objects, fix and the failed items it explains), then the failures no cause explains."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_sparkfabric.report.model import Cause, Item, Phase, Summary, Verdict
+from pytest_sparkfabric.report.style import duration, esc, with_unit
+
+Tone = Literal["good", "bad", "warn", "plain"]
+TONE: dict[Verdict, Tone] = {"accepted": "good", "rejected": "bad", "incomplete": "warn"}
+COLOUR: dict[Verdict, tuple[str, str]] = {  # (background, text)
+    "accepted": ("#1b5e20", "#ffffff"),
+    "rejected": ("#b71c1c", "#ffffff"),
+    "incomplete": ("#e65100", "#ffffff"),
+}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def headline(s: Summary) -> str:
+    """`REJECTED  tri: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12m04s`."""
+    when = s.started.strftime("%Y-%m-%d %H:%M %z") if s.started else "start unknown"
+    if s.started and s.started.utcoffset() is not None:
+        when = when[:-2] + ":" + when[-2:]
+    return (
+        f"{s.verdict.upper()}  {s.cluster}: {s.topology}, {_plural(s.nodes, 'node')}, "
+        f"{when}, {duration(s.duration_s)}"
+    )
+
+
+def count_line(s: Summary) -> str:
+    c = s.counts
+    parts = [f"{c.passed} passed", f"{c.failed} failed", f"{c.not_measured} not measured"]
+    parts.append(f"{c.skipped} skipped")
+    return ", ".join(parts) + f" ({c.total} checks)"
+
+
+def unexplained(causes: Sequence[Cause], items: Sequence[Item]) -> list[Item]:
+    """Failed or unmeasured items that no root cause explains."""
+    explained = {i for c in causes for i in c.items}
+    return [i for i in items if i.outcome in ("failed", "not_measured") and i.id not in explained]
+
+
+def causes_line(causes: Sequence[Cause], items: Sequence[Item]) -> str:
+    failed = [i for i in items if i.outcome in ("failed", "not_measured")]
+    explained = len(failed) - len(unexplained(causes, items))
+    if not causes:
+        return "no root cause found" if failed else "no root causes"
+    verb = "explains" if len(causes) == 1 else "explain"
+    return (
+        f"{_plural(len(causes), 'root cause')} {verb} {explained} of "
+        f"{_plural(len(failed), 'failure')}"
+    )
+
+
+# -- terminal -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A terminal line and how to show it (the caller maps tones to its own colours)."""
+
+    text: str
+    tone: Tone = "plain"
+
+
+def terminal_lines(
+    s: Summary, causes: Sequence[Cause], items: Sequence[Item], *, listed: int = 5
+) -> list[Line]:
+    """The run's last lines; at most `listed` unexplained failures are named."""
+    out = [Line(f"sparkfabric: {headline(s)}", TONE[s.verdict]), Line(f"  {count_line(s)}")]
+    if causes or any(i.outcome in ("failed", "not_measured") for i in items):
+        out.append(
+            Line(
+                f"  {causes_line(causes, items)}:" if causes else f"  {causes_line(causes, items)}"
+            )
+        )
+    for n, c in enumerate(causes, 1):
+        out.append(
+            Line(f"  {n}. [{c.rule}] {', '.join(c.objects) or 'the cluster'}: {c.cause}", "bad")
+        )
+        out.append(Line(f"     Fix: {c.fix}"))
+        if c.items:
+            out.append(Line(f"     explains {_plural(len(c.items), 'failed check')}"))
+    loose = unexplained(causes, items)
+    if loose and causes:
+        out.append(Line(f"  {_plural(len(loose), 'failure')} no cause explains:", "warn"))
+    elif loose:
+        out.append(Line("  failures:", "warn"))
+    for item in loose[:listed]:
+        out.append(Line(f"    {item.id}"))
+    if len(loose) > listed:
+        out.append(Line(f"    ... and {len(loose) - listed} more (see the report)"))
+    return out
+
+
+# -- HTML ---------------------------------------------------------------------------------------
+
+
+def _item_li(item: Item) -> str:
+    detail = ", ".join(
+        p
+        for p in (
+            f"measured {with_unit(item.measured, item.unit)}" if item.measured is not None else "",
+            f"expected {with_unit(item.expected, None)}" if item.expected is not None else "",
+        )
+        if p
+    )
+    first = (item.message or "").strip().splitlines()[:1]
+    note = detail or (first[0] if first else item.outcome.replace("_", " "))
+    return (
+        f'<li data-item="{esc(item.id)}"><code>{esc(item.id)}</code>'
+        f'<span class="sf-item-note"> {esc(note)}</span></li>'
+    )
+
+
+def _items_block(ids: Sequence[str], by_id: Mapping[str, Item], summary: str) -> str:
+    rows = [_item_li(by_id.get(i, Item(i, "failed"))) for i in ids]
+    return f"<details><summary>{esc(summary)}</summary><ul>{''.join(rows)}</ul></details>"
+
+
+def _explains(c: Cause, by_id: Mapping[str, Item]) -> str:
+    return _items_block(c.items, by_id, f"explains {_plural(len(c.items), 'failed check')}")
+
+
+def _phases(phases: Sequence[Phase]) -> str:
+    if not phases:
+        return ""
+    rows = []
+    for p in phases:
+        rounds = f"{p.rounds}" if p.rounds is not None else ""
+        rows.append(
+            f"<tr><td>{esc(p.name)}</td><td>{esc(rounds)}</td><td>{esc(duration(p.real_s))}</td>"
+            f"<td>{esc(duration(p.transport_s))}</td></tr>"
+        )
+    return (
+        '<details class="sf-phases"><summary>phases</summary><table><thead><tr><th>phase</th>'
+        "<th>rounds</th><th>real time</th><th>transport clock</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></details>"
+    )
+
+
+def html(s: Summary, causes: Sequence[Cause], items: Sequence[Item]) -> str:
+    """The banner and root-cause list as one <section>."""
+    bg, fg = COLOUR[s.verdict]
+    verdict, _, rest = headline(s).partition("  ")
+    by_id = {i.id: i for i in items}
+    parts = [
+        f'<section class="sf-banner sf-{s.verdict}" data-verdict="{s.verdict}">',
+        f'<div class="sf-verdict" style="background:{bg};color:{fg}">'
+        f'<span class="sf-verdict-word">{esc(verdict)}</span> '
+        f'<span class="sf-verdict-what">{esc(rest)}</span></div>',
+        f'<p class="sf-counts">{esc(count_line(s))}'
+        + (f"; transport {esc(s.transport)}" if s.transport else "")
+        + "</p>",
+    ]
+    parts += [f'<p class="sf-warning"><strong>{esc(w)}</strong></p>' for w in s.warnings]
+    failed = [i for i in items if i.outcome in ("failed", "not_measured")]
+    if causes or failed:
+        parts.append(f'<h2 class="sf-causes-head">{esc(causes_line(causes, items))}</h2>')
+    if causes:
+        parts.append('<ol class="sf-causes">')
+        for n, c in enumerate(causes, 1):
+            objs = "".join(f'<code class="sf-object">{esc(o)}</code> ' for o in c.objects)
+            evidence = "".join(f"<li>{esc(e)}</li>" for e in c.evidence)
+            parts.append(
+                f'<li class="sf-cause" data-rule="{esc(c.rule)}" value="{n}">'
+                f'<p><strong>{esc(c.cause)}</strong> <span class="sf-rule">[{esc(c.rule)}]</span>'
+                f"</p><p>{objs}</p><p><b>Fix:</b> {esc(c.fix)}</p>"
+                + (f'<ul class="sf-evidence">{evidence}</ul>' if evidence else "")
+                + (
+                    _items_block(
+                        c.items, by_id, f"explains {_plural(len(c.items), 'failed check')}"
+                    )
+                    if c.items
+                    else ""
+                )
+                + "</li>"
+            )
+        parts.append("</ol>")
+    loose = unexplained(causes, items)
+    if loose:
+        title = f"{_plural(len(loose), 'failure')} no cause explains" if causes else "failures"
+        parts.append(
+            '<div class="sf-unexplained">'
+            + _items_block([i.id for i in loose], by_id, title)
+            + "</div>"
+        )
+    parts.append(_phases(s.phases))
+    parts.append("</section>")
+    return "".join(parts)

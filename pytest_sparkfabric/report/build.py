@@ -1,0 +1,338 @@
+"""A results document (the JSON contract of `report.schema`) read into the report's model (pure).
+
+Each drawn object's colour is the worst outcome of the items about it: an item names its objects
+by id (`report.objects`); a link or direction id reaches the cable (or, behind a switch, both
+legs) that carries it, on its rail; a rail id alone is about the node's NIC. An item without
+object ids counts for its `node`. Root causes mark the objects they name with their number.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import cast
+
+from pytest_sparkfabric.report import chartdata, objects
+from pytest_sparkfabric.report.chartdata import Doc
+from pytest_sparkfabric.report.model import (
+    CableRow,
+    Cause,
+    Counts,
+    End,
+    EndRead,
+    Fabric,
+    FabricCable,
+    FabricNode,
+    Item,
+    Phase,
+    RailState,
+    Report,
+    Status,
+    Summary,
+    Topology,
+    status_of,
+    verdict_of,
+    worst,
+)
+from pytest_sparkfabric.report.style import number, size_bytes
+
+NOTES_MAX = 12
+KIND_LABELS = {
+    "rdma_gbps": "RDMA",
+    "rdma_pair_gbps": "RDMA both rails",
+    "tcp_gbps": "TCP",
+    "loopback_gbps": "loopback",
+    "ber_max": "worst pre-FEC BER",
+    "nccl_busbw_gbytes_s": "NCCL busbw",
+}
+PEAKS = {
+    "lane_error_rate_per_s": ("worst lane rate", "corrected bits/s"),
+    "nic_temp_c": ("peak NIC temperature", "C"),
+    "gpu_temp_c": ("peak GPU temperature", "C"),
+}
+"""Series shown in a tooltip by their peak: one line per object, not one per sample."""
+LINK_QUALITY_KINDS = frozenset({"lane_error_rate_per_s", "ber_max"})
+"""Figures read at a receiving rail that judge the cable it is on, not the node."""
+
+
+def build(doc: Doc) -> Report:
+    """The report's model of a valid results document (`schema.problems(doc)` is empty)."""
+    items = tuple(_item(d) for d in doc["items"])
+    causes = tuple(_cause(d) for d in doc["causes"])
+    fab = fabric(doc, items, causes)
+    by_id = {c.id: c for c in fab.cables}
+    return Report(
+        summary=summary(doc, items),
+        causes=causes,
+        items=items,
+        fabric=fab,
+        bandwidth=chartdata.bandwidth(doc),
+        nccl=chartdata.nccl(doc),
+        soak=chartdata.soak(doc),
+        cables=tuple(_cable_row(d, by_id.get(d["id"])) for d in doc["cables"]),
+    )
+
+
+def summary(doc: Doc, items: Sequence[Item]) -> Summary:
+    counts = Counts.of(i.outcome for i in items)
+    cluster = doc["cluster"]
+    return Summary(
+        verdict=verdict_of(counts),
+        cluster=cluster["name"],
+        topology=cluster["topology"],
+        nodes=len(cluster["nodes"]),
+        started=datetime.fromisoformat(doc["started"].replace("Z", "+00:00")),
+        duration_s=doc["duration_s"],
+        counts=counts,
+        transport=cluster.get("transport"),
+        phases=tuple(
+            Phase(p["name"], p["rounds"], p["real_s"], p["transport_s"]) for p in doc["phases"]
+        ),
+        warnings=tuple(doc.get("warnings", ())),
+    )
+
+
+def _item(d: Doc) -> Item:
+    return Item(
+        id=d["id"],
+        outcome=d["outcome"],
+        node=d.get("node"),
+        rail=d.get("rail"),
+        measured=d.get("measured"),
+        expected=d.get("expected"),
+        unit=d.get("unit"),
+        message=d.get("message"),
+        objects=tuple(d.get("objects", ())),
+    )
+
+
+def _cause(d: Doc) -> Cause:
+    return Cause(
+        d["rule"],
+        d["cause"],
+        d["fix"],
+        tuple(d["objects"]),
+        tuple(d["items"]),
+        tuple(d.get("evidence", ())),
+    )
+
+
+# -- the fabric ---------------------------------------------------------------------------------
+
+
+def _end(d: Doc) -> End:
+    node, port = d["node"], d["port"]
+    if node is None:
+        return End(None, str(port))
+    return End(node, f"p{port}" if isinstance(port, int) else str(port))
+
+
+Target = tuple[str, str, int | None]
+"""("node", name, None) or ("cable", cable id, rail index or None for the whole cable)."""
+
+
+@dataclass
+class _Index:
+    """Which drawn object each id reaches."""
+
+    cables: list[FabricCable]
+    at_port: dict[tuple[str, str], str] = field(default_factory=dict)
+    at_leg: dict[str, str] = field(default_factory=dict)
+    of_node: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    def __post_init__(self) -> None:
+        for c in self.cables:
+            for e in (c.a, c.b):
+                if e.node is None:
+                    self.at_leg[e.port] = c.id
+                else:
+                    self.at_port[(e.node, e.port)] = c.id
+                    self.of_node[e.node].append(c.id)
+
+    def cables_at(self, p: objects.Point) -> list[str]:
+        if p.leg is not None:
+            return [self.at_leg[p.leg]] if p.leg in self.at_leg else []
+        if p.node is None:
+            return []
+        if p.port is not None:
+            found = self.at_port.get((p.node, f"p{p.port}"))
+            return [found] if found else []
+        return list(self.of_node.get(p.node, ()))
+
+    def between(self, a: objects.Point, b: objects.Point) -> list[str]:
+        """The cables a path from a to b crosses: the one joining them, else (through a
+        switch) each end's own."""
+        ca, cb = self.cables_at(a), self.cables_at(b)
+        shared = [c for c in ca if c in cb]
+        return shared or ca + cb
+
+    def targets(self, text: str, link_quality: bool = False) -> list[Target]:
+        """The drawn objects an id reaches; a rail id reaches its node (the NIC), or with
+        `link_quality` the cable on that rail."""
+        ref = objects.parse(text)
+        if ref is None:
+            return []
+        pts = ref.points
+        if ref.kind == "rail" and link_quality:
+            return [("cable", c, pts[0].rail) for c in self.cables_at(pts[0])]
+        if ref.kind in ("node", "rail"):
+            return [("node", pts[0].node, None)] if pts[0].node else []
+        if ref.kind == "cable" and any(c.id == text for c in self.cables):
+            return [("cable", text, None)]
+        if ref.kind in ("port", "leg"):
+            return [("cable", c, None) for c in self.cables_at(pts[0])]
+        return [("cable", c, ref.rail) for c in self.between(pts[0], pts[1])]
+
+
+def fabric(doc: Doc, items: Sequence[Item], causes: Sequence[Cause]) -> Fabric:
+    cluster = doc["cluster"]
+    names = [n["name"] for n in cluster["nodes"]]
+    bare = [FabricCable(d["id"], _end(d["a"]), _end(d["b"]), "unknown") for d in doc["cables"]]
+    index = _Index(bare)
+    named: dict[int, set[tuple[str, str]]] = {
+        n: {(k, name) for o in cause.objects for k, name, _ in index.targets(o)}
+        for n, cause in enumerate(causes, 1)
+    }
+    explaining: dict[str, list[int]] = defaultdict(list)
+    for n, cause in enumerate(causes, 1):
+        for iid in cause.items:
+            explaining[iid].append(n)
+    statuses: dict[Target, list[Status]] = defaultdict(list)
+    blamed: set[Target] = set()
+    for d in doc["cables"]:
+        # The cable's own verdict (link, FEC, EEPROM, soak lanes): its own failure.
+        statuses[("cable", d["id"], None)].append(d["status"])
+        if d["status"] in ("fail", "not_measured"):
+            blamed.add(("cable", d["id"], None))
+    for item in items:
+        status = status_of(item.outcome)
+        if status is None:
+            continue
+        targets = [t for o in item.objects for t in index.targets(o)]
+        if not targets and item.node:
+            targets = [("node", item.node, None)]
+        by = explaining.get(item.id, [])
+        for t in targets:
+            statuses[t].append(status)
+            if status != "pass" and (not by or any(t[:2] in named[n] for n in by)):
+                blamed.add(t)
+    marks: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for n, objs in named.items():
+        for obj in objs:
+            marks[obj].append(n)
+    notes = _notes(doc, index)
+
+    def elsewhere(status: Status, keys: Iterable[Target]) -> bool:
+        return status in ("fail", "not_measured") and not any(k in blamed for k in keys)
+
+    nodes = []
+    for name in names:
+        here: Target = ("node", name, None)
+        status = worst(statuses[here])
+        nodes.append(
+            FabricNode(
+                name,
+                status,
+                _cap(notes[here]),
+                tuple(sorted(marks[("node", name)])),
+                elsewhere(status, [here]) and not marks[("node", name)],
+            )
+        )
+    cables = []
+    for c in bare:
+        seen = {r for k, cid, r in (*statuses, *notes) if k == "cable" and cid == c.id}
+        rails = []
+        for r in sorted(r for r in seen if r is not None):
+            on: Target = ("cable", c.id, r)
+            status = worst(statuses[on])
+            rails.append(RailState(r, status, _cap(notes[on]), elsewhere(status, [on])))
+        whole = worst([*statuses[("cable", c.id, None)], *(r.status for r in rails)])
+        keys: list[Target] = [("cable", c.id, None), *(("cable", c.id, r.rail) for r in rails)]
+        cables.append(
+            FabricCable(
+                c.id,
+                c.a,
+                c.b,
+                whole,
+                _cap(notes[("cable", c.id, None)]),
+                tuple(rails),
+                tuple(sorted(marks[("cable", c.id)])),
+                elsewhere(whole, keys) and not marks[("cable", c.id)],
+            )
+        )
+    topology = cast(Topology, cluster["topology"])
+    return Fabric(topology, tuple(nodes), tuple(cables), cluster.get("switch"))
+
+
+def _cap(lines: Sequence[str]) -> tuple[str, ...]:
+    if len(lines) <= NOTES_MAX:
+        return tuple(lines)
+    return (*lines[: NOTES_MAX - 1], f"... and {len(lines) - NOTES_MAX + 1} more")
+
+
+def _figure_text(m: Doc) -> str:
+    label = KIND_LABELS.get(m["kind"], m["kind"].replace("_", " "))
+    where = f" {m['node']}->{m['peer']}" if m.get("node") and m.get("peer") else ""
+    unit = f" {m['unit']}" if m["unit"] else ""
+    return f"{label}{where}: {number(m['value'])}{unit}"
+
+
+def _notes(doc: Doc, index: _Index) -> dict[Target, list[str]]:
+    """Tooltip lines per drawn object: series as their peak, sized figures (NCCL) at their
+    largest size, then every other figure."""
+    peaks: dict[tuple[Target, str], float] = {}
+    largest: dict[tuple[Target, str, str], Doc] = {}
+    figures: dict[Target, list[str]] = defaultdict(list)
+    for m in doc["measurements"]:
+        quality = m["kind"] in LINK_QUALITY_KINDS
+        targets = dict.fromkeys(t for o in m["objects"] for t in index.targets(o, quality))
+        for t in targets:
+            if m["kind"] in PEAKS:
+                key = (t, m["kind"])
+                peaks[key] = max(peaks.get(key, m["value"]), m["value"])
+            elif m.get("size_bytes") is not None:
+                sized = (t, m["kind"], m.get("op") or "")
+                if sized not in largest or largest[sized]["size_bytes"] < m["size_bytes"]:
+                    largest[sized] = m
+            else:
+                figures[t].append(_figure_text(m))
+    notes: dict[Target, list[str]] = defaultdict(list)
+    for (t, kind), value in peaks.items():
+        label, unit = PEAKS[kind]
+        notes[t].append(f"{label}: {number(value)} {unit}")
+    for (t, _, op), m in largest.items():
+        label = KIND_LABELS.get(m["kind"], m["kind"].replace("_", " "))
+        what = f"{label} {op}".strip()
+        size = size_bytes(m["size_bytes"])
+        notes[t].append(f"{what} at {size}B: {number(m['value'])} {m['unit']}")
+    for t, lines in figures.items():
+        notes[t] += lines
+    return notes
+
+
+# -- the inventory ------------------------------------------------------------------------------
+
+
+def _read(d: Doc) -> EndRead:
+    return EndRead(
+        _end(d),
+        d.get("vendor"),
+        d.get("part"),
+        d.get("serial"),
+        d.get("length_m"),
+        d.get("type"),
+        d.get("speed_mbps"),
+        d.get("fec"),
+    )
+
+
+def _cable_row(d: Doc, drawn: FabricCable | None) -> CableRow:
+    # A cable whose failures all have a root cause elsewhere keeps its own verdict here: the
+    # inventory is the record a cable vendor sees.
+    own: Status = d["status"]
+    status = drawn.status if drawn is not None and not drawn.elsewhere else own
+    return CableRow(
+        d["id"], _read(d["a"]), _read(d["b"]), d.get("worst_ber"), status, tuple(d.get("notes", ()))
+    )

@@ -1,0 +1,297 @@
+"""What the report's renderers draw: small frozen values, no pytest, no session, no I/O.
+
+`report.build` makes them from a results document (the JSON contract in `report.schema`); the
+renderers (`banner`, `picture`, `charts`, `inventory`, `page`) take only these. Object ids use the
+suite's own spelling (`spark-1`, `spark-1:p0`, `spark-1:p0rail1`, `A<->B` for a link or a cable,
+`A->B` for a direction, `switch:LEG` for a switch leg); `report.objects` reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, get_args
+
+Verdict = Literal["accepted", "rejected", "incomplete"]
+Outcome = Literal["passed", "failed", "not_measured", "skipped"]
+Status = Literal["pass", "fail", "not_measured", "unknown"]
+"""A drawn object's worst verdict: `unknown` when no check looked at it."""
+Topology = Literal["direct", "mesh", "ring", "switch"]
+Sensor = Literal["nic", "gpu"]
+
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+STATUSES: tuple[Status, ...] = get_args(Status)
+_RANK: dict[Status, int] = {"unknown": 0, "pass": 1, "not_measured": 2, "fail": 3}
+_FROM_OUTCOME: dict[Outcome, Status | None] = {
+    "passed": "pass",
+    "failed": "fail",
+    "not_measured": "not_measured",
+    "skipped": None,  # a skipped check says nothing about the object
+}
+
+
+def worst(statuses: Iterable[Status]) -> Status:
+    """The worst of some statuses (fail > not measured > pass > unknown)."""
+    return max(statuses, key=_RANK.__getitem__, default="unknown")
+
+
+def status_of(outcome: Outcome) -> Status | None:
+    return _FROM_OUTCOME[outcome]
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    passed: int = 0
+    failed: int = 0
+    not_measured: int = 0
+    skipped: int = 0
+
+    @classmethod
+    def of(cls, outcomes: Iterable[Outcome]) -> Counts:
+        seen = list(outcomes)
+        return cls(*(seen.count(o) for o in OUTCOMES))
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.not_measured + self.skipped
+
+
+def verdict_of(counts: Counts) -> Verdict:
+    """Rejected when a check failed; else incomplete when one could not measure; else accepted.
+
+    A run where nothing was measured at all is incomplete, never accepted by omission."""
+    if counts.failed:
+        return "rejected"
+    if counts.not_measured or not counts.passed:
+        return "incomplete"
+    return "accepted"
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    name: str
+    rounds: int | None
+    real_s: float | None
+    transport_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    verdict: Verdict
+    cluster: str
+    topology: Topology
+    nodes: int
+    started: datetime | None
+    duration_s: float | None
+    counts: Counts
+    transport: str | None = None
+    phases: tuple[Phase, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One check's result (a pytest item)."""
+
+    id: str
+    outcome: Outcome
+    node: str | None = None
+    rail: str | None = None
+    measured: float | str | None = None
+    expected: float | str | None = None
+    unit: str | None = None
+    message: str | None = None
+    objects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """One root cause: the rule, what it is, what to do, what it is about, what it explains."""
+
+    rule: str
+    cause: str
+    fix: str
+    objects: tuple[str, ...]
+    items: tuple[str, ...]
+    evidence: tuple[str, ...] = ()
+
+
+# -- the fabric as cabled -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """One end of a cable: a node's QSFP port (`p0`, `p1`) or a switch leg (node None)."""
+
+    node: str | None
+    port: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.node}:{self.port}" if self.node is not None else f"switch:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class RailState:
+    """One rail (PCIe half) carried by a cable: its worst verdict and measured values."""
+
+    rail: int
+    status: Status
+    notes: tuple[str, ...] = ()
+    elsewhere: bool = False
+    """Everything that failed here is explained by a root cause that names other objects (a
+    collateral failure: drawn dashed, not solid)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FabricNode:
+    name: str
+    status: Status
+    notes: tuple[str, ...] = ()
+    causes: tuple[int, ...] = ()
+    """Numbers (1-based, in the banner's order) of the root causes that name this node."""
+    elsewhere: bool = False
+    """Everything that failed here is explained by a root cause that names other objects (a
+    collateral failure: drawn dashed, not solid)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FabricCable:
+    id: str
+    a: End
+    b: End
+    status: Status
+    notes: tuple[str, ...] = ()
+    rails: tuple[RailState, ...] = ()
+    causes: tuple[int, ...] = ()
+    elsewhere: bool = False
+    """Everything that failed here is explained by a root cause that names other objects (a
+    collateral failure: drawn dashed, not solid)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fabric:
+    """Nodes in cluster.yaml order; cables as cabled (a ring is drawn by following them)."""
+
+    topology: Topology
+    nodes: tuple[FabricNode, ...]
+    cables: tuple[FabricCable, ...]
+    switch: str | None = None
+
+
+# -- charts -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BwCell:
+    src: str
+    dst: str
+    gbps: float
+
+
+@dataclass(frozen=True, slots=True)
+class BandwidthMatrix:
+    """One rail's node x node bandwidth: row sends, column receives; the diagonal is loopback."""
+
+    rail: int
+    nodes: tuple[str, ...]
+    cells: tuple[BwCell, ...]
+    threshold_gbps: float | None = None
+    loopback_threshold_gbps: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BusbwPoint:
+    size_bytes: int
+    busbw_gbytes_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class BusbwSeries:
+    op: str
+    points: tuple[BusbwPoint, ...]
+    ranks: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NcclChart:
+    series: tuple[BusbwSeries, ...]
+    floor_gbytes_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesPoint:
+    t_s: float
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class LaneSeries:
+    """Corrected bits per second on one lane of one rail (`spark-1:p0rail1`) over the soak."""
+
+    rail: str
+    lane: int
+    points: tuple[SeriesPoint, ...]
+    outlier: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TempSeries:
+    node: str
+    sensor: Sensor
+    points: tuple[SeriesPoint, ...]
+    outlier: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Soak:
+    lanes: tuple[LaneSeries, ...] = ()
+    temps: tuple[TempSeries, ...] = ()
+    lane_ratio_max: float | None = None
+    lane_floor_per_s: float | None = None
+
+
+# -- the cable inventory ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EndRead:
+    """What one end of a cable reported: its module EEPROM and the link it negotiated."""
+
+    end: End
+    vendor: str | None = None
+    part: str | None = None
+    serial: str | None = None
+    length_m: float | None = None
+    type: str | None = None
+    speed_mbps: int | None = None
+    fec: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CableRow:
+    """One cable's acceptance record; across runs a cable is known by its serial."""
+
+    cable: str
+    a: EndRead
+    b: EndRead
+    worst_ber: float | None
+    status: Status
+    notes: tuple[str, ...] = ()
+
+    @property
+    def serial(self) -> str | None:
+        return self.a.serial or self.b.serial
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    summary: Summary
+    causes: tuple[Cause, ...]
+    items: tuple[Item, ...]
+    fabric: Fabric
+    bandwidth: tuple[BandwidthMatrix, ...] = ()
+    nccl: NcclChart | None = None
+    soak: Soak | None = None
+    cables: tuple[CableRow, ...] = ()

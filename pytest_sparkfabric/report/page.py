@@ -1,0 +1,97 @@
+"""The report's sections put together: a fragment for pytest-html's summary, or a whole page.
+
+Everything is inline (CSS, SVG): the file works offline and in CI artifact viewers, and holds
+no script. All CSS is scoped under `.sf-report`, so it leaves pytest-html's own table alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_sparkfabric.report import banner, charts, inventory, picture
+from pytest_sparkfabric.report.diff import Diff
+from pytest_sparkfabric.report.diff import html as diff_html
+from pytest_sparkfabric.report.model import Report
+from pytest_sparkfabric.report.style import esc
+
+CSS = """
+.sf-report{font-family:"DejaVu Sans",Verdana,sans-serif;color:#212121;max-width:1400px}
+.sf-report h2{font-size:1.15em;margin:1.2em 0 .4em}
+.sf-report .sf-verdict{padding:12px 16px;border-radius:6px;font-size:1.1em}
+.sf-report .sf-verdict-word{font-size:1.6em;font-weight:bold;letter-spacing:.04em;
+  margin-right:.6em}
+.sf-report .sf-counts{margin:.5em 0}
+.sf-report .sf-warning{color:#8d4e00}
+.sf-report .sf-causes>li{margin:.6em 0;padding:.2em .8em;border-left:4px solid #c62828;
+  background:#fff5f5}
+.sf-report .sf-causes p{margin:.25em 0}
+.sf-report .sf-rule{color:#666;font-size:.9em}
+.sf-report code.sf-object{background:#eee;padding:0 4px;border-radius:3px}
+.sf-report details{margin:.3em 0}
+.sf-report summary{cursor:pointer}
+.sf-report .sf-picture{overflow-x:auto;border:1px solid #ddd;border-radius:6px;padding:4px}
+.sf-report .sf-charts{display:flex;flex-wrap:wrap;gap:16px}
+.sf-report figure.sf-chart{margin:0;max-width:100%}
+.sf-report figure.sf-chart svg{max-width:100%;height:auto}
+.sf-report figcaption{font-size:.9em;color:#444;max-width:60em}
+.sf-report table{border-collapse:collapse;font-size:.9em}
+.sf-report th,.sf-report td{border:1px solid #ddd;padding:3px 6px;vertical-align:top}
+.sf-report th{background:#f3f3f3;text-align:left}
+.sf-report td.sf-differs{background:#fff3e0}
+.sf-report td.sf-none{color:#999}
+.sf-report .sf-inventory-wrap{overflow-x:auto}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    key: str
+    title: str
+    html: str
+
+
+def sections(report: Report, *, baseline: tuple[str, Diff] | None = None) -> list[Section]:
+    """The report's sections in reading order: verdict first, then what changed against the
+    baseline, the fabric, the charts and the cable inventory."""
+    out = [Section("verdict", "", banner.html(report.summary, report.causes, report.items))]
+    if baseline is not None:
+        name, d = baseline
+        out.append(Section("baseline", f"Against the baseline {name}", diff_html(d, name)))
+    out.append(
+        Section(
+            "fabric",
+            "The fabric as cabled",
+            f'<div class="sf-picture">{picture.render(report.fabric)}</div>',
+        )
+    )
+    figures = charts.render(report)
+    if figures:
+        body = "".join(charts.figure_html(c) for c in figures)
+        out.append(Section("charts", "Measurements", f'<div class="sf-charts">{body}</div>'))
+    if report.cables:
+        table = inventory.html(report.cables)
+        out.append(Section("cables", "Cables", f'<div class="sf-inventory-wrap">{table}</div>'))
+    return out
+
+
+def fragment(report: Report, *, baseline: tuple[str, Diff] | None = None) -> str:
+    """All sections in one <div>, with their CSS: for pytest-html's summary prefix."""
+    parts = [f'<div class="sf-report"><style>{CSS}</style>']
+    for s in sections(report, baseline=baseline):
+        heading = f"<h2>{esc(s.title)}</h2>" if s.title else ""
+        parts.append(f'<section class="sf-section" id="sf-{s.key}">{heading}{s.html}</section>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def page(report: Report, *, baseline: tuple[str, Diff] | None = None) -> str:
+    """A whole HTML document (`sparkfabric report html`)."""
+    s = report.summary
+    title = f"sparkfabric: {s.verdict.upper()} {s.cluster}"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{esc(title)}</title></head><body>"
+        + fragment(report, baseline=baseline)
+        + "</body></html>\n"
+    )

@@ -1,0 +1,406 @@
+"""The fabric as cabled, as one inline SVG (pure string building, no library).
+
+Layouts, chosen so node boxes never overlap and every cable stays visible from 2 to 64+ nodes:
+- direct: the two nodes side by side, one cable;
+- ring and mesh: up to 16 nodes on a circle, in cable order (the order found by walking the
+  cables from the first node, so a miscabled ring shows as cabled); more in a serpentine of rows
+  of 8 (each row runs back under the one before, so ring neighbours stay adjacent), the closing
+  cable routed round the left margin;
+- switch: the switch as a bar above a grid of up to 8 nodes a row; each leg runs up its own lane
+  of the gutter left of its node, so no two legs share a line.
+Each cable is drawn once per rail it carries (two strokes side by side) over a halo in the
+cable's worst colour; every node and cable carries a <title> tooltip with its measured values,
+and a numbered badge for each root cause that names it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pytest_sparkfabric.report.model import Fabric, FabricCable, FabricNode, Status, worst
+from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc
+
+BOX_W, BOX_H = 132, 42
+GAP_X, GAP_Y = 56, 70
+MARGIN = 36
+LEGEND_H = 40
+DASH = 'stroke-dasharray="7 4"'
+CIRCLE_MAX = 16
+MIN_WIDTH = 820.0
+PORT_LABEL_MIN = 48.0
+ROW = 8
+NAME_CHARS = 17
+SECOND_CHARS = 21
+ELSEWHERE = " (explained by a root cause elsewhere)"
+RAIL_OFFSET = 2.5
+BAR_H = 30
+
+Pt = tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    x: float
+    y: float
+    w: float = BOX_W
+    h: float = BOX_H
+
+    @property
+    def centre(self) -> Pt:
+        return (self.x + self.w / 2, self.y + self.h / 2)
+
+    def overlaps(self, other: Box) -> bool:
+        return (
+            self.x < other.x + other.w
+            and other.x < self.x + self.w
+            and self.y < other.y + other.h
+            and other.y < self.y + self.h
+        )
+
+    def edge_towards(self, p: Pt) -> Pt:
+        """Where the line from the centre to p leaves the box."""
+        cx, cy = self.centre
+        dx, dy = p[0] - cx, p[1] - cy
+        if dx == 0 and dy == 0:
+            return (cx, cy)
+        scale = min(
+            (self.w / 2) / abs(dx) if dx else math.inf, (self.h / 2) / abs(dy) if dy else math.inf
+        )
+        return (cx + dx * scale, cy + dy * scale)
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    boxes: dict[str, Box]
+    routes: dict[str, tuple[Pt, ...]]
+    width: float
+    height: float
+    switch: Box | None = None
+
+
+def cable_order(fabric: Fabric) -> list[str]:
+    """Nodes in the order the cables join them, starting at the first node; nodes the walk
+    does not reach follow in cluster.yaml order."""
+    names = [n.name for n in fabric.nodes]
+    nbrs: dict[str, list[str]] = {n: [] for n in names}
+    for c in fabric.cables:
+        if c.a.node in nbrs and c.b.node in nbrs and c.a.node != c.b.node:
+            nbrs[c.a.node].append(c.b.node)
+            nbrs[c.b.node].append(c.a.node)
+    order: list[str] = []
+    seen: set[str] = set()
+    for start in names:
+        here: str | None = start
+        while here is not None and here not in seen:
+            order.append(here)
+            seen.add(here)
+            here = next((n for n in nbrs[here] if n not in seen), None)
+    return order
+
+
+def _shift(boxes: dict[str, Box], dx: float, dy: float) -> dict[str, Box]:
+    return {n: Box(b.x + dx, b.y + dy, b.w, b.h) for n, b in boxes.items()}
+
+
+def _circle(order: list[str]) -> dict[str, Box]:
+    n = len(order)
+    # Neighbouring centres at least a box width plus a gap apart along the chord.
+    radius = max(150.0, (BOX_W + 50) / (2 * math.sin(math.pi / n)))
+    boxes = {}
+    for i, name in enumerate(order):
+        angle = 2 * math.pi * i / n
+        cx, cy = radius * math.sin(angle), -radius * math.cos(angle)
+        boxes[name] = Box(cx - BOX_W / 2, cy - BOX_H / 2)
+    return boxes
+
+
+def _grid(order: list[str], *, snake: bool, gap_x: float) -> dict[str, Box]:
+    boxes = {}
+    for i, name in enumerate(order):
+        row, col = divmod(i, ROW)
+        if snake and row % 2:
+            col = ROW - 1 - col
+        boxes[name] = Box(col * (BOX_W + gap_x), row * (BOX_H + GAP_Y))
+    return boxes
+
+
+def _adjacent(a: Box, b: Box) -> bool:
+    """Two grid neighbours (same row or column, next cell) see each other in a straight line."""
+    same_row = a.y == b.y and abs(a.x - b.x) <= a.w + 2 * GAP_X
+    same_col = a.x == b.x and abs(a.y - b.y) <= a.h + GAP_Y
+    return same_row or same_col
+
+
+def _straight(a: Box, b: Box) -> tuple[Pt, ...]:
+    return (a.edge_towards(b.centre), b.edge_towards(a.centre))
+
+
+def _around(a: Box, b: Box, left: float, bottom: float) -> tuple[Pt, ...]:
+    """From a's bottom down to the margin below every row, left, up, and into b's left side."""
+    ax, ay = a.x + a.w / 2, a.y + a.h
+    return ((ax, ay), (ax, bottom), (left, bottom), (left, b.centre[1]), (b.x, b.centre[1]))
+
+
+def layout(fabric: Fabric) -> Layout:
+    names = [n.name for n in fabric.nodes]
+    if fabric.topology == "switch":
+        return _switch_layout(fabric, names)
+    order = cable_order(fabric) if fabric.topology in ("ring", "mesh") else names
+    grid = len(order) > CIRCLE_MAX
+    if len(order) <= 2:
+        boxes = {n: Box(i * (BOX_W + 4 * GAP_X), 0.0) for i, n in enumerate(order)}
+    elif grid:
+        boxes = _grid(order, snake=True, gap_x=GAP_X)
+    else:
+        boxes = _circle(order)
+    # Room on the left for the closing cable of a serpentine; the legend on top; a small
+    # cluster centred in a picture as wide as the legend.
+    x0 = min((b.x for b in boxes.values()), default=0.0)
+    x1 = max((b.x + b.w for b in boxes.values()), default=0.0)
+    y0 = min((b.y for b in boxes.values()), default=0.0)
+    left_room = MARGIN + (24.0 if grid else 0.0)
+    width = max(MIN_WIDTH, x1 - x0 + left_room + MARGIN)
+    left_room = max(left_room, (width - (x1 - x0)) / 2)
+    boxes = _shift(boxes, left_room - x0, MARGIN + LEGEND_H - y0)
+    bottom = max((b.y + b.h for b in boxes.values()), default=0.0)
+    lane_y = bottom + GAP_Y / 2
+    routes: dict[str, tuple[Pt, ...]] = {}
+    for c in fabric.cables:
+        a, b = boxes.get(c.a.node or ""), boxes.get(c.b.node or "")
+        if a is None or b is None:
+            continue
+        if grid and not _adjacent(a, b):
+            routes[c.id] = _around(a, b, MARGIN, lane_y)
+        else:
+            routes[c.id] = _straight(a, b)
+    height = (lane_y if grid else bottom) + MARGIN
+    return Layout(boxes, routes, width, height)
+
+
+def _switch_layout(fabric: Fabric, names: list[str]) -> Layout:
+    rows = max(1, math.ceil(len(names) / ROW))
+    lane_w = 9.0
+    gap_x = max(GAP_X, 24 + lane_w * rows)
+    top = MARGIN + LEGEND_H + BAR_H + GAP_Y
+    boxes = _shift(_grid(names, snake=False, gap_x=gap_x), MARGIN + gap_x / 2, top)
+    width = max(MIN_WIDTH, max((b.x + b.w for b in boxes.values()), default=0.0) + MARGIN)
+    bar = Box(MARGIN, MARGIN + LEGEND_H, width - 2 * MARGIN, BAR_H)
+    bar_bottom = bar.y + bar.h
+    routes: dict[str, tuple[Pt, ...]] = {}
+    for c in fabric.cables:
+        node = c.a.node if c.a.node is not None else c.b.node
+        box = boxes.get(node or "")
+        if box is None:
+            continue
+        row = round((box.y - top) / (BOX_H + GAP_Y))
+        x = box.x + box.w / 2
+        if row == 0:
+            routes[c.id] = ((x, box.y), (x, bar_bottom))
+            continue
+        channel = box.y - GAP_Y / 2
+        lane = box.x - 12 - lane_w * (row - 1)
+        routes[c.id] = ((x, box.y), (x, channel), (lane, channel), (lane, bar_bottom))
+    height = max((b.y + b.h for b in boxes.values()), default=top) + MARGIN
+    return Layout(boxes, routes, width, height, bar)
+
+
+# -- drawing ------------------------------------------------------------------------------------
+
+
+def _f(v: float) -> str:
+    return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def _path(points: tuple[Pt, ...]) -> str:
+    return "M" + " L".join(f"{_f(x)},{_f(y)}" for x, y in points)
+
+
+def _offset(points: tuple[Pt, ...], d: float) -> tuple[Pt, ...]:
+    """The same route moved d to one side (a line along its normal; an orthogonal route
+    diagonally, which moves each of its segments sideways by d)."""
+    if len(points) == 2:
+        (x1, y1), (x2, y2) = points
+        length = math.hypot(x2 - x1, y2 - y1) or 1.0
+        nx, ny = -(y2 - y1) / length * d, (x2 - x1) / length * d
+        return ((x1 + nx, y1 + ny), (x2 + nx, y2 + ny))
+    return tuple((x + d, y + d) for x, y in points)
+
+
+def _midpoint(points: tuple[Pt, ...]) -> Pt:
+    if len(points) == 2:
+        return ((points[0][0] + points[1][0]) / 2, (points[0][1] + points[1][1]) / 2)
+    return points[len(points) // 2]
+
+
+def _state(status: Status, elsewhere: bool) -> str:
+    return LABEL[status] + (ELSEWHERE if elsewhere else "")
+
+
+def elsewhere_attr(flag: bool) -> str:
+    return ' data-elsewhere="true"' if flag else ""
+
+
+def _tooltip(lines: list[str]) -> str:
+    return f"<title>{esc(chr(10).join(lines))}</title>"
+
+
+def _badges(numbers: tuple[int, ...], x: float, y: float) -> str:
+    out = []
+    for i, n in enumerate(numbers):
+        cx = x + i * 17
+        out.append(
+            f'<g class="sf-badge" data-cause="{n}"><circle cx="{_f(cx)}" cy="{_f(y)}" r="8" '
+            f'fill="{STROKE["fail"]}"/><text x="{_f(cx)}" y="{_f(y + 3.5)}" '
+            f'text-anchor="middle" font-size="10" font-weight="bold" fill="#fff">{n}</text></g>'
+        )
+    return "".join(out)
+
+
+def _cable(c: FabricCable, route: tuple[Pt, ...]) -> str:
+    tip = [f"cable {c.id}", _state(c.status, c.elsewhere), *c.notes]
+    tip += [f"root cause {n}" for n in c.causes]
+    parts = [
+        f'<g class="sf-cable" data-cable="{esc(c.id)}" data-status="{c.status}"'
+        f"{elsewhere_attr(c.elsewhere)}>",
+        _tooltip(tip),
+        f'<path class="sf-halo" d="{_path(route)}" fill="none" stroke="{STROKE[c.status]}" '
+        f'stroke-opacity="0.25" stroke-width="9" stroke-linejoin="round"/>',
+    ]
+    strokes = c.rails or ()
+    if not strokes:
+        dash = f" {DASH}" if c.elsewhere else ""
+        parts.append(
+            f'<path class="sf-rail" d="{_path(route)}" fill="none" '
+            f'stroke="{STROKE[c.status]}" stroke-width="3"{dash}/>'
+        )
+    for i, r in enumerate(strokes):
+        d = (i - (len(strokes) - 1) / 2) * 2 * RAIL_OFFSET
+        parts.append(
+            f'<path class="sf-rail" data-rail="{r.rail}" data-status="{r.status}" '
+            f'd="{_path(_offset(route, d))}" fill="none" stroke="{STROKE[r.status]}" '
+            f'stroke-width="2.5"{f" {DASH}" if r.elsewhere else ""}>'
+            + _tooltip([f"{c.id} rail {r.rail}", _state(r.status, r.elsewhere), *r.notes])
+            + "</path>"
+        )
+    if c.causes:
+        mx, my = _midpoint(route)
+        parts.append(_badges(c.causes, mx + 10, my - 10))
+    parts.append("</g>")
+    return "".join(parts)
+
+
+def _port_labels(c: FabricCable, route: tuple[Pt, ...]) -> str:
+    """The port number at each node end, just off the box along the cable."""
+    out = []
+    for end, (p, q) in ((c.a, (route[0], route[1])), (c.b, (route[-1], route[-2]))):
+        if end.node is None:
+            continue
+        dx, dy = q[0] - p[0], q[1] - p[1]
+        length = math.hypot(dx, dy) or 1.0
+        if length < PORT_LABEL_MIN and len(route) == 2:
+            continue  # no room for two labels: the tooltip names the ports
+        ux, uy = dx / length, dy / length
+        # Along the cable off the box, then to its side (above a level cable), off the stroke.
+        side = -1.0 if uy <= 0.1 else 1.0
+        x = p[0] + ux * 16 - uy * 10 * side
+        y = p[1] + uy * 16 + ux * 10 * side + 4
+        out.append(
+            f'<text class="sf-port" x="{_f(x)}" y="{_f(y)}" font-size="10" text-anchor="middle" '
+            f'fill="#444">{esc(end.port)}</text>'
+        )
+    return "".join(out)
+
+
+def _short(text: str, most: int = NAME_CHARS) -> str:
+    return text if len(text) <= most else text[: most - 1] + "\u2026"
+
+
+def _node(n: FabricNode, box: Box, second: str) -> str:
+    tip = [f"node {n.name}", _state(n.status, n.elsewhere), *n.notes]
+    tip += [f"root cause {k}" for k in n.causes]
+    cx = box.x + box.w / 2
+    name_y = box.y + (17 if second else 26)
+    text = (
+        f'<text x="{_f(cx)}" y="{_f(name_y)}" text-anchor="middle" font-size="13" '
+        f'font-weight="bold" fill="#212121">{esc(_short(n.name))}</text>'
+    )
+    if second:
+        text += (
+            f'<text x="{_f(cx)}" y="{_f(box.y + 33)}" text-anchor="middle" font-size="10" '
+            f'fill="#424242">{esc(_short(second, SECOND_CHARS))}</text>'
+        )
+    return (
+        f'<g class="sf-node" data-node="{esc(n.name)}" data-status="{n.status}"'
+        f"{elsewhere_attr(n.elsewhere)}>"
+        + _tooltip(tip)
+        + f'<rect x="{_f(box.x)}" y="{_f(box.y)}" width="{_f(box.w)}" height="{_f(box.h)}" '
+        f'rx="6" fill="{"#ffffff" if n.elsewhere else FILL[n.status]}" '
+        f'stroke="{STROKE[n.status]}" stroke-width="2"{f" {DASH}" if n.elsewhere else ""}/>'
+        + text
+        + _badges(n.causes, box.x + box.w - 2, box.y - 2)
+        + "</g>"
+    )
+
+
+def _legend() -> str:
+    statuses: tuple[Status, ...] = ("pass", "fail", "not_measured", "unknown")
+    x, y = float(MARGIN), MARGIN - 12
+    out = ['<g class="sf-legend" font-size="11" fill="#333">']
+    for status in statuses:
+        out.append(
+            f'<rect x="{_f(x)}" y="{y - 4}" width="22" height="5" fill="{STROKE[status]}"/>'
+            f'<text x="{_f(x + 28)}" y="{y + 2}">{LABEL[status]}</text>'
+        )
+        x += 48 + 6.5 * len(LABEL[status])
+    out.append(
+        f'<path d="M{_f(x)},{y - 1.5} h22" stroke="{STROKE["fail"]}" stroke-width="2.5" '
+        f'{DASH}/><text x="{_f(x + 28)}" y="{y + 2}">failed, explained by a root cause '
+        "elsewhere</text>"
+    )
+    out.append(
+        f'<text x="{MARGIN}" y="{y + 18}">Numbered badges: the root causes listed above that '
+        "name the object. Hover over a node, cable or rail for its measured values.</text></g>"
+    )
+    return "".join(out)
+
+
+def render(fabric: Fabric) -> str:
+    """The picture as an <svg> element (no XML prolog), for inline use in HTML."""
+    lay = layout(fabric)
+    nodes = {n.name: n for n in fabric.nodes}
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="sf-fabric" '
+        f'data-topology="{esc(fabric.topology)}" width="{_f(lay.width)}" '
+        f'height="{_f(lay.height)}" viewBox="0 0 {_f(lay.width)} {_f(lay.height)}" '
+        f'role="img" font-family="DejaVu Sans, Verdana, sans-serif">',
+        f"<title>{esc(f'{fabric.topology} fabric, {len(fabric.nodes)} nodes')}</title>",
+        _legend(),
+    ]
+    if lay.switch is not None:
+        sw = lay.switch
+        legs = [c.status for c in fabric.cables]
+        parts.append(
+            f'<g class="sf-switch" data-status="{worst(legs)}">'
+            + _tooltip([f"switch {fabric.switch or ''}".rstrip(), f"{len(legs)} legs"])
+            + f'<rect x="{_f(sw.x)}" y="{_f(sw.y)}" width="{_f(sw.w)}" height="{_f(sw.h)}" '
+            f'rx="4" fill="#eceff1" stroke="#455a64" stroke-width="2"/>'
+            f'<text x="{_f(sw.x + 10)}" y="{_f(sw.y + 20)}" font-size="13" font-weight="bold" '
+            f'fill="#263238">{esc(("switch " + (fabric.switch or "")).rstrip())}</text></g>'
+        )
+    for c in fabric.cables:
+        route = lay.routes.get(c.id)
+        if route is not None:
+            parts.append(_cable(c, route))
+    if fabric.topology != "switch":
+        parts += [_port_labels(c, r) for c in fabric.cables if (r := lay.routes.get(c.id))]
+    second: dict[str, str] = {}
+    if fabric.topology == "switch":
+        for c in fabric.cables:
+            own, leg = (c.a, c.b) if c.b.node is None else (c.b, c.a)
+            if own.node is not None and leg.node is None:
+                second[own.node] = f"{own.port} \u2194 {leg.port}"
+    for name, box in lay.boxes.items():
+        parts.append(_node(nodes[name], box, second.get(name, "")))
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,77 @@
+"""What every renderer shares: verdict colours, number and duration text, HTML escaping."""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+from pytest_sparkfabric.report.model import Status
+
+# Stroke / text colour and a light fill per verdict; red and green differ in lightness too, so
+# they stay apart for red-green colour blindness and in greyscale print.
+STROKE: dict[Status, str] = {
+    "pass": "#2e7d32",
+    "fail": "#c62828",
+    "not_measured": "#b26a00",
+    "unknown": "#757575",
+}
+FILL: dict[Status, str] = {
+    "pass": "#e8f5e9",
+    "fail": "#ffcdd2",
+    "not_measured": "#ffe0b2",
+    "unknown": "#f5f5f5",
+}
+LABEL: dict[Status, str] = {
+    "pass": "passed",
+    "fail": "failed",
+    "not_measured": "not measured",
+    "unknown": "not checked",
+}
+
+
+def esc(value: object) -> str:
+    """Text for HTML or SVG content and attribute values (quotes escaped too)."""
+    return escape(str(value), quote=True)
+
+
+def number(value: float) -> str:
+    """A figure as people read it: 96.1, 0.3, 2.4e-05, 200000."""
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
+    if value == 0:
+        return "0"
+    if abs(value) < 1e-2 or abs(value) >= 1e7:
+        return f"{value:.3g}"
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.4g}" if abs(value) < 100 else f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def with_unit(value: float | str | None, unit: str | None) -> str:
+    if value is None:
+        return ""
+    text = number(value) if isinstance(value, int | float) else str(value)
+    return f"{text} {unit}" if unit and isinstance(value, int | float) else text
+
+
+def duration(seconds: float | None) -> str:
+    """1h02m, 12m04s, 38s, 0.4s."""
+    if seconds is None:
+        return "unknown"
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    s = round(seconds)
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    if h:
+        return f"{h}h{m:02d}m"
+    return f"{m}m{sec:02d}s" if m else f"{sec}s"
+
+
+def size_bytes(n: float) -> str:
+    """A message size as nccl-tests writes its options: 8, 1K, 64M, 16G."""
+    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale:
+            v = n / scale
+            return f"{v:g}{unit}" if v < 10 or v.is_integer() else f"{v:.0f}{unit}"
+    return f"{n:g}"

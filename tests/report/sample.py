@@ -1,0 +1,390 @@
+"""Hand-built results documents for the report's tests: any topology and size, healthy or with
+faults, every measurement kind the report draws. Figures follow the reference numbers of the
+field reports (one rail ~96 Gb/s, loopback ~106, throttled ~13, NCCL ~23 GB/s, healthy lanes a
+few corrected bits/s, the failing cable's hot lane ~2.9k/s rising to millions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+from pytest_sparkfabric.cluster.thresholds import defaults
+
+Doc = dict[str, Any]
+SIZES = [1 << k for k in range(10, 35, 2)]  # 1K .. 16G
+HEALTHY_GBPS = 96.0
+THROTTLED_GBPS = 13.0
+
+
+@dataclass(frozen=True)
+class Faults:
+    bad_cable: int | None = None
+    """Index of a cable whose rail 1 runs at 0.3 Gb/s and whose lane 2 is an outlier."""
+    throttled: int | None = None
+    """Index of a node whose NIC is throttled (loopback and its transfers ~13 Gb/s)."""
+    unmeasured: bool = False
+    """The soak of the first cable could not run (not measured)."""
+    hot: int | None = None
+    """Index of a node whose NIC runs 20 C hotter than the others."""
+    swap_serial: bool = False
+    """The first two cables' serials exchanged (moved cables)."""
+    hostile: bool = False
+    """Tool output with markup in it (vendor names, a cause, messages)."""
+
+
+def names(n: int) -> list[str]:
+    return [f"spark-{i}" for i in range(1, n + 1)]
+
+
+def _cables(topology: str, nodes: list[str]) -> list[tuple[str, int, str | None, int | str]]:
+    if topology == "direct":
+        return [(nodes[0], 1, nodes[1], 1)]
+    if topology == "switch":
+        return [
+            (name, 1, None, f"qsfp56-dd-{i // 2 + 1}-{1 if i % 2 == 0 else 5}")
+            for i, name in enumerate(nodes)
+        ]
+    return [(nodes[i], 0, nodes[(i + 1) % len(nodes)], 1) for i in range(len(nodes))]
+
+
+def cable_id(a: str, ap: int, b: str | None, bp: int | str) -> str:
+    return f"{a}:p{ap}<->" + (f"{b}:p{bp}" if b else f"switch:{bp}")
+
+
+def rail_id(topology: str, node: str, port: int, rail: int) -> str:
+    single = topology in ("direct", "switch")
+    return f"{node}:rail{rail}" if single else f"{node}:p{port}rail{rail}"
+
+
+def _pairs(topology: str, nodes: list[str]) -> list[tuple[str, int, str, int]]:
+    """(a, a's port, b, b's port) of every pair the bandwidth phase measures."""
+    if topology == "switch":
+        n = len(nodes)
+        if n <= 8:
+            pairs = list(combinations(range(n), 2))
+        else:  # a constant-round schedule: each node with its next two
+            pairs = sorted(
+                {(min(i, (i + k) % n), max(i, (i + k) % n)) for i in range(n) for k in (1, 2)}
+            )
+        return [(nodes[i], 1, nodes[j], 1) for i, j in pairs]
+    out = []
+    for a, ap, b, bp in _cables(topology, nodes):
+        if b is not None and isinstance(bp, int):
+            out.append((a, ap, b, bp))
+    return out
+
+
+def document(
+    topology: str = "direct",
+    n: int = 2,
+    faults: Faults | None = None,
+    *,
+    name: str | None = None,
+    soak_minutes: int = 10,
+) -> Doc:
+    f = faults or Faults()
+    nodes = names(n)
+    cables = _cables(topology, nodes)
+    items: list[Doc] = []
+    measurements: list[Doc] = []
+    causes: list[Doc] = []
+    throttled = nodes[f.throttled] if f.throttled is not None else None
+    bad = cables[f.bad_cable] if f.bad_cable is not None else None
+    bad_id = cable_id(*bad) if bad else None
+
+    def item(iid: str, ok: bool | None, **kw: Any) -> str:
+        outcome = "not_measured" if ok is None else ("passed" if ok else "failed")
+        items.append({"id": iid, "outcome": outcome, **kw})
+        return iid
+
+    # Loopback per node rail.
+    throttle_items: list[str] = []
+    for node in nodes:
+        ports = sorted({p for a, ap, b, bp in cables for nd, p in ((a, ap), (b, bp)) if nd == node})
+        for port in ports:
+            if not isinstance(port, int):
+                continue
+            for rail in (0, 1):
+                rid = rail_id(topology, node, port, rail)
+                v = THROTTLED_GBPS if node == throttled else 106.0 - rail
+                iid = item(
+                    f"test_nic.py::test_loopback[{rid}]",
+                    v >= 80,
+                    node=node,
+                    rail=rid.split(":")[1],
+                    measured=v,
+                    expected=">= 80 Gb/s",
+                    unit="Gb/s",
+                    objects=[rid],
+                )
+                measurements.append(
+                    {
+                        "kind": "loopback_gbps",
+                        "value": v,
+                        "unit": "Gb/s",
+                        "objects": [rid],
+                        "node": node,
+                        "rail": rail,
+                        "item": iid,
+                    }
+                )
+                if v < 80:
+                    throttle_items.append(iid)
+    # Directed RDMA per rail of every measured pair.
+    bad_items: list[str] = []
+    for one, one_port, two, two_port in _pairs(topology, nodes):
+        for rail in (0, 1):
+            ends = ((one, one_port), (two, two_port))
+            for (s, sp), (d, dp) in (ends, ends[::-1]):
+                src, dst = rail_id(topology, s, sp, rail), rail_id(topology, d, dp, rail)
+                direction = f"{src}->{dst}"
+                v = HEALTHY_GBPS - (sum(map(ord, direction)) % 5) * 0.4
+                on_bad = (
+                    bad is not None
+                    and rail == 1
+                    and ({s, d} == {bad[0], bad[2]} if bad[2] else bad[0] in (s, d))
+                )
+                if on_bad:
+                    v = 0.3
+                if throttled in (s, d):
+                    v = min(v, THROTTLED_GBPS)
+                iid = item(
+                    f"test_bandwidth.py::test_rail_rdma[{direction}]",
+                    v >= 80,
+                    node=s,
+                    rail=f"rail{rail}",
+                    measured=round(v, 1),
+                    expected=">= 80 Gb/s",
+                    unit="Gb/s",
+                    objects=[direction],
+                    message=None if v >= 80 else f"{direction}: {v:.1f} Gb/s, expected >= 80",
+                )
+                measurements.append(
+                    {
+                        "kind": "rdma_gbps",
+                        "value": round(v, 1),
+                        "unit": "Gb/s",
+                        "objects": [direction],
+                        "node": s,
+                        "peer": d,
+                        "rail": rail,
+                        "item": iid,
+                    }
+                )
+                if v < 80 and throttled in (s, d):
+                    throttle_items.append(iid)
+                elif v < 80:
+                    bad_items.append(iid)
+    # NCCL.
+    peak = 23.5 if throttled is None else 6.0
+    nccl_item = item(
+        "test_nccl.py::test_all_reduce",
+        peak >= 19,
+        measured=peak,
+        expected=">= 19 GB/s",
+        unit="GB/s",
+        objects=nodes,
+    )
+    if peak < 19:
+        throttle_items.append(nccl_item)
+    for size in SIZES:
+        bw = peak * size / (size + (1 << 24))
+        measurements.append(
+            {
+                "kind": "nccl_busbw_gbytes_s",
+                "value": round(bw, 3),
+                "unit": "GB/s",
+                "objects": nodes,
+                "size_bytes": size,
+                "op": "all_reduce_perf",
+                "item": nccl_item,
+            }
+        )
+    # Soak: lanes per rail of every cabled node port, temperatures per node.
+    cable_rows: list[Doc] = []
+    for index, (a, ap, b, bp) in enumerate(cables):
+        cid = cable_id(a, ap, b, bp)
+        unmeasured = f.unmeasured and index == 0
+        worst_ber = 0.0
+        for end, port in ((a, ap), (b, bp)):
+            if end is None or not isinstance(port, int):
+                continue
+            node = end
+            for rail in (0, 1):
+                rid = rail_id(topology, node, port, rail)
+                hot_lane = cid == bad_id and rail == 1
+                if unmeasured:
+                    continue
+                for lane in range(4):
+                    for minute in range(soak_minutes + 1):
+                        rate = float((minute + lane) % 4)
+                        flagged = hot_lane and lane == 2 and minute >= soak_minutes // 2
+                        if flagged:
+                            rate = 2900.0 * 10 ** (minute - soak_minutes // 2)
+                        measurements.append(
+                            {
+                                "kind": "lane_error_rate_per_s",
+                                "value": rate,
+                                "unit": "errors/s",
+                                "objects": [rid],
+                                "node": node,
+                                "rail": rail,
+                                "lane": lane,
+                                "t_s": minute * 60.0,
+                                **({"flagged": True} if flagged else {}),
+                            }
+                        )
+                ber = 2.9e-5 if hot_lane else 1.5e-11
+                worst_ber = max(worst_ber, ber)
+                iid = item(
+                    f"test_soak.py::test_lanes[{rid}]",
+                    ber < 2.4e-5,
+                    node=node,
+                    rail=rid.split(":")[1],
+                    measured=ber,
+                    expected="<= 2.4e-05",
+                    unit="",
+                    objects=[rid, cid],
+                )
+                measurements.append(
+                    {
+                        "kind": "ber_max",
+                        "value": ber,
+                        "unit": "",
+                        "objects": [rid],
+                        "node": node,
+                        "rail": rail,
+                        "item": iid,
+                    }
+                )
+                if ber >= 2.4e-5:
+                    bad_items.append(iid)
+        if unmeasured:
+            item(
+                f"test_soak.py::test_cable[{cid}]",
+                None,
+                objects=[cid],
+                message="not measured: gpu-burn is not installed on " + a,
+            )
+        serial = f"APF{index + 1:08d}"
+        vendor = "<b>Amphenol</b> & co" if f.hostile and index == 0 else "Amphenol"
+        end_a = {
+            "node": a,
+            "port": ap,
+            "vendor": vendor,
+            "part": "NJAAKK-N911",
+            "serial": serial,
+            "length_m": 1.0,
+            "type": "Copper cable",
+            "speed_mbps": 200000,
+            "fec": "RS",
+        }
+        end_b: Doc = {"node": b, "port": bp, "speed_mbps": 200000, "fec": "RS" if b else "fec91"}
+        if b is not None:
+            end_b |= {
+                "vendor": vendor,
+                "part": "NJAAKK-N911",
+                "serial": serial,
+                "length_m": 1.0,
+                "type": "Copper cable",
+            }
+        cable_rows.append(
+            {
+                "id": cid,
+                "a": end_a,
+                "b": end_b,
+                "worst_ber": None if unmeasured else worst_ber,
+                "status": "fail" if cid == bad_id else ("not_measured" if unmeasured else "pass"),
+                "notes": [],
+            }
+        )
+    if f.swap_serial and len(cable_rows) > 1:
+        first, second = cable_rows[0], cable_rows[1]
+        for end in ("a", "b"):
+            s1, s2 = first[end].get("serial"), second[end].get("serial")
+            if s1 and s2:
+                first[end]["serial"], second[end]["serial"] = s2, s1
+    for i, node in enumerate(nodes):
+        for kind, base in (("nic_temp_c", 62.0), ("gpu_temp_c", 70.0)):
+            for minute in range(soak_minutes + 1):
+                v = base + min(minute, 6) * 1.5 + (i % 3) * 0.7
+                if f.hot == i and kind == "nic_temp_c":
+                    v += 20
+                measurements.append(
+                    {
+                        "kind": kind,
+                        "value": round(v, 1),
+                        "unit": "C",
+                        "objects": [node],
+                        "node": node,
+                        "t_s": minute * 60.0,
+                    }
+                )
+    if bad_id:
+        causes.append(
+            {
+                "rule": "lane_outlier" if not f.hostile else "<rule&>",
+                "cause": "one lane of the cable logs far more errors than the others: a marginal "
+                "cable" + (" <script>alert(1)</script>" if f.hostile else ""),
+                "fix": "replace the cable before it drops the link",
+                "objects": [bad_id],
+                "items": bad_items,
+                "evidence": ["lane 2 rose from 2.9k to millions of corrected bits/s under load"],
+            }
+        )
+    if throttled:
+        causes.append(
+            {
+                "rule": "nic_throttled",
+                "cause": "the NIC is throttled: ~13 Gb/s even in loopback while the link says 200G",
+                "fix": "reboot both boxes with the cables attached; if it persists, unplug power "
+                "for 60 s",
+                "objects": [throttled],
+                "items": throttle_items,
+            }
+        )
+    thresholds = {
+        t.name: {"value": t.value, "kind": t.kind, "unit": t.unit, "source": t.source}
+        for t in defaults(topology, n).values()
+    }
+    failed = any(i["outcome"] == "failed" for i in items)
+    missing = any(i["outcome"] == "not_measured" for i in items)
+    return {
+        "version": 1,
+        "verdict": "rejected" if failed else ("incomplete" if missing else "accepted"),
+        "cluster": {
+            "name": name or f"{topology}-{n}",
+            "path": f"examples/{topology}-{n}.yaml",
+            "topology": topology,
+            "transport": "sim",
+            "nodes": [
+                {
+                    "name": nd,
+                    "ports": sorted(
+                        {
+                            p
+                            for a, ap, b, bp in cables
+                            for x, p in ((a, ap), (b, bp))
+                            if x == nd and isinstance(p, int)
+                        }
+                    ),
+                }
+                for nd in nodes
+            ],
+            "switch": "192.168.88.1" if topology == "switch" else None,
+        },
+        "started": "2025-06-01T10:00:00+00:00",
+        "duration_s": 724.0,
+        "causes": causes,
+        "items": items,
+        "measurements": measurements,
+        "cables": cable_rows,
+        "phases": [
+            {"name": "config", "rounds": None, "real_s": 4.2, "transport_s": 3.9},
+            {"name": "bandwidth", "rounds": 3, "real_s": 41.0, "transport_s": 36.0},
+            {"name": "soak", "rounds": None, "real_s": 12.5, "transport_s": 600.0},
+        ],
+        "thresholds": thresholds,
+        "warnings": [],
+    }

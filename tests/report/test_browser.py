@@ -1,0 +1,118 @@
+"""The report in a real browser: headless Chromium renders a page built by every renderer, with
+the network blocked, and the page must show the banner and its SVG with no console message.
+
+Skipped where Chromium is missing (`.ci/run` installs Debian's `chromium`)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_sparkfabric.report.build import build
+from pytest_sparkfabric.report.diff import compare
+from pytest_sparkfabric.report.page import page
+from tests.report.sample import Faults, document
+
+CHROMIUM = next(
+    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
+)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no chromium on PATH: the report's browser test needs it (apt-get install chromium)",
+)
+# Chromium writes each page console message to stderr as `...:INFO:CONSOLE:1] "text", source:`
+# (older builds: `CONSOLE(1)`), whatever the level; the report holds no script, so any is wrong.
+CONSOLE = re.compile(r":CONSOLE[:(]\d*\)?\]? ?(.*)")
+BANNER_RED = (0xB7, 0x1C, 0x1C)
+
+
+def _chromium(tmp_path: Path, html: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM is not None
+    args = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        # Any request leaving the machine fails (and shows on the console): the page is offline.
+        "--proxy-server=http://127.0.0.1:9",
+        "--enable-logging=stderr",
+        "--v=0",
+        *extra,
+        html.as_uri(),
+    ]
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
+
+
+def _console(stderr: str) -> list[str]:
+    return [m.group(1) for line in stderr.splitlines() if (m := CONSOLE.search(line))]
+
+
+@pytest.fixture(scope="module")
+def report_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    old = document("mesh", 3, soak_minutes=3)
+    new = document("mesh", 3, Faults(bad_cable=1, throttled=0, hostile=True), soak_minutes=3)
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    path.write_text(page(build(new), baseline=("last-month.json", compare(old, new))))
+    return path
+
+
+def test_the_console_check_sees_what_chromium_reports(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        '<!DOCTYPE html><html><body><svg><rect width="5" height="5/"/></svg>'
+        '<script>console.error("boom")</script><img src="https://example.com/x.png"></body></html>'
+    )
+    run = _chromium(tmp_path, bad, "--dump-dom")
+    assert run.returncode == 0, run.stderr[-2000:]
+    found = _console(run.stderr)
+    assert any('"boom"' in line for line in found), run.stderr[-3000:]
+    assert any("height" in line for line in found), run.stderr[-3000:]
+
+
+def test_the_report_renders_with_its_banner_and_svg_and_no_console_message(
+    tmp_path: Path, report_page: Path
+) -> None:
+    text = report_page.read_text()
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', text), "the page fetches something"
+    run = _chromium(tmp_path, report_page, "--dump-dom")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert _console(run.stderr) == []
+    dom = run.stdout
+    assert '<span class="sf-verdict-word">REJECTED</span>' in dom
+    assert "2 root causes explain" in dom
+    assert '<section class="sf-baseline" data-regression="true">' in dom
+    assert len(re.findall(r'<svg\b[^>]*\bclass="sf-fabric"', dom)) == 1
+    assert len(re.findall(r'<svg\b[^>]*\bclass="sf-chart-svg"', dom)) == 5
+    assert dom.count('class="sf-node"') == 3 and dom.count('class="sf-cable"') == 3
+    assert dom.count('class="sf-cable-row"') == 3
+    # Tool output with markup stayed text: no element was made from it.
+    assert "<script" not in dom and "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+
+
+def test_the_report_paints_the_verdict_colour_at_the_top(tmp_path: Path, report_page: Path) -> None:
+    from PIL import Image
+
+    shot = tmp_path / "report.png"
+    run = _chromium(
+        tmp_path,
+        report_page,
+        f"--screenshot={shot}",
+        "--window-size=1200,1600",
+        "--hide-scrollbars",
+    )
+    assert run.returncode == 0 and shot.exists(), run.stderr[-2000:]
+    assert _console(run.stderr) == []
+    with Image.open(shot) as image:
+        rgb = image.convert("RGB")
+        assert rgb.getpixel((600, 10)) == BANNER_RED
+        colours = rgb.getcolors(maxcolors=1 << 20)
+        assert colours is not None and len(colours) > 50  # charts and picture were painted

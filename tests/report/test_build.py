@@ -1,0 +1,169 @@
+"""A results document read into the report's model: verdicts, worst status per drawn object,
+collateral failures, root-cause marks, tooltips and chart data."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pytest_sparkfabric.report.build import build
+from pytest_sparkfabric.report.chartdata import hot_nodes
+from pytest_sparkfabric.report.model import Counts, FabricCable, Report, verdict_of, worst
+from tests.report.sample import Faults, document
+
+
+def _cable(report: Report, cid: str) -> FabricCable:
+    return next(c for c in report.fabric.cables if c.id == cid)
+
+
+def test_verdict_rules() -> None:
+    assert verdict_of(Counts(passed=3)) == "accepted"
+    assert verdict_of(Counts(passed=3, skipped=2)) == "accepted"
+    assert verdict_of(Counts(passed=3, failed=1, not_measured=1)) == "rejected"
+    assert verdict_of(Counts(passed=3, not_measured=1)) == "incomplete"
+    assert verdict_of(Counts(skipped=4)) == "incomplete"  # nothing measured is never accepted
+    assert verdict_of(Counts()) == "incomplete"
+
+
+def test_worst_orders_fail_not_measured_pass_unknown() -> None:
+    assert worst([]) == "unknown"
+    assert worst(["pass", "unknown"]) == "pass"
+    assert worst(["pass", "not_measured"]) == "not_measured"
+    assert worst(["not_measured", "fail", "pass"]) == "fail"
+
+
+def test_summary_of_a_healthy_run() -> None:
+    r = build(document("switch", 4, name="lab-4"))
+    s = r.summary
+    assert (s.verdict, s.cluster, s.topology, s.nodes) == ("accepted", "lab-4", "switch", 4)
+    assert s.started == datetime(2025, 6, 1, 10, 0, tzinfo=UTC)
+    assert s.counts.failed == 0 and s.counts.passed == s.counts.total
+    assert [p.name for p in s.phases] == ["config", "bandwidth", "soak"]
+    assert r.causes == ()
+    assert {n.status for n in r.fabric.nodes} == {"pass"}
+    assert {c.status for c in r.fabric.cables} == {"pass"}
+
+
+def test_a_bad_cable_is_red_on_its_rail_and_named_by_its_cause() -> None:
+    r = build(document("ring", 4, Faults(bad_cable=1)))
+    assert r.summary.verdict == "rejected"
+    bad = _cable(r, "spark-2:p0<->spark-3:p1")
+    assert bad.status == "fail" and bad.causes == (1,) and not bad.elsewhere
+    rails = {x.rail: x for x in bad.rails}
+    assert rails[1].status == "fail" and not rails[1].elsewhere
+    assert rails[0].status == "pass"
+    assert any("0.3 Gb/s" in note for note in rails[1].notes)
+    others = [c for c in r.fabric.cables if c.id != bad.id]
+    assert {c.status for c in others} == {"pass"}
+
+
+def test_failures_explained_by_a_cause_elsewhere_are_collateral() -> None:
+    r = build(document("mesh", 3, Faults(throttled=0)))
+    nodes = {n.name: n for n in r.fabric.nodes}
+    assert nodes["spark-1"].causes == (1,)
+    assert nodes["spark-1"].status == "fail" and not nodes["spark-1"].elsewhere
+    # Its partners fail too (the all-reduce and their transfers with spark-1), because of it.
+    assert nodes["spark-2"].status == "fail" and nodes["spark-2"].elsewhere
+    touching = _cable(r, "spark-1:p0<->spark-2:p1")
+    assert touching.status == "fail" and touching.elsewhere and touching.causes == ()
+    # The inventory keeps the cable's own verdict: a vendor must not see it as failed.
+    row = next(c for c in r.cables if c.cable == touching.id)
+    assert row.status == "pass"
+
+
+def test_an_unexplained_failure_is_blamed_where_it_happened() -> None:
+    doc = document("direct", 2, Faults(bad_cable=0))
+    doc["causes"] = []
+    r = build(doc)
+    cable = r.fabric.cables[0]
+    assert cable.status == "fail" and not cable.elsewhere
+    assert next(x for x in cable.rails if x.rail == 1).elsewhere is False
+
+
+def test_switch_path_reaches_both_legs() -> None:
+    doc = document("switch", 3)
+    doc["items"].append(
+        {
+            "id": "test_x.py::test_pair[spark-1:rail1->spark-3:rail1]",
+            "outcome": "not_measured",
+            "objects": ["spark-1:rail1->spark-3:rail1"],
+        }
+    )
+    r = build(doc)
+    legs = {c.a.node: c for c in r.fabric.cables}
+    for node in ("spark-1", "spark-3"):
+        assert legs[node].status == "not_measured"
+        assert next(x for x in legs[node].rails if x.rail == 1).status == "not_measured"
+    assert legs["spark-2"].status == "pass"
+    assert r.summary.verdict == "incomplete"
+
+
+def test_an_item_without_objects_counts_for_its_node() -> None:
+    doc = document("direct", 2)
+    doc["items"].append({"id": "t::x", "outcome": "failed", "node": "spark-2"})
+    nodes = {n.name: n for n in build(doc).fabric.nodes}
+    assert nodes["spark-2"].status == "fail" and nodes["spark-1"].status == "pass"
+
+
+def test_skipped_items_say_nothing_about_an_object() -> None:
+    doc = document("direct", 2)
+    doc["items"].append({"id": "t::x", "outcome": "skipped", "objects": ["spark-9"]})
+    doc["items"].append({"id": "t::y", "outcome": "skipped", "objects": ["spark-1"]})
+    assert {n.status for n in build(doc).fabric.nodes} == {"pass"}
+
+
+def test_tooltips_summarise_series_by_their_peak_and_cap_long_lists() -> None:
+    r = build(document("switch", 12))
+    node = r.fabric.nodes[0]
+    assert node.notes[:2] == ("peak NIC temperature: 71 C", "peak GPU temperature: 79 C")
+    assert "NCCL busbw all_reduce_perf at 16GB: 23.48 GB/s" in node.notes
+    assert "loopback: 106 Gb/s" in node.notes
+    leg = r.fabric.cables[0]
+    assert "worst lane rate: 3 corrected bits/s" in leg.rails[0].notes
+    # All pairs of 8 nodes: 14 transfers cross each leg on each rail; the tooltip keeps 11.
+    rail = build(document("switch", 8)).fabric.cables[0].rails[0]
+    assert len(rail.notes) == 12
+    assert rail.notes[-1] == "... and 5 more"
+
+
+def test_bandwidth_matrices_per_rail_with_loopback_on_the_diagonal() -> None:
+    r = build(document("ring", 4, Faults(bad_cable=0)))
+    assert [m.rail for m in r.bandwidth] == [0, 1]
+    m1 = r.bandwidth[1]
+    cells = {(c.src, c.dst): c.gbps for c in m1.cells}
+    assert cells[("spark-1", "spark-2")] == 0.3 and cells[("spark-2", "spark-1")] == 0.3
+    assert cells[("spark-1", "spark-1")] == 105.0
+    assert ("spark-1", "spark-3") not in cells  # no cable, no figure
+    assert m1.threshold_gbps == 80 and m1.loopback_threshold_gbps == 80
+
+
+def test_nccl_series_and_floor() -> None:
+    r = build(document("switch", 4))
+    assert r.nccl is not None
+    (series,) = r.nccl.series
+    assert series.op == "all_reduce_perf"
+    sizes = [p.size_bytes for p in series.points]
+    assert sizes == sorted(sizes) and sizes[-1] == 16 << 30
+    assert r.nccl.floor_gbytes_s == 20
+
+
+def test_soak_series_mark_flagged_lanes_and_hot_nodes() -> None:
+    r = build(document("ring", 4, Faults(bad_cable=2, hot=3)))
+    assert r.soak is not None
+    loud = [(s.rail, s.lane) for s in r.soak.lanes if s.outlier]
+    assert loud == [("spark-3:p0rail1", 2), ("spark-4:p1rail1", 2)]
+    hot = {(t.node, t.sensor) for t in r.soak.temps if t.outlier}
+    assert hot == {("spark-4", "nic")}
+    assert r.soak.lane_ratio_max == 100 and r.soak.lane_floor_per_s == 1000
+
+
+def test_hot_nodes_needs_three_and_a_margin() -> None:
+    assert hot_nodes({"a": 60, "b": 90}) == set()
+    assert hot_nodes({"a": 60, "b": 61, "c": 70.6}) == {"c"}
+    assert hot_nodes({"a": 60, "b": 61, "c": 70.5}) == set()
+
+
+def test_no_soak_no_nccl_when_the_document_has_none() -> None:
+    doc = document("direct", 2)
+    doc["measurements"] = []
+    r = build(doc)
+    assert (r.soak, r.nccl, r.bandwidth) == (None, None, ())

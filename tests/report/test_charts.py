@@ -1,0 +1,178 @@
+"""Charts: inline SVG that is stable, self-contained and safe to put many of on one page, and
+whose captions state what the chart marks."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from pytest_sparkfabric.report import charts
+from pytest_sparkfabric.report.build import build
+from pytest_sparkfabric.report.model import Report
+from tests.report.sample import Faults, document
+
+KEYS = ["bw-rail0", "bw-rail1", "nccl-busbw", "soak-lanes", "soak-temps"]
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    return build(document("ring", 4, Faults(bad_cable=0, hot=2), soak_minutes=4))
+
+
+@pytest.fixture(scope="module")
+def drawn(report: Report) -> list[charts.Chart]:
+    return charts.render(report)
+
+
+def test_every_chart_the_data_allows_in_reading_order(drawn: list[charts.Chart]) -> None:
+    assert [c.key for c in drawn] == KEYS
+
+
+def test_each_chart_is_one_inline_svg_element(drawn: list[charts.Chart]) -> None:
+    for c in drawn:
+        assert c.svg.startswith('<svg class="sf-chart-svg" role="img" aria-label=')
+        root = ET.fromstring(c.svg)
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
+        assert root.get("aria-label") == c.title
+        for gone in ("<?xml", "<!DOCTYPE", "<metadata", "<style", "Matplotlib v"):
+            assert gone not in c.svg, f"{c.key} keeps {gone}"
+
+
+def test_text_is_drawn_as_paths_so_no_font_is_needed(drawn: list[charts.Chart]) -> None:
+    for c in drawn:
+        assert "<text" not in c.svg, c.key
+
+
+def test_ids_are_unique_across_the_page_and_every_reference_resolves(
+    drawn: list[charts.Chart],
+) -> None:
+    seen: set[str] = set()
+    for c in drawn:
+        ids = re.findall(r'\bid="([^"]+)"', c.svg)
+        assert ids and all(i.startswith(f"{c.key}-") for i in ids), c.key
+        assert not seen & set(ids)
+        seen |= set(ids)
+        refs = re.findall(r'(?:href="#|url\(#)([^")]+)', c.svg)
+        assert refs and set(refs) <= set(ids), c.key
+
+
+def test_the_same_data_gives_the_same_bytes(report: Report, drawn: list[charts.Chart]) -> None:
+    again = charts.render(report)
+    assert [c.svg for c in again] == [c.svg for c in drawn]
+
+
+def test_global_matplotlib_settings_are_left_alone(report: Report) -> None:
+    import matplotlib
+
+    before = dict(matplotlib.rcParams)
+    charts.heatmap(report.bandwidth[0])
+    assert dict(matplotlib.rcParams) == before
+
+
+def test_heatmap_marks_cells_below_the_threshold(drawn: list[charts.Chart]) -> None:
+    rail0, rail1 = drawn[0], drawn[1]
+    assert "0 below it" in rail0.caption
+    assert "Threshold 80 Gb/s" in rail1.caption
+    assert "2 below it, outlined" in rail1.caption  # the bad cable's rail 1, both directions
+    assert "12 figures" in rail1.caption  # 8 directed transfers and 4 loopbacks
+    # The matrix itself is one pixel-exact image, so its size does not grow with cells.
+    assert 'style="image-rendering:crisp-edges;image-rendering:pixelated"' in rail1.svg
+    assert "data:image/png;base64," in rail1.svg
+
+
+def test_busbw_names_what_is_below_the_floor() -> None:
+    throttled = build(document("direct", 2, Faults(throttled=1), soak_minutes=1))
+    assert throttled.nccl is not None
+    chart = charts.busbw(throttled.nccl)
+    assert chart.caption == (
+        "Floor 19 GB/s, judged at the largest size. Below it: all_reduce_perf (marked X)."
+    )
+    healthy = build(document("direct", 2, soak_minutes=1))
+    assert healthy.nccl is not None
+    assert charts.busbw(healthy.nccl).caption.endswith("All above it.")
+
+
+def test_soak_captions_count_outliers_and_name_hot_nodes(drawn: list[charts.Chart]) -> None:
+    lanes, temps = drawn[3], drawn[4]
+    assert lanes.caption.startswith("64 lanes on 16 rails;")
+    assert "red: outliers (2)" in lanes.caption
+    assert temps.caption == "Hot: spark-3 (red)."
+
+
+def test_no_soak_data_no_soak_charts() -> None:
+    doc = document("direct", 2, soak_minutes=1)
+    doc["measurements"] = [m for m in doc["measurements"] if "t_s" not in m]
+    assert [c.key for c in charts.render(build(doc))] == ["bw-rail0", "bw-rail1", "nccl-busbw"]
+
+
+def _python(code: str) -> str:
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_loading_the_plugin_and_the_report_modules_does_not_import_matplotlib() -> None:
+    out = _python(
+        "import sys\n"
+        "import pytest_sparkfabric.plugin, pytest_sparkfabric.cli\n"
+        "from pytest_sparkfabric.report import build, charts, page, picture, diff, schema\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'numpy', "
+        "'jsonschema')))"
+    )
+    assert out.strip() == "[]"
+
+
+def test_the_command_line_does_not_load_pytest_or_the_report() -> None:
+    out = _python(
+        "import sys\n"
+        "from pytest_sparkfabric.cli import build_parser\n"
+        "build_parser().parse_args(['report', 'diff', 'a', 'b'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', 'matplotlib', "
+        "'jsonschema') or m.startswith('pytest_sparkfabric.report')))"
+    )
+    assert out.strip() == "[]"
+
+
+def test_drawing_never_uses_pyplot_or_the_agg_renderer() -> None:
+    # matplotlib's SVG backend imports the Agg module for rasterized artists; none is drawn.
+    out = _python(
+        "import sys\n"
+        "from matplotlib.backends import backend_agg\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise AssertionError('Agg renderer used')\n"
+        "backend_agg.RendererAgg.__init__ = refuse\n"
+        "from tests.report.sample import Faults, document\n"
+        "from pytest_sparkfabric.report import build, charts\n"
+        "doc = document('ring', 4, Faults(bad_cable=0, hot=1), soak_minutes=2)\n"
+        "print(len(charts.render(build.build(doc))))\n"
+        "print('matplotlib.pyplot' in sys.modules)"
+    )
+    assert out.split() == ["5", "False"]
+
+
+def _glyph_id(char: str) -> str:
+    """The id matplotlib gives a DejaVu Sans glyph it writes as a path."""
+    from matplotlib.font_manager import FontProperties, findfont
+    from matplotlib.ft2font import FT2Font
+
+    font = FT2Font(findfont(FontProperties(family="DejaVu Sans")))
+    return f'DejaVuSans-{font.get_char_index(ord(char)):x}"'
+
+
+def test_log_axis_labels_are_typeset_and_names_keep_their_dollar_signs(
+    drawn: list[charts.Chart],
+) -> None:
+    dollar = _glyph_id("$")
+    lanes = drawn[3]
+    assert dollar not in lanes.svg  # 10^4, not the text "$\mathdefault{10^{4}}$"
+    doc = document("direct", 2, soak_minutes=1, name="x")
+    for m in doc["measurements"]:
+        if m.get("node") == "spark-1":
+            m["node"] = "spark$1$"
+    doc["cluster"]["nodes"][0]["name"] = "spark$1$"
+    heat = charts.heatmap(build(doc).bandwidth[0])
+    assert dollar in heat.svg

@@ -1,0 +1,238 @@
+"""Two runs compared: new failures, fixed items, figures beyond the tolerance, cables that moved,
+and `sparkfabric report diff`'s text and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_sparkfabric.cli import main
+from pytest_sparkfabric.report.diff import compare, regressed_ids, text
+from tests.report.sample import Faults, document
+
+
+def _doc(faults: Faults | None = None, **kw: Any) -> dict[str, Any]:
+    return document("ring", 4, faults, soak_minutes=1, **kw)
+
+
+def _write(tmp_path: Path, name: str, doc: object) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_the_same_run_twice_is_no_regression() -> None:
+    d = compare(_doc(), _doc())
+    assert not d.regression
+    assert (
+        text(d, "a.json", "b.json") == "sparkfabric report diff a.json -> b.json: no regression\n"
+    )
+
+
+def test_a_bad_cable_shows_as_new_failures_bandwidth_and_ber() -> None:
+    d = compare(_doc(), _doc(Faults(bad_cable=1)))
+    assert d.regression and d.regressions == 4 + 2 + 2
+    assert sorted(c.id for c in d.new_failures) == [
+        "test_bandwidth.py::test_rail_rdma[spark-2:p0rail1->spark-3:p1rail1]",
+        "test_bandwidth.py::test_rail_rdma[spark-3:p1rail1->spark-2:p0rail1]",
+        "test_soak.py::test_lanes[spark-2:p0rail1]",
+        "test_soak.py::test_lanes[spark-3:p1rail1]",
+    ]
+    assert all(c.before == "passed" and c.after == "failed" for c in d.new_failures)
+    assert [(f.subject, f.after, f.regression) for f in d.bandwidth] == [
+        ("spark-2->spark-3 rail1", 0.3, True),
+        ("spark-3->spark-2 rail1", 0.3, True),
+    ]
+    assert [f.subject for f in d.ber] == ["spark-2:p0rail1", "spark-3:p1rail1"]
+    assert set(regressed_ids(d)) == {c.id for c in d.new_failures}
+
+
+def test_text_lists_each_group_with_its_count() -> None:
+    out = text(compare(_doc(), _doc(Faults(bad_cable=1))), "old.json", "new.json")
+    assert out.splitlines()[:6] == [
+        "sparkfabric report diff old.json -> new.json: REGRESSED: 8 regressions",
+        "new failures (4):",
+        "  test_bandwidth.py::test_rail_rdma[spark-2:p0rail1->spark-3:p1rail1] (was passed)",
+        "  test_bandwidth.py::test_rail_rdma[spark-3:p1rail1->spark-2:p0rail1] (was passed)",
+        "  test_soak.py::test_lanes[spark-2:p0rail1] (was passed)",
+        "  test_soak.py::test_lanes[spark-3:p1rail1] (was passed)",
+    ]
+    assert "bandwidth beyond the tolerance (2):" in out
+    assert "  rdma_gbps spark-2->spark-3 rail1: 95.6 -> 0.3 Gb/s (-100%)" in out
+    assert "BER beyond the factor (2):" in out
+    assert "  ber_max spark-2:p0rail1: 1.5e-11 -> 2.9e-05" in out
+
+
+def test_fixing_is_no_regression_and_lists_what_was_fixed() -> None:
+    d = compare(_doc(Faults(bad_cable=1)), _doc())
+    assert not d.regression
+    assert len(d.fixed) == 4 and not d.new_failures
+    assert all(not f.regression for f in (*d.bandwidth, *d.ber))
+    assert "fixed (4):" in text(d)
+
+
+def test_two_different_faults_list_both_sides() -> None:
+    d = compare(_doc(Faults(throttled=0)), _doc(Faults(bad_cable=2)))
+    assert d.regression
+    assert any("spark-3:p0rail1->spark-4:p1rail1" in c.id for c in d.new_failures)
+    assert any("test_loopback[spark-1:p0rail0]" in c.id for c in d.fixed)
+
+
+def test_not_measured_now_is_a_regression_but_failed_then_not_measured_is_not_new() -> None:
+    d = compare(_doc(), _doc(Faults(unmeasured=True)))
+    assert d.regression
+    assert [c.id for c in d.newly_not_measured] == [
+        "test_soak.py::test_cable[spark-1:p0<->spark-2:p1]"
+    ]
+    assert [c.before for c in d.newly_not_measured] == [None]  # a new item, not run before
+    old = _doc()
+    new = _doc()
+    old["items"][0]["outcome"] = "failed"
+    new["items"][0]["outcome"] = "not_measured"
+    assert not compare(old, new).regression
+
+
+def test_bandwidth_tolerance() -> None:
+    old, new = _doc(), _doc()
+    first = next(m for m in new["measurements"] if m["kind"] == "rdma_gbps")
+    first["value"] = round(first["value"] * 0.93, 1)
+    assert compare(old, new).bandwidth == ()
+    (change,) = compare(old, new, bw_tolerance_pct=5).bandwidth
+    assert change.regression and change.item == first["item"]
+    assert compare(old, new, bw_tolerance_pct=5).regression
+
+
+def _ber(doc: dict[str, Any], value: float) -> dict[str, Any]:
+    for m in doc["measurements"]:
+        if m["kind"] == "ber_max":
+            m["value"] = value
+    return doc
+
+
+def test_ber_within_the_healthy_trickle_is_no_change() -> None:
+    assert compare(_ber(_doc(), 0.0), _doc()).ber == ()  # 0 -> 1.5e-11
+    assert compare(_ber(_doc(), 0.0), _ber(_doc(), 9e-8)).ber == ()  # under 10 x the floor
+    changes = compare(_ber(_doc(), 0.0), _ber(_doc(), 2e-7)).ber
+    assert len(changes) == 16 and all(c.regression for c in changes)
+    assert compare(_ber(_doc(), 2e-7), _ber(_doc(), 1e-6), ber_factor=10).ber == ()
+    assert len(compare(_ber(_doc(), 0.0), _ber(_doc(), 2e-9), ber_floor=1e-10).ber) == 16
+
+
+def test_cables_known_by_serial_moved_and_changed() -> None:
+    d = compare(_doc(), _doc(Faults(swap_serial=True)))
+    assert not d.regression
+    out = text(d)
+    assert "cable APF00000001 moved: spark-1:p0<->spark-2:p1 -> spark-2:p0<->spark-3:p1" in out
+    assert "cable at spark-1:p0<->spark-2:p1: serial APF00000001 -> APF00000002" in out
+    new = _doc()
+    new["cables"][3]["a"]["serial"] = new["cables"][3]["b"]["serial"] = None
+    assert "cable at spark-4:p0<->spark-1:p1: serial APF00000004 no longer read" in text(
+        compare(_doc(), new)
+    )
+
+
+def test_a_different_cluster_is_noted() -> None:
+    d = compare(_doc(name="a"), _doc(name="b"))
+    assert d.notes == ("the runs are of different clusters: a and b",)
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def test_cli_exit_0_without_and_1_with_a_regression(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = _write(tmp_path, "good.json", _doc())
+    bad = _write(tmp_path, "bad.json", _doc(Faults(bad_cable=1)))
+    assert main(["report", "diff", good, good]) == 0
+    assert capsys.readouterr().out.endswith(": no regression\n")
+    assert main(["report", "diff", good, bad]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"sparkfabric report diff {good} -> {bad}: REGRESSED: 8 regressions\n")
+    assert main(["report", "diff", bad, good]) == 0
+    assert "fixed (4):" in capsys.readouterr().out
+
+
+def test_cli_options_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = _doc(), _doc()
+    first = next(m for m in new["measurements"] if m["kind"] == "rdma_gbps")
+    first["value"] = round(first["value"] * 0.93, 1)
+    a, b = _write(tmp_path, "a.json", old), _write(tmp_path, "b.json", new)
+    assert main(["report", "diff", a, b]) == 0
+    capsys.readouterr()
+    assert main(["report", "diff", "--bw-tolerance", "5", "--json", a, b]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["regression"] is True and len(result["bandwidth"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read it: No such file or directory"),
+        ("{not json", ":1: not JSON: Expecting property name enclosed in double quotes. Fix:"),
+        ('{"verdict": "accepted"}', "not a sparkfabric results document (10 problems):"),
+        (b"\xff\xfe", "not a text file (expected JSON)"),
+    ],
+)
+def test_cli_bad_input_is_a_usage_error_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | bytes | None, message: str
+) -> None:
+    good = _write(tmp_path, "good.json", _doc())
+    bad = tmp_path / "bad.json"
+    if isinstance(content, bytes):
+        bad.write_bytes(content)
+    elif content is not None:
+        bad.write_text(content)
+    assert main(["report", "diff", good, str(bad)]) == 4
+    err = capsys.readouterr().err
+    assert err.startswith(f"sparkfabric report diff: {bad}")
+    assert message in err
+
+
+def test_cli_invalid_document_lists_where(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = _doc()
+    doc["items"][0]["outcome"] = "maybe"
+    path = _write(tmp_path, "x.json", doc)
+    assert main(["report", "diff", path, path]) == 4
+    err = capsys.readouterr().err
+    assert "  at items[0].outcome: 'maybe' is not one of" in err
+    assert err.rstrip().endswith(
+        "Fix: give a file written by pytest --sparkfabric-json PATH (the schema: sparkfabric "
+        "schema --results)"
+    )
+
+
+def test_cli_bad_tolerance_is_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "diff", "--bw-tolerance", "-3", "a", "b"])
+    assert exc.value.code == 2
+    assert "-3 must be above 0" in capsys.readouterr().err
+
+
+def test_cli_html_writes_one_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = _write(tmp_path, "old.json", _doc())
+    new = _write(tmp_path, "new.json", _doc(Faults(bad_cable=1)))
+    out = tmp_path / "report.html"
+    assert main(["report", "html", new, "-o", str(out), "--baseline", old]) == 0
+    assert capsys.readouterr().out == f"wrote {out}\n"
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert 'data-verdict="rejected"' in page
+    assert '<section class="sf-baseline" data-regression="true">' in page
+    assert "<script" not in page
+
+
+def test_the_command_defaults_are_the_comparison_defaults() -> None:
+    from pytest_sparkfabric.cli import report as cli
+    from pytest_sparkfabric.report import diff
+
+    assert (cli.BW_TOLERANCE_PCT, cli.BER_FACTOR, cli.BER_FLOOR) == (
+        diff.BW_TOLERANCE_PCT,
+        diff.BER_FACTOR,
+        diff.BER_FLOOR,
+    )
