@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from sparkfabric_lab import LabError, files, host, owner, services
-from sparkfabric_lab.plan import End, LabPlan, NodeLab, build_plan
+from sparkfabric_lab.assemble import build_plan
+from sparkfabric_lab.plan import End, LabPlan, NodeLab
 from sparkfabric_lab.state import STATE_FILE, LabState
 
 Log = Callable[[str], None]

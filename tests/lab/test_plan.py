@@ -17,7 +17,8 @@ from pytest_sparkfabric.cluster import Cluster, hardware, load_cluster, parse_cl
 from pytest_sparkfabric.probes import sysfs
 from sparkfabric_lab import LabError, boot, files, host, systree
 from sparkfabric_lab import cli as cli_lab
-from sparkfabric_lab.plan import SWITCH_BRIDGE, Hang, LabPlan, build_plan
+from sparkfabric_lab.assemble import build_plan
+from sparkfabric_lab.plan import SWITCH_BRIDGE, Hang, LabPlan
 from tests.lab.labkit import EXAMPLES, cluster_file
 
 MGMT = IPv4Network("198.18.0.0/24")

@@ -12,7 +12,7 @@ import yaml
 from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.transport.switch import RestClient, SwitchError, SwitchUnreachable
 from sparkfabric_lab import files
-from sparkfabric_lab.plan import build_plan
+from sparkfabric_lab.assemble import build_plan
 from sparkfabric_lab.routeros import Switch, handler_for
 from tests.lab.labkit import EXAMPLES, cluster_file
 from tests.lab.test_plan import MGMT
