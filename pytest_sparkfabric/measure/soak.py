@@ -4,8 +4,10 @@ per-lane error counters, NIC and GPU temperatures are sampled (DOMAIN.md §6).
 Traffic: a background ib_write_bw with `-D` of the soak's length on each rail of each cable, both
 ways (in a switch cluster each node sends to the next, so every leg carries traffic both ways).
 The soak clock starts once `nvidia-smi` shows the GPUs busy (gpu-burn takes a moment to load its
-kernels; bounded by LOAD_WAIT_S). Then `ethtool -S` is read on every fabric netdev, the NIC hwmon
-temperatures and `nvidia-smi` on every node, at 0, interval, 2 x interval, ... seconds
+kernels; bounded by LOAD_WAIT_S). The NIC's hwmon temperature is read once before the load starts,
+so the rise it caused can be judged. Then `ethtool -S` is read on every fabric netdev, the NIC
+hwmon temperatures, `ethtool -m` (module temperature) on every cabled port and `nvidia-smi` on
+every node, at 0, interval, 2 x interval, ... seconds
 (transport clock: virtual on the simulator), the last at the soak's end; a slow round of reads
 shifts the next one, never the end. The soak stops early when a link drops. The GPU load, the
 servers and the clients are always ended. Nodes that do not answer take no part; with fewer
@@ -26,7 +28,12 @@ from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
 from pytest_sparkfabric.measure.soak_math import Sample
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.ethtool import build_ethtool_stats, parse_ethtool_stats
+from pytest_sparkfabric.probes.ethtool import (
+    build_ethtool_module,
+    build_ethtool_stats,
+    parse_ethtool_module,
+    parse_ethtool_stats,
+)
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
 from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_client,
@@ -76,12 +83,25 @@ class SoakRun:
     read_errors: dict[str, list[str]] = field(default_factory=dict)
     nic_temp_c: dict[str, float] = field(default_factory=dict)
     """Node -> the highest NIC hwmon temperature seen."""
+    nic_start_c: dict[str, float] = field(default_factory=dict)
+    """Node -> the NIC hwmon temperature read just before the GPU load started."""
+    module_temp_c: dict[str, float] = field(default_factory=dict)
+    """Node -> the highest non-zero module temperature `ethtool -m` read (passive DACs read 0)."""
+    module_limit_c: dict[str, float] = field(default_factory=dict)
+    """Node -> the lowest "Module temperature high alarm threshold" its modules' EEPROMs give."""
+    module_alarm: dict[str, str] = field(default_factory=dict)
+    """Node -> a module temperature alarm flag the EEPROM raised ("<netdev>: <flag>")."""
     gpu_temp_c: dict[str, float] = field(default_factory=dict)
     gpu_util_pct: dict[str, float] = field(default_factory=dict)
     now_c: dict[str, float] = field(default_factory=dict)
     """"nic:<node>" / "gpu:<node>" -> the latest reading, for progress lines."""
     load: dict[str, RunResult | None] = field(default_factory=dict)
     load_error: dict[str, str] = field(default_factory=dict)
+    load_planned_s: int = 0
+    """Seconds the GPU load was asked to run ({duration_s})."""
+    load_ended_s: dict[str, float] = field(default_factory=dict)
+    """Node -> seconds after its start at which the GPU load was first seen ended on its own."""
+    load_started_at: float = 0.0
     traffic: dict[str, float | None] = field(default_factory=dict)
     """Flow -> Gb/s its client reported (None: no result)."""
     traffic_error: dict[str, str] = field(default_factory=dict)
@@ -176,12 +196,16 @@ def measure(fabric: Fabric) -> SoakRun:
     loads: dict[str, Background | None] = {}
     servers: dict[str, Background | None] = {}
     clients: dict[str, Background | None] = {}
+    out.load_planned_s = secs
+    _read_nic_start(fabric, out, live)
     try:
+        out.load_started_at = fabric.transport.clock.now()
         for name in live:
             cmd = shell.fill(spec.gpu_load, {"duration_s": secs})
             job = Job(name, cmd, secs + SLACK_S + LOAD_WAIT_S)
             loads[name] = _start(fabric, job, out.load_error, name)
         _wait_for_load(fabric, [n for n, bg in loads.items() if bg is not None])
+        _note_load_ends(fabric, out, loads)
         for f in flows:
             server = build_ib_write_bw_server(
                 f.dst.rdma, qps=SOAK_QPS, duration_s=secs, port=f.port
@@ -202,7 +226,7 @@ def measure(fabric: Fabric) -> SoakRun:
             clients[f.where] = _start(
                 fabric, Job(f.src.node, client, secs + SLACK_S), out.traffic_error, f.where
             )
-        _sample_loop(fabric, out, live)
+        _sample_loop(fabric, out, live, loads)
         if out.stopped_early is None:
             # The clients end by their own -D; their last words carry the average rate.
             # Dropped only once waited for: a Ctrl-C mid-wait still stops the rest in `finally`.
@@ -217,6 +241,33 @@ def measure(fabric: Fabric) -> SoakRun:
         for node, bg in loads.items():
             out.load[node] = _stop(bg)
     return out
+
+
+def _read_nic_start(fabric: Fabric, out: SoakRun, nodes: Sequence[str]) -> None:
+    """The NIC temperature before any load: the base of the rise test_soak_load asks for."""
+    cluster = fabric.cluster
+    jobs = [
+        Job(name, build_read_globs([hwmon_glob(cluster.node(name).rails[0].netdev)]), QUICK_S)
+        for name in nodes
+    ]
+    for name, r in zip(nodes, fabric.run_all(jobs), strict=True):
+        nic = list(hwmon_temps_c(parse_read_files(r.stdout)).values()) if r.ok else []
+        if nic:
+            out.nic_start_c[name] = max(nic)
+
+
+def _note_load_ends(fabric: Fabric, out: SoakRun, loads: dict[str, Background | None]) -> None:
+    """Record, once, when each GPU load was first seen ended on its own (never blocks)."""
+    now = fabric.transport.clock.now() - out.load_started_at
+    for name, bg in loads.items():
+        if bg is None or name in out.load_ended_s:
+            continue
+        try:
+            ended = bg.done()
+        except Exception:  # a transport that cannot tell: left to the utilization check
+            ended = False
+        if ended:
+            out.load_ended_s[name] = now
 
 
 def _wait_for_load(fabric: Fabric, nodes: Sequence[str]) -> None:
@@ -258,7 +309,12 @@ def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
         out.traffic_error.setdefault(key, f"{r.node}: {exc}")
 
 
-def _sample_loop(fabric: Fabric, out: SoakRun, nodes: Sequence[str]) -> None:
+def _sample_loop(
+    fabric: Fabric,
+    out: SoakRun,
+    nodes: Sequence[str],
+    loads: dict[str, Background | None] | None = None,
+) -> None:
     spec = fabric.cluster.spec.soak
     clock = fabric.transport.clock
     start = clock.now()
@@ -266,6 +322,7 @@ def _sample_loop(fabric: Fabric, out: SoakRun, nodes: Sequence[str]) -> None:
     while True:
         elapsed = clock.now() - start
         dropped = _sample(fabric, out, elapsed, nodes)
+        _note_load_ends(fabric, out, loads or {})
         # The last reading is the one taken at the end (a clock reading a hair short of it is
         # the end too: one more sample a moment later would make a window of almost no time).
         last = dropped is not None or elapsed >= spec.duration_s - END_SLACK_S
@@ -300,10 +357,16 @@ def _sample(fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str]) -> s
         for name in nodes
     ]
     jobs += [Job(name, build_gpu_query(), QUICK_S) for name in nodes]
+    # The module sits in the port: one read per cabled port (its first rail's netdev).
+    ports = [cluster.node(n).rails_of(p)[0] for n in nodes for p in cluster.node(n).ports]
+    jobs += [Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports]
     results = fabric.run_all(jobs)
     stats_r = results[: len(rails)]
     hwmon_r = results[len(rails) : len(rails) + len(nodes)]
-    gpu_r = results[len(rails) + len(nodes) :]
+    gpu_r = results[len(rails) + len(nodes) : len(rails) + 2 * len(nodes)]
+    module_r = results[len(rails) + 2 * len(nodes) :]
+    for rail, r in zip(ports, module_r, strict=True):
+        _module_reading(out, rail, r)
     dropped: list[str] = []
     for rail, r in zip(rails, stats_r, strict=True):
         err = result_error(r, "ethtool")
@@ -342,6 +405,36 @@ def _sample(fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str]) -> s
         if utils:
             out.gpu_util_pct[name] = max([out.gpu_util_pct.get(name, 0.0), *utils])
     return "; ".join(dropped[:2]) if dropped else None
+
+
+MODULE_LIMIT_FIELD = "Module temperature high alarm threshold"
+"""SFF-8636 / SFF-8472 page with the module's own limits (modules with diagnostics only)."""
+
+
+def _module_reading(out: SoakRun, rail: Rail, r: RunResult) -> None:
+    if not r.ok:
+        return  # no EEPROM access (no root, no module): the module is simply not sampled
+    try:
+        module = parse_ethtool_module(r.stdout)
+    except ParseError:
+        return
+    node = rail.node
+    if module.temp_c:  # passive DACs read 0: nothing to judge
+        out.module_temp_c[node] = max(out.module_temp_c.get(node, -273.0), module.temp_c)
+    for key, value in module.fields:
+        if key == MODULE_LIMIT_FIELD and (limit := _degrees(value)) is not None:
+            out.module_limit_c[node] = min(out.module_limit_c.get(node, limit), limit)
+    hot = [a for a in module.alarms_on if a.lower().startswith("module temperature high")]
+    if hot:
+        out.module_alarm.setdefault(node, f"{rail.netdev}: {hot[0]} On")
+
+
+def _degrees(value: str) -> float | None:
+    head = value.split("degrees", 1)[0].strip()
+    try:
+        return float(head)
+    except ValueError:
+        return None
 
 
 def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) -> str:

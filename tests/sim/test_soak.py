@@ -14,7 +14,7 @@ def soak(t: SimTransport, seconds: int, burn: bool) -> list[tuple[float, list[fl
     """Sample spark-2's receive lanes every 10 s: (time, lane rates, link downs, carrier)."""
     if burn:
         for node in ("spark-1", "spark-2"):
-            t.start(Job(node, f"gpu_burn -m 80 {seconds}", seconds + 60))
+            t.start(Job(node, f"gpu_burn -m 80% {seconds}", seconds + 60))
     start = t.clock.now()
     samples: list[tuple[float, list[float], int, str]] = []
     prev: tuple[float, list[int]] | None = None
