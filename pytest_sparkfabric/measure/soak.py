@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
+from pytest_sparkfabric.measure import soak_temps
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
 from pytest_sparkfabric.measure.soak_math import Sample
@@ -31,7 +32,6 @@ from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.ethtool import (
     build_ethtool_module,
     build_ethtool_stats,
-    parse_ethtool_module,
     parse_ethtool_stats,
 )
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
@@ -197,7 +197,7 @@ def measure(fabric: Fabric) -> SoakRun:
     servers: dict[str, Background | None] = {}
     clients: dict[str, Background | None] = {}
     out.load_planned_s = secs
-    _read_nic_start(fabric, out, live)
+    out.nic_start_c.update(soak_temps.nic_now_c(fabric, live))
     try:
         out.load_started_at = fabric.transport.clock.now()
         for name in live:
@@ -241,19 +241,6 @@ def measure(fabric: Fabric) -> SoakRun:
         for node, bg in loads.items():
             out.load[node] = _stop(bg)
     return out
-
-
-def _read_nic_start(fabric: Fabric, out: SoakRun, nodes: Sequence[str]) -> None:
-    """The NIC temperature before any load: the base of the rise test_soak_load asks for."""
-    cluster = fabric.cluster
-    jobs = [
-        Job(name, build_read_globs([hwmon_glob(cluster.node(name).rails[0].netdev)]), QUICK_S)
-        for name in nodes
-    ]
-    for name, r in zip(nodes, fabric.run_all(jobs), strict=True):
-        nic = list(hwmon_temps_c(parse_read_files(r.stdout)).values()) if r.ok else []
-        if nic:
-            out.nic_start_c[name] = max(nic)
 
 
 def _note_load_ends(fabric: Fabric, out: SoakRun, loads: dict[str, Background | None]) -> None:
@@ -366,7 +353,7 @@ def _sample(fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str]) -> s
     gpu_r = results[len(rails) + len(nodes) : len(rails) + 2 * len(nodes)]
     module_r = results[len(rails) + 2 * len(nodes) :]
     for rail, r in zip(ports, module_r, strict=True):
-        _module_reading(out, rail, r)
+        _module_reading(out, rail, soak_temps.module_temp(r))
     dropped: list[str] = []
     for rail, r in zip(rails, stats_r, strict=True):
         err = result_error(r, "ethtool")
@@ -407,34 +394,18 @@ def _sample(fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str]) -> s
     return "; ".join(dropped[:2]) if dropped else None
 
 
-MODULE_LIMIT_FIELD = "Module temperature high alarm threshold"
-"""SFF-8636 / SFF-8472 page with the module's own limits (modules with diagnostics only)."""
-
-
-def _module_reading(out: SoakRun, rail: Rail, r: RunResult) -> None:
-    if not r.ok:
-        return  # no EEPROM access (no root, no module): the module is simply not sampled
-    try:
-        module = parse_ethtool_module(r.stdout)
-    except ParseError:
+def _module_reading(out: SoakRun, rail: Rail, reading: soak_temps.ModuleTemp | None) -> None:
+    if reading is None:
         return
     node = rail.node
-    if module.temp_c:  # passive DACs read 0: nothing to judge
-        out.module_temp_c[node] = max(out.module_temp_c.get(node, -273.0), module.temp_c)
-    for key, value in module.fields:
-        if key == MODULE_LIMIT_FIELD and (limit := _degrees(value)) is not None:
-            out.module_limit_c[node] = min(out.module_limit_c.get(node, limit), limit)
-    hot = [a for a in module.alarms_on if a.lower().startswith("module temperature high")]
-    if hot:
-        out.module_alarm.setdefault(node, f"{rail.netdev}: {hot[0]} On")
-
-
-def _degrees(value: str) -> float | None:
-    head = value.split("degrees", 1)[0].strip()
-    try:
-        return float(head)
-    except ValueError:
-        return None
+    if reading.temp_c:  # passive DACs read 0: nothing to judge
+        out.module_temp_c[node] = max(out.module_temp_c.get(node, -273.0), reading.temp_c)
+    if reading.limit_c is not None:
+        out.module_limit_c[node] = min(
+            out.module_limit_c.get(node, reading.limit_c), reading.limit_c
+        )
+    if reading.alarm:
+        out.module_alarm.setdefault(node, f"{rail.netdev}: {reading.alarm} On")
 
 
 def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) -> str:
