@@ -16,9 +16,9 @@ from pytest_sparkfabric.diagnosis.rules import RULES
 from pytest_sparkfabric.measure import evidence, links, soak
 from pytest_sparkfabric.measure.soak_math import (
     DEFAULT_SPEED_MBPS,
-    CableForm,
     LaneOutlier,
     active_lanes,
+    cable_form,
     growth,
     has_lane_counters,
     lane_outliers,
@@ -38,13 +38,6 @@ GPU_BUSY_PCT = soak.GPU_BUSY_PCT
 LOAD_RULES: tuple[RuleId, ...] = ("link_down", "half_port", "nic_throttled")
 LOAD_END_SLACK_S = 2.0
 """A load that ends this close to its planned length ended on time (start-up, clock steps)."""
-
-
-def _cable_form(fabric: Fabric) -> CableForm | None:
-    """Node to node (direct, mesh, ring) the cable is a QSFP112 DAC: the Spark's cages are
-    QSFP112 and NVIDIA's approved Spark cables are QSFP112 DACs (DOMAIN.md §6). Behind a switch
-    the leg may be QSFP56 (4 lanes): unknown."""
-    return None if fabric.cluster.topology == "switch" else "QSFP112"
 
 
 def _peers(fabric: Fabric, rail: Rail) -> list[Rail]:
@@ -107,7 +100,7 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         # A link the soak dropped reads "Speed: Unknown!" afterwards: the Spark's line rate.
         speed_mbps=(eth.speed_mbps if eth is not None else None) or DEFAULT_SPEED_MBPS,
         lanes_reported=eth.lanes if eth is not None else None,
-        form=_cable_form(fabric),
+        form=cable_form(fabric.cluster.topology),
     )
     rates = max_lane_rates(ws)
     ber = max_ber(ws)

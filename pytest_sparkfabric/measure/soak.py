@@ -411,7 +411,12 @@ def _module_reading(out: SoakRun, rail: Rail, reading: soak_temps.ModuleTemp | N
 def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) -> str:
     """Where the soak stands: time, hottest NIC and GPU, and the lane nearest its limit, shown
     against that limit (a healthy trickle of a few errors/s is no alarm)."""
-    from pytest_sparkfabric.measure.soak_math import lanes_in_use, windows
+    from pytest_sparkfabric.measure.soak_math import (
+        DEFAULT_SPEED_MBPS,
+        active_lanes,
+        cable_form,
+        windows,
+    )
 
     ratio_max = fabric.thresholds["lane_ratio_max"].value
     floor = fabric.thresholds["lane_floor_per_s"].value
@@ -420,7 +425,9 @@ def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) ->
         if len(series) < 2:
             continue
         w = windows(series[-2:])[0]
-        used = lanes_in_use(windows(series)) or sorted(w.lane_rates)
+        form = cable_form(fabric.cluster.topology)
+        lanes = active_lanes(speed_mbps=DEFAULT_SPEED_MBPS, lanes_reported=None, form=form)
+        used = [lane for lane in lanes if lane in w.lane_rates]
         for lane in used:
             rate = w.lane_rates.get(lane, 0.0)
             others = [w.lane_rates.get(o, 0.0) for o in used if o != lane]

@@ -39,6 +39,13 @@ def active_lanes(
     return DRIVER_LANES
 
 
+def cable_form(topology: str) -> CableForm | None:
+    """Node to node (direct, mesh, ring) the cable is a QSFP112 DAC: the Spark's cages are
+    QSFP112 and NVIDIA's approved Spark cables are QSFP112 DACs (DOMAIN.md §6). Behind a switch
+    the leg may be QSFP56 (4 lanes): unknown."""
+    return None if topology == "switch" else "QSFP112"
+
+
 def has_lane_counters(samples: Sequence[Sample]) -> bool:
     """Whether the NIC exposed rx_err_lane_*_phy at all (mlx5: the PCAM per-lane capability);
     without them no lane can be judged, which is "not measured", never "clean"."""
