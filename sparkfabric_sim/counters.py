@@ -41,7 +41,9 @@ def lane_errors(rt: Runtime, node: str, port: int, t: float) -> tuple[list[int],
             rate = noise.uniform(rt.model.seed, *TRICKLE_PER_LANE_S, "trickle", node, port, lane)
             lanes[lane] += rate * up
     for fault in rt.model.lane_faults:
-        if fault.node == node and fault.port == port:
+        if fault.node == node and fault.port == port and fault.rate_per_s is not None:
+            lanes[fault.lane] += fault.rate_per_s * up
+        elif fault.node == node and fault.port == port:
             history = rt.lane_history(fault, t)
             lanes[fault.lane] += history.corrected
             symbol += history.uncorrectable
@@ -136,7 +138,11 @@ def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:
     out += [
         ("rx_pcs_symbol_err_phy", symbol),
         ("rx_corrected_bits_phy", sum(lanes)),
-        *((f"rx_err_lane_{i}_phy", lanes[i]) for i in range(4)),
+        *(
+            (f"rx_err_lane_{i}_phy", lanes[i])
+            for i in range(4)
+            if (dev.node, dev.port) not in model.no_lane_counters
+        ),
         ("rx_buffer_passed_thres_phy", 0),
         ("rx_pci_signal_integrity", 0),
         ("tx_pci_signal_integrity", 0),

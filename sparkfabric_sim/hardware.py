@@ -144,12 +144,14 @@ class SimNode:
 
 @dataclass(frozen=True, slots=True)
 class LaneFault:
-    """A marginal cable lane whose error rate explodes with NIC temperature."""
+    """A marginal cable lane whose error rate explodes with NIC temperature, or (rate_per_s)
+    stays at a steady rate that never drops the link."""
 
     node: str
     port: int
     lane: int
     onset_c: float
+    rate_per_s: float | None = None
 
 
 NVIDIA_DAC = CableSpec(

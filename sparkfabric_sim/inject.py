@@ -150,7 +150,7 @@ def _nic_throttled(d: Draft, f: FaultSpec) -> None:
 def _lane_degradation(d: Draft, f: FaultSpec) -> None:
     nd = d.nodes[str(f.node)]
     onset = f.onset_c if f.onset_c is not None else DEFAULT_ONSET_C
-    d.lane_faults.append(LaneFault(nd.name, _port(nd, f), int(f.lane or 0), onset))
+    d.lane_faults.append(LaneFault(nd.name, _port(nd, f), int(f.lane or 0), onset, f.rate_per_s))
 
 
 def _arp_flux(d: Draft, f: FaultSpec) -> None:
@@ -193,6 +193,23 @@ def _command_hangs(d: Draft, f: FaultSpec) -> None:
         nd.hangs.add(str(f.command))
 
 
+def _phy_counters_missing(d: Draft, f: FaultSpec) -> None:
+    # mlx5 exports rx_err_lane_*_phy only with the PCAM per_lane_error_counters capability
+    # (en_stats.c): a NIC or firmware without it lists no lane counters at all.
+    nd = d.nodes[str(f.node)]
+    for port in [f.port] if f.port is not None else nd.cabled_ports():
+        d.no_lane_counters.add((nd.name, port))
+
+
+HOT_NIC_DEFAULT_C = 35
+
+
+def _hot_nic(d: Draft, f: FaultSpec) -> None:
+    # Blocked airflow: the whole thermal profile of the NIC sits higher, idle and loaded.
+    nd = d.nodes[str(f.node)]
+    d.nic_offset_c[nd.name] = float(f.value if f.value is not None else HOT_NIC_DEFAULT_C)
+
+
 # One injector for every fault of the registry (cluster/faults.py); tests/cluster/test_faults.py
 # holds them in step.
 INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
@@ -214,6 +231,8 @@ INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
     "eeprom_placeholder": _eeprom_placeholder,
     "node_unreachable": _node_unreachable,
     "command_hangs": _command_hangs,
+    "phy_counters_missing": _phy_counters_missing,
+    "hot_nic": _hot_nic,
 }
 
 

@@ -6,7 +6,7 @@ load are applied on top of it by `state.Runtime`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from ipaddress import IPv4Address, IPv4Interface
 from types import MappingProxyType
@@ -97,6 +97,10 @@ class Draft:
     down_cables: set[str] = field(default_factory=set)
     lane_faults: list[LaneFault] = field(default_factory=list)
     pfc_nodes: set[str] = field(default_factory=set)
+    no_lane_counters: set[tuple[str, int]] = field(default_factory=set)
+    """(node, port) whose NIC lacks the per-lane counter capability (phy_counters_missing)."""
+    nic_offset_c: dict[str, float] = field(default_factory=dict)
+    """Node -> degrees its NIC runs above the normal thermal profile (hot_nic)."""
 
 
 def _mac(seed: int, node_index: int, slot: int) -> str:
@@ -199,6 +203,8 @@ class SimCluster:
         pfc_nodes: frozenset[str],
         *,
         rx_bits_phy: bool = False,
+        no_lane_counters: frozenset[tuple[str, int]] = frozenset(),
+        nic_offset_c: Mapping[str, float] | None = None,
     ) -> None:
         self.cluster = cluster
         self.seed = seed
@@ -210,6 +216,8 @@ class SimCluster:
         self.pfc_nodes = pfc_nodes
         # Upstream mlx5 does not expose rx_bits_phy (a 2026 patch proposes it), so it is off.
         self.rx_bits_phy = rx_bits_phy
+        self.no_lane_counters = no_lane_counters
+        self.nic_offset_c = MappingProxyType(dict(nic_offset_c or {}))
 
     @classmethod
     def from_cluster(cls, cluster: Cluster, *, rx_bits_phy: bool = False) -> SimCluster:
@@ -232,6 +240,8 @@ class SimCluster:
             tuple(draft.lane_faults),
             frozenset(draft.pfc_nodes),
             rx_bits_phy=rx_bits_phy,
+            no_lane_counters=frozenset(draft.no_lane_counters),
+            nic_offset_c=draft.nic_offset_c,
         )
 
     # -- lookups ----------------------------------------------------------------------------

@@ -104,9 +104,12 @@ class Runtime:
         level = thermal.load_level(self.gpu_intervals(node), t, thermal.GPU.tau_s)
         return thermal.GPU.at(level) + self._offset(node, "gpu")
 
+    def _nic_offset(self, node: str) -> float:
+        return self._offset(node, "nic") + self.model.nic_offset_c.get(node, 0.0)
+
     def nic_temp(self, node: str, t: float) -> float:
         level = thermal.load_level(self.gpu_intervals(node), t, thermal.NIC.tau_s)
-        return thermal.NIC.at(level) + self._offset(node, "nic")
+        return thermal.NIC.at(level) + self._nic_offset(node)
 
     def lane_history(self, fault: LaneFault, t: float) -> thermal.LaneHistory:
         key = self.gpu_intervals(fault.node)
@@ -114,9 +117,7 @@ class Runtime:
         if cached is None or cached[0] != key or cached[1].until > t:
             cached = (key, thermal.LaneHistory())
             self._lanes[fault] = cached
-        return thermal.advance_lane(
-            cached[1], key, t, fault.onset_c, self._offset(fault.node, "nic")
-        )
+        return thermal.advance_lane(cached[1], key, t, fault.onset_c, self._nic_offset(fault.node))
 
     # -- links --------------------------------------------------------------------------------
 
@@ -133,7 +134,7 @@ class Runtime:
         return [
             self.lane_history(fault, t)
             for fault in self.model.lane_faults
-            if self.model.cable_of(fault.node, fault.port) is cable
+            if fault.rate_per_s is None and self.model.cable_of(fault.node, fault.port) is cable
         ]
 
     def carrier(self, dev: Netdev, t: float) -> bool:

@@ -31,8 +31,12 @@ FaultName = Literal[
     "eeprom_placeholder",
     "node_unreachable",
     "command_hangs",
+    "phy_counters_missing",
+    "hot_nic",
 ]
-Target = Literal["node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command"]
+Target = Literal[
+    "node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command", "rate_per_s"
+]
 # real: the lab makes it happen in the kernel, in a file or in what runs; simulated: only the
 # simulator's hardware tools (ethtool, the switch's answers, ...) show it, in the lab too.
 InLab = Literal["real", "simulated"]
@@ -81,8 +85,9 @@ _TABLE: tuple[Fault, ...] = (
           "an MTU below the cluster's on a node netdev or a switch port", "real"),
     Fault("nic_throttled", ("node",), (),
           "the NIC runs at ~13 Gb/s, link says 200G", "simulated"),
-    Fault("lane_degradation", ("node", "lane"), ("port", "onset_c"),
-          "one lane's error rate grows with NIC temperature under GPU load", "simulated"),
+    Fault("lane_degradation", ("node", "lane"), ("port", "onset_c", "rate_per_s"),
+          "one lane's error rate grows with NIC temperature under GPU load (or, with "
+          "rate_per_s, stays at that steady rate)", "simulated"),
     Fault("arp_flux", ("node",), (),
           "arp_ignore/arp_announce left at 0", "real"),
     Fault("rp_filter_strict", ("node",), ("rail", "port"),
@@ -95,6 +100,11 @@ _TABLE: tuple[Fault, ...] = (
           "the node does not answer ssh", "real"),
     Fault("command_hangs", ("command",), ("node",),
           "a tool never returns", "real"),
+    Fault("phy_counters_missing", ("node",), ("port",),
+          "the NIC exports no per-lane rx_err_lane_*_phy counters", "simulated"),
+    Fault("hot_nic", ("node",), ("value",),
+          "the NIC runs `value` C (default 35) hotter than normal: above its limit under load",
+          "simulated"),
 )
 # fmt: on
 

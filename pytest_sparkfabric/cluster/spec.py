@@ -296,10 +296,10 @@ class SoakSpec(_Model):
         default=10, gt=0, description="Seconds between samples of the link counters."
     )
     gpu_load: str = Field(
-        default="gpu_burn -m 80 {duration_s}",
+        default="gpu_burn -m 80% {duration_s}",
         description="Command (shell text) that loads the GPU on every node for the soak; "
-        "placeholder {duration_s} (whole seconds). Always cap memory (-m): it is shared with "
-        "the OS.",
+        "placeholder {duration_s} (whole seconds). Always cap memory with a percentage "
+        "(-m 80%): it is shared with the OS, and gpu-burn reads -m 80 as 80 MB and aborts.",
     )
 
     @field_validator("gpu_load", mode="before")
@@ -342,6 +342,12 @@ class FaultSpec(_Model):
         default=None, description="NIC temperature (C) at which the fault starts."
     )
     command: str | None = Field(default=None, description="The command that hangs (command_hangs).")
+    rate_per_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="A steady error rate (corrected bits/s) on the lane instead of the growth "
+        "with temperature (lane_degradation); it never drops the link.",
+    )
 
 
 class SimulateSpec(_Model):

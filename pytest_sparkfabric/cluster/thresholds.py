@@ -18,7 +18,13 @@ How the defaults were chosen (DOMAIN.md §4-6):
 - Soak: pre-FEC BER a tenth of the RS(544,514) limit (~2.4e-4); a lane is marginal when its error
   rate is more than 100x the median of the other lanes in use (the failing cable's lane logged
   ~1000x), and at least 100x `lane_floor_per_s`, so lanes that log zero never make a tiny
-  trickle look like a ratio of infinity.
+  trickle look like a ratio of infinity. The floor sits near the healthy trickle (a few
+  errors/s on a QSFP112 DAC, DOMAIN.md §6), not near thousands: the only warning the failing
+  cable gave was one lane at ~2.9k errors/s, and 100 x 10/s = 1000/s flags it.
+- Soak temperatures: the NIC must warm by at least `nic_rise_min_c` under the load (the field
+  NIC went from idle to 81 C within 3 minutes of gpu-burn, DOMAIN.md §6; a NIC that stays cold
+  means the soak proved nothing) and stay at or below `nic_temp_max_c`, the ~105 C warning
+  threshold mlx5 reports as hwmon `temp*_crit` (FACTS.md §7, hwmon patch cover letter).
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ ThresholdName = Literal[
     "lane_ratio_max",
     "lane_floor_per_s",
     "ping_loss_pct",
+    "nic_temp_max_c",
+    "nic_rise_min_c",
 ]
 Kind = Literal["min", "max"]
 
@@ -90,12 +98,21 @@ _BASE: tuple[Threshold, ...] = (
         "default: the failing cable's hot lane logged ~1000x its neighbours",
     ),
     Threshold(
-        "lane_floor_per_s", 1000, "min", "errors/s",
-        "default: a lane rate below 100x this is never marginal (healthy DACs log 0-3k/s)",
+        "lane_floor_per_s", 10, "min", "errors/s",
+        "default: near the healthy trickle of a few errors/s per lane; a lane below 100x this "
+        "is never marginal, the failing cable's lane warned at ~2.9k/s",
     ),
     Threshold(
         "ping_loss_pct", 0, "max", "%",
         "default: a DF jumbo ping between healthy rails loses nothing",
+    ),
+    Threshold(
+        "nic_temp_max_c", 105, "max", "C",
+        "default: the mlx5 hwmon warning threshold (temp_crit) ~105 C",
+    ),
+    Threshold(
+        "nic_rise_min_c", 5, "min", "C",
+        "default: under gpu-burn the NIC warmed from idle to 81 C within 3 min in the field",
     ),
 )
 

@@ -42,6 +42,7 @@ RuleId = Literal[
     "ber_high",
     "post_fec_errors",
     "egress_rate_cap",
+    "nic_overheated",
 ]
 
 
@@ -222,6 +223,13 @@ _TABLE: tuple[Rule, ...] = (
         "switch egress-rate-queue set",
         "an egress rate limit caps the port (a queue cap halves a 200G port)",
         "remove egress-rate-queueN on the fabric ports",
+    ),
+    Rule(
+        "nic_overheated",
+        "NIC (hwmon) or cable module above its temperature limit during the soak",
+        "not enough airflow around the box or the cable cage under load",
+        "give the box free airflow (vents clear, no stacking), re-run the soak; a NIC near its "
+        "limit makes marginal cables fail first",
     ),
 )
 

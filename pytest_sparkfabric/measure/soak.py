@@ -4,8 +4,10 @@ per-lane error counters, NIC and GPU temperatures are sampled (DOMAIN.md §6).
 Traffic: a background ib_write_bw with `-D` of the soak's length on each rail of each cable, both
 ways (in a switch cluster each node sends to the next, so every leg carries traffic both ways).
 The soak clock starts once `nvidia-smi` shows the GPUs busy (gpu-burn takes a moment to load its
-kernels; bounded by LOAD_WAIT_S). Then `ethtool -S` is read on every fabric netdev, the NIC hwmon
-temperatures and `nvidia-smi` on every node, at 0, interval, 2 x interval, ... seconds
+kernels; bounded by LOAD_WAIT_S). The NIC's hwmon temperature is read once before the load starts,
+so the rise it caused can be judged. Then `ethtool -S` is read on every fabric netdev, the NIC
+hwmon temperatures, `ethtool -m` (module temperature) on every cabled port and `nvidia-smi` on
+every node, at 0, interval, 2 x interval, ... seconds
 (transport clock: virtual on the simulator), the last at the soak's end; a slow round of reads
 shifts the next one, never the end. The soak stops early when a link drops. The GPU load, the
 servers and the clients are always ended. Nodes that do not answer take no part; with fewer
@@ -22,11 +24,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
+from pytest_sparkfabric.measure import soak_temps
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
 from pytest_sparkfabric.measure.soak_math import Sample
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.ethtool import build_ethtool_stats, parse_ethtool_stats
+from pytest_sparkfabric.probes.ethtool import (
+    build_ethtool_module,
+    build_ethtool_stats,
+    parse_ethtool_stats,
+)
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
 from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_client,
@@ -76,12 +83,25 @@ class SoakRun:
     read_errors: dict[str, list[str]] = field(default_factory=dict)
     nic_temp_c: dict[str, float] = field(default_factory=dict)
     """Node -> the highest NIC hwmon temperature seen."""
+    nic_start_c: dict[str, float] = field(default_factory=dict)
+    """Node -> the NIC hwmon temperature read just before the GPU load started."""
+    module_temp_c: dict[str, float] = field(default_factory=dict)
+    """Node -> the highest non-zero module temperature `ethtool -m` read (passive DACs read 0)."""
+    module_limit_c: dict[str, float] = field(default_factory=dict)
+    """Node -> the lowest "Module temperature high alarm threshold" its modules' EEPROMs give."""
+    module_alarm: dict[str, str] = field(default_factory=dict)
+    """Node -> a module temperature alarm flag the EEPROM raised ("<netdev>: <flag>")."""
     gpu_temp_c: dict[str, float] = field(default_factory=dict)
     gpu_util_pct: dict[str, float] = field(default_factory=dict)
     now_c: dict[str, float] = field(default_factory=dict)
     """"nic:<node>" / "gpu:<node>" -> the latest reading, for progress lines."""
     load: dict[str, RunResult | None] = field(default_factory=dict)
     load_error: dict[str, str] = field(default_factory=dict)
+    load_planned_s: int = 0
+    """Seconds the GPU load was asked to run ({duration_s})."""
+    load_ended_s: dict[str, float] = field(default_factory=dict)
+    """Node -> seconds after its start at which the GPU load was first seen ended on its own."""
+    load_started_at: float = 0.0
     traffic: dict[str, float | None] = field(default_factory=dict)
     """Flow -> Gb/s its client reported (None: no result)."""
     traffic_error: dict[str, str] = field(default_factory=dict)
@@ -176,12 +196,16 @@ def measure(fabric: Fabric) -> SoakRun:
     loads: dict[str, Background | None] = {}
     servers: dict[str, Background | None] = {}
     clients: dict[str, Background | None] = {}
+    out.load_planned_s = secs
+    out.nic_start_c.update(soak_temps.nic_now_c(fabric, live))
     try:
+        out.load_started_at = fabric.transport.clock.now()
         for name in live:
             cmd = shell.fill(spec.gpu_load, {"duration_s": secs})
             job = Job(name, cmd, secs + SLACK_S + LOAD_WAIT_S)
             loads[name] = _start(fabric, job, out.load_error, name)
         _wait_for_load(fabric, [n for n, bg in loads.items() if bg is not None])
+        _note_load_ends(fabric, out, loads)
         for f in flows:
             server = build_ib_write_bw_server(
                 f.dst.rdma, qps=SOAK_QPS, duration_s=secs, port=f.port
@@ -202,7 +226,7 @@ def measure(fabric: Fabric) -> SoakRun:
             clients[f.where] = _start(
                 fabric, Job(f.src.node, client, secs + SLACK_S), out.traffic_error, f.where
             )
-        _sample_loop(fabric, out, live)
+        _sample_loop(fabric, out, live, loads)
         if out.stopped_early is None:
             # The clients end by their own -D; their last words carry the average rate.
             # Dropped only once waited for: a Ctrl-C mid-wait still stops the rest in `finally`.
@@ -217,6 +241,20 @@ def measure(fabric: Fabric) -> SoakRun:
         for node, bg in loads.items():
             out.load[node] = _stop(bg)
     return out
+
+
+def _note_load_ends(fabric: Fabric, out: SoakRun, loads: dict[str, Background | None]) -> None:
+    """Record, once, when each GPU load was first seen ended on its own (never blocks)."""
+    now = fabric.transport.clock.now() - out.load_started_at
+    for name, bg in loads.items():
+        if bg is None or name in out.load_ended_s:
+            continue
+        try:
+            ended = bg.done()
+        except Exception:  # a transport that cannot tell: left to the utilization check
+            ended = False
+        if ended:
+            out.load_ended_s[name] = now
 
 
 def _wait_for_load(fabric: Fabric, nodes: Sequence[str]) -> None:
@@ -258,7 +296,12 @@ def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
         out.traffic_error.setdefault(key, f"{r.node}: {exc}")
 
 
-def _sample_loop(fabric: Fabric, out: SoakRun, nodes: Sequence[str]) -> None:
+def _sample_loop(
+    fabric: Fabric,
+    out: SoakRun,
+    nodes: Sequence[str],
+    loads: dict[str, Background | None] | None = None,
+) -> None:
     spec = fabric.cluster.spec.soak
     clock = fabric.transport.clock
     start = clock.now()
@@ -266,6 +309,7 @@ def _sample_loop(fabric: Fabric, out: SoakRun, nodes: Sequence[str]) -> None:
     while True:
         elapsed = clock.now() - start
         dropped = _sample(fabric, out, elapsed, nodes)
+        _note_load_ends(fabric, out, loads or {})
         # The last reading is the one taken at the end (a clock reading a hair short of it is
         # the end too: one more sample a moment later would make a window of almost no time).
         last = dropped is not None or elapsed >= spec.duration_s - END_SLACK_S
@@ -300,10 +344,16 @@ def _sample(fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str]) -> s
         for name in nodes
     ]
     jobs += [Job(name, build_gpu_query(), QUICK_S) for name in nodes]
+    # The module sits in the port: one read per cabled port (its first rail's netdev).
+    ports = [cluster.node(n).rails_of(p)[0] for n in nodes for p in cluster.node(n).ports]
+    jobs += [Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports]
     results = fabric.run_all(jobs)
     stats_r = results[: len(rails)]
     hwmon_r = results[len(rails) : len(rails) + len(nodes)]
-    gpu_r = results[len(rails) + len(nodes) :]
+    gpu_r = results[len(rails) + len(nodes) : len(rails) + 2 * len(nodes)]
+    module_r = results[len(rails) + 2 * len(nodes) :]
+    for rail, r in zip(ports, module_r, strict=True):
+        _module_reading(out, rail, soak_temps.module_temp(r))
     dropped: list[str] = []
     for rail, r in zip(rails, stats_r, strict=True):
         err = result_error(r, "ethtool")
@@ -344,10 +394,29 @@ def _sample(fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str]) -> s
     return "; ".join(dropped[:2]) if dropped else None
 
 
+def _module_reading(out: SoakRun, rail: Rail, reading: soak_temps.ModuleTemp | None) -> None:
+    if reading is None:
+        return
+    node = rail.node
+    if reading.temp_c:  # passive DACs read 0: nothing to judge
+        out.module_temp_c[node] = max(out.module_temp_c.get(node, -273.0), reading.temp_c)
+    if reading.limit_c is not None:
+        out.module_limit_c[node] = min(
+            out.module_limit_c.get(node, reading.limit_c), reading.limit_c
+        )
+    if reading.alarm:
+        out.module_alarm.setdefault(node, f"{rail.netdev}: {reading.alarm} On")
+
+
 def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) -> str:
     """Where the soak stands: time, hottest NIC and GPU, and the lane nearest its limit, shown
     against that limit (a healthy trickle of a few errors/s is no alarm)."""
-    from pytest_sparkfabric.measure.soak_math import lanes_in_use, windows
+    from pytest_sparkfabric.measure.soak_math import (
+        DEFAULT_SPEED_MBPS,
+        active_lanes,
+        cable_form,
+        windows,
+    )
 
     ratio_max = fabric.thresholds["lane_ratio_max"].value
     floor = fabric.thresholds["lane_floor_per_s"].value
@@ -356,7 +425,9 @@ def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) ->
         if len(series) < 2:
             continue
         w = windows(series[-2:])[0]
-        used = lanes_in_use(windows(series)) or sorted(w.lane_rates)
+        form = cable_form(fabric.cluster.topology)
+        lanes = active_lanes(speed_mbps=DEFAULT_SPEED_MBPS, lanes_reported=None, form=form)
+        used = [lane for lane in lanes if lane in w.lane_rates]
         for lane in used:
             rate = w.lane_rates.get(lane, 0.0)
             others = [w.lane_rates.get(o, 0.0) for o in used if o != lane]

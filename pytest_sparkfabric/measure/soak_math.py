@@ -2,11 +2,12 @@
 
 DOMAIN.md §6: judge rates over a window, never totals. Pre-FEC BER = d(corrected bits) / d(bits),
 with d(bits) from `rx_bits_phy`, else estimated as speed x elapsed time. A lane is marginal when
-its corrected-bit rate is far above the median of the other lanes in use (the failing cable's hot
-lane logged ~1000x its neighbours while its total still looked harmless). Lanes in use are those
-whose counter moved at any time during the soak: a QSFP112 DAC runs 2 of the 4, and a healthy
-QSFP56 may log zero on all of them. Post-FEC symbol errors, CRC errors and link-down events must
-not grow at all.
+its corrected-bit rate is far above the median of the other lanes in use, never judged against
+less than a floor near the healthy trickle (the failing cable's hot lane logged ~2.9k/s, ~1000x
+its neighbours, while its total still looked harmless). Lanes in use follow from the cable and
+the speed (`active_lanes`): a 200G QSFP112 DAC runs 2 x 100G PAM4 on lanes 0-1 (mlx5
+`200GAUI_2_200GBASE_CR2_KR2`), a 200G QSFP56 leg 4 x 50G (`200GAUI_4`); the driver defines lanes
+0-3 only. Post-FEC symbol errors, CRC errors and link-down events must not grow at all.
 """
 
 from __future__ import annotations
@@ -15,10 +16,40 @@ import itertools
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from pytest_sparkfabric.probes.ethtool import EthtoolStats
 
 DEFAULT_SPEED_MBPS = 200_000
+DRIVER_LANES: tuple[int, ...] = (0, 1, 2, 3)
+"""mlx5 exports rx_err_lane_0_phy .. rx_err_lane_3_phy only (en_stats.c)."""
+CableForm = Literal["QSFP112", "QSFP56"]
+
+
+def active_lanes(
+    *, speed_mbps: int | None, lanes_reported: int | None, form: CableForm | None
+) -> tuple[int, ...]:
+    """The lanes that carry the link: ethtool's own `Lanes:` when it prints one, else from the
+    cable and speed (200G over QSFP112 = lanes 0-1), else all four the driver defines (a lane
+    that carries nothing only lowers the median of the others down to the floor)."""
+    if lanes_reported:
+        return DRIVER_LANES[: max(1, min(lanes_reported, len(DRIVER_LANES)))]
+    if form == "QSFP112" and speed_mbps == 200_000:
+        return (0, 1)
+    return DRIVER_LANES
+
+
+def cable_form(topology: str) -> CableForm | None:
+    """Node to node (direct, mesh, ring) the cable is a QSFP112 DAC: the Spark's cages are
+    QSFP112 and NVIDIA's approved Spark cables are QSFP112 DACs (DOMAIN.md §6). Behind a switch
+    the leg may be QSFP56 (4 lanes): unknown."""
+    return None if topology == "switch" else "QSFP112"
+
+
+def has_lane_counters(samples: Sequence[Sample]) -> bool:
+    """Whether the NIC exposed rx_err_lane_*_phy at all (mlx5: the PCAM per-lane capability);
+    without them no lane can be judged, which is "not measured", never "clean"."""
+    return any(s.stats.lane_errors() for s in samples)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,11 +138,16 @@ class LaneOutlier:
 
 
 def lane_outliers(
-    ws: Sequence[Window], *, ratio_max: float, floor_per_s: float
+    ws: Sequence[Window],
+    *,
+    ratio_max: float,
+    floor_per_s: float,
+    lanes: Sequence[int] | None = None,
 ) -> list[LaneOutlier]:
     """Lanes whose rate in some window exceeds `ratio_max` x the median of the other lanes in
-    use (never less than `floor_per_s`)."""
-    in_use = lanes_in_use(ws)
+    use (never less than `floor_per_s`). `lanes`: the lanes in use (`active_lanes`); without
+    them, the lanes whose counter moved."""
+    in_use = sorted(lanes) if lanes is not None else lanes_in_use(ws)
     found: dict[int, LaneOutlier] = {}
     for w in ws:
         for lane in in_use:

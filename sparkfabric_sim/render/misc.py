@@ -46,8 +46,13 @@ def ss_listen(port: int, wildcard: str) -> str:
     return f"LISTEN 0      5      {local:>20} {peer:>20}    \n"
 
 
-def gpu_burn_output(seconds: int, percent: int, temp_c: int) -> str:
-    mem = int(119_000 * percent / 100)
+GB10_TOTAL_MB = 122_570
+GB10_FREE_MB = 119_000
+GPU_LIST = "GPU 0: NVIDIA GB10 (UUID: GPU-5c2d9f4e-7b1a-4c3e-9a8f-2b6d1e0c4a73)\n"
+
+
+def gpu_burn_output(seconds: int, percent: int, temp_c: int, used_mb: int | None = None) -> str:
+    mem = used_mb if used_mb is not None else int(GB10_FREE_MB * percent / 100)
     return (
         f"Using compare file: compare.ptx\nBurning for {seconds} seconds.\n"
         "GPU 0: NVIDIA GB10 (UUID: GPU-5c2d9f4e-7b1a-4c3e-9a8f-2b6d1e0c4a73)\n"
@@ -59,3 +64,22 @@ def gpu_burn_output(seconds: int, percent: int, temp_c: int) -> str:
         "Killing processes with SIGTERM (soft kill)\nFreed memory for dev 0\n"
         "Uninitted cublas\ndone\n\nTested 1 GPUs:\n\tGPU 0: OK\n"
     )
+
+
+def gpu_burn_low_mem(seconds: int, used_mb: int, temp_c: int) -> tuple[str, str]:
+    """(stdout, stderr) of a gpu-burn whose memory share is below three matrices: the child
+    prints its iteration count (an unsigned underflow), throws "Low mem for result", dies; the
+    parent reads EOF, marks the GPU DIED and aborts (wilicc/gpu-burn gpu_burn-drv.cpp,
+    initBuffers and listenClients; exit 123)."""
+    result_bytes = 268_435_456  # SIZE 8192 floats squared
+    iterations = ((used_mb * 2**20 - 2 * result_bytes) % 2**64) // result_bytes
+    stdout = (
+        f"Using compare file: compare.ptx\nBurning for {seconds} seconds.\n{GPU_LIST}"
+        f"Initialized device 0 with {GB10_TOTAL_MB} MB of memory ({GB10_FREE_MB} MB available, "
+        f"using {used_mb} MB of it), using FLOATS\n"
+        f"Results are {result_bytes} bytes each, thus performing {iterations} iterations\n"
+        f"0.0%  proc'd: -1 (0 Gflop/s)   errors: 0  (DIED!)  temps: {temp_c} C \n\n"
+        "No clients are alive!  Aborting\n"
+    )
+    stderr = "terminate called after throwing an instance of 'std::string'\nread[0] error 0\n"
+    return stdout, stderr

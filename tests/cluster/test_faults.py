@@ -64,7 +64,8 @@ def test_every_fault_has_its_row_in_the_field_reference() -> None:
         ("switch_cpu_forwarding", "write {fault: switch_cpu_forwarding}"),
         (
             "lane_degradation",
-            "write {fault: lane_degradation, node: ..., lane: ...} (optional: port, onset_c)",
+            "write {fault: lane_degradation, node: ..., lane: ...} "
+            "(optional: port, onset_c, rate_per_s)",
         ),
     ],
 )

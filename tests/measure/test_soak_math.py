@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from pytest_sparkfabric.measure.soak_math import (
     Sample,
+    active_lanes,
     growth,
+    has_lane_counters,
     lane_outliers,
     lanes_in_use,
     max_ber,
@@ -133,3 +135,59 @@ def test_rates_are_deltas_over_time(base: list[int], growth_: list[int], dt: flo
         assert w.lane_rates[lane] == pytest.approx(g / dt)
     assert w.corrected == sum(growth_)
     assert w.ber is not None and w.ber >= 0
+
+
+FLOOR_PER_S = 10.0  # the default floor: near the healthy trickle of a few errors/s
+
+
+def test_a_3k_lane_beside_a_trickle_is_flagged_on_a_qsfp112_dac() -> None:
+    # The field case: one lane at ~2.9k errors/s while its neighbour trickles at a few per s.
+    s = [Sample(t, stats((int(3 * t), int(2900 * t), 0, 0))) for t in (0.0, 10.0, 20.0)]
+    lanes = active_lanes(speed_mbps=200_000, lanes_reported=None, form="QSFP112")
+    out = lane_outliers(windows(s), ratio_max=100, floor_per_s=FLOOR_PER_S, lanes=lanes)
+    assert [(o.lane, o.rate_per_s, o.median_others_per_s) for o in out] == [(1, 2900.0, 3.0)]
+    # With the old floor of 1000/s, it would have passed: the reason for the change.
+    assert lane_outliers(windows(s), ratio_max=100, floor_per_s=1000, lanes=lanes) == []
+
+
+@given(
+    st.lists(st.floats(min_value=0.0, max_value=8.0), min_size=4, max_size=4),
+    st.floats(min_value=1.0, max_value=60.0),
+)
+def test_a_healthy_trickle_is_never_flagged(rates: list[float], dt: float) -> None:
+    a = Sample(0.0, stats((0, 0, 0, 0)))
+    b = Sample(dt, stats(tuple(int(r * dt) for r in rates)))
+    assert lane_outliers(windows([a, b]), ratio_max=100, floor_per_s=FLOOR_PER_S) == []
+
+
+def test_lanes_not_in_use_are_not_judged() -> None:
+    # A 200G QSFP112 DAC runs lanes 0-1: a counter moving on lane 3 is no lane of this link.
+    s = [Sample(0.0, stats((0, 0, 0, 0))), Sample(10.0, stats((30, 30, 0, 50_000)))]
+    lanes = active_lanes(speed_mbps=200_000, lanes_reported=None, form="QSFP112")
+    assert lanes == (0, 1)
+    assert lane_outliers(windows(s), ratio_max=100, floor_per_s=FLOOR_PER_S, lanes=lanes) == []
+    assert [o.lane for o in lane_outliers(windows(s), ratio_max=100, floor_per_s=10)] == [3]
+
+
+@pytest.mark.parametrize(
+    ("speed", "reported", "form", "lanes"),
+    [
+        (200_000, None, "QSFP112", (0, 1)),
+        (200_000, None, "QSFP56", (0, 1, 2, 3)),
+        (200_000, None, None, (0, 1, 2, 3)),
+        (100_000, None, "QSFP112", (0, 1, 2, 3)),
+        (200_000, 2, None, (0, 1)),
+        (200_000, 4, "QSFP112", (0, 1, 2, 3)),
+        (None, None, "QSFP112", (0, 1, 2, 3)),
+    ],
+)
+def test_active_lanes(
+    speed: int | None, reported: int | None, form: str | None, lanes: tuple[int, ...]
+) -> None:
+    assert active_lanes(speed_mbps=speed, lanes_reported=reported, form=form) == lanes  # type: ignore[arg-type]
+
+
+def test_no_lane_counters_is_told_apart_from_zero_errors() -> None:
+    quiet = [Sample(0.0, stats((0, 0, 0, 0))), Sample(10.0, stats((0, 0, 0, 0)))]
+    bare = [Sample(t, EthtoolStats({"rx_corrected_bits_phy": 0})) for t in (0.0, 10.0)]
+    assert has_lane_counters(quiet) and not has_lane_counters(bare)

@@ -220,3 +220,18 @@ def test_iperf3_keys_are_keys_of_real_documents() -> None:
         "start.test_start.interval",
     }
     assert sorted(sim - real - newer) == []
+
+
+def test_gpu_burn_low_memory_abort_lines_are_real_lines() -> None:
+    # `-m 80` (80 MB): the child dies in set-up; every stdout line has a real counterpart.
+    def shape(line: str) -> str:
+        line = re.sub(r"^GPU (\d+): .* \(UUID: [^)]*\)$", r"GPU \1: NAME (UUID: U)", line.strip())
+        return re.sub(r"-?\d+(?:\.\d+)?", "N", line)
+
+    real = {shape(piece) for line in _lines("gpu-burn") for piece in line.split("\r")}
+    stdout, stderr = r_misc.gpu_burn_low_mem(600, 80, 41)
+    for line in stdout.splitlines():
+        if line.strip():
+            assert shape(line) in real, line
+    assert stdout.rstrip().endswith("No clients are alive!  Aborting")
+    assert "read[0] error 0" in stderr

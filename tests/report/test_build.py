@@ -153,7 +153,7 @@ def test_soak_series_mark_flagged_lanes_and_hot_nodes() -> None:
     assert loud == [("spark-3:p0rail1", 2), ("spark-4:p1rail1", 2)]
     hot = {(t.node, t.sensor) for t in r.soak.temps if t.outlier}
     assert hot == {("spark-4", "nic")}
-    assert r.soak.lane_ratio_max == 100 and r.soak.lane_floor_per_s == 1000
+    assert r.soak.lane_ratio_max == 100 and r.soak.lane_floor_per_s == 10
 
 
 def test_hot_nodes_needs_three_and_a_margin() -> None:

@@ -14,7 +14,7 @@ def soak(t: SimTransport, seconds: int, burn: bool) -> list[tuple[float, list[fl
     """Sample spark-2's receive lanes every 10 s: (time, lane rates, link downs, carrier)."""
     if burn:
         for node in ("spark-1", "spark-2"):
-            t.start(Job(node, f"gpu_burn -m 80 {seconds}", seconds + 60))
+            t.start(Job(node, f"gpu_burn -m 80% {seconds}", seconds + 60))
     start = t.clock.now()
     samples: list[tuple[float, list[float], int, str]] = []
     prev: tuple[float, list[int]] | None = None
@@ -92,3 +92,31 @@ def test_rx_bits_phy_when_the_kernel_has_it() -> None:
 
     assert window_ber(60) < 1e-10
     assert window_ber(175) > 2.4e-6
+
+
+def test_steady_lane_keeps_its_rate_and_never_drops_the_link() -> None:
+    t = SimTransport(
+        with_faults(
+            "direct-2", "{fault: lane_degradation, node: spark-2, lane: 1, rate_per_s: 3000}"
+        )
+    )
+    samples = soak(t, 300, burn=True)
+    assert all(s[2] == 0 and s[3] == "1" for s in samples)
+    assert all(2990 < r[1] < 3010 and 0 < r[0] < 10 for _, r, _, _ in samples)
+
+
+def test_phy_counters_missing_lists_no_lane_counters() -> None:
+    t = SimTransport(with_faults("direct-2", "{fault: phy_counters_missing, node: spark-2}"))
+    two = t.run(Job("spark-2", "ethtool -S enp1s0f1np1", 10)).stdout
+    one = t.run(Job("spark-1", "ethtool -S enp1s0f1np1", 10)).stdout
+    assert "rx_err_lane_" not in two and "rx_corrected_bits_phy" in two
+    assert "rx_err_lane_0_phy" in one
+
+
+def test_hot_nic_runs_hot_at_idle_and_past_its_limit_under_load() -> None:
+    t = SimTransport(with_faults("direct-2", "{fault: hot_nic, node: spark-1}"))
+    hwmon = "grep -h . /sys/class/net/enp1s0f1np1/device/hwmon/*/temp1_input"
+    assert 92_000 <= int(t.run(Job("spark-1", hwmon, 10)).stdout) <= 94_000
+    assert int(t.run(Job("spark-2", hwmon, 10)).stdout) < 60_000
+    soak(t, 300, burn=True)
+    assert int(t.run(Job("spark-1", hwmon, 10)).stdout) > 105_000

@@ -78,7 +78,7 @@ def test_gpu_load_is_kept_in_the_state_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     state = tmp_path / "state.json"
-    assert run(state, "spark-1", "gpu_burn", "-m", "80", "600") == 0
+    assert run(state, "spark-1", "gpu_burn", "-m", "80%", "600") == 0
     loads = json.loads(state.read_text())["loads"]["spark-1"]
     assert len(loads) == 1 and loads[0][1] - loads[0][0] == 600
 

@@ -93,7 +93,7 @@ def test_client_without_server_fails_like_perftest() -> None:
 
 def test_gpu_load_runs_for_its_duration_or_until_stopped() -> None:
     t = SimTransport(example("direct-2"))
-    burn = t.start(Job("spark-1", "gpu_burn -m 80 300", 600))
+    burn = t.start(Job("spark-1", "gpu_burn -m 80% 300", 600))
     t.run(Job("spark-1", "sleep 120", 200))
     hot = t.run(Job("spark-1", "nvidia-smi --query-gpu=temperature.gpu --format=csv,noheader", 5))
     assert int(hot.stdout) >= 75

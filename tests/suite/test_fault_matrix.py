@@ -78,6 +78,10 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {"test_ipv6_disabled"},
         {"ipv6_enabled"},
     ),
+    "hot_nic": (
+        {"test_soak_load"},
+        {"nic_overheated"},
+    ),
     "lane_degradation": (
         {"test_soak_link"},
         {"marginal_cable"},
@@ -146,6 +150,10 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_soak_link",
             "test_soak_load",
         },
+        {""},
+    ),
+    "phy_counters_missing": (
+        {"test_soak_link"},
         {""},
     ),
     "pcie_width": (

@@ -75,9 +75,10 @@ EXPECTED: dict[str, tuple[set[str], RuleId]] = {
         "link_down",
     ),
     "lane_degradation": (
-        {f"test_soak_link[spark-{n}:rail{r}]" for n in (1, 2) for r in (0, 1)},
+        {f"test_soak_link[spark-2:rail{r}]" for r in (0, 1)},
         "marginal_cable",
     ),
+    "hot_nic": ({"test_soak_load[spark-1]"}, "nic_overheated"),
     "switch_cpu_forwarding": (
         SW_RAILS
         | {f"test_pair_rdma[{p}]" for p in SW}
