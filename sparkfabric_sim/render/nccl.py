@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 TESTS_VERSION = "2.18.5"
 NCCL_CODE = "22809"
-NCCL_VERSION = "2.28.9+cuda13.0"
 WARMUP_ITERS = 1
 ITERS = 20
 
@@ -58,9 +57,27 @@ def row(r: Row) -> str:
     )
 
 
-def header(binary: str, min_bytes: int, max_bytes: int, factor: int, ranks: Sequence[Rank]) -> str:
+def version_code(version: tuple[int, int, int]) -> str:
+    # nccl.h NCCL_VERSION(X,Y,Z): X*10000 + Y*100 + Z since 2.9 (X*1000 + Y*100 + Z before).
+    major, minor, patch = version
+    return str(
+        major * 10000 + minor * 100 + patch
+        if (major, minor) >= (2, 9)
+        else major * 1000 + minor * 100 + patch
+    )
+
+
+def header(
+    binary: str,
+    min_bytes: int,
+    max_bytes: int,
+    factor: int,
+    ranks: Sequence[Rank],
+    library_code: str = NCCL_CODE,
+) -> str:
     lines = [
-        f"# nccl-tests version {TESTS_VERSION} nccl-headers={NCCL_CODE} nccl-library={NCCL_CODE}",
+        f"# nccl-tests version {TESTS_VERSION} nccl-headers={NCCL_CODE} "
+        f"nccl-library={library_code}",
         f"# Collective test starting: {binary}",
         f"# nThread 1 nGpus 1 minBytes {min_bytes} maxBytes {max_bytes} step: {factor}(factor) "
         f"warmup iters: {WARMUP_ITERS} iters: {ITERS} agg iters: 1 validation: 1 graph: 0 "

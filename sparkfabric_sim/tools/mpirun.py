@@ -140,7 +140,8 @@ def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step
         )
         for p in plans
     ]
-    head = render.header(binary, low, high, step, ranks)
+    code = render.version_code(nccl_model.version(ctx))
+    head = render.header(binary, low, high, step, ranks, code)
     info = "".join(_info_lines(ctx, p, r, len(plans)) for p, r in zip(plans, ranks, strict=True))
     broken = next((p for p in plans if p.socket_if is None), None)
     if broken is not None:
@@ -197,9 +198,13 @@ def _info_lines(ctx: Ctx, p: RankPlan, r: render.Rank, nranks: int) -> str:
     oob = f"{p.socket_if[0]}:{p.socket_if[1]}<0>" if p.socket_if else "none"
     lines = [render.info(r.host, r.pid, r.pid, f"Bootstrap : Using {oob}")]
     if p.rank == 0:
-        lines.append(f"NCCL version {render.NCCL_VERSION}\n")
+        lines.append(f"NCCL version {nccl_model.nccl_version_text(ctx)}\n")
     if p.net == "IB":
-        devs = " ".join(f"[{i}]{d.rdma}:1/RoCE" for i, d in enumerate(p.devices))
+        labels = p.labels or tuple((-1, -1) for _ in p.devices)
+        devs = " ".join(
+            f"[{i}]{d.rdma}:1{_rail_plane(label)}/RoCE"
+            for i, (d, label) in enumerate(zip(p.devices, labels, strict=True))
+        )
         lines.append(render.info(r.host, r.pid, tid, f"NET/IB : Using {devs} [RO]; OOB {oob}"))
     else:
         if p.ib_tried_none:
@@ -218,6 +223,13 @@ def _info_lines(ctx: Ctx, p: RankPlan, r: render.Rank, nranks: int) -> str:
         )
     )
     return "".join(lines)
+
+
+def _rail_plane(label: tuple[int, int]) -> str:
+    # NCCL v2.30.7-1 src/transport/net_ib/init.cc L494-503: ":rail", "::plane" or ":rail:plane".
+    rail, plane = label
+    text = f":{rail}" if rail != -1 else (":" if plane != -1 else "")
+    return text + (f":{plane}" if plane != -1 else "")
 
 
 def nccl_test(ctx: Ctx, argv: list[str]) -> Outcome:
