@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster import hardware
-from sparkfabric_sim import noise
+from sparkfabric_sim import nccl_select, noise
 from sparkfabric_sim.hardware import (
     NVIDIA_DAC,
     Cable,
@@ -157,6 +157,8 @@ def _node_draft(cluster: Cluster, node: Node, index: int, seed: int) -> NodeDraf
         )
     user = node.ssh.user if node.ssh and node.ssh.user else "root"
     files = {"/etc/hostname": f"{node.name}\n", "/etc/os-release": OS_RELEASE}
+    sim = cluster.spec.simulate
+    files[nccl_select.library_path(sim.nccl_version if sim else None)] = "\x7fELF"
     return NodeDraft(
         name=node.name,
         index=index,

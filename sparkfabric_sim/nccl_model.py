@@ -19,8 +19,6 @@ from sparkfabric_sim.hardware import Netdev, SimNode
 from sparkfabric_sim.vfs import VfsError
 from sparkfabric_sim.world import Ctx
 
-# The build NVIDIA's spark_cluster_setup.py compiles (dgx-spark-playbooks 0db7c141).
-DEFAULT_VERSION = "2.28.9"
 HEALTHY_DOMAIN_GBPS = 112.5
 SINGLE_RAIL = (13.6, 14.2)
 PEAK = {"direct": (22.6, 23.7), "switch": (23.05, 24.0), "mesh": (15.5, 17.5), "ring": (11.5, 13.5)}
@@ -62,8 +60,7 @@ def effective_env(ctx: Ctx, node: SimNode, process: Mapping[str, str]) -> dict[s
 def nccl_version_text(ctx: Ctx) -> str:
     """What `NCCL version ...` prints; the nodes share one build unless the spec says otherwise."""
     sim = ctx.model.cluster.spec.simulate
-    chosen = sim.nccl_version if sim is not None and sim.nccl_version else DEFAULT_VERSION
-    return chosen if "+" in chosen else f"{chosen}+cuda13.0"
+    return nccl_select.configured(sim.nccl_version if sim is not None else None)
 
 
 def version(ctx: Ctx) -> tuple[int, int, int]:

@@ -25,6 +25,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 Grammar = Literal["caret_only", "classic", "rail_plane"]
+# The build NVIDIA's spark_cluster_setup.py compiles (dgx-spark-playbooks 0db7c141).
+DEFAULT_VERSION = "2.28.9"
+# Where Ubuntu's libnccl2 package puts the library on arm64 (one file per full version).
+LIBRARY_DIR = "/usr/lib/aarch64-linux-gnu"
 MAX_IB_DEVS = 32
 _NAME_MAX = 63
 _CLASSIC_FROM = (2, 5, 6)
@@ -45,6 +49,16 @@ def grammar_of(version: tuple[int, int, int]) -> Grammar:
     if version >= _CLASSIC_FROM:
         return "classic"
     return "caret_only"
+
+
+def configured(chosen: str | None) -> str:
+    """``X.Y.Z+cudaA.B`` as ``NCCL version`` prints it, from `simulate.nccl_version`."""
+    text = chosen or DEFAULT_VERSION
+    return text if "+" in text else f"{text}+cuda13.0"
+
+
+def library_path(chosen: str | None) -> str:
+    return f"{LIBRARY_DIR}/libnccl.so.{configured(chosen).split('+', 1)[0]}"
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
