@@ -113,6 +113,18 @@ def report(
     return text + DASHES + "\n"
 
 
+def retry_exceeded(sent: int) -> str:
+    """The client's stderr when no ACK ever comes back: RC retries run out (IBV_WC_RETRY_EXC_ERR
+    = 12, "transport retry counter exceeded"; syndrome 0x81 as mlx5 reports it). Format:
+    perftest_resources.h NOTIFY_COMP_ERROR_SEND and write_bw.c L392."""
+    return (
+        " Completion with error at client\n"
+        " Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81\n"
+        f" scnt={sent}, ccnt=0\n"
+        " Failed to complete run_iter_bw function successfully\n"
+    )
+
+
 def connect_failed(peer: str, port: int) -> str:
     return f"Couldn't connect to {peer}:{port}\n Unable to init the socket connection\n"
 

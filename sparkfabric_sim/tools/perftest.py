@@ -11,6 +11,7 @@ from sparkfabric_sim.bandwidth import FlowRequest
 from sparkfabric_sim.hardware import Netdev
 from sparkfabric_sim.outcome import Outcome, fail
 from sparkfabric_sim.render import perftest as render
+from sparkfabric_sim.state import Process
 from sparkfabric_sim.tools.args import ArgError, Parser
 from sparkfabric_sim.world import Ctx
 
@@ -56,11 +57,30 @@ def _device(ctx: Ctx, name: str | None) -> Netdev | None:
     return ctx.node.by_rdma(name)
 
 
+# include/rdma/ib_addr.h iboe_get_mtu(): the netdev MTU less 96 bytes of RoCE headers, rounded
+# down to an IB MTU; mlx5 caps the active MTU at 4096 (so 1500 -> 1024, 9000 -> 4096).
+ROCE_RESERVED = 96
+# What one RDMA WRITE packet adds to its payload on the wire, IPv4 RoCE v2: IPv4 20 + UDP 8 +
+# BTH 12 + RETH 16 + ICRC 4 (include/rdma/ib_pack.h sizes). A switch leg whose MTU is below
+# payload + this drops the frame silently (an L2 switch sends no ICMP), RC retries run out.
+ROCE_PACKET_OVERHEAD = 60
+# -u 14 (perftest default): 4.096 us * 2^14 per try, 7 retries, then the completion error.
+RETRY_EXHAUSTED_S = 0.067 * 8
+SEND_DEPTH = 128
+
+
 def _ib_mtu(netdev_mtu: int) -> int:
     for ib in (4096, 2048, 1024, 512):
-        if netdev_mtu >= ib + 100:
+        if netdev_mtu - ROCE_RESERVED >= ib:
             return ib
     return 256
+
+
+def _requested_mtu(active: int, asked: int | None) -> int:
+    # perftest set_mtu(): -m must be an IB MTU and not above the port's active MTU.
+    if asked is None or asked not in (256, 512, 1024, 2048, 4096) or asked > active:
+        return active
+    return asked
 
 
 def _qp(ctx: Ctx, dev: Netdev, i: int, salt: str) -> render.QpEnd:
@@ -128,12 +148,16 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
     qps = max(1, a.qps)
     key = f"ib_write_bw:{dev.node}:{dev.rdma}->{sdev.node}:{sdev.rdma}:q{qps}:s{a.size}"
     request = FlowRequest("rdma", dev, sdev, qps, key)
-    rate = ctx.rate(request) if gid_ok else None
-    if rate is not None and not seconds:
-        seconds = a.iters * a.size * 8 / (rate * 1e9)
+    # Both ends exchange their MTU and use the smaller (perftest check_mtu).
+    mtu = min(_requested_mtu(_ib_mtu(dev.mtu), a.mtu), _requested_mtu(_ib_mtu(sdev.mtu), sa.mtu))
+    fits = loop or mtu + ROCE_PACKET_OVERHEAD <= ctx.rt.path_mtu(dev, sdev)
     mine = [_qp(ctx, dev, i, f"c{a.port}") for i in range(qps)]
     theirs = [_qp(ctx, sdev, i, f"s{a.port}") for i in range(qps)]
-    mtu = _ib_mtu(min(dev.mtu, sdev.mtu))
+    if not (gid_ok and fits):
+        return _no_ack(ctx, a, server, (dev, sdev, mtu, my_gid, peer_gid), (mine, theirs), warn)
+    rate = ctx.rate(request)
+    if not seconds:
+        seconds = a.iters * a.size * 8 / (rate * 1e9)
     iters = int(rate * 1e9 / 8 * seconds / a.size) if rate else 0
     peak = 0.0 if a.duration or rate is None else rate * 1.0004
 
@@ -165,6 +189,48 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
         server.end = ctx.t + total
         server.finished = True
     return Outcome(0, client_out, "", total, warn)
+
+
+def _no_ack(
+    ctx: Ctx,
+    a: argparse.Namespace,
+    server: Process,
+    ends: tuple[Netdev, Netdev, int, int | None, int | None],
+    qps: tuple[list[render.QpEnd], list[render.QpEnd]],
+    warn: str,
+) -> Outcome:
+    """Connected, but no packet gets through (GID the peer cannot route, frames too big for the
+    path): both sides print their header and the table head, no row; the client fails."""
+    dev, sdev, mtu, my_gid, peer_gid = ends
+    sa: argparse.Namespace = server.detail["args"]  # type: ignore[assignment]
+    mine, theirs = qps
+
+    def head(server_side: bool) -> str:
+        gid = (sa.gid if sa.gid is not None else peer_gid) if server_side else a.gid
+        gid = gid if gid is not None else my_gid
+        local, remote = (theirs, mine) if server_side else (mine, theirs)
+        device = sdev.rdma if server_side else dev.rdma
+        t = render.BwTest(device, len(mine), server_side, mtu, gid or 0, local, remote)
+        text = render.report(
+            t,
+            duration_mode=bool(a.duration),
+            gbits=a.report_gbits,
+            size=a.size,
+            iterations=0,
+            avg_gbps=None,
+            peak_gbps=0.0,
+        )
+        return text.removesuffix(render.DASHES + "\n")
+
+    total = SETUP_S + RETRY_EXHAUSTED_S
+    if not ctx.dry_run:
+        # The server waits for the client's report and gives up when the socket closes.
+        err = " Failed to exchange data between server and clients\n"
+        server.outcome = Outcome(1, head(True), err, ctx.t + total - server.start)
+        server.end = ctx.t + total
+        server.finished = True
+    sent = SEND_DEPTH * len(mine)
+    return Outcome(1, warn + head(False), render.retry_exceeded(sent), total, warn)
 
 
 TOOLS = {"ib_write_bw": ib_write_bw}
