@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Mapping
+from ipaddress import IPv4Interface, IPv4Network
 
 from sparkfabric_sim import nccl_model, noise
+from sparkfabric_sim.hardware import SimNode
 from sparkfabric_sim.nccl_model import RankPlan
 from sparkfabric_sim.outcome import Outcome, fail
 from sparkfabric_sim.render import nccl as render
@@ -99,6 +102,8 @@ def mpirun(ctx: Ctx, argv: list[str]) -> Outcome:
             "There are not enough slots available in the system to satisfy the "
             f"{np}\nslots that were requested by the application.\n",
         )
+    if ctx.node.user == "root" and not a.allow_run_as_root and not _root_allowed(ctx.env):
+        return fail(1, render.MPI_ROOT)
     placement = [hosts[i % len(hosts)] for i in range(np)]
     nodes = []
     for host in placement:
@@ -113,6 +118,10 @@ def mpirun(ctx: Ctx, argv: list[str]) -> Outcome:
             err = f"ssh: connect to host {host} port 22: Connection timed out\n"
             return Outcome(1, "", err + render.MPI_DAEMON, SSH_TIMEOUT_S)
         nodes.append(ctx.model.node(name))
+    oob = _mca(a, "oob_tcp_if_include") or _mca(a, "prte_if_include")
+    missing = next((n for n in nodes if oob and not _has_network(n, oob)), None)
+    if oob is not None and missing is not None:
+        return Outcome(1, "", render.oob_not_found(oob) + render.MPI_DAEMON, SSH_TIMEOUT_S)
     binary = a.program[0].rsplit("/", 1)[-1]
     if binary not in COLLECTIVES:
         return fail(1, f"sh: 1: {a.program[0]}: not found\n" + render.MPI_NONZERO)
@@ -130,6 +139,35 @@ def mpirun(ctx: Ctx, argv: list[str]) -> Outcome:
             process[key] = ctx.env[key]
     plans = [nccl_model.plan_rank(ctx, i, n, process) for i, n in enumerate(nodes)]
     return _run(ctx, binary, plans, low, high, max(2, b.f))
+
+
+def _root_allowed(env: Mapping[str, str]) -> bool:
+    # orted_submit.c: both variables, each exactly "1".
+    return env.get("OMPI_ALLOW_RUN_AS_ROOT") == "1" == env.get("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+
+
+def _mca(a: argparse.Namespace, name: str) -> str | None:
+    """The last `--mca NAME VALUE` given (a later one overrides an earlier one)."""
+    values = [v for k, v in (a.mca or []) if k == name]
+    return values[-1] if values else None
+
+
+def _has_network(node: SimNode, spec: str) -> bool:
+    """oob_tcp_if_include: interface names or CIDR subnets, comma separated; any one on the
+    node is enough (orte/mca/oob/tcp, opal_ifnametoaddr / subnet match)."""
+    addrs = {node.mgmt.name: node.mgmt.address, "lo": IPv4Interface("127.0.0.1/8")}
+    addrs.update({d.name: d.address for d in node.netdevs if d.address is not None})
+    for item in (x.strip() for x in spec.split(",") if x.strip()):
+        if "/" in item:
+            try:
+                net = IPv4Network(item, strict=False)
+            except ValueError:
+                continue
+            if any(addr.ip in net for addr in addrs.values()):
+                return True
+        elif item in addrs:
+            return True
+    return False
 
 
 def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step: int) -> Outcome:
@@ -159,6 +197,7 @@ def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step
     while size <= high:
         sizes.append(size)
         size *= step
+    timeline = [(STARTUP_S, head + info + render.TABLE_HEAD)]
     for size in sizes:
         busbw = peak * size / (size + HALF_SIZE)
         jit = noise.rng(ctx.seed, "row", binary, size, len(plans))
@@ -182,13 +221,14 @@ def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step
             )
         )
         elapsed += (render.WARMUP_ITERS + render.ITERS) * (oop_us + ip_us) / 1e6
+        timeline.append((elapsed, timeline[-1][1] + render.row(rows[-1])))
     avg = sum(r.oop_busbw + r.ip_busbw for r in rows) / (2 * len(rows)) if rows else 0.0
     if len({p.node.name for p in plans}) > 1 and not ctx.dry_run:
         # The collective's traffic crosses the switch for as long as the run lasts.
         ctx.rt.switch_busy_until = max(ctx.rt.switch_busy_until, ctx.t + elapsed)
     body = render.TABLE_HEAD + "".join(render.row(r) for r in rows)
     out = head + info + body + render.footer(binary, avg)
-    return Outcome(0, out, "", elapsed, head + info)
+    return Outcome(0, out, "", elapsed, head + info, timeline=tuple(timeline))
 
 
 def _info_lines(ctx: Ctx, p: RankPlan, r: render.Rank, nranks: int) -> str:

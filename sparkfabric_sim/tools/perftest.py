@@ -76,11 +76,23 @@ def _ib_mtu(netdev_mtu: int) -> int:
     return 256
 
 
-def _requested_mtu(active: int, asked: int | None) -> int:
-    # perftest set_mtu(): -m must be an IB MTU and not above the port's active MTU.
-    if asked is None or asked not in (256, 512, 1024, 2048, 4096) or asked > active:
-        return active
-    return asked
+def _requested_mtu(active: int, asked: int | None) -> tuple[int, str, str]:
+    """perftest set_mtu() (perftest_parameters.c L2690-2716): -m must be an IB MTU and not above
+    the port's active MTU; (MTU used, stdout note, stderr note)."""
+    if asked is None:
+        return active, "", ""
+    if asked not in (256, 512, 1024, 2048, 4096):
+        err = f" Invalid MTU - {asked} \n Please choose mtu from {{256,512,1024,2048,4096}}\n"
+        return active, "", err
+    if asked > active:
+        note = f"Requested mtu is higher than active mtu \nChanging to active mtu - {active}\n"
+        return active, note, ""
+    return asked, "", ""
+
+
+def _cpu_pct(ctx: Ctx, dev: Netdev, salt: str) -> float:
+    # The CQ is busy-polled: about one of the GB10's 20 cores (a GB10 sample reads 5.07 %).
+    return noise.uniform(ctx.seed, 4.6, 5.4, "cpu_util", dev.node, dev.name, salt)
 
 
 def _qp(ctx: Ctx, dev: Netdev, i: int, salt: str) -> render.QpEnd:
@@ -121,7 +133,7 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
         peer_ip = IPv4Address(a.peer)
     except ValueError:
         return fail(1, render.connect_failed(a.peer, a.port))
-    warn = render.NO_PEAK if a.duration else ""
+    warn = render.NO_PEAK if a.duration or a.run_infinitely else ""
     r = routing.route(ctx, peer_ip)
     target: Netdev | None
     if r is not None and r.local:
@@ -149,7 +161,8 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
     key = f"ib_write_bw:{dev.node}:{dev.rdma}->{sdev.node}:{sdev.rdma}:q{qps}:s{a.size}"
     request = FlowRequest("rdma", dev, sdev, qps, key)
     # Both ends exchange their MTU and use the smaller (perftest check_mtu).
-    mtu = min(_requested_mtu(_ib_mtu(dev.mtu), a.mtu), _requested_mtu(_ib_mtu(sdev.mtu), sa.mtu))
+    mine_mtu, mtu_note, mtu_err = _requested_mtu(_ib_mtu(dev.mtu), a.mtu)
+    mtu = min(mine_mtu, _requested_mtu(_ib_mtu(sdev.mtu), sa.mtu)[0])
     fits = loop or mtu + ROCE_PACKET_OVERHEAD <= ctx.rt.path_mtu(dev, sdev)
     mine = [_qp(ctx, dev, i, f"c{a.port}") for i in range(qps)]
     theirs = [_qp(ctx, sdev, i, f"s{a.port}") for i in range(qps)]
@@ -169,6 +182,9 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
         device: str,
     ) -> str:
         test = render.BwTest(device, qps, server_side, mtu, gid_index or 0, local, remote)
+        side = sa if server_side else a
+        # --cpu_util counts only in duration mode (perftest_parameters.c L1798-1801).
+        cpu = _cpu_pct(ctx, sdev if server_side else dev, str(a.port))
         return render.report(
             test,
             duration_mode=bool(a.duration),
@@ -177,10 +193,15 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
             iterations=iters,
             avg_gbps=rate,
             peak_gbps=peak,
+            cpu_pct=cpu if side.cpu_util and side.duration else None,
         )
 
     total = SETUP_S + seconds
+    lonely_cpu = a.cpu_util and not a.duration
+    notes = (render.DASHES + "\n" if lonely_cpu else "") + mtu_note
+    errors = (" CPU Utilization works only with Duration mode.\n" if lonely_cpu else "") + mtu_err
     client_out = text(False, a.gid if a.gid is not None else my_gid, mine, theirs, dev.rdma)
+    client_out = notes + client_out if not warn else warn + notes + client_out[len(warn) :]
     if not ctx.dry_run:
         if rate is not None:
             ctx.flow_done(request, rate, seconds)
@@ -188,7 +209,7 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
         server.outcome = Outcome(0, server_out, "", ctx.t + total - server.start)
         server.end = ctx.t + total
         server.finished = True
-    return Outcome(0, client_out, "", total, warn)
+    return Outcome(0, client_out, errors, total, warn)
 
 
 def _no_ack(
