@@ -100,3 +100,24 @@ def test_seeds_spread_over_the_range() -> None:
         )
         values.append(parse_ib_write_bw(r.stdout).bw_avg_gbps or 0.0)
     assert max(values) - min(values) >= 3.0 and min(values) >= 92.0 and max(values) <= 98.0
+
+
+def test_cable_form_follows_the_hardware() -> None:
+    """Spark to Spark: QSFP112 DAC, two 100G lanes trickle; Spark to switch leg: QSFP56
+    breakout, four 50G lanes, a healthy one may stay at zero (DOMAIN.md sections 6-7)."""
+    direct = SimTransport(with_faults("direct-2"))
+    switched = SimTransport(with_faults("demo"))
+    for t, part, lanes in (
+        (direct, "NJAAKK-N911", (0, 1)),
+        (switched, "QDD-2Q56-PC01", (0, 1, 2, 3)),
+    ):
+        cable = t.model.cable_of("spark-1", 1)
+        assert cable is not None and cable.spec.lanes_in_use == lanes
+        t.run(Job("spark-1", "sleep 120", 200))
+        module = t.run(Job("spark-1", build_ethtool_module("enp1s0f1np1"), 30)).stdout
+        assert parse_ethtool_module(module).vendor_pn == part
+    d = parse_ethtool_stats(direct.run(Job("spark-1", "ethtool -S enp1s0f1np1", 30)).stdout)
+    assert d["rx_err_lane_0_phy"] > 0 and d["rx_err_lane_1_phy"] > 0
+    assert d["rx_err_lane_2_phy"] == d["rx_err_lane_3_phy"] == 0
+    s = parse_ethtool_stats(switched.run(Job("spark-1", "ethtool -S enp1s0f1np1", 30)).stdout)
+    assert [s[f"rx_err_lane_{i}_phy"] for i in range(4)] == [0, 0, 0, 0]
