@@ -73,11 +73,16 @@ def _short_leg(ev: Evidence) -> list[Finding]:
     """RDMA without a result through a switch leg too small for a RoCE packet: the frames are
     dropped without a word (an L2 switch sends no ICMP), RC retries run out."""
     out = []
+    nccl_failed = ev.nccl is not None and not ev.nccl.completed and not ev.nccl.socket
     for leg in ev.short_legs:
         failed = [r for r in ev.rdma if r.gbps is None and set(r.nodes) & set(leg.nodes)]
-        if failed:
-            seen = f"RDMA without a result on {', '.join(r.where for r in failed[:3])}"
-            out.append(Finding(RULES["mtu_path"], leg.where, leg.nodes, seen))
+        seen = (
+            [f"RDMA without a result on {', '.join(r.where for r in failed[:3])}"] if failed else []
+        )
+        if nccl_failed:
+            seen.append("NCCL over IB did not complete")
+        if seen:
+            out.append(Finding(RULES["mtu_path"], leg.where, leg.nodes, "; ".join(seen)))
     return out
 
 

@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from ipaddress import IPv4Interface, IPv4Network
 
-from sparkfabric_sim import nccl_model, noise
-from sparkfabric_sim.hardware import SimNode
+from sparkfabric_sim import nccl_model, noise, roce
+from sparkfabric_sim.hardware import Netdev, SimNode
 from sparkfabric_sim.nccl_model import RankPlan
 from sparkfabric_sim.outcome import Outcome, fail
 from sparkfabric_sim.render import nccl as render
@@ -141,6 +141,39 @@ def mpirun(ctx: Ctx, argv: list[str]) -> Outcome:
     return _run(ctx, binary, plans, low, high, max(2, b.f))
 
 
+# NCCL's IB QPs use the default retry count and a 2^14 * 4.096 us timeout (NCCL_IB_TIMEOUT
+# 20 is the default since 2.14: ~4.3 s per try, 7 retries): the first collective stalls, then fails.
+RETRY_EXHAUSTED_S = 4.3 * 8
+
+
+def _roce_dropped(ctx: Ctx, plans: list[RankPlan]) -> tuple[int, Netdev, Netdev] | None:
+    """The first IB device pair of neighbouring ranks whose RoCE packets the path drops."""
+    ib = [p for p in plans if p.net == "IB"]
+    for i, p in enumerate(ib):
+        q = ib[(i + 1) % len(ib)]
+        if q.node.name == p.node.name:
+            continue
+        for dev in p.devices:
+            peer = next((d for d in q.devices if d.rail == dev.rail), None)
+            if peer is None:
+                continue
+            mtu = roce.active_mtu(min(dev.mtu, peer.mtu))
+            if roce.packet_bytes(mtu) > ctx.rt.path_mtu(dev, peer):
+                return p.rank, dev, peer
+    return None
+
+
+def _completion_error(dev: Netdev, peer: Netdev) -> str:
+    # src/transport/net_ib.cc (v2.28.9-1 L2543): the sender's completion error, RC retries
+    # exhausted (IBV_WC_RETRY_EXC_ERR 12, mlx5 vendor syndrome 0x81 = 129) on an RDMA write.
+    ip = peer.address.ip if peer.address else "0.0.0.0"
+    return (
+        f"NET/IB: Got completion from peer {ip}<{40000 + peer.ifindex}> with "
+        "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RDMA_WRITE(1) reqSize=524288 "
+        f"vendor_err=129 req_type=Send hca {dev.rdma}"
+    )
+
+
 def _root_allowed(env: Mapping[str, str]) -> bool:
     # orted_submit.c: both variables, each exactly "1".
     return env.get("OMPI_ALLOW_RUN_AS_ROOT") == "1" == env.get("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
@@ -189,6 +222,16 @@ def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step
             r.host, "internal error - please report this issue to the NCCL developers"
         )
         return Outcome(1, head + info + text + fail_line, render.MPI_NONZERO, STARTUP_S)
+    dropped = _roce_dropped(ctx, plans)
+    if dropped is not None:
+        rank, mine, peer = dropped
+        r = ranks[rank]
+        text = render.warn(r.host, r.pid, r.pid + 7, _completion_error(mine, peer))
+        fail_line = render.test_failure(
+            r.host, "remote process exited or there was a network error"
+        )
+        total = STARTUP_S + RETRY_EXHAUSTED_S
+        return Outcome(1, head + info + text + fail_line, render.MPI_NONZERO, total)
     fac = nccl_model.factor(collective, len(plans))
     # One rank moves data inside the GPU only: busbw is 0 by definition, algbw is memory speed.
     peak = nccl_model.peak_busbw(ctx, plans, binary) if fac else LOCAL_ALGBW

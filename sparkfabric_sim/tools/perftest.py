@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from ipaddress import IPv4Address
 
-from sparkfabric_sim import gids, noise, routing
+from sparkfabric_sim import gids, noise, roce, routing
 from sparkfabric_sim.bandwidth import FlowRequest
 from sparkfabric_sim.hardware import Netdev
 from sparkfabric_sim.outcome import Outcome, fail
@@ -57,23 +57,13 @@ def _device(ctx: Ctx, name: str | None) -> Netdev | None:
     return ctx.node.by_rdma(name)
 
 
-# include/rdma/ib_addr.h iboe_get_mtu(): the netdev MTU less 96 bytes of RoCE headers, rounded
-# down to an IB MTU; mlx5 caps the active MTU at 4096 (so 1500 -> 1024, 9000 -> 4096).
-ROCE_RESERVED = 96
-# What one RDMA WRITE packet adds to its payload on the wire, IPv4 RoCE v2: IPv4 20 + UDP 8 +
-# BTH 12 + RETH 16 + ICRC 4 (include/rdma/ib_pack.h sizes). A switch leg whose MTU is below
-# payload + this drops the frame silently (an L2 switch sends no ICMP), RC retries run out.
-ROCE_PACKET_OVERHEAD = 60
 # -u 14 (perftest default): 4.096 us * 2^14 per try, 7 retries, then the completion error.
 RETRY_EXHAUSTED_S = 0.067 * 8
 SEND_DEPTH = 128
 
 
 def _ib_mtu(netdev_mtu: int) -> int:
-    for ib in (4096, 2048, 1024, 512):
-        if netdev_mtu - ROCE_RESERVED >= ib:
-            return ib
-    return 256
+    return roce.active_mtu(netdev_mtu)
 
 
 def _requested_mtu(active: int, asked: int | None) -> tuple[int, str, str]:
@@ -81,7 +71,7 @@ def _requested_mtu(active: int, asked: int | None) -> tuple[int, str, str]:
     the port's active MTU; (MTU used, stdout note, stderr note)."""
     if asked is None:
         return active, "", ""
-    if asked not in (256, 512, 1024, 2048, 4096):
+    if asked not in roce.IB_MTUS:
         err = f" Invalid MTU - {asked} \n Please choose mtu from {{256,512,1024,2048,4096}}\n"
         return active, "", err
     if asked > active:
@@ -163,7 +153,7 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
     # Both ends exchange their MTU and use the smaller (perftest check_mtu).
     mine_mtu, mtu_note, mtu_err = _requested_mtu(_ib_mtu(dev.mtu), a.mtu)
     mtu = min(mine_mtu, _requested_mtu(_ib_mtu(sdev.mtu), sa.mtu)[0])
-    fits = loop or mtu + ROCE_PACKET_OVERHEAD <= ctx.rt.path_mtu(dev, sdev)
+    fits = loop or roce.packet_bytes(mtu) <= ctx.rt.path_mtu(dev, sdev)
     mine = [_qp(ctx, dev, i, f"c{a.port}") for i in range(qps)]
     theirs = [_qp(ctx, sdev, i, f"s{a.port}") for i in range(qps)]
     if not (gid_ok and fits):

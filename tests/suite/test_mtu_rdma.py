@@ -15,7 +15,7 @@ LEG_1500 = [{"fault": "mtu", "switch_port": "qsfp56-dd-1-5", "value": 1500}]
 
 def test_switch_leg_at_1500_fails_rdma_with_the_mtu_cause(pytester: pytest.Pytester) -> None:
     path = write_cluster(pytester.path, "demo.yaml", faults=LEG_1500, nodes=3)
-    run = run_suite(pytester, path, markers="bandwidth")
+    run = run_suite(pytester, path, markers="bandwidth or nccl")
     rdma = {k for k in run.outcomes if k.startswith("test_pair_rdma")}
     through = {k for k in rdma if "spark-2" in k}
     assert through and rdma - through
@@ -26,3 +26,17 @@ def test_switch_leg_at_1500_fails_rdma_with_the_mtu_cause(pytester: pytest.Pytes
         message = run.messages[item]
         assert "transport retry counter exceeded (12)" in message, message
         assert "qsfp56-dd-1-5 mtu 1500 l2mtu 1500, below the 4156-byte RoCE packet" in message
+    # NCCL's IB transport meets the same drop: the run fails with the sender's completion error.
+    assert "test_nccl_completes" in run.failed
+    nccl = run.messages["test_nccl_completes"]
+    assert "IBV_WC_RETRY_EXC_ERR" in nccl or "network error" in nccl, nccl
+    assert run.props["test_nccl_completes"].get("rule") == "mtu_path", nccl
+
+
+def test_nccl_alone_through_the_short_leg_names_the_mtu(pytester: pytest.Pytester) -> None:
+    path = write_cluster(pytester.path, "demo.yaml", faults=LEG_1500, nodes=3)
+    run = run_suite(pytester, path, markers="nccl")
+    message = run.messages["test_nccl_completes"]
+    assert "IBV_WC_RETRY_EXC_ERR" in message or "network error" in message, message
+    assert run.props["test_nccl_completes"].get("rule") == "mtu_path", message
+    assert "qsfp56-dd-1-5 mtu 1500" in message
