@@ -87,8 +87,23 @@ def test_nccl_ib_hca(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     verdict(node=node.name, expected=f"selects {', '.join(need)}")
     env = nccl_env.effective(fabric, node.name).get()
     hca = env.get("NCCL_IB_HCA")
-    selected = [s.device for s in select_hcas(hca.value if hca else None, _devices(node))]
+    value = hca.value if hca else None
+    found = nccl_env.version(fabric, node.name)
+    # Unknown version: read the value by both grammars, and need the devices under each.
+    versions = [found] if found else [(2, 30, 4), (2, 30, 7)]
+    picks = [[s.device for s in select_hcas(value, _devices(node), version=v)] for v in versions]
+    selected = [d for d in picks[0] if all(d in p for p in picks)]
     shown = _decided(hca) if hca else "NCCL_IB_HCA unset (NCCL uses every RoCE device)"
+    if found:
+        under = f"NCCL {'.'.join(map(str, found))}"
+    elif picks[0] != picks[-1]:
+        under = (
+            f"no libnccl.so.2.x.y found: NCCL <= 2.30.4 selects {', '.join(picks[0]) or 'nothing'}"
+            f", >= 2.30.7 selects {', '.join(picks[-1]) or 'nothing'}"
+        )
+    else:
+        under = "NCCL version not found (same under every grammar)"
+    shown = f"{shown} under {under}"
     verdict(measured=f"{shown}; selects {', '.join(selected) or 'nothing'}")
     missing = [d for d in need if d not in selected]
     if missing:

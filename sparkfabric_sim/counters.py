@@ -155,8 +155,6 @@ def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:
         ("rx_prio0_discards", 0),
         ("tx_prio0_bytes", tx),
         ("tx_prio0_packets", pk(tx)),
-        ("rx_prio3_pause", 0),
-        ("tx_prio3_pause", 0),
         ("tx_pause_storm_warning_events", 0),
         ("tx_pause_storm_error_events", 0),
         ("module_unplug", 0),
@@ -164,4 +162,8 @@ def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:
         ("module_high_temp", 0),
         ("module_bad_shorted", 0),
     ]
+    if dev.node in model.pfc_nodes:
+        # mlx5 exports rx/tx_prioN_pause only for priorities with PFC on (counters.rst).
+        at = next(i for i, (name, _) in enumerate(out) if name == "tx_pause_storm_warning_events")
+        out[at:at] = [("rx_prio3_pause", pause), ("tx_prio3_pause", 0)]
     return out

@@ -165,3 +165,20 @@ NVIDIA_DAC = CableSpec(
     attenuation_db=(3, 4, 6, 9),
     form="QSFP112",
 )
+
+
+# The Spark end of a switch breakout: one 400G QSFP56-DD switch cage to 2 x 200G QSFP56, eight
+# 50G PAM4 lanes, four per leg (a vendor's spec sheet, philisun.com "400G QSFP-DD to 2x200G
+# QSFP56 Passive DAC"; DOMAIN.md section 7). Vendor and part here are placeholders for a
+# third-party breakout, deliberately not on NVIDIA's Spark cable list.
+BREAKOUT_DAC = CableSpec(
+    vendor="PHILISUN",
+    oui="00:00:00",
+    part="QDD-2Q56-PC01",
+    rev="A",
+    serial="",
+    date_code="250601",
+    length_m=1,
+    attenuation_db=(0, 0, 0, 0),
+    form="QSFP56",
+)

@@ -13,8 +13,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster import hardware
-from sparkfabric_sim import noise
+from sparkfabric_sim import nccl_select, noise
 from sparkfabric_sim.hardware import (
+    BREAKOUT_DAC,
     NVIDIA_DAC,
     Cable,
     LaneFault,
@@ -161,6 +162,8 @@ def _node_draft(cluster: Cluster, node: Node, index: int, seed: int) -> NodeDraf
         )
     user = node.ssh.user if node.ssh and node.ssh.user else "root"
     files = {"/etc/hostname": f"{node.name}\n", "/etc/os-release": OS_RELEASE}
+    sim = cluster.spec.simulate
+    files[nccl_select.library_path(sim.nccl_version if sim else None)] = "\x7fELF"
     return NodeDraft(
         name=node.name,
         index=index,
@@ -179,11 +182,13 @@ def _cables(cluster: Cluster, seed: int, switch: SwitchConfig | None) -> list[Ca
     out = []
     for i, c in enumerate(plan.cables(cluster)):
         serial = f"AMP{noise.hex_id(seed, 32, 'cable', i):010d}"[:13]
-        spec = replace(NVIDIA_DAC, serial=serial)
         b = PortRef(c.b_node, int(str(c.b_port))) if c.b_node else None
         leg = None
         if b is None and switch is not None:
             leg = switch.leg_of(c.a_node).name
+        # Spark to Spark: a QSFP112 DAC on two 100G lanes; to a switch: a breakout leg, QSFP56
+        # on four 50G lanes (lanes_in_use follows the form).
+        spec = replace(NVIDIA_DAC if leg is None else BREAKOUT_DAC, serial=serial)
         out.append(Cable(PortRef(c.a_node, c.a_port), b, leg, spec))
     return out
 

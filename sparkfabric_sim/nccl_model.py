@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address
 
 from pytest_sparkfabric.cluster import hardware
-from sparkfabric_sim import bandwidth, noise
+from sparkfabric_sim import bandwidth, nccl_conf, nccl_select, noise
 from sparkfabric_sim.hardware import Netdev, SimNode
 from sparkfabric_sim.vfs import VfsError
 from sparkfabric_sim.world import Ctx
@@ -37,6 +37,8 @@ class RankPlan:
     devices: tuple[Netdev, ...]
     ib_tried_none: bool
     socket_if: tuple[str, IPv4Address] | None
+    # NCCL >= 2.30.7: (rail, plane) from the NCCL_IB_HCA entry that took each device, -1 = unset.
+    labels: tuple[tuple[int, int], ...] = ()
 
     @property
     def debug_info(self) -> bool:
@@ -44,34 +46,34 @@ class RankPlan:
 
 
 def effective_env(ctx: Ctx, node: SimNode, process: Mapping[str, str]) -> dict[str, str]:
-    from pytest_sparkfabric.probes.ncclconf import EnvSource, effective_nccl_env
-
     vfs = ctx.world.vfs(node, ctx.t)
-    sources = [EnvSource.from_mapping("process", process)]
-    conf_file = process.get("NCCL_CONF_FILE")
-    files = [(f"{node.home}/.nccl.conf", "user_conf"), ("/etc/nccl.conf", "system_conf")]
-    if conf_file:
-        files.insert(0, (conf_file, "conf_file"))
-    for path, kind in files:
+
+    def read(path: str) -> str | None:
         try:
-            text = vfs.read(path)
+            return vfs.read(path)
         except VfsError:
-            continue
-        sources.append(EnvSource.from_text(path, text, kind))  # type: ignore[arg-type]
-    decided = effective_nccl_env(sources)
-    return {k: d.value for k, d in decided.items()}
+            return None
+
+    return nccl_conf.resolve(process, node.home, read)
 
 
-def _match_ifname(spec: str | None, names: Sequence[str]) -> list[str]:
-    if not spec:
-        return [n for n in names if not n.startswith(("docker", "lo"))]
-    exclude = spec.startswith("^")
-    body = spec[1:] if exclude else spec
-    exact = body.startswith("=")
-    body = body[1:] if exact else body
-    prefixes = [p.split(":")[0] for p in body.split(",") if p]
-    hit = [n for n in names if any((n == p) if exact else n.startswith(p) for p in prefixes)]
-    return [n for n in names if (n in hit) != exclude]
+def nccl_version_text(ctx: Ctx) -> str:
+    """What `NCCL version ...` prints; the nodes share one build unless the spec says otherwise."""
+    sim = ctx.model.cluster.spec.simulate
+    return nccl_select.configured(sim.nccl_version if sim is not None else None)
+
+
+def version(ctx: Ctx) -> tuple[int, int, int]:
+    return nccl_select.parse_version(nccl_version_text(ctx))
+
+
+def _match_ifname(spec: str | None, names: Sequence[str], ver: tuple[int, int, int]) -> list[str]:
+    # src/misc/socket.cc / os/linux.cc: a value of one character or less counts as unset; the
+    # same parseStringList/matchIfList as NCCL_IB_HCA, with port -1 (any ":x" is ignored).
+    if not spec or len(spec) <= 1:
+        return [n for n in names if not n.startswith(("docker", "lo", "virbr"))]
+    f = nccl_select.hca_filter(spec, ver)
+    return [n for n in names if f.keeps(n, -1)]
 
 
 def socket_interface(
@@ -81,13 +83,11 @@ def socket_interface(
     for dev in node.netdevs:
         if dev.address is not None and ctx.rt.carrier(dev, ctx.t):
             candidates.append((dev.name, dev.address.ip))
-    names = _match_ifname(env.get("NCCL_SOCKET_IFNAME"), [n for n, _ in candidates])
+    names = _match_ifname(env.get("NCCL_SOCKET_IFNAME"), [n for n, _ in candidates], version(ctx))
     return next((c for c in candidates if c[0] in names), None)
 
 
 def plan_rank(ctx: Ctx, rank: int, node: SimNode, process: Mapping[str, str]) -> RankPlan:
-    from pytest_sparkfabric.probes.nccl_hca import select_hcas
-
     env = effective_env(ctx, node, process)
     sock = socket_interface(ctx, node, env)
     socket_forced = env.get("NCCL_NET", "").lower() == "socket" or env.get("NCCL_IB_DISABLE") == "1"
@@ -96,11 +96,15 @@ def plan_rank(ctx: Ctx, rank: int, node: SimNode, process: Mapping[str, str]) ->
     active = [
         d for d in sorted(node.netdevs, key=lambda d: (d.port, d.rail)) if ctx.rt.carrier(d, ctx.t)
     ]
-    chosen = {s.device for s in select_hcas(env.get("NCCL_IB_HCA"), [d.rdma for d in active])}
-    devices = tuple(d for d in active if d.rdma in chosen)
+    hca = nccl_select.hca_filter(env.get("NCCL_IB_HCA"), version(ctx))
+    devices = tuple(d for d in active if hca.keeps(d.rdma, 1))
     if not devices:
         return RankPlan(rank, node, env, "Socket", (), True, sock)
-    return RankPlan(rank, node, env, "IB", devices, False, sock)
+    labels = []
+    for d in devices:
+        entry = None if hca.exclude else hca.label(d.rdma, 1)
+        labels.append((entry.rail, entry.plane) if entry else (-1, -1))
+    return RankPlan(rank, node, env, "IB", devices, False, sock, tuple(labels))
 
 
 def _u(ctx: Ctx, span: tuple[float, float], *key: object) -> float:

@@ -27,7 +27,10 @@ if TYPE_CHECKING:
     from sparkfabric_sim.world import World
 
 Row = dict[str, str]
-BUSY_WINDOW_S = 60.0
+# RouterOS `cpu-load` is the current load (MikroTik manual, /system resource: "percentage of
+# used CPU resources"), so forwarding load shows only while the traffic flows; the averaging
+# window is not documented, one second of tail is assumed.
+BUSY_TAIL_S = 1.0
 
 
 class RestError(Exception):
@@ -66,10 +69,10 @@ class SimSwitch:
 
     def cpu_load(self) -> int:
         seed, now = self.world.model.seed, self.clock.now()
-        bucket = int(now // 10)
+        bucket = int(now)
         if self.config.hw_offload:
             return int(noise.uniform(seed, 1, 5, "cpu", bucket))
-        if self.world.runtime.switch_busy_until >= now - BUSY_WINDOW_S:
+        if self.world.runtime.switch_busy_until >= now - BUSY_TAIL_S:
             return int(noise.uniform(seed, 88, 100, "cpu", bucket))
         return int(noise.uniform(seed, 9, 16, "cpu", bucket))
 

@@ -145,7 +145,7 @@ class SimTransport(Transport):
                 job.node,
                 job.command,
                 TIMEOUT_RC,
-                outcome.partial,
+                outcome.printed_by(job.timeout_s - SSH_ROUND_TRIP_S),
                 "",
                 job.timeout_s,
                 timed_out=True,
@@ -278,7 +278,7 @@ class SimBackground:
                 self.job.node,
                 self.job.command,
                 TIMEOUT_RC,
-                (self._outcome.partial if self._outcome else ""),
+                (self._outcome.printed_by(self.job.timeout_s) if self._outcome else ""),
                 "",
                 self.job.timeout_s,
                 timed_out=True,
@@ -322,7 +322,7 @@ class SimBackground:
                     end_process(self._t.world.runtime, proc, now)
                 for flow in self._flows:
                     flow.end = min(flow.end, now)
-                partial = self._outcome.partial if self._outcome else ""
+                partial = self._outcome.printed_by(now - self._t0) if self._outcome else ""
                 self._done = result = RunResult(
                     self.job.node,
                     self.job.command,

@@ -357,6 +357,13 @@ class SimulateSpec(_Model):
     faults: tuple[FaultSpec, ...] = Field(
         default=(), description="Faults to inject; an empty list simulates a healthy cluster."
     )
+    nccl_version: str | None = Field(
+        default=None,
+        pattern=r"^[0-9]+\.[0-9]+\.[0-9]+(\+cuda[0-9]+\.[0-9]+)?$",
+        description="NCCL version of the simulated nodes (default 2.28.9, the build NVIDIA's "
+        "setup script compiles); NCCL_IB_HCA is read by that version's grammar.",
+        examples=["2.30.7"],
+    )
 
 
 class ClusterSpec(_Model):

@@ -69,6 +69,23 @@ def _down_nodes(ev: Evidence) -> set[str]:
     return {n for s in ev.no_link for n in s.nodes}
 
 
+def _short_leg(ev: Evidence) -> list[Finding]:
+    """RDMA without a result through a switch leg too small for a RoCE packet: the frames are
+    dropped without a word (an L2 switch sends no ICMP), RC retries run out."""
+    out = []
+    nccl_failed = ev.nccl is not None and not ev.nccl.completed and not ev.nccl.socket
+    for leg in ev.short_legs:
+        failed = [r for r in ev.rdma if r.gbps is None and set(r.nodes) & set(leg.nodes)]
+        seen = (
+            [f"RDMA without a result on {', '.join(r.where for r in failed[:3])}"] if failed else []
+        )
+        if nccl_failed:
+            seen.append("NCCL over IB did not complete")
+        if seen:
+            out.append(Finding(RULES["mtu_path"], leg.where, leg.nodes, "; ".join(seen)))
+    return out
+
+
 def _link_down(ev: Evidence) -> list[Finding]:
     if not ev.no_link:
         return []
@@ -271,6 +288,7 @@ def _duplicate_ip(ev: Evidence) -> list[Finding]:
 
 DIAGNOSERS: tuple[tuple[RuleId, Callable[[Evidence], list[Finding]]], ...] = (
     ("link_down", _link_down),
+    ("mtu_path", _short_leg),
     ("duplicate_ip", _duplicate_ip),
     ("pcie_degraded", _pcie_degraded),
     ("nic_throttled", _nic_throttled),

@@ -101,6 +101,8 @@ class Evidence:
     switch_cpu_load_pct: float | None = None
     narrow_pcie: tuple[Site, ...] = ()
     duplicate_ips: tuple[Site, ...] = ()
+    short_legs: tuple[Site, ...] = ()
+    """Switch legs whose mtu or l2mtu is below the cluster's RoCE packet (issue 14)."""
 
 
 @dataclass(frozen=True, slots=True)

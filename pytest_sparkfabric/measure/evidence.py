@@ -133,6 +133,42 @@ def _switch_cpu(fabric: Fabric) -> float | None:
     return float(load) if load is not None else None
 
 
+# The RoCE path MTU the cluster MTU gives (kernel iboe_get_mtu: netdev MTU less 96 bytes,
+# rounded down to an IB MTU, at most 4096) and one RDMA WRITE packet of it as an IP packet
+# (IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4 on top of the payload, include/rdma/ib_pack.h).
+ROCE_RESERVED_B = 96
+ROCE_PACKET_OVERHEAD_B = 60
+
+
+def roce_packet_bytes(netdev_mtu: int) -> int:
+    ib = next((m for m in (4096, 2048, 1024, 512) if netdev_mtu - ROCE_RESERVED_B >= m), 256)
+    return ib + ROCE_PACKET_OVERHEAD_B
+
+
+def _short_legs(fabric: Fabric) -> tuple[Site, ...]:
+    spec = fabric.cluster.spec.switch
+    if spec is None:
+        return ()
+    state = switch.state(fabric).value
+    ports = state.ethernet.value if state is not None else None
+    if ports is None:
+        return ()
+    need = roce_packet_bytes(fabric.cluster.mtu)
+    out = []
+    for node, leg in spec.ports.items():
+        port = ports.get(leg)
+        if port is None:
+            continue
+        sizes = [v for v in (port.mtu_bytes, port.l2mtu_bytes) if v is not None]
+        if sizes and min(sizes) < need:
+            where = (
+                f"switch port {leg} mtu {port.mtu_bytes} l2mtu {port.l2mtu_bytes}, below the "
+                f"{need}-byte RoCE packet of MTU {fabric.cluster.mtu}"
+            )
+            out.append(Site(where, (node,)))
+    return tuple(out)
+
+
 def collect(
     fabric: Fabric, *, loopback: bool = False, tcp: bool = False, links: bool = True
 ) -> Evidence:
@@ -154,6 +190,7 @@ def collect(
         switch_cpu_load_pct=_switch_cpu(fabric) if links else None,
         narrow_pcie=_narrow_pcie(fabric) if links else (),
         duplicate_ips=_duplicate_ips(fabric) if links else (),
+        short_legs=_short_legs(fabric) if links else (),
     )
 
 

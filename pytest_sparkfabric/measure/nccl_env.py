@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
+from pytest_sparkfabric.probes.nccl_hca import NcclVersion, find_nccl_version
 from pytest_sparkfabric.probes.ncclconf import (
     Decided,
     EnvSource,
@@ -70,11 +71,23 @@ def decide(
     return effective_nccl_env(sources)
 
 
+# Where the NCCL packages (libnccl2) and a `make install` put the library; the shell expands
+# each pattern, and one that matches nothing is echoed as it is (no version in it).
+LIBRARY_GLOBS = (
+    "/usr/lib/*-linux-gnu/libnccl.so.2.*",
+    "/usr/local/lib/libnccl.so.2.*",
+    "/usr/local/nccl/lib/libnccl.so.2.*",
+)
+VERSION_COMMAND = "echo " + " ".join(LIBRARY_GLOBS)
+
+
 @dataclass(frozen=True, slots=True)
 class NcclEnv:
     """By node: the NCCL variables a job there gets and where each comes from."""
 
     nodes: Mapping[str, Measured[dict[str, Decided]]]
+    # The installed NCCL's version (from the library's file name), None when none was found.
+    versions: Mapping[str, NcclVersion | None] | None = None
 
 
 def measure(fabric: Fabric) -> NcclEnv:
@@ -82,13 +95,25 @@ def measure(fabric: Fabric) -> NcclEnv:
     reads = conf_reads(env)
     nodes = [n.name for n in fabric.cluster.nodes]
     jobs = [Job(n, rd.command, QUICK_S) for n in nodes for rd in reads]
+    jobs += [Job(n, VERSION_COMMAND, QUICK_S) for n in nodes]
     results = fabric.run_all(jobs)
     out: dict[str, Measured[dict[str, Decided]]] = {}
     for i, node in enumerate(nodes):
         mine = results[i * len(reads) : (i + 1) * len(reads)]
         errors = [e for rd, r in zip(reads, mine, strict=True) if (e := read_error(rd, r))]
         out[node] = Measured.failed(errors[0]) if errors else Measured.of(decide(env, reads, mine))
-    return NcclEnv(out)
+    tail = results[len(nodes) * len(reads) :]
+    versions = {
+        node: find_nccl_version(r.stdout) if r.rc == 0 else None
+        for node, r in zip(nodes, tail, strict=True)
+    }
+    return NcclEnv(out, versions)
+
+
+def version(fabric: Fabric, node: str) -> NcclVersion | None:
+    """The NCCL version installed on `node`, None when no library was found."""
+    versions = fabric.phase(NAME, measure).versions
+    return versions.get(node) if versions else None
 
 
 def effective(fabric: Fabric, node: str) -> Measured[dict[str, Decided]]:

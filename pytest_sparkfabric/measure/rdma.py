@@ -117,7 +117,10 @@ def _outcome(fr: FlowResult) -> tuple[float | None, str | None]:
     try:
         return parse_ib_write_bw(r.stdout).bw_avg_gbps, None
     except ParseError as exc:
-        return None, f"{r.node}: {exc}"
+        # perftest says on stderr why the run stopped (a completion error, retries exhausted).
+        said = [ln.strip() for ln in r.stderr.splitlines() if "Failed status" in ln]
+        tail = f"; ib_write_bw rc {r.rc}: {said[0]}" if said and r.rc != 0 else ""
+        return None, f"{r.node}: {exc}{tail}"
 
 
 def _flow(fabric: Fabric, key: Hashable, src: Rail, dst: Rail, port: int) -> Flow:

@@ -1,26 +1,49 @@
-"""Which RDMA devices and ports an ``NCCL_IB_HCA`` value selects, exactly as NCCL decides.
+"""Which RDMA devices and ports an ``NCCL_IB_HCA`` value selects, as the NCCL on the node does.
 
 Source: NVIDIA/nccl src/misc/utils.cc (``parseStringList``, ``matchIf``, ``matchPort``,
-``matchIfList``) and the IB init in src/transport/net_ib (``ncclIbInit``), which does::
+``matchIfList``) and the IB init (src/transport/net_ib.cc, net_ib/init.cc in 2.29+)::
 
     searchNot = env[0] == '^';  if (searchNot) env++;
     searchExact = env[0] == '='; if (searchExact) env++;
     nUserIfs = parseStringList(env, userIfs, MAX_IB_DEVS);
-    for each device d, for port in 1..phys_port_cnt:
-        if (!(matchIfList(d->name, port, userIfs, nUserIfs, searchExact) ^ searchNot)) skip;
+    keep (device, port) when matchIfList(name, port, userIfs, nUserIfs, searchExact) ^ searchNot
 
-Consequences kept here on purpose: unset or empty selects everything; ``^`` alone selects
-nothing (an empty list matches everything, then the ``^`` inverts it); ``parseStringList``
-drops one more leading ``^`` or ``=``, so ``==x`` is ``=x``; only the first 32 entries count
-(MAX_IB_DEVS); ``name:`` gives port 0, which matches no real port; matching is case-sensitive.
+The list grammar depends on the version (``Grammar``):
+- up to 2.4.8: only ``^``, skipped inside ``parseStringList``; no exact mode (``=`` is a name
+  character);
+- 2.5.6 to 2.30.4: ``^`` then ``=`` stripped once each (no second stripping: ``==x`` and
+  ``^^x`` keep the second character in the name); ``name:N`` is port ``atoi(N)``, so
+  ``name:`` is port 0, which no device has;
+- 2.30.7 on (commit 7ec092af): ``name[:port[:rail[:plane]]]``; an empty field means "any", so
+  ``name:`` takes every port; rail and plane only label the device.
+Always: unset or empty selects everything; ``^`` alone selects nothing; at most 32 entries
+(MAX_IB_DEVS); case-sensitive prefix match unless ``=``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 MAX_IB_DEVS = 32
+Grammar = Literal["caret_only", "classic", "rail_plane"]
+NcclVersion = tuple[int, int, int]
+_VERSION = re.compile(r"(?:NCCL version |libnccl\.so\.)(\d+)\.(\d+)\.(\d+)")
+
+
+def grammar_for(version: NcclVersion | None) -> Grammar:
+    """``classic`` when the version is unknown (every release from 2019 to April 2026)."""
+    if version is None or (2, 5, 6) <= version < (2, 30, 7):
+        return "classic"
+    return "rail_plane" if version >= (2, 30, 7) else "caret_only"
+
+
+def find_nccl_version(text: str) -> NcclVersion | None:
+    """The first ``NCCL version X.Y.Z`` (INFO log) or ``libnccl.so.X.Y.Z`` (library) in text."""
+    m = _VERSION.search(text)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +58,7 @@ class HcaSpec:
     exclude: bool
     exact: bool
     entries: tuple[HcaEntry, ...]
+    grammar: Grammar = "classic"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +83,6 @@ def _atoi(text: str) -> int:
 
 
 def _parse_string_list(text: str) -> tuple[HcaEntry, ...]:
-    if text[:1] in ("^", "="):
-        text = text[1:]
     entries: list[HcaEntry] = []
     current = ""
     i = 0
@@ -82,18 +104,34 @@ def _parse_string_list(text: str) -> tuple[HcaEntry, ...]:
     return tuple(entries)
 
 
-def parse_hca_spec(spec: str | None) -> HcaSpec:
+def _parse_fields(text: str) -> tuple[HcaEntry, ...]:
+    """2.30.7+: strtok_r on ',' (empty entries vanish), strsep on ':'; empty port = any."""
+    entries: list[HcaEntry] = []
+    for item in text.split(","):
+        name, *rest = item.split(":")
+        if not name:
+            continue
+        port = _atoi(rest[0]) if rest and rest[0] else None
+        entries.append(HcaEntry(name[:63], port))
+        if len(entries) == MAX_IB_DEVS:
+            break
+    return tuple(entries)
+
+
+def parse_hca_spec(spec: str | None, version: NcclVersion | None = None) -> HcaSpec:
+    grammar = grammar_for(version)
     if spec is None:
-        return HcaSpec(None, exclude=False, exact=False, entries=())
+        return HcaSpec(None, exclude=False, exact=False, entries=(), grammar=grammar)
     # A C string ends at the first NUL.
     text = spec.split("\0", 1)[0]
     exclude = text.startswith("^")
     if exclude:
         text = text[1:]
-    exact = text.startswith("=")
+    exact = grammar != "caret_only" and text.startswith("=")
     if exact:
         text = text[1:]
-    return HcaSpec(spec, exclude, exact, _parse_string_list(text))
+    entries = _parse_fields(text) if grammar == "rail_plane" else _parse_string_list(text)
+    return HcaSpec(spec, exclude, exact, entries, grammar)
 
 
 def hca_matches(spec: HcaSpec, device: str, port: int) -> bool:
@@ -110,13 +148,17 @@ def hca_matches(spec: HcaSpec, device: str, port: int) -> bool:
 
 
 def select_hcas(
-    spec: str | None, devices: Sequence[str], *, ports: Sequence[int] = (1,)
+    spec: str | None,
+    devices: Sequence[str],
+    *,
+    ports: Sequence[int] = (1,),
+    version: NcclVersion | None = None,
 ) -> tuple[HcaSelection, ...]:
-    """The (device, port) pairs NCCL would use, in device order.
+    """The (device, port) pairs NCCL ``version`` would use, in device order.
 
     ``ports`` are the port numbers every device has (a DGX Spark RoCE device has port 1 only).
     """
-    parsed = parse_hca_spec(spec)
+    parsed = parse_hca_spec(spec, version)
     return tuple(
         HcaSelection(device, port)
         for device in devices

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 TESTS_VERSION = "2.18.5"
 NCCL_CODE = "22809"
-NCCL_VERSION = "2.28.9+cuda13.0"
 WARMUP_ITERS = 1
 ITERS = 20
 
@@ -58,9 +57,27 @@ def row(r: Row) -> str:
     )
 
 
-def header(binary: str, min_bytes: int, max_bytes: int, factor: int, ranks: Sequence[Rank]) -> str:
+def version_code(version: tuple[int, int, int]) -> str:
+    # nccl.h NCCL_VERSION(X,Y,Z): X*10000 + Y*100 + Z since 2.9 (X*1000 + Y*100 + Z before).
+    major, minor, patch = version
+    return str(
+        major * 10000 + minor * 100 + patch
+        if (major, minor) >= (2, 9)
+        else major * 1000 + minor * 100 + patch
+    )
+
+
+def header(
+    binary: str,
+    min_bytes: int,
+    max_bytes: int,
+    factor: int,
+    ranks: Sequence[Rank],
+    library_code: str = NCCL_CODE,
+) -> str:
     lines = [
-        f"# nccl-tests version {TESTS_VERSION} nccl-headers={NCCL_CODE} nccl-library={NCCL_CODE}",
+        f"# nccl-tests version {TESTS_VERSION} nccl-headers={NCCL_CODE} "
+        f"nccl-library={library_code}",
         f"# Collective test starting: {binary}",
         f"# nThread 1 nGpus 1 minBytes {min_bytes} maxBytes {max_bytes} step: {factor}(factor) "
         f"warmup iters: {WARMUP_ITERS} iters: {ITERS} agg iters: 1 validation: 1 graph: 0 "
@@ -112,3 +129,29 @@ MPI_DAEMON = (
     "This usually is caused by:\n"
     "--------------------------------------------------------------------------\n"
 )
+
+_RULE = "-" * 74 + "\n"
+
+# orte/orted/orted_submit.c (v4.1.8 L303-333): printed by hand, then exit(1).
+MPI_ROOT = (
+    _RULE + "mpirun has detected an attempt to run as root.\n\n"
+    "Running as root is *strongly* discouraged as any mistake (e.g., in\n"
+    "defining TMPDIR) or bug can result in catastrophic damage to the OS\n"
+    "file system, leaving your system in an unusable state.\n\n"
+    "We strongly suggest that you run mpirun as a non-root user.\n\n"
+    "You can override this protection by adding the --allow-run-as-root option\n"
+    "to the cmd line or by setting two environment variables in the following way:\n"
+    "the variable OMPI_ALLOW_RUN_AS_ROOT=1 to indicate the desire to override this\n"
+    "protection, and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 to confirm the choice and\n"
+    "add one more layer of certainty that you want to do so.\n"
+    "We reiterate our advice against doing so - please proceed at your own risk.\n" + _RULE
+)
+
+
+def oob_not_found(value: str) -> str:
+    """orte/mca/oob/tcp/help-oob-tcp.txt [no-included-found] (v4.1.8)."""
+    return (
+        _RULE + "None of the TCP networks specified to be included for out-of-band communications\n"
+        f"could be found:\n\n  Value given: {value}\n\n"
+        "Please revise the specification and try again.\n" + _RULE
+    )

@@ -85,9 +85,21 @@ def addresses(t: BwTest) -> str:
     return out + DASHES + "\n"
 
 
-def row(size: int, iterations: int, peak: float, average: float, msg_rate_mpps: float) -> str:
+# perftest_parameters.h L215/L235: the header's extra column and the row's `\t    %-3.2f`.
+CPU_HEAD = "    CPU_Util[%]"
+
+
+def row(
+    size: int,
+    iterations: int,
+    peak: float,
+    average: float,
+    msg_rate_mpps: float,
+    cpu_pct: float | None = None,
+) -> str:
     head = f" {size:<7}    {iterations:<10}       {peak:<7.2f}            {average:<7.2f}"
-    return f"{head}\t\t   {msg_rate_mpps:<7.6f}\n"
+    cpu = f"\t    {cpu_pct:<3.2f}" if cpu_pct is not None else ""
+    return f"{head}\t\t   {msg_rate_mpps:<7.6f}{cpu}\n"
 
 
 def report(
@@ -99,18 +111,33 @@ def report(
     iterations: int,
     avg_gbps: float | None,
     peak_gbps: float,
+    cpu_pct: float | None = None,
 ) -> str:
-    """Everything one side prints; avg_gbps None means no result row (a wrong GID index)."""
+    """Everything one side prints; avg_gbps None means no result row (a wrong GID index);
+    cpu_pct adds the CPU_Util column (--cpu_util in duration mode)."""
     text = NO_PEAK if duration_mode else ""
     if t.server:
         text += WAITING
     text += test_info(t) + addresses(t)
-    text += (HEADER_GBITS if gbits else HEADER_MB) + "\n"
+    text += (HEADER_GBITS if gbits else HEADER_MB) + (CPU_HEAD if cpu_pct is not None else "")
+    text += "\n"
     if avg_gbps is not None:
         factor = 1.0 if gbits else 1e9 / 8 / 2**20
         rate = avg_gbps * 1e9 / 8 / size / 1e6
-        text += row(size, iterations, peak_gbps * factor, avg_gbps * factor, rate)
+        text += row(size, iterations, peak_gbps * factor, avg_gbps * factor, rate, cpu_pct)
     return text + DASHES + "\n"
+
+
+def retry_exceeded(sent: int) -> str:
+    """The client's stderr when no ACK ever comes back: RC retries run out (IBV_WC_RETRY_EXC_ERR
+    = 12, "transport retry counter exceeded"; syndrome 0x81 as mlx5 reports it). Format:
+    perftest_resources.h NOTIFY_COMP_ERROR_SEND and write_bw.c L392."""
+    return (
+        " Completion with error at client\n"
+        " Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81\n"
+        f" scnt={sent}, ccnt=0\n"
+        " Failed to complete run_iter_bw function successfully\n"
+    )
 
 
 def connect_failed(peer: str, port: int) -> str:

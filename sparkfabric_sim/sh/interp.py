@@ -66,6 +66,8 @@ class Interp:
         self.elapsed = 0.0
         self.status = 0
         self._sub_status: int | None = None
+        # (start offset, outcome) of every program run, for the timeline of a killed script.
+        self._runs: list[tuple[float, Outcome]] = []
 
     def run_script(self, text: str, stdin: str = "") -> Outcome:
         start = self.elapsed
@@ -81,7 +83,21 @@ class Interp:
         except _Hang:
             out = "".join(io.out)
             return Outcome(124, out, "".join(io.err), self.elapsed - start, out, hang=True)
-        return Outcome(rc, "".join(io.out), "".join(io.err), self.elapsed - start)
+        out = "".join(io.out)
+        return Outcome(
+            rc, out, "".join(io.err), self.elapsed - start, timeline=self._timeline(out, start)
+        )
+
+    def _timeline(self, out: str, start: float) -> tuple[tuple[float, str], ...]:
+        """A script of one program that prints as it goes, its output on stdout: that timeline,
+        after whatever the script printed before it (other scripts keep no timeline)."""
+        if len(self._runs) != 1:
+            return ()
+        at, outcome = self._runs[0]
+        if not outcome.timeline or not out.endswith(outcome.stdout):
+            return ()
+        prefix = out[: len(out) - len(outcome.stdout)]
+        return tuple((at - start + t, prefix + text) for t, text in outcome.timeline)
 
     # -- control flow -------------------------------------------------------------------------
 
@@ -172,6 +188,7 @@ class Interp:
             rc, out, err = builtin(self, args)
         else:
             outcome = self.host.run(argv, env, stdin, self.start + self.elapsed)
+            self._runs.append((self.elapsed, outcome))
             self.elapsed += outcome.duration_s
             if outcome.hang:
                 io.out.append(outcome.partial)

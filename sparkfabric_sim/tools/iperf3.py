@@ -19,6 +19,7 @@ REFUSED = (
     "unable to connect to server - server may have stopped running or use a different port, "
     "firewall issue, etc.: Connection refused"
 )
+USAGE = "Usage: iperf3 [-s|-c host] [options]\nTry `iperf3 --help' for more information.\n"
 NO_ROUTE = REFUSED.replace("Connection refused", "No route to host")
 
 
@@ -29,8 +30,8 @@ def _parser() -> Parser:
     p.add_argument("-p", "--port", type=int, default=DEFAULT_PORT)
     p.add_argument("-1", "--one-off", dest="one_off", action="store_true")
     p.add_argument("-B", "--bind", dest="bind")
-    p.add_argument("-P", "--parallel", dest="streams", type=int, default=1)
-    p.add_argument("-t", "--time", dest="seconds", type=int, default=10)
+    p.add_argument("-P", "--parallel", dest="streams")
+    p.add_argument("-t", "--time", dest="seconds")
     p.add_argument("-J", "--json", dest="json", action="store_true")
     p.add_argument("-R", "--reverse", action="store_true")
     for opt in ("-i", "-O", "-l", "-w", "-A", "-C", "--logfile", "-M"):
@@ -38,6 +39,46 @@ def _parser() -> Parser:
     for flag in ("-Z", "-V", "--forceflush", "-D", "-N", "-u", "--get-server-output"):
         p.add_argument(flag, action="store_true", dest=flag.lstrip("-").replace("-", "_"))
     return p
+
+
+MAX_TIME_S = 86400
+MAX_STREAMS = 128
+# iperf_api.c iperf_parse_arguments (3.16 L1196-1640): options that set server_flag or
+# client_flag, checked against the role once all are read.
+_SERVER_ONLY = ("one_off", "D")
+_CLIENT_ONLY = ("seconds", "streams", "reverse", "l", "w", "u", "Z", "O", "get_server_output")
+
+
+def _atoi(text: str) -> int:
+    digits = ""
+    for ch in text.strip():
+        if not (ch.isdigit() or (not digits and ch in "+-")):
+            break
+        digits += ch
+    try:
+        return int(digits)
+    except ValueError:
+        return 0
+
+
+def _arguments(argv: list[str]) -> argparse.Namespace | str:
+    """The parsed options, or iperf's parameter error text (iperf_error.c strings)."""
+    if "-s" in argv[1:] and "-c" in argv[1:]:
+        return "cannot be both server and client"
+    a = _parser().parse_args(argv[1:])
+    role = "s" if a.server else ("c" if a.host is not None else None)
+    given = {k for k, v in vars(a).items() if v not in (None, False)}
+    if role == "c" and given & set(_SERVER_ONLY):
+        return "some option you are trying to set is server only"
+    if role == "s" and given & set(_CLIENT_ONLY):
+        return "some option you are trying to set is client only"
+    a.seconds = _atoi(a.seconds) if a.seconds is not None else 10
+    if a.seconds > MAX_TIME_S:
+        return f"test duration too long (maximum = {MAX_TIME_S} seconds)"
+    a.streams = _atoi(a.streams) if a.streams is not None else 1
+    if a.streams > MAX_STREAMS:
+        return f"number of parallel streams too large (maximum = {MAX_STREAMS})"
+    return a
 
 
 def _error(ctx: Ctx, a: argparse.Namespace, message: str, seconds: float = 0.01) -> Outcome:
@@ -49,9 +90,13 @@ def _error(ctx: Ctx, a: argparse.Namespace, message: str, seconds: float = 0.01)
 
 def iperf3(ctx: Ctx, argv: list[str]) -> Outcome:
     try:
-        a = _parser().parse_args(argv[1:])
+        parsed = _arguments(argv)
     except ArgError as exc:
         return fail(1, f"iperf3: parameter error - {exc.message}\n")
+    if isinstance(parsed, str):
+        # main.c L119-123: the message, a blank line, the usage line, exit 1.
+        return fail(1, f"iperf3: parameter error - {parsed}\n\n{USAGE}")
+    a = parsed
     if a.server:
         ctx.listen(argv, "iperf3-server", a.port, {"args": a})
         dash = "-" * 59

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Mapping
+from ipaddress import IPv4Interface, IPv4Network
 
-from sparkfabric_sim import nccl_model, noise
+from sparkfabric_sim import nccl_model, noise, roce
+from sparkfabric_sim.hardware import Netdev, SimNode
 from sparkfabric_sim.nccl_model import RankPlan
 from sparkfabric_sim.outcome import Outcome, fail
 from sparkfabric_sim.render import nccl as render
@@ -99,6 +102,8 @@ def mpirun(ctx: Ctx, argv: list[str]) -> Outcome:
             "There are not enough slots available in the system to satisfy the "
             f"{np}\nslots that were requested by the application.\n",
         )
+    if ctx.node.user == "root" and not a.allow_run_as_root and not _root_allowed(ctx.env):
+        return fail(1, render.MPI_ROOT)
     placement = [hosts[i % len(hosts)] for i in range(np)]
     nodes = []
     for host in placement:
@@ -113,6 +118,10 @@ def mpirun(ctx: Ctx, argv: list[str]) -> Outcome:
             err = f"ssh: connect to host {host} port 22: Connection timed out\n"
             return Outcome(1, "", err + render.MPI_DAEMON, SSH_TIMEOUT_S)
         nodes.append(ctx.model.node(name))
+    oob = _mca(a, "oob_tcp_if_include") or _mca(a, "prte_if_include")
+    missing = next((n for n in nodes if oob and not _has_network(n, oob)), None)
+    if oob is not None and missing is not None:
+        return Outcome(1, "", render.oob_not_found(oob) + render.MPI_DAEMON, SSH_TIMEOUT_S)
     binary = a.program[0].rsplit("/", 1)[-1]
     if binary not in COLLECTIVES:
         return fail(1, f"sh: 1: {a.program[0]}: not found\n" + render.MPI_NONZERO)
@@ -132,6 +141,68 @@ def mpirun(ctx: Ctx, argv: list[str]) -> Outcome:
     return _run(ctx, binary, plans, low, high, max(2, b.f))
 
 
+# NCCL's IB QPs use the default retry count and a 2^14 * 4.096 us timeout (NCCL_IB_TIMEOUT
+# 20 is the default since 2.14: ~4.3 s per try, 7 retries): the first collective stalls, then fails.
+RETRY_EXHAUSTED_S = 4.3 * 8
+
+
+def _roce_dropped(ctx: Ctx, plans: list[RankPlan]) -> tuple[int, Netdev, Netdev] | None:
+    """The first IB device pair of neighbouring ranks whose RoCE packets the path drops."""
+    ib = [p for p in plans if p.net == "IB"]
+    for i, p in enumerate(ib):
+        q = ib[(i + 1) % len(ib)]
+        if q.node.name == p.node.name:
+            continue
+        for dev in p.devices:
+            peer = next((d for d in q.devices if d.rail == dev.rail), None)
+            if peer is None:
+                continue
+            mtu = roce.active_mtu(min(dev.mtu, peer.mtu))
+            if roce.packet_bytes(mtu) > ctx.rt.path_mtu(dev, peer):
+                return p.rank, dev, peer
+    return None
+
+
+def _completion_error(dev: Netdev, peer: Netdev) -> str:
+    # src/transport/net_ib.cc (v2.28.9-1 L2543): the sender's completion error, RC retries
+    # exhausted (IBV_WC_RETRY_EXC_ERR 12, mlx5 vendor syndrome 0x81 = 129) on an RDMA write.
+    ip = peer.address.ip if peer.address else "0.0.0.0"
+    return (
+        f"NET/IB: Got completion from peer {ip}<{40000 + peer.ifindex}> with "
+        "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RDMA_WRITE(1) reqSize=524288 "
+        f"vendor_err=129 req_type=Send hca {dev.rdma}"
+    )
+
+
+def _root_allowed(env: Mapping[str, str]) -> bool:
+    # orted_submit.c: both variables, each exactly "1".
+    return env.get("OMPI_ALLOW_RUN_AS_ROOT") == "1" == env.get("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+
+
+def _mca(a: argparse.Namespace, name: str) -> str | None:
+    """The last `--mca NAME VALUE` given (a later one overrides an earlier one)."""
+    values = [v for k, v in (a.mca or []) if k == name]
+    return values[-1] if values else None
+
+
+def _has_network(node: SimNode, spec: str) -> bool:
+    """oob_tcp_if_include: interface names or CIDR subnets, comma separated; any one on the
+    node is enough (orte/mca/oob/tcp, opal_ifnametoaddr / subnet match)."""
+    addrs = {node.mgmt.name: node.mgmt.address, "lo": IPv4Interface("127.0.0.1/8")}
+    addrs.update({d.name: d.address for d in node.netdevs if d.address is not None})
+    for item in (x.strip() for x in spec.split(",") if x.strip()):
+        if "/" in item:
+            try:
+                net = IPv4Network(item, strict=False)
+            except ValueError:
+                continue
+            if any(addr.ip in net for addr in addrs.values()):
+                return True
+        elif item in addrs:
+            return True
+    return False
+
+
 def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step: int) -> Outcome:
     collective, redop = COLLECTIVES[binary]
     ranks = [
@@ -140,7 +211,8 @@ def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step
         )
         for p in plans
     ]
-    head = render.header(binary, low, high, step, ranks)
+    code = render.version_code(nccl_model.version(ctx))
+    head = render.header(binary, low, high, step, ranks, code)
     info = "".join(_info_lines(ctx, p, r, len(plans)) for p, r in zip(plans, ranks, strict=True))
     broken = next((p for p in plans if p.socket_if is None), None)
     if broken is not None:
@@ -150,6 +222,16 @@ def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step
             r.host, "internal error - please report this issue to the NCCL developers"
         )
         return Outcome(1, head + info + text + fail_line, render.MPI_NONZERO, STARTUP_S)
+    dropped = _roce_dropped(ctx, plans)
+    if dropped is not None:
+        rank, mine, peer = dropped
+        r = ranks[rank]
+        text = render.warn(r.host, r.pid, r.pid + 7, _completion_error(mine, peer))
+        fail_line = render.test_failure(
+            r.host, "remote process exited or there was a network error"
+        )
+        total = STARTUP_S + RETRY_EXHAUSTED_S
+        return Outcome(1, head + info + text + fail_line, render.MPI_NONZERO, total)
     fac = nccl_model.factor(collective, len(plans))
     # One rank moves data inside the GPU only: busbw is 0 by definition, algbw is memory speed.
     peak = nccl_model.peak_busbw(ctx, plans, binary) if fac else LOCAL_ALGBW
@@ -158,6 +240,7 @@ def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step
     while size <= high:
         sizes.append(size)
         size *= step
+    timeline = [(STARTUP_S, head + info + render.TABLE_HEAD)]
     for size in sizes:
         busbw = peak * size / (size + HALF_SIZE)
         jit = noise.rng(ctx.seed, "row", binary, size, len(plans))
@@ -181,13 +264,14 @@ def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step
             )
         )
         elapsed += (render.WARMUP_ITERS + render.ITERS) * (oop_us + ip_us) / 1e6
+        timeline.append((elapsed, timeline[-1][1] + render.row(rows[-1])))
     avg = sum(r.oop_busbw + r.ip_busbw for r in rows) / (2 * len(rows)) if rows else 0.0
     if len({p.node.name for p in plans}) > 1 and not ctx.dry_run:
         # The collective's traffic crosses the switch for as long as the run lasts.
         ctx.rt.switch_busy_until = max(ctx.rt.switch_busy_until, ctx.t + elapsed)
     body = render.TABLE_HEAD + "".join(render.row(r) for r in rows)
     out = head + info + body + render.footer(binary, avg)
-    return Outcome(0, out, "", elapsed, head + info)
+    return Outcome(0, out, "", elapsed, head + info, timeline=tuple(timeline))
 
 
 def _info_lines(ctx: Ctx, p: RankPlan, r: render.Rank, nranks: int) -> str:
@@ -197,9 +281,13 @@ def _info_lines(ctx: Ctx, p: RankPlan, r: render.Rank, nranks: int) -> str:
     oob = f"{p.socket_if[0]}:{p.socket_if[1]}<0>" if p.socket_if else "none"
     lines = [render.info(r.host, r.pid, r.pid, f"Bootstrap : Using {oob}")]
     if p.rank == 0:
-        lines.append(f"NCCL version {render.NCCL_VERSION}\n")
+        lines.append(f"NCCL version {nccl_model.nccl_version_text(ctx)}\n")
     if p.net == "IB":
-        devs = " ".join(f"[{i}]{d.rdma}:1/RoCE" for i, d in enumerate(p.devices))
+        labels = p.labels or tuple((-1, -1) for _ in p.devices)
+        devs = " ".join(
+            f"[{i}]{d.rdma}:1{_rail_plane(label)}/RoCE"
+            for i, (d, label) in enumerate(zip(p.devices, labels, strict=True))
+        )
         lines.append(render.info(r.host, r.pid, tid, f"NET/IB : Using {devs} [RO]; OOB {oob}"))
     else:
         if p.ib_tried_none:
@@ -218,6 +306,13 @@ def _info_lines(ctx: Ctx, p: RankPlan, r: render.Rank, nranks: int) -> str:
         )
     )
     return "".join(lines)
+
+
+def _rail_plane(label: tuple[int, int]) -> str:
+    # NCCL v2.30.7-1 src/transport/net_ib/init.cc L494-503: ":rail", "::plane" or ":rail:plane".
+    rail, plane = label
+    text = f":{rail}" if rail != -1 else (":" if plane != -1 else "")
+    return text + (f":{plane}" if plane != -1 else "")
 
 
 def nccl_test(ctx: Ctx, argv: list[str]) -> Outcome:

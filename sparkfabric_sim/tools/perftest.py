@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 from ipaddress import IPv4Address
 
-from sparkfabric_sim import gids, noise, routing
+from sparkfabric_sim import gids, noise, roce, routing
 from sparkfabric_sim.bandwidth import FlowRequest
 from sparkfabric_sim.hardware import Netdev
 from sparkfabric_sim.outcome import Outcome, fail
 from sparkfabric_sim.render import perftest as render
+from sparkfabric_sim.state import Process
 from sparkfabric_sim.tools.args import ArgError, Parser
 from sparkfabric_sim.world import Ctx
 
@@ -56,11 +57,32 @@ def _device(ctx: Ctx, name: str | None) -> Netdev | None:
     return ctx.node.by_rdma(name)
 
 
+# -u 14 (perftest default): 4.096 us * 2^14 per try, 7 retries, then the completion error.
+RETRY_EXHAUSTED_S = 0.067 * 8
+SEND_DEPTH = 128
+
+
 def _ib_mtu(netdev_mtu: int) -> int:
-    for ib in (4096, 2048, 1024, 512):
-        if netdev_mtu >= ib + 100:
-            return ib
-    return 256
+    return roce.active_mtu(netdev_mtu)
+
+
+def _requested_mtu(active: int, asked: int | None) -> tuple[int, str, str]:
+    """perftest set_mtu() (perftest_parameters.c L2690-2716): -m must be an IB MTU and not above
+    the port's active MTU; (MTU used, stdout note, stderr note)."""
+    if asked is None:
+        return active, "", ""
+    if asked not in roce.IB_MTUS:
+        err = f" Invalid MTU - {asked} \n Please choose mtu from {{256,512,1024,2048,4096}}\n"
+        return active, "", err
+    if asked > active:
+        note = f"Requested mtu is higher than active mtu \nChanging to active mtu - {active}\n"
+        return active, note, ""
+    return asked, "", ""
+
+
+def _cpu_pct(ctx: Ctx, dev: Netdev, salt: str) -> float:
+    # The CQ is busy-polled: about one of the GB10's 20 cores (a GB10 sample reads 5.07 %).
+    return noise.uniform(ctx.seed, 4.6, 5.4, "cpu_util", dev.node, dev.name, salt)
 
 
 def _qp(ctx: Ctx, dev: Netdev, i: int, salt: str) -> render.QpEnd:
@@ -101,7 +123,7 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
         peer_ip = IPv4Address(a.peer)
     except ValueError:
         return fail(1, render.connect_failed(a.peer, a.port))
-    warn = render.NO_PEAK if a.duration else ""
+    warn = render.NO_PEAK if a.duration or a.run_infinitely else ""
     r = routing.route(ctx, peer_ip)
     target: Netdev | None
     if r is not None and r.local:
@@ -128,12 +150,17 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
     qps = max(1, a.qps)
     key = f"ib_write_bw:{dev.node}:{dev.rdma}->{sdev.node}:{sdev.rdma}:q{qps}:s{a.size}"
     request = FlowRequest("rdma", dev, sdev, qps, key)
-    rate = ctx.rate(request) if gid_ok else None
-    if rate is not None and not seconds:
-        seconds = a.iters * a.size * 8 / (rate * 1e9)
+    # Both ends exchange their MTU and use the smaller (perftest check_mtu).
+    mine_mtu, mtu_note, mtu_err = _requested_mtu(_ib_mtu(dev.mtu), a.mtu)
+    mtu = min(mine_mtu, _requested_mtu(_ib_mtu(sdev.mtu), sa.mtu)[0])
+    fits = loop or roce.packet_bytes(mtu) <= ctx.rt.path_mtu(dev, sdev)
     mine = [_qp(ctx, dev, i, f"c{a.port}") for i in range(qps)]
     theirs = [_qp(ctx, sdev, i, f"s{a.port}") for i in range(qps)]
-    mtu = _ib_mtu(min(dev.mtu, sdev.mtu))
+    if not (gid_ok and fits):
+        return _no_ack(ctx, a, server, (dev, sdev, mtu, my_gid, peer_gid), (mine, theirs), warn)
+    rate = ctx.rate(request)
+    if not seconds:
+        seconds = a.iters * a.size * 8 / (rate * 1e9)
     iters = int(rate * 1e9 / 8 * seconds / a.size) if rate else 0
     peak = 0.0 if a.duration or rate is None else rate * 1.0004
 
@@ -145,6 +172,9 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
         device: str,
     ) -> str:
         test = render.BwTest(device, qps, server_side, mtu, gid_index or 0, local, remote)
+        side = sa if server_side else a
+        # --cpu_util counts only in duration mode (perftest_parameters.c L1798-1801).
+        cpu = _cpu_pct(ctx, sdev if server_side else dev, str(a.port))
         return render.report(
             test,
             duration_mode=bool(a.duration),
@@ -153,10 +183,15 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
             iterations=iters,
             avg_gbps=rate,
             peak_gbps=peak,
+            cpu_pct=cpu if side.cpu_util and side.duration else None,
         )
 
     total = SETUP_S + seconds
+    lonely_cpu = a.cpu_util and not a.duration
+    notes = (render.DASHES + "\n" if lonely_cpu else "") + mtu_note
+    errors = (" CPU Utilization works only with Duration mode.\n" if lonely_cpu else "") + mtu_err
     client_out = text(False, a.gid if a.gid is not None else my_gid, mine, theirs, dev.rdma)
+    client_out = notes + client_out if not warn else warn + notes + client_out[len(warn) :]
     if not ctx.dry_run:
         if rate is not None:
             ctx.flow_done(request, rate, seconds)
@@ -164,7 +199,49 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
         server.outcome = Outcome(0, server_out, "", ctx.t + total - server.start)
         server.end = ctx.t + total
         server.finished = True
-    return Outcome(0, client_out, "", total, warn)
+    return Outcome(0, client_out, errors, total, warn)
+
+
+def _no_ack(
+    ctx: Ctx,
+    a: argparse.Namespace,
+    server: Process,
+    ends: tuple[Netdev, Netdev, int, int | None, int | None],
+    qps: tuple[list[render.QpEnd], list[render.QpEnd]],
+    warn: str,
+) -> Outcome:
+    """Connected, but no packet gets through (GID the peer cannot route, frames too big for the
+    path): both sides print their header and the table head, no row; the client fails."""
+    dev, sdev, mtu, my_gid, peer_gid = ends
+    sa: argparse.Namespace = server.detail["args"]  # type: ignore[assignment]
+    mine, theirs = qps
+
+    def head(server_side: bool) -> str:
+        gid = (sa.gid if sa.gid is not None else peer_gid) if server_side else a.gid
+        gid = gid if gid is not None else my_gid
+        local, remote = (theirs, mine) if server_side else (mine, theirs)
+        device = sdev.rdma if server_side else dev.rdma
+        t = render.BwTest(device, len(mine), server_side, mtu, gid or 0, local, remote)
+        text = render.report(
+            t,
+            duration_mode=bool(a.duration),
+            gbits=a.report_gbits,
+            size=a.size,
+            iterations=0,
+            avg_gbps=None,
+            peak_gbps=0.0,
+        )
+        return text.removesuffix(render.DASHES + "\n")
+
+    total = SETUP_S + RETRY_EXHAUSTED_S
+    if not ctx.dry_run:
+        # The server waits for the client's report and gives up when the socket closes.
+        err = " Failed to exchange data between server and clients\n"
+        server.outcome = Outcome(1, head(True), err, ctx.t + total - server.start)
+        server.end = ctx.t + total
+        server.finished = True
+    sent = SEND_DEPTH * len(mine)
+    return Outcome(1, warn + head(False), render.retry_exceeded(sent), total, warn)
 
 
 TOOLS = {"ib_write_bw": ib_write_bw}

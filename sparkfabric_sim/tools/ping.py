@@ -17,15 +17,63 @@ ARP_FAIL_S = 3.0
 BASE_RTT_MS = 0.16
 
 
+INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+
+
+class _Usage(Exception):
+    """iputils error(): the message and the exit status it exits with."""
+
+    def __init__(self, message: str, rc: int) -> None:
+        super().__init__(message)
+        self.rc = rc
+
+
+def _strtol(text: str, lo: int, hi: int) -> int:
+    # iputils_common.c strtol_or_err (20240117 L71-90): a whole decimal number within [lo, hi],
+    # else "invalid argument" and exit 1 (EXIT_FAILURE).
+    try:
+        value = int(text, 10) if text.strip() == text and text else None
+    except ValueError:
+        value = None
+    if value is None:
+        raise _Usage(f"ping: invalid argument: '{text}'", 1)
+    if not lo <= value <= hi:
+        raise _Usage(f"ping: invalid argument: '{text}': out of range: {lo} <= value <= {hi}", 1)
+    return value
+
+
+def _strtod(text: str, what: str) -> float:
+    # ping.c -i / -W (20240117 L439-447, L553-560): a float within [0, INT_MAX/1000], else exit 2.
+    try:
+        value = float(text)
+    except ValueError:
+        raise _Usage(f"ping: {what}: {text}", 2) from None
+    if value < 0 or value > INT_MAX / 1000:
+        raise _Usage(f"ping: {what}: {text}", 2)
+    return value
+
+
+def _checked(a: argparse.Namespace) -> argparse.Namespace:
+    if a.pmtu not in (None, "do", "dont", "want", "probe"):
+        raise _Usage(f"ping: invalid -M argument: {a.pmtu}", 2)
+    a.size = _strtol(a.size, 0, INT_MAX) if isinstance(a.size, str) else a.size
+    a.count = _strtol(a.count, 1, LONG_MAX) if a.count is not None else None
+    a.deadline = _strtol(a.deadline, 0, INT_MAX) if a.deadline is not None else None
+    a.wait = _strtod(a.wait, "bad linger time") if a.wait is not None else None
+    a.interval = _strtod(a.interval, "bad timing interval") if isinstance(a.interval, str) else 1.0
+    return a
+
+
 def _parser() -> Parser:
     p = Parser("ping")
-    p.add_argument("-M", dest="pmtu", choices=("do", "dont", "want", "probe"))
-    p.add_argument("-s", dest="size", type=int, default=56)
+    p.add_argument("-M", dest="pmtu")
+    p.add_argument("-s", dest="size", default=56)
     p.add_argument("-I", dest="iface")
-    p.add_argument("-c", dest="count", type=int)
-    p.add_argument("-W", dest="wait", type=float)
-    p.add_argument("-w", dest="deadline", type=float)
-    p.add_argument("-i", dest="interval", type=float, default=1.0)
+    p.add_argument("-c", dest="count")
+    p.add_argument("-W", dest="wait")
+    p.add_argument("-w", dest="deadline")
+    p.add_argument("-i", dest="interval")
     for flag in ("-q", "-n", "-4", "-D", "-O", "-A", "-U", "-v"):
         p.add_argument(flag, action="store_true", dest=flag[1:].replace("4", "v4"))
     p.add_argument("dst")
@@ -34,8 +82,10 @@ def _parser() -> Parser:
 
 def ping(ctx: Ctx, argv: list[str]) -> Outcome:
     try:
-        a = _parser().parse_args(argv[1:])
+        a = _checked(_parser().parse_args(argv[1:]))
         dst = IPv4Address(a.dst)
+    except _Usage as exc:
+        return fail(exc.rc, f"{exc}\n")
     except ArgError as exc:
         return fail(2, f"ping: {exc.message}\n")
     except ValueError:

@@ -366,7 +366,8 @@ def test_hca_examples_spark() -> None:
     assert _names("rocep1s0f1:1") == ["rocep1s0f1"]
     assert _names("rocep1s0f1:2") == []
     assert _names("^") == []
-    assert parse_hca_spec("==x").entries == parse_hca_spec("=x").entries
+    # No NCCL since 2.5.6 strips a second '=' (issue 13): "==x" names "=x", which no device is.
+    assert parse_hca_spec("==x").entries != parse_hca_spec("=x").entries
 
 
 names = st.text(alphabet="rocepP12sf0", min_size=1, max_size=12)

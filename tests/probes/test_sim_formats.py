@@ -45,6 +45,13 @@ def test_perftest_headers_are_real_headers() -> None:
     assert r_perftest.HEADER_MB.strip() in real
 
 
+def test_perftest_cpu_util_header_and_row_are_real() -> None:
+    real = {line.strip() for line in _lines("perftest")}
+    assert (r_perftest.HEADER_GBITS + r_perftest.CPU_HEAD).strip() in real
+    row = r_perftest.row(65536, 1059332, 0.0, 92.57, 0.176557, 5.07).split()
+    assert " ".join(row) in {" ".join(line.split()) for line in real}
+
+
 def test_nccl_table_head_is_a_real_table_head() -> None:
     real = _lines("nccl-tests")
     for line in r_nccl.TABLE_HEAD.splitlines():
@@ -104,27 +111,26 @@ def test_ethtool_stats_names_are_real_mlx5_names() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="simulator prints 'Supported/Configured FEC encodings: Auto RS'; real GB10 CX-7 "
-    "prints 'Auto' (or 'RS' after --set-fec), tests/data/ethtool-fec/gb10-spark-*",
-)
 def test_ethtool_fec_configured_line_is_a_real_gb10_line() -> None:
     real = {line for line in _lines("ethtool-fec") if "Configured FEC encodings" in line}
     sim = [line for line in r_ethtool.fec("enp1s0f1np1", True).splitlines() if "Configured" in line]
     assert set(sim) <= real
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="simulator prints rx_prio3_pause/tx_prio3_pause whatever the PFC setting; mlx5 "
-    "exports rx/tx_prioN_pause only for priorities with PFC on (counters.rst), and the real "
-    "mlx5 dump (PFC off) has none",
-)
 def test_ethtool_stats_prio_pause_only_with_pfc() -> None:
-    from sparkfabric_sim import counters
+    """mlx5 exports rx/tx_prioN_pause only for priorities with PFC on (counters.rst); the real
+    mlx5 dump (PFC off) has none."""
+    from pytest_sparkfabric.transport.base import Job
+    from sparkfabric_sim.transport import SimTransport
+    from tests.sim.conftest import example, with_faults
 
-    assert "rx_prio3_pause" not in Path(counters.__file__).read_text(encoding="utf-8")
+    def names(t: SimTransport) -> set[str]:
+        r = t.run(Job("spark-1", "ethtool -S enp1s0f1np1", 10))
+        return set(parse_ethtool_stats(r.stdout))
+
+    assert not {"rx_prio3_pause", "tx_prio3_pause"} & names(SimTransport(example("demo")))
+    pfc = SimTransport(with_faults("demo", "{fault: pfc_stall}"))
+    assert {"rx_prio3_pause", "tx_prio3_pause"} <= names(pfc)
 
 
 @pytest.mark.xfail(

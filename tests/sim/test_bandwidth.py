@@ -30,7 +30,8 @@ def test_both_halves_together_are_capped_near_190() -> None:
             ("spark-1", "192.168.101.11", "spark-2", "192.168.101.12"),
         ],
     )
-    assert 185 <= sum(streams) <= 198
+    # TCP meets the same port limit as RDMA and gets 97.5-99.5 % of it: below RDMA, never tied.
+    assert 180 <= sum(streams) < sum(rates)
 
 
 def test_a_ring_node_shares_each_pcie_domain_between_its_neighbours() -> None:

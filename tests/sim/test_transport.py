@@ -139,3 +139,23 @@ def test_close_stops_everything_left_running() -> None:
     t.start(Job("spark-2", "iperf3 -s -1 -p 5201", 60))
     t.close()
     assert t.run(Job("spark-2", "ss -Hltn", 5)).stdout == ""
+
+
+def test_a_deadline_keeps_the_rows_printed_before_it() -> None:
+    """A killed NCCL run leaves its header, INFO lines and the rows done by then (issue 12)."""
+    from tests.sim.conftest import example
+
+    t = SimTransport(example("direct-2"))
+    cmd = (
+        "mpirun --allow-run-as-root -np 2 -H 192.168.100.11:1,192.168.100.12:1 -x NCCL_DEBUG=INFO "
+        "all_reduce_perf -b 1M -e 16G -f 2 -g 1"
+    )
+    full = t.run(Job("spark-1", cmd, 3600))
+    assert full.rc == 0 and not full.timed_out
+    cut = t.run(Job("spark-1", cmd, full.duration_s / 2))
+    assert cut.timed_out and "NCCL INFO" in cut.stdout and "# Avg bus bandwidth" not in cut.stdout
+    rows = [
+        ln for ln in cut.stdout.splitlines() if ln.strip() and not ln.startswith(("#", "spark"))
+    ]
+    full_rows = [ln for ln in full.stdout.splitlines() if ln.strip()[:1].isdigit()]
+    assert 0 < len([r for r in rows if r.strip()[:1].isdigit()]) < len(full_rows)

@@ -66,7 +66,6 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {
             "test_nccl_busbw",
             "test_nccl_completes",
-            "test_nccl_uses_ib",
             "test_nic_loopback",
             "test_pair_rdma",
             "test_pair_tcp",
@@ -157,14 +156,20 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {""},
     ),
     "pcie_width": (
-        {"test_nccl_busbw", "test_nic_loopback", "test_pair_rdma", "test_pcie", "test_rail_rdma"},
+        {
+            "test_nccl_busbw",
+            "test_nic_loopback",
+            "test_pair_rdma",
+            "test_pair_tcp",
+            "test_pcie",
+            "test_rail_rdma",
+        },
         {"pcie_degraded"},
     ),
     "pfc_stall": (
         {
             "test_nccl_busbw",
             "test_nccl_completes",
-            "test_nccl_uses_ib",
             "test_pair_rdma",
             "test_rail_rdma",
             "test_switch_qos",
@@ -179,7 +184,6 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {
             "test_nccl_busbw",
             "test_nccl_completes",
-            "test_nccl_uses_ib",
             "test_pair_rdma",
             "test_pair_tcp",
             "test_rail_rdma",

@@ -30,9 +30,9 @@ SW_RAILS = {
     for a in range(1, 5)
     for b in range(a + 1, 5)
 }
-SW_NCCL = {"test_nccl_completes", "test_nccl_busbw"} | {
-    f"test_nccl_uses_ib[spark-{i}]" for i in range(1, 5)
-}
+# A run too slow to finish is killed at its deadline; its log up to then still shows every rank
+# on IB with both devices (the cause is below NCCL), so only completion and busbw fail.
+NCCL_SLOW = {"test_nccl_completes", "test_nccl_busbw"}
 
 EXPECTED: dict[str, tuple[set[str], RuleId]] = {
     "nic_throttled": (
@@ -54,7 +54,7 @@ EXPECTED: dict[str, tuple[set[str], RuleId]] = {
             f"test_pair_rdma[{D_PAIR}]",
             f"test_pair_tcp[{D_PAIR}]",
         }
-        | NCCL_ALL_2,
+        | NCCL_SLOW,
         "half_port",
     ),
     "nccl_single_hca": (
@@ -83,10 +83,10 @@ EXPECTED: dict[str, tuple[set[str], RuleId]] = {
         SW_RAILS
         | {f"test_pair_rdma[{p}]" for p in SW}
         | {f"test_pair_tcp[{p}]" for p in SW}
-        | SW_NCCL,
+        | NCCL_SLOW,
         "switch_cpu_forwarding",
     ),
-    "pfc_stall": (SW_RAILS | {f"test_pair_rdma[{p}]" for p in SW} | SW_NCCL, "pfc_stall"),
+    "pfc_stall": (SW_RAILS | {f"test_pair_rdma[{p}]" for p in SW} | NCCL_SLOW, "pfc_stall"),
 }
 
 

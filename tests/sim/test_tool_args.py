@@ -1,0 +1,123 @@
+"""The simulated tools read their arguments as the real ones do (issue 12 item 6, issue 14 item 3):
+a flag the suite gets wrong fails here as on a box. Each expectation names its source."""
+
+from __future__ import annotations
+
+import json
+
+from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
+from pytest_sparkfabric.transport.base import Job, RunResult
+from sparkfabric_sim.transport import SimTransport
+from tests.sim.conftest import example
+
+IB = "ib_write_bw -d rocep1s0f1 -F --report_gbits -p 18600"
+HOSTS = "-H 192.168.100.11:1,192.168.100.12:1"
+NCCL = "all_reduce_perf -b 1M -e 1M -f 2 -g 1"
+
+
+def _run(cmd: str, node: str = "spark-1") -> RunResult:
+    return SimTransport(example("direct-2")).run(Job(node, cmd, 120))
+
+
+def _ib(client_flags: str, server_flags: str = "") -> RunResult:
+    t = SimTransport(example("direct-2"))
+    t.start(Job("spark-2", f"{IB} {server_flags}", 60))
+    return t.run(Job("spark-1", f"{IB} {client_flags} 192.168.100.12", 60))
+
+
+# -- ping: iputils 20240117 ping/ping.c, iputils_common.c strtol_or_err ---------------------
+
+
+def test_ping_count_must_be_at_least_one() -> None:
+    r = _run("ping -c 0 192.168.100.12")
+    assert r.rc == 1
+    assert r.stderr == (
+        "ping: invalid argument: '0': out of range: 1 <= value <= 9223372036854775807\n"
+    )
+
+
+def test_ping_deadline_is_a_whole_number_but_the_reply_wait_a_float() -> None:
+    assert _run("ping -c 1 -w 1.5 192.168.100.12").stderr == "ping: invalid argument: '1.5'\n"
+    assert _run("ping -c 1 -W 0.5 -w 2 192.168.100.12").rc == 0
+    bad = _run("ping -c 1 -W soon 192.168.100.12")
+    assert (bad.rc, bad.stderr) == (2, "ping: bad linger time: soon\n")
+
+
+def test_ping_pmtu_mode_is_checked() -> None:
+    r = _run("ping -M yes -c 1 192.168.100.12")
+    assert (r.rc, r.stderr) == (2, "ping: invalid -M argument: yes\n")
+
+
+# -- iperf3: iperf_api.c iperf_parse_arguments, iperf_error.c (3.16) ------------------------
+
+
+def test_iperf3_client_only_options_on_a_server_fail() -> None:
+    r = _run("iperf3 -s -P 4 -p 5300")
+    assert r.rc == 1
+    assert r.stderr.startswith(
+        "iperf3: parameter error - some option you are trying to set is client only\n\nUsage:"
+    )
+
+
+def test_iperf3_server_only_options_on_a_client_fail() -> None:
+    r = _run("iperf3 -c 192.168.100.12 -1 -J")
+    assert "some option you are trying to set is server only" in r.stderr and r.rc == 1
+
+
+def test_iperf3_stream_and_time_limits() -> None:
+    assert "parallel streams too large (maximum = 128)" in _run("iperf3 -c 1.2.3.4 -P 129").stderr
+    assert (
+        "duration too long (maximum = 86400 seconds)" in _run("iperf3 -c 1.2.3.4 -t 90000").stderr
+    )
+    assert "cannot be both server and client" in _run("iperf3 -s -c 1.2.3.4").stderr
+
+
+def test_iperf3_time_is_read_with_atoi() -> None:
+    t = SimTransport(example("direct-2"))
+    t.start(Job("spark-2", "iperf3 -s -1 -p 5310", 60))
+    r = t.run(Job("spark-1", "iperf3 -c 192.168.100.12 -p 5310 -t 3.9 -J", 60))
+    assert r.rc == 0 and json.loads(r.stdout)["start"]["test_start"]["duration"] == 3
+
+
+# -- ib_write_bw: perftest_parameters.c (00b55b66) ------------------------------------------
+
+
+def test_ib_write_bw_mtu_flag() -> None:
+    r = _ib("-m 9000 -D 2", "-D 2")
+    assert r.rc == 0 and " Invalid MTU - 9000 \n" in r.stderr
+    assert " Mtu             : 4096[B]" in r.stdout
+
+
+def test_ib_write_bw_cpu_util_only_in_duration_mode() -> None:
+    timed = _ib("-D 2 --cpu_util", "-D 2")
+    assert parse_ib_write_bw(timed.stdout).rows[0].cpu_util_pct is not None
+    counted = _ib("--cpu_util -n 100")
+    assert counted.stderr == " CPU Utilization works only with Duration mode.\n"
+    assert "CPU_Util" not in counted.stdout and parse_ib_write_bw(counted.stdout).rows
+
+
+def test_ib_write_bw_duration_or_infinite_means_no_peak() -> None:
+    assert _ib("-D 2", "-D 2").stdout.startswith(" WARNING: BW peak won't be measured")
+
+
+# -- mpirun: Open MPI v4.1.8 orted_submit.c, help-oob-tcp.txt ---------------------------------
+
+
+def test_mpirun_as_root_needs_the_flag_or_both_variables() -> None:
+    r = _run(f"mpirun -np 2 {HOSTS} {NCCL}")
+    assert r.rc == 1 and "mpirun has detected an attempt to run as root." in r.stderr
+    only_one = _run(f"OMPI_ALLOW_RUN_AS_ROOT=1 mpirun -np 2 {HOSTS} {NCCL}")
+    assert only_one.rc == 1
+    both = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+    assert _run(f"{both} mpirun -np 2 {HOSTS} {NCCL}").rc == 0
+    assert _run(f"mpirun --allow-run-as-root -np 2 {HOSTS} {NCCL}").rc == 0
+
+
+def test_mpirun_oob_interface_must_exist_on_every_node() -> None:
+    base = f"mpirun --allow-run-as-root -np 2 {HOSTS}"
+    r = _run(f"{base} --mca oob_tcp_if_include docker0 {NCCL}")
+    assert r.rc == 1
+    assert "None of the TCP networks specified to be included for out-of-band" in r.stderr
+    assert "  Value given: docker0\n" in r.stderr
+    assert _run(f"{base} --mca oob_tcp_if_include enP7s7 {NCCL}").rc == 0
+    assert _run(f"{base} --mca oob_tcp_if_include 192.168.100.0/24 {NCCL}").rc == 0
