@@ -55,7 +55,7 @@ def test_nccl_uses_ib(node: Node, cluster: Cluster, fabric: Fabric, verdict: Ver
             verdict,
             f"{node.name}: NCCL_DEBUG=INFO printed no NET/IB, NET/Socket or 'Using network' "
             "line for this rank (is NCCL_DEBUG overridden?)",
-            evidence.findings(fabric, [node.name], prefer=NCCL_RULES),
+            evidence.findings(fabric, on=evidence.path(node), prefer=NCCL_RULES),
         )
     nets = ",".join(sorted(rank.networks)) or "?"
     verdict(
@@ -73,7 +73,7 @@ def test_nccl_uses_ib(node: Node, cluster: Cluster, fabric: Fabric, verdict: Ver
             verdict,
             f"{node.name} (rank {rank.rank}): {seen}; expected network IB with "
             f"{','.join(expected)}" + (f" (missing {','.join(missing)})" if missing else ""),
-            evidence.findings(fabric, [node.name], prefer=NCCL_RULES),
+            evidence.findings(fabric, on=evidence.path(node), prefer=NCCL_RULES),
         )
 
 

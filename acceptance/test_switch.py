@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.measure import evidence
 from pytest_sparkfabric.measure import switch as switch_reads
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, Fabric, Node, Verdict
     from pytest_sparkfabric.cluster.spec import SwitchSpec
+    from pytest_sparkfabric.diagnosis.objects import Obj
     from pytest_sparkfabric.measure.switch import SwitchState
     from pytest_sparkfabric.probes.routeros import BridgePort, EthernetPort
 
@@ -31,6 +33,11 @@ _SUB = re.compile(r"^(?P<cage>.+)-(?P<lane>\d{1,2})$")
 
 def _yes(value: bool | None) -> str:
     return {True: "yes", False: "no", None: "?"}[value]
+
+
+def _cable(fabric: Fabric, node: Node) -> tuple[Obj, ...]:
+    """The node's cable to its leg: what a fault of the leg blames."""
+    return evidence.cable(fabric, node.rails[0]) if node.rails else ()
 
 
 def _state(fabric: Fabric) -> SwitchState:
@@ -70,17 +77,19 @@ def test_switch_leg(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
     )
     verdict(measured=measured)
     problem = f"{where}: {{what}}; seen: {measured}; expected: {expected}"
+    cable = _cable(fabric, node)
     if port.auto_negotiation is not False or port.speed != SPEED:
         verdict.fail(
             problem.format(what="not forced to 200G (auto-negotiation must be off)"),
             "autoneg_failed",
+            objects=cable,
         )
     if not mon.link_ok or port.running is False:
-        verdict.fail(problem.format(what="no link"), "link_down")
+        verdict.fail(problem.format(what="no link"), "link_down", objects=cable)
     if mon.rate_gbps != RATE_GBPS:
-        verdict.fail(problem.format(what=f"rate {rate}"), "speed_degraded")
+        verdict.fail(problem.format(what=f"rate {rate}"), "speed_degraded", objects=cable)
     if fec is not None and fec != FEC:
-        verdict.fail(problem.format(what=f"FEC {fec}"), "fec_not_rs")
+        verdict.fail(problem.format(what=f"FEC {fec}"), "fec_not_rs", objects=cable)
 
 
 def test_switch_leg_mtu(
@@ -96,7 +105,9 @@ def test_switch_leg_mtu(
     measured = f"mtu {port.mtu_bytes}, l2mtu {port.l2mtu_bytes}"
     verdict(measured=measured)
     if (port.mtu_bytes or 0) < cluster.mtu or (port.l2mtu_bytes or 0) < need_l2:
-        verdict.fail(f"{where}: {measured}; expected {expected}", "mtu_path")
+        verdict.fail(
+            f"{where}: {measured}; expected {expected}", "mtu_path", objects=_cable(fabric, node)
+        )
 
 
 def _fabric_bridge(members: list[BridgePort]) -> str | None:

@@ -17,6 +17,7 @@ from pytest_sparkfabric.result import NotMeasured
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
     from pytest_sparkfabric.cluster.plan import Plan
+    from pytest_sparkfabric.diagnosis.causes import Failure, RootCauses
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.transport import Transport
 
@@ -38,6 +39,7 @@ class SparkSession:
         self._fabric: Fabric | None = None
         self._lock = threading.Lock()
         self._pad: tuple[Path, int] | None = None
+        self._failures: list[Failure] = []
 
     @property
     def transport(self) -> Transport:
@@ -125,6 +127,26 @@ class SparkSession:
             return None
         return self.fabric.down_line(nodes)
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if report.failed and report.when in ("setup", "call"):
+            from pytest_sparkfabric.diagnosis.causes import Failure
+            from pytest_sparkfabric.verdict import BLAMED, item_path
+
+            blamed = item.stash.get(BLAMED, ()) if report.when == "call" else ()
+            self._failures.append(Failure(report.nodeid, item_path(item), blamed))
+        return report
+
+    def root_causes(self) -> RootCauses:
+        """The run's root causes so far: each with the failed items it explains, and the
+        failures no cause explains."""
+        from pytest_sparkfabric.diagnosis.causes import group
+
+        return group(self._failures)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self._pad is not None and (report.when == "call" or report.outcome != "passed"):
@@ -140,6 +162,11 @@ class SparkSession:
             terminalreporter.section("sparkfabric warnings", yellow=True)
             for warning in self.warnings:
                 terminalreporter.write_line(warning, yellow=True)
+        found = self.root_causes()
+        if found.failed:
+            terminalreporter.section("sparkfabric root causes", red=True)
+            for n, line in enumerate(found.lines()):
+                terminalreporter.write_line(line, red=n == 0 and bool(found.causes))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.close()
