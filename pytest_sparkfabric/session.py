@@ -40,6 +40,7 @@ class SparkSession:
         self._lock = threading.Lock()
         self._pad: tuple[Path, int] | None = None
         self._failures: list[Failure] = []
+        self._passed: list[Failure] = []
 
     @property
     def transport(self) -> Transport:
@@ -132,20 +133,30 @@ class SparkSession:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        if report.failed and report.when in ("setup", "call"):
+        if report.when in ("setup", "call") and (report.failed or report.when == "call"):
             from pytest_sparkfabric.diagnosis.causes import Failure
             from pytest_sparkfabric.verdict import BLAMED, item_path
 
             blamed = item.stash.get(BLAMED, ()) if report.when == "call" else ()
-            self._failures.append(Failure(report.nodeid, item_path(item), blamed))
+            seen = Failure(report.nodeid, item_path(item), blamed)
+            if report.failed:
+                self._failures.append(seen)
+            elif report.passed:
+                self._passed.append(seen)
         return report
 
     def root_causes(self) -> RootCauses:
         """The run's root causes so far: each with the failed items it explains, and the
         failures no cause explains."""
-        from pytest_sparkfabric.diagnosis.causes import group
+        from functools import partial
 
-        return group(self._failures)
+        from pytest_sparkfabric.diagnosis.causes import group
+        from pytest_sparkfabric.measure.suspects import suspects
+
+        cables = None
+        if self.cluster.topology != "switch":
+            cables = [(c.a_node, c.b_node) for c in self.plan.cables if c.b_node is not None]
+        return group(self._failures, self._passed, partial(suspects, cables=cables))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

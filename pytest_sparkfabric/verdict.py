@@ -53,8 +53,11 @@ class Verdict:
         return item_path(self.item)
 
     def blame(self, found: Sequence[Finding]) -> None:
-        """Keep the causes a failure names, for the session's root causes."""
+        """Keep the causes a failure names, for the session's root causes; the objects the
+        likely one blames are recorded as `blames` (ids, comma-separated)."""
         self.item.stash[BLAMED] = tuple(found)
+        if found and found[0].objects:
+            self(blames=",".join(objects.ids(found[0].objects)))
 
     def fail(
         self,

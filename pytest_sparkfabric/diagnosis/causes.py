@@ -10,7 +10,7 @@ failures of the paths through them. Items with no cause stay unexplained, named 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -46,6 +46,13 @@ class Failure:
     item: str
     path: tuple[Obj, ...] = ()
     blamed: tuple[Finding, ...] = ()
+
+
+Localizer = Callable[
+    [Sequence[Failure], Sequence[Failure]],
+    Sequence[tuple[Finding, Sequence[Obj], Sequence[str]]],
+]
+"""(unexplained failures, passed items) -> (finding, objects it blames, items it explains)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +100,8 @@ class RootCauses:
         """`2 root causes explain 23 of 24 failures`."""
         if not self.causes:
             return "no root cause found" if self.failed else "no root causes"
+        if not self.failed:
+            return _plural(len(self.causes), "root cause")
         explained = self.failed - len(self.unexplained)
         verb = "explains" if len(self.causes) == 1 else "explain"
         return (
@@ -142,8 +151,14 @@ def _pins(failure: Failure) -> bool:
     return len(failure.path) == 1 and failure.path[0].kind in ("node", "rail", "leg")
 
 
-def group(failures: Sequence[Failure]) -> RootCauses:
-    """The root causes of `failures` and the failures none explains."""
+def group(
+    failures: Sequence[Failure],
+    passed: Sequence[Failure] = (),
+    localize: Localizer | None = None,
+) -> RootCauses:
+    """The root causes of `failures` and the failures none explains. Failed items no finding
+    explains go to `localize` with the `passed` ones, which may name suspects for them (a node
+    that fails with two or more partners which pass with others: `measure.suspects`)."""
     groups: list[_Group] = []
     placed: set[str] = set()
     ordered = [f for f in failures if _pins(f)] + [f for f in failures if not _pins(f)]
@@ -157,6 +172,13 @@ def group(failures: Sequence[Failure]) -> RootCauses:
             groups.append(home)
         home.add(failure.item, likely)
         placed.add(failure.item)
+    loose = [f for f in failures if f.item not in placed]
+    for finding, objects, items in localize(loose, passed) if localize else ():
+        g = _Group(finding, tuple(objects))
+        for item in items:
+            g.add(item, finding)
+        groups.append(g)
+        placed.update(items)
     groups.sort(key=lambda g: (not g.finding.certain, -len(g.items)))
     causes = tuple(
         RootCause(
@@ -170,8 +192,38 @@ def group(failures: Sequence[Failure]) -> RootCauses:
         )
         for g in groups
     )
-    loose = tuple(f.item for f in failures if f.item not in placed)
-    return RootCauses(causes, loose, len(failures))
+    unexplained = tuple(f.item for f in failures if f.item not in placed)
+    return RootCauses(causes, unexplained, len(failures))
+
+
+def ends(path: Sequence[Obj]) -> tuple[str, str, int | None] | None:
+    """The two nodes (and the rail, if one) of a node-to-node item's path."""
+    if len(path) != 1 or path[0].kind not in ("link", "direction", "pair"):
+        return None
+    nodes = list(dict.fromkeys(s.node for s in path[0].spots if s.node is not None))
+    rails = {s.rail for s in path[0].spots}
+    if len(nodes) != 2:
+        return None
+    return nodes[0], nodes[1], rails.pop() if len(rails) == 1 else None
+
+
+def of_findings(findings: Sequence[Finding]) -> RootCauses:
+    """Findings with no test items behind them (saved outputs): one root cause each, named by
+    the objects they blame or, without any, where they were seen."""
+    return RootCauses(
+        tuple(
+            RootCause(
+                f.rule.id,
+                f.cause_text,
+                f.fix_text,
+                ids(f.objects) or (f.where,),
+                (f"{f.where}: {f.evidence}",),
+                (),
+                f.certain,
+            )
+            for f in findings
+        )
+    )
 
 
 def _plural(n: int, word: str) -> str:

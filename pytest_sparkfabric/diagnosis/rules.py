@@ -42,6 +42,7 @@ RuleId = Literal[
     "ber_high",
     "post_fec_errors",
     "egress_rate_cap",
+    "node_suspect",
 ]
 
 
@@ -222,6 +223,13 @@ _TABLE: tuple[Rule, ...] = (
         "switch egress-rate-queue set",
         "an egress rate limit caps the port (a queue cap halves a 200G port)",
         "remove egress-rate-queueN on the fabric ports",
+    ),
+    Rule(
+        "node_suspect",
+        "a node fails with two or more partners that pass with others",
+        "a fault at that node: its NIC port, its cable or its switch leg, not its partners",
+        "run the NIC loopback on it, check its cable and switch leg; swap the cable to tell "
+        "the cable from the NIC",
     ),
 )
 
