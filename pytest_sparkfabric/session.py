@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
     from pytest_sparkfabric.cluster.plan import Plan
     from pytest_sparkfabric.diagnosis.causes import Failure, RootCauses
+    from pytest_sparkfabric.diagnosis.evidence import Finding
+    from pytest_sparkfabric.diagnosis.objects import Obj
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.transport import Transport
 
@@ -110,6 +112,7 @@ class SparkSession:
         down = self._unreachable_for(item)
         if down:
             # The node was found unreachable once; its items fail at once with that line.
+            self._blame_unreachable(item, down)
             pytest.fail(f"not measured: {down}", pytrace=False)
         try:
             return (yield)
@@ -117,6 +120,17 @@ class SparkSession:
             reason = str(err)
         # Outside the except block, so the report shows one line, not a chained traceback.
         pytest.fail(f"not measured: {reason}", pytrace=False)
+
+    def _blame_unreachable(self, item: pytest.Item, line: str) -> None:
+        from pytest_sparkfabric.diagnosis import objects
+        from pytest_sparkfabric.diagnosis.evidence import Finding
+        from pytest_sparkfabric.diagnosis.rules import RULES
+        from pytest_sparkfabric.verdict import BLAMED
+
+        down = [n for n in item_nodes(item) if n in self.fabric.unreachable()]
+        rule = RULES["node_unreachable"]
+        blamed = Finding(rule, line, tuple(down), "", objects=tuple(map(objects.node, down)))
+        item.stash[BLAMED] = (blamed,)
 
     def _unreachable_for(self, item: pytest.Item) -> str | None:
         """The reachability line of the nodes an item is parametrised with, if any is down.
@@ -138,12 +152,36 @@ class SparkSession:
             from pytest_sparkfabric.verdict import BLAMED, item_path
 
             blamed = item.stash.get(BLAMED, ()) if report.when == "call" else ()
-            seen = Failure(report.nodeid, item_path(item), blamed)
+            path = item_path(item)
+            seen = Failure(report.nodeid, path, self._on_cables(blamed, path))
             if report.failed:
                 self._failures.append(seen)
             elif report.passed:
                 self._passed.append(seen)
         return report
+
+    def _on_cables(self, found: tuple[Finding, ...], path: tuple[Obj, ...]) -> tuple[Finding, ...]:
+        """A cable's fault seen on a rail (a marginal lane, no carrier) blames the cable."""
+        from dataclasses import replace
+
+        from pytest_sparkfabric.diagnosis import objects
+        from pytest_sparkfabric.diagnosis.causes import CABLE_RULES
+
+        out = []
+        for f in found:
+            blamed = f.objects or path
+            if f.rule.id in CABLE_RULES and all(o.kind in ("rail", "link") for o in blamed):
+                ends = {(s.node, s.port) for o in blamed for s in o.spots}
+                cables = [
+                    objects.cable_of(self.plan, n, p)
+                    for n, p in ends
+                    if n is not None and p is not None
+                ]
+                found_cables = tuple({c.id: c for c in cables if c is not None}.values())
+                if found_cables:
+                    f = replace(f, objects=found_cables)
+            out.append(f)
+        return tuple(out)
 
     def root_causes(self) -> RootCauses:
         """The run's root causes so far: each with the failed items it explains, and the

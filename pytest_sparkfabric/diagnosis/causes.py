@@ -33,7 +33,26 @@ DEEPER: Mapping[RuleId, tuple[RuleId, ...]] = MappingProxyType(
         ),
     }
 )
-"""A rule -> the rules whose cause, on a meeting object, explains it too (DOMAIN.md §8)."""
+"""A rule -> the rules whose cause, on a meeting object, explains it too."""
+
+SETTINGS: frozenset[RuleId] = frozenset(
+    {
+        "nccl_socket",
+        "nccl_single_hca",
+        "nccl_wrong_hca",
+        "ipv6_enabled",
+        "rp_filter_strict",
+        "arp_flux",
+        "duplicate_ip",
+    }
+)
+"""Rules about one setting (a sysctl, an NCCL variable, an address plan): wherever it is wrong,
+it is one root cause naming every object that has it."""
+
+CABLE_RULES: frozenset[RuleId] = frozenset(
+    {"link_down", "marginal_cable", "ber_high", "post_fec_errors"}
+)
+"""Rules that blame the cable a rail runs over, not the rail."""
 
 _EVIDENCE_SHOWN = 6
 _EVIDENCE_LISTED = 2
@@ -115,8 +134,8 @@ class RootCauses:
         for n, c in enumerate(self.causes, 1):
             out += [f"  {line}" for line in c.lines(n)]
         if self.unexplained:
-            head = "no cause explains" if self.causes else "failures"
-            out.append(f"  {_plural(len(self.unexplained), 'failure')} {head}:")
+            head = " no cause explains" if self.causes else ""
+            out.append(f"  {_plural(len(self.unexplained), 'failure')}{head}:")
             out += [f"    {i}" for i in self.unexplained[:listed]]
             if len(self.unexplained) > listed:
                 out.append(f"    ... and {len(self.unexplained) - listed} more")
@@ -137,7 +156,14 @@ class _Group:
         rule = f.rule.id
         if self.finding.rule.id not in (rule, *DEEPER.get(rule, ())):
             return False
-        return meet(self.objects, f.objects or path)
+        return (rule in SETTINGS and self.finding.rule.id == rule) or meet(
+            self.objects, f.objects or path
+        )
+
+    def widen(self, objects: Sequence[Obj]) -> None:
+        """A setting found wrong on one more object: the cause names it too."""
+        if self.finding.rule.id in SETTINGS and objects:
+            self.objects = tuple({o.id: o for o in (*self.objects, *objects)}.values())
 
     def add(self, item: str, f: Finding) -> None:
         self.items.append(item)
@@ -170,6 +196,8 @@ def group(
         if home is None:
             home = _Group(likely, likely.objects or failure.path)
             groups.append(home)
+        elif _pins(failure):
+            home.widen(likely.objects or failure.path)
         home.add(failure.item, likely)
         placed.add(failure.item)
     loose = [f for f in failures if f.item not in placed]

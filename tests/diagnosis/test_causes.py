@@ -171,7 +171,8 @@ def test_healthy_run_has_no_root_causes() -> None:
 def test_a_node_failing_with_two_partners_is_the_suspect_behind_a_switch(bad: str) -> None:
     c = load_cluster(EXAMPLES / "demo.yaml")
     p = plan(c)
-    fails, passed = [], []
+    fails: list[Failure] = []
+    passed: list[Failure] = []
     for x in p.links:
         seen = Failure(f"test_rail_rdma[{x.id}]", objects.path(x))
         (fails if bad in x.nodes() else passed).append(seen)

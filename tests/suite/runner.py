@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ class SuiteRun:
     props: dict[str, dict[str, str]]
     stdout: str
     tests: list[dict[str, Any]]
+    causes: list[dict[str, Any]] = field(default_factory=list)
+    """The results file's root causes (`causes`), as written."""
 
     def with_outcome(self, outcome: str) -> set[str]:
         return {k for k, v in self.outcomes.items() if v == outcome}
@@ -78,7 +80,13 @@ def run_suite(
         messages[key] = t["message"] or t["skip_reason"] or ""
         props[key] = t["properties"]
     return SuiteRun(
-        int(result.ret), outcomes, messages, props, result.stdout.str(), list(data["tests"])
+        int(result.ret),
+        outcomes,
+        messages,
+        props,
+        result.stdout.str(),
+        list(data["tests"]),
+        list(data.get("causes", [])),
     )
 
 
