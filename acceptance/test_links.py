@@ -76,6 +76,7 @@ def test_pcie(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         verdict.fail(
             f"{_where(rail)}: PCIe {rail.pci} runs at {link.text}{best}; expected {expected}",
             "pcie_degraded",
+            objects=evidence.pcie_half(fabric, rail),
         )
 
 

@@ -118,19 +118,32 @@ class SparkSession:
             return (yield)
         except NotMeasured as err:
             reason = str(err)
+            self._blame_unreachable(item, reason, in_reason=True)
         # Outside the except block, so the report shows one line, not a chained traceback.
         pytest.fail(f"not measured: {reason}", pytrace=False)
 
-    def _blame_unreachable(self, item: pytest.Item, line: str) -> None:
+    def _blame_unreachable(self, item: pytest.Item, line: str, *, in_reason: bool = False) -> None:
+        """Blame the nodes that do not answer: the item's own, or (`in_reason`) those whose
+        reachability line a phase's reason quotes (NCCL, the soak need a partner too)."""
         from pytest_sparkfabric.diagnosis import objects
         from pytest_sparkfabric.diagnosis.evidence import Finding
         from pytest_sparkfabric.diagnosis.rules import RULES
-        from pytest_sparkfabric.verdict import BLAMED
+        from pytest_sparkfabric.verdict import BLAMED, widen
 
-        down = [n for n in item_nodes(item) if n in self.fabric.unreachable()]
+        if in_reason and self._fabric is None:
+            return
+        unreachable = self.fabric.unreachable()
+        if in_reason:
+            down = [n for n, why in unreachable.items() if why in line]
+        else:
+            down = [n for n in item_nodes(item) if n in unreachable]
+        if not down:
+            return
+        blamed = tuple(map(objects.node, down))
+        if in_reason:
+            widen(item, blamed)
         rule = RULES["node_unreachable"]
-        blamed = Finding(rule, line, tuple(down), "", objects=tuple(map(objects.node, down)))
-        item.stash[BLAMED] = (blamed,)
+        item.stash[BLAMED] = (Finding(rule, line, tuple(down), "", objects=blamed),)
 
     def _unreachable_for(self, item: pytest.Item) -> str | None:
         """The reachability line of the nodes an item is parametrised with, if any is down.

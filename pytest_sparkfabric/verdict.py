@@ -18,12 +18,24 @@ from pytest_sparkfabric.diagnosis.rules import RULES, Rule, RuleId
 
 BLAMED = pytest.StashKey[tuple[Finding, ...]]()
 """On a failed item: the causes its failure message gave, the likely one first."""
+PATH = pytest.StashKey[tuple[Obj, ...]]()
+"""On an item whose failure is about more than its parameters: what it is about."""
 
 
 def item_path(item: pytest.Item) -> tuple[Obj, ...]:
-    """The objects on an item's path, from its parameters; empty: the whole cluster."""
+    """The objects on an item's path, from its parameters (or as the test widened it with
+    `Verdict.about`); empty: the whole cluster."""
+    if PATH in item.stash:
+        return item.stash[PATH]
     params = getattr(getattr(item, "callspec", None), "params", {})
     return tuple(o for value in params.values() for o in objects.path(value))
+
+
+def widen(item: pytest.Item, objs: Sequence[Obj]) -> None:
+    """The item's failure is about `objs` as well as its parameters (recorded as `path`)."""
+    path = (*item_path(item), *objs)
+    item.stash[PATH] = path
+    item.user_properties.append(("path", ",".join(objects.ids(path))))
 
 
 def _text(value: object) -> str:
@@ -51,6 +63,11 @@ class Verdict:
     @property
     def path(self) -> tuple[Obj, ...]:
         return item_path(self.item)
+
+    def about(self, *objs: Obj) -> None:
+        """Say a failure is about more than the item's parameters (a node's rank in an NCCL
+        job that did not run is about the whole job: `objects.CLUSTER`)."""
+        widen(self.item, objs)
 
     def blame(self, found: Sequence[Finding]) -> None:
         """Keep the causes a failure names, for the session's root causes; the objects the

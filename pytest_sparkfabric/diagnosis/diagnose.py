@@ -288,6 +288,10 @@ def _nccl_single_hca(ev: Evidence) -> list[Finding]:
     if short:
         busbw = f"; busbw {n.busbw_gbytes_s:g} GB/s" if n.busbw_gbytes_s is not None else ""
         seen = "NET/IB line: " + "; ".join(short[:4]) + busbw
+        if ev.no_link:
+            # NCCL leaves out the devices of a port without link by itself.
+            seen += "; with links down that may be NCCL leaving them out, not a setting"
+            return [Finding(RULES["nccl_single_hca"], n.where, n.nodes, seen, fix, certain=False)]
         return [Finding(RULES["nccl_single_hca"], n.where, n.nodes, seen, fix)]
     lo, hi = SINGLE_HCA_GBYTES_S
     if not n.devices and n.busbw_gbytes_s is not None and lo <= n.busbw_gbytes_s <= hi:

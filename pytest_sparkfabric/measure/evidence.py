@@ -134,7 +134,7 @@ def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
             link.speed_gt_s is not None and link.speed_gt_s < hardware.PCIE_SPEED_GTS
         ):
             where = f"{rail.id} PCIe {rail.pci} at {link.text}"
-            out.append(Site(where, (rail.node,), (objs.rail(rail),)))
+            out.append(Site(where, (rail.node,), pcie_half(fabric, rail)))
     return tuple(out)
 
 
@@ -207,6 +207,14 @@ def cable(fabric: Fabric, rail: Rail) -> tuple[Obj, ...]:
     """The cable a rail runs over (what a rail without carrier blames), else the rail."""
     found = objs.cable_of(fabric.plan, rail.node, rail.port)
     return (found,) if found is not None else (objs.rail(rail),)
+
+
+def pcie_half(fabric: Fabric, rail: Rail) -> tuple[Obj, ...]:
+    """The rails that share the rail's PCIe link: its index on every port of the node."""
+    # Both ports' functions of one half sit on one x4 link (0000:01:00.0/.1, 0002:01:00.0/.1).
+    return tuple(
+        objs.rail(r) for r in fabric.cluster.node(rail.node).rails if r.index == rail.index
+    )
 
 
 def findings(
