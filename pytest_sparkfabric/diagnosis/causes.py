@@ -151,6 +151,8 @@ class _Group:
     objects: tuple[Obj, ...]
     items: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+    """Each object's own fix, for a setting wrong on several (`on spark-1, set ...`)."""
 
     def takes(self, f: Finding, path: Sequence[Obj]) -> bool:
         rule = f.rule.id
@@ -160,10 +162,16 @@ class _Group:
             self.objects, f.objects or path
         )
 
-    def widen(self, objects: Sequence[Obj]) -> None:
-        """A setting found wrong on one more object: the cause names it too."""
+    def widen(self, objects: Sequence[Obj], f: Finding) -> None:
+        """A setting found wrong on one more object: the cause names it, and its fix."""
         if self.finding.rule.id in SETTINGS and objects:
             self.objects = tuple({o.id: o for o in (*self.objects, *objects)}.values())
+            if f.fix_text not in self.fixes:
+                self.fixes.append(f.fix_text)
+
+    @property
+    def fix(self) -> str:
+        return "; ".join(self.fixes) if len(self.fixes) > 1 else self.finding.fix_text
 
     def add(self, item: str, f: Finding) -> None:
         self.items.append(item)
@@ -194,10 +202,10 @@ def group(
         likely = failure.blamed[0]
         home = next((g for g in groups if g.takes(likely, failure.path)), None)
         if home is None:
-            home = _Group(likely, likely.objects or failure.path)
+            home = _Group(likely, likely.objects or failure.path, fixes=[likely.fix_text])
             groups.append(home)
         elif _pins(failure):
-            home.widen(likely.objects or failure.path)
+            home.widen(likely.objects or failure.path, likely)
         home.add(failure.item, likely)
         placed.add(failure.item)
     loose = [f for f in failures if f.item not in placed]
@@ -212,7 +220,7 @@ def group(
         RootCause(
             g.finding.rule.id,
             g.finding.cause_text,
-            g.finding.fix_text,
+            g.fix,
             ids(g.objects),
             tuple(g.evidence[:_EVIDENCE_SHOWN]),
             tuple(g.items),

@@ -189,3 +189,23 @@ def test_explain_prints_root_causes() -> None:
     text = "\n".join(of_findings([f]).lines())
     assert text.startswith("1 root cause:\n  1. [nic_throttled] loop.txt: the NIC is throttled")
     assert "     Fix: reboot both boxes" in text
+
+
+def test_one_setting_wrong_on_two_nodes_is_one_cause_with_each_fix() -> None:
+    rule = RULES["nccl_single_hca"]
+    fails = [
+        Failure(
+            f"test_nccl_ib_hca[{n}]",
+            (objects.node(n),),
+            (Finding(rule, n, (), "", f"on {n}, set NCCL_IB_HCA=a,b in /etc/nccl.conf line 2"),),
+        )
+        for n in ("spark-1", "spark-2")
+    ]
+    fails.append(Failure("test_nccl_busbw", (), (Finding(rule, "NCCL", (), "busbw 13.9"),)))
+    (only,) = group(fails).causes
+    assert only.objects == ("spark-1", "spark-2")
+    assert only.fix == (
+        "on spark-1, set NCCL_IB_HCA=a,b in /etc/nccl.conf line 2; "
+        "on spark-2, set NCCL_IB_HCA=a,b in /etc/nccl.conf line 2"
+    )
+    assert len(only.items) == 3
