@@ -30,8 +30,8 @@ from pytest_sparkfabric.diagnosis.objects import node as node_obj
 from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
 
 _DEAD_HALF = (
-    "one PCIe half of the NIC carries (almost) nothing even in loopback, inside the box: that "
-    "half or its PCIe link is faulty hardware, not a setting"
+    f"{RULES['half_port'].cause}: the other carries (almost) nothing even in loopback, inside "
+    "the box, so that half or its PCIe link is faulty hardware, not a setting"
 )
 _DEAD_HALF_FIX = (
     "check the PCIe training of {devices} (`lspci -vv` on its PCI function: LnkSta 32GT/s, "

@@ -166,14 +166,14 @@ def test_mixed_faults_each_named_once_on_their_own_paths(
         # The case: the rail through the dead half is not blamed on the other cable.
         item = "test_rail_rdma[spark-3:p0rail1<->spark-1:p1rail1]"
         likely = run.messages[item].split("Likely cause: ", 1)[1].splitlines()[0]
-        assert "PCIe half" in likely and "spark-2:p0<->spark-3:p1" not in likely
+        assert "faulty hardware" in likely and "spark-2:p0<->spark-3:p1" not in likely
         assert "NCCL_IB_HCA" not in run.messages[item]
         assert run.props[item]["rule"] == "half_port"
         text = run.stdout
         assert re.search(r"=+ sparkfabric root causes =+", text)
         assert "2 root causes explain 27 of 27 failures:" in text
         assert "  1. [link_down] spark-2:p0<->spark-3:p1: no link on the cable" in text
-        assert "  2. [half_port] spark-1:p1rail1: one PCIe half of the NIC carries" in text
+        assert "  2. [half_port] spark-1:p1rail1: only one of the port's two PCIe halves" in text
         assert "     Fix: check the PCIe training of roceP2p1s0f1" in text
 
 
