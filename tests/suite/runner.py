@@ -12,6 +12,16 @@ from typing import Any
 import pytest
 import yaml
 
+# Imported here, before any in-process run: pytester drops the modules a run imported when it
+# ends, while the plugin's package keeps references to them, so a later run would mix two
+# copies of a module (and of its stash keys and classes).
+import pytest_sparkfabric.diagnosis.causes
+import pytest_sparkfabric.fixtures
+import pytest_sparkfabric.measure.evidence
+import pytest_sparkfabric.measure.suspects
+import pytest_sparkfabric.session
+import pytest_sparkfabric.verdict  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 SUITE = ROOT / "acceptance"
