@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.diagnosis import objects
 from pytest_sparkfabric.measure import evidence
 from pytest_sparkfabric.measure import switch as switch_reads
 
@@ -28,6 +29,8 @@ SPEED = "200G-baseCR4"
 FEC = "fec91"
 ETHERNET_HEADER_B = 14
 HOST_PFC = "disabled"  # hosts run PFC off unless configured otherwise (DOMAIN.md §7)
+# The bridge and QoS settings are the switch's own: one cause for every path through it.
+SWITCH_WIDE = (objects.SWITCH,)
 _SUB = re.compile(r"^(?P<cage>.+)-(?P<lane>\d{1,2})$")
 
 
@@ -130,6 +133,7 @@ def test_switch_bridge_port(
         verdict.fail(
             f"{where}: not a port of any bridge; expected a port of {bridge or 'the bridge'}",
             "switch_cpu_forwarding",
+            objects=SWITCH_WIDE,
             measured="not in a bridge",
         )
     port = mine[0]
@@ -142,12 +146,14 @@ def test_switch_bridge_port(
             f"{where}: in bridge {port.bridge}, the other legs in {bridge}: the chip offloads "
             "one bridge, the other forwards on the switch CPU; expected one bridge",
             "switch_cpu_forwarding",
+            objects=SWITCH_WIDE,
         )
     if port.hw_offload is not True:
         verdict.fail(
             f"{where}: hw-offload {_yes(port.hw_offload)} (hw {_yes(port.hw_requested)}): "
             "the switch CPU forwards this port's traffic; expected hw-offload yes",
             "switch_cpu_forwarding",
+            objects=SWITCH_WIDE,
         )
 
 
@@ -191,6 +197,7 @@ def test_switch_bridge(switch: SwitchSpec, fabric: Fabric, verdict: Verdict) -> 
             f"switch {switch.host}: {'; '.join(problems)}: the switch CPU forwards the fabric "
             "(~5-10 Gb/s); expected one bridge, every port hw-offload yes, no unused sub-port",
             "switch_cpu_forwarding",
+            objects=SWITCH_WIDE,
         )
 
 
@@ -205,6 +212,7 @@ def test_switch_qos(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
         verdict.fail(
             f"{where}: no entry in /interface/ethernet/switch/qos/port",
             "pfc_stall",
+            objects=SWITCH_WIDE,
             measured="no QoS entry",
         )
     caps = qos.limited_queues()
@@ -216,6 +224,7 @@ def test_switch_qos(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
             f"{where}: pfc {qos.pfc} (trust-l3 {qos.trust_l3}) while the hosts run PFC "
             f"{HOST_PFC}; expected {expected}",
             "pfc_stall",
+            objects=SWITCH_WIDE,
         )
     if caps:
         verdict.fail(f"{where}: {cap_text}; expected {expected}", "egress_rate_cap")
