@@ -42,7 +42,7 @@ def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         evidence.fail(
             verdict,
             f"{rail.id} ({rail.rdma}) loopback not measured: {measured.error}",
-            evidence.findings(fabric, [rail.node]),
+            evidence.findings(fabric, on=evidence.path(rail)),
         )
     gbps = measured.get()
     verdict(measured=f"{gbps:.1f} Gb/s", measured_gbps=gbps)
@@ -50,7 +50,7 @@ def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         evidence.fail(
             verdict,
             f"{rail.id} ({rail.rdma}) loopback: {gbps:.1f} Gb/s, {th.describe()}",
-            evidence.findings(fabric, [rail.node], prefer=["nic_throttled"]),
+            evidence.findings(fabric, on=evidence.path(rail), prefer=["nic_throttled"]),
         )
 
 
@@ -75,7 +75,9 @@ def test_rail_rdma(rail_link: Link, fabric: Fabric, verdict: Verdict) -> None:
         verdict(measured_gbps=min(r.gbps or 0.0 for r in results))
         return
     values = [r.gbps for r in results]
-    found = evidence.findings(fabric, nodes, tcp=evidence.needs_tcp(fabric, values, nodes))
+    found = evidence.findings(
+        fabric, on=evidence.path(rail_link), tcp=evidence.needs_tcp(fabric, values, nodes)
+    )
     if errors:
         head = "; ".join(f"{r.where}: {r.error}" for r in errors)
         evidence.fail(verdict, f"{rail_link.id}: no bandwidth result: {head}", found)
@@ -118,7 +120,7 @@ def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> Non
         nodes = (node_pair.a, node_pair.b)
         found = evidence.findings(
             fabric,
-            nodes,
+            on=evidence.path(node_pair),
             tcp=evidence.needs_tcp(fabric, values, nodes),
             prefer=["half_port"],
         )

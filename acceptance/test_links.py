@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.cluster import hardware
-from pytest_sparkfabric.measure import facts, links, switch
+from pytest_sparkfabric.measure import evidence, facts, links, switch
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Rail, Verdict
@@ -53,6 +53,7 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         verdict.fail(
             problem.format(what="cabled in cluster.yaml but has no link") + note,
             rule or "link_down",
+            objects=evidence.cable(fabric, rail),
         )
     if speed != SPEED_MBPS:
         eth.get()
@@ -75,6 +76,7 @@ def test_pcie(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         verdict.fail(
             f"{_where(rail)}: PCIe {rail.pci} runs at {link.text}{best}; expected {expected}",
             "pcie_degraded",
+            objects=evidence.pcie_half(fabric, rail),
         )
 
 
@@ -110,4 +112,5 @@ def test_roce_port(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             f"{where}: port state {roce.state.name or '?'}, physical state "
             f"{roce.phys_state.name or '?'}{cause}; expected ACTIVE, LinkUp",
             rule or "link_down",
+            objects=evidence.cable(fabric, rail),
         )

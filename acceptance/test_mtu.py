@@ -30,6 +30,9 @@ def test_mtu(rail: Rail, cluster: Cluster, fabric: Fabric, verdict: Verdict) -> 
             f"{rail.node} {rail.netdev} ({rail.label}): MTU {mtu}; expected {cluster.mtu} "
             f"(cluster.yaml mtu)",
             "mtu_mismatch",
+            fix=f"on {rail.node}, set MTU {cluster.mtu} on {rail.netdev} in its network config "
+            f"(netplan `mtu: {cluster.mtu}`) and re-apply; now: `ip link set dev {rail.netdev} "
+            f"mtu {cluster.mtu}`",
         )
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.diagnosis import objects
 from pytest_sparkfabric.measure import evidence, nccl_run
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ def test_nccl_uses_ib(node: Node, cluster: Cluster, fabric: Fabric, verdict: Ver
     verdict(node=node.name, expected=f"network IB, devices {','.join(expected)}")
     run = nccl_run.run(fabric)
     if run.parsed is None:
+        # The job as a whole did not run: that is about every node, not this rank.
+        verdict.about(objects.CLUSTER)
         evidence.fail(
             verdict,
             f"not measured: {run.error}",
@@ -55,7 +58,7 @@ def test_nccl_uses_ib(node: Node, cluster: Cluster, fabric: Fabric, verdict: Ver
             verdict,
             f"{node.name}: NCCL_DEBUG=INFO printed no NET/IB, NET/Socket or 'Using network' "
             "line for this rank (is NCCL_DEBUG overridden?)",
-            evidence.findings(fabric, [node.name], prefer=NCCL_RULES),
+            evidence.findings(fabric, on=evidence.path(node), prefer=NCCL_RULES),
         )
     nets = ",".join(sorted(rank.networks)) or "?"
     verdict(
@@ -73,7 +76,7 @@ def test_nccl_uses_ib(node: Node, cluster: Cluster, fabric: Fabric, verdict: Ver
             verdict,
             f"{node.name} (rank {rank.rank}): {seen}; expected network IB with "
             f"{','.join(expected)}" + (f" (missing {','.join(missing)})" if missing else ""),
-            evidence.findings(fabric, [node.name], prefer=NCCL_RULES),
+            evidence.findings(fabric, on=evidence.path(node), prefer=NCCL_RULES),
         )
 
 

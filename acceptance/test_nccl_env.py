@@ -58,10 +58,13 @@ def test_nccl_transport(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     env = nccl_env.effective(fabric, node.name).get()
     net, disable = env.get("NCCL_NET"), env.get("NCCL_IB_DISABLE")
     forced = []
+    culprits = []
     if net is not None and net.value.strip().lower() == "socket":
         forced.append(_decided(net))
+        culprits.append(net)
     if disable is not None and _strtoll(disable.value) != 0:
         forced.append(_decided(disable))
+        culprits.append(disable)
     shown = [_decided(d) for d in (net, disable) if d is not None]
     verdict(measured="; ".join(shown) or "NCCL_NET and NCCL_IB_DISABLE unset")
     if forced:
@@ -69,6 +72,8 @@ def test_nccl_transport(node: Node, fabric: Fabric, verdict: Verdict) -> None:
             f"{node.name}: {'; '.join(forced)}: NCCL runs over TCP sockets; expected "
             "the IB/RoCE transport",
             "nccl_socket",
+            fix=f"on {node.name}, remove "
+            + " and ".join(f"{d.key}={d.value} from {d.where}" for d in culprits),
         )
 
 
@@ -113,4 +118,6 @@ def test_nccl_ib_hca(node: Node, fabric: Fabric, verdict: Verdict) -> None:
             f"{', '.join(missing)}{_misnamed(env, 'NCCL_IB_HCA')}; expected every RoCE device "
             f"of the cabled port(s): {','.join(need)}",
             rule,
+            fix=f"on {node.name}, set NCCL_IB_HCA={','.join(need)}"
+            + (f" in {hca.where}" if hca else " in /etc/nccl.conf or the job environment"),
         )

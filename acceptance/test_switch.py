@@ -11,11 +11,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.diagnosis import objects
+from pytest_sparkfabric.measure import evidence
 from pytest_sparkfabric.measure import switch as switch_reads
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, Fabric, Node, Verdict
     from pytest_sparkfabric.cluster.spec import SwitchSpec
+    from pytest_sparkfabric.diagnosis.objects import Obj
     from pytest_sparkfabric.measure.switch import SwitchState
     from pytest_sparkfabric.probes.routeros import BridgePort, EthernetPort
 
@@ -26,11 +29,18 @@ SPEED = "200G-baseCR4"
 FEC = "fec91"
 ETHERNET_HEADER_B = 14
 HOST_PFC = "disabled"  # hosts run PFC off unless configured otherwise (DOMAIN.md §7)
+# The bridge and QoS settings are the switch's own: one cause for every path through it.
+SWITCH_WIDE = (objects.SWITCH,)
 _SUB = re.compile(r"^(?P<cage>.+)-(?P<lane>\d{1,2})$")
 
 
 def _yes(value: bool | None) -> str:
     return {True: "yes", False: "no", None: "?"}[value]
+
+
+def _cable(fabric: Fabric, node: Node) -> tuple[Obj, ...]:
+    """The node's cable to its leg: what a fault of the leg blames."""
+    return evidence.cable(fabric, node.rails[0]) if node.rails else ()
 
 
 def _state(fabric: Fabric) -> SwitchState:
@@ -70,17 +80,19 @@ def test_switch_leg(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
     )
     verdict(measured=measured)
     problem = f"{where}: {{what}}; seen: {measured}; expected: {expected}"
+    cable = _cable(fabric, node)
     if port.auto_negotiation is not False or port.speed != SPEED:
         verdict.fail(
             problem.format(what="not forced to 200G (auto-negotiation must be off)"),
             "autoneg_failed",
+            objects=cable,
         )
     if not mon.link_ok or port.running is False:
-        verdict.fail(problem.format(what="no link"), "link_down")
+        verdict.fail(problem.format(what="no link"), "link_down", objects=cable)
     if mon.rate_gbps != RATE_GBPS:
-        verdict.fail(problem.format(what=f"rate {rate}"), "speed_degraded")
+        verdict.fail(problem.format(what=f"rate {rate}"), "speed_degraded", objects=cable)
     if fec is not None and fec != FEC:
-        verdict.fail(problem.format(what=f"FEC {fec}"), "fec_not_rs")
+        verdict.fail(problem.format(what=f"FEC {fec}"), "fec_not_rs", objects=cable)
 
 
 def test_switch_leg_mtu(
@@ -96,7 +108,9 @@ def test_switch_leg_mtu(
     measured = f"mtu {port.mtu_bytes}, l2mtu {port.l2mtu_bytes}"
     verdict(measured=measured)
     if (port.mtu_bytes or 0) < cluster.mtu or (port.l2mtu_bytes or 0) < need_l2:
-        verdict.fail(f"{where}: {measured}; expected {expected}", "mtu_path")
+        verdict.fail(
+            f"{where}: {measured}; expected {expected}", "mtu_path", objects=_cable(fabric, node)
+        )
 
 
 def _fabric_bridge(members: list[BridgePort]) -> str | None:
@@ -119,6 +133,7 @@ def test_switch_bridge_port(
         verdict.fail(
             f"{where}: not a port of any bridge; expected a port of {bridge or 'the bridge'}",
             "switch_cpu_forwarding",
+            objects=SWITCH_WIDE,
             measured="not in a bridge",
         )
     port = mine[0]
@@ -131,12 +146,14 @@ def test_switch_bridge_port(
             f"{where}: in bridge {port.bridge}, the other legs in {bridge}: the chip offloads "
             "one bridge, the other forwards on the switch CPU; expected one bridge",
             "switch_cpu_forwarding",
+            objects=SWITCH_WIDE,
         )
     if port.hw_offload is not True:
         verdict.fail(
             f"{where}: hw-offload {_yes(port.hw_offload)} (hw {_yes(port.hw_requested)}): "
             "the switch CPU forwards this port's traffic; expected hw-offload yes",
             "switch_cpu_forwarding",
+            objects=SWITCH_WIDE,
         )
 
 
@@ -180,6 +197,7 @@ def test_switch_bridge(switch: SwitchSpec, fabric: Fabric, verdict: Verdict) -> 
             f"switch {switch.host}: {'; '.join(problems)}: the switch CPU forwards the fabric "
             "(~5-10 Gb/s); expected one bridge, every port hw-offload yes, no unused sub-port",
             "switch_cpu_forwarding",
+            objects=SWITCH_WIDE,
         )
 
 
@@ -194,6 +212,7 @@ def test_switch_qos(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
         verdict.fail(
             f"{where}: no entry in /interface/ethernet/switch/qos/port",
             "pfc_stall",
+            objects=SWITCH_WIDE,
             measured="no QoS entry",
         )
     caps = qos.limited_queues()
@@ -205,6 +224,7 @@ def test_switch_qos(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
             f"{where}: pfc {qos.pfc} (trust-l3 {qos.trust_l3}) while the hosts run PFC "
             f"{HOST_PFC}; expected {expected}",
             "pfc_stall",
+            objects=SWITCH_WIDE,
         )
     if caps:
         verdict.fail(f"{where}: {cap_text}; expected {expected}", "egress_rate_cap")

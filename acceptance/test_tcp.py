@@ -31,12 +31,13 @@ def test_pair_tcp(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None
         for r in results
     )
     verdict(measured=per)
-    nodes = (node_pair.a, node_pair.b)
     errors = [r for r in results if r.gbps is None]
     if errors:
         why = "; ".join(f"{r.link.id}: {r.error}" for r in errors)
         evidence.fail(
-            verdict, f"TCP on both netdevs: no result for {why}", evidence.findings(fabric, nodes)
+            verdict,
+            f"TCP on both netdevs: no result for {why}",
+            evidence.findings(fabric, on=evidence.path(node_pair)),
         )
     total = sum(r.gbps or 0.0 for r in results)
     verdict(measured_gbps=total)
@@ -44,5 +45,7 @@ def test_pair_tcp(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None
         evidence.fail(
             verdict,
             f"TCP on both netdevs together: {total:.1f} Gb/s, {th.describe()}\n{per}",
-            evidence.findings(fabric, nodes, prefer=["half_port", "switch_cpu_forwarding"]),
+            evidence.findings(
+                fabric, on=evidence.path(node_pair), prefer=["half_port", "switch_cpu_forwarding"]
+            ),
         )

@@ -103,7 +103,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_sparkfabric.report import ReportData
     from pytest_sparkfabric.report import register as register_reports
 
-    register_reports(config, ReportData.of(cluster, session.warnings))
+    register_reports(config, ReportData.of(cluster, session.warnings, session.root_causes))
 
 
 def _check_recording(folder: Path) -> None:

@@ -17,6 +17,9 @@ from pytest_sparkfabric.result import NotMeasured
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
     from pytest_sparkfabric.cluster.plan import Plan
+    from pytest_sparkfabric.diagnosis.causes import Failure, RootCauses
+    from pytest_sparkfabric.diagnosis.evidence import Finding
+    from pytest_sparkfabric.diagnosis.objects import Obj
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.transport import Transport
 
@@ -38,6 +41,8 @@ class SparkSession:
         self._fabric: Fabric | None = None
         self._lock = threading.Lock()
         self._pad: tuple[Path, int] | None = None
+        self._failures: list[Failure] = []
+        self._passed: list[Failure] = []
 
     @property
     def transport(self) -> Transport:
@@ -107,13 +112,38 @@ class SparkSession:
         down = self._unreachable_for(item)
         if down:
             # The node was found unreachable once; its items fail at once with that line.
+            self._blame_unreachable(item, down)
             pytest.fail(f"not measured: {down}", pytrace=False)
         try:
             return (yield)
         except NotMeasured as err:
             reason = str(err)
+            self._blame_unreachable(item, reason, in_reason=True)
         # Outside the except block, so the report shows one line, not a chained traceback.
         pytest.fail(f"not measured: {reason}", pytrace=False)
+
+    def _blame_unreachable(self, item: pytest.Item, line: str, *, in_reason: bool = False) -> None:
+        """Blame the nodes that do not answer: the item's own, or (`in_reason`) those whose
+        reachability line a phase's reason quotes (NCCL, the soak need a partner too)."""
+        from pytest_sparkfabric.diagnosis import objects
+        from pytest_sparkfabric.diagnosis.evidence import Finding
+        from pytest_sparkfabric.diagnosis.rules import RULES
+        from pytest_sparkfabric.verdict import BLAMED, widen
+
+        if in_reason and self._fabric is None:
+            return
+        unreachable = self.fabric.unreachable()
+        if in_reason:
+            down = [n for n, why in unreachable.items() if why in line]
+        else:
+            down = [n for n in item_nodes(item) if n in unreachable]
+        if not down:
+            return
+        blamed = tuple(map(objects.node, down))
+        if in_reason:
+            widen(item, blamed)
+        rule = RULES["node_unreachable"]
+        item.stash[BLAMED] = (Finding(rule, line, tuple(down), "", objects=blamed),)
 
     def _unreachable_for(self, item: pytest.Item) -> str | None:
         """The reachability line of the nodes an item is parametrised with, if any is down.
@@ -124,6 +154,60 @@ class SparkSession:
         if not nodes or "switch" in getattr(item, "fixturenames", ()):
             return None
         return self.fabric.down_line(nodes)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if report.when in ("setup", "call") and (report.failed or report.when == "call"):
+            from pytest_sparkfabric.diagnosis.causes import Failure
+            from pytest_sparkfabric.verdict import BLAMED, item_path
+
+            blamed = item.stash.get(BLAMED, ()) if report.when == "call" else ()
+            path = item_path(item)
+            seen = Failure(report.nodeid, path, self._on_cables(blamed, path))
+            if report.failed:
+                self._failures.append(seen)
+            elif report.passed:
+                self._passed.append(seen)
+        return report
+
+    def _on_cables(self, found: tuple[Finding, ...], path: tuple[Obj, ...]) -> tuple[Finding, ...]:
+        """A cable's fault seen on a rail (a marginal lane, no carrier) blames the cable."""
+        from dataclasses import replace
+
+        from pytest_sparkfabric.diagnosis import objects
+        from pytest_sparkfabric.diagnosis.causes import CABLE_RULES
+
+        out = []
+        for f in found:
+            blamed = f.objects or path
+            if f.rule.id in CABLE_RULES and all(o.kind in ("rail", "link") for o in blamed):
+                ends = {(s.node, s.port) for o in blamed for s in o.spots}
+                cables = [
+                    objects.cable_of(self.plan, n, p)
+                    for n, p in ends
+                    if n is not None and p is not None
+                ]
+                found_cables = tuple({c.id: c for c in cables if c is not None}.values())
+                if found_cables:
+                    f = replace(f, objects=found_cables)
+            out.append(f)
+        return tuple(out)
+
+    def root_causes(self) -> RootCauses:
+        """The run's root causes so far: each with the failed items it explains, and the
+        failures no cause explains."""
+        from functools import partial
+
+        from pytest_sparkfabric.diagnosis.causes import group
+        from pytest_sparkfabric.measure.suspects import suspects
+
+        cables = None
+        if self.cluster.topology != "switch":
+            cables = [(c.a_node, c.b_node) for c in self.plan.cables if c.b_node is not None]
+        return group(self._failures, self._passed, partial(suspects, cables=cables))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -140,6 +224,11 @@ class SparkSession:
             terminalreporter.section("sparkfabric warnings", yellow=True)
             for warning in self.warnings:
                 terminalreporter.write_line(warning, yellow=True)
+        found = self.root_causes()
+        if found.failed:
+            terminalreporter.section("sparkfabric root causes", red=True)
+            for n, line in enumerate(found.lines()):
+                terminalreporter.write_line(line, red=n == 0 and bool(found.causes))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.close()

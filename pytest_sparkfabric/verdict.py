@@ -6,11 +6,36 @@ elements, the HTML report shows it as columns, and the JSON results keep it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NoReturn
 
 import pytest
 
+from pytest_sparkfabric.diagnosis import objects
+from pytest_sparkfabric.diagnosis.evidence import Finding
+from pytest_sparkfabric.diagnosis.objects import Obj
 from pytest_sparkfabric.diagnosis.rules import RULES, Rule, RuleId
+
+BLAMED = pytest.StashKey[tuple[Finding, ...]]()
+"""On a failed item: the causes its failure message gave, the likely one first."""
+PATH = pytest.StashKey[tuple[Obj, ...]]()
+"""On an item whose failure is about more than its parameters: what it is about."""
+
+
+def item_path(item: pytest.Item) -> tuple[Obj, ...]:
+    """The objects on an item's path, from its parameters (or as the test widened it with
+    `Verdict.about`); empty: the whole cluster."""
+    if PATH in item.stash:
+        return item.stash[PATH]
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return tuple(o for value in params.values() for o in objects.path(value))
+
+
+def widen(item: pytest.Item, objs: Sequence[Obj]) -> None:
+    """The item's failure is about `objs` as well as its parameters (recorded as `path`)."""
+    path = (*item_path(item), *objs)
+    item.stash[PATH] = path
+    item.user_properties.append(("path", ",".join(objects.ids(path))))
 
 
 def _text(value: object) -> str:
@@ -35,14 +60,50 @@ class Verdict:
             if value is not None:
                 self.item.user_properties.append((key, _text(value)))
 
-    def fail(self, message: str, rule: RuleId | Rule | None = None, **props: object) -> NoReturn:
-        """Fail with `message` (where, what was seen, what was expected) plus cause and fix."""
+    @property
+    def path(self) -> tuple[Obj, ...]:
+        return item_path(self.item)
+
+    def about(self, *objs: Obj) -> None:
+        """Say a failure is about more than the item's parameters (a node's rank in an NCCL
+        job that did not run is about the whole job: `objects.CLUSTER`)."""
+        widen(self.item, objs)
+
+    def blame(self, found: Sequence[Finding]) -> None:
+        """Keep the causes a failure names, for the session's root causes; the objects the
+        likely one blames are recorded as `blames` (ids, comma-separated)."""
+        self.item.stash[BLAMED] = tuple(found)
+        if found and found[0].objects:
+            self(blames=",".join(objects.ids(found[0].objects)))
+
+    def fail(
+        self,
+        message: str,
+        rule: RuleId | Rule | None = None,
+        *,
+        objects: Sequence[Obj] | None = None,
+        fix: str = "",
+        **props: object,
+    ) -> NoReturn:
+        """Fail with `message` (where, what was seen, what was expected) plus cause and fix.
+
+        `objects`: what the rule blames where it is not the item itself (a rail without carrier
+        blames its cable); `fix`: the exact setting and file, where the check knows them."""
         self(**props)
         text = message
         r = RULES[rule] if isinstance(rule, str) else rule
         if r is not None:
-            self(cause=r.cause, fix=r.fix, rule=r.id)
-            text += f"\nLikely cause: {r.cause}\nFix: {r.fix}"
+            finding = Finding(
+                r,
+                message.splitlines()[0] if message else r.id,
+                (),
+                "",
+                fix,
+                objects=tuple(objects) if objects is not None else self.path,
+            )
+            self.blame([finding])
+            self(cause=r.cause, fix=finding.fix_text, rule=r.id)
+            text += f"\nLikely cause: {r.cause}\nFix: {finding.fix_text}"
         pytest.fail(text, pytrace=False)
 
     def require(

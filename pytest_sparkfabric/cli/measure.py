@@ -81,9 +81,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     for line in errors:
         print(f"sparkfabric explain: {line}", file=sys.stderr)
     if result.findings:
+        from pytest_sparkfabric.diagnosis.causes import of_findings
+
         print()
-        for f in result.findings:
-            print(f.render())
+        for line in of_findings(result.findings).lines():
+            print(line)
     elif result.lines:
         print("\nNo known fault signature in these outputs (the known ones: docs/diagnosis.md).")
     if errors:

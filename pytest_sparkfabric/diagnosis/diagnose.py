@@ -7,7 +7,7 @@ themselves (cause, fix) are data in `diagnosis.rules`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from pytest_sparkfabric.diagnosis.evidence import (
     DEAD_RAIL_MAX_GBPS,
@@ -23,8 +23,21 @@ from pytest_sparkfabric.diagnosis.evidence import (
     Finding,
     PairRates,
     Rate,
+    Site,
 )
+from pytest_sparkfabric.diagnosis.objects import Obj
+from pytest_sparkfabric.diagnosis.objects import node as node_obj
 from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
+
+_DEAD_HALF = (
+    f"{RULES['half_port'].cause}: the other carries (almost) nothing even in loopback, inside "
+    "the box, so that half or its PCIe link is faulty hardware, not a setting"
+)
+_DEAD_HALF_FIX = (
+    "check the PCIe training of {devices} (`lspci -vv` on its PCI function: LnkSta 32GT/s, "
+    "Width x4), then power-drain the box (shut down, unplug power for 60 s); if the half stays "
+    "dead, reseat or have the unit serviced"
+)
 
 
 def _gb(value: float) -> str:
@@ -82,16 +95,33 @@ def _short_leg(ev: Evidence) -> list[Finding]:
         if nccl_failed:
             seen.append("NCCL over IB did not complete")
         if seen:
-            out.append(Finding(RULES["mtu_path"], leg.where, leg.nodes, "; ".join(seen)))
+            out.append(
+                Finding(
+                    RULES["mtu_path"], leg.where, leg.nodes, "; ".join(seen), objects=leg.objects
+                )
+            )
     return out
 
 
+def _objects(items: Iterable[Rate | Site | PairRates]) -> tuple[Obj, ...]:
+    return tuple({o.id: o for x in items for o in x.objects}.values())
+
+
 def _link_down(ev: Evidence) -> list[Finding]:
-    if not ev.no_link:
-        return []
-    where = ", ".join(s.where for s in ev.no_link)
-    nodes = tuple(dict.fromkeys(n for s in ev.no_link for n in s.nodes))
-    return [Finding(RULES["link_down"], where, nodes, "no carrier (ethtool: Link detected: no)")]
+    """One finding per cable: the rails without carrier grouped by the cable they are on."""
+    by_cable: dict[str, list[Site]] = {}
+    for s in ev.no_link:
+        key = ",".join(o.id for o in s.objects) or "?"
+        by_cable.setdefault(key, []).append(s)
+    out = []
+    for sites in by_cable.values():
+        where = ", ".join(s.where for s in sites)
+        nodes = tuple(dict.fromkeys(n for s in sites for n in s.nodes))
+        seen = f"{where}: no carrier (ethtool: Link detected: no)"
+        cable = _objects(sites)
+        head = cable[0].id if len(cable) == 1 else where
+        out.append(Finding(RULES["link_down"], head, nodes, seen, objects=cable))
+    return out
 
 
 def _nic_throttled(ev: Evidence) -> list[Finding]:
@@ -106,6 +136,7 @@ def _nic_throttled(ev: Evidence) -> list[Finding]:
                 rates[0].nodes[:1],
                 f"loopback {seen} with no cable involved; healthy ~106 Gb/s",
                 certain=certain,
+                objects=(node_obj(node),),
             )
         )
     return out
@@ -123,16 +154,18 @@ def _half_port(ev: Evidence) -> list[Finding]:
     down = _down_nodes(ev)
     throttled = set(_throttled(ev))
     halves = _dead_halves(ev)
-    for node, (dead, live) in halves.items():
+    for dead, live in halves.values():
         seen = ", ".join(f"{r.label or r.where} {_gb(r.gbps or 0.0)}" for r in dead + live)
-        hca = ",".join(r.label for r in sorted(dead + live, key=lambda r: r.where) if r.label)
+        names = ", ".join(r.label or r.where for r in dead)
         out.append(
             Finding(
                 RULES["half_port"],
-                node,
+                ", ".join(r.where for r in dead),
                 dead[0].nodes[:1],
                 f"loopback {seen}: one half carries nothing even inside the box",
-                f"drive both netdevs / both RoCE devices (NCCL_IB_HCA={hca})" if hca else "",
+                _DEAD_HALF_FIX.format(devices=names),
+                objects=_objects(dead),
+                cause=_DEAD_HALF,
             )
         )
     for kind, groups in (("RDMA", ev.pairs), ("TCP", ev.tcp)):
@@ -150,6 +183,7 @@ def _half_port(ev: Evidence) -> list[Finding]:
                     p.nodes,
                     f"{kind} {seen}",
                     f"drive both netdevs / both RoCE devices{hca}" if hca else "",
+                    objects=p.objects,
                 )
             )
     return out
@@ -203,34 +237,45 @@ def _switch_or_pfc(ev: Evidence) -> list[Finding]:
     )
     sw, pfc = RULES["switch_cpu_forwarding"], RULES["pfc_stall"]
     where = "the switch" if not nodes else "between " + ", ".join(nodes)
+    # Both are settings of what all the traffic crosses: the switch where there is one.
+    objs = ev.shared or _objects(slow)
     cpu_text = f"; switch cpu-load {cpu:.0f}%" if busy and cpu is not None else ""
     if slow and tcp_slow:
         tcp_text = ", ".join(f"{p.where} {_gb(p.total_gbps or 0.0)}" for p in tcp_slow[:3])
         seen = f"{_summary(slow)} and TCP too ({tcp_text}){cpu_text}"
-        return [Finding(sw, where, nodes, seen)]
+        return [Finding(sw, where, nodes, seen, objects=objs)]
     if slow and tcp_fine:
         tcp_text = ", ".join(f"{p.where} {_gb(p.total_gbps or 0.0)}" for p in tcp_fine[:3])
         seen = f"{_summary(slow)} while TCP between the same nodes is fine ({tcp_text})"
-        return [Finding(pfc, where, nodes, seen)]
+        return [Finding(pfc, where, nodes, seen, objects=objs)]
     if slow and busy:
-        return [Finding(sw, where, nodes, f"{_summary(slow)}{cpu_text}")]
+        return [Finding(sw, where, nodes, f"{_summary(slow)}{cpu_text}", objects=objs)]
     if slow:
         unknown = [n for n in nodes if not _loopback_known(ev, n)]
         tell = "measure TCP (iperf3 -P on both halves) to tell them apart"
         out = [
-            Finding(sw, where, nodes, f"{_summary(slow)}; {tell}", certain=False),
-            Finding(pfc, where, nodes, f"{_summary(slow)}; {tell}", certain=False),
+            Finding(sw, where, nodes, f"{_summary(slow)}; {tell}", certain=False, objects=objs),
+            Finding(pfc, where, nodes, f"{_summary(slow)}; {tell}", certain=False, objects=objs),
         ]
         if unknown:
             seen = f"{_summary(slow)}; no loopback measured on {', '.join(unknown)}"
-            out.insert(0, Finding(RULES["nic_throttled"], where, nodes, seen, certain=False))
+            throttle = Finding(
+                RULES["nic_throttled"],
+                where,
+                nodes,
+                seen,
+                certain=False,
+                objects=tuple(node_obj(n) for n in unknown),
+            )
+            out.insert(0, throttle)
         return out
     if tcp_slow and (busy or not ev.rdma):
         tcp_text = ", ".join(f"{p.where} {_gb(p.total_gbps or 0.0)}" for p in tcp_slow[:3])
-        return [Finding(sw, "the switch", (), f"TCP {tcp_text}{cpu_text}", certain=busy)]
+        seen = f"TCP {tcp_text}{cpu_text}"
+        return [Finding(sw, "the switch", (), seen, certain=busy, objects=ev.shared)]
     if crawl and nccl is not None:
         seen = f"NCCL {nccl.busbw_gbytes_s:g} GB/s over IB{cpu_text}"
-        return [Finding(sw, "the switch", (), seen, certain=busy)]
+        return [Finding(sw, "the switch", (), seen, certain=busy, objects=ev.shared)]
     return []
 
 
@@ -264,6 +309,10 @@ def _nccl_single_hca(ev: Evidence) -> list[Finding]:
     if short:
         busbw = f"; busbw {n.busbw_gbytes_s:g} GB/s" if n.busbw_gbytes_s is not None else ""
         seen = "NET/IB line: " + "; ".join(short[:4]) + busbw
+        if ev.no_link:
+            # NCCL leaves out the devices of a port without link by itself.
+            seen += "; with links down that may be NCCL leaving them out, not a setting"
+            return [Finding(RULES["nccl_single_hca"], n.where, n.nodes, seen, fix, certain=False)]
         return [Finding(RULES["nccl_single_hca"], n.where, n.nodes, seen, fix)]
     lo, hi = SINGLE_HCA_GBYTES_S
     if not n.devices and n.busbw_gbytes_s is not None and lo <= n.busbw_gbytes_s <= hi:
@@ -273,15 +322,17 @@ def _nccl_single_hca(ev: Evidence) -> list[Finding]:
 
 
 def _pcie_degraded(ev: Evidence) -> list[Finding]:
+    seen = "the NIC half trained below x4 Gen5"
     return [
-        Finding(RULES["pcie_degraded"], s.where, s.nodes, "the NIC half trained below x4 Gen5")
+        Finding(RULES["pcie_degraded"], s.where, s.nodes, seen, objects=s.objects)
         for s in ev.narrow_pcie
     ]
 
 
 def _duplicate_ip(ev: Evidence) -> list[Finding]:
+    seen = "one address answers on two interfaces"
     return [
-        Finding(RULES["duplicate_ip"], s.where, s.nodes, "one address answers on two interfaces")
+        Finding(RULES["duplicate_ip"], s.where, s.nodes, seen, objects=s.objects)
         for s in ev.duplicate_ips
     ]
 

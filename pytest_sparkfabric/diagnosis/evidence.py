@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pytest_sparkfabric.diagnosis.objects import Obj, meet
 from pytest_sparkfabric.diagnosis.rules import Rule
 
 # The signatures of DOMAIN.md §4-5 (reference figures) and §8 (symptom table), with room around
@@ -43,6 +44,7 @@ class Site:
 
     where: str
     nodes: tuple[str, ...] = ()
+    objects: tuple[Obj, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,7 @@ class Rate:
     gbps: float | None
     label: str = ""
     error: str | None = None
+    objects: tuple[Obj, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,7 @@ class PairRates:
     rails: tuple[Rate, ...]
     devices: tuple[str, ...] = ()
     """The RoCE devices of the cabled port, for a fix that names them."""
+    objects: tuple[Obj, ...] = ()
 
     @property
     def total_gbps(self) -> float | None:
@@ -103,6 +107,8 @@ class Evidence:
     duplicate_ips: tuple[Site, ...] = ()
     short_legs: tuple[Site, ...] = ()
     """Switch legs whose mtu or l2mtu is below the cluster's RoCE packet (issue 14)."""
+    shared: tuple[Obj, ...] = ()
+    """What every flow crosses (the switch), blamed for settings of the whole fabric."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,18 +121,32 @@ class Finding:
     evidence: str
     fix: str = ""
     certain: bool = True
+    objects: tuple[Obj, ...] = ()
+    """What it blames (a rail, a cable, a node, ...); empty: nothing narrower than `nodes`."""
+    cause: str = ""
+    """The cause where this evidence says more than the rule's general one."""
 
     @property
     def fix_text(self) -> str:
         return self.fix or self.rule.fix
 
+    @property
+    def cause_text(self) -> str:
+        return self.cause or self.rule.cause
+
     def concerns(self, nodes: Iterable[str]) -> bool:
         wanted = set(nodes)
         return not self.nodes or not wanted or bool(wanted & set(self.nodes))
 
+    def about(self, path: Sequence[Obj]) -> bool:
+        """Whether it blames an object on `path` (an empty path: the whole cluster)."""
+        if self.objects:
+            return meet(self.objects, path)
+        return self.concerns({s.node for o in path for s in o.spots if s.node is not None})
+
     def render(self, head: str | None = None) -> str:
         head = head or ("Likely cause" if self.certain else "Possible cause")
         return (
-            f"{head}: {self.rule.cause} ({self.where}: {self.evidence}).\n"
+            f"{head}: {self.cause_text} ({self.where}: {self.evidence}).\n"
             f"Fix: {self.fix_text.rstrip('.')}."
         )

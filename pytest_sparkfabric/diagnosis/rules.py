@@ -43,6 +43,8 @@ RuleId = Literal[
     "post_fec_errors",
     "egress_rate_cap",
     "nic_overheated",
+    "node_suspect",
+    "node_unreachable",
 ]
 
 
@@ -230,6 +232,19 @@ _TABLE: tuple[Rule, ...] = (
         "not enough airflow around the box or the cable cage under load",
         "give the box free airflow (vents clear, no stacking), re-run the soak; a NIC near its "
         "limit makes marginal cables fail first",
+    ),
+    Rule(
+        "node_suspect",
+        "a node fails with two or more partners that pass with others",
+        "a fault at that node: its NIC port, its cable or its switch leg, not its partners",
+        "run the NIC loopback on it, check its cable and switch leg; swap the cable to tell "
+        "the cable from the NIC",
+    ),
+    Rule(
+        "node_unreachable",
+        "a node does not answer ssh; its checks are not measured",
+        "the node cannot be logged into: it is down, or its address, user or key is wrong",
+        "bring the node up; check that `ssh` with the user and key of cluster.yaml logs in",
     ),
 )
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
+from pytest_sparkfabric.cluster.plan import DirectedLink
+from pytest_sparkfabric.diagnosis import objects as objs
 from pytest_sparkfabric.diagnosis.diagnose import diagnose
 from pytest_sparkfabric.diagnosis.evidence import (
     LOW_RDMA_MAX_GBPS,
@@ -30,6 +32,8 @@ from pytest_sparkfabric.measure.rdma import Loopbacks, RdmaRun
 from pytest_sparkfabric.measure.tcp import TcpRun
 
 if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster.model import Rail
+    from pytest_sparkfabric.diagnosis.objects import Obj
     from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.verdict import Verdict
@@ -39,7 +43,8 @@ def _loopback(lb: Loopbacks | None) -> tuple[Rate, ...]:
     if lb is None:
         return ()
     return tuple(
-        Rate(r.src.id, (r.src.node,), r.gbps, r.src.rdma, r.error) for r in lb.results.values()
+        Rate(r.src.id, (r.src.node,), r.gbps, r.src.rdma, r.error, (objs.rail(r.src),))
+        for r in lb.results.values()
     )
 
 
@@ -47,7 +52,14 @@ def _rdma(fabric: Fabric, run: RdmaRun | None) -> tuple[tuple[Rate, ...], tuple[
     if run is None:
         return (), ()
     rates = tuple(
-        Rate(r.where, (r.src.node, r.dst.node), r.gbps, r.where, r.error)
+        Rate(
+            r.where,
+            (r.src.node, r.dst.node),
+            r.gbps,
+            r.where,
+            r.error,
+            (objs.direction(DirectedLink(r.src, r.dst)),),
+        )
         for results in run.links.values()
         for r in results
     )
@@ -61,10 +73,17 @@ def _rdma(fabric: Fabric, run: RdmaRun | None) -> tuple[tuple[Rate, ...], tuple[
                     pair.id + direction,
                     (pair.a, pair.b),
                     tuple(
-                        Rate(res[i].where, (pair.a, pair.b), res[i].gbps, f"rail{link.rail}")
+                        Rate(
+                            res[i].where,
+                            (pair.a, pair.b),
+                            res[i].gbps,
+                            f"rail{link.rail}",
+                            objects=(objs.link(link),),
+                        )
                         for link, res in zip(pair.links, per_link, strict=True)
                     ),
                     tuple(link.a.rdma for link in pair.links),
+                    objs.path(pair),
                 )
             )
     return rates, tuple(pairs)
@@ -79,10 +98,17 @@ def _tcp(fabric: Fabric, run: TcpRun | None) -> tuple[PairRates, ...]:
         if not results:
             continue
         rails = tuple(
-            Rate(r.link.id, (pair.a, pair.b), r.gbps, f"rail{r.link.rail}", r.error)
+            Rate(
+                r.link.id,
+                (pair.a, pair.b),
+                r.gbps,
+                f"rail{r.link.rail}",
+                r.error,
+                (objs.link(r.link),),
+            )
             for r in results
         )
-        out.append(PairRates(pair.id, (pair.a, pair.b), rails))
+        out.append(PairRates(pair.id, (pair.a, pair.b), rails, objects=objs.path(pair)))
     return tuple(out)
 
 
@@ -91,7 +117,8 @@ def _no_link(fabric: Fabric) -> tuple[Site, ...]:
     for rail in fabric.cluster.rails:
         eth = links.ethtool(fabric, rail)
         if eth.value is not None and eth.value.link_detected is False:
-            out.append(Site(rail.id, (rail.node,)))
+            cable = objs.cable_of(fabric.plan, rail.node, rail.port)
+            out.append(Site(rail.id, (rail.node,), (cable,) if cable else (objs.rail(rail),)))
     return tuple(out)
 
 
@@ -106,7 +133,8 @@ def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
         if (link.width is not None and link.width < hardware.PCIE_WIDTH) or (
             link.speed_gt_s is not None and link.speed_gt_s < hardware.PCIE_SPEED_GTS
         ):
-            out.append(Site(f"{rail.id} PCIe {rail.pci} at {link.text}", (rail.node,)))
+            where = f"{rail.id} PCIe {rail.pci} at {link.text}"
+            out.append(Site(where, (rail.node,), pcie_half(fabric, rail)))
     return tuple(out)
 
 
@@ -119,7 +147,10 @@ def _duplicate_ips(fabric: Fabric) -> tuple[Site, ...]:
         # Only the fabric's subnets: loopback and management addresses are none of ours.
         if len(owners) > 1 and any(IPv4Address(ip) in net for net in subnets):
             where = ", ".join(f"{node} {netdev}" for node, netdev in owners)
-            out.append(Site(f"{ip} on {where}", tuple(dict.fromkeys(n for n, _ in owners))))
+            found = [objs.rail_by_netdev(fabric.cluster, n, d) for n, d in owners]
+            rails = tuple(o for o in found if o is not None)
+            nodes = tuple(dict.fromkeys(n for n, _ in owners))
+            out.append(Site(f"{ip} on {where}", nodes, rails))
     return tuple(out)
 
 
@@ -165,7 +196,7 @@ def _short_legs(fabric: Fabric) -> tuple[Site, ...]:
                 f"switch port {leg} mtu {port.mtu_bytes} l2mtu {port.l2mtu_bytes}, below the "
                 f"{need}-byte RoCE packet of MTU {fabric.cluster.mtu}"
             )
-            out.append(Site(where, (node,)))
+            out.append(Site(where, (node,), (objs.leg(leg), objs.node(node))))
     return tuple(out)
 
 
@@ -191,6 +222,7 @@ def collect(
         narrow_pcie=_narrow_pcie(fabric) if links else (),
         duplicate_ips=_duplicate_ips(fabric) if links else (),
         short_legs=_short_legs(fabric) if links else (),
+        shared=(objs.SWITCH,) if fabric.cluster.topology == "switch" else (),
     )
 
 
@@ -203,20 +235,45 @@ def needs_tcp(fabric: Fabric, gbps: Iterable[float | None], nodes: Iterable[str]
     return all(r.gbps is None or r.gbps >= THROTTLED_MAX_GBPS for r in lb if r.src.node in wanted)
 
 
+def path(*values: object) -> tuple[Obj, ...]:
+    """The objects on an item's path, from its parameters (rail, link, node pair, node)."""
+    return tuple(o for v in values for o in objs.path(v))
+
+
+def cable(fabric: Fabric, rail: Rail) -> tuple[Obj, ...]:
+    """The cable a rail runs over (what a rail without carrier blames), else the rail."""
+    found = objs.cable_of(fabric.plan, rail.node, rail.port)
+    return (found,) if found is not None else (objs.rail(rail),)
+
+
+def pcie_half(fabric: Fabric, rail: Rail) -> tuple[Obj, ...]:
+    """The rails that share the rail's PCIe link: its index on every port of the node."""
+    # Both ports' functions of one half sit on one x4 link (0000:01:00.0/.1, 0002:01:00.0/.1).
+    return tuple(
+        objs.rail(r) for r in fabric.cluster.node(rail.node).rails if r.index == rail.index
+    )
+
+
 def findings(
     fabric: Fabric,
     nodes: Iterable[str] = (),
     *,
+    on: Sequence[Obj] = (),
     loopback: bool = False,
     tcp: bool = False,
     prefer: Sequence[RuleId] = (),
     only: Sequence[RuleId] = (),
 ) -> list[Finding]:
-    """Findings that concern `nodes` (all when empty), the rules in `prefer` first; `only`
-    keeps the rules that can explain the item at all."""
+    """Findings about the objects `on` the item's path (or, without them, that concern `nodes`;
+    all when both are empty), the rules in `prefer` first; `only` keeps the rules that can
+    explain the item at all."""
     found = diagnose(collect(fabric, loopback=loopback, tcp=tcp))
     wanted = list(nodes)
-    mine = [f for f in found if f.concerns(wanted) and (not only or f.rule.id in only)]
+    mine = [
+        f
+        for f in found
+        if (f.about(on) if on else f.concerns(wanted)) and (not only or f.rule.id in only)
+    ]
     rank = {rule: i for i, rule in enumerate(prefer)}
     return sorted(mine, key=lambda f: (not f.certain, rank.get(f.rule.id, len(rank))))
 
@@ -224,9 +281,10 @@ def findings(
 def fail(verdict: Verdict, message: str, found: Sequence[Finding]) -> NoReturn:
     """Fail the item: what was measured and expected, then every finding (first = likely)."""
     lines = [message]
+    verdict.blame(found)
     if found:
         first = found[0]
-        verdict(rule=first.rule.id, cause=first.rule.cause, fix=first.fix_text)
+        verdict(rule=first.rule.id, cause=first.cause_text, fix=first.fix_text)
         ids = list(dict.fromkeys(f.rule.id for f in found))
         if len(ids) > 1:
             verdict(rules=",".join(ids))

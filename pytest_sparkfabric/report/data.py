@@ -6,13 +6,19 @@ each report plugin, so no report needs the session or the plugin to find it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_sparkfabric.diagnosis.causes import RootCauses
+
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
+
+
+def _no_causes() -> RootCauses:
+    return RootCauses()
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,9 +31,16 @@ class ReportData:
     mtu: int
     warnings: tuple[str, ...]
     """One line per way the run is less safe than by default (switch.allow_http, ...)."""
+    causes: Callable[[], RootCauses] = _no_causes
+    """The run's root causes so far (asked at the end: the session groups its failures)."""
 
     @classmethod
-    def of(cls, cluster: Cluster, warnings: Sequence[str]) -> ReportData:
+    def of(
+        cls,
+        cluster: Cluster,
+        warnings: Sequence[str],
+        causes: Callable[[], RootCauses] = _no_causes,
+    ) -> ReportData:
         return cls(
             cluster_file=str(cluster.source) if cluster.source else None,
             topology=cluster.topology,
@@ -35,6 +48,7 @@ class ReportData:
             transport=cluster.spec.transport,
             mtu=cluster.mtu,
             warnings=tuple(warnings),
+            causes=causes,
         )
 
     @property

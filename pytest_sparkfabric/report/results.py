@@ -1,5 +1,6 @@
 """The JSON results document (`--sparkfabric-json PATH`): the cluster under test, the warnings,
-and per test its outcome, duration, recorded properties, message and skip reason."""
+the root causes (`causes`, in the shape of report/schema.py), and per test its outcome,
+duration, recorded properties, message and skip reason."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def document(data: ReportData, tests: list[dict[str, Any]]) -> dict[str, Any]:
         "nodes": list(data.nodes),
         "transport": data.transport,
         "warnings": list(data.warnings),
+        "causes": data.causes().as_json(),
         "tests": tests,
     }
 

@@ -5,12 +5,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+# Imported here, before any in-process run: pytester drops the modules a run imported when it
+# ends, while the plugin's package keeps references to them, so a later run would mix two
+# copies of a module (and of its stash keys and classes).
+import pytest_sparkfabric.diagnosis.causes
+import pytest_sparkfabric.fixtures
+import pytest_sparkfabric.measure.evidence
+import pytest_sparkfabric.measure.suspects
+import pytest_sparkfabric.session
+import pytest_sparkfabric.verdict  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -34,6 +44,8 @@ class SuiteRun:
     props: dict[str, dict[str, str]]
     stdout: str
     tests: list[dict[str, Any]]
+    causes: list[dict[str, Any]] = field(default_factory=list)
+    """The results file's root causes (`causes`), as written."""
 
     def with_outcome(self, outcome: str) -> set[str]:
         return {k for k, v in self.outcomes.items() if v == outcome}
@@ -78,7 +90,13 @@ def run_suite(
         messages[key] = t["message"] or t["skip_reason"] or ""
         props[key] = t["properties"]
     return SuiteRun(
-        int(result.ret), outcomes, messages, props, result.stdout.str(), list(data["tests"])
+        int(result.ret),
+        outcomes,
+        messages,
+        props,
+        result.stdout.str(),
+        list(data["tests"]),
+        list(data.get("causes", [])),
     )
 
 

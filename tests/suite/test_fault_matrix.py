@@ -16,6 +16,7 @@ import pytest
 
 from pytest_sparkfabric.cluster.faults import FAULTS
 from tests.suite.runner import EXAMPLES, run_suite
+from tests.suite.test_causes import check_causes
 
 PINS = Path(__file__).resolve().parents[1] / "data" / "verdicts"
 pytestmark = pytest.mark.slow
@@ -225,7 +226,10 @@ def test_every_fault_has_a_row() -> None:
 
 @pytest.mark.parametrize("fault", sorted(MATRIX))
 def test_fault_fails_exactly_the_expected_tests(pytester: pytest.Pytester, fault: str) -> None:
-    tests = _run(pytester, EXAMPLES / "faults" / f"{fault}.yaml")
+    run = run_suite(pytester, EXAMPLES / "faults" / f"{fault}.yaml", "-p", "no:html", "-q")
+    tests = run.tests
+    # One run per example: its root causes are checked here too (tests/suite/test_causes.py).
+    check_causes(f"faults/{fault}", run)
     failed = [t for t in tests if t["outcome"] == "failed"]
     functions = {str(t["nodeid"]).split("::")[1].split("[")[0] for t in failed}
     props = [t["properties"] for t in failed]

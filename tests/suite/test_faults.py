@@ -212,4 +212,8 @@ def test_fault_fails_exactly_the_expected_items(pytester: pytest.Pytester, case:
         # What was measured, what was expected, the cause and the one-line fix.
         assert props.get("measured") and props.get("expected"), (item, props)
         assert f"Likely cause: {RULES[rule_id].cause}" in message
-        assert f"Fix: {RULES[rule_id].fix}" in message
+        fix = props.get("fix", "")
+        assert fix and f"Fix: {fix}" in message, (item, message)
+        if fix != RULES[rule_id].fix:
+            # A check that knows the exact setting names the node, the setting and its place.
+            assert fix.startswith(f"on {props['node']}, "), fix

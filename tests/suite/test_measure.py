@@ -136,8 +136,12 @@ def test_half_port_message_reads_as_designed(pytester: pytest.Pytester) -> None:
     assert lines[0].endswith("expected >= 180 Gb/s (default: NVIDIA Sync lower bound 184)")
     assert lines[1].startswith("rail0 ") and " Gb/s, rail1 0." in lines[1]
     assert lines[2].startswith("Likely cause: only one of the port's two PCIe halves")
+    # Dead even in loopback: hardware, so a hardware fix, not NCCL_IB_HCA (which is set).
+    assert "faulty hardware, not a setting" in lines[2]
     assert lines[3] == (
-        "Fix: drive both netdevs / both RoCE devices (NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1)."
+        "Fix: check the PCIe training of roceP2p1s0f1 (`lspci -vv` on its PCI function: "
+        "LnkSta 32GT/s, Width x4), then power-drain the box (shut down, unplug power for 60 s); "
+        "if the half stays dead, reseat or have the unit serviced."
     )
 
 

@@ -1,0 +1,266 @@
+"""Root causes: the failed items of a run grouped by what explains them (pure).
+
+Each failed item names its likely cause (a `Finding`: rule, the objects it blames, evidence,
+fix). Items whose likely causes are the same rule about the same objects share one root cause;
+so do items whose cause is the consequence of a deeper one on a meeting object (a lost jumbo
+ping on a rail whose MTU is wrong, a link down on a switch leg left on auto-negotiation). Checks
+of one object (a node, a rail) are grouped first, so the causes they pin down collect the
+failures of the paths through them. Items with no cause stay unexplained, named as such.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from pytest_sparkfabric.diagnosis.evidence import Finding
+from pytest_sparkfabric.diagnosis.objects import Obj, ids, meet
+from pytest_sparkfabric.diagnosis.rules import RuleId
+
+DEEPER: Mapping[RuleId, tuple[RuleId, ...]] = MappingProxyType(
+    {
+        "link_down": ("autoneg_failed",),
+        "speed_degraded": ("autoneg_failed",),
+        "mtu_path": ("mtu_mismatch", "mtu_local"),
+        "mtu_local": ("mtu_mismatch",),
+        "unreachable_rail": (
+            "link_down",
+            "autoneg_failed",
+            "admin_down",
+            "duplicate_ip",
+            "address_mismatch",
+        ),
+    }
+)
+"""A rule -> the rules whose cause, on a meeting object, explains it too."""
+
+SETTINGS: frozenset[RuleId] = frozenset(
+    {
+        "nccl_socket",
+        "nccl_single_hca",
+        "nccl_wrong_hca",
+        "ipv6_enabled",
+        "rp_filter_strict",
+        "arp_flux",
+        "duplicate_ip",
+    }
+)
+"""Rules about one setting (a sysctl, an NCCL variable, an address plan): wherever it is wrong,
+it is one root cause naming every object that has it."""
+
+CABLE_RULES: frozenset[RuleId] = frozenset(
+    {"link_down", "marginal_cable", "ber_high", "post_fec_errors"}
+)
+"""Rules that blame the cable a rail runs over, not the rail."""
+
+_EVIDENCE_SHOWN = 6
+_EVIDENCE_LISTED = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One failed item: its id, the objects on its path, the causes its message named."""
+
+    item: str
+    path: tuple[Obj, ...] = ()
+    blamed: tuple[Finding, ...] = ()
+
+
+Localizer = Callable[
+    [Sequence[Failure], Sequence[Failure]],
+    Sequence[tuple[Finding, Sequence[Obj], Sequence[str]]],
+]
+"""(unexplained failures, passed items) -> (finding, objects it blames, items it explains)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RootCause:
+    """One root cause, in the shape of the JSON results' `causes` (report/schema.py)."""
+
+    rule: RuleId
+    cause: str
+    fix: str
+    objects: tuple[str, ...]
+    evidence: tuple[str, ...]
+    items: tuple[str, ...]
+    certain: bool = True
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "rule": self.rule,
+            "cause": self.cause,
+            "fix": self.fix,
+            "objects": list(self.objects),
+            "items": list(self.items),
+            "evidence": list(self.evidence),
+        }
+
+    def lines(self, number: int) -> list[str]:
+        """`1. [rule] objects: cause` then its fix, evidence and what it explains."""
+        guess = "" if self.certain else " (possible)"
+        out = [f"{number}. [{self.rule}] {', '.join(self.objects) or 'the cluster'}: {self.cause}"]
+        out[0] += guess
+        out.append(f"   Fix: {self.fix.rstrip('.')}.")
+        out += [f"   seen: {e}" for e in self.evidence[:_EVIDENCE_LISTED]]
+        if self.items:
+            out.append(f"   explains {_plural(len(self.items), 'failed check')}")
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RootCauses:
+    causes: tuple[RootCause, ...] = ()
+    unexplained: tuple[str, ...] = ()
+    """Failed items no cause explains, in the order they failed."""
+    failed: int = 0
+
+    def headline(self) -> str:
+        """`2 root causes explain 23 of 24 failures`."""
+        if not self.causes:
+            return "no root cause found" if self.failed else "no root causes"
+        if not self.failed:
+            return _plural(len(self.causes), "root cause")
+        explained = self.failed - len(self.unexplained)
+        verb = "explains" if len(self.causes) == 1 else "explain"
+        return (
+            f"{_plural(len(self.causes), 'root cause')} {verb} {explained} of "
+            f"{_plural(self.failed, 'failure')}"
+        )
+
+    def lines(self, *, listed: int = 5) -> list[str]:
+        """The causes numbered, then at most `listed` failures no cause explains."""
+        out = [self.headline() + (":" if self.causes else "")]
+        for n, c in enumerate(self.causes, 1):
+            out += [f"  {line}" for line in c.lines(n)]
+        if self.unexplained:
+            head = " no cause explains" if self.causes else ""
+            out.append(f"  {_plural(len(self.unexplained), 'failure')}{head}:")
+            out += [f"    {i}" for i in self.unexplained[:listed]]
+            if len(self.unexplained) > listed:
+                out.append(f"    ... and {len(self.unexplained) - listed} more")
+        return out
+
+    def as_json(self) -> list[dict[str, object]]:
+        return [c.as_json() for c in self.causes]
+
+
+@dataclass
+class _Group:
+    finding: Finding
+    objects: tuple[Obj, ...]
+    items: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+    """Each object's own fix, for a setting wrong on several (`on spark-1, set ...`)."""
+
+    def takes(self, f: Finding, path: Sequence[Obj]) -> bool:
+        rule = f.rule.id
+        if self.finding.rule.id not in (rule, *DEEPER.get(rule, ())):
+            return False
+        return (rule in SETTINGS and self.finding.rule.id == rule) or meet(
+            self.objects, f.objects or path
+        )
+
+    def widen(self, objects: Sequence[Obj], f: Finding) -> None:
+        """A setting found wrong on one more object: the cause names it, and its fix."""
+        if self.finding.rule.id in SETTINGS and objects:
+            self.objects = tuple({o.id: o for o in (*self.objects, *objects)}.values())
+            if f.fix_text not in self.fixes:
+                self.fixes.append(f.fix_text)
+
+    @property
+    def fix(self) -> str:
+        return "; ".join(self.fixes) if len(self.fixes) > 1 else self.finding.fix_text
+
+    def add(self, item: str, f: Finding) -> None:
+        self.items.append(item)
+        seen = f"{f.where}: {f.evidence}" if f.evidence else f.where
+        if seen and seen not in self.evidence:
+            self.evidence.append(seen)
+
+
+def _pins(failure: Failure) -> bool:
+    """A check of one node or one rail: its cause is about that object itself."""
+    return len(failure.path) == 1 and failure.path[0].kind in ("node", "rail", "leg")
+
+
+def group(
+    failures: Sequence[Failure],
+    passed: Sequence[Failure] = (),
+    localize: Localizer | None = None,
+) -> RootCauses:
+    """The root causes of `failures` and the failures none explains. Failed items no finding
+    explains go to `localize` with the `passed` ones, which may name suspects for them (a node
+    that fails with two or more partners which pass with others: `measure.suspects`)."""
+    groups: list[_Group] = []
+    placed: set[str] = set()
+    ordered = [f for f in failures if _pins(f)] + [f for f in failures if not _pins(f)]
+    for failure in ordered:
+        if not failure.blamed:
+            continue
+        likely = failure.blamed[0]
+        home = next((g for g in groups if g.takes(likely, failure.path)), None)
+        if home is None:
+            home = _Group(likely, likely.objects or failure.path, fixes=[likely.fix_text])
+            groups.append(home)
+        elif _pins(failure):
+            home.widen(likely.objects or failure.path, likely)
+        home.add(failure.item, likely)
+        placed.add(failure.item)
+    loose = [f for f in failures if f.item not in placed]
+    for finding, objects, items in localize(loose, passed) if localize else ():
+        g = _Group(finding, tuple(objects))
+        for item in items:
+            g.add(item, finding)
+        groups.append(g)
+        placed.update(items)
+    groups.sort(key=lambda g: (not g.finding.certain, -len(g.items)))
+    causes = tuple(
+        RootCause(
+            g.finding.rule.id,
+            g.finding.cause_text,
+            g.fix,
+            ids(g.objects),
+            tuple(g.evidence[:_EVIDENCE_SHOWN]),
+            tuple(g.items),
+            g.finding.certain,
+        )
+        for g in groups
+    )
+    unexplained = tuple(f.item for f in failures if f.item not in placed)
+    return RootCauses(causes, unexplained, len(failures))
+
+
+def ends(path: Sequence[Obj]) -> tuple[str, str, int | None] | None:
+    """The two nodes (and the rail, if one) of a node-to-node item's path."""
+    if len(path) != 1 or path[0].kind not in ("link", "direction", "pair"):
+        return None
+    nodes = list(dict.fromkeys(s.node for s in path[0].spots if s.node is not None))
+    rails = {s.rail for s in path[0].spots}
+    if len(nodes) != 2:
+        return None
+    return nodes[0], nodes[1], rails.pop() if len(rails) == 1 else None
+
+
+def of_findings(findings: Sequence[Finding]) -> RootCauses:
+    """Findings with no test items behind them (saved outputs): one root cause each, named by
+    the objects they blame or, without any, where they were seen."""
+    return RootCauses(
+        tuple(
+            RootCause(
+                f.rule.id,
+                f.cause_text,
+                f.fix_text,
+                ids(f.objects) or (f.where,),
+                (f"{f.where}: {f.evidence}",),
+                (),
+                f.certain,
+            )
+            for f in findings
+        )
+    )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"

@@ -1,0 +1,156 @@
+"""The objects a finding or a test item is about, and whether two sets of them meet (pure).
+
+Every finding carries the objects it blames (a node, a port, a rail, a cable = its two ends, a
+switch leg, a direction), every failed item the objects on its own path; a cause may explain an
+item only when the two meet. Ids follow the grammar of the JSON results (docs/results-json.md):
+node `spark-1`, port `spark-1:p0`, rail `spark-1:p0rail1`, leg `switch:qsfp56-dd-1-1`, cable
+`spark-1:p0<->spark-2:p1`, link `a:p0rail1<->b:p1rail1`, direction `a:p0rail1->b:p1rail1`.
+
+Meeting is decided on `Spot`s, the places an object occupies: a node covers all its ports and
+rails, a port its two rails, a cable its two ends (ports or a leg). A finding about the whole
+cluster (the switch's bridge, an NCCL setting read cluster-wide) meets everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_sparkfabric.cluster.model import Cluster, Rail
+from pytest_sparkfabric.cluster.plan import Cable, DirectedLink, Link, NodePair, Plan
+
+Kind = Literal["cluster", "node", "port", "rail", "leg", "cable", "link", "direction", "pair"]
+
+
+@dataclass(frozen=True, slots=True)
+class Spot:
+    """A place on the fabric: a node (port and rail None: all of them), or a switch leg."""
+
+    node: str | None
+    port: int | None = None
+    rail: int | None = None
+    leg: str | None = None
+
+    def meets(self, other: Spot) -> bool:
+        if self.leg is not None or other.leg is not None:
+            return self.leg == other.leg
+        return (
+            self.node == other.node
+            and (self.port is None or other.port is None or self.port == other.port)
+            and (self.rail is None or other.rail is None or self.rail == other.rail)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Obj:
+    """One object by its id, with the places it occupies; kind `cluster` is everywhere."""
+
+    id: str
+    kind: Kind
+    spots: tuple[Spot, ...] = ()
+
+    def meets(self, other: Obj) -> bool:
+        if self.kind == "cluster" or other.kind == "cluster":
+            return True
+        return any(a.meets(b) for a in self.spots for b in other.spots)
+
+
+CLUSTER = Obj("the cluster", "cluster")
+SWITCH = Obj("switch", "cluster")
+"""The switch itself (its bridge, its CPU, its QoS): on the path of every item behind it."""
+
+
+def meet(a: Sequence[Obj], b: Sequence[Obj]) -> bool:
+    """Whether two sets of objects share a place; an empty set is the whole cluster."""
+    if not a or not b:
+        return True
+    return any(x.meets(y) for x in a for y in b)
+
+
+def ids(objects: Iterable[Obj]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(o.id for o in objects))
+
+
+# -- constructors ------------------------------------------------------------------------------
+
+
+def node(name: str) -> Obj:
+    return Obj(name, "node", (Spot(name),))
+
+
+def port(name: str, number: int) -> Obj:
+    return Obj(f"{name}:p{number}", "port", (Spot(name, number),))
+
+
+def rail(r: Rail) -> Obj:
+    return Obj(r.id, "rail", (Spot(r.node, r.port, r.index),))
+
+
+def leg(name: str) -> Obj:
+    return Obj(f"switch:{name}", "leg", (Spot(None, leg=name),))
+
+
+def cable(c: Cable) -> Obj:
+    spots = [Spot(c.a_node, c.a_port)]
+    if c.b_node is not None and isinstance(c.b_port, int):
+        spots.append(Spot(c.b_node, c.b_port))
+    elif c.b_port is not None:
+        spots.append(Spot(None, leg=str(c.b_port)))
+    return Obj(c.id, "cable", tuple(spots))
+
+
+def link(x: Link) -> Obj:
+    return Obj(x.id, "link", (*rail(x.a).spots, *rail(x.b).spots))
+
+
+def direction(d: DirectedLink) -> Obj:
+    return Obj(d.id, "direction", (*rail(d.src).spots, *rail(d.dst).spots))
+
+
+def cable_of(plan: Plan, node_name: str, port_number: int) -> Obj | None:
+    """The cable plugged into a node's port, if cluster.yaml cables it."""
+    for c in plan.cables:
+        if (c.a_node, c.a_port) == (node_name, port_number) or (c.b_node, c.b_port) == (
+            node_name,
+            port_number,
+        ):
+            return cable(c)
+    return None
+
+
+def cables_of_rails(plan: Plan, rails: Iterable[Rail]) -> tuple[Obj, ...]:
+    """The cables the rails run over, each once, in the order first met."""
+    out: dict[str, Obj] = {}
+    for r in rails:
+        c = cable_of(plan, r.node, r.port)
+        if c is not None:
+            out.setdefault(c.id, c)
+    return tuple(out.values())
+
+
+def path(value: object) -> tuple[Obj, ...]:
+    """The objects on the path of one parameter of a test item (a node, a rail, a link, a
+    direction or a node pair). Rails at both ends suffice: a cable's ends are ports, which meet
+    every rail of theirs, while a fault of one rail (a dead PCIe half) meets only that rail."""
+    from pytest_sparkfabric.cluster.model import Node
+
+    if isinstance(value, Node):
+        return (node(value.name),)
+    if isinstance(value, Rail):
+        return (rail(value),)
+    if isinstance(value, DirectedLink):
+        return (direction(value),)
+    if isinstance(value, Link):
+        return (link(value),)
+    if isinstance(value, NodePair):
+        spots = tuple(s for x in value.links for r in (x.a, x.b) for s in rail(r).spots)
+        return (Obj(value.id, "pair", spots),)
+    return ()
+
+
+def rail_by_netdev(cluster: Cluster, node_name: str, netdev: str) -> Obj | None:
+    for r in cluster.rails:
+        if r.node == node_name and r.netdev == netdev:
+            return rail(r)
+    return None
