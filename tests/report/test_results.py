@@ -28,6 +28,7 @@ def test_document_keeps_the_shape_of_the_results_file() -> None:
         "nodes": ["spark-1", "spark-2"],
         "transport": "sim",
         "warnings": ["WARNING one"],
+        "causes": [],
         "tests": [row],
     }
     json.dumps(doc)
