@@ -61,6 +61,12 @@ class SparkSession:
                 self._fabric = Fabric(self.cluster, transport, progress=self._progress)
             return self._fabric
 
+    @property
+    def measured_fabric(self) -> Fabric | None:
+        """The fabric if any test used it (None: nothing was measured); starts nothing."""
+        with self._lock:
+            return self._fabric
+
     def _progress(self, line: str) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None or self.config.get_verbosity() < 0:

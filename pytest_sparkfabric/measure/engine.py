@@ -11,6 +11,7 @@ each of one shape: `NAME`, a frozen result, `measure(fabric)`, and accessors tha
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -91,6 +92,8 @@ class Fabric:
         self._done: dict[PhaseName, Any] = {}
         self._locks: dict[PhaseName, threading.Lock] = {}
         self._guard = threading.Lock()
+        self.timings: dict[PhaseName, tuple[float, float | None]] = {}
+        """Phase -> (wall-clock seconds, transport-clock seconds) it took, for the report."""
 
     # -- phases ---------------------------------------------------------------------------------
 
@@ -107,9 +110,15 @@ class Fabric:
             with self._guard:
                 if name in self._done:
                     return self._done[name]  # type: ignore[no-any-return]
+            clock = getattr(self.transport, "clock", None)
+            real0, clock0 = time.monotonic(), clock.now() if clock is not None else None
             value = measure(self)
             with self._guard:
                 self._done[name] = value
+                self.timings[name] = (
+                    time.monotonic() - real0,
+                    clock.now() - clock0 if clock is not None and clock0 is not None else None,
+                )
             return value
 
     def measured(self, name: PhaseName, kind: type[R]) -> R | None:

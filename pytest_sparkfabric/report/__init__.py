@@ -12,22 +12,39 @@ from pathlib import Path
 
 import pytest
 
+from pytest_sparkfabric.report.baseline import Baseline
 from pytest_sparkfabric.report.data import ReportData
 from pytest_sparkfabric.report.html import HtmlReport
 from pytest_sparkfabric.report.junit import JunitReport
-from pytest_sparkfabric.report.results import ResultsFile
+from pytest_sparkfabric.report.results import FabricOf, ResultsFile
+from pytest_sparkfabric.report.terminal import TerminalVerdict
 
 __all__ = ["ReportData", "register"]
 
 
-def register(config: pytest.Config, data: ReportData) -> None:
+def register(
+    config: pytest.Config,
+    data: ReportData,
+    *,
+    suite: Path | None = None,
+    fabric: FabricOf = lambda: None,
+) -> None:
     """Register the report plugins (idempotent; works with `-p no:html`: every pytest-html
-    hook is optional). The JSON results go where --sparkfabric-json says, if it is given."""
+    hook is optional). The JSON results go where --sparkfabric-json says, if it is given;
+    items of the shipped `suite` get ids relative to it; `fabric` gives what was measured."""
+    if config.pluginmanager.get_plugin("sparkfabric-results") is not None:
+        return
     out = config.getoption("sparkfabric_json", None)
+    base = config.getoption("sparkfabric_baseline", None)
+    baseline = Baseline.load(str(base)) if base else None
+    results = ResultsFile(
+        data, Path(out) if out else None, suite=suite, fabric=fabric, baseline=baseline
+    )
     plugins = (
-        ("sparkfabric-html", HtmlReport(data)),
-        ("sparkfabric-junit", JunitReport(data)),
-        ("sparkfabric-results", ResultsFile(data, Path(out) if out else None)),
+        ("sparkfabric-results", results),
+        ("sparkfabric-html", HtmlReport(data, results)),
+        ("sparkfabric-junit", JunitReport(data, results)),
+        ("sparkfabric-verdict", TerminalVerdict(results)),
     )
     for name, plugin in plugins:
         if config.pluginmanager.get_plugin(name) is None:

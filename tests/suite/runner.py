@@ -52,6 +52,24 @@ def short_id(nodeid: str) -> str:
     return nodeid.split("::")[-1]
 
 
+def rows_of(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A results document's items as pytest saw them: `nodeid` (the stable id), `outcome`
+    (an item that could not measure failed), `properties`, `message`, `skip_reason`."""
+    out = []
+    for it in doc["items"]:
+        skipped = it["outcome"] == "skipped"
+        out.append(
+            {
+                "nodeid": it["id"],
+                "outcome": "failed" if it["outcome"] == "not_measured" else it["outcome"],
+                "properties": it.get("properties", {}),
+                "message": None if skipped else it.get("message"),
+                "skip_reason": it.get("message") if skipped else None,
+            }
+        )
+    return out
+
+
 def run_suite(
     pytester: pytest.Pytester,
     cluster: Path,
@@ -70,16 +88,14 @@ def run_suite(
         argv += ["-m", markers]
     paths = [str(SUITE / f) for f in files]
     result = pytester.runpytest_inprocess(*argv, *args, *paths, plugins=list(plugins))
-    data: dict[str, Any] = json.loads(out.read_text())
+    rows = rows_of(json.loads(out.read_text()))
     outcomes, messages, props = {}, {}, {}
-    for t in data["tests"]:
+    for t in rows:
         key = short_id(t["nodeid"])
         outcomes[key] = t["outcome"]
         messages[key] = t["message"] or t["skip_reason"] or ""
         props[key] = t["properties"]
-    return SuiteRun(
-        int(result.ret), outcomes, messages, props, result.stdout.str(), list(data["tests"])
-    )
+    return SuiteRun(int(result.ret), outcomes, messages, props, result.stdout.str(), rows)
 
 
 def run_measurements(pytester: pytest.Pytester, cluster: Path, *args: str) -> SuiteRun:
