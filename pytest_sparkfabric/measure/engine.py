@@ -79,7 +79,12 @@ class Fabric:
     """The cache of phase results and the runner of their jobs, for one session."""
 
     def __init__(
-        self, cluster: Cluster, transport: Transport, *, progress: Progress | None = None
+        self,
+        cluster: Cluster,
+        transport: Transport,
+        *,
+        progress: Progress | None = None,
+        status: Progress | None = None,
     ) -> None:
         from pytest_sparkfabric.cluster.limits import resolve
         from pytest_sparkfabric.cluster.plan import plan
@@ -89,6 +94,8 @@ class Fabric:
         self.plan: Plan = plan(cluster)
         self.thresholds: Mapping[ThresholdName, Threshold] = resolve(cluster)
         self.progress: Progress = progress or (lambda _line: None)
+        self.status: Progress | None = status
+        """Where `detail` lines go when given (a status line updated in place), else progress."""
         self._done: dict[PhaseName, Any] = {}
         self._locks: dict[PhaseName, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -141,7 +148,7 @@ class Fabric:
         """A progress line worth reading only while it takes real time (a round of a phase):
         on a modelled clock the whole phase is over in a moment, and its start line says it."""
         if not self.virtual_time:
-            self.progress(line)
+            (self.status or self.progress)(line)
 
     # -- running --------------------------------------------------------------------------------
 

@@ -80,12 +80,14 @@ def session_causes(fabric: Fabric | None, items: Sequence[Doc]) -> list[Doc]:
     found = _found_nodes(fabric)
     groups: dict[str, list[Doc]] = {}
     unmeasured: dict[str, list[Doc]] = {}
+    loose: list[Doc] = []
     for it in items:
         if it["outcome"] == "not_measured" and not it.get("rule"):
-            reason = _unmeasured_reason(it)
-            unmeasured.setdefault(reason.partition(";")[0], []).append(it)
+            unmeasured.setdefault(_unmeasured_where(_unmeasured_reason(it)), []).append(it)
         elif it["outcome"] in ("failed", "not_measured") and it.get("rule") in RULES:
             groups.setdefault(it["rule"], []).append(it)
+        elif it["outcome"] == "failed" and _traffic([it]):
+            loose.append(it)
     # A group of traffic checks only, sharing a node with a group a state check opened, is
     # that group's symptom (a 1500 MTU fails the jumbo pings of its path: one cause).
     states = {r: set().union(*map(_nodes, g)) for r, g in groups.items() if not _traffic(g)}
@@ -94,6 +96,14 @@ def session_causes(fabric: Fabric | None, items: Sequence[Doc]) -> list[Doc]:
         host = next((r for r, ns in states.items() if ns & nodes), None)
         if host is not None:
             groups[host] += groups.pop(rule)
+    # Traffic that failed with no signature of its own, where a cause already explains the
+    # same node's other traffic (a soak that could not load a node whose link is down).
+    for it in loose:
+        host = next(
+            (r for r, g in groups.items() if set().union(*map(_nodes, g)) & _nodes(it)), None
+        )
+        if host is not None:
+            groups[host].append(it)
     out: list[Doc] = []
     for rule, group in groups.items():
         r = RULES[rule]  # type: ignore[index]
@@ -109,18 +119,36 @@ def session_causes(fabric: Fabric | None, items: Sequence[Doc]) -> list[Doc]:
                 "items": [it["id"] for it in group],
             }
         )
-    for reason, group in unmeasured.items():
-        node = reason.partition(":")[0]
+    for node, group in unmeasured.items():
+        said = [_unmeasured_reason(it) for it in group]
+        # The most common reason first (a node that does not answer, rather than what could
+        # not run without it).
+        reasons = sorted(dict.fromkeys(said), key=lambda r: -said.count(r))
+        ref = ids.parse(node)
         out.append(
             {
                 "rule": "not_measured",
-                "cause": f"could not measure: {reason}",
+                "cause": f"could not measure: {reasons[0]}",
                 "fix": UNMEASURED_FIX,
-                "objects": [node] if ids.parse(node) is not None and " " not in node else [],
+                "objects": [ref.nodes[0]]
+                if ref is not None and ref.nodes and " " not in node
+                else [],
                 "items": [it["id"] for it in group],
+                "evidence": reasons[1:],
             }
         )
     return sorted(out, key=lambda c: -len(c["items"]))
+
+
+def _unmeasured_where(reason: str) -> str:
+    """The node an unmeasured item's reason names (`spark-2: ssh: ...`, also after `; `), else
+    the reason itself."""
+    for part in reason.split("; "):
+        head = part.partition(":")[0]
+        ref = ids.parse(head) if head and " " not in head else None
+        if ref is not None and ref.nodes:
+            return ref.nodes[0]
+    return reason
 
 
 def _traffic(group: Sequence[Doc]) -> bool:

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# numpy (under matplotlib: the HTML report's charts) cannot be imported twice in a process, and
+# pytester puts sys.modules back after each test: loaded before any pytester fixture, they stay.
+import matplotlib.figure  # noqa: F401
+import numpy  # noqa: F401
 import pytest
 import yaml
 
@@ -34,6 +38,8 @@ class SuiteRun:
     props: dict[str, dict[str, str]]
     stdout: str
     tests: list[dict[str, Any]]
+    doc: dict[str, Any] = field(default_factory=dict)
+    """The results document as written."""
 
     def with_outcome(self, outcome: str) -> set[str]:
         return {k for k, v in self.outcomes.items() if v == outcome}
@@ -88,14 +94,15 @@ def run_suite(
         argv += ["-m", markers]
     paths = [str(SUITE / f) for f in files]
     result = pytester.runpytest_inprocess(*argv, *args, *paths, plugins=list(plugins))
-    rows = rows_of(json.loads(out.read_text()))
+    doc: dict[str, Any] = json.loads(out.read_text())
+    rows = rows_of(doc)
     outcomes, messages, props = {}, {}, {}
     for t in rows:
         key = short_id(t["nodeid"])
         outcomes[key] = t["outcome"]
         messages[key] = t["message"] or t["skip_reason"] or ""
         props[key] = t["properties"]
-    return SuiteRun(int(result.ret), outcomes, messages, props, result.stdout.str(), rows)
+    return SuiteRun(int(result.ret), outcomes, messages, props, result.stdout.str(), rows, doc)
 
 
 def run_measurements(pytester: pytest.Pytester, cluster: Path, *args: str) -> SuiteRun:
