@@ -27,12 +27,27 @@ class Baseline:
     @classmethod
     def load(cls, path: str, tolerance_pct: float = BW_TOLERANCE_PCT) -> Baseline:
         """The baseline document, or a usage error naming the file and what is wrong."""
-        from pytest_sparkfabric.cli.report import BadDocument, load
+        import json
+        from pathlib import Path
 
+        from pytest_sparkfabric.report.schema import problems
+
+        fix = "Fix: give a file written by pytest --sparkfabric-json PATH"
+        where = f"--sparkfabric-baseline {path}"
         try:
-            return cls(path, load(path), tolerance_pct)
-        except BadDocument as err:
-            raise pytest.UsageError(f"--sparkfabric-baseline {err}") from None
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise pytest.UsageError(f"{where}: cannot read it: {exc.strerror or exc}") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise pytest.UsageError(f"{where}: not JSON ({exc}). {fix}") from None
+        found = problems(doc)
+        if found:
+            shown = "\n".join(f"  {p}" for p in found[:5])
+            raise pytest.UsageError(
+                f"{where}: not a sparkfabric results document:\n{shown}\n{fix} "
+                "(the schema: sparkfabric schema --results)"
+            )
+        return cls(path, doc, tolerance_pct)
 
     def figure(self, item_id: str) -> tuple[float, str] | None:
         for it in self.doc["items"]:
