@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.report import html
+from tests.report import test_browser
 from tests.suite.runner import run_suite, write_cluster
 
 pytestmark = pytest.mark.slow
@@ -207,3 +208,23 @@ def test_a_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
     assert (
         f"--sparkfabric-baseline {bad}: not a sparkfabric results document" in result.stderr.str()
     )
+
+
+@pytest.mark.skipif(test_browser.CHROMIUM is None, reason="no chromium on PATH")
+def test_pytest_html_report_renders_in_a_browser(pytester: pytest.Pytester) -> None:
+    cluster = write_cluster(
+        pytester.path, "direct-2.yaml", faults=[{"fault": "nic_throttled", "node": "spark-1"}]
+    )
+    page = pytester.path / "report.html"
+    run_suite(
+        pytester, cluster, "--html", str(page), "--self-contained-html", markers="bandwidth or mtu"
+    )
+    shown = test_browser._chromium(pytester.path, page, "--dump-dom")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert test_browser._console(shown.stderr) == []
+    dom = shown.stdout
+    assert '<span class="sf-verdict-word">REJECTED</span>' in dom
+    assert len(re.findall(r'<svg\b[^>]*\bclass="sf-fabric"', dom)) == 1
+    assert len(re.findall(r'<svg\b[^>]*\bclass="sf-chart-svg"', dom)) >= 2
+    # pytest-html's own table is still there, with the same ids as the JSON results.
+    assert "test_bandwidth.py::test_nic_loopback[spark-1:rail0]" in dom
