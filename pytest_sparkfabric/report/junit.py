@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -38,15 +38,11 @@ class JunitReport:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Classnames and names made from the stable ids (pytest's follow the rootdir), in the
         file pytest has just written: its test cases are final before the session ends."""
-        if self.results is None or hasattr(session.config, "workerinput"):
+        xml = _log_xml(session)
+        if self.results is None or xml is None or hasattr(session.config, "workerinput"):
             return
-        try:
-            from _pytest.junitxml import mangle_test_address, xml_key
-        except ImportError:  # pragma: no cover - pytest moved it
-            return
-        xml = session.config.stash.get(xml_key, None)
-        if xml is None:
-            return
+        from _pytest.junitxml import mangle_test_address
+
         prefix = getattr(xml, "prefix", None)
 
         def joined(names: list[str]) -> tuple[str, str]:
@@ -61,15 +57,20 @@ class JunitReport:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        try:
-            from _pytest.junitxml import xml_key
-        except ImportError:  # pragma: no cover - pytest moved it
-            return
-        xml = session.config.stash.get(xml_key, None)
+        xml = _log_xml(session)
         if xml is None:
             return
         for name, value in suite_properties(self.data):
             xml.add_global_property(name, value)
+
+
+def _log_xml(session: pytest.Session) -> Any:
+    """pytest's JUnit XML writer of this run, or None (no --junitxml)."""
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - pytest moved it
+        return None
+    return session.config.stash.get(xml_key, None)
 
 
 def rewrite(
