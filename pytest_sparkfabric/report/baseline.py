@@ -15,6 +15,13 @@ import pytest
 from pytest_sparkfabric.report.diff import BW_TOLERANCE_PCT, BW_UNITS
 
 Doc = dict[str, Any]
+RULE = "baseline_regression"
+"""The rule an item fails with when its figure fell below the baseline's."""
+CAUSE = "bandwidth fell more than the tolerance below the same checks' figures in the baseline run"
+FIX = (
+    "find what changed since the baseline run (cables moved or replaced, firmware, settings: "
+    "see the comparison in the report), or accept the new figures by making this run the baseline"
+)
 
 
 @dataclass(frozen=True)
@@ -70,10 +77,7 @@ class Baseline:
             return None
         return (
             f"regressed against the baseline {self.name}: {now:.1f} {unit}, was {was[0]:.1f} "
-            f"{unit} ({drop_pct:.0f}% lower; tolerance {self.tolerance_pct:g}%)\n"
-            "Fix: find what changed since the baseline run (cables moved or replaced, firmware, "
-            "settings: see the comparison in the report), or accept the new figures by making "
-            "this run the baseline"
+            f"{unit} ({drop_pct:.0f}% lower; tolerance {self.tolerance_pct:g}%)\nFix: {FIX}"
         )
 
     def judge(self, report: pytest.TestReport, item_id: str) -> None:
@@ -85,4 +89,4 @@ class Baseline:
             return
         report.outcome = "failed"
         report.longrepr = why
-        report.user_properties.append(("rule", "baseline_regression"))
+        report.user_properties.append(("rule", RULE))

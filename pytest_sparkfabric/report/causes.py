@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_sparkfabric.report import baseline
 from pytest_sparkfabric.report import objects as ids
 from pytest_sparkfabric.report.items import NOT_MEASURED
 
@@ -81,9 +82,12 @@ def session_causes(fabric: Fabric | None, items: Sequence[Doc]) -> list[Doc]:
     groups: dict[str, list[Doc]] = {}
     unmeasured: dict[str, list[Doc]] = {}
     loose: list[Doc] = []
+    regressed: list[Doc] = []
     for it in items:
         if it["outcome"] == "not_measured" and not it.get("rule"):
             unmeasured.setdefault(_unmeasured_where(_unmeasured_reason(it)), []).append(it)
+        elif it["outcome"] == "failed" and it.get("rule") == baseline.RULE:
+            regressed.append(it)
         elif it["outcome"] in ("failed", "not_measured") and it.get("rule") in RULES:
             groups.setdefault(it["rule"], []).append(it)
         elif it["outcome"] == "failed" and _traffic([it]):
@@ -135,6 +139,16 @@ def session_causes(fabric: Fabric | None, items: Sequence[Doc]) -> list[Doc]:
                 else [],
                 "items": [it["id"] for it in group],
                 "evidence": reasons[1:],
+            }
+        )
+    if regressed:
+        out.append(
+            {
+                "rule": baseline.RULE,
+                "cause": baseline.CAUSE,
+                "fix": baseline.FIX,
+                "objects": sorted(set().union(*map(_nodes, regressed))),
+                "items": [it["id"] for it in regressed],
             }
         )
     return sorted(out, key=lambda c: -len(c["items"]))

@@ -193,6 +193,8 @@ def test_baseline_fails_items_that_regressed(pytester: pytest.Pytester) -> None:
     regressed = {k for k, v in second.messages.items() if "regressed against the baseline" in v}
     assert regressed and regressed == {k for k in second.failed if k.startswith("test_rail_rdma")}
     assert second.ret == 1 and second.doc["verdict"] == "rejected"
+    (cause,) = second.doc["causes"]
+    assert cause["rule"] == "baseline_regression" and cause["objects"] == ["spark-1", "spark-2"]
     text = page.read_text()
     assert 'id="sf-baseline"' in text and 'data-regression="true"' in text
 
