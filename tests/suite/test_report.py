@@ -230,3 +230,24 @@ def test_pytest_html_report_renders_in_a_browser(pytester: pytest.Pytester) -> N
     assert len(re.findall(r'<svg\b[^>]*\bclass="sf-chart-svg"', dom)) >= 2
     # pytest-html's own table is still there, with the same ids as the JSON results.
     assert "test_bandwidth.py::test_nic_loopback[spark-1:rail0]" in dom
+
+
+def test_report_diff_of_two_runs_with_different_faults(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_sparkfabric.cli import main
+
+    docs = []
+    for fault in ({"fault": "mtu", "node": "spark-2", "value": 1500},
+                  {"fault": "nic_throttled", "node": "spark-1"}):  # fmt: skip
+        cluster = write_cluster(pytester.path, "direct-2.yaml", faults=[fault])
+        run = run_suite(pytester, cluster, markers="mtu or bandwidth")
+        path = pytester.path / f"{fault['fault']}.json"
+        path.write_text(json.dumps(run.doc))
+        docs.append(str(path))
+    capsys.readouterr()
+    assert main(["report", "diff", *docs]) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSED" in out
+    assert "new failures" in out and "test_bandwidth.py::test_nic_loopback[spark-1:rail0]" in out
+    assert "fixed" in out and "test_mtu.py::test_mtu[spark-2:rail0]" in out
