@@ -161,8 +161,9 @@ def _soak(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
             )
     for kind, peaks in (("nic_temp_c", run.nic_temp_c), ("gpu_temp_c", run.gpu_temp_c)):
         for node, value in peaks.items():
-            # The soak keeps each node's peak; drawn at the soak's end.
-            out.append(_figure(kind, value, "C", [node], node=node, t_s=run.duration_s))
+            # The soak keeps each node's peak, not a series: a figure with no time (the picture's
+            # tooltips show it; the temperature chart waits for a series).
+            out.append(_figure(kind, value, "C", [node], node=node))
     return out
 
 
