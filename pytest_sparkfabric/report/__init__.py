@@ -1,9 +1,11 @@
-"""Reports an operator can hand over: pytest-html columns and diagnosis, JUnit properties, JSON.
+"""Reports an operator can hand over: the results document, the HTML report, JUnit, the terminal.
 
 Every test records node / rail / measured / expected (and on failure cause / fix / rule) in
-`item.user_properties` through `verdict`; JUnit XML writes those as <property> elements by itself,
-the HTML report shows them through the hooks in `report.html`, the JSON results keep them. Each
-report is a plugin object built with the run's `ReportData`: no report reaches for the session.
+`item.user_properties` through `verdict`; JUnit XML writes those as <property> elements by itself.
+At the session's end `report.results` builds the results document (verdict, root causes, items,
+what the engine measured); the HTML report draws its verdict, picture, charts and cables from it,
+the terminal ends with its verdict. Each report is a plugin object built with the run's
+`ReportData` and, for what was measured, a getter of the fabric: no report reaches for the session.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """JUnit XML: per test, the recorded properties are written by pytest itself (user_properties);
-here the cluster under test goes into the suite's global <properties>."""
+here the cluster under test goes into the suite's global <properties>, and each test case gets
+its classname and name from the stable id (`report.items`)."""
 
 from __future__ import annotations
 
