@@ -45,6 +45,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="write every measurement and verdict as JSON to PATH",
     )
+    group.addoption(
+        "--sparkfabric-baseline",
+        dest="sparkfabric_baseline",
+        metavar="OLD_JSON",
+        default=None,
+        help="compare with an earlier run's --sparkfabric-json document: the report shows what "
+        "changed, and items whose bandwidth fell more than 10% below it fail",
+    )
     parser.addini("sparkfabric_cluster", "default for --cluster", default=None)
 
 
@@ -103,7 +111,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_sparkfabric.report import ReportData
     from pytest_sparkfabric.report import register as register_reports
 
-    register_reports(config, ReportData.of(cluster, session.warnings, session.root_causes))
+    register_reports(
+        config,
+        ReportData.of(cluster, session.warnings, session.root_causes),
+        suite=suite_dir(),
+        fabric=lambda: session.measured_fabric,
+    )
 
 
 def _check_recording(folder: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.diagnosis.evidence import Finding
     from pytest_sparkfabric.diagnosis.objects import Obj
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.report.progress import Status
     from pytest_sparkfabric.transport import Transport
 
 
@@ -43,6 +45,7 @@ class SparkSession:
         self._pad: tuple[Path, int] | None = None
         self._failures: list[Failure] = []
         self._passed: list[Failure] = []
+        self._status: Status | None = None
 
     @property
     def transport(self) -> Transport:
@@ -63,10 +66,25 @@ class SparkSession:
             if self._fabric is None:
                 from pytest_sparkfabric.measure.engine import Fabric
 
-                self._fabric = Fabric(self.cluster, transport, progress=self._progress)
+                self._fabric = Fabric(
+                    self.cluster, transport, progress=self._progress, status=self._detail
+                )
+            return self._fabric
+
+    @property
+    def measured_fabric(self) -> Fabric | None:
+        """The fabric if any test used it (None: nothing was measured); starts nothing."""
+        with self._lock:
             return self._fabric
 
     def _progress(self, line: str) -> None:
+        self._terminal(line, status=False)
+
+    def _detail(self, line: str) -> None:
+        """A round or reading of a long phase: the status line (see report.progress)."""
+        self._terminal(line, status=True)
+
+    def _terminal(self, line: str, *, status: bool) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None or self.config.get_verbosity() < 0:
             return
@@ -75,9 +93,43 @@ class SparkSession:
         capture = self.config.pluginmanager.get_plugin("capturemanager")
         if capture is not None:
             with capture.global_and_fixture_disabled():
-                self._write_between_results(reporter, text)
+                self._write_progress(reporter, text, status)
         else:
+            self._write_progress(reporter, text, status)
+
+    def _write_progress(self, reporter: Any, text: str, status: bool) -> None:
+        from pytest_sparkfabric.report.progress import Status
+
+        tw = self.config.get_terminal_writer()
+        if self._status is None:
+            self._status = Status(tty=_isatty(tw), width=tw.fullwidth)
+        now = time.monotonic()
+        if not status:
+            self._close_status(tw)
             self._write_between_results(reporter, text)
+            self._status.phase(now)
+            return
+        was_open = self._status.open
+        shown = self._status.show(text, now)
+        if shown is None:
+            return
+        if not self._status.tty:
+            self._write_between_results(reporter, shown)
+            return
+        if not was_open and tw.width_of_current_line:
+            tw.line()
+        tw.write(shown, flush=True)
+        fspath = reporter.currentfspath
+        if isinstance(fspath, Path):
+            self._pad = (fspath, len(os.path.relpath(fspath, reporter.startpath)) + 1)
+
+    def _close_status(self, tw: Any) -> None:
+        erase = self._status.close() if self._status is not None else None
+        if erase is not None:
+            tw.write(erase, flush=True)
+            # The erased line is empty again: what pytest writes next starts at its left edge.
+            if hasattr(tw, "_current_line"):
+                tw._current_line = ""
 
     def _write_between_results(self, reporter: Any, text: str) -> None:
         """A line between the result letters of a file, without pytest naming the file again.
@@ -211,6 +263,7 @@ class SparkSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._close_status(self.config.get_terminal_writer())
         if self._pad is not None and (report.when == "call" or report.outcome != "passed"):
             # The result letter pytest is about to write lines up under the ones before it.
             fspath, width = self._pad
@@ -270,3 +323,10 @@ def item_nodes(item: pytest.Item) -> list[str]:
         elif isinstance(value, NodePair):
             out += [value.a, value.b]
     return list(dict.fromkeys(out))
+
+
+def _isatty(tw: Any) -> bool:
+    """Whether the terminal writer writes to a terminal (a CI log is no TTY)."""
+    out = getattr(tw, "_file", None)
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty()) if callable(isatty) else False

@@ -11,6 +11,7 @@ each of one shape: `NAME`, a frozen result, `measure(fabric)`, and accessors tha
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -78,7 +79,12 @@ class Fabric:
     """The cache of phase results and the runner of their jobs, for one session."""
 
     def __init__(
-        self, cluster: Cluster, transport: Transport, *, progress: Progress | None = None
+        self,
+        cluster: Cluster,
+        transport: Transport,
+        *,
+        progress: Progress | None = None,
+        status: Progress | None = None,
     ) -> None:
         from pytest_sparkfabric.cluster.limits import resolve
         from pytest_sparkfabric.cluster.plan import plan
@@ -88,9 +94,13 @@ class Fabric:
         self.plan: Plan = plan(cluster)
         self.thresholds: Mapping[ThresholdName, Threshold] = resolve(cluster)
         self.progress: Progress = progress or (lambda _line: None)
+        self.status: Progress | None = status
+        """Where `detail` lines go when given (a status line updated in place), else progress."""
         self._done: dict[PhaseName, Any] = {}
         self._locks: dict[PhaseName, threading.Lock] = {}
         self._guard = threading.Lock()
+        self.timings: dict[PhaseName, tuple[float, float | None]] = {}
+        """Phase -> (wall-clock seconds, transport-clock seconds) it took, for the report."""
 
     # -- phases ---------------------------------------------------------------------------------
 
@@ -107,9 +117,15 @@ class Fabric:
             with self._guard:
                 if name in self._done:
                     return self._done[name]  # type: ignore[no-any-return]
+            clock = getattr(self.transport, "clock", None)
+            real0, clock0 = time.monotonic(), clock.now() if clock is not None else None
             value = measure(self)
             with self._guard:
                 self._done[name] = value
+                self.timings[name] = (
+                    time.monotonic() - real0,
+                    clock.now() - clock0 if clock is not None and clock0 is not None else None,
+                )
             return value
 
     def measured(self, name: PhaseName, kind: type[R]) -> R | None:
@@ -132,7 +148,7 @@ class Fabric:
         """A progress line worth reading only while it takes real time (a round of a phase):
         on a modelled clock the whole phase is over in a moment, and its start line says it."""
         if not self.virtual_time:
-            self.progress(line)
+            (self.status or self.progress)(line)
 
     # -- running --------------------------------------------------------------------------------
 

@@ -33,6 +33,10 @@ class ReportData:
     """One line per way the run is less safe than by default (switch.allow_http, ...)."""
     causes: Callable[[], RootCauses] = _no_causes
     """The run's root causes so far (asked at the end: the session groups its failures)."""
+    ports: tuple[tuple[int, ...], ...] = ()
+    """Per node (in `nodes` order), its cabled QSFP ports."""
+    switch: str | None = None
+    """The switch's host (switch topology)."""
 
     @classmethod
     def of(
@@ -49,8 +53,29 @@ class ReportData:
             mtu=cluster.mtu,
             warnings=tuple(warnings),
             causes=causes,
+            ports=tuple(n.ports for n in cluster.nodes),
+            switch=str(cluster.spec.switch.host) if cluster.spec.switch else None,
         )
 
     @property
     def file_name(self) -> str:
         return Path(self.cluster_file).name if self.cluster_file else "cluster.yaml"
+
+    @property
+    def name(self) -> str:
+        """The cluster's name in reports: its file's name without the suffix."""
+        return Path(self.file_name).stem
+
+    def cluster_doc(self) -> dict[str, object]:
+        """The results document's `cluster`."""
+        return {
+            "name": self.name,
+            "path": self.cluster_file,
+            "topology": self.topology,
+            "transport": self.transport,
+            "nodes": [
+                {"name": n, "ports": list(p)}
+                for n, p in zip(self.nodes, self.ports or [()] * len(self.nodes), strict=True)
+            ],
+            "switch": self.switch,
+        }

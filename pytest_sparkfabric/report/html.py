@@ -18,6 +18,8 @@ from pytest_sparkfabric.report.data import ReportData
 if TYPE_CHECKING:
     from collections.abc import MutableSequence, Sequence
 
+    from pytest_sparkfabric.report.results import ResultsFile
+
 # (column type / css suffix, title, user property)
 COLUMNS = (
     ("sfnode", "Node", "node"),
@@ -94,8 +96,9 @@ def split_diagnosis(message: str) -> tuple[list[str], list[str]]:
 class HtmlReport:
     """The pytest-html hooks, registered as a plugin object with the run's ReportData."""
 
-    def __init__(self, data: ReportData) -> None:
+    def __init__(self, data: ReportData, results: ResultsFile | None = None) -> None:
         self.data = data
+        self.results = results
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: MutableSequence[str]) -> None:
@@ -117,9 +120,14 @@ class HtmlReport:
             style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
             cells.insert(FIRST + offset, f'<td class="col-{kind}"{style}>{text}</td>')
         cells[:] = [c for c in cells if not _is_duration(c)]
+        stable = getattr(report, "sparkfabric_id", None)
         if report.skipped and report.when == "setup":
             # A test skipped by a fixture is still that test, not its `::setup` phase.
-            cells[1] = cells[1].replace(f"{report.nodeid}::setup</td>", f"{report.nodeid}</td>")
+            name = escape(stable) if stable else report.nodeid
+            cells[1] = cells[1].replace(f"{report.nodeid}::setup</td>", f"{name}</td>")
+        if stable:
+            # The same id as the JSON results and JUnit, from any directory.
+            cells[1] = cells[1].replace(f">{escape(report.nodeid)}", f">{escape(stable)}")
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_html(
@@ -149,6 +157,19 @@ class HtmlReport:
         postfix: MutableSequence[str],
         session: pytest.Session,
     ) -> None:
+        doc = self.results.doc if self.results is not None else None
+        if doc is not None:
+            from pytest_sparkfabric.report.build import build
+            from pytest_sparkfabric.report.page import fragment
+
+            base = self.results.baseline if self.results is not None else None
+            baseline = None
+            if base is not None:
+                from pytest_sparkfabric.report.diff import compare
+
+                baseline = (base.name, compare(base.doc, doc, bw_tolerance_pct=base.tolerance_pct))
+            prefix.append(fragment(build(doc), baseline=baseline))
+            return
         d = self.data
         prefix.append(
             f"<p>sparkfabric: {escape(d.file_name)}: {escape(d.topology)}, {len(d.nodes)} nodes "

@@ -105,8 +105,9 @@ _ITEM = {
     "required": ["id", "outcome"],
     "properties": {
         "id": _s(
-            "The pytest node id, relative to the shipped suite (the same from any directory "
-            "and install location), e.g. `test_bandwidth.py::test_rail_rdma[spark-1:rail0->"
+            "The pytest node id, relative to the shipped suite (the same from any directory, "
+            "install location and spelling of --cluster; JUnit XML's classname and name are "
+            "made from it), e.g. `test_bandwidth.py::test_rail_rdma[spark-1:rail0->"
             "spark-2:rail0]`."
         ),
         "outcome": _s(
@@ -123,6 +124,13 @@ _ITEM = {
         "rule": _s("The diagnosis rule of a failure, if one.", type=["string", "null"]),
         "message": _s("The failure or skip message.", type=["string", "null"]),
         "duration_s": _n("Seconds pytest spent on the item.", null=True, minimum=0),
+        "properties": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "description": "Everything the check recorded, as text (node, rail, measured, "
+            "expected, cause, fix, rule, round, command, ...): what JUnit XML carries as "
+            "<property> elements.",
+        },
     },
     "additionalProperties": False,
 }

@@ -27,6 +27,7 @@ from pytest_sparkfabric.transport import Transport, make_transport
 from sparkfabric_lab import LabError, host
 from sparkfabric_lab.build import down, up
 from sparkfabric_lab.state import LabState
+from tests.suite.runner import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "lab"
@@ -261,7 +262,7 @@ def run_suite(
 
 def outcomes(results: Path) -> dict[str, str]:
     data = json.loads(results.read_text())
-    return {t["nodeid"].split("::", 1)[-1]: t["outcome"] for t in data["tests"]}
+    return {t["nodeid"].split("::", 1)[-1]: t["outcome"] for t in rows_of(data)}
 
 
 # -- what a run may not change or leave -----------------------------------------------------------

@@ -32,7 +32,11 @@ def test_simulated_run_prints_few_lines_in_simulated_time(pytester: pytest.Pytes
     result = pytester.runpytest_inprocess(f"--cluster={cluster}", "-p", "no:html")
     assert result.ret == 0
     lines = result.outlines
-    progress = [ln for ln in lines if ln.startswith("sparkfabric")]
+    verdict = lines.index(next(ln for ln in lines if " sparkfabric verdict " in ln))
+    # The verdict comes last, once, after pytest's own summary sections.
+    banner = [ln for ln in lines[verdict + 1 :] if ln.strip()]
+    assert banner[0].startswith("sparkfabric: ACCEPTED  demo: switch, 4 nodes, "), banner
+    progress = [ln for ln in lines[:verdict] if ln.startswith("sparkfabric")]
     header, *rest = progress
     assert header.startswith("sparkfabric: demo.yaml: switch, 4 nodes, transport sim")
     assert rest and all(ln.startswith("sparkfabric (simulated time): ") for ln in rest), rest

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.suite.runner import rows_of
+
 DIRECT = """\
 topology: direct
 transport: sim
@@ -161,7 +163,7 @@ def test_results_json_is_complete_under_xdist_loadgroup(
         f"--sparkfabric-json={out}",
     )
     result.assert_outcomes(passed=8)
-    tests = json.loads(out.read_text())["tests"]
+    tests = rows_of(json.loads(out.read_text()))
     assert len(tests) == 8
     assert all(t["properties"].get("node") for t in tests)
 

@@ -21,6 +21,7 @@ from sparkfabric_lab.routeros import handler_for
 from sparkfabric_sim import transport as sim_transport
 from sparkfabric_sim.switch import RestError, SimSwitch
 from tests import certs
+from tests.suite.runner import rows_of
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "sparkfabric-ro"
@@ -136,7 +137,7 @@ def test_the_switch_password_is_written_nowhere(
     # auto-negotiation) failed its tests: the report holds failure messages, not only passes.
     assert switch.authorised > 0
     data = json.loads((out / "json" / "results.json").read_text())
-    outcomes = {t["nodeid"].split("::")[-1]: t["outcome"] for t in data["tests"]}
+    outcomes = {t["nodeid"].split("::")[-1]: t["outcome"] for t in rows_of(data)}
     assert outcomes["test_switch_leg[spark-2]"] == "failed", text[-3000:]
     assert outcomes["test_switch_leg[spark-1]"] == "passed", text[-3000:]
     assert (out / "rec" / "switch" / "rest.jsonl").stat().st_size > 0
@@ -190,7 +191,7 @@ def test_results_are_private(pytester: pytest.Pytester, monkeypatch: pytest.Monk
             f"--cluster={cluster}", "-p", "no:cacheprovider", "--collect-only", "-q",
             f"--sparkfabric-json={path}",
         )  # fmt: skip
-        assert json.loads(path.read_text())["topology"] == "switch"
+        assert json.loads(path.read_text())["cluster"]["topology"] == "switch"
         assert _mode(path) == 0o600
     assert _mode(new.parent) == 0o700 and _mode(new.parent.parent) == 0o700
     assert [p.name for p in pytester.path.iterdir() if p.name.startswith(".old")] == []

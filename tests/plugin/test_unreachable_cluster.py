@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.suite.runner import rows_of
+
 # Each runs the whole suite against a cluster that does not answer.
 pytestmark = pytest.mark.slow
 
@@ -60,7 +62,7 @@ def _run(tmp: Path, cluster: Path, wrap: list[str]) -> tuple[float, list[dict[st
     r = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=300, check=False)
     seconds = time.monotonic() - t0
     assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
-    tests: list[dict[str, object]] = json.loads(results.read_text())["tests"]
+    tests: list[dict[str, object]] = rows_of(json.loads(results.read_text()))
     return seconds, tests, r.stdout
 
 

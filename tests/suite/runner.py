@@ -9,6 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# numpy (under matplotlib: the HTML report's charts) cannot be imported twice in a process, and
+# pytester puts sys.modules back after each test: loaded before any pytester fixture, they stay.
+import matplotlib.figure  # noqa: F401
+import numpy  # noqa: F401
 import pytest
 import yaml
 
@@ -44,8 +48,13 @@ class SuiteRun:
     props: dict[str, dict[str, str]]
     stdout: str
     tests: list[dict[str, Any]]
-    causes: list[dict[str, Any]] = field(default_factory=list)
-    """The results file's root causes (`causes`), as written."""
+    doc: dict[str, Any] = field(default_factory=dict)
+    """The results document as written."""
+
+    @property
+    def causes(self) -> list[dict[str, Any]]:
+        """The results document's root causes (`causes`), as written."""
+        return list(self.doc.get("causes", []))
 
     def with_outcome(self, outcome: str) -> set[str]:
         return {k for k, v in self.outcomes.items() if v == outcome}
@@ -62,6 +71,24 @@ class SuiteRun:
 
 def short_id(nodeid: str) -> str:
     return nodeid.split("::")[-1]
+
+
+def rows_of(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A results document's items as pytest saw them: `nodeid` (the stable id), `outcome`
+    (an item that could not measure failed), `properties`, `message`, `skip_reason`."""
+    out = []
+    for it in doc["items"]:
+        skipped = it["outcome"] == "skipped"
+        out.append(
+            {
+                "nodeid": it["id"],
+                "outcome": "failed" if it["outcome"] == "not_measured" else it["outcome"],
+                "properties": it.get("properties", {}),
+                "message": None if skipped else it.get("message"),
+                "skip_reason": it.get("message") if skipped else None,
+            }
+        )
+    return out
 
 
 def run_suite(
@@ -82,22 +109,15 @@ def run_suite(
         argv += ["-m", markers]
     paths = [str(SUITE / f) for f in files]
     result = pytester.runpytest_inprocess(*argv, *args, *paths, plugins=list(plugins))
-    data: dict[str, Any] = json.loads(out.read_text())
+    doc: dict[str, Any] = json.loads(out.read_text())
+    rows = rows_of(doc)
     outcomes, messages, props = {}, {}, {}
-    for t in data["tests"]:
+    for t in rows:
         key = short_id(t["nodeid"])
         outcomes[key] = t["outcome"]
         messages[key] = t["message"] or t["skip_reason"] or ""
         props[key] = t["properties"]
-    return SuiteRun(
-        int(result.ret),
-        outcomes,
-        messages,
-        props,
-        result.stdout.str(),
-        list(data["tests"]),
-        list(data.get("causes", [])),
-    )
+    return SuiteRun(int(result.ret), outcomes, messages, props, result.stdout.str(), rows, doc)
 
 
 def run_measurements(pytester: pytest.Pytester, cluster: Path, *args: str) -> SuiteRun:

@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from pytest_sparkfabric.cluster.faults import FAULTS
-from tests.suite.runner import EXAMPLES, run_suite
+from pytest_sparkfabric.report import schema
+from tests.suite.runner import EXAMPLES, SuiteRun, run_suite
 from tests.suite.test_causes import check_causes
 
 PINS = Path(__file__).resolve().parents[1] / "data" / "verdicts"
@@ -196,8 +199,35 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
 }
 
 
-def _run(pytester: pytest.Pytester, cluster: Path) -> list[dict[str, object]]:
-    return run_suite(pytester, cluster, "-p", "no:html", "-q").tests
+def _run(pytester: pytest.Pytester, cluster: Path) -> SuiteRun:
+    return run_suite(pytester, cluster, "-p", "no:html", "-q")
+
+
+def _injected(fault: str) -> list[dict[str, Any]]:
+    data = yaml.safe_load((EXAMPLES / "faults" / f"{fault}.yaml").read_text())
+    return list(data["simulate"]["faults"])
+
+
+def _assert_verdict_names_the_faults(run: SuiteRun, fault: str, rules: set[str]) -> None:
+    """The results' verdict, and one root cause per injected fault, of a rule the fault's row
+    allows ("" there: the cause is that something could not be measured), at its node."""
+    doc, injected = run.doc, _injected(fault)
+    assert schema.problems(doc) == []
+    failed = [i for i in doc["items"] if i["outcome"] == "failed"]
+    unmeasured = [i for i in doc["items"] if i["outcome"] == "not_measured"]
+    if not failed and not unmeasured:
+        assert (doc["verdict"], doc["causes"]) == ("accepted", []), doc["causes"]
+        return
+    assert doc["verdict"] == ("rejected" if failed else "incomplete")
+    causes = doc["causes"]
+    assert len(causes) == len(injected), [(c["rule"], c["objects"]) for c in causes]
+    allowed = {r or "not_measured" for r in rules}
+    for cause, spec in zip(causes, injected, strict=True):
+        assert cause["rule"] in allowed, cause
+        if spec.get("node"):
+            assert any(spec["node"] in o for o in cause["objects"]), cause
+    explained = {i for c in causes for i in c["items"]}
+    assert {i["id"] for i in failed + unmeasured} == explained
 
 
 def _pin(name: str, tests: list[dict[str, object]]) -> None:
@@ -226,7 +256,7 @@ def test_every_fault_has_a_row() -> None:
 
 @pytest.mark.parametrize("fault", sorted(MATRIX))
 def test_fault_fails_exactly_the_expected_tests(pytester: pytest.Pytester, fault: str) -> None:
-    run = run_suite(pytester, EXAMPLES / "faults" / f"{fault}.yaml", "-p", "no:html", "-q")
+    run = _run(pytester, EXAMPLES / "faults" / f"{fault}.yaml")
     tests = run.tests
     # One run per example: its root causes are checked here too (tests/suite/test_causes.py).
     check_causes(f"faults/{fault}", run)
@@ -238,6 +268,7 @@ def test_fault_fails_exactly_the_expected_tests(pytester: pytest.Pytester, fault
     _pin(f"fault-{fault}", tests)
     assert functions == want_functions
     assert rules == want_rules
+    _assert_verdict_names_the_faults(run, fault, want_rules)
     if fault == "eeprom_placeholder":
         # Advisory only: nothing fails, but the report says the EEPROM cannot be trusted.
         advisories = [
@@ -259,8 +290,10 @@ def test_fault_fails_exactly_the_expected_tests(pytester: pytest.Pytester, fault
     "example", ["demo.yaml", "direct-2.yaml", "mesh-3.yaml", "ring-4.yaml", "switch-8.yaml"]
 )
 def test_healthy_example_passes_the_whole_suite(pytester: pytest.Pytester, example: str) -> None:
-    tests = _run(pytester, EXAMPLES / example)
+    run = _run(pytester, EXAMPLES / example)
+    tests = run.tests
     assert tests
+    assert (run.doc["verdict"], run.doc["causes"]) == ("accepted", [])
     _pin(example.removesuffix(".yaml"), tests)
     bad = {t["nodeid"]: t["message"] for t in tests if t["outcome"] not in ("passed", "skipped")}
     assert not bad

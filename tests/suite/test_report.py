@@ -4,6 +4,7 @@ without pytest-html."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
 from html import unescape
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.report import html
+from tests.report import test_browser
 from tests.suite.runner import run_suite, write_cluster
 
 pytestmark = pytest.mark.slow
@@ -108,3 +110,144 @@ def test_runs_without_pytest_html(pytester: pytest.Pytester, mtu_fault: Path) ->
     run = run_suite(pytester, mtu_fault, "-p", "no:html", markers="mtu")
     assert "test_mtu[spark-1:rail0]" in run.failed
     assert "test_mtu[spark-2:rail0]" in run.outcomes
+
+
+def _ids_and_junit_names(out: Path, junit: Path) -> tuple[list[str], list[tuple[str, str]]]:
+    ids = [str(i["id"]) for i in json.loads(out.read_text())["items"]]
+    names = [
+        (str(c.get("classname")), str(c.get("name"))) for c in ET.parse(junit).iter("testcase")
+    ]
+    return ids, names
+
+
+def test_ids_do_not_depend_on_how_or_where_pytest_starts(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cluster = write_cluster(pytester.path, "faults/mtu.yaml", name="c.yaml")
+    seen = {}
+    for how in ("equals", "two words", "ini"):
+        where = pytester.path / how.replace(" ", "_") / "deep"
+        where.mkdir(parents=True)
+        monkeypatch.chdir(where)
+        if how == "ini":
+            (where / "pytest.ini").write_text(f"[pytest]\nsparkfabric_cluster = {cluster}\n")
+            argv = []
+        elif how == "equals":
+            argv = [f"--cluster={cluster}"]
+        else:
+            argv = ["--cluster", os.path.relpath(cluster, where)]
+        out, junit = where / "r.json", where / "j.xml"
+        pytester.runpytest_inprocess(
+            *argv, "-p", "no:cacheprovider", "-p", "no:html", "-m", "mtu",
+            f"--sparkfabric-json={out}", f"--junitxml={junit}",
+        )  # fmt: skip
+        seen[how] = _ids_and_junit_names(out, junit)
+    assert seen["equals"] == seen["two words"] == seen["ini"]
+    ids, names = seen["equals"]
+    assert "test_mtu.py::test_mtu[spark-2:rail0]" in ids
+    assert ("test_mtu", "test_mtu[spark-2:rail0]") in names
+    assert len(names) == len(ids)
+
+
+def test_pytest_html_report_opens_with_the_verdict(pytester: pytest.Pytester) -> None:
+    cluster = write_cluster(
+        pytester.path, "direct-2.yaml", faults=[{"fault": "nic_throttled", "node": "spark-1"}]
+    )
+    page = pytester.path / "report.html"
+    run = run_suite(
+        pytester, cluster, "--html", str(page), "--self-contained-html", markers="bandwidth"
+    )
+    text = page.read_text()
+    assert run.doc["verdict"] == "rejected"
+    assert [c["rule"] for c in run.doc["causes"]] == ["nic_throttled"]
+    # Verdict first, then the fabric as an inline SVG, the bandwidth charts, the cables.
+    order = [text.index(k) for k in ('data-verdict="rejected"', 'id="sf-fabric"', 'id="sf-charts"')]
+    assert order == sorted(order)
+    assert 'data-rule="nic_throttled"' in text and "<svg" in text
+    assert "REJECTED" in text and "explains" in text
+    # The terminal's last lines say the same.
+    tail = run.stdout[run.stdout.index("sparkfabric verdict") :]
+    assert "sparkfabric: REJECTED  cluster: direct, 2 nodes" in tail
+    assert "1. [nic_throttled] spark-1: " in tail
+
+
+def test_baseline_fails_items_that_regressed(pytester: pytest.Pytester) -> None:
+    cluster = write_cluster(pytester.path, "direct-2.yaml")
+    first = run_suite(pytester, cluster, markers="bandwidth", files=["test_bandwidth.py"])
+    assert first.doc["verdict"] == "accepted"
+    # An earlier run that measured half again as much on every rail link.
+    old = json.loads(json.dumps(first.doc))
+    for item in old["items"]:
+        if "test_rail_rdma" in item["id"]:
+            item["measured"] = float(item["measured"]) * 1.5
+    for m in old["measurements"]:
+        if m["kind"] == "rdma_gbps":
+            m["value"] *= 1.5
+    base = pytester.path / "old.json"
+    base.write_text(json.dumps(old))
+    page = pytester.path / "report.html"
+    second = run_suite(
+        pytester, cluster, f"--sparkfabric-baseline={base}", "--html", str(page),
+        "--self-contained-html", markers="bandwidth", files=["test_bandwidth.py"],
+    )  # fmt: skip
+    regressed = {k for k, v in second.messages.items() if "regressed against the baseline" in v}
+    assert regressed and regressed == {k for k in second.failed if k.startswith("test_rail_rdma")}
+    assert second.ret == 1 and second.doc["verdict"] == "rejected"
+    (cause,) = second.doc["causes"]
+    assert cause["rule"] == "baseline_regression" and cause["objects"] == ["spark-1", "spark-2"]
+    text = page.read_text()
+    assert 'id="sf-baseline"' in text and 'data-regression="true"' in text
+
+
+def test_a_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    cluster = write_cluster(pytester.path, "direct-2.yaml")
+    bad = pytester.path / "old.json"
+    bad.write_text("{}")
+    result = pytester.runpytest_inprocess(
+        f"--cluster={cluster}", f"--sparkfabric-baseline={bad}", "-p", "no:cacheprovider"
+    )
+    assert result.ret == 4
+    assert (
+        f"--sparkfabric-baseline {bad}: not a sparkfabric results document" in result.stderr.str()
+    )
+
+
+@pytest.mark.skipif(test_browser.CHROMIUM is None, reason="no chromium on PATH")
+def test_pytest_html_report_renders_in_a_browser(pytester: pytest.Pytester) -> None:
+    cluster = write_cluster(
+        pytester.path, "direct-2.yaml", faults=[{"fault": "nic_throttled", "node": "spark-1"}]
+    )
+    page = pytester.path / "report.html"
+    run_suite(
+        pytester, cluster, "--html", str(page), "--self-contained-html", markers="bandwidth or mtu"
+    )
+    shown = test_browser._chromium(pytester.path, page, "--dump-dom")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert test_browser._console(shown.stderr) == []
+    dom = shown.stdout
+    assert '<span class="sf-verdict-word">REJECTED</span>' in dom
+    assert len(re.findall(r'<svg\b[^>]*\bclass="sf-fabric"', dom)) == 1
+    assert len(re.findall(r'<svg\b[^>]*\bclass="sf-chart-svg"', dom)) >= 2
+    # pytest-html's own table is still there, with the same ids as the JSON results.
+    assert "test_bandwidth.py::test_nic_loopback[spark-1:rail0]" in dom
+
+
+def test_report_diff_of_two_runs_with_different_faults(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_sparkfabric.cli import main
+
+    docs = []
+    for fault in ({"fault": "mtu", "node": "spark-2", "value": 1500},
+                  {"fault": "nic_throttled", "node": "spark-1"}):  # fmt: skip
+        cluster = write_cluster(pytester.path, "direct-2.yaml", faults=[fault])
+        run = run_suite(pytester, cluster, markers="mtu or bandwidth")
+        path = pytester.path / f"{fault['fault']}.json"
+        path.write_text(json.dumps(run.doc))
+        docs.append(str(path))
+    capsys.readouterr()
+    assert main(["report", "diff", *docs]) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSED" in out
+    assert "new failures" in out and "test_bandwidth.py::test_nic_loopback[spark-1:rail0]" in out
+    assert "fixed" in out and "test_mtu.py::test_mtu[spark-2:rail0]" in out

@@ -1,0 +1,291 @@
+"""What the session measured, read from the engine's phase cache into the results document's
+`measurements`, `cables`, `phases` and `thresholds` (it starts nothing: a phase that did not run
+gives nothing).
+
+Each figure names the objects it is about in the report's id grammar (`report.objects`) and, where
+one item judged it, that item's id, so a baseline comparison can fail exactly that item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Rail
+    from pytest_sparkfabric.measure.engine import Fabric, PhaseName
+
+T = TypeVar("T")
+Doc = dict[str, Any]
+ItemFor = Callable[[str, str], str | None]
+"""(test function, object id) -> the id of the item of that test about that object."""
+CABLE_CHECKS = ("test_link", "test_soak_link", "test_cable_eeprom")
+"""The checks of a cable itself (link, FEC, EEPROM, soak lanes), whose worst outcome is the
+cable's own verdict; traffic over it judges the path, not the cable."""
+_STATUS = {"passed": "pass", "failed": "fail", "not_measured": "not_measured"}
+_RANK = {"unknown": 0, "pass": 1, "not_measured": 2, "fail": 3}
+
+
+def _phase(fabric: Fabric, name: PhaseName, kind: type[T]) -> T | None:
+    """What phase `name` holds, if it ran. Read without an isinstance check: a test runner that
+    imports the suite anew (pytester) may hold the same class twice."""
+    return cast("T | None", fabric.measured(name, object))
+
+
+def item_finder(items: Sequence[Doc]) -> ItemFor:
+    by: dict[tuple[str, str], str] = {}
+    for it in items:
+        func = it["id"].rpartition("::")[2].partition("[")[0]
+        for obj in it.get("objects", ()):
+            by.setdefault((func, obj), it["id"])
+    return lambda func, obj: by.get((func, obj))
+
+
+def _figure(kind: str, value: float, unit: str, objects: list[str], **kw: Any) -> Doc:
+    return {"kind": kind, "value": value, "unit": unit, "objects": objects, **kw}
+
+
+def _bandwidth(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
+    from pytest_sparkfabric.measure import rdma, tcp
+
+    out: list[Doc] = []
+    lb = _phase(fabric, rdma.LOOPBACK, rdma.Loopbacks)
+    for r in lb.results.values() if lb else ():
+        if r.gbps is not None:
+            out.append(
+                _figure(
+                    "loopback_gbps",
+                    r.gbps,
+                    "Gb/s",
+                    [r.src.id],
+                    node=r.src.node,
+                    rail=r.src.index,
+                    item=item_for("test_nic_loopback", r.src.id),
+                )
+            )
+    run = _phase(fabric, rdma.NAME, rdma.RdmaRun)
+    for link_id, results in run.links.items() if run else ():
+        for r in results:
+            if r.gbps is None:
+                continue
+            out.append(
+                _figure(
+                    "rdma_gbps",
+                    r.gbps,
+                    "Gb/s",
+                    [f"{r.src.id}->{r.dst.id}"],
+                    node=r.src.node,
+                    peer=r.dst.node,
+                    rail=r.src.index,
+                    item=item_for("test_rail_rdma", link_id),
+                )
+            )
+    tr = _phase(fabric, tcp.NAME, tcp.TcpRun)
+    for t in tr.links.values() if tr else ():
+        if t.gbps is not None:
+            out.append(
+                _figure(
+                    "tcp_gbps",
+                    t.gbps,
+                    "Gb/s",
+                    [t.link.id],
+                    node=t.link.a.node,
+                    peer=t.link.b.node,
+                    rail=t.link.rail,
+                )
+            )
+    return out
+
+
+def _nccl(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
+    from pytest_sparkfabric.measure import nccl_run
+
+    run = _phase(fabric, nccl_run.NAME, nccl_run.NcclRun)
+    if run is None or run.parsed is None:
+        return []
+    op = run.parsed.collective or "all_reduce_perf"
+    nodes = [n.name for n in fabric.cluster.nodes]
+    return [
+        _figure(
+            "nccl_busbw_gbytes_s",
+            max(row.oop_busbw_gbytes_s, row.ip_busbw_gbytes_s),
+            "GB/s",
+            nodes,
+            size_bytes=row.size_bytes,
+            op=op,
+        )
+        for row in run.parsed.rows
+    ]
+
+
+def _soak(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
+    from pytest_sparkfabric.measure import links, soak
+    from pytest_sparkfabric.measure.soak_math import lane_outliers, max_ber, windows
+
+    run = _phase(fabric, soak.NAME, soak.SoakRun)
+    if run is None:
+        return []
+    out: list[Doc] = []
+    ratio = fabric.thresholds["lane_ratio_max"].value
+    floor = fabric.thresholds["lane_floor_per_s"].value
+    for rail in fabric.cluster.rails:
+        samples = run.samples.get(rail.id, [])
+        if len(samples) < 2:
+            continue
+        eth = _phase(fabric, links.NAME, links.Links)
+        speed = eth.ethtool[rail.id].value if eth and rail.id in eth.ethtool else None
+        ws = windows(samples, speed.speed_mbps if speed is not None else None)
+        flagged = {o.lane for o in lane_outliers(ws, ratio_max=ratio, floor_per_s=floor)}
+        item = item_for("test_soak_link", rail.id)
+        start = samples[0].t
+        for w in ws:
+            for lane, rate in sorted(w.lane_rates.items()):
+                out.append(
+                    _figure(
+                        "lane_error_rate_per_s",
+                        rate,
+                        "errors/s",
+                        [rail.id],
+                        node=rail.node,
+                        rail=rail.index,
+                        lane=lane,
+                        t_s=max(0.0, w.end - start),
+                        flagged=lane in flagged,
+                        item=item,
+                    )
+                )
+        ber = max_ber(ws)
+        if ber is not None:
+            out.append(
+                _figure("ber_max", ber, "", [rail.id], node=rail.node, rail=rail.index, item=item)
+            )
+    for kind, peaks in (("nic_temp_c", run.nic_temp_c), ("gpu_temp_c", run.gpu_temp_c)):
+        for node, value in peaks.items():
+            # The soak keeps each node's peak, not a series: a figure with no time (the picture's
+            # tooltips show it; the temperature chart waits for a series).
+            out.append(_figure(kind, value, "C", [node], node=node))
+    return out
+
+
+def measurements(fabric: Fabric, items: Sequence[Doc]) -> list[Doc]:
+    item_for = item_finder(items)
+    return [*_bandwidth(fabric, item_for), *_nccl(fabric, item_for), *_soak(fabric, item_for)]
+
+
+# -- cables -------------------------------------------------------------------------------------
+
+
+def _worst(statuses: Iterable[str]) -> str:
+    return max(statuses, key=_RANK.__getitem__, default="unknown")
+
+
+def _cable_rails(fabric: Fabric) -> dict[str, list[Rail]]:
+    """Cable id -> the rails of the node ports it plugs into."""
+    out: dict[str, list[Rail]] = {}
+    for c in fabric.plan.cables:
+        ends = [(c.a_node, c.a_port)]
+        if c.b_node is not None and isinstance(c.b_port, int):
+            ends.append((c.b_node, c.b_port))
+        out[c.id] = [r for r in fabric.cluster.rails if (r.node, r.port) in ends]
+    return out
+
+
+def _end(fabric: Fabric, node: str | None, port: int | str | None) -> Doc:
+    from pytest_sparkfabric.measure import cable, links
+
+    end: Doc = {"node": node, "port": port if port is not None else "?"}
+    if node is None or not isinstance(port, int):
+        return end
+    mods = _phase(fabric, cable.NAME, cable.Modules)
+    mod = mods.ports.get((node, port)) if mods else None
+    if mod is not None and mod.value is not None:
+        m = mod.value
+        end |= {
+            "vendor": m.vendor_name,
+            "part": m.vendor_pn,
+            "serial": m.vendor_sn,
+            "length_m": m.length_m,
+            "type": m.transceiver_type,
+        }
+    lk = _phase(fabric, links.NAME, links.Links)
+    rails = [r for r in fabric.cluster.rails if r.node == node and r.port == port]
+    if lk and rails:
+        eth = lk.ethtool.get(rails[0].id)
+        fec = lk.fec.get(rails[0].id)
+        if eth is not None and eth.value is not None:
+            end["speed_mbps"] = eth.value.speed_mbps
+        if fec is not None and fec.value is not None:
+            end["fec"] = fec.value.active
+    return end
+
+
+def cables(fabric: Fabric, items: Sequence[Doc], figures: Sequence[Doc]) -> list[Doc]:
+    from pytest_sparkfabric.measure import cable
+
+    out = []
+    for c, rails in zip(fabric.plan.cables, _cable_rails(fabric).values(), strict=True):
+        ids = {r.id for r in rails} | {r.node for r in rails}
+        own = [
+            _STATUS[it["outcome"]]
+            for it in items
+            if it["outcome"] in _STATUS
+            and it["id"].rpartition("::")[2].partition("[")[0] in CABLE_CHECKS
+            and ids & set(it.get("objects", ()))
+        ]
+        bers = [m["value"] for m in figures if m["kind"] == "ber_max" and m["objects"][0] in ids]
+        notes: list[str] = []
+        mods = _phase(fabric, cable.NAME, cable.Modules)
+        for node, port in ((c.a_node, c.a_port), (c.b_node, c.b_port)):
+            mod = mods.ports.get((node, port)) if mods and isinstance(port, int) and node else None
+            if mod is not None and mod.value is not None:
+                notes += [f"{node}:p{port}: {n}" for n in cable.advisories(mod.value)]
+        out.append(
+            {
+                "id": c.id,
+                "a": _end(fabric, c.a_node, c.a_port),
+                "b": _end(fabric, c.b_node, c.b_port),
+                "worst_ber": max(bers) if bers else None,
+                "status": _worst(own),
+                "notes": notes,
+            }
+        )
+    return out
+
+
+# -- phases and thresholds ----------------------------------------------------------------------
+
+
+def _rounds(fabric: Fabric, name: str) -> int | None:
+    from pytest_sparkfabric.measure import rdma, tcp
+
+    if name == rdma.LOOPBACK:
+        lb = _phase(fabric, name, rdma.Loopbacks)
+        return lb.rounds if lb else None
+    if name == rdma.NAME:
+        run = _phase(fabric, name, rdma.RdmaRun)
+        return len(run.schedule.rounds) if run else None
+    if name == tcp.NAME:
+        tr = _phase(fabric, name, tcp.TcpRun)
+        return max(tr.round_of.values(), default=0) if tr else None
+    return None
+
+
+def phases(fabric: Fabric) -> list[Doc]:
+    out = []
+    for name, (real_s, transport_s) in fabric.timings.items():
+        out.append(
+            {
+                "name": name,
+                "rounds": _rounds(fabric, name),
+                "real_s": round(real_s, 3),
+                "transport_s": round(transport_s, 3) if transport_s is not None else None,
+            }
+        )
+    return out
+
+
+def thresholds(fabric: Fabric) -> Mapping[str, Doc]:
+    return {
+        name: {"value": t.value, "kind": t.kind, "unit": t.unit, "source": t.source}
+        for name, t in fabric.thresholds.items()
+    }

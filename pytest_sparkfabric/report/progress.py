@@ -1,0 +1,78 @@
+"""Progress that fits a terminal: a long phase's rounds and soak readings as one status line that
+updates in place on a TTY, and as plain lines at most one per `PLAIN_EVERY_S` in a CI log.
+
+Pure: the caller says whether the output is a TTY and what time it is; `Status.show` returns what
+to write (None: nothing now).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+PLAIN_EVERY_S = 30.0
+"""Without a TTY, a status line at most this often (the first and a phase's start always)."""
+CLEAR = "\r\x1b[K"
+"""Back to the line's start and erase it (ECMA-48 CR + EL)."""
+_ROUND = re.compile(r"\bround (\d+)/(\d+)\b")
+_SHARE = re.compile(r"\b(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) s\b")
+
+
+def done_share(line: str) -> float | None:
+    """How much of its phase a status line says is done: `round 3/5` is the start of round 3
+    (2 of 5 done), `soak 120/600 s` is a fifth; None when the line does not say."""
+    if m := _ROUND.search(line):
+        k, n = int(m[1]), int(m[2])
+        return (k - 1) / n if n else None
+    if m := _SHARE.search(line):
+        a, b = float(m[1]), float(m[2])
+        return min(1.0, a / b) if b else None
+    return None
+
+
+def eta_text(elapsed_s: float, share: float | None) -> str | None:
+    """`ETA 4m10s` from the time so far and the share done, or None before anything is done."""
+    if share is None or share <= 0 or elapsed_s <= 0:
+        return None
+    left = max(0.0, elapsed_s * (1 - share) / share)
+    minutes, seconds = divmod(round(left), 60)
+    return f"ETA {minutes}m{seconds:02d}s" if minutes else f"ETA {seconds}s"
+
+
+@dataclass
+class Status:
+    """The status line of one run."""
+
+    tty: bool
+    width: int = 80
+    phase_started: float | None = None
+    last_plain: float | None = None
+    open: bool = field(default=False)
+    """A status line is on the screen, with the cursor at its end (TTY only)."""
+
+    def phase(self, now: float) -> None:
+        """A phase started (its own line was written): ETAs count from here."""
+        self.phase_started = now
+        self.last_plain = None
+
+    def show(self, line: str, now: float) -> str | None:
+        """What to write for a status update: on a TTY the line in place (no newline), else the
+        plain line (with its ETA) or None when the last one is under PLAIN_EVERY_S old."""
+        if self.phase_started is None:
+            self.phase_started = now
+        eta = eta_text(now - self.phase_started, done_share(line))
+        text = f"{line}, {eta}" if eta else line
+        if self.tty:
+            self.open = True
+            return CLEAR + text[: max(10, self.width - 1)]
+        if self.last_plain is not None and now - self.last_plain < PLAIN_EVERY_S:
+            return None
+        self.last_plain = now
+        return text
+
+    def close(self) -> str | None:
+        """Erase the status line before other output (TTY), or None when none is shown."""
+        if not self.open:
+            return None
+        self.open = False
+        return CLEAR
