@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.cluster.hardware import l2mtu_need
 from pytest_sparkfabric.measure import switch as switch_reads
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ pytestmark = pytest.mark.switch
 RATE_GBPS = 200.0
 SPEED = "200G-baseCR4"
 FEC = "fec91"
-ETHERNET_HEADER_B = 14
 HOST_PFC = "disabled"  # hosts run PFC off unless configured otherwise (DOMAIN.md §7)
 _SUB = re.compile(r"^(?P<cage>.+)-(?P<lane>\d{1,2})$")
 
@@ -86,9 +86,10 @@ def test_switch_leg(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
 def test_switch_leg_mtu(
     node: Node, switch: SwitchSpec, cluster: Cluster, fabric: Fabric, verdict: Verdict
 ) -> None:
-    """The leg's mtu carries the cluster MTU and its l2mtu the frame (mtu + 14)."""
+    """The leg's mtu carries the cluster MTU and its l2mtu the packet (L2MTU excludes the
+    Ethernet header: l2mtu >= mtu on untagged legs, +4 per VLAN tag)."""
     leg = switch.ports[node.name]
-    need_l2 = cluster.mtu + ETHERNET_HEADER_B
+    need_l2 = l2mtu_need(cluster.mtu)  # the fabric legs are untagged bridge ports
     expected = f"mtu >= {cluster.mtu}, l2mtu >= {need_l2}"
     verdict(node=node.name, rail=f"switch {leg}", expected=expected)
     where = f"{node.name}: switch {switch.host} port {leg}"

@@ -213,6 +213,7 @@ def launch_argv(cluster: Cluster) -> list[str]:
             "env_flags": flags,
             "binary": [binary],
             "size": spec.size,
+            "mgmt_netdev": spec.mgmt_netdev,
         },
     )
 
@@ -273,6 +274,8 @@ env_keys = st.from_regex(re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,12}", re.ASCII), f
 LAUNCHERS = (
     "mpirun --allow-run-as-root -np {ranks} -H {hosts} {env_flags} "
     "{binary} -b {size} -e {size} -f 2 -g 1",
+    "mpirun -np {ranks} -H {hosts} -x PATH --mca oob_tcp_if_include {mgmt_netdev} "
+    "{env_flags} {binary} -b {size}",
     "mpirun -np {ranks} --host {hosts} --map-by 'ppr:1:node' {env_flags} {binary} -b {size}",
     'env OMPI_MCA_plm_rsh_args="-o BatchMode=yes" mpirun -H {hosts} -n {ranks} '
     "{env_flags} {binary} -g 1 -b {size} -e {size}",

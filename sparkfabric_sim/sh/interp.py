@@ -66,6 +66,9 @@ class Interp:
         self.elapsed = 0.0
         self.status = 0
         self._sub_status: int | None = None
+        # What a deadline kill would leave behind: the output so far plus what the slow tool had
+        # printed (mpirun's NCCL INFO lines before its table); the real transport keeps it too.
+        self.partial = ""
 
     def run_script(self, text: str, stdin: str = "") -> Outcome:
         start = self.elapsed
@@ -81,7 +84,7 @@ class Interp:
         except _Hang:
             out = "".join(io.out)
             return Outcome(124, out, "".join(io.err), self.elapsed - start, out, hang=True)
-        return Outcome(rc, "".join(io.out), "".join(io.err), self.elapsed - start)
+        return Outcome(rc, "".join(io.out), "".join(io.err), self.elapsed - start, self.partial)
 
     # -- control flow -------------------------------------------------------------------------
 
@@ -177,6 +180,8 @@ class Interp:
                 io.out.append(outcome.partial)
                 raise _Hang
             rc, out, err = outcome.rc, outcome.stdout, outcome.stderr
+            if outcome.partial:
+                self.partial = "".join(io.out) + outcome.partial
         io.out.append(out)
         io.err.append(err)
         return rc
