@@ -193,6 +193,16 @@ def _command_hangs(d: Draft, f: FaultSpec) -> None:
         nd.hangs.add(str(f.command))
 
 
+def _host_pfc(d: Draft, f: FaultSpec) -> None:
+    d.nodes[str(f.node)].host_pfc.add(int(f.value) if f.value is not None else 3)
+
+
+def _rx_discards(d: Draft, f: FaultSpec) -> None:
+    nd = d.nodes[str(f.node)]
+    for dev in _select(nd, f):
+        nd.rx_discard_pct[dev.name] = float(f.value) if f.value is not None else 2.0
+
+
 # One injector for every fault of the registry (cluster/faults.py); tests/cluster/test_faults.py
 # holds them in step.
 INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
@@ -214,6 +224,8 @@ INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
     "eeprom_placeholder": _eeprom_placeholder,
     "node_unreachable": _node_unreachable,
     "command_hangs": _command_hangs,
+    "host_pfc": _host_pfc,
+    "rx_discards": _rx_discards,
 }
 
 

@@ -31,6 +31,8 @@ FaultName = Literal[
     "eeprom_placeholder",
     "node_unreachable",
     "command_hangs",
+    "host_pfc",
+    "rx_discards",
 ]
 Target = Literal["node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command"]
 # real: the lab makes it happen in the kernel, in a file or in what runs; simulated: only the
@@ -95,6 +97,11 @@ _TABLE: tuple[Fault, ...] = (
           "the node does not answer ssh", "real"),
     Fault("command_hangs", ("command",), ("node",),
           "a tool never returns", "real"),
+    Fault("host_pfc", ("node",), ("value",),
+          "PFC on one priority (value, default 3) on a node's fabric netdevs", "simulated"),
+    Fault("rx_discards", ("node",), ("port", "rail", "value"),
+          "the NIC drops received RoCE frames under load (value: percent, default 2)",
+          "simulated"),
 )
 # fmt: on
 

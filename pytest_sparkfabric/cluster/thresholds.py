@@ -41,6 +41,7 @@ ThresholdName = Literal[
     "lane_ratio_max",
     "lane_floor_per_s",
     "ping_loss_pct",
+    "discard_pct",
 ]
 Kind = Literal["min", "max"]
 
@@ -101,6 +102,11 @@ _BASE: tuple[Threshold, ...] = (
     Threshold(
         "ping_loss_pct", 0, "max", "%",
         "default: a DF jumbo ping between healthy rails loses nothing",
+    ),
+    Threshold(
+        "discard_pct", 0.1, "max", "%",
+        "default: no published figure; a lossy RoCE rail that drops more than 1 frame in 1000 "
+        "under load retransmits visibly (chosen, override when your fabric is known)",
     ),
 )
 

@@ -42,6 +42,8 @@ RuleId = Literal[
     "ber_high",
     "post_fec_errors",
     "egress_rate_cap",
+    "pfc_mismatch",
+    "rx_discards",
 ]
 
 
@@ -222,6 +224,20 @@ _TABLE: tuple[Rule, ...] = (
         "switch egress-rate-queue set",
         "an egress rate limit caps the port (a queue cap halves a 200G port)",
         "remove egress-rate-queueN on the fabric ports",
+    ),
+    Rule(
+        "pfc_mismatch",
+        "host PFC (mlnx_qos) differs from the switch leg's or the cable peer's",
+        "one side runs PFC on a priority the other side ignores: pause frames go unheeded",
+        "make both sides agree: PFC off on both (host `mlnx_qos -i <netdev> --pfc "
+        "0,0,0,0,0,0,0,0`, switch `pfc=disabled trust-l3=ignore`), or the same priority on both",
+    ),
+    Rule(
+        "rx_discards",
+        "rx_discards_phy / out_of_sequence grow under load",
+        "the NIC drops received RoCE frames (no buffer): retransmits, or a lossless setup losing",
+        "on lossy RoCE keep PFC off on both ends and check for a congested or slow receiver; "
+        "on lossless, fix the PFC priority/buffer on host and switch so drops stop",
     ),
 )
 

@@ -42,7 +42,7 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {"", "autoneg_failed", "link_down"},
     ),
     "command_hangs": (
-        {"test_cable_eeprom", "test_link", "test_soak_link"},
+        {"test_cable_eeprom", "test_link", "test_rail_counters", "test_soak_link"},
         {""},
     ),
     "duplicate_ip": (
@@ -162,6 +162,14 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_switch_qos",
         },
         {"pfc_stall"},
+    ),
+    "host_pfc": (
+        {"test_switch_qos"},
+        {"pfc_mismatch"},
+    ),
+    "rx_discards": (
+        {"test_rail_counters"},
+        {"rx_discards"},
     ),
     "rp_filter_strict": (
         {"test_rp_filter"},
