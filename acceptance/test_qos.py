@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.measure import counters, qos, rdma
+from pytest_sparkfabric.measure import counters, qos, rdma, soak
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, Fabric, Node, Rail, Verdict
@@ -75,10 +75,7 @@ def _totals(windows: tuple[counters.Window, ...]) -> str:
     return ", ".join(f"{k} +{v}" for k, v in sums.items()) or "no counters"
 
 
-@pytest.mark.bandwidth
-def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
-    """Across every RDMA round: no drops where the host runs PFC (lossless), and drops below
-    `thresholds.discard_pct` of the frames received anywhere; pause, ECN and CNP recorded."""
+def _expect(fabric: Fabric, rail: Rail, verdict: Verdict) -> None:
     th = fabric.thresholds["discard_pct"]
     lossless = _lossless(fabric, rail)
     mode = f"lossless ({lossless.describe()})" if lossless else "lossy (PFC off or not read)"
@@ -94,6 +91,26 @@ def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         source=th.source,
         mode=mode,
     )
+
+
+def _judge(fabric: Fabric, rail: Rail, verdict: Verdict, d: counters.Delta, label: str) -> None:
+    lossless = _lossless(fabric, rail)
+    mode = f"lossless ({lossless.describe()})" if lossless else "lossy (PFC off or not read)"
+    th = fabric.thresholds["discard_pct"]
+    found = counters.judge(d, lossless=lossless is not None, discard_pct_max=th.value)
+    if found:
+        text = "; ".join(f"{f.counter} +{f.growth} ({f.why})" for f in found[:3])
+        verdict.fail(
+            f"{rail.node} {rail.netdev} ({rail.label}), {mode}, during {label}: {text}",
+            "rx_discards",
+        )
+
+
+@pytest.mark.bandwidth
+def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
+    """Across every RDMA round: no drops where the host runs PFC (lossless), and drops below
+    `thresholds.discard_pct` of the frames received anywhere; pause, ECN and CNP recorded."""
+    _expect(fabric, rail, verdict)
     windows = rdma.pair_runs(fabric).counter_windows.get(rail.id, ())
     if not windows:
         why = fabric.down_line([rail.node]) or "the rail took part in no RDMA round"
@@ -104,12 +121,25 @@ def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             verdict.fail(
                 f"not measured: {rail.node} {rail.netdev} during {w.label}: {w.delta.error}"
             )
-        found = counters.judge(
-            w.delta.value, lossless=lossless is not None, discard_pct_max=th.value
+        _judge(fabric, rail, verdict, w.delta.value, w.label)
+
+
+@pytest.mark.soak
+def test_soak_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
+    """The same judgement over the heat soak (its first and last `ethtool -S` reading of the
+    rail; the soak reads no hw_counters)."""
+    _expect(fabric, rail, verdict)
+    run = soak.run(fabric)
+    samples = soak.rail_samples(fabric, rail)
+    if len(samples) < 2:
+        errors = run.read_errors.get(rail.id, ["no reading"])
+        verdict.fail(
+            f"not measured: {rail.node} {rail.netdev}: {len(samples)} ethtool -S reading(s) "
+            f"during the soak; {errors[-1]}"
         )
-        if found:
-            text = "; ".join(f"{f.counter} +{f.growth} ({f.why})" for f in found[:3])
-            verdict.fail(
-                f"{rail.node} {rail.netdev} ({rail.label}), {mode}, during {w.label}: {text}",
-                "rx_discards",
-            )
+    first, last = samples[0], samples[-1]
+    d = counters.delta(
+        counters.snapshot(first.t, first.stats, None), counters.snapshot(last.t, last.stats, None)
+    )
+    verdict(measured=", ".join(f"{k} +{v}" for k, v in sorted(d.growth.items()) if v) or "0")
+    _judge(fabric, rail, verdict, d, f"the soak ({last.t - first.t:.0f} s)")

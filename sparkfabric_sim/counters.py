@@ -48,19 +48,24 @@ def lane_errors(rt: Runtime, node: str, port: int, t: float) -> tuple[list[int],
     return [int(x) for x in lanes], int(symbol)
 
 
-def rdma_rx_frames(rt: Runtime, dev: Netdev) -> int:
-    """RoCE frames received on this netdev so far (the traffic the model moved into it)."""
-    traffic = rt.traffic.get((dev.node, dev.name))
+def rdma_rx_frames(rt: Runtime, dev: Netdev, t: float) -> int:
+    """RoCE frames received on this netdev by time `t`: each RDMA flow into it delivers at its
+    rate from its start to its end, so a reading in the middle of a flow sees part of it."""
+    moved = 0.0
+    for f in rt.flows:
+        dst = f.request.dst
+        if f.request.kind == "rdma" and (dst.node, dst.name) == (dev.node, dev.name):
+            moved += f.rate_gbps * 1e9 / 8 * min(max(t - f.start, 0.0), f.end - f.start)
     packets = noise.uniform(rt.model.seed, 0.9, 1.1, "pkt", dev.node, dev.name)
-    return int((traffic.rx_bytes if traffic else 0.0) / AVG_FRAME_BYTES * packets)
+    return int(moved / AVG_FRAME_BYTES * packets)
 
 
-def rx_discards(rt: Runtime, dev: Netdev) -> int:
+def rx_discards(rt: Runtime, dev: Netdev, t: float) -> int:
     """Received frames the NIC dropped for lack of receive buffer (fault rx_discards): mlx5
     counts them in `rx_discards_phy` and the priority's `rx_prioN_discards` (mlx5 counters.rst),
     and the responder sees each gap as an out-of-sequence packet (hw_counters out_of_sequence)."""
     pct = rt.model.node(dev.node).rx_discard_pct.get(dev.name, 0.0)
-    return int(rdma_rx_frames(rt, dev) * pct / 100.0)
+    return int(rdma_rx_frames(rt, dev, t) * pct / 100.0) if pct else 0
 
 
 HW_COUNTERS = (
@@ -85,11 +90,11 @@ def hw_counters_names() -> tuple[str, ...]:
     return HW_COUNTERS
 
 
-def hw_counters(rt: Runtime, dev: Netdev) -> dict[str, int]:
+def hw_counters(rt: Runtime, dev: Netdev, t: float) -> dict[str, int]:
     """`/sys/class/infiniband/<dev>/ports/1/hw_counters/*`: the names mlx5 exposes with the
     out-of-sequence, retransmission and congestion capabilities (drivers/infiniband/hw/mlx5/
     counters.c; the same names a public 4x GX10 report reads, research/FACTS.md §7)."""
-    drops = rx_discards(rt, dev)
+    drops = rx_discards(rt, dev, t)
     return {
         "duplicate_request": 0,
         "implied_nak_seq_err": 0,
@@ -104,7 +109,7 @@ def hw_counters(rt: Runtime, dev: Netdev) -> dict[str, int]:
         "rp_cnp_ignored": 0,
         "rx_atomic_requests": 0,
         "rx_read_requests": 0,
-        "rx_write_requests": rdma_rx_frames(rt, dev),
+        "rx_write_requests": rdma_rx_frames(rt, dev, t),
     }
 
 
@@ -118,7 +123,7 @@ def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:
     lanes, symbol = lane_errors(rt, dev.node, dev.port, t) if dev.cabled else ([0] * 4, 0)
     pause = int(PAUSE_PER_S * up) if dev.node in model.pfc_nodes else 0
     packets = noise.uniform(model.seed, 0.9, 1.1, "pkt", dev.node, dev.name)
-    drops = rx_discards(rt, dev)
+    drops = rx_discards(rt, dev, t)
     node = model.node(dev.node)
 
     def pk(n: int) -> int:

@@ -174,7 +174,7 @@ def _pci(node: SimNode, dev: Netdev, slot: int) -> dict[str, Entry]:
 
 
 def _hw_counter(dev: Netdev, name: str) -> Dynamic:
-    return lambda rt, t: f"{counters.hw_counters(rt, dev)[name]}\n"
+    return lambda rt, t: f"{counters.hw_counters(rt, dev, t)[name]}\n"
 
 
 def _infiniband(dev: Netdev, seed: int) -> dict[str, Entry]:

@@ -42,7 +42,13 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {"", "autoneg_failed", "link_down"},
     ),
     "command_hangs": (
-        {"test_cable_eeprom", "test_link", "test_rail_counters", "test_soak_link"},
+        {
+            "test_cable_eeprom",
+            "test_link",
+            "test_rail_counters",
+            "test_soak_counters",
+            "test_soak_link",
+        },
         {""},
     ),
     "duplicate_ip": (
@@ -66,7 +72,6 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {
             "test_nccl_busbw",
             "test_nccl_completes",
-            "test_nccl_uses_ib",
             "test_nic_loopback",
             "test_pair_rdma",
             "test_pair_tcp",
@@ -125,6 +130,7 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_address_unique",
             "test_arp_sysctls",
             "test_ipv6_disabled",
+            "test_host_qos",
             "test_jumbo_ping",
             "test_link",
             "test_mtu",
@@ -138,11 +144,13 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_pair_tcp",
             "test_pcie",
             "test_rail_address",
+            "test_rail_counters",
             "test_rail_rdma",
             "test_rail_subnet",
             "test_roce_port",
             "test_rocev2_gid",
             "test_rp_filter",
+            "test_soak_counters",
             "test_soak_link",
             "test_soak_load",
         },
@@ -156,7 +164,6 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {
             "test_nccl_busbw",
             "test_nccl_completes",
-            "test_nccl_uses_ib",
             "test_pair_rdma",
             "test_rail_rdma",
             "test_switch_qos",
@@ -168,7 +175,7 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {"pfc_mismatch"},
     ),
     "rx_discards": (
-        {"test_rail_counters"},
+        {"test_rail_counters", "test_soak_counters"},
         {"rx_discards"},
     ),
     "rp_filter_strict": (
@@ -179,7 +186,6 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {
             "test_nccl_busbw",
             "test_nccl_completes",
-            "test_nccl_uses_ib",
             "test_pair_rdma",
             "test_pair_tcp",
             "test_rail_rdma",

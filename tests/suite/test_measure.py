@@ -23,15 +23,14 @@ NCCL_ALL_2 = {
     "test_nccl_uses_ib[spark-2]",
     "test_nccl_busbw",
 }
+# Too slow to finish, but IB on both devices: the log kept at the deadline says so.
+NCCL_SLOW = {"test_nccl_completes", "test_nccl_busbw"}
 SW = [f"spark-{a}<->spark-{b}" for a in range(1, 5) for b in range(a + 1, 5)]
 SW_RAILS = {
     f"test_rail_rdma[spark-{a}:rail{r}<->spark-{b}:rail{r}]"
     for r in (0, 1)
     for a in range(1, 5)
     for b in range(a + 1, 5)
-}
-SW_NCCL = {"test_nccl_completes", "test_nccl_busbw"} | {
-    f"test_nccl_uses_ib[spark-{i}]" for i in range(1, 5)
 }
 
 EXPECTED: dict[str, tuple[set[str], RuleId]] = {
@@ -54,7 +53,7 @@ EXPECTED: dict[str, tuple[set[str], RuleId]] = {
             f"test_pair_rdma[{D_PAIR}]",
             f"test_pair_tcp[{D_PAIR}]",
         }
-        | NCCL_ALL_2,
+        | NCCL_SLOW,
         "half_port",
     ),
     "nccl_single_hca": (
@@ -82,10 +81,10 @@ EXPECTED: dict[str, tuple[set[str], RuleId]] = {
         SW_RAILS
         | {f"test_pair_rdma[{p}]" for p in SW}
         | {f"test_pair_tcp[{p}]" for p in SW}
-        | SW_NCCL,
+        | NCCL_SLOW,
         "switch_cpu_forwarding",
     ),
-    "pfc_stall": (SW_RAILS | {f"test_pair_rdma[{p}]" for p in SW} | SW_NCCL, "pfc_stall"),
+    "pfc_stall": (SW_RAILS | {f"test_pair_rdma[{p}]" for p in SW} | NCCL_SLOW, "pfc_stall"),
 }
 
 
