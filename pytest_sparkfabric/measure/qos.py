@@ -55,7 +55,8 @@ class QosReads:
 
 
 def _missing(r: RunResult) -> bool:
-    return r.rc == NOT_FOUND_RC and not r.failure()
+    """The shell could not find the tool (not a transport error or a deadline)."""
+    return r.rc == NOT_FOUND_RC and not r.transport_error and not r.timed_out
 
 
 def _from_mlnx_qos(r: RunResult, rail: Rail) -> Measured[HostQos]:
