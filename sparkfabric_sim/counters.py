@@ -217,7 +217,11 @@ def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:
         ("tx_prio0_bytes", tx),
         ("tx_prio0_packets", pk(tx)),
         # Per-priority pause counters exist only for priorities with PFC on (mlx5 en_stats.c).
-        *((f"{d}_prio{p}_pause", 0) for p in sorted(node.host_pfc) for d in ("rx", "tx")),
+        *(
+            (name, 0)
+            for p in sorted(node.host_pfc)
+            for name in (f"rx_prio{p}_pause", f"tx_prio{p}_pause")
+        ),
         ("tx_pause_storm_warning_events", 0),
         ("tx_pause_storm_error_events", 0),
         ("module_unplug", 0),
