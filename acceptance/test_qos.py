@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.measure import counters, qos, rdma, soak
+from pytest_sparkfabric.measure import qos, rail_counters, rdma
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, Fabric, Node, Rail, Verdict
-    from pytest_sparkfabric.measure.qos import HostQos
 
 
 def pfc_setting(prios: tuple[int, ...]) -> str:
@@ -59,87 +58,19 @@ def test_host_qos(node: Node, cluster: Cluster, fabric: Fabric, verdict: Verdict
         )
 
 
-def _lossless(fabric: Fabric, rail: Rail) -> HostQos | None:
-    q = qos.rail_qos(fabric, rail).value
-    return q if q is not None and q.lossless else None
-
-
-def _totals(windows: tuple[counters.Window, ...]) -> str:
-    sums: dict[str, int] = {}
-    for w in windows:
-        if w.delta.value is None:
-            continue
-        for kind in ("discard", "sequence", "pause", "congestion"):
-            grown = sum(w.delta.value.of_kind(kind).values())
-            sums[kind] = sums.get(kind, 0) + grown
-    return ", ".join(f"{k} +{v}" for k, v in sums.items()) or "no counters"
-
-
-def _expect(fabric: Fabric, rail: Rail, verdict: Verdict) -> None:
-    th = fabric.thresholds["discard_pct"]
-    lossless = _lossless(fabric, rail)
-    mode = f"lossless ({lossless.describe()})" if lossless else "lossy (PFC off or not read)"
-    verdict(
-        node=rail.node,
-        rail=rail.label,
-        netdev=rail.netdev,
-        expected=(
-            "no discard or sequence-error growth"
-            if lossless
-            else f"discards {th.expected()} of frames received"
-        ),
-        source=th.source,
-        mode=mode,
-    )
-
-
-def _judge(fabric: Fabric, rail: Rail, verdict: Verdict, d: counters.Delta, label: str) -> None:
-    lossless = _lossless(fabric, rail)
-    mode = f"lossless ({lossless.describe()})" if lossless else "lossy (PFC off or not read)"
-    th = fabric.thresholds["discard_pct"]
-    found = counters.judge(d, lossless=lossless is not None, discard_pct_max=th.value)
-    if found:
-        text = "; ".join(f"{f.counter} +{f.growth} ({f.why})" for f in found[:3])
-        verdict.fail(
-            f"{rail.node} {rail.netdev} ({rail.label}), {mode}, during {label}: {text}",
-            "rx_discards",
-        )
-
-
 @pytest.mark.bandwidth
 def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """Across every RDMA round: no drops where the host runs PFC (lossless), and drops below
     `thresholds.discard_pct` of the frames received anywhere; pause, ECN and CNP recorded."""
-    _expect(fabric, rail, verdict)
+    rail_counters.declare(fabric, rail, verdict)
     windows = rdma.pair_runs(fabric).counter_windows.get(rail.id, ())
     if not windows:
         why = fabric.down_line([rail.node]) or "the rail took part in no RDMA round"
         verdict.fail(f"not measured: {rail.node} {rail.netdev}: {why}")
-    verdict(measured=_totals(windows))
+    verdict(measured=rail_counters.totals(windows))
     for w in windows:
         if w.delta.value is None:
             verdict.fail(
                 f"not measured: {rail.node} {rail.netdev} during {w.label}: {w.delta.error}"
             )
-        _judge(fabric, rail, verdict, w.delta.value, w.label)
-
-
-@pytest.mark.soak
-def test_soak_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
-    """The same judgement over the heat soak (its first and last `ethtool -S` reading of the
-    rail; the soak reads no hw_counters)."""
-    _expect(fabric, rail, verdict)
-    run = soak.run(fabric)
-    samples = soak.rail_samples(fabric, rail)
-    if len(samples) < 2:
-        errors = run.read_errors.get(rail.id, ["no reading"])
-        verdict.fail(
-            f"not measured: {rail.node} {rail.netdev}: {len(samples)} ethtool -S reading(s) "
-            f"during the soak; {errors[-1]}"
-        )
-    first, last = samples[0], samples[-1]
-    d = counters.delta(
-        counters.snapshot(first.t, first.stats, None), counters.snapshot(last.t, last.stats, None)
-    )
-    verdict(measured=", ".join(f"{k} +{v}" for k, v in sorted(d.growth.items()) if v) or "0")
-    _judge(fabric, rail, verdict, d, f"the soak ({last.t - first.t:.0f} s)")
+        rail_counters.check(fabric, rail, verdict, w.delta.value, w.label)

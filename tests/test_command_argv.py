@@ -120,6 +120,7 @@ def shapes(cluster: Cluster) -> list[tuple[Element, ...]]:
                 rf"/proc/sys/net/ipv6/conf/{nds}/disable_ipv6",
                 rf"/sys/class/infiniband/{rds}/ports/1/"
                 r"(?:state|phys_state|gids/\d+|gid_attrs/(?:types|ndevs)/\d+)",
+                rf"/sys/class/infiniband/{rds}/ports/1/hw_counters/(?:\*|[a-z_]+)",
                 r"/sys/bus/pci/devices/[0-9a-f:.]+/(?:current|max)_link_(?:speed|width)",
                 rf"/sys/class/net/{nds}/device/hwmon/hwmon\*/temp\*_input",
             ]
@@ -132,6 +133,8 @@ def shapes(cluster: Cluster) -> list[tuple[Element, ...]]:
         ("ethtool", "--show-fec", nd),
         ("ethtool", "-S", nd),
         ("ethtool", "-m", nd),
+        ("mlnx_qos", "-i", nd),
+        ("dcb", "pfc", "show", "dev", nd),
         ("ping", "-M", "do", "-s", NUM, "-I", nd, "-c", NUM, "-W", NUM, "-w", NUM, addr),
         ("ib_write_bw", "-d", rd, *bw),
         ("ib_write_bw", "-d", rd, *bw, addr),
