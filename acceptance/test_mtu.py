@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.cluster.hardware import l2mtu_need
 from pytest_sparkfabric.measure import facts, reach, switch
 
 if TYPE_CHECKING:
@@ -61,7 +62,8 @@ def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdic
     """`ping -M do -s <mtu-28> -I <netdev> <peer>` reaches the peer's address on this rail."""
     src, dst = link.src, link.dst
     payload = cluster.mtu - 28
-    expected = f"DF {payload}-byte ping answered"
+    loss = fabric.thresholds["ping_loss_pct"]
+    expected = f"DF {payload}-byte ping answered, loss {loss.expected()}"
     verdict(
         node=src.node,
         rail=f"{src.label}->{dst.id}",
@@ -70,8 +72,8 @@ def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdic
         expected=expected,
     )
     result = reach.ping(fabric, link).get()
-    verdict(measured=_summary(result))
-    if result.ok:
+    verdict(measured=_summary(result), loss_source=loss.source)
+    if reach.answered(fabric, result):
         return
     head = (
         f"{src.node} {src.netdev} ({src.label}) -> {dst.node} {dst.address.ip} ({dst.netdev}): "
@@ -90,7 +92,7 @@ def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdic
         verdict.fail(f"{head}: {_summary(result)}; no link on {names}{note}", rule or "link_down")
     _address_problem(fabric, link, head, _summary(result), verdict)
     small = reach.small_ping(fabric, link)
-    small_ok = small is not None and small.value is not None and small.value.ok
+    small_ok = small is not None and small.value is not None and reach.answered(fabric, small.value)
     # A smaller MTU on the path drops every jumbo frame; partial loss is another problem.
     if result.verdict == "lost" and result.received == 0 and small_ok:
         where = _path_hint(fabric, cluster, link)
@@ -106,7 +108,10 @@ def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdic
             if small.value is not None
             else f"; small ping not measured: {small.error}"
         )
-    verdict.fail(f"{head}: {_summary(result)}{small_text}", "unreachable_rail")
+    verdict.fail(
+        f"{head}: {_summary(result)}{small_text}; expected loss {loss.expected()} ({loss.source})",
+        "unreachable_rail",
+    )
 
 
 def _address_problem(
@@ -148,7 +153,7 @@ def _path_hint(fabric: Fabric, cluster: Cluster, link: DirectedLink) -> str:
             f"{leg} ({n}) has mtu {p.mtu_bytes} l2mtu {p.l2mtu_bytes}"
             for n, leg in legs.items()
             if (p := ports.get(leg)) is not None
-            and ((p.mtu_bytes or 0) < cluster.mtu or (p.l2mtu_bytes or 0) < cluster.mtu + 14)
+            and ((p.mtu_bytes or 0) < cluster.mtu or (p.l2mtu_bytes or 0) < l2mtu_need(cluster.mtu))
         ]
         if small:
             return f" (switch port {'; '.join(small)})"

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.cluster.hardware import l2mtu_need
 from pytest_sparkfabric.diagnosis import objects
 from pytest_sparkfabric.measure import evidence
+from pytest_sparkfabric.measure import qos as qos_reads
 from pytest_sparkfabric.measure import switch as switch_reads
 
 if TYPE_CHECKING:
@@ -27,8 +29,8 @@ pytestmark = pytest.mark.switch
 RATE_GBPS = 200.0
 SPEED = "200G-baseCR4"
 FEC = "fec91"
-ETHERNET_HEADER_B = 14
-HOST_PFC = "disabled"  # hosts run PFC off unless configured otherwise (DOMAIN.md §7)
+HOST_PFC = "disabled"
+"""The switch's word for PFC off; the host's own PFC is read with mlnx_qos (measure/qos.py)."""
 # The bridge and QoS settings are the switch's own: one cause for every path through it.
 SWITCH_WIDE = (objects.SWITCH,)
 _SUB = re.compile(r"^(?P<cage>.+)-(?P<lane>\d{1,2})$")
@@ -98,9 +100,10 @@ def test_switch_leg(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
 def test_switch_leg_mtu(
     node: Node, switch: SwitchSpec, cluster: Cluster, fabric: Fabric, verdict: Verdict
 ) -> None:
-    """The leg's mtu carries the cluster MTU and its l2mtu the frame (mtu + 14)."""
+    """The leg's mtu carries the cluster MTU and its l2mtu the packet (L2MTU excludes the
+    Ethernet header: l2mtu >= mtu on untagged legs, +4 per VLAN tag)."""
     leg = switch.ports[node.name]
-    need_l2 = cluster.mtu + ETHERNET_HEADER_B
+    need_l2 = l2mtu_need(cluster.mtu)  # the fabric legs are untagged bridge ports
     expected = f"mtu >= {cluster.mtu}, l2mtu >= {need_l2}"
     verdict(node=node.name, rail=f"switch {leg}", expected=expected)
     where = f"{node.name}: switch {switch.host} port {leg}"
@@ -202,9 +205,14 @@ def test_switch_bridge(switch: SwitchSpec, fabric: Fabric, verdict: Verdict) -> 
 
 
 def test_switch_qos(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Verdict) -> None:
-    """The leg's PFC agrees with the hosts (off by default) and no egress-rate-queueN caps it."""
+    """The leg's PFC agrees with the node's, as mlnx_qos reads it (both off, or on for the
+    same priority), and no egress-rate-queueN caps it."""
     leg = switch.ports[node.name]
-    expected = f"pfc {HOST_PFC} (as on the hosts), no egress-rate-queue cap"
+    host = qos_reads.node_qos(fabric, node.name)
+    host_on = host.value.lossless if host.value is not None else False
+    host_text = host.value.describe() if host.value is not None else f"not read ({host.error})"
+    want = "pfc enabled (a profile for that priority)" if host_on else f"pfc {HOST_PFC}"
+    expected = f"{want}, as the host ({host_text}); no egress-rate-queue cap"
     verdict(node=node.name, rail=f"switch {leg}", expected=expected)
     where = f"{node.name}: switch {switch.host} port {leg}"
     qos = _state(fabric).qos.get().get(leg)
@@ -219,12 +227,25 @@ def test_switch_qos(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
     cap_text = ", ".join(f"egress-rate-queue{q}={r}" for q, r in caps.items()) or "no caps"
     measured = f"pfc {qos.pfc}, trust-l3 {qos.trust_l3}, {cap_text}"
     verdict(measured=measured)
-    if (qos.pfc or HOST_PFC) != HOST_PFC:
+    switch_on = (qos.pfc or HOST_PFC) != HOST_PFC
+    if switch_on and not host_on:
         verdict.fail(
-            f"{where}: pfc {qos.pfc} (trust-l3 {qos.trust_l3}) while the hosts run PFC "
-            f"{HOST_PFC}; expected {expected}",
+            f"{where}: pfc {qos.pfc} (trust-l3 {qos.trust_l3}) while {node.name} runs "
+            f"{host_text}; expected {expected}. Fix the switch: `pfc=disabled trust-l3=ignore` "
+            f"on {leg}; or the host: PFC on the switch profile's priority "
+            f"(`mlnx_qos -i <netdev> --pfc ...`) on every rail",
             "pfc_stall",
             objects=SWITCH_WIDE,
+        )
+    if host_on and not switch_on and host.value is not None:
+        prios = host.value.pfc_priorities
+        setting = ",".join("1" if p in prios else "0" for p in range(8))
+        verdict.fail(
+            f"{where}: pfc {qos.pfc} while {node.name} runs {host_text}; expected both off or "
+            f"the same priority on both. Fix the host: `mlnx_qos -i <netdev> --pfc "
+            f"0,0,0,0,0,0,0,0` on every fabric rail; or the switch: a PFC profile for priority "
+            f"{','.join(map(str, prios))} on {leg} (host now --pfc {setting})",
+            "pfc_mismatch",
         )
     if caps:
         verdict.fail(f"{where}: {cap_text}; expected {expected}", "egress_rate_cap")

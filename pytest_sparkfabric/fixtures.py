@@ -33,6 +33,7 @@ MARKERS = (
     "nccl: NCCL all-reduce bus bandwidth",
     "soak: heat soak with GPU load, watching per-lane error rates",
     "switch: the switch's configuration",
+    "qos: host PFC/trust read with mlnx_qos, agreeing with peers and switch",
 )
 
 

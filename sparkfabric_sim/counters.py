@@ -50,6 +50,71 @@ def lane_errors(rt: Runtime, node: str, port: int, t: float) -> tuple[list[int],
     return [int(x) for x in lanes], int(symbol)
 
 
+def rdma_rx_frames(rt: Runtime, dev: Netdev, t: float) -> int:
+    """RoCE frames received on this netdev by time `t`: each RDMA flow into it delivers at its
+    rate from its start to its end, so a reading in the middle of a flow sees part of it."""
+    moved = 0.0
+    for f in rt.flows:
+        dst = f.request.dst
+        if f.request.kind == "rdma" and (dst.node, dst.name) == (dev.node, dev.name):
+            moved += f.rate_gbps * 1e9 / 8 * min(max(t - f.start, 0.0), f.end - f.start)
+    packets = noise.uniform(rt.model.seed, 0.9, 1.1, "pkt", dev.node, dev.name)
+    return int(moved / AVG_FRAME_BYTES * packets)
+
+
+def rx_discards(rt: Runtime, dev: Netdev, t: float) -> int:
+    """Received frames the NIC dropped for lack of receive buffer (fault rx_discards): mlx5
+    counts them in `rx_discards_phy` and the priority's `rx_prioN_discards` (mlx5 counters.rst),
+    and the responder sees each gap as an out-of-sequence packet (hw_counters out_of_sequence)."""
+    pct = rt.model.node(dev.node).rx_discard_pct.get(dev.name, 0.0)
+    return int(rdma_rx_frames(rt, dev, t) * pct / 100.0) if pct else 0
+
+
+HW_COUNTERS = (
+    "duplicate_request",
+    "implied_nak_seq_err",
+    "local_ack_timeout_err",
+    "np_cnp_sent",
+    "np_ecn_marked_roce_packets",
+    "out_of_buffer",
+    "out_of_sequence",
+    "packet_seq_err",
+    "rnr_nak_retry_err",
+    "rp_cnp_handled",
+    "rp_cnp_ignored",
+    "rx_atomic_requests",
+    "rx_read_requests",
+    "rx_write_requests",
+)
+
+
+def hw_counters_names() -> tuple[str, ...]:
+    return HW_COUNTERS
+
+
+def hw_counters(rt: Runtime, dev: Netdev, t: float) -> dict[str, int]:
+    """`/sys/class/infiniband/<dev>/ports/1/hw_counters/*`: the names mlx5 exposes with the
+    out-of-sequence, retransmission and congestion capabilities (drivers/infiniband/hw/mlx5/
+    counters.c; the same names a public 4x GX10 report reads, research/FACTS.md §7)."""
+    drops = rx_discards(rt, dev, t)
+    return {
+        "duplicate_request": 0,
+        "implied_nak_seq_err": 0,
+        "local_ack_timeout_err": 0,
+        "np_cnp_sent": 0,
+        "np_ecn_marked_roce_packets": 0,
+        "out_of_buffer": 0,
+        "out_of_sequence": drops,
+        "packet_seq_err": 0,
+        "rnr_nak_retry_err": 0,
+        "rp_cnp_handled": 0,
+        "rp_cnp_ignored": 0,
+        "rx_atomic_requests": 0,
+        "rx_read_requests": 0,
+        "rx_write_requests": rdma_rx_frames(rt, dev, t),
+    }
+
+
 def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:
     model = rt.model
     up = link_uptime(rt, dev.node, dev.port, t) if dev.cabled else 0.0
@@ -60,6 +125,8 @@ def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:
     lanes, symbol = lane_errors(rt, dev.node, dev.port, t) if dev.cabled else ([0] * 4, 0)
     pause = int(PAUSE_PER_S * up) if dev.node in model.pfc_nodes else 0
     packets = noise.uniform(model.seed, 0.9, 1.1, "pkt", dev.node, dev.name)
+    drops = rx_discards(rt, dev, t)
+    node = model.node(dev.node)
 
     def pk(n: int) -> int:
         return int(n / AVG_FRAME_BYTES * packets)
@@ -115,7 +182,7 @@ def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:
         ("rx_unsupported_op_phy", 0),
         ("rx_pause_ctrl_phy", pause),
         ("tx_pause_ctrl_phy", 0),
-        ("rx_discards_phy", 0),
+        ("rx_discards_phy", drops),
         ("tx_discards_phy", 0),
         ("tx_errors_phy", 0),
         ("rx_undersize_pkts_phy", 0),
@@ -152,9 +219,17 @@ def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:
         ("outbound_pci_stalled_wr_events", 0),
         ("rx_prio0_bytes", rx),
         ("rx_prio0_packets", pk(rx)),
-        ("rx_prio0_discards", 0),
+        ("rx_prio0_discards", drops),
         ("tx_prio0_bytes", tx),
         ("tx_prio0_packets", pk(tx)),
+        # Per-priority pause counters exist only for priorities with PFC on (mlx5 en_stats.c);
+        # priority 3 under a switch PFC stall is added below with its pause count.
+        *(
+            (name, 0)
+            for p in sorted(node.host_pfc)
+            if not (p == 3 and dev.node in model.pfc_nodes)
+            for name in (f"rx_prio{p}_pause", f"tx_prio{p}_pause")
+        ),
         ("tx_pause_storm_warning_events", 0),
         ("tx_pause_storm_error_events", 0),
         ("module_unplug", 0),

@@ -120,6 +120,10 @@ class SimNode:
     dead_halves: frozenset[tuple[int, int]] = frozenset()
     unreachable: bool = False
     hangs: frozenset[str] = frozenset()
+    host_pfc: frozenset[int] = frozenset()
+    """Priorities with PFC on, as `mlnx_qos --pfc` leaves them on every fabric netdev."""
+    rx_discard_pct: Mapping[str, float] = field(default_factory=dict)
+    """Netdev -> share of received RoCE frames its NIC drops for lack of buffer (percent)."""
 
     def netdev(self, name: str) -> Netdev | None:
         return next((d for d in self.netdevs if d.name == name), None)

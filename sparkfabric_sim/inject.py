@@ -210,6 +210,16 @@ def _hot_nic(d: Draft, f: FaultSpec) -> None:
     d.nic_offset_c[nd.name] = float(f.value if f.value is not None else HOT_NIC_DEFAULT_C)
 
 
+def _host_pfc(d: Draft, f: FaultSpec) -> None:
+    d.nodes[str(f.node)].host_pfc.add(int(f.value) if f.value is not None else 3)
+
+
+def _rx_discards(d: Draft, f: FaultSpec) -> None:
+    nd = d.nodes[str(f.node)]
+    for dev in _select(nd, f):
+        nd.rx_discard_pct[dev.name] = float(f.value) if f.value is not None else 2.0
+
+
 # One injector for every fault of the registry (cluster/faults.py); tests/cluster/test_faults.py
 # holds them in step.
 INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
@@ -233,6 +243,8 @@ INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
     "command_hangs": _command_hangs,
     "phy_counters_missing": _phy_counters_missing,
     "hot_nic": _hot_nic,
+    "host_pfc": _host_pfc,
+    "rx_discards": _rx_discards,
 }
 
 

@@ -62,6 +62,8 @@ class NodeDraft:
     dead_halves: set[tuple[int, int]] = field(default_factory=set)
     unreachable: bool = False
     hangs: set[str] = field(default_factory=set)
+    host_pfc: set[int] = field(default_factory=set)
+    rx_discard_pct: dict[str, float] = field(default_factory=dict)
 
     def cabled(self) -> list[Netdev]:
         return [d for d in self.netdevs.values() if d.cabled]
@@ -85,6 +87,8 @@ class NodeDraft:
             dead_halves=frozenset(self.dead_halves),
             unreachable=self.unreachable,
             hangs=frozenset(self.hangs),
+            host_pfc=frozenset(self.host_pfc),
+            rx_discard_pct=MappingProxyType(dict(self.rx_discard_pct)),
         )
 
 

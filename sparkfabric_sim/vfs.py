@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster import hardware
-from sparkfabric_sim import gids
+from sparkfabric_sim import counters, gids
 from sparkfabric_sim.hardware import LINE_RATE_MBPS, Netdev
 
 if TYPE_CHECKING:
@@ -173,6 +173,10 @@ def _pci(node: SimNode, dev: Netdev, slot: int) -> dict[str, Entry]:
     }
 
 
+def _hw_counter(dev: Netdev, name: str) -> Dynamic:
+    return lambda rt, t: f"{counters.hw_counters(rt, dev, t)[name]}\n"
+
+
 def _infiniband(dev: Netdev, seed: int) -> dict[str, Entry]:
     base = f"/sys/class/infiniband/{dev.rdma}/ports/1"
     out: dict[str, Entry] = {
@@ -181,6 +185,8 @@ def _infiniband(dev: Netdev, seed: int) -> dict[str, Entry]:
         f"{base}/rate": _when_up(dev, "200 Gb/sec (4X HDR)\n", "40 Gb/sec (4X QDR)\n"),
         f"{base}/link_layer": "Ethernet\n",
     }
+    for name in counters.hw_counters_names():
+        out[f"{base}/hw_counters/{name}"] = _hw_counter(dev, name)
     table = {g.index: g for g in gids.table(seed, dev)}
     zero = "0000:0000:0000:0000:0000:0000:0000:0000\n"
     for i in range(gids.TABLE_SIZE):

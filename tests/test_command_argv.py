@@ -120,6 +120,7 @@ def shapes(cluster: Cluster) -> list[tuple[Element, ...]]:
                 rf"/proc/sys/net/ipv6/conf/{nds}/disable_ipv6",
                 rf"/sys/class/infiniband/{rds}/ports/1/"
                 r"(?:state|phys_state|gids/\d+|gid_attrs/(?:types|ndevs)/\d+)",
+                rf"/sys/class/infiniband/{rds}/ports/1/hw_counters/(?:\*|[a-z_]+)",
                 r"/sys/bus/pci/devices/[0-9a-f:.]+/(?:current|max)_link_(?:speed|width)",
                 rf"/sys/class/net/{nds}/device/hwmon/hwmon\*/temp\*_input",
             ]
@@ -132,6 +133,8 @@ def shapes(cluster: Cluster) -> list[tuple[Element, ...]]:
         ("ethtool", "--show-fec", nd),
         ("ethtool", "-S", nd),
         ("ethtool", "-m", nd),
+        ("mlnx_qos", "-i", nd),
+        ("dcb", "pfc", "show", "dev", nd),
         ("ping", "-M", "do", "-s", NUM, "-I", nd, "-c", NUM, "-W", NUM, "-w", NUM, addr),
         ("ib_write_bw", "-d", rd, *bw),
         ("ib_write_bw", "-d", rd, *bw, addr),
@@ -213,6 +216,7 @@ def launch_argv(cluster: Cluster) -> list[str]:
             "env_flags": flags,
             "binary": [binary],
             "size": spec.size,
+            "mgmt_netdev": spec.mgmt_netdev,
         },
     )
 
@@ -276,6 +280,8 @@ env_keys = st.from_regex(re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,12}", re.ASCII), f
 LAUNCHERS = (
     "mpirun --allow-run-as-root -np {ranks} -H {hosts} {env_flags} "
     "{binary} -b {size} -e {size} -f 2 -g 1",
+    "mpirun -np {ranks} -H {hosts} -x PATH --mca oob_tcp_if_include {mgmt_netdev} "
+    "{env_flags} {binary} -b {size}",
     "mpirun -np {ranks} --host {hosts} --map-by 'ppr:1:node' {env_flags} {binary} -b {size}",
     'env OMPI_MCA_plm_rsh_args="-o BatchMode=yes" mpirun -H {hosts} -n {ranks} '
     "{env_flags} {binary} -g 1 -b {size} -e {size}",

@@ -33,6 +33,8 @@ FaultName = Literal[
     "command_hangs",
     "phy_counters_missing",
     "hot_nic",
+    "host_pfc",
+    "rx_discards",
 ]
 Target = Literal[
     "node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command", "rate_per_s"
@@ -104,6 +106,11 @@ _TABLE: tuple[Fault, ...] = (
           "the NIC exports no per-lane rx_err_lane_*_phy counters", "simulated"),
     Fault("hot_nic", ("node",), ("value",),
           "the NIC runs `value` C (default 35) hotter than normal: above its limit under load",
+          "simulated"),
+    Fault("host_pfc", ("node",), ("value",),
+          "PFC on one priority (value, default 3) on a node's fabric netdevs", "simulated"),
+    Fault("rx_discards", ("node",), ("port", "rail", "value"),
+          "the NIC drops received RoCE frames under load (value: percent, default 2)",
           "simulated"),
 )
 # fmt: on

@@ -11,12 +11,14 @@ from pytest_sparkfabric.cluster.thresholds import (
     ThresholdName,
     defaults,
     is_threshold,
+    message_bytes,
 )
 
 
 def resolve(cluster: Cluster) -> Mapping[ThresholdName, Threshold]:
     """Defaults for this cluster with cluster.yaml's overrides applied."""
-    table = defaults(cluster.topology, len(cluster.nodes))
+    size = message_bytes(cluster.spec.nccl.size)
+    table = defaults(cluster.topology, len(cluster.nodes), size)
     src = str(cluster.source.name) if cluster.source else "cluster.yaml"
     for name, value in cluster.spec.thresholds.items():
         if not is_threshold(name):

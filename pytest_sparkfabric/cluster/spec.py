@@ -228,9 +228,9 @@ class SwitchSpec(_Model):
     )
 
 
-_LAUNCHER_KEYS = ("ranks", "hosts", "env_flags", "binary", "size")
+_LAUNCHER_KEYS = ("ranks", "hosts", "env_flags", "binary", "size", "mgmt_netdev")
 # The placeholders that carry text; the others are digits (and K, M, G) wherever they stand.
-_LAUNCHER_TEXT = ("hosts", "env_flags", "binary")
+_LAUNCHER_TEXT = ("hosts", "env_flags", "binary", "mgmt_netdev")
 
 
 class NcclSpec(_Model):
@@ -238,12 +238,23 @@ class NcclSpec(_Model):
 
     launcher: str = Field(
         default=(
-            "mpirun --allow-run-as-root -np {ranks} -H {hosts} {env_flags} "
-            "{binary} -b {size} -e {size} -f 2 -g 1"
+            "mpirun --allow-run-as-root -np {ranks} -H {hosts} -x PATH -x LD_LIBRARY_PATH "
+            "--mca btl_tcp_if_include {mgmt_netdev} --mca oob_tcp_if_include {mgmt_netdev} "
+            "{env_flags} {binary} -b {size} -e {size} -f 2 -g 1"
         ),
         description="Command template run on the launch node (shell text); placeholders: "
-        "{ranks}, {hosts} (ip1:1,ip2:1,...), {env_flags}, {binary}, {size}. Each is filled in "
-        "as quoted shell words, so {hosts}, {env_flags} and {binary} must stand outside quotes.",
+        "{ranks}, {hosts} (ip1:1,ip2:1,...), {env_flags}, {binary}, {size}, {mgmt_netdev}. "
+        "Each is filled in as quoted shell words, so {hosts}, {env_flags}, {binary} and "
+        "{mgmt_netdev} must stand outside quotes. The default exports PATH and LD_LIBRARY_PATH "
+        "(the ranks' non-interactive ssh shells lack the login PATH) and pins Open MPI's TCP "
+        "BTL and out-of-band traffic to the management netdev, so it never picks docker0 or a "
+        "down interface.",
+    )
+    mgmt_netdev: NetdevName = Field(
+        default="enP7s7",
+        description="The management network interface every node shares (the 10GbE port "
+        "enP7s7 on a Spark): {mgmt_netdev} in the launcher, for Open MPI's "
+        "btl_tcp_if_include and oob_tcp_if_include.",
     )
     env_flag: str = Field(
         default="-x {key}={value}",

@@ -12,9 +12,11 @@ How the defaults were chosen (DOMAIN.md §4-6):
   100-110. 180 is the Sync bound less 2% run-to-run noise.
 - TCP, parallel streams on both halves: 185-198 healthy, 100-110 for one half, ~10 for software
   forwarding. TCP costs CPU on the GB10's cores, so 160 leaves room for a busy box.
-- NCCL all-reduce bus bandwidth: 2 nodes 19-23.8 GB/s (one rail ~13.9, Socket a few GB/s), so
-  19; 3-8 nodes through a switch 23-24 GB/s tuned (one build 23.33), so 20; ring and mesh: the
-  NVIDIA setup script's ring floor, 10.
+- NCCL bus bandwidth: a floor by topology x node count x message size (`BUSBW_FLOORS`, documented
+  in docs/thresholds.md), judged at the run's largest message size. NVIDIA's setup script gates
+  all_gather at 16 GiB on 21.875 GB/s (direct and switch) and 10 GB/s (its 3-node "ring" = our
+  mesh); below 8 GiB the measured 2-node figure is ~19 GB/s at 256 MiB-1 GiB, so a 4-node run at
+  1 GiB near 19 GB/s must pass. Rows without a measurement behind them say "extrapolated".
 - Soak: pre-FEC BER a tenth of the RS(544,514) limit (~2.4e-4); a lane is marginal when its error
   rate is more than 100x the median of the other lanes in use (the failing cable's lane logged
   ~1000x), and at least 100x `lane_floor_per_s`, so lanes that log zero never make a tiny
@@ -32,6 +34,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeGuard, get_args
 
+GIB = 2**30
+MIB = 2**20
+
 ThresholdName = Literal[
     "loopback_gbps",
     "rail_rdma_gbps",
@@ -44,6 +49,7 @@ ThresholdName = Literal[
     "ping_loss_pct",
     "nic_temp_max_c",
     "nic_rise_min_c",
+    "discard_pct",
 ]
 Kind = Literal["min", "max"]
 
@@ -86,8 +92,8 @@ _BASE: tuple[Threshold, ...] = (
         "default: parallel iperf3 on both halves reaches 185-198; one half 100-110",
     ),
     Threshold(
-        "nccl_busbw_gbytes_s", 19, "min", "GB/s",
-        "default: 2-node field reports 19-23.8 GB/s all-reduce busbw; one rail ~13.9",
+        "nccl_busbw_gbytes_s", 21.875, "min", "GB/s",
+        "default: NVIDIA setup script floor 21.875 GB/s at 16 GiB (see BUSBW_FLOORS)",
     ),
     Threshold(
         "ber_max", 2.4e-5, "max", "",
@@ -114,32 +120,13 @@ _BASE: tuple[Threshold, ...] = (
         "nic_rise_min_c", 5, "min", "C",
         "default: under gpu-burn the NIC warmed from idle to 81 C within 3 min in the field",
     ),
+    Threshold(
+        "discard_pct", 0.1, "max", "%",
+        "default: no published figure; a lossy RoCE rail that drops more than 1 frame in 1000 "
+        "under load retransmits visibly (chosen, override when your fabric is known)",
+    ),
 )
 
-# (topology, fewest nodes, most nodes) -> {name: (value, source)}; later rows win.
-_BY_TOPOLOGY: tuple[tuple[str, int, int, dict[ThresholdName, tuple[float, str]]], ...] = (
-    ("direct", 2, 2, {
-        "nccl_busbw_gbytes_s": (
-            19, "default: 2-node field reports 19-23.8 GB/s all-reduce busbw; one rail ~13.9",
-        ),
-    }),
-    ("switch", 2, 2, {
-        "nccl_busbw_gbytes_s": (
-            19, "default: 2-node field reports 19-23.8 GB/s all-reduce busbw; one rail ~13.9",
-        ),
-    }),
-    ("switch", 3, 8, {
-        "nccl_busbw_gbytes_s": (
-            20, "default: 4 tuned nodes through a switch reach 23-24 GB/s (CPU forwarding 0.46)",
-        ),
-    }),
-    ("ring", 4, 64, {
-        "nccl_busbw_gbytes_s": (10, "default: NVIDIA setup script floor for a ring, 10 GB/s"),
-    }),
-    ("mesh", 3, 3, {
-        "nccl_busbw_gbytes_s": (10, "default: NVIDIA setup script floor for a ring, 10 GB/s"),
-    }),
-)
 # fmt: on
 
 NAMES: tuple[ThresholdName, ...] = get_args(ThresholdName)
@@ -149,13 +136,87 @@ def is_threshold(name: str) -> TypeGuard[ThresholdName]:
     return name in NAMES
 
 
-def defaults(topology: str, nodes: int) -> dict[ThresholdName, Threshold]:
-    """The default table for a topology and node count (no overrides)."""
+def defaults(
+    topology: str, nodes: int, nccl_size_bytes: int = 16 * GIB
+) -> dict[ThresholdName, Threshold]:
+    """The default table for a topology and node count (no overrides); the NCCL floor is the
+    one for `nccl_size_bytes` (cluster.yaml nccl.size) from `BUSBW_FLOORS`."""
     table = {t.name: t for t in _BASE}
-    for topo, lo, hi, values in _BY_TOPOLOGY:
-        if topo != topology or not lo <= nodes <= hi:
-            continue
-        for name, (value, source) in values.items():
-            t = table[name]
-            table[name] = Threshold(name, value, t.kind, t.unit, source)
+    floor = busbw_floor(topology, nodes, nccl_size_bytes)
+    if floor is not None:
+        table["nccl_busbw_gbytes_s"] = floor
     return table
+
+
+@dataclass(frozen=True, slots=True)
+class BusbwFloor:
+    """One row of the NCCL busbw floor table: topology, node count and message size ranges
+    (inclusive nodes, [min, max) bytes), the floor in GB/s and where it comes from."""
+
+    topology: str
+    nodes_min: int
+    nodes_max: int
+    size_min_bytes: int
+    size_max_bytes: int
+    floor_gbytes_s: float
+    source: str
+    extrapolated: bool
+
+    def covers(self, topology: str, nodes: int, size_bytes: int) -> bool:
+        return (
+            topology == self.topology
+            and self.nodes_min <= nodes <= self.nodes_max
+            and self.size_min_bytes <= size_bytes < self.size_max_bytes
+        )
+
+
+_LARGE = 8 * GIB
+_MEDIUM = 256 * MIB
+_NO_MAX = 2**62
+_NVIDIA = "NVIDIA spark_cluster_setup.py MIN_NCCL_TEST_BW 21.875 GB/s, all_gather 16 GiB"
+_NVIDIA_RING = "NVIDIA spark_cluster_setup.py MIN_NCCL_TEST_BW_RING 10 GB/s (3 nodes), 16 GiB"
+_MEASURED_2 = "measured 2 nodes ~19 GB/s at 256 MiB-1 GiB (NCCL 2.28.9, field report), less 10%"
+# fmt: off
+BUSBW_FLOORS: tuple[BusbwFloor, ...] = (
+    BusbwFloor("direct", 2, 2, _LARGE, _NO_MAX, 21.875,
+               f"{_NVIDIA}; measured 22.96-23.76 at 16 GiB", False),
+    BusbwFloor("direct", 2, 2, _MEDIUM, _LARGE, 17, _MEASURED_2, False),
+    BusbwFloor("switch", 2, 4, _LARGE, _NO_MAX, 21.875,
+               f"{_NVIDIA}; measured 23-24 at 4 nodes", False),
+    BusbwFloor("switch", 5, 128, _LARGE, _NO_MAX, 21.875,
+               f"{_NVIDIA} (any switched size per NVIDIA; no measurement above 4 nodes)", True),
+    BusbwFloor("switch", 2, 2, _MEDIUM, _LARGE, 17, _MEASURED_2, False),
+    BusbwFloor("switch", 3, 128, _MEDIUM, _LARGE, 17,
+               f"{_MEASURED_2}; carried over from 2 nodes", True),
+    BusbwFloor("mesh", 3, 3, _LARGE, _NO_MAX, 10, _NVIDIA_RING, False),
+    BusbwFloor("mesh", 3, 3, _MEDIUM, _LARGE, 8.5,
+               f"{_NVIDIA_RING} x 19/21.875 (the 2-node medium/large ratio)", True),
+    BusbwFloor("ring", 4, 128, _LARGE, _NO_MAX, 10,
+               f"{_NVIDIA_RING}, carried over to rings of 4+ (no measurement)", True),
+    BusbwFloor("ring", 4, 128, _MEDIUM, _LARGE, 8.5,
+               f"{_NVIDIA_RING} x 19/21.875, carried over to rings of 4+", True),
+)
+# fmt: on
+
+
+def message_bytes(size: str) -> int:
+    """nccl-tests' size syntax (cluster.yaml nccl.size: digits and an optional K, M or G)."""
+    unit = {"K": 2**10, "M": MIB, "G": GIB}.get(size[-1:].upper(), 1)
+    digits = size[:-1] if unit != 1 else size
+    return int(digits) * unit
+
+
+def busbw_floor(topology: str, nodes: int, size_bytes: int) -> Threshold | None:
+    """The NCCL busbw floor at this message size, or None where no row covers it (below
+    256 MiB the run is latency-bound and no figure has been published)."""
+    for row in BUSBW_FLOORS:
+        if row.covers(topology, nodes, size_bytes):
+            tag = "extrapolated" if row.extrapolated else "default"
+            return Threshold(
+                "nccl_busbw_gbytes_s",
+                row.floor_gbytes_s,
+                "min",
+                "GB/s",
+                f"{tag}: {row.source}",
+            )
+    return None

@@ -45,6 +45,8 @@ RuleId = Literal[
     "nic_overheated",
     "node_suspect",
     "node_unreachable",
+    "pfc_mismatch",
+    "rx_discards",
 ]
 
 
@@ -245,6 +247,20 @@ _TABLE: tuple[Rule, ...] = (
         "a node does not answer ssh; its checks are not measured",
         "the node cannot be logged into: it is down, or its address, user or key is wrong",
         "bring the node up; check that `ssh` with the user and key of cluster.yaml logs in",
+    ),
+    Rule(
+        "pfc_mismatch",
+        "host PFC (mlnx_qos) differs from the switch leg's or the cable peer's",
+        "one side runs PFC on a priority the other side ignores: pause frames go unheeded",
+        "make both sides agree: PFC off on both (host `mlnx_qos -i <netdev> --pfc "
+        "0,0,0,0,0,0,0,0`, switch `pfc=disabled trust-l3=ignore`), or the same priority on both",
+    ),
+    Rule(
+        "rx_discards",
+        "rx_discards_phy / out_of_sequence grow under load",
+        "the NIC drops received RoCE frames (no buffer): retransmits, or a lossless setup losing",
+        "on lossy RoCE keep PFC off on both ends and check for a congested or slow receiver; "
+        "on lossless, fix the PFC priority/buffer on host and switch so drops stop",
     ),
 )
 

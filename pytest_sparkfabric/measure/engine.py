@@ -45,6 +45,7 @@ PhaseName = Literal[
     "tcp",
     "nccl",
     "soak",
+    "qos",
 ]
 """Every phase of a session; each runs at most once (`shell`: do the nodes answer at all)."""
 

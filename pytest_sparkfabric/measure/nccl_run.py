@@ -68,6 +68,7 @@ def command(cluster: Cluster) -> shell.Command:
             "env_flags": flags,
             "binary": shell.home_path(spec.binary),
             "size": spec.size,
+            "mgmt_netdev": spec.mgmt_netdev,
         },
     )
 
@@ -103,7 +104,8 @@ class NcclRun:
         if self.parsed is None:
             return [self.error or "no output"]
         p = self.parsed
-        out = []
+        # A deadline kill keeps the log printed so far (parsed), and says so first.
+        out = [self.error] if self.error else []
         if not p.completed:
             tail = _last_line(self.result)
             out.append(

@@ -16,9 +16,10 @@ an 8-node switch: 7 rounds of pairs + 2 of loopback = 90 s).
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
+from pytest_sparkfabric.measure import counters
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.schedule import rounds
@@ -103,6 +104,8 @@ class RdmaRun:
     """Node pair id -> its round (1-based)."""
     elapsed_s: float
     """Transport-clock seconds the pair rounds took."""
+    counter_windows: dict[str, tuple[counters.Window, ...]] = field(default_factory=dict)
+    """Rail id -> its lossy-RoCE counter growth over each round (measure/counters.py)."""
 
 
 def _outcome(fr: FlowResult) -> tuple[float | None, str | None]:
@@ -244,6 +247,9 @@ def measure(fabric: Fabric) -> RdmaRun:
         f"{plan.duration_s} s (no node in two tests at once)"
     )
     start = clock.now()
+    busy = {n for r in plan.rounds for p in r for n in (p.a, p.b)}
+    watch = counters.Watch(fabric, tuple(r for r in fabric.cluster.rails if r.node in busy))
+    watch.start()
     for k, (pairs, line) in enumerate(zip(plan.rounds, plan.lines(), strict=True), 1):
         for direction in directions:
             suffix = f" ({direction})" if plan.both_ways else ""
@@ -256,7 +262,14 @@ def measure(fabric: Fabric) -> RdmaRun:
                     wanted.append(((link.id, direction), src, dst, base + link.rail))
             for (link_id, _), result in _run_step(fabric, wanted, k).items():
                 links.setdefault(link_id, []).append(result)
-    return RdmaRun(plan, {k: tuple(v) for k, v in links.items()}, round_of, clock.now() - start)
+            watch.step(f"RDMA {line}{suffix}")
+    return RdmaRun(
+        plan,
+        {k: tuple(v) for k, v in links.items()},
+        round_of,
+        clock.now() - start,
+        watch.result(),
+    )
 
 
 @dataclass(frozen=True)

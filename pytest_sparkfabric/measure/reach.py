@@ -31,6 +31,25 @@ class Pings:
     links: Mapping[str, Measured[PingResult]]
 
 
+def passes(p: PingResult, max_loss_pct: float) -> bool:
+    """Whether a ping counts as answered under `thresholds.ping_loss_pct`: every reply, or a
+    loss no larger than the limit with at least one reply and no error (a local MTU refusal or a
+    frag-needed is never loss)."""
+    if p.ok:
+        return True
+    return (
+        p.verdict == "lost"
+        and bool(p.received)
+        and not p.errors
+        and p.loss_pct is not None
+        and p.loss_pct <= max_loss_pct
+    )
+
+
+def answered(fabric: Fabric, p: PingResult) -> bool:
+    return passes(p, fabric.thresholds["ping_loss_pct"].value)
+
+
 def measure(fabric: Fabric) -> Pings:
     out: dict[str, Measured[PingResult]] = {}
     links = []
@@ -52,7 +71,8 @@ def measure_small(fabric: Fabric) -> Pings:
     failed = [
         d
         for d in fabric.plan.directed
-        if ((p := ping(fabric, d)).error or not p.get().ok) and not fabric.down_line((d.src.node,))
+        if ((p := ping(fabric, d)).error or not answered(fabric, p.get()))
+        and not fabric.down_line((d.src.node,))
     ]
     if not failed:
         return Pings({})

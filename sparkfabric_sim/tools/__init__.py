@@ -21,11 +21,23 @@ def _load() -> dict[str, Tool]:
             mpirun,
             perftest,
             ping,
+            qos,
             system,
             wrappers,
         )
 
-        for module in (system, wrappers, iproute, ethtool, gpu, ping, perftest, iperf3, mpirun):
+        for module in (
+            system,
+            wrappers,
+            iproute,
+            ethtool,
+            gpu,
+            ping,
+            perftest,
+            iperf3,
+            mpirun,
+            qos,
+        ):
             _REGISTRY.update(module.TOOLS)
     return _REGISTRY
 

@@ -218,7 +218,7 @@ def test_files_that_are_not_cluster_files(text: str, expected: str) -> None:
             "nccl: {launcher: 'mpirun -np {rank} {binary}'}",
             "line 2: nccl.launcher uses unknown placeholder(s) {rank}.\n"
             "    Fix: the placeholders filled in here are {ranks}, {hosts}, {env_flags}, "
-            "{binary}, {size}.",
+            "{binary}, {size}, {mgmt_netdev}.",
         ),
         (
             "switch: {host: s, user: u, password_env: 'my password'}",

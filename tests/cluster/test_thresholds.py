@@ -8,7 +8,16 @@ import pytest
 
 from pytest_sparkfabric.cluster import load_cluster, parse_cluster
 from pytest_sparkfabric.cluster.limits import resolve
-from pytest_sparkfabric.cluster.thresholds import _BASE, NAMES, defaults
+from pytest_sparkfabric.cluster.thresholds import (
+    _BASE,
+    BUSBW_FLOORS,
+    GIB,
+    MIB,
+    NAMES,
+    busbw_floor,
+    defaults,
+    message_bytes,
+)
 from tests.cluster.samples import DIRECT, RING, SWITCH
 
 
@@ -19,15 +28,64 @@ def test_every_name_has_one_default() -> None:
 @pytest.mark.parametrize(
     ("text", "busbw", "source"),
     [
-        (DIRECT, 19, "2-node field reports"),
-        (SWITCH, 20, "4 tuned nodes through a switch"),
-        (RING, 10, "NVIDIA setup script floor for a ring"),
+        (DIRECT, 21.875, "default: NVIDIA spark_cluster_setup.py MIN_NCCL_TEST_BW 21.875"),
+        (SWITCH, 21.875, "default: NVIDIA spark_cluster_setup.py MIN_NCCL_TEST_BW 21.875"),
+        (RING, 10, "extrapolated: NVIDIA spark_cluster_setup.py MIN_NCCL_TEST_BW_RING 10"),
     ],
 )
 def test_defaults_follow_topology_and_size(text: str, busbw: float, source: str) -> None:
     t = resolve(parse_cluster(text))["nccl_busbw_gbytes_s"]
     assert (t.value, t.kind) == (busbw, "min")
-    assert source in t.source and t.source.startswith("default: ")
+    assert t.source.startswith(source)
+
+
+@pytest.mark.parametrize(
+    ("topology", "nodes", "size", "floor", "tag"),
+    [
+        ("direct", 2, 16 * GIB, 21.875, "default"),
+        ("direct", 2, GIB, 17, "default"),
+        ("switch", 4, 16 * GIB, 21.875, "default"),
+        ("switch", 4, GIB, 17, "extrapolated"),
+        ("switch", 8, 16 * GIB, 21.875, "extrapolated"),
+        ("mesh", 3, 16 * GIB, 10, "default"),
+        ("mesh", 3, 512 * MIB, 8.5, "extrapolated"),
+        ("ring", 6, 16 * GIB, 10, "extrapolated"),
+    ],
+)
+def test_busbw_floor_by_topology_nodes_and_size(
+    topology: str, nodes: int, size: int, floor: float, tag: str
+) -> None:
+    t = busbw_floor(topology, nodes, size)
+    assert t is not None
+    assert (t.value, t.source.split(":")[0]) == (floor, tag)
+
+
+def test_a_4_node_switch_run_at_1_gib_near_19_passes() -> None:
+    t = busbw_floor("switch", 4, GIB)
+    assert t is not None and t.ok(18.9) and not t.ok(15.0)
+
+
+def test_no_floor_below_256_mib() -> None:
+    assert busbw_floor("direct", 2, 128 * MIB) is None
+    assert busbw_floor("direct", 2, 256 * MIB) is not None
+
+
+def test_every_floor_row_names_its_source() -> None:
+    for row in BUSBW_FLOORS:
+        assert row.source and row.floor_gbytes_s > 0
+        assert row.extrapolated == (
+            "carried over" in row.source or "x 19/" in row.source or "no measurement" in row.source
+        )
+
+
+def test_the_size_of_cluster_yaml_picks_the_floor() -> None:
+    assert resolve(parse_cluster(SWITCH))["nccl_busbw_gbytes_s"].value == 21.875  # size 8G
+    text = SWITCH.replace("size: 8G", "size: 1G")
+    assert "size: 1G" in text
+    t = resolve(parse_cluster(text))["nccl_busbw_gbytes_s"]
+    assert t.value == 17
+    assert message_bytes("16G") == 16 * GIB and message_bytes("512M") == 512 * MIB
+    assert message_bytes("4096") == 4096 and message_bytes("1K") == 1024
 
 
 def test_an_override_names_its_file_and_line(tmp_path: Path) -> None:

@@ -99,3 +99,9 @@ def test_incomplete_run_is_a_failure_not_a_zero() -> None:
     parsed = parse_nccl_tests(text)
     run = nccl_run.NcclRun("cmd", "spark-1", None, parsed, None, nccl_run.rank_nets(c, parsed))
     assert any("without '# Avg bus bandwidth'" in p for p in run.problems())
+
+
+def test_the_default_launcher_exports_path_and_pins_mpi_tcp_to_the_management_netdev() -> None:
+    cmd = nccl_run.command(cluster())
+    assert " -x PATH -x LD_LIBRARY_PATH " in cmd
+    assert " --mca btl_tcp_if_include enP7s7 --mca oob_tcp_if_include enP7s7 " in cmd

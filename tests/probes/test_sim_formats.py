@@ -103,9 +103,9 @@ def test_ethtool_stats_names_are_real_mlx5_names() -> None:
     sim_names = set(re.findall(r'\("([a-z0-9_]+)",', source))
     sim_names |= {f"rx_err_lane_{i}_phy" for i in range(4)}
     # rx_bits_phy is optional in the simulator (hardware model flag; documented in
-    # counters.rst, absent from upstream mlx5); the prio3 pause pair is the known difference
-    # pinned by test_ethtool_stats_prio_pause_only_with_pfc.
-    unknown = sorted(sim_names - real - {"rx_bits_phy", "rx_prio3_pause", "tx_prio3_pause"})
+    # counters.rst, absent from upstream mlx5); per-priority pause names are printed only for
+    # priorities with PFC on (test_ethtool_stats_prio_pause_only_with_pfc).
+    unknown = sorted(sim_names - real - {"rx_bits_phy"})
     assert unknown == [], (
         f"the simulator prints ethtool -S names no real mlx5 sample has: {unknown}"
     )

@@ -89,7 +89,7 @@ def test_busbw_names_what_is_below_the_floor() -> None:
     assert throttled.nccl is not None
     chart = charts.busbw(throttled.nccl)
     assert chart.caption == (
-        "Floor 19 GB/s, judged at the largest size. Below it: all_reduce_perf (marked X)."
+        "Floor 21.88 GB/s, judged at the largest size. Below it: all_reduce_perf (marked X)."
     )
     healthy = build(document("direct", 2, soak_minutes=1))
     assert healthy.nccl is not None

@@ -29,7 +29,7 @@ import pytest_sparkfabric.verdict  # noqa: F401
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 SUITE = ROOT / "acceptance"
-CONFIG = "links or mtu or addressing or ipv6 or nccl_env or switch"
+CONFIG = "links or mtu or addressing or ipv6 or nccl_env or switch or qos"
 """The configuration checks: seconds on any cluster."""
 MEASURE = "bandwidth or tcp or nccl or soak"
 """The measurements: bandwidth rounds, NCCL and the heat soak."""

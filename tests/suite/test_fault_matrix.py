@@ -46,7 +46,13 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {"", "autoneg_failed", "link_down"},
     ),
     "command_hangs": (
-        {"test_cable_eeprom", "test_link", "test_soak_link"},
+        {
+            "test_cable_eeprom",
+            "test_link",
+            "test_rail_counters",
+            "test_soak_counters",
+            "test_soak_link",
+        },
         {""},
     ),
     "duplicate_ip": (
@@ -132,6 +138,7 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_address_unique",
             "test_arp_sysctls",
             "test_ipv6_disabled",
+            "test_host_qos",
             "test_jumbo_ping",
             "test_link",
             "test_mtu",
@@ -145,11 +152,13 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_pair_tcp",
             "test_pcie",
             "test_rail_address",
+            "test_rail_counters",
             "test_rail_rdma",
             "test_rail_subnet",
             "test_roce_port",
             "test_rocev2_gid",
             "test_rp_filter",
+            "test_soak_counters",
             "test_soak_link",
             "test_soak_load",
         },
@@ -179,6 +188,14 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_switch_qos",
         },
         {"pfc_stall"},
+    ),
+    "host_pfc": (
+        {"test_switch_qos"},
+        {"pfc_mismatch"},
+    ),
+    "rx_discards": (
+        {"test_rail_counters", "test_soak_counters"},
+        {"rx_discards"},
     ),
     "rp_filter_strict": (
         {"test_rp_filter"},

@@ -1,0 +1,130 @@
+"""Host QoS, read, not assumed: each rail's PFC priorities and trust state (DOMAIN.md §7).
+
+`mlnx_qos -i <netdev>` where it is installed (MLNX_OFED / mlnx-tools); else iproute2's
+`dcb pfc show dev <netdev>` (PFC only: dcb has no trust read for mlx5, research/FACTS.md §8);
+neither installed is "not measured", never "PFC off". All rails of the cluster at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
+from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes.dcb import build_dcb_pfc, parse_dcb_pfc
+from pytest_sparkfabric.probes.mlnx_qos import build_mlnx_qos, parse_mlnx_qos
+from pytest_sparkfabric.result import Measured
+from pytest_sparkfabric.transport import Job, RunResult
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Rail
+    from pytest_sparkfabric.measure.engine import Fabric
+
+NAME: PhaseName = "qos"
+NOT_FOUND_RC = 127
+
+
+@dataclass(frozen=True, slots=True)
+class HostQos:
+    """One rail's QoS as its host reports it; `trust` None where the tool cannot say."""
+
+    pfc_priorities: tuple[int, ...]
+    trust: str | None
+    tool: str
+
+    @property
+    def lossless(self) -> bool:
+        return bool(self.pfc_priorities)
+
+    def describe(self) -> str:
+        pfc = (
+            f"PFC on priority {','.join(map(str, self.pfc_priorities))}"
+            if self.pfc_priorities
+            else "PFC off"
+        )
+        trust = f", trust {self.trust}" if self.trust else ""
+        return f"{pfc}{trust} ({self.tool})"
+
+
+@dataclass(frozen=True, slots=True)
+class QosReads:
+    rails: Mapping[str, Measured[HostQos]]
+    """Rail id -> its QoS, or why it was not measured."""
+
+
+def _missing(r: RunResult) -> bool:
+    """The shell could not find the tool (not a transport error or a deadline)."""
+    return r.rc == NOT_FOUND_RC and not r.transport_error and not r.timed_out
+
+
+def _from_mlnx_qos(r: RunResult, rail: Rail) -> Measured[HostQos]:
+    err = result_error(r, "mlnx_qos")
+    if err:
+        return Measured.failed(err)
+    try:
+        q = parse_mlnx_qos(r.stdout)
+    except ParseError as exc:
+        return Measured.failed(f"{rail.node}: {exc}")
+    if q.pfc_priorities is None:
+        return Measured.failed(
+            f"not measured: {rail.node} `mlnx_qos -i {rail.netdev}` printed no PFC table"
+        )
+    trust = q.trust if q.trust != "none" else None
+    return Measured.of(HostQos(q.pfc_priorities, trust, "mlnx_qos"))
+
+
+def _from_dcb(r: RunResult, rail: Rail) -> Measured[HostQos]:
+    if _missing(r):
+        return Measured.failed(
+            f"not measured: {rail.node} has neither mlnx_qos (mlnx-tools) nor dcb (iproute2) "
+            f"to read {rail.netdev}'s PFC; install one of them"
+        )
+    err = result_error(r, "dcb")
+    if err:
+        return Measured.failed(err)
+    try:
+        return Measured.of(HostQos(parse_dcb_pfc(r.stdout).pfc_priorities, None, "dcb"))
+    except ParseError as exc:
+        return Measured.failed(f"{rail.node}: {exc}")
+
+
+def measure(fabric: Fabric) -> QosReads:
+    down = fabric.unreachable()
+    out: dict[str, Measured[HostQos]] = {
+        r.id: Measured.failed(down[r.node]) for r in fabric.cluster.rails if r.node in down
+    }
+    rails = [r for r in fabric.cluster.rails if r.node not in down]
+    if not rails:
+        return QosReads(out)
+    fabric.progress(f"host QoS: mlnx_qos on {len(rails)} rails")
+    results = fabric.run_all([Job(r.node, build_mlnx_qos(r.netdev), QUICK_S) for r in rails])
+    fallback = [rail for rail, res in zip(rails, results, strict=True) if _missing(res)]
+    for rail, res in zip(rails, results, strict=True):
+        if not _missing(res):
+            out[rail.id] = _from_mlnx_qos(res, rail)
+    if fallback:
+        jobs = [Job(r.node, build_dcb_pfc(r.netdev), QUICK_S) for r in fallback]
+        for rail, res in zip(fallback, fabric.run_all(jobs), strict=True):
+            out[rail.id] = _from_dcb(res, rail)
+    return QosReads(out)
+
+
+def rail_qos(fabric: Fabric, rail: Rail) -> Measured[HostQos]:
+    return fabric.phase(NAME, measure).rails[rail.id]
+
+
+def node_qos(fabric: Fabric, node: str) -> Measured[HostQos]:
+    """The node's QoS when all its rails agree and were read; else why not (the first rail
+    that could not be read, or the rails that disagree)."""
+    reads = [(r, rail_qos(fabric, r)) for r in fabric.cluster.node(node).rails]
+    for _, m in reads:
+        if m.value is None:
+            return m
+    seen = {r.netdev: m.get() for r, m in reads}
+    kinds = {q.pfc_priorities for q in seen.values()}
+    if len(kinds) > 1:
+        text = "; ".join(f"{dev} {q.describe()}" for dev, q in seen.items())
+        return Measured.failed(f"{node}: its rails disagree: {text}")
+    return Measured.of(next(iter(seen.values())))

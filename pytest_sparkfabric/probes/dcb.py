@@ -1,0 +1,41 @@
+"""iproute2 ``dcb pfc show dev <netdev>``: which priorities have PFC on, where mlnx_qos is absent.
+
+Format from iproute2 man/man8/dcb-pfc.8 (dcb since iproute2 5.11): ``pfc-cap 8 macsec-bypass off
+delay 4096`` then ``prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off`` (``-s`` adds
+``requests``/``indications`` counters, ignored here). Lines are read by their words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pytest_sparkfabric import shell
+from pytest_sparkfabric.probes import ParseError, found_text
+
+TOOL = "dcb"
+
+_PRIO = re.compile(r"\b([0-7]):(on|off)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class DcbPfc:
+    pfc_enabled: tuple[bool, ...]
+
+    @property
+    def pfc_priorities(self) -> tuple[int, ...]:
+        return tuple(i for i, on in enumerate(self.pfc_enabled) if on)
+
+
+def build_dcb_pfc(netdev: str) -> shell.Command:
+    return shell.join(["dcb", "pfc", "show", "dev", netdev])
+
+
+def parse_dcb_pfc(text: str) -> DcbPfc:
+    for line in text.splitlines():
+        words = line.split()
+        if words[:1] == ["prio-pfc"]:
+            flags = dict(_PRIO.findall(line))
+            if len(flags) == 8:
+                return DcbPfc(tuple(flags[str(p)] == "on" for p in range(8)))
+    raise ParseError(TOOL, "expected a 'prio-pfc 0:on|off ... 7:on|off' line", found_text(text))

@@ -1,0 +1,80 @@
+"""Host QoS read (measure/qos.py): mlnx_qos first, iproute2 dcb where it is missing, "not
+measured" where neither is installed, never "PFC off" by omission."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_sparkfabric.cluster import Cluster, parse_cluster
+from pytest_sparkfabric.measure import qos
+from pytest_sparkfabric.measure.engine import Fabric
+from pytest_sparkfabric.transport import Background, Job, RunResult, Transport
+from sparkfabric_sim.transport import SimTransport
+
+ROOT = Path(__file__).resolve().parents[2]
+DCB_PFC3 = (
+    "pfc-cap 8 macsec-bypass off delay 4096\n"
+    "prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n"
+)
+
+
+class Missing(Transport):
+    """The simulator without some tools: their commands end as a shell's `not found` (127);
+    `dcb` answers `dcb_text` unless it is missing too."""
+
+    def __init__(self, cluster: Cluster, missing: set[str], dcb_text: str = DCB_PFC3) -> None:
+        self.inner = SimTransport(cluster)
+        self.clock = self.inner.clock
+        self.missing = missing
+        self.dcb_text = dcb_text
+
+    def run(self, job: Job) -> RunResult:
+        return self.run_many([job])[0]
+
+    def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:
+        out = []
+        for job, r in zip(jobs, self.inner.run_many(jobs), strict=True):
+            tool = job.command.split()[0]
+            if tool in self.missing:
+                err = f"sh: 1: {tool}: not found\n"
+                out.append(RunResult(r.node, r.command, 127, "", err, r.duration_s))
+            elif tool == "dcb":
+                out.append(RunResult(r.node, r.command, 0, self.dcb_text, "", r.duration_s))
+            else:
+                out.append(r)
+        return out
+
+    def start(self, job: Job) -> Background:
+        return self.inner.start(job)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _fabric(missing: set[str]) -> Fabric:
+    cluster = parse_cluster((ROOT / "examples" / "direct-2.yaml").read_text())
+    return Fabric(cluster, Missing(cluster, missing))
+
+
+def test_mlnx_qos_is_read_where_installed() -> None:
+    f = _fabric(set())
+    q = qos.node_qos(f, "spark-1").get()
+    assert (q.pfc_priorities, q.trust, q.tool) == ((), "pcp", "mlnx_qos")
+
+
+def test_dcb_is_read_where_mlnx_qos_is_missing() -> None:
+    f = _fabric({"mlnx_qos"})
+    q = qos.node_qos(f, "spark-2").get()
+    assert (q.pfc_priorities, q.trust, q.tool) == ((3,), None, "dcb")
+    assert q.describe() == "PFC on priority 3 (dcb)"
+
+
+def test_neither_tool_is_not_measured_never_pfc_off() -> None:
+    f = _fabric({"mlnx_qos", "dcb"})
+    m = qos.node_qos(f, "spark-1")
+    assert m.value is None
+    assert m.error == (
+        "not measured: spark-1 has neither mlnx_qos (mlnx-tools) nor dcb (iproute2) to read "
+        "enp1s0f1np1's PFC; install one of them"
+    )
