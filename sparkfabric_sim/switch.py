@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from sparkfabric_sim.world import World
 
 Row = dict[str, str]
-BUSY_WINDOW_S = 60.0
 
 
 class RestError(Exception):
@@ -49,6 +48,8 @@ class SimSwitch:
         self.clock = clock
         assert world.model.switch is not None
         self.config: SwitchConfig = world.model.switch
+        self.console_log: list[str] = []
+        """Every console command received over SSH, in order (switch_console.py)."""
 
     # -- state --------------------------------------------------------------------------------
 
@@ -69,7 +70,10 @@ class SimSwitch:
         bucket = int(now // 10)
         if self.config.hw_offload:
             return int(noise.uniform(seed, 1, 5, "cpu", bucket))
-        if self.world.runtime.switch_busy_until >= now - BUSY_WINDOW_S:
+        # Software forwarding loads the CPU while fabric traffic crosses the switch, and only
+        # then (DOMAIN.md section 7: high cpu-load with ~5-10 Gb/s ceilings): a read after
+        # the traffic ended sees an idle CPU, so the load must be sampled during traffic.
+        if self.world.runtime.switch_busy_until > now:
             return int(noise.uniform(seed, 88, 100, "cpu", bucket))
         return int(noise.uniform(seed, 9, 16, "cpu", bucket))
 

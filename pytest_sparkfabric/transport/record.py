@@ -22,20 +22,29 @@ from pytest_sparkfabric.transport.base import (
     Background,
     Job,
     RunResult,
+    Tick,
     Transport,
     VirtualClock,
     cap_text,
+    step_through,
 )
 from pytest_sparkfabric.transport.recording_files import (
     NODE_FIELDS,
     SWITCH_FIELDS,
     SWITCH_RECORDING,
+    SWITCH_SSH_FIELDS,
+    SWITCH_SSH_RECORDING,
     append_line,
     make_private_dir,
     node_files,
     read_records,
 )
-from pytest_sparkfabric.transport.switch import SwitchClient, SwitchError, SwitchUnreachable
+from pytest_sparkfabric.transport.switch import (
+    SwitchClient,
+    SwitchConsole,
+    SwitchError,
+    SwitchUnreachable,
+)
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.spec import SwitchSpec
@@ -150,12 +159,22 @@ class RecordingTransport(Transport):
             self.write(job, r)
         return results
 
+    def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
+        results = self.inner.run_many_ticking(jobs, every_s, tick)
+        for job, r in zip(jobs, results, strict=True):
+            self.write(job, r)
+        return results
+
     def start(self, job: Job) -> Background:
         return _RecordedBackground(self, self.inner.start(job))
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
         inner = self.inner.switch_client(spec, base_dir)
         return RecordingClient(inner, lambda rec: self._folder.append(SWITCH_RECORDING, rec))
+
+    def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchConsole:
+        inner = self.inner.switch_console(spec, base_dir)
+        return RecordingConsole(inner, lambda rec: self._folder.append(SWITCH_SSH_RECORDING, rec))
 
     def close(self) -> None:
         self.inner.close()
@@ -190,6 +209,8 @@ class ReplayTransport(Transport):
     the last answer repeats (a soak sampled a little longer than when it was recorded). A
     damaged file raises RecordingError (file, line, fix) here, before anything is answered.
     """
+
+    clock: VirtualClock
 
     def __init__(self, directory: Path) -> None:
         self.clock = VirtualClock()
@@ -240,6 +261,12 @@ class ReplayTransport(Transport):
         self.clock.sleep(max((r.duration_s for r in results), default=0.0))
         return results
 
+    def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
+        results = [self._answer(j) for j in jobs]
+        end = self.clock.now() + max((r.duration_s for r in results), default=0.0)
+        step_through(self.clock, end, every_s, tick)
+        return results
+
     def start(self, job: Job) -> Background:
         rec = self._take(job)
         if isinstance(rec, RunResult):
@@ -248,6 +275,9 @@ class ReplayTransport(Transport):
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
         return ReplayClient(self.directory / SWITCH_RECORDING)
+
+    def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchConsole:
+        return ReplayConsole(self.directory / SWITCH_SSH_RECORDING)
 
 
 # -- the switch ---------------------------------------------------------------------------------
@@ -310,3 +340,44 @@ class ReplayClient:
             cls = SwitchUnreachable if rec.get("unreachable") else SwitchError
             raise cls(str(rec["error"]))
         return rec.get("reply")
+
+
+class RecordingConsole:
+    """Wraps a switch console and hands every command and its text (or error) to `keep`."""
+
+    def __init__(self, inner: SwitchConsole, keep: Callable[[dict[str, Any]], None]) -> None:
+        self.inner = inner
+        self._keep = keep
+
+    def run(self, command: str) -> str:
+        rec: dict[str, Any] = {"key": command}
+        try:
+            rec["reply"] = self.inner.run(command)
+            return str(rec["reply"])
+        except SwitchError as exc:
+            rec["error"] = str(exc)
+            rec["unreachable"] = isinstance(exc, SwitchUnreachable)
+            raise
+        finally:
+            self._keep(rec)
+
+
+class ReplayConsole:
+    """Answers console commands from a recording file, in recorded order (the last answer
+    repeats); a command never recorded is unreachable, with the file named."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._answers: _Answers[str] = _Answers()
+        if path.is_file():
+            for _, rec in read_records(path, SWITCH_SSH_FIELDS):
+                self._answers.add(rec["key"], rec)
+
+    def run(self, command: str) -> str:
+        rec = self._answers.take(command)
+        if rec is None:
+            raise SwitchUnreachable(f"replay: no recording of `{command}` in {self.path}")
+        if "error" in rec:
+            cls = SwitchUnreachable if rec.get("unreachable") else SwitchError
+            raise cls(str(rec["error"]))
+        return str(rec.get("reply", ""))
