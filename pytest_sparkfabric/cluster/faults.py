@@ -31,6 +31,7 @@ FaultName = Literal[
     "eeprom_placeholder",
     "node_unreachable",
     "command_hangs",
+    "switch_fcs_errors",
 ]
 Target = Literal["node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command"]
 # real: the lab makes it happen in the kernel, in a file or in what runs; simulated: only the
@@ -95,6 +96,9 @@ _TABLE: tuple[Fault, ...] = (
           "the node does not answer ssh", "real"),
     Fault("command_hangs", ("command",), ("node",),
           "a tool never returns", "real"),
+    Fault("switch_fcs_errors", ("switch_port",), (),
+          "frames from the host arrive corrupted at a switch leg (FCS errors grow with traffic)",
+          "simulated", needs_switch=True),
 )
 # fmt: on
 

@@ -19,6 +19,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from pytest_sparkfabric.measure import switch_counters
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.schedule import rounds
@@ -136,10 +137,18 @@ def _flow(fabric: Fabric, key: Hashable, src: Rail, dst: Rail, port: int) -> Flo
 
 
 def _run_step(
-    fabric: Fabric, wanted: list[tuple[K, Rail, Rail, int]], round_no: int
+    fabric: Fabric, wanted: list[tuple[K, Rail, Rail, int]], round_no: int, watch: str = ""
 ) -> dict[K, BwResult]:
+    """One round of flows; `watch`: the label of the switch window over it (none if empty)."""
     flows = [_flow(fabric, key, src, dst, port) for key, src, dst, port in wanted]
-    done = run_flows(fabric.transport, flows)
+    if watch:
+        with switch_counters.watch(fabric, watch) as w:
+            tick = w.tick if w.active else None
+            done = run_flows(
+                fabric.transport, flows, tick=tick, every_s=switch_counters.CPU_EVERY_S
+            )
+    else:
+        done = run_flows(fabric.transport, flows)
     out: dict[K, BwResult] = {}
     for (key, src, dst, _), flow in zip(wanted, flows, strict=True):
         gbps, error = _outcome(done[key])
@@ -251,7 +260,8 @@ def measure(fabric: Fabric) -> RdmaRun:
                 for link in pair.links:
                     src, dst = (link.a, link.b) if direction == "a->b" else (link.b, link.a)
                     wanted.append(((link.id, direction), src, dst, base + link.rail))
-            for (link_id, _), result in _run_step(fabric, wanted, k).items():
+            label = f"RDMA round {k}{suffix}"
+            for (link_id, _), result in _run_step(fabric, wanted, k, label).items():
                 links.setdefault(link_id, []).append(result)
     return RdmaRun(plan, {k: tuple(v) for k, v in links.items()}, round_of, clock.now() - start)
 

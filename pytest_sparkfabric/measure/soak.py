@@ -17,11 +17,12 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
+from pytest_sparkfabric.measure import switch_counters
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
 from pytest_sparkfabric.measure.soak_math import Sample
@@ -202,7 +203,8 @@ def measure(fabric: Fabric) -> SoakRun:
             clients[f.where] = _start(
                 fabric, Job(f.src.node, client, secs + SLACK_S), out.traffic_error, f.where
             )
-        _sample_loop(fabric, out, live)
+        with switch_counters.watch(fabric, "heat soak") as watch:
+            _sample_loop(fabric, out, live, watch.tick)
         if out.stopped_early is None:
             # The clients end by their own -D; their last words carry the average rate.
             # Dropped only once waited for: a Ctrl-C mid-wait still stops the rest in `finally`.
@@ -258,7 +260,9 @@ def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
         out.traffic_error.setdefault(key, f"{r.node}: {exc}")
 
 
-def _sample_loop(fabric: Fabric, out: SoakRun, nodes: Sequence[str]) -> None:
+def _sample_loop(
+    fabric: Fabric, out: SoakRun, nodes: Sequence[str], tick: Callable[[], None] = lambda: None
+) -> None:
     spec = fabric.cluster.spec.soak
     clock = fabric.transport.clock
     start = clock.now()
@@ -266,6 +270,7 @@ def _sample_loop(fabric: Fabric, out: SoakRun, nodes: Sequence[str]) -> None:
     while True:
         elapsed = clock.now() - start
         dropped = _sample(fabric, out, elapsed, nodes)
+        tick()  # the switch's cpu-load with the soak's traffic flowing
         # The last reading is the one taken at the end (a clock reading a hair short of it is
         # the end too: one more sample a moment later would make a window of almost no time).
         last = dropped is not None or elapsed >= spec.duration_s - END_SLACK_S
