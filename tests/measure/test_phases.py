@@ -25,6 +25,7 @@ PHASES = (
     "tcp",
     "nccl_run",
     "soak",
+    "switch_counters",
 )
 
 

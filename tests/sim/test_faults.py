@@ -68,8 +68,10 @@ def test_switch_cpu_forwarding_caps_everything_and_loads_the_cpu() -> None:
     assert 5 <= tcp(t, [("spark-1", "192.168.100.11", "spark-2", "192.168.100.12")])[0] <= 10
     busbw = nccl(t, IPS4).avg_busbw_gbytes_s
     assert busbw is not None and 0.4 <= busbw <= 0.5
+    # The CPU is busy while traffic crosses the switch and idle once it ended: a read after
+    # the traffic cannot tell (tests/sim/test_switch_console.py samples during it).
     resource = t.switch.rest_get("/rest/system/resource")
-    assert isinstance(resource, dict) and int(resource["cpu-load"]) >= 85
+    assert isinstance(resource, dict) and int(resource["cpu-load"]) < 20
 
 
 def test_pfc_stall_stalls_rdma_not_tcp() -> None:
