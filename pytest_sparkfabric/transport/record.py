@@ -34,6 +34,7 @@ from pytest_sparkfabric.transport.recording_files import (
     SWITCH_RECORDING,
     SWITCH_SSH_FIELDS,
     SWITCH_SSH_RECORDING,
+    Field,
     append_line,
     make_private_dir,
     node_files,
@@ -287,6 +288,39 @@ def _key(method: str, path: str, body: Mapping[str, str] | None) -> str:
     return json.dumps([method, path, dict(body) if body is not None else None], sort_keys=True)
 
 
+def _kept(key: str, call: Callable[[], Any], keep: Callable[[dict[str, Any]], None]) -> Any:
+    """`call()`'s reply (or its SwitchError, raised again), handed to `keep` under `key`."""
+    rec: dict[str, Any] = {"key": key}
+    try:
+        rec["reply"] = call()
+        return rec["reply"]
+    except SwitchError as exc:
+        rec["error"] = str(exc)
+        rec["unreachable"] = isinstance(exc, SwitchUnreachable)
+        raise
+    finally:
+        keep(rec)
+
+
+def _loaded(path: Path, fields: tuple[Field, ...]) -> _Answers[str]:
+    answers: _Answers[str] = _Answers()
+    if path.is_file():
+        for _, rec in read_records(path, fields):
+            answers.add(rec["key"], rec)
+    return answers
+
+
+def _replayed(answers: _Answers[str], key: str, missing: str) -> Any:
+    """The recorded reply to `key` (its error raised again); `missing`: the line when none."""
+    rec = answers.take(key)
+    if rec is None:
+        raise SwitchUnreachable(missing)
+    if "error" in rec:
+        cls = SwitchUnreachable if rec.get("unreachable") else SwitchError
+        raise cls(str(rec["error"]))
+    return rec.get("reply")
+
+
 class RecordingClient:
     """Wraps a switch client and hands every call and its reply (or error) to `keep`."""
 
@@ -295,24 +329,10 @@ class RecordingClient:
         self._keep = keep
 
     def get(self, path: str) -> Any:
-        return self._call("GET", path, None, lambda: self.inner.get(path))
+        return _kept(_key("GET", path, None), lambda: self.inner.get(path), self._keep)
 
     def post(self, path: str, body: Mapping[str, str]) -> Any:
-        return self._call("POST", path, body, lambda: self.inner.post(path, body))
-
-    def _call(
-        self, method: str, path: str, body: Mapping[str, str] | None, call: Callable[[], Any]
-    ) -> Any:
-        rec: dict[str, Any] = {"key": _key(method, path, body)}
-        try:
-            rec["reply"] = call()
-            return rec["reply"]
-        except SwitchError as exc:
-            rec["error"] = str(exc)
-            rec["unreachable"] = isinstance(exc, SwitchUnreachable)
-            raise
-        finally:
-            self._keep(rec)
+        return _kept(_key("POST", path, body), lambda: self.inner.post(path, body), self._keep)
 
 
 class ReplayClient:
@@ -321,10 +341,7 @@ class ReplayClient:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._answers: _Answers[str] = _Answers()
-        if path.is_file():
-            for _, rec in read_records(path, SWITCH_FIELDS):
-                self._answers.add(rec["key"], rec)
+        self._answers = _loaded(path, SWITCH_FIELDS)
 
     def get(self, path: str) -> Any:
         return self._answer("GET", path, None)
@@ -333,13 +350,8 @@ class ReplayClient:
         return self._answer("POST", path, body)
 
     def _answer(self, method: str, path: str, body: Mapping[str, str] | None) -> Any:
-        rec = self._answers.take(_key(method, path, body))
-        if rec is None:
-            raise SwitchUnreachable(f"replay: no recording of {method} {path} in {self.path}")
-        if "error" in rec:
-            cls = SwitchUnreachable if rec.get("unreachable") else SwitchError
-            raise cls(str(rec["error"]))
-        return rec.get("reply")
+        missing = f"replay: no recording of {method} {path} in {self.path}"
+        return _replayed(self._answers, _key(method, path, body), missing)
 
 
 class RecordingConsole:
@@ -350,16 +362,7 @@ class RecordingConsole:
         self._keep = keep
 
     def run(self, command: str) -> str:
-        rec: dict[str, Any] = {"key": command}
-        try:
-            rec["reply"] = self.inner.run(command)
-            return str(rec["reply"])
-        except SwitchError as exc:
-            rec["error"] = str(exc)
-            rec["unreachable"] = isinstance(exc, SwitchUnreachable)
-            raise
-        finally:
-            self._keep(rec)
+        return str(_kept(command, lambda: self.inner.run(command), self._keep))
 
 
 class ReplayConsole:
@@ -368,16 +371,8 @@ class ReplayConsole:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._answers: _Answers[str] = _Answers()
-        if path.is_file():
-            for _, rec in read_records(path, SWITCH_SSH_FIELDS):
-                self._answers.add(rec["key"], rec)
+        self._answers = _loaded(path, SWITCH_SSH_FIELDS)
 
     def run(self, command: str) -> str:
-        rec = self._answers.take(command)
-        if rec is None:
-            raise SwitchUnreachable(f"replay: no recording of `{command}` in {self.path}")
-        if "error" in rec:
-            cls = SwitchUnreachable if rec.get("unreachable") else SwitchError
-            raise cls(str(rec["error"]))
-        return str(rec.get("reply", ""))
+        missing = f"replay: no recording of `{command}` in {self.path}"
+        return str(_replayed(self._answers, command, missing) or "")
