@@ -142,11 +142,7 @@ def _run_step(
     """One round of flows; `watch`: the label of the switch window over it (none if empty)."""
     flows = [_flow(fabric, key, src, dst, port) for key, src, dst, port in wanted]
     if watch:
-        with switch_counters.watch(fabric, watch) as w:
-            tick = w.tick if w.active else None
-            done = run_flows(
-                fabric.transport, flows, tick=tick, every_s=switch_counters.CPU_EVERY_S
-            )
+        done = switch_counters.run_watched(fabric, watch, flows)
     else:
         done = run_flows(fabric.transport, flows)
     out: dict[K, BwResult] = {}

@@ -22,14 +22,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pytest_sparkfabric.measure import switch as switch_phase
+from pytest_sparkfabric.measure.flows import FlowResult, run_flows
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.transport.switch import SwitchError
 
 if TYPE_CHECKING:
+    from collections.abc import Hashable
     from types import TracebackType
 
     from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.engine import Fabric, PhaseName
+    from pytest_sparkfabric.measure.flows import Flow
     from pytest_sparkfabric.measure.switch_access import Reads
 
 NAME: PhaseName = "switch_counters"
@@ -216,6 +219,14 @@ def watch(fabric: Fabric, label: str) -> Watch:
         log(fabric).not_watched = why
         return Watch(fabric, label, None, why)
     return Watch(fabric, label, reads, None)
+
+
+def run_watched(fabric: Fabric, label: str, flows: Sequence[Flow]) -> dict[Hashable, FlowResult]:
+    """`run_flows` inside a window named `label`: the legs' counters before and after, the
+    switch's cpu-load every CPU_EVERY_S seconds while the clients run."""
+    with watch(fabric, label) as w:
+        tick = w.tick if w.active else None
+        return run_flows(fabric.transport, flows, tick=tick, every_s=CPU_EVERY_S)
 
 
 # -- what the items read ------------------------------------------------------------------
