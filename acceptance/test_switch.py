@@ -252,11 +252,14 @@ def test_switch_qos(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
 
 
 def test_switch_resource(switch: SwitchSpec, fabric: Fabric, verdict: Verdict) -> None:
-    """The switch answers /system/resource; its CPU load, board and version are recorded."""
-    res = _state(fabric).resource.get()
+    """The switch answers /system/resource; its CPU load, board and version are recorded, with
+    the way it was read (REST, SSH console, or switch.api auto's choice)."""
+    state = _state(fabric)
+    res = state.resource.get()
     verdict(
         rail=f"switch {switch.host}",
-        measured=f"cpu-load {res.cpu_load_pct}%",
+        measured=f"cpu-load {res.cpu_load_pct}%, read over the {state.api}",
+        api=state.api,
         expected="recorded",
         cpu_load_pct=res.cpu_load_pct,
         board=res.board_name,

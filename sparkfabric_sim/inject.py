@@ -69,6 +69,12 @@ def _switch_leg(d: Draft, name: str, **changes: object) -> None:
     d.switch = replace(d.switch, legs=legs)
 
 
+def _switch_fcs_errors(d: Draft, f: FaultSpec) -> None:
+    # ~1 frame in 200 000 from the host arrives corrupted at the switch: a few per 10 s round
+    # at 200G, while the host's own receive counters (the other direction) stay clean.
+    _switch_leg(d, str(f.switch_port), fcs_error_rate=5e-6)
+
+
 def _cpu_forwarding(d: Draft, f: FaultSpec) -> None:
     if d.switch is None or not d.switch.legs:
         return
@@ -245,6 +251,7 @@ INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
     "hot_nic": _hot_nic,
     "host_pfc": _host_pfc,
     "rx_discards": _rx_discards,
+    "switch_fcs_errors": _switch_fcs_errors,
 }
 
 

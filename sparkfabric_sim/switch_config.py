@@ -29,6 +29,8 @@ class LegConfig:
     trust_l3: str = "ignore"
     pfc: str = "disabled"
     egress_rate_queue: tuple[str, ...] = ("0",) * 8
+    fcs_error_rate: float = 0.0
+    """Frames from the host that arrive corrupted, per frame (a marginal host->switch path)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,17 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_sparkfabric.transport.base import Job, RunResult, Transport, VirtualClock
+from pytest_sparkfabric.transport.base import (
+    Job,
+    RunResult,
+    Tick,
+    Transport,
+    VirtualClock,
+    step_through,
+)
 from pytest_sparkfabric.transport.switch import (
     SwitchClient,
+    SwitchConsole,
     SwitchError,
     SwitchUnreachable,
     error_detail,
@@ -84,6 +92,21 @@ class SimTransport(Transport):
 
     def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:
         with self._lock:
+            done, end = self._run_at(jobs)
+            self.clock.advance_to(end)
+            return done
+
+    def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
+        """As `run_many`; the clock then steps through the jobs' time, `tick()` at each step
+        (the switch read at that moment sees the traffic then flowing)."""
+        with self._lock:
+            done, end = self._run_at(jobs)
+        step_through(self.clock, end, every_s, tick)
+        return done
+
+    def _run_at(self, jobs: Sequence[Job]) -> tuple[list[RunResult], float]:
+        """Every job at the clock's time, and when the last ends (the clock is not moved)."""
+        with self._lock:
             t0 = self.clock.now()
             results: list[RunResult | None] = [self._unreachable(j) for j in jobs]
             servers: dict[int, SimBackground] = {}
@@ -104,8 +127,7 @@ class SimTransport(Transport):
             for i, bg in servers.items():
                 results[i] = bg.result(settle=True)
             done = [r for r in results if r is not None]
-            self.clock.advance_to(t0 + max((r.duration_s for r in done), default=0.0))
-            return done
+            return done, t0 + max((r.duration_s for r in done), default=0.0)
 
     def _plan(
         self,
@@ -190,6 +212,14 @@ class SimTransport(Transport):
         if self.switch is None:
             raise SwitchUnreachable("the simulated cluster has no switch (no switch: section)")
         return SimSwitchClient(self.switch)
+
+    def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchConsole:
+        """The simulated switch's console, as an SSH session to RouterOS shows it."""
+        from sparkfabric_sim.switch_console import SimSwitchConsole
+
+        if self.switch is None:
+            raise SwitchUnreachable("the simulated cluster has no switch (no switch: section)")
+        return SimSwitchConsole(self.switch)
 
 
 class SimSwitchClient:

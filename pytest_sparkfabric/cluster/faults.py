@@ -35,6 +35,7 @@ FaultName = Literal[
     "hot_nic",
     "host_pfc",
     "rx_discards",
+    "switch_fcs_errors",
 ]
 Target = Literal[
     "node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command", "rate_per_s"
@@ -112,6 +113,9 @@ _TABLE: tuple[Fault, ...] = (
     Fault("rx_discards", ("node",), ("port", "rail", "value"),
           "the NIC drops received RoCE frames under load (value: percent, default 2)",
           "simulated"),
+    Fault("switch_fcs_errors", ("switch_port",), (),
+          "frames from the host arrive corrupted at a switch leg (FCS errors grow with traffic)",
+          "simulated", needs_switch=True),
 )
 # fmt: on
 

@@ -243,7 +243,7 @@ def _check_switch(cluster: Cluster) -> list[RuleProblem]:
     if sw is None or cluster.topology != "switch":
         return []
     problems = []
-    if sw.api == "rest" and sw.api_port == 80 and not sw.allow_http:
+    if sw.api in ("rest", "auto") and sw.api_port == 80 and not sw.allow_http:
         problems.append(
             RuleProblem(
                 ("switch", "api_port"),

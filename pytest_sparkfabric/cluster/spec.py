@@ -192,14 +192,30 @@ class SwitchSpec(_Model):
         "never in the file.",
         examples=["SWITCH_PASSWORD"],
     )
-    api: Literal["rest", "ssh"] = Field(
-        default="rest", description="How to read the switch: its REST API or its SSH CLI."
+    api: Literal["rest", "ssh", "auto"] = Field(
+        default="rest",
+        description="How to read the switch: its REST API, its SSH console (print/monitor "
+        "only), or auto: REST, and SSH where REST cannot be reached (the report says which).",
     )
     api_port: int | None = Field(
         default=None,
         ge=1,
         le=65535,
-        description="Port of the API; default: 443 for rest, 22 for ssh.",
+        description="Port of the API; default: 443 for rest, 22 for ssh (with auto: REST's).",
+    )
+    ssh_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="SSH port of the switch with api auto; default 22 (with api ssh, "
+        "api_port is the SSH port).",
+    )
+    identity_file: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Private key for SSH reads (api ssh or auto; the user's public key "
+        "imported with /user/ssh-keys/import); default: ssh's own (agent, ~/.ssh/config).",
+        examples=["~/.ssh/switch_ed25519"],
     )
     verify_tls: bool = Field(
         default=True,

@@ -39,6 +39,7 @@ PhaseName = Literal[
     "small_pings",
     "nccl_env",
     "switch",
+    "switch_counters",
     "cable",
     "loopback",
     "rdma",

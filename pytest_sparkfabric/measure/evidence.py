@@ -25,7 +25,7 @@ from pytest_sparkfabric.diagnosis.evidence import (
     Rate,
     Site,
 )
-from pytest_sparkfabric.measure import facts, links, nccl_run, rdma, switch
+from pytest_sparkfabric.measure import facts, links, nccl_run, rdma, switch, switch_counters
 from pytest_sparkfabric.measure import tcp as tcp_phase
 from pytest_sparkfabric.measure.nccl_run import NcclRun
 from pytest_sparkfabric.measure.rdma import Loopbacks, RdmaRun
@@ -155,9 +155,14 @@ def _duplicate_ips(fabric: Fabric) -> tuple[Site, ...]:
 
 
 def _switch_cpu(fabric: Fabric) -> float | None:
-    """The switch's cpu-load where cluster.yaml has a switch (read once, read-only)."""
+    """The switch's cpu-load where cluster.yaml has a switch: the highest sampled while traffic
+    flowed, else the one read of the switch (a CPU that forwards in software is busy only
+    during traffic, so that read may miss it)."""
     if fabric.cluster.spec.switch is None:
         return None
+    during = switch_counters.peak_cpu_pct(fabric)
+    if during is not None:
+        return during
     state = switch.state(fabric).value
     resource = state.resource.value if state is not None else None
     load = resource.cpu_load_pct if resource is not None else None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.transport import Background, Job, RunResult, Transport
+from pytest_sparkfabric.transport.base import Tick
 
 QUICK_S = 10.0
 LISTEN_WAIT_S = 60.0
@@ -108,8 +109,15 @@ def _exited(server: Background, port: int) -> str:
     return f"{node}: the server exited{rc} before it listened on TCP port {port}"
 
 
-def run_flows(transport: Transport, flows: Sequence[Flow]) -> dict[Hashable, FlowResult]:
-    """Run every flow at once; every server is stopped before this returns."""
+def run_flows(
+    transport: Transport,
+    flows: Sequence[Flow],
+    *,
+    tick: Tick | None = None,
+    every_s: float = 2.0,
+) -> dict[Hashable, FlowResult]:
+    """Run every flow at once; every server is stopped before this returns. `tick` is called
+    every `every_s` seconds while the clients run (a sample of the switch during traffic)."""
     started: dict[Hashable, Background] = {}
     errors: dict[Hashable, str] = {}
     clients: dict[Hashable, RunResult] = {}
@@ -132,7 +140,13 @@ def run_flows(transport: Transport, flows: Sequence[Flow]) -> dict[Hashable, Flo
                 errors[f.key] = reason
             else:
                 ready.append(f)
-        for f, r in zip(ready, transport.run_many([f.client for f in ready]), strict=True):
+        jobs = [f.client for f in ready]
+        ran = (
+            transport.run_many_ticking(jobs, every_s, tick)
+            if tick is not None and jobs
+            else transport.run_many(jobs)
+        )
+        for f, r in zip(ready, ran, strict=True):
             clients[f.key] = r
     finally:
         for key, bg in started.items():

@@ -19,7 +19,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from pytest_sparkfabric.measure import counters
+from pytest_sparkfabric.measure import counters, switch_counters
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.schedule import rounds
@@ -142,10 +142,14 @@ def _flow(fabric: Fabric, key: Hashable, src: Rail, dst: Rail, port: int) -> Flo
 
 
 def _run_step(
-    fabric: Fabric, wanted: list[tuple[K, Rail, Rail, int]], round_no: int
+    fabric: Fabric, wanted: list[tuple[K, Rail, Rail, int]], round_no: int, watch: str = ""
 ) -> dict[K, BwResult]:
+    """One round of flows; `watch`: the label of the switch window over it (none if empty)."""
     flows = [_flow(fabric, key, src, dst, port) for key, src, dst, port in wanted]
-    done = run_flows(fabric.transport, flows)
+    if watch:
+        done = switch_counters.run_watched(fabric, watch, flows)
+    else:
+        done = run_flows(fabric.transport, flows)
     out: dict[K, BwResult] = {}
     for (key, src, dst, _), flow in zip(wanted, flows, strict=True):
         gbps, error = _outcome(done[key])
@@ -260,7 +264,8 @@ def measure(fabric: Fabric) -> RdmaRun:
                 for link in pair.links:
                     src, dst = (link.a, link.b) if direction == "a->b" else (link.b, link.a)
                     wanted.append(((link.id, direction), src, dst, base + link.rail))
-            for (link_id, _), result in _run_step(fabric, wanted, k).items():
+            label = f"RDMA round {k}{suffix}"
+            for (link_id, _), result in _run_step(fabric, wanted, k, label).items():
                 links.setdefault(link_id, []).append(result)
             watch.step(f"RDMA {line}{suffix}")
     return RdmaRun(

@@ -19,12 +19,12 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.measure import soak_temps
+from pytest_sparkfabric.measure import soak_temps, switch_counters
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
 from pytest_sparkfabric.measure.soak_math import Sample
@@ -226,7 +226,8 @@ def measure(fabric: Fabric) -> SoakRun:
             clients[f.where] = _start(
                 fabric, Job(f.src.node, client, secs + SLACK_S), out.traffic_error, f.where
             )
-        _sample_loop(fabric, out, live, loads)
+        with switch_counters.watch(fabric, "heat soak") as watch:
+            _sample_loop(fabric, out, live, loads, watch.tick)
         if out.stopped_early is None:
             # The clients end by their own -D; their last words carry the average rate.
             # Dropped only once waited for: a Ctrl-C mid-wait still stops the rest in `finally`.
@@ -301,6 +302,7 @@ def _sample_loop(
     out: SoakRun,
     nodes: Sequence[str],
     loads: dict[str, Background | None] | None = None,
+    tick: Callable[[], None] = lambda: None,
 ) -> None:
     spec = fabric.cluster.spec.soak
     clock = fabric.transport.clock
@@ -310,6 +312,7 @@ def _sample_loop(
         elapsed = clock.now() - start
         dropped = _sample(fabric, out, elapsed, nodes)
         _note_load_ends(fabric, out, loads or {})
+        tick()  # the switch's cpu-load with the soak's traffic flowing
         # The last reading is the one taken at the end (a clock reading a hair short of it is
         # the end too: one more sample a moment later would make a window of almost no time).
         last = dropped is not None or elapsed >= spec.duration_s - END_SLACK_S

@@ -4,10 +4,11 @@ transport's switch client (the REST API, the simulator's switch, or a recording)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
 
 from pytest_sparkfabric.measure.engine import PhaseName
+from pytest_sparkfabric.measure.switch_access import Reads, RestReads, open_access
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.routeros import (
     BridgePort,
@@ -15,11 +16,6 @@ from pytest_sparkfabric.probes.routeros import (
     EthernetPort,
     QosPort,
     SystemResource,
-    bridge_ports_from_rest,
-    ethernet_from_rest,
-    ethernet_monitor_from_kv,
-    qos_ports_from_rest,
-    system_resource_from_kv,
 )
 from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport.switch import SwitchClient, SwitchError, SwitchUnreachable
@@ -41,76 +37,45 @@ class SwitchState:
     bridge_ports: Measured[tuple[BridgePort, ...]]
     qos: Measured[Mapping[str, QosPort]]
     resource: Measured[SystemResource]
+    api: str = "REST API"
+    """How the switch was read (REST API, SSH console, or auto's choice and why)."""
+    reads: Reads | None = field(default=None, compare=False, repr=False)
+    """The way it was read, for the samples taken later (counters, CPU during traffic)."""
 
 
-def _rows(reply: Any, what: str) -> tuple[dict[str, str], ...]:
-    items = reply if isinstance(reply, list) else [reply]
-    out: list[dict[str, str]] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            raise ParseError("routeros REST", f"{what}: reply is not a list of objects")
-        out.append({str(k): v if isinstance(v, str) else str(v) for k, v in item.items()})
-    return tuple(out)
-
-
-def _read(
-    what: str, call: Callable[[], Any], parse: Callable[[tuple[dict[str, str], ...]], T]
-) -> Measured[T]:
+def _read(what: str, call: Callable[[], T]) -> Measured[T]:
     try:
-        return Measured.of(parse(_rows(call(), what)))
+        return Measured.of(call())
     except SwitchUnreachable:
         raise
     except (SwitchError, ParseError) as exc:
-        return Measured.failed(f"switch: {exc}")
+        return Measured.failed(f"switch: {what}: {exc}")
 
 
-def _by_name(rows: tuple[dict[str, str], ...]) -> Mapping[str, EthernetPort]:
-    return {p.name: p for p in ethernet_from_rest(rows) if p.name}
+def _ports_by_name(reads: Reads) -> Mapping[str, EthernetPort]:
+    return {p.name: p for p in reads.ethernet() if p.name}
 
 
-def _one_monitor(rows: tuple[dict[str, str], ...]) -> EthernetMonitor:
-    if not rows:
-        raise ParseError("routeros monitor", "empty reply")
-    return ethernet_monitor_from_kv(rows[0])
+def _qos_by_name(reads: Reads) -> Mapping[str, QosPort]:
+    return {q.name: q for q in reads.qos_ports() if q.name}
 
 
-def _qos(rows: tuple[dict[str, str], ...]) -> Mapping[str, QosPort]:
-    return {q.name: q for q in qos_ports_from_rest(rows) if q.name}
-
-
-def _resource(rows: tuple[dict[str, str], ...]) -> SystemResource:
-    if not rows:
-        raise ParseError("routeros /system/resource", "empty reply")
-    return system_resource_from_kv(rows[0])
-
-
-def read_switch(client: SwitchClient, legs: Sequence[str]) -> SwitchState:
-    """Read ports, each leg's link monitor, bridge ports, QoS ports and the CPU load.
+def read_switch(source: Reads | SwitchClient, legs: Sequence[str], api: str = "") -> SwitchState:
+    """Read ports, each leg's link monitor, bridge ports, QoS ports and the CPU load, over
+    REST (a client) or any `Reads`.
 
     Raises SwitchUnreachable when the switch cannot be read at all; any other failure only
     leaves its own part unmeasured."""
-    ethernet = _read("/interface/ethernet", lambda: client.get("/interface/ethernet"), _by_name)
+    reads: Reads = source if hasattr(source, "ethernet") else RestReads(source)  # type: ignore[assignment]
+    ethernet = _read("/interface/ethernet", lambda: _ports_by_name(reads))
     monitor: dict[str, Measured[EthernetMonitor]] = {}
     for leg in legs:
-        monitor[leg] = _read(
-            f"monitor {leg}",
-            lambda leg=leg: client.post(  # type: ignore[misc]
-                "/interface/ethernet/monitor", {"numbers": leg, "once": ""}
-            ),
-            _one_monitor,
-        )
-    bridge = _read(
-        "/interface/bridge/port",
-        lambda: client.get("/interface/bridge/port"),
-        bridge_ports_from_rest,
-    )
-    qos = _read(
-        "/interface/ethernet/switch/qos/port",
-        lambda: client.get("/interface/ethernet/switch/qos/port"),
-        _qos,
-    )
-    resource = _read("/system/resource", lambda: client.get("/system/resource"), _resource)
-    return SwitchState(ethernet, monitor, bridge, qos, resource)
+        monitor[leg] = _read(f"monitor {leg}", lambda leg=leg: reads.monitor(leg))  # type: ignore[misc]
+    bridge = _read("/interface/bridge/port", reads.bridge_ports)
+    qos = _read("/interface/ethernet/switch/qos/port", lambda: _qos_by_name(reads))
+    resource = _read("/system/resource", reads.resource)
+    note = api or ("SSH console" if reads.api == "ssh" else "REST API")
+    return SwitchState(ethernet, monitor, bridge, qos, resource, note, reads)
 
 
 def measure(fabric: Fabric) -> Measured[SwitchState]:
@@ -119,8 +84,8 @@ def measure(fabric: Fabric) -> Measured[SwitchState]:
         return Measured.failed("no switch: section in cluster.yaml")
     source = fabric.cluster.source
     try:
-        client = fabric.transport.switch_client(spec, source.parent if source else None)
-        return Measured.of(read_switch(client, list(spec.ports.values())))
+        access = open_access(fabric.transport, spec, source.parent if source else None)
+        return Measured.of(read_switch(access.reads, list(spec.ports.values()), access.note))
     except SwitchError as exc:
         return Measured.failed(f"switch {spec.host}: {exc}")
 

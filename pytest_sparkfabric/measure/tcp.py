@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_sparkfabric.measure import switch_counters
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
-from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
+from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult
 from pytest_sparkfabric.measure.rdma import counted, schedule, unmeasured_pairs
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.iperf3 import (
@@ -120,7 +121,7 @@ def measure(fabric: Fabric) -> TcpRun:
         wanted = [link for pair in pairs for link in pair.links]
         round_of.update({pair.id: k for pair in pairs})
         flows = [_flow(fabric, link) for link in wanted]
-        done = run_flows(fabric.transport, flows)
+        done = switch_counters.run_watched(fabric, f"TCP round {k}", flows)
         for link, flow in zip(wanted, flows, strict=True):
             gbps, error, streams, retrans = _outcome(done[link.id])
             links[link.id] = TcpResult(link, gbps, error, k, streams, retrans, flow.client.command)

@@ -9,8 +9,9 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pytest_sparkfabric.cluster.spec import SwitchSpec
-    from pytest_sparkfabric.transport.switch import SwitchClient
+    from pytest_sparkfabric.transport.switch import SwitchClient, SwitchConsole
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,13 +202,31 @@ class VirtualClock:
             self._now = max(self._now, t)
 
 
+def step_through(clock: VirtualClock, end: float, every_s: float, tick: Callable[[], None]) -> None:
+    """Move a modelled clock to `end` in steps of `every_s`, calling `tick()` at each step
+    before `end`: what a real clock would have shown a sampler while the jobs ran."""
+    t = clock.now() + every_s
+    while t < end:
+        clock.advance_to(t)
+        tick()
+        t += every_s
+    clock.advance_to(end)
+
+
 MAX_CHANNELS_PER_NODE = 8
+
+
+Tick = Callable[[], None]
+"""Called every so often while commands run (a sample of the switch during traffic); it must
+not raise."""
 
 
 class Transport(ABC):
     """Runs commands on the cluster's nodes. Subclasses: ssh, sim, replay, recording."""
 
     clock: Clock
+    switch_ssh_config: str | None = None
+    """The ssh_config file (cluster.yaml ssh_config) the switch's SSH reads use too."""
 
     @abstractmethod
     def run(self, job: Job) -> RunResult: ...
@@ -230,6 +249,34 @@ class Transport(ABC):
             raise
         finally:
             pool.shutdown(wait=False)
+
+    def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
+        """`run_many(jobs)`, calling `tick()` every `every_s` seconds while they run (never
+        before the first interval, never after they ended). Transports on a modelled clock step
+        that clock through the jobs' time instead (sim, replay)."""
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparkfabric-ticking")
+        future = pool.submit(self.run_many, jobs)
+        try:
+            while True:
+                try:
+                    return future.result(timeout=every_s)
+                except FutureTimeout:
+                    tick()
+        except BaseException as exc:
+            if not isinstance(exc, Exception):
+                self.close()  # Ctrl-C: end what runs on the nodes, as run_many does
+            raise
+        finally:
+            pool.shutdown(wait=False)
+
+    def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchConsole:
+        """The switch's console over SSH (read-only commands), unless the transport has a
+        switch of its own (simulator, replay) or wraps the calls (recording).
+
+        `base_dir`: the cluster file's folder, where a relative switch.identity_file is."""
+        from pytest_sparkfabric.transport.switch_ssh import ssh_console
+
+        return ssh_console(spec, base_dir, self.switch_ssh_config)
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
         """The switch's read-only client: its REST API over the network, unless the transport

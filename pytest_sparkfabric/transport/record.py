@@ -22,20 +22,30 @@ from pytest_sparkfabric.transport.base import (
     Background,
     Job,
     RunResult,
+    Tick,
     Transport,
     VirtualClock,
     cap_text,
+    step_through,
 )
 from pytest_sparkfabric.transport.recording_files import (
     NODE_FIELDS,
     SWITCH_FIELDS,
     SWITCH_RECORDING,
+    SWITCH_SSH_FIELDS,
+    SWITCH_SSH_RECORDING,
+    Field,
     append_line,
     make_private_dir,
     node_files,
     read_records,
 )
-from pytest_sparkfabric.transport.switch import SwitchClient, SwitchError, SwitchUnreachable
+from pytest_sparkfabric.transport.switch import (
+    SwitchClient,
+    SwitchConsole,
+    SwitchError,
+    SwitchUnreachable,
+)
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.spec import SwitchSpec
@@ -150,12 +160,22 @@ class RecordingTransport(Transport):
             self.write(job, r)
         return results
 
+    def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
+        results = self.inner.run_many_ticking(jobs, every_s, tick)
+        for job, r in zip(jobs, results, strict=True):
+            self.write(job, r)
+        return results
+
     def start(self, job: Job) -> Background:
         return _RecordedBackground(self, self.inner.start(job))
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
         inner = self.inner.switch_client(spec, base_dir)
         return RecordingClient(inner, lambda rec: self._folder.append(SWITCH_RECORDING, rec))
+
+    def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchConsole:
+        inner = self.inner.switch_console(spec, base_dir)
+        return RecordingConsole(inner, lambda rec: self._folder.append(SWITCH_SSH_RECORDING, rec))
 
     def close(self) -> None:
         self.inner.close()
@@ -190,6 +210,8 @@ class ReplayTransport(Transport):
     the last answer repeats (a soak sampled a little longer than when it was recorded). A
     damaged file raises RecordingError (file, line, fix) here, before anything is answered.
     """
+
+    clock: VirtualClock
 
     def __init__(self, directory: Path) -> None:
         self.clock = VirtualClock()
@@ -240,6 +262,12 @@ class ReplayTransport(Transport):
         self.clock.sleep(max((r.duration_s for r in results), default=0.0))
         return results
 
+    def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
+        results = [self._answer(j) for j in jobs]
+        end = self.clock.now() + max((r.duration_s for r in results), default=0.0)
+        step_through(self.clock, end, every_s, tick)
+        return results
+
     def start(self, job: Job) -> Background:
         rec = self._take(job)
         if isinstance(rec, RunResult):
@@ -249,12 +277,48 @@ class ReplayTransport(Transport):
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
         return ReplayClient(self.directory / SWITCH_RECORDING)
 
+    def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchConsole:
+        return ReplayConsole(self.directory / SWITCH_SSH_RECORDING)
+
 
 # -- the switch ---------------------------------------------------------------------------------
 
 
 def _key(method: str, path: str, body: Mapping[str, str] | None) -> str:
     return json.dumps([method, path, dict(body) if body is not None else None], sort_keys=True)
+
+
+def _kept(key: str, call: Callable[[], Any], keep: Callable[[dict[str, Any]], None]) -> Any:
+    """`call()`'s reply (or its SwitchError, raised again), handed to `keep` under `key`."""
+    rec: dict[str, Any] = {"key": key}
+    try:
+        rec["reply"] = call()
+        return rec["reply"]
+    except SwitchError as exc:
+        rec["error"] = str(exc)
+        rec["unreachable"] = isinstance(exc, SwitchUnreachable)
+        raise
+    finally:
+        keep(rec)
+
+
+def _loaded(path: Path, fields: tuple[Field, ...]) -> _Answers[str]:
+    answers: _Answers[str] = _Answers()
+    if path.is_file():
+        for _, rec in read_records(path, fields):
+            answers.add(rec["key"], rec)
+    return answers
+
+
+def _replayed(answers: _Answers[str], key: str, missing: str) -> Any:
+    """The recorded reply to `key` (its error raised again); `missing`: the line when none."""
+    rec = answers.take(key)
+    if rec is None:
+        raise SwitchUnreachable(missing)
+    if "error" in rec:
+        cls = SwitchUnreachable if rec.get("unreachable") else SwitchError
+        raise cls(str(rec["error"]))
+    return rec.get("reply")
 
 
 class RecordingClient:
@@ -265,24 +329,10 @@ class RecordingClient:
         self._keep = keep
 
     def get(self, path: str) -> Any:
-        return self._call("GET", path, None, lambda: self.inner.get(path))
+        return _kept(_key("GET", path, None), lambda: self.inner.get(path), self._keep)
 
     def post(self, path: str, body: Mapping[str, str]) -> Any:
-        return self._call("POST", path, body, lambda: self.inner.post(path, body))
-
-    def _call(
-        self, method: str, path: str, body: Mapping[str, str] | None, call: Callable[[], Any]
-    ) -> Any:
-        rec: dict[str, Any] = {"key": _key(method, path, body)}
-        try:
-            rec["reply"] = call()
-            return rec["reply"]
-        except SwitchError as exc:
-            rec["error"] = str(exc)
-            rec["unreachable"] = isinstance(exc, SwitchUnreachable)
-            raise
-        finally:
-            self._keep(rec)
+        return _kept(_key("POST", path, body), lambda: self.inner.post(path, body), self._keep)
 
 
 class ReplayClient:
@@ -291,10 +341,7 @@ class ReplayClient:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._answers: _Answers[str] = _Answers()
-        if path.is_file():
-            for _, rec in read_records(path, SWITCH_FIELDS):
-                self._answers.add(rec["key"], rec)
+        self._answers = _loaded(path, SWITCH_FIELDS)
 
     def get(self, path: str) -> Any:
         return self._answer("GET", path, None)
@@ -303,10 +350,29 @@ class ReplayClient:
         return self._answer("POST", path, body)
 
     def _answer(self, method: str, path: str, body: Mapping[str, str] | None) -> Any:
-        rec = self._answers.take(_key(method, path, body))
-        if rec is None:
-            raise SwitchUnreachable(f"replay: no recording of {method} {path} in {self.path}")
-        if "error" in rec:
-            cls = SwitchUnreachable if rec.get("unreachable") else SwitchError
-            raise cls(str(rec["error"]))
-        return rec.get("reply")
+        missing = f"replay: no recording of {method} {path} in {self.path}"
+        return _replayed(self._answers, _key(method, path, body), missing)
+
+
+class RecordingConsole:
+    """Wraps a switch console and hands every command and its text (or error) to `keep`."""
+
+    def __init__(self, inner: SwitchConsole, keep: Callable[[dict[str, Any]], None]) -> None:
+        self.inner = inner
+        self._keep = keep
+
+    def run(self, command: str) -> str:
+        return str(_kept(command, lambda: self.inner.run(command), self._keep))
+
+
+class ReplayConsole:
+    """Answers console commands from a recording file, in recorded order (the last answer
+    repeats); a command never recorded is unreachable, with the file named."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._answers = _loaded(path, SWITCH_SSH_FIELDS)
+
+    def run(self, command: str) -> str:
+        missing = f"replay: no recording of `{command}` in {self.path}"
+        return str(_replayed(self._answers, command, missing) or "")

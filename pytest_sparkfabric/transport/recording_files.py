@@ -18,6 +18,8 @@ from typing import Any
 
 SWITCH_RECORDING = "switch/rest.jsonl"
 """Where a recording keeps the switch's REST calls, relative to its folder."""
+SWITCH_SSH_RECORDING = "switch/ssh.jsonl"
+"""Where a recording keeps the switch's console commands (switch.api ssh), each with its text."""
 
 _FIX = "record again with --sparkfabric-record DIR, or repair or delete that line"
 
@@ -124,6 +126,14 @@ SWITCH_FIELDS: tuple[Field, ...] = (
 )
 
 
+SWITCH_SSH_FIELDS: tuple[Field, ...] = (
+    ("key", _is_str, "a string (the command)", True),
+    ("reply", _is_str, "a string", False),
+    ("error", _is_str, "a string", False),
+    ("unreachable", _is_bool, "true or false", False),
+)
+
+
 def _check_fields(record: Any, fields: tuple[Field, ...]) -> str | None:
     if not isinstance(record, dict):
         return f"{_kind(record)}, not a JSON object"
@@ -191,7 +201,11 @@ def check_recording(directory: Path) -> None:
     for path in node_files(directory):
         for _ in read_records(path, NODE_FIELDS):
             pass
-    switch = directory / SWITCH_RECORDING
-    if switch.exists() or switch.is_symlink():
-        for _ in read_records(switch, SWITCH_FIELDS):
-            pass
+    for name, fields in (
+        (SWITCH_RECORDING, SWITCH_FIELDS),
+        (SWITCH_SSH_RECORDING, SWITCH_SSH_FIELDS),
+    ):
+        switch = directory / name
+        if switch.exists() or switch.is_symlink():
+            for _ in read_records(switch, fields):
+                pass

