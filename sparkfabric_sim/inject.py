@@ -193,6 +193,13 @@ def _command_hangs(d: Draft, f: FaultSpec) -> None:
         nd.hangs.add(str(f.command))
 
 
+def _egress_cap(d: Draft, f: FaultSpec) -> None:
+    if d.switch is None:
+        return
+    for nd in _targets(d, f):
+        _switch_leg(d, d.switch.leg_of(nd.name).name, egress_rate_mbps=int(f.value or 25000))
+
+
 # One injector for every fault of the registry (cluster/faults.py); tests/cluster/test_faults.py
 # holds them in step.
 INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
@@ -214,6 +221,7 @@ INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
     "eeprom_placeholder": _eeprom_placeholder,
     "node_unreachable": _node_unreachable,
     "command_hangs": _command_hangs,
+    "egress_cap": _egress_cap,
 }
 
 

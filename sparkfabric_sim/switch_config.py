@@ -29,6 +29,10 @@ class LegConfig:
     trust_l3: str = "ignore"
     pfc: str = "disabled"
     egress_rate_queue: tuple[str, ...] = ("0",) * 8
+    egress_rate_mbps: int | None = None
+    """Port shaper toward the node, RouterOS `/interface ethernet switch port set <leg>
+    egress-rate=...` (MikroTik "Bandwidth Control", CRS3xx/CRS5xx: the shaper queues what
+    exceeds it); None: unlimited."""
 
 
 @dataclass(frozen=True, slots=True)

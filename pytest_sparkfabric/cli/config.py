@@ -368,7 +368,7 @@ def reference_markdown() -> str:
         "- Node names and ssh hosts are unique; every rail interface has its own address.",
         "- direct: exactly 2 nodes on the same port number. mesh: exactly 3 nodes. ring: 4 or",
         "  more. Ring and mesh nodes list both ports and are listed in cable order (port 0 of",
-        "  each node to port 1 of the next, the last back to the first). switch: 2 to 8 nodes,",
+        "  each node to port 1 of the next, the last back to the first). switch: 2 to 128 nodes,",
         "  the same port number on every node, a `switch:` section with a port for each node.",
         "- Subnets: direct and switch use one subnet per rail, each node one address in each;",
         "  ring and mesh use two subnets per cable (one per rail), both cable ends in them.",

@@ -31,6 +31,7 @@ FaultName = Literal[
     "eeprom_placeholder",
     "node_unreachable",
     "command_hangs",
+    "egress_cap",
 ]
 Target = Literal["node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command"]
 # real: the lab makes it happen in the kernel, in a file or in what runs; simulated: only the
@@ -95,6 +96,9 @@ _TABLE: tuple[Fault, ...] = (
           "the node does not answer ssh", "real"),
     Fault("command_hangs", ("command",), ("node",),
           "a tool never returns", "real"),
+    Fault("egress_cap", ("node",), ("value",),
+          "the switch leg toward a node shapes egress to `value` Mb/s (default 25000)",
+          "simulated", needs_switch=True),
 )
 # fmt: on
 
