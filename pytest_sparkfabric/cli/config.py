@@ -220,7 +220,16 @@ def describe(cluster: Cluster, source: str = "cluster.yaml") -> str:
 
         lines += [f"  {w}" for w in safety_warnings(cluster)]
     lines += ["", "test items per test function"]
-    for kind, count in item_counts(cluster).items():
+    counts = item_counts(cluster)
+    # Bandwidth and ping items follow bandwidth.schedule (legs: each node with two partners).
+    from pytest_sparkfabric.measure import bwplan
+
+    the_plan = plan(cluster)
+    measured = bwplan.measured_pairs(the_plan, bwplan.build(cluster, the_plan))
+    counts["link"] = sum(len(p.links) for p in measured)
+    counts["directed_link"] = 2 * counts["link"]
+    counts["node_pair"] = len(measured)
+    for kind, count in counts.items():
         lines.append(f"  {ITEM_KINDS[kind]:<36} {count}")
     return "\n".join(lines) + "\n"
 

@@ -24,7 +24,7 @@ from pytest_sparkfabric.measure import schedule as sched
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster, Rail
-    from pytest_sparkfabric.cluster.plan import Link, NodePair, Plan
+    from pytest_sparkfabric.cluster.plan import DirectedLink, Link, NodePair, Plan
 
 Direction = Literal["a->b", "b->a"]
 
@@ -69,6 +69,18 @@ def measured_pairs(plan: Plan, schedule: sched.Schedule) -> tuple[NodePair, ...]
     """The plan's node pairs the schedule measures (in either direction), in plan order."""
     wanted = {frozenset((t.src, t.dst)) for t in schedule.transfers}
     return tuple(p for p in plan.pairs if frozenset((p.a, p.b)) in wanted)
+
+
+def directed_links(cluster: Cluster, plan: Plan) -> tuple[DirectedLink, ...]:
+    """Both directions of every rail link of the measured pairs: what the pings prove. Behind a
+    switch that is every leg both ways with two partners (`legs`), not every pair (`full`)."""
+    from pytest_sparkfabric.cluster.plan import DirectedLink
+
+    out: list[DirectedLink] = []
+    for pair in measured_pairs(plan, build(cluster, plan)):
+        for link in pair.links:
+            out += [DirectedLink(link.a, link.b), DirectedLink(link.b, link.a)]
+    return tuple(out)
 
 
 def rail_tests(plan: Plan, schedule: sched.Schedule) -> Iterator[list[RailTest]]:

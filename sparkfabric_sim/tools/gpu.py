@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from sparkfabric_sim import noise
 from sparkfabric_sim.outcome import Outcome, fail, ok
 from sparkfabric_sim.render import misc
@@ -47,6 +49,7 @@ def nvidia_smi(ctx: Ctx, argv: list[str]) -> Outcome:
     return ok(misc.gpu_csv(query, values, "noheader" not in fmt, "nounits" not in fmt))
 
 
+@functools.cache  # built once: parse_args leaves a parser unchanged
 def _burn_parser() -> Parser:
     p = Parser("gpu_burn")
     p.add_argument("-m", dest="memory", default="90%")

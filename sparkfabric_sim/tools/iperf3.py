@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from ipaddress import IPv4Address
 
 from sparkfabric_sim import noise, routing
@@ -22,6 +23,7 @@ REFUSED = (
 NO_ROUTE = REFUSED.replace("Connection refused", "No route to host")
 
 
+@functools.cache  # built once: parse_args leaves a parser unchanged
 def _parser() -> Parser:
     p = Parser("iperf3")
     p.add_argument("-s", "--server", action="store_true")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from ipaddress import IPv4Address
 
@@ -17,6 +18,7 @@ ARP_FAIL_S = 3.0
 BASE_RTT_MS = 0.16
 
 
+@functools.cache  # built once: parse_args leaves a parser unchanged
 def _parser() -> Parser:
     p = Parser("ping")
     p.add_argument("-M", dest="pmtu", choices=("do", "dont", "want", "probe"))
