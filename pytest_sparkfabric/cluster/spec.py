@@ -374,6 +374,21 @@ class SimulateSpec(_Model):
     faults: tuple[FaultSpec, ...] = Field(
         default=(), description="Faults to inject; an empty list simulates a healthy cluster."
     )
+    command_latency_ms: int = Field(
+        default=0,
+        ge=0,
+        le=10000,
+        description=(
+            "Extra latency (ms) of every remote command, as an ssh round trip to a far cluster "
+            "would add; commands beyond max_sessions at once to one node wait a round each."
+        ),
+    )
+    max_sessions: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="Commands one node runs at once over its connection (sshd MaxSessions, 10).",
+    )
 
 
 class ClusterSpec(_Model):

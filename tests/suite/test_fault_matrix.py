@@ -148,6 +148,10 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         },
         {""},
     ),
+    "egress_cap": (
+        {"test_pair_rdma", "test_pair_tcp", "test_rail_rdma"},
+        {"egress_rate_cap"},
+    ),
     "pcie_width": (
         {"test_nccl_busbw", "test_nic_loopback", "test_pair_rdma", "test_pcie", "test_rail_rdma"},
         {"pcie_degraded"},
