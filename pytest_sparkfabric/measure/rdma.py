@@ -219,7 +219,9 @@ def measure(fabric: Fabric) -> RdmaRun:
     base = fabric.cluster.spec.bandwidth.base_port + PAIR_PORT_OFFSET
     links: dict[str, list[BwResult]] = {}
     round_of: dict[str, int] = {}
-    n_pairs = len(bwplan.measured_pairs(fabric.plan, plan))
+    down = fabric.unreachable()
+    pairs = bwplan.measured_pairs(fabric.plan, plan)
+    n_pairs = len([p for p in pairs if p.a not in down and p.b not in down])
     if not plan.rounds:
         return RdmaRun(plan, {}, round_of, 0.0)
     fabric.progress(
@@ -269,9 +271,8 @@ def outcomes(fabric: Fabric, results: Iterable[BwResult]) -> list[Outcome]:
     return [
         Outcome(r.src.node, r.dst.node, r.gbps is not None and th.ok(r.gbps), r.src.index)
         for r in results
-        if not r.loopback
-        and not (r.gbps is None and r.error and fabric.down_line([r.src.node]))
-        and not (r.gbps is None and fabric.down_line([r.dst.node]))
+        # A direction with a node that does not answer was never measured: no evidence.
+        if not r.loopback and not fabric.down_line((r.src.node, r.dst.node))
     ]
 
 
