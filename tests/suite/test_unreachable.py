@@ -29,7 +29,7 @@ def test_one_node_down_of_four(pytester: pytest.Pytester) -> None:
     # The others are measured as usual, without spark-3 in their rounds.
     for key in (
         "test_pair_rdma[spark-1<->spark-2]",
-        "test_pair_tcp[spark-2<->spark-4]",
+        "test_pair_tcp[spark-1<->spark-4]",
         "test_nic_loopback[spark-4:rail1]",
         "test_soak_link[spark-1:rail0]",
         "test_soak_load[spark-4]",
