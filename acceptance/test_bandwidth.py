@@ -1,5 +1,6 @@
-"""RDMA bandwidth (ib_write_bw): the NIC self-test on every rail, then every rail link and every
-node pair with both rails at once, in rounds where no node is in two tests (DOMAIN.md §4-5).
+"""RDMA bandwidth (ib_write_bw): the NIC self-test on every rail, then the rail links and node
+pairs of the bandwidth schedule (`bandwidth.schedule`, default `legs`: every node with two
+partners, both directions) with both rails at once (DOMAIN.md §4-5).
 
 The loopback runs first, so a slow pair later is blamed on a throttled NIC, not on the cable.
 """
@@ -56,7 +57,7 @@ def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
 
 def test_rail_rdma(rail_link: Link, fabric: Fabric, verdict: Verdict) -> None:
     """ib_write_bw node to node on one rail (its pair's other rail busy at the same time),
-    in each direction where the two ends are different ports."""
+    in each direction the schedule measures, each direction its own figure."""
     th = fabric.thresholds["rail_rdma_gbps"]
     results = rdma.link_results(fabric, rail_link)
     nodes = rail_link.nodes()
@@ -78,10 +79,20 @@ def test_rail_rdma(rail_link: Link, fabric: Fabric, verdict: Verdict) -> None:
     found = evidence.findings(
         fabric, on=evidence.path(rail_link), tcp=evidence.needs_tcp(fabric, values, nodes)
     )
+    where = _where(fabric, nodes)
     if errors:
         head = "; ".join(f"{r.where}: {r.error}" for r in errors)
-        evidence.fail(verdict, f"{rail_link.id}: no bandwidth result: {head}", found)
-    evidence.fail(verdict, f"{rail_link.id}: {seen}, {th.describe()}", found)
+        evidence.fail(verdict, f"{rail_link.id}: no bandwidth result: {head}{where}", found)
+    slow_ways = ", ".join(f"{r.where} (into {r.dst.node})" for r in slow)
+    evidence.fail(
+        verdict, f"{rail_link.id}: {seen}, {th.describe()}; slow: {slow_ways}{where}", found
+    )
+
+
+def _where(fabric: Fabric, nodes: tuple[str, ...]) -> str:
+    """The bandwidth phase's suspects that concern these nodes (measure/localize.py)."""
+    lines = rdma.suspects_of(fabric, nodes)
+    return "".join(f"\nWhere: {line}" for line in lines)
 
 
 def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:
@@ -99,7 +110,7 @@ def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> Non
     totals: list[float] = []
     bad = False
     for d in directions:
-        where = "" if len(directions) == 1 else f" {d.direction}"
+        where = f" {d.where}"
         per_rail = ", ".join(
             f"rail{link.rail} {_gb(r.gbps)}"
             for link, r in zip(node_pair.links, d.rails, strict=True)
@@ -124,4 +135,4 @@ def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> Non
             tcp=evidence.needs_tcp(fabric, values, nodes),
             prefer=["half_port"],
         )
-        evidence.fail(verdict, "\n".join(lines), found)
+        evidence.fail(verdict, "\n".join(lines) + _where(fabric, nodes), found)

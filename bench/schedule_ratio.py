@@ -1,13 +1,12 @@
-"""How close the RDMA bandwidth phase comes to its physical minimum on the simulated cluster.
+"""How close the RDMA bandwidth phase comes to its physical minimum, per schedule and size.
 
-    python bench/schedule_ratio.py [examples/switch-8.yaml]
+    python bench/schedule_ratio.py [N ...] [--kinds legs,full,stress]
 
-Runs the loopback self-test and every node pair of the cluster once, on the transport the file
-names (the simulator: virtual time), and prints the pair phase's duration on the transport clock
-over rounds x per-test duration, where the per-test duration is what one ib_write_bw client
-took on its own in that same run (-D plus perftest's connection set-up). 1.0 means the rounds
-cost nothing beyond their tests; server start-up and the listen polls add the rest. The
-acceptance criterion is a ratio within 10% (<= 1.10) on examples/switch-8.yaml.
+For each N (default 8 16 32 64) a simulated switch cluster from `sparkfabric init`, and for each
+`bandwidth.schedule`, runs the loopback self-test and the pair phase on the simulator's clock,
+and prints: rounds, the phase's duration on the transport clock over rounds x one test (what one
+ib_write_bw client took on its own: -D plus perftest's set-up), and the real time it took here.
+Goals (issue 16): `legs` <= 3 rounds at every N, ratio <= 1.05.
 """
 
 from __future__ import annotations
@@ -16,46 +15,70 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_sparkfabric.cluster import load_cluster
-from pytest_sparkfabric.measure import rdma
-from pytest_sparkfabric.measure.engine import Fabric
-from pytest_sparkfabric.transport import make_transport
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pytest_sparkfabric.cluster import parse_cluster  # noqa: E402
+from pytest_sparkfabric.cluster.initgen import generate, node_names  # noqa: E402
+from pytest_sparkfabric.measure import rdma  # noqa: E402
+from pytest_sparkfabric.measure.engine import Fabric  # noqa: E402
+from pytest_sparkfabric.transport import make_transport  # noqa: E402
+
+GOAL_RATIO = 1.05
+GOAL_LEGS_ROUNDS = 3
 
 
-def main(argv: list[str]) -> int:
-    path = Path(argv[1]) if len(argv) > 1 else ROOT / "examples" / "switch-8.yaml"
-    cluster = load_cluster(path)
+def cluster_text(n: int, kind: str) -> str:
+    data = yaml.safe_load(generate("switch", node_names(str(n)), transport="sim"))
+    data.setdefault("bandwidth", {})["schedule"] = kind
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def one(n: int, kind: str) -> tuple[int, float, float, bool]:
+    cluster = parse_cluster(cluster_text(n, kind))
     transport = make_transport(cluster)
-    fabric = Fabric(cluster, transport, progress=lambda line: print(f"  {line}"))
+    fabric = Fabric(cluster, transport, progress=lambda line: None)
     wall = time.perf_counter()
     try:
-        loop = rdma.loopbacks(fabric)
         run = rdma.pair_runs(fabric)
     finally:
         transport.close()
     wall = time.perf_counter() - wall
-    nominal = run.schedule.duration_s
     seconds = sorted(r.seconds for rs in run.links.values() for r in rs if r.seconds)
-    # One test on its own: the client's own run time (-D plus perftest's connection set-up).
-    per_test = seconds[len(seconds) // 2] if seconds else float(nominal)
-    steps = run.schedule.steps
-    ratio = run.elapsed_s / (steps * per_test)
-    failed = [r.where for rs in run.links.values() for r in rs if r.gbps is None]
-    print(f"cluster: {path.name}: {cluster.topology}, {len(cluster.nodes)} nodes")
+    per_test = seconds[len(seconds) // 2] if seconds else float(cluster.spec.bandwidth.duration_s)
+    rounds = len(run.schedule.rounds)
+    ratio = run.elapsed_s / (rounds * per_test) if rounds else 0.0
+    ok = all(r.gbps is not None for rs in run.links.values() for r in rs)
+    return rounds, ratio, wall, ok
+
+
+def main(argv: list[str]) -> int:
+    kinds = ["legs", "full", "stress"]
+    sizes: list[int] = []
+    for arg in argv[1:]:
+        if arg.startswith("--kinds="):
+            kinds = arg.split("=", 1)[1].split(",")
+        else:
+            sizes.append(int(arg))
+    sizes = sizes or [8, 16, 32, 64]
+    worst = 0.0
+    legs_rounds = 0
+    print(f"{'nodes':>5} {'schedule':>8} {'rounds':>6} {'ratio':>6} {'real s':>7}")
+    for n in sizes:
+        for kind in kinds:
+            rounds, ratio, wall, ok = one(n, kind)
+            worst = max(worst, ratio)
+            if kind == "legs":
+                legs_rounds = max(legs_rounds, rounds)
+            note = "" if ok else "  (some flows gave no result)"
+            print(f"{n:>5} {kind:>8} {rounds:>6} {ratio:>6.3f} {wall:>7.1f}{note}")
     print(
-        f"pairs: {len(fabric.plan.pairs)} in {len(run.schedule.rounds)} rounds x "
-        f"{steps // len(run.schedule.rounds)} direction(s); one test takes {per_test:.1f} s "
-        f"(-D {nominal} plus set-up) -> {steps * per_test:.1f} s if rounds cost nothing extra"
+        f"worst ratio {worst:.3f} (goal <= {GOAL_RATIO}); legs at most {legs_rounds} rounds "
+        f"(goal <= {GOAL_LEGS_ROUNDS})"
     )
-    print(f"pair phase: {run.elapsed_s:.1f} s on the transport clock (wall {wall:.2f} s)")
-    print(f"  vs rounds x -D alone ({steps * nominal} s): {run.elapsed_s / (steps * nominal):.3f}")
-    print(f"loopback phase: {loop.elapsed_s:.1f} s for {loop.rounds} rounds")
-    if failed:
-        print(f"note: {len(failed)} flows gave no result, e.g. {failed[0]}")
-    print(f"ratio {ratio:.3f}")
-    return 0 if ratio <= 1.10 else 1
+    return 0 if worst <= GOAL_RATIO and legs_rounds <= GOAL_LEGS_ROUNDS else 1
 
 
 if __name__ == "__main__":

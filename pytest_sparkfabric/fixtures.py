@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_sparkfabric.measure import bwplan
 from pytest_sparkfabric.session import get_session
 from pytest_sparkfabric.verdict import Verdict
 
@@ -51,12 +52,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if s is None:
         return
     c, plan = s.cluster, s.plan
+    # Bandwidth items follow the schedule (bandwidth.schedule): the pairs it measures.
+    measured = bwplan.measured_pairs(plan, bwplan.build(c, plan))
+    bw_links = [link for pair in measured for link in pair.links]
+    directed = bwplan.directed_links(c, plan)
     params: dict[str, tuple[list[Any], list[str]]] = {
         "_sf_node": (list(c.nodes), [n.name for n in c.nodes]),
         "_sf_rail": (list(c.rails), [r.id for r in c.rails]),
-        "_sf_link": (list(plan.directed), [d.id for d in plan.directed]),
-        "_sf_rail_link": (list(plan.links), [link.id for link in plan.links]),
-        "_sf_node_pair": (list(plan.pairs), [p.id for p in plan.pairs]),
+        "_sf_link": (list(directed), [d.id for d in directed]),
+        "_sf_rail_link": (bw_links, [link.id for link in bw_links]),
+        "_sf_node_pair": (list(measured), [p.id for p in measured]),
     }
     for name, (values, ids) in params.items():
         if name in metafunc.fixturenames:

@@ -98,10 +98,23 @@ def resources(model: SimCluster, f: FlowRequest) -> list[tuple[str, float]]:
     ]
     legs = _through_switch(model, f)
     if legs:
-        out += [(f"leg-in:{legs[0]}", LEG_GBPS), (f"leg-out:{legs[1]}", LEG_GBPS)]
+        out += [
+            (f"leg-in:{legs[0]}", LEG_GBPS),
+            (f"leg-out:{legs[1]}", _egress_gbps(model, legs[1])),
+        ]
         if model.switch is not None and not model.switch.hw_offload:
             out.append(("switch-cpu", _u(model, 5.0, 10.0, "switch-cpu")))
     return out
+
+
+def _egress_gbps(model: SimCluster, leg: str) -> float:
+    """A leg's egress toward its node: line rate, or its port shaper (egress-rate) when set."""
+    if model.switch is None:
+        return LEG_GBPS
+    cfg = next((x for x in model.switch.legs if x.name == leg), None)
+    if cfg is None or cfg.egress_rate_mbps is None:
+        return LEG_GBPS
+    return min(LEG_GBPS, cfg.egress_rate_mbps / 1000)
 
 
 def crosses_switch(model: SimCluster, f: FlowRequest) -> bool:

@@ -226,6 +226,13 @@ def _rx_discards(d: Draft, f: FaultSpec) -> None:
         nd.rx_discard_pct[dev.name] = float(f.value) if f.value is not None else 2.0
 
 
+def _egress_cap(d: Draft, f: FaultSpec) -> None:
+    if d.switch is None:
+        return
+    for nd in _targets(d, f):
+        _switch_leg(d, d.switch.leg_of(nd.name).name, egress_rate_mbps=int(f.value or 25000))
+
+
 # One injector for every fault of the registry (cluster/faults.py); tests/cluster/test_faults.py
 # holds them in step.
 INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
@@ -252,6 +259,7 @@ INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
     "host_pfc": _host_pfc,
     "rx_discards": _rx_discards,
     "switch_fcs_errors": _switch_fcs_errors,
+    "egress_cap": _egress_cap,
 }
 
 

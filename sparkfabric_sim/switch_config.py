@@ -31,6 +31,10 @@ class LegConfig:
     egress_rate_queue: tuple[str, ...] = ("0",) * 8
     fcs_error_rate: float = 0.0
     """Frames from the host that arrive corrupted, per frame (a marginal host->switch path)."""
+    egress_rate_mbps: int | None = None
+    """Port shaper toward the node, RouterOS `/interface ethernet switch port set <leg>
+    egress-rate=...` (MikroTik "Bandwidth Control", CRS3xx/CRS5xx: the shaper queues what
+    exceeds it); None: unlimited."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_sparkfabric.transport.base import (
@@ -62,6 +63,9 @@ class SimTransport(Transport):
         self.clock = clock if clock is not None else VirtualClock()
         self._lock = threading.RLock()
         self._live: list[SimBackground] = []
+        sim = cluster.spec.simulate
+        self._latency_s = sim.command_latency_ms / 1000 if sim is not None else 0.0
+        self._sessions = sim.max_sessions if sim is not None else 10
         self.switch: SimSwitch | None = None
         if self.model.switch is not None:
             from sparkfabric_sim.switch import SimSwitch
@@ -126,8 +130,22 @@ class SimTransport(Transport):
                 results[i] = self._finish(job, outcome, t0, spawned)
             for i, bg in servers.items():
                 results[i] = bg.result(settle=True)
-            done = [r for r in results if r is not None]
+            done = self._latent([r for r in results if r is not None])
             return done, t0 + max((r.duration_s for r in done), default=0.0)
+
+    def _latent(self, done: list[RunResult]) -> list[RunResult]:
+        """`simulate.command_latency_ms` on every command; one node's commands past its
+        `max_sessions` (sshd_config(5) MaxSessions, default 10) wait for a free session."""
+        if not self._latency_s:
+            return done
+        seen: dict[str, int] = {}
+        out = []
+        for r in done:
+            k = seen.get(r.node, 0)
+            seen[r.node] = k + 1
+            waves = k // self._sessions + 1
+            out.append(replace(r, duration_s=r.duration_s + waves * self._latency_s))
+        return out
 
     def _plan(
         self,

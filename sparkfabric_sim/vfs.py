@@ -51,10 +51,12 @@ class Tree:
         ]
         self.files = _build(node, seed)
         self.children: dict[str, set[str]] = {}
+        # One pass per path, parent prefixes grown as we go: a node has ~10k paths (GID tables).
         for path in [*self.files, *(link for link, _ in self.links)]:
-            parts = path.split("/")
-            for i in range(1, len(parts)):
-                self.children.setdefault("/".join(parts[:i]) or "/", set()).add(parts[i])
+            parent = ""
+            for part in path.split("/")[1:]:
+                self.children.setdefault(parent or "/", set()).add(part)
+                parent = f"{parent}/{part}"
 
     def resolve(self, path: str) -> str:
         path = "/" + "/".join(p for p in path.split("/") if p and p != ".")

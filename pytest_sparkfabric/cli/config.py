@@ -220,7 +220,16 @@ def describe(cluster: Cluster, source: str = "cluster.yaml") -> str:
 
         lines += [f"  {w}" for w in safety_warnings(cluster)]
     lines += ["", "test items per test function"]
-    for kind, count in item_counts(cluster).items():
+    counts = item_counts(cluster)
+    # Bandwidth and ping items follow bandwidth.schedule (legs: each node with two partners).
+    from pytest_sparkfabric.measure import bwplan
+
+    the_plan = plan(cluster)
+    measured = bwplan.measured_pairs(the_plan, bwplan.build(cluster, the_plan))
+    counts["link"] = sum(len(p.links) for p in measured)
+    counts["directed_link"] = 2 * counts["link"]
+    counts["node_pair"] = len(measured)
+    for kind, count in counts.items():
         lines.append(f"  {ITEM_KINDS[kind]:<36} {count}")
     return "\n".join(lines) + "\n"
 
@@ -368,13 +377,34 @@ def reference_markdown() -> str:
         "- Node names and ssh hosts are unique; every rail interface has its own address.",
         "- direct: exactly 2 nodes on the same port number. mesh: exactly 3 nodes. ring: 4 or",
         "  more. Ring and mesh nodes list both ports and are listed in cable order (port 0 of",
-        "  each node to port 1 of the next, the last back to the first). switch: 2 to 8 nodes,",
+        "  each node to port 1 of the next, the last back to the first). switch: 2 to 128 nodes,",
         "  the same port number on every node, a `switch:` section with a port for each node.",
         "- Subnets: direct and switch use one subnet per rail, each node one address in each;",
         "  ring and mesh use two subnets per cable (one per rail), both cable ends in them.",
         "- Two fabric interfaces of one node never share a subnet unless `arp_sysctls: true`.",
         "- Unknown keys are errors (with a did-you-mean); threshold names and node references",
         "  (`nccl.launch_node`, `switch.ports`, `simulate.faults`) must exist.",
+        "",
+        "## Which pairs the bandwidth tests measure (`bandwidth.schedule`)",
+        "",
+        "- `legs` (the default): each node with its two neighbours in the node list (a virtual",
+        "  ring behind a switch, the cables on a ring, mesh or direct cable), both directions on",
+        "  every rail: every cable or switch leg is proven both ways with two partners, in 2",
+        "  rounds (3 for an odd count) whatever the size. A node that fails with both partners",
+        "  while they pass elsewhere is named as the suspect and, behind a switch, re-tested",
+        "  against a third partner to confirm (`bandwidth.confirm`). Why the default: a non-",
+        "  blocking switch gains nothing from testing all N(N-1)/2 pairs (63 rounds at 64 nodes);",
+        "  what cable acceptance needs is every leg both ways and where a fault is.",
+        "- `full`: every pair both ways, N-1 rounds (N for an odd count): small clusters, or a",
+        "  deep check of the switch's forwarding between every pair.",
+        "- `stress`: one round in which every node sends to the next and receives from the one",
+        "  before at once, to load every leg both ways together (buffers, PFC).",
+        "- `directions: together` runs a pair's two directions at once, each its own one-way",
+        "  test and figure (PCIe and 200GBASE-CR4 carry each direction on lanes of its own).",
+        "  One published full-duplex run of two Sparks reached ~340 Gb/s (~170 each way, below",
+        "  the one-way 180 floor); where yours do the same, `apart` runs the directions one",
+        "  after the other (twice the rounds) against the one-way figures.",
+        "- The jumbo pings (`test_jumbo_ping`) follow the same pairs.",
         "",
         "## Values that reach a command line",
         "",

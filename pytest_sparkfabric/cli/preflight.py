@@ -63,9 +63,10 @@ def check(
     """Every warning for a valid cluster, in file order where it has a line. Only a cluster
     reached over ssh has anything to fail on: the simulator and a replay contact nothing."""
     spec = cluster.spec
+    out = _beyond_nvidia(cluster)
     if spec.transport != "ssh":
-        return []
-    out = _edit_marks(text)
+        return out
+    out += _edit_marks(text)
     for i, node in enumerate(spec.nodes):
         if node.ssh is None:
             continue
@@ -114,6 +115,24 @@ def check(
                 )
             )
     return sorted(out, key=lambda w: (w.line is None, w.line or 0))
+
+
+def _beyond_nvidia(cluster: Cluster) -> list[Caution]:
+    """More Sparks behind a switch than NVIDIA supports: the suite tests them, NVIDIA may not."""
+    from pytest_sparkfabric.cluster.plan import NVIDIA_SWITCH_NODES
+
+    n = len(cluster.nodes)
+    if cluster.topology != "switch" or n <= NVIDIA_SWITCH_NODES:
+        return []
+    return [
+        Caution(
+            cluster.line_of(("nodes",)),
+            f"{n} nodes behind a switch: NVIDIA supports up to {NVIDIA_SWITCH_NODES} (the suite "
+            "tests any number the switch has legs for)",
+            "nothing to change for the suite; for NVIDIA support split the cluster into groups "
+            f"of {NVIDIA_SWITCH_NODES}",
+        )
+    ]
 
 
 def _edit_marks(text: str) -> list[Caution]:

@@ -36,6 +36,7 @@ FaultName = Literal[
     "host_pfc",
     "rx_discards",
     "switch_fcs_errors",
+    "egress_cap",
 ]
 Target = Literal[
     "node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command", "rate_per_s"
@@ -115,6 +116,9 @@ _TABLE: tuple[Fault, ...] = (
           "simulated"),
     Fault("switch_fcs_errors", ("switch_port",), (),
           "frames from the host arrive corrupted at a switch leg (FCS errors grow with traffic)",
+          "simulated", needs_switch=True),
+    Fault("egress_cap", ("node",), ("value",),
+          "the switch leg toward a node shapes egress to `value` Mb/s (default 25000)",
           "simulated", needs_switch=True),
 )
 # fmt: on

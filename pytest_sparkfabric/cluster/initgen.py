@@ -76,15 +76,22 @@ def check_request(
     if topology not in TOPOLOGIES:
         raise InitError(
             f"--topology {topology!r} is not one of {', '.join(TOPOLOGIES)}. "
-            "Fix: direct for 2 nodes, mesh for 3, ring for 4 or more, switch for 2 to 8."
+            "Fix: direct for 2 nodes, mesh for 3, ring for 4 or more, switch for 2 to 128."
         )
     lo, hi = NODE_COUNTS[topology]
     if not lo <= len(names) <= hi:
-        need = f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
+        need = (
+            f"exactly {lo}"
+            if lo == hi
+            else f"{lo} or more"
+            if topology == "ring"
+            else f"{lo} to {hi}"
+        )
         other = [t for t, (a, b) in NODE_COUNTS.items() if a <= len(names) <= b]
         fix = f"use --topology {' or '.join(other)}" if other else f"name {need} nodes"
         raise InitError(
-            f"topology {topology} needs {need} nodes (a Spark has 2 ports); "
+            f"topology {topology} needs {need} nodes "
+            f"({'one switch leg per node' if topology == 'switch' else 'a Spark has 2 ports'}); "
             f"--nodes names {len(names)}. Fix: {fix}."
         )
     for name in names:

@@ -32,7 +32,7 @@ from pytest_sparkfabric.cluster.wording import Hint, seen, validation_problems
 
 # Words for messages where the schema alone says too little (see wording.validation_problems).
 HINTS: dict[Shape, Hint] = {
-    ("topology",): Hint(note="direct: 2 nodes, mesh: 3, ring: 4 or more, switch: 2 to 8"),
+    ("topology",): Hint(note="direct: 2 nodes, mesh: 3, ring: 4 or more, switch: 2 to 128"),
     ("mtu",): Hint(note="9000 for jumbo frames, 1500 is Ethernet's default"),
     ("nodes",): Hint(example="[{name: spark-1, ssh: {host: 10.0.0.11}, ports: {...}}, ...]"),
     ("nodes", "*"): Hint(example="{name: spark-1, ssh: {host: 10.0.0.11}, ports: {...}}"),

@@ -14,7 +14,13 @@ from itertools import combinations
 from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.cluster.model import Cluster, Rail
 
-NODE_COUNTS = {"direct": (2, 2), "mesh": (3, 3), "ring": (4, 64), "switch": (2, 8)}
+NODE_COUNTS = {"direct": (2, 2), "mesh": (3, 3), "ring": (4, 1024), "switch": (2, 128)}
+"""Node counts per topology. A ring has no limit of its own (1024 stands for "any": its /24s run
+out first); behind a switch the limit is the switch's legs, one per node, and 128 is two
+128-leg breakout switches' worth, past which the rounds and the report are untested."""
+NVIDIA_SWITCH_NODES = 8
+"""The most Sparks behind one switch NVIDIA supports (its 8-node announcement); more is a
+warning from `sparkfabric check`, not an error."""
 PORTS_PER_NODE = {"direct": 1, "mesh": 2, "ring": 2, "switch": 1}
 
 

@@ -55,8 +55,14 @@ def _count_fix(topo: str, n: int) -> str:
     return f"list {_need(topo)} nodes"
 
 
+def _why_count(topo: str) -> str:
+    return "one switch leg per node" if topo == "switch" else "a Spark has 2 ports"
+
+
 def _need(topo: str) -> str:
     lo, hi = NODE_COUNTS[topo]
+    if topo == "ring":
+        return f"{lo} or more"
     return f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
 
 
@@ -72,7 +78,7 @@ def _check_facts(f: Facts) -> tuple[list[RuleProblem], bool]:
             cabling.append(
                 RuleProblem(
                     ("topology",),
-                    f"{topo!r} needs {_need(topo)} nodes (a Spark has 2 ports); got {len(nodes)}",
+                    f"{topo!r} needs {_need(topo)} nodes ({_why_count(topo)}); got {len(nodes)}",
                     _count_fix(topo, len(nodes)),
                 )
             )

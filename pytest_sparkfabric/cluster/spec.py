@@ -351,6 +351,29 @@ class BandwidthSpec(_Model):
         le=65000,
         description="First TCP port the test servers listen on; the suite uses a few above it.",
     )
+    schedule: Literal["legs", "full", "stress"] = Field(
+        default="legs",
+        description=(
+            "Which node pairs the bandwidth tests measure: legs (every node with its two "
+            "neighbours in the node list, both ways: every cable or switch leg proven with two "
+            "partners in 2-3 rounds at any size), full (every pair, N-1 rounds) or stress (one "
+            "round, every node sending to the next at once)."
+        ),
+    )
+    directions: Literal["together", "apart"] = Field(
+        default="together",
+        description=(
+            "together: a pair's two directions run at once, each its own one-way test with its "
+            "own figure; apart: one direction per round (twice the rounds)."
+        ),
+    )
+    confirm: bool = Field(
+        default=True,
+        description=(
+            "Re-test a node that fails with both its partners against a third one, to confirm "
+            "it is the node and not its partners (switch clusters of 4 or more nodes)."
+        ),
+    )
 
 
 class FaultSpec(_Model):
@@ -391,6 +414,21 @@ class SimulateSpec(_Model):
         "setup script compiles); NCCL_IB_HCA is read by that version's grammar.",
         examples=["2.30.7"],
     )
+    command_latency_ms: int = Field(
+        default=0,
+        ge=0,
+        le=10000,
+        description=(
+            "Extra latency (ms) of every remote command, as an ssh round trip to a far cluster "
+            "would add; commands beyond max_sessions at once to one node wait a round each."
+        ),
+    )
+    max_sessions: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="Commands one node runs at once over its connection (sshd MaxSessions, 10).",
+    )
 
 
 class ClusterSpec(_Model):
@@ -399,7 +437,7 @@ class ClusterSpec(_Model):
     topology: TopologyName = Field(
         description="How the Sparks are cabled: direct (2 nodes, one cable, same port number at "
         "both ends), mesh (3 nodes, port 0 of each to port 1 of the next), ring (4 or more, "
-        "port 0 to port 1 of the next, the last back to the first) or switch (2 to 8 nodes, one "
+        "port 0 to port 1 of the next, the last back to the first) or switch (2 to 128 nodes, one "
         "cable each to one switch, the same port number on every node).",
         examples=["ring"],
     )

@@ -189,10 +189,43 @@ def _half_port(ev: Evidence) -> list[Finding]:
     return out
 
 
+EGRESS_SHARE_MAX = 0.75
+"""Into a node at most this share of what it sends: one direction capped, not a NIC or cable
+(a throttled NIC, a dead half or a bad cable slow both directions alike)."""
+
+
+def _egress_capped(ev: Evidence) -> dict[str, tuple[list[Rate], list[Rate]]]:
+    """Nodes every partner sends to slowly while they send at full rate: node -> (into, out)."""
+    rates = [r for r in ev.rdma if r.gbps is not None and len(set(r.nodes)) == 2]
+    out: dict[str, tuple[list[Rate], list[Rate]]] = {}
+    for x in dict.fromkeys(n for r in rates for n in r.nodes):
+        into = [r for r in rates if r.nodes[1] == x]
+        sent = [r for r in rates if r.nodes[0] == x]
+        if not into or not sent:
+            continue
+        fine = min(r.gbps or 0.0 for r in sent)
+        worst = max(r.gbps or 0.0 for r in into)
+        if fine >= LIVE_RAIL_MIN_GBPS and worst < EGRESS_SHARE_MAX * fine:
+            out[x] = (into, sent)
+    return out
+
+
+def _egress_cap(ev: Evidence) -> list[Finding]:
+    found = []
+    for x, (into, sent) in _egress_capped(ev).items():
+        senders = ", ".join(dict.fromkeys(r.nodes[0] for r in into))
+        seen = (
+            f"RDMA into {x} from {senders} {_summary(into)[5:]}, while {x} sends at "
+            f"{min(r.gbps or 0.0 for r in sent):.1f} Gb/s or more: one direction only, toward {x}"
+        )
+        found.append(Finding(RULES["egress_rate_cap"], f"the switch leg toward {x}", (x,), seen))
+    return found
+
+
 def _slow_rails(ev: Evidence) -> list[Rate]:
     """Rails that crawl on nodes whose NIC is not throttled, outside a half-used port."""
     rates = list(ev.rdma) or [r for p in ev.pairs for r in p.rails]
-    skip = set(_throttled(ev)) | _down_nodes(ev) | set(_dead_halves(ev))
+    skip = set(_throttled(ev)) | _down_nodes(ev) | set(_dead_halves(ev)) | set(_egress_capped(ev))
     half = {p.nodes for p in ev.pairs if _live_and_dead(p)}
     return [
         r
@@ -344,6 +377,7 @@ DIAGNOSERS: tuple[tuple[RuleId, Callable[[Evidence], list[Finding]]], ...] = (
     ("pcie_degraded", _pcie_degraded),
     ("nic_throttled", _nic_throttled),
     ("half_port", _half_port),
+    ("egress_rate_cap", _egress_cap),
     ("switch_cpu_forwarding", _switch_or_pfc),
     ("nccl_socket", _nccl_socket),
     ("nccl_single_hca", _nccl_single_hca),

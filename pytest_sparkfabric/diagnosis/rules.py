@@ -224,9 +224,9 @@ _TABLE: tuple[Rule, ...] = (
     ),
     Rule(
         "egress_rate_cap",
-        "switch egress-rate-queue set",
-        "an egress rate limit caps the port (a queue cap halves a 200G port)",
-        "remove egress-rate-queueN on the fabric ports",
+        "switch egress-rate(-queue) set; traffic into one node slow, out of it fine",
+        "an egress rate limit caps the port toward its node (a queue cap halves a 200G port)",
+        "remove egress-rate and egress-rate-queueN on the fabric ports",
     ),
     Rule(
         "nic_overheated",

@@ -67,7 +67,8 @@ def _rdma(fabric: Fabric, run: RdmaRun | None) -> tuple[tuple[Rate, ...], tuple[
     for pair in fabric.plan.pairs:
         per_link = [run.links.get(link.id, ()) for link in pair.links]
         for i in range(min((len(x) for x in per_link), default=0)):
-            direction = "" if i == 0 else " (b->a)"
+            first = per_link[0][i]
+            direction = "" if first.src.node == pair.a else " (b->a)"
             pairs.append(
                 PairRates(
                     pair.id + direction,
@@ -90,25 +91,29 @@ def _rdma(fabric: Fabric, run: RdmaRun | None) -> tuple[tuple[Rate, ...], tuple[
 
 
 def _tcp(fabric: Fabric, run: TcpRun | None) -> tuple[PairRates, ...]:
+    """One entry per measured direction of a pair, its rails together (as the RDMA pairs)."""
     if run is None:
         return ()
     out = []
     for pair in fabric.plan.pairs:
-        results = [run.links[link.id] for link in pair.links if link.id in run.links]
-        if not results:
-            continue
-        rails = tuple(
-            Rate(
-                r.link.id,
-                (pair.a, pair.b),
-                r.gbps,
-                f"rail{r.link.rail}",
-                r.error,
-                (objs.link(r.link),),
+        per_link = [run.links.get(link.id, ()) for link in pair.links]
+        for i in range(min((len(x) for x in per_link), default=0)):
+            results = [res[i] for res in per_link]
+            direction = "" if results[0].src.node == pair.a else " (b->a)"
+            rails = tuple(
+                Rate(
+                    r.link.id,
+                    (pair.a, pair.b),
+                    r.gbps,
+                    f"rail{r.link.rail}",
+                    r.error,
+                    (objs.link(r.link),),
+                )
+                for r in results
             )
-            for r in results
-        )
-        out.append(PairRates(pair.id, (pair.a, pair.b), rails, objects=objs.path(pair)))
+            out.append(
+                PairRates(pair.id + direction, (pair.a, pair.b), rails, objects=objs.path(pair))
+            )
     return tuple(out)
 
 

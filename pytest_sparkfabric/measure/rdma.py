@@ -15,14 +15,15 @@ an 8-node switch: 7 rounds of pairs + 2 of loopback = 90 s).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeVar
 
-from pytest_sparkfabric.measure import counters, switch_counters
+from pytest_sparkfabric.measure import bwplan, counters, switch_counters
+from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
-from pytest_sparkfabric.measure.schedule import rounds
+from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_client,
@@ -72,23 +73,6 @@ class BwResult:
 
 
 @dataclass(frozen=True)
-class Schedule:
-    rounds: tuple[tuple[NodePair, ...], ...]
-    both_ways: bool
-    duration_s: int
-
-    @property
-    def steps(self) -> int:
-        return len(self.rounds) * (2 if self.both_ways else 1)
-
-    def lines(self) -> list[str]:
-        return [
-            f"round {k}/{len(self.rounds)}: " + ", ".join(p.id for p in pairs)
-            for k, pairs in enumerate(self.rounds, 1)
-        ]
-
-
-@dataclass(frozen=True)
 class Loopbacks:
     results: dict[str, BwResult]
     rounds: int
@@ -97,15 +81,25 @@ class Loopbacks:
 
 @dataclass(frozen=True)
 class RdmaRun:
-    schedule: Schedule
+    schedule: sched.Schedule
     links: dict[str, tuple[BwResult, ...]]
-    """Rail link id -> its results, a->b first (and b->a where directions differ)."""
+    """Measured rail link id -> its results, one per measured direction, a->b first."""
     round_of: dict[str, int]
-    """Node pair id -> its round (1-based)."""
+    """Measured node pair id -> its first round (1-based)."""
     elapsed_s: float
-    """Transport-clock seconds the pair rounds took."""
+    """Transport-clock seconds the pair rounds (and re-tests) took."""
     counter_windows: dict[str, tuple[counters.Window, ...]] = field(default_factory=dict)
     """Rail id -> its lossy-RoCE counter growth over each round (measure/counters.py)."""
+    localization: Localization | None = None
+    retests: tuple[BwResult, ...] = ()
+    """Third-partner tests run to confirm a suspect (not items of their own)."""
+
+    def directed(self) -> dict[tuple[str, str, int], BwResult]:
+        """Every measured direction: (sender, receiver, rail) -> its result."""
+        out = {}
+        for r in (*(r for rs in self.links.values() for r in rs), *self.retests):
+            out[(r.src.node, r.dst.node, r.src.index)] = r
+        return out
 
 
 def _outcome(fr: FlowResult) -> tuple[float | None, str | None]:
@@ -203,22 +197,15 @@ def measure_loopbacks(fabric: Fabric) -> Loopbacks:
 # -- node pairs -------------------------------------------------------------------------------
 
 
-def schedule(fabric: Fabric) -> Schedule:
-    """Rounds of the node pairs whose two nodes both answer (the others cannot be measured)."""
-    down = fabric.unreachable()
-    pairs = [p for p in fabric.plan.pairs if p.a not in down and p.b not in down]
-    groups = rounds([(p.a, p.b) for p in pairs])
-    both = any(link.a.port != link.b.port for link in fabric.plan.links)
-    return Schedule(
-        tuple(tuple(pairs[i] for i in g) for g in groups),
-        both,
-        fabric.cluster.spec.bandwidth.duration_s,
-    )
+def schedule(fabric: Fabric) -> sched.Schedule:
+    """The schedule of cluster.yaml's `bandwidth:` over every node (measure/bwplan.py)."""
+    return bwplan.build(fabric.cluster, fabric.plan)
 
 
 def unmeasured_pairs(fabric: Fabric) -> list[tuple[NodePair, str]]:
-    """Node pairs left out of the bandwidth rounds (a node does not answer), with the line why."""
-    return [(p, line) for p in fabric.plan.pairs if (line := fabric.down_line((p.a, p.b)))]
+    """Measured node pairs left out of the bandwidth rounds (a node does not answer), with why."""
+    pairs = bwplan.measured_pairs(fabric.plan, schedule(fabric))
+    return [(p, line) for p in pairs if (line := fabric.down_line((p.a, p.b)))]
 
 
 def pair_runs(fabric: Fabric) -> RdmaRun:
@@ -229,52 +216,134 @@ def link_results(fabric: Fabric, link: Link) -> tuple[BwResult, ...]:
     return pair_runs(fabric).links[link.id]
 
 
+def _rounds_text(plan: sched.Schedule) -> str:
+    both = " (both directions at once, each its own test)" if plan.mode == "bidirectional" else ""
+    return f"{counted(len(plan.rounds), 'round')}{both}"
+
+
 def measure(fabric: Fabric) -> RdmaRun:
     loopbacks(fabric)  # the NIC self-test always comes first
     plan = schedule(fabric)
     clock = fabric.transport.clock
     base = fabric.cluster.spec.bandwidth.base_port + PAIR_PORT_OFFSET
-    directions = ("a->b", "b->a") if plan.both_ways else ("a->b",)
     links: dict[str, list[BwResult]] = {}
     round_of: dict[str, int] = {}
-    for pair, why in unmeasured_pairs(fabric):
-        round_of[pair.id] = 0
-        links.update(
-            {x.id: [BwResult(x.a, x.b, None, why, 0)] * len(directions) for x in pair.links}
-        )
-    n_pairs = sum(len(r) for r in plan.rounds)
-    if not n_pairs:
-        return RdmaRun(plan, {k: tuple(v) for k, v in links.items()}, round_of, 0.0)
+    down = fabric.unreachable()
+    pairs = bwplan.measured_pairs(fabric.plan, plan)
+    n_pairs = len([p for p in pairs if p.a not in down and p.b not in down])
+    if not plan.rounds:
+        return RdmaRun(plan, {}, round_of, 0.0)
     fabric.progress(
-        f"RDMA bandwidth: {counted(n_pairs, 'node pair')}, both rails at once, in "
-        f"{counted(len(plan.rounds), 'round')} x {counted(len(directions), 'direction')} x "
-        f"{plan.duration_s} s (no node in two tests at once)"
+        f"RDMA bandwidth ({plan.kind}): {counted(n_pairs, 'node pair')}, both rails at once, "
+        f"in {_rounds_text(plan)} x {fabric.cluster.spec.bandwidth.duration_s} s "
+        + ("(no node in two tests at once)" if plan.node_disjoint else "(every node at once)")
     )
     start = clock.now()
-    busy = {n for r in plan.rounds for p in r for n in (p.a, p.b)}
-    watch = counters.Watch(fabric, tuple(r for r in fabric.cluster.rails if r.node in busy))
+    watch = counters.Watch(fabric, tuple(r for r in fabric.cluster.rails if r.node not in down))
     watch.start()
-    for k, (pairs, line) in enumerate(zip(plan.rounds, plan.lines(), strict=True), 1):
-        for direction in directions:
-            suffix = f" ({direction})" if plan.both_ways else ""
-            fabric.detail(f"RDMA {line}{suffix}")
-            wanted: list[tuple[tuple[str, str], Rail, Rail, int]] = []
-            for pair in pairs:
-                round_of[pair.id] = k
-                for link in pair.links:
-                    src, dst = (link.a, link.b) if direction == "a->b" else (link.b, link.a)
-                    wanted.append(((link.id, direction), src, dst, base + link.rail))
-            label = f"RDMA round {k}{suffix}"
-            for (link_id, _), result in _run_step(fabric, wanted, k, label).items():
-                links.setdefault(link_id, []).append(result)
-            watch.step(f"RDMA {line}{suffix}")
-    return RdmaRun(
+    results: dict[tuple[str, str], BwResult] = {}
+    rail_tests = bwplan.rail_tests(fabric.plan, plan)
+    for k, (tests, line) in enumerate(zip(rail_tests, plan.lines(), strict=True), 1):
+        fabric.detail(f"RDMA {line}")
+        results.update(_run_tests(fabric, tests, base, f"RDMA round {k}"))
+        watch.step(f"RDMA {line}")
+    for pair in bwplan.measured_pairs(fabric.plan, plan):
+        for link in pair.links:
+            got = [results[k] for k in ((link.id, "a->b"), (link.id, "b->a")) if k in results]
+            links[link.id] = got
+            round_of.setdefault(pair.id, min(r.round for r in got))
+    run = RdmaRun(
         plan,
         {k: tuple(v) for k, v in links.items()},
         round_of,
         clock.now() - start,
         watch.result(),
     )
+    return _localized(fabric, run, base)
+
+
+def _run_tests(
+    fabric: Fabric, tests: list[bwplan.RailTest], base: int, watch: str = ""
+) -> dict[tuple[str, str], BwResult]:
+    out: dict[tuple[str, str], BwResult] = {}
+    live: list[bwplan.RailTest] = []
+    for t in tests:
+        why = fabric.down_line((t.src.node, t.dst.node))
+        if why:
+            out[t.key] = BwResult(t.src, t.dst, None, why, t.round)
+        else:
+            live.append(t)
+    if live:
+        wanted: list[tuple[tuple[str, str], Rail, Rail, int]] = [
+            (t.key, t.src, t.dst, bwplan.port(base, t)) for t in live
+        ]
+        out.update(_run_step(fabric, wanted, live[0].round, watch))
+    return out
+
+
+# -- where a fault is -------------------------------------------------------------------------
+
+
+def outcomes(fabric: Fabric, results: Iterable[BwResult]) -> list[Outcome]:
+    """Pass/fail per measured direction and rail against `rail_rdma_gbps` (no figure: fail)."""
+    th = fabric.thresholds["rail_rdma_gbps"]
+    return [
+        Outcome(r.src.node, r.dst.node, r.gbps is not None and th.ok(r.gbps), r.src.index)
+        for r in results
+        # A direction with a node that does not answer was never measured: no evidence.
+        if not r.loopback and not fabric.down_line((r.src.node, r.dst.node))
+    ]
+
+
+def _localized(fabric: Fabric, run: RdmaRun, base: int) -> RdmaRun:
+    """Suspects from the schedule's outcomes; behind a switch a node that fails with both its
+    partners is re-tested against a third (`bandwidth.confirm`) before it is named."""
+    if run.schedule.kind == "stress":
+        return run  # overlapping tests by design: not evidence for the rule (localize.py)
+    cables = bwplan.cables_of(fabric.plan)
+    measured = [r for results in run.links.values() for r in results]
+    found = localize(outcomes(fabric, measured), cables)
+    if not fabric.cluster.spec.bandwidth.confirm:
+        return replace(run, localization=found)
+    extra = found.retests()
+    if not extra.rounds:
+        return replace(run, localization=found)
+    fabric.progress(
+        f"RDMA re-test of {counted(len(extra.transfers), 'direction')} against a third "
+        f"partner, {counted(len(extra.rounds), 'round')}: " + ", ".join(extra.lines())
+    )
+    clock = fabric.transport.clock
+    start = clock.now()
+    index = {frozenset((p.a, p.b)): p for p in fabric.plan.pairs}
+    retested: list[BwResult] = []
+    for k, transfers in enumerate(extra.rounds, len(run.schedule.rounds) + 1):
+        tests = []
+        for t in transfers:
+            pair = index[frozenset((t.src, t.dst))]
+            direction: bwplan.Direction = "a->b" if t.src == pair.a else "b->a"
+            for link in pair.links:
+                a, b = (link.a, link.b) if direction == "a->b" else (link.b, link.a)
+                tests.append(bwplan.RailTest(link, direction, a, b, k, 0))
+        retested += _run_tests(fabric, tests, base).values()
+    found = localize(outcomes(fabric, [*measured, *retested]), cables)
+    return replace(
+        run,
+        localization=found,
+        retests=tuple(retested),
+        elapsed_s=run.elapsed_s + clock.now() - start,
+    )
+
+
+def suspects_of(fabric: Fabric, nodes: Iterable[str]) -> list[str]:
+    """The suspect and undecided lines of the bandwidth phase that concern `nodes`."""
+    found = pair_runs(fabric).localization
+    if found is None:
+        return []
+    wanted = set(nodes)
+    lines = [s.line() for s in found.suspects if wanted & set(s.nodes)]
+    if len(fabric.cluster.nodes) > 2:  # two nodes: nothing to tell apart, nothing to add
+        lines += [u.line() for u in found.undecided if wanted & set(u.nodes)]
+    return lines
 
 
 @dataclass(frozen=True)
@@ -288,13 +357,19 @@ class PairDirection:
             return None
         return sum(r.gbps or 0.0 for r in self.rails)
 
+    @property
+    def where(self) -> str:
+        first = self.rails[0]
+        return f"{first.src.node}->{first.dst.node}"
+
 
 def pair_result(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[PairDirection, ...]]:
-    """The pair's round and, per direction, its rails measured at the same time."""
+    """The pair's round and, per measured direction, its rails measured at the same time."""
     run = pair_runs(fabric)
     per_link = [run.links[link.id] for link in pair.links]
     directions = []
-    for i in range(len(per_link[0])):
+    for i in range(min(len(x) for x in per_link)):
         rails = tuple(results[i] for results in per_link)
-        directions.append(PairDirection("a->b" if i == 0 else "b->a", rails))
+        way = "a->b" if rails[0].src.node == pair.a else "b->a"
+        directions.append(PairDirection(way, rails))
     return run.round_of[pair.id], tuple(directions)

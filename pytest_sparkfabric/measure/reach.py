@@ -1,7 +1,9 @@
-"""Reachability of every directed rail link: a don't-fragment ping of MTU-28 bytes bound to the
-sending netdev, all links at once; then, only for links whose jumbo ping failed, a small ping,
-which tells an MTU on the path (small gets through, jumbo does not) from a link that carries
-nothing. The small pings are their own phase: they run only when a failed item asks."""
+"""Reachability of the directed rail links of the bandwidth schedule's pairs (behind a switch,
+`legs`: every leg both ways with two partners; `full`: every pair): a don't-fragment ping of
+MTU-28 bytes bound to the sending netdev, all links at once; then, only for links whose jumbo
+ping failed, a small ping, which tells an MTU on the path (small gets through, jumbo does not)
+from a link that carries nothing. The small pings are their own phase: they run only when a
+failed item asks."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_sparkfabric.measure import bwplan
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
 from pytest_sparkfabric.probes.ping import PingResult, build_ping, parse_ping
 from pytest_sparkfabric.result import Measured
@@ -53,7 +56,7 @@ def answered(fabric: Fabric, p: PingResult) -> bool:
 def measure(fabric: Fabric) -> Pings:
     out: dict[str, Measured[PingResult]] = {}
     links = []
-    for d in fabric.plan.directed:
+    for d in bwplan.directed_links(fabric.cluster, fabric.plan):
         # Sent from a node that does not answer, a ping cannot run; towards one it can (its
         # kernel answers without a shell) and tells whether the fabric reaches it.
         line = fabric.down_line((d.src.node,))
@@ -70,7 +73,7 @@ def measure(fabric: Fabric) -> Pings:
 def measure_small(fabric: Fabric) -> Pings:
     failed = [
         d
-        for d in fabric.plan.directed
+        for d in bwplan.directed_links(fabric.cluster, fabric.plan)
         if ((p := ping(fabric, d)).error or not answered(fabric, p.get()))
         and not fabric.down_line((d.src.node,))
     ]

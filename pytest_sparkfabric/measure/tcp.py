@@ -3,7 +3,8 @@
 One TCP stream or one netdev under-reports on a Spark (DOMAIN.md §4), so every rail link of the
 pair gets its own server (bound to the far rail's address) and client (bound to the near one,
 `-P bandwidth.iperf3_streams`, `-J`), all at once. `iperf3 -J` exits 0 even when it could not
-connect: the JSON `error` key decides. Pairs run in the same rounds as RDMA (no node twice).
+connect: the JSON `error` key decides. Pairs run in the same schedule as RDMA
+(`bandwidth.schedule` and `bandwidth.directions`), so every node sends and receives on every rail.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.measure import switch_counters
+from pytest_sparkfabric.measure import bwplan, switch_counters
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult
-from pytest_sparkfabric.measure.rdma import counted, schedule, unmeasured_pairs
+from pytest_sparkfabric.measure.rdma import counted, schedule
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.iperf3 import (
     build_iperf3_client,
@@ -24,6 +25,7 @@ from pytest_sparkfabric.probes.iperf3 import (
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Rail
     from pytest_sparkfabric.cluster.plan import Link, NodePair
     from pytest_sparkfabric.measure.engine import Fabric
 
@@ -34,6 +36,8 @@ TCP_PORT_OFFSET = 10
 @dataclass(frozen=True, slots=True)
 class TcpResult:
     link: Link
+    src: Rail
+    dst: Rail
     gbps: float | None
     error: str | None
     round: int
@@ -43,12 +47,13 @@ class TcpResult:
 
     @property
     def label(self) -> str:
-        return f"{self.link.a.netdev} (rail{self.link.rail})"
+        return f"{self.src.node}->{self.dst.node} {self.src.netdev} (rail{self.link.rail})"
 
 
 @dataclass(frozen=True)
 class TcpRun:
-    links: dict[str, TcpResult]
+    links: dict[str, tuple[TcpResult, ...]]
+    """Measured rail link id -> one result per measured direction, a->b first."""
     round_of: dict[str, int]
     elapsed_s: float
 
@@ -77,25 +82,26 @@ def runs(fabric: Fabric) -> TcpRun:
 
 
 def pair_results(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[TcpResult, ...]]:
+    """The pair's first round and every measured direction of each of its rails."""
     run = runs(fabric)
-    return run.round_of[pair.id], tuple(run.links[link.id] for link in pair.links)
+    return run.round_of[pair.id], tuple(r for link in pair.links for r in run.links[link.id])
 
 
-def _flow(fabric: Fabric, link: Link) -> Flow:
+def _flow(fabric: Fabric, test: bwplan.RailTest) -> Flow:
     bw = fabric.cluster.spec.bandwidth
-    port = bw.base_port + TCP_PORT_OFFSET + link.rail
-    server = build_iperf3_server(port=port, one_off=True, bind=link.b.address.ip)
+    port = bwplan.port(bw.base_port + TCP_PORT_OFFSET, test)
+    server = build_iperf3_server(port=port, one_off=True, bind=test.dst.address.ip)
     client = build_iperf3_client(
-        link.b.address.ip,
+        test.dst.address.ip,
         streams=bw.iperf3_streams,
         duration_s=bw.duration_s,
         port=port,
-        bind=link.a.address.ip,
+        bind=test.src.address.ip,
     )
     return Flow(
-        link.id,
-        Job(link.b.node, server, bw.duration_s + SLACK_S + LISTEN_WAIT_S),
-        Job(link.a.node, client, bw.duration_s + SLACK_S),
+        test.key,
+        Job(test.dst.node, server, bw.duration_s + SLACK_S + LISTEN_WAIT_S),
+        Job(test.src.node, client, bw.duration_s + SLACK_S),
         port,
     )
 
@@ -104,25 +110,36 @@ def measure(fabric: Fabric) -> TcpRun:
     plan = schedule(fabric)
     clock = fabric.transport.clock
     bw = fabric.cluster.spec.bandwidth
-    links: dict[str, TcpResult] = {}
-    round_of: dict[str, int] = {}
-    for pair, why in unmeasured_pairs(fabric):
-        round_of[pair.id] = 0
-        links.update({link.id: TcpResult(link, None, why, 0) for link in pair.links})
     if not plan.rounds:
-        return TcpRun(links, round_of, 0.0)
+        return TcpRun({}, {}, 0.0)
     fabric.progress(
-        f"TCP bandwidth: iperf3 -P {bw.iperf3_streams} on both netdevs of each pair at once, "
-        f"{counted(len(plan.rounds), 'round')} x {bw.duration_s} s"
+        f"TCP bandwidth ({plan.kind}): iperf3 -P {bw.iperf3_streams} on both netdevs of each "
+        f"pair at once, {counted(len(plan.rounds), 'round')} x {bw.duration_s} s"
     )
     start = clock.now()
-    for k, (pairs, line) in enumerate(zip(plan.rounds, plan.lines(), strict=True), 1):
+    results: dict[tuple[str, str], TcpResult] = {}
+    rail_tests = bwplan.rail_tests(fabric.plan, plan)
+    for k, (tests, line) in enumerate(zip(rail_tests, plan.lines(), strict=True), 1):
         fabric.detail(f"TCP {line}")
-        wanted = [link for pair in pairs for link in pair.links]
-        round_of.update({pair.id: k for pair in pairs})
-        flows = [_flow(fabric, link) for link in wanted]
-        done = switch_counters.run_watched(fabric, f"TCP round {k}", flows)
-        for link, flow in zip(wanted, flows, strict=True):
-            gbps, error, streams, retrans = _outcome(done[link.id])
-            links[link.id] = TcpResult(link, gbps, error, k, streams, retrans, flow.client.command)
+        live = []
+        for t in tests:
+            why = fabric.down_line((t.src.node, t.dst.node))
+            if why:
+                results[t.key] = TcpResult(t.link, t.src, t.dst, None, why, t.round)
+            else:
+                live.append(t)
+        flows = [_flow(fabric, t) for t in live]
+        done = switch_counters.run_watched(fabric, f"TCP round {k}", flows) if flows else {}
+        for t, flow in zip(live, flows, strict=True):
+            gbps, error, streams, retrans = _outcome(done[t.key])
+            results[t.key] = TcpResult(
+                t.link, t.src, t.dst, gbps, error, t.round, streams, retrans, flow.client.command
+            )
+    links: dict[str, tuple[TcpResult, ...]] = {}
+    round_of: dict[str, int] = {}
+    for pair in bwplan.measured_pairs(fabric.plan, plan):
+        for link in pair.links:
+            got = tuple(results[k] for k in ((link.id, "a->b"), (link.id, "b->a")) if k in results)
+            links[link.id] = got
+            round_of.setdefault(pair.id, min(r.round for r in got))
     return TcpRun(links, round_of, clock.now() - start)

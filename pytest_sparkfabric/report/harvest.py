@@ -81,16 +81,16 @@ def _bandwidth(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
                 )
             )
     tr = _phase(fabric, tcp.NAME, tcp.TcpRun)
-    for t in tr.links.values() if tr else ():
+    for t in (t for ts in tr.links.values() for t in ts) if tr else ():
         if t.gbps is not None:
             out.append(
                 _figure(
                     "tcp_gbps",
                     t.gbps,
                     "Gb/s",
-                    [t.link.id],
-                    node=t.link.a.node,
-                    peer=t.link.b.node,
+                    [f"{t.src.id}->{t.dst.id}"],
+                    node=t.src.node,
+                    peer=t.dst.node,
                     rail=t.link.rail,
                 )
             )

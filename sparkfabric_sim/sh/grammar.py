@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from sparkfabric_sim.sh.parse import (
@@ -201,6 +202,7 @@ class _Parser:
         return If(tuple(clauses), otherwise)
 
 
+@functools.lru_cache(maxsize=4096)  # the AST is frozen; the suite sends the same scripts often
 def parse_script(text: str) -> Sequence:
     p = _Parser(tokenize(text))
     seq = p.sequence()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from ipaddress import IPv4Address
 
 from sparkfabric_sim import noise, routing
@@ -23,6 +24,7 @@ USAGE = "Usage: iperf3 [-s|-c host] [options]\nTry `iperf3 --help' for more info
 NO_ROUTE = REFUSED.replace("Connection refused", "No route to host")
 
 
+@functools.cache  # built once: parse_args leaves a parser unchanged
 def _parser() -> Parser:
     p = Parser("iperf3")
     p.add_argument("-s", "--server", action="store_true")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 from collections.abc import Mapping
 from ipaddress import IPv4Interface, IPv4Network
@@ -28,6 +29,7 @@ LOCAL_ALGBW = 180.0
 _SIZE = re.compile(r"^(\d+)([KMGkmg]?)$")
 
 
+@functools.cache  # built once: parse_args leaves a parser unchanged
 def _mpi_parser() -> Parser:
     p = Parser("mpirun")
     for opt in ("-np", "-n", "--np", "-c"):
@@ -65,6 +67,7 @@ def _mpi_parser() -> Parser:
     return p
 
 
+@functools.cache  # built once: parse_args leaves a parser unchanged
 def _bench_parser() -> Parser:
     p = Parser("nccl-tests")
     p.add_argument("-b", "--minbytes", dest="b", default="32M")

@@ -4,6 +4,7 @@ server's address), exchanges QP data, writes for -D seconds, and both print the 
 from __future__ import annotations
 
 import argparse
+import functools
 from ipaddress import IPv4Address
 
 from sparkfabric_sim import gids, noise, roce, routing
@@ -22,6 +23,7 @@ SETUP_S = 2.0
 CONNECT_TIMEOUT_S = 3.0
 
 
+@functools.cache  # built once: parse_args leaves a parser unchanged
 def _parser() -> Parser:
     p = Parser("ib_write_bw")
     p.add_argument("-d", "--ib-dev", dest="dev")

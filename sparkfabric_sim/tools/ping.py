@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from ipaddress import IPv4Address
 
@@ -65,6 +66,7 @@ def _checked(a: argparse.Namespace) -> argparse.Namespace:
     return a
 
 
+@functools.cache  # built once: parse_args leaves a parser unchanged
 def _parser() -> Parser:
     p = Parser("ping")
     p.add_argument("-M", dest="pmtu")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from sparkfabric_sim.hardware import ARCH, KERNEL_RELEASE
@@ -65,6 +66,7 @@ def cat(ctx: Ctx, argv: list[str]) -> Outcome:
     return Outcome(rc, "".join(out), "".join(err))
 
 
+@functools.cache  # built once: parse_args leaves a parser unchanged
 def _grep_parser() -> Parser:
     p = Parser("grep")
     for flag in ("-H", "-h", "-s", "-q", "-v", "-i", "-E", "-F", "-c", "-r", "-x", "-w"):

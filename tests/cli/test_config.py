@@ -34,7 +34,7 @@ def test_init_prints_a_file_check_accepts(
     assert run(["check", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{path}: valid\n  topology switch, 4 nodes, MTU 9000, transport sim\n")
-    assert "per directed link                    24\n" in out
+    assert "per directed link                    16\n" in out  # legs: 4 pairs x 2 rails x 2
     assert "per switch                           1\n" in out
 
 

@@ -100,7 +100,7 @@ def test_node_count_shorthand() -> None:
         (("mesh", ["a", "b", "c", "d"]), "topology mesh needs exactly 3 nodes"),
         (("direct", ["a"]), "topology direct needs exactly 2 nodes"),
         (("ring", ["a", "b", "c"]), "Fix: use --topology mesh or switch."),
-        (("switch", [f"n{i}" for i in range(9)]), "needs 2 to 8 nodes"),
+        (("switch", [f"n{i}" for i in range(129)]), "needs 2 to 128 nodes (one switch leg per"),
         (("direct", ["a", "a"]), "node name(s) a given twice"),
         (("direct", ["a", "b c"]), "node name 'b c' is not valid"),
         (("bus", ["a", "b"]), "--topology 'bus' is not one of direct, mesh, ring, switch"),
@@ -145,7 +145,13 @@ def test_default_pool_starts_at_192_168_100() -> None:
 
 @pytest.mark.parametrize(
     ("topo", "count"),
-    [(t, n) for t, (lo, hi) in sorted(LEGAL.items()) for n in range(lo, hi + 1)],
+    [
+        *[(t, n) for t, (lo, hi) in sorted(LEGAL.items()) for n in range(lo, hi + 1)],
+        ("switch", 64),
+        ("switch", 128),
+        ("ring", 64),
+        ("ring", 78),
+    ],
 )
 def test_every_legal_count_validates(topo: str, count: int) -> None:
     for transport in initgen.INIT_TRANSPORTS:

@@ -168,6 +168,10 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         {"test_soak_link"},
         {""},
     ),
+    "egress_cap": (
+        {"test_pair_rdma", "test_pair_tcp", "test_rail_rdma"},
+        {"egress_rate_cap"},
+    ),
     "pcie_width": (
         {
             "test_nccl_busbw",

@@ -6,6 +6,7 @@ import pytest
 
 from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.cluster.plan import plan
+from pytest_sparkfabric.measure import bwplan
 from tests.suite.runner import CONFIG, EXAMPLES, run_suite
 
 pytestmark = pytest.mark.slow
@@ -44,7 +45,8 @@ def test_healthy_example_passes(pytester: pytest.Pytester, example: str) -> None
     # Every item is there: one per rail, node, directed link (and switch leg) ...
     expected = {f"{t}[{r.id}]" for t in PER_RAIL for r in cluster.rails}
     expected |= {f"{t}[{n.name}]" for t in PER_NODE for n in cluster.nodes}
-    expected |= {f"test_jumbo_ping[{d.id}]" for d in plan(cluster).directed}
+    # The pings follow the bandwidth schedule's pairs (legs: each node with two partners).
+    expected |= {f"test_jumbo_ping[{d.id}]" for d in bwplan.directed_links(cluster, plan(cluster))}
     switched = cluster.spec.switch is not None
     legs = {f"{t}[{n.name}]" for t in PER_LEG for n in cluster.nodes}
     legs |= {"test_switch_bridge", "test_switch_resource"}

@@ -25,13 +25,24 @@ NCCL_ALL_2 = {
 }
 # Too slow to finish, but IB on both devices: the log kept at the deadline says so.
 NCCL_SLOW = {"test_nccl_completes", "test_nccl_busbw"}
-SW = [f"spark-{a}<->spark-{b}" for a in range(1, 5) for b in range(a + 1, 5)]
+LEGS_4 = [(1, 2), (1, 4), (2, 3), (3, 4)]
+"""The pairs `legs` measures on the 4-node demo: each node with its two ring neighbours."""
+SW = [f"spark-{a}<->spark-{b}" for a, b in LEGS_4]
 SW_RAILS = {
-    f"test_rail_rdma[spark-{a}:rail{r}<->spark-{b}:rail{r}]"
-    for r in (0, 1)
-    for a in range(1, 5)
-    for b in range(a + 1, 5)
+    f"test_rail_rdma[spark-{a}:rail{r}<->spark-{b}:rail{r}]" for r in (0, 1) for a, b in LEGS_4
 }
+
+
+def _touching(node: int) -> set[str]:
+    """The RDMA and TCP items of the demo's measured pairs that include spark-`node`."""
+    out: set[str] = set()
+    for a, b in LEGS_4:
+        if node in (a, b):
+            pair = f"spark-{a}<->spark-{b}"
+            out |= {f"test_pair_rdma[{pair}]", f"test_pair_tcp[{pair}]"}
+            out |= {f"test_rail_rdma[spark-{a}:rail{r}<->spark-{b}:rail{r}]" for r in (0, 1)}
+    return out
+
 
 EXPECTED: dict[str, tuple[set[str], RuleId]] = {
     "nic_throttled": (
@@ -86,6 +97,7 @@ EXPECTED: dict[str, tuple[set[str], RuleId]] = {
         "switch_cpu_forwarding",
     ),
     "pfc_stall": (SW_RAILS | {f"test_pair_rdma[{p}]" for p in SW} | NCCL_SLOW, "pfc_stall"),
+    "egress_cap": (_touching(3), "egress_rate_cap"),
 }
 
 
@@ -131,13 +143,15 @@ def test_half_port_message_reads_as_designed(pytester: pytest.Pytester) -> None:
     )
     msg = r.messages[f"test_pair_rdma[{D_PAIR}]"]
     lines = msg.splitlines()
-    assert lines[0].startswith("both rails together: ")
-    assert lines[0].endswith("expected >= 180 Gb/s (default: NVIDIA Sync lower bound 184)")
-    assert lines[1].startswith("rail0 ") and " Gb/s, rail1 0." in lines[1]
-    assert lines[2].startswith("Likely cause: only one of the port's two PCIe halves")
+    # Both directions, each its own pair of rails (measured at once, each its own test).
+    for head, way in ((0, "spark-1->spark-2"), (2, "spark-2->spark-1")):
+        assert lines[head].startswith(f"both rails together {way}: ")
+        assert lines[head].endswith("expected >= 180 Gb/s (default: NVIDIA Sync lower bound 184)")
+        assert lines[head + 1].startswith("rail0 ") and " Gb/s, rail1 0." in lines[head + 1]
+    assert lines[4].startswith("Likely cause: only one of the port's two PCIe halves")
     # Dead even in loopback: hardware, so a hardware fix, not NCCL_IB_HCA (which is set).
-    assert "faulty hardware, not a setting" in lines[2]
-    assert lines[3] == (
+    assert "faulty hardware, not a setting" in lines[4]
+    assert lines[5] == (
         "Fix: check the PCIe training of roceP2p1s0f1 (`lspci -vv` on its PCI function: "
         "LnkSta 32GT/s, Width x4), then power-drain the box (shut down, unplug power for 60 s); "
         "if the half stays dead, reseat or have the unit serviced."
@@ -161,12 +175,36 @@ def test_two_faults_at_once_are_both_named(pytester: pytest.Pytester) -> None:
 def test_progress_shows_the_schedule(pytester: pytest.Pytester) -> None:
     path = write_cluster(pytester.path, "demo.yaml", changes=SHORT_SOAK)
     r = run_measurements(pytester, path, "-k", "rdma")
-    assert "RDMA bandwidth: 6 node pairs, both rails at once, in 3 rounds x 1 direction" in r.stdout
+    assert (
+        "RDMA bandwidth (legs): 4 node pairs, both rails at once, in 2 rounds (both directions "
+        "at once, each its own test) x 10 s (no node in two tests at once)" in r.stdout
+    )
     # Round by round only where rounds take real time: the simulator's are over in a moment.
-    assert "round 3/3:" not in r.stdout
-    assert sorted({r.props[k]["round"] for k in r.outcomes if "pair_rdma" in k}) == ["1", "2", "3"]
+    assert "round 2/2:" not in r.stdout
+    assert sorted({r.props[k]["round"] for k in r.outcomes if "pair_rdma" in k}) == ["1", "2"]
 
 
 def test_examples_exist() -> None:
     for name in HEALTHY:
         assert (EXAMPLES / name).is_file(), name
+
+
+@pytest.mark.parametrize("node", [1, 2, 4])
+def test_egress_cap_on_any_node_is_named_with_its_direction(
+    pytester: pytest.Pytester, node: int
+) -> None:
+    """Whichever node's leg is shaped, exactly its pairs fail, each naming the direction into it,
+    and the bandwidth phase names that node as the suspect (not its partners)."""
+    faults = [{"fault": "egress_cap", "node": f"spark-{node}", "value": 25000}]
+    path = write_cluster(pytester.path, "faults/egress_cap.yaml", faults=faults, changes=SHORT_SOAK)
+    r = run_measurements(pytester, path)
+    expected = _touching(node)
+    assert r.not_passed == expected, sorted(r.not_passed ^ expected)
+    x = f"spark-{node}"
+    for name in expected:
+        message = r.messages[name]
+        assert f"toward {x}" in message and RULES["egress_rate_cap"].fix in message, message
+        if "rdma" in name:
+            assert f"suspect {x} (its NIC port, its cable or its switch leg)" in message, message
+        if "rail_rdma" in name:
+            assert f"(into {x})" in message, message

@@ -1,0 +1,106 @@
+"""Which node pairs the bandwidth phases measure, in which rounds and directions (pure).
+
+`bandwidth.schedule` picks the kind (measure/schedule.py: `legs`, `full`, `stress`) and
+`bandwidth.directions` whether a pair's two directions run at once (`together`) or one after the
+other (`apart`). Behind a switch any two nodes can test; on a ring, mesh or direct cable only the
+cabled pairs. The schedule is laid over every node of cluster.yaml, so the test items (and their
+ids) do not depend on which nodes answer: a test with a node that does not answer is reported
+"not measured" with the reason, and its partners keep their other partner.
+
+Ports: each test's server listens on its receiving node; a node receives at most once per rail in
+a node-disjoint round, but `stress all` gives it N-1 senders, so the k-th server of a round on a
+node listens k x rails above the base.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from pytest_sparkfabric.cluster import hardware
+from pytest_sparkfabric.measure import schedule as sched
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Cluster, Rail
+    from pytest_sparkfabric.cluster.plan import DirectedLink, Link, NodePair, Plan
+
+Direction = Literal["a->b", "b->a"]
+
+
+@dataclass(frozen=True, slots=True)
+class RailTest:
+    """One ib_write_bw (or iperf3) client/server on one rail: `src` sends to `dst`."""
+
+    link: Link
+    direction: Direction
+    src: Rail
+    dst: Rail
+    round: int
+    slot: int
+    """The k-th server on the receiving node in this round (its port offset)."""
+
+    @property
+    def key(self) -> tuple[str, Direction]:
+        return (self.link.id, self.direction)
+
+
+def cables_of(plan: Plan) -> list[tuple[str, str]] | None:
+    """The pairs that can test: None behind a switch (any two), else the cabled pairs."""
+    if plan.topology == "switch":
+        return None
+    return [(p.a, p.b) for p in plan.pairs]
+
+
+def build(cluster: Cluster, plan: Plan) -> sched.Schedule:
+    """The schedule cluster.yaml asks for, over all its nodes."""
+    bw = cluster.spec.bandwidth
+    mode: sched.Mode = "bidirectional" if bw.directions == "together" else "directed"
+    names = [n.name for n in cluster.nodes]
+    return sched.build(bw.schedule, names, cables_of(plan), mode)
+
+
+def _pair_index(plan: Plan) -> dict[frozenset[str], NodePair]:
+    return {frozenset((p.a, p.b)): p for p in plan.pairs}
+
+
+def measured_pairs(plan: Plan, schedule: sched.Schedule) -> tuple[NodePair, ...]:
+    """The plan's node pairs the schedule measures (in either direction), in plan order."""
+    wanted = {frozenset((t.src, t.dst)) for t in schedule.transfers}
+    return tuple(p for p in plan.pairs if frozenset((p.a, p.b)) in wanted)
+
+
+def directed_links(cluster: Cluster, plan: Plan) -> tuple[DirectedLink, ...]:
+    """Both directions of every rail link of the measured pairs: what the pings prove. Behind a
+    switch that is every leg both ways with two partners (`legs`), not every pair (`full`)."""
+    from pytest_sparkfabric.cluster.plan import DirectedLink
+
+    out: list[DirectedLink] = []
+    for pair in measured_pairs(plan, build(cluster, plan)):
+        for link in pair.links:
+            out += [DirectedLink(link.a, link.b), DirectedLink(link.b, link.a)]
+    return tuple(out)
+
+
+def rail_tests(plan: Plan, schedule: sched.Schedule) -> Iterator[list[RailTest]]:
+    """Each round's one-rail tests: every direction of every transfer, on every rail of the pair,
+    all at once (a `both_ways` transfer is two one-way tests, each with its own figure)."""
+    index = _pair_index(plan)
+    for k, transfers in enumerate(schedule.rounds, 1):
+        servers: Counter[str] = Counter()
+        out: list[RailTest] = []
+        for t in transfers:
+            for src, dst in t.directions():
+                pair = index[frozenset((src, dst))]
+                direction: Direction = "a->b" if src == pair.a else "b->a"
+                slot = servers[dst]
+                servers[dst] += 1
+                for link in pair.links:
+                    a, b = (link.a, link.b) if direction == "a->b" else (link.b, link.a)
+                    out.append(RailTest(link, direction, a, b, k, slot))
+        yield out
+
+
+def port(base: int, test: RailTest) -> int:
+    return base + test.slot * hardware.RAILS_PER_PORT + test.link.rail
