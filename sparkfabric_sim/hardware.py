@@ -56,6 +56,9 @@ class Cable:
     b: PortRef | None
     leg: str | None
     spec: CableSpec
+    speed_mbps: int = LINE_RATE_MBPS
+    """What the link negotiated: 100000 with a 100G cable or a breakout on the Spark side
+    (a Spark seen at `Speed: 100000Mb/s`: shared/samples/ethtool/gb10-switch-...-100000-...)."""
 
     @property
     def id(self) -> str:
@@ -120,6 +123,11 @@ class SimNode:
     dead_halves: frozenset[tuple[int, int]] = frozenset()
     unreachable: bool = False
     hangs: frozenset[str] = frozenset()
+    firewall: bool = False
+    """A host firewall (firewalld's default zone target rejects, with icmp-host-prohibited,
+    what no service allows: ssh and ICMP pass, the test ports do not; firewalld.zone(5))."""
+    firmware: str | None = None
+    """The ConnectX firmware `ethtool -i` shows, where a fault changed it (else the default)."""
 
     def netdev(self, name: str) -> Netdev | None:
         return next((d for d in self.netdevs if d.name == name), None)

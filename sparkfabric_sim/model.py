@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pytest_sparkfabric.cluster import hardware
 from sparkfabric_sim import noise
 from sparkfabric_sim.hardware import (
+    LINE_RATE_MBPS,
     NVIDIA_DAC,
     Cable,
     LaneFault,
@@ -61,6 +62,8 @@ class NodeDraft:
     dead_halves: set[tuple[int, int]] = field(default_factory=set)
     unreachable: bool = False
     hangs: set[str] = field(default_factory=set)
+    firmware: str | None = None
+    firewall: bool = False
 
     def cabled(self) -> list[Netdev]:
         return [d for d in self.netdevs.values() if d.cabled]
@@ -84,6 +87,8 @@ class NodeDraft:
             dead_halves=frozenset(self.dead_halves),
             unreachable=self.unreachable,
             hangs=frozenset(self.hangs),
+            firmware=self.firmware,
+            firewall=self.firewall,
         )
 
 
@@ -246,6 +251,10 @@ class SimCluster:
     def cable_of(self, node: str, port: int) -> Cable | None:
         ref = PortRef(node, port)
         return next((c for c in self.cables if ref in c.ends()), None)
+
+    def link_speed_mbps(self, node: str, port: int) -> int:
+        cable = self.cable_of(node, port)
+        return cable.speed_mbps if cable is not None else LINE_RATE_MBPS
 
     def owners(self, ip: IPv4Address) -> list[Netdev]:
         return [d for d in self.netdevs() if d.address is not None and d.address.ip == ip]

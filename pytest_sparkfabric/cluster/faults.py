@@ -31,6 +31,13 @@ FaultName = Literal[
     "eeprom_placeholder",
     "node_unreachable",
     "command_hangs",
+    "cable_swapped",
+    "ring_order",
+    "nccl_gid_index",
+    "link_speed",
+    "nccl_socket_ifname",
+    "firmware_mismatch",
+    "firewall",
 ]
 Target = Literal["node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command"]
 # real: the lab makes it happen in the kernel, in a file or in what runs; simulated: only the
@@ -95,6 +102,22 @@ _TABLE: tuple[Fault, ...] = (
           "the node does not answer ssh", "real"),
     Fault("command_hangs", ("command",), ("node",),
           "a tool never returns", "real"),
+    Fault("cable_swapped", ("node",), (),
+          "a node's two cables exchanged (one cable: it sits in the other port)", "simulated"),
+    Fault("ring_order", ("node",), (),
+          "the node and the next one in cluster.yaml exchanged in the cabling", "simulated"),
+    Fault("nccl_gid_index", (), ("node", "value"),
+          "/etc/nccl.conf pins NCCL_IB_GID_INDEX (default 5), not the rails' RoCE v2 IPv4 GID",
+          "real"),
+    Fault("link_speed", ("node",), ("port",),
+          "the cable on a node port negotiates 100G (a 100G cable or a Spark-side breakout)",
+          "simulated"),
+    Fault("nccl_socket_ifname", (), ("node",),
+          "/etc/nccl.conf sets NCCL_SOCKET_IFNAME=eth0, a netdev a Spark does not have", "real"),
+    Fault("firmware_mismatch", ("node",), (),
+          "the node's ConnectX-7 runs other firmware than the rest", "simulated"),
+    Fault("firewall", ("node",), (),
+          "a host firewall rejects the test ports (ssh and ping pass)", "simulated"),
 )
 # fmt: on
 

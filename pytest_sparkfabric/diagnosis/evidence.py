@@ -46,6 +46,17 @@ class Site:
 
 
 @dataclass(frozen=True, slots=True)
+class Miscabled:
+    """A node port whose cable does not go where cluster.yaml says: `nodes` are the port's
+    node, the planned far node and the seen one; `fix` says which cable to move."""
+
+    where: str
+    nodes: tuple[str, ...]
+    seen: str
+    fix: str
+
+
+@dataclass(frozen=True, slots=True)
 class Rate:
     """One bandwidth figure. `gbps` None: the run gave no number (`error` says why)."""
 
@@ -101,6 +112,13 @@ class Evidence:
     switch_cpu_load_pct: float | None = None
     narrow_pcie: tuple[Site, ...] = ()
     duplicate_ips: tuple[Site, ...] = ()
+    miscabled: tuple[Miscabled, ...] = ()
+    slow_links: tuple[Site, ...] = ()
+    launch: tuple[Site, ...] = ()
+    refused: tuple[Site, ...] = ()
+    """Nodes whose test servers listened but clients could not connect while pings passed."""
+    """Nodes whose NCCL/Open MPI interface settings cannot work, `where` saying why."""
+    """Rails whose link is up below 200000Mb/s (ethtool), `where` saying the speed."""
 
 
 @dataclass(frozen=True, slots=True)

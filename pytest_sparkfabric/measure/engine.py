@@ -39,6 +39,8 @@ PhaseName = Literal[
     "nccl_env",
     "switch",
     "cable",
+    "cabling",
+    "versions",
     "loopback",
     "rdma",
     "tcp",

@@ -117,7 +117,9 @@ def _outcome(fr: FlowResult) -> tuple[float | None, str | None]:
     try:
         return parse_ib_write_bw(r.stdout).bw_avg_gbps, None
     except ParseError as exc:
-        return None, f"{r.node}: {exc}"
+        # perftest says why it gave up on stderr (`Couldn't connect to <ip>:<port>`, ...).
+        said = " / ".join(line.strip() for line in r.stderr.splitlines() if line.strip())
+        return None, f"{r.node}: {exc}" + (f"; stderr: {said[:300]}" if said else "")
 
 
 def _flow(fabric: Fabric, key: Hashable, src: Rail, dst: Rail, port: int) -> Flow:

@@ -18,6 +18,7 @@ def _load() -> dict[str, Tool]:
             gpu,
             iperf3,
             iproute,
+            lldp,
             mpirun,
             perftest,
             ping,
@@ -25,7 +26,18 @@ def _load() -> dict[str, Tool]:
             wrappers,
         )
 
-        for module in (system, wrappers, iproute, ethtool, gpu, ping, perftest, iperf3, mpirun):
+        for module in (
+            system,
+            wrappers,
+            iproute,
+            ethtool,
+            gpu,
+            ping,
+            perftest,
+            iperf3,
+            mpirun,
+            lldp,
+        ):
             _REGISTRY.update(module.TOOLS)
     return _REGISTRY
 
