@@ -95,6 +95,10 @@ def unreachable(fabric: Fabric, choice: SocketChoice) -> str | None:
     """A node whose bootstrap address lies on a fabric rail the other nodes' bootstrap
     addresses are not on (a ring or mesh netdev reaches one neighbour only)."""
     rails = {r.netdev for r in fabric.cluster.node(choice.node).rails}
+    # Unset, which interface NCCL takes first follows the node's interface order, which a
+    # check cannot know for certain: only a setting that names the fabric netdev is judged.
+    if choice.setting.endswith("unset"):
+        return None
     if choice.address is None or not choice.selected or choice.selected[0] not in rails:
         return None
     others = [
