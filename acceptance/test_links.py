@@ -57,7 +57,17 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         )
     if speed != SPEED_MBPS:
         eth.get()
-        verdict.fail(problem.format(what=f"link speed {speed}Mb/s"), "speed_degraded")
+        what = f"link speed {speed}Mb/s"
+        if speed is not None and speed < SPEED_MBPS:
+            what = (
+                f"negotiated {speed // 1000}G: a {speed // 1000}G cable or a breakout on the "
+                "Spark side (the Spark needs a whole 200G port)"
+            )
+            if rail.node in (
+                fabric.cluster.spec.switch.ports if fabric.cluster.spec.switch else {}
+            ):
+                what += ", or the switch leg is not forced to 200G-baseCR4"
+        verdict.fail(problem.format(what=what), "speed_degraded")
     if active is None or not active.upper().startswith(FEC):
         fec.get()
         verdict.fail(problem.format(what=f"active FEC is {active}, not {FEC}"), "fec_not_rs")

@@ -7,12 +7,14 @@ its own result.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_sparkfabric.cluster.hardware import l2mtu_need
-from pytest_sparkfabric.measure import facts, reach, switch
+from pytest_sparkfabric.diagnosis.rules import RULES
+from pytest_sparkfabric.measure import cabling, facts, reach, switch
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, DirectedLink, Fabric, Rail, Verdict
@@ -90,6 +92,7 @@ def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdic
         names = ", ".join(f"{r.node} {r.netdev}" for r in down)
         note, rule = switch.leg_note(fabric, down[0].node)
         verdict.fail(f"{head}: {_summary(result)}; no link on {names}{note}", rule or "link_down")
+    _miscabled(fabric, link, head, _summary(result), verdict)
     _address_problem(fabric, link, head, _summary(result), verdict)
     small = reach.small_ping(fabric, link)
     small_ok = small is not None and small.value is not None and reach.answered(fabric, small.value)
@@ -112,6 +115,21 @@ def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdic
         f"{head}: {_summary(result)}{small_text}; expected loss {loss.expected()} ({loss.source})",
         "unreachable_rail",
     )
+
+
+def _miscabled(
+    fabric: Fabric, link: DirectedLink, head: str, summary: str, verdict: Verdict
+) -> None:
+    """Fail with the miscabling rule when LLDP puts another box or port at an end's cable."""
+    ends = [cabling.End(r.node, r.port) for r in (link.src, link.dst)]
+    wrong = cabling.mismatch(fabric, *ends)
+    if wrong:
+        seen = "; ".join(
+            f"cabled {p.cable}, cluster.yaml says {p.planned.text if p.planned else 'none'}"
+            for p in wrong
+        )
+        fix = "; ".join(dict.fromkeys(cabling.fix(fabric, p) for p in wrong))
+        verdict.fail(f"{head}: {summary}; {seen}", replace(RULES["miscabled"], fix=fix))
 
 
 def _address_problem(

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.cluster import hardware
-from pytest_sparkfabric.measure import nccl_env
+from pytest_sparkfabric.measure import facts, launch, nccl_env, switch
 from pytest_sparkfabric.probes.nccl_hca import select_hcas
+from pytest_sparkfabric.probes.sysfs import find_rocev2_gid
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Node, Verdict
@@ -121,3 +122,59 @@ def test_nccl_ib_hca(node: Node, fabric: Fabric, verdict: Verdict) -> None:
             fix=f"on {node.name}, set NCCL_IB_HCA={','.join(need)}"
             + (f" in {hca.where}" if hca else " in /etc/nccl.conf or the job environment"),
         )
+
+
+def test_nccl_gid_index(node: Node, fabric: Fabric, verdict: Verdict) -> None:
+    """A pinned NCCL_IB_GID_INDEX is, on every rail, the RoCE v2 GID of the rail's IPv4 (NCCL
+    uses one index for every device; unset, NCCL 2.21.5+ picks that GID per device)."""
+    verdict(node=node.name, expected="NCCL_IB_GID_INDEX unset, or each rail's RoCE v2 IPv4 GID")
+    env = nccl_env.effective(fabric, node.name).get()
+    pinned = env.get("NCCL_IB_GID_INDEX")
+    if pinned is None:
+        verdict(measured="NCCL_IB_GID_INDEX unset (NCCL picks the RoCE v2 IPv4 GID per device)")
+        return
+    index = _strtoll(pinned.value)
+    wrong: list[str] = []
+    seen: list[str] = []
+    for rail in node.rails:
+        roce = facts.roce(fabric, rail).get()
+        right = find_rocev2_gid(roce.gids, rail.netdev, rail.address.ip)
+        at = next((g for g in roce.gids if g.index == index), None)
+        there = f"{at.type or '?'} {at.ipv4 or at.gid}" if at else "no GID"
+        shown = f"{right.index}" if right else "none"
+        seen.append(f"{rail.rdma} v2 IPv4 GID {shown}")
+        if right is None or right.index != index:
+            wrong.append(
+                f"{rail.rdma} ({rail.label}): index {index} holds {there}; the RoCE v2 GID of "
+                f"{rail.address.ip} is {'index ' + shown if right else 'missing'}"
+            )
+    verdict(measured=f"{_decided(pinned)}; " + ", ".join(seen))
+    if wrong:
+        verdict.fail(
+            f"{node.name}: {_decided(pinned)} applies to every RoCE device: "
+            + "; ".join(wrong)
+            + f"{_misnamed(env, 'NCCL_IB_GID_INDEX')}",
+            "nccl_gid_index",
+        )
+
+
+def test_nccl_socket_ifname(node: Node, fabric: Fabric, verdict: Verdict) -> None:
+    """NCCL_SOCKET_IFNAME (under NCCL's rules) and Open MPI's interface lists name a running
+    interface with an address that the other nodes reach (the management port, enP7s7)."""
+    verdict(node=node.name, expected="a running interface with an address every node reaches")
+    choice = launch.socket_choice(fabric, node.name)
+    if choice is None:
+        nccl_env.effective(fabric, node.name).get()
+        facts.node(fabric, node.name).get()
+        return
+    picked = choice.selected[0] if choice.selected else "nothing"
+    verdict(measured=f"{choice.setting}; NCCL bootstraps over {picked}")
+    found = launch.problems(fabric, node.name)
+    if found and choice.down_fabric:
+        note, rule = switch.leg_note(fabric, node.name)
+        verdict.fail(
+            f"{node.name}: " + "; ".join(found) + f"; the fabric netdev it names has no link{note}",
+            rule or "link_down",
+        )
+    if found:
+        verdict.fail(f"{node.name}: " + "; ".join(found), "nccl_socket_ifname")

@@ -110,8 +110,13 @@ def _command_hangs(b: PlanBuilder, f: FaultSpec, rails: list[Rail]) -> str:
 def _nccl_conf(b: PlanBuilder, f: FaultSpec, rails: list[Rail]) -> str:
     for n in _who(b, f):
         node = b.cluster.node(n)
-        single = f"NCCL_IB_HCA={node.rails[0].rdma}"
-        b.conf[n].append("NCCL_NET=Socket" if f.fault == "nccl_socket" else single)
+        lines = {
+            "nccl_socket": "NCCL_NET=Socket",
+            "nccl_single_hca": f"NCCL_IB_HCA={node.rails[0].rdma}",
+            "nccl_gid_index": f"NCCL_IB_GID_INDEX={f.value if f.value is not None else 5}",
+            "nccl_socket_ifname": "NCCL_SOCKET_IFNAME=eth0",
+        }
+        b.conf[n].append(lines.get(f.fault, lines["nccl_single_hca"]))
     return f"{f.fault}: /etc/nccl.conf of {', '.join(_who(b, f))} (and simulated)"
 
 
@@ -138,6 +143,8 @@ APPLY: Mapping[FaultName, Apply] = {
     "command_hangs": _command_hangs,
     "nccl_socket": _nccl_conf,
     "nccl_single_hca": _nccl_conf,
+    "nccl_gid_index": _nccl_conf,
+    "nccl_socket_ifname": _nccl_conf,
     "pcie_width": _pcie_width,
 }
 

@@ -37,6 +37,7 @@ SIM_TOOLS = (
     "all_gather_perf",
     "nvidia-smi",
     "gpu_burn",
+    "lldpctl",
 )
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HANG_SECONDS = 2147483647

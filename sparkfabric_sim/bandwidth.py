@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from sparkfabric_sim import noise
+from sparkfabric_sim.hardware import LINE_RATE_MBPS
 
 if TYPE_CHECKING:
     from sparkfabric_sim.hardware import Netdev
@@ -82,7 +83,10 @@ def domain_cap(model: SimCluster, node: str, rail: int) -> float:
 
 
 def port_cap(model: SimCluster, node: str, port: int) -> float:
-    return _u(model, 185.0, 198.0, "port", node, port)
+    # Both halves of a 200G port together reach 185-198 Gb/s; a link that negotiated less
+    # (100G cable, Spark-side breakout) scales that ceiling with its line rate.
+    rate = model.link_speed_mbps(node, port) / LINE_RATE_MBPS
+    return _u(model, 185.0, 198.0, "port", node, port) * rate
 
 
 def resources(model: SimCluster, f: FlowRequest) -> list[tuple[str, float]]:

@@ -56,6 +56,9 @@ class Cable:
     b: PortRef | None
     leg: str | None
     spec: CableSpec
+    speed_mbps: int = LINE_RATE_MBPS
+    """What the link negotiated: 100000 with a 100G cable or a breakout on the Spark side
+    (a Spark seen at `Speed: 100000Mb/s`: shared/samples/ethtool/gb10-switch-...-100000-...)."""
 
     @property
     def id(self) -> str:
@@ -124,6 +127,11 @@ class SimNode:
     """Priorities with PFC on, as `mlnx_qos --pfc` leaves them on every fabric netdev."""
     rx_discard_pct: Mapping[str, float] = field(default_factory=dict)
     """Netdev -> share of received RoCE frames its NIC drops for lack of buffer (percent)."""
+    firewall: bool = False
+    """A host firewall (firewalld's default zone target rejects, with icmp-host-prohibited,
+    what no service allows: ssh and ICMP pass, the test ports do not; firewalld.zone(5))."""
+    firmware: str | None = None
+    """The ConnectX firmware `ethtool -i` shows, where a fault changed it (else the default)."""
 
     def netdev(self, name: str) -> Netdev | None:
         return next((d for d in self.netdevs if d.name == name), None)

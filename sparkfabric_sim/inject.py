@@ -233,6 +233,56 @@ def _egress_cap(d: Draft, f: FaultSpec) -> None:
         _switch_leg(d, d.switch.leg_of(nd.name).name, egress_rate_mbps=int(f.value or 25000))
 
 
+def _cable_swapped(d: Draft, f: FaultSpec) -> None:
+    nd = d.nodes[str(f.node)]
+
+    def moved(ref: PortRef | None) -> PortRef | None:
+        return PortRef(ref.node, 1 - ref.port) if ref is not None and ref.node == nd.name else ref
+
+    d.cables = [replace(c, a=moved(c.a), b=moved(c.b)) for c in d.cables]  # type: ignore[arg-type]
+
+
+def _ring_order(d: Draft, f: FaultSpec) -> None:
+    names = list(d.nodes)
+    one = str(f.node)
+    other = names[(names.index(one) + 1) % len(names)]
+    swap = {one: other, other: one}
+
+    def moved(ref: PortRef | None) -> PortRef | None:
+        return PortRef(swap.get(ref.node, ref.node), ref.port) if ref is not None else ref
+
+    d.cables = [replace(c, a=moved(c.a), b=moved(c.b)) for c in d.cables]  # type: ignore[arg-type]
+
+
+def _nccl_gid_index(d: Draft, f: FaultSpec) -> None:
+    for nd in _targets(d, f):
+        _append_conf(nd, f"NCCL_IB_GID_INDEX={f.value if f.value is not None else 5}")
+
+
+def _link_speed(d: Draft, f: FaultSpec) -> None:
+    nd = d.nodes[str(f.node)]
+    ref = PortRef(nd.name, _port(nd, f))
+    d.cables = [replace(c, speed_mbps=100_000) if ref in c.ends() else c for c in d.cables]
+
+
+def _nccl_socket_ifname(d: Draft, f: FaultSpec) -> None:
+    for nd in _targets(d, f):
+        _append_conf(nd, "NCCL_SOCKET_IFNAME=eth0")
+
+
+# A GB10's ConnectX-7 seen at 28.45.4028 in the field (public GB10 notes, `ethtool -i`;
+# tests/probes/ethtool_i_samples/), next to the simulator's default firmware.
+OTHER_FIRMWARE = "28.45.4028 (NVD0000000033)"
+
+
+def _firmware_mismatch(d: Draft, f: FaultSpec) -> None:
+    d.nodes[str(f.node)].firmware = OTHER_FIRMWARE
+
+
+def _firewall(d: Draft, f: FaultSpec) -> None:
+    d.nodes[str(f.node)].firewall = True
+
+
 # One injector for every fault of the registry (cluster/faults.py); tests/cluster/test_faults.py
 # holds them in step.
 INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
@@ -260,6 +310,13 @@ INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
     "rx_discards": _rx_discards,
     "switch_fcs_errors": _switch_fcs_errors,
     "egress_cap": _egress_cap,
+    "cable_swapped": _cable_swapped,
+    "ring_order": _ring_order,
+    "nccl_gid_index": _nccl_gid_index,
+    "link_speed": _link_speed,
+    "nccl_socket_ifname": _nccl_socket_ifname,
+    "firmware_mismatch": _firmware_mismatch,
+    "firewall": _firewall,
 }
 
 

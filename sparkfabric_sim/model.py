@@ -16,6 +16,7 @@ from pytest_sparkfabric.cluster import hardware
 from sparkfabric_sim import nccl_select, noise
 from sparkfabric_sim.hardware import (
     BREAKOUT_DAC,
+    LINE_RATE_MBPS,
     NVIDIA_DAC,
     Cable,
     LaneFault,
@@ -64,6 +65,8 @@ class NodeDraft:
     hangs: set[str] = field(default_factory=set)
     host_pfc: set[int] = field(default_factory=set)
     rx_discard_pct: dict[str, float] = field(default_factory=dict)
+    firmware: str | None = None
+    firewall: bool = False
 
     def cabled(self) -> list[Netdev]:
         return [d for d in self.netdevs.values() if d.cabled]
@@ -89,6 +92,8 @@ class NodeDraft:
             hangs=frozenset(self.hangs),
             host_pfc=frozenset(self.host_pfc),
             rx_discard_pct=MappingProxyType(dict(self.rx_discard_pct)),
+            firmware=self.firmware,
+            firewall=self.firewall,
         )
 
 
@@ -265,6 +270,10 @@ class SimCluster:
     def cable_of(self, node: str, port: int) -> Cable | None:
         ref = PortRef(node, port)
         return next((c for c in self.cables if ref in c.ends()), None)
+
+    def link_speed_mbps(self, node: str, port: int) -> int:
+        cable = self.cable_of(node, port)
+        return cable.speed_mbps if cable is not None else LINE_RATE_MBPS
 
     def owners(self, ip: IPv4Address) -> list[Netdev]:
         return [d for d in self.netdevs() if d.address is not None and d.address.ip == ip]

@@ -138,7 +138,8 @@ class Runtime:
         ]
 
     def carrier(self, dev: Netdev, t: float) -> bool:
-        return dev.cabled and self.port_up(dev.node, dev.port, t)
+        # A port cluster.yaml leaves empty has carrier too when a cable was put in it.
+        return self.port_up(dev.node, dev.port, t)
 
     def link_down_events(self, node: str, port: int, t: float) -> int:
         cable = self.model.cable_of(node, port)

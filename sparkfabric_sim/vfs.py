@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster import hardware
 from sparkfabric_sim import counters, gids
-from sparkfabric_sim.hardware import LINE_RATE_MBPS, Netdev
+from sparkfabric_sim.hardware import Netdev
 
 if TYPE_CHECKING:
     from sparkfabric_sim.hardware import SimNode
@@ -144,7 +144,9 @@ def _net(dev: Netdev) -> dict[str, Entry]:
         f"{base}/mtu": f"{dev.mtu}\n",
         f"{base}/operstate": _when_up(dev, "up\n", "down\n"),
         f"{base}/carrier": _when_up(dev, "1\n", "0\n"),
-        f"{base}/speed": _when_up(dev, f"{LINE_RATE_MBPS}\n", "-1\n"),
+        f"{base}/speed": lambda rt, t: (
+            f"{rt.model.link_speed_mbps(dev.node, dev.port)}\n" if rt.carrier(dev, t) else "-1\n"
+        ),
         f"{base}/duplex": _when_up(dev, "full\n", "unknown\n"),
         f"{base}/address": f"{dev.mac}\n",
         f"{base}/ifindex": f"{dev.ifindex}\n",

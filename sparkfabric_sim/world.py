@@ -41,6 +41,7 @@ PATHS = {
     "false": "/usr/bin/false",
     "which": "/usr/bin/which",
     "ibdev2netdev": "/usr/bin/ibdev2netdev",
+    "lldpctl": "/usr/sbin/lldpctl",
     "ib_write_bw": "/usr/bin/ib_write_bw",
     "iperf3": "/usr/bin/iperf3",
     "mpirun": "/usr/bin/mpirun",

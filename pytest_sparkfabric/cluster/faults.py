@@ -37,6 +37,13 @@ FaultName = Literal[
     "rx_discards",
     "switch_fcs_errors",
     "egress_cap",
+    "cable_swapped",
+    "ring_order",
+    "nccl_gid_index",
+    "link_speed",
+    "nccl_socket_ifname",
+    "firmware_mismatch",
+    "firewall",
 ]
 Target = Literal[
     "node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command", "rate_per_s"
@@ -120,6 +127,22 @@ _TABLE: tuple[Fault, ...] = (
     Fault("egress_cap", ("node",), ("value",),
           "the switch leg toward a node shapes egress to `value` Mb/s (default 25000)",
           "simulated", needs_switch=True),
+    Fault("cable_swapped", ("node",), (),
+          "a node's two cables exchanged (one cable: it sits in the other port)", "simulated"),
+    Fault("ring_order", ("node",), (),
+          "the node and the next one in cluster.yaml exchanged in the cabling", "simulated"),
+    Fault("nccl_gid_index", (), ("node", "value"),
+          "/etc/nccl.conf pins NCCL_IB_GID_INDEX (default 5), not the rails' RoCE v2 IPv4 GID",
+          "real"),
+    Fault("link_speed", ("node",), ("port",),
+          "the cable on a node port negotiates 100G (a 100G cable or a Spark-side breakout)",
+          "simulated"),
+    Fault("nccl_socket_ifname", (), ("node",),
+          "/etc/nccl.conf sets NCCL_SOCKET_IFNAME=eth0, a netdev a Spark does not have", "real"),
+    Fault("firmware_mismatch", ("node",), (),
+          "the node's ConnectX-7 runs other firmware than the rest", "simulated"),
+    Fault("firewall", ("node",), (),
+          "a host firewall rejects the test ports (ssh and ping pass)", "simulated"),
 )
 # fmt: on
 

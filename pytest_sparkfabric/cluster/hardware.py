@@ -23,6 +23,8 @@ PORTS = (0, 1)
 RAILS_PER_PORT = 2
 MGMT_NETDEV = "enP7s7"
 PCIE_SPEED_GTS = 32.0
+# Each QSFP port runs 200G (DOMAIN.md §1): ethtool says 200000Mb/s.
+LINK_SPEED_MBPS = 200_000
 PCIE_WIDTH = 4
 
 

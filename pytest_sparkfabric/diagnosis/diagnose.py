@@ -124,6 +124,28 @@ def _link_down(ev: Evidence) -> list[Finding]:
     return out
 
 
+def _miscabled(ev: Evidence) -> list[Finding]:
+    return [Finding(RULES["miscabled"], m.where, m.nodes, m.seen, m.fix) for m in ev.miscabled]
+
+
+def _speed_degraded(ev: Evidence) -> list[Finding]:
+    if not ev.slow_links:
+        return []
+    where = ", ".join(s.where for s in ev.slow_links)
+    nodes = tuple(dict.fromkeys(n for s in ev.slow_links for n in s.nodes))
+    seen = "ethtool: link up below 200000Mb/s"
+    return [Finding(RULES["speed_degraded"], where, nodes, seen)]
+
+
+def _launch(ev: Evidence) -> list[Finding]:
+    rule = RULES["nccl_socket_ifname"]
+    return [Finding(rule, s.nodes[0], s.nodes, s.where) for s in ev.launch]
+
+
+def _firewall(ev: Evidence) -> list[Finding]:
+    return [Finding(RULES["firewall"], s.nodes[0], s.nodes, s.where) for s in ev.refused]
+
+
 def _nic_throttled(ev: Evidence) -> list[Finding]:
     out = []
     for node, rates in _throttled(ev).items():
@@ -371,14 +393,18 @@ def _duplicate_ip(ev: Evidence) -> list[Finding]:
 
 
 DIAGNOSERS: tuple[tuple[RuleId, Callable[[Evidence], list[Finding]]], ...] = (
+    ("miscabled", _miscabled),
     ("link_down", _link_down),
     ("mtu_path", _short_leg),
+    ("speed_degraded", _speed_degraded),
     ("duplicate_ip", _duplicate_ip),
     ("pcie_degraded", _pcie_degraded),
     ("nic_throttled", _nic_throttled),
     ("half_port", _half_port),
     ("egress_rate_cap", _egress_cap),
     ("switch_cpu_forwarding", _switch_or_pfc),
+    ("nccl_socket_ifname", _launch),
+    ("firewall", _firewall),
     ("nccl_socket", _nccl_socket),
     ("nccl_single_hca", _nccl_single_hca),
 )

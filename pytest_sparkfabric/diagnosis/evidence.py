@@ -48,6 +48,17 @@ class Site:
 
 
 @dataclass(frozen=True, slots=True)
+class Miscabled:
+    """A node port whose cable does not go where cluster.yaml says: `nodes` are the port's
+    node, the planned far node and the seen one; `fix` says which cable to move."""
+
+    where: str
+    nodes: tuple[str, ...]
+    seen: str
+    fix: str
+
+
+@dataclass(frozen=True, slots=True)
 class Rate:
     """One bandwidth figure. `gbps` None: the run gave no number (`error` says why)."""
 
@@ -109,6 +120,13 @@ class Evidence:
     """Switch legs whose mtu or l2mtu is below the cluster's RoCE packet (issue 14)."""
     shared: tuple[Obj, ...] = ()
     """What every flow crosses (the switch), blamed for settings of the whole fabric."""
+    miscabled: tuple[Miscabled, ...] = ()
+    slow_links: tuple[Site, ...] = ()
+    """Rails whose link is up below 200000Mb/s (ethtool), `where` saying the speed."""
+    launch: tuple[Site, ...] = ()
+    """Nodes whose NCCL/Open MPI interface settings cannot work, `where` saying why."""
+    refused: tuple[Site, ...] = ()
+    """Nodes whose test servers listened but clients could not connect while pings passed."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,6 +47,11 @@ RuleId = Literal[
     "node_unreachable",
     "pfc_mismatch",
     "rx_discards",
+    "miscabled",
+    "nccl_gid_index",
+    "nccl_socket_ifname",
+    "version_drift",
+    "firewall",
 ]
 
 
@@ -81,8 +86,10 @@ _TABLE: tuple[Rule, ...] = (
     Rule(
         "speed_degraded",
         "link up below 200000Mb/s",
-        "the link negotiated a lower speed (switch port not forced to 200G, or a slower cable)",
-        "force 200G-baseCR4 on the switch leg; use a 200G QSFP56/QSFP112 cable",
+        "the link negotiated below 200G: a 100G cable or a breakout on the Spark side (the "
+        "Spark needs a whole 200G port), or a switch port not forced to 200G",
+        "use a 200G QSFP56/QSFP112 cable into a whole Spark port (breakouts belong on the "
+        "switch side only); on a switch force 200G-baseCR4 on the leg",
     ),
     Rule(
         "fec_not_rs",
@@ -261,6 +268,45 @@ _TABLE: tuple[Rule, ...] = (
         "the NIC drops received RoCE frames (no buffer): retransmits, or a lossless setup losing",
         "on lossy RoCE keep PFC off on both ends and check for a congested or slow receiver; "
         "on lossless, fix the PFC priority/buffer on host and switch so drops stop",
+    ),
+    Rule(
+        "miscabled",
+        "a cable's far end (LLDP) is not the box and port cluster.yaml says",
+        "miscabling: a cable sits in another port, or the boxes are cabled in another order "
+        "than cluster.yaml lists them",
+        "move the cable to the port cluster.yaml names, or correct cluster.yaml (node order, "
+        "port numbers) to match the cabling",
+    ),
+    Rule(
+        "nccl_gid_index",
+        "NCCL_IB_GID_INDEX pinned to an index that is not a rail's RoCE v2 IPv4 GID",
+        "NCCL uses one pinned GID index for every device, and on some rail it is not the RoCE v2 "
+        "GID of the rail's IPv4 address (the index differs between rails, 3 vs 5 seen)",
+        "remove NCCL_IB_GID_INDEX: NCCL 2.21.5 and later pick each device's RoCE v2 IPv4 GID; on "
+        "older NCCL pin the index every rail shares and keep IPv6 off the fabric netdevs",
+    ),
+    Rule(
+        "nccl_socket_ifname",
+        "NCCL_SOCKET_IFNAME / OMPI if_include names no usable interface",
+        "the launch environment names a netdev that is missing, down, without an address, "
+        "virtual (docker0), or a fabric netdev the other nodes cannot reach",
+        "set NCCL_SOCKET_IFNAME (and OMPI_MCA_btl_tcp_if_include) to the management netdev "
+        "every node shares (enP7s7 on a Spark), or remove the stale line",
+    ),
+    Rule(
+        "version_drift",
+        "one node runs another firmware, driver, kernel or GPU driver than the rest",
+        "version drift: one box was updated (or missed an update) on its own",
+        "bring every node to the same versions (firmware with mlxfwmanager / the DGX OS update, "
+        "then the same kernel, mlx5/DOCA driver and GPU driver) and re-run",
+    ),
+    Rule(
+        "firewall",
+        "the servers listen, pings pass, but clients cannot connect to the test ports",
+        "a host firewall on the server's node rejects the test ports (ib_write_bw 18515+, "
+        "iperf3 5201+)",
+        "allow the fabric subnets on that node (firewalld: firewall-cmd --zone=trusted "
+        "--add-source=<subnet>; ufw: ufw allow from <subnet>) or stop the firewall for the run",
     ),
 )
 

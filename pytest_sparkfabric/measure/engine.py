@@ -41,6 +41,8 @@ PhaseName = Literal[
     "switch",
     "switch_counters",
     "cable",
+    "cabling",
+    "versions",
     "loopback",
     "rdma",
     "tcp",

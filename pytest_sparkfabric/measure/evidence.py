@@ -8,6 +8,7 @@ later reuse it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
@@ -21,11 +22,22 @@ from pytest_sparkfabric.diagnosis.evidence import (
     THROTTLED_MAX_GBPS,
     Evidence,
     Finding,
+    Miscabled,
     PairRates,
     Rate,
     Site,
 )
-from pytest_sparkfabric.measure import facts, links, nccl_run, rdma, switch, switch_counters
+from pytest_sparkfabric.measure import (
+    cabling,
+    facts,
+    launch,
+    links,
+    nccl_run,
+    rdma,
+    reach,
+    switch,
+    switch_counters,
+)
 from pytest_sparkfabric.measure import tcp as tcp_phase
 from pytest_sparkfabric.measure.nccl_run import NcclRun
 from pytest_sparkfabric.measure.rdma import Loopbacks, RdmaRun
@@ -127,6 +139,73 @@ def _no_link(fabric: Fabric) -> tuple[Site, ...]:
     return tuple(out)
 
 
+def _slow_links(fabric: Fabric) -> tuple[Site, ...]:
+    from pytest_sparkfabric.cluster import hardware
+
+    out = []
+    for rail in fabric.cluster.rails:
+        eth = links.ethtool(fabric, rail).value
+        speed = eth.speed_mbps if eth is not None else None
+        if eth is not None and eth.link_detected and speed and speed < hardware.LINK_SPEED_MBPS:
+            out.append(Site(f"{rail.id} at {speed}Mb/s", (rail.node,)))
+    return tuple(out)
+
+
+def _launch(fabric: Fabric) -> tuple[Site, ...]:
+    out = []
+    for n in fabric.cluster.nodes:
+        found = launch.problems(fabric, n.name, down_links=False)
+        if found:
+            out.append(Site("; ".join(found), (n.name,)))
+    return tuple(out)
+
+
+_PERFTEST_REFUSED = re.compile(r"Couldn't connect to (\d+\.\d+\.\d+\.\d+):(\d+)")
+_IPERF_REFUSED = re.compile(r"-c (\d+\.\d+\.\d+\.\d+)\b.*?-p (\d+)|-p (\d+)\b.*?-c (\S+)")
+
+
+def _refused(fabric: Fabric) -> tuple[Site, ...]:
+    """Connects that failed to a node whose address answers pings: its firewall. The pings
+    run now where a failed connect asks and they have not run yet (one concurrent round)."""
+    failed: list[tuple[str, str, str, str]] = []
+    run = fabric.measured(rdma.NAME, RdmaRun)
+    for results in run.links.values() if run is not None else ():
+        for r in results:
+            if r.error and (m := _PERFTEST_REFUSED.search(r.error)):
+                failed.append((m.group(1), m.group(2), "ib_write_bw", r.src.node))
+    tcp = fabric.measured(tcp_phase.NAME, TcpRun)
+    for t in (t for ts in tcp.links.values() for t in ts) if tcp is not None else ():
+        if t.error and "unable to connect to server" in t.error:
+            m = _IPERF_REFUSED.search(t.command)
+            if m:
+                ip, port = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+                failed.append((ip, port, "iperf3", t.src.node))
+    if not failed:
+        return ()
+    answered = set()
+    for d in fabric.plan.directed:
+        p = reach.ping(fabric, d)
+        if p.value is not None and p.value.ok:
+            answered.add(str(d.dst.address.ip))
+    owners = facts.observed_ipv4(fabric)
+    seen: dict[str, dict[str, set[str]]] = {}
+    for ip, port, tool, client in failed:
+        server = owners[ip][0][0] if owners.get(ip) else None
+        if ip in answered and server is not None and server != client:
+            seen.setdefault(server, {}).setdefault(tool, set()).add(port)
+    out = []
+    for server, tools in seen.items():
+        ports = "; ".join(f"{tool} port {', '.join(sorted(p))}" for tool, p in tools.items())
+        out.append(
+            Site(
+                f"servers listened on {server} but clients could not connect ({ports}), while "
+                "its addresses answer pings",
+                (server,),
+            )
+        )
+    return tuple(out)
+
+
 def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
     from pytest_sparkfabric.cluster import hardware
 
@@ -156,6 +235,24 @@ def _duplicate_ips(fabric: Fabric) -> tuple[Site, ...]:
             rails = tuple(o for o in found if o is not None)
             nodes = tuple(dict.fromkeys(n for n, _ in owners))
             out.append(Site(f"{ip} on {where}", nodes, rails))
+    return tuple(out)
+
+
+def _miscabled(fabric: Fabric) -> tuple[Miscabled, ...]:
+    out = []
+    for p in cabling.cabling(fabric).ports.values():
+        if not p.wrong:
+            continue
+        nodes = (p.end.node, p.planned.node if p.planned else None, p.seen.node if p.seen else None)
+        says = p.planned.text if p.planned else "no cable here"
+        out.append(
+            Miscabled(
+                p.end.text,
+                tuple(dict.fromkeys(n for n in nodes if n is not None)),
+                f"cabled {p.cable}, cluster.yaml says {says}",
+                cabling.fix(fabric, p),
+            )
+        )
     return tuple(out)
 
 
@@ -233,6 +330,10 @@ def collect(
         duplicate_ips=_duplicate_ips(fabric) if links else (),
         short_legs=_short_legs(fabric) if links else (),
         shared=(objs.SWITCH,) if fabric.cluster.topology == "switch" else (),
+        miscabled=_miscabled(fabric) if links else (),
+        slow_links=_slow_links(fabric) if links else (),
+        launch=_launch(fabric) if nccl is not None else (),
+        refused=_refused(fabric),
     )
 
 

@@ -114,10 +114,13 @@ def _outcome(fr: FlowResult) -> tuple[float | None, str | None]:
     try:
         return parse_ib_write_bw(r.stdout).bw_avg_gbps, None
     except ParseError as exc:
-        # perftest says on stderr why the run stopped (a completion error, retries exhausted).
-        said = [ln.strip() for ln in r.stderr.splitlines() if "Failed status" in ln]
-        tail = f"; ib_write_bw rc {r.rc}: {said[0]}" if said and r.rc != 0 else ""
-        return None, f"{r.node}: {exc}{tail}"
+        # perftest says on stderr why the run stopped: a completion error (retries exhausted),
+        # or why it gave up (`Couldn't connect to <ip>:<port>`, ...).
+        failed = [ln.strip() for ln in r.stderr.splitlines() if "Failed status" in ln]
+        if failed and r.rc != 0:
+            return None, f"{r.node}: {exc}; ib_write_bw rc {r.rc}: {failed[0]}"
+        said = " / ".join(line.strip() for line in r.stderr.splitlines() if line.strip())
+        return None, f"{r.node}: {exc}" + (f"; stderr: {said[:300]}" if said else "")
 
 
 def _flow(fabric: Fabric, key: Hashable, src: Rail, dst: Rail, port: int) -> Flow:

@@ -18,6 +18,7 @@ def _load() -> dict[str, Tool]:
             gpu,
             iperf3,
             iproute,
+            lldp,
             mpirun,
             perftest,
             ping,
@@ -37,6 +38,7 @@ def _load() -> dict[str, Tool]:
             iperf3,
             mpirun,
             qos,
+            lldp,
         ):
             _REGISTRY.update(module.TOOLS)
     return _REGISTRY

@@ -24,10 +24,10 @@ FIRMWARE = "28.45.1020 (NVD0000000033)"
 NO_DEVICE = "netlink error: no device matches name (offset 24)\nnetlink error: No such device\n"
 
 
-def _driver(pci: str) -> str:
+def _driver(pci: str, firmware: str = FIRMWARE) -> str:
     return (
         f"driver: mlx5_core\nversion: {KERNEL_RELEASE}\n"
-        f"firmware-version: {FIRMWARE}\nexpansion-rom-version: \nbus-info: {pci}\n"
+        f"firmware-version: {firmware}\nexpansion-rom-version: \nbus-info: {pci}\n"
         "supports-statistics: yes\nsupports-test: yes\nsupports-eeprom-access: no\n"
         "supports-register-dump: no\nsupports-priv-flags: yes\n"
     )
@@ -57,13 +57,13 @@ def ethtool(ctx: Ctx, argv: list[str]) -> Outcome:
         return fail(1, NO_DEVICE)
     link = ctx.rt.carrier(dev, ctx.t)
     if mode == "settings":
-        return ok(render.settings(name, link))
+        return ok(render.settings(name, link, ctx.model.link_speed_mbps(dev.node, dev.port)))
     if mode == "stats":
         return ok(render.stats(counters.ethtool_stats(ctx.rt, dev, ctx.t)))
     if mode == "fec":
         return ok(render.fec(name, link))
     if mode == "driver":
-        return ok(_driver(dev.pci))
+        return ok(_driver(dev.pci, ctx.node.firmware or FIRMWARE))
     cable = ctx.model.cable_of(dev.node, dev.port)
     if cable is None:
         return fail(1, "netlink error: Input/output error\n")

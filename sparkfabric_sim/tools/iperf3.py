@@ -125,6 +125,9 @@ def _client(ctx: Ctx, a: argparse.Namespace) -> Outcome:
     if target is None or src is None:
         return _error(ctx, a, NO_ROUTE, CONNECT_TIMEOUT_S)
     server = ctx.rt.listener(target.node, a.port, "iperf3-server", ctx.t)
+    if server is not None and target.node != ctx.node.name and ctx.model.node(target.node).firewall:
+        # icmp-host-prohibited makes connect() fail with EHOSTUNREACH: "No route to host".
+        return _error(ctx, a, NO_ROUTE)
     sargs: argparse.Namespace | None = server.detail["args"] if server else None  # type: ignore[assignment]
     if server is None or sargs is None or (sargs.bind and IPv4Address(sargs.bind) != dst):
         return _error(ctx, a, REFUSED)

@@ -137,7 +137,8 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
     if target is None:
         return Outcome(1, warn, render.connect_failed(a.peer, a.port), CONNECT_TIMEOUT_S)
     server = ctx.rt.listener(target.node, a.port, "perftest-server", ctx.t)
-    if server is None:
+    if server is None or (target.node != ctx.node.name and ctx.model.node(target.node).firewall):
+        # A rejected connect() fails at once, as with no server (perftest_communication.c).
         return Outcome(1, warn, render.connect_failed(a.peer, a.port))
     sa: argparse.Namespace = server.detail["args"]  # type: ignore[assignment]
     sdev: Netdev = server.detail["dev"]  # type: ignore[assignment]

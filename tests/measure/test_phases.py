@@ -21,6 +21,8 @@ PHASES = (
     "nccl_env",
     "switch",
     "cable",
+    "cabling",
+    "versions",
     "rdma",
     "tcp",
     "nccl_run",

@@ -35,6 +35,7 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_link",
             "test_nccl_busbw",
             "test_nccl_completes",
+            "test_nccl_socket_ifname",
             "test_nccl_uses_ib",
             "test_pair_rdma",
             "test_pair_tcp",
@@ -45,6 +46,17 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         },
         {"", "autoneg_failed", "link_down"},
     ),
+    "cable_swapped": (
+        {
+            "test_cabling",
+            "test_jumbo_ping",
+            "test_pair_rdma",
+            "test_pair_tcp",
+            "test_rail_rdma",
+            "test_soak_load",
+        },
+        {"", "miscabled"},
+    ),
     "command_hangs": (
         {
             "test_cable_eeprom",
@@ -52,6 +64,7 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_rail_counters",
             "test_soak_counters",
             "test_soak_link",
+            "test_versions_match",
         },
         {""},
     ),
@@ -71,6 +84,14 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
     "eeprom_placeholder": (
         set(),
         set(),
+    ),
+    "firewall": (
+        {"test_pair_rdma", "test_pair_tcp", "test_rail_rdma", "test_soak_load"},
+        {"", "firewall"},
+    ),
+    "firmware_mismatch": (
+        {"test_versions_match"},
+        {"version_drift"},
     ),
     "half_port": (
         {
@@ -101,6 +122,7 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_link",
             "test_nccl_busbw",
             "test_nccl_completes",
+            "test_nccl_socket_ifname",
             "test_nccl_uses_ib",
             "test_pair_rdma",
             "test_pair_tcp",
@@ -110,13 +132,25 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
         },
         {"link_down"},
     ),
+    "link_speed": (
+        {"test_link", "test_pair_rdma", "test_pair_tcp", "test_rail_rdma"},
+        {"speed_degraded"},
+    ),
     "mtu": (
         {"test_jumbo_ping", "test_mtu"},
         {"mtu_local", "mtu_mismatch", "mtu_path"},
     ),
+    "nccl_gid_index": (
+        {"test_nccl_gid_index"},
+        {"nccl_gid_index"},
+    ),
     "nccl_single_hca": (
         {"test_nccl_busbw", "test_nccl_ib_hca", "test_nccl_uses_ib"},
         {"nccl_single_hca"},
+    ),
+    "nccl_socket_ifname": (
+        {"test_nccl_busbw", "test_nccl_completes", "test_nccl_socket_ifname"},
+        {"nccl_socket_ifname"},
     ),
     "nccl_socket": (
         {"test_nccl_busbw", "test_nccl_transport", "test_nccl_uses_ib"},
@@ -135,6 +169,7 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
     "node_unreachable": (
         {
             "test_cable_eeprom",
+            "test_cabling",
             "test_address_unique",
             "test_arp_sysctls",
             "test_ipv6_disabled",
@@ -144,7 +179,9 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_mtu",
             "test_nccl_busbw",
             "test_nccl_completes",
+            "test_nccl_gid_index",
             "test_nccl_ib_hca",
+            "test_nccl_socket_ifname",
             "test_nccl_transport",
             "test_nccl_uses_ib",
             "test_nic_loopback",
@@ -161,6 +198,7 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
             "test_soak_counters",
             "test_soak_link",
             "test_soak_load",
+            "test_versions_match",
         },
         {""},
     ),
@@ -201,6 +239,17 @@ MATRIX: dict[str, tuple[set[str], set[str]]] = {
     "rx_discards": (
         {"test_rail_counters", "test_soak_counters"},
         {"rx_discards"},
+    ),
+    "ring_order": (
+        {
+            "test_cabling",
+            "test_jumbo_ping",
+            "test_pair_rdma",
+            "test_pair_tcp",
+            "test_rail_rdma",
+            "test_soak_load",
+        },
+        {"", "miscabled"},
     ),
     "rp_filter_strict": (
         {"test_rp_filter"},

@@ -66,6 +66,8 @@ CASES = [
             "link_down",
             *(per_rail(t, n) for t in ("test_link", "test_roce_port") for n in DIRECT),
             pings(DIRECT, "spark-1"),
+            # NCCL_SOCKET_IFNAME names the fabric netdev (NVIDIA's two-node playbook).
+            [f"test_nccl_socket_ifname[{n}]" for n in DIRECT],
         ),
     ),
     Case(
@@ -156,6 +158,7 @@ CASES = [
             per_rail("test_roce_port", "spark-2"),
             pings(SWITCHED, "spark-2"),
             "test_switch_leg[spark-2]",
+            "test_nccl_socket_ifname[spark-2]",
         ),
         nodes=3,
     ),
@@ -177,6 +180,7 @@ CASES = [
             per_rail("test_roce_port", "spark-2"),
             pings(SWITCHED, "spark-2"),
             "test_switch_leg[spark-2]",
+            "test_nccl_socket_ifname[spark-2]",
         ),
         nodes=3,
     ),

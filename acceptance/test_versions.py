@@ -1,0 +1,46 @@
+"""Versions across the nodes: one table of ConnectX firmware, mlx5 driver, kernel and GPU
+driver; a node that differs from the rest fails, naming the component and the node."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_sparkfabric.measure import versions
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric import Fabric, Verdict
+
+pytestmark = pytest.mark.links
+
+
+def test_versions_match(fabric: Fabric, verdict: Verdict) -> None:
+    """Every node runs the same ConnectX firmware, mlx5 driver, kernel and GPU driver."""
+    verdict(expected="the same versions on every node")
+    table = versions.versions(fabric).nodes
+    rows: list[str] = []
+    drift: list[str] = []
+    unread: list[str] = []
+    for component in versions.COMPONENTS:
+        values: dict[str, str] = {}
+        for node, row in table.items():
+            m = row[component]
+            if m.value is None:
+                unread.append(f"{component}: {m.error}")
+            else:
+                values[node] = m.value
+        rows.append(f"{component}: " + ", ".join(f"{n} {v}" for n, v in values.items()))
+        odd = versions.odd_ones(values)
+        if odd:
+            rest = sorted(set(values.values()) - set(odd.values()))
+            drift.append(
+                f"{component} "
+                + ", ".join(f"{n} runs {v}" for n, v in odd.items())
+                + f" while the others run {', '.join(rest)}"
+            )
+    verdict(measured="; ".join(rows))
+    if drift:
+        verdict.fail("versions differ between nodes: " + "; ".join(drift), "version_drift")
+    if unread:
+        pytest.fail("not measured: " + "; ".join(unread), pytrace=False)

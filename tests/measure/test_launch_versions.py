@@ -1,0 +1,74 @@
+"""The launch environment (NCCL_SOCKET_IFNAME, Open MPI interface lists) and the version table,
+measured on the simulated cluster."""
+
+from __future__ import annotations
+
+from pytest_sparkfabric.cluster import Cluster, parse_cluster
+from pytest_sparkfabric.measure import launch, versions
+from pytest_sparkfabric.measure.engine import Fabric
+from sparkfabric_sim.transport import SimTransport
+from tests.sim.conftest import EXAMPLES, example, with_faults
+
+
+def _fabric(cluster: Cluster) -> Fabric:
+    return Fabric(cluster, SimTransport(cluster))
+
+
+def _ring_with_env(env: str) -> Cluster:
+    text = (EXAMPLES / "ring-4.yaml").read_text()
+    text = text.replace("    NCCL_DEBUG: INFO\n", f"    NCCL_DEBUG: INFO\n{env}")
+    return parse_cluster(text, source="ring-4+env")
+
+
+def test_unset_bootstraps_over_the_management_port_and_is_fine() -> None:
+    fabric = _fabric(example("ring-4"))
+    choice = launch.socket_choice(fabric, "spark-1")
+    assert choice is not None and choice.selected[0] == "enP7s7"
+    assert choice.setting == "NCCL_SOCKET_IFNAME unset"
+    assert launch.problems(fabric, "spark-1") == []
+
+
+def test_a_stale_eth0_selects_nothing_and_says_so() -> None:
+    fabric = _fabric(with_faults("ring-4", "{fault: nccl_socket_ifname, node: spark-2}"))
+    found = launch.problems(fabric, "spark-2")
+    assert found == [
+        "NCCL_SOCKET_IFNAME=eth0 (from /etc/nccl.conf line 1) selects no running interface "
+        "with an address (no interface eth0): NCCL stops with 'Bootstrap : no socket "
+        "interface found'"
+    ]
+    assert launch.problems(fabric, "spark-1") == []
+
+
+def test_a_ring_fabric_netdev_does_not_reach_the_far_nodes() -> None:
+    fabric = _fabric(_ring_with_env("    NCCL_SOCKET_IFNAME: enp1s0f1np1\n"))
+    found = launch.problems(fabric, "spark-1")
+    assert len(found) == 1
+    assert "bootstraps over the fabric netdev enp1s0f1np1 (192.168.106.11/24)" in found[0]
+    # Each node's port-1 netdev sits on another cable's subnet: no other node's is in reach.
+    assert found[0].endswith(
+        "which spark-2 (192.168.100.12), spark-3 (192.168.102.13), spark-4 (192.168.104.14) "
+        "cannot reach"
+    )
+
+
+def test_an_ompi_interface_that_does_not_exist() -> None:
+    fabric = _fabric(_ring_with_env("    OMPI_MCA_btl_tcp_if_include: eth1\n"))
+    assert launch.problems(fabric, "spark-3") == [
+        "OMPI_MCA_btl_tcp_if_include=eth1 (cluster.yaml nccl.env): no interface eth1"
+    ]
+
+
+def test_the_version_table_and_the_odd_node() -> None:
+    fabric = _fabric(with_faults("mesh-3", "{fault: firmware_mismatch, node: spark-2}"))
+    table = versions.versions(fabric).nodes
+    assert set(table) == {"spark-1", "spark-2", "spark-3"}
+    fw = {n: row["ConnectX firmware"].get() for n, row in table.items()}
+    assert versions.odd_ones(fw) == {"spark-2": "28.45.4028 (NVD0000000033)"}
+    kernels = {n: row["kernel"].get() for n, row in table.items()}
+    assert versions.odd_ones(kernels) == {}
+    assert all(row["GPU driver"].value for row in table.values())
+
+
+def test_odd_ones_with_a_tie_keeps_the_first_nodes_value() -> None:
+    assert versions.odd_ones({"a": "1", "b": "2"}) == {"b": "2"}
+    assert versions.odd_ones({"a": "1", "b": "2", "c": "2"}) == {"a": "1"}
