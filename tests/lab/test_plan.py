@@ -323,7 +323,8 @@ def test_simulated_tools_hear_of_an_unreachable_node(tmp_path: Path) -> None:
     argv = [
         sys.executable, "-m", "sparkfabric_sim.tool", "--cluster", str(sim),
         "--node", "spark-1", "--state", str(tmp_path / "sim.json"), "--no-delay", "--",
-        "mpirun", "-np", "2", "-H", "198.19.0.11:1,198.19.0.12:1", "all_reduce_perf",
+        "mpirun", "--allow-run-as-root", "-np", "2", "-H", "198.19.0.11:1,198.19.0.12:1",
+        "all_reduce_perf",
         "-b", "1G", "-e", "1G", "-g", "1",
     ]  # fmt: skip
     r = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)

@@ -111,7 +111,7 @@ def test_xdist_spreading_is_refused_with_the_fix(
 
 def test_soak_items_run_last(pytester: pytest.Pytester, cluster_file: Path) -> None:
     ids = _collected(pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q"))
-    soak = [i for i, nodeid in enumerate(ids) if "test_soak.py" in nodeid]
+    soak = [i for i, nodeid in enumerate(ids) if "test_soak" in nodeid]
     assert soak and soak == list(range(len(ids) - len(soak), len(ids)))
 
 
