@@ -17,7 +17,7 @@ from sparkfabric_sim.hardware import LaneFault, Netdev, PortRef
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.faults import FaultName
     from pytest_sparkfabric.cluster.spec import FaultSpec
-    from sparkfabric_sim.model import Draft, NodeDraft
+    from sparkfabric_sim.draft import Draft, NodeDraft
 
 DEFAULT_ONSET_C = 78.0
 

@@ -7,13 +7,14 @@ load are applied on top of it by `state.Runtime`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from ipaddress import IPv4Address, IPv4Interface
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster import hardware
 from sparkfabric_sim import nccl_select, noise
+from sparkfabric_sim.draft import Draft, NodeDraft
 from sparkfabric_sim.hardware import (
     BREAKOUT_DAC,
     LINE_RATE_MBPS,
@@ -25,6 +26,7 @@ from sparkfabric_sim.hardware import (
     PortRef,
     SimNode,
 )
+from sparkfabric_sim.inject import apply_faults
 from sparkfabric_sim.switch_config import SwitchConfig, default_switch
 
 if TYPE_CHECKING:
@@ -44,73 +46,6 @@ PRIVACY_POLICY_URL="https://www.ubuntu.com/legal/terms-and-policies/privacy-poli
 UBUNTU_CODENAME=noble
 LOGO=ubuntu-logo
 """
-
-
-@dataclass
-class NodeDraft:
-    """A node while faults are being applied; frozen into a SimNode afterwards."""
-
-    name: str
-    index: int
-    user: str
-    home: str
-    mgmt: Mgmt
-    netdevs: dict[str, Netdev]
-    sysctls: dict[str, str]
-    files: dict[str, str]
-    throttle_gbps: float | None = None
-    pcie_width: dict[int, int] = field(default_factory=dict)
-    dead_halves: set[tuple[int, int]] = field(default_factory=set)
-    unreachable: bool = False
-    hangs: set[str] = field(default_factory=set)
-    host_pfc: set[int] = field(default_factory=set)
-    rx_discard_pct: dict[str, float] = field(default_factory=dict)
-    firmware: str | None = None
-    firewall: bool = False
-
-    def cabled(self) -> list[Netdev]:
-        return [d for d in self.netdevs.values() if d.cabled]
-
-    def cabled_ports(self) -> list[int]:
-        return sorted({d.port for d in self.cabled()})
-
-    def freeze(self) -> SimNode:
-        order = sorted(self.netdevs.values(), key=lambda d: d.ifindex)
-        return SimNode(
-            name=self.name,
-            index=self.index,
-            user=self.user,
-            home=self.home,
-            mgmt=self.mgmt,
-            netdevs=tuple(order),
-            sysctls=MappingProxyType(dict(self.sysctls)),
-            files=MappingProxyType(dict(self.files)),
-            throttle_gbps=self.throttle_gbps,
-            pcie_width=MappingProxyType(dict(self.pcie_width)),
-            dead_halves=frozenset(self.dead_halves),
-            unreachable=self.unreachable,
-            hangs=frozenset(self.hangs),
-            host_pfc=frozenset(self.host_pfc),
-            rx_discard_pct=MappingProxyType(dict(self.rx_discard_pct)),
-            firmware=self.firmware,
-            firewall=self.firewall,
-        )
-
-
-@dataclass
-class Draft:
-    cluster: Cluster
-    seed: int
-    nodes: dict[str, NodeDraft]
-    cables: list[Cable]
-    switch: SwitchConfig | None
-    down_cables: set[str] = field(default_factory=set)
-    lane_faults: list[LaneFault] = field(default_factory=list)
-    pfc_nodes: set[str] = field(default_factory=set)
-    no_lane_counters: set[tuple[str, int]] = field(default_factory=set)
-    """(node, port) whose NIC lacks the per-lane counter capability (phy_counters_missing)."""
-    nic_offset_c: dict[str, float] = field(default_factory=dict)
-    """Node -> degrees its NIC runs above the normal thermal profile (hot_nic)."""
 
 
 def _mac(seed: int, node_index: int, slot: int) -> str:
@@ -235,8 +170,6 @@ class SimCluster:
 
     @classmethod
     def from_cluster(cls, cluster: Cluster, *, rx_bits_phy: bool = False) -> SimCluster:
-        from sparkfabric_sim.inject import apply_faults
-
         seed = cluster.spec.simulate.seed if cluster.spec.simulate else 0
         switch = default_switch(cluster) if cluster.topology == "switch" else None
         nodes = {n.name: _node_draft(cluster, n, i, seed) for i, n in enumerate(cluster.nodes)}

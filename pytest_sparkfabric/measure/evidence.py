@@ -28,6 +28,7 @@ from pytest_sparkfabric.diagnosis.evidence import (
     Site,
 )
 from pytest_sparkfabric.measure import (
+    bwplan,
     cabling,
     facts,
     launch,
@@ -183,7 +184,7 @@ def _refused(fabric: Fabric) -> tuple[Site, ...]:
     if not failed:
         return ()
     answered = set()
-    for d in fabric.plan.directed:
+    for d in bwplan.directed_links(fabric.cluster, fabric.plan):
         p = reach.ping(fabric, d)
         if p.value is not None and p.value.ok:
             answered.add(str(d.dst.address.ip))
