@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric.diagnosis import objects
 from pytest_sparkfabric.measure import versions
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ def test_versions_match(fabric: Fabric, verdict: Verdict) -> None:
     table = versions.versions(fabric).nodes
     rows: list[str] = []
     drift: list[str] = []
+    odd_nodes: list[str] = []
     unread: list[str] = []
     for component in versions.COMPONENTS:
         values: dict[str, str] = {}
@@ -33,6 +35,7 @@ def test_versions_match(fabric: Fabric, verdict: Verdict) -> None:
         rows.append(f"{component}: " + ", ".join(f"{n} {v}" for n, v in values.items()))
         odd = versions.odd_ones(values)
         if odd:
+            odd_nodes += [n for n in odd if n not in odd_nodes]
             rest = sorted(set(values.values()) - set(odd.values()))
             drift.append(
                 f"{component} "
@@ -41,6 +44,10 @@ def test_versions_match(fabric: Fabric, verdict: Verdict) -> None:
             )
     verdict(measured="; ".join(rows))
     if drift:
-        verdict.fail("versions differ between nodes: " + "; ".join(drift), "version_drift")
+        verdict.fail(
+            "versions differ between nodes: " + "; ".join(drift),
+            "version_drift",
+            objects=[objects.node(n) for n in odd_nodes],
+        )
     if unread:
         pytest.fail("not measured: " + "; ".join(unread), pytrace=False)

@@ -172,13 +172,32 @@ def _traffic(group: Sequence[Doc]) -> bool:
 def document_causes(
     diagnosed: Sequence[Doc], stable: Mapping[str, str], items: Sequence[Doc]
 ) -> list[Doc]:
-    """The diagnosis' causes with their items under stable ids, then the report's own."""
+    """The diagnosis' causes with their items under stable ids, then the report's own: what
+    could not be measured (one cause, or part of a node-unreachable cause where the diagnosis
+    found one) and baseline regressions."""
     out = [{**c, "items": [stable.get(i, i) for i in c["items"]]} for c in diagnosed]
     explained = {i for c in out for i in c["items"]}
+    unreachable = next((c for c in out if c["rule"] == "node_unreachable"), None)
+    unmeasured: Doc | None = None
+    node_of = {it["id"]: it.get("node") for it in items}
     for extra in session_causes(None, items):
-        if extra["rule"] not in ("not_measured", baseline.RULE):
-            continue
         left = [i for i in extra["items"] if i not in explained]
-        if left:
+        if not left or extra["rule"] not in ("not_measured", baseline.RULE):
+            continue
+        if extra["rule"] == baseline.RULE:
             out.append({**extra, "items": left})
+        elif unreachable is not None:
+            # What could not run without the node that does not answer: that node's cause.
+            unreachable["items"] = [*unreachable["items"], *left]
+        elif unmeasured is None:
+            unmeasured = {**extra, "items": left, "evidence": list(extra.get("evidence", []))}
+            out.append(unmeasured)
+        else:
+            unmeasured["items"] += left
+            unmeasured["objects"] = list(dict.fromkeys([*unmeasured["objects"], *extra["objects"]]))
+            unmeasured["evidence"] += [extra["cause"], *extra.get("evidence", [])]
+    if unmeasured is not None:
+        nodes = [node_of.get(i) for i in unmeasured["items"]]
+        named = [*unmeasured["objects"], *(n for n in nodes if n)]
+        unmeasured["objects"] = list(dict.fromkeys(named))
     return sorted(out, key=lambda c: -len(c["items"]))

@@ -19,7 +19,7 @@ import yaml
 from pytest_sparkfabric.cluster.faults import FAULTS
 from pytest_sparkfabric.report import schema
 from tests.suite.runner import EXAMPLES, SuiteRun, run_suite
-from tests.suite.test_causes import check_causes
+from tests.suite.test_causes import UNEXPLAINED_OK, check_causes
 
 PINS = Path(__file__).resolve().parents[1] / "data" / "verdicts"
 pytestmark = pytest.mark.slow
@@ -296,14 +296,16 @@ def _assert_verdict_names_the_faults(run: SuiteRun, fault: str, rules: set[str])
         return
     assert doc["verdict"] == ("rejected" if failed else "incomplete")
     causes = doc["causes"]
-    assert len(causes) == len(injected), [(c["rule"], c["objects"]) for c in causes]
-    allowed = {r or "not_measured" for r in rules}
-    for cause, spec in zip(causes, injected, strict=True):
-        assert cause["rule"] in allowed, cause
+    allowed = {r or "not_measured" for r in rules} | {"node_unreachable"}
+    assert causes and all(c["rule"] in allowed for c in causes), causes
+    # Each injected fault is named at its node (a cause per object it broke: tests/suite/
+    # test_causes.py pins which); every failure is explained but the few that may stay so.
+    for spec in injected:
         if spec.get("node"):
-            assert any(spec["node"] in o for o in cause["objects"]), cause
+            assert any(spec["node"] in o for c in causes for o in c["objects"]), causes
     explained = {i for c in causes for i in c["items"]}
-    assert {i["id"] for i in failed + unmeasured} == explained
+    loose = {i["id"] for i in failed + unmeasured} - explained
+    assert {i.split("::")[-1].split("[")[0] for i in loose} <= UNEXPLAINED_OK, loose
 
 
 def _pin(name: str, tests: list[dict[str, object]]) -> None:
