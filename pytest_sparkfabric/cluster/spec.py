@@ -5,6 +5,9 @@ The `description` of every field is also the field reference (docs/cluster-yaml.
 cabling and address rules live in `rules.py`; `load.py` validates a file against these models.
 """
 
+# Over 400 lines on purpose: the pydantic model of cluster.yaml: its field descriptions are the
+# docs (docs/cluster-yaml.md is generated from them).
+
 from __future__ import annotations
 
 from collections.abc import Mapping

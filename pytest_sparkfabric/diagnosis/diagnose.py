@@ -5,6 +5,9 @@ Each diagnoser reads one signature of DOMAIN.md §4-5 from an `Evidence` (the th
 themselves (cause, fix) are data in `diagnosis.rules`.
 """
 
+# Over 400 lines on purpose: one small diagnoser per rule and the table that orders them; a module
+# per rule would scatter the order that matters.
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable

@@ -6,6 +6,9 @@ stall or switch forwarding? only TCP tells), that phase runs now; it is cached, 
 later reuse it.
 """
 
+# Over 400 lines on purpose: the one adapter from every phase's results to the diagnosis' Evidence,
+# a few lines per phase; split by phase it would be read in pieces that must agree.
+
 from __future__ import annotations
 
 import re

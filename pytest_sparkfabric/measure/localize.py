@@ -21,6 +21,9 @@ With `legs` (two partners per node) one faulty node or cable of any N >= 3 is na
 - outcomes of `stress` rounds overlap by design and are not evidence for this rule.
 """
 
+# Over 400 lines on purpose: the localization rule and its re-test planning read as one argument;
+# each part needs the other's terms.
+
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence

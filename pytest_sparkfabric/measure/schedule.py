@@ -50,6 +50,9 @@ tests check these schedules meet it. Graphs with a node of 3+ cables (none in DO
 back to first-fit matchings (`rounds`), each run both ways.
 """
 
+# Over 400 lines on purpose: every schedule (legs, full, stress, over cables) with the reasoning
+# that proves its rounds; they share the matching helpers.
+
 from __future__ import annotations
 
 from collections import Counter

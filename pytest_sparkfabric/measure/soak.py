@@ -14,6 +14,9 @@ servers and the clients are always ended. Nodes that do not answer take no part;
 than two nodes left that share a cable (or the switch) the soak does not run.
 """
 
+# Over 400 lines on purpose: the soak's one timeline (loads, traffic, samples, stop) must be read
+# top to bottom; temperatures and lane math already live in soak_temps.py and soak_math.py.
+
 from __future__ import annotations
 
 import math

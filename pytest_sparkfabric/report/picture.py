@@ -13,6 +13,9 @@ cable's worst colour; every node and cable carries a <title> tooltip with its me
 and a numbered badge for each root cause that names it.
 """
 
+# Over 400 lines on purpose: one layout for every topology (direct, mesh, ring, switch of 2..64+);
+# split, the layout and the drawing it must match would drift apart.
+
 from __future__ import annotations
 
 import math
