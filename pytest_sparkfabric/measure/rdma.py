@@ -205,12 +205,6 @@ def schedule(fabric: Fabric) -> sched.Schedule:
     return bwplan.build(fabric.cluster, fabric.plan)
 
 
-def unmeasured_pairs(fabric: Fabric) -> list[tuple[NodePair, str]]:
-    """Measured node pairs left out of the bandwidth rounds (a node does not answer), with why."""
-    pairs = bwplan.measured_pairs(fabric.plan, schedule(fabric))
-    return [(p, line) for p in pairs if (line := fabric.down_line((p.a, p.b)))]
-
-
 def pair_runs(fabric: Fabric) -> RdmaRun:
     return fabric.phase(NAME, measure)
 
