@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from pytest_sparkfabric import Fabric, Node, Verdict
+from pytest_sparkfabric import Fabric, Node, Verdict, objects
 from pytest_sparkfabric.measure import cable
 
 pytestmark = pytest.mark.links
@@ -31,5 +31,7 @@ def test_cable_eeprom(node: Node, fabric: Fabric, verdict: Verdict) -> None:
         for note in cable.advisories(module):
             notes.append(f"p{port}: {note}")
             warnings.warn(CableAdvisory(f"{node.name} port {port}: {note}"), stacklevel=1)
+    cables = [objects.cable_of(fabric.plan, node.name, port) for port in node.ports]
     verdict(node=node.name, measured="; ".join(seen), expected="a readable module EEPROM")
+    verdict(cables=",".join(c.id for c in cables if c is not None))
     verdict(advisory="; ".join(notes) or None)

@@ -27,6 +27,7 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """The rail netdev is administratively up, has carrier, runs at 200000Mb/s with RS FEC."""
     expected = f"up, carrier, {SPEED_MBPS}Mb/s, FEC {FEC}"
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, expected=expected)
+    verdict(cables=",".join(o.id for o in evidence.cable(fabric, rail) if o.kind == "cable"))
     iface = facts.interface(fabric, rail).get()
     eth = links.ethtool(fabric, rail)
     fec = links.fec(fabric, rail)

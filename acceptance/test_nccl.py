@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric import objects
 from pytest_sparkfabric.cluster.thresholds import busbw_floor, message_bytes
-from pytest_sparkfabric.diagnosis import objects
 from pytest_sparkfabric.measure import evidence, nccl_run
 
 if TYPE_CHECKING:

@@ -73,6 +73,7 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         netdev=rail.netdev,
         expected=f"lane ratio {ratio_t.expected()}, BER {ber_t.expected()}, "
         "no symbol/CRC/link-down growth",
+        cables=",".join(o.id for o in evidence.cable(fabric, rail) if o.kind == "cable"),
     )
     run = soak.run(fabric)
     samples = soak.rail_samples(fabric, rail)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_sparkfabric import objects
 from pytest_sparkfabric.cluster.hardware import l2mtu_need
-from pytest_sparkfabric.diagnosis import objects
 from pytest_sparkfabric.measure import evidence
 from pytest_sparkfabric.measure import qos as qos_reads
 from pytest_sparkfabric.measure import switch as switch_reads
@@ -20,8 +20,8 @@ from pytest_sparkfabric.measure import switch as switch_reads
 if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, Fabric, Node, Verdict
     from pytest_sparkfabric.cluster.spec import SwitchSpec
-    from pytest_sparkfabric.diagnosis.objects import Obj
     from pytest_sparkfabric.measure.switch import SwitchState
+    from pytest_sparkfabric.objects import Obj
     from pytest_sparkfabric.probes.routeros import BridgePort, EthernetPort
 
 pytestmark = pytest.mark.switch

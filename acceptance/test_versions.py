@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.diagnosis import objects
+from pytest_sparkfabric import objects
 from pytest_sparkfabric.measure import versions
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.plan import Link as Link
     from pytest_sparkfabric.cluster.plan import NodePair as NodePair
     from pytest_sparkfabric.measure.engine import Fabric as Fabric
-    from pytest_sparkfabric.result import Measured as Measured
-    from pytest_sparkfabric.result import NotMeasured as NotMeasured
+    from pytest_sparkfabric.outcome import Measured as Measured
+    from pytest_sparkfabric.outcome import NotMeasured as NotMeasured
     from pytest_sparkfabric.transport.base import Job as Job
     from pytest_sparkfabric.transport.base import RunResult as RunResult
     from pytest_sparkfabric.verdict import Verdict as Verdict
@@ -39,8 +39,8 @@ _HOMES = {
     "DirectedLink": "pytest_sparkfabric.cluster.plan",
     "NodePair": "pytest_sparkfabric.cluster.plan",
     "Fabric": "pytest_sparkfabric.measure.engine",
-    "Measured": "pytest_sparkfabric.result",
-    "NotMeasured": "pytest_sparkfabric.result",
+    "Measured": "pytest_sparkfabric.outcome",
+    "NotMeasured": "pytest_sparkfabric.outcome",
     "Job": "pytest_sparkfabric.transport.base",
     "RunResult": "pytest_sparkfabric.transport.base",
     "Verdict": "pytest_sparkfabric.verdict",

@@ -6,12 +6,14 @@ readable and stable (`spark-1:rail0->spark-2:rail0`) and every xdist worker coll
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_sparkfabric.measure import bwplan
-from pytest_sparkfabric.session import get_session
+from pytest_sparkfabric.session import VERDICT_ID, VerdictItem, get_session
 from pytest_sparkfabric.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -68,7 +70,32 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             metafunc.parametrize(name, values, ids=ids, indirect=True)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_pycollect_makemodule(
+    module_path: Path, parent: pytest.Collector
+) -> pytest.Module | None:
+    """Modules of the shipped suite get ids relative to the suite itself (`test_mtu.py::...`),
+    the same from any directory, install location and spelling of --cluster: pytest's own ids
+    follow the rootdir, which moves with all three. The terminal, JUnit XML, the HTML report and
+    the JSON results then name every item alike."""
+    suite = _session(parent.config).suite
+    try:
+        rel = module_path.resolve().relative_to(suite.resolve())
+    except ValueError:
+        return None
+    return pytest.Module.from_parent(parent, path=module_path, nodeid=rel.as_posix())
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    s = _session(config)
+    # A check that cannot apply to this cluster is not collected (not a skip on every run).
+    if s.cluster.spec.switch is None:
+        off = [i for i in items if "switch" in getattr(i, "fixturenames", ())]
+        if off:
+            config.hook.pytest_deselected(items=off)
+            items[:] = [i for i in items if i not in off]
     # The heat soak runs last: it is the longest, and a marginal cable it finds may leave the
     # link down for a few seconds afterwards, which must not be blamed on the next test.
     items.sort(key=lambda item: item.get_closest_marker("soak") is not None)
@@ -78,6 +105,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if ours & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group("sparkfabric"))
+    if items and not any(i.nodeid == VERDICT_ID for i in items):
+        verdict = VerdictItem.from_parent(session, name="verdict", nodeid=VERDICT_ID)
+        verdict.add_marker(pytest.mark.xdist_group("sparkfabric"))
+        items.append(verdict)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sf_suite_properties(
+    request: pytest.FixtureRequest, record_testsuite_property: Callable[[str, object], None]
+) -> None:
+    """The cluster under test in JUnit XML's suite properties; the verdict joins them at the end."""
+    s = _session(request.config)
+    c = s.cluster
+    for name, value in (
+        ("sparkfabric_cluster", str(c.source) if c.source else "cluster.yaml"),
+        ("sparkfabric_topology", c.topology),
+        ("sparkfabric_nodes", ",".join(n.name for n in c.nodes)),
+        ("sparkfabric_transport", c.spec.transport),
+        ("sparkfabric_mtu", str(c.mtu)),
+        *(("sparkfabric_safety", line) for line in s.safety),
+    ):
+        record_testsuite_property(name, value)
+    s.suite_property = record_testsuite_property
 
 
 @pytest.fixture(scope="session")
@@ -145,10 +195,9 @@ def node_pair(_sf_node_pair: NodePair) -> NodePair:
 
 @pytest.fixture(scope="session")
 def switch(request: pytest.FixtureRequest) -> SwitchSpec:
-    """The switch section of cluster.yaml; tests using it skip when there is none."""
+    """The switch section of cluster.yaml; tests using it are not collected without one."""
     spec = _session(request.config).cluster.spec.switch
-    if spec is None:
-        pytest.skip("no switch: section in cluster.yaml (switch checks need its host and ports)")
+    assert spec is not None, "switch checks are deselected without a switch: section"
     return spec
 
 

@@ -51,7 +51,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="OLD_JSON",
         default=None,
         help="compare with an earlier run's --sparkfabric-json document: the report shows what "
-        "changed, and items whose bandwidth fell more than 10% below it fail",
+        "changed, and items whose bandwidth fell more than 10%% below it fail",
+    )
+    group.addoption(
+        "--sparkfabric-strict",
+        dest="sparkfabric_strict",
+        action="store_true",
+        default=False,
+        help="fail a check that passes with a warning (an outlier lane below the fail level, an "
+        "unapproved cable, advisory evidence not readable)",
     )
     parser.addini("sparkfabric_cluster", "default for --cluster", default=None)
 
@@ -102,21 +110,23 @@ def pytest_configure(config: pytest.Config) -> None:
     record = config.getoption("sparkfabric_record")
     if record and not hasattr(config, "workerinput"):
         _refuse_used_record_folder(Path(record))
-    session = SparkSession(config, cluster, record_dir=Path(record) if record else None)
+    from pytest_sparkfabric.report import register as register_reports
+    from pytest_sparkfabric.report.baseline import Baseline
+
+    base = config.getoption("sparkfabric_baseline", None)
+    session = SparkSession(
+        config,
+        cluster,
+        suite=suite_dir(),
+        record_dir=Path(record) if record else None,
+        baseline=Baseline.load(str(base)) if base else None,
+    )
     config.stash[SESSION_KEY] = session
     for marker in fixtures.MARKERS:
         config.addinivalue_line("markers", marker)
     config.pluginmanager.register(fixtures, "sparkfabric-fixtures")
     config.pluginmanager.register(session, "sparkfabric-session")
-    from pytest_sparkfabric.report import ReportData
-    from pytest_sparkfabric.report import register as register_reports
-
-    register_reports(
-        config,
-        ReportData.of(cluster, session.warnings, session.root_causes),
-        suite=suite_dir(),
-        fabric=lambda: session.measured_fabric,
-    )
+    register_reports(config, lambda: session.results, session.baseline)
 
 
 def _check_recording(folder: Path) -> None:
@@ -167,11 +177,5 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     return [
         f"sparkfabric: {src}: {c.topology}, {len(c.nodes)} nodes, "
         f"transport {c.spec.transport}, MTU {c.mtu}",
-        *(f"sparkfabric: {w}" for w in s.warnings),
+        *(f"sparkfabric: {w}" for w in s.safety),
     ]
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    s = get_session(config)
-    if s is not None:
-        s.close()

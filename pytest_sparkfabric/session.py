@@ -1,51 +1,84 @@
-"""The plugin's per-run state: the cluster, a lazily opened transport, the fabric, progress lines,
-and the items of a node that does not answer failing at once. Kept in `config.stash` under
-SESSION_KEY; fixtures and hooks find it with `get_session`."""
+"""One run: the cluster, a lazily opened transport and fabric, and the one record of what every
+check found.
+
+Kept in `config.stash` under SESSION_KEY (`get_session`). Each item's outcome (passed, warned,
+failed, not measured) and findings are recorded once, by this module's report hook, as the item
+ends; the root causes are grouped once (`conclude`: by the verdict item `sparkfabric::verdict`,
+or at the session's end when the run was cut short); the reports read the one `Results`.
+"""
 
 from __future__ import annotations
 
-import os
+import signal
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
+from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_sparkfabric.result import NotMeasured
+from pytest_sparkfabric import objects
+from pytest_sparkfabric.outcome import NotMeasured
+from pytest_sparkfabric.results import Item, Outcome, Results, WarningNote
+from pytest_sparkfabric.shell import visible
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
     from pytest_sparkfabric.cluster.plan import Plan
     from pytest_sparkfabric.diagnosis.causes import Failure, RootCauses
     from pytest_sparkfabric.diagnosis.evidence import Finding
-    from pytest_sparkfabric.diagnosis.objects import Obj
     from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.report.progress import Status
+    from pytest_sparkfabric.report.baseline import Baseline
     from pytest_sparkfabric.transport import Transport
+
+VERDICT_ID = "sparkfabric::verdict"
+EXIT_INCOMPLETE = 6
+"""Exit status of a run whose verdict is INCOMPLETE (ACCEPTED 0, REJECTED 1, usage error 4)."""
 
 
 class SparkSession:
     """Registered as a pytest plugin object when --cluster is given."""
 
-    def __init__(self, config: pytest.Config, cluster: Cluster, *, record_dir: Path | None) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        cluster: Cluster,
+        *,
+        suite: Path,
+        record_dir: Path | None = None,
+        baseline: Baseline | None = None,
+    ) -> None:
         from pytest_sparkfabric.cluster.plan import plan
+        from pytest_sparkfabric.report.progress import Terminal
         from pytest_sparkfabric.transport.switch import safety_warnings
 
         self.config = config
         self.cluster = cluster
+        self.suite = suite
         self.plan: Plan = plan(cluster)
-        # Shown in the terminal header, the HTML report and the JSON results.
-        self.warnings: list[str] = safety_warnings(cluster)
+        self.safety: list[str] = safety_warnings(cluster)
+        """How the run is less safe than by default: in the header and every report."""
         self.record_dir = record_dir
+        self.baseline = baseline
+        self.strict = bool(config.getoption("sparkfabric_strict", False))
         self._transport: Transport | None = None
         self._fabric: Fabric | None = None
         self._lock = threading.Lock()
-        self._pad: tuple[Path, int] | None = None
+        self.terminal = Terminal(config, progress_prefix(cluster.spec.transport))
+        self.items: list[Item] = []
         self._failures: list[Failure] = []
         self._passed: list[Failure] = []
-        self._status: Status | None = None
+        self.started = datetime.now(UTC).astimezone()
+        self._t0 = time.monotonic()
+        self.results: Results | None = None
+        self.suite_property: Callable[[str, str], None] | None = None
+        """pytest's `record_testsuite_property` (JUnit XML), once the first item has set up."""
+        self._old_sigterm: Any = None
+
+    # -- the cluster ----------------------------------------------------------------------------
 
     @property
     def transport(self) -> Transport:
@@ -67,7 +100,10 @@ class SparkSession:
                 from pytest_sparkfabric.measure.engine import Fabric
 
                 self._fabric = Fabric(
-                    self.cluster, transport, progress=self._progress, status=self._detail
+                    self.cluster,
+                    transport,
+                    progress=self.terminal.show,
+                    status=lambda line: self.terminal.show(line, status=True),
                 )
             return self._fabric
 
@@ -77,166 +113,109 @@ class SparkSession:
         with self._lock:
             return self._fabric
 
-    def _progress(self, line: str) -> None:
-        self._terminal(line, status=False)
-
-    def _detail(self, line: str) -> None:
-        """A round or reading of a long phase: the status line (see report.progress)."""
-        self._terminal(line, status=True)
-
-    def _terminal(self, line: str, *, status: bool) -> None:
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is None or self.config.get_verbosity() < 0:
-            return
-        text = f"{progress_prefix(self.cluster.spec.transport)}: {line}"
-        # Progress is written while a test runs: step around output capture to reach the terminal.
-        capture = self.config.pluginmanager.get_plugin("capturemanager")
-        if capture is not None:
-            with capture.global_and_fixture_disabled():
-                self._write_progress(reporter, text, status)
-        else:
-            self._write_progress(reporter, text, status)
-
-    def _write_progress(self, reporter: Any, text: str, status: bool) -> None:
-        from pytest_sparkfabric.report.progress import Status
-
-        tw = self.config.get_terminal_writer()
-        if self._status is None:
-            self._status = Status(tty=_isatty(tw), width=tw.fullwidth)
-        now = time.monotonic()
-        if not status:
-            self._close_status(tw)
-            self._write_between_results(reporter, text)
-            self._status.phase(now)
-            return
-        was_open = self._status.open
-        shown = self._status.show(text, now)
-        if shown is None:
-            return
-        if not self._status.tty:
-            self._write_between_results(reporter, shown)
-            return
-        if not was_open and tw.width_of_current_line:
-            tw.line()
-        tw.write(shown, flush=True)
-        fspath = reporter.currentfspath
-        if isinstance(fspath, Path):
-            self._pad = (fspath, len(os.path.relpath(fspath, reporter.startpath)) + 1)
-
-    def _close_status(self, tw: Any) -> None:
-        erase = self._status.close() if self._status is not None else None
-        if erase is not None:
-            tw.write(erase, flush=True)
-            # The erased line is empty again: what pytest writes next starts at its left edge.
-            if hasattr(tw, "_current_line"):
-                tw._current_line = ""
-
-    def _write_between_results(self, reporter: Any, text: str) -> None:
-        """A line between the result letters of a file, without pytest naming the file again.
-
-        pytest writes `path/test_x.py ..` and names the file anew after any other line; here
-        the file keeps its one line, and its letters go on under where they were, on the line
-        after the progress lines (verbose output, one line per test, is left as pytest has it).
-        """
-        fspath = reporter.currentfspath
-        tw = self.config.get_terminal_writer()
-        if not isinstance(fspath, Path):
-            reporter.write_line(text)
-            return
-        if tw.width_of_current_line:
-            tw.line()
-        tw.line(text)
-        reporter.currentfspath = fspath
-        self._pad = (fspath, len(os.path.relpath(fspath, reporter.startpath)) + 1)
-
     def close(self) -> None:
         """End every command the session still runs on the nodes (the transport tracks them)."""
         with self._lock:
             transport = self._transport
-            self._fabric = self._transport = None
+            self._transport = None
         if transport is not None:
             transport.close()
 
-    # -- hooks ----------------------------------------------------------------------------------
+    # -- what each item found ---------------------------------------------------------------------
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        down = self._unreachable_for(item)
-        if down:
-            # The node was found unreachable once; its items fail at once with that line.
-            self._blame_unreachable(item, down)
-            pytest.fail(f"not measured: {down}", pytrace=False)
-        try:
-            return (yield)
-        except NotMeasured as err:
-            reason = str(err)
-            self._blame_unreachable(item, reason, in_reason=True)
-        # Outside the except block, so the report shows one line, not a chained traceback.
-        pytest.fail(f"not measured: {reason}", pytrace=False)
-
-    def _blame_unreachable(self, item: pytest.Item, line: str, *, in_reason: bool = False) -> None:
-        """Blame the nodes that do not answer: the item's own, or (`in_reason`) those whose
-        reachability line a phase's reason quotes (NCCL, the soak need a partner too)."""
-        from pytest_sparkfabric.diagnosis import objects
-        from pytest_sparkfabric.diagnosis.evidence import Finding
-        from pytest_sparkfabric.diagnosis.rules import RULES
-        from pytest_sparkfabric.verdict import BLAMED, widen
-
-        if in_reason and self._fabric is None:
-            return
-        unreachable = self.fabric.unreachable()
-        if in_reason:
-            down = [n for n, why in unreachable.items() if why in line]
-        else:
-            down = [n for n in item_nodes(item) if n in unreachable]
-        if not down:
-            return
-        blamed = tuple(map(objects.node, down))
-        if in_reason:
-            widen(item, blamed)
-        rule = RULES["node_unreachable"]
-        item.stash[BLAMED] = (Finding(rule, line, tuple(down), "", objects=blamed),)
-
-    def _unreachable_for(self, item: pytest.Item) -> str | None:
-        """The reachability line of the nodes an item is parametrised with, if any is down.
-
-        Items that read only the switch (they use the `switch` fixture) do not need a node's
-        shell, so a node that cannot be logged into does not stop them."""
         nodes = item_nodes(item)
-        if not nodes or "switch" in getattr(item, "fixturenames", ()):
-            return None
-        return self.fabric.down_line(nodes)
+        if nodes and "switch" not in getattr(item, "fixturenames", ()):
+            # Items that read only the switch need no node's shell.
+            unreachable = self.fabric.unreachable()
+            down = [n for n in nodes if n in unreachable]
+            if down:
+                raise NotMeasured(
+                    "; ".join(unreachable[n] for n in down), nodes=down, missing="ssh"
+                )
+        return (yield)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """The one place an item's outcome is decided and recorded (on the report, as plain
+        attributes, so it reaches an xdist controller too)."""
         report = yield
-        if report.when in ("setup", "call") and (report.failed or report.when == "call"):
-            from pytest_sparkfabric.diagnosis.causes import Failure
-            from pytest_sparkfabric.verdict import BLAMED, item_path
+        if item.nodeid == VERDICT_ID or (report.when == "teardown" and report.passed):
+            return report
+        if (report.when == "setup" and report.passed) or report.skipped:
+            return report
+        from pytest_sparkfabric.diagnosis.causes import Failure
+        from pytest_sparkfabric.verdict import BLAMED, WARNINGS, item_path
 
-            blamed = item.stash.get(BLAMED, ()) if report.when == "call" else ()
-            path = item_path(item)
-            seen = Failure(report.nodeid, path, self._on_cables(blamed, path))
-            if report.failed:
-                self._failures.append(seen)
-            elif report.passed:
-                self._passed.append(seen)
+        exc = call.excinfo.value if call.excinfo is not None else None
+        path = item_path(item)
+        findings: tuple[Finding, ...] = ()
+        warnings = item.stash.get(WARNINGS, []) if report.when == "call" else []
+        outcome: Outcome = "failed" if report.failed else "warned" if warnings else "passed"
+        if isinstance(exc, NotMeasured):
+            outcome, findings = "not_measured", (self._unmeasured_finding(exc, path),)
+            report.longrepr = visible(_unmeasured_text(exc))
+        elif report.failed:
+            findings = self._on_cables(item.stash.get(BLAMED, ()))
+        elif self.baseline is not None and (
+            why := self.baseline.regression(_item_record(item, report, outcome, path, [], ()))
+        ):
+            outcome, findings = "failed", (why[1],)
+            report.outcome, report.longrepr = "failed", why[0]
+        if outcome == "warned" and self.strict:
+            outcome, report.outcome = "failed", "failed"
+            report.longrepr = "\n".join(f"warning (strict): {w.message}" for w in warnings)
+        record = _item_record(item, report, outcome, path, warnings, findings)
+        report.sparkfabric_outcome = outcome  # type: ignore[attr-defined]
+        report.sparkfabric_item = record.model_dump(mode="json")  # type: ignore[attr-defined]
+        failure = Failure(item.nodeid, path, findings)
+        if outcome in ("failed", "not_measured"):
+            self._failures.append(failure)
+        else:
+            self._passed.append(failure)
         return report
 
-    def _on_cables(self, found: tuple[Finding, ...], path: tuple[Obj, ...]) -> tuple[Finding, ...]:
+    def _unmeasured_finding(self, exc: NotMeasured, path: tuple[objects.Obj, ...]) -> Finding:
+        from pytest_sparkfabric.diagnosis.evidence import Finding
+        from pytest_sparkfabric.diagnosis.rules import RULES
+
+        blamed = tuple(map(objects.node, exc.nodes)) or path
+        if exc.missing == "ssh":
+            return Finding(RULES["node_unreachable"], exc.reason, exc.nodes, "", objects=blamed)
+        if exc.missing is not None:
+            rule = RULES["prerequisite_missing"]
+            cause = f"{exc.missing} missing"
+            return Finding(
+                rule, exc.reason, exc.nodes, "", exc.fix or "", objects=blamed, cause=cause
+            )
+        rule = RULES["not_measured"]
+        return Finding(
+            rule,
+            exc.reason,
+            exc.nodes,
+            "",
+            exc.fix or "",
+            objects=blamed,
+            cause=f"could not measure: {_first(exc.reason)}",
+        )
+
+    def _on_cables(self, found: tuple[Finding, ...]) -> tuple[Finding, ...]:
         """A cable's fault seen on a rail (a marginal lane, no carrier) blames the cable."""
         from dataclasses import replace
 
-        from pytest_sparkfabric.diagnosis import objects
         from pytest_sparkfabric.diagnosis.causes import CABLE_RULES
 
         out = []
         for f in found:
-            blamed = f.objects or path
-            if f.rule.id in CABLE_RULES and all(o.kind in ("rail", "link") for o in blamed):
-                ends = {(s.node, s.port) for o in blamed for s in o.spots}
+            if (
+                f.rule.id in CABLE_RULES
+                and f.objects
+                and all(o.kind in ("rail", "link") for o in f.objects)
+            ):
+                ends = {(s.node, s.port) for o in f.objects for s in o.spots}
                 cables = [
                     objects.cable_of(self.plan, n, p)
                     for n, p in ends
@@ -248,9 +227,27 @@ class SparkSession:
             out.append(f)
         return tuple(out)
 
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport, config: pytest.Config
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        outcome = getattr(report, "sparkfabric_outcome", None)
+        if outcome == "not_measured":
+            return "not measured", "N", ("NOT MEASURED", {"yellow": True})
+        if outcome == "warned":
+            return "warned", "W", ("WARNED", {"yellow": True})
+        return None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.terminal.close()
+        record = getattr(report, "sparkfabric_item", None)
+        if record is not None:
+            # Here rather than in the report hook: an xdist controller sees only log reports.
+            self.items.append(Item.model_validate(record))
+
+    # -- the verdict ----------------------------------------------------------------------------
+
     def root_causes(self) -> RootCauses:
-        """The run's root causes so far: each with the failed items it explains, and the
-        failures no cause explains."""
+        """The run's root causes so far (the one grouping of its failures)."""
         from functools import partial
 
         from pytest_sparkfabric.diagnosis.causes import group
@@ -261,30 +258,112 @@ class SparkSession:
             cables = [(c.a_node, c.b_node) for c in self.plan.cables if c.b_node is not None]
         return group(self._failures, self._passed, partial(suspects, cables=cables))
 
+    def conclude(self, *, interrupted: bool = False) -> Results:
+        """The run's results document, built once: root causes grouped, figures read."""
+        if self.results is not None and not interrupted:
+            return self.results
+        from pytest_sparkfabric.report.document import build
+
+        self.results = build(
+            self.cluster,
+            items=self.items,
+            causes=self.root_causes().causes,
+            fabric=self.measured_fabric,
+            started=self.started,
+            duration_s=time.monotonic() - self._t0,
+            interrupted=interrupted,
+            safety=self.safety,
+        )
+        if self.suite_property is not None:
+            self.suite_property("sparkfabric_verdict", self.results.verdict)
+        return self.results
+
+    # -- the session ----------------------------------------------------------------------------
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.started = datetime.now(UTC).astimezone()
+        self._t0 = time.monotonic()
+        if threading.current_thread() is threading.main_thread():
+            # A CI cancel or a job timeout sends SIGTERM: end like ^C (remote work ended,
+            # verdict INCOMPLETE, reports written with what was measured).
+            self._old_sigterm = signal.signal(signal.SIGTERM, _interrupt)
+
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._close_status(self.config.get_terminal_writer())
-        if self._pad is not None and (report.when == "call" or report.outcome != "passed"):
-            # The result letter pytest is about to write lines up under the ones before it.
-            fspath, width = self._pad
-            self._pad = None
-            if self.config.rootpath / report.nodeid.split("::")[0] == fspath:
-                self.config.get_terminal_writer().write(" " * width)
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        # Again at the end: the header is not shown under -q, and is far up in a long run.
-        if self.warnings:
-            terminalreporter.section("sparkfabric warnings", yellow=True)
-            for warning in self.warnings:
-                terminalreporter.write_line(warning, yellow=True)
-        found = self.root_causes()
-        if found.failed:
-            terminalreporter.section("sparkfabric root causes", red=True)
-            for n, line in enumerate(found.lines()):
-                terminalreporter.write_line(line, red=n == 0 and bool(found.causes))
-
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         self.close()
+        if hasattr(session.config, "workerinput"):
+            return
+        results = self.conclude(interrupted=interrupted)
+        if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = {"accepted": 0, "rejected": 1}.get(
+                results.verdict, EXIT_INCOMPLETE
+            )
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.close()
+        if self._old_sigterm is not None:
+            signal.signal(signal.SIGTERM, self._old_sigterm)
+            self._old_sigterm = None
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def _first(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+def _unmeasured_text(exc: NotMeasured) -> str:
+    text = f"not measured: {exc.reason}"
+    return f"{text}\nFix: {exc.fix}" if exc.fix else text
+
+
+def _item_record(
+    item: pytest.Item,
+    report: pytest.TestReport,
+    outcome: Outcome,
+    path: tuple[objects.Obj, ...],
+    warnings: list[Any],
+    findings: tuple[Finding, ...],
+) -> Item:
+    props: dict[str, str] = {}
+    for key, value in report.user_properties:
+        props.setdefault(str(key), str(value))
+    measured, unit = _figure(props)
+    rule = findings[0].rule.id if findings else props.get("rule")
+    message = report.longreprtext if report.failed else None
+    return Item(
+        id=item.nodeid,
+        outcome=outcome,
+        node=props.get("node") or (props["nodes"].split(",")[0] if "nodes" in props else None),
+        rail=props.get("rail"),
+        measured=measured,
+        expected=props.get("expected"),
+        unit=unit,
+        objects=objects.ids(path),
+        rule=rule,
+        message=visible(message) if message else None,
+        duration_s=round(report.duration, 3),
+        properties=props,
+        warnings=tuple(
+            WarningNote(message=w.message, rule=w.rule, objects=objects.ids(w.objects))
+            for w in warnings
+        ),
+    )
+
+
+def _figure(props: dict[str, str]) -> tuple[float | str | None, str | None]:
+    """The item's figure: `measured_gbps=` / `measured_gbytes_s=` as numbers with their unit,
+    else the `measured` text."""
+    for key, unit in (("measured_gbps", "Gb/s"), ("measured_gbytes_s", "GB/s")):
+        if key in props:
+            try:
+                return float(props[key]), unit
+            except ValueError:
+                pass
+    return props.get("measured"), None
 
 
 SESSION_KEY = pytest.StashKey[SparkSession]()
@@ -325,8 +404,27 @@ def item_nodes(item: pytest.Item) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _isatty(tw: Any) -> bool:
-    """Whether the terminal writer writes to a terminal (a CI log is no TTY)."""
-    out = getattr(tw, "_file", None)
-    isatty = getattr(out, "isatty", None)
-    return bool(isatty()) if callable(isatty) else False
+class VerdictItem(pytest.Item):
+    """`sparkfabric::verdict`, run last: the run's verdict as a check of its own, so JUnit XML,
+    the HTML table and the terminal's FAILED list carry it with its root causes."""
+
+    def runtest(self) -> None:
+        session = get_session(self.config)
+        assert session is not None
+        results = session.conclude()
+        if results.verdict != "accepted":
+            from pytest_sparkfabric.report.banner import verdict_text
+
+            raise VerdictNotAccepted(verdict_text(results))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, VerdictNotAccepted):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, VERDICT_ID
+
+
+class VerdictNotAccepted(Exception):
+    """The verdict is REJECTED or INCOMPLETE; the message lists the causes and warnings."""

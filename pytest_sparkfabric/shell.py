@@ -144,3 +144,14 @@ def holes(template: str) -> list[Hole]:
         out.append(Hole(base, context, plain=name == base and not spec and not conversion))
         at_word_start = False
     return out
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (9, 10)}
+"""Every C0 and C1 control but tab and newline, and DEL, as its escape (`\\x1b`)."""
+
+
+def visible(text: str) -> str:
+    """Text from a node, the switch or cluster.yaml as it may reach a terminal: control
+    characters (ANSI escapes, title-setting sequences, NUL, a carriage return that would
+    overwrite the line) shown as escapes, never obeyed."""
+    return text.translate(_CONTROL)

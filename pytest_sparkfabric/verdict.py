@@ -1,25 +1,39 @@
 """How a test states what it measured, what it expected and, on failure, why and what to do.
 
 Everything recorded lands in `item.user_properties`, so JUnit XML carries it as <property>
-elements, the HTML report shows it as columns, and the JSON results keep it.
+elements, the HTML report shows it as columns, and the JSON results keep it. What a failure
+blames, what a passing check warns about and what the item is about go in the item's stash, where
+the session's one report hook reads them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import NoReturn
 
 import pytest
 
-from pytest_sparkfabric.diagnosis import objects
+from pytest_sparkfabric import objects
 from pytest_sparkfabric.diagnosis.evidence import Finding
-from pytest_sparkfabric.diagnosis.objects import Obj
 from pytest_sparkfabric.diagnosis.rules import RULES, Rule, RuleId
+from pytest_sparkfabric.objects import Obj
+from pytest_sparkfabric.outcome import NotMeasured
+from pytest_sparkfabric.shell import visible
 
 BLAMED = pytest.StashKey[tuple[Finding, ...]]()
 """On a failed item: the causes its failure message gave, the likely one first."""
 PATH = pytest.StashKey[tuple[Obj, ...]]()
 """On an item whose failure is about more than its parameters: what it is about."""
+WARNINGS = pytest.StashKey[list["Warned"]]()
+"""On an item that passed with something worth reading."""
+
+
+@dataclass(frozen=True, slots=True)
+class Warned:
+    message: str
+    rule: RuleId | None
+    objects: tuple[Obj, ...]
 
 
 def item_path(item: pytest.Item) -> tuple[Obj, ...]:
@@ -32,10 +46,8 @@ def item_path(item: pytest.Item) -> tuple[Obj, ...]:
 
 
 def widen(item: pytest.Item, objs: Sequence[Obj]) -> None:
-    """The item's failure is about `objs` as well as its parameters (recorded as `path`)."""
-    path = (*item_path(item), *objs)
-    item.stash[PATH] = path
-    item.user_properties.append(("path", ",".join(objects.ids(path))))
+    """The item's failure is about `objs` as well as its parameters."""
+    item.stash[PATH] = tuple({o.id: o for o in (*item_path(item), *objs)}.values())
 
 
 def _text(value: object) -> str:
@@ -65,8 +77,8 @@ class Verdict:
         return item_path(self.item)
 
     def about(self, *objs: Obj) -> None:
-        """Say a failure is about more than the item's parameters (a node's rank in an NCCL
-        job that did not run is about the whole job: `objects.CLUSTER`)."""
+        """Say the item is about more than its parameters (a cable, a switch leg, or the whole
+        NCCL job: `objects.CLUSTER`); the report draws its outcome on those objects too."""
         widen(self.item, objs)
 
     def blame(self, found: Sequence[Finding]) -> None:
@@ -75,6 +87,25 @@ class Verdict:
         self.item.stash[BLAMED] = tuple(found)
         if found and found[0].objects:
             self(blames=",".join(objects.ids(found[0].objects)))
+
+    def warn(
+        self, message: str, rule: RuleId | None = None, *, objects: Sequence[Obj] | None = None
+    ) -> None:
+        """The check passes, with a warning worth reading (listed under the verdict;
+        `--sparkfabric-strict` fails the check on it)."""
+        found = Warned(visible(message), rule, tuple(objects if objects is not None else self.path))
+        self.item.stash.setdefault(WARNINGS, []).append(found)
+
+    def not_measured(
+        self,
+        reason: str,
+        *,
+        nodes: Sequence[str] = (),
+        missing: str | None = None,
+        fix: str | None = None,
+    ) -> NoReturn:
+        """The check could not measure (see `NotMeasured`): never a failure of the fabric."""
+        raise NotMeasured(reason, nodes=nodes, missing=missing, fix=fix)
 
     def fail(
         self,
@@ -104,7 +135,7 @@ class Verdict:
             self.blame([finding])
             self(cause=r.cause, fix=finding.fix_text, rule=r.id)
             text += f"\nLikely cause: {r.cause}\nFix: {finding.fix_text}"
-        pytest.fail(text, pytrace=False)
+        pytest.fail(visible(text), pytrace=False)
 
     def require(
         self, ok: bool, message: str, rule: RuleId | Rule | None = None, **props: object

@@ -173,11 +173,9 @@ def _cautions(cluster: Cluster, path: Path, resolve: bool) -> list[preflight.Cau
 def cmd_schema(args: argparse.Namespace) -> int:
     fmt = getattr(args, "format", "json")
     if getattr(args, "results", False):
-        from pytest_sparkfabric.report import schema as results
+        from pytest_sparkfabric.cli.report import results_reference, results_schema_json
 
-        sys.stdout.write(
-            results.results_schema_json() if fmt == "json" else results.reference_markdown()
-        )
+        sys.stdout.write(results_schema_json() if fmt == "json" else results_reference())
         return 0
     sys.stdout.write(schema_json() if fmt == "json" else reference_markdown())
     return 0

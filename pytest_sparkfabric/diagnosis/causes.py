@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from pytest_sparkfabric.diagnosis.evidence import Finding
-from pytest_sparkfabric.diagnosis.objects import Obj, ids, meet
 from pytest_sparkfabric.diagnosis.rules import RuleId
+from pytest_sparkfabric.objects import Obj, ids, meet
+from pytest_sparkfabric.results import Cause
 
 DEEPER: Mapping[RuleId, tuple[RuleId, ...]] = MappingProxyType(
     {
@@ -49,6 +50,10 @@ SETTINGS: frozenset[RuleId] = frozenset(
 """Rules about one setting (a sysctl, an NCCL variable, an address plan): wherever it is wrong,
 it is one root cause naming every object that has it."""
 
+BY_REASON: frozenset[RuleId] = frozenset({"prerequisite_missing", "not_measured"})
+"""Rules whose cause is one missing thing wherever it is missing (perftest on two nodes): one
+root cause per cause text, naming every object it stopped."""
+
 CABLE_RULES: frozenset[RuleId] = frozenset(
     {"link_down", "marginal_cable", "ber_high", "post_fec_errors"}
 )
@@ -74,43 +79,20 @@ Localizer = Callable[
 """(unexplained failures, passed items) -> (finding, objects it blames, items it explains)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RootCause:
-    """One root cause, in the shape of the JSON results' `causes` (report/schema.py)."""
-
-    rule: RuleId
-    cause: str
-    fix: str
-    objects: tuple[str, ...]
-    evidence: tuple[str, ...]
-    items: tuple[str, ...]
-    certain: bool = True
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "rule": self.rule,
-            "cause": self.cause,
-            "fix": self.fix,
-            "objects": list(self.objects),
-            "items": list(self.items),
-            "evidence": list(self.evidence),
-        }
-
-    def lines(self, number: int) -> list[str]:
-        """`1. [rule] objects: cause` then its fix, evidence and what it explains."""
-        guess = "" if self.certain else " (possible)"
-        out = [f"{number}. [{self.rule}] {', '.join(self.objects) or 'the cluster'}: {self.cause}"]
-        out[0] += guess
-        out.append(f"   Fix: {self.fix.rstrip('.')}.")
-        out += [f"   seen: {e}" for e in self.evidence[:_EVIDENCE_LISTED]]
-        if self.items:
-            out.append(f"   explains {_plural(len(self.items), 'failed check')}")
-        return out
+def cause_lines(c: Cause, number: int) -> list[str]:
+    """`1. [rule] objects: cause` then its fix, evidence and what it explains."""
+    guess = "" if c.certain else " (possible)"
+    out = [f"{number}. [{c.rule}] {', '.join(c.objects) or 'the cluster'}: {c.cause}{guess}"]
+    out.append(f"   Fix: {c.fix.rstrip('.')}.")
+    out += [f"   seen: {e}" for e in c.evidence[:_EVIDENCE_LISTED]]
+    if c.items:
+        out.append(f"   explains {_plural(len(c.items), 'check')}")
+    return out
 
 
 @dataclass(frozen=True, slots=True)
 class RootCauses:
-    causes: tuple[RootCause, ...] = ()
+    causes: tuple[Cause, ...] = ()
     unexplained: tuple[str, ...] = ()
     """Failed items no cause explains, in the order they failed."""
     failed: int = 0
@@ -132,7 +114,7 @@ class RootCauses:
         """The causes numbered, then at most `listed` failures no cause explains."""
         out = [self.headline() + (":" if self.causes else "")]
         for n, c in enumerate(self.causes, 1):
-            out += [f"  {line}" for line in c.lines(n)]
+            out += [f"  {line}" for line in cause_lines(c, n)]
         if self.unexplained:
             head = " no cause explains" if self.causes else ""
             out.append(f"  {_plural(len(self.unexplained), 'failure')}{head}:")
@@ -140,9 +122,6 @@ class RootCauses:
             if len(self.unexplained) > listed:
                 out.append(f"    ... and {len(self.unexplained) - listed} more")
         return out
-
-    def as_json(self) -> list[dict[str, object]]:
-        return [c.as_json() for c in self.causes]
 
 
 @dataclass
@@ -156,6 +135,8 @@ class _Group:
 
     def takes(self, f: Finding, path: Sequence[Obj]) -> bool:
         rule = f.rule.id
+        if rule in BY_REASON:
+            return self.finding.rule.id == rule and self.finding.cause_text == f.cause_text
         if self.finding.rule.id not in (rule, *DEEPER.get(rule, ())):
             return False
         return (rule in SETTINGS and self.finding.rule.id == rule) or meet(
@@ -164,7 +145,9 @@ class _Group:
 
     def widen(self, objects: Sequence[Obj], f: Finding) -> None:
         """A setting found wrong on one more object: the cause names it, and its fix."""
-        if self.finding.rule.id in SETTINGS and objects:
+        if self.finding.rule.id in BY_REASON:
+            self.objects = tuple({o.id: o for o in (*self.objects, *objects)}.values())
+        elif self.finding.rule.id in SETTINGS and objects:
             self.objects = tuple({o.id: o for o in (*self.objects, *objects)}.values())
             if f.fix_text not in self.fixes:
                 self.fixes.append(f.fix_text)
@@ -204,7 +187,7 @@ def group(
         if home is None:
             home = _Group(likely, likely.objects or failure.path, fixes=[likely.fix_text])
             groups.append(home)
-        elif _pins(failure):
+        elif _pins(failure) or likely.rule.id in BY_REASON:
             home.widen(likely.objects or failure.path, likely)
         home.add(failure.item, likely)
         placed.add(failure.item)
@@ -217,14 +200,14 @@ def group(
         placed.update(items)
     groups.sort(key=lambda g: (not g.finding.certain, -len(g.items)))
     causes = tuple(
-        RootCause(
-            g.finding.rule.id,
-            g.finding.cause_text,
-            g.fix,
-            ids(g.objects),
-            tuple(g.evidence[:_EVIDENCE_SHOWN]),
-            tuple(g.items),
-            g.finding.certain,
+        Cause(
+            rule=g.finding.rule.id,
+            cause=g.finding.cause_text,
+            fix=g.fix,
+            objects=ids(g.objects),
+            evidence=tuple(g.evidence[:_EVIDENCE_SHOWN]),
+            items=tuple(g.items),
+            certain=g.finding.certain,
         )
         for g in groups
     )
@@ -248,14 +231,14 @@ def of_findings(findings: Sequence[Finding]) -> RootCauses:
     the objects they blame or, without any, where they were seen."""
     return RootCauses(
         tuple(
-            RootCause(
-                f.rule.id,
-                f.cause_text,
-                f.fix_text,
-                ids(f.objects) or (f.where,),
-                (f"{f.where}: {f.evidence}",),
-                (),
-                f.certain,
+            Cause(
+                rule=f.rule.id,
+                cause=f.cause_text,
+                fix=f.fix_text,
+                objects=ids(f.objects) or (f.where,),
+                evidence=(f"{f.where}: {f.evidence}",),
+                items=(),
+                certain=f.certain,
             )
             for f in findings
         )

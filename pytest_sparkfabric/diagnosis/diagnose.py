@@ -28,9 +28,9 @@ from pytest_sparkfabric.diagnosis.evidence import (
     Rate,
     Site,
 )
-from pytest_sparkfabric.diagnosis.objects import Obj
-from pytest_sparkfabric.diagnosis.objects import node as node_obj
 from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
+from pytest_sparkfabric.objects import Obj
+from pytest_sparkfabric.objects import node as node_obj
 
 _DEAD_HALF = (
     f"{RULES['half_port'].cause}: the other carries (almost) nothing even in loopback, inside "

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pytest_sparkfabric.diagnosis.objects import Obj, meet
 from pytest_sparkfabric.diagnosis.rules import Rule
+from pytest_sparkfabric.objects import Obj, meet
 
 # The signatures of DOMAIN.md §4-5 (reference figures) and §8 (symptom table), with room around
 # each so that a run's spread does not flip a diagnosis: loopback healthy ~106 Gb/s, throttled

@@ -52,6 +52,9 @@ RuleId = Literal[
     "nccl_socket_ifname",
     "version_drift",
     "firewall",
+    "prerequisite_missing",
+    "not_measured",
+    "baseline_regression",
 ]
 
 
@@ -254,6 +257,29 @@ _TABLE: tuple[Rule, ...] = (
         "a node does not answer ssh; its checks are not measured",
         "the node cannot be logged into: it is down, or its address, user or key is wrong",
         "bring the node up; check that `ssh` with the user and key of cluster.yaml logs in",
+    ),
+    Rule(
+        "prerequisite_missing",
+        "a check could not run: a tool, a library or a permission it needs is missing on a node",
+        "the node is not set up for this check (a stock DGX OS node lacks perftest, iperf3, "
+        "lldpd, gpu-burn, Open MPI and nccl-tests; sudo asks for a password)",
+        "install or allow what is missing (the exact command is in each cause; docs/node-setup.md "
+        "lists what every marker needs), then run the suite again",
+    ),
+    Rule(
+        "not_measured",
+        "a check could not measure, for a reason that is not the fabric's",
+        "the measurement could not be made (the reason says what stopped it)",
+        "make the command run there (the reason above says what stopped it), then run the suite "
+        "again",
+    ),
+    Rule(
+        "baseline_regression",
+        "a bandwidth figure fell more than the tolerance below the baseline run's",
+        "bandwidth fell more than the tolerance below the same checks' figures in the baseline run",
+        "find what changed since the baseline run (cables moved or replaced, firmware, settings: "
+        "see the comparison in the report), or accept the new figures by making this run the "
+        "baseline",
     ),
     Rule(
         "pfc_mismatch",

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure.engine import PhaseName, parsed
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes.ethtool import (
     ModuleEeprom,
     build_ethtool_module,
     parse_ethtool_module,
 )
-from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:

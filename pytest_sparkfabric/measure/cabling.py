@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.measure import facts
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes.lldp import LldpNeighbors, build_lldpctl, parse_lldpctl
-from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:

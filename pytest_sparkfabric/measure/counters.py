@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pytest_sparkfabric.measure.engine import QUICK_S, result_error
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.ethtool import build_ethtool_stats, parse_ethtool_stats
 from pytest_sparkfabric.probes.hw_counters import build_hw_counters, parse_hw_counters
-from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job, RunResult, Transport
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
+from pytest_sparkfabric import objects as objs
 from pytest_sparkfabric.cluster.plan import DirectedLink
-from pytest_sparkfabric.diagnosis import objects as objs
 from pytest_sparkfabric.diagnosis.diagnose import diagnose
 from pytest_sparkfabric.diagnosis.evidence import (
     LOW_RDMA_MAX_GBPS,
@@ -49,9 +49,9 @@ from pytest_sparkfabric.measure.tcp import TcpRun
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.model import Rail
-    from pytest_sparkfabric.diagnosis.objects import Obj
     from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.objects import Obj
     from pytest_sparkfabric.verdict import Verdict
 
 

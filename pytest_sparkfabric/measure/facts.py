@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError, sysfs
 from pytest_sparkfabric.probes.ip import IpInterface, build_ip_addr, parse_ip_addr_json
 from pytest_sparkfabric.probes.sysfs import GidEntry, NetSysctls, PortState
-from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:

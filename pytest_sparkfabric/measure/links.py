@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes.ethtool import (
     EthtoolLink,
     FecInfo,
@@ -16,7 +17,6 @@ from pytest_sparkfabric.probes.ethtool import (
     parse_ethtool,
     parse_ethtool_fec,
 )
-from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes.nccl_hca import NcclVersion, find_nccl_version
 from pytest_sparkfabric.probes.ncclconf import (
     Decided,
@@ -20,7 +21,6 @@ from pytest_sparkfabric.probes.ncclconf import (
     SourceKind,
     effective_nccl_env,
 )
-from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.diagnosis.evidence import NcclEvidence
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
+from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
-from pytest_sparkfabric.result import NotMeasured
 from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.dcb import build_dcb_pfc, parse_dcb_pfc
 from pytest_sparkfabric.probes.mlnx_qos import build_mlnx_qos, parse_mlnx_qos
-from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:

@@ -24,13 +24,13 @@ from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_client,
     build_ib_write_bw_server,
     parse_ib_write_bw,
 )
-from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:

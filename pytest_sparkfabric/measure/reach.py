@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure import bwplan
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes.ping import PingResult, build_ping, parse_ping
-from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:

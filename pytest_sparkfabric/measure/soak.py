@@ -31,6 +31,7 @@ from pytest_sparkfabric.measure import soak_temps, switch_counters
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
 from pytest_sparkfabric.measure.soak_math import Sample
+from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.ethtool import (
     build_ethtool_module,
@@ -49,7 +50,6 @@ from pytest_sparkfabric.probes.sysfs import (
     hwmon_temps_c,
     parse_read_files,
 )
-from pytest_sparkfabric.result import NotMeasured
 from pytest_sparkfabric.transport import Background, Job, RunResult
 
 if TYPE_CHECKING:

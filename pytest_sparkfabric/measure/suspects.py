@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 from pytest_sparkfabric.diagnosis.causes import Failure, ends
 from pytest_sparkfabric.diagnosis.evidence import Finding
-from pytest_sparkfabric.diagnosis.objects import Obj, node
 from pytest_sparkfabric.diagnosis.rules import RULES
 from pytest_sparkfabric.measure.localize import Outcome, localize
+from pytest_sparkfabric.objects import Obj, node
 
 
 def _test_of(item: str) -> str:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pytest_sparkfabric.measure.engine import PhaseName
 from pytest_sparkfabric.measure.switch_access import Reads, RestReads, open_access
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.routeros import (
     BridgePort,
@@ -17,7 +18,6 @@ from pytest_sparkfabric.probes.routeros import (
     QosPort,
     SystemResource,
 )
-from pytest_sparkfabric.result import Measured
 from pytest_sparkfabric.transport.switch import SwitchClient, SwitchError, SwitchUnreachable
 
 if TYPE_CHECKING:

@@ -1,53 +1,97 @@
-"""Reports an operator can hand over: the results document, the HTML report, JUnit, the terminal.
+"""Reports an operator can hand over: the JSON results, the HTML report, JUnit, the terminal.
 
 Every test records node / rail / measured / expected (and on failure cause / fix / rule) in
 `item.user_properties` through `verdict`; JUnit XML writes those as <property> elements by itself.
-At the session's end `report.results` builds the results document (verdict, root causes, items,
-what the engine measured); the HTML report draws its verdict, picture, charts and cables from it,
-the terminal ends with its verdict. Each report is a plugin object built with the run's
-`ReportData` and, for what was measured, a getter of the fabric: no report reaches for the session.
+The session builds the one results document (`pytest_sparkfabric.results`) at the run's end;
+each report here draws from it through a getter, and none reaches for the session.
+
+A report that cannot be written (a full disk, an unwritable folder) costs only itself: the others
+are still written, the verdict is still printed, and one line names the file that was lost.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_sparkfabric.report.baseline import Baseline
-from pytest_sparkfabric.report.data import ReportData
 from pytest_sparkfabric.report.html import HtmlReport
-from pytest_sparkfabric.report.junit import JunitReport
-from pytest_sparkfabric.report.results import FabricOf, ResultsFile
-from pytest_sparkfabric.report.terminal import TerminalVerdict
+from pytest_sparkfabric.results import Results
 
-__all__ = ["ReportData", "register"]
+__all__ = ["register"]
+
+ResultsOf = Callable[[], "Results | None"]
+MARKUP = {"good": {"green": True, "bold": True}, "bad": {"red": True}, "warn": {"yellow": True}}
 
 
-def register(
-    config: pytest.Config,
-    data: ReportData,
-    *,
-    suite: Path | None = None,
-    fabric: FabricOf = lambda: None,
-) -> None:
+class Outputs:
+    """A pytest plugin: the JSON results file, the guard around the other writers, and the
+    verdict as the terminal's last lines."""
+
+    def __init__(self, results: ResultsOf, json_path: Path | None) -> None:
+        self.results = results
+        self.json_path = json_path
+        self.lost: list[str] = []
+        """One line per report file that could not be written."""
+
+    def lose(self, what: str, exc: OSError) -> None:
+        where = exc.filename or what
+        self.lost.append(f"sparkfabric: could not write {where}: {exc.strerror or exc}")
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        doc = self.results()
+        if doc is None or self.json_path is None or hasattr(session.config, "workerinput"):
+            return
+        from pytest_sparkfabric.report.document import write
+
+        try:
+            write(doc, self.json_path)
+        except OSError as exc:
+            self.lose(str(self.json_path), exc)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, None, None]:
+        # Outermost wrapper: after pytest's short test summary, right above its last line.
+        yield
+        doc = self.results()
+        if doc is not None and not terminalreporter.config.option.collectonly:
+            from pytest_sparkfabric.report import banner
+            from pytest_sparkfabric.report.build import summary
+
+            terminalreporter.section("sparkfabric verdict", bold=True)
+            for line in banner.terminal_lines(summary(doc), doc.causes, doc.items):
+                terminalreporter.write_line(line.text, **MARKUP.get(line.tone, {}))
+        for lost in self.lost:
+            terminalreporter.write_line(lost, red=True)
+
+
+class Guard:
+    """Innermost around every `pytest_sessionfinish`: pytest-html's and pytest's JUnit writer
+    raise on a full disk; the error becomes one line instead of ending the run before its
+    summary (and the verdict) is printed."""
+
+    def __init__(self, outputs: Outputs) -> None:
+        self.outputs = outputs
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        except OSError as exc:
+            self.outputs.lose("a report", exc)
+            return None
+
+
+def register(config: pytest.Config, results: ResultsOf, baseline: Baseline | None = None) -> None:
     """Register the report plugins (idempotent; works with `-p no:html`: every pytest-html
-    hook is optional). The JSON results go where --sparkfabric-json says, if it is given;
-    items of the shipped `suite` get ids relative to it; `fabric` gives what was measured."""
-    if config.pluginmanager.get_plugin("sparkfabric-results") is not None:
+    hook is optional). The JSON results go where --sparkfabric-json says, if it is given."""
+    if config.pluginmanager.get_plugin("sparkfabric-outputs") is not None:
         return
     out = config.getoption("sparkfabric_json", None)
-    base = config.getoption("sparkfabric_baseline", None)
-    baseline = Baseline.load(str(base)) if base else None
-    results = ResultsFile(
-        data, Path(out) if out else None, suite=suite, fabric=fabric, baseline=baseline
-    )
-    plugins = (
-        ("sparkfabric-results", results),
-        ("sparkfabric-html", HtmlReport(data, results)),
-        ("sparkfabric-junit", JunitReport(data, results)),
-        ("sparkfabric-verdict", TerminalVerdict(results)),
-    )
-    for name, plugin in plugins:
-        if config.pluginmanager.get_plugin(name) is None:
-            config.pluginmanager.register(plugin, name)
+    outputs = Outputs(results, Path(out) if out else None)
+    config.pluginmanager.register(outputs, "sparkfabric-outputs")
+    config.pluginmanager.register(Guard(outputs), "sparkfabric-guard")
+    config.pluginmanager.register(HtmlReport(results, baseline), "sparkfabric-html")

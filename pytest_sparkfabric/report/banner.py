@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_sparkfabric.report.model import Cause, Item, Phase, Summary, Verdict
+from pytest_sparkfabric.report.model import Summary
 from pytest_sparkfabric.report.style import duration, esc, with_unit
+from pytest_sparkfabric.results import Cause, Item, Phase, Results, Verdict
 
 Tone = Literal["good", "bad", "warn", "plain"]
 TONE: dict[Verdict, Tone] = {"accepted": "good", "rejected": "bad", "incomplete": "warn"}
@@ -24,21 +25,27 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def verdict_word(s: Summary) -> str:
+    """`REJECTED`, `ACCEPTED with 2 warnings`."""
+    word = s.verdict.upper()
+    return f"{word} with {_plural(len(s.warnings), 'warning')}" if s.warnings else word
+
+
 def headline(s: Summary) -> str:
     """`REJECTED  tri: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12m04s`."""
     when = s.started.strftime("%Y-%m-%d %H:%M %z") if s.started else "start unknown"
     if s.started and s.started.utcoffset() is not None:
         when = when[:-2] + ":" + when[-2:]
     return (
-        f"{s.verdict.upper()}  {s.cluster}: {s.topology}, {_plural(s.nodes, 'node')}, "
+        f"{verdict_word(s)}  {s.cluster}: {s.topology}, {_plural(s.nodes, 'node')}, "
         f"{when}, {duration(s.duration_s)}"
     )
 
 
 def count_line(s: Summary) -> str:
     c = s.counts
-    parts = [f"{c.passed} passed", f"{c.failed} failed", f"{c.not_measured} not measured"]
-    parts.append(f"{c.skipped} skipped")
+    parts = [f"{c.passed} passed", f"{c.warned} warned", f"{c.failed} failed"]
+    parts.append(f"{c.not_measured} not measured")
     return ", ".join(parts) + f" ({c.total} checks)"
 
 
@@ -98,7 +105,21 @@ def terminal_lines(
         out.append(Line(f"    {item.id}"))
     if len(loose) > listed:
         out.append(Line(f"    ... and {len(loose) - listed} more (see the report)"))
+    if s.warnings:
+        out.append(Line(f"  {_plural(len(s.warnings), 'warning')}:", "warn"))
+        out += [Line(f"    {item}: {text}") for item, text in s.warnings[:listed]]
+        if len(s.warnings) > listed:
+            out.append(Line(f"    ... and {len(s.warnings) - listed} more (see the report)"))
     return out
+
+
+def verdict_text(doc: Results) -> str:
+    """The verdict, its causes and warnings as plain text (the `sparkfabric::verdict` check's
+    failure message: what a CI dashboard shows)."""
+    from pytest_sparkfabric.report.build import summary
+
+    s = summary(doc)
+    return "\n".join(line.text for line in terminal_lines(s, doc.causes, doc.items))
 
 
 # -- HTML ---------------------------------------------------------------------------------------
@@ -122,7 +143,7 @@ def _item_li(item: Item) -> str:
 
 
 def _items_block(ids: Sequence[str], by_id: Mapping[str, Item], summary: str) -> str:
-    rows = [_item_li(by_id.get(i, Item(i, "failed"))) for i in ids]
+    rows = [_item_li(by_id.get(i, Item(id=i, outcome="failed"))) for i in ids]
     return f"<details><summary>{esc(summary)}</summary><ul>{''.join(rows)}</ul></details>"
 
 
@@ -162,7 +183,7 @@ def html(s: Summary, causes: Sequence[Cause], items: Sequence[Item]) -> str:
         + (f"; transport {esc(s.transport)}" if s.transport else "")
         + "</p>",
     ]
-    parts += [f'<p class="sf-warning"><strong>{esc(w)}</strong></p>' for w in s.warnings]
+    parts += [f'<p class="sf-warning"><strong>{esc(w)}</strong></p>' for w in s.safety]
     failed = [i for i in items if i.outcome in ("failed", "not_measured")]
     if causes or failed:
         parts.append(f'<h2 class="sf-causes-head">{esc(causes_line(causes, items))}</h2>')

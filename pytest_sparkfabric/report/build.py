@@ -1,9 +1,9 @@
-"""A results document (the JSON contract of `report.schema`) read into the report's model (pure).
+"""A results document (`pytest_sparkfabric.results`) drawn as the report's model (pure).
 
 Each drawn object's colour is the worst outcome of the items about it: an item names its objects
-by id (`report.objects`); a link or direction id reaches the cable (or, behind a switch, both
-legs) that carries it, on its rail; a rail id alone is about the node's NIC. An item without
-object ids counts for its `node`. Root causes mark the objects they name with their number.
+by id (`pytest_sparkfabric.objects`); a link or direction id reaches the cable (or, behind a
+switch, both legs) that carries it, on its rail; a rail id alone is about the node's NIC. An item
+without object ids counts for its `node`. Root causes mark the objects they name with their number.
 """
 
 from __future__ import annotations
@@ -11,32 +11,32 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import cast
 
-from pytest_sparkfabric.report import chartdata, objects
-from pytest_sparkfabric.report.chartdata import Doc
+from pytest_sparkfabric import objects
+from pytest_sparkfabric.report import chartdata
 from pytest_sparkfabric.report.model import (
     CableRow,
-    Cause,
-    Counts,
     End,
     EndRead,
     Fabric,
     FabricCable,
     FabricNode,
-    Item,
-    Phase,
     RailState,
     Report,
-    Status,
     Summary,
-    Topology,
-    status_of,
-    verdict_of,
-    worst,
 )
 from pytest_sparkfabric.report.style import number, size_bytes
+from pytest_sparkfabric.results import (
+    STATUS_OF,
+    Cable,
+    CableEnd,
+    Cause,
+    Item,
+    Measurement,
+    Results,
+    Status,
+    worst,
+)
 
 NOTES_MAX = 12
 KIND_LABELS = {
@@ -57,73 +57,43 @@ LINK_QUALITY_KINDS = frozenset({"lane_error_rate_per_s", "ber_max"})
 """Figures read at a receiving rail that judge the cable it is on, not the node."""
 
 
-def build(doc: Doc) -> Report:
-    """The report's model of a valid results document (`schema.problems(doc)` is empty)."""
-    items = tuple(_item(d) for d in doc["items"])
-    causes = tuple(_cause(d) for d in doc["causes"])
-    fab = fabric(doc, items, causes)
+def build(doc: Results) -> Report:
+    """The report's model of a results document."""
+    fab = fabric(doc, doc.items, doc.causes)
     by_id = {c.id: c for c in fab.cables}
     return Report(
-        summary=summary(doc, items),
-        causes=causes,
-        items=items,
+        summary=summary(doc),
+        causes=doc.causes,
+        items=doc.items,
         fabric=fab,
         bandwidth=chartdata.bandwidth(doc),
         nccl=chartdata.nccl(doc),
         soak=chartdata.soak(doc),
-        cables=tuple(_cable_row(d, by_id.get(d["id"])) for d in doc["cables"]),
+        cables=tuple(_cable_row(d, by_id.get(d.id)) for d in doc.cables),
     )
 
 
-def summary(doc: Doc, items: Sequence[Item]) -> Summary:
-    counts = Counts.of(i.outcome for i in items)
-    cluster = doc["cluster"]
+def summary(doc: Results) -> Summary:
     return Summary(
-        verdict=verdict_of(counts),
-        cluster=cluster["name"],
-        topology=cluster["topology"],
-        nodes=len(cluster["nodes"]),
-        started=datetime.fromisoformat(doc["started"].replace("Z", "+00:00")),
-        duration_s=doc["duration_s"],
-        counts=counts,
-        transport=cluster.get("transport"),
-        phases=tuple(
-            Phase(p["name"], p["rounds"], p["real_s"], p["transport_s"]) for p in doc["phases"]
-        ),
-        warnings=tuple(doc.get("warnings", ())),
-    )
-
-
-def _item(d: Doc) -> Item:
-    return Item(
-        id=d["id"],
-        outcome=d["outcome"],
-        node=d.get("node"),
-        rail=d.get("rail"),
-        measured=d.get("measured"),
-        expected=d.get("expected"),
-        unit=d.get("unit"),
-        message=d.get("message"),
-        objects=tuple(d.get("objects", ())),
-    )
-
-
-def _cause(d: Doc) -> Cause:
-    return Cause(
-        d["rule"],
-        d["cause"],
-        d["fix"],
-        tuple(d["objects"]),
-        tuple(d["items"]),
-        tuple(d.get("evidence", ())),
+        verdict=doc.verdict,
+        cluster=doc.cluster.name,
+        topology=doc.cluster.topology,
+        nodes=len(doc.cluster.nodes),
+        started=doc.started,
+        duration_s=doc.duration_s,
+        counts=doc.counts,
+        transport=doc.cluster.transport,
+        phases=doc.phases,
+        safety=doc.safety,
+        warnings=tuple((i.id, w.message) for i, w in doc.warnings()),
     )
 
 
 # -- the fabric ---------------------------------------------------------------------------------
 
 
-def _end(d: Doc) -> End:
-    node, port = d["node"], d["port"]
+def _end(d: CableEnd) -> End:
+    node, port = d.node, d.port
     if node is None:
         return End(None, str(port))
     return End(node, f"p{port}" if isinstance(port, int) else str(port))
@@ -151,7 +121,7 @@ class _Index:
                     self.at_port[(e.node, e.port)] = c.id
                     self.of_node[e.node].append(c.id)
 
-    def cables_at(self, p: objects.Point) -> list[str]:
+    def cables_at(self, p: objects.Spot) -> list[str]:
         if p.leg is not None:
             return [self.at_leg[p.leg]] if p.leg in self.at_leg else []
         if p.node is None:
@@ -161,7 +131,7 @@ class _Index:
             return [found] if found else []
         return list(self.of_node.get(p.node, ()))
 
-    def between(self, a: objects.Point, b: objects.Point) -> list[str]:
+    def between(self, a: objects.Spot, b: objects.Spot) -> list[str]:
         """The cables a path from a to b crosses: the one joining them, else (through a
         switch) each end's own."""
         ca, cb = self.cables_at(a), self.cables_at(b)
@@ -174,7 +144,7 @@ class _Index:
         ref = objects.parse(text)
         if ref is None:
             return []
-        pts = ref.points
+        pts = ref.spots
         if ref.kind == "rail" and link_quality:
             return [("cable", c, pts[0].rail) for c in self.cables_at(pts[0])]
         if ref.kind in ("node", "rail"):
@@ -186,10 +156,9 @@ class _Index:
         return [("cable", c, ref.rail) for c in self.between(pts[0], pts[1])]
 
 
-def fabric(doc: Doc, items: Sequence[Item], causes: Sequence[Cause]) -> Fabric:
-    cluster = doc["cluster"]
-    names = [n["name"] for n in cluster["nodes"]]
-    bare = [FabricCable(d["id"], _end(d["a"]), _end(d["b"]), "unknown") for d in doc["cables"]]
+def fabric(doc: Results, items: Sequence[Item], causes: Sequence[Cause]) -> Fabric:
+    names = [n.name for n in doc.cluster.nodes]
+    bare = [FabricCable(d.id, _end(d.a), _end(d.b), "unknown") for d in doc.cables]
     index = _Index(bare)
     named: dict[int, set[tuple[str, str]]] = {
         n: {(k, name) for o in cause.objects for k, name, _ in index.targets(o)}
@@ -201,15 +170,13 @@ def fabric(doc: Doc, items: Sequence[Item], causes: Sequence[Cause]) -> Fabric:
             explaining[iid].append(n)
     statuses: dict[Target, list[Status]] = defaultdict(list)
     blamed: set[Target] = set()
-    for d in doc["cables"]:
+    for d in doc.cables:
         # The cable's own verdict (link, FEC, EEPROM, soak lanes): its own failure.
-        statuses[("cable", d["id"], None)].append(d["status"])
-        if d["status"] in ("fail", "not_measured"):
-            blamed.add(("cable", d["id"], None))
+        statuses[("cable", d.id, None)].append(d.status)
+        if d.status in ("fail", "not_measured"):
+            blamed.add(("cable", d.id, None))
     for item in items:
-        status = status_of(item.outcome)
-        if status is None:
-            continue
+        status = STATUS_OF[item.outcome]
         targets = [t for o in item.objects for t in index.targets(o)]
         if not targets and item.node:
             targets = [("node", item.node, None)]
@@ -262,8 +229,7 @@ def fabric(doc: Doc, items: Sequence[Item], causes: Sequence[Cause]) -> Fabric:
                 elsewhere(whole, keys) and not marks[("cable", c.id)],
             )
         )
-    topology = cast(Topology, cluster["topology"])
-    return Fabric(topology, tuple(nodes), tuple(cables), cluster.get("switch"))
+    return Fabric(doc.cluster.topology, tuple(nodes), tuple(cables), doc.cluster.switch)
 
 
 def _cap(lines: Sequence[str]) -> tuple[str, ...]:
@@ -272,29 +238,30 @@ def _cap(lines: Sequence[str]) -> tuple[str, ...]:
     return (*lines[: NOTES_MAX - 1], f"... and {len(lines) - NOTES_MAX + 1} more")
 
 
-def _figure_text(m: Doc) -> str:
-    label = KIND_LABELS.get(m["kind"], m["kind"].replace("_", " "))
-    where = f" {m['node']}->{m['peer']}" if m.get("node") and m.get("peer") else ""
-    unit = f" {m['unit']}" if m["unit"] else ""
-    return f"{label}{where}: {number(m['value'])}{unit}"
+def _figure_text(m: Measurement) -> str:
+    label = KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
+    where = f" {m.node}->{m.peer}" if m.node and m.peer else ""
+    unit = f" {m.unit}" if m.unit else ""
+    return f"{label}{where}: {number(m.value)}{unit}"
 
 
-def _notes(doc: Doc, index: _Index) -> dict[Target, list[str]]:
+def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
     """Tooltip lines per drawn object: series as their peak, sized figures (NCCL) at their
     largest size, then every other figure."""
     peaks: dict[tuple[Target, str], float] = {}
-    largest: dict[tuple[Target, str, str], Doc] = {}
+    largest: dict[tuple[Target, str, str], Measurement] = {}
     figures: dict[Target, list[str]] = defaultdict(list)
-    for m in doc["measurements"]:
-        quality = m["kind"] in LINK_QUALITY_KINDS
-        targets = dict.fromkeys(t for o in m["objects"] for t in index.targets(o, quality))
+    for m in doc.measurements:
+        quality = m.kind in LINK_QUALITY_KINDS
+        targets = dict.fromkeys(t for o in m.objects for t in index.targets(o, quality))
         for t in targets:
-            if m["kind"] in PEAKS:
-                key = (t, m["kind"])
-                peaks[key] = max(peaks.get(key, m["value"]), m["value"])
-            elif m.get("size_bytes") is not None:
-                sized = (t, m["kind"], m.get("op") or "")
-                if sized not in largest or largest[sized]["size_bytes"] < m["size_bytes"]:
+            if m.kind in PEAKS:
+                key = (t, m.kind)
+                peaks[key] = max(peaks.get(key, m.value), m.value)
+            elif m.size_bytes is not None:
+                sized = (t, m.kind, m.op or "")
+                was = largest.get(sized)
+                if was is None or (was.size_bytes or 0) < m.size_bytes:
                     largest[sized] = m
             else:
                 figures[t].append(_figure_text(m))
@@ -303,10 +270,10 @@ def _notes(doc: Doc, index: _Index) -> dict[Target, list[str]]:
         label, unit = PEAKS[kind]
         notes[t].append(f"{label}: {number(value)} {unit}")
     for (t, _, op), m in largest.items():
-        label = KIND_LABELS.get(m["kind"], m["kind"].replace("_", " "))
+        label = KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
         what = f"{label} {op}".strip()
-        size = size_bytes(m["size_bytes"])
-        notes[t].append(f"{what} at {size}B: {number(m['value'])} {m['unit']}")
+        size = size_bytes(m.size_bytes or 0)
+        notes[t].append(f"{what} at {size}B: {number(m.value)} {m.unit}")
     for t, lines in figures.items():
         notes[t] += lines
     return notes
@@ -315,24 +282,12 @@ def _notes(doc: Doc, index: _Index) -> dict[Target, list[str]]:
 # -- the inventory ------------------------------------------------------------------------------
 
 
-def _read(d: Doc) -> EndRead:
-    return EndRead(
-        _end(d),
-        d.get("vendor"),
-        d.get("part"),
-        d.get("serial"),
-        d.get("length_m"),
-        d.get("type"),
-        d.get("speed_mbps"),
-        d.get("fec"),
-    )
+def _read(d: CableEnd) -> EndRead:
+    return EndRead(_end(d), d.vendor, d.part, d.serial, d.length_m, d.type, d.speed_mbps, d.fec)
 
 
-def _cable_row(d: Doc, drawn: FabricCable | None) -> CableRow:
+def _cable_row(d: Cable, drawn: FabricCable | None) -> CableRow:
     # A cable whose failures all have a root cause elsewhere keeps its own verdict here: the
     # inventory is the record a cable vendor sees.
-    own: Status = d["status"]
-    status = drawn.status if drawn is not None and not drawn.elsewhere else own
-    return CableRow(
-        d["id"], _read(d["a"]), _read(d["b"]), d.get("worst_ber"), status, tuple(d.get("notes", ()))
-    )
+    status = drawn.status if drawn is not None and not drawn.elsewhere else d.status
+    return CableRow(d.id, _read(d.a), _read(d.b), d.worst_ber, status, d.notes)

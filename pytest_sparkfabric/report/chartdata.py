@@ -6,7 +6,6 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from pytest_sparkfabric.report.model import (
     BandwidthMatrix,
@@ -20,36 +19,36 @@ from pytest_sparkfabric.report.model import (
     Soak,
     TempSeries,
 )
+from pytest_sparkfabric.results import Measurement, Results
 
-Doc = Mapping[str, Any]
 HOT_MARGIN_C = 10.0
 """A node's temperature series is highlighted when its peak is this far above the median peak
 of the others (a display aid for the eye, not a verdict)."""
 
 
-def _threshold(doc: Doc, name: str) -> float | None:
-    t = doc["thresholds"].get(name)
-    return float(t["value"]) if t else None
+def _threshold(doc: Results, name: str) -> float | None:
+    t = doc.thresholds.get(name)
+    return t.value if t else None
 
 
-def _of_kind(doc: Doc, kind: str) -> Iterable[Doc]:
-    return (m for m in doc["measurements"] if m["kind"] == kind)
+def _of_kind(doc: Results, kind: str) -> Iterable[Measurement]:
+    return (m for m in doc.measurements if m.kind == kind)
 
 
-def bandwidth(doc: Doc) -> tuple[BandwidthMatrix, ...]:
+def bandwidth(doc: Results) -> tuple[BandwidthMatrix, ...]:
     """One node x node matrix per rail; a figure measured twice keeps its lower value."""
     cells: dict[int, dict[tuple[str, str], float]] = defaultdict(dict)
     for kind in ("rdma_gbps", "loopback_gbps"):
         for m in _of_kind(doc, kind):
-            if m.get("node") is None or m.get("rail") is None:
+            if m.node is None or m.rail is None:
                 continue
-            src = m["node"]
-            dst = src if kind == "loopback_gbps" else m.get("peer")
+            src = m.node
+            dst = src if kind == "loopback_gbps" else m.peer
             if dst is None:
                 continue
-            seen = cells[m["rail"]].get((src, dst))
-            cells[m["rail"]][(src, dst)] = m["value"] if seen is None else min(seen, m["value"])
-    names = tuple(n["name"] for n in doc["cluster"]["nodes"])
+            seen = cells[m.rail].get((src, dst))
+            cells[m.rail][(src, dst)] = m.value if seen is None else min(seen, m.value)
+    names = tuple(n.name for n in doc.cluster.nodes)
     return tuple(
         BandwidthMatrix(
             rail,
@@ -62,11 +61,11 @@ def bandwidth(doc: Doc) -> tuple[BandwidthMatrix, ...]:
     )
 
 
-def nccl(doc: Doc) -> NcclChart | None:
+def nccl(doc: Results) -> NcclChart | None:
     by_op: dict[str, dict[int, float]] = defaultdict(dict)
     for m in _of_kind(doc, "nccl_busbw_gbytes_s"):
-        if m.get("size_bytes") is not None:
-            by_op[m.get("op") or "nccl"][m["size_bytes"]] = m["value"]
+        if m.size_bytes is not None:
+            by_op[m.op or "nccl"][m.size_bytes] = m.value
     if not by_op:
         return None
     series = tuple(
@@ -83,15 +82,15 @@ def _points(rows: Iterable[tuple[float, float]]) -> tuple[SeriesPoint, ...]:
     return tuple(SeriesPoint(t, v) for t, v in sorted(peak.items()))
 
 
-def soak(doc: Doc) -> Soak | None:
+def soak(doc: Results) -> Soak | None:
     lanes: dict[tuple[str, int], list[tuple[float, float]]] = defaultdict(list)
     flagged: set[tuple[str, int]] = set()
     for m in _of_kind(doc, "lane_error_rate_per_s"):
-        if m.get("t_s") is None or m.get("lane") is None or not m["objects"]:
+        if m.t_s is None or m.lane is None or not m.objects:
             continue
-        key = (m["objects"][0], m["lane"])
-        lanes[key].append((m["t_s"], m["value"]))
-        if m.get("flagged"):
+        key = (m.objects[0], m.lane)
+        lanes[key].append((m.t_s, m.value))
+        if m.flagged:
             flagged.add(key)
     temps: list[TempSeries] = []
     sensors: tuple[tuple[str, Sensor], ...] = (("nic_temp_c", "nic"), ("gpu_temp_c", "gpu"))
@@ -99,10 +98,10 @@ def soak(doc: Doc) -> Soak | None:
         rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
         hot: set[str] = set()
         for m in _of_kind(doc, kind):
-            if m.get("t_s") is not None and m.get("node"):
-                rows[m["node"]].append((m["t_s"], m["value"]))
-                if m.get("flagged"):
-                    hot.add(m["node"])
+            if m.t_s is not None and m.node:
+                rows[m.node].append((m.t_s, m.value))
+                if m.flagged:
+                    hot.add(m.node)
         series = {n: _points(r) for n, r in sorted(rows.items())}
         hot |= hot_nodes({n: max(p.value for p in s) for n, s in series.items() if s})
         temps += [TempSeries(n, sensor, s, n in hot) for n, s in series.items()]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pytest_sparkfabric.report.style import esc, number
+from pytest_sparkfabric.results import Results
 
 BW_TOLERANCE_PCT = 10.0
 BER_FACTOR = 10.0
@@ -220,14 +221,15 @@ def _cables(old: Doc, new: Doc) -> list[CableChange]:
 
 
 def compare(
-    old: Doc,
-    new: Doc,
+    before: Results,
+    after: Results,
     *,
     bw_tolerance_pct: float = BW_TOLERANCE_PCT,
     ber_factor: float = BER_FACTOR,
     ber_floor: float = BER_FLOOR,
 ) -> Diff:
-    """How `new` differs from `old` (both valid results documents)."""
+    """How `after` differs from `before`."""
+    old, new = before.model_dump(mode="json"), after.model_dump(mode="json")
     items = _items(old, new)
     notes = []
     if old["cluster"]["name"] != new["cluster"]["name"]:

@@ -9,16 +9,15 @@ of a phase waits for the whole phase, the others assert on its cached result).""
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_sparkfabric.report.data import ReportData
-
 if TYPE_CHECKING:
-    from collections.abc import MutableSequence, Sequence
+    from collections.abc import Callable, MutableSequence, Sequence
 
-    from pytest_sparkfabric.report.results import ResultsFile
+    from pytest_sparkfabric.report.baseline import Baseline
+    from pytest_sparkfabric.results import Results
 
 # (column type / css suffix, title, user property)
 COLUMNS = (
@@ -96,9 +95,11 @@ def split_diagnosis(message: str) -> tuple[list[str], list[str]]:
 class HtmlReport:
     """The pytest-html hooks, registered as a plugin object with the run's ReportData."""
 
-    def __init__(self, data: ReportData, results: ResultsFile | None = None) -> None:
-        self.data = data
+    def __init__(
+        self, results: Callable[[], Results | None], baseline: Baseline | None = None
+    ) -> None:
         self.results = results
+        self.baseline = baseline
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: MutableSequence[str]) -> None:
@@ -120,14 +121,9 @@ class HtmlReport:
             style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
             cells.insert(FIRST + offset, f'<td class="col-{kind}"{style}>{text}</td>')
         cells[:] = [c for c in cells if not _is_duration(c)]
-        stable = getattr(report, "sparkfabric_id", None)
         if report.skipped and report.when == "setup":
             # A test skipped by a fixture is still that test, not its `::setup` phase.
-            name = escape(stable) if stable else report.nodeid
-            cells[1] = cells[1].replace(f"{report.nodeid}::setup</td>", f"{name}</td>")
-        if stable:
-            # The same id as the JSON results and JUnit, from any directory.
-            cells[1] = cells[1].replace(f">{escape(report.nodeid)}", f">{escape(stable)}")
+            cells[1] = cells[1].replace(f"{report.nodeid}::setup</td>", f"{report.nodeid}</td>")
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_html(
@@ -150,6 +146,12 @@ class HtmlReport:
         data.insert(0, box)
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_html_report_title(self, report: Any) -> None:
+        doc = self.results()
+        if doc is not None:
+            report.title = f"sparkfabric: {doc.cluster.name} {doc.verdict.upper()}"
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(
         self,
         prefix: MutableSequence[str],
@@ -157,23 +159,16 @@ class HtmlReport:
         postfix: MutableSequence[str],
         session: pytest.Session,
     ) -> None:
-        doc = self.results.doc if self.results is not None else None
-        if doc is not None:
-            from pytest_sparkfabric.report.build import build
-            from pytest_sparkfabric.report.page import fragment
-
-            base = self.results.baseline if self.results is not None else None
-            baseline = None
-            if base is not None:
-                from pytest_sparkfabric.report.diff import compare
-
-                baseline = (base.name, compare(base.doc, doc, bw_tolerance_pct=base.tolerance_pct))
-            prefix.append(fragment(build(doc), baseline=baseline))
+        doc = self.results()
+        if doc is None:
             return
-        d = self.data
-        prefix.append(
-            f"<p>sparkfabric: {escape(d.file_name)}: {escape(d.topology)}, {len(d.nodes)} nodes "
-            f"({escape(', '.join(d.nodes))}), transport {escape(d.transport)}, MTU {d.mtu}</p>"
-        )
-        for warning in d.warnings:
-            prefix.append(f'<p class="sparkfabric-warning"><strong>{escape(warning)}</strong></p>')
+        from pytest_sparkfabric.report.build import build
+        from pytest_sparkfabric.report.page import fragment
+
+        baseline = None
+        if self.baseline is not None:
+            from pytest_sparkfabric.report.diff import compare
+
+            base = self.baseline
+            baseline = (base.name, compare(base.doc, doc, bw_tolerance_pct=base.tolerance_pct))
+        prefix.append(fragment(build(doc), baseline=baseline))

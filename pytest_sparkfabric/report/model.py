@@ -1,6 +1,6 @@
 """What the report's renderers draw: small frozen values, no pytest, no session, no I/O.
 
-`report.build` makes them from a results document (the JSON contract in `report.schema`); the
+`report.build` makes them from a results document (`pytest_sparkfabric.results`); the
 renderers (`banner`, `picture`, `charts`, `inventory`, `page`) take only these. Object ids use the
 suite's own spelling (`spark-1`, `spark-1:p0`, `spark-1:p0rail1`, `A<->B` for a link or a cable,
 `A->B` for a direction, `switch:LEG` for a switch leg); `report.objects` reads them.
@@ -8,72 +8,13 @@ suite's own spelling (`spark-1`, `spark-1:p0`, `spark-1:p0rail1`, `A<->B` for a 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Literal
 
-Verdict = Literal["accepted", "rejected", "incomplete"]
-Outcome = Literal["passed", "failed", "not_measured", "skipped"]
-Status = Literal["pass", "fail", "not_measured", "unknown"]
-"""A drawn object's worst verdict: `unknown` when no check looked at it."""
-Topology = Literal["direct", "mesh", "ring", "switch"]
+from pytest_sparkfabric.results import Cause, Counts, Item, Phase, Status, Topology, Verdict
+
 Sensor = Literal["nic", "gpu"]
-
-OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
-STATUSES: tuple[Status, ...] = get_args(Status)
-_RANK: dict[Status, int] = {"unknown": 0, "pass": 1, "not_measured": 2, "fail": 3}
-_FROM_OUTCOME: dict[Outcome, Status | None] = {
-    "passed": "pass",
-    "failed": "fail",
-    "not_measured": "not_measured",
-    "skipped": None,  # a skipped check says nothing about the object
-}
-
-
-def worst(statuses: Iterable[Status]) -> Status:
-    """The worst of some statuses (fail > not measured > pass > unknown)."""
-    return max(statuses, key=_RANK.__getitem__, default="unknown")
-
-
-def status_of(outcome: Outcome) -> Status | None:
-    return _FROM_OUTCOME[outcome]
-
-
-@dataclass(frozen=True, slots=True)
-class Counts:
-    passed: int = 0
-    failed: int = 0
-    not_measured: int = 0
-    skipped: int = 0
-
-    @classmethod
-    def of(cls, outcomes: Iterable[Outcome]) -> Counts:
-        seen = list(outcomes)
-        return cls(*(seen.count(o) for o in OUTCOMES))
-
-    @property
-    def total(self) -> int:
-        return self.passed + self.failed + self.not_measured + self.skipped
-
-
-def verdict_of(counts: Counts) -> Verdict:
-    """Rejected when a check failed; else incomplete when one could not measure; else accepted.
-
-    A run where nothing was measured at all is incomplete, never accepted by omission."""
-    if counts.failed:
-        return "rejected"
-    if counts.not_measured or not counts.passed:
-        return "incomplete"
-    return "accepted"
-
-
-@dataclass(frozen=True, slots=True)
-class Phase:
-    name: str
-    rounds: int | None
-    real_s: float | None
-    transport_s: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,34 +28,9 @@ class Summary:
     counts: Counts
     transport: str | None = None
     phases: tuple[Phase, ...] = ()
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One check's result (a pytest item)."""
-
-    id: str
-    outcome: Outcome
-    node: str | None = None
-    rail: str | None = None
-    measured: float | str | None = None
-    expected: float | str | None = None
-    unit: str | None = None
-    message: str | None = None
-    objects: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Cause:
-    """One root cause: the rule, what it is, what to do, what it is about, what it explains."""
-
-    rule: str
-    cause: str
-    fix: str
-    objects: tuple[str, ...]
-    items: tuple[str, ...]
-    evidence: tuple[str, ...] = ()
+    safety: tuple[str, ...] = ()
+    warnings: tuple[tuple[str, str], ...] = ()
+    """(item id, warning text) of each warning a passing check gave."""
 
 
 # -- the fabric as cabled -----------------------------------------------------------------------

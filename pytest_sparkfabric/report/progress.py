@@ -1,14 +1,21 @@
 """Progress that fits a terminal: a long phase's rounds and soak readings as one status line that
 updates in place on a TTY, and as plain lines at most one per `PLAIN_EVERY_S` in a CI log.
 
-Pure: the caller says whether the output is a TTY and what time it is; `Status.show` returns what
-to write (None: nothing now).
+`Status` is pure: the caller says whether the output is a TTY and what time it is, and `show`
+returns what to write (None: nothing now); `Terminal` writes it with pytest's terminal reporter.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+import time
 from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pytest_sparkfabric.shell import visible
 
 PLAIN_EVERY_S = 30.0
 """Without a TTY, a status line at most this often (the first and a phase's start always)."""
@@ -76,3 +83,58 @@ class Status:
             return None
         self.open = False
         return CLEAR
+
+
+class Terminal:
+    """Progress lines on pytest's terminal, through the terminal reporter's public API only:
+    phase lines between the result letters, a status line rewritten in place on a TTY (in a CI
+    log, a plain line at most every PLAIN_EVERY_S)."""
+
+    def __init__(self, config: pytest.Config, prefix: str) -> None:
+        self.config = config
+        self.prefix = prefix
+        self.state: Status | None = None
+
+    def _reporter(self) -> Any:
+        if self.config.get_verbosity() < 0:
+            return None
+        return self.config.pluginmanager.get_plugin("terminalreporter")
+
+    def _write(self, reporter: Any, text: str, *, status: bool) -> None:
+        if self.state is None:
+            self.state = Status(tty=bool(reporter.isatty), width=shutil.get_terminal_size().columns)
+        now = time.monotonic()
+        if not status:
+            self.close()
+            reporter.write_line(text)
+            self.state.phase(now)
+            return
+        was_open = self.state.open
+        shown = self.state.show(text, now)
+        if shown is None:
+            return
+        if not self.state.tty:
+            reporter.write_line(shown)
+            return
+        if not was_open:
+            reporter.ensure_newline()
+        reporter.rewrite(shown.removeprefix(CLEAR), erase=True)
+
+    def show(self, line: str, *, status: bool = False) -> None:
+        reporter = self._reporter()
+        if reporter is None:
+            return
+        text = visible(f"{self.prefix}: {line}")
+        # Progress is written while a test runs: step around output capture to the terminal.
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if capture is None:
+            self._write(reporter, text, status=status)
+            return
+        with capture.global_and_fixture_disabled():
+            self._write(reporter, text, status=status)
+
+    def close(self) -> None:
+        """Erase an open status line before pytest writes its next result."""
+        reporter = self._reporter()
+        if reporter is not None and self.state is not None and self.state.close() is not None:
+            reporter.rewrite("", erase=True)

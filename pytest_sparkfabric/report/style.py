@@ -5,24 +5,27 @@ from __future__ import annotations
 import math
 from html import escape
 
-from pytest_sparkfabric.report.model import Status
+from pytest_sparkfabric.results import Status
 
 # Stroke / text colour and a light fill per verdict; red and green differ in lightness too, so
 # they stay apart for red-green colour blindness and in greyscale print.
 STROKE: dict[Status, str] = {
     "pass": "#2e7d32",
+    "warn": "#9e7c00",
     "fail": "#c62828",
     "not_measured": "#b26a00",
     "unknown": "#757575",
 }
 FILL: dict[Status, str] = {
     "pass": "#e8f5e9",
+    "warn": "#fff8c4",
     "fail": "#ffcdd2",
     "not_measured": "#ffe0b2",
     "unknown": "#f5f5f5",
 }
 LABEL: dict[Status, str] = {
     "pass": "passed",
+    "warn": "passed with a warning",
     "fail": "failed",
     "not_measured": "not measured",
     "unknown": "not checked",

@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.cluster.model import Cluster
 from pytest_sparkfabric.cluster.plan import Link, Plan, plan
-from pytest_sparkfabric.diagnosis import objects
+from pytest_sparkfabric import objects
 from pytest_sparkfabric.diagnosis.causes import Failure, RootCauses, group, of_findings
 from pytest_sparkfabric.diagnosis.diagnose import diagnose
 from pytest_sparkfabric.diagnosis.evidence import Evidence, Finding, Rate, Site

@@ -16,7 +16,7 @@ import pytest_sparkfabric
 from pytest_sparkfabric.cluster import Cluster, Node, Rail
 from pytest_sparkfabric.cluster.plan import DirectedLink, Link, NodePair
 from pytest_sparkfabric.measure.engine import Fabric
-from pytest_sparkfabric.result import Measured, NotMeasured
+from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.transport import Job, RunResult
 from pytest_sparkfabric.verdict import Verdict
 
@@ -56,7 +56,7 @@ def test_loading_the_plugin_imports_none_of_them() -> None:
         "pytest_sparkfabric",
         "pytest_sparkfabric.plugin",
         "pytest_sparkfabric.session",
-        "pytest_sparkfabric.result",
+        "pytest_sparkfabric.outcome",
     }, loaded
 
 

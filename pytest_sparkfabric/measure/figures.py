@@ -1,29 +1,32 @@
 """What the session measured, read from the engine's phase cache into the results document's
 `measurements`, `cables`, `phases` and `thresholds` (it starts nothing: a phase that did not run
-gives nothing).
+gives nothing). Each figure names the objects it is about by id (`pytest_sparkfabric.objects`).
 
-Each figure names the objects it is about in the report's id grammar (`report.objects`) and, where
-one item judged it, that item's id, so a baseline comparison can fail exactly that item.
+A cable's own status is the worst outcome of the checks that say they judge it (they record its
+id in their `cables` property: link health, EEPROM, soak lanes); traffic over it judges the path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from pytest_sparkfabric.results import (
+    STATUS_OF,
+    Cable,
+    CableEnd,
+    Item,
+    Measurement,
+    Phase,
+    Threshold,
+    worst,
+)
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Rail
     from pytest_sparkfabric.measure.engine import Fabric, PhaseName
 
 T = TypeVar("T")
-Doc = dict[str, Any]
-ItemFor = Callable[[str, str], str | None]
-"""(test function, object id) -> the id of the item of that test about that object."""
-CABLE_CHECKS = ("test_link", "test_soak_link", "test_cable_eeprom")
-"""The checks of a cable itself (link, FEC, EEPROM, soak lanes), whose worst outcome is the
-cable's own verdict; traffic over it judges the path, not the cable."""
-_STATUS = {"passed": "pass", "failed": "fail", "not_measured": "not_measured"}
-_RANK = {"unknown": 0, "pass": 1, "not_measured": 2, "fail": 3}
 
 
 def _phase(fabric: Fabric, name: PhaseName, kind: type[T]) -> T | None:
@@ -32,23 +35,14 @@ def _phase(fabric: Fabric, name: PhaseName, kind: type[T]) -> T | None:
     return cast("T | None", fabric.measured(name, object))
 
 
-def item_finder(items: Sequence[Doc]) -> ItemFor:
-    by: dict[tuple[str, str], str] = {}
-    for it in items:
-        func = it["id"].rpartition("::")[2].partition("[")[0]
-        for obj in it.get("objects", ()):
-            by.setdefault((func, obj), it["id"])
-    return lambda func, obj: by.get((func, obj))
+def _figure(kind: str, value: float, unit: str, objects: list[str], **kw: Any) -> Measurement:
+    return Measurement(kind=kind, value=value, unit=unit, objects=tuple(objects), **kw)
 
 
-def _figure(kind: str, value: float, unit: str, objects: list[str], **kw: Any) -> Doc:
-    return {"kind": kind, "value": value, "unit": unit, "objects": objects, **kw}
-
-
-def _bandwidth(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
+def _bandwidth(fabric: Fabric) -> list[Measurement]:
     from pytest_sparkfabric.measure import rdma, tcp
 
-    out: list[Doc] = []
+    out: list[Measurement] = []
     lb = _phase(fabric, rdma.LOOPBACK, rdma.Loopbacks)
     for r in lb.results.values() if lb else ():
         if r.gbps is not None:
@@ -60,11 +54,10 @@ def _bandwidth(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
                     [r.src.id],
                     node=r.src.node,
                     rail=r.src.index,
-                    item=item_for("test_nic_loopback", r.src.id),
                 )
             )
     run = _phase(fabric, rdma.NAME, rdma.RdmaRun)
-    for link_id, results in run.links.items() if run else ():
+    for results in run.links.values() if run else ():
         for r in results:
             if r.gbps is None:
                 continue
@@ -77,7 +70,6 @@ def _bandwidth(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
                     node=r.src.node,
                     peer=r.dst.node,
                     rail=r.src.index,
-                    item=item_for("test_rail_rdma", link_id),
                 )
             )
     tr = _phase(fabric, tcp.NAME, tcp.TcpRun)
@@ -97,7 +89,7 @@ def _bandwidth(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
     return out
 
 
-def _nccl(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
+def _nccl(fabric: Fabric) -> list[Measurement]:
     from pytest_sparkfabric.measure import nccl_run
 
     run = _phase(fabric, nccl_run.NAME, nccl_run.NcclRun)
@@ -118,14 +110,14 @@ def _nccl(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
     ]
 
 
-def _soak(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
+def _soak(fabric: Fabric) -> list[Measurement]:
     from pytest_sparkfabric.measure import links, soak
     from pytest_sparkfabric.measure.soak_math import lane_outliers, max_ber, windows
 
     run = _phase(fabric, soak.NAME, soak.SoakRun)
     if run is None:
         return []
-    out: list[Doc] = []
+    out: list[Measurement] = []
     ratio = fabric.thresholds["lane_ratio_max"].value
     floor = fabric.thresholds["lane_floor_per_s"].value
     for rail in fabric.cluster.rails:
@@ -136,7 +128,6 @@ def _soak(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
         speed = eth.ethtool[rail.id].value if eth and rail.id in eth.ethtool else None
         ws = windows(samples, speed.speed_mbps if speed is not None else None)
         flagged = {o.lane for o in lane_outliers(ws, ratio_max=ratio, floor_per_s=floor)}
-        item = item_for("test_soak_link", rail.id)
         start = samples[0].t
         for w in ws:
             for lane, rate in sorted(w.lane_rates.items()):
@@ -151,14 +142,11 @@ def _soak(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
                         lane=lane,
                         t_s=max(0.0, w.end - start),
                         flagged=lane in flagged,
-                        item=item,
                     )
                 )
         ber = max_ber(ws)
         if ber is not None:
-            out.append(
-                _figure("ber_max", ber, "", [rail.id], node=rail.node, rail=rail.index, item=item)
-            )
+            out.append(_figure("ber_max", ber, "", [rail.id], node=rail.node, rail=rail.index))
     for kind, peaks in (("nic_temp_c", run.nic_temp_c), ("gpu_temp_c", run.gpu_temp_c)):
         for node, value in peaks.items():
             # The soak keeps each node's peak, not a series: a figure with no time (the picture's
@@ -167,16 +155,11 @@ def _soak(fabric: Fabric, item_for: ItemFor) -> list[Doc]:
     return out
 
 
-def measurements(fabric: Fabric, items: Sequence[Doc]) -> list[Doc]:
-    item_for = item_finder(items)
-    return [*_bandwidth(fabric, item_for), *_nccl(fabric, item_for), *_soak(fabric, item_for)]
+def measurements(fabric: Fabric) -> list[Measurement]:
+    return [*_bandwidth(fabric), *_nccl(fabric), *_soak(fabric)]
 
 
 # -- cables -------------------------------------------------------------------------------------
-
-
-def _worst(statuses: Iterable[str]) -> str:
-    return max(statuses, key=_RANK.__getitem__, default="unknown")
 
 
 def _cable_rails(fabric: Fabric) -> dict[str, list[Rail]]:
@@ -190,12 +173,12 @@ def _cable_rails(fabric: Fabric) -> dict[str, list[Rail]]:
     return out
 
 
-def _end(fabric: Fabric, node: str | None, port: int | str | None) -> Doc:
+def _end(fabric: Fabric, node: str | None, port: int | str | None) -> CableEnd:
     from pytest_sparkfabric.measure import cable, links
 
-    end: Doc = {"node": node, "port": port if port is not None else "?"}
+    end: dict[str, Any] = {"node": node, "port": port if port is not None else "?"}
     if node is None or not isinstance(port, int):
-        return end
+        return CableEnd(**end)
     mods = _phase(fabric, cable.NAME, cable.Modules)
     mod = mods.ports.get((node, port)) if mods else None
     if mod is not None and mod.value is not None:
@@ -216,23 +199,21 @@ def _end(fabric: Fabric, node: str | None, port: int | str | None) -> Doc:
             end["speed_mbps"] = eth.value.speed_mbps
         if fec is not None and fec.value is not None:
             end["fec"] = fec.value.active
-    return end
+    return CableEnd(**end)
 
 
-def cables(fabric: Fabric, items: Sequence[Doc], figures: Sequence[Doc]) -> list[Doc]:
+def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]) -> list[Cable]:
     from pytest_sparkfabric.measure import cable
 
     out = []
     for c, rails in zip(fabric.plan.cables, _cable_rails(fabric).values(), strict=True):
-        ids = {r.id for r in rails} | {r.node for r in rails}
+        ids = {r.id for r in rails}
         own = [
-            _STATUS[it["outcome"]]
+            STATUS_OF[it.outcome]
             for it in items
-            if it["outcome"] in _STATUS
-            and it["id"].rpartition("::")[2].partition("[")[0] in CABLE_CHECKS
-            and ids & set(it.get("objects", ()))
+            if c.id in it.properties.get("cables", "").split(",")
         ]
-        bers = [m["value"] for m in figures if m["kind"] == "ber_max" and m["objects"][0] in ids]
+        bers = [m.value for m in figures if m.kind == "ber_max" and m.objects[0] in ids]
         notes: list[str] = []
         mods = _phase(fabric, cable.NAME, cable.Modules)
         for node, port in ((c.a_node, c.a_port), (c.b_node, c.b_port)):
@@ -240,14 +221,14 @@ def cables(fabric: Fabric, items: Sequence[Doc], figures: Sequence[Doc]) -> list
             if mod is not None and mod.value is not None:
                 notes += [f"{node}:p{port}: {n}" for n in cable.advisories(mod.value)]
         out.append(
-            {
-                "id": c.id,
-                "a": _end(fabric, c.a_node, c.a_port),
-                "b": _end(fabric, c.b_node, c.b_port),
-                "worst_ber": max(bers) if bers else None,
-                "status": _worst(own),
-                "notes": notes,
-            }
+            Cable(
+                id=c.id,
+                a=_end(fabric, c.a_node, c.a_port),
+                b=_end(fabric, c.b_node, c.b_port),
+                worst_ber=max(bers) if bers else None,
+                status=worst(own),
+                notes=tuple(notes),
+            )
         )
     return out
 
@@ -270,22 +251,20 @@ def _rounds(fabric: Fabric, name: str) -> int | None:
     return None
 
 
-def phases(fabric: Fabric) -> list[Doc]:
-    out = []
-    for name, (real_s, transport_s) in fabric.timings.items():
-        out.append(
-            {
-                "name": name,
-                "rounds": _rounds(fabric, name),
-                "real_s": round(real_s, 3),
-                "transport_s": round(transport_s, 3) if transport_s is not None else None,
-            }
+def phases(fabric: Fabric) -> list[Phase]:
+    return [
+        Phase(
+            name=name,
+            rounds=_rounds(fabric, name),
+            real_s=round(real_s, 3),
+            transport_s=round(transport_s, 3) if transport_s is not None else None,
         )
-    return out
+        for name, (real_s, transport_s) in fabric.timings.items()
+    ]
 
 
-def thresholds(fabric: Fabric) -> Mapping[str, Doc]:
+def thresholds(fabric: Fabric) -> dict[str, Threshold]:
     return {
-        name: {"value": t.value, "kind": t.kind, "unit": t.unit, "source": t.source}
+        name: Threshold(value=t.value, kind=t.kind, unit=t.unit, source=t.source)
         for name, t in fabric.thresholds.items()
     }

@@ -1,4 +1,4 @@
-"""The objects a finding or a test item is about, and whether two sets of them meet (pure).
+"""The objects a finding, a test item or a figure is about: one id grammar, one model (pure).
 
 Every finding carries the objects it blames (a node, a port, a rail, a cable = its two ends, a
 switch leg, a direction), every failed item the objects on its own path; a cause may explain an
@@ -13,12 +13,14 @@ cluster (the switch's bridge, an NCCL setting read cluster-wide) meets everythin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pytest_sparkfabric.cluster.model import Cluster, Rail
-from pytest_sparkfabric.cluster.plan import Cable, DirectedLink, Link, NodePair, Plan
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster.model import Cluster, Rail
+    from pytest_sparkfabric.cluster.plan import Cable, DirectedLink, Link, Plan
 
 Kind = Literal["cluster", "node", "port", "rail", "leg", "cable", "link", "direction", "pair"]
 
@@ -54,6 +56,16 @@ class Obj:
         if self.kind == "cluster" or other.kind == "cluster":
             return True
         return any(a.meets(b) for a in self.spots for b in other.spots)
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(s.node for s in self.spots if s.node is not None))
+
+    @property
+    def rail(self) -> int | None:
+        """The one rail index the object is on, if it is on exactly one."""
+        rails = {s.rail for s in self.spots if s.rail is not None}
+        return rails.pop() if len(rails) == 1 else None
 
 
 CLUSTER = Obj("the cluster", "cluster")
@@ -133,7 +145,8 @@ def path(value: object) -> tuple[Obj, ...]:
     """The objects on the path of one parameter of a test item (a node, a rail, a link, a
     direction or a node pair). Rails at both ends suffice: a cable's ends are ports, which meet
     every rail of theirs, while a fault of one rail (a dead PCIe half) meets only that rail."""
-    from pytest_sparkfabric.cluster.model import Node
+    from pytest_sparkfabric.cluster.model import Node, Rail
+    from pytest_sparkfabric.cluster.plan import DirectedLink, Link, NodePair
 
     if isinstance(value, Node):
         return (node(value.name),)
@@ -154,3 +167,45 @@ def rail_by_netdev(cluster: Cluster, node_name: str, netdev: str) -> Obj | None:
         if r.node == node_name and r.netdev == netdev:
             return rail(r)
     return None
+
+
+# -- reading ids back ---------------------------------------------------------------------------
+
+_RAIL = re.compile(r"^(?:p(?P<port>\d+))?rail(?P<rail>\d+)$")
+_PORT = re.compile(r"^p(?P<port>\d+)$")
+_JOINED: dict[tuple[str, Kind, Kind], Kind] = {
+    ("<->", "rail", "rail"): "link",
+    ("->", "rail", "rail"): "direction",
+    ("<->", "port", "port"): "cable",
+    ("<->", "port", "leg"): "cable",
+    ("<->", "node", "node"): "pair",
+    ("->", "node", "node"): "direction",
+}
+
+
+def _end(text: str) -> tuple[Kind, Spot] | None:
+    name, sep, rest = text.partition(":")
+    if not name:
+        return None
+    if not sep:
+        return "node", Spot(name)
+    if name == "switch":
+        return ("leg", Spot(None, leg=rest)) if rest else None
+    if m := _RAIL.match(rest):
+        port = int(m["port"]) if m["port"] is not None else None
+        return "rail", Spot(name, port, int(m["rail"]))
+    if m := _PORT.match(rest):
+        return "port", Spot(name, int(m["port"]))
+    return None
+
+
+def parse(text: str) -> Obj | None:
+    """What an id names (node names cannot hold `:`, `<` or `>`), or None for other text."""
+    for sep in ("<->", "->"):
+        if sep in text:
+            left, _, right = text.partition(sep)
+            a, b = _end(left), _end(right)
+            kind = _JOINED.get((sep, a[0], b[0])) if a and b else None
+            return Obj(text, kind, (a[1], b[1])) if kind and a and b else None
+    one = _end(text)
+    return Obj(text, one[0], (one[1],)) if one else None
