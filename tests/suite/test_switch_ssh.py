@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from pytest_sparkfabric.probes.routeros_commands import VERBS, command_problem
 from pytest_sparkfabric.transport.recording_files import SWITCH_RECORDING, SWITCH_SSH_RECORDING
@@ -123,20 +122,6 @@ def test_cpu_forwarding_is_caught_from_a_sample_during_traffic(pytester: pytest.
     assert run.props["test_switch_cpu_under_traffic"]["rule"] == "switch_cpu_forwarding"
     # The one read before any traffic saw an idle CPU: only the samples during it tell.
     assert int(run.props["test_switch_resource"]["cpu_load_pct"]) < 50
-
-
-def test_a_recording_over_ssh_replays_to_the_same_verdicts(pytester: pytest.Pytester) -> None:
-    record = pytester.path / "recording"
-    first = _run(pytester, "fcs.yaml", FCS, SSH, "--sparkfabric-record", str(record))
-    assert first.failed
-    data = yaml.safe_load((pytester.path / "fcs.yaml").read_text())
-    data.pop("simulate")
-    data.update(transport="replay", replay_dir="recording")
-    replay = pytester.path / "replay.yaml"
-    replay.write_text(yaml.safe_dump(data, sort_keys=False))
-    second = run_suite(pytester, replay, markers=TRAFFIC)
-    assert second.outcomes == first.outcomes
-    assert second.messages == first.messages
 
 
 def test_auto_says_which_way_it_read(pytester: pytest.Pytester) -> None:
