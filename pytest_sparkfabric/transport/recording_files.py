@@ -106,8 +106,9 @@ class Writer:
             except OSError as err:
                 self.failed = (
                     f"sparkfabric: recording stopped: {self.directory / name}: "
-                    f"{err.strerror or err}; its lines so far are whole and replay, nothing later "
-                    "was recorded. Fix: record into a folder with room (--sparkfabric-record DIR)"
+                    f"{err.strerror or err}; its lines so far are whole and replay, nothing "
+                    "later was recorded. Fix: record into a new folder on a disk with room "
+                    "(--sparkfabric-record DIR)"
                 )
                 warnings.warn(self.failed, RuntimeWarning, stacklevel=2)
 

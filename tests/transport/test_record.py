@@ -238,7 +238,7 @@ def test_a_planted_link_is_not_written_through(tmp_path: Path) -> None:
     assert [str(w.message) for w in warned] == [
         f"sparkfabric: recording stopped: {tmp_path / 'rec' / 'a.jsonl'}: Too many levels of "
         "symbolic links; its lines so far are whole and replay, nothing later was recorded. "
-        "Fix: record into a folder with room (--sparkfabric-record DIR)"
+        "Fix: record into a new folder on a disk with room (--sparkfabric-record DIR)"
     ]
     assert target.read_text() == ""
 
@@ -264,7 +264,7 @@ def test_a_full_disk_stops_the_recording_once_with_whole_lines(tiny_disk: Path) 
     assert [str(w.message) for w in warned] == [
         f"sparkfabric: recording stopped: {tiny_disk / 'rec' / 'a.jsonl'}: No space left on "
         "device; its lines so far are whole and replay, nothing later was recorded. Fix: "
-        "record into a folder with room (--sparkfabric-record DIR)"
+        "record into a new folder on a disk with room (--sparkfabric-record DIR)"
     ]
     check_recording(tiny_disk / "rec")
     assert 10 < len((tiny_disk / "rec" / "a.jsonl").read_text().splitlines()) < 60
