@@ -198,8 +198,9 @@ class SshConsole:
             out, err = self._read(proc)
         finally:
             # Closing the session ends the command on the switch (no shell there to signal).
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         text, errors = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
         if proc.returncode == 255:
@@ -210,9 +211,14 @@ class SshConsole:
         return text
 
     def _read(self, proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-        """Both streams to their end within the deadline, stdout capped while it arrives."""
+        """Both streams to their end and ssh's exit within the deadline, stdout capped while it
+        arrives."""
         assert proc.stdout is not None and proc.stderr is not None
         end = time.monotonic() + self.timeout_s
+        late = SwitchError(
+            f"no answer within {self.timeout_s:g} s; the session was closed, which ends the "
+            "command on the switch"
+        )
         out, err = bytearray(), bytearray()
         with selectors.DefaultSelector() as sel:
             sel.register(proc.stdout, selectors.EVENT_READ, out)
@@ -220,10 +226,7 @@ class SshConsole:
             while sel.get_map():
                 left = end - time.monotonic()
                 if left <= 0:
-                    raise SwitchError(
-                        f"no answer within {self.timeout_s:g} s; the session was closed, "
-                        "which ends the command on the switch"
-                    )
+                    raise late
                 for key, _ in sel.select(left):
                     chunk = os.read(key.fd, 65536)
                     if not chunk:
@@ -234,6 +237,10 @@ class SshConsole:
                         f"the answer is over {MAX_REPLY_BYTES // 2**20} MiB; the session was closed"
                     )
                 del err[:-_STDERR_KEPT]
+        try:
+            proc.wait(max(0.0, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise late from None
         return bytes(out), bytes(err)
 
 

@@ -71,6 +71,8 @@ def test_anything_but_a_read_is_refused_before_it_leaves(
     [
         ("sleep 30", SwitchError,
          "no answer within 1 s; the session was closed, which ends the command on the switch"),
+        ("exec >&- 2>&-; sleep 30", SwitchError,
+         "no answer within 1 s; the session was closed, which ends the command on the switch"),
         ("exec yes", SwitchUnreachable,
          "switch not readable: the answer is over 8 MiB; the session was closed"),
         ("echo 'ro@10.0.0.2: Permission denied (publickey,password).' >&2; exit 255",
@@ -87,7 +89,7 @@ def test_anything_but_a_read_is_refused_before_it_leaves(
         ("echo 'sh: 1: /system: not found' >&2; exit 127", SwitchError,
          "exit status 127: sh: 1: /system: not found"),
     ],
-    ids=["deadline", "flood", "permission", "refused", "changed-key", "exit-status"],
+    ids=["deadline", "silent", "flood", "permission", "refused", "changed-key", "exit-status"],
 )  # fmt: skip
 def test_failures_are_one_line_each_within_the_deadline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, error: type[Exception], says: str
