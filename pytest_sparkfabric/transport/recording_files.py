@@ -1,20 +1,28 @@
-"""The files of a recording: written private (0600 in 0700 folders), read back checked.
+"""The files of a recording: one format, one writer, one reader.
 
-A recording folder holds one JSON-lines file per node (`spark-1.jsonl`) and the switch's calls
-(`switch/rest.jsonl`). Users attach recordings to bug reports and edit them by hand, so every
-line is checked before a replay starts: a damaged one is named by file and line, with the fix,
-instead of ending the run in a traceback halfway.
+A recording folder holds one JSON-lines file per node (`spark-1.jsonl`: a `NodeRecord` a line)
+and the switch's calls (`switch/rest.jsonl`, `switch/ssh.jsonl`: a `SwitchRecord` a line). It is
+written private (0600 files in 0700 folders: it holds everything the nodes answered), never
+through a symbolic link, and a write that fails (a full disk) stops the recording with its lines
+whole, said once. Users attach recordings to bug reports and edit them by hand, so every line is
+checked before a replay starts: a damaged one is named by file and line, with the fix.
 """
 
 from __future__ import annotations
 
-import json
-import math
+import contextlib
+import errno
 import os
 import stat
-from collections.abc import Callable, Iterator, Mapping
+import threading
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from pytest_sparkfabric.private_files import DIR_MODE, make_private_dir
 
 SWITCH_RECORDING = "switch/rest.jsonl"
 """Where a recording keeps the switch's REST calls, relative to its folder."""
@@ -22,6 +30,45 @@ SWITCH_SSH_RECORDING = "switch/ssh.jsonl"
 """Where a recording keeps the switch's console commands (switch.api ssh), each with its text."""
 
 _FIX = "record again with --sparkfabric-record DIR, or repair or delete that line"
+
+
+class _Line(BaseModel):
+    # strict: a hand-edited "rc": "0" is a damaged line, not a 0; unknown fields are ignored.
+    model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
+
+
+class NodeRecord(_Line):
+    """One finished command on one node."""
+
+    command: str
+    rc: int
+    stdout: str
+    stderr: str
+    duration_s: float = Field(ge=0, allow_inf_nan=False)
+    timed_out: bool = False
+    sudo: bool = False
+    timeout_s: float | None = Field(None, ge=0, allow_inf_nan=False)
+    transport_error: str | None = None
+    polls_running: int | None = Field(None, ge=0)
+    """Background jobs: how often it was still running when asked (None: until stopped)."""
+
+
+class SwitchRecord(_Line):
+    """One switch call (key: method, path and body as JSON; or the console command) and its
+    reply or its error."""
+
+    key: str
+    reply: JsonValue = None
+    error: str | None = None
+    unreachable: bool = False
+
+
+class ConsoleRecord(SwitchRecord):
+    reply: str | None = None
+    """RouterOS's text answer to the command."""
+
+
+Record = TypeVar("Record", bound=_Line)
 
 
 class RecordingError(Exception):
@@ -39,31 +86,61 @@ class RecordingError(Exception):
 # -- writing ---------------------------------------------------------------------------------
 
 
-def make_private_dir(directory: Path) -> None:
-    """Create `directory` (and missing parents) 0700; an existing folder keeps its mode (it
-    may be the user's own, shared one) and the files in it are private anyway."""
-    missing = []
-    d = directory
-    while not d.exists() and d != d.parent:
-        missing.append(d)
-        d = d.parent
-    for d in reversed(missing):
-        try:
-            d.mkdir(mode=0o700)
-        except FileExistsError:
-            continue
-        os.chmod(d, 0o700)  # mkdir's mode is masked by umask; 0700 needs no group bits anyway
+class Writer:
+    """Appends records to a recording folder from many threads, one whole JSON line each."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        make_private_dir(directory)
+        self._lock = threading.Lock()
+        self.failed: str | None = None
+        """Why the recording stopped (said once, as a RuntimeWarning), or None."""
+
+    def append(self, name: str, record: _Line) -> None:
+        data = (record.model_dump_json(exclude_defaults=True) + "\n").encode()
+        with self._lock:
+            if self.failed is not None:
+                return
+            try:
+                _append(self.directory, name, data)
+            except OSError as err:
+                self.failed = (
+                    f"sparkfabric: recording stopped: {self.directory / name}: "
+                    f"{err.strerror or err}; its lines so far are whole and replay, nothing "
+                    "later was recorded. Fix: record into a new folder on a disk with room "
+                    "(--sparkfabric-record DIR)"
+                )
+                warnings.warn(self.failed, RuntimeWarning, stacklevel=2)
 
 
-def append_line(path: Path, record: Mapping[str, Any]) -> None:
-    """Append one record as a JSON line to a file only its owner can read."""
-    make_private_dir(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+def _append(directory: Path, name: str, data: bytes) -> None:
+    """`data` at the end of directory/name (0600), never through a symbolic link, never half."""
+    *folders, file = name.split("/")
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, (json.dumps(record, sort_keys=True) + "\n").encode())
+        for folder in folders:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder, DIR_MODE, dir_fd=fd)
+            sub = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = sub
+            os.fchmod(fd, DIR_MODE)  # mkdir's mode passes through the umask
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+        out = os.open(file, flags, 0o600, dir_fd=fd)
     finally:
         os.close(fd)
+    try:
+        os.fchmod(out, 0o600)
+        start = os.fstat(out).st_size
+        try:
+            if os.write(out, data) != len(data):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # a short write
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(out, start)
+            raise
+    finally:
+        os.close(out)
 
 
 def holds_recording(directory: Path) -> bool:
@@ -76,87 +153,27 @@ def holds_recording(directory: Path) -> bool:
 # -- reading ---------------------------------------------------------------------------------
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "true/false", int: "an integer", float: "a number", str: "a string",
-            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)  # fmt: skip
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_seconds(v: Any) -> bool:
-    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v) and v >= 0
-
-
-def _is_str(v: Any) -> bool:
-    return isinstance(v, str)
-
-
-def _is_bool(v: Any) -> bool:
-    return isinstance(v, bool)
-
-
-def _opt(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda v: v is None or check(v)
-
-
-Field = tuple[str, Callable[[Any], bool], str, bool]
-"""name, check, what it must be, required"""
-
-NODE_FIELDS: tuple[Field, ...] = (
-    ("command", _is_str, "a string", True),
-    ("rc", _is_int, "an integer", True),
-    ("stdout", _is_str, "a string", True),
-    ("stderr", _is_str, "a string", True),
-    ("duration_s", _is_seconds, "a number of seconds >= 0", True),
-    ("timed_out", _is_bool, "true or false", False),
-    ("sudo", _is_bool, "true or false", False),
-    ("timeout_s", _is_seconds, "a number of seconds >= 0", False),
-    ("transport_error", _opt(_is_str), "a string or null", False),
-    ("polls_running", _opt(lambda v: _is_int(v) and v >= 0), "a count >= 0 or null", False),
-)
-
-SWITCH_FIELDS: tuple[Field, ...] = (
-    ("key", _is_str, "a string", True),
-    ("error", _is_str, "a string", False),
-    ("unreachable", _is_bool, "true or false", False),
-)
-
-
-SWITCH_SSH_FIELDS: tuple[Field, ...] = (
-    ("key", _is_str, "a string (the command)", True),
-    ("reply", _is_str, "a string", False),
-    ("error", _is_str, "a string", False),
-    ("unreachable", _is_bool, "true or false", False),
-)
-
-
-def _check_fields(record: Any, fields: tuple[Field, ...]) -> str | None:
-    if not isinstance(record, dict):
-        return f"{_kind(record)}, not a JSON object"
-    for name, check, must, required in fields:
-        if name not in record:
-            if required:
-                return f"no {name!r} field"
-            continue
-        if not check(record[name]):
-            return f"{name!r} is {_kind(record[name])} ({_short(record[name])}), expected {must}"
-    return None
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:36] + " ..."
+def _what(err: ValidationError, raw: bytes) -> str:
+    first = err.errors(include_url=False)[0]
+    field = ".".join(map(str, first["loc"]))
+    if first["type"] == "json_invalid":
+        cut = "" if raw.endswith(b"\n") else "; the line is cut short (an unfinished run?)"
+        error = str(first["ctx"]["error"]).replace(" at line 1 column ", " at column ")
+        return f"not valid JSON ({error}){cut}"
+    if first["type"] == "model_type":
+        return f"not a JSON object ({type(first['input']).__name__})"
+    if first["type"] == "missing":
+        return f"no {field!r} field"
+    shown = repr(first["input"])
+    return f"{field!r}: {first['msg'].lower()} (got {shown[:36]})"
 
 
 def _open_regular(path: Path) -> int:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError as err:
-        raise RecordingError(path, None, f"cannot be read ({err.strerror or err})") from None
+        what = "a symbolic link, not followed" if err.errno == errno.ELOOP else err.strerror
+        raise RecordingError(path, None, f"cannot be read ({what or err})") from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
@@ -165,47 +182,33 @@ def _open_regular(path: Path) -> int:
     return fd
 
 
-def read_records(path: Path, fields: tuple[Field, ...]) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_records(path: Path, model: type[Record]) -> Iterator[tuple[int, Record]]:
     """(line number, record) for every non-blank line; RecordingError at the first bad one."""
     with os.fdopen(_open_regular(path), "rb") as fh:
         for number, raw in enumerate(fh, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise RecordingError(
-                    path, number, f"not UTF-8 text (byte 0x{raw[err.start]:02x} at column "
-                    f"{err.start + 1})"
-                ) from None  # fmt: skip
-            if not text.strip():
+            if not raw.strip():
                 continue
             try:
-                record = json.loads(text)
-            except ValueError as err:
-                cut = "" if text.endswith("\n") else "; the line is cut short (an unfinished run?)"
-                what = getattr(err, "msg", str(err))
-                col = getattr(err, "colno", None)
-                at = f" at column {col}" if col else ""
-                raise RecordingError(path, number, f"not valid JSON ({what}{at}){cut}") from None
-            problem = _check_fields(record, fields)
-            if problem:
-                raise RecordingError(path, number, problem)
-            yield number, record
+                yield number, model.model_validate_json(raw)
+            except ValidationError as err:
+                raise RecordingError(path, number, _what(err, raw)) from None
 
 
 def node_files(directory: Path) -> list[Path]:
     return sorted(directory.glob("*.jsonl"))
 
 
+def recording_files(directory: Path) -> Iterator[tuple[Path, type[_Line]]]:
+    """Every file of a recording folder and the record each line holds."""
+    for path in node_files(directory):
+        yield path, NodeRecord
+    for name, model in ((SWITCH_RECORDING, SwitchRecord), (SWITCH_SSH_RECORDING, ConsoleRecord)):
+        if (directory / name).exists() or (directory / name).is_symlink():
+            yield directory / name, model
+
+
 def check_recording(directory: Path) -> None:
     """Read every file of a recording folder through; RecordingError names the first bad line."""
-    for path in node_files(directory):
-        for _ in read_records(path, NODE_FIELDS):
+    for path, model in recording_files(directory):
+        for _ in read_records(path, model):
             pass
-    for name, fields in (
-        (SWITCH_RECORDING, SWITCH_FIELDS),
-        (SWITCH_SSH_RECORDING, SWITCH_SSH_FIELDS),
-    ):
-        switch = directory / name
-        if switch.exists() or switch.is_symlink():
-            for _ in read_records(switch, fields):
-                pass

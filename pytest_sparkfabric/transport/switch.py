@@ -5,20 +5,28 @@ gives every value as a string). Paths are relative to `/rest` (`/interface/ether
 `print`/`monitor`-style reads are ever sent: nothing here changes the switch. A transport hands
 out the client (`Transport.switch_client`): this REST client by default, the simulator's own
 switch on `transport: sim`, a recording's answers on `transport: replay`.
+
+The client speaks HTTP/1.1 itself over one socket per call, so that one wall-clock deadline
+covers the whole call (connect, TLS, headers, body): a socket timeout alone restarts at every
+byte, and a switch trickling one byte every few seconds would never time out. http.client
+parses the reply (status line, at most 100 headers of at most 64 KiB each, chunked bodies).
 """
 
 from __future__ import annotations
 
-import base64
+import http.client
+import io
 import json
 import os
+import socket
 import ssl
-import urllib.error
+import time
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from pytest_sparkfabric.transport.redaction import Secrets, TooDeep
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
@@ -33,7 +41,12 @@ class SwitchError(Exception):
 
 
 class SwitchUnreachable(SwitchError):
-    """The switch cannot be read at all (connection, TLS, authentication)."""
+    """The switch cannot be read at all (connection, TLS, authentication, replies that are not
+    HTTP or RouterOS's JSON)."""
+
+
+def not_readable(what: str) -> SwitchUnreachable:
+    return SwitchUnreachable(f"switch not readable: {what}")
 
 
 class SwitchClient(Protocol):
@@ -49,56 +62,55 @@ class SwitchConsole(Protocol):
 
 
 def error_detail(raw: bytes) -> str:
-    """RouterOS's JSON error body (`message`, `detail`) as one short line."""
+    """RouterOS's JSON error body (`message`, `detail`) as one line."""
+    text = raw.decode("utf-8", "replace")
     try:
-        data = json.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
-        return raw.decode("utf-8", "replace").strip()[:200]
-    if isinstance(data, Mapping):
-        parts = [str(data.get(k)) for k in ("message", "detail") if data.get(k)]
-        return ": ".join(parts)
-    return ""
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = {"message": text}
+    if not isinstance(data, Mapping):
+        return ""
+    return " ".join(": ".join(str(data[k]) for k in ("message", "detail") if data.get(k)).split())
 
 
-class _Redirected(urllib.error.HTTPError):
-    """A redirect the client refused; `location` is where it pointed (absolute)."""
+class _Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
 
-    def __init__(
-        self, req: urllib.request.Request, code: int, msg: str, hdrs: Any, fp: Any, location: str
-    ) -> None:
-        super().__init__(req.full_url, code, msg, hdrs, fp)
-        self.location = location
-
-
-class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
-    # urllib copies every header but Content-* into the redirected request, Authorization
-    # included (CPython Lib/urllib/request.py, HTTPRedirectHandler.redirect_request): a switch
-    # answering 302 to another host would hand it the password. No redirect is followed.
-    def redirect_request(
-        self,
-        req: urllib.request.Request,
-        fp: Any,
-        code: int,
-        msg: str,
-        headers: Any,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        raise _Redirected(req, code, msg, headers, fp, newurl)
+    def left(self) -> float:
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        return left
 
 
-def _scheme_host(url: str) -> tuple[str, str]:
-    parts = urllib.parse.urlsplit(url)
-    return parts.scheme, (parts.hostname or "").lower()
+class _Reader(io.RawIOBase):
+    """The socket as http.client reads it: every receive bounded by what is left of the call."""
+
+    def __init__(self, sock: socket.socket, deadline: _Deadline) -> None:
+        self._sock, self._deadline = sock, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        self._sock.settimeout(self._deadline.left())
+        return self._sock.recv_into(buffer)
+
+    def makefile(self, mode: str) -> io.BufferedReader:  # what HTTPResponse asks its socket
+        return io.BufferedReader(self)
 
 
 class RestClient:
-    """RouterOS REST over HTTPS (HTTP when the port is 80), HTTP Basic auth, a timeout per call.
+    """RouterOS REST over HTTPS (HTTP when the port is 80), HTTP Basic auth, one deadline per
+    call.
 
     The password goes only to the configured origin: plain HTTP is refused unless `allow_http`
-    (switch.allow_http), redirects are refused, the environment's proxies are not used, and the
-    certificate is verified (against `ca_file` when given, else the system's store) unless
-    `verify_tls` is false. RouterOS cuts a REST command after 60 s; reads here are quick, so
-    the default deadline is much shorter."""
+    (switch.allow_http), redirects are never followed, no proxy is used, and the certificate is
+    verified (against `ca_file` when given, else the system's store) unless `verify_tls` is
+    false. RouterOS cuts a REST command after 60 s; reads here are quick, so the default deadline
+    is much shorter. The password, its token and echoed Authorization headers are redacted from
+    every reply and error (`redaction.Secrets`)."""
 
     def __init__(
         self,
@@ -115,7 +127,7 @@ class RestClient:
     ) -> None:
         scheme = scheme or ("http" if port == 80 else "https")
         netloc = f"[{host}]" if ":" in host and not host.startswith("[") else host
-        if port is not None and port != {"http": 80, "https": 443}.get(scheme):
+        if port is not None and port != {"http": 80, "https": 443}[scheme]:
             netloc += f":{port}"
         self.base = f"{scheme}://{netloc}/rest"
         if scheme == "http" and not allow_http:
@@ -127,27 +139,21 @@ class RestClient:
             )
         self.user = user
         self.timeout_s = timeout_s
-        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-        self._auth = f"Basic {token}"
-        handlers: list[urllib.request.BaseHandler] = [
-            urllib.request.ProxyHandler({}),
-            _RefuseRedirects(),
-        ]
+        self._secrets = Secrets.of(user, password)
+        self._tls: ssl.SSLContext | None = None
         if scheme == "https":
-            context = ssl.create_default_context()
+            self._tls = ssl.create_default_context()
             if not verify_tls:
-                context.check_hostname = False
-                context.verify_mode = ssl.CERT_NONE
+                self._tls.check_hostname = False
+                self._tls.verify_mode = ssl.CERT_NONE
             elif ca_file is not None:
                 try:
-                    context.load_verify_locations(cafile=str(ca_file))
+                    self._tls.load_verify_locations(cafile=str(ca_file))
                 except (OSError, ssl.SSLError) as exc:
                     raise SwitchUnreachable(
                         f"switch.ca_file {ca_file}: cannot load it as PEM certificates ({exc}): "
                         "export the certificate authority of the switch's certificate as PEM"
                     ) from None
-            handlers.append(urllib.request.HTTPSHandler(context=context))
-        self._opener = urllib.request.build_opener(*handlers)
 
     def get(self, path: str) -> Any:
         return self._call("GET", path, None)
@@ -157,46 +163,92 @@ class RestClient:
 
     def _call(self, method: str, path: str, body: dict[str, str] | None) -> Any:
         url = self.base + (path if path.startswith("/") else "/" + path)
-        headers = {"Authorization": self._auth, "Accept": "application/json"}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(url, data=data, method=method, headers=headers)
-        what = f"{method} {url}"
         try:
-            with self._opener.open(request, timeout=self.timeout_s) as r:
-                raw = r.read(MAX_REPLY_BYTES)
-        except urllib.error.HTTPError as exc:
-            if 300 <= exc.code < 400:
-                raise SwitchUnreachable(f"{what}: {_redirect(exc, url)}") from None
-            detail = error_detail(exc.read(65536))
-            if exc.code == 401:
-                raise SwitchUnreachable(
-                    f"{what}: authentication failed for user {self.user!r} (HTTP 401): check "
-                    "the password variable (switch.password_env) and that the user's group has "
-                    "the read, api and rest-api policies"
-                ) from None
-            raise SwitchError(f"{what}: HTTP {exc.code} {detail or exc.reason}") from None
-        except urllib.error.URLError as exc:
-            raise SwitchUnreachable(f"{what}: {_reason(exc.reason)}") from None
-        except TimeoutError:
-            raise SwitchUnreachable(f"{what}: no answer within {self.timeout_s:g} s") from None
-        except OSError as exc:
-            raise SwitchUnreachable(f"{what}: {exc}") from None
+            try:
+                return self._secrets.reply(self._exchange(method, url, body))
+            except TimeoutError:
+                raise SwitchUnreachable(f"no answer within {self.timeout_s:g} s") from None
+            except TooDeep as exc:
+                raise not_readable(str(exc)) from None
+            except http.client.HTTPException as exc:
+                raise not_readable(_malformed(exc)) from None
+            except OSError as exc:
+                raise SwitchUnreachable(_reason(exc)) from None
+        except SwitchError as exc:
+            raise type(exc)(self._secrets.text(f"{method} {url}: {exc}")) from None
+
+    def _exchange(self, method: str, url: str, body: dict[str, str] | None) -> Any:
+        deadline = _Deadline(self.timeout_s)
+        to = urllib.parse.urlsplit(url)
+        host, port = to.hostname or "", to.port or {"http": 80, "https": 443}[to.scheme]
+        data = b"" if body is None else json.dumps(body).encode()
+        head = [
+            f"{method} {to.path} HTTP/1.1",
+            f"Host: {to.netloc}",
+            f"Authorization: {self._secrets.basic_auth}",
+            "Accept: application/json",
+            "Connection: close",
+            f"Content-Length: {len(data)}",
+        ]
+        if body is not None:
+            head.append("Content-Type: application/json")
+        sock = socket.create_connection((host, port), timeout=deadline.left())
+        try:
+            if self._tls is not None:
+                # One handshake call: CPython bounds it by the timeout in total (ssl, 3.5+).
+                sock.settimeout(deadline.left())
+                sock = self._tls.wrap_socket(sock, server_hostname=host)
+            sock.settimeout(deadline.left())
+            sock.sendall("\r\n".join([*head, "", ""]).encode() + data)
+            reply = http.client.HTTPResponse(_Reader(sock, deadline), method=method)  # type: ignore[arg-type]
+            reply.begin()
+            if (reply.length or 0) > MAX_REPLY_BYTES:
+                raise not_readable(f"the reply announces {reply.length} bytes")
+            raw = reply.read(MAX_REPLY_BYTES + 1)
+            if reply.length:  # read(amt) returns what came before the end, without a word
+                raise http.client.IncompleteRead(raw, reply.length)
+        finally:
+            sock.close()
+        if len(raw) > MAX_REPLY_BYTES:
+            raise not_readable(f"the reply is over {MAX_REPLY_BYTES // 2**20} MiB")
+        return self._decode(reply, raw, url)
+
+    def _decode(self, reply: http.client.HTTPResponse, raw: bytes, url: str) -> Any:
+        if 300 <= reply.status < 400:
+            raise SwitchUnreachable(_redirect(reply.status, reply.getheader("Location"), url))
+        if reply.status == 401:
+            raise SwitchUnreachable(
+                f"authentication failed for user {self.user!r} (HTTP 401): check the password "
+                "variable (switch.password_env) and that the user's group has the read, api and "
+                "rest-api policies"
+            )
+        if reply.status >= 400:
+            detail = self._secrets.text(error_detail(raw)) or reply.reason
+            cut = detail if len(detail) <= 200 else detail[:196] + " ..."
+            raise SwitchError(f"HTTP {reply.status} {cut}")
         try:
             return json.loads(raw.decode("utf-8", "replace"))
+        except RecursionError:
+            raise not_readable("the reply nests deeper than JSON can be read") from None
         except ValueError:
-            raise SwitchError(f"{what}: the reply is not JSON") from None
+            raise SwitchError("the reply is not JSON") from None
 
 
-def _redirect(exc: urllib.error.HTTPError, url: str) -> str:
-    location = getattr(exc, "location", None) or (exc.headers and exc.headers.get("Location"))
-    location = urllib.parse.urljoin(url, str(location or "?"))
-    exc.close()
-    head = f"the switch redirected (HTTP {exc.code}) to {location}; not followed"
-    (scheme, host), (to_scheme, to_host) = _scheme_host(url), _scheme_host(location)
-    if (scheme, to_scheme, to_host) == ("http", "https", host):
+def _malformed(exc: http.client.HTTPException) -> str:
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return "the switch closed the connection without an answer"
+    if isinstance(exc, http.client.BadStatusLine):
+        return f"the reply is not HTTP (status line {str(exc)[:60]!r})"
+    if isinstance(exc, http.client.IncompleteRead):
+        return f"the reply ended early ({len(exc.partial)} bytes read)"
+    return str(exc) or type(exc).__name__
+
+
+def _redirect(code: int, location: str | None, url: str) -> str:
+    target = urllib.parse.urljoin(url, location or "?")
+    head = f"the switch redirected (HTTP {code}) to {target}; not followed"
+    here, there = urllib.parse.urlsplit(url), urllib.parse.urlsplit(target)
+    if (here.scheme, there.scheme, there.hostname) == ("http", "https", here.hostname):
         return f"{head}: use HTTPS (drop switch.api_port: 80 and switch.allow_http)"
     return (
         f"{head} (the password goes to switch.host only): point switch.host and "
@@ -204,42 +256,45 @@ def _redirect(exc: urllib.error.HTTPError, url: str) -> str:
     )
 
 
-def _reason(reason: object) -> str:
-    if isinstance(reason, ssl.SSLCertVerificationError):
+def _reason(exc: OSError) -> str:
+    if isinstance(exc, ssl.SSLCertVerificationError):
         return (
-            f"TLS certificate not verified ({reason.verify_message}): set switch.ca_file to the "
+            f"TLS certificate not verified ({exc.verify_message}): set switch.ca_file to the "
             "PEM of the certificate authority that signed the switch's certificate (its "
             "subjectAltName must name switch.host), or set switch.verify_tls: false"
         )
-    if isinstance(reason, ssl.SSLError):
-        return (
-            f"TLS failed ({reason.reason or reason}): is switch.api_port the www-ssl (HTTPS) "
-            "service?"
-        )
-    if isinstance(reason, ConnectionRefusedError):
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS failed ({exc.reason or exc}): is switch.api_port the www-ssl (HTTPS) service?"
+    if isinstance(exc, ConnectionRefusedError):
         return "connection refused: enable the www-ssl service (/ip service) or set switch.api_port"
-    if isinstance(reason, TimeoutError):
-        return "connection timed out"
-    return str(reason)
+    if isinstance(exc, socket.gaierror):
+        return f"could not resolve the host name switch.host ({exc.strerror})"
+    return exc.strerror or str(exc)
 
 
-def _password(spec: SwitchSpec) -> str:
+# -- cluster.yaml's switch: section, for both clients ---------------------------------------
+
+
+def spec_password(
+    spec: SwitchSpec, *, required: bool = True, fix: str = "export it before running the suite"
+) -> str | None:
+    """The password switch.password_env names (None: none asked for, or not set where it is
+    not `required`); SwitchUnreachable when a required one is not set."""
     if spec.password_env is None:
-        return ""
+        return None
     value = os.environ.get(spec.password_env)
-    if value is None:
+    if value is None and required:
         raise SwitchUnreachable(
-            f"the password variable ${spec.password_env} (switch.password_env) is not set: "
-            "export it before running the suite"
+            f"the password variable ${spec.password_env} (switch.password_env) is not set: {fix}"
         )
     return value
 
 
-def ca_file_path(spec: SwitchSpec, base_dir: Path | None) -> Path | None:
-    """switch.ca_file as a path: `~` expanded, relative to the cluster file's folder."""
-    if spec.ca_file is None:
+def spec_path(value: str | None, base_dir: Path | None) -> Path | None:
+    """A path from the switch: section: `~` expanded, relative to the cluster file's folder."""
+    if value is None:
         return None
-    path = Path(spec.ca_file).expanduser()
+    path = Path(value).expanduser()
     return path if path.is_absolute() or base_dir is None else base_dir / path
 
 
@@ -282,9 +337,9 @@ def rest_client(spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
     return RestClient(
         spec.host,
         spec.user,
-        _password(spec),
+        spec_password(spec) or "",
         port=spec.api_port,
         verify_tls=spec.verify_tls,
-        ca_file=ca_file_path(spec, base_dir),
+        ca_file=spec_path(spec.ca_file, base_dir),
         allow_http=spec.allow_http,
     )

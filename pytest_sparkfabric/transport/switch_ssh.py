@@ -12,23 +12,33 @@ Every command is checked read-only (`routeros_commands.command_problem`) before 
 print, monitor ... once, get; nothing else is ever sent. Authentication: a key (the user's
 public key imported with `/user/ssh-keys/import`; switch.identity_file, or ssh's own agent and
 config), or the password from switch.password_env, handed to ssh by an askpass helper (never on
-a command line).
+a command line) that answers password prompts only. The host key is always checked.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.probes.routeros_commands import command_problem, login_user
-from pytest_sparkfabric.transport.switch import SwitchError, SwitchUnreachable
+from pytest_sparkfabric.transport.redaction import Secrets
+from pytest_sparkfabric.transport.switch import (
+    MAX_REPLY_BYTES,
+    SwitchError,
+    SwitchUnreachable,
+    not_readable,
+    spec_password,
+    spec_path,
+)
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.spec import SwitchSpec
@@ -36,18 +46,32 @@ if TYPE_CHECKING:
 TIMEOUT_S = 20.0
 CONNECT_TIMEOUT_S = 10
 SSH_PORT = 22
-MAX_REPLY_BYTES = 8 * 2**20
+_STDERR_KEPT = 65536
 _PASSWORD_VAR = "SPARKFABRIC_SWITCH_SSH_PASSWORD"
-# Prints the password ssh asks for; ssh runs it with our environment (SSH_ASKPASS_REQUIRE=force,
-# OpenSSH 8.4+), so the password is in no file and on no command line.
-_ASKPASS = f'#!/bin/sh\nprintf "%s\\n" "${_PASSWORD_VAR}"\n'
+# ssh runs the helper with the prompt as its argument and our environment (SSH_ASKPASS_REQUIRE=
+# force, OpenSSH 8.4+), so the password is in no file and on no command line. It answers only
+# ssh's password prompt ("%s@%s's password: ", OpenSSH sshconnect2.c userauth_passwd) and a
+# keyboard-interactive "Password:"; anything else (a host key question, a key's passphrase)
+# gets no answer and ssh gives up at once (readpass.c: a failing askpass is a refusal).
+_ASKPASS = f"""#!/bin/sh
+case "$1" in
+  *"'s password: "|[Pp]assword:|[Pp]assword:" ") printf '%s\\n' "${_PASSWORD_VAR}" ;;
+  *) exit 1 ;;
+esac
+"""
 
 _REASONS = (
     ("permission denied", "authentication failed (permission denied): import the user's public "
      "key on the switch (/user/ssh-keys/import) and set switch.identity_file, or set "
      "switch.password_env; the user's group needs the ssh and read policies"),
+    ("remote host identification has changed", "the host key CHANGED since it was stored in "
+     "known_hosts (a new switch, or someone in between): check the fingerprint on the switch's "
+     "console, then replace its line (ssh-keygen -R HOST)"),
+    ("host key is known for", "host key unknown (not in known_hosts; ssh checks it, the password "
+     "never accepts one). Fix: check its fingerprint, then ssh-keyscan -p PORT HOST >> "
+     "~/.ssh/known_hosts"),
     ("host key verification failed", "host key verification failed: add the switch's host key "
-     "to ~/.ssh/known_hosts (connect once by hand and check its fingerprint)"),
+     "to ~/.ssh/known_hosts (ssh-keyscan -p PORT HOST, after checking its fingerprint)"),
     ("connection refused", "connection refused: enable the ssh service (/ip service) or set "
      "the SSH port (switch.api_port with api ssh, switch.ssh_port with auto)"),
     ("connection timed out", f"connection timed out after {CONNECT_TIMEOUT_S} s"),
@@ -80,23 +104,41 @@ class SshConsole:
         self.ssh_config = ssh_config
         self.timeout_s = timeout_s
         self._password = password
+        self._secrets = Secrets.of(user, password)
         self._askpass: Path | None = None
+        self._host_keys: list[str] | None = None
+
+    def _target(self) -> list[str]:
+        config = ["-F", self.ssh_config] if self.ssh_config else []
+        return [*config, "-l", login_user(self.user), "-p", str(self.port)]
+
+    def _host_key_options(self) -> list[str]:
+        """StrictHostKeyChecking=yes unless the user's ssh config sets it (`ssh -G` shows the
+        default `ask` otherwise); `ask` would put the question to the askpass helper."""
+        if self._host_keys is None:
+            try:
+                shown = subprocess.run(
+                    ["ssh", "-G", *self._target(), "--", self.host],
+                    capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL,
+                ).stdout  # fmt: skip
+            except (OSError, subprocess.TimeoutExpired):
+                shown = ""
+            own = [ln.split()[1] for ln in shown.splitlines() if ln.startswith("stricthost")]
+            keep = bool(own) and own[0].lower() != "ask"
+            self._host_keys = [] if keep else ["-o", "StrictHostKeyChecking=yes"]
+        return self._host_keys
 
     def argv(self, command: str) -> list[str]:
         """The ssh command line of one read (no password on it, ever)."""
-        argv = ["ssh", "-T"]
-        if self.ssh_config:
-            argv += ["-F", self.ssh_config]
         batch = "no" if self._password is not None else "yes"
-        argv += [
+        argv = [
+            "ssh", "-T", *self._target(), *self._host_key_options(),
             "-o", f"BatchMode={batch}",
             "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
             "-o", "ControlMaster=no",
             "-o", "ControlPath=none",
             "-o", "LogLevel=ERROR",
             "-o", "NumberOfPasswordPrompts=1",
-            "-l", login_user(self.user),
-            "-p", str(self.port),
         ]  # fmt: skip
         if self.identity_file:
             argv += ["-i", os.path.expanduser(self.identity_file)]
@@ -127,7 +169,7 @@ class SshConsole:
     def run(self, command: str) -> str:
         """RouterOS's answer to `command` (stdout as text). SwitchError when the command is not
         a plain read (nothing is sent) or the switch did not answer in time; SwitchUnreachable
-        when ssh cannot log in at all."""
+        when ssh cannot log in at all or the answer is over MAX_REPLY_BYTES."""
         problem = command_problem(command)
         if problem is not None:
             raise SwitchError(
@@ -135,6 +177,12 @@ class SshConsole:
                 "reads (print, monitor ... once, get)"
             )
         where = f"ssh {login_user(self.user)}@{self.host}:{self.port} `{command}`"
+        try:
+            return self._secrets.text(self._run(command))
+        except SwitchError as exc:
+            raise type(exc)(self._secrets.text(f"{where}: {exc}")) from None
+
+    def _run(self, command: str) -> str:
         try:
             proc = subprocess.Popen(
                 self.argv(command),
@@ -145,33 +193,63 @@ class SshConsole:
                 start_new_session=True,
             )
         except OSError as exc:
-            raise SwitchUnreachable(f"{where}: cannot start ssh ({exc}): install OpenSSH") from None
+            raise SwitchUnreachable(f"cannot start ssh ({exc}): install OpenSSH") from None
         try:
-            out, err = proc.communicate(timeout=self.timeout_s)
-        except subprocess.TimeoutExpired:
+            out, err = self._read(proc)
+        finally:
             # Closing the session ends the command on the switch (no shell there to signal).
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise SwitchError(
-                f"{where}: no answer within {self.timeout_s:g} s; the session was closed, "
-                "which ends the command on the switch"
-            ) from None
-        text = out[:MAX_REPLY_BYTES].decode("utf-8", "replace")
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        text, errors = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
         if proc.returncode == 255:
-            raise SwitchUnreachable(f"{where}: {reason(err.decode('utf-8', 'replace'))}")
+            raise SwitchUnreachable(reason(errors, self.host, self.port))
         if proc.returncode != 0 and not text.strip():
-            last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-            raise SwitchError(f"{where}: exit status {proc.returncode}: {last[0]}")
+            last = errors.strip().splitlines()[-1:] or ["no output"]
+            raise SwitchError(f"exit status {proc.returncode}: {last[0]}")
         return text
 
+    def _read(self, proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+        """Both streams to their end and ssh's exit within the deadline, stdout capped while it
+        arrives."""
+        assert proc.stdout is not None and proc.stderr is not None
+        end = time.monotonic() + self.timeout_s
+        late = SwitchError(
+            f"no answer within {self.timeout_s:g} s; the session was closed, which ends the "
+            "command on the switch"
+        )
+        out, err = bytearray(), bytearray()
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ, out)
+            sel.register(proc.stderr, selectors.EVENT_READ, err)
+            while sel.get_map():
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise late
+                for key, _ in sel.select(left):
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                    key.data.extend(chunk)
+                if len(out) > MAX_REPLY_BYTES:
+                    raise not_readable(
+                        f"the answer is over {MAX_REPLY_BYTES // 2**20} MiB; the session was closed"
+                    )
+                del err[:-_STDERR_KEPT]
+        try:
+            proc.wait(max(0.0, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise late from None
+        return bytes(out), bytes(err)
 
-def reason(stderr: str) -> str:
+
+def reason(stderr: str, host: str, port: int) -> str:
     """ssh's complaint as the one line an operator can act on."""
     low = stderr.lower()
     for needle, text in _REASONS:
         if needle in low:
-            return text
+            return text.replace("HOST", host).replace("PORT", str(port))
     last = stderr.strip().splitlines()[-1:] or ["ssh exited with status 255"]
     return last[0]
 
@@ -189,25 +267,17 @@ def ssh_console(
     """The real switch's console, as cluster.yaml's switch: section describes it.
 
     `base_dir`: the cluster file's folder, where a relative identity_file is."""
-    identity = spec.identity_file
-    if identity is not None:
-        path = Path(identity).expanduser()
-        if not path.is_absolute() and base_dir is not None:
-            path = base_dir / path
-        identity = str(path)
-    password = None
-    if spec.password_env is not None:
-        password = os.environ.get(spec.password_env)
-        if password is None and identity is None:
-            raise SwitchUnreachable(
-                f"the password variable ${spec.password_env} (switch.password_env) is not "
-                "set: export it, or set switch.identity_file to a key the switch knows"
-            )
+    identity = spec_path(spec.identity_file, base_dir)
+    password = spec_password(
+        spec,
+        required=identity is None,
+        fix="export it, or set switch.identity_file to a key the switch knows",
+    )
     return SshConsole(
         spec.host,
         spec.user,
         port=ssh_port(spec),
-        identity_file=identity,
+        identity_file=str(identity) if identity else None,
         ssh_config=ssh_config,
         password=password,
     )

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from pytest_sparkfabric.probes.routeros_commands import VERBS, command_problem
+from pytest_sparkfabric.probes.routeros_commands import command_problem
 from pytest_sparkfabric.transport.recording_files import SWITCH_RECORDING, SWITCH_SSH_RECORDING
 from tests.suite.runner import CONFIG, SuiteRun, run_suite, write_cluster
 
@@ -37,38 +35,35 @@ def _run(
     return run_suite(pytester, path, *args, markers=markers)
 
 
-def _commands(folder: Path) -> list[str]:
-    path = folder / SWITCH_SSH_RECORDING
-    return [json.loads(line)["key"] for line in path.read_text().splitlines() if line.strip()]
-
-
-def test_healthy_over_ssh_passes_and_only_reads(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("api", ["rest", "ssh", "auto"])
+def test_a_healthy_switch_passes_read_only_whichever_way_it_is_read(
+    pytester: pytest.Pytester, api: str
+) -> None:
     record = pytester.path / "rec"
-    run = _run(pytester, "ssh.yaml", None, SSH, "--sparkfabric-record", str(record))
-    bad = {k: run.messages[k] for k in run.not_passed}
-    assert not bad and run.ret == 0, bad
-    assert "test_switch_cpu_under_traffic" in run.outcomes
-    assert run.props["test_switch_cpu_under_traffic"]["measured"].startswith("peak cpu-load ")
-    # Every command sent to the switch, listed from the recording: reads only.
-    sent = _commands(record)
-    assert sent and not (record / SWITCH_RECORDING).exists()
-    refused = {c: command_problem(c) for c in sent if command_problem(c)}
-    assert not refused, refused
-    verbs = {next(w for w in c.split() if w in VERBS) for c in sent}
-    assert verbs <= {"print", "monitor", "get"} and "print" in verbs and "monitor" in verbs
-    # CPU sampled during the rounds (several per round), counters before and after each.
-    assert sum(c == "/system resource print" for c in sent) >= 6
-    assert any(c.startswith("/interface ethernet print stats") for c in sent)
-
-
-def test_rest_calls_are_reads_too(pytester: pytest.Pytester) -> None:
-    record = pytester.path / "rec"
-    run = _run(pytester, "rest.yaml", None, {}, "--sparkfabric-record", str(record))
+    run = _run(pytester, f"{api}.yaml", None, {"switch": {"api": api}}, "--sparkfabric-record",
+               str(record))  # fmt: skip
     assert run.ret == 0, {k: run.messages[k] for k in run.not_passed}
-    lines = (record / SWITCH_RECORDING).read_text().splitlines()
-    for key in (json.loads(line)["key"] for line in lines if line.strip()):
-        method, path, _ = json.loads(key)
-        assert method == "GET" or path.endswith(("/print", "/monitor")), key
+    assert run.props["test_switch_cpu_under_traffic"]["measured"].startswith("peak cpu-load ")
+    # Every call and command sent to the switch, listed from the recording: reads only.
+    sent = {
+        name: [json.loads(line)["key"] for line in (record / name).read_text().splitlines()]
+        for name in (SWITCH_RECORDING, SWITCH_SSH_RECORDING)
+        if (record / name).exists()
+    }
+    assert list(sent) == [SWITCH_SSH_RECORDING if api == "ssh" else SWITCH_RECORDING]
+    for method, path, _ in map(json.loads, sent.get(SWITCH_RECORDING, [])):
+        assert method == "GET" or path.endswith(("/print", "/monitor")), path
+    commands = sent.get(SWITCH_SSH_RECORDING, [])
+    assert not {c: command_problem(c) for c in commands if command_problem(c)}
+    if api == "ssh":  # CPU sampled during the rounds, counters before and after each
+        assert sum(c == "/system resource print" for c in commands) >= 6
+        assert any(c.startswith("/interface ethernet print stats") for c in commands)
+    if api == "auto":
+        props = run.props["test_switch_resource"]
+        assert props["api"] == "REST API (switch.api auto: REST answered)"
+        assert props["measured"].endswith(
+            ", read over the REST API (switch.api auto: REST answered)"
+        )
 
 
 @pytest.mark.parametrize(
@@ -123,25 +118,3 @@ def test_cpu_forwarding_is_caught_from_a_sample_during_traffic(pytester: pytest.
     assert run.props["test_switch_cpu_under_traffic"]["rule"] == "switch_cpu_forwarding"
     # The one read before any traffic saw an idle CPU: only the samples during it tell.
     assert int(run.props["test_switch_resource"]["cpu_load_pct"]) < 50
-
-
-def test_a_recording_over_ssh_replays_to_the_same_verdicts(pytester: pytest.Pytester) -> None:
-    record = pytester.path / "recording"
-    first = _run(pytester, "fcs.yaml", FCS, SSH, "--sparkfabric-record", str(record))
-    assert first.failed
-    data = yaml.safe_load((pytester.path / "fcs.yaml").read_text())
-    data.pop("simulate")
-    data.update(transport="replay", replay_dir="recording")
-    replay = pytester.path / "replay.yaml"
-    replay.write_text(yaml.safe_dump(data, sort_keys=False))
-    second = run_suite(pytester, replay, markers=TRAFFIC)
-    assert second.outcomes == first.outcomes
-    assert second.messages == first.messages
-
-
-def test_auto_says_which_way_it_read(pytester: pytest.Pytester) -> None:
-    run = _run(pytester, "auto.yaml", None, {"switch": {"api": "auto"}}, markers="switch")
-    assert run.ret == 0, {k: run.messages[k] for k in run.not_passed}
-    props = run.props["test_switch_resource"]
-    assert props["api"] == "REST API (switch.api auto: REST answered)"
-    assert props["measured"].endswith(", read over the REST API (switch.api auto: REST answered)")

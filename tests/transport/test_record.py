@@ -1,155 +1,207 @@
-"""Recording and replaying a session: exact command matching, order, and clear misses."""
+"""Recording and replaying a session: exact command matching, order, virtual time, clear misses;
+files private, never written through a symbolic link, never left with half a line; damaged
+recordings named by file and line."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import stat
+import subprocess
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_sparkfabric.cluster.spec import SwitchSpec
 from pytest_sparkfabric.transport import Job, RunResult, Transport, VirtualClock
 from pytest_sparkfabric.transport.base import Background
 from pytest_sparkfabric.transport.record import RecordingTransport, ReplayTransport
 from pytest_sparkfabric.transport.recording_files import (
     SWITCH_RECORDING,
     RecordingError,
-    append_line,
     check_recording,
     holds_recording,
 )
+from pytest_sparkfabric.transport.switch import SwitchError, SwitchUnreachable
 
 
-class _Echo(Transport):
-    """Answers `echo X` with X and counts calls; background jobs finish at once."""
+class Echo(Transport):
+    """Answers `echo X` with X and a call count; a background job ends after `polls` polls."""
 
-    def __init__(self) -> None:
+    def __init__(self, polls: int = 0, out: str = "") -> None:
         self.clock = VirtualClock()
-        self.calls = 0
+        self.calls, self.polls, self.out = 0, polls, out
 
     def run(self, job: Job) -> RunResult:
         self.calls += 1
-        word = job.command.removeprefix("echo ")
-        return RunResult(job.node, job.command, 0, f"{word} #{self.calls}\n", "", 1.5)
+        word = self.out or f"{job.command.removeprefix('echo ')} #{self.calls}\n"
+        return RunResult(job.node, job.command, 0, word, "", 1.5)
 
     def start(self, job: Job) -> Background:
-        result = self.run(job)
+        result, polls = self.run(job), self.polls
 
-        class _Done:
+        class Ends:
             def __init__(self) -> None:
-                self.job = job
+                self.job, self.asked = job, 0
 
             def done(self) -> bool:
-                return True
+                self.asked += 1
+                return self.asked > polls
 
             def wait(self) -> RunResult:
                 return result
 
-            def stop(self) -> RunResult:
-                return result
+            stop = wait
 
-        return _Done()
+        return Ends()
+
+    def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> FakeSwitch:
+        return FakeSwitch()
+
+    def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> FakeSwitch:
+        return FakeSwitch()
 
 
-def test_record_then_replay_gives_the_same_answers(tmp_path: Path) -> None:
-    rec = RecordingTransport(_Echo(), tmp_path)
+class FakeSwitch:
+    """Answers REST calls and console commands with what was asked; `/gone` and `/bad` fail."""
+
+    def get(self, path: str) -> Any:
+        if path == "/gone":
+            raise SwitchUnreachable("GET /gone: connection refused")
+        if path == "/bad":
+            raise SwitchError("GET /bad: HTTP 400 no such command")
+        return [{"path": path}]
+
+    def post(self, path: str, body: Mapping[str, str]) -> Any:
+        return [{"path": path, **body}]
+
+    def run(self, command: str) -> str:
+        return f"ran {command}\n"
+
+
+SPEC = SwitchSpec(host="192.168.88.1", user="ro")
+
+
+def test_record_then_replay_gives_the_same_answers_in_virtual_time(tmp_path: Path) -> None:
+    rec = RecordingTransport(Echo(), tmp_path)
     first = [rec.run(Job("a", "echo x", 5)), rec.run(Job("a", "echo x", 5))]
     many = rec.run_many([Job("b", "echo y", 5), Job("a", "echo z", 5)])
     bg = rec.start(Job("b", "echo srv", 5)).wait()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "b.jsonl"]
 
     replay = ReplayTransport(tmp_path)
-    again = [replay.run(Job("a", "echo x", 5)), replay.run(Job("a", "echo x", 5))]
-    assert [r.stdout for r in again] == [r.stdout for r in first]
-    assert [r.stdout for r in replay.run_many([Job("b", "echo y", 5), Job("a", "echo z", 5)])] == [
-        r.stdout for r in many
-    ]
+    again = [replay.run(Job("a", "echo x", 5)) for _ in range(3)]
+    # In recorded order; the last answer repeats once they run out (a longer soak).
+    assert [r.stdout for r in again] == [r.stdout for r in first] + [first[1].stdout]
+    assert replay.clock.now() == 4.5
+    replayed = replay.run_many([Job("b", "echo y", 5), Job("a", "echo z", 5)])
+    assert [r.stdout for r in replayed] == [r.stdout for r in many]
+    assert replay.clock.now() == 6.0  # concurrent jobs overlap
     assert replay.start(Job("b", "echo srv", 5)).wait().stdout == bg.stdout
-
-
-def test_replay_repeats_the_last_answer_when_a_loop_runs_longer(tmp_path: Path) -> None:
-    rec = RecordingTransport(_Echo(), tmp_path)
-    rec.run(Job("a", "echo s", 5))
-    replay = ReplayTransport(tmp_path)
-    assert replay.run(Job("a", "echo s", 5)).stdout == replay.run(Job("a", "echo s", 5)).stdout
-
-
-def test_replay_miss_names_the_command_and_node(tmp_path: Path) -> None:
-    RecordingTransport(_Echo(), tmp_path).run(Job("a", "echo s", 5))
-    r = ReplayTransport(tmp_path).run(Job("a", "ethtool enp1s0f1np1", 5))
-    assert r.transport_error == (
+    miss = replay.run(Job("a", "ethtool enp1s0f1np1", 5))
+    assert not miss.ok and miss.transport_error == (
         f"a: replay: no recording of `ethtool enp1s0f1np1` in {tmp_path / 'a.jsonl'}"
     )
-    assert not r.ok
 
 
-def test_replay_time_is_virtual_and_concurrent_jobs_overlap(tmp_path: Path) -> None:
-    rec = RecordingTransport(_Echo(), tmp_path)
-    rec.run_many([Job("a", "echo 1", 5), Job("b", "echo 2", 5)])
+def test_replay_answers_done_as_the_recording_saw_it(tmp_path: Path) -> None:
+    rec = RecordingTransport(Echo(polls=2), tmp_path)
+    ends = rec.start(Job("a", "echo ends", 5))
+    assert [ends.done() for _ in range(4)] == [False, False, True, True]
+    ends.stop()
+    rec.start(Job("a", "echo runs", 5)).stop()  # never asked: it ran until stopped
     replay = ReplayTransport(tmp_path)
-    replay.run_many([Job("a", "echo 1", 5), Job("b", "echo 2", 5)])
-    assert replay.clock.now() == 1.5
-
-
-# -- private files, checked lines ------------------------------------------------------------
-
-GOOD = '{"command": "echo x", "rc": 0, "stdout": "x\\n", "stderr": "", "duration_s": 0.1}\n'
+    again = replay.start(Job("a", "echo ends", 5))
+    assert [again.done() for _ in range(4)] == [False, False, True, True]
+    assert [replay.start(Job("a", "echo runs", 5)).done() for _ in range(2)] == [False, False]
 
 
 def _mode(p: Path) -> int:
-    return stat.S_IMODE(p.stat().st_mode)
+    return stat.S_IMODE(p.lstat().st_mode)
 
 
-def test_recordings_are_private(tmp_path: Path) -> None:
+def test_recordings_are_private_and_capped(tmp_path: Path) -> None:
     folder = tmp_path / "new" / "rec"
-    rec = RecordingTransport(_Echo(), folder)
-    rec.run(Job("a", "echo x", 5))
-    append_line(folder / SWITCH_RECORDING, {"key": "k", "reply": []})
-    assert _mode(folder) == 0o700 and _mode(folder / "switch") == 0o700
-    assert _mode(folder / "a.jsonl") == 0o600
-    assert _mode(folder / SWITCH_RECORDING) == 0o600
-
-
-def test_a_switch_recording_alone_makes_a_folder_used(tmp_path: Path) -> None:
-    assert not holds_recording(tmp_path)
-    append_line(tmp_path / SWITCH_RECORDING, {"key": "k", "reply": []})
-    assert holds_recording(tmp_path)
-
-
-def test_recorded_output_is_capped(tmp_path: Path) -> None:
-    class Loud(_Echo):
-        def run(self, job: Job) -> RunResult:
-            return RunResult(job.node, job.command, 0, "y" * 5000, "", 0.1)
-
-    RecordingTransport(Loud(), tmp_path, output_cap_bytes=1000).run(Job("a", "loud", 5))
-    (line,) = (tmp_path / "a.jsonl").read_text().splitlines()
+    rec = RecordingTransport(Echo(out="y" * 5000), folder, output_cap_bytes=1000)
+    rec.run(Job("a", "loud", 5))
+    rec.switch_console(SPEC).run("/system resource print")
+    assert _mode(folder) == _mode(folder / "switch") == 0o700
+    assert _mode(folder / "a.jsonl") == _mode(folder / "switch" / "ssh.jsonl") == 0o600
+    (line,) = (folder / "a.jsonl").read_text().splitlines()
     stdout = json.loads(line)["stdout"]
     assert stdout.startswith("y" * 500 + "\n[sparkfabric: 4000 bytes of output dropped here")
     assert stdout.endswith("]\n" + "y" * 500)
 
 
+def test_switch_calls_record_and_replay_errors_and_misses_included(tmp_path: Path) -> None:
+    rec = RecordingTransport(Echo(), tmp_path)
+    assert not holds_recording(tmp_path)
+
+    def calls(t: Transport) -> list[Any]:
+        client = t.switch_client(SPEC)
+        return [client.get("/a"), client.post("/m", {"once": ""}), t.switch_console(SPEC).run("p")]
+
+    first = calls(rec)
+    for bad in ("/gone", "/bad"):
+        with pytest.raises(SwitchError):
+            rec.switch_client(SPEC).get(bad)
+    assert holds_recording(tmp_path)  # a switch recording alone makes the folder used
+    path = tmp_path / SWITCH_RECORDING
+    assert (
+        path.read_text().splitlines()[0]
+        == '{"key":"[\\"GET\\", \\"/a\\", null]","reply":[{"path":"/a"}]}'
+    )
+    replay = ReplayTransport(tmp_path)
+    assert calls(replay) == first
+    for bad, error, says in [
+        ("/gone", SwitchUnreachable, "GET /gone: connection refused"),
+        ("/bad", SwitchError, "GET /bad: HTTP 400 no such command"),
+        ("/never", SwitchUnreachable, f"replay: no recording of GET /never in {path}"),
+    ]:
+        with pytest.raises(error) as err:
+            replay.switch_client(SPEC).get(bad)
+        assert type(err.value) is error and str(err.value) == says
+    with pytest.raises(SwitchUnreachable) as err:
+        replay.switch_console(SPEC).run("/x print")
+    assert str(err.value) == f"replay: no recording of `/x print` in {tmp_path}/switch/ssh.jsonl"
+
+
+GOOD = '{"command": "echo x", "rc": 0, "stdout": "x\\n", "stderr": "", "duration_s": 0.1}\n'
+
+
 @pytest.mark.parametrize(
-    ("content", "line", "what"),
+    ("name", "content", "line", "what"),
     [
-        (GOOD + GOOD[:40], 2, "not valid JSON (Expecting value at column 41); "
-         "the line is cut short (an unfinished run?)"),
-        (GOOD + "garbage\n", 2, "not valid JSON (Expecting value at column 1)"),
-        ("[1, 2]\n", 1, "a list, not a JSON object"),
-        (GOOD.replace('"rc": 0', '"rc": "0"'), 1, "'rc' is a string (\"0\"), expected an integer"),
-        (GOOD.replace('"rc": 0', '"rc": true'), 1,
-         "'rc' is true/false (true), expected an integer"),
-        (GOOD.replace('"duration_s": 0.1', '"duration_s": -1'), 1,
-         "'duration_s' is an integer (-1), expected a number of seconds >= 0"),
-        (GOOD.replace('"stdout": "x\\n", ', ""), 1, "no 'stdout' field"),
-        ("\n" + GOOD.encode().replace(b"echo x", b"echo \xff").decode("latin-1"), 2,
-         "not UTF-8 text (byte 0xff at column 19)"),
+        ("spark-1.jsonl", GOOD + GOOD[:40], 2,
+         "not valid JSON (EOF while parsing a value at column 40); the line is cut short (an "
+         "unfinished run?)"),
+        ("spark-1.jsonl", GOOD + "garbage\n", 2, "not valid JSON (expected value at column 1)"),
+        ("spark-1.jsonl", "[1, 2]\n", 1, "not a JSON object (list)"),
+        ("spark-1.jsonl", GOOD.replace('"rc": 0', '"rc": "0"'), 1,
+         "'rc': input should be a valid integer (got '0')"),
+        ("spark-1.jsonl", GOOD.replace('"rc": 0', '"rc": true'), 1,
+         "'rc': input should be a valid integer (got True)"),
+        ("spark-1.jsonl", GOOD.replace('"duration_s": 0.1', '"duration_s": -1'), 1,
+         "'duration_s': input should be greater than or equal to 0 (got -1)"),
+        ("spark-1.jsonl", GOOD.replace('"stdout": "x\\n", ', ""), 1, "no 'stdout' field"),
+        ("spark-1.jsonl", "\n" + GOOD.replace("echo x", "echo \udcff"), 2,
+         "not valid JSON (invalid unicode code point at column 19)"),
+        ("spark-1.jsonl", GOOD.replace("}", ', "x": ' + "[" * 300 + "]" * 300 + "}"), 1,
+         "not valid JSON (recursion limit exceeded at column 287)"),
+        (SWITCH_RECORDING, '{"key": 1}\n', 1, "'key': input should be a valid string (got 1)"),
+        ("switch/ssh.jsonl", '{"key": "/system resource print", "reply": [1]}\n', 1,
+         "'reply': input should be a valid string (got [1])"),
     ],
 )  # fmt: skip
 def test_a_damaged_recording_names_file_and_line(
-    tmp_path: Path, content: str, line: int, what: str
+    tmp_path: Path, name: str, content: str, line: int, what: str
 ) -> None:
-    path = tmp_path / "spark-1.jsonl"
-    path.write_bytes(content.encode("latin-1") if "\xff" in content else content.encode())
+    path = tmp_path / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(content.encode("utf-8", "surrogateescape"))
     with pytest.raises(RecordingError) as err:
         check_recording(tmp_path)
     assert str(err.value) == (
@@ -160,53 +212,60 @@ def test_a_damaged_recording_names_file_and_line(
         ReplayTransport(tmp_path)
 
 
-def test_a_folder_named_like_a_recording_is_refused(tmp_path: Path) -> None:
+def test_a_folder_or_a_link_named_like_a_recording_is_refused(tmp_path: Path) -> None:
     (tmp_path / "spark-1.jsonl").mkdir()
-    with pytest.raises(RecordingError) as err:
+    with pytest.raises(RecordingError, match=r"spark-1.jsonl: a folder, not a recording file"):
         check_recording(tmp_path)
-    assert str(err.value).startswith(f"{tmp_path / 'spark-1.jsonl'}: a folder, not a recording")
-
-
-def test_a_damaged_switch_recording_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "switch").mkdir()
-    (tmp_path / SWITCH_RECORDING).write_text('{"key": 1}\n')
+    (tmp_path / "spark-1.jsonl").rmdir()
+    (tmp_path / "elsewhere.txt").write_text(GOOD)
+    (tmp_path / "spark-1.jsonl").symlink_to(tmp_path / "elsewhere.txt")
     with pytest.raises(RecordingError) as err:
         check_recording(tmp_path)
     assert str(err.value).startswith(
-        f"{tmp_path / SWITCH_RECORDING}:1: 'key' is an integer (1), expected a string."
+        f"{tmp_path / 'spark-1.jsonl'}: cannot be read (a symbolic link, not followed)."
     )
 
 
-def test_replay_answers_done_as_the_recording_saw_it(tmp_path: Path) -> None:
-    class Slow(_Echo):
-        def start(self, job: Job) -> Background:
-            result = self.run(job)
+@pytest.mark.parametrize(
+    ("link", "failed"), [("a.jsonl", "a.jsonl"), ("switch", "switch/ssh.jsonl")]
+)
+def test_a_planted_link_is_not_written_through(tmp_path: Path, link: str, failed: str) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (tmp_path / "rec").mkdir()
+    (tmp_path / "rec" / link).symlink_to(target / link if link == "a.jsonl" else target)
+    rec = RecordingTransport(Echo(), tmp_path / "rec")
+    with pytest.warns(RuntimeWarning) as warned:
+        rec.switch_console(SPEC).run("p")
+        rec.run(Job("a", "echo x", 5))
+        rec.run(Job("a", "echo y", 5))
+    (message,) = [str(w.message) for w in warned]
+    assert message.startswith(f"sparkfabric: recording stopped: {tmp_path / 'rec' / failed}: ")
+    assert list(target.iterdir()) == []
 
-            class _Ends:
-                polls = 0
 
-                def __init__(self) -> None:
-                    self.job = job
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("needs root to mount a tiny tmpfs")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)])
+    if made.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (a container without CAP_SYS_ADMIN?)")
+    yield disk
+    subprocess.run(["umount", str(disk)], check=True)
 
-                def done(self) -> bool:
-                    self.polls += 1
-                    return self.polls > 2
 
-                def wait(self) -> RunResult:
-                    return result
-
-                def stop(self) -> RunResult:
-                    return result
-
-            return _Ends()
-
-    rec = RecordingTransport(Slow(), tmp_path)
-    ends = rec.start(Job("a", "echo ends", 5))
-    assert [ends.done() for _ in range(4)] == [False, False, True, True]
-    ends.stop()
-    runs = rec.start(Job("a", "echo runs", 5))
-    runs.stop()  # never asked: it ran until stopped
-    replay = ReplayTransport(tmp_path)
-    again = replay.start(Job("a", "echo ends", 5))
-    assert [again.done() for _ in range(4)] == [False, False, True, True]
-    assert [replay.start(Job("a", "echo runs", 5)).done() for _ in range(2)] == [False, False]
+def test_a_full_disk_stops_the_recording_once_with_whole_lines(tiny_disk: Path) -> None:
+    rec = RecordingTransport(Echo(out="z" * 3000), tiny_disk / "rec")
+    with pytest.warns(RuntimeWarning) as warned:
+        for n in range(60):  # 180 kB into 64 kB
+            assert rec.run(Job("a", f"echo {n}", 5)).ok
+    assert [str(w.message) for w in warned] == [
+        f"sparkfabric: recording stopped: {tiny_disk / 'rec' / 'a.jsonl'}: No space left on "
+        "device; its lines so far are whole and replay, nothing later was recorded. Fix: "
+        "record into a new folder on a disk with room (--sparkfabric-record DIR)"
+    ]
+    check_recording(tiny_disk / "rec")
+    assert 10 < len((tiny_disk / "rec" / "a.jsonl").read_text().splitlines()) < 60

@@ -1,202 +1,303 @@
-"""The read-only RouterOS client: REST with Basic auth and deadlines, recorded and replayed by
-the transports that hand it out."""
+"""The REST switch client against loopback servers made here: Basic auth, the password sent to
+the configured origin only (no plain HTTP unless allowed, no redirect, no proxy, the certificate
+verified), one deadline per call whatever the server trickles, malformed replies as one line,
+secrets redacted."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
 import json
+import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
+import yaml
 
+from pytest_sparkfabric.cluster import ConfigError, parse_cluster
 from pytest_sparkfabric.cluster.spec import SwitchSpec
-from pytest_sparkfabric.measure.switch import read_switch
-from pytest_sparkfabric.transport import Background, Job, RunResult, Transport, VirtualClock
-from pytest_sparkfabric.transport.record import RecordingTransport, ReplayTransport
 from pytest_sparkfabric.transport.switch import (
     RestClient,
-    SwitchClient,
     SwitchError,
     SwitchUnreachable,
+    rest_client,
+    spec_path,
 )
+from tests import certs
 
-USER, PASSWORD = "sparkfabric", "s3cret"
-ETHERNET = [
-    {
-        ".id": "*1",
-        "name": "qsfp56-dd-1-1",
-        "mtu": "9000",
-        "l2mtu": "9216",
-        "auto-negotiation": "false",
-        "speed": "200G-baseCR4",
-        "running": "true",
-        "disabled": "false",
-    }
-]
-MONITOR = [{"name": "qsfp56-dd-1-1", "status": "link-ok", "rate": "200Gbps", "fec": "fec91"}]
+USER, PASSWORD = "sparkfabric", "pw-9f3a"
+AUTH = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ETHERNET = [{"name": "qsfp56-dd-1-1", "mtu": "9000", "l2mtu": "9216", "running": "true"}]
+Answer = Callable[[BaseHTTPRequestHandler], None]
 
 
-class _Handler(BaseHTTPRequestHandler):
-    calls: ClassVar[list[tuple[str, str, Any]]] = []
+def raw(*parts: bytes, every_s: float = 0.0) -> Answer:
+    """An answer written as is, `every_s` seconds between its parts (a trickling server)."""
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+    def answer(h: BaseHTTPRequestHandler) -> None:
+        for part in parts:
+            h.wfile.write(part)
+            h.wfile.flush()
+            time.sleep(every_s)
 
-    def _authorised(self) -> bool:
-        token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-        if self.headers.get("Authorization") == f"Basic {token}":
-            return True
-        self._reply(401, {"error": 401, "message": "Unauthorized"})
-        return False
+    return answer
 
-    def _reply(self, code: int, body: object) -> None:
-        raw = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        # The client may have given up first (the deadline test).
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.wfile.write(raw)
 
-    def do_GET(self) -> None:
-        self.calls.append(("GET", self.path, None))
-        if not self._authorised():
-            return
-        if self.path == "/rest/interface/ethernet":
-            self._reply(200, ETHERNET)
-        elif self.path == "/rest/slow":
-            time.sleep(1.5)
-            self._reply(200, [])
-        else:
-            self._reply(400, {"error": 400, "message": "Bad Request", "detail": "no such command"})
+def reply(code: int, body: object, **headers: str) -> Answer:
+    data = json.dumps(body).encode()
+    head = "".join(f"{k.replace('_', '-')}: {v}\r\n" for k, v in headers.items())
+    return raw(f"HTTP/1.1 {code} X\r\nContent-Length: {len(data)}\r\n{head}\r\n".encode() + data)
 
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length", "0"))
-        body = json.loads(self.rfile.read(length))
-        self.calls.append(("POST", self.path, body))
-        if not self._authorised():
-            return
-        if self.path == "/rest/interface/ethernet/monitor" and body.get("once") == "":
-            self._reply(200, MONITOR)
-        else:
-            self._reply(400, {"error": 400, "message": "Bad Request"})
+
+@dataclass
+class Server:
+    """A loopback HTTP(S) server that logs every request (method, path, Authorization) and
+    answers `answers[path]`, or 200 `[]`."""
+
+    origin: str = ""
+    port: int = 0
+    seen: list[tuple[str, str, str | None]] = field(default_factory=list)
+    answers: dict[str, Answer] = field(default_factory=dict)
+
+
+def _serve(tls: ssl.SSLContext | None = None) -> Iterator[Server]:
+    server = Server()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _serve(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            server.seen.append((self.command, self.path, self.headers.get("Authorization")))
+            # The client may have given up first (the deadline tests).
+            with contextlib.suppress(OSError):
+                server.answers.get(self.path, reply(200, []))(self)
+
+        do_GET = do_POST = _serve
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    if tls is not None:
+        httpd.socket = tls.wrap_socket(httpd.socket, server_side=True)
+    server.port = int(httpd.server_address[1])
+    server.origin = f"127.0.0.1:{server.port}"
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield server
+    httpd.shutdown()
+    httpd.server_close()
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[int]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.daemon_threads = True
-    httpd.block_on_close = False
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield httpd.server_address[1]
-    finally:
-        httpd.shutdown()  # one poll interval (0.5 s), so once per module
-        httpd.server_close()
-        thread.join(5)
+def switch() -> Iterator[Server]:
+    yield from _serve()
 
 
-def _client(port: int, password: str = PASSWORD, timeout_s: float = 5.0) -> RestClient:
+@pytest.fixture(scope="module")
+def cert(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return certs.self_signed(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture(scope="module")
+def tls_switch(cert: tuple[Path, Path]) -> Iterator[Server]:
+    yield from _serve(certs.server_context(*cert))
+
+
+def _http(server: Server, password: str = PASSWORD, timeout_s: float = 5) -> RestClient:
     return RestClient(
-        "127.0.0.1", USER, password, port=port, scheme="http", timeout_s=timeout_s, allow_http=True
-    )
+        "127.0.0.1", USER, password, port=server.port, scheme="http", allow_http=True,
+        timeout_s=timeout_s,
+    )  # fmt: skip
 
 
-def test_rest_get_and_post_with_basic_auth(server: int) -> None:
-    client = _client(server)
-    assert client.get("/interface/ethernet") == ETHERNET
-    assert client.post("/interface/ethernet/monitor", {"numbers": "x", "once": ""}) == MONITOR
-    assert _Handler.calls[-1] == (
-        "POST",
-        "/rest/interface/ethernet/monitor",
-        {"numbers": "x", "once": ""},
-    )
+def _https(port: int, host: str = "127.0.0.1", **kw: Any) -> RestClient:
+    return RestClient(host, USER, PASSWORD, port=port, scheme="https", timeout_s=5, **kw)
 
 
-def test_rest_wrong_password_says_what_to_check(server: int) -> None:
-    with pytest.raises(SwitchUnreachable, match=r"authentication failed for user 'sparkfabric'"):
-        _client(server, password="wrong").get("/interface/ethernet")
+# -- reads, errors ------------------------------------------------------------------------------
 
 
-def test_rest_error_detail_is_kept(server: int) -> None:
-    with pytest.raises(SwitchError, match=r"HTTP 400 Bad Request: no such command"):
-        _client(server).get("/nope")
+def test_get_and_post_with_basic_auth(switch: Server) -> None:
+    switch.answers["/rest/interface/ethernet"] = reply(200, ETHERNET)
+    assert _http(switch).get("/interface/ethernet") == ETHERNET
+    assert _http(switch).post("/interface/ethernet/monitor", {"once": ""}) == []
+    assert switch.seen[-2:] == [
+        ("GET", "/rest/interface/ethernet", AUTH),
+        ("POST", "/rest/interface/ethernet/monitor", AUTH),
+    ]
 
 
-def test_rest_call_has_a_deadline(server: int) -> None:
+HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+
+
+def _body(data: bytes) -> Answer:
+    return raw(HEAD + f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+
+
+SLOW, NOT_READABLE = "no answer within 1.5 s", "switch not readable: "
+ODD = {
+    # A deadline per call, not per read: each of these trickles for 10 s.
+    "slow-headers": (raw(HEAD, *[b"X-Slow: 1\r\n"] * 40, every_s=0.25), SLOW),
+    "slow-body": (raw(HEAD + b"Content-Length: 100\r\n\r\n[", *[b" "] * 40, every_s=0.25), SLOW),
+    "slow-chunks": (raw(HEAD + b"Transfer-Encoding: chunked\r\n\r\n", *[b"1\r\n \r\n"] * 40,
+                        every_s=0.25), SLOW),
+    # Malformed: one line each, never a traceback.
+    "status": (raw(b"HTTZ/1.1 200 OK\r\n\r\n[]"),
+               NOT_READABLE + "the reply is not HTTP (status line 'HTTZ/1.1 200 OK\\r\\n')"),
+    "long-header": (raw(HEAD + b"X: " + b"a" * 70_000 + b"\r\n\r\n"),
+                    NOT_READABLE + "got more than 65536 bytes when reading header line"),
+    "101-headers": (raw(HEAD + b"X: 1\r\n" * 101 + b"\r\n"),
+                    NOT_READABLE + "got more than 100 headers"),
+    "deep-json": (_body(b"[" * 100_000 + b"]" * 100_000),
+                  NOT_READABLE + "the reply nests deeper than JSON can be read"),
+    "nested-json": (_body(b"[" * 40 + b"]" * 40),
+                    NOT_READABLE + "the reply nests deeper than 32 levels"),
+    "announced-big": (raw(HEAD + b"Content-Length: 9437184\r\n\r\n"),
+                      NOT_READABLE + "the reply announces 9437184 bytes"),
+    "big": (raw(HEAD + b"\r\n" + b" " * (9 * 2**20)), NOT_READABLE + "the reply is over 8 MiB"),
+    "cut": (raw(HEAD + b"Content-Length: 100\r\n\r\n[1,"),
+            NOT_READABLE + "the reply ended early (3 bytes read)"),
+    "closed": (raw(b""), NOT_READABLE + "the switch closed the connection without an answer"),
+    # RouterOS's own errors.
+    "401": (reply(401, {"error": 401, "message": "Unauthorized"}),
+            "authentication failed for user 'sparkfabric' (HTTP 401): check the password "
+            "variable (switch.password_env) and that the user's group has the read, api and "
+            "rest-api policies"),
+    "400": (reply(400, {"message": "Bad Request", "detail": "no such command"}),
+            "HTTP 400 Bad Request: no such command"),
+    "not-json": (_body(b"<html>"), "the reply is not JSON"),
+    # Redirects are never followed, whatever the code (the password would go along).
+    "302": (reply(302, [], Location="http://elsewhere:8080/rest/x"),
+            "the switch redirected (HTTP 302) to http://elsewhere:8080/rest/x; not followed (the "
+            "password goes to switch.host only): point switch.host and switch.api_port at the "
+            "REST API itself"),
+    "to-https": (reply(301, [], Location="https://127.0.0.1/rest/x"),
+                 "the switch redirected (HTTP 301) to https://127.0.0.1/rest/x; not followed: use "
+                 "HTTPS (drop switch.api_port: 80 and switch.allow_http)"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("odd", ODD)
+def test_every_odd_answer_is_one_line_within_the_deadline(switch: Server, odd: str) -> None:
+    switch.answers[f"/rest/odd/{odd}"], says = ODD[odd]
     start = time.monotonic()
-    with pytest.raises(SwitchUnreachable, match=r"no answer within 0.3 s|timed out"):
-        _client(server, timeout_s=0.3).get("/slow")
-    assert time.monotonic() - start < 2
+    with pytest.raises(SwitchError) as err:
+        _http(switch, timeout_s=1.5).post(f"/odd/{odd}", {"once": ""})
+    assert time.monotonic() - start < 1.5 + 3
+    assert str(err.value) == f"POST http://{switch.origin}/rest/odd/{odd}: {says}"
+    # Only RouterOS's answers to one read leave the rest of the switch readable.
+    assert isinstance(err.value, SwitchUnreachable) is (odd not in ("400", "not-json"))
 
 
-def test_rest_connection_refused() -> None:
-    with pytest.raises(SwitchUnreachable, match=r"refused"):
-        _client(1, timeout_s=2).get("/interface/ethernet")
-
-
-def test_https_url_and_port() -> None:
+def test_where_the_client_connects() -> None:
     assert RestClient("10.0.0.2", "u", "p").base == "https://10.0.0.2/rest"
-    assert RestClient("10.0.0.2", "u", "p", port=8443).base == "https://10.0.0.2:8443/rest"
+    assert RestClient("fe80::1", "u", "p", port=8443).base == "https://[fe80::1]:8443/rest"
     assert RestClient("10.0.0.2", "u", "p", port=80, allow_http=True).base == "http://10.0.0.2/rest"
+    with pytest.raises(SwitchUnreachable, match=r"connection refused: enable the www-ssl"):
+        RestClient("127.0.0.1", USER, "", port=1, allow_http=True, scheme="http").get("/x")
 
 
-def test_read_switch_isolates_a_failing_read(server: int) -> None:
-    state = read_switch(_client(server), ["qsfp56-dd-1-1"])
-    port = state.ethernet.get()["qsfp56-dd-1-1"]
-    assert (port.mtu_bytes, port.l2mtu_bytes, port.auto_negotiation) == (9000, 9216, False)
-    mon = state.monitor["qsfp56-dd-1-1"].get()
-    assert (mon.status, mon.rate_gbps, mon.fec) == ("link-ok", 200.0, "fec91")
-    # The fake has no bridge, QoS or resource menus: those parts say why, the rest stands.
-    assert state.bridge_ports.error is not None and "no such command" in state.bridge_ports.error
-    assert state.qos.error is not None
+# -- secrets ------------------------------------------------------------------------------------
 
 
-def test_unreachable_switch_fails_the_whole_read() -> None:
-    with pytest.raises(SwitchUnreachable):
-        read_switch(_client(1, timeout_s=2), ["qsfp56-dd-1-1"])
+def test_secrets_are_redacted_from_replies_and_errors(switch: Server) -> None:
+    """A switch echoing the request: the password, its token and the header text go nowhere."""
+    echo = f"Authorization: {AUTH}, password={PASSWORD}, token {AUTH[6:]}"
+    switch.answers["/rest/echo-ok"] = reply(200, [{"seen": echo, PASSWORD: "x"}])
+    switch.answers["/rest/echo-error"] = reply(400, {"message": "Bad", "detail": echo})
+    redacted = "Authorization: [redacted], password=[redacted], token [redacted]"
+    assert _http(switch).get("/echo-ok") == [{"seen": redacted, "[redacted]": "x"}]
+    with pytest.raises(SwitchError) as err:
+        _http(switch).get("/echo-error")
+    assert str(err.value).endswith(f"HTTP 400 Bad: {redacted}")
 
 
-class _RestOnly(Transport):
-    """A transport with no nodes whose switch is the test's REST server."""
-
-    def __init__(self, port: int) -> None:
-        self.clock = VirtualClock()
-        self.port = port
-
-    def run(self, job: Job) -> RunResult:
-        raise AssertionError("no node commands here")
-
-    def start(self, job: Job) -> Background:
-        raise AssertionError("no node commands here")
-
-    def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
-        return _client(self.port)
+# -- the password goes to the configured switch only -------------------------------------------
 
 
-SPEC = SwitchSpec(host="127.0.0.1", user=USER, ports={"spark-1": "qsfp56-dd-1-1"})
+def test_plain_http_is_refused_before_any_request(switch: Server) -> None:
+    before = len(switch.seen)
+    with pytest.raises(SwitchUnreachable) as err:
+        RestClient("127.0.0.1", USER, PASSWORD, port=switch.port, scheme="http")
+    assert str(err.value) == (
+        f"http://{switch.origin}/rest: refusing to send the switch password over plain HTTP "
+        "(Basic auth is readable by anyone on the path): use HTTPS (the www-ssl service; drop "
+        "switch.api_port or set it to the www-ssl port), or set switch.allow_http: true on a "
+        "management network you trust"
+    )
+    with pytest.raises(SwitchUnreachable, match="refusing to send the switch password"):
+        rest_client(SwitchSpec(host="127.0.0.1", user=USER, api_port=80))
+    assert len(switch.seen) == before
 
 
-def test_record_then_replay_gives_the_same_answers(server: int, tmp_path: Path) -> None:
-    folder = tmp_path / "recording"
-    recorder = RecordingTransport(_RestOnly(server), folder).switch_client(SPEC)
-    recorded = read_switch(recorder, ["qsfp56-dd-1-1"])
-    path = folder / "switch" / "rest.jsonl"
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    assert lines[0] == {
-        "key": '["GET", "/interface/ethernet", null]',
-        "reply": ETHERNET,
-    }
-    assert any(line.get("error") and line["unreachable"] is False for line in lines)
-    replayed = read_switch(ReplayTransport(folder).switch_client(SPEC), ["qsfp56-dd-1-1"])
-    assert replayed == recorded
-    with pytest.raises(SwitchUnreachable, match=f"no recording of GET /interface/bridge in {path}"):
-        ReplayTransport(folder).switch_client(SPEC).get("/interface/bridge")
+def test_cluster_yaml_refuses_port_80_without_allow_http() -> None:
+    data = yaml.safe_load((EXAMPLES / "switch-8.yaml").read_text())
+    data["switch"]["api_port"] = 80
+    text = yaml.safe_dump(data, sort_keys=False)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "api_port: 80" in ln)
+    with pytest.raises(ConfigError) as err:
+        parse_cluster(text, "cluster.yaml")
+    assert str(err.value) == (
+        "cluster.yaml: 1 problem\n"
+        f"  line {line}: switch.api_port 80 is plain HTTP: the switch password would cross the "
+        "network unencrypted.\n"
+        "    Fix: use HTTPS (the www-ssl service: drop api_port, or name its port), or set "
+        "allow_http: true on a management network you trust."
+    )
+    data["switch"]["allow_http"] = True
+    assert parse_cluster(yaml.safe_dump(data)).spec.switch.allow_http  # type: ignore[union-attr]
+
+
+def test_the_environments_proxy_is_not_used(
+    switch: Server, tls_switch: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("http_proxy", f"http://{tls_switch.origin}")
+    monkeypatch.delenv("no_proxy", raising=False)
+    before = len(tls_switch.seen)
+    assert _http(switch).get("/direct") == []
+    assert tls_switch.seen[before:] == [] and switch.seen[-1] == ("GET", "/rest/direct", AUTH)
+
+
+def test_an_unverifiable_certificate_is_one_clear_line(tls_switch: Server) -> None:
+    before = len(tls_switch.seen)
+    with pytest.raises(SwitchUnreachable) as err:
+        _https(tls_switch.port).get("/interface/ethernet")
+    text = str(err.value)
+    assert text.startswith(
+        f"GET https://{tls_switch.origin}/rest/interface/ethernet: TLS certificate not verified "
+        "(self-signed certificate"
+    )
+    assert text.endswith(
+        "set switch.ca_file to the PEM of the certificate authority that signed the switch's "
+        "certificate (its subjectAltName must name switch.host), or set switch.verify_tls: false"
+    )
+    assert "\n" not in text and tls_switch.seen[before:] == []  # the password never left
+
+
+def test_ca_file_or_verify_tls_false_reads_the_switch(
+    tls_switch: Server, switch: Server, cert: tuple[Path, Path], tmp_path: Path
+) -> None:
+    assert _https(tls_switch.port, ca_file=cert[1]).get("/interface/ethernet") == []
+    assert tls_switch.seen[-1] == ("GET", "/rest/interface/ethernet", AUTH)
+    assert _https(tls_switch.port, verify_tls=False).get("/system/resource") == []
+    with pytest.raises(SwitchUnreachable, match=r"TLS certificate not verified \(Hostname mis"):
+        _https(tls_switch.port, host="localhost", ca_file=cert[1]).get("/interface/ethernet")
+    with pytest.raises(SwitchUnreachable, match=r"TLS failed .*is switch.api_port the www-ssl"):
+        _https(switch.port).get("/interface/ethernet")  # HTTPS to an HTTP port
+    (tmp_path / "ca.pem").write_text("not a certificate\n")
+    for bad in (tmp_path / "ca.pem", tmp_path / "missing.pem"):
+        with pytest.raises(SwitchUnreachable, match=f"switch.ca_file {bad}: cannot load it as"):
+            _https(443, ca_file=bad)
+
+
+def test_switch_paths_are_relative_to_the_cluster_file(tmp_path: Path) -> None:
+    assert spec_path("certs/ca.pem", tmp_path) == tmp_path / "certs" / "ca.pem"
+    assert spec_path("~/ca.pem", tmp_path) == Path.home() / "ca.pem"
+    assert spec_path(None, tmp_path) is None

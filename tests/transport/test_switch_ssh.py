@@ -1,6 +1,7 @@
 """The switch's console over OpenSSH: read-only before anything leaves, a deadline that closes
-the session, ssh's failures as lines an operator can act on, the password never on a command
-line; and the console recorded and replayed like the REST calls."""
+the session, output capped while it arrives, ssh's failures as lines an operator can act on,
+host keys checked, the password never on a command line and given to password prompts only;
+the console recorded and replayed; `auto` choosing between REST and SSH."""
 
 from __future__ import annotations
 
@@ -13,108 +14,121 @@ import pytest
 
 from pytest_sparkfabric.cluster.spec import SwitchSpec
 from pytest_sparkfabric.measure.switch_access import ConsoleReads, open_access
-from pytest_sparkfabric.probes.routeros_commands import RESOURCE, switch_reads
-from pytest_sparkfabric.transport.record import RecordingTransport, ReplayTransport
-from pytest_sparkfabric.transport.recording_files import SWITCH_SSH_RECORDING, check_recording
+from pytest_sparkfabric.probes.routeros_commands import RESOURCE
 from pytest_sparkfabric.transport.switch import SwitchError, SwitchUnreachable
 from pytest_sparkfabric.transport.switch_ssh import SshConsole, ssh_console
 
 RESOURCE_TEXT = "                 cpu-load: 7%\n               board-name: CRS804-4DDQ\n"
 
 
-def _fake_ssh(tmp: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Path:
-    """An `ssh` first on PATH that logs its argv to tmp/argv and then runs `body`."""
+def _fake_ssh(tmp: Path, monkeypatch: pytest.MonkeyPatch, body: str, strict: str = "ask") -> Path:
+    """An `ssh` first on PATH: `-G` shows StrictHostKeyChecking `strict` (as the user's config
+    would set it); a connection logs its argv to tmp/argv and runs `body`."""
     bindir = tmp / "bin"
     bindir.mkdir(exist_ok=True)
     script = bindir / "ssh"
-    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{tmp}/argv"\n{body}\n')
+    script.write_text(
+        f'#!/bin/sh\n[ "$1" = -G ] && echo "stricthostkeychecking {strict}" && exit 0\n'
+        f'printf "%s\\n" "$@" > "{tmp}/argv"\n{body}\n'
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     return tmp / "argv"
 
 
-def test_a_read_runs_one_command_as_user_plus_ct(
+def test_a_read_runs_one_command_as_user_plus_ct_with_host_keys_checked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     argv_file = _fake_ssh(tmp_path, monkeypatch, f"printf '{RESOURCE_TEXT}'")
-    console = SshConsole("10.0.0.2", "ro", port=2222, identity_file="~/k")
-    reads = ConsoleReads(console)
-    assert reads.resource().cpu_load_pct == 7
+    assert ConsoleReads(SshConsole("10.0.0.2", "ro", port=2222, identity_file="~/k")).resource()
     argv = argv_file.read_text().splitlines()
     assert argv[-3:] == ["--", "10.0.0.2", RESOURCE]
-    assert argv[argv.index("-l") : argv.index("-l") + 2] == ["-l", "ro+ct"]
-    assert argv[argv.index("-p") : argv.index("-p") + 2] == ["-p", "2222"]
-    assert "BatchMode=yes" in argv and "ControlMaster=no" in argv
+    assert argv[argv.index("-l") : argv.index("-l") + 4] == ["-l", "ro+ct", "-p", "2222"]
+    for option in ("StrictHostKeyChecking=yes", "BatchMode=yes", "ControlMaster=no"):
+        assert option in argv
     assert os.path.expanduser("~/k") in argv
+    # The user's own setting stands.
+    _fake_ssh(tmp_path, monkeypatch, "", strict="accept-new")
+    SshConsole("10.0.0.2", "ro").run(RESOURCE)
+    assert "StrictHostKeyChecking=yes" not in argv_file.read_text()
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "/interface ethernet set qsfp56-dd-1-1 mtu=1500",
-        "/system reboot",
-        "/interface ethernet monitor qsfp56-dd-1-1",  # never ends without `once`
-        "/system resource print; /system reboot",
-        "/export file=x",
-    ],
-)
 def test_anything_but_a_read_is_refused_before_it_leaves(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     argv_file = _fake_ssh(tmp_path, monkeypatch, "")
-    with pytest.raises(SwitchError, match=r"refused to send .* the suite only reads"):
-        SshConsole("10.0.0.2", "ro").run(command)
+    with pytest.raises(SwitchError) as err:
+        SshConsole("10.0.0.2", "ro").run("/system reboot")
+    assert str(err.value) == (
+        "refused to send `/system reboot` to the switch: it has no verb among print, monitor, "
+        "get; the suite only reads (print, monitor ... once, get)"
+    )
     assert not argv_file.exists()
 
 
-def test_every_read_of_a_pass_is_allowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _fake_ssh(tmp_path, monkeypatch, "")
-    console = SshConsole("10.0.0.2", "ro")
-    for read in switch_reads(["qsfp56-dd-1-1", "qsfp56-dd-1-5"]):
-        assert console.run(read.command) == ""
-
-
-def test_the_deadline_closes_the_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _fake_ssh(tmp_path, monkeypatch, "sleep 30")
-    t0 = time.monotonic()
-    with pytest.raises(SwitchError, match=r"no answer within 1 s; the session was closed"):
-        SshConsole("10.0.0.2", "ro", timeout_s=1).run(RESOURCE)
-    assert time.monotonic() - t0 < 10
-
-
 @pytest.mark.parametrize(
-    ("stderr", "says"),
+    ("body", "error", "says"),
     [
-        ("ro@10.0.0.2: Permission denied (publickey,password).", "/user/ssh-keys/import"),
-        ("ssh: connect to host 10.0.0.2 port 22: Connection refused", "enable the ssh service"),
-        ("Host key verification failed.", "known_hosts"),
+        ("sleep 30", SwitchError,
+         "no answer within 1 s; the session was closed, which ends the command on the switch"),
+        ("exec >&- 2>&-; sleep 30", SwitchError,
+         "no answer within 1 s; the session was closed, which ends the command on the switch"),
+        ("exec yes", SwitchUnreachable,
+         "switch not readable: the answer is over 8 MiB; the session was closed"),
+        ("echo 'ro@10.0.0.2: Permission denied (publickey,password).' >&2; exit 255",
+         SwitchUnreachable, "authentication failed (permission denied): import the user's "
+         "public key on the switch (/user/ssh-keys/import) and set switch.identity_file, or set "
+         "switch.password_env; the user's group needs the ssh and read policies"),
+        ("echo 'ssh: connect to host 10.0.0.2 port 22: Connection refused' >&2; exit 255",
+         SwitchUnreachable, "connection refused: enable the ssh service (/ip service) or set "
+         "the SSH port (switch.api_port with api ssh, switch.ssh_port with auto)"),
+        ("echo '@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @' >&2; exit 255",
+         SwitchUnreachable, "the host key CHANGED since it was stored in known_hosts (a new "
+         "switch, or someone in between): check the fingerprint on the switch's console, then "
+         "replace its line (ssh-keygen -R 10.0.0.2)"),
+        ("echo 'sh: 1: /system: not found' >&2; exit 127", SwitchError,
+         "exit status 127: sh: 1: /system: not found"),
     ],
-)
-def test_ssh_failures_say_what_to_do(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stderr: str, says: str
+    ids=["deadline", "silent", "flood", "permission", "refused", "changed-key", "exit-status"],
+)  # fmt: skip
+def test_failures_are_one_line_each_within_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, error: type[Exception], says: str
 ) -> None:
-    _fake_ssh(tmp_path, monkeypatch, f"echo '{stderr}' >&2; exit 255")
-    with pytest.raises(SwitchUnreachable) as err:
-        SshConsole("10.0.0.2", "ro").run(RESOURCE)
-    assert says in str(err.value) and str(err.value).startswith("ssh ro+ct@10.0.0.2:22 ")
+    _fake_ssh(tmp_path, monkeypatch, body)
+    start = time.monotonic()
+    with pytest.raises(error) as err:
+        SshConsole("10.0.0.2", "ro", timeout_s=1).run(RESOURCE)
+    assert time.monotonic() - start < 4
+    assert type(err.value) is error
+    assert str(err.value) == f"ssh ro+ct@10.0.0.2:22 `{RESOURCE}`: {says}"
 
 
-def test_the_password_goes_by_askpass_never_the_command_line(
+def test_the_password_goes_by_askpass_to_password_prompts_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    argv_file = _fake_ssh(tmp_path, monkeypatch, 'echo "cpu-load: $("$SSH_ASKPASS")"')
+    ask = (
+        '"$SSH_ASKPASS" "Are you sure you want to continue connecting (yes/no/[fingerprint])? "'
+        '; echo "host key: $?"\n'
+        '"$SSH_ASKPASS" "Enter passphrase for key \'/k\': "; echo "passphrase: $?"\n'
+        'echo "password: $("$SSH_ASKPASS" "ro+ct@10.0.0.2\'s password: ")"'
+    )
+    argv_file = _fake_ssh(tmp_path, monkeypatch, ask)
     monkeypatch.setenv("SWPW", "s3cret%1")
-    spec = SwitchSpec(host="10.0.0.2", user="ro", password_env="SWPW", api="ssh")
-    console = ssh_console(spec)
-    assert console.run(RESOURCE).strip() == "cpu-load: s3cret%1"
+    console = ssh_console(SwitchSpec(host="10.0.0.2", user="ro", password_env="SWPW", api="ssh"))
+    # Refused (status 1, nothing printed) but the password prompt; the answer is redacted.
+    assert console.run(RESOURCE) == "host key: 1\npassphrase: 1\npassword: [redacted]\n"
     argv = argv_file.read_text()
     assert "s3cret" not in argv and "BatchMode=no" in argv
 
 
 def test_a_password_variable_not_set_says_so() -> None:
     spec = SwitchSpec(host="10.0.0.2", user="ro", password_env="SF_UNSET_VAR_X", api="ssh")
-    with pytest.raises(SwitchUnreachable, match=r"\$SF_UNSET_VAR_X .* switch.identity_file"):
+    with pytest.raises(SwitchUnreachable) as err:
         ssh_console(spec)
+    assert str(err.value) == (
+        "the password variable $SF_UNSET_VAR_X (switch.password_env) is not set: export it, or "
+        "set switch.identity_file to a key the switch knows"
+    )
 
 
 def test_ports_per_api() -> None:
@@ -124,42 +138,55 @@ def test_ports_per_api() -> None:
     assert ssh_console(SwitchSpec(host="h", user="u", api="auto")).port == 22
 
 
-# -- recorded and replayed ----------------------------------------------------------------------
+def test_host_keys_are_checked_against_a_real_sshd(
+    local_sshd: tuple[int, Path], tmp_path: Path
+) -> None:
+    port, keys = local_sshd
+    known, config = tmp_path / "known_hosts", tmp_path / "ssh_config"
+    known.write_text("")
+
+    def read(own: str = "") -> str:
+        config.write_text(f"UserKnownHostsFile {known}\nGlobalKnownHostsFile /dev/null\n{own}")
+        console = SshConsole(
+            "127.0.0.1", "root", port=port, identity_file=str(keys / "user"),
+            ssh_config=str(config), password="never-asked", timeout_s=10,
+        )  # fmt: skip
+        start = time.monotonic()
+        with pytest.raises(SwitchUnreachable) as err:
+            console.run(RESOURCE)
+        assert time.monotonic() - start < 5
+        return str(err.value).removeprefix(f"ssh root+ct@127.0.0.1:{port} `{RESOURCE}`: ")
+
+    assert read() == (
+        "host key unknown (not in known_hosts; ssh checks it, the password never accepts one). "
+        f"Fix: check its fingerprint, then ssh-keyscan -p {port} 127.0.0.1 >> ~/.ssh/known_hosts"
+    )
+    # Known (or accepted by the user's own config): ssh gets as far as the login, which fails
+    # (there is no user root+ct).
+    known.write_text(f"[127.0.0.1]:{port} {(keys / 'host.pub').read_text()}")
+    assert read().startswith("authentication failed (permission denied)")
+    known.write_text("")
+    assert read("StrictHostKeyChecking accept-new\n").startswith("authentication failed")
+    assert known.read_text().startswith(f"[127.0.0.1]:{port} ")
 
 
-def test_console_recording_replays(tmp_path: Path) -> None:
-    from sparkfabric_sim.transport import SimTransport
-    from tests.sim.conftest import example
-
-    cluster = example("demo")
-    spec = cluster.spec.switch
-    assert spec is not None
-    rec = RecordingTransport(SimTransport(cluster), tmp_path / "rec")
-    console = rec.switch_console(spec)
-    legs = list(spec.ports.values())
-    first = [console.run(r.command) for r in switch_reads(legs)]
-    assert (tmp_path / "rec" / SWITCH_SSH_RECORDING).is_file()
-    check_recording(tmp_path / "rec")
-    replay = ReplayTransport(tmp_path / "rec").switch_console(spec)
-    assert [replay.run(r.command) for r in switch_reads(legs)] == first
-    with pytest.raises(SwitchUnreachable, match="no recording of `/system routerboard print`"):
-        replay.run("/system routerboard print")
+# -- auto ----------------------------------------------------------------
 
 
-# -- auto ---------------------------------------------------------------------------------------
+class _Switch:
+    """A transport whose REST is refused and whose console answers `text` (None: refused)."""
 
-
-class _Refused:
-    def get(self, path: str) -> object:
-        raise SwitchUnreachable("GET https://h/rest/system/resource: connection refused")
-
-    def post(self, path: str, body: object) -> object:
-        raise SwitchUnreachable("connection refused")
-
-
-class _Console:
     def __init__(self, text: str | None) -> None:
         self.text = text
+
+    def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> _Switch:
+        return self
+
+    def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> _Switch:
+        return self
+
+    def get(self, path: str) -> object:
+        raise SwitchUnreachable(f"GET https://h/rest{path}: connection refused")
 
     def run(self, command: str) -> str:
         if self.text is None:
@@ -167,30 +194,17 @@ class _Console:
         return self.text
 
 
-class _Transport:
-    def __init__(self, console: _Console) -> None:
-        self.console = console
-
-    def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> _Refused:
-        return _Refused()
-
-    def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> _Console:
-        return self.console
-
-
-def test_auto_falls_back_to_ssh_and_says_why() -> None:
+def test_auto_falls_back_to_ssh_and_says_why_or_names_both() -> None:
     spec = SwitchSpec(host="h", user="u", api="auto")
-    access = open_access(_Transport(_Console(RESOURCE_TEXT)), spec)  # type: ignore[arg-type]
+    access = open_access(_Switch(RESOURCE_TEXT), spec)  # type: ignore[arg-type]
     assert access.reads.api == "ssh"
     assert access.note == (
         "SSH console (switch.api auto: REST failed: GET https://h/rest/system/resource: "
         "connection refused)"
     )
-
-
-def test_auto_with_neither_way_names_both() -> None:
-    spec = SwitchSpec(host="h", user="u", api="auto")
-    with pytest.raises(
-        SwitchUnreachable, match=r"REST: .*connection refused; SSH: .*authentication"
-    ):
-        open_access(_Transport(_Console(None)), spec)  # type: ignore[arg-type]
+    with pytest.raises(SwitchUnreachable) as err:
+        open_access(_Switch(None), spec)  # type: ignore[arg-type]
+    assert str(err.value) == (
+        "switch.api auto: neither way reads it; REST: GET https://h/rest/system/resource: "
+        "connection refused; SSH: ssh: authentication failed"
+    )
