@@ -9,16 +9,16 @@ node i+1, the last one closing back to the first node.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 
 import yaml
 
-from pytest_sparkfabric.cluster import hardware
+from pytest_sparkfabric.cluster import argrules, hardware
 from pytest_sparkfabric.cluster.plan import NODE_COUNTS
-from pytest_sparkfabric.cluster.spec import NAME_PATTERN, TOPOLOGIES
+from pytest_sparkfabric.cluster.rules import need
+from pytest_sparkfabric.cluster.spec import LINK_SPEEDS_MBPS, TOPOLOGIES
 
 DEFAULT_POOL_START = IPv4Network("192.168.100.0/24")
 DEFAULT_POOL_END = IPv4Network("192.168.255.0/24")
@@ -80,22 +80,15 @@ def check_request(
         )
     lo, hi = NODE_COUNTS[topology]
     if not lo <= len(names) <= hi:
-        need = (
-            f"exactly {lo}"
-            if lo == hi
-            else f"{lo} or more"
-            if topology == "ring"
-            else f"{lo} to {hi}"
-        )
         other = [t for t, (a, b) in NODE_COUNTS.items() if a <= len(names) <= b]
-        fix = f"use --topology {' or '.join(other)}" if other else f"name {need} nodes"
+        fix = f"use --topology {' or '.join(other)}" if other else f"name {need(topology)} nodes"
         raise InitError(
-            f"topology {topology} needs {need} nodes "
+            f"topology {topology} needs {need(topology)} nodes "
             f"({'one switch leg per node' if topology == 'switch' else 'a Spark has 2 ports'}); "
             f"--nodes names {len(names)}. Fix: {fix}."
         )
     for name in names:
-        if not re.match(NAME_PATTERN, name) or len(name) > 63:
+        if not name or argrules.NODE.problem(name) or len(name) > argrules.NODE.max_length:
             raise InitError(
                 f"node name {name!r} is not valid. Fix: start with a letter or digit and use "
                 "only letters, digits, '.', '_' and '-' (at most 63 characters)."
@@ -181,9 +174,15 @@ def generate(
     subnet_pool: str | None = None,
     mtu: int | None = None,
     transport: str = "ssh",
+    link_speed: str = "200G",
     command: str = "",
 ) -> str:
     """A commented cluster.yaml for these nodes; raise InitError for an impossible request."""
+    if link_speed not in LINK_SPEEDS_MBPS:
+        raise InitError(
+            f"--link-speed {link_speed!r} is not one of {', '.join(LINK_SPEEDS_MBPS)}. "
+            "Fix: 200G for a Spark's whole port, 100G for 100G cables or breakouts."
+        )
     if transport not in INIT_TRANSPORTS:
         raise InitError(
             f"--transport {transport!r} is not one of {', '.join(INIT_TRANSPORTS)}. "
@@ -201,6 +200,7 @@ def generate(
         "# `pytest --cluster cluster.yaml`. Field reference: docs/cluster-yaml.md",
         f"topology: {topology}  # {_TOPOLOGY_WORDS[topology]}",
         f"mtu: {mtu}  # every fabric netdev (and switch port) end to end; {mtu_note}",
+        f"link_speed: {link_speed}  # every link's declared speed (per port: nodes[].link_speed)",
         f"transport: {transport}"
         + ("  # the real nodes, over ssh" if transport == "ssh" else "  # a simulated cluster"),
     ]

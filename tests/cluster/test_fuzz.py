@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from pytest_sparkfabric.cluster import ConfigError, parse_cluster
 from pytest_sparkfabric.cluster.source import Path_
 from tests.cluster.samples import VALID
-from tests.cluster.test_rules import facts_problems_agree
 
 FUZZ = settings(
     max_examples=int(os.environ.get("SPARKFABRIC_FUZZ_EXAMPLES", "150")),
@@ -220,23 +219,3 @@ def test_duplicated_node_is_named_and_its_addresses_too() -> None:
         assert "nodes[4].ssh.host 10.0.0.11 is already the ssh host of nodes[0]" in text
     else:  # pragma: no cover
         raise AssertionError("a duplicated node must not validate")
-
-
-@FUZZ
-@given(st.sampled_from(sorted(VALID)), st.data())
-def test_raw_facts_match_validated_facts(name: str, draw: st.DataObject) -> None:
-    """Rules that run on broken files say the same as on valid ones (one code path, two readers)."""
-    data = yaml.safe_load(VALID[name])
-    for _ in range(draw.draw(st.integers(1, 3))):
-        all_paths = paths(data)
-        kind = draw.draw(st.sampled_from(["delete", "replace", "duplicate", "swap"]))
-        value = draw.draw(scalars | st.sampled_from([{"host": "h"}, ["10.1.1.1/24", "x"]]))
-        data = mutate(
-            data,
-            kind,
-            draw.draw(st.sampled_from(all_paths)),
-            value,
-            draw.draw(st.sampled_from(all_paths)),
-        )
-    if isinstance(data, dict):
-        facts_problems_agree(data)
