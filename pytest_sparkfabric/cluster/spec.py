@@ -23,7 +23,6 @@ TransportName = Literal["ssh", "sim", "replay"]
 PortNumber = Literal[0, 1]
 LinkSpeed = Literal["200G", "100G"]
 TOPOLOGIES: tuple[str, ...] = get_args(TopologyName)
-TRANSPORTS: tuple[str, ...] = get_args(TransportName)
 LINK_SPEEDS_MBPS: dict[str, int] = {"200G": 200_000, "100G": 100_000}  # as ethtool's Speed:
 
 
@@ -231,9 +230,7 @@ class NcclSpec(_Model):
     env_flag: Annotated[str, _template(("key", "value"), ("key", "value"))] = "-x {key}={value}"
     """How one environment variable is passed to the launcher; placeholders {key} and {value},
     each filled in as a quoted shell word (so outside quotes)."""
-    binary: Annotated[str, BeforeValidator(argrules.check_binary)] = Field(
-        "all_reduce_perf", min_length=1, pattern=argrules.BINARY_PATTERN
-    )
+    binary: Annotated[str, _limits(argrules.BINARY), _check(argrules.BINARY)] = "all_reduce_perf"
     """The nccl-tests binary to run: a name or path (letters, digits, '.', '_', '+', '/', '-';
     ~/ at the start means the login user's home; never starting with '-')."""
     size: str = Field("16G", pattern=r"^[0-9]+[KMG]?$", examples=["16G"])

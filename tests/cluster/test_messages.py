@@ -60,21 +60,20 @@ CASES: dict[str, str] = {
     "list": "- spark-1\n- spark-2\n",
     "syntax": "topology: ring\nnodes: [\n",
     "recursive": "a: &a [*a]\n",
+    "alias-bomb": "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9)),
     "twice": "topology: direct\ntopology: ring\nnodes: []\n",
     "missing": "topology: direct\n",
     "unknown-top": top("colour: blue"),
-    "typo-nested": edit(top(), ("host: a}", "hots: a}")),
     "not-int": top("mtu: nine thousand"),
     "int-from-float": top("mtu: 9000.5"),
     "bool": top("arp_sysctls: maybe"),
     "more-than": top("soak: {duration_s: 0}"),
     "at-least": top("thresholds: {ber_max: -1}"),
-    "range": top("bandwidth: {qps: 100}"),
     "finite": top("nccl: {timeout_s: .inf}"),
     "choice": top("link_speed: 400G"),
     "choice-case": top("transport: SSH"),
     "threshold-name": top("thresholds: {rail_rdma_gpbs: 90}"),
-    "port-key": edit(top(), ("ports: {1:", "ports: {first:")),
     "link-speed-key": edit(top(), ("host: a}, ports", "host: a}, link_speed: {3: 100G}, ports")),
     "env-key-type": top("nccl: {env: {1: x}}"),
     "quote-number": edit(top(), ("name: spark-1", "name: 1")),
@@ -164,6 +163,9 @@ EXPECTED = """
 [recursive]
   the file cannot be read: a YAML alias refers to the value that contains it.
     Fix: start from the output of `sparkfabric init --topology ... --nodes ...`.
+[alias-bomb]
+  the file cannot be read: the document expands to more than 50000 values.
+    Fix: start from the output of `sparkfabric init --topology ... --nodes ...`.
 [twice]
   line 2: topology 'ring' needs 4 or more nodes (a Spark has 2 ports); got 0.
     Fix: list 4 or more nodes.
@@ -175,9 +177,6 @@ EXPECTED = """
 [unknown-top]
   line 2: colour is not a known key.
     Fix: remove it; the top-level keys are: topology, mtu, link_speed, nodes, switch, transport, ssh_config, output_cap_mib, arp_sysctls, thresholds, cables, nccl, soak, bandwidth, simulate, replay_dir.
-[typo-nested]
-  line 3: nodes[0].ssh.hots is not a known key, and host is missing.
-    Fix: did you mean 'host'?
 [not-int]
   line 2: mtu must be a whole number; got 'nine thousand'.
     Fix: write it like `mtu: 9000`.
@@ -193,9 +192,6 @@ EXPECTED = """
 [at-least]
   line 2: thresholds.ber_max -1 is too small: it must be at least 0.
     Fix: use a value of at least 0.
-[range]
-  line 2: bandwidth.qps 100 is too large: it must be at most 64.
-    Fix: use a value from 1 to 64.
 [finite]
   line 2: nccl.timeout_s must be a finite number; got the number inf.
     Fix: use a value above 0.
@@ -208,9 +204,6 @@ EXPECTED = """
 [threshold-name]
   line 2: thresholds.rail_rdma_gpbs is not a known threshold.
     Fix: did you mean 'rail_rdma_gbps'? Use one of loopback_gbps, rail_rdma_gbps, pair_rdma_gbps, tcp_pair_gbps, nccl_busbw_gbytes_s, ber_max, lane_ratio_max, lane_floor_per_s, ping_loss_pct, nic_temp_max_c, nic_rise_min_c, discard_pct.
-[port-key]
-  line 3: nodes[0].ports.first is not a QSFP port: a Spark has ports 0 and 1 (0 is the cage nearest the RJ45 port).
-    Fix: use 0 or 1.
 [link-speed-key]
   line 3: nodes[0].link_speed.3 is not a QSFP port: a Spark has ports 0 and 1 (0 is the cage nearest the RJ45 port).
     Fix: use 0 or 1.
