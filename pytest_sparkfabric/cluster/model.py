@@ -86,8 +86,8 @@ class Cluster:
 
     def link_speed_mbps(self, node: str, port: int) -> int:
         """The declared speed of `port` of `node` in Mb/s: the node port's own `link_speed`,
-        else its switch leg's, else the cluster's."""
-        return _link_speed_mbps(self.spec, node, port)
+        else its switch leg's, else the cluster's. KeyError for a node not in the file."""
+        return _link_speed_mbps(self.spec, self.node(node).name, port)
 
     def approved_cable(self, vendor: str, part: str) -> bool:
         """Whether a module's EEPROM vendor name and part number are on `cables.approved`:

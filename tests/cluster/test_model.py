@@ -59,6 +59,8 @@ def test_the_declared_speed_of_a_rail_is_its_port_s_else_its_leg_s_else_the_clus
     cluster = parse_cluster(text)
     assert {n: cluster.link_speed_mbps(n, 1) for n in expected} == expected
     assert {r.node: r.link_speed_mbps for r in cluster.rails} == expected
+    with pytest.raises(KeyError):
+        cluster.link_speed_mbps("spark-9", 1)
 
 
 @pytest.mark.parametrize(
