@@ -56,18 +56,15 @@ TcpPort = Annotated[int, Field(ge=1, le=65535)]
 LocalPath = Annotated[str, Field(min_length=1)]
 
 
-def _template(allowed: tuple[str, ...], text: tuple[str, ...]) -> Any:
-    def check(value: Any) -> Any:
-        return argrules.check_template(value, allowed, text)
-
-    return BeforeValidator(check)
+def _template(allowed: tuple[str, ...], text: tuple[str, ...]) -> BeforeValidator:
+    return BeforeValidator(lambda value: argrules.check_template(value, allowed, text))
 
 
 def _port_keys(value: Any) -> Any:
     # `"1":` (a quoted key) means port 1 too.
-    if not isinstance(value, Mapping):
-        return value
-    return {(int(k) if k in ("0", "1") else k): v for k, v in value.items()}
+    if isinstance(value, Mapping):
+        return {(int(k) if k in ("0", "1") else k): v for k, v in value.items()}
+    return value
 
 
 _PORT_KEYS: dict[str, Any] = {"propertyNames": {"enum": ["0", "1"]}}
@@ -197,9 +194,7 @@ class SwitchSpec(_Model):
     )
     """Node name -> the switch interface its cable lands on (a breakout leg, e.g. qsfp56-dd-1-1
     and qsfp56-dd-1-5; letters, digits, '.', '_', '-'). One entry per node."""
-    link_speed: dict[str, LinkSpeed] = Field(
-        default_factory=dict, examples=[{"qsfp56-dd-1-1": "100G"}]
-    )
+    link_speed: dict[str, LinkSpeed] = Field({}, examples=[{"qsfp56-dd-2-5": "100G"}])
     """Switch interface (one of `ports`) -> the speed its leg is declared to run at, where it
     differs from the cluster's `link_speed` (e.g. a 4x100G breakout). A node port's own
     `link_speed` wins."""
@@ -219,11 +214,10 @@ class NcclSpec(_Model):
         "{env_flags} {binary} -b {size} -e {size} -f 2 -g 1"
     )
     """Command template run on the launch node (shell text); placeholders: {ranks}, {hosts}
-    (ip1:1,ip2:1,...), {env_flags}, {binary}, {size}, {mgmt_netdev}. Each is filled in as quoted
-    shell words, so {hosts}, {env_flags}, {binary} and {mgmt_netdev} must stand outside quotes.
-    The default exports PATH and LD_LIBRARY_PATH (the ranks' non-interactive ssh shells lack the
-    login PATH) and pins Open MPI's TCP BTL and out-of-band traffic to the management netdev, so
-    it never picks docker0 or a down interface."""
+    (ip1:1,ip2:1,...), {env_flags}, {binary}, {size}, {mgmt_netdev}, each filled in as quoted
+    shell words (so {hosts}, {env_flags}, {binary}, {mgmt_netdev} stand outside quotes). The
+    default exports PATH and LD_LIBRARY_PATH (the ranks' non-interactive ssh shells lack the login
+    PATH) and pins Open MPI's TCP traffic to the management netdev (never docker0 or a down one)."""
     mgmt_netdev: NetdevName = "enP7s7"
     """The management network interface every node shares (the 10GbE port enP7s7 on a Spark):
     {mgmt_netdev} in the launcher, for Open MPI's btl_tcp_if_include and oob_tcp_if_include."""
@@ -240,10 +234,10 @@ class NcclSpec(_Model):
     timeout_s: float = Field(900, gt=0)
     """Seconds before the run is stopped."""
     env: dict[EnvKey, EnvValue] = Field(default_factory=dict, examples=[{"NCCL_DEBUG": "INFO"}])
-    """Job environment for the ranks, passed by the launcher (e.g. NCCL_IB_HCA,
-    NCCL_SOCKET_IFNAME); it takes precedence over the nodes' nccl.conf files. NCCL_DEBUG=INFO is
-    always added so the transport can be checked. Keys are variable names (letters, digits, '_';
-    not starting with a digit); values are any text, passed quoted."""
+    """Job environment for the ranks, passed by the launcher (e.g. NCCL_IB_HCA, NCCL_SOCKET_IFNAME);
+    it wins over the nodes' nccl.conf files. NCCL_DEBUG=INFO is always added so the transport can
+    be checked. Keys are variable names (letters, digits, '_'; not starting with a digit); values
+    are any text, passed quoted."""
 
 
 class SoakSpec(_Model):
@@ -272,9 +266,8 @@ class BandwidthSpec(_Model):
     """First TCP port the test servers listen on; the suite uses a few above it."""
     schedule: Literal["legs", "full", "stress"] = "legs"
     """Which node pairs the bandwidth tests measure: legs (every node with its two neighbours in
-    the node list, both ways: every cable or switch leg proven with two partners in 2-3 rounds at
-    any size), full (every pair, N-1 rounds) or stress (one round, every node sending to the next
-    at once)."""
+    the node list, both ways: every cable or switch leg proven with two partners in 2-3 rounds),
+    full (every pair, N-1 rounds) or stress (one round, every node sending to the next at once)."""
     directions: Literal["together", "apart"] = "together"
     """together: a pair's two directions run at once, each its own one-way test with its own
     figure; apart: one direction per round (twice the rounds)."""
@@ -348,8 +341,8 @@ class SimulateSpec(_Model):
     """NCCL version of the simulated nodes (default 2.28.9, the build NVIDIA's setup script
     compiles); NCCL_IB_HCA is read by that version's grammar."""
     command_latency_ms: int = Field(0, ge=0, le=10000)
-    """Extra latency (ms) of every remote command, as an ssh round trip to a far cluster would
-    add; commands beyond max_sessions at once to one node wait a round each."""
+    """Extra latency (ms) of every remote command, as an ssh round trip to a far cluster adds;
+    commands beyond max_sessions at once to one node wait a round each."""
     max_sessions: int = Field(10, ge=1, le=1000)
     """Commands one node runs at once over its connection (sshd MaxSessions, 10)."""
 
@@ -358,10 +351,10 @@ class ClusterSpec(_Model):
     """cluster.yaml: the fabric of a DGX Spark cluster, as pytest-sparkfabric accepts it."""
 
     topology: TopologyName = Field(examples=["ring"])
-    """How the Sparks are cabled: direct (2 nodes, one cable, same port number at both ends),
-    mesh (3 nodes, port 0 of each to port 1 of the next), ring (4 or more, port 0 to port 1 of
-    the next, the last back to the first) or switch (2 to 128 nodes, one cable each to one
-    switch, the same port number on every node)."""
+    """How the Sparks are cabled: direct (2 nodes, one cable, same port number at both ends), mesh
+    (3 nodes, port 0 of each to port 1 of the next), ring (4 or more, port 0 to port 1 of the
+    next, the last back to the first) or switch (2 to 128 nodes, one cable each to one switch,
+    the same port number on every node)."""
     mtu: int = Field(9000, ge=576, le=9216, examples=[9000])
     """MTU every fabric netdev must carry end to end (checked with don't-fragment pings of
     MTU-28 bytes). NVIDIA documents 9000 for direct, 1500 for mesh."""
