@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_sparkfabric.cli import preflight
+from pytest_sparkfabric.cli import cautions
 from pytest_sparkfabric.cluster import Cluster, ConfigError, initgen, load_cluster
 from pytest_sparkfabric.cluster.faults import FAULTS, Fault
 from pytest_sparkfabric.cluster.plan import ITEM_KINDS, item_counts, plan
-from pytest_sparkfabric.cluster.spec import TOPOLOGIES, ClusterSpec
+from pytest_sparkfabric.cluster.spec import LINK_SPEEDS_MBPS, TOPOLOGIES, ClusterSpec
 from pytest_sparkfabric.cluster.thresholds import defaults
 
 
@@ -56,6 +56,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--mtu", type=int, default=None, help="default 9000 (mesh: 1500, as NVIDIA documents)"
     )
     p.add_argument("--transport", choices=initgen.INIT_TRANSPORTS, default="ssh")
+    p.add_argument(
+        "--link-speed",
+        choices=tuple(LINK_SPEEDS_MBPS),
+        default="200G",
+        help="the declared speed of every link (default 200G; 100G for 100G cables or breakouts)",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     p.add_argument("--force", action="store_true", help="overwrite --output if it exists")
     p.set_defaults(func=cmd_init)
@@ -108,6 +114,8 @@ def _init_command(args: argparse.Namespace) -> str:
             words.append(f"{flag} {value}")
     if args.transport != "ssh":
         words.append(f"--transport {args.transport}")
+    if args.link_speed != "200G":
+        words.append(f"--link-speed {args.link_speed}")
     return " ".join(words)
 
 
@@ -120,6 +128,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             subnet_pool=args.subnet_pool,
             mtu=args.mtu,
             transport=args.transport,
+            link_speed=args.link_speed,
             command=_init_command(args),
         )
     except initgen.InitError as exc:
@@ -158,15 +167,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cautions(cluster: Cluster, path: Path, resolve: bool) -> list[preflight.Caution]:
+def _cautions(cluster: Cluster, path: Path, resolve: bool) -> list[cautions.Caution]:
     cfg = cluster.spec.ssh_config
     if cfg and not Path(cfg).expanduser().is_absolute():
         cfg = str(path.resolve().parent / cfg)
-    return preflight.check(
+    return cautions.check(
         cluster,
         path.read_text(encoding="utf-8"),
         env=os.environ,
-        resolve=preflight.resolver(cfg) if resolve else None,
+        resolve=cautions.resolver(cfg) if resolve else None,
     )
 
 
@@ -385,6 +394,8 @@ def reference_markdown() -> str:
         "- Two fabric interfaces of one node never share a subnet unless `arp_sysctls: true`.",
         "- Unknown keys are errors (with a did-you-mean); threshold names and node references",
         "  (`nccl.launch_node`, `switch.ports`, `simulate.faults`) must exist.",
+        "- A rail's declared link speed is its node port's `link_speed`, else its switch leg's",
+        "  (`switch.link_speed`), else the cluster's; each names a cabled port or a switch leg.",
         "",
         "## Which pairs the bandwidth tests measure (`bandwidth.schedule`)",
         "",

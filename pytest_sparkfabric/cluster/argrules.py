@@ -4,21 +4,45 @@ Every such value is quoted where it meets a shell (`shell.py`); these rules add 
 cannot: a name that starts with `-` is still read as an option by the tool it is given to, a
 host with shell metacharacters can reach a shell through ssh_config's `ProxyCommand %h` or
 mpirun's own ssh, and an interface name the kernel would never give is a typo. Each rule raises
-the message and fix a user reads (see wording.validation_problems: a PydanticCustomError's
-`fix`), naming the characters that are not allowed.
+a PydanticCustomError whose text is the message and whose `fix` is the fix a user reads.
 """
 
 from __future__ import annotations
 
+import datetime
 import ipaddress
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic_core import PydanticCustomError
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.cluster.wording import seen
+
+
+def seen(value: Any) -> str:
+    """How a value the user wrote reads in a message: `the number 5`, `'abc'`, `a list`."""
+    if value is None:
+        return "an empty value"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        text = value if len(value) <= 60 else value[:57] + "..."
+        return repr(text) if text else "an empty text ''"
+    if isinstance(value, datetime.date):
+        return f"the date {value.isoformat()}"
+    if isinstance(value, list | tuple):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    return "a mapping" if isinstance(value, Mapping) else f"a {type(value).__name__}"
+
+
+def _error(kind: str, message: str, fix: str) -> PydanticCustomError:
+    # The text goes in as context, after the fix: pydantic fills `{name}`s of the template from
+    # the context once each, so a user's own `{fix}` in the message stays as written.
+    return PydanticCustomError(kind, "{message}", {"fix": fix, "message": message})
 
 
 def _listing(chars: set[str]) -> str:
@@ -31,16 +55,17 @@ def _class(ranges: str, chars: list[str]) -> str:
 
 @dataclass(frozen=True)
 class NameRule:
-    """A name made of `allowed` characters that does not start with one of `not_first`."""
+    """A name of ASCII letters, digits and `allowed` that does not start with `not_first`;
+    `words` says it for the fix."""
 
     what: str
     allowed: str
-    """The characters besides ASCII letters and digits."""
     not_first: str
     max_length: int
     example: str
     words: str
-    """`allowed` and the other limits in words, for the fix."""
+    prefix: str = ""
+    """May stand before the name (a program's `~/`)."""
 
     @property
     def pattern(self) -> str:
@@ -48,121 +73,89 @@ class NameRule:
         digits = "" if "0" in self.not_first else "0-9"
         first = _class("A-Za-z" + digits, [c for c in self.allowed if c not in self.not_first])
         body = _class("A-Za-z0-9", list(self.allowed))
-        return f"^{first}{body}{{0,{self.max_length - 1}}}$"
+        prefix = f"(?:{re.escape(self.prefix)})?" if self.prefix else ""
+        return f"^{prefix}{first}{body}{{0,{self.max_length - 1}}}$"
 
     def problem(self, value: str) -> str | None:
-        # The length is the field's own limit (its message says it).
+        """Why `value` breaks the rule (its length aside: the field's own limit says it)."""
+        if self.prefix and value == self.prefix:
+            return f"it is only {self.prefix}"
+        value = value.removeprefix(self.prefix)
         bad = {c for c in value if not (c.isascii() and c.isalnum()) and c not in self.allowed}
         why = [f"starts with {value[0]!r}"] if value[:1] in self.not_first else []
         why += [f"holds {_listing(bad)}"] if bad else []
         return "it " + " and ".join(why) if why else None
 
     def check(self, value: Any, *, key: bool = False) -> Any:
-        if not isinstance(value, str) or not value:
-            return value  # the field's own type and length say what is wrong
-        why = self.problem(value)
+        why = self.problem(value) if isinstance(value, str) and value else None
         if why is None:
-            return value
+            return value  # or the field's own type and length say what is wrong
         head = "" if key else f"{seen(value)} "
-        raise PydanticCustomError(
-            "name_rule",
-            "{head}is not {what}: {why}",
-            {
-                "head": head,
-                "what": self.what,
-                "why": why,
-                "fix": f"{self.words}, e.g. {self.example}",
-            },
-        )
+        fix = f"{self.words}, e.g. {self.example}"
+        raise _error("name_rule", f"{head}is not {self.what}: {why}", fix)
 
 
 # Linux takes at most 15 characters (IFNAMSIZ 16 with the NUL) and refuses '/', ':' and
 # whitespace (net/core/dev.c, dev_valid_name); ours is the portable subset, never an option.
 NETDEV = NameRule(
-    "a Linux interface name",
-    "._-",
-    ".-",
-    15,
-    "enp1s0f1np1",
+    "a Linux interface name", "._-", ".-", 15, "enp1s0f1np1",
     "use letters, digits, '.', '_' and '-' only, at most 15, not starting with '.' or '-'",
-)
+)  # fmt: skip
 # RDMA device names: IB_DEVICE_NAME_MAX is 64 with the NUL (include/rdma/ib_verbs.h).
 RDMA = NameRule(
-    "an RDMA device name",
-    "._-",
-    ".-",
-    63,
-    "rocep1s0f1",
+    "an RDMA device name", "._-", ".-", 63, "rocep1s0f1",
     "use letters, digits, '.', '_' and '-' only, not starting with '.' or '-'",
-)
+)  # fmt: skip
 ENV_KEY = NameRule(
-    "an environment variable name",
-    "_",
-    "0123456789",
-    255,
-    "NCCL_IB_HCA",
+    "an environment variable name", "_", "0123456789", 255, "NCCL_IB_HCA",
     "a name holds letters, digits and '_' only and does not start with a digit",
-)
+)  # fmt: skip
+PASSWORD_ENV = replace(ENV_KEY, example="SWITCH_PASSWORD")
 # OpenSSH 9.6 refuses user and host names with shell metacharacters on its command line: they
 # reach ProxyCommand's shell through %r and %h (openbsd commit "ban user/hostnames with most
 # shell metacharacters"). '@' stays allowed: directory users (user@DOMAIN) log in that way.
 USER = NameRule(
-    "a login user name",
-    "._@-",
-    ".@-",
-    255,
-    "nvidia",
+    "a login user name", "._@-", ".@-", 255, "nvidia",
     "use letters, digits, '.', '_', '@' and '-' only, not starting with '-'",
-)
+)  # fmt: skip
 SWITCH_PORT = NameRule(
-    "a switch interface name",
-    "._-",
-    ".-",
-    64,
-    "qsfp56-dd-1-1",
+    "a switch interface name", "._-", ".-", 64, "qsfp56-dd-1-1",
     "use the interface's name as RouterOS lists it: letters, digits, '.', '_' and '-'",
-)
-BINARY_WORDS = (
-    "a path of letters, digits, '.', '_', '+', '/' and '-', optionally starting with ~/, "
-    "never with '-'"
-)
-BINARY_PATTERN = r"^(?:~/)?[A-Za-z0-9_./+][A-Za-z0-9_./+-]*$"
+)  # fmt: skip
+# Node names become test ids and file names in reports: no spaces, no option-like start.
+NODE = NameRule(
+    "a node name", "._-", "._-", 63, "spark-1",
+    "use letters, digits, '.', '_' and '-' only, starting with a letter or digit",
+)  # fmt: skip
 _HOST_NAME = NameRule("", "._-", ".-", 253, "", "")
-
-
-def check_binary(value: Any) -> Any:
-    if not isinstance(value, str) or not value or re.match(BINARY_PATTERN, value):
-        return value
-    rest = value.removeprefix("~/")
-    bad = {c for c in rest if not (c.isascii() and c.isalnum()) and c not in "._+/-"}
-    why = [f"starts with {rest[0]!r}"] if rest[:1] == "-" else []
-    why += [f"holds {_listing(bad)}"] if bad else []
-    why = why or ["is only ~/"]
-    raise PydanticCustomError(
-        "binary",
-        "{seen} is not a program path the suite passes on: it {why}",
-        {
-            "seen": seen(value),
-            "why": " and ".join(why),
-            "fix": f"write {BINARY_WORDS}, e.g. all_reduce_perf",
-        },
-    )
+# A program mpirun starts on every node: a name on PATH or a path, ~/ for the login's home.
+BINARY = NameRule(
+    "a program path the suite passes on", "._+/-", "-", 4096, "all_reduce_perf",
+    "write a path of letters, digits, '.', '_', '+', '/' and '-', optionally starting with ~/, "
+    "never with '-'", prefix="~/",
+)  # fmt: skip
 
 
 def host_problem(value: str) -> str | None:
     """Why `value` is not a host name, an IPv4 or IPv6 address or an ssh_config alias."""
     if ":" in value or "%" in value:
         try:
-            address = ipaddress.IPv6Address(value)
+            zone = ipaddress.IPv6Address(value).scope_id or ""
         except ValueError:
             return "it holds ':' or '%' but is not an IPv6 address"
-        zone = address.scope_id or ""
         return _HOST_NAME.problem(zone) if zone else None
     if value[:1] == "-":
         return "it starts with '-', which ssh would read as an option"
     if len(value) > _HOST_NAME.max_length:
         return f"it is longer than {_HOST_NAME.max_length} characters"
     return _HOST_NAME.problem(value)
+
+
+def _check_host(value: Any, what: str, fix: str) -> Any:
+    why = host_problem(value) if isinstance(value, str) and value else None
+    if why is None:
+        return value
+    raise _error("host", f"{seen(value)} is not {what}: {why}", fix)
 
 
 def check_ssh_host(value: Any) -> Any:
@@ -183,19 +176,6 @@ def check_switch_host(value: Any) -> Any:
     )
 
 
-def _check_host(value: Any, what: str, fix: str) -> Any:
-    if not isinstance(value, str) or not value:
-        return value
-    why = host_problem(value)
-    if why is None:
-        return value
-    raise PydanticCustomError(
-        "host",
-        "{seen} is not {what}: {why}",
-        {"seen": seen(value), "what": what, "why": why, "fix": fix},
-    )
-
-
 _WHERE = {
     "single-quoted": "inside single quotes",
     "double-quoted": "inside double quotes",
@@ -204,66 +184,56 @@ _WHERE = {
 }
 
 
+def _names(names: list[str] | tuple[str, ...], sep: str = ", ") -> str:
+    return sep.join("{" + n + "}" for n in dict.fromkeys(names))
+
+
 def check_template(value: Any, allowed: tuple[str, ...], text: tuple[str, ...]) -> Any:
     """A command template whose {placeholders} the suite fills in: known names only, each
     whole, and those that carry text (`text`) where a quoted word can stand."""
     if not isinstance(value, str):
         return value
     if "\0" in value:
-        raise PydanticCustomError(
-            "template", "holds a NUL character", {"fix": "remove it: no command can carry it"}
-        )
+        raise _error("template", "holds a NUL character", "remove it: no command can carry it")
     try:
         holes = shell.holes(value)
     except ValueError as exc:
-        raise PydanticCustomError(
-            "template",
-            "is not a valid template: {why}",
-            {"why": str(exc), "fix": "write a literal { or } as {{ or }}"},
+        raise _error(
+            "template", f"is not a valid template: {exc}", "write a literal { or } as {{ or }}"
         ) from None
     unknown = sorted({h.name for h in holes if h.name not in allowed})
     if unknown:
-        raise PydanticCustomError(
+        raise _error(
             "template",
-            "uses unknown placeholder(s) {names}",
-            {
-                "names": ", ".join("{" + n + "}" for n in unknown),
-                "fix": "the placeholders filled in here are "
-                + ", ".join("{" + a + "}" for a in allowed),
-            },
+            f"uses unknown placeholder(s) {_names(unknown)}",
+            f"the placeholders filled in here are {_names(allowed)}",
         )
-    whole = sorted({"{" + h.name + "}" for h in holes if not h.plain})
+    whole = sorted({h.name for h in holes if not h.plain})
     if whole:
-        raise PydanticCustomError(
+        raise _error(
             "template",
-            "uses {holes} with a format, index or attribute",
-            {"holes": " and ".join(whole), "fix": "write each as {name}: it is filled in whole"},
+            f"uses {_names(whole, ' and ')} with a format, index or attribute",
+            "write each as {name}: it is filled in whole",
         )
     misplaced: dict[str, list[str]] = {}
     for h in holes:
         if h.name in text and h.context != "word":
-            misplaced.setdefault(_WHERE[h.context], []).append("{" + h.name + "}")
+            misplaced.setdefault(_WHERE[h.context], []).append(h.name)
     if misplaced:
-        raise PydanticCustomError(
+        where = "; ".join(f"{_names(ns, ' and ')} {w}" for w, ns in misplaced.items())
+        raise _error(
             "template",
-            "puts {what}",
-            {
-                "what": "; ".join(
-                    f"{' and '.join(dict.fromkeys(names))} {where}"
-                    for where, names in misplaced.items()
-                ),
-                "fix": "write them outside quotes and comments: the suite fills each in as "
-                "quoted shell words",
-            },
+            f"puts {where}",
+            "write them outside quotes and comments: the suite fills each in as quoted shell words",
         )
     return value
 
 
 def check_env_value(value: Any) -> Any:
     if isinstance(value, str) and "\0" in value:
-        raise PydanticCustomError(
+        raise _error(
             "env_value",
-            "{seen} holds a NUL character",
-            {"seen": seen(value), "fix": "remove it: no environment variable can carry it"},
+            f"{seen(value)} holds a NUL character",
+            "remove it: no environment variable can carry it",
         )
     return value

@@ -9,34 +9,25 @@ node i+1, the last one closing back to the first node.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 
 import yaml
 
-from pytest_sparkfabric.cluster import hardware
+from pytest_sparkfabric.cluster import argrules, hardware
 from pytest_sparkfabric.cluster.plan import NODE_COUNTS
-from pytest_sparkfabric.cluster.spec import NAME_PATTERN, TOPOLOGIES
+from pytest_sparkfabric.cluster.rules import need
+from pytest_sparkfabric.cluster.spec import LINK_SPEEDS_MBPS, TOPOLOGIES
 
-DEFAULT_POOL_START = IPv4Network("192.168.100.0/24")
-DEFAULT_POOL_END = IPv4Network("192.168.255.0/24")
 DEFAULT_POOL = "192.168.100.0/24 to 192.168.255.0/24"
 FIRST_HOST = 11
 DEFAULT_PORT = 1
 INIT_TRANSPORTS = ("ssh", "sim")
+Ports = dict[int, tuple[IPv4Interface, IPv4Interface]]
 
 
 class InitError(ValueError):
     """A request `init` cannot turn into a valid file; str() says what and how to fix it."""
-
-
-@dataclass(frozen=True)
-class NodePlan:
-    name: str
-    host: int  # the host number in every subnet: .11, .12, ...
-    ports: dict[int, tuple[IPv4Interface, IPv4Interface]]
 
 
 def node_names(spec: str) -> list[str]:
@@ -50,18 +41,14 @@ def node_names(spec: str) -> list[str]:
 def pool_subnets(pool: str | None) -> list[IPv4Network]:
     """The /24s of a pool, in order."""
     if pool is None:
-        start = int(DEFAULT_POOL_START.network_address) >> 8
-        end = int(DEFAULT_POOL_END.network_address) >> 8
-        return [IPv4Network((i << 8, 24)) for i in range(start, end + 1)]
+        return [IPv4Network(f"192.168.{i}.0/24") for i in range(100, 256)]
     try:
         net = IPv4Network(pool.strip(), strict=False)
     except ValueError:
         raise InitError(
             f"--subnet-pool {pool!r} is not an IPv4 network. Fix: write it like 192.168.96.0/19."
         ) from None
-    if net.prefixlen > 24:
-        return []
-    return list(net.subnets(new_prefix=24))
+    return list(net.subnets(new_prefix=24)) if net.prefixlen <= 24 else []
 
 
 def subnets_needed(topology: str, count: int) -> int:
@@ -69,10 +56,7 @@ def subnets_needed(topology: str, count: int) -> int:
     return rails if topology in ("direct", "switch") else rails * count
 
 
-def check_request(
-    topology: str, names: Sequence[str], port: int | None, pool: str | None, mtu: int | None
-) -> list[IPv4Network]:
-    """Raise InitError for anything that would not give a valid file; return the pool's /24s."""
+def _check(topology: str, names: Sequence[str], port: int | None, mtu: int | None) -> None:
     if topology not in TOPOLOGIES:
         raise InitError(
             f"--topology {topology!r} is not one of {', '.join(TOPOLOGIES)}. "
@@ -80,28 +64,20 @@ def check_request(
         )
     lo, hi = NODE_COUNTS[topology]
     if not lo <= len(names) <= hi:
-        need = (
-            f"exactly {lo}"
-            if lo == hi
-            else f"{lo} or more"
-            if topology == "ring"
-            else f"{lo} to {hi}"
-        )
         other = [t for t, (a, b) in NODE_COUNTS.items() if a <= len(names) <= b]
-        fix = f"use --topology {' or '.join(other)}" if other else f"name {need} nodes"
+        fix = f"use --topology {' or '.join(other)}" if other else f"name {need(topology)} nodes"
+        why = "one switch leg per node" if topology == "switch" else "a Spark has 2 ports"
         raise InitError(
-            f"topology {topology} needs {need} nodes "
-            f"({'one switch leg per node' if topology == 'switch' else 'a Spark has 2 ports'}); "
-            f"--nodes names {len(names)}. Fix: {fix}."
+            f"topology {topology} needs {need(topology)} nodes ({why}); --nodes names "
+            f"{len(names)}. Fix: {fix}."
         )
     for name in names:
-        if not re.match(NAME_PATTERN, name) or len(name) > 63:
+        if not name or argrules.NODE.problem(name) or len(name) > argrules.NODE.max_length:
             raise InitError(
                 f"node name {name!r} is not valid. Fix: start with a letter or digit and use "
                 "only letters, digits, '.', '_' and '-' (at most 63 characters)."
             )
-    dupes = sorted({n for n in names if list(names).count(n) > 1})
-    if dupes:
+    if dupes := sorted({n for n in names if list(names).count(n) > 1}):
         raise InitError(
             f"node name(s) {', '.join(dupes)} given twice. Fix: every node needs its own name."
         )
@@ -114,41 +90,36 @@ def check_request(
         )
     if mtu is not None and not 576 <= mtu <= 9216:
         raise InitError(f"--mtu {mtu} is out of range. Fix: use 576 to 9216 (9000 for jumbo).")
-    subnets = pool_subnets(pool)
-    wanted = subnets_needed(topology, len(names))
-    if len(subnets) < wanted:
-        prefix = 24 - math.ceil(math.log2(wanted))
-        example = f"192.168.0.0/{prefix}" if prefix >= 16 else f"10.0.0.0/{prefix}"
-        have = f"holds {len(subnets)} /24" + ("s" if len(subnets) != 1 else "")
-        raise InitError(
-            f"--subnet-pool {pool} {have}; {topology} with {len(names)} nodes needs {wanted} "
-            f"(2 per {'cable' if topology in ('ring', 'mesh') else 'cluster, one per rail'}). "
-            f"Fix: give a /{prefix} or larger, e.g. --subnet-pool {example}."
-        )
-    return subnets
 
 
 def address_plan(
-    topology: str, names: Sequence[str], port: int | None, subnets: Sequence[IPv4Network]
-) -> list[NodePlan]:
-    """Every node's ports and rail addresses."""
-    count = len(names)
+    topology: str, count: int, port: int | None, pool: str | None = None
+) -> list[Ports]:
+    """Every node's ports and rail addresses; raise InitError when the pool is too small."""
+    subnets, wanted = pool_subnets(pool), subnets_needed(topology, count)
+    if len(subnets) < wanted:
+        prefix = 24 - math.ceil(math.log2(wanted))
+        example = f"192.168.0.0/{prefix}" if prefix >= 16 else f"10.0.0.0/{prefix}"
+        per = "cable" if topology in ("ring", "mesh") else "cluster, one per rail"
+        where = f"--subnet-pool {pool}" if pool else f"the default pool ({DEFAULT_POOL})"
+        raise InitError(
+            f"{where} holds {len(subnets)} /24{'s' * (len(subnets) != 1)}; "
+            f"{topology} with {count} nodes needs {wanted} (2 per {per}). "
+            f"Fix: give a /{prefix} or larger, e.g. --subnet-pool {example}."
+        )
 
-    def at(subnet: IPv4Network, i: int) -> IPv4Interface:
-        return IPv4Interface((IPv4Address(int(subnet.network_address) + FIRST_HOST + i), 24))
+    def at(cable: int, rail: int, i: int) -> IPv4Interface:
+        net = subnets[2 * cable + rail].network_address
+        return IPv4Interface((IPv4Address(int(net) + FIRST_HOST + i), 24))
 
-    plans = []
-    for i, name in enumerate(names):
-        ports: dict[int, tuple[IPv4Interface, IPv4Interface]] = {}
-        if topology in ("direct", "switch"):
-            p = DEFAULT_PORT if port is None else port
-            ports[p] = (at(subnets[0], i), at(subnets[1], i))
-        else:
-            out, back = i, (i - 1) % count  # cable i leaves port 0; cable i-1 arrives on port 1
-            ports[0] = (at(subnets[2 * out], i), at(subnets[2 * out + 1], i))
-            ports[1] = (at(subnets[2 * back], i), at(subnets[2 * back + 1], i))
-        plans.append(NodePlan(name, FIRST_HOST + i, ports))
-    return plans
+    if topology in ("direct", "switch"):
+        p = DEFAULT_PORT if port is None else port
+        return [{p: (at(0, 0, i), at(0, 1, i))} for i in range(count)]
+    # Cable i leaves node i on port 0 and arrives at node i+1 on port 1.
+    return [
+        {c: (at(cable, 0, i), at(cable, 1, i)) for c, cable in ((0, i), (1, (i - 1) % count))}
+        for i in range(count)
+    ]
 
 
 def _scalar(text: str) -> str:
@@ -181,6 +152,7 @@ def generate(
     subnet_pool: str | None = None,
     mtu: int | None = None,
     transport: str = "ssh",
+    link_speed: str = "200G",
     command: str = "",
 ) -> str:
     """A commented cluster.yaml for these nodes; raise InitError for an impossible request."""
@@ -189,41 +161,42 @@ def generate(
             f"--transport {transport!r} is not one of {', '.join(INIT_TRANSPORTS)}. "
             "Fix: ssh for the real nodes, sim for a simulated cluster."
         )
-    subnets = check_request(topology, names, port, subnet_pool, mtu)
-    plans = address_plan(topology, names, port, subnets)
+    if link_speed not in LINK_SPEEDS_MBPS:
+        raise InitError(
+            f"--link-speed {link_speed!r} is not one of {', '.join(LINK_SPEEDS_MBPS)}. "
+            "Fix: 200G for a Spark's whole port, 100G for 100G cables or breakouts."
+        )
+    _check(topology, names, port, mtu)
+    plans, n = address_plan(topology, len(names), port, subnet_pool), len(names)
+    ring = topology in ("ring", "mesh")
     if mtu is None:
         mtu = 1500 if topology == "mesh" else 9000
-    mtu_note = "NVIDIA documents 1500 for mesh" if topology == "mesh" else "jumbo frames"
-    count = len(names)
     out = [
         "# cluster.yaml for pytest-sparkfabric" + (f", written by `{command}`" if command else ""),
         "# Check it offline with `sparkfabric check cluster.yaml`; run the suite with",
         "# `pytest --cluster cluster.yaml`. Field reference: docs/cluster-yaml.md",
         f"topology: {topology}  # {_TOPOLOGY_WORDS[topology]}",
-        f"mtu: {mtu}  # every fabric netdev (and switch port) end to end; {mtu_note}",
-        f"transport: {transport}"
-        + ("  # the real nodes, over ssh" if transport == "ssh" else "  # a simulated cluster"),
+        f"mtu: {mtu}  # every fabric netdev (and switch port) end to end; "
+        + ("NVIDIA documents 1500 for mesh" if topology == "mesh" else "jumbo frames"),
+        f"link_speed: {link_speed}  # every link's declared speed (per port: nodes[].link_speed)",
+        f"transport: {transport}  # "
+        + ("the real nodes, over ssh" if transport == "ssh" else "a simulated cluster"),
     ]
     if transport == "sim":
-        out += [
-            "simulate:",
-            "  seed: 0",
-            "  faults: []  # e.g. [{fault: link_down, node: " + _scalar(names[0]) + "}]",
-        ]
-    ring = topology in ("ring", "mesh")
+        example = "{fault: link_down, node: " + _scalar(names[0]) + "}"
+        out += ["simulate:", "  seed: 0", f"  faults: []  # e.g. [{example}]"]
     out.append("nodes:  # in cable order" if ring else "nodes:")
-    for i, plan in enumerate(plans):
-        out.append(f"  - name: {_scalar(plan.name)}")
+    for i, (name, ports) in enumerate(zip(names, plans, strict=True)):
+        out.append(f"  - name: {_scalar(name)}")
         if transport == "ssh":
             out.append(
-                f"    ssh: {{host: {_scalar(plan.name)}, user: nvidia}}"
+                f"    ssh: {{host: {_scalar(name)}, user: nvidia}}"
                 "  # EDIT: management address (or ~/.ssh/config alias) and user"
             )
         out.append("    ports:  # QSFP port: [rail 0 address, rail 1 address]")
-        for p, (r0, r1) in sorted(plan.ports.items()):
+        for p, (r0, r1) in sorted(ports.items()):
             if ring:
-                peer_i = (i + 1) % count if p == 0 else (i - 1) % count
-                where = f"cable to {names[peer_i]} port {1 - p}"
+                where = f"cable to {names[(i + 1) % n if p == 0 else (i - 1) % n]} port {1 - p}"
             else:
                 where = (
                     "to the switch" if topology == "switch" else f"cable to the other node port {p}"
@@ -238,6 +211,6 @@ def generate(
             "  user: sparkfabric  # a read-only user (group with read, api, rest-api policies)",
             "  password_env: SWITCH_PASSWORD  # the password is read from this variable",
             "  ports:  # node: the switch interface (breakout leg) its cable lands on. EDIT",
+            *(f"    {_scalar(name)}: {switch_port_name(i)}" for i, name in enumerate(names)),
         ]
-        out += [f"    {_scalar(n)}: {switch_port_name(i)}" for i, n in enumerate(names)]
     return "\n".join(out) + "\n"

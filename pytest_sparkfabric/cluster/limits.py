@@ -6,25 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pytest_sparkfabric.cluster.model import Cluster
-from pytest_sparkfabric.cluster.thresholds import (
-    Threshold,
-    ThresholdName,
-    defaults,
-    is_threshold,
-    message_bytes,
-)
+from pytest_sparkfabric.cluster.thresholds import Threshold, ThresholdName, defaults, message_bytes
 
 
 def resolve(cluster: Cluster) -> Mapping[ThresholdName, Threshold]:
     """Defaults for this cluster with cluster.yaml's overrides applied."""
-    size = message_bytes(cluster.spec.nccl.size)
-    table = defaults(cluster.topology, len(cluster.nodes), size)
+    table = defaults(cluster.topology, len(cluster.nodes), message_bytes(cluster.spec.nccl.size))
     src = str(cluster.source.name) if cluster.source else "cluster.yaml"
     for name, value in cluster.spec.thresholds.items():
-        if not is_threshold(name):
-            raise KeyError(name)  # parse_cluster refuses such a file: only a hand-made Cluster
-        t = table[name]
-        line = cluster.line_of(("thresholds", name))
-        where = f"{src}:{line}" if line else src
-        table[name] = Threshold(name, value, t.kind, t.unit, f"set in {where}")
+        t, line = table[name], cluster.line_of(("thresholds", name))
+        table[name] = Threshold(
+            name, value, t.kind, t.unit, f"set in {src}:{line}" if line else f"set in {src}"
+        )
     return table

@@ -1,92 +1,36 @@
-"""cluster.yaml -> Cluster: read, validate completely, and tell every problem at once.
+"""Read and validate a cluster file, and tell every problem at once.
 
-Every problem in a file is collected and reported together, each with its YAML line, its path
-and a fix: the YAML itself (`source.py`), the shape (pydantic, `spec.py`, worded by
-`wording.py`), then the cabling and address rules (`rules.py`), which run even on a broken
-shape so one problem never hides another.
+Every problem is collected and reported together, each with its YAML line, its path and a fix:
+the YAML itself (`source.py`), the shape (pydantic, `spec.py`, worded by `wording.py`), then the
+cabling and address rules (`rules.py`): on a broken shape, those whose fields validated.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import stat
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from pytest_sparkfabric.cluster import argrules, rules
-from pytest_sparkfabric.cluster.filefacts import RuleProblem
+from pytest_sparkfabric.cluster import rules, wording
+from pytest_sparkfabric.cluster.argrules import seen
 from pytest_sparkfabric.cluster.model import Cluster, build_nodes
-from pytest_sparkfabric.cluster.schema_path import Shape
-from pytest_sparkfabric.cluster.small_file import NotASmallFile, read_small_text
 from pytest_sparkfabric.cluster.source import (
     Located,
     Path_,
-    SourceProblem,
+    Problem,
     TooComplex,
     format_path,
     load_located,
 )
 from pytest_sparkfabric.cluster.spec import ClusterSpec
-from pytest_sparkfabric.cluster.wording import Hint, seen, validation_problems
 
-# Words for messages where the schema alone says too little (see wording.validation_problems).
-HINTS: dict[Shape, Hint] = {
-    ("topology",): Hint(note="direct: 2 nodes, mesh: 3, ring: 4 or more, switch: 2 to 128"),
-    ("mtu",): Hint(note="9000 for jumbo frames, 1500 is Ethernet's default"),
-    ("nodes",): Hint(example="[{name: spark-1, ssh: {host: 10.0.0.11}, ports: {...}}, ...]"),
-    ("nodes", "*"): Hint(example="{name: spark-1, ssh: {host: 10.0.0.11}, ports: {...}}"),
-    ("nodes", "*", "name"): Hint(
-        rule="a name starts with a letter or digit and holds only letters, digits, '.', '_', '-'"
-    ),
-    ("nodes", "*", "ports"): Hint(example="{1: [192.168.100.11/24, 192.168.101.11/24]}"),
-    ("nodes", "*", "ports", "[key]"): Hint(
-        rule="is not a QSFP port: a Spark has ports 0 and 1 (0 is the cage nearest the RJ45 port)"
-    ),
-    ("nodes", "*", "ports", "*"): Hint(
-        example="[192.168.100.11/24, 192.168.101.11/24]",
-        rule="rail addresses",
-        note="one for each rail: the port's two PCIe halves",
-    ),
-    ("nodes", "*", "ports", "*", "*"): Hint(example="192.168.100.11/24"),
-    ("nodes", "*", "ports", "*", "*", "netdev"): Hint(rule=argrules.NETDEV.words),
-    ("nodes", "*", "ports", "*", "*", "rdma"): Hint(rule=argrules.RDMA.words),
-    ("nodes", "*", "ssh", "user"): Hint(rule=argrules.USER.words),
-    ("switch", "user"): Hint(rule=argrules.USER.words),
-    ("switch", "ports", "*"): Hint(rule=argrules.SWITCH_PORT.words),
-    ("nccl", "binary"): Hint(rule=argrules.BINARY_WORDS),
-    ("switch", "password_env"): Hint(
-        rule="it must be the name of an environment variable (letters, digits, '_')"
-    ),
-    ("switch", "ports"): Hint(example="{spark-1: qsfp56-dd-1-1, spark-2: qsfp56-dd-1-5}"),
-    ("nccl", "size"): Hint(rule="a size is a whole number with an optional K, M or G"),
-    ("thresholds", "*"): Hint(example="90"),
-    ("simulate", "faults"): Hint(example="[{fault: link_down, node: spark-1}]"),
-    ("simulate", "faults", "*"): Hint(example="{fault: link_down, node: spark-1}"),
-}
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text if not text or text[-1] in ".!?" else text + "."
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong in a cluster file: where (path and line), what, and how to fix it.
-
-    `message` continues the path as a sentence: path `topology`, message `'mesh' needs ...`."""
-
-    path: Path_
-    line: int | None
-    message: str
-    fix: str
-
-    def render(self) -> str:
-        where = f"line {self.line}: " if self.line else ""
-        text = f"{format_path(self.path)} {self.message}" if self.path else self.message
-        out = f"  {where}{_sentence(text)}"
-        return out + (f"\n    Fix: {_sentence(self.fix)}" if self.fix else "")
+MAX_CLUSTER_BYTES = 2**20
+_START = "start from the output of `sparkfabric init --topology ... --nodes ...`"
 
 
 class ConfigError(Exception):
@@ -110,7 +54,18 @@ class ConfigError(Exception):
         return "\n".join([head, *(p.render() for p in self.problems)])
 
 
-_START = "start from the output of `sparkfabric init --topology ... --nodes ...`"
+def _partial(data: dict[Any, Any], bad: set[str]) -> tuple[Cluster, set[str]]:
+    """What of a file that failed validation is valid on its own (the fields without errors;
+    defaults stand in for the others), as a Cluster for the rules that read only those."""
+    fields = ClusterSpec.model_fields
+    good: dict[str, Any] = {
+        name: TypeAdapter[Any](info.rebuild_annotation()).validate_python(data[name])
+        for name, info in fields.items()
+        if name in data and name not in bad  # each validated as part of the whole
+    }
+    spec = ClusterSpec.model_construct(**good)
+    nodes = build_nodes(spec) if "nodes" in good else ()
+    return Cluster(spec=spec, source=None, nodes=nodes), set(fields) - bad
 
 
 def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = None) -> Cluster:
@@ -119,74 +74,93 @@ def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = N
         located = load_located(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
         what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        context = getattr(exc, "context", None)
-        what = f"{context}, {what}" if context else what
-        raise ConfigError(
-            source,
-            [Problem((), line, f"the file is not valid YAML: {what}", "fix the YAML at that line")],
-        ) from None
+        if context := getattr(exc, "context", None):
+            what = f"{context}, {what}"
+        line, what = (mark.line + 1 if mark else None), f"the file is not valid YAML: {what}"
+        raise ConfigError(source, [Problem((), line, what, "fix the YAML at that line")]) from None
     except TooComplex as exc:
-        raise ConfigError(
-            source, [Problem((), None, f"the file cannot be read: {exc}", _START)]
-        ) from None
-    problems = [_from_source(p) for p in located.problems]
-    data = located.data
-    if data is None:
-        problems.append(Problem((), None, "the file is empty", _START))
-        raise ConfigError(source, problems)
+        what = f"the file cannot be read: {exc}"
+        raise ConfigError(source, [Problem((), None, what, _START)]) from None
+    problems, data = list(located.problems), located.data
     if not isinstance(data, dict):
-        problems.append(
-            Problem(
-                (),
-                located.line_of(()),
-                "the top level must be a mapping of keys (topology:, nodes:, ...); "
-                f"got {seen(data)}",
-                _START,
-            )
-        )
-        raise ConfigError(source, problems)
+        what = "the top level must be a mapping of keys (topology:, nodes:, ...); got "
+        what = "the file is empty" if data is None else what + seen(data)
+        raise ConfigError(source, [*problems, Problem((), located.line_of(()), what, _START)])
     try:
         spec = ClusterSpec.model_validate(data)
     except ValidationError as err:
-        problems += [_from_source(p) for p in validation_problems(err, located, ClusterSpec, HINTS)]
-        # The rules that need no valid shape still run, so one problem never hides another.
-        problems += _located(rules.check_data(data), located)
-        raise ConfigError(source, problems) from None
+        partial, valid = _partial(data, {str(e["loc"][0]) for e in err.errors() if e["loc"]})
+        found = wording.problems(err, located) + rules.check(partial, valid)
+        raise ConfigError(source, problems + _lined(found, located)) from None
     cluster = Cluster(spec=spec, source=path, nodes=build_nodes(spec), located=located)
-    problems += _located(rules.check(cluster), located)
-    if problems:
+    if problems := problems + _lined(rules.check(cluster), located):
         raise ConfigError(source, problems)
     return cluster
 
 
-def _located(found: list[RuleProblem], located: Located) -> list[Problem]:
-    return [Problem(p.path, located.line_of(p.path), p.message, p.fix) for p in found]
+def _lined(found: list[Problem], located: Located) -> list[Problem]:
+    return [p if p.line else replace(p, line=located.line_of(p.path)) for p in found]
 
 
-def _from_source(p: SourceProblem) -> Problem:
-    return Problem(p.path, p.line, p.message, p.fix)
+def _file_problem(st: os.stat_result) -> tuple[str, str] | None:
+    if stat.S_ISDIR(st.st_mode):
+        return "the path is a directory, not a file", "name the file"
+    if not stat.S_ISREG(st.st_mode):
+        kinds = (
+            (stat.S_ISFIFO, "a FIFO (named pipe)"),
+            (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"),
+            (stat.S_ISSOCK, "a socket"),
+        )
+        kind = next((name for test, name in kinds if test(st.st_mode)), "something else")
+        return f"the path is {kind}, not a regular file", "name a cluster.yaml file"
+    if st.st_size > MAX_CLUSTER_BYTES:
+        return (
+            f"the file is {st.st_size} bytes; a cluster file is at most {MAX_CLUSTER_BYTES} "
+            f"bytes (1 MiB)",
+            "name the cluster.yaml file (is this the right path?)",
+        )
+    return None
+
+
+def _read_small_text(path: Path) -> str:
+    """The text of a regular file of at most MAX_CLUSTER_BYTES. A FIFO would block the run
+    forever and a device (/dev/zero) be read without end: both are refused by what stat says
+    before any byte is read; raise ConfigError's (what, fix) as a ValueError."""
+    if why := _file_problem(os.stat(path)):
+        raise ValueError(*why)
+    # O_NONBLOCK: had it become a FIFO since the stat above, opening it still returns at once.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if why := _file_problem(os.fstat(fd)):
+            raise ValueError(*why)
+        data = os.read(fd, MAX_CLUSTER_BYTES + 1)
+        while len(data) <= MAX_CLUSTER_BYTES and (chunk := os.read(fd, 65536)):
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CLUSTER_BYTES:
+        raise ValueError(
+            f"the file is larger than a cluster file's {MAX_CLUSTER_BYTES} bytes (1 MiB) at most",
+            "name the cluster.yaml file (is this the right path?)",
+        )
+    return data.decode("utf-8")
 
 
 def load_cluster(path: str | Path) -> Cluster:
     """Read and validate a cluster file; raise ConfigError listing every problem."""
     p = Path(path)
     try:
-        text = read_small_text(p)
-    except NotASmallFile as exc:
-        raise ConfigError(str(p), [Problem((), None, exc.what, exc.fix)]) from None
+        text = _read_small_text(p)
     except FileNotFoundError:
-        raise ConfigError(
-            str(p), [Problem((), None, "the file does not exist", "check the path")]
-        ) from None
+        what, fix = "the file does not exist", "check the path"
     except UnicodeDecodeError as exc:
-        raise ConfigError(
-            str(p),
-            [Problem((), None, f"the file is not UTF-8 text ({exc.reason})", "save it as UTF-8")],
-        ) from None
+        what, fix = f"the file is not UTF-8 text ({exc.reason})", "save it as UTF-8"
+    except ValueError as exc:
+        what, fix = exc.args
     except OSError as exc:
-        raise ConfigError(
-            str(p), [Problem((), None, f"the file cannot be read: {exc.strerror or exc}", "")]
-        ) from None
-    return parse_cluster(text, source=str(path), path=p.resolve())
+        what, fix = f"the file cannot be read: {exc.strerror or exc}", ""
+    else:
+        return parse_cluster(text, source=str(path), path=p.resolve())
+    raise ConfigError(str(p), [Problem((), None, what, fix)]) from None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.cluster.source import Located, Path_
-from pytest_sparkfabric.cluster.spec import ClusterSpec, SshSpec, TopologyName
+from pytest_sparkfabric.cluster.spec import LINK_SPEEDS_MBPS, ClusterSpec, SshSpec, TopologyName
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,8 @@ class Rail:
     rdma: str
     pci: str
     multi_port: bool
+    link_speed_mbps: int = hardware.LINK_SPEED_MBPS
+    """The speed its link is declared to run at (`Cluster.link_speed_mbps`), as ethtool says."""
 
     @property
     def label(self) -> str:
@@ -82,25 +84,51 @@ class Cluster:
     def line_of(self, path: Path_) -> int | None:
         return self.located.line_of(path) if self.located else None
 
+    def link_speed_mbps(self, node: str, port: int) -> int:
+        """The declared speed of `port` of `node` in Mb/s: the node port's own `link_speed`,
+        else its switch leg's, else the cluster's. KeyError for a node not in the file."""
+        return _link_speed_mbps(self.spec, self.node(node).name, port)
+
+    def approved_cable(self, vendor: str, part: str) -> bool:
+        """Whether a module's EEPROM vendor name and part number are on `cables.approved`:
+        each starts with an entry's (case and the EEPROM's padding spaces ignored)."""
+        v, p = vendor.strip().casefold(), part.strip().casefold()
+        return any(
+            v.startswith(c.vendor.strip().casefold()) and p.startswith(c.part.strip().casefold())
+            for c in self.spec.cables.approved
+        )
+
+
+def _link_speed_mbps(spec: ClusterSpec, node: str, port: int) -> int:
+    own = next(
+        (s for n in spec.nodes if n.name == node for p, s in n.link_speed.items() if p == port),
+        None,
+    )
+    sw = spec.switch
+    leg = sw.link_speed.get(sw.ports.get(node, "")) if sw is not None else None
+    return LINK_SPEEDS_MBPS[own or leg or spec.link_speed]
+
 
 def build_nodes(spec: ClusterSpec) -> tuple[Node, ...]:
     nodes = []
     for n in spec.nodes:
-        multi = len(n.ports) > 1
         rails = []
         for port in sorted(n.ports):
+            speed = _link_speed_mbps(spec, n.name, port)
             for index, rs in enumerate(n.ports[port]):
                 std = hardware.rail_names(port, index)
+                netdev, rdma = rs.netdev or std.netdev, rs.rdma or std.rdma
                 rails.append(
                     Rail(
-                        node=n.name,
-                        port=port,
-                        index=index,
-                        address=rs.address,
-                        netdev=rs.netdev or std.netdev,
-                        rdma=rs.rdma or std.rdma,
-                        pci=std.pci,
-                        multi_port=multi,
+                        n.name,
+                        port,
+                        index,
+                        rs.address,
+                        netdev,
+                        rdma,
+                        std.pci,
+                        len(n.ports) > 1,
+                        speed,
                     )
                 )
         nodes.append(Node(name=n.name, ssh=n.ssh, rails=tuple(rails)))

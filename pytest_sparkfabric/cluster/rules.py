@@ -1,294 +1,42 @@
 """The cabling, address, switch and reference rules of a cluster file (pure; DOMAIN.md §2).
 
-`check_data` runs the rules that need no valid shape on the raw data of a file that failed
-validation (`filefacts.py`); `check` runs every rule on a shape-valid Cluster, the subnet plan
-(`subnets.py`) only when the cabling is sound enough to lay it over.
+Each rule names the top-level fields it reads: on a file whose shape is broken elsewhere, the
+rules whose fields all validated still run (`check(cluster, valid)`), so a bad `mtu` never
+hides a duplicate node name. A rule that reads a broken field waits for its fix.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from itertools import combinations
-from typing import Any
 
 from pytest_sparkfabric.cluster.faults import FAULTS, TARGETS
-from pytest_sparkfabric.cluster.filefacts import (
-    Facts,
-    NodeFact,
-    RailFact,
-    RuleProblem,
-    facts_of,
-    facts_of_data,
-)
-from pytest_sparkfabric.cluster.model import Cluster
+from pytest_sparkfabric.cluster.model import Cluster, Node, Rail
 from pytest_sparkfabric.cluster.plan import NODE_COUNTS, PORTS_PER_NODE
-from pytest_sparkfabric.cluster.source import Path_, format_path
-from pytest_sparkfabric.cluster.spec import FaultSpec
-from pytest_sparkfabric.cluster.subnets import check_subnets
-from pytest_sparkfabric.cluster.thresholds import NAMES as THRESHOLD_NAMES
+from pytest_sparkfabric.cluster.source import Path_, Problem, format_path
+from pytest_sparkfabric.cluster.subnets import check_subnets, rail_path
+
+Rule = Callable[[Cluster], Iterable[Problem]]
+RULES: list[tuple[frozenset[str], Rule]] = []
 
 
-def check_data(data: Any) -> list[RuleProblem]:
-    """The rules that need no valid shape, on the raw data of a file that failed validation."""
-    if not isinstance(data, Mapping):
-        return []
-    return _check_facts(facts_of_data(data))[0]
+def _rule(*fields: str) -> Callable[[Rule], Rule]:
+    def add(fn: Rule) -> Rule:
+        RULES.append((frozenset(fields), fn))
+        return fn
+
+    return add
 
 
-def check(cluster: Cluster) -> list[RuleProblem]:
-    """Every cabling, addressing and cross-reference problem of a shape-valid cluster."""
-    problems, cabling_ok = _check_facts(facts_of(cluster))
-    problems += _check_switch(cluster)
-    if cabling_ok:
-        problems += check_subnets(cluster)
-    problems += _check_refs(cluster)
-    return problems
+def check(cluster: Cluster, valid: Collection[str] | None = None) -> list[Problem]:
+    """The problems every rule finds whose fields are all in `valid` (None: every field)."""
+    return [p for fields, fn in RULES if valid is None or fields <= set(valid) for p in fn(cluster)]
 
 
-def _count_fix(topo: str, n: int) -> str:
-    for name, (lo, hi) in NODE_COUNTS.items():
-        if lo <= n <= hi and name != topo:
-            other = " or 'switch'" if name == "ring" and n <= NODE_COUNTS["switch"][1] else ""
-            return f"use topology {name!r}{other}, or list {_need(topo)} nodes"
-    return f"list {_need(topo)} nodes"
-
-
-def _why_count(topo: str) -> str:
-    return "one switch leg per node" if topo == "switch" else "a Spark has 2 ports"
-
-
-def _need(topo: str) -> str:
-    lo, hi = NODE_COUNTS[topo]
-    if topo == "ring":
-        return f"{lo} or more"
-    return f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
-
-
-def _check_facts(f: Facts) -> tuple[list[RuleProblem], bool]:
-    """Problems, and whether the cabling is sound enough to lay the subnet plan over it."""
-    problems: list[RuleProblem] = []
-    cabling: list[RuleProblem] = []
-    topo = f.topology
-    nodes = f.nodes or []
-    if topo is not None and f.nodes is not None:
-        lo, hi = NODE_COUNTS[topo]
-        if not lo <= len(nodes) <= hi:
-            cabling.append(
-                RuleProblem(
-                    ("topology",),
-                    f"{topo!r} needs {_need(topo)} nodes ({_why_count(topo)}); got {len(nodes)}",
-                    _count_fix(topo, len(nodes)),
-                )
-            )
-    names: dict[str, int] = {}
-    hosts: dict[tuple[str, int | None], int] = {}
-    for n in nodes:
-        if n.name is not None:
-            if n.name in names:
-                problems.append(
-                    RuleProblem(
-                        ("nodes", n.index, "name"),
-                        f"{n.name!r} is already the name of nodes[{names[n.name]}]",
-                        "give every node its own name",
-                    )
-                )
-            names.setdefault(n.name, n.index)
-        if n.host is not None:
-            if n.host in hosts:
-                problems.append(
-                    RuleProblem(
-                        ("nodes", n.index, "ssh", "host"),
-                        f"{n.host[0]} is already the ssh host of nodes[{hosts[n.host]}]",
-                        "every node needs its own management address",
-                    )
-                )
-            hosts.setdefault(n.host, n.index)
-        if n.has_ssh is False and f.transport == "ssh":
-            problems.append(
-                RuleProblem(
-                    ("nodes", n.index),
-                    f"({n.label}) has no ssh: and transport is 'ssh'",
-                    "add ssh: {host: <management address>, user: <user>}, or use transport: sim",
-                )
-            )
-        if topo is not None and n.ports is not None:
-            cabling += _port_count(topo, n)
-    if topo in ("direct", "switch"):
-        cabling += _same_port(topo, nodes)
-    if f.transport == "replay" and not f.replay_dir:
-        problems.append(
-            RuleProblem(
-                ("transport",),
-                "'replay' needs replay_dir: the folder of a recording",
-                "add replay_dir: <folder>, or use transport ssh or sim",
-            )
-        )
-    if topo == "switch" and not f.has_switch:
-        problems.append(
-            RuleProblem(
-                ("topology",),
-                "'switch' needs a switch: section that names each node's switch port",
-                "add switch: {host: ..., user: ..., password_env: SWITCH_PASSWORD, "
-                "ports: {<node>: qsfp56-dd-1-1, ...}}",
-            )
-        )
-    if topo is not None and topo != "switch" and f.has_switch:
-        problems.append(
-            RuleProblem(
-                ("switch",),
-                f"is only for topology 'switch'; this file says {topo!r}",
-                "remove the switch: section, or set topology: switch",
-            )
-        )
-    problems += _check_addresses(f)
-    problems += _check_thresholds(f.thresholds)
-    ok = topo is not None and f.nodes is not None and not cabling
-    return cabling + problems, ok
-
-
-def _port_count(topo: str, n: NodeFact) -> list[RuleProblem]:
-    assert n.ports is not None
-    want = PORTS_PER_NODE[topo]
-    if len(n.ports) == want:
-        return []
-    listed = " and ".join(str(p) for p in n.ports) or "no port"
-    if want == 2:
-        return [
-            RuleProblem(
-                ("nodes", n.index, "ports"),
-                f"lists {('port ' + listed) if n.ports else listed}; "
-                f"a {topo} node is cabled on both ports 0 and 1",
-                "list both ports, each with its two rail addresses",
-            )
-        ]
-    return [
-        RuleProblem(
-            ("nodes", n.index, "ports"),
-            f"lists {'ports ' + listed if n.ports else listed}; a {topo} node has one cabled port",
-            "list only the cabled port (the same port number on every node)"
-            if n.ports
-            else "add the cabled port: 1: [rail 0 address, rail 1 address]",
-        )
-    ]
-
-
-def _same_port(topo: str, nodes: list[NodeFact]) -> list[RuleProblem]:
-    single = [(n, n.ports[0]) for n in nodes if n.ports is not None and len(n.ports) == 1]
-    counts = Counter(p for _, p in single)
-    if len(counts) < 2:
-        return []
-    common = max(counts, key=lambda p: counts[p])  # ties: the first node's port
-    users = [n for n, p in single if p == common]
-    others = f"nodes[{users[0].index}] uses" if len(users) == 1 else "the other nodes use"
-    return [
-        RuleProblem(
-            ("nodes", n.index, "ports"),
-            f"uses port {port}; {others} port {common}",
-            f"a {topo} cluster uses the same port number on every node: cable port {common} "
-            "(or move the others)",
-        )
-        for n, port in single
-        if port != common
-    ]
-
-
-def _check_addresses(f: Facts) -> list[RuleProblem]:
-    problems = []
-    owner: dict[object, RailFact] = {}
-    nodes = f.nodes or []
-    for n in nodes:
-        for rail in n.rails:
-            ip = rail.address.ip
-            if ip in owner:
-                problems.append(
-                    RuleProblem(
-                        rail.path,
-                        f"{rail.address} is already used by {format_path(owner[ip].path)}",
-                        "every rail interface needs its own address",
-                    )
-                )
-            owner.setdefault(ip, rail)
-            net = rail.address.network
-            if net.prefixlen > 30 or ip in (net.network_address, net.broadcast_address):
-                problems.append(
-                    RuleProblem(
-                        rail.path,
-                        f"{rail.address} is not a usable host address of its subnet",
-                        "use a host address inside a subnet of /30 or wider, e.g. "
-                        "192.168.100.11/24",
-                    )
-                )
-    if f.arp_sysctls:
-        return problems
-    # Two interfaces of one node in one subnet: ARP flux. Told once per pair of interfaces.
-    shared: dict[tuple[int, int, int, int], list[tuple[NodeFact, RailFact, RailFact]]] = {}
-    for n in nodes:
-        for x, y in combinations(n.rails, 2):
-            if x.address.network.overlaps(y.address.network):
-                shared.setdefault((x.port, x.index, y.port, y.index), []).append((n, x, y))
-    for group in shared.values():
-        n, x, y = group[0]
-        also = f" (so do {', '.join(m.label for m, _, _ in group[1:])})" if group[1:] else ""
-        problems.append(
-            RuleProblem(
-                y.path,
-                f"{y.address} is in {x.address.network} like {format_path(x.path)} "
-                f"({x.address}){also}: two interfaces of one node in one subnet cause ARP "
-                "flux and rp_filter drops",
-                "one subnet per rail; or set arp_ignore=1, arp_announce=2 and rp_filter=2 on "
-                "every node and say arp_sysctls: true",
-            )
-        )
-    return problems
-
-
-def _check_switch(cluster: Cluster) -> list[RuleProblem]:
-    sw = cluster.spec.switch
-    if sw is None or cluster.topology != "switch":
-        return []
-    problems = []
-    if sw.api in ("rest", "auto") and sw.api_port == 80 and not sw.allow_http:
-        problems.append(
-            RuleProblem(
-                ("switch", "api_port"),
-                "80 is plain HTTP: the switch password would cross the network unencrypted",
-                "use HTTPS (the www-ssl service: drop api_port, or name its port), or set "
-                "allow_http: true on a management network you trust",
-            )
-        )
-    names = [n.name for n in cluster.nodes]
-    for name in sw.ports:
-        if name not in names:
-            problems.append(
-                RuleProblem(
-                    ("switch", "ports", name),
-                    f"is not a node of this file{_close(name, names)}",
-                    f"name one of: {', '.join(names)}",
-                )
-            )
-    for name in names:
-        if name not in sw.ports:
-            problems.append(
-                RuleProblem(
-                    ("switch", "ports"),
-                    f"has no switch port for node {name!r}",
-                    f"add `{name}: <switch interface>` (e.g. qsfp56-dd-1-1)",
-                )
-            )
-    seen: dict[str, str] = {}
-    for name, port in sw.ports.items():
-        if port in seen:
-            problems.append(
-                RuleProblem(
-                    ("switch", "ports", name),
-                    f"{port} is already the switch port of {seen[port]}",
-                    "each node has its own switch port (breakout leg)",
-                )
-            )
-        seen.setdefault(port, name)
-    return problems
+def _p(path: Path_, message: str, fix: str) -> Problem:
+    return Problem(path, None, message, fix)
 
 
 def _close(word: str, options: Sequence[str]) -> str:
@@ -296,70 +44,257 @@ def _close(word: str, options: Sequence[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _check_thresholds(names: list[str]) -> list[RuleProblem]:
-    known = sorted(THRESHOLD_NAMES)
-    return [
-        RuleProblem(
-            ("thresholds", key),
-            f"is not a known threshold{_close(key, known)}",
-            f"known thresholds: {', '.join(known)}",
+def need(topo: str) -> str:
+    """How many nodes `topo` takes, in words: `exactly 3`, `4 or more`, `2 to 128`."""
+    lo, hi = NODE_COUNTS[topo]
+    return f"{lo} or more" if topo == "ring" else f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
+
+
+def _cabling(c: Cluster) -> Iterator[Problem]:
+    topo, nodes = c.topology, c.nodes
+    lo, hi = NODE_COUNTS[topo]
+    if not lo <= len(nodes) <= hi:
+        fits = [t for t, (a, b) in NODE_COUNTS.items() if a <= len(nodes) <= b and t != topo]
+        use = f"use topology {' or '.join(map(repr, fits))}, or " if fits else ""
+        why = "one switch leg per node" if topo == "switch" else "a Spark has 2 ports"
+        yield _p(
+            ("topology",),
+            f"{topo!r} needs {need(topo)} nodes ({why}); got {len(nodes)}",
+            f"{use}list {need(topo)} nodes",
         )
-        for key in names
-        if key not in known
-    ]
+    for i, n in enumerate(nodes):
+        if len(n.ports) == PORTS_PER_NODE[topo]:
+            continue
+        listed = " and ".join(map(str, n.ports))
+        listed = f"port{'s' * (len(n.ports) > 1)} {listed}" if n.ports else "no port"
+        if PORTS_PER_NODE[topo] == 2:
+            what = f"a {topo} node is cabled on both ports 0 and 1"
+            fix = "list both ports, each with its two rail addresses"
+        else:
+            what = f"a {topo} node has one cabled port"
+            fix = "list only the cabled port (the same port number on every node)"
+        yield _p(("nodes", i, "ports"), f"lists {listed}; {what}", fix)
+    if topo in ("direct", "switch"):
+        single = [(i, n.ports[0]) for i, n in enumerate(nodes) if len(n.ports) == 1]
+        counts = Counter(port for _, port in single)
+        common = max(counts, key=lambda p: counts[p], default=None)  # ties: the first node's
+        users = [i for i, port in single if port == common]
+        others = f"nodes[{users[0]}] uses" if len(users) == 1 else "the other nodes use"
+        for i, port in single:
+            if port != common:
+                yield _p(
+                    ("nodes", i, "ports"),
+                    f"uses port {port}; {others} port {common}",
+                    f"a {topo} cluster uses the same port number on every node: cable port "
+                    f"{common} (or move the others)",
+                )
 
 
-def _check_refs(cluster: Cluster) -> list[RuleProblem]:
-    problems = []
-    names = [n.name for n in cluster.nodes]
-    launch = cluster.spec.nccl.launch_node
-    if launch is not None and launch not in names:
-        problems.append(
-            RuleProblem(
-                ("nccl", "launch_node"),
-                f"{launch!r} is not a node of this file{_close(launch, names)}",
+_rule("topology", "nodes")(_cabling)
+
+
+@_rule("topology", "nodes", "arp_sysctls")
+def _subnets(c: Cluster) -> Iterable[Problem]:
+    # The subnet plan is laid over the cabling: only once the cabling is sound.
+    return [] if any(True for _ in _cabling(c)) else check_subnets(c)
+
+
+@_rule("nodes")
+def _unique(c: Cluster) -> Iterator[Problem]:
+    names: dict[str, int] = {}
+    hosts: dict[tuple[str, int | None], int] = {}
+    for i, n in enumerate(c.spec.nodes):
+        if n.name in names:
+            yield _p(
+                ("nodes", i, "name"),
+                f"{n.name!r} is already the name of nodes[{names[n.name]}]",
+                "give every node its own name",
+            )
+        names.setdefault(n.name, i)
+        host = (n.ssh.host, n.ssh.port) if n.ssh else None
+        if host in hosts:
+            yield _p(
+                ("nodes", i, "ssh", "host"),
+                f"{host[0]} is already the ssh host of nodes[{hosts[host]}]",
+                "every node needs its own management address",
+            )
+        if host is not None:
+            hosts.setdefault(host, i)
+        for port in n.link_speed:
+            if port not in n.ports:
+                yield _p(
+                    ("nodes", i, "link_speed", port),
+                    f"names port {port}, which is not a cabled port of {n.name}",
+                    f"give the speed of a port listed under ports ({', '.join(map(str, n.ports))})",
+                )
+
+
+@_rule("nodes", "arp_sysctls")
+def _addresses(c: Cluster) -> Iterator[Problem]:
+    owner: dict[object, tuple[int, Rail]] = {}
+    for i, n in enumerate(c.nodes):
+        for rail in n.rails:
+            ip, net, path = rail.address.ip, rail.address.network, rail_path(i, rail)
+            if ip in owner:
+                first = rail_path(*owner[ip])
+                yield _p(
+                    path,
+                    f"{rail.address} is already used by {format_path(first)}",
+                    "every rail interface needs its own address",
+                )
+            owner.setdefault(ip, (i, rail))
+            if net.prefixlen > 30 or ip in (net.network_address, net.broadcast_address):
+                yield _p(
+                    path,
+                    f"{rail.address} is not a usable host address of its subnet",
+                    "use a host address inside a subnet of /30 or wider, e.g. 192.168.100.11/24",
+                )
+    if not c.spec.arp_sysctls:
+        yield from _arp_flux(c.nodes)
+
+
+def _arp_flux(nodes: Sequence[Node]) -> Iterator[Problem]:
+    # Two interfaces of one node in one subnet: ARP flux. Told once per pair of interfaces.
+    shared: dict[tuple[int, ...], list[tuple[int, Rail, Rail]]] = {}
+    for i, n in enumerate(nodes):
+        for x, y in combinations(n.rails, 2):
+            if x.address.network.overlaps(y.address.network):
+                shared.setdefault((x.port, x.index, y.port, y.index), []).append((i, x, y))
+    for (i, x, y), *rest in shared.values():
+        also = f" (so do {', '.join(nodes[j].name for j, _, _ in rest)})" if rest else ""
+        yield _p(
+            rail_path(i, y),
+            f"{y.address} is in {x.address.network} like {format_path(rail_path(i, x))} "
+            f"({x.address}){also}: two interfaces of one node in one subnet cause ARP flux and "
+            "rp_filter drops",
+            "one subnet per rail; or set arp_ignore=1, arp_announce=2 and rp_filter=2 on every "
+            "node and say arp_sysctls: true",
+        )
+
+
+@_rule("nodes", "transport", "replay_dir")
+def _transport(c: Cluster) -> Iterator[Problem]:
+    if c.spec.transport == "ssh":
+        for i, n in enumerate(c.nodes):
+            if n.ssh is None:
+                yield _p(
+                    ("nodes", i),
+                    f"({n.name}) has no ssh: and transport is 'ssh'",
+                    "add ssh: {host: <management address>, user: <user>}, or use transport: sim",
+                )
+    if c.spec.transport == "replay" and not c.spec.replay_dir:
+        yield _p(
+            ("transport",),
+            "'replay' needs replay_dir: the folder of a recording",
+            "add replay_dir: <folder>, or use transport ssh or sim",
+        )
+
+
+@_rule("topology", "nodes", "switch")
+def _switch(c: Cluster) -> Iterator[Problem]:
+    sw = c.spec.switch
+    if c.topology == "switch" and sw is None:
+        yield _p(
+            ("topology",),
+            "'switch' needs a switch: section that names each node's switch port",
+            "add switch: {host: ..., user: ..., password_env: SWITCH_PASSWORD, "
+            "ports: {<node>: qsfp56-dd-1-1, ...}}",
+        )
+    if sw is None or c.topology != "switch":
+        if sw is not None:
+            yield _p(
+                ("switch",),
+                f"is only for topology 'switch'; this file says {c.topology!r}",
+                "remove the switch: section, or set topology: switch",
+            )
+        return
+    if sw.api in ("rest", "auto") and sw.api_port == 80 and not sw.allow_http:
+        yield _p(
+            ("switch", "api_port"),
+            "80 is plain HTTP: the switch password would cross the network unencrypted",
+            "use HTTPS (the www-ssl service: drop api_port, or name its port), or set "
+            "allow_http: true on a management network you trust",
+        )
+    names = [n.name for n in c.nodes]
+    of: dict[str, str] = {}
+    for name, port in sw.ports.items():
+        if name not in names:
+            yield _p(
+                ("switch", "ports", name),
+                f"is not a node of this file{_close(name, names)}",
                 f"name one of: {', '.join(names)}",
             )
-        )
-    faults = cluster.spec.simulate.faults if cluster.spec.simulate is not None else ()
-    for i, f in enumerate(faults):
-        for path, message, fix in _fault_problems(f, cluster):
-            problems.append(RuleProblem(("simulate", "faults", i, *path), message, fix))
-    return problems
+        if port in of:
+            yield _p(
+                ("switch", "ports", name),
+                f"{port} is already the switch port of {of[port]}",
+                "each node has its own switch port (breakout leg)",
+            )
+        of.setdefault(port, name)
+    for name in names:
+        if name not in sw.ports:
+            yield _p(
+                ("switch", "ports"),
+                f"has no switch port for node {name!r}",
+                f"add `{name}: <switch interface>` (e.g. qsfp56-dd-1-1)",
+            )
+    for leg in sw.link_speed:
+        if leg not in of:
+            yield _p(
+                ("switch", "link_speed", leg),
+                f"is not a switch port of this file{_close(leg, list(of))}",
+                f"name one of switch.ports: {', '.join(of) or 'none'}",
+            )
 
 
-def _fault_problems(f: FaultSpec, cluster: Cluster) -> Iterator[tuple[Path_, str, str]]:
-    """The targets of one fault against the registry's (`faults.py`) and this file."""
-    fault = FAULTS[f.fault]
-    names = [n.name for n in cluster.nodes]
-    sw = cluster.spec.switch
-    given = {k for k in TARGETS if getattr(f, k) is not None}
-    missing = [k for k in fault.required if k not in given]
-    if missing:
-        keys = " and ".join(repr(k) for k in missing)
-        yield ("fault",), f"{f.fault!r} needs {keys}", fault.usage()
-    for k in sorted(given - set(fault.required) - set(fault.allowed)):
-        yield (k,), f"is not used by fault {f.fault!r}", fault.usage()
-    if fault.needs_switch and cluster.topology != "switch":
-        yield (
-            ("fault",),
-            f"{f.fault!r} needs topology 'switch'; this file says {cluster.topology!r}",
-            "remove this fault",
-        )
-    if f.node is not None and f.node not in names:
-        yield (
-            ("node",),
-            f"{f.node!r} is not a node of this file",
+@_rule("nodes", "nccl")
+def _launch_node(c: Cluster) -> Iterator[Problem]:
+    names, launch = [n.name for n in c.nodes], c.spec.nccl.launch_node
+    if launch is not None and launch not in names:
+        yield _p(
+            ("nccl", "launch_node"),
+            f"{launch!r} is not a node of this file{_close(launch, names)}",
             f"name one of: {', '.join(names)}",
         )
-    elif f.node is not None and f.port is not None and f.port not in cluster.node(f.node).ports:
-        yield ("port",), f"{f.port} is not a cabled port of {f.node}", "name a cabled port"
-    if f.switch_port is not None and (sw is None or f.switch_port not in sw.ports.values()):
-        known = ", ".join(sorted(sw.ports.values())) if sw else "none (no switch: section)"
-        yield (
-            ("switch_port",),
-            f"{f.switch_port!r} is not a switch port of this file",
-            f"switch ports: {known}",
-        )
-    if f.fault == "mtu" and f.node is None and f.switch_port is None:
-        yield ("fault",), "'mtu' needs a node (and rail) or a switch_port", fault.usage()
+
+
+@_rule("topology", "nodes", "switch", "simulate")
+def _faults(c: Cluster) -> Iterator[Problem]:
+    """The targets of each fault against the registry's (`faults.py`) and this file."""
+    names = [n.name for n in c.nodes]
+    legs = sorted(c.spec.switch.ports.values()) if c.spec.switch else []
+    for i, f in enumerate(c.spec.simulate.faults if c.spec.simulate else ()):
+        fault, at = FAULTS[f.fault], ("simulate", "faults", i)
+        given = {k for k in TARGETS if getattr(f, k) is not None}
+        missing = [k for k in fault.required if k not in given]
+        if missing:
+            keys = " and ".join(map(repr, missing))
+            yield _p((*at, "fault"), f"{f.fault!r} needs {keys}", fault.usage())
+        for k in sorted(given - {*fault.required, *fault.allowed}):
+            yield _p((*at, k), f"is not used by fault {f.fault!r}", fault.usage())
+        if fault.needs_switch and c.topology != "switch":
+            yield _p(
+                (*at, "fault"),
+                f"{f.fault!r} needs topology 'switch'; this file says {c.topology!r}",
+                "remove this fault",
+            )
+        if f.node is not None and f.node not in names:
+            yield _p(
+                (*at, "node"),
+                f"{f.node!r} is not a node of this file",
+                f"name one of: {', '.join(names)}",
+            )
+        elif f.node is not None and f.port is not None and f.port not in c.node(f.node).ports:
+            yield _p(
+                (*at, "port"), f"{f.port} is not a cabled port of {f.node}", "name a cabled port"
+            )
+        if f.switch_port is not None and f.switch_port not in legs:
+            yield _p(
+                (*at, "switch_port"),
+                f"{f.switch_port!r} is not a switch port of this file",
+                f"switch ports: {', '.join(legs) or 'none (no switch: section)'}",
+            )
+        if f.fault == "mtu" and f.node is None and f.switch_port is None:
+            yield _p(
+                (*at, "fault"), "'mtu' needs a node (and rail) or a switch_port", fault.usage()
+            )

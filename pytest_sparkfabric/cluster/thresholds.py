@@ -32,7 +32,7 @@ How the defaults were chosen (DOMAIN.md §4-6):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeGuard, get_args
+from typing import Literal, get_args
 
 GIB = 2**30
 MIB = 2**20
@@ -130,10 +130,6 @@ _BASE: tuple[Threshold, ...] = (
 # fmt: on
 
 NAMES: tuple[ThresholdName, ...] = get_args(ThresholdName)
-
-
-def is_threshold(name: str) -> TypeGuard[ThresholdName]:
-    return name in NAMES
 
 
 def defaults(

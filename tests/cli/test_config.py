@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from pytest_sparkfabric.cli import config as cli_config
+from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.cluster.spec import ClusterSpec
-from tests.cluster.samples import RING, SWITCH
+from tests.cluster.samples import SWITCH
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "cluster-yaml.md"
 
@@ -50,39 +51,20 @@ def test_init_writes_output_and_refuses_to_overwrite(
     assert run([*argv, "--force"]) == 0
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["--topology", "mesh", "--nodes", "a,b,c,d"], "topology mesh needs exactly 3 nodes"),
-        (["--topology", "ring", "--nodes", "12", "--subnet-pool", "10.0.0.0/23"], "holds 2 /24s"),
-        (["--topology", "direct", "--nodes", "a,b", "--port", "5"], "--port 5 does not exist"),
-    ],
-)
-def test_init_errors_exit_2_without_traceback(
-    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert run(["init", *argv]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err.startswith("sparkfabric init: ")
-    assert message in captured.err
-    assert "Traceback" not in captured.err
+def test_init_declares_the_link_speed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["init", "--topology", "direct", "--nodes", "2", "--link-speed", "100G"]) == 0
+    text = capsys.readouterr().out
+    assert "--nodes 2 --link-speed 100G`\n" in text
+    assert parse_cluster(text).link_speed_mbps("spark-1", 1) == 100_000
 
 
-def test_check_lists_every_problem_and_exits_4(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = tmp_path / "cluster.yaml"
-    path.write_text(
-        RING.replace("topology: ring ", "topology: mesh ").replace("mtu: 9000", "mtu: 90")
+def test_an_impossible_init_exits_2_without_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["init", "--topology", "mesh", "--nodes", "a,b,c,d"]) == 2
+    assert capsys.readouterr() == (
+        "",
+        "sparkfabric init: topology mesh needs exactly 3 nodes (a Spark has 2 ports); --nodes "
+        "names 4. Fix: use --topology ring or switch.\n",
     )
-    assert run(["check", str(path)]) == 4
-    out = capsys.readouterr().out
-    assert out.startswith(f"{path}: 2 problems\n")
-    assert "  line 1: topology 'mesh' needs exactly 3 nodes" in out
-    assert "  line 2: mtu 90 is too small: it must be at least 576.\n" in out
-    assert run(["check", str(tmp_path / "nope.yaml")]) == 4
-    assert "the file does not exist" in capsys.readouterr().out
 
 
 def test_check_prints_the_plan(
@@ -117,16 +99,16 @@ def test_check_warns_about_what_fails_at_run_time(
     out = capsys.readouterr().out
     assert out.startswith(f"{path}: 6 warnings (valid, but the run would fail)\n")
     assert (
-        "  line 9: still marked EDIT: ssh: {host: a, user: nvidia}\n"
+        "  line 10: still marked EDIT: ssh: {host: a, user: nvidia}\n"
         "    Fix: set the value for your cluster, then delete EDIT from the comment\n"
     ) in out
     assert (
-        "  line 18: switch.host 192.0.2.1 is a documentation address (192.0.2.0/24): no switch "
+        "  line 19: switch.host 192.0.2.1 is a documentation address (192.0.2.0/24): no switch "
         "answers there, every switch check would fail\n"
         "    Fix: set the switch's management address\n"
     ) in out
     assert (
-        "  line 20: switch.password_env names $SWITCH_PASSWORD, which is not set here: every "
+        "  line 21: switch.password_env names $SWITCH_PASSWORD, which is not set here: every "
         "switch check would fail\n"
         "    Fix: export SWITCH_PASSWORD=... (the switch user's password) before pytest\n"
     ) in out

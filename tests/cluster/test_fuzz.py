@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from pytest_sparkfabric.cluster import ConfigError, parse_cluster
 from pytest_sparkfabric.cluster.source import Path_
 from tests.cluster.samples import VALID
-from tests.cluster.test_rules import facts_problems_agree
 
 FUZZ = settings(
     max_examples=int(os.environ.get("SPARKFABRIC_FUZZ_EXAMPLES", "150")),
@@ -22,28 +21,10 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 
-KEYS = [
-    "topology",
-    "mtu",
-    "nodes",
-    "switch",
-    "transport",
-    "ssh",
-    "ports",
-    "name",
-    "host",
-    "address",
-    "netdev",
-    "thresholds",
-    "nccl",
-    "simulate",
-    "faults",
-    "fault",
-    "replay_dir",
-    "arp_sysctls",
-]
+KEYS = "topology mtu nodes switch transport ssh ports name host address netdev thresholds nccl"
+KEYS += " simulate faults fault replay_dir arp_sysctls link_speed cables approved vendor part"
 WORDS = ["direct", "mesh", "ring", "switch", "ssh", "sim", "replay", "spark-1", "link_down"]
-WORDS += ["yes", "22", "1", "0", "~/.ssh/id", "{ranks}"]
+WORDS += ["yes", "22", "1", "0", "~/.ssh/id", "{ranks}", "100G", "qsfp56-dd-1-1"]
 ADDRESSES = ["192.168.100.11/24", "192.168.101.11/24", "10.0.0.1", "300.1.1.1/24", "::1/64"]
 
 text_no_surrogates = st.text(st.characters(codec="utf-8"), max_size=12)
@@ -56,7 +37,7 @@ scalars = (
     | st.sampled_from(WORDS + ADDRESSES)
     | st.sampled_from([0, 1, 2, 9000, 65536, -1])
 )
-keys = st.sampled_from(KEYS) | text_no_surrogates | st.integers(-2, 3)
+keys = st.sampled_from(KEYS.split()) | text_no_surrogates | st.integers(-2, 3)
 documents = st.recursive(
     scalars,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=5),
@@ -88,7 +69,7 @@ def test_random_documents(data: Any) -> None:
 
 @pytest.mark.slow
 @FUZZ
-@given(st.dictionaries(st.sampled_from(KEYS), documents, max_size=6))
+@given(st.dictionaries(st.sampled_from(KEYS.split()), documents, max_size=6))
 def test_random_top_level_mappings(data: dict[str, Any]) -> None:
     assert_total(yaml.safe_dump(data))
 
@@ -114,17 +95,6 @@ def test_random_text(text: str) -> None:
 @given(st.text(alphabet=":-[]{}#&*!|>'\"%@`,? \n\t0123456789abcnodesportsrg.", max_size=120))
 def test_yaml_ish_text(text: str) -> None:
     assert_total(text)
-
-
-def test_alias_bomb_is_a_problem_not_a_hang() -> None:
-    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
-    try:
-        parse_cluster("\n".join(lines))
-    except ConfigError as err:
-        assert "values" in str(err)
-    else:  # pragma: no cover
-        raise AssertionError("an alias bomb must not validate")
 
 
 # -- mutations of valid files -------------------------------------------------------------------
@@ -174,69 +144,17 @@ def mutate(data: Any, kind: str, path: Path_, value: Any, other: Path_) -> Any:
 
 @pytest.mark.slow
 @FUZZ
-@given(
-    st.sampled_from(sorted(VALID)),
-    st.sampled_from(["delete", "replace", "duplicate", "swap"]),
-    st.data(),
-)
-def test_mutated_valid_files(name: str, kind: str, draw: st.DataObject) -> None:
-    data = yaml.safe_load(VALID[name])
-    all_paths = paths(data)
-    path = draw.draw(st.sampled_from(all_paths))
-    other = draw.draw(st.sampled_from(all_paths))
-    value = draw.draw(documents)
-    assert_total(yaml.safe_dump(mutate(data, kind, path, value, other)))
-
-
-@pytest.mark.slow
-@FUZZ
 @given(st.sampled_from(sorted(VALID)), st.data())
 def test_mutations_compose(name: str, draw: st.DataObject) -> None:
     data = yaml.safe_load(VALID[name])
-    for _ in range(draw.draw(st.integers(2, 5))):
+    for _ in range(draw.draw(st.integers(1, 5))):
         all_paths = paths(data)
         kind = draw.draw(st.sampled_from(["delete", "replace", "duplicate", "swap"]))
         data = mutate(
             data,
             kind,
             draw.draw(st.sampled_from(all_paths)),
-            draw.draw(scalars),
+            draw.draw(documents),
             draw.draw(st.sampled_from(all_paths)),
         )
     assert_total(yaml.safe_dump(data))
-
-
-def test_duplicated_node_is_named_and_its_addresses_too() -> None:
-    data = yaml.safe_load(VALID["ring"])
-    data["nodes"].append(copy.deepcopy(data["nodes"][0]))
-    try:
-        parse_cluster(yaml.safe_dump(data))
-    except ConfigError as err:
-        text = str(err)
-        assert "nodes[4].name 'spark-1' is already the name of nodes[0]" in text
-        assert (
-            "nodes[4].ports.0[0] 192.168.100.11/24 is already used by nodes[0].ports.0[0]" in text
-        )
-        assert "nodes[4].ssh.host 10.0.0.11 is already the ssh host of nodes[0]" in text
-    else:  # pragma: no cover
-        raise AssertionError("a duplicated node must not validate")
-
-
-@FUZZ
-@given(st.sampled_from(sorted(VALID)), st.data())
-def test_raw_facts_match_validated_facts(name: str, draw: st.DataObject) -> None:
-    """Rules that run on broken files say the same as on valid ones (one code path, two readers)."""
-    data = yaml.safe_load(VALID[name])
-    for _ in range(draw.draw(st.integers(1, 3))):
-        all_paths = paths(data)
-        kind = draw.draw(st.sampled_from(["delete", "replace", "duplicate", "swap"]))
-        value = draw.draw(scalars | st.sampled_from([{"host": "h"}, ["10.1.1.1/24", "x"]]))
-        data = mutate(
-            data,
-            kind,
-            draw.draw(st.sampled_from(all_paths)),
-            value,
-            draw.draw(st.sampled_from(all_paths)),
-        )
-    if isinstance(data, dict):
-        facts_problems_agree(data)

@@ -1,0 +1,87 @@
+"""The model other stages read: rail names, declared link speeds, the approved cable list."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_sparkfabric.cluster import parse_cluster
+from tests.cluster.samples import DIRECT, SIM, SWITCH
+
+
+def test_rails_take_the_spark_names_unless_the_file_gives_its_own() -> None:
+    cluster = parse_cluster(SWITCH.replace("netdev: enp1s0f1np1", "netdev: fab0"))
+    given, default = cluster.node("spark-1").rail(1, 0), cluster.node("spark-2").rail(1, 1)
+    assert (given.netdev, given.rdma, given.pci) == ("fab0", "rocep1s0f1", "0000:01:00.1")
+    assert (default.netdev, default.rdma, default.id) == (
+        "enP2p1s0f1np1",
+        "roceP2p1s0f1",
+        "spark-2:rail1",
+    )
+    quoted = parse_cluster(DIRECT.replace("      1: [192.168.100.12", "      '1': [192.168.100.12"))
+    assert quoted.node("spark-2").ports == (1,)
+    assert [f.fault for f in parse_cluster(SIM).spec.simulate.faults] == [  # type: ignore[union-attr]
+        "link_down",
+        "lane_degradation",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("cluster_speed", "leg", "port", "expected"),
+    [
+        ("", "", "", {"spark-1": 200_000, "spark-2": 200_000, "spark-3": 200_000}),
+        (
+            "link_speed: 100G\n",
+            "",
+            "",
+            {"spark-1": 100_000, "spark-2": 100_000, "spark-3": 100_000},
+        ),
+        (
+            "",
+            "qsfp56-dd-1-5: 100G",
+            "",
+            {"spark-1": 200_000, "spark-2": 100_000, "spark-3": 200_000},
+        ),
+        (
+            "link_speed: 100G\n",
+            "qsfp56-dd-1-5: 100G",
+            "1: 200G",
+            {"spark-1": 100_000, "spark-2": 200_000, "spark-3": 100_000},
+        ),
+    ],
+    ids=["default", "cluster", "switch-leg", "node-port-wins"],
+)
+def test_the_declared_speed_of_a_rail_is_its_port_s_else_its_leg_s_else_the_cluster_s(
+    cluster_speed: str, leg: str, port: str, expected: dict[str, int]
+) -> None:
+    text = cluster_speed + SWITCH
+    text = text.replace("  ports: {spark-1", f"  link_speed: {{{leg}}}\n  ports: {{spark-1")
+    text = text.replace("  - name: spark-2\n", f"  - name: spark-2\n    link_speed: {{{port}}}\n")
+    cluster = parse_cluster(text)
+    assert {n: cluster.link_speed_mbps(n, 1) for n in expected} == expected
+    assert {r.node: r.link_speed_mbps for r in cluster.rails} == expected
+    with pytest.raises(KeyError):
+        cluster.link_speed_mbps("spark-9", 1)
+
+
+@pytest.mark.parametrize(
+    ("vendor", "part", "approved"),
+    [
+        ("Amphenol", "NJAAKK-N911", True),
+        ("AMPHENOL CORP.  ", "njaakk0006-05 ", True),  # EEPROM padding, case, a suffix
+        ("Luxshare", "LMTQF022-SD-R", True),
+        ("Luxshare", "NJAAKK-N911", False),  # the part of another vendor
+        ("PHILISUN", "QSFP-DD-2Q56", False),
+        ("", "", False),
+    ],
+)
+def test_the_default_approved_cables_are_nvidia_s_list(
+    vendor: str, part: str, approved: bool
+) -> None:
+    assert parse_cluster(DIRECT).approved_cable(vendor, part) is approved
+
+
+def test_the_approved_list_is_the_file_s_when_it_gives_one() -> None:
+    text = DIRECT + "cables: {approved: [{vendor: PHILISUN, part: QSFP-DD}]}\n"
+    cluster = parse_cluster(text)
+    assert cluster.approved_cable("Philisun", "QSFP-DD-2Q56")
+    assert not cluster.approved_cable("Amphenol", "NJAAKK-N911")
