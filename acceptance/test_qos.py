@@ -34,7 +34,7 @@ def test_host_qos(node: Node, cluster: Cluster, fabric: Fabric, verdict: Verdict
     """Every fabric rail's PFC and trust are read (mlnx_qos, else dcb) and agree with each other
     and, without a switch, with the cable peer's (the switch side is test_switch_qos)."""
     verdict(node=node.name, expected="PFC read on every rail; the same on both ends of a cable")
-    own = qos.node_qos(fabric, node.name)
+    own = qos.node_qos(fabric, node.name).require()
     if own.value is None:
         reason = own.error or "no reading"
         verdict.fail(reason, "pfc_mismatch" if "disagree" in reason else None, measured=reason)
@@ -66,11 +66,11 @@ def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     windows = rdma.pair_runs(fabric).counter_windows.get(rail.id, ())
     if not windows:
         why = fabric.down_line([rail.node]) or "the rail took part in no RDMA round"
-        verdict.fail(f"not measured: {rail.node} {rail.netdev}: {why}")
+        verdict.not_measured(f"{rail.node} {rail.netdev}: {why}", nodes=[rail.node])
     verdict(measured=rail_counters.totals(windows))
     for w in windows:
         if w.delta.value is None:
-            verdict.fail(
-                f"not measured: {rail.node} {rail.netdev} during {w.label}: {w.delta.error}"
+            verdict.not_measured(
+                f"{rail.node} {rail.netdev} during {w.label}: {w.delta.error}", nodes=[rail.node]
             )
         rail_counters.check(fabric, rail, verdict, w.delta.value, w.label)

@@ -79,23 +79,23 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     samples = soak.rail_samples(fabric, rail)
     if len(samples) < 2:
         errors = run.read_errors.get(rail.id, ["no reading"])
-        pytest.fail(
-            f"not measured: {rail.id}: {len(samples)} ethtool -S reading(s) during the soak; "
-            f"{errors[-1]}",
-            pytrace=False,
+        verdict.not_measured(
+            f"{rail.id}: {len(samples)} ethtool -S reading(s) during the soak; {errors[-1]}",
+            nodes=[rail.node],
         )
     eth = links.ethtool(fabric, rail).value
     ws = windows(samples, eth.speed_mbps if eth is not None else None)
     if not has_lane_counters(samples):
         grew_first = growth(ws)
         seen = f"; meanwhile {grew_first.describe()}" if grew_first else ""
-        pytest.fail(
-            f"not measured: {rail.netdev} exposes no rx_err_lane_*_phy counters ({rail.id}), "
-            "so no lane of its cable can be judged during the soak"
-            f"{seen}. Fix: a driver and firmware that export the per-lane PHY counters "
-            "(mlx5: the per-lane error counter capability; `ethtool -S "
-            f"{rail.netdev} | grep rx_err_lane` must list them)",
-            pytrace=False,
+        verdict.not_measured(
+            f"{rail.netdev} exposes no rx_err_lane_*_phy counters ({rail.id}), so no lane of "
+            f"its cable can be judged during the soak{seen}",
+            nodes=[rail.node],
+            missing="per-lane PHY error counters",
+            fix="a driver and firmware that export the per-lane PHY counters (mlx5: the per-lane "
+            f"error counter capability; `ethtool -S {rail.netdev} | grep rx_err_lane` must list "
+            "them)",
         )
     in_use = active_lanes(
         # A link the soak dropped reads "Speed: Unknown!" afterwards: the Spark's line rate.

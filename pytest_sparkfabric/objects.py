@@ -201,6 +201,8 @@ def _end(text: str) -> tuple[Kind, Spot] | None:
 
 def parse(text: str) -> Obj | None:
     """What an id names (node names cannot hold `:`, `<` or `>`), or None for other text."""
+    if text in (CLUSTER.id, SWITCH.id):
+        return CLUSTER if text == CLUSTER.id else SWITCH
     for sep in ("<->", "->"):
         if sep in text:
             left, _, right = text.partition(sep)

@@ -148,7 +148,7 @@ class SparkSession:
         if (report.when == "setup" and report.passed) or report.skipped:
             return report
         from pytest_sparkfabric.diagnosis.causes import Failure
-        from pytest_sparkfabric.verdict import BLAMED, WARNINGS, item_path
+        from pytest_sparkfabric.verdict import BLAMED, WARNINGS, item_path, widen
 
         exc = call.excinfo.value if call.excinfo is not None else None
         path = item_path(item)
@@ -156,10 +156,15 @@ class SparkSession:
         warnings = item.stash.get(WARNINGS, []) if report.when == "call" else []
         outcome: Outcome = "failed" if report.failed else "warned" if warnings else "passed"
         if isinstance(exc, NotMeasured):
-            outcome, findings = "not_measured", (self._unmeasured_finding(exc, path),)
+            found = self._unmeasured_finding(exc, path)
+            outcome, findings = "not_measured", (found,)
+            if found.rule.id == "node_unreachable":
+                # Checks of other nodes that needed the lost one (NCCL, the soak) are about it.
+                widen(item, found.objects)
+                path = item_path(item)
             report.longrepr = visible(_unmeasured_text(exc))
         elif report.failed:
-            findings = self._on_cables(item.stash.get(BLAMED, ()))
+            findings = self._on_cables(item.stash.get(BLAMED, ()), path)
         elif self.baseline is not None and (
             why := self.baseline.regression(_item_record(item, report, outcome, path, [], ()))
         ):
@@ -182,27 +187,29 @@ class SparkSession:
         from pytest_sparkfabric.diagnosis.evidence import Finding
         from pytest_sparkfabric.diagnosis.rules import RULES
 
-        blamed = tuple(map(objects.node, exc.nodes)) or path
+        nodes = exc.nodes or tuple(dict.fromkeys(n for o in path for n in o.nodes))
+        fabric = self.measured_fabric
+        down = fabric.measured("shell", dict) if fabric is not None else None
+        lost = [n for n, why in (down or {}).items() if why in exc.reason]
+        if lost:
+            # What could not run without a node that does not answer is that node's cause.
+            nodes, exc.missing = tuple(lost), "ssh"
+        blamed = tuple(map(objects.node, nodes)) or path
         if exc.missing == "ssh":
-            return Finding(RULES["node_unreachable"], exc.reason, exc.nodes, "", objects=blamed)
-        if exc.missing is not None:
-            rule = RULES["prerequisite_missing"]
-            cause = f"{exc.missing} missing"
-            return Finding(
-                rule, exc.reason, exc.nodes, "", exc.fix or "", objects=blamed, cause=cause
-            )
-        rule = RULES["not_measured"]
+            rule, cause = RULES["node_unreachable"], ""
+        elif exc.missing is not None:
+            rule, cause = RULES["prerequisite_missing"], f"{exc.missing} missing"
+        else:
+            # One cause per node: what stopped each check there is its evidence.
+            where = f" on {', '.join(nodes)}" if nodes else ""
+            rule, cause = RULES["not_measured"], f"could not measure{where}"
         return Finding(
-            rule,
-            exc.reason,
-            exc.nodes,
-            "",
-            exc.fix or "",
-            objects=blamed,
-            cause=f"could not measure: {_first(exc.reason)}",
+            rule, _first(exc.reason), nodes, "", exc.fix or "", objects=blamed, cause=cause
         )
 
-    def _on_cables(self, found: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    def _on_cables(
+        self, found: tuple[Finding, ...], path: tuple[objects.Obj, ...]
+    ) -> tuple[Finding, ...]:
         """A cable's fault seen on a rail (a marginal lane, no carrier) blames the cable."""
         from dataclasses import replace
 
@@ -210,12 +217,9 @@ class SparkSession:
 
         out = []
         for f in found:
-            if (
-                f.rule.id in CABLE_RULES
-                and f.objects
-                and all(o.kind in ("rail", "link") for o in f.objects)
-            ):
-                ends = {(s.node, s.port) for o in f.objects for s in o.spots}
+            blamed = f.objects or path
+            if f.rule.id in CABLE_RULES and all(o.kind in ("rail", "link") for o in blamed):
+                ends = {(s.node, s.port) for o in blamed for s in o.spots}
                 cables = [
                     objects.cable_of(self.plan, n, p)
                     for n, p in ends

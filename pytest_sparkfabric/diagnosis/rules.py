@@ -45,6 +45,9 @@ RuleId = Literal[
     "nic_overheated",
     "node_suspect",
     "node_unreachable",
+    "prerequisite_missing",
+    "not_measured",
+    "baseline_regression",
     "pfc_mismatch",
     "rx_discards",
     "miscabled",
@@ -52,9 +55,6 @@ RuleId = Literal[
     "nccl_socket_ifname",
     "version_drift",
     "firewall",
-    "prerequisite_missing",
-    "not_measured",
-    "baseline_regression",
 ]
 
 

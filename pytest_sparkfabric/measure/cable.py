@@ -21,12 +21,10 @@ from pytest_sparkfabric.probes.ethtool import (
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Node
+    from pytest_sparkfabric.cluster import Cluster, Node
     from pytest_sparkfabric.measure.engine import Fabric
 
 NAME: PhaseName = "cable"
-# NVIDIA-approved Spark cables (DOMAIN.md §6): vendor part numbers, upper case.
-APPROVED_PARTS = ("NJAAKK-N911", "NJAAKK0006", "LMTQF022-SD-R")
 READ_TIMEOUT_S = 20.0
 
 
@@ -59,15 +57,25 @@ def module(fabric: Fabric, node: Node, port: int) -> Measured[ModuleEeprom]:
     return fabric.phase(NAME, measure).ports[(node.name, port)]
 
 
-def advisories(module: ModuleEeprom) -> list[str]:
-    """What in this EEPROM cannot be taken at face value (never a failure on its own)."""
-    notes = []
+def advisories(cluster: Cluster, module: ModuleEeprom) -> list[tuple[str, bool]]:
+    """What in this EEPROM cannot be taken at face value (never a failure on its own): each
+    text with whether it is worth a warning. A 0 dB attenuation is only noted: passive DACs
+    often carry that placeholder (DOMAIN.md §6)."""
+    notes: list[tuple[str, bool]] = []
     values = list(module.attenuation_db.values())
     if values and all(v == 0 for v in values):
-        notes.append("attenuation reads 0 dB at every frequency: a placeholder, not a measurement")
-    if module.length_m is None:
-        notes.append("no cable length in the EEPROM")
-    part = (module.vendor_pn or "").upper()
-    if part and not any(part.startswith(p) for p in APPROVED_PARTS):
-        notes.append(f"part {module.vendor_pn} is not on NVIDIA's approved Spark cable list")
+        notes.append(
+            ("attenuation reads 0 dB at every frequency: a placeholder, not a measurement", False)
+        )
+    if not module.length_m:
+        notes.append(("no cable length in the EEPROM (a placeholder)", True))
+    part = module.vendor_pn or ""
+    if part and not cluster.approved_cable(module.vendor_name or "", part):
+        notes.append(
+            (
+                f"{module.vendor_name or '?'} {part} is not on the approved cable list "
+                "(cluster.yaml cables.approved)",
+                True,
+            )
+        )
     return notes

@@ -219,7 +219,9 @@ def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]
         for node, port in ((c.a_node, c.a_port), (c.b_node, c.b_port)):
             mod = mods.ports.get((node, port)) if mods and isinstance(port, int) and node else None
             if mod is not None and mod.value is not None:
-                notes += [f"{node}:p{port}: {n}" for n in cable.advisories(mod.value)]
+                notes += [
+                    f"{node}:p{port}: {n}" for n, _ in cable.advisories(fabric.cluster, mod.value)
+                ]
         out.append(
             Cable(
                 id=c.id,

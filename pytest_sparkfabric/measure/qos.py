@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
-from pytest_sparkfabric.outcome import Measured
+from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.dcb import build_dcb_pfc, parse_dcb_pfc
 from pytest_sparkfabric.probes.mlnx_qos import build_mlnx_qos, parse_mlnx_qos
@@ -68,8 +68,10 @@ def _from_mlnx_qos(r: RunResult, rail: Rail) -> Measured[HostQos]:
     except ParseError as exc:
         return Measured.failed(f"{rail.node}: {exc}")
     if q.pfc_priorities is None:
-        return Measured.failed(
-            f"not measured: {rail.node} `mlnx_qos -i {rail.netdev}` printed no PFC table"
+        return Measured.not_measured(
+            NotMeasured(
+                f"{rail.node} `mlnx_qos -i {rail.netdev}` printed no PFC table", nodes=[rail.node]
+            )
         )
     trust = q.trust if q.trust != "none" else None
     return Measured.of(HostQos(q.pfc_priorities, trust, "mlnx_qos"))
@@ -77,9 +79,14 @@ def _from_mlnx_qos(r: RunResult, rail: Rail) -> Measured[HostQos]:
 
 def _from_dcb(r: RunResult, rail: Rail) -> Measured[HostQos]:
     if _missing(r):
-        return Measured.failed(
-            f"not measured: {rail.node} has neither mlnx_qos (mlnx-tools) nor dcb (iproute2) "
-            f"to read {rail.netdev}'s PFC; install one of them"
+        return Measured.not_measured(
+            NotMeasured(
+                f"{rail.node} has neither mlnx_qos (mlnx-tools) nor dcb (iproute2) to read "
+                f"{rail.netdev}'s PFC",
+                nodes=[rail.node],
+                missing="mlnx_qos or dcb",
+                fix="sudo apt install iproute2 (dcb), or mlnx-tools (mlnx_qos)",
+            )
         )
     err = result_error(r, "dcb")
     if err:
