@@ -146,12 +146,16 @@ def allocate(
     want = [demand(model, f) for f in flows]
     active = set(range(len(flows)))
     limited: set[int] = set()
+    users_of: dict[str, list[int]] = {name: [] for name in caps}
+    for i, names in enumerate(uses):
+        for name in dict.fromkeys(names):
+            users_of[name].append(i)
     while active:
         share: dict[str, float] = {}
         for name, cap in caps.items():
-            users = [i for i in active if name in uses[i]]
+            users = sum(1 for i in users_of[name] if i in active)
             if users:
-                share[name] = cap / len(users)
+                share[name] = cap / users
         bottleneck = min(share.values(), default=float("inf"))
         smallest = min(want[i] - rates[i] for i in active)
         step = min(bottleneck, smallest)

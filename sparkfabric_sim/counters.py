@@ -54,10 +54,8 @@ def rdma_rx_frames(rt: Runtime, dev: Netdev, t: float) -> int:
     """RoCE frames received on this netdev by time `t`: each RDMA flow into it delivers at its
     rate from its start to its end, so a reading in the middle of a flow sees part of it."""
     moved = 0.0
-    for f in rt.flows:
-        dst = f.request.dst
-        if f.request.kind == "rdma" and (dst.node, dst.name) == (dev.node, dev.name):
-            moved += f.rate_gbps * 1e9 / 8 * min(max(t - f.start, 0.0), f.end - f.start)
+    for f in rt.rdma_into.get((dev.node, dev.name), ()):
+        moved += f.rate_gbps * 1e9 / 8 * min(max(t - f.start, 0.0), f.end - f.start)
     packets = noise.uniform(rt.model.seed, 0.9, 1.1, "pkt", dev.node, dev.name)
     return int(moved / AVG_FRAME_BYTES * packets)
 
@@ -96,23 +94,14 @@ def hw_counters(rt: Runtime, dev: Netdev, t: float) -> dict[str, int]:
     """`/sys/class/infiniband/<dev>/ports/1/hw_counters/*`: the names mlx5 exposes with the
     out-of-sequence, retransmission and congestion capabilities (drivers/infiniband/hw/mlx5/
     counters.c; the same names a public 4x GX10 report reads, research/FACTS.md §7)."""
-    drops = rx_discards(rt, dev, t)
-    return {
-        "duplicate_request": 0,
-        "implied_nak_seq_err": 0,
-        "local_ack_timeout_err": 0,
-        "np_cnp_sent": 0,
-        "np_ecn_marked_roce_packets": 0,
-        "out_of_buffer": 0,
-        "out_of_sequence": drops,
-        "packet_seq_err": 0,
-        "rnr_nak_retry_err": 0,
-        "rp_cnp_handled": 0,
-        "rp_cnp_ignored": 0,
-        "rx_atomic_requests": 0,
-        "rx_read_requests": 0,
-        "rx_write_requests": rdma_rx_frames(rt, dev, t),
-    }
+    return {name: hw_counter(rt, dev, name, t) for name in HW_COUNTERS}
+
+
+def hw_counter(rt: Runtime, dev: Netdev, name: str, t: float) -> int:
+    """One of `hw_counters`, without counting the others."""
+    if name == "out_of_sequence":
+        return rx_discards(rt, dev, t)
+    return rdma_rx_frames(rt, dev, t) if name == "rx_write_requests" else 0
 
 
 def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:

@@ -7,6 +7,7 @@ the IPv4-mapped GIDs from 2/3 (v2 at index 3) to 4/5 (v2 at index 5).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from ipaddress import IPv6Address
 from typing import Literal
@@ -41,6 +42,7 @@ def stable_link_local(seed: int, dev: Netdev) -> IPv6Address:
     return IPv6Address((0xFE80 << 112) | iid)
 
 
+@functools.lru_cache(maxsize=4096)  # a static function of the netdev; read on every GID lookup
 def table(seed: int, dev: Netdev) -> tuple[Gid, ...]:
     addresses = [dev.link_local]
     if dev.ipv6:

@@ -167,6 +167,16 @@ class SimCluster:
         self.rx_bits_phy = rx_bits_phy
         self.no_lane_counters = no_lane_counters
         self.nic_offset_c = MappingProxyType(dict(nic_offset_c or {}))
+        # Lookups the tools make on every command, indexed once (the model does not change).
+        self._cable_at: dict[PortRef, Cable] = {}
+        for c in cables:
+            for end in c.ends():
+                self._cable_at.setdefault(end, c)
+        self._owners: dict[IPv4Address, list[Netdev]] = {}
+        for d in self.netdevs():
+            if d.address is not None:
+                self._owners.setdefault(d.address.ip, []).append(d)
+        self._peers: dict[Netdev, list[Netdev]] = {}
 
     @classmethod
     def from_cluster(cls, cluster: Cluster, *, rx_bits_phy: bool = False) -> SimCluster:
@@ -201,18 +211,23 @@ class SimCluster:
             yield from n.netdevs
 
     def cable_of(self, node: str, port: int) -> Cable | None:
-        ref = PortRef(node, port)
-        return next((c for c in self.cables if ref in c.ends()), None)
+        return self._cable_at.get(PortRef(node, port))
 
     def link_speed_mbps(self, node: str, port: int) -> int:
         cable = self.cable_of(node, port)
         return cable.speed_mbps if cable is not None else LINE_RATE_MBPS
 
     def owners(self, ip: IPv4Address) -> list[Netdev]:
-        return [d for d in self.netdevs() if d.address is not None and d.address.ip == ip]
+        return list(self._owners.get(ip, ()))
 
     def l2_peers(self, dev: Netdev) -> list[Netdev]:
         """Netdevs one cable (or the switch) away on the same rail, whatever the link state."""
+        peers = self._peers.get(dev)
+        if peers is None:
+            peers = self._peers[dev] = self._l2_peers(dev)
+        return list(peers)
+
+    def _l2_peers(self, dev: Netdev) -> list[Netdev]:
         cable = self.cable_of(dev.node, dev.port)
         if cable is None:
             return []

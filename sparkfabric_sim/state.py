@@ -58,6 +58,8 @@ class Runtime:
         self.loads: dict[str, list[list[float]]] = {n: [] for n in model.nodes}
         self.procs: dict[int, Process] = {}
         self.flows: list[ActiveFlow] = []
+        # The RDMA flows into each netdev (node, name), in start order: what its counters count.
+        self.rdma_into: dict[tuple[str, str], list[ActiveFlow]] = {}
         self.traffic: dict[tuple[str, str], Traffic] = {}
         self.switch_busy_until = -INF
         self._lanes: dict[LaneFault, tuple[tuple[tuple[float, float], ...], thermal.LaneHistory]]
@@ -80,6 +82,12 @@ class Runtime:
             if same and not p.finished and p.start <= t < p.end:
                 return p
         return None
+
+    def add_flow(self, flow: ActiveFlow) -> None:
+        self.flows.append(flow)
+        if flow.request.kind == "rdma":
+            dst = flow.request.dst
+            self.rdma_into.setdefault((dst.node, dst.name), []).append(flow)
 
     def active_flows(self, t: float) -> list[ActiveFlow]:
         return [f for f in self.flows if f.start <= t < f.end]

@@ -114,19 +114,25 @@ class SimTransport(Transport):
             t0 = self.clock.now()
             results: list[RunResult | None] = [self._unreachable(j) for j in jobs]
             servers: dict[int, SimBackground] = {}
-            requests = self._plan(jobs, results, t0, servers)
+            requests, pure = self._plan(jobs, results, t0, servers)
             planned: dict[str, float] = {}
             if requests:
                 active = [(f.request, f.rate_gbps) for f in self.world.runtime.active_flows(t0)]
                 rates = bandwidth.allocate(self.model, requests, active)
                 planned = {r.key: rate for r, rate in zip(requests, rates, strict=True)}
+            unchanged = True
             for i, job in enumerate(jobs):
                 if results[i] is not None or i in servers:
                     continue
                 spawned: list[Process] = []
-                outcome = self.world.run(
-                    job.node, job.command, t0, planned=planned, spawned=spawned
-                )
+                # A dry run's print is the real run's while nothing has changed the world since
+                # (the jobs before it changed nothing either).
+                outcome = pure.get(i) if unchanged else None
+                if outcome is None:
+                    unchanged = False
+                    outcome = self.world.run(
+                        job.node, job.command, t0, planned=planned, spawned=spawned
+                    )
                 results[i] = self._finish(job, outcome, t0, spawned)
             for i, bg in servers.items():
                 results[i] = bg.result(settle=True)
@@ -153,29 +159,31 @@ class SimTransport(Transport):
         results: list[RunResult | None],
         t0: float,
         servers: dict[int, SimBackground],
-    ) -> list[FlowRequest]:
-        """Dry-run every job: start the servers, collect the traffic the clients would send."""
+    ) -> tuple[list[FlowRequest], dict[int, Outcome]]:
+        """Dry-run every job: start the servers, collect the traffic the clients would send,
+        and what the jobs that change nothing print."""
         requests: dict[int, FlowRequest] = {}
-        for i, job in enumerate(jobs):
-            if results[i] is not None:
-                continue
-            try:
-                self.world.run(job.node, job.command, t0, dry_run=True)
-            except IsServer:
-                servers[i] = self._start_at(job, t0)
-            except NeedRate as need:
-                requests[i] = need.request
-        if servers:
-            # Clients planned before their server was listening: plan them again.
+        pure: dict[int, Outcome] = {}
+        for again in (False, True):
             for i, job in enumerate(jobs):
                 if results[i] is not None or i in servers:
                     continue
                 try:
-                    self.world.run(job.node, job.command, t0, dry_run=True)
-                except (IsServer, NeedRate) as need:
-                    if isinstance(need, NeedRate):
-                        requests[i] = need.request
-        return list(requests.values())
+                    outcome = self.world.dry_run(job.node, job.command, t0)
+                except IsServer:
+                    if not again:
+                        servers[i] = self._start_at(job, t0)
+                    continue
+                except NeedRate as need:
+                    requests[i] = need.request
+                    continue
+                if outcome is not None:
+                    pure[i] = outcome
+            if not servers:
+                break
+            # Clients planned before their server was listening: plan them again.
+            pure.clear()
+        return list(requests.values()), pure
 
     def _finish(self, job: Job, outcome: Outcome, t0: float, spawned: list[Process]) -> RunResult:
         if outcome.hang or outcome.duration_s + SSH_ROUND_TRIP_S > job.timeout_s:

@@ -10,6 +10,7 @@ time, evaluated when read. The two sysfs symlinks the tools rely on
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,7 @@ class VfsError(OSError):
 
 Dynamic = Callable[["Runtime", float], str]
 Entry = str | VfsError | Dynamic
+_EINVAL = VfsError(EINVAL)  # one for the ~250 unused GID slots of each device; raised anew
 
 
 class Tree:
@@ -50,13 +52,25 @@ class Tree:
             )
         ]
         self.files = _build(node, seed)
-        self.children: dict[str, set[str]] = {}
-        # One pass per path, parent prefixes grown as we go: a node has ~10k paths (GID tables).
+
+    @functools.cached_property
+    def children(self) -> dict[str, set[str]]:
+        """Directory -> its entries; built when first listed (reading a file needs none)."""
+        children: dict[str, set[str]] = {}
+        # A node has ~10k paths (GID tables) in a few hundred directories: each path adds its
+        # name to its parent; a parent's own ancestors are walked once, when it is first seen.
         for path in [*self.files, *(link for link, _ in self.links)]:
-            parent = ""
-            for part in path.split("/")[1:]:
-                self.children.setdefault(parent or "/", set()).add(part)
-                parent = f"{parent}/{part}"
+            parent, _, name = path.rpartition("/")
+            while True:
+                entries = children.get(parent or "/")
+                if entries is not None:
+                    entries.add(name)
+                    break
+                children[parent or "/"] = {name}
+                if not parent:
+                    break
+                parent, _, name = parent.rpartition("/")
+        return children
 
     def resolve(self, path: str) -> str:
         path = "/" + "/".join(p for p in path.split("/") if p and p != ".")
@@ -83,7 +97,7 @@ class Vfs:
         if entry is None:
             raise VfsError(EISDIR if self.kind(path) == "dir" else ENOENT)
         if isinstance(entry, VfsError):
-            raise entry
+            raise VfsError(entry.reason)
         return entry if isinstance(entry, str) else entry(self.rt, self.t)
 
     def listdir(self, path: str) -> list[str]:
@@ -178,7 +192,7 @@ def _pci(node: SimNode, dev: Netdev, slot: int) -> dict[str, Entry]:
 
 
 def _hw_counter(dev: Netdev, name: str) -> Dynamic:
-    return lambda rt, t: f"{counters.hw_counters(rt, dev, t)[name]}\n"
+    return lambda rt, t: f"{counters.hw_counter(rt, dev, name, t)}\n"
 
 
 def _infiniband(dev: Netdev, seed: int) -> dict[str, Entry]:
@@ -196,6 +210,6 @@ def _infiniband(dev: Netdev, seed: int) -> dict[str, Entry]:
     for i in range(gids.TABLE_SIZE):
         g = table.get(i)
         out[f"{base}/gids/{i}"] = f"{g.sysfs}\n" if g else zero
-        out[f"{base}/gid_attrs/types/{i}"] = f"{g.type}\n" if g else VfsError(EINVAL)
-        out[f"{base}/gid_attrs/ndevs/{i}"] = f"{g.ndev}\n" if g else VfsError(EINVAL)
+        out[f"{base}/gid_attrs/types/{i}"] = f"{g.type}\n" if g else _EINVAL
+        out[f"{base}/gid_attrs/ndevs/{i}"] = f"{g.ndev}\n" if g else _EINVAL
     return out

@@ -3,12 +3,14 @@
 Tools get a `Ctx` (the node, the time the command starts, its environment). Flow tools ask
 `ctx.rate()` for their bandwidth: inside a batch the transport has planned it for the whole
 batch; in a dry run (planning) the request is raised instead so the planner can collect it.
+A tool changes the world (a load, a flow, a server's outcome, a killed process) only where
+`ctx.changes()` says so: a dry run that changed nothing printed what the real run would.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from sparkfabric_sim import bandwidth
 from sparkfabric_sim.bandwidth import FlowRequest
@@ -85,10 +87,28 @@ class World:
         t: float,
         *,
         env: Mapping[str, str] | None = None,
-        dry_run: bool = False,
         planned: Mapping[str, float] | None = None,
         spawned: list[Process] | None = None,
     ) -> Outcome:
+        return self._run(node, command, t, env, False, planned, spawned)[0]
+
+    def dry_run(self, node: str, command: str, t: float) -> Outcome | None:
+        """Plan `command` without changing anything: NeedRate or IsServer when it sends traffic
+        or serves; None when its real run would change the world; else what it prints (the
+        real run, on an unchanged world, would print the same)."""
+        outcome, ctx = self._run(node, command, t, None, True, None, None)
+        return None if ctx.changed else outcome
+
+    def _run(
+        self,
+        node: str,
+        command: str,
+        t: float,
+        env: Mapping[str, str] | None,
+        dry_run: bool,
+        planned: Mapping[str, float] | None,
+        spawned: list[Process] | None,
+    ) -> tuple[Outcome, Ctx]:
         from sparkfabric_sim.sh.interp import Interp
 
         n = self.model.node(node)
@@ -103,7 +123,7 @@ class World:
             dict(planned or {}),
             spawned if spawned is not None else [],
         )
-        return Interp(NodeHost(ctx), base, start=t).run_script(command)
+        return Interp(NodeHost(ctx), base, start=t).run_script(command), ctx
 
     def login_env(self, n: SimNode) -> dict[str, str]:
         return {
@@ -126,6 +146,15 @@ class Ctx:
     dry_run: bool = False
     planned: dict[str, float] = field(default_factory=dict)
     spawned: list[Process] = field(default_factory=list)
+    # Shared by every copy (`at`): set when a dry run skipped a change the real run makes.
+    changed: list[bool] = field(default_factory=list)
+
+    def changes(self) -> bool:
+        """Whether to change the world now: False in a dry run, which notes that it would."""
+        if self.dry_run:
+            self.changed.append(True)
+            return False
+        return True
 
     @property
     def model(self) -> SimCluster:
@@ -143,7 +172,18 @@ class Ctx:
         return self.world.vfs(self.node, self.t)
 
     def at(self, t: float, env: Mapping[str, str] | None = None, stdin: str = "") -> Ctx:
-        return replace(self, t=t, env=dict(env) if env is not None else self.env, stdin=stdin)
+        # Not dataclasses.replace: this runs for every program a script starts.
+        return Ctx(
+            self.world,
+            self.node,
+            t,
+            dict(env) if env is not None else self.env,
+            stdin,
+            self.dry_run,
+            self.planned,
+            self.spawned,
+            self.changed,
+        )
 
     def rate(self, request: FlowRequest) -> float:
         if request.key in self.planned:
@@ -163,9 +203,9 @@ class Ctx:
         self.spawned.append(self.rt.add(proc))
 
     def flow_done(self, request: FlowRequest, rate_gbps: float, seconds: float) -> None:
-        if self.dry_run:
+        if not self.changes():
             return
-        self.rt.flows.append(ActiveFlow(request, rate_gbps, self.t, self.t + seconds))
+        self.rt.add_flow(ActiveFlow(request, rate_gbps, self.t, self.t + seconds))
         self.rt.account(request, rate_gbps, seconds)
         if bandwidth.crosses_switch(self.model, request):
             self.rt.switch_busy_until = max(self.rt.switch_busy_until, self.t + seconds)

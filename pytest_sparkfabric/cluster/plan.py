@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from ipaddress import IPv4Network
 from itertools import combinations
 
@@ -87,7 +88,8 @@ class Plan:
     links: tuple[Link, ...]
     subnets: tuple[IPv4Network, ...]
 
-    @property
+    # Computed once per plan: collection reads them once per parametrised test (issue 27).
+    @cached_property
     def directed(self) -> tuple[DirectedLink, ...]:
         out = []
         for link in self.links:
@@ -95,7 +97,7 @@ class Plan:
             out.append(DirectedLink(link.b, link.a))
         return tuple(out)
 
-    @property
+    @cached_property
     def pairs(self) -> tuple[NodePair, ...]:
         grouped: dict[tuple[str, str], list[Link]] = defaultdict(list)
         for link in self.links:

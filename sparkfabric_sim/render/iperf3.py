@@ -7,6 +7,7 @@ an empty object as `{` newline `}`, numbers as `%d` when integral (and within in
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -33,6 +34,9 @@ def _number(x: float) -> str:
 
 
 def cjson(value: Json, depth: int = 0) -> str:
+    kind = type(value)
+    if kind is float or kind is int:  # most values: checked first (a document has ~1000)
+        return _number(value)  # type: ignore[arg-type]
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -40,16 +44,21 @@ def cjson(value: Json, depth: int = 0) -> str:
     if isinstance(value, (int, float)):
         return _number(value)
     if isinstance(value, str):
-        return json.dumps(value)
+        return _string(value)
     if isinstance(value, Mapping):
         if not value:
             return "{\n" + "\t" * depth + "}"
         inner = "\t" * (depth + 1)
-        items = [f"{inner}{json.dumps(k)}:\t{cjson(v, depth + 1)}" for k, v in value.items()]
+        items = [f"{inner}{_string(k)}:\t{cjson(v, depth + 1)}" for k, v in value.items()]
         return "{\n" + ",\n".join(items) + "\n" + "\t" * depth + "}"
     if isinstance(value, Sequence):
         return "[" + ", ".join(cjson(v, depth + 1) for v in value) + "]"
     raise TypeError(f"not JSON: {value!r}")
+
+
+@functools.lru_cache(maxsize=1024)  # keys and short strings repeat in every document
+def _string(text: str) -> str:
+    return json.dumps(text)
 
 
 def document(value: Json) -> str:

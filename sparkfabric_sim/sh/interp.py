@@ -240,6 +240,8 @@ class Interp:
         return outcome.stdout.rstrip("\n")
 
     def expand(self, word: Word, split: bool = True) -> list[str]:
+        if word.static is not None:
+            return list(word.static)
         fields: list[list[tuple[str, bool]]] = [[]]
         touched = [False]
         parts = list(word.parts)

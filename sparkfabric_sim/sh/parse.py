@@ -26,6 +26,12 @@ class Part:
 @dataclass(frozen=True, slots=True)
 class Word:
     parts: tuple[Part, ...]
+    static: tuple[str, ...] | None = field(init=False, compare=False, repr=False)
+    """The word's fields when expansion cannot change it (literals only, no unquoted glob
+    character, no leading `~`), else None; the interpreter's shortcut past `expand`."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "static", _static(self.parts))
 
     @property
     def literal(self) -> str | None:
@@ -33,6 +39,16 @@ class Word:
         if len(self.parts) == 1 and self.parts[0].kind == "lit" and not self.parts[0].quoted:
             return self.parts[0].text
         return None
+
+
+def _static(parts: tuple[Part, ...]) -> tuple[str, ...] | None:
+    if any(p.kind != "lit" or (not p.quoted and any(c in p.text for c in "*?[")) for p in parts):
+        return None
+    if parts and not parts[0].quoted and parts[0].text[:1] == "~":
+        return None
+    if not any(p.quoted or p.text for p in parts):
+        return ()
+    return ("".join(p.text for p in parts),)
 
 
 @dataclass(frozen=True, slots=True)

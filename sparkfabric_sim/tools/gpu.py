@@ -129,7 +129,7 @@ def gpu_burn(ctx: Ctx, argv: list[str]) -> Outcome:
     if use < 3 * MATRIX_BYTES:
         out, err = misc.gpu_burn_low_mem(seconds, use // 2**20, temp)
         return Outcome(BURN_ABORT_EXIT, out, err, LOW_MEM_INIT_S, out)
-    if not ctx.dry_run:
+    if ctx.changes():
         loads = ctx.rt.loads[ctx.node.name]
         loads.append([ctx.t, ctx.t + seconds])
         proc = Process(

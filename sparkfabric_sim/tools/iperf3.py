@@ -156,7 +156,7 @@ def _client(ctx: Ctx, a: argparse.Namespace) -> Outcome:
     )
     out = render.client_document(run) if a.json else _client_text(run)
     total = seconds + 0.25
-    if not ctx.dry_run:
+    if ctx.changes():
         if not r.local:
             ctx.flow_done(request, rate, seconds)
         text = render.server_text(a.port, remote, local, seconds, rate)

@@ -269,7 +269,7 @@ def _run(ctx: Ctx, binary: str, plans: list[RankPlan], low: int, high: int, step
         elapsed += (render.WARMUP_ITERS + render.ITERS) * (oop_us + ip_us) / 1e6
         timeline.append((elapsed, timeline[-1][1] + render.row(rows[-1])))
     avg = sum(r.oop_busbw + r.ip_busbw for r in rows) / (2 * len(rows)) if rows else 0.0
-    if len({p.node.name for p in plans}) > 1 and not ctx.dry_run:
+    if len({p.node.name for p in plans}) > 1 and ctx.changes():
         # The collective's traffic crosses the switch for as long as the run lasts.
         ctx.rt.switch_busy_until = max(ctx.rt.switch_busy_until, ctx.t + elapsed)
     body = render.TABLE_HEAD + "".join(render.row(r) for r in rows)

@@ -195,7 +195,7 @@ def _client(ctx: Ctx, a: argparse.Namespace, dev: Netdev) -> Outcome:
     errors = (" CPU Utilization works only with Duration mode.\n" if lonely_cpu else "") + mtu_err
     client_out = text(False, a.gid if a.gid is not None else my_gid, mine, theirs, dev.rdma)
     client_out = notes + client_out if not warn else warn + notes + client_out[len(warn) :]
-    if not ctx.dry_run:
+    if ctx.changes():
         if rate is not None:
             ctx.flow_done(request, rate, seconds)
         server_out = text(True, sa.gid if sa.gid is not None else peer_gid, theirs, mine, sdev.rdma)
@@ -237,7 +237,7 @@ def _no_ack(
         return text.removesuffix(render.DASHES + "\n")
 
     total = SETUP_S + RETRY_EXHAUSTED_S
-    if not ctx.dry_run:
+    if ctx.changes():
         # The server waits for the client's report and gives up when the socket closes.
         err = " Failed to exchange data between server and clients\n"
         server.outcome = Outcome(1, head(True), err, ctx.t + total - server.start)

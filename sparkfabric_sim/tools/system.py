@@ -190,7 +190,7 @@ def kill(ctx: Ctx, argv: list[str]) -> Outcome:
         if proc is None or proc.finished or proc.node != ctx.node.name:
             err.append("sh: 1: kill: No such process\n")
             rc = 1
-        elif not ctx.dry_run:
+        elif ctx.changes():
             end_process(ctx.rt, proc, ctx.t)
     return Outcome(rc, "", "".join(err))
 
