@@ -3,8 +3,8 @@ only reads.
 
 Every read the REST client makes has its console twin here, in `switch_reads`, with the
 counters of each leg; each is built
-from fixed words and a leg name checked by `check_leg_name`, never from free text. What each
-returns is parsed by the `routeros_reads` function named beside it. Forms chosen on evidence:
+from fixed words and a leg name checked by `check_leg_name`, never from free text; `routeros`
+parses what each returns. Forms chosen on evidence:
 
 - lists (`/interface ethernet`, bridge ports, QoS ports) use `print terse without-paging`: one
   line per item with every property, where a column table is laid out for the terminal's
@@ -45,12 +45,10 @@ RESOURCE = "/system resource print"
 
 @dataclass(frozen=True, slots=True)
 class SwitchRead:
-    """One console command of a pass over the switch and the parser of its answer."""
+    """One console command of a pass over the switch."""
 
     name: ReadName
     command: str
-    parser: str
-    """The `routeros_reads` function that reads the answer (also a `sparkfabric parse` tool)."""
     leg: str | None = None
 
 
@@ -83,15 +81,12 @@ def switch_reads(legs: Sequence[str]) -> tuple[SwitchRead, ...]:
     for leg in legs:
         check_leg_name(leg)
     return (
-        SwitchRead("ethernet", ETHERNET, "parse_ethernet"),
-        *(
-            SwitchRead("monitor", monitor_command(leg), "parse_routeros_monitor", leg)
-            for leg in legs
-        ),
-        SwitchRead("bridge-port", BRIDGE_PORT, "parse_bridge_ports"),
-        SwitchRead("qos-port", QOS_PORT, "parse_qos_ports"),
-        SwitchRead("resource", RESOURCE, "parse_system_resource"),
-        *(SwitchRead("stats", stats_command(leg), "parse_ethernet_stats", leg) for leg in legs),
+        SwitchRead("ethernet", ETHERNET),
+        *(SwitchRead("monitor", monitor_command(leg), leg) for leg in legs),
+        SwitchRead("bridge-port", BRIDGE_PORT),
+        SwitchRead("qos-port", QOS_PORT),
+        SwitchRead("resource", RESOURCE),
+        *(SwitchRead("stats", stats_command(leg), leg) for leg in legs),
     )
 
 
