@@ -2,7 +2,7 @@
 of `probes.routeros`, so a check cannot tell which way the switch was read.
 
 `switch.api` picks the way: `rest` (JSON, `transport.switch`), `ssh` (the console commands of
-`probes.routeros_commands`, parsed by `probes.routeros_reads`) or `auto`: REST first, and SSH
+`probes.routeros_commands`, parsed by `probes.routeros`) or `auto`: REST first, and SSH
 where REST cannot be reached at all (connection, TLS, login); `Access.note` says which was used
 and why.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes import routeros_reads as console_parse
+from pytest_sparkfabric.probes import routeros as console_parse
 from pytest_sparkfabric.probes.routeros import (
     BridgePort,
     EthernetMonitor,
@@ -37,6 +37,7 @@ from pytest_sparkfabric.probes.routeros_commands import (
     monitor_command,
     stats_command,
 )
+from pytest_sparkfabric.probes.routeros_text import Row, rest_rows
 from pytest_sparkfabric.transport.switch import SwitchError, SwitchUnreachable
 
 if TYPE_CHECKING:
@@ -68,17 +69,7 @@ class Reads(Protocol):
     def stats(self, legs: Sequence[str]) -> Mapping[str, EthernetStats]: ...
 
 
-def rows(reply: Any, what: str) -> tuple[dict[str, str], ...]:
-    items = reply if isinstance(reply, list) else [reply]
-    out: list[dict[str, str]] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            raise ParseError("routeros REST", f"{what}: reply is not a list of objects")
-        out.append({str(k): v if isinstance(v, str) else str(v) for k, v in item.items()})
-    return tuple(out)
-
-
-def _first(items: tuple[dict[str, str], ...], what: str) -> dict[str, str]:
+def _first(items: tuple[Row, ...], what: str) -> Row:
     if not items:
         raise ParseError(what, "empty reply")
     return items[0]
@@ -91,26 +82,26 @@ class RestReads:
         self.client = client
 
     def ethernet(self) -> tuple[EthernetPort, ...]:
-        return ethernet_from_rest(rows(self.client.get("/interface/ethernet"), "ethernet"))
+        return ethernet_from_rest(rest_rows(self.client.get("/interface/ethernet")))
 
     def monitor(self, leg: str) -> EthernetMonitor:
         reply = self.client.post("/interface/ethernet/monitor", {"numbers": leg, "once": ""})
-        return ethernet_monitor_from_kv(_first(rows(reply, "monitor"), "routeros monitor"))
+        return ethernet_monitor_from_kv(_first(rest_rows(reply), "routeros monitor"))
 
     def bridge_ports(self) -> tuple[BridgePort, ...]:
-        return bridge_ports_from_rest(rows(self.client.get("/interface/bridge/port"), "bridge"))
+        return bridge_ports_from_rest(rest_rows(self.client.get("/interface/bridge/port")))
 
     def qos_ports(self) -> tuple[QosPort, ...]:
         reply = self.client.get("/interface/ethernet/switch/qos/port")
-        return qos_ports_from_rest(rows(reply, "qos"))
+        return qos_ports_from_rest(rest_rows(reply))
 
     def resource(self) -> SystemResource:
         reply = self.client.get("/system/resource")
-        return system_resource_from_kv(_first(rows(reply, "resource"), "routeros /system/resource"))
+        return system_resource_from_kv(_first(rest_rows(reply), "routeros /system/resource"))
 
     def stats(self, legs: Sequence[str]) -> Mapping[str, EthernetStats]:
         reply = self.client.post("/interface/ethernet/print", {"stats": ""})
-        found = {s.name: s for s in ethernet_stats_from_rows(rows(reply, "stats")) if s.name}
+        found = {s.name: s for s in ethernet_stats_from_rows(rest_rows(reply)) if s.name}
         return {leg: found[leg] for leg in legs if leg in found}
 
 

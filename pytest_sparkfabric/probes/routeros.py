@@ -1,195 +1,176 @@
-"""What a MikroTik RouterOS 7 switch says, as typed values: one dataclass per read.
+"""What a MikroTik RouterOS switch says, as typed values: one dataclass per read, and the
+`parse_*` reads of console text or REST JSON (`sparkfabric parse routeros-*`).
 
-Each `*_from_rest` / `*_from_kv` takes rows of strings keyed by RouterOS's property names,
-as REST returns them (every value a string: `"true"`, `"9000"`) and as `routeros_text` reads
-them off the console (`yes`, `3704.1MiB`, `182 334 805 898`); `routeros_reads` picks the form.
-A property the switch did not print is None, never 0 or False.
+Each field names the RouterOS property it comes from, so one mapping (`_from_row`) reads a row
+in either form the switch writes it: REST (every value a string: `"true"`, `"9000"`,
+`"3884056576"`) or the console (`yes`, `3704.1MiB`, `182 334 805 898`) as `routeros_text.read`
+gives it; a check cannot tell which way the switch was read. A property the switch did not
+print is None, never 0 or False. The console shows some properties only as flag letters (`R`
+running, `H` hw-offload); terse prints no legend, so each menu's is written here, from the
+legends RouterOS prints (v6 prints every letter, v7 only those in use).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
 
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes.routeros_text import read
 
-_SIZE = re.compile(r"^\s*(\d{1,15}(?:\.\d{1,6})?)\s*(B|KiB|MiB|GiB|TiB)?\s*$")
+T = TypeVar("T")
+N = TypeVar("N", int, float)
+Conv = Callable[[str | None], object]
+Rows = Sequence[Mapping[str, str]]
 _SIZE_FACTOR = {None: 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
-_RATE = re.compile(r"^\s*(\d{1,6}(?:\.\d{1,3})?)\s*([MG])bps\s*$")
-# The console groups digits by three with spaces (manual, ethernet.md "Stats" example).
-_COUNT = re.compile(r"^\s*(\d{1,3}(?: \d{3}){0,6}|\d{1,20})\s*$")
+_BOOL = {"yes": True, "true": True, "no": False, "false": False}
+_ZERO_RATE = re.compile(r"^\s*0+(?:\.0+)?\s*[kKMG]?(?:bps)?\s*$")
+# Counter names: MikroTik manual, ethernet.md "Stats" (the list differs per device and
+# driver); `tx-drop-packet` as CRS3xx/CRS8xx print it (index ids 60098335007, 60259870987).
+_COUNTER_PREFIXES = ("rx-", "tx-", "rs-fec-", "fc-fec-", "driver-")
+# `/interface ethernet print`: "Flags: X - disabled, R - running, S - slave" (ntc-templates
+# tests/mikrotik_routeros/interface_ethernet_print, RouterOS 6).
+ETHERNET_FLAGS = {"X": "disabled", "R": "running", "S": "slave"}
+# `/interface bridge port print`: "Flags: X - disabled, I - inactive, D - dynamic, H -
+# hw-offload" (MikroTik manual, bridging-and-switching/index.md, bridge port print).
+BRIDGE_PORT_FLAGS = {"X": "disabled", "I": "inactive", "D": "dynamic", "H": "hw-offload"}
+
+
+def _num(pattern: str, of: Callable[[re.Match[str]], N]) -> Callable[[str | None], N | None]:
+    """A number the whole value spells by `pattern` (blanks around it allowed), else None."""
+    whole = re.compile(rf"^\s*{pattern}\s*$")
+    return lambda value: of(m) if (m := whole.match(value or "")) else None
+
+
+_int = _num(r"(-?\d{1,15})\s*%?", lambda m: int(m[1]))
+# `3704.1MiB` (console) or `3884056576` (REST) -> bytes.
+_size = _num(
+    r"(\d{1,15}(?:\.\d{1,6})?)\s*(B|KiB|MiB|GiB|TiB)?",
+    lambda m: int(float(m[1]) * _SIZE_FACTOR[m[2]]),
+)
+_rate_gbps = _num(
+    r"(\d{1,6}(?:\.\d{1,3})?)\s*([MG])bps", lambda m: float(m[1]) * (1.0 if m[2] == "G" else 0.001)
+)
+# A counter as REST (`"1503133696"`) or the console (`1 503 133 696`, grouped by three with
+# spaces: manual, ethernet.md "Stats") prints it.
+_count = _num(r"(\d{1,3}(?: \d{3}){0,6}|\d{1,20})", lambda m: int(m[1].replace(" ", "")))
+
+
+def _unit(unit: str) -> Conv:
+    return _num(rf"(-?\d{{1,9}}(?:\.\d{{1,6}})?)\s*{unit}", lambda m: float(m[1]))
 
 
 def _bool(value: str | None) -> bool | None:
-    if value is None:
-        return None
-    return {"yes": True, "true": True, "no": False, "false": False}.get(value.strip().lower())
+    return _BOOL.get((value or "").strip().lower())
 
 
-def _int(value: str | None) -> int | None:
-    if value is None:
-        return None
-    m = re.match(r"^\s*(-?\d{1,15})\s*%?\s*$", value)
-    return int(m.group(1)) if m else None
+def _counters(row: Mapping[str, str]) -> dict[str, int]:
+    return {
+        k: n
+        for k, v in row.items()
+        if k.startswith(_COUNTER_PREFIXES) and (n := _count(v)) is not None
+    }
 
 
-def _float_unit(value: str | None, unit: str) -> float | None:
-    if value is None:
-        return None
-    m = re.match(rf"^\s*(-?\d{{1,9}}(?:\.\d{{1,6}})?)\s*{unit}\s*$", value, re.IGNORECASE)
-    return float(m.group(1)) if m else None
+def _p(key: str, conv: Conv | None = None) -> Any:
+    """A field read from property `key` of a row (a string unless `conv` makes it a value)."""
+    return field(default=None, metadata={"key": key, "conv": conv or (lambda v: v)})
 
 
-def size_bytes(value: str | None) -> int | None:
-    """``3704.1MiB`` (CLI) or ``3884056576`` (REST) -> bytes."""
-    if value is None:
-        return None
-    m = _SIZE.match(value)
-    return int(float(m.group(1)) * _SIZE_FACTOR[m.group(2)]) if m else None
+def _whole(of: Callable[[Mapping[str, str]], object]) -> Any:
+    """A field made from the whole row."""
+    return field(default_factory=dict, metadata={"row": of})
 
 
-def rate_gbps(value: str | None) -> float | None:
-    """``200Gbps`` / ``10Gbps`` / ``100Mbps`` -> Gb/s."""
-    if value is None:
-        return None
-    m = _RATE.match(value)
-    if not m:
-        return None
-    return float(m.group(1)) * (1.0 if m.group(2) == "G" else 0.001)
-
-
-@dataclass(frozen=True, slots=True)
-class SystemResource:
-    cpu_load_pct: int | None
-    version: str | None
-    board_name: str | None
-    uptime: str | None = None
-    architecture: str | None = None
-    cpu_count: int | None = None
-    free_memory_bytes: int | None = None
-    total_memory_bytes: int | None = None
-    raw: Mapping[str, str] = field(default_factory=dict)
-
-
-def system_resource_from_kv(values: Mapping[str, str]) -> SystemResource:
-    if not any(k in values for k in ("cpu-load", "version", "board-name")):
-        raise ParseError("routeros /system resource", "no cpu-load, version or board-name")
-    return SystemResource(
-        cpu_load_pct=_int(values.get("cpu-load")),
-        version=values.get("version"),
-        board_name=values.get("board-name"),
-        uptime=values.get("uptime"),
-        architecture=values.get("architecture-name"),
-        cpu_count=_int(values.get("cpu-count")),
-        free_memory_bytes=size_bytes(values.get("free-memory")),
-        total_memory_bytes=size_bytes(values.get("total-memory")),
-        raw=dict(values),
+def _from_row(cls: Callable[..., T], row: Mapping[str, str]) -> T:
+    return cls(
+        **{
+            f.name: f.metadata["row"](row)
+            if "row" in f.metadata
+            else f.metadata["conv"](row.get(f.metadata["key"]))
+            for f in fields(cls)  # type: ignore[arg-type]
+            if f.metadata
+        }
     )
 
 
 @dataclass(frozen=True, slots=True)
+class SystemResource:
+    cpu_load_pct: int | None = _p("cpu-load", _int)
+    version: str | None = _p("version")
+    board_name: str | None = _p("board-name")
+    uptime: str | None = _p("uptime")
+    architecture: str | None = _p("architecture-name")
+    cpu_count: int | None = _p("cpu-count", _int)
+    free_memory_bytes: int | None = _p("free-memory", _size)
+    total_memory_bytes: int | None = _p("total-memory", _size)
+    raw: Mapping[str, str] = _whole(dict)
+
+
+@dataclass(frozen=True, slots=True)
 class EthernetMonitor:
-    name: str | None
-    status: str | None
-    rate_gbps: float | None
-    full_duplex: bool | None
-    auto_negotiation: str | None
-    fec: str | None = None
-    sfp_temp_c: float | None = None
-    sfp_tx_power_dbm: float | None = None
-    sfp_rx_power_dbm: float | None = None
-    sfp_vendor_name: str | None = None
-    sfp_vendor_part_number: str | None = None
-    raw: Mapping[str, str] = field(default_factory=dict)
+    name: str | None = _p("name")
+    status: str | None = _p("status")
+    rate_gbps: float | None = _p("rate", _rate_gbps)
+    full_duplex: bool | None = _p("full-duplex", _bool)
+    auto_negotiation: str | None = _p("auto-negotiation")
+    fec: str | None = _p("fec")
+    sfp_temp_c: float | None = _p("sfp-temperature", _unit("C"))
+    sfp_tx_power_dbm: float | None = _p("sfp-tx-power", _unit("dBm"))
+    sfp_rx_power_dbm: float | None = _p("sfp-rx-power", _unit("dBm"))
+    sfp_vendor_name: str | None = _p("sfp-vendor-name")
+    sfp_vendor_part_number: str | None = _p("sfp-vendor-part-number")
+    raw: Mapping[str, str] = _whole(dict)
 
     @property
     def link_ok(self) -> bool:
         return self.status == "link-ok"
 
 
-def ethernet_monitor_from_kv(values: Mapping[str, str]) -> EthernetMonitor:
-    if "status" not in values and "name" not in values:
-        raise ParseError("routeros monitor", "no 'name:' or 'status:' field")
-    return EthernetMonitor(
-        name=values.get("name"),
-        status=values.get("status"),
-        rate_gbps=rate_gbps(values.get("rate")),
-        full_duplex=_bool(values.get("full-duplex")),
-        auto_negotiation=values.get("auto-negotiation"),
-        fec=values.get("fec"),
-        sfp_temp_c=_float_unit(values.get("sfp-temperature"), "C"),
-        sfp_tx_power_dbm=_float_unit(values.get("sfp-tx-power"), "dBm"),
-        sfp_rx_power_dbm=_float_unit(values.get("sfp-rx-power"), "dBm"),
-        sfp_vendor_name=values.get("sfp-vendor-name"),
-        sfp_vendor_part_number=values.get("sfp-vendor-part-number"),
-        raw=dict(values),
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class EthernetPort:
-    name: str | None
-    mtu_bytes: int | None
-    l2mtu_bytes: int | None
-    auto_negotiation: bool | None
-    speed: str | None
-    running: bool | None
-    disabled: bool | None
+    """An `/interface ethernet print` item (`GET /rest/interface/ethernet`)."""
 
-
-def ethernet_from_rest(items: Sequence[Mapping[str, str]]) -> tuple[EthernetPort, ...]:
-    """``GET /rest/interface/ethernet``."""
-    return tuple(
-        EthernetPort(
-            name=i.get("name"),
-            mtu_bytes=_int(i.get("mtu")),
-            l2mtu_bytes=_int(i.get("l2mtu")),
-            auto_negotiation=_bool(i.get("auto-negotiation")),
-            speed=i.get("speed"),
-            running=_bool(i.get("running")),
-            disabled=_bool(i.get("disabled")),
-        )
-        for i in items
-    )
+    name: str | None = _p("name")
+    mtu_bytes: int | None = _p("mtu", _int)
+    l2mtu_bytes: int | None = _p("l2mtu", _int)
+    auto_negotiation: bool | None = _p("auto-negotiation", _bool)
+    speed: str | None = _p("speed")
+    running: bool | None = _p("running", _bool)
+    disabled: bool | None = _p("disabled", _bool)
 
 
 @dataclass(frozen=True, slots=True)
 class BridgePort:
-    interface: str | None
-    bridge: str | None
-    hw_requested: bool | None
-    hw_offload: bool | None
-    role: str | None
-    disabled: bool | None
-    inactive: bool | None
+    """An `/interface bridge port print` item. ``hw`` is the request; ``hw-offload`` the fact."""
 
-
-def bridge_ports_from_rest(items: Sequence[Mapping[str, str]]) -> tuple[BridgePort, ...]:
-    """``GET /rest/interface/bridge/port``. ``hw`` is the request; ``hw-offload`` the fact."""
-    return tuple(
-        BridgePort(
-            interface=i.get("interface"),
-            bridge=i.get("bridge"),
-            hw_requested=_bool(i.get("hw")),
-            hw_offload=_bool(i.get("hw-offload")),
-            role=i.get("role"),
-            disabled=_bool(i.get("disabled")),
-            inactive=_bool(i.get("inactive")),
-        )
-        for i in items
-    )
-
-
-_ZERO_RATE = re.compile(r"^\s*0+(?:\.0+)?\s*[kKMG]?(?:bps)?\s*$")
+    interface: str | None = _p("interface")
+    bridge: str | None = _p("bridge")
+    hw_requested: bool | None = _p("hw", _bool)
+    hw_offload: bool | None = _p("hw-offload", _bool)
+    role: str | None = _p("role")
+    disabled: bool | None = _p("disabled", _bool)
+    inactive: bool | None = _p("inactive", _bool)
 
 
 @dataclass(frozen=True, slots=True)
 class QosPort:
-    name: str | None
-    trust_l3: str | None
-    pfc: str | None
-    egress_rate_queues: Mapping[int, str] = field(default_factory=dict)
+    """An `/interface ethernet switch qos port print` item."""
+
+    name: str | None = _p("name")
+    trust_l3: str | None = _p("trust-l3")
+    pfc: str | None = _p("pfc")
+    egress_rate_queues: Mapping[int, str] = _whole(
+        lambda row: dict(
+            sorted(
+                (int(m[1]), v)
+                for k, v in row.items()
+                if (m := re.fullmatch(r"egress-rate-queue(\d{1,2})", k))
+            )
+        )
+    )
 
     def limited_queues(self) -> dict[int, str]:
         """Queues with an egress rate cap set: anything but empty, unset (`!`) or a zero rate
@@ -201,82 +182,111 @@ class QosPort:
         }
 
 
-def qos_ports_from_rest(items: Sequence[Mapping[str, str]]) -> tuple[QosPort, ...]:
-    """``GET /rest/interface/ethernet/switch/qos/port``."""
-    out: list[QosPort] = []
-    for i in items:
-        queues: dict[int, str] = {}
-        for key, value in i.items():
-            m = re.fullmatch(r"egress-rate-queue(\d{1,2})", key)
-            if m:
-                queues[int(m.group(1))] = value
-        out.append(
-            QosPort(
-                name=i.get("name"),
-                trust_l3=i.get("trust-l3"),
-                pfc=i.get("pfc"),
-                egress_rate_queues=dict(sorted(queues.items())),
-            )
-        )
-    return tuple(out)
-
-
-def count(value: str | None) -> int | None:
-    """A counter as REST (`"1503133696"`) or the console (`1 503 133 696`) prints it."""
-    if value is None:
-        return None
-    m = _COUNT.match(value)
-    return int(m.group(1).replace(" ", "")) if m else None
-
-
-# Counter names: MikroTik manual, ethernet.md "Stats" (the list differs per device and
-# driver); `tx-drop-packet` as CRS3xx/CRS8xx print it (index ids 60098335007, 60259870987).
-_COUNTER_PREFIXES = ("rx-", "tx-", "rs-fec-", "fc-fec-", "driver-")
-
-
 @dataclass(frozen=True, slots=True)
 class EthernetStats:
     """`/interface ethernet print stats` of one interface. A counter the device does not
     print is None (RS-FEC counters exist only in fec91 mode, rx-drop only on some chips)."""
 
-    name: str | None
-    rx_fcs_error: int | None
-    rx_drop: int | None
-    tx_drop: int | None
-    tx_drop_packet: int | None
-    rx_pause: int | None
-    tx_pause: int | None
-    rx_error_events: int | None
-    rx_too_long: int | None
-    rs_fec_corrected: int | None
-    rs_fec_uncorrected: int | None
-    counters: Mapping[str, int] = field(default_factory=dict)
+    name: str | None = _p("name")
+    rx_fcs_error: int | None = _p("rx-fcs-error", _count)
+    rx_drop: int | None = _p("rx-drop", _count)
+    tx_drop: int | None = _p("tx-drop", _count)
+    tx_drop_packet: int | None = _p("tx-drop-packet", _count)
+    rx_pause: int | None = _p("rx-pause", _count)
+    tx_pause: int | None = _p("tx-pause", _count)
+    rx_error_events: int | None = _p("rx-error-events", _count)
+    rx_too_long: int | None = _p("rx-too-long", _count)
+    rs_fec_corrected: int | None = _p("rs-fec-corrected", _count)
+    rs_fec_uncorrected: int | None = _p("rs-fec-uncorrected", _count)
+    counters: Mapping[str, int] = _whole(_counters)
     """Every counter printed (rx-*, tx-*, rs-fec-*, fc-fec-*, driver-*), by its RouterOS name."""
 
 
-def ethernet_stats_from_rows(items: Sequence[Mapping[str, str]]) -> tuple[EthernetStats, ...]:
-    """`POST /rest/interface/ethernet/print {"stats": ""}` rows, or the console's."""
-    out: list[EthernetStats] = []
-    for i in items:
-        counters = {
-            k: n
-            for k, v in i.items()
-            if k.startswith(_COUNTER_PREFIXES) and (n := count(v)) is not None
-        }
-        out.append(
-            EthernetStats(
-                name=i.get("name"),
-                rx_fcs_error=counters.get("rx-fcs-error"),
-                rx_drop=counters.get("rx-drop"),
-                tx_drop=counters.get("tx-drop"),
-                tx_drop_packet=counters.get("tx-drop-packet"),
-                rx_pause=counters.get("rx-pause"),
-                tx_pause=counters.get("tx-pause"),
-                rx_error_events=counters.get("rx-error-events"),
-                rx_too_long=counters.get("rx-too-long"),
-                rs_fec_corrected=counters.get("rs-fec-corrected"),
-                rs_fec_uncorrected=counters.get("rs-fec-uncorrected"),
-                counters=counters,
-            )
+def _rows_to(cls: Callable[..., T]) -> Callable[[Rows], tuple[T, ...]]:
+    return lambda rows: tuple(_from_row(cls, r) for r in rows)
+
+
+def _item(cls: Callable[..., T], what: str, *keys: str) -> Callable[[Mapping[str, str]], T]:
+    def item(row: Mapping[str, str]) -> T:
+        if not any(k in row for k in keys):
+            raise ParseError(what, f"no {' or '.join(map(repr, keys))} property")
+        return _from_row(cls, row)
+
+    return item
+
+
+# Rows of a read (REST's or `routeros_text.read`'s) as typed values.
+system_resource_from_kv = _item(
+    SystemResource, "routeros /system resource", "cpu-load", "version", "board-name"
+)
+ethernet_monitor_from_kv = _item(EthernetMonitor, "routeros monitor", "name", "status")
+ethernet_from_rest = _rows_to(EthernetPort)
+bridge_ports_from_rest = _rows_to(BridgePort)
+qos_ports_from_rest = _rows_to(QosPort)
+ethernet_stats_from_rows = _rows_to(EthernetStats)
+
+
+def _read(
+    what: str, build: Callable[[Rows], T], problem: Callable[[Rows], str], flags: Any = None
+) -> Callable[[str], T]:
+    """The parser of one read: `routeros_text.read`, then `build` unless `problem` names one
+    (or `build` refuses): a ParseError quoting the text."""
+
+    def parse(text: str) -> T:
+        rows = read(text, what, flags)
+        try:
+            if why := problem(rows):
+                raise ParseError(what, why)
+            return build(rows)
+        except ParseError as err:
+            raise ParseError(err.tool, err.missing, found_text(text)) from None
+
+    return parse
+
+
+def _lacks(key: str) -> Callable[[Rows], str]:
+    return lambda rows: "" if any(key in r for r in rows) else f"no item has the property {key!r}"
+
+
+# Each in any form the console prints, or the REST reply of the same read.
+parse_ethernet = _read(
+    "routeros /interface ethernet print", ethernet_from_rest, _lacks("name"), ETHERNET_FLAGS
+)
+parse_bridge_ports = _read(
+    "routeros /interface bridge port print",
+    bridge_ports_from_rest,
+    _lacks("interface"),
+    BRIDGE_PORT_FLAGS,
+)
+parse_qos_ports = _read(
+    "routeros /interface ethernet switch qos port print", qos_ports_from_rest, _lacks("name")
+)
+parse_routeros_monitors = _read(
+    "routeros monitor",
+    lambda rows: tuple(map(ethernet_monitor_from_kv, rows)),
+    lambda rows: "" if rows else "empty reply",
+)
+"""`/interface ethernet monitor IF[,IF...] once`: one monitor per column."""
+parse_system_resource = _read(
+    "routeros /system resource",
+    lambda rows: system_resource_from_kv(rows[0]),
+    lambda rows: "" if len(rows) == 1 else f"{len(rows)} items where the menu has one",
+)
+parse_ethernet_stats = _read(
+    "routeros /interface ethernet print stats",
+    ethernet_stats_from_rows,
+    lambda rows: (
+        "" if any(map(_counters, rows)) else "no counter (rx-*, tx-*, rs-fec-*) in the output"
+    ),
+)
+
+
+def parse_routeros_monitor(text: str) -> EthernetMonitor:
+    """One interface's `monitor ... once` (the read the suite makes per leg)."""
+    monitors = parse_routeros_monitors(text)
+    if len(monitors) != 1:
+        names = ", ".join(m.name or "?" for m in monitors)
+        raise ParseError(
+            "routeros monitor", f"{len(monitors)} interfaces ({names}) where one was asked for"
         )
-    return tuple(out)
+    return monitors[0]

@@ -1,24 +1,14 @@
 """The console commands the suite sends a RouterOS switch over SSH, and the test that a command
 only reads.
 
-Every read the REST client makes has its console twin here, in `switch_reads`, with the
-counters of each leg; each is built
-from fixed words and a leg name checked by `check_leg_name`, never from free text. What each
-returns is parsed by the `routeros_reads` function named beside it. Forms chosen on evidence:
-
-- lists (`/interface ethernet`, bridge ports, QoS ports) use `print terse without-paging`: one
-  line per item with every property, where a column table is laid out for the terminal's
-  width and shows only some columns.
-- `monitor <leg> once`, one leg per command as REST asks: the answer is one key: value column
-  that names its leg.
-- counters use `print stats without-paging where name="<leg>"`: `print stats terse` prints the
-  same as `print stats` (measured on RouterOS 7.20.8 for `/interface`, index id 63101946964),
-  so one leg keeps the key: value answer to one column.
-- `/system resource print` is key: value.
-
-`login_user` adds the console's login options to the SSH user (MikroTik manual, Command Line
-Interface, "Login Options": `user+c80w` turns colours off, width 80): `c` colours off, `t`
-terminal auto-detection off, so the answer is plain text for the parsers.
+Each REST read has its console twin in `switch_reads`, plus each leg's counters, built from
+fixed words and leg names checked by `check_leg_name`. Forms chosen on evidence: lists use
+`print terse without-paging` (one line per item with every property; a column table fits the
+terminal's width and shows only some columns); `monitor <leg> once`, one leg per command as REST
+asks; counters `print stats without-paging where name="<leg>"` (`print stats terse` prints the
+same as `print stats`, RouterOS 7.20.8, index id 63101946964), so one leg keeps the key: value
+answer to one column. `login_user` adds the console's login options (MikroTik manual, Command
+Line Interface, "Login Options": `c` colours off, `t` terminal auto-detection off).
 """
 
 from __future__ import annotations
@@ -35,6 +25,9 @@ VERBS = ("print", "monitor", "get")
 
 # The same characters cluster.yaml allows for switch.ports (cluster/argrules.py SWITCH_PORT).
 _LEG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
+_NAME = r'(?:"[A-Za-z0-9._-]+"|[A-Za-z0-9._-]+)'
+# The one bracketed command the check lets through, and only as monitor's item.
+_FIND = re.compile(r'\[find name="[A-Za-z0-9._-]+"\]')
 
 ETHERNET = "/interface ethernet print terse without-paging"
 BRIDGE_PORT = "/interface bridge port print terse without-paging"
@@ -45,12 +38,10 @@ RESOURCE = "/system resource print"
 
 @dataclass(frozen=True, slots=True)
 class SwitchRead:
-    """One console command of a pass over the switch and the parser of its answer."""
+    """One console command of a pass over the switch."""
 
     name: ReadName
     command: str
-    parser: str
-    """The `routeros_reads` function that reads the answer (also a `sparkfabric parse` tool)."""
     leg: str | None = None
 
 
@@ -61,17 +52,23 @@ def check_leg_name(name: str) -> str:
             f"{name!r} is not a switch interface name the suite sends: use letters, digits, "
             "'.', '_' and '-' only, at most 64, not starting with '.' or '-'"
         )
-    if name.isdigit():
-        # The console reads a bare number as the item's index in the last print.
-        raise ValueError(
-            f"{name!r} is all digits: RouterOS would take it for an item number; rename the "
-            "interface (e.g. qsfp56-dd-1-1)"
-        )
     return name
 
 
 def monitor_command(leg: str) -> str:
-    return f"/interface ethernet monitor {check_leg_name(leg)} once"
+    """A leg named as the console reads names. A bare number is the item number of the last
+    print (MikroTik manual, Console, "Item Numbers", index id 70937031982) and `0x10` a hex
+    number (Scripting, "Data types": num takes hexadecimal input), so a leg that does not begin
+    with a letter (`1`, `100`) is selected by `[find name="<leg>"]`: `find` returns the internal
+    numbers of the items whose property equals the value, a quoted value is a str, and a
+    command in `[]` takes the path of the command around it (Scripting, "Command-line" and
+    "Common commands", newwlfz/mikrotik-docs-i18n @ee0d1a2e
+    docs/developer-guides/scripting/index.md; the manual's ssh-exec example runs `/interface
+    ethernet monitor [find where name=ether1] once`, index id 71155351262). Not tried on a
+    switch."""
+    name = check_leg_name(leg)
+    item = name if name[:1].isalpha() else f'[find name="{name}"]'
+    return f"/interface ethernet monitor {item} once"
 
 
 def stats_command(leg: str) -> str:
@@ -80,18 +77,13 @@ def stats_command(leg: str) -> str:
 
 def switch_reads(legs: Sequence[str]) -> tuple[SwitchRead, ...]:
     """Every command of one pass over the switch, in the order the REST client reads."""
-    for leg in legs:
-        check_leg_name(leg)
     return (
-        SwitchRead("ethernet", ETHERNET, "parse_ethernet"),
-        *(
-            SwitchRead("monitor", monitor_command(leg), "parse_routeros_monitor", leg)
-            for leg in legs
-        ),
-        SwitchRead("bridge-port", BRIDGE_PORT, "parse_bridge_ports"),
-        SwitchRead("qos-port", QOS_PORT, "parse_qos_ports"),
-        SwitchRead("resource", RESOURCE, "parse_system_resource"),
-        *(SwitchRead("stats", stats_command(leg), "parse_ethernet_stats", leg) for leg in legs),
+        SwitchRead("ethernet", ETHERNET),
+        *(SwitchRead("monitor", monitor_command(leg), leg) for leg in legs),
+        SwitchRead("bridge-port", BRIDGE_PORT),
+        SwitchRead("qos-port", QOS_PORT),
+        SwitchRead("resource", RESOURCE),
+        *(SwitchRead("stats", stats_command(leg), leg) for leg in legs),
     )
 
 
@@ -100,16 +92,13 @@ def login_user(user: str) -> str:
     return f"{user}+ct"
 
 
-# ---------------------------------------------------------------- read-only
-
-
-_WORD = re.compile(r"^[a-z][a-z0-9-]*$")
 _FLAG_ARGS = {
     "print": {"terse", "without-paging", "detail", "stats", "as-value", "count-only"},
     "monitor": {"once", "without-paging", "as-value"},
     "get": set(),
 }
-_WHERE = re.compile(r'^(?:name|interface|default-name)=(?:"[A-Za-z0-9._-]+"|[A-Za-z0-9._-]+)$')
+_WHERE = re.compile(rf"^(?:name|interface|default-name)={_NAME}$")
+_ITEMS = re.compile(rf"^{_NAME}(?:,{_NAME})*$")
 
 
 def command_problem(command: str) -> str | None:
@@ -117,46 +106,38 @@ def command_problem(command: str) -> str | None:
 
     A plain read is one console command: a menu path, a verb among print, monitor (with
     `once`, so that it ends) and get, and only arguments that change what is shown (`terse`,
-    `stats`, `where name=...`); no `;`, no `[...]` script, no `file=` (print writes a file
-    with it), no `interval=` or `follow` (they never end), no `do=` (monitor runs a script).
+    `stats`, `where name=...`, item names, quoted or not, and monitor's `[find name="..."]`);
+    no `;`, no other `[...]` script, no `file=` (print writes a file with it), no `interval=`
+    or `follow` (they never end), no `do=` (monitor runs a script).
     """
-    if not command or not re.fullmatch(r'[A-Za-z0-9 /._",=-]+', command):
-        bad = sorted({c for c in command if not re.match(r'[A-Za-z0-9 /._",=-]', c)})
+    bad = sorted({c for c in _FIND.sub("", command) if not re.match(r'[A-Za-z0-9 /._",=-]', c)})
+    if bad or not command:
         return f"holds {', '.join(map(repr, bad)) or 'nothing'}: one plain command only"
     if not command.startswith("/"):
         return "does not start with a menu path ('/...')"
-    tokens = command.split(" ")
-    if "" in tokens:
+    joined = _FIND.sub(lambda m: m[0].replace(" ", "\0"), command)
+    if "" in (tokens := [t.replace("\0", " ") for t in joined.split(" ")]):
         return "holds two spaces in a row (or a space at an end)"
     words = [w for w in tokens[0].split("/") if w] + tokens[1:]
-    verb_at = next((i for i, w in enumerate(words) if w in VERBS), None)
-    if verb_at is None:
+    at = next((i for i, w in enumerate(words) if w in VERBS), None)
+    if at is None:
         return f"has no verb among {', '.join(VERBS)}"
-    path, verb, args = words[:verb_at], words[verb_at], words[verb_at + 1 :]
-    if not path or any(not _WORD.match(w) for w in path):
+    path, verb, args = words[:at], words[at], words[at + 1 :]
+    if not path or any(not re.fullmatch(r"[a-z][a-z0-9-]*", w) for w in path):
         return f"menu path {'/'.join(path) or '(none)'!r} is not words of a-z, 0-9, '-'"
-    return _args_problem(verb, args)
-
-
-def _args_problem(verb: str, args: list[str]) -> str | None:
-    items: list[str] = []
     if "where" in args:
-        at = args.index("where")
-        args, cond = args[:at], args[at + 1 :]
+        args, cond = args[: args.index("where")], args[args.index("where") + 1 :]
         if verb != "print" or not cond:
             return "'where' without a print or a condition"
-        for i, part in enumerate(cond):
-            if (i % 2 and part != "or") or (not i % 2 and not _WHERE.match(part)):
-                return f"condition {' '.join(cond)!r} is not name=... [or name=...]"
+        if any(p != "or" if i % 2 else not _WHERE.match(p) for i, p in enumerate(cond)):
+            return f"condition {' '.join(cond)!r} is not name=... [or name=...]"
         if len(cond) % 2 == 0:
             return f"condition {' '.join(cond)!r} ends with 'or'"
-    for arg in args:
-        if arg in _FLAG_ARGS[verb]:
-            continue
-        if verb in ("monitor", "get") and re.fullmatch(r"[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*", arg):
-            items.append(arg)
-            continue
-        return f"argument {arg!r} is not one a read of '{verb}' takes"
+    items = [a for a in args if a not in _FLAG_ARGS[verb]]
+    for arg in items:
+        named = _ITEMS.match(arg) or (verb == "monitor" and _FIND.fullmatch(arg))
+        if verb == "print" or not named:
+            return f"argument {arg!r} is not one a read of '{verb}' takes"
     if verb == "monitor" and ("once" not in args or len(items) != 1):
         return "monitor needs one interface (list) and 'once' (without it, it never ends)"
     if verb == "get" and not 1 <= len(items) <= 2:

@@ -1,24 +1,25 @@
-"""RouterOS console text: the shapes `print terse`, `print detail`, `monitor ... once`, `print
-stats` and `:put [... as-value]` write, read into rows of strings keyed by RouterOS's own names.
+"""The one reader of what a RouterOS switch answers (`read`): rows of strings keyed by
+RouterOS's own property names, whatever the form; `routeros` maps rows to typed results.
 
-Nothing here knows a menu: `routeros_reads` turns the rows into the dataclasses of `routeros`;
-column tables are read by `routeros_table`.
-The shapes, as real RouterOS 6/7 outputs show them (tests/data/routeros-*/PROVENANCE.md):
+Not TextFSM with ntc-templates: its templates/mikrotik_routeros_* cover `interface ethernet
+monitor <name> once`, `interface ethernet print`, `interface print terse` and `system resource
+print`, not bridge ports, QoS ports, `print stats`, monitors side by side, REST JSON or as-value:
+templates would read half the reads and a reader the rest, two mechanisms for one grammar. The
+forms, as real outputs show them (tests/data/routeros-*/PROVENANCE.md):
 
-- key: value (`monitor once`, `/system resource print`, `print stats`): keys right-aligned
-  (a line may be indented one column off, or start with tabs), empty values empty, long values
-  wrapped onto indented lines (the SFP `eeprom` dump, link-mode lists ending in `,`), a log line
-  printed in between. With several interfaces the values stand in columns, one per interface,
-  under a `name:` row: text left-aligned, numbers right-aligned, numbers with a space every three
-  digits (`182 334 805 898`) and neighbouring columns one space apart (`0 70 502 669 211`).
-- terse / detail: `<index> <flag letters> key=value ...`; values are unquoted even with spaces
-  (`comment=this is a comment`, `last-link-up-time=1970-01-01 01:02:03`) or quoted (`name="x"`),
-  detail wraps an item onto indented lines and puts `;;; comment` first.
-- as-value (`:put [... as-value]`): one line, `key=value` joined by `;`, records back to back,
-  each starting with `.id`; values are neither quoted nor escaped.
+- REST JSON; as-value: `key=value` joined by `;` on one line, records back to back (a key seen
+  again starts the next), a field without `=` continuing a list (`rx-chains=0;1`).
+- column table: a `Flags:` legend, maybe a v7 `Columns:` line (the `#` header row wins), rows
+  `<index> <flags> cells`, text left- and numbers right-aligned to the label (`205 149 015`),
+  one or two spaces apart, `;;; comment` before its row, a list continuing under its column.
+- items (`print terse`/`detail`): `<index> <flags> key=value ...`, values quoted or not (even
+  with spaces); detail wraps onto indented lines and puts `;;; comment` first.
+- key: value (`monitor once`, `/system resource print`, `print stats`): keys right-aligned (give
+  or take a column or tabs), values wrapped onto indented lines (the SFP `eeprom` dump; lists
+  ending in `,`), log lines in between; several items side by side under `name:` are split as
+  table columns (a name with a space is one item unless another row fills two columns).
 
-RouterOS reports a refused command on stdout with exit status 0 (`bad command name`, `syntax
-error`, `not enough permissions (9)`, ...): `failure_line` finds it.
+RouterOS reports a refused command on stdout with exit status 0: `read` names it.
 """
 
 from __future__ import annotations
@@ -26,20 +27,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 Row = dict[str, str]
-
-INDEX = ".index"
-"""Row key of the item number a `print` shows (not a RouterOS property)."""
-FLAGS = ".flags"
-"""Row key of the item's flag letters, e.g. `RS`, `DH`; empty when none."""
+INDEX, FLAGS = ".index", ".flags"
+"""Row keys of an item's number and flag letters in a `print` (no RouterOS properties)."""
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
 # Console refusals, as measured on RouterOS 7.20.8 (index id 63101946964: "expected end of
 # command", "syntax error", "bad command name", "failure:", "script error:", "not enough
 # permissions (9)") and listed by an import scanner (index id 70657704534: "no such item",
@@ -50,255 +46,199 @@ _FAILURE = re.compile(
     r"input does not match any value of|invalid value for argument|ambiguous value of)",
     re.IGNORECASE,
 )
-
-
-def clean(text: str) -> str:
-    """Without colour escapes; CR LF (RouterOS over SSH) and lone CRs become LF."""
-    return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
-
-
-def failure_line(text: str) -> str | None:
-    """The line in which RouterOS refused the command, or None."""
-    for line in clean(text).split("\n"):
-        if _FAILURE.match(line.strip()):
-            return line.strip()[:200]
-    return None
-
-
-def check_failure(text: str, what: str) -> None:
-    line = failure_line(text)
-    if line is not None:
-        raise ParseError(what, f"RouterOS refused the command: {line!r}")
-
-
-# ---------------------------------------------------------------- key: value
-
-
+_TOKEN = re.compile(r"\S+")
+_ITEM = re.compile(r"^[ \t]*(?P<index>\d{1,9})(?=[ \t]|$)(?P<rest>.*)$")
+# An item line: its index, flag letters, then `;;;`, a `key=` or nothing.
+_ITEM_LINE = re.compile(
+    r"^[ \t]*(?P<index>\d{1,9})(?=[ \t]|$)(?P<flags>[ \t]*(?:[A-Za-z][ \t]*)*?)"
+    r"(?P<body>(?:;;;|[a-z.][a-z0-9._/-]*=).*)?$"
+)
+_HEADER = re.compile(r"^[ \t]*#(?:[ \t]+[A-Z][A-Za-z0-9-]*)+[ \t]*$")
+_LEGEND = re.compile(r"(?:^|[,;])\s*([A-Za-z]) - ([A-Za-z][A-Za-z0-9-]*(?: [a-z][a-z-]*)*)")
 _KEY = re.compile(r"^[ \t]*(?P<key>[A-Za-z][A-Za-z0-9_.\-/]*):(?=[ \t]|$)")
-TOKEN = re.compile(r"\S+")
+# A pair's value runs to the next ` key=` unless it is quoted.
+_PAIR = re.compile(
+    r'(?:(?<=\s)|^)([a-z.][a-z0-9._/-]*)=(?:"((?:[^"\\]|\\.)*)"|(.*?))'
+    r"(?=\s+[a-z.][a-z0-9._/-]*=|\s*$)"
+)
+_AS_VALUE = re.compile(r"^\.?[a-z][a-z0-9._/-]*=[^\n]*;")
 
 
-@dataclass
-class _KvLine:
-    key: str
-    value: str
-    """The text right of the colon, leading blank kept (column positions count from here)."""
-    more: list[str]
+def rest_rows(data: Any) -> tuple[Row, ...]:
+    """A decoded REST reply as rows, every value kept as a string."""
+    items = data if isinstance(data, list) else [data]
+    if len(items) == 1 and isinstance(items[0], Mapping) and {"error", "message"} <= set(items[0]):
+        item = items[0]
+        detail = f" ({item['detail']})" if item.get("detail") else ""
+        raise ParseError("routeros REST", f"error {item['error']} {item['message']}{detail}")
+    if not all(isinstance(i, Mapping) for i in items):
+        raise ParseError("routeros REST", "reply is not a list of objects")
+    return tuple(
+        {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in i.items()} for i in items
+    )
 
 
-def _kv_lines(text: str) -> list[_KvLine]:
-    out: list[_KvLine] = []
-    last: _KvLine | None = None
-    for line in clean(text).split("\n"):
-        m = _KEY.match(line)
-        if m:
-            last = _KvLine(m.group("key"), line[m.end() :].rstrip(), [])
-            out.append(last)
-        elif last is not None and line[:1] in (" ", "\t") and line.strip():
-            last.more.append(line.strip())
-        else:
-            # A log line printed into the session (column 0), an elision, or blank.
-            last = None
-    return out
+def read(text: str, what: str, flags: Mapping[str, str] | None = None) -> tuple[Row, ...]:
+    """Whatever RouterOS printed, as rows; ParseError (tool `what`) when it refused the command
+    or printed none of its forms. An item's flag letters become properties, `true` or `false`
+    (as REST says them), by the printed `Flags:` legend over `flags` (letter -> property).
+    Colour escapes go; CR LF (RouterOS over SSH) and lone CRs are line ends."""
+    text = _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    if text.lstrip()[:1] in ("[", "{"):
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            raise ParseError("routeros REST", "reply is not JSON") from None
+        return rest_rows(data)
+    lines = text.split("\n")
+    if refused := next((s[:200] for s in map(str.strip, lines) if _FAILURE.match(s)), None):
+        raise ParseError(what, f"RouterOS refused the command: {refused!r}")
+    if "\n" not in text.strip() and _AS_VALUE.match(text.strip()):
+        return _as_value(text.strip())
+    legend = dict(flags or {}) | {
+        letter: meaning.lower().replace(" ", "-")
+        for line in map(str.strip, lines)
+        if line.startswith("Flags:")
+        for letter, meaning in _LEGEND.findall(line[6:].strip())
+    }
+    at = next((i for i, line in enumerate(lines) if _HEADER.match(line)), None)
+    rows = _table(lines, at) if at is not None else _items(lines) or _key_values(lines)
+    if not rows and at is None:
+        raise ParseError(
+            what,
+            "nothing RouterOS prints: no REST JSON, as-value, column table ('#  NAME ...'), "
+            "item lines ('0 R name=...') or 'key: value' lines",
+            found_text(text),
+        )
+    return tuple(
+        {**{p: str(k in r[FLAGS]).lower() for k, p in legend.items()}, **r} if FLAGS in r else r
+        for r in rows
+    )
 
 
-def _joined(first: str, more: Sequence[str]) -> str:
-    value = first.strip()
-    for part in more:
-        # A wrapped list (`...,1G-baseT-full,` / `1G-baseX,...`) continues on the next line;
-        # anything else (the eeprom hex dump) keeps its line breaks.
-        sep = "" if value.endswith(",") or not value else "\n"
-        value = f"{value}{sep}{part}"
-    return value
+def _spans(line: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _TOKEN.finditer(line)]
 
 
-def parse_kv(text: str) -> Row:
-    """One item's `key: value` lines; indented lines that are no `key:` continue a value."""
-    out: Row = {}
-    for kv in _kv_lines(text):
-        out.setdefault(kv.key, _joined(kv.value, kv.more))
-    if not out:
-        raise ParseError("routeros", "no 'key: value' line")
-    return out
+def _cells(line: str, labels: Sequence[tuple[int, int]]) -> dict[int, str]:
+    """A line's cells by column. A token that starts or ends with a column's label is anchored
+    to it; digit groups one space before an anchored group belong to its number (numbers are
+    right-aligned: `205 149 015`); then a token one space after an anchored one continues its
+    text (text is left-aligned: `hAP ax lite`); the rest go to the column they overlap most
+    (or, overlapping none, lie nearest)."""
+    tokens = _spans(line)
+    col = [
+        next((j for j, (ls, le) in enumerate(labels) if ls == s or le == e), None)
+        for s, e in tokens
+    ]
+    for i in reversed(range(len(tokens) - 1)):
+        (s, _), (_, e) = tokens[i], tokens[i + 1]
+        if col[i] is None and col[i + 1] is not None and re.fullmatch(r"\d{1,3} \d{3}", line[s:e]):
+            col[i] = col[i + 1]
+    for i in range(1, len(tokens)):
+        if col[i] is None and col[i - 1] is not None and tokens[i - 1][1] + 1 == tokens[i][0]:
+            col[i] = col[i - 1]
+    cells: dict[int, list[tuple[int, int]]] = {}
+    for (s, e), j in zip(tokens, col, strict=True):
+        # Overlap with each label, minus the gap where none; ties: the last overlapped, the
+        # first near.
+        ov = [(min(e, le) - max(s, ls), k) for k, (ls, le) in enumerate(labels)]
+        best = max((o, k if o > 0 else -k, k) for o, k in ov)[2] if j is None else j
+        cells.setdefault(best, []).append((s, e))
+    return {j: line[c[0][0] : c[-1][1]] for j, c in cells.items()}
 
 
-def spans(value: str) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in TOKEN.finditer(value)]
+def _table(lines: list[str], at: int) -> tuple[Row, ...]:
+    found = list(_TOKEN.finditer(lines[at]))[1:]
+    keys, spans = [m[0].lower() for m in found], [m.span() for m in found]
+    rows: list[Row] = []
+    comment: str | None = None
+    for line in lines[at + 1 :]:
+        m = _ITEM.match(line)
+        if line.strip().startswith(";;;"):
+            comment = line.strip()[3:].strip()
+        elif m is None and rows and line[:1].isspace() and line.strip():
+            for j, cell in _cells(line, spans).items():  # a list continues under its column
+                rows[-1][keys[j]] = f"{rows[-1][keys[j]]},{cell}" if keys[j] in rows[-1] else cell
+        elif m is not None:
+            body, row = " " * m.start("rest") + m["rest"], {INDEX: m["index"], FLAGS: ""}
+            if re.fullmatch(r"[ \tA-Za-z]*", head := body[: spans[0][0]]):
+                row[FLAGS], body = re.sub(r"\s", "", head), " " * len(head) + body[len(head) :]
+            row |= {keys[j]: cell for j, cell in _cells(body, spans).items()}
+            if comment is not None:
+                row.setdefault("comment", comment)
+            comment = None
+            rows.append(row)
+    return tuple(rows)
 
 
-def _split_cells(
-    value: str, starts: Sequence[int], ends: Sequence[int]
-) -> list[tuple[int, int] | None] | None:
-    """The value's tokens grouped into the columns whose header tokens are (starts, ends):
-    right-aligned (each cell ends where its header ends) or left-aligned (each cell starts
-    where its header starts). None when neither fits."""
-    tokens = spans(value)
-    n = len(starts)
-    for align in ("right", "left"):
-        cells: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        fits = True
-        for s, e in tokens:
-            if align == "right":
-                j = next((j for j in range(n) if e <= ends[j]), None)
-                if j is not None and j > 0 and s < ends[j - 1] + 1:
-                    j = None
-            else:
-                j = next((j for j in reversed(range(n)) if s >= starts[j]), None)
-            if j is None:
-                fits = False
-                break
-            cells[j].append((s, e))
-        if fits and all(
-            not c or (c[-1][1] == ends[j] if align == "right" else c[0][0] == starts[j])
-            for j, c in enumerate(cells)
-        ):
-            return [(c[0][0], c[-1][1]) if c else None for c in cells]
-    return None
-
-
-def parse_kv_columns(text: str) -> tuple[Row, ...]:
-    """`key: value` output of one item or of several side by side (one column per item,
-    under the `name:` row). A name holding a space cannot be told from two columns: RouterOS
-    prints both alike; such output is read as one item only when its other rows say so."""
-    lines = _kv_lines(text)
-    name = next((kv for kv in lines if kv.key == "name"), None)
-    if name is not None and len(spans(name.value)) > 1:
-        columns = spans(name.value)
-        starts, ends = [s for s, _ in columns], [e for _, e in columns]
-        rows: list[Row] = [{} for _ in columns]
-        fits = True
-        for kv in lines:
-            cells = _split_cells(kv.value, starts, ends)
-            if cells is None:
-                fits = False
-                break
-            for j, cell in enumerate(cells):
-                if cell is not None:
-                    rows[j].setdefault(kv.key, kv.value[cell[0] : cell[1]])
-                elif kv.key not in rows[j]:
-                    rows[j][kv.key] = ""
-        if fits:
-            return tuple(rows)
-    return (parse_kv(text),)
-
-
-# ---------------------------------------------------------------- terse / detail
-
-
-ITEM = re.compile(r"^[ \t]*(?P<index>\d{1,9})(?=[ \t]|$)(?P<rest>.*)$")
-_PAIR_KEY = re.compile(r"(?:(?<=\s)|^)(?P<key>[a-z.][a-z0-9._/-]*)=")
-
-
-def _pairs(text: str) -> list[tuple[str, str]]:
-    """`key=value` pairs; a value runs to the next ` key=` unless it is quoted."""
-    out: list[tuple[str, str]] = []
-    m = _PAIR_KEY.search(text)
-    while m is not None:
-        key, at = m.group("key"), m.end()
-        if text[at : at + 1] == '"':
-            q = re.match(r'"((?:[^"\\]|\\.)*)"', text[at:])
-            if q is not None:
-                out.append((key, re.sub(r"\\(.)", r"\1", q.group(1))))
-                m = _PAIR_KEY.search(text, at + q.end())
-                continue
-        nxt = _PAIR_KEY.search(text, at)
-        out.append((key, text[at : nxt.start() if nxt else len(text)].strip()))
-        m = nxt
-    return out
-
-
-def _head(rest: str) -> tuple[str, str] | None:
-    """(flag letters, what follows them) of an item line's text after the index."""
-    m = re.match(r"^([ \t]*(?:[A-Za-z][ \t]*)*?)(?=;;;|[a-z.][a-z0-9._/-]*=|$)", rest)
-    if m is None or (m.end() == len(rest) and rest.strip() and "=" not in rest):
-        return None
-    return re.sub(r"\s", "", m.group(1)), rest[m.end() :]
-
-
-def parse_terse(text: str) -> tuple[Row, ...]:
-    """`print terse` / `print detail` items, each with `.index` and `.flags` and its pairs;
-    a `;;; comment` becomes `comment`."""
+def _items(lines: list[str]) -> tuple[Row, ...]:
     rows: list[Row] = []
     row: Row | None = None
-    has_pairs = False
-    for line in clean(text).split("\n"):
-        m = ITEM.match(line)
-        head = _head(m.group("rest")) if m else None
-        if m is not None and head is not None:
-            flags, body = head
-            row = {INDEX: m.group("index"), FLAGS: flags}
+    for line in lines:
+        m = _ITEM_LINE.match(line)
+        if m and (m["body"] or not m["flags"].strip()):
+            row = {INDEX: m["index"], FLAGS: re.sub(r"\s", "", m["flags"])}
             rows.append(row)
-            has_pairs = False
+            body = m["body"] or ""
             if body.startswith(";;;"):
                 row["comment"] = body[3:].strip()
                 continue
         elif row is None or not line.strip():
             row = None
             continue
-        elif not line[:1].isspace() and not has_pairs and "comment" in row:
-            # A long comment wraps onto a line of its own before the item's properties.
-            row["comment"] = f"{row['comment']} {line.strip()}".strip()
-            continue
         elif not line[:1].isspace():
+            if len(row) == 3 and "comment" in row:  # a long comment wrapped before the pairs
+                row["comment"] = f"{row['comment']} {line.strip()}".strip()
             continue
         else:
             body = line
-        for key, value in _pairs(body.strip()):
-            row.setdefault(key, value)
-            has_pairs = True
+        for p in _PAIR.finditer(body.strip()):
+            row.setdefault(p[1], p[3].strip() if p[2] is None else re.sub(r"\\(.)", r"\1", p[2]))
     return tuple(r for r in rows if len(r) > 2)
 
 
-# ---------------------------------------------------------------- as-value
-
-
-_AS_VALUE = re.compile(r"^\.?[a-z][a-z0-9._/-]*=[^\n]*;")
-
-
-def is_as_value(text: str) -> bool:
-    stripped = clean(text).strip()
-    return "\n" not in stripped and bool(_AS_VALUE.match(stripped))
-
-
-def parse_as_value(text: str) -> tuple[Row, ...]:
-    """`:put [... as-value]`: records back to back; a key seen again starts the next record,
-    a field without `=` continues a list value (`rx-chains=0;1`)."""
+def _as_value(text: str) -> tuple[Row, ...]:
     rows: list[Row] = []
-    row: Row | None = None
-    key: str | None = None
-    for field in clean(text).replace("\n", "").split(";"):
-        name, eq, value = field.partition("=")
+    row: Row = {}
+    key = ""
+    for part in text.split(";"):
+        name, eq, value = part.partition("=")
         if eq and re.fullmatch(r"\.?[a-z][a-z0-9._/-]*", name.strip()):
             key = name.strip()
-            if row is None or key in row:
-                row = {}
-                rows.append(row)
+            if not rows or key in row:
+                rows.append(row := {})
             row[key] = value.strip()
-        elif row is not None and key is not None:
-            row[key] = f"{row[key]};{field.strip()}"
+        elif rows:
+            row[key] = f"{row[key]};{part.strip()}"
     return tuple(rows)
 
 
-# ---------------------------------------------------------------- REST JSON
-
-
-def looks_like_json(text: str) -> bool:
-    return clean(text).lstrip()[:1] in ("[", "{")
-
-
-def parse_rest_json(text: str) -> tuple[Row, ...]:
-    """A REST reply: a list of objects (or one object), every value kept as a string."""
-    try:
-        data: Any = json.loads(text)
-    except (ValueError, RecursionError):
-        raise ParseError("routeros REST", "reply is not JSON") from None
-    items = data if isinstance(data, list) else [data]
-    out: list[Row] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            raise ParseError("routeros REST", "reply is not a list of objects")
-        if "error" in item and "message" in item and len(items) == 1:
-            detail = f" ({item['detail']})" if item.get("detail") else ""
-            raise ParseError("routeros REST", f"error {item['error']} {item['message']}{detail}")
-        out.append({str(k): v if isinstance(v, str) else json.dumps(v) for k, v in item.items()})
-    return tuple(out)
+def _key_values(lines: list[str]) -> tuple[Row, ...]:
+    kvs: list[tuple[str, str, list[str]]] = []
+    more: list[str] | None = None
+    for line in lines:
+        if m := _KEY.match(line):
+            # Blanked, not cut: the value keeps its columns for the splitter.
+            kvs.append((m["key"], " " * m.end() + line[m.end() :].rstrip(), more := []))
+        elif more is not None and line[:1] in (" ", "\t") and line.strip():
+            more.append(line.strip())
+        else:  # a log line printed into the session (column 0), an elision, or blank
+            more = None
+    labels = _spans(next((v for k, v, _ in kvs if k == "name"), ""))
+    split = [(k, _cells(v, labels)) for k, v, _ in kvs] if len(labels) > 1 else []
+    if any(len(cells) > 1 for k, cells in split if k != "name"):
+        rows: list[Row] = [{} for _ in labels]
+        for key, cells in split:
+            for j, row in enumerate(rows):
+                row.setdefault(key, cells.get(j, ""))
+        return tuple(rows)
+    one: Row = {}
+    for key, first, wrapped in kvs:
+        value = first.strip()
+        for part in wrapped:
+            # A wrapped list (`...,1G-baseT-full,` / `1G-baseX,...`) continues on the next line;
+            # anything else (the eeprom hex dump) keeps its line breaks.
+            value = f"{value}{'' if value.endswith(',') or not value else chr(10)}{part}"
+        one.setdefault(key, value)
+    return (one,) if one else ()
