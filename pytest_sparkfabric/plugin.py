@@ -124,9 +124,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     for marker in fixtures.MARKERS:
         config.addinivalue_line("markers", marker)
+    # The reports first: of the first-tried session-finish hooks, pluggy calls the one registered
+    # last first, so the session has built the results before the JSON is written (and before
+    # pytest's JUnit XML and pytest-html write theirs).
+    register_reports(config, lambda: session.results, session.baseline)
     config.pluginmanager.register(fixtures, "sparkfabric-fixtures")
     config.pluginmanager.register(session, "sparkfabric-session")
-    register_reports(config, lambda: session.results, session.baseline)
 
 
 def _check_recording(folder: Path) -> None:
@@ -174,8 +177,12 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     c = s.cluster
     src = c.source.name if c.source else "cluster.yaml"
+    from pytest_sparkfabric.shell import visible
+
     return [
-        f"sparkfabric: {src}: {c.topology}, {len(c.nodes)} nodes, "
-        f"transport {c.spec.transport}, MTU {c.mtu}",
-        *(f"sparkfabric: {w}" for w in s.safety),
+        visible(
+            f"sparkfabric: {src}: {c.topology}, {len(c.nodes)} nodes, "
+            f"transport {c.spec.transport}, MTU {c.mtu}"
+        ),
+        *(visible(f"sparkfabric: {w}") for w in s.safety),
     ]

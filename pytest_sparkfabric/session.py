@@ -20,23 +20,23 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_sparkfabric import objects
 from pytest_sparkfabric.outcome import NotMeasured
-from pytest_sparkfabric.results import Item, Outcome, Results, WarningNote
-from pytest_sparkfabric.shell import visible
 
 if TYPE_CHECKING:
+    from pytest_sparkfabric import objects
     from pytest_sparkfabric.cluster import Cluster
     from pytest_sparkfabric.cluster.plan import Plan
     from pytest_sparkfabric.diagnosis.causes import Failure, RootCauses
     from pytest_sparkfabric.diagnosis.evidence import Finding
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.report.baseline import Baseline
+    from pytest_sparkfabric.results import Item, Outcome, Results
     from pytest_sparkfabric.transport import Transport
 
 VERDICT_ID = "sparkfabric::verdict"
-EXIT_INCOMPLETE = 6
-"""Exit status of a run whose verdict is INCOMPLETE (ACCEPTED 0, REJECTED 1, usage error 4)."""
+EXIT_INCOMPLETE = 10
+"""Exit status of a run whose verdict is INCOMPLETE (ACCEPTED 0, REJECTED 1, usage error 4); apart
+from every code pytest uses (0-6), so CI can tell "the cluster is bad" from "we could not look"."""
 
 
 class SparkSession:
@@ -71,6 +71,8 @@ class SparkSession:
         self.items: list[Item] = []
         self._failures: list[Failure] = []
         self._passed: list[Failure] = []
+        self._seen: dict[str, Failure] = {}
+        """An item's failure as this process found it, until its log report arrives."""
         self.started = datetime.now(UTC).astimezone()
         self._t0 = time.monotonic()
         self.results: Results | None = None
@@ -147,7 +149,9 @@ class SparkSession:
             return report
         if (report.when == "setup" and report.passed) or report.skipped:
             return report
+        from pytest_sparkfabric import objects
         from pytest_sparkfabric.diagnosis.causes import Failure
+        from pytest_sparkfabric.shell import visible
         from pytest_sparkfabric.verdict import BLAMED, WARNINGS, item_path, widen
 
         exc = call.excinfo.value if call.excinfo is not None else None
@@ -176,14 +180,15 @@ class SparkSession:
         record = _item_record(item, report, outcome, path, warnings, findings)
         report.sparkfabric_outcome = outcome  # type: ignore[attr-defined]
         report.sparkfabric_item = record.model_dump(mode="json")  # type: ignore[attr-defined]
-        failure = Failure(item.nodeid, path, findings)
-        if outcome in ("failed", "not_measured"):
-            self._failures.append(failure)
-        else:
-            self._passed.append(failure)
+        self._seen[item.nodeid] = Failure(item.nodeid, path, findings)
+        report.sparkfabric_failure = {  # type: ignore[attr-defined]
+            "path": list(objects.ids(path)),
+            "findings": [_finding_json(f) for f in findings],
+        }
         return report
 
     def _unmeasured_finding(self, exc: NotMeasured, path: tuple[objects.Obj, ...]) -> Finding:
+        from pytest_sparkfabric import objects
         from pytest_sparkfabric.diagnosis.evidence import Finding
         from pytest_sparkfabric.diagnosis.rules import RULES
 
@@ -213,6 +218,7 @@ class SparkSession:
         """A cable's fault seen on a rail (a marginal lane, no carrier) blames the cable."""
         from dataclasses import replace
 
+        from pytest_sparkfabric import objects
         from pytest_sparkfabric.diagnosis.causes import CABLE_RULES
 
         out = []
@@ -244,9 +250,20 @@ class SparkSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.terminal.close()
         record = getattr(report, "sparkfabric_item", None)
-        if record is not None:
-            # Here rather than in the report hook: an xdist controller sees only log reports.
-            self.items.append(Item.model_validate(record))
+        if record is None:
+            return
+        # Here rather than in the report hook: an xdist controller sees only log reports, so
+        # what a worker found arrives as plain data and is read back into findings.
+        from pytest_sparkfabric.results import Item
+
+        item = Item.model_validate(record)
+        self.items.append(item)
+        failure = self._seen.pop(report.nodeid, None) or _failure_of(
+            report.nodeid, getattr(report, "sparkfabric_failure", {})
+        )
+        (self._failures if item.outcome in ("failed", "not_measured") else self._passed).append(
+            failure
+        )
 
     # -- the verdict ----------------------------------------------------------------------------
 
@@ -299,7 +316,8 @@ class SparkSession:
         if hasattr(session.config, "workerinput"):
             return
         results = self.conclude(interrupted=interrupted)
-        if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        ran = not session.config.option.collectonly
+        if ran and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = {"accepted": 0, "rejected": 1}.get(
                 results.verdict, EXIT_INCOMPLETE
             )
@@ -313,6 +331,46 @@ class SparkSession:
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def _finding_json(f: Finding) -> dict[str, Any]:
+    from pytest_sparkfabric import objects
+
+    return {
+        "rule": f.rule.id,
+        "where": f.where,
+        "nodes": list(f.nodes),
+        "evidence": f.evidence,
+        "fix": f.fix,
+        "certain": f.certain,
+        "objects": list(objects.ids(f.objects)),
+        "cause": f.cause,
+    }
+
+
+def _failure_of(nodeid: str, data: dict[str, Any]) -> Failure:
+    from pytest_sparkfabric import objects
+    from pytest_sparkfabric.diagnosis.causes import Failure
+    from pytest_sparkfabric.diagnosis.evidence import Finding
+    from pytest_sparkfabric.diagnosis.rules import RULES
+
+    def objs(ids: list[str]) -> tuple[objects.Obj, ...]:
+        return tuple(o for o in map(objects.parse, ids) if o is not None)
+
+    findings = tuple(
+        Finding(
+            RULES[f["rule"]],
+            f["where"],
+            tuple(f["nodes"]),
+            f["evidence"],
+            f["fix"],
+            f["certain"],
+            objs(f["objects"]),
+            f["cause"],
+        )
+        for f in data.get("findings", [])
+    )
+    return Failure(nodeid, objs(data.get("path", [])), findings)
 
 
 def _first(text: str) -> str:
@@ -332,6 +390,10 @@ def _item_record(
     warnings: list[Any],
     findings: tuple[Finding, ...],
 ) -> Item:
+    from pytest_sparkfabric import objects
+    from pytest_sparkfabric.results import Item, WarningNote
+    from pytest_sparkfabric.shell import visible
+
     props: dict[str, str] = {}
     for key, value in report.user_properties:
         props.setdefault(str(key), str(value))
@@ -418,8 +480,9 @@ class VerdictItem(pytest.Item):
         results = session.conclude()
         if results.verdict != "accepted":
             from pytest_sparkfabric.report.banner import verdict_text
+            from pytest_sparkfabric.shell import visible
 
-            raise VerdictNotAccepted(verdict_text(results))
+            raise VerdictNotAccepted(visible(verdict_text(results)))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, VerdictNotAccepted):

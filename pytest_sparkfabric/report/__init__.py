@@ -11,6 +11,7 @@ are still written, the verdict is still printed, and one line names the file tha
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import pytest
 from pytest_sparkfabric.report.baseline import Baseline
 from pytest_sparkfabric.report.html import HtmlReport
 from pytest_sparkfabric.results import Results
+from pytest_sparkfabric.shell import visible
 
 __all__ = ["register"]
 
@@ -38,9 +40,11 @@ class Outputs:
         """One line per report file that could not be written."""
 
     def lose(self, what: str, exc: OSError) -> None:
-        where = exc.filename or what
-        self.lost.append(f"sparkfabric: could not write {where}: {exc.strerror or exc}")
+        line = f"sparkfabric: could not write {what}: {exc.strerror or exc}"
+        if line not in self.lost:
+            self.lost.append(line)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         doc = self.results()
         if doc is None or self.json_path is None or hasattr(session.config, "workerinput"):
@@ -51,21 +55,27 @@ class Outputs:
             write(doc, self.json_path)
         except OSError as exc:
             self.lose(str(self.json_path), exc)
+            if not exc.filename:  # a write that failed part way: nothing half written stays
+                with contextlib.suppress(OSError):
+                    self.json_path.unlink()
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, None, None]:
         # Outermost wrapper: after pytest's short test summary, right above its last line.
         yield
         doc = self.results()
-        if doc is not None and not terminalreporter.config.option.collectonly:
+        if doc is not None and terminalreporter.config.option.collectonly:
+            for text in doc.safety:
+                terminalreporter.write_line(visible(text), yellow=True)
+        elif doc is not None:
             from pytest_sparkfabric.report import banner
             from pytest_sparkfabric.report.build import summary
 
             terminalreporter.section("sparkfabric verdict", bold=True)
             for line in banner.terminal_lines(summary(doc), doc.causes, doc.items):
-                terminalreporter.write_line(line.text, **MARKUP.get(line.tone, {}))
+                terminalreporter.write_line(visible(line.text), **MARKUP.get(line.tone, {}))
         for lost in self.lost:
-            terminalreporter.write_line(lost, red=True)
+            terminalreporter.write_line(visible(lost), red=True)
 
 
 class Guard:
@@ -79,10 +89,49 @@ class Guard:
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
         try:
-            return (yield)
+            yield
         except OSError as exc:
-            self.outputs.lose("a report", exc)
-            return None
+            self._lost(session, exc)
+        # The HTML report and JUnit XML name hosts, users and addresses, as the JSON does.
+        for option in ("htmlpath", "xmlpath"):
+            path = getattr(session.config.option, option, None)
+            if path:
+                with contextlib.suppress(OSError):
+                    Path(path).chmod(0o600)
+
+    def _lost(self, session: pytest.Session, exc: OSError) -> None:
+        """Name the file that was lost (a write that fails on a full disk names none), remove
+        what was half written, and give pytest-html its turn when JUnit XML failed before it."""
+        option = session.config.option
+        writer = _writer_of(exc)
+        path = getattr(option, "htmlpath" if writer == "pytest_html" else "xmlpath", None)
+        self.outputs.lose(str(path or exc.filename or "a report"), exc)
+        if path and not exc.filename:
+            with contextlib.suppress(OSError):
+                Path(path).unlink()
+        if writer == "junitxml" and getattr(option, "htmlpath", None):
+            for plugin in session.config.pluginmanager.get_plugins():
+                if type(plugin).__module__.startswith("pytest_html."):
+                    finish = getattr(plugin, "pytest_sessionfinish", None)
+                    if finish is not None:
+                        try:
+                            finish(session)
+                        except OSError as again:
+                            self.outputs.lose(str(option.htmlpath), again)
+
+
+def _writer_of(exc: BaseException) -> str | None:
+    """Which report writer raised: pytest-html or pytest's JUnit XML (by its traceback)."""
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__", "")
+        if name.startswith("pytest_html"):
+            found = "pytest_html"
+        elif name.endswith("junitxml"):
+            found = "junitxml"
+        tb = tb.tb_next
+    return found
 
 
 def register(config: pytest.Config, results: ResultsOf, baseline: Baseline | None = None) -> None:

@@ -83,6 +83,8 @@ def terminal_lines(
 ) -> list[Line]:
     """The run's last lines; at most `listed` unexplained failures are named."""
     out = [Line(f"sparkfabric: {headline(s)}", TONE[s.verdict]), Line(f"  {count_line(s)}")]
+    # How the run was less safe than by default: again at the end, the header is far up.
+    out += [Line(line, "warn") for line in s.safety]
     if causes or any(i.outcome in ("failed", "not_measured") for i in items):
         out.append(
             Line(
@@ -94,8 +96,9 @@ def terminal_lines(
             Line(f"  {n}. [{c.rule}] {', '.join(c.objects) or 'the cluster'}: {c.cause}", "bad")
         )
         out.append(Line(f"     Fix: {c.fix}"))
+        out += [Line(f"     seen: {e}") for e in c.evidence[:2]]
         if c.items:
-            out.append(Line(f"     explains {_plural(len(c.items), 'failed check')}"))
+            out.append(Line(f"     explains {_plural(len(c.items), 'check')}"))
     loose = unexplained(causes, items)
     if loose and causes:
         out.append(Line(f"  {_plural(len(loose), 'failure')} no cause explains:", "warn"))

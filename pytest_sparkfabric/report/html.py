@@ -100,6 +100,8 @@ class HtmlReport:
     ) -> None:
         self.results = results
         self.baseline = baseline
+        self.page: Any = None
+        """pytest-html's report object, whose title is set once the verdict is known."""
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: MutableSequence[str]) -> None:
@@ -147,9 +149,14 @@ class HtmlReport:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_report_title(self, report: Any) -> None:
+        # Asked when the session starts, long before the verdict: kept, and named at the end.
+        self.page = report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         doc = self.results()
-        if doc is not None:
-            report.title = f"sparkfabric: {doc.cluster.name} {doc.verdict.upper()}"
+        if doc is not None and self.page is not None:
+            self.page.title = f"sparkfabric: {doc.cluster.name} {doc.verdict.upper()}"
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_sparkfabric.session import EXIT_INCOMPLETE
 from tests.suite.runner import rows_of
 
 DIRECT = """\
@@ -47,14 +48,15 @@ def test_shipped_suite_is_collected_with_no_path(
     result = pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q")
     ids = _collected(result)
     assert ids, result.stdout.str()
-    assert all(re.match(r"(acceptance/)?test_\w+\.py::", i) for i in ids)
+    assert ids[-1] == "sparkfabric::verdict"
+    assert all(re.match(r"test_\w+\.py::", i) for i in ids[:-1])
     assert any("[spark-1:rail0->spark-2:rail0]" in i for i in ids)
 
 
 def test_explicit_path_wins(pytester: pytest.Pytester, cluster_file: Path) -> None:
     pytester.makepyfile(test_mine="def test_mine(cluster):\n    assert cluster.mtu == 9000\n")
     result = pytester.runpytest("--cluster", str(cluster_file), "test_mine.py", "-q")
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=2)  # test_mine and sparkfabric::verdict
 
 
 def test_ini_key_selects_the_cluster(pytester: pytest.Pytester, cluster_file: Path) -> None:
@@ -111,6 +113,7 @@ def test_xdist_spreading_is_refused_with_the_fix(
 
 def test_soak_items_run_last(pytester: pytest.Pytester, cluster_file: Path) -> None:
     ids = _collected(pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q"))
+    assert ids.pop() == "sparkfabric::verdict"
     soak = [i for i, nodeid in enumerate(ids) if "test_soak" in nodeid]
     assert soak and soak == list(range(len(ids) - len(soak), len(ids)))
 
@@ -122,10 +125,16 @@ def test_unreachable_node_fails_its_tests_with_one_line(pytester: pytest.Pyteste
     )
     result = pytester.runpytest(f"--cluster={cfg}", "-m", "mtu", "-p", "no:html")
     out = result.stdout.str()
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert "not measured: spark-2: ssh: connection timed out after 10 s" in out
+    assert result.ret == EXIT_INCOMPLETE
+    result.stdout.fnmatch_lines(
+        [
+            "*sparkfabric: INCOMPLETE *",
+            "*1. [[]node_unreachable] spark-2: the node cannot be logged into*",
+            "*seen: spark-2: ssh: connection timed out after 10 s*",
+        ]
+    )
     assert "During handling" not in out and "Traceback" not in out
-    assert "[spark-1:rail0]" not in "\n".join(line for line in result.outlines if "FAILED" in line)
+    assert not [line for line in result.outlines if line.startswith("FAILED test_")]
 
 
 def test_node_host_gives_testinfra_checks_on_the_simulator(
@@ -142,7 +151,7 @@ def test_node_host_gives_testinfra_checks_on_the_simulator(
         """
     )
     result = pytester.runpytest(f"--cluster={cluster_file}", "test_own.py", "-p", "no:html")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)  # two nodes and sparkfabric::verdict
 
 
 @pytest.mark.slow
@@ -162,7 +171,7 @@ def test_results_json_is_complete_under_xdist_loadgroup(
         "no:html",
         f"--sparkfabric-json={out}",
     )
-    result.assert_outcomes(passed=8)
+    result.assert_outcomes(passed=9)  # 8 and sparkfabric::verdict
     tests = rows_of(json.loads(out.read_text()))
     assert len(tests) == 8
     assert all(t["properties"].get("node") for t in tests)

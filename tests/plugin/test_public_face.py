@@ -67,4 +67,4 @@ def test_the_readme_own_check_runs(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_own=textwrap.dedent(own))
     cluster = Path(__file__).resolve().parents[2] / "examples" / "direct-2.yaml"
     result = pytester.runpytest_inprocess(f"--cluster={cluster}", "test_own.py", "-p", "no:html")
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=5)  # 4 links and sparkfabric::verdict
