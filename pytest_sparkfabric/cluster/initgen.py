@@ -16,8 +16,8 @@ import yaml
 
 from pytest_sparkfabric.cluster import argrules, hardware
 from pytest_sparkfabric.cluster.plan import NODE_COUNTS
-from pytest_sparkfabric.cluster.rules import need
 from pytest_sparkfabric.cluster.spec import LINK_SPEEDS_MBPS, TOPOLOGIES
+from pytest_sparkfabric.cluster.validate import need
 
 DEFAULT_POOL = "192.168.100.0/24 to 192.168.255.0/24"
 FIRST_HOST = 11

@@ -2,7 +2,7 @@
 
 Every problem is collected and reported together, each with its YAML line, its path and a fix:
 the YAML itself (`source.py`), the shape (pydantic, `spec.py`, worded by `wording.py`), then the
-cabling and address rules (`rules.py`): on a broken shape, those whose fields validated.
+cabling and address rules (`validate.py`): on a broken shape, those whose fields validated.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from pytest_sparkfabric.cluster import rules, wording
+from pytest_sparkfabric.cluster import validate, wording
 from pytest_sparkfabric.cluster.argrules import seen
 from pytest_sparkfabric.cluster.model import Cluster, build_nodes
 from pytest_sparkfabric.cluster.source import (
@@ -91,10 +91,10 @@ def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = N
         spec = ClusterSpec.model_validate(data)
     except ValidationError as err:
         partial, valid = _partial(data, {str(e["loc"][0]) for e in err.errors() if e["loc"]})
-        found = wording.problems(err, located) + rules.check(partial, valid)
+        found = wording.problems(err, located) + validate.check(partial, valid)
         raise ConfigError(source, problems + _lined(found, located)) from None
     cluster = Cluster(spec=spec, source=path, nodes=build_nodes(spec), located=located)
-    if problems := problems + _lined(rules.check(cluster), located):
+    if problems := problems + _lined(validate.check(cluster), located):
         raise ConfigError(source, problems)
     return cluster
 

@@ -9,6 +9,7 @@ pair); an ib_write_bw whose local and remote addresses are the same is a loopbac
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -95,6 +96,14 @@ def _nccl_evidence(name: str, run: NcclTestsRun) -> NcclEvidence:
     )
 
 
+def _ok(value: float | None) -> bool:
+    return value is None or math.isfinite(value)
+
+
+def _finite(rates: list[Rate]) -> list[Rate]:
+    return [r for r in rates if _ok(r.gbps)]
+
+
 def explain(files: Sequence[tuple[str, str]]) -> Explained:
     """(name, text) of each saved output -> per-file summaries and the findings of them all."""
     out = Explained()
@@ -159,6 +168,19 @@ def explain(files: Sequence[tuple[str, str]]) -> Explained:
                 out.lines.append(f"{name}: RouterOS system resource: cpu-load {cpu}%")
         except ParseError as exc:
             out.errors.append(f"{name}: looks like {tool}, but {exc.missing}")
+            continue
+        figures = [r.gbps for r in (*loopback, *rdma, *tcp)] + [cpu]
+        if nccl is not None:
+            figures.append(nccl.busbw_gbytes_s)
+        if any(v is not None and not math.isfinite(v) for v in figures):
+            # A saved output that says nan or inf Gb/s is damaged, not a measurement to judge.
+            out.errors.append(f"{name}: holds a figure that is not a finite number (nan or inf)")
+            out.lines.pop()
+            loopback, rdma, tcp = _finite(loopback), _finite(rdma), _finite(tcp)
+            if nccl is not None and not _ok(nccl.busbw_gbytes_s):
+                nccl = None
+            if not _ok(cpu):
+                cpu = None
     pairs: tuple[PairRates, ...] = ()
     if len(rdma) >= 2:
         pairs = (PairRates("the ib_write_bw files together", (), tuple(rdma)),)
