@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.measure import evidence, rdma
+from pytest_sparkfabric.measure import rdma, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Link, NodePair, Rail, Verdict
@@ -40,18 +40,18 @@ def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     measured = result.measured()
     if measured.error is not None:
         # No figure at all: a configuration finding (a duplicate address, no link) may say why.
-        evidence.fail(
+        witness.fail(
             verdict,
             f"{rail.id} ({rail.rdma}) loopback not measured: {measured.error}",
-            evidence.findings(fabric, on=evidence.path(rail)),
+            witness.findings(fabric, on=witness.path(rail)),
         )
     gbps = measured.get()
     verdict(measured=f"{gbps:.1f} Gb/s", measured_gbps=gbps)
     if not th.ok(gbps):
-        evidence.fail(
+        witness.fail(
             verdict,
             f"{rail.id} ({rail.rdma}) loopback: {gbps:.1f} Gb/s, {th.describe()}",
-            evidence.findings(fabric, on=evidence.path(rail), prefer=["nic_throttled"]),
+            witness.findings(fabric, on=witness.path(rail), prefer=["nic_throttled"]),
         )
 
 
@@ -76,15 +76,15 @@ def test_rail_rdma(rail_link: Link, fabric: Fabric, verdict: Verdict) -> None:
         verdict(measured_gbps=min(r.gbps or 0.0 for r in results))
         return
     values = [r.gbps for r in results]
-    found = evidence.findings(
-        fabric, on=evidence.path(rail_link), tcp=evidence.needs_tcp(fabric, values, nodes)
+    found = witness.findings(
+        fabric, on=witness.path(rail_link), tcp=witness.needs_tcp(fabric, values, nodes)
     )
     where = _where(fabric, nodes)
     if errors:
         head = "; ".join(f"{r.where}: {r.error}" for r in errors)
-        evidence.fail(verdict, f"{rail_link.id}: no bandwidth result: {head}{where}", found)
+        witness.fail(verdict, f"{rail_link.id}: no bandwidth result: {head}{where}", found)
     slow_ways = ", ".join(f"{r.where} (into {r.dst.node})" for r in slow)
-    evidence.fail(
+    witness.fail(
         verdict, f"{rail_link.id}: {seen}, {th.describe()}; slow: {slow_ways}{where}", found
     )
 
@@ -129,10 +129,10 @@ def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> Non
     if bad:
         values = [r.gbps for d in directions for r in d.rails]
         nodes = (node_pair.a, node_pair.b)
-        found = evidence.findings(
+        found = witness.findings(
             fabric,
-            on=evidence.path(node_pair),
-            tcp=evidence.needs_tcp(fabric, values, nodes),
+            on=witness.path(node_pair),
+            tcp=witness.needs_tcp(fabric, values, nodes),
             prefer=["half_port"],
         )
-        evidence.fail(verdict, "\n".join(lines) + _where(fabric, nodes), found)
+        witness.fail(verdict, "\n".join(lines) + _where(fabric, nodes), found)

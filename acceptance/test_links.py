@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.cluster import hardware
-from pytest_sparkfabric.measure import evidence, facts, links, switch
+from pytest_sparkfabric.measure import facts, links, switch, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Rail, Verdict
@@ -27,7 +27,7 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """The rail netdev is administratively up, has carrier, runs at 200000Mb/s with RS FEC."""
     expected = f"up, carrier, {SPEED_MBPS}Mb/s, FEC {FEC}"
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, expected=expected)
-    verdict(cables=",".join(o.id for o in evidence.cable(fabric, rail) if o.kind == "cable"))
+    verdict(cables=",".join(o.id for o in witness.cable(fabric, rail) if o.kind == "cable"))
     iface = facts.interface(fabric, rail).get()
     eth = links.ethtool(fabric, rail)
     fec = links.fec(fabric, rail)
@@ -54,7 +54,7 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         verdict.fail(
             problem.format(what="cabled in cluster.yaml but has no link") + note,
             rule or "link_down",
-            objects=evidence.cable(fabric, rail),
+            objects=witness.cable(fabric, rail),
         )
     if speed != SPEED_MBPS:
         eth.get()
@@ -87,7 +87,7 @@ def test_pcie(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         verdict.fail(
             f"{_where(rail)}: PCIe {rail.pci} runs at {link.text}{best}; expected {expected}",
             "pcie_degraded",
-            objects=evidence.pcie_half(fabric, rail),
+            objects=witness.pcie_half(fabric, rail),
         )
 
 
@@ -123,5 +123,5 @@ def test_roce_port(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             f"{where}: port state {roce.state.name or '?'}, physical state "
             f"{roce.phys_state.name or '?'}{cause}; expected ACTIVE, LinkUp",
             rule or "link_down",
-            objects=evidence.cable(fabric, rail),
+            objects=witness.cable(fabric, rail),
         )

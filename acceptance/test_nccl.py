@@ -10,7 +10,7 @@ import pytest
 
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.cluster.thresholds import busbw_floor, message_bytes
-from pytest_sparkfabric.measure import evidence, nccl_run
+from pytest_sparkfabric.measure import nccl_run, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, Fabric, Node, Verdict
@@ -31,11 +31,11 @@ def test_nccl_completes(cluster: Cluster, fabric: Fabric, verdict: Verdict) -> N
     )
     problems = run.problems()
     if problems:
-        evidence.fail(
+        witness.fail(
             verdict,
             f"NCCL {cluster.spec.nccl.binary} on {len(cluster.nodes)} ranks did not complete: "
             + "; ".join(problems),
-            evidence.findings(fabric, loopback=True, prefer=NCCL_RULES),
+            witness.findings(fabric, loopback=True, prefer=NCCL_RULES),
         )
     verdict(measured="completed")
 
@@ -48,18 +48,18 @@ def test_nccl_uses_ib(node: Node, cluster: Cluster, fabric: Fabric, verdict: Ver
     if run.parsed is None:
         # The job as a whole did not run: that is about every node, not this rank.
         verdict.about(objects.CLUSTER)
-        evidence.fail(
+        witness.fail(
             verdict,
             f"not measured: {run.error}",
-            evidence.findings(fabric, loopback=True, prefer=NCCL_RULES),
+            witness.findings(fabric, loopback=True, prefer=NCCL_RULES),
         )
     rank = run.ranks.get(node.name)
     if rank is None or not rank.seen:
-        evidence.fail(
+        witness.fail(
             verdict,
             f"{node.name}: NCCL_DEBUG=INFO printed no NET/IB, NET/Socket or 'Using network' "
             "line for this rank (is NCCL_DEBUG overridden?)",
-            evidence.findings(fabric, on=evidence.path(node), prefer=NCCL_RULES),
+            witness.findings(fabric, on=witness.path(node), prefer=NCCL_RULES),
         )
     nets = ",".join(sorted(rank.networks)) or "?"
     verdict(
@@ -73,11 +73,11 @@ def test_nccl_uses_ib(node: Node, cluster: Cluster, fabric: Fabric, verdict: Ver
     if rank.socket or not ib or missing:
         seen = f"network {nets}" + (", NET/Socket" if rank.socket else "")
         seen += f", NET/IB devices: {','.join(rank.devices) or 'none'}"
-        evidence.fail(
+        witness.fail(
             verdict,
             f"{node.name} (rank {rank.rank}): {seen}; expected network IB with "
             f"{','.join(expected)}" + (f" (missing {','.join(missing)})" if missing else ""),
-            evidence.findings(fabric, on=evidence.path(node), prefer=NCCL_RULES),
+            witness.findings(fabric, on=witness.path(node), prefer=NCCL_RULES),
         )
 
 
@@ -101,17 +101,17 @@ def test_nccl_busbw(cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
         source=th.source,
     )
     if run.parsed is None or not by_size:
-        evidence.fail(
+        witness.fail(
             verdict,
             "no bus bandwidth row: " + "; ".join(run.problems() or ["no result rows"]),
-            evidence.findings(fabric, loopback=True, prefer=NCCL_RULES),
+            witness.findings(fabric, loopback=True, prefer=NCCL_RULES),
         )
     busbw = by_size[size]
     verdict(measured=f"{busbw:g} GB/s at {size} bytes", measured_gbytes_s=busbw)
     if not th.ok(busbw):
-        evidence.fail(
+        witness.fail(
             verdict,
             f"NCCL {cluster.spec.nccl.binary}, {len(cluster.nodes)} nodes ({cluster.topology}): "
             f"bus bandwidth {busbw:g} GB/s at {size} bytes, {th.describe()}",
-            evidence.findings(fabric, loopback=True, prefer=NCCL_RULES),
+            witness.findings(fabric, loopback=True, prefer=NCCL_RULES),
         )

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_sparkfabric.diagnosis.evidence import Finding
 from pytest_sparkfabric.diagnosis.rules import RULES
-from pytest_sparkfabric.measure import evidence, links, soak
+from pytest_sparkfabric.measure import links, soak, witness
 from pytest_sparkfabric.measure.soak_math import (
     DEFAULT_SPEED_MBPS,
     LaneOutlier,
@@ -73,7 +73,7 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         netdev=rail.netdev,
         expected=f"lane ratio {ratio_t.expected()}, BER {ber_t.expected()}, "
         "no symbol/CRC/link-down growth",
-        cables=",".join(o.id for o in evidence.cable(fabric, rail) if o.kind == "cable"),
+        cables=",".join(o.id for o in witness.cable(fabric, rail) if o.kind == "cable"),
     )
     run = soak.run(fabric)
     samples = soak.rail_samples(fabric, rail)
@@ -164,7 +164,7 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         found.append(Finding(RULES["ber_high"], where, nodes, seen))
     verdict(measured="; ".join(lines) or "clean")
     if found:
-        evidence.fail(verdict, "\n".join(lines), found)
+        witness.fail(verdict, "\n".join(lines), found)
 
 
 def _last_line(result: RunResult | None) -> str | None:
@@ -289,14 +289,14 @@ def test_soak_load(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     ]
     verdict(measured=", ".join(rates) or "no traffic result")
     if problems:
-        evidence.fail(
+        witness.fail(
             verdict,
             "the soak did not load this node as planned, so its result proves less:\n"
             + "\n".join(problems + heat),
-            evidence.findings(fabric, [node.name], only=LOAD_RULES),
+            witness.findings(fabric, [node.name], only=LOAD_RULES),
         )
     if heat:
         peak = run.nic_temp_c.get(node.name)
         short = f"NIC peaked at {peak:.1f} C during the soak" if peak is not None else "hot"
         found = [Finding(RULES["nic_overheated"], node.name, (node.name,), short)] if hot else []
-        evidence.fail(verdict, "the soak's temperatures:\n" + "\n".join(heat), found)
+        witness.fail(verdict, "the soak's temperatures:\n" + "\n".join(heat), found)

@@ -13,9 +13,9 @@ import pytest
 
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.cluster.hardware import l2mtu_need
-from pytest_sparkfabric.measure import evidence
 from pytest_sparkfabric.measure import qos as qos_reads
 from pytest_sparkfabric.measure import switch as switch_reads
+from pytest_sparkfabric.measure import witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, Fabric, Node, Verdict
@@ -42,7 +42,7 @@ def _yes(value: bool | None) -> str:
 
 def _cable(fabric: Fabric, node: Node) -> tuple[Obj, ...]:
     """The node's cable to its leg: what a fault of the leg blames."""
-    return evidence.cable(fabric, node.rails[0]) if node.rails else ()
+    return witness.cable(fabric, node.rails[0]) if node.rails else ()
 
 
 def _state(fabric: Fabric) -> SwitchState:

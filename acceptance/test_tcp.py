@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.measure import evidence, tcp
+from pytest_sparkfabric.measure import tcp, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, NodePair, Verdict
@@ -35,10 +35,10 @@ def test_pair_tcp(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None
     errors = [r for r in results if r.gbps is None]
     if errors:
         why = "; ".join(f"{r.src.id}->{r.dst.id}: {r.error}" for r in errors)
-        evidence.fail(
+        witness.fail(
             verdict,
             f"TCP on both netdevs: no result for {why}",
-            evidence.findings(fabric, on=evidence.path(node_pair)),
+            witness.findings(fabric, on=witness.path(node_pair)),
         )
     # Each measured direction on its own: both netdevs of that direction summed.
     totals: dict[str, float] = {}
@@ -49,10 +49,10 @@ def test_pair_tcp(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None
     slow = {way: total for way, total in totals.items() if not th.ok(total)}
     if slow:
         ways = "; ".join(f"{way} {total:.1f} Gb/s" for way, total in slow.items())
-        evidence.fail(
+        witness.fail(
             verdict,
             f"TCP on both netdevs together: {ways}, {th.describe()}\n{per}",
-            evidence.findings(
-                fabric, on=evidence.path(node_pair), prefer=["half_port", "switch_cpu_forwarding"]
+            witness.findings(
+                fabric, on=witness.path(node_pair), prefer=["half_port", "switch_cpu_forwarding"]
             ),
         )

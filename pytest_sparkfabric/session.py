@@ -53,7 +53,7 @@ class SparkSession:
     ) -> None:
         from pytest_sparkfabric.cluster.plan import plan
         from pytest_sparkfabric.report.progress import Terminal
-        from pytest_sparkfabric.transport.switch import safety_warnings
+        from pytest_sparkfabric.transport.rest import safety_warnings
 
         self.config = config
         self.cluster = cluster

@@ -24,7 +24,7 @@ from pytest_sparkfabric.transport.base import (
     VirtualClock,
     step_through,
 )
-from pytest_sparkfabric.transport.switch import (
+from pytest_sparkfabric.transport.rest import (
     SwitchClient,
     SwitchConsole,
     SwitchError,

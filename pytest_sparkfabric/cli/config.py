@@ -226,7 +226,7 @@ def describe(cluster: Cluster, source: str = "cluster.yaml") -> str:
         sw = spec.switch
         lines += ["", f"switch {sw.vendor} {sw.user}@{sw.host} ({sw.api})"]
         lines += [f"  {name} -> {port}" for name, port in sw.ports.items()]
-        from pytest_sparkfabric.transport.switch import safety_warnings
+        from pytest_sparkfabric.transport.rest import safety_warnings
 
         lines += [f"  {w}" for w in safety_warnings(cluster)]
     lines += ["", "test items per test function"]

@@ -1,6 +1,6 @@
 """What the diagnosers read (a session's measurements or saved tool outputs) and what they say.
 
-`measure.evidence` builds an `Evidence` from a session, `diagnosis.explain` from saved files;
+`measure.witness` builds an `Evidence` from a session, `diagnosis.explain` from saved files;
 `diagnose()` turns it into `Finding`s, each naming its rule, where, and the numbers that show it.
 """
 

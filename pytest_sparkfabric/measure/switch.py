@@ -18,7 +18,7 @@ from pytest_sparkfabric.probes.routeros import (
     QosPort,
     SystemResource,
 )
-from pytest_sparkfabric.transport.switch import SwitchClient, SwitchError, SwitchUnreachable
+from pytest_sparkfabric.transport.rest import SwitchClient, SwitchError, SwitchUnreachable
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.diagnosis.rules import RuleId

@@ -38,14 +38,14 @@ from pytest_sparkfabric.probes.routeros_commands import (
     stats_command,
 )
 from pytest_sparkfabric.probes.routeros_text import Row, rest_rows
-from pytest_sparkfabric.transport.switch import SwitchError, SwitchUnreachable
+from pytest_sparkfabric.transport.rest import SwitchError, SwitchUnreachable
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from pytest_sparkfabric.cluster.spec import SwitchSpec
     from pytest_sparkfabric.transport import Transport
-    from pytest_sparkfabric.transport.switch import SwitchClient, SwitchConsole
+    from pytest_sparkfabric.transport.rest import SwitchClient, SwitchConsole
 
 Api = Literal["rest", "ssh"]
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from pytest_sparkfabric.measure import switch as switch_phase
 from pytest_sparkfabric.measure.flows import FlowResult, run_flows
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.transport.switch import SwitchError
+from pytest_sparkfabric.transport.rest import SwitchError
 
 if TYPE_CHECKING:
     from collections.abc import Hashable

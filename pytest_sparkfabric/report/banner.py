@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_sparkfabric.report.model import Summary
 from pytest_sparkfabric.report.style import duration, esc, with_unit
+from pytest_sparkfabric.report.view import Summary
 from pytest_sparkfabric.results import Cause, Item, Phase, Results, Verdict
 
 Tone = Literal["good", "bad", "warn", "plain"]

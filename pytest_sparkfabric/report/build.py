@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.report import chartdata
-from pytest_sparkfabric.report.model import (
+from pytest_sparkfabric.report.style import number, size_bytes
+from pytest_sparkfabric.report.view import (
     CableRow,
     End,
     EndRead,
@@ -25,7 +26,6 @@ from pytest_sparkfabric.report.model import (
     Report,
     Summary,
 )
-from pytest_sparkfabric.report.style import number, size_bytes
 from pytest_sparkfabric.results import (
     STATUS_OF,
     Cable,

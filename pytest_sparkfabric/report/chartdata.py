@@ -7,7 +7,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from pytest_sparkfabric.report.model import (
+from pytest_sparkfabric.report.view import (
     BandwidthMatrix,
     BusbwPoint,
     BusbwSeries,

@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from pytest_sparkfabric.report.model import (
+from pytest_sparkfabric.report.style import STROKE, esc, number, size_bytes
+from pytest_sparkfabric.report.view import (
     BandwidthMatrix,
     LaneSeries,
     NcclChart,
@@ -25,7 +26,6 @@ from pytest_sparkfabric.report.model import (
     Soak,
     TempSeries,
 )
-from pytest_sparkfabric.report.style import STROKE, esc, number, size_bytes
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

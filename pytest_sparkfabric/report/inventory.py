@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pytest_sparkfabric.report.model import CableRow, EndRead
 from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc, number
+from pytest_sparkfabric.report.view import CableRow, EndRead
 
 COLUMNS = (
     "serial",

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pytest_sparkfabric.report import banner, charts, inventory, picture
 from pytest_sparkfabric.report.diff import Diff
 from pytest_sparkfabric.report.diff import html as diff_html
-from pytest_sparkfabric.report.model import Report
 from pytest_sparkfabric.report.style import esc
+from pytest_sparkfabric.report.view import Report
 
 CSS = """
 .sf-report{font-family:"DejaVu Sans",Verdana,sans-serif;color:#212121;max-width:1400px}

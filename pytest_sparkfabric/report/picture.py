@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pytest_sparkfabric.report.model import Fabric, FabricCable, FabricNode
 from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc
+from pytest_sparkfabric.report.view import Fabric, FabricCable, FabricNode
 from pytest_sparkfabric.results import Status, worst
 
 BOX_W, BOX_H = 132, 42

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pytest_sparkfabric.cluster.spec import SwitchSpec
-    from pytest_sparkfabric.transport.switch import SwitchClient, SwitchConsole
+    from pytest_sparkfabric.transport.rest import SwitchClient, SwitchConsole
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,7 +283,7 @@ class Transport(ABC):
         has a switch of its own (simulator, replay) or wraps the calls (recording).
 
         `base_dir`: the cluster file's folder, where a relative switch.ca_file is."""
-        from pytest_sparkfabric.transport.switch import rest_client
+        from pytest_sparkfabric.transport.rest import rest_client
 
         return rest_client(spec, base_dir)
 

@@ -38,7 +38,7 @@ from pytest_sparkfabric.transport.recording_files import (
     node_files,
     read_records,
 )
-from pytest_sparkfabric.transport.switch import (
+from pytest_sparkfabric.transport.rest import (
     SwitchClient,
     SwitchConsole,
     SwitchError,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.probes.routeros_commands import command_problem, login_user
 from pytest_sparkfabric.transport.redaction import Secrets
-from pytest_sparkfabric.transport.switch import (
+from pytest_sparkfabric.transport.rest import (
     MAX_REPLY_BYTES,
     SwitchError,
     SwitchUnreachable,

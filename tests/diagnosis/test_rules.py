@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
-from pytest_sparkfabric.measure import evidence
+from pytest_sparkfabric.measure import witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.measure.engine import Fabric
@@ -50,9 +50,9 @@ def use(verdict: Verdict, fabric: Fabric) -> None:
     bad: RuleId = "half-port"  # typo
     verdict.require(True, "fine", "link_down")
     verdict.require(True, "spelt wrong", "link_dwn")  # typo
-    evidence.findings(fabric, prefer=["nic_throttled"], only=[ok])
-    evidence.findings(fabric, prefer=["nic_throttle"])  # typo
-    evidence.findings(fabric, only=("link_down", "pcie_degrade"))  # typo
+    witness.findings(fabric, prefer=["nic_throttled"], only=[ok])
+    witness.findings(fabric, prefer=["nic_throttle"])  # typo
+    witness.findings(fabric, only=("link_down", "pcie_degrade"))  # typo
     del bad
 """
 

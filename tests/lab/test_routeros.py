@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pytest_sparkfabric.cluster import load_cluster
-from pytest_sparkfabric.transport.switch import RestClient, SwitchError, SwitchUnreachable
+from pytest_sparkfabric.transport.rest import RestClient, SwitchError, SwitchUnreachable
 from sparkfabric_lab import files
 from sparkfabric_lab.assemble import build_plan
 from sparkfabric_lab.routeros import Switch, handler_for

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from pytest_sparkfabric.report.build import build
 from pytest_sparkfabric.report.chartdata import hot_nodes
-from pytest_sparkfabric.report.model import Counts, FabricCable, Report, verdict_of, worst
+from pytest_sparkfabric.report.view import Counts, FabricCable, Report, verdict_of, worst
 from tests.report.sample import Faults, document
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_sparkfabric.report import charts
 from pytest_sparkfabric.report.build import build
-from pytest_sparkfabric.report.model import Report
+from pytest_sparkfabric.report.view import Report
 from tests.report.sample import Faults, document
 
 KEYS = ["bw-rail0", "bw-rail1", "nccl-busbw", "soak-lanes", "soak-temps"]

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 from pytest_sparkfabric.report.build import build
 from pytest_sparkfabric.report.inventory import COLUMNS, html, text
-from pytest_sparkfabric.report.model import CableRow, End, EndRead
+from pytest_sparkfabric.report.view import CableRow, End, EndRead
 from tests.report.sample import Faults, document
 
 

@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_sparkfabric.report.build import build
-from pytest_sparkfabric.report.model import (
+from pytest_sparkfabric.report.picture import cable_order, layout, render
+from pytest_sparkfabric.report.style import FILL, STROKE
+from pytest_sparkfabric.report.view import (
     STATUSES,
     End,
     Fabric,
@@ -19,8 +21,6 @@ from pytest_sparkfabric.report.model import (
     RailState,
     Status,
 )
-from pytest_sparkfabric.report.picture import cable_order, layout, render
-from pytest_sparkfabric.report.style import FILL, STROKE
 from tests.report import svgtree
 from tests.report.sample import Faults, document
 

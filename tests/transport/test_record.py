@@ -25,7 +25,7 @@ from pytest_sparkfabric.transport.recording_files import (
     check_recording,
     holds_recording,
 )
-from pytest_sparkfabric.transport.switch import SwitchError, SwitchUnreachable
+from pytest_sparkfabric.transport.rest import SwitchError, SwitchUnreachable
 
 
 class Echo(Transport):

@@ -22,7 +22,7 @@ import yaml
 
 from pytest_sparkfabric.cluster import ConfigError, parse_cluster
 from pytest_sparkfabric.cluster.spec import SwitchSpec
-from pytest_sparkfabric.transport.switch import (
+from pytest_sparkfabric.transport.rest import (
     RestClient,
     SwitchError,
     SwitchUnreachable,
