@@ -3,7 +3,8 @@
 What your own checks need, importable from here: the nouns the fixtures hand out (`Cluster`,
 `Node`, `Rail`, `Link`, `DirectedLink`, `NodePair`), the session's `Fabric` (measurements run
 through the phase modules: `from pytest_sparkfabric.measure import reach; reach.ping(fabric,
-link)`), `Verdict`, `Measured` / `NotMeasured`, and `Job` / `RunResult` for commands of your own
+link)`), `Verdict`, `Measured` / `NotMeasured`, `Results` (the JSON results document:
+`Results.model_validate_json(text)`, or `pytest_sparkfabric.results.read(path)`), and `Job` / `RunResult` for commands of your own
 (`fabric.run_all([Job(node, "uname -r", 10)])`).
 
 Each name is imported on first use: the plugin loads this package in every pytest run, and
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.measure.engine import Fabric as Fabric
     from pytest_sparkfabric.outcome import Measured as Measured
     from pytest_sparkfabric.outcome import NotMeasured as NotMeasured
+    from pytest_sparkfabric.results import Results as Results
     from pytest_sparkfabric.transport.base import Job as Job
     from pytest_sparkfabric.transport.base import RunResult as RunResult
     from pytest_sparkfabric.verdict import Verdict as Verdict
@@ -41,6 +43,7 @@ _HOMES = {
     "Fabric": "pytest_sparkfabric.measure.engine",
     "Measured": "pytest_sparkfabric.outcome",
     "NotMeasured": "pytest_sparkfabric.outcome",
+    "Results": "pytest_sparkfabric.results",
     "Job": "pytest_sparkfabric.transport.base",
     "RunResult": "pytest_sparkfabric.transport.base",
     "Verdict": "pytest_sparkfabric.verdict",
@@ -57,6 +60,7 @@ __all__ = [
     "NodePair",
     "NotMeasured",
     "Rail",
+    "Results",
     "RunResult",
     "Verdict",
     "__version__",

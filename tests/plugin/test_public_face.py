@@ -17,6 +17,7 @@ from pytest_sparkfabric.cluster import Cluster, Node, Rail
 from pytest_sparkfabric.cluster.plan import DirectedLink, Link, NodePair
 from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.outcome import Measured, NotMeasured
+from pytest_sparkfabric.results import Results
 from pytest_sparkfabric.transport import Job, RunResult
 from pytest_sparkfabric.verdict import Verdict
 
@@ -24,6 +25,7 @@ FACE = {
     "Cluster": Cluster,
     "Node": Node,
     "Rail": Rail,
+    "Results": Results,
     "Link": Link,
     "DirectedLink": DirectedLink,
     "NodePair": NodePair,
