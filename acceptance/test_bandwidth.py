@@ -58,7 +58,7 @@ def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
 def test_rail_rdma(rail_link: Link, fabric: Fabric, verdict: Verdict) -> None:
     """ib_write_bw node to node on one rail (its pair's other rail busy at the same time),
     in each direction the schedule measures, each direction its own figure."""
-    th = fabric.thresholds["rail_rdma_gbps"]
+    th = fabric.limit("rail_rdma_gbps", rail_link.a, rail_link.b)
     results = rdma.link_results(fabric, rail_link)
     nodes = rail_link.nodes()
     verdict(
@@ -96,8 +96,9 @@ def _where(fabric: Fabric, nodes: tuple[str, ...]) -> str:
 
 
 def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:
-    """Both rails of the pair at the same time, summed: one port's full ~185-198 Gb/s."""
-    th = fabric.thresholds["pair_rdma_gbps"]
+    """Both rails of the pair at the same time, summed: one port's full ~185-198 Gb/s one-way
+    (~170 each way with `bandwidth.directions: together`), scaled to the declared speed."""
+    th = fabric.limit("pair_rdma_gbps", *(r for link in node_pair.links for r in (link.a, link.b)))
     round_no, directions = rdma.pair_result(fabric, node_pair)
     verdict(
         nodes=f"{node_pair.a},{node_pair.b}",

@@ -1,4 +1,5 @@
-"""Link health of every rail: netdev up at 200G with RS FEC, PCIe halves at Gen5 x4, RoCE ports
+"""Link health of every rail: netdev up at its declared speed (`link_speed`, 200G by default) with
+RS FEC, PCIe halves at Gen5 x4, RoCE ports
 ACTIVE and bound to their netdev (DOMAIN.md §1)."""
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.links
 
-SPEED_MBPS = 200_000
 FEC = "RS"
 
 
@@ -24,8 +24,10 @@ def _where(rail: Rail) -> str:
 
 
 def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
-    """The rail netdev is administratively up, has carrier, runs at 200000Mb/s with RS FEC."""
-    expected = f"up, carrier, {SPEED_MBPS}Mb/s, FEC {FEC}"
+    """The rail netdev is administratively up, has carrier, runs at its declared speed
+    (200000Mb/s unless cluster.yaml says 100G) with RS FEC."""
+    declared = rail.link_speed_mbps
+    expected = f"up, carrier, {declared}Mb/s, FEC {FEC}"
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, expected=expected)
     verdict(cables=",".join(o.id for o in witness.cable(fabric, rail) if o.kind == "cable"))
     iface = facts.interface(fabric, rail).get()
@@ -56,18 +58,19 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             rule or "link_down",
             objects=witness.cable(fabric, rail),
         )
-    if speed != SPEED_MBPS:
+    if speed != declared:
         eth.get()
         what = f"link speed {speed}Mb/s"
-        if speed is not None and speed < SPEED_MBPS:
+        if speed is not None and speed < declared:
+            g = declared // 1000
             what = (
-                f"negotiated {speed // 1000}G: a {speed // 1000}G cable or a breakout on the "
-                "Spark side (the Spark needs a whole 200G port)"
+                f"negotiated {speed // 1000}G, declared {g}G: a {speed // 1000}G cable or a "
+                f"breakout on the Spark side (the declared speed needs a whole {g}G port)"
             )
             if rail.node in (
                 fabric.cluster.spec.switch.ports if fabric.cluster.spec.switch else {}
             ):
-                what += ", or the switch leg is not forced to 200G-baseCR4"
+                what += f", or the switch leg is not forced to {g}G"
         verdict.fail(problem.format(what=what), "speed_degraded")
     if active is None or not active.upper().startswith(FEC):
         fec.get()

@@ -26,6 +26,10 @@ PCIE_SPEED_GTS = 32.0
 # Each QSFP port runs 200G (DOMAIN.md §1): ethtool says 200000Mb/s.
 LINK_SPEED_MBPS = 200_000
 PCIE_WIDTH = 4
+# A switch leg forced to a link speed, as RouterOS names it: "the last digit represents the
+# number of lines" (MikroTik Ethernet manual, forced link mode). A leg of a 2x200G breakout runs
+# four 50G lanes, a leg of a 4x100G breakout two.
+LEG_LINK_MODES = {200_000: "200G-baseCR4", 100_000: "100G-baseCR2"}
 
 
 def rail_names(port: int, index: int) -> RailNames:

@@ -291,9 +291,13 @@ def _run_tests(
 
 def outcomes(fabric: Fabric, results: Iterable[BwResult]) -> list[Outcome]:
     """Pass/fail per measured direction and rail against `rail_rdma_gbps` (no figure: fail)."""
-    th = fabric.thresholds["rail_rdma_gbps"]
     return [
-        Outcome(r.src.node, r.dst.node, r.gbps is not None and th.ok(r.gbps), r.src.index)
+        Outcome(
+            r.src.node,
+            r.dst.node,
+            r.gbps is not None and fabric.limit("rail_rdma_gbps", r.src, r.dst).ok(r.gbps),
+            r.src.index,
+        )
         for r in results
         # A direction with a node that does not answer was never measured: no evidence.
         if not r.loopback and not fabric.down_line((r.src.node, r.dst.node))
