@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.cluster import hardware
-from pytest_sparkfabric.measure import facts, links, switch, witness
+from pytest_sparkfabric.measure import facts, links, rdma_path, switch, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Rail, Verdict
@@ -128,3 +128,28 @@ def test_roce_port(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             rule or "link_down",
             objects=witness.cable(fabric, rail),
         )
+
+
+def test_roce_mtu(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
+    """The rail's RoCE port is PORT_ACTIVE with the active MTU its netdev MTU allows (4096 at
+    the cluster's 9000; ibv_devinfo, read only)."""
+    want = hardware.roce_active_mtu(fabric.cluster.mtu)
+    expected = f"PORT_ACTIVE, active_mtu {want}"
+    verdict(node=rail.node, rail=rail.label, rdma=rail.rdma, expected=expected)
+    got = rdma_path.port(fabric, rail).get()
+    verdict(measured=f"{got.state or '?'}, active_mtu {got.active_mtu_bytes or '?'}")
+    where = f"{rail.node} {rail.rdma} ({rail.label})"
+    if got.active and got.active_mtu_bytes == want:
+        return
+    if not got.active:
+        verdict.fail(
+            f"{where}: port {got.state or '?'} (ibv_devinfo); expected {expected}",
+            "link_down",
+            objects=witness.cable(fabric, rail),
+        )
+    verdict.fail(
+        f"{where}: RoCE active MTU {got.active_mtu_bytes} (ibv_devinfo), expected {want} for "
+        f"the cluster MTU {fabric.cluster.mtu}: {rail.netdev}'s MTU is smaller, so every RDMA "
+        "packet is cut to the smaller size",
+        "mtu_mismatch",
+    )

@@ -30,6 +30,7 @@ SIM_TOOLS = (
     "ib_read_bw",
     "ib_send_bw",
     "ibdev2netdev",
+    "ibv_devinfo",
     "show_gids",
     "mlnx_qos",
     "mpirun",

@@ -45,6 +45,7 @@ PhaseName = Literal[
     "versions",
     "loopback",
     "rdma",
+    "rdma_path",
     "tcp",
     "nccl",
     "soak",

@@ -23,6 +23,7 @@ def _load() -> dict[str, Tool]:
             perftest,
             ping,
             qos,
+            rdma,
             system,
             wrappers,
         )
@@ -39,6 +40,7 @@ def _load() -> dict[str, Tool]:
             mpirun,
             qos,
             lldp,
+            rdma,
         ):
             _REGISTRY.update(module.TOOLS)
     return _REGISTRY
