@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.measure import rdma, witness
+from pytest_sparkfabric.measure import rdma, rdma_path, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Link, NodePair, Rail, Verdict
@@ -137,3 +137,30 @@ def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> Non
             prefer=["half_port"],
         )
         witness.fail(verdict, "\n".join(lines) + _where(fabric, nodes), found)
+
+
+def test_pair_rdma_latency(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:
+    """ib_write_lat of 2 bytes on rail 0 between the pair (read only): the RDMA path works end
+    to end and its latency is near the ~1.5 us two GB10s show over one cable."""
+    th = fabric.thresholds["rdma_lat_us"]
+    lat = rdma_path.latency(fabric, node_pair)
+    where = f"{lat.src.id}->{lat.dst.id}"
+    verdict(
+        nodes=f"{node_pair.a},{node_pair.b}",
+        rail=f"rail{lat.src.index}",
+        expected=th.expected(),
+        source=th.source,
+        command=lat.command,
+    )
+    if lat.result.unmeasured is not None:
+        raise lat.result.unmeasured
+    on = witness.path(node_pair)
+    if lat.result.value is None:
+        # No figure: whatever broke the path (no link, a firewall, a wrong MTU) says why.
+        found = witness.findings(fabric, on=on)
+        witness.fail(verdict, f"{where}: no ib_write_lat result: {lat.result.error}", found)
+    us = lat.result.value.t_avg_us
+    verdict(measured=f"t_avg {us:.2f} us (t_typical {lat.result.value.t_typical_us:.2f})")
+    if not th.ok(us):
+        found = witness.findings(fabric, on=on, prefer=["switch_cpu_forwarding"])
+        witness.fail(verdict, f"{where}: ib_write_lat t_avg {us:.2f} us, {th.describe()}", found)

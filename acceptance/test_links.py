@@ -142,9 +142,13 @@ def test_roce_mtu(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     if got.active and got.active_mtu_bytes == want:
         return
     if not got.active:
+        iface = facts.interface(fabric, rail).value
+        note, rule = (
+            switch.leg_note(fabric, rail.node) if iface and not iface.carrier else ("", None)
+        )
         verdict.fail(
-            f"{where}: port {got.state or '?'} (ibv_devinfo); expected {expected}",
-            "link_down",
+            f"{where}: port {got.state or '?'} (ibv_devinfo){note}; expected {expected}",
+            rule or "link_down",
             objects=witness.cable(fabric, rail),
         )
     verdict.fail(

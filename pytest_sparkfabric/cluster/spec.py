@@ -247,10 +247,11 @@ class SoakSpec(_Model):
     """Length of the soak in seconds."""
     interval_s: float = Field(10, gt=0)
     """Seconds between samples of the link counters."""
-    gpu_load: Annotated[str, _template(("duration_s",), ())] = "gpu_burn -m 80% {duration_s}"
+    gpu_load: Annotated[str, _template(("duration_s",), ())] = "gpu_burn -m 50% {duration_s}"
     """Command (shell text) that loads the GPU on every node for the soak; placeholder
-    {duration_s} (whole seconds). Always cap memory with a percentage (-m 80%): it is shared
-    with the OS, and gpu-burn reads -m 80 as 80 MB and aborts."""
+    {duration_s} (whole seconds). Always cap memory with a percentage (-m 50%: half of what
+    CUDA reports free, which on GB10 is the OS's memory too; the heat comes from the compute,
+    not the buffers, docs/thresholds.md); gpu-burn reads -m 50 as 50 MB and aborts."""
 
 
 class BandwidthSpec(_Model):

@@ -29,6 +29,9 @@ How the defaults were chosen (DOMAIN.md §4-6):
   trickle look like a ratio of infinity. The floor sits near the healthy trickle (a few
   errors/s on a QSFP112 DAC, DOMAIN.md §6), not near thousands: the only warning the failing
   cable gave was one lane at ~2.9k errors/s, and 100 x 10/s = 1000/s flags it.
+- RDMA latency: ib_write_lat of 2 bytes between two GB10s over one cable reads t_avg 1.47 us
+  (the only published Spark figure); a hardware switch hop adds well under a microsecond, a
+  switch forwarding in software tens: 5 us sits between.
 - Soak temperatures: the NIC must warm by at least `nic_rise_min_c` under the load (the field
   NIC went from idle to 81 C within 3 minutes of gpu-burn, DOMAIN.md §6; a NIC that stays cold
   means the soak proved nothing) and stay at or below `nic_temp_max_c`, the ~105 C warning
@@ -56,6 +59,7 @@ ThresholdName = Literal[
     "nic_temp_max_c",
     "nic_rise_min_c",
     "discard_pct",
+    "rdma_lat_us",
 ]
 Kind = Literal["min", "max"]
 
@@ -152,6 +156,12 @@ _BASE: tuple[Threshold, ...] = (
         "discard_pct", 0.1, "max", "%",
         "default: no published figure; a lossy RoCE rail that drops more than 1 frame in 1000 "
         "under load retransmits visibly (chosen, override when your fabric is known)",
+    ),
+    Threshold(
+        "rdma_lat_us", 5, "max", "us",
+        "default: ib_write_lat 2 B between two GB10s over one cable t_avg 1.47 us "
+        "(eugr/spark-vllm-docker NETWORKING.md); 5 leaves room for a switch hop, not for "
+        "software forwarding",
     ),
 )
 

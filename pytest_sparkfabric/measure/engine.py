@@ -46,6 +46,7 @@ PhaseName = Literal[
     "loopback",
     "rdma",
     "rdma_path",
+    "rdma_lat",
     "tcp",
     "nccl",
     "soak",

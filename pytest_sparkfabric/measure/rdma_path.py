@@ -1,5 +1,6 @@
 """The RDMA path, read only: each rail's RoCE port as `ibv_devinfo` reports it (state, active
-MTU), every rail of every node in one concurrent round.
+MTU), every rail of every node in one concurrent round; and an `ib_write_lat` latency per
+measured node pair (rail 0, first node to second), pairs that share no node at once.
 
 A RoCE port's active MTU follows its netdev's MTU (4096 at 9000, 1024 at 1500), so a port
 below the cluster's figure sends small RDMA packets however the pings look (DOMAIN.md §9).
@@ -13,18 +14,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_sparkfabric.measure import bwplan
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
+from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes.ibv_devinfo import IbvPort, build_ibv_devinfo, parse_ibv_devinfo
+from pytest_sparkfabric.probes.perftest_lat import (
+    IbWriteLat,
+    build_ib_write_lat_client,
+    build_ib_write_lat_server,
+    parse_ib_write_lat,
+)
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Rail
+    from pytest_sparkfabric.cluster.plan import NodePair
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.transport import RunResult
 
 NAME: PhaseName = "rdma_path"
+LATENCY: PhaseName = "rdma_lat"
 INSTALL = "sudo apt install ibverbs-utils"
+LAT_PORT_OFFSET = 30
+LAT_DEADLINE_S = 30.0
+"""1000 round trips of ~2 us and perftest's set-up: seconds, even on a slow path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +75,79 @@ def measure(fabric: Fabric) -> RdmaPath:
 
 def port(fabric: Fabric, rail: Rail) -> Measured[IbvPort]:
     return fabric.phase(NAME, measure).ports[rail.id]
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """One ib_write_lat run of a node pair: `src` (rail 0 of the pair's first node) to `dst`."""
+
+    src: Rail
+    dst: Rail
+    result: Measured[IbWriteLat]
+    command: str = ""
+
+
+def _latency(fr: FlowResult, src: Rail) -> Measured[IbWriteLat]:
+    if fr.error:
+        return Measured.failed(fr.error)
+    r = fr.client
+    if r is None:
+        return Measured.failed(f"{src.node}: the ib_write_lat client did not run")
+    if r.rc == 127 or (fr.server is not None and fr.server.rc == 127):
+        return Measured.not_measured(
+            NotMeasured(
+                f"{src.node}: ib_write_lat: command not found",
+                nodes=[src.node],
+                missing="perftest",
+                fix="sudo apt install perftest",
+            )
+        )
+    return parsed(r, "ib_write_lat", parse_ib_write_lat)
+
+
+def _disjoint_rounds(pairs: tuple[NodePair, ...]) -> list[list[NodePair]]:
+    """First-fit rounds in which no node is in two tests (a latency ping-pong is disturbed by
+    nothing but its own NIC)."""
+    rounds: list[tuple[set[str], list[NodePair]]] = []
+    for p in pairs:
+        slot = next((r for r in rounds if not {p.a, p.b} & r[0]), None)
+        if slot is None:
+            rounds.append(({p.a, p.b}, [p]))
+        else:
+            slot[0].update((p.a, p.b))
+            slot[1].append(p)
+    return [r[1] for r in rounds]
+
+
+def measure_latency(fabric: Fabric) -> dict[str, Latency]:
+    pairs = bwplan.measured_pairs(fabric.plan, bwplan.build(fabric.cluster, fabric.plan))
+    port = fabric.cluster.spec.bandwidth.base_port + LAT_PORT_OFFSET
+    out: dict[str, Latency] = {}
+    for pairs_now in _disjoint_rounds(pairs):
+        flows: list[Flow] = []
+        for p in pairs_now:
+            link = p.links[0]
+            why = fabric.down_line((link.a.node, link.b.node))
+            if why:
+                out[p.id] = Latency(link.a, link.b, Measured.failed(why))
+                continue
+            server = build_ib_write_lat_server(link.b.rdma, port=port)
+            client = build_ib_write_lat_client(link.a.rdma, link.b.address.ip, port=port)
+            flows.append(
+                Flow(
+                    p.id,
+                    Job(link.b.node, server, LAT_DEADLINE_S + LISTEN_WAIT_S),
+                    Job(link.a.node, client, LAT_DEADLINE_S),
+                    port,
+                )
+            )
+        done = run_flows(fabric.transport, flows) if flows else {}
+        for f in flows:
+            p = next(x for x in pairs_now if x.id == f.key)
+            link = p.links[0]
+            out[p.id] = Latency(link.a, link.b, _latency(done[f.key], link.a), f.client.command)
+    return out
+
+
+def latency(fabric: Fabric, pair: NodePair) -> Latency:
+    return fabric.phase(LATENCY, measure_latency)[pair.id]

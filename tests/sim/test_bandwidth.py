@@ -113,3 +113,24 @@ def test_results_depend_on_the_seed_and_not_on_call_order() -> None:
 
     other = SimTransport(parse_cluster(text))
     assert rdma(other, [R0])[0] != a0
+
+
+def _lat(cluster_name: str, client: str, server: str, ip: str) -> tuple[int, str]:
+    from pytest_sparkfabric.probes.perftest_lat import parse_ib_write_lat
+
+    t = SimTransport(example(cluster_name))
+    srv = t.start(Job(server, "ib_write_lat -d rocep1s0f1 -F -p 18600", 60))
+    r = t.run(Job(client, f"ib_write_lat -d rocep1s0f1 -F -p 18600 {ip}", 60))
+    srv.stop()
+    return (round(parse_ib_write_lat(r.stdout).t_avg_us * 100) if r.rc == 0 else -1), r.stderr
+
+
+def test_rdma_latency_one_cable_a_switch_hop_and_software_forwarding() -> None:
+    direct, _ = _lat("direct-2", "spark-1", "spark-2", "192.168.100.12")
+    assert 142 <= direct <= 152  # ~1.47 us, the published GB10 figure
+    switched, _ = _lat("demo", "spark-1", "spark-2", "192.168.100.12")
+    assert direct < switched <= 260
+    slow, _ = _lat("faults/switch_cpu_forwarding", "spark-1", "spark-2", "192.168.100.12")
+    assert slow > 1500  # tens of microseconds through the switch CPU
+    refused, err = _lat("faults/firewall", "spark-1", "spark-2", "192.168.100.12")
+    assert refused == -1 and "Couldn't connect" in err
