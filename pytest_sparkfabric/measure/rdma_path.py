@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure import bwplan
+from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.outcome import Measured, NotMeasured
@@ -29,7 +30,7 @@ from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Rail
-    from pytest_sparkfabric.cluster.plan import NodePair
+    from pytest_sparkfabric.cluster.plan import Link, NodePair
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.transport import RunResult
 
@@ -105,47 +106,31 @@ def _latency(fr: FlowResult, src: Rail) -> Measured[IbWriteLat]:
     return parsed(r, "ib_write_lat", parse_ib_write_lat)
 
 
-def _disjoint_rounds(pairs: tuple[NodePair, ...]) -> list[list[NodePair]]:
-    """First-fit rounds in which no node is in two tests (a latency ping-pong is disturbed by
-    nothing but its own NIC)."""
-    rounds: list[tuple[set[str], list[NodePair]]] = []
-    for p in pairs:
-        slot = next((r for r in rounds if not {p.a, p.b} & r[0]), None)
-        if slot is None:
-            rounds.append(({p.a, p.b}, [p]))
-        else:
-            slot[0].update((p.a, p.b))
-            slot[1].append(p)
-    return [r[1] for r in rounds]
-
-
 def measure_latency(fabric: Fabric) -> dict[str, Latency]:
     pairs = bwplan.measured_pairs(fabric.plan, bwplan.build(fabric.cluster, fabric.plan))
     port = fabric.cluster.spec.bandwidth.base_port + LAT_PORT_OFFSET
     out: dict[str, Latency] = {}
-    for pairs_now in _disjoint_rounds(pairs):
-        flows: list[Flow] = []
-        for p in pairs_now:
-            link = p.links[0]
+    # Pairs that share no node at once: a ping-pong is disturbed by nothing but its own NIC.
+    for indices in sched.rounds([(p.a, p.b) for p in pairs]):
+        flows: list[tuple[Flow, Link]] = []
+        for pair in (pairs[i] for i in indices):
+            link, key = pair.links[0], pair.id
             why = fabric.down_line((link.a.node, link.b.node))
             if why:
-                out[p.id] = Latency(link.a, link.b, Measured.failed(why))
+                out[key] = Latency(link.a, link.b, Measured.failed(why))
                 continue
             server = build_ib_write_lat_server(link.b.rdma, port=port)
             client = build_ib_write_lat_client(link.a.rdma, link.b.address.ip, port=port)
-            flows.append(
-                Flow(
-                    p.id,
-                    Job(link.b.node, server, LAT_DEADLINE_S + LISTEN_WAIT_S),
-                    Job(link.a.node, client, LAT_DEADLINE_S),
-                    port,
-                )
+            deadline = LAT_DEADLINE_S + LISTEN_WAIT_S
+            flow = Flow(
+                key, Job(link.b.node, server, deadline), Job(link.a.node, client, deadline), port
             )
-        done = run_flows(fabric.transport, flows) if flows else {}
-        for f in flows:
-            p = next(x for x in pairs_now if x.id == f.key)
-            link = p.links[0]
-            out[p.id] = Latency(link.a, link.b, _latency(done[f.key], link.a), f.client.command)
+            flows.append((flow, link))
+        done = run_flows(fabric.transport, [f for f, _ in flows]) if flows else {}
+        for f, link in flows:
+            out[str(f.key)] = Latency(
+                link.a, link.b, _latency(done[f.key], link.a), f.client.command
+            )
     return out
 
 
