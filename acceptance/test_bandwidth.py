@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.measure import rdma, witness
+from pytest_sparkfabric.measure import rdma, rdma_path, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Link, NodePair, Rail, Verdict
@@ -58,7 +58,7 @@ def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
 def test_rail_rdma(rail_link: Link, fabric: Fabric, verdict: Verdict) -> None:
     """ib_write_bw node to node on one rail (its pair's other rail busy at the same time),
     in each direction the schedule measures, each direction its own figure."""
-    th = fabric.thresholds["rail_rdma_gbps"]
+    th = fabric.limit("rail_rdma_gbps", rail_link.a, rail_link.b)
     results = rdma.link_results(fabric, rail_link)
     nodes = rail_link.nodes()
     verdict(
@@ -96,8 +96,9 @@ def _where(fabric: Fabric, nodes: tuple[str, ...]) -> str:
 
 
 def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:
-    """Both rails of the pair at the same time, summed: one port's full ~185-198 Gb/s."""
-    th = fabric.thresholds["pair_rdma_gbps"]
+    """Both rails of the pair at the same time, summed: one port's full ~185-198 Gb/s one-way
+    (~170 each way with `bandwidth.directions: together`), scaled to the declared speed."""
+    th = fabric.limit("pair_rdma_gbps", *(r for link in node_pair.links for r in (link.a, link.b)))
     round_no, directions = rdma.pair_result(fabric, node_pair)
     verdict(
         nodes=f"{node_pair.a},{node_pair.b}",
@@ -136,3 +137,30 @@ def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> Non
             prefer=["half_port"],
         )
         witness.fail(verdict, "\n".join(lines) + _where(fabric, nodes), found)
+
+
+def test_pair_rdma_latency(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:
+    """ib_write_lat of 2 bytes on rail 0 between the pair (read only): the RDMA path works end
+    to end and its latency is near the ~1.5 us two GB10s show over one cable."""
+    th = fabric.thresholds["rdma_lat_us"]
+    lat = rdma_path.latency(fabric, node_pair)
+    where = f"{lat.src.id}->{lat.dst.id}"
+    verdict(
+        nodes=f"{node_pair.a},{node_pair.b}",
+        rail=f"rail{lat.src.index}",
+        expected=th.expected(),
+        source=th.source,
+        command=lat.command,
+    )
+    if lat.result.unmeasured is not None:
+        raise lat.result.unmeasured
+    on = witness.path(node_pair)
+    if lat.result.value is None:
+        # No figure: whatever broke the path (no link, a firewall, a wrong MTU) says why.
+        found = witness.findings(fabric, on=on)
+        witness.fail(verdict, f"{where}: no ib_write_lat result: {lat.result.error}", found)
+    us = lat.result.value.t_avg_us
+    verdict(measured=f"t_avg {us:.2f} us (t_typical {lat.result.value.t_typical_us:.2f})")
+    if not th.ok(us):
+        found = witness.findings(fabric, on=on, prefer=["switch_cpu_forwarding"])
+        witness.fail(verdict, f"{where}: ib_write_lat t_avg {us:.2f} us, {th.describe()}", found)

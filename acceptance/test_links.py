@@ -1,4 +1,5 @@
-"""Link health of every rail: netdev up at 200G with RS FEC, PCIe halves at Gen5 x4, RoCE ports
+"""Link health of every rail: netdev up at its declared speed (`link_speed`, 200G by default) with
+RS FEC, PCIe halves at Gen5 x4, RoCE ports
 ACTIVE and bound to their netdev (DOMAIN.md §1)."""
 
 from __future__ import annotations
@@ -8,14 +9,13 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.cluster import hardware
-from pytest_sparkfabric.measure import facts, links, switch, witness
+from pytest_sparkfabric.measure import facts, links, rdma_path, switch, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Rail, Verdict
 
 pytestmark = pytest.mark.links
 
-SPEED_MBPS = 200_000
 FEC = "RS"
 
 
@@ -24,8 +24,10 @@ def _where(rail: Rail) -> str:
 
 
 def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
-    """The rail netdev is administratively up, has carrier, runs at 200000Mb/s with RS FEC."""
-    expected = f"up, carrier, {SPEED_MBPS}Mb/s, FEC {FEC}"
+    """The rail netdev is administratively up, has carrier, runs at its declared speed
+    (200000Mb/s unless cluster.yaml says 100G) with RS FEC."""
+    declared = rail.link_speed_mbps
+    expected = f"up, carrier, {declared}Mb/s, FEC {FEC}"
     verdict(node=rail.node, rail=rail.label, netdev=rail.netdev, expected=expected)
     verdict(cables=",".join(o.id for o in witness.cable(fabric, rail) if o.kind == "cable"))
     iface = facts.interface(fabric, rail).get()
@@ -56,18 +58,19 @@ def test_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             rule or "link_down",
             objects=witness.cable(fabric, rail),
         )
-    if speed != SPEED_MBPS:
+    if speed != declared:
         eth.get()
         what = f"link speed {speed}Mb/s"
-        if speed is not None and speed < SPEED_MBPS:
+        if speed is not None and speed < declared:
+            g = declared // 1000
             what = (
-                f"negotiated {speed // 1000}G: a {speed // 1000}G cable or a breakout on the "
-                "Spark side (the Spark needs a whole 200G port)"
+                f"negotiated {speed // 1000}G, declared {g}G: a {speed // 1000}G cable or a "
+                f"breakout on the Spark side (the declared speed needs a whole {g}G port)"
             )
             if rail.node in (
                 fabric.cluster.spec.switch.ports if fabric.cluster.spec.switch else {}
             ):
-                what += ", or the switch leg is not forced to 200G-baseCR4"
+                what += f", or the switch leg is not forced to {g}G"
         verdict.fail(problem.format(what=what), "speed_degraded")
     if active is None or not active.upper().startswith(FEC):
         fec.get()
@@ -125,3 +128,32 @@ def test_roce_port(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             rule or "link_down",
             objects=witness.cable(fabric, rail),
         )
+
+
+def test_roce_mtu(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
+    """The rail's RoCE port is PORT_ACTIVE with the active MTU its netdev MTU allows (4096 at
+    the cluster's 9000; ibv_devinfo, read only)."""
+    want = hardware.roce_active_mtu(fabric.cluster.mtu)
+    expected = f"PORT_ACTIVE, active_mtu {want}"
+    verdict(node=rail.node, rail=rail.label, rdma=rail.rdma, expected=expected)
+    got = rdma_path.port(fabric, rail).get()
+    verdict(measured=f"{got.state or '?'}, active_mtu {got.active_mtu_bytes or '?'}")
+    where = f"{rail.node} {rail.rdma} ({rail.label})"
+    if got.active and got.active_mtu_bytes == want:
+        return
+    if not got.active:
+        iface = facts.interface(fabric, rail).value
+        note, rule = (
+            switch.leg_note(fabric, rail.node) if iface and not iface.carrier else ("", None)
+        )
+        verdict.fail(
+            f"{where}: port {got.state or '?'} (ibv_devinfo){note}; expected {expected}",
+            rule or "link_down",
+            objects=witness.cable(fabric, rail),
+        )
+    verdict.fail(
+        f"{where}: RoCE active MTU {got.active_mtu_bytes} (ibv_devinfo), expected {want} for "
+        f"the cluster MTU {fabric.cluster.mtu}: {rail.netdev}'s MTU is smaller, so every RDMA "
+        "packet is cut to the smaller size",
+        "mtu_mismatch",
+    )

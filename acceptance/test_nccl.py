@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric import objects
+from pytest_sparkfabric.cluster.limits import declared_mbps
 from pytest_sparkfabric.cluster.thresholds import busbw_floor, message_bytes
 from pytest_sparkfabric.measure import nccl_run, witness
 
@@ -24,8 +25,9 @@ NCCL_RULES: tuple[RuleId, ...] = ("nccl_socket", "nccl_single_hca")
 def test_nccl_completes(cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
     """The run prints its '# Avg bus bandwidth' line, #wrong is 0, out of bounds values 0 OK."""
     run = nccl_run.run(fabric)
+    verdict.about(objects.CLUSTER)  # the job of every rank, not of the host mpirun started on
     verdict(
-        node=run.launch_node,
+        launched_on=run.launch_node,
         command=run.command,
         expected="Avg bus bandwidth line, #wrong 0, out of bounds 0 OK",
     )
@@ -90,11 +92,13 @@ def test_nccl_busbw(cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
     if by_size:
         verdict(busbw_by_size=", ".join(f"{s}:{v:g}" for s, v in by_size.items()))
     size = max(by_size) if by_size else message_bytes(cluster.spec.nccl.size)
-    if not th.source.startswith("set in "):
+    if not th.fixed:
         # No override: the floor follows the size actually run (a template may change -e).
         th = busbw_floor(cluster.topology, len(cluster.nodes), size) or th
+    th = th.at_speed(declared_mbps(*cluster.rails))  # the slowest declared link carries NCCL
+    verdict.about(objects.CLUSTER)
     verdict(
-        nodes=len(cluster.nodes),
+        ranks=len(cluster.nodes),
         topology=cluster.topology,
         size_bytes=size,
         expected=th.expected(),

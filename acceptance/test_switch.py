@@ -1,7 +1,8 @@
-"""The switch's configuration, read only (DOMAIN.md §7): each node's breakout leg up at 200G
-with auto-negotiation off, FEC fec91 and an MTU that carries the cluster's; one hardware-
-offloaded bridge holding the legs and no unused sub-port; no PFC or egress caps the hosts
-do not share; the switch CPU load recorded."""
+"""The switch's configuration, read only (DOMAIN.md §7): each node's breakout leg up at its
+declared speed (200G unless `link_speed` says 100G) with auto-negotiation off, FEC fec91 and
+an MTU that carries the cluster's; one hardware-offloaded bridge holding the legs and no
+unused sub-port; no PFC or egress caps the hosts do not share; the switch CPU load
+recorded."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric import objects
-from pytest_sparkfabric.cluster.hardware import l2mtu_need
+from pytest_sparkfabric.cluster.hardware import LEG_LINK_MODES, l2mtu_need
 from pytest_sparkfabric.measure import qos as qos_reads
 from pytest_sparkfabric.measure import switch as switch_reads
 from pytest_sparkfabric.measure import witness
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.switch
 
-RATE_GBPS = 200.0
-SPEED = "200G-baseCR4"
 FEC = "fec91"
 HOST_PFC = "disabled"
 """The switch's word for PFC off; the host's own PFC is read with mlnx_qos (measure/qos.py)."""
@@ -63,10 +62,13 @@ def _port(state: SwitchState, leg: str, where: str, verdict: Verdict) -> Etherne
 
 
 def test_switch_leg(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Verdict) -> None:
-    """The node's leg: running / link-ok at 200Gbps, auto-negotiation off with speed
-    200G-baseCR4 set by hand, FEC fec91."""
+    """The node's leg: running / link-ok at its declared rate (200Gbps by default),
+    auto-negotiation off with the speed set by hand (200G-baseCR4; 100G-baseCR2 for a 4x100G
+    breakout), FEC fec91."""
     leg = switch.ports[node.name]
-    expected = f"link-ok, {RATE_GBPS:g}Gbps, auto-negotiation off, {SPEED}, {FEC}"
+    declared = min(r.link_speed_mbps for r in node.rails)
+    rate_gbps, speed = declared / 1000, LEG_LINK_MODES[declared]
+    expected = f"link-ok, {rate_gbps:g}Gbps, auto-negotiation off, {speed}, {FEC}"
     verdict(node=node.name, rail=f"switch {leg}", expected=expected)
     where = f"{node.name}: switch {switch.host} port {leg}"
     state = _state(fabric)
@@ -83,15 +85,15 @@ def test_switch_leg(node: Node, switch: SwitchSpec, fabric: Fabric, verdict: Ver
     verdict(measured=measured)
     problem = f"{where}: {{what}}; seen: {measured}; expected: {expected}"
     cable = _cable(fabric, node)
-    if port.auto_negotiation is not False or port.speed != SPEED:
+    if port.auto_negotiation is not False or port.speed != speed:
         verdict.fail(
-            problem.format(what="not forced to 200G (auto-negotiation must be off)"),
+            problem.format(what=f"not forced to {speed} (auto-negotiation must be off)"),
             "autoneg_failed",
             objects=cable,
         )
     if not mon.link_ok or port.running is False:
         verdict.fail(problem.format(what="no link"), "link_down", objects=cable)
-    if mon.rate_gbps != RATE_GBPS:
+    if mon.rate_gbps != rate_gbps:
         verdict.fail(problem.format(what=f"rate {rate}"), "speed_degraded", objects=cable)
     if fec is not None and fec != FEC:
         verdict.fail(problem.format(what=f"FEC {fec}"), "fec_not_rs", objects=cable)

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.tcp
 def test_pair_tcp(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:
     """iperf3 -P N on every netdev of the pair at the same time, summed, in each direction the
     schedule measures."""
-    th = fabric.thresholds["tcp_pair_gbps"]
+    th = fabric.limit("tcp_pair_gbps", *(r for link in node_pair.links for r in (link.a, link.b)))
     round_no, results = tcp.pair_results(fabric, node_pair)
     verdict(
         nodes=f"{node_pair.a},{node_pair.b}",

@@ -27,9 +27,11 @@ from sparkfabric_lab.plan import Hang, LabPlan, NodeLab
 SIM_TOOLS = (
     "ethtool",
     "ib_write_bw",
+    "ib_write_lat",
     "ib_read_bw",
     "ib_send_bw",
     "ibdev2netdev",
+    "ibv_devinfo",
     "show_gids",
     "mlnx_qos",
     "mpirun",

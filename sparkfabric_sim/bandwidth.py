@@ -6,6 +6,11 @@ loopback ~106) and crosses shared resources: the PCIe x4 link of its PCIe domain
 together ~185-198), switch legs, and the switch CPU when forwarding falls back to software.
 Rates are the max-min fair share (progressive filling), so two flows on both halves of one
 port get ~95 each and two flows through one domain get ~55 each.
+
+A port that sends and receives at once carries less each way than one-way: the one published
+full-duplex run of two Sparks moved ~340 Gb/s, ~170 each way (catharsis.net.au, "From 96 to 340
+Gbit/s"), against 185-198 one-way. So while both directions of a port are busy, each direction's
+port resource is capped at `simulate.full_duplex_gbps` (scaled with the link's speed).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ if TYPE_CHECKING:
 
 FlowKind = Literal["rdma", "tcp"]
 LEG_GBPS = 200.0
+DEFAULT_FULL_DUPLEX_GBPS = 170.0  # simulate.full_duplex_gbps's default (catharsis.net.au)
 # Where TCP and RDMA meet the same limit (a throttled NIC, the port, software forwarding), TCP
 # delivers less of it: TCP/IP headers and ACKs on the wire and the kernel's copy on the GB10's
 # cores. Seeded per measurement, so the two never tie to the last digit.
@@ -89,7 +95,30 @@ def port_cap(model: SimCluster, node: str, port: int) -> float:
     return _u(model, 185.0, 198.0, "port", node, port) * rate
 
 
-def resources(model: SimCluster, f: FlowRequest) -> list[tuple[str, float]]:
+def _duplex_cap(model: SimCluster, node: str, port: int) -> float:
+    sim = model.cluster.spec.simulate
+    each_way = sim.full_duplex_gbps if sim is not None else DEFAULT_FULL_DUPLEX_GBPS
+    rate = model.link_speed_mbps(node, port) / LINE_RATE_MBPS
+    return each_way * rate * _u(model, 0.99, 1.01, "duplex", node, port)
+
+
+def _busy_both_ways(flows: Sequence[FlowRequest]) -> set[tuple[str, int]]:
+    """The ports that send and receive at once among these flows (loopback crosses no port)."""
+    tx = {(f.src.node, f.src.port) for f in flows if not f.loopback}
+    rx = {(f.dst.node, f.dst.port) for f in flows if not f.loopback}
+    return tx & rx
+
+
+def resources(
+    model: SimCluster, f: FlowRequest, duplex: set[tuple[str, int]] | None = None
+) -> list[tuple[str, float]]:
+    """The resources `f` crosses and their capacity; `duplex`: the ports busy both ways."""
+    both = duplex or set()
+
+    def port(node: str, number: int) -> float:
+        cap = port_cap(model, node, number)
+        return min(cap, _duplex_cap(model, node, number)) if (node, number) in both else cap
+
     out = [
         (f"dom-tx:{f.src.node}:{f.src.rail}", domain_cap(model, f.src.node, f.src.rail)),
         (f"dom-rx:{f.dst.node}:{f.dst.rail}", domain_cap(model, f.dst.node, f.dst.rail)),
@@ -97,8 +126,8 @@ def resources(model: SimCluster, f: FlowRequest) -> list[tuple[str, float]]:
     if f.loopback:
         return out
     out += [
-        (f"port-tx:{f.src.node}:{f.src.port}", port_cap(model, f.src.node, f.src.port)),
-        (f"port-rx:{f.dst.node}:{f.dst.port}", port_cap(model, f.dst.node, f.dst.port)),
+        (f"port-tx:{f.src.node}:{f.src.port}", port(f.src.node, f.src.port)),
+        (f"port-rx:{f.dst.node}:{f.dst.port}", port(f.dst.node, f.dst.port)),
     ]
     legs = _through_switch(model, f)
     if legs:
@@ -133,14 +162,15 @@ def allocate(
     """Max-min fair rates (Gb/s) for `flows`; `background` flows keep the rate they have."""
     caps: dict[str, float] = {}
     uses: list[list[str]] = []
+    duplex = _busy_both_ways([*flows, *(f for f, _ in background)])
     for f in flows:
         names = []
-        for name, cap in resources(model, f):
+        for name, cap in resources(model, f, duplex):
             caps.setdefault(name, cap)
             names.append(name)
         uses.append(names)
     for f, rate in background:
-        for name, cap in resources(model, f):
+        for name, cap in resources(model, f, duplex):
             caps[name] = max(0.0, caps.get(name, cap) - rate)
     rates = [0.0] * len(flows)
     want = [demand(model, f) for f in flows]

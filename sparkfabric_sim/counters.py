@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sparkfabric_sim import noise
-from sparkfabric_sim.hardware import LINE_RATE_MBPS, Netdev
+from sparkfabric_sim.hardware import Netdev
 
 if TYPE_CHECKING:
     from sparkfabric_sim.state import Runtime
@@ -190,7 +190,7 @@ def ethtool_stats(rt: Runtime, dev: Netdev, t: float) -> list[tuple[str, int]]:
         ("link_down_events_phy", rt.link_down_events(dev.node, dev.port, t) if dev.cabled else 0),
     ]
     if model.rx_bits_phy:
-        out.append(("rx_bits_phy", int(LINE_RATE_MBPS * 1e6 * up)))
+        out.append(("rx_bits_phy", int(model.link_speed_mbps(dev.node, dev.port) * 1e6 * up)))
     out += [
         ("rx_pcs_symbol_err_phy", symbol),
         ("rx_corrected_bits_phy", sum(lanes)),

@@ -133,7 +133,12 @@ def _cables(cluster: Cluster, seed: int, switch: SwitchConfig | None) -> list[Ca
         # Spark to Spark: a QSFP112 DAC on two 100G lanes; to a switch: a breakout leg, QSFP56
         # on four 50G lanes (lanes_in_use follows the form).
         spec = replace(NVIDIA_DAC if leg is None else BREAKOUT_DAC, serial=serial)
-        out.append(Cable(PortRef(c.a_node, c.a_port), b, leg, spec))
+        # The hardware runs at the speed cluster.yaml declares (a 100G cluster is built of
+        # 100G cables or breakouts); only a fault (link_speed) makes it run slower.
+        speed = cluster.link_speed_mbps(c.a_node, c.a_port)
+        if b is not None:
+            speed = min(speed, cluster.link_speed_mbps(b.node, b.port))
+        out.append(Cable(PortRef(c.a_node, c.a_port), b, leg, spec, speed))
     return out
 
 

@@ -15,7 +15,7 @@ from ipaddress import IPv4Address
 
 from pytest_sparkfabric.cluster import hardware
 from sparkfabric_sim import bandwidth, nccl_conf, nccl_select, noise
-from sparkfabric_sim.hardware import Netdev, SimNode
+from sparkfabric_sim.hardware import LINE_RATE_MBPS, Netdev, SimNode
 from sparkfabric_sim.vfs import VfsError
 from sparkfabric_sim.world import Ctx
 
@@ -137,9 +137,12 @@ def peak_busbw(ctx: Ctx, plans: Sequence[RankPlan], binary: str) -> float:
         return _u(ctx, PFC_STALL, *key)
     rails = min(len({d.rail for d in p.devices}) for p in plans)
     eff = min(_efficiency(ctx, d) for p in plans for d in p.devices)
+    # The figures are for 200G links; the slowest link the job crosses caps it in proportion.
+    rate = min(ctx.model.link_speed_mbps(d.node, d.port) for p in plans for d in p.devices)
+    peak = _u(ctx, PEAK.get(topo, PEAK["ring"]), *key) * rate / LINE_RATE_MBPS
     if rails <= 1:
-        return _u(ctx, SINGLE_RAIL, "single", *key) * eff
-    return _u(ctx, PEAK.get(topo, PEAK["ring"]), *key) * eff
+        return min(_u(ctx, SINGLE_RAIL, "single", *key), peak) * eff
+    return peak * eff
 
 
 def factor(collective: str, ranks: int) -> float:

@@ -214,7 +214,10 @@ class SimSwitch:
             if leg is not None:
                 row["auto-negotiation"] = "failed" if leg.auto_negotiation else "disabled"
                 if up:
-                    row.update({"rate": "200Gbps", "full-duplex": "true", "fec": "fec91"})
+                    rate = self.world.model.link_speed_mbps(leg.node, self._node_port(leg))
+                    row.update(
+                        {"rate": f"{rate // 1000}Gbps", "full-duplex": "true", "fec": "fec91"}
+                    )
                 row.update(
                     {
                         "tx-flow-control": "false",

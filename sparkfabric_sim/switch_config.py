@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_sparkfabric.cluster.hardware import LEG_LINK_MODES
+
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
 
@@ -85,5 +87,7 @@ def default_switch(cluster: Cluster) -> SwitchConfig:
         name = spec.ports.get(node.name) if spec else None
         if name is None:
             name = f"qsfp56-dd-{i // 2 + 1}-{1 if i % 2 == 0 else 5}"
-        legs.append(LegConfig(name=name, node=node.name, mtu=cluster.mtu))
+        port = node.rails[0].port if node.rails else 1
+        speed = LEG_LINK_MODES[cluster.link_speed_mbps(node.name, port)]
+        legs.append(LegConfig(name=name, node=node.name, mtu=cluster.mtu, speed=speed))
     return SwitchConfig(host=spec.host if spec else "192.168.88.1", legs=tuple(legs))

@@ -26,6 +26,10 @@ PCIE_SPEED_GTS = 32.0
 # Each QSFP port runs 200G (DOMAIN.md §1): ethtool says 200000Mb/s.
 LINK_SPEED_MBPS = 200_000
 PCIE_WIDTH = 4
+# A switch leg forced to a link speed, as RouterOS names it: "the last digit represents the
+# number of lines" (MikroTik Ethernet manual, forced link mode). A leg of a 2x200G breakout runs
+# four 50G lanes, a leg of a 4x100G breakout two.
+LEG_LINK_MODES = {200_000: "200G-baseCR4", 100_000: "100G-baseCR2"}
 
 
 def rail_names(port: int, index: int) -> RailNames:
@@ -41,3 +45,14 @@ def l2mtu_need(mtu: int, vlan_tags: int = 0) -> int:
     header and the FCS but counts each 4-byte VLAN tag (MikroTik manual "MTU in RouterOS";
     DOMAIN.md §7), so an untagged leg with mtu 9000 needs l2mtu >= 9000, not 9014."""
     return mtu + VLAN_TAG_B * vlan_tags
+
+
+ROCE_HEADERS_B = 96
+IB_MTUS_B = (4096, 2048, 1024, 512, 256)
+
+
+def roce_active_mtu(netdev_mtu: int) -> int:
+    """The RoCE active MTU a port reports for its netdev's MTU: the largest IB MTU that fits the
+    MTU less 96 bytes of RoCE headers (kernel include/rdma/ib_addr.h iboe_get_mtu()), at most
+    4096: 9000 -> 4096, 1500 -> 1024 (DOMAIN.md §9)."""
+    return next((ib for ib in IB_MTUS_B if netdev_mtu - ROCE_HEADERS_B >= ib), IB_MTUS_B[-1])

@@ -247,10 +247,11 @@ class SoakSpec(_Model):
     """Length of the soak in seconds."""
     interval_s: float = Field(10, gt=0)
     """Seconds between samples of the link counters."""
-    gpu_load: Annotated[str, _template(("duration_s",), ())] = "gpu_burn -m 80% {duration_s}"
+    gpu_load: Annotated[str, _template(("duration_s",), ())] = "gpu_burn -m 50% {duration_s}"
     """Command (shell text) that loads the GPU on every node for the soak; placeholder
-    {duration_s} (whole seconds). Always cap memory with a percentage (-m 80%): it is shared
-    with the OS, and gpu-burn reads -m 80 as 80 MB and aborts."""
+    {duration_s} (whole seconds). Always cap memory with a percentage (-m 50%: half of what
+    CUDA reports free, which on GB10 is the OS's memory too; the heat comes from the compute,
+    not the buffers, docs/thresholds.md); gpu-burn reads -m 50 as 50 MB and aborts."""
 
 
 class BandwidthSpec(_Model):
@@ -268,9 +269,11 @@ class BandwidthSpec(_Model):
     """Which node pairs the bandwidth tests measure: legs (every node with its two neighbours in
     the node list, both ways: every cable or switch leg proven with two partners in 2-3 rounds),
     full (every pair, N-1 rounds) or stress (one round, every node sending to the next at once)."""
-    directions: Literal["together", "apart"] = "together"
-    """together: a pair's two directions run at once, each its own one-way test with its own
-    figure; apart: one direction per round (twice the rounds)."""
+    directions: Literal["apart", "together"] = "apart"
+    """apart (the default): one direction per round, judged against the one-way figures every
+    healthy Spark measurement was published as; together: a pair's two directions at once
+    (half the rounds), each its own test, judged against the full-duplex floors (~170 Gb/s
+    each way published, docs/thresholds.md)."""
     confirm: bool = True
     """Re-test a node that fails with both its partners against a third one, to confirm it is
     the node and not its partners (switch clusters of 4 or more nodes)."""
@@ -335,6 +338,10 @@ class SimulateSpec(_Model):
     """Seed of the simulator's noise, for repeatable runs."""
     faults: tuple[FaultSpec, ...] = Field((), examples=[[{"fault": "link_down", "node": "a"}]])
     """Faults to inject; an empty list simulates a healthy cluster."""
+    full_duplex_gbps: float = Field(170, gt=0, le=200)
+    """What one port carries in each direction (Gb/s, at 200G; scaled with the link's speed)
+    while both of its directions run at once. Default: the one published full-duplex run of
+    two Sparks, ~340 Gb/s, ~170 each way (catharsis.net.au); one-way it is 185-198."""
     nccl_version: str | None = Field(
         None, pattern=r"^[0-9]+\.[0-9]+\.[0-9]+(\+cuda[0-9]+\.[0-9]+)?$", examples=["2.30.7"]
     )

@@ -12,6 +12,12 @@ How the defaults were chosen (DOMAIN.md §4-6):
   100-110. 180 is the Sync bound less 2% run-to-run noise.
 - TCP, parallel streams on both halves: 185-198 healthy, 100-110 for one half, ~10 for software
   forwarding. TCP costs CPU on the GB10's cores, so 160 leaves room for a busy box.
+- Every figure above is one-way (DOMAIN.md §9), so they judge `bandwidth.directions: apart`, the
+  default. `together` has its own rows (`TOGETHER`), from the one published full-duplex run
+  (~170 Gb/s each way), each marked extrapolated (docs/thresholds.md argues both).
+- Declared link speed: the four bandwidth floors (`SCALES_WITH_SPEED`) scale linearly with the
+  declared speed of the link they judge (`Threshold.at_speed`); no Spark figure at 100G is
+  published, so a scaled floor says "extrapolated". A floor set in cluster.yaml is never scaled.
 - NCCL bus bandwidth: a floor by topology x node count x message size (`BUSBW_FLOORS`, documented
   in docs/thresholds.md), judged at the run's largest message size. NVIDIA's setup script gates
   all_gather at 16 GiB on 21.875 GB/s (direct and switch) and 10 GB/s (its 3-node "ring" = our
@@ -23,6 +29,9 @@ How the defaults were chosen (DOMAIN.md §4-6):
   trickle look like a ratio of infinity. The floor sits near the healthy trickle (a few
   errors/s on a QSFP112 DAC, DOMAIN.md §6), not near thousands: the only warning the failing
   cable gave was one lane at ~2.9k errors/s, and 100 x 10/s = 1000/s flags it.
+- RDMA latency: ib_write_lat of 2 bytes between two GB10s over one cable reads t_avg 1.47 us
+  (the only published Spark figure); a hardware switch hop adds well under a microsecond, a
+  switch forwarding in software tens: 5 us sits between.
 - Soak temperatures: the NIC must warm by at least `nic_rise_min_c` under the load (the field
   NIC went from idle to 81 C within 3 minutes of gpu-burn, DOMAIN.md §6; a NIC that stays cold
   means the soak proved nothing) and stay at or below `nic_temp_max_c`, the ~105 C warning
@@ -31,7 +40,7 @@ How the defaults were chosen (DOMAIN.md §4-6):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 GIB = 2**30
@@ -50,6 +59,7 @@ ThresholdName = Literal[
     "nic_temp_max_c",
     "nic_rise_min_c",
     "discard_pct",
+    "rdma_lat_us",
 ]
 Kind = Literal["min", "max"]
 
@@ -61,6 +71,8 @@ class Threshold:
     kind: Kind
     unit: str
     source: str
+    fixed: bool = False
+    """Set in cluster.yaml: used as written, never scaled to a declared link speed."""
 
     def ok(self, measured: float) -> bool:
         return measured >= self.value if self.kind == "min" else measured <= self.value
@@ -71,6 +83,26 @@ class Threshold:
 
     def describe(self) -> str:
         return f"expected {self.expected()} ({self.source})"
+
+    def at_speed(self, speed_mbps: int) -> Threshold:
+        """This floor for a link declared at `speed_mbps` (the defaults stand for 200G)."""
+        if self.fixed or self.name not in SCALES_WITH_SPEED or speed_mbps == FULL_SPEED_MBPS:
+            return self
+        ratio = speed_mbps / FULL_SPEED_MBPS
+        source = self.source.removeprefix("default: ").removeprefix("extrapolated: ")
+        return replace(
+            self,
+            value=round(self.value * ratio, 3),
+            source=f"extrapolated: {source}, x {ratio:g} for the declared "
+            f"{speed_mbps // 1000}G (linear in line rate; no published Spark figure)",
+        )
+
+
+FULL_SPEED_MBPS = 200_000
+"""The link speed the default floors were measured at (a Spark's whole QSFP port)."""
+SCALES_WITH_SPEED: frozenset[ThresholdName] = frozenset(
+    {"rail_rdma_gbps", "pair_rdma_gbps", "tcp_pair_gbps", "nccl_busbw_gbytes_s"}
+)
 
 
 # fmt: off
@@ -125,19 +157,52 @@ _BASE: tuple[Threshold, ...] = (
         "default: no published figure; a lossy RoCE rail that drops more than 1 frame in 1000 "
         "under load retransmits visibly (chosen, override when your fabric is known)",
     ),
+    Threshold(
+        "rdma_lat_us", 5, "max", "us",
+        "default: ib_write_lat 2 B between two GB10s over one cable t_avg 1.47 us "
+        "(eugr/spark-vllm-docker NETWORKING.md); 5 leaves room for a switch hop, not for "
+        "software forwarding",
+    ),
+)
+
+# With `directions: together` each port sends and receives at once. The one published
+# full-duplex run of two Sparks (catharsis.net.au, "From 96 to 340 Gbit/s") moved ~340 Gb/s,
+# ~170 each way, against 185-198 one-way: each one-way floor is carried over x 170/185.1 (the
+# seed's one-way figure); the one-way floors already hold their noise margin.
+_DUPLEX = "x 170/185.1: one published full-duplex run ~170 Gb/s each way (catharsis.net.au)"
+TOGETHER: tuple[Threshold, ...] = (
+    Threshold(
+        "rail_rdma_gbps", 73, "min", "Gb/s",
+        f"extrapolated: NVIDIA's per-rail gate 80 {_DUPLEX}",
+    ),
+    Threshold(
+        "pair_rdma_gbps", 165, "min", "Gb/s",
+        f"extrapolated: the one-way pair floor 180 {_DUPLEX}",
+    ),
+    Threshold(
+        "tcp_pair_gbps", 145, "min", "Gb/s",
+        f"extrapolated: the one-way TCP floor 160 {_DUPLEX}",
+    ),
 )
 
 # fmt: on
 
 NAMES: tuple[ThresholdName, ...] = get_args(ThresholdName)
+Directions = Literal["apart", "together"]
 
 
 def defaults(
-    topology: str, nodes: int, nccl_size_bytes: int = 16 * GIB
+    topology: str,
+    nodes: int,
+    nccl_size_bytes: int = 16 * GIB,
+    directions: Directions = "apart",
 ) -> dict[ThresholdName, Threshold]:
     """The default table for a topology and node count (no overrides); the NCCL floor is the
-    one for `nccl_size_bytes` (cluster.yaml nccl.size) from `BUSBW_FLOORS`."""
+    one for `nccl_size_bytes` (cluster.yaml nccl.size) from `BUSBW_FLOORS`; `together`
+    (bandwidth.directions) takes the full-duplex rows of `TOGETHER`."""
     table = {t.name: t for t in _BASE}
+    if directions == "together":
+        table.update({t.name: t for t in TOGETHER})
     floor = busbw_floor(topology, nodes, nccl_size_bytes)
     if floor is not None:
         table["nccl_busbw_gbytes_s"] = floor

@@ -136,7 +136,7 @@ def _speed_degraded(ev: Evidence) -> list[Finding]:
         return []
     where = ", ".join(s.where for s in ev.slow_links)
     nodes = tuple(dict.fromkeys(n for s in ev.slow_links for n in s.nodes))
-    seen = "ethtool: link up below 200000Mb/s"
+    seen = "ethtool: link up below its declared speed (cluster.yaml link_speed)"
     return [Finding(RULES["speed_degraded"], where, nodes, seen)]
 
 

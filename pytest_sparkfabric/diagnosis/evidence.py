@@ -122,7 +122,7 @@ class Evidence:
     """What every flow crosses (the switch), blamed for settings of the whole fabric."""
     miscabled: tuple[Miscabled, ...] = ()
     slow_links: tuple[Site, ...] = ()
-    """Rails whose link is up below 200000Mb/s (ethtool), `where` saying the speed."""
+    """Rails whose link is up below its declared speed (ethtool), `where` saying both."""
     launch: tuple[Site, ...] = ()
     """Nodes whose NCCL/Open MPI interface settings cannot work, `where` saying why."""
     refused: tuple[Site, ...] = ()

@@ -88,11 +88,12 @@ _TABLE: tuple[Rule, ...] = (
     ),
     Rule(
         "speed_degraded",
-        "link up below 200000Mb/s",
-        "the link negotiated below 200G: a 100G cable or a breakout on the Spark side (the "
-        "Spark needs a whole 200G port), or a switch port not forced to 200G",
-        "use a 200G QSFP56/QSFP112 cable into a whole Spark port (breakouts belong on the "
-        "switch side only); on a switch force 200G-baseCR4 on the leg",
+        "link up below its declared speed (link_speed, 200G by default)",
+        "the link negotiated below its declared speed: a 100G cable or a breakout on the "
+        "Spark side (a 200G link needs a whole Spark port), or a switch leg not forced to it",
+        "use a cable of the declared speed into a whole Spark port (breakouts belong on the "
+        "switch side only); on a switch force the leg's speed (200G-baseCR4); or declare the "
+        "speed the cluster was built for (link_speed: 100G)",
     ),
     Rule(
         "fec_not_rs",

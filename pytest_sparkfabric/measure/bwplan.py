@@ -15,9 +15,9 @@ node listens k x rails above the base.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.measure import schedule as sched
@@ -104,3 +104,26 @@ def rail_tests(plan: Plan, schedule: sched.Schedule) -> Iterator[list[RailTest]]
 
 def port(base: int, test: RailTest) -> int:
     return base + test.slot * hardware.RAILS_PER_PORT + test.link.rail
+
+
+class _Measured(Protocol):
+    @property
+    def round(self) -> int: ...
+
+
+R = TypeVar("R", bound=_Measured)
+
+
+def by_link(
+    plan: Plan, schedule: sched.Schedule, results: Mapping[tuple[str, str], R]
+) -> tuple[dict[str, tuple[R, ...]], dict[str, int]]:
+    """The results of a phase's rail tests by rail link (a->b first) and each measured pair's
+    first round."""
+    links: dict[str, tuple[R, ...]] = {}
+    round_of: dict[str, int] = {}
+    for pair in measured_pairs(plan, schedule):
+        for link in pair.links:
+            got = tuple(results[k] for k in ((link.id, "a->b"), (link.id, "b->a")) if k in results)
+            links[link.id] = got
+            round_of.setdefault(pair.id, min(r.round for r in got))
+    return links, round_of

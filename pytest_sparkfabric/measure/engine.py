@@ -20,7 +20,7 @@ from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.transport import Job, RunResult, Transport
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Cluster
+    from pytest_sparkfabric.cluster import Cluster, Rail
     from pytest_sparkfabric.cluster.plan import Plan
     from pytest_sparkfabric.cluster.thresholds import Threshold, ThresholdName
 
@@ -45,6 +45,8 @@ PhaseName = Literal[
     "versions",
     "loopback",
     "rdma",
+    "rdma_path",
+    "rdma_lat",
     "tcp",
     "nccl",
     "soak",
@@ -107,6 +109,14 @@ class Fabric:
         """Phase -> (wall-clock seconds, transport-clock seconds) it took, for the report."""
 
     # -- phases ---------------------------------------------------------------------------------
+
+    def limit(self, name: ThresholdName, *over: Rail) -> Threshold:
+        """The threshold `name` for a measurement over these rails: bandwidth floors follow the
+        slowest declared link speed among them (`Threshold.at_speed`)."""
+        from pytest_sparkfabric.cluster.limits import declared_mbps
+
+        th = self.thresholds[name]
+        return th.at_speed(declared_mbps(*over)) if over else th
 
     def phase(self, name: PhaseName, measure: Callable[[Fabric], R]) -> R:
         """`measure(self)` once per session under `name`; concurrent callers wait for the first.

@@ -223,13 +223,11 @@ def measure(fabric: Fabric) -> RdmaRun:
     plan = schedule(fabric)
     clock = fabric.transport.clock
     base = fabric.cluster.spec.bandwidth.base_port + PAIR_PORT_OFFSET
-    links: dict[str, list[BwResult]] = {}
-    round_of: dict[str, int] = {}
     down = fabric.unreachable()
     pairs = bwplan.measured_pairs(fabric.plan, plan)
     n_pairs = len([p for p in pairs if p.a not in down and p.b not in down])
     if not plan.rounds:
-        return RdmaRun(plan, {}, round_of, 0.0)
+        return RdmaRun(plan, {}, {}, 0.0)
     fabric.progress(
         f"RDMA bandwidth ({plan.kind}): {counted(n_pairs, 'node pair')}, both rails at once, "
         f"in {_rounds_text(plan)} x {fabric.cluster.spec.bandwidth.duration_s} s "
@@ -252,18 +250,8 @@ def measure(fabric: Fabric) -> RdmaRun:
         fabric.detail(f"RDMA {line}")
         results.update(_run_tests(fabric, tests, base, f"RDMA round {k}"))
         watch.step(f"RDMA {line}")
-    for pair in bwplan.measured_pairs(fabric.plan, plan):
-        for link in pair.links:
-            got = [results[k] for k in ((link.id, "a->b"), (link.id, "b->a")) if k in results]
-            links[link.id] = got
-            round_of.setdefault(pair.id, min(r.round for r in got))
-    run = RdmaRun(
-        plan,
-        {k: tuple(v) for k, v in links.items()},
-        round_of,
-        clock.now() - start,
-        watch.result(),
-    )
+    links, round_of = bwplan.by_link(fabric.plan, plan, results)
+    run = RdmaRun(plan, links, round_of, clock.now() - start, watch.result())
     return _localized(fabric, run, base)
 
 
@@ -291,9 +279,13 @@ def _run_tests(
 
 def outcomes(fabric: Fabric, results: Iterable[BwResult]) -> list[Outcome]:
     """Pass/fail per measured direction and rail against `rail_rdma_gbps` (no figure: fail)."""
-    th = fabric.thresholds["rail_rdma_gbps"]
     return [
-        Outcome(r.src.node, r.dst.node, r.gbps is not None and th.ok(r.gbps), r.src.index)
+        Outcome(
+            r.src.node,
+            r.dst.node,
+            r.gbps is not None and fabric.limit("rail_rdma_gbps", r.src, r.dst).ok(r.gbps),
+            r.src.index,
+        )
         for r in results
         # A direction with a node that does not answer was never measured: no evidence.
         if not r.loopback and not fabric.down_line((r.src.node, r.dst.node))

@@ -135,11 +135,5 @@ def measure(fabric: Fabric) -> TcpRun:
             results[t.key] = TcpResult(
                 t.link, t.src, t.dst, gbps, error, t.round, streams, retrans, flow.client.command
             )
-    links: dict[str, tuple[TcpResult, ...]] = {}
-    round_of: dict[str, int] = {}
-    for pair in bwplan.measured_pairs(fabric.plan, plan):
-        for link in pair.links:
-            got = tuple(results[k] for k in ((link.id, "a->b"), (link.id, "b->a")) if k in results)
-            links[link.id] = got
-            round_of.setdefault(pair.id, min(r.round for r in got))
+    links, round_of = bwplan.by_link(fabric.plan, plan, results)
     return TcpRun(links, round_of, clock.now() - start)

@@ -144,14 +144,13 @@ def _no_link(fabric: Fabric) -> tuple[Site, ...]:
 
 
 def _slow_links(fabric: Fabric) -> tuple[Site, ...]:
-    from pytest_sparkfabric.cluster import hardware
-
     out = []
     for rail in fabric.cluster.rails:
         eth = links.ethtool(fabric, rail).value
         speed = eth.speed_mbps if eth is not None else None
-        if eth is not None and eth.link_detected and speed and speed < hardware.LINK_SPEED_MBPS:
-            out.append(Site(f"{rail.id} at {speed}Mb/s", (rail.node,)))
+        if eth is not None and eth.link_detected and speed and speed < rail.link_speed_mbps:
+            where = f"{rail.id} at {speed}Mb/s (declared {rail.link_speed_mbps}Mb/s)"
+            out.append(Site(where, (rail.node,)))
     return tuple(out)
 
 

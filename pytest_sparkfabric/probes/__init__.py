@@ -79,6 +79,7 @@ class ParseError(ValueError):
 # ParseError from here, so importing them eagerly would be circular.
 _PARSER_PATHS: dict[str, tuple[str, str]] = {
     "ib_write_bw": ("perftest", "parse_ib_write_bw"),
+    "ib_write_lat": ("perftest_lat", "parse_ib_write_lat"),
     "iperf3": ("iperf3", "parse_iperf3_json"),
     "nccl-tests": ("nccl", "parse_nccl_tests"),
     "nccl-conf": ("ncclconf", "parse_nccl_conf_text"),
@@ -91,6 +92,7 @@ _PARSER_PATHS: dict[str, tuple[str, str]] = {
     "nvidia-smi": ("nvidia_smi", "parse_nvidia_smi_csv"),
     "gpu-burn": ("gpu_burn", "parse_gpu_burn"),
     "ibdev2netdev": ("ibdev2netdev", "parse_ibdev2netdev"),
+    "ibv_devinfo": ("ibv_devinfo", "parse_ibv_devinfo"),
     "routeros-monitor": ("routeros", "parse_routeros_monitors"),
     "routeros-resource": ("routeros", "parse_system_resource"),
     "routeros-ethernet": ("routeros", "parse_ethernet"),

@@ -83,3 +83,35 @@ def gpu_burn_low_mem(seconds: int, used_mb: int, temp_c: int) -> tuple[str, str]
     )
     stderr = "terminate called after throwing an instance of 'std::string'\nread[0] error 0\n"
     return stdout, stderr
+
+
+# rdma-core ibv_devinfo (libibverbs examples/devinfo.c print_hca_cap()), laid out as a GB10 prints
+# it (tests/data/ibv_devinfo/: fw 28.45.4028, vendor_part_id 4129, board NVD0000000087).
+_IB_MTU_ENUM = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+
+
+def ibv_devinfo_port(
+    device: str, firmware: tuple[str, str], guid: str, active: bool, active_mtu: int
+) -> str:
+    fw, board = firmware
+    state = "PORT_ACTIVE (4)" if active else "PORT_DOWN (1)"
+    return (
+        f"hca_id:\t{device}\n"
+        "\ttransport:\t\t\tInfiniBand (0)\n"
+        f"\tfw_ver:\t\t\t\t{fw}\n"
+        f"\tnode_guid:\t\t\t{guid}\n"
+        f"\tsys_image_guid:\t\t\t{guid}\n"
+        "\tvendor_id:\t\t\t0x02c9\n"
+        "\tvendor_part_id:\t\t\t4129\n"
+        "\thw_ver:\t\t\t\t0x0\n"
+        f"\tboard_id:\t\t\t{board}\n"
+        "\tphys_port_cnt:\t\t\t1\n"
+        "\t\tport:\t1\n"
+        f"\t\t\tstate:\t\t\t{state}\n"
+        "\t\t\tmax_mtu:\t\t4096 (5)\n"
+        f"\t\t\tactive_mtu:\t\t{active_mtu} ({_IB_MTU_ENUM[active_mtu]})\n"
+        "\t\t\tsm_lid:\t\t\t0\n"
+        "\t\t\tport_lid:\t\t0\n"
+        "\t\t\tport_lmc:\t\t0x00\n"
+        "\t\t\tlink_layer:\t\tEthernet\n"
+    )

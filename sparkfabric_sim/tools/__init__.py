@@ -21,8 +21,10 @@ def _load() -> dict[str, Tool]:
             lldp,
             mpirun,
             perftest,
+            perftest_lat,
             ping,
             qos,
+            rdma,
             system,
             wrappers,
         )
@@ -35,10 +37,12 @@ def _load() -> dict[str, Tool]:
             gpu,
             ping,
             perftest,
+            perftest_lat,
             iperf3,
             mpirun,
             qos,
             lldp,
+            rdma,
         ):
             _REGISTRY.update(module.TOOLS)
     return _REGISTRY

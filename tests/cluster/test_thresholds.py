@@ -14,6 +14,7 @@ from pytest_sparkfabric.cluster.thresholds import (
     GIB,
     MIB,
     NAMES,
+    ThresholdName,
     busbw_floor,
     defaults,
     message_bytes,
@@ -73,3 +74,30 @@ def test_an_override_names_its_file_and_line(tmp_path: Path) -> None:
     assert (t.value, t.source) == (90, "set in lab.yaml:12")
     assert t.describe() == "expected >= 90 Gb/s (set in lab.yaml:12)"
     assert table["pair_rdma_gbps"] == defaults("direct", 2)["pair_rdma_gbps"]
+
+
+def test_together_has_its_own_full_duplex_floors_each_extrapolated() -> None:
+    apart, together = defaults("direct", 2), defaults("direct", 2, directions="together")
+    rows: tuple[tuple[ThresholdName, float, float], ...] = (
+        ("rail_rdma_gbps", 80, 73),
+        ("pair_rdma_gbps", 180, 165),
+        ("tcp_pair_gbps", 160, 145),
+    )
+    for name, one_way, both_ways in rows:
+        assert (apart[name].value, together[name].value) == (one_way, both_ways)
+        assert together[name].source.startswith("extrapolated: ")
+        assert "catharsis.net.au" in together[name].source
+    assert together["loopback_gbps"] == apart["loopback_gbps"]  # no cable, no direction
+
+
+def test_bandwidth_floors_scale_with_the_declared_speed_unless_set(tmp_path: Path) -> None:
+    table = defaults("switch", 8)
+    pair = table["pair_rdma_gbps"].at_speed(100_000)
+    assert pair.value == 90 and pair.source.startswith("extrapolated: NVIDIA Sync")
+    assert "x 0.5 for the declared 100G" in pair.source
+    assert table["pair_rdma_gbps"].at_speed(200_000) is table["pair_rdma_gbps"]
+    assert table["loopback_gbps"].at_speed(100_000) is table["loopback_gbps"]  # NIC, not cable
+    path = tmp_path / "c.yaml"
+    path.write_text(DIRECT + "thresholds:\n  pair_rdma_gbps: 150\n", encoding="utf-8")
+    set_here = resolve(load_cluster(path))["pair_rdma_gbps"]
+    assert set_here.at_speed(100_000) is set_here  # the operator's number stands as written

@@ -24,6 +24,7 @@ PHASES = (
     "cabling",
     "versions",
     "rdma",
+    "rdma_path",
     "tcp",
     "nccl_run",
     "soak",

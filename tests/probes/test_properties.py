@@ -39,6 +39,7 @@ def _total(parser: Callable[[str], object], text: str) -> None:
 def test_registry_keys() -> None:
     assert set(PARSERS) == {
         "ib_write_bw",
+        "ib_write_lat",
         "iperf3",
         "nccl-tests",
         "nccl-conf",
@@ -51,6 +52,7 @@ def test_registry_keys() -> None:
         "nvidia-smi",
         "gpu-burn",
         "ibdev2netdev",
+        "ibv_devinfo",
         "hw-counters",
         "mlnx_qos",
         "lldpctl",

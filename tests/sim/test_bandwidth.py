@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.transport import SimTransport
-from tests.sim.conftest import example
+from tests.sim.conftest import EXAMPLES, example
 from tests.sim.helpers import nccl, rdma, tcp
 
 R0 = ("spark-1", "rocep1s0f1", "spark-2", "rocep1s0f1", "192.168.100.12")
@@ -32,6 +33,22 @@ def test_both_halves_together_are_capped_near_190() -> None:
     )
     # TCP meets the same port limit as RDMA and gets 97.5-99.5 % of it: below RDMA, never tied.
     assert 180 <= sum(streams) < sum(rates)
+
+
+def test_both_directions_at_once_share_the_full_duplex_budget() -> None:
+    both_ways = [R0, R1]
+    back = [
+        ("spark-2", "rocep1s0f1", "spark-1", "rocep1s0f1", "192.168.100.11"),
+        ("spark-2", "roceP2p1s0f1", "spark-1", "roceP2p1s0f1", "192.168.101.11"),
+    ]
+    rates = rdma(SimTransport(example("direct-2")), both_ways + back, q=4)
+    # ~170 each way (the published full-duplex run), against 185-198 one-way.
+    assert 168 <= rates[0] + rates[1] <= 172 and 168 <= rates[2] + rates[3] <= 172
+    text = (EXAMPLES / "direct-2.yaml").read_text()
+    assert "simulate:\n" in text
+    slow = parse_cluster(text.replace("simulate:\n", "simulate:\n  full_duplex_gbps: 150\n"))
+    slower = rdma(SimTransport(slow), both_ways + back, q=4)
+    assert 148 <= slower[0] + slower[1] <= 152
 
 
 def test_a_ring_node_shares_each_pcie_domain_between_its_neighbours() -> None:
@@ -96,3 +113,24 @@ def test_results_depend_on_the_seed_and_not_on_call_order() -> None:
 
     other = SimTransport(parse_cluster(text))
     assert rdma(other, [R0])[0] != a0
+
+
+def _lat(cluster_name: str, client: str, server: str, ip: str) -> tuple[int, str]:
+    from pytest_sparkfabric.probes.perftest_lat import parse_ib_write_lat
+
+    t = SimTransport(example(cluster_name))
+    srv = t.start(Job(server, "ib_write_lat -d rocep1s0f1 -F -p 18600", 60))
+    r = t.run(Job(client, f"ib_write_lat -d rocep1s0f1 -F -p 18600 {ip}", 60))
+    srv.stop()
+    return (round(parse_ib_write_lat(r.stdout).t_avg_us * 100) if r.rc == 0 else -1), r.stderr
+
+
+def test_rdma_latency_one_cable_a_switch_hop_and_software_forwarding() -> None:
+    direct, _ = _lat("direct-2", "spark-1", "spark-2", "192.168.100.12")
+    assert 142 <= direct <= 152  # ~1.47 us, the published GB10 figure
+    switched, _ = _lat("demo", "spark-1", "spark-2", "192.168.100.12")
+    assert direct < switched <= 260
+    slow, _ = _lat("faults/switch_cpu_forwarding", "spark-1", "spark-2", "192.168.100.12")
+    assert slow > 1500  # tens of microseconds through the switch CPU
+    refused, err = _lat("faults/firewall", "spark-1", "spark-2", "192.168.100.12")
+    assert refused == -1 and "Couldn't connect" in err

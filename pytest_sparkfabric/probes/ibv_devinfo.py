@@ -1,0 +1,85 @@
+"""rdma-core ``ibv_devinfo``: each RDMA device's ports, their state and active MTU.
+
+Format from libibverbs ``examples/devinfo.c`` ``print_hca_cap()``: a ``hca_id:\\t<dev>`` line,
+then per port ``\\t\\tport:\\t<n>`` and ``\\t\\t\\t<key>:\\t\\t<value>`` lines, where the state and
+the MTUs read ``<name> (<enum>)`` (``PORT_ACTIVE (4)``, ``4096 (5)``). On RoCE the active MTU is
+the largest IB MTU that fits the netdev MTU less the RoCE headers (4096 at MTU 9000); a GB10's
+ports that are down read ``PORT_DOWN (1)`` and ``1024 (3)`` (tests/data/ibv_devinfo/).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pytest_sparkfabric import shell
+from pytest_sparkfabric.probes import ParseError, found_text
+
+_HCA = re.compile(r"^hca_id:\s*(?P<dev>\S+)\s*$")
+_PORT = re.compile(r"^\s+port:\s*(?P<port>\d{1,3})\s*$")
+_FIELD = re.compile(r"^\s+(?P<key>[a-z_]+):\s*(?P<value>.*?)\s*$")
+_ENUM = re.compile(r"^(?P<name>\S+)\s+\((?P<num>\d+)\)$")
+
+
+@dataclass(frozen=True, slots=True)
+class IbvPort:
+    device: str
+    port: int
+    state: str | None
+    """PORT_ACTIVE, PORT_DOWN, ..."""
+    max_mtu_bytes: int | None
+    active_mtu_bytes: int | None
+    link_layer: str | None
+    """Ethernet (RoCE) or InfiniBand (ibv_devinfo prints "IB" in some versions)."""
+
+    @property
+    def active(self) -> bool:
+        return self.state == "PORT_ACTIVE"
+
+
+def build_ibv_devinfo(device: str, port: int = 1) -> shell.Command:
+    return shell.join(["ibv_devinfo", "-d", device, "-i", str(port)])
+
+
+def _mtu(value: str | None) -> int | None:
+    m = _ENUM.match(value or "")
+    return int(m.group("name")) if m and m.group("name").isdigit() else None
+
+
+def parse_ibv_devinfo(text: str) -> tuple[IbvPort, ...]:
+    ports: list[IbvPort] = []
+    device: str | None = None
+    port: int | None = None
+    fields: dict[str, str] = {}
+
+    def close() -> None:
+        if device is not None and port is not None:
+            m = _ENUM.match(fields.get("state", ""))
+            ports.append(
+                IbvPort(
+                    device,
+                    port,
+                    m.group("name") if m else fields.get("state"),
+                    _mtu(fields.get("max_mtu")),
+                    _mtu(fields.get("active_mtu")),
+                    fields.get("link_layer"),
+                )
+            )
+
+    for line in text.splitlines():
+        if m := _HCA.match(line):
+            close()
+            device, port, fields = m.group("dev"), None, {}
+        elif (m := _PORT.match(line)) and device is not None:
+            close()
+            port, fields = int(m.group("port")), {}
+        elif (m := _FIELD.match(line)) and port is not None:
+            fields.setdefault(m.group("key"), m.group("value"))
+    close()
+    if not ports:
+        raise ParseError(
+            "ibv_devinfo",
+            "expected 'hca_id:' and 'port:' blocks (no RDMA device of that name?)",
+            found_text(text),
+        )
+    return tuple(ports)
