@@ -7,7 +7,7 @@ Layout of a lab dir:
     ssh_config            one Host entry per node name
     ssh/                  host key, user key, authorized_keys
     bin/NODE/             the node's wrappers, first in its PATH
-    state/sim.json        the simulator's state (clock start, GPU loads, waiting servers)
+    sim.sock              the resident simulator's socket (lab/resident.py)
     nodes/NODE/           sshd_config, boot.json, sshd.log, sshd.pid, etc/ (upper layer), sys/
 """
 
@@ -43,7 +43,7 @@ SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HANG_SECONDS = 2147483647
 # One simulator state for the whole lab: a server one node starts is answered by a client on
 # another, and GPU loads heat what they heat, across calls and nodes.
-SIM_STATE = "sim.json"
+SIM_SOCKET = "sim.sock"
 ROUTEROS_PORT = 80
 
 
@@ -110,9 +110,9 @@ PERFTEST_SERVERS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
 def sim_wrapper(lab_dir: Path, node: str, tool: str, *, python: str, pythonpath: str) -> str:
     q = shlex.quote
     # Every simulated tool runs supervised (lab/supervise.py): it ends as a real tool does, and
-    # a perftest server holds its TCP port open for real.
+    # a perftest server holds its TCP port open for real. The supervised child is a small
+    # client (lab/toolcall.py) of the lab's resident simulator (lab/resident.py).
     perftest = " --perftest" if tool in PERFTEST_SERVERS else ""
-    hold = f" -S -m sparkfabric_lab.supervise{perftest} -- {q(python)}"
     return "\n".join(
         [
             "#!/bin/sh",
@@ -120,10 +120,9 @@ def sim_wrapper(lab_dir: Path, node: str, tool: str, *, python: str, pythonpath:
             "# (docs/lab.md). The simulator prints the tool's real output format.",
             f"PYTHONPATH={q(pythonpath)}${{PYTHONPATH:+:$PYTHONPATH}}",
             "export PYTHONPATH",
-            f"exec {q(python)}{hold} -m sparkfabric_sim.tool"
-            f" --cluster {q(str(lab_dir / 'sim-cluster.yaml'))} --node {q(node)}"
-            f" --state {q(str(lab_dir / 'state' / SIM_STATE))}"
-            ' -- "${0##*/}" "$@"',
+            f"exec {q(python)} -S -m sparkfabric_lab.supervise{perftest} --"
+            f" {q(python)} -S -m sparkfabric_lab.toolcall {q(str(lab_dir / SIM_SOCKET))}"
+            f' {q(node)} -- "${{0##*/}}" "$@"',
             "",
         ]
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 from pathlib import Path
 from typing import Any
@@ -307,32 +306,6 @@ def test_derived_and_simulator_clusters_validate(tmp_path: Path) -> None:
     assert [f.fault for f in sim.spec.simulate.faults] == ["mtu", "node_unreachable"]
 
 
-def test_simulated_tools_hear_of_an_unreachable_node(tmp_path: Path) -> None:
-    """The lab starts no sshd on the node, and its simulated mpirun cannot reach it either:
-    NCCL in the lab fails as it would on the cluster, instead of passing on the simulator."""
-    path = cluster_file(
-        tmp_path, "direct-2", faults=[{"fault": "node_unreachable", "node": "spark-2"}]
-    )
-    plan = plan_of(path)[1]
-    assert not plan.node("spark-2").sshd
-    raw = yaml.safe_load(path.read_text())
-    sim = tmp_path / "sim-cluster.yaml"
-    sim.write_text(files.dump_yaml(files.sim_cluster(raw, plan), "sim", str(path)))
-    faults = parse_cluster(sim.read_text()).spec.simulate
-    assert faults is not None and [f.fault for f in faults.faults] == ["node_unreachable"]
-    argv = [
-        sys.executable, "-m", "sparkfabric_sim.tool", "--cluster", str(sim),
-        "--node", "spark-1", "--state", str(tmp_path / "sim.json"), "--no-delay", "--",
-        "mpirun", "--allow-run-as-root", "-np", "2", "-H", "198.19.0.11:1,198.19.0.12:1",
-        "all_reduce_perf",
-        "-b", "1G", "-e", "1G", "-g", "1",
-    ]  # fmt: skip
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
-    assert r.returncode != 0, r.stdout
-    assert "port 22: Connection timed out" in r.stderr
-    assert "Avg bus bandwidth" not in r.stdout
-
-
 def test_sim_wrapper_passes_node_state_and_argv(tmp_path: Path) -> None:
     fake = tmp_path / "python"
     fake.write_text('#!/bin/sh\nprintf "%s|" "$PYTHONPATH" "$@"\n')
@@ -345,9 +318,8 @@ def test_sim_wrapper_passes_node_state_and_argv(tmp_path: Path) -> None:
     out = subprocess.run([str(tool), "-S", "enp1s0f1np1"], capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin"}, check=True).stdout  # fmt: skip
     assert out.split("|")[:-1] == [
-        "/pkg", "-S", "-m", "sparkfabric_lab.supervise", "--", str(fake),
-        "-m", "sparkfabric_sim.tool", "--cluster", f"{tmp_path}/sim-cluster.yaml",
-        "--node", "spark-1", "--state", f"{tmp_path}/state/sim.json", "--", "ethtool",
+        "/pkg", "-S", "-m", "sparkfabric_lab.supervise", "--", str(fake), "-S",
+        "-m", "sparkfabric_lab.toolcall", f"{tmp_path}/sim.sock", "spark-1", "--", "ethtool",
         "-S", "enp1s0f1np1",
     ]  # fmt: skip
 
