@@ -312,6 +312,9 @@ class SparkSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        if self._old_sigterm is not None:
+            # The reports take seconds and hold what was measured: a SIGTERM now lets them finish.
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         self.close()
         if hasattr(session.config, "workerinput"):
             return

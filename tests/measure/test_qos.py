@@ -74,7 +74,9 @@ def test_neither_tool_is_not_measured_never_pfc_off() -> None:
     f = _fabric({"mlnx_qos", "dcb"})
     m = qos.node_qos(f, "spark-1")
     assert m.value is None
-    assert m.error == (
-        "not measured: spark-1 has neither mlnx_qos (mlnx-tools) nor dcb (iproute2) to read "
-        "enp1s0f1np1's PFC; install one of them"
+    gap = m.unmeasured
+    assert gap is not None
+    assert gap.reason == (
+        "spark-1 has neither mlnx_qos (mlnx-tools) nor dcb (iproute2) to read enp1s0f1np1's PFC"
     )
+    assert (gap.missing, gap.nodes) == ("mlnx_qos or dcb", ("spark-1",))
