@@ -234,9 +234,9 @@ def _write_files(plan: LabPlan, raw: Any, lab_dir: Path, source: Path, log: Log)
         lab_dir / "sim-cluster.yaml", files.dump_yaml(sim, "simulator cluster", str(source))
     )
     python = sys.executable
-    pythonpath = services.PACKAGE_ROOT
+    package_root = services.PACKAGE_ROOT
     for node in plan.nodes:
-        _write_wrappers(lab_dir, node, python, pythonpath)
+        _write_wrappers(lab_dir, node, python, package_root)
         nd = files.node_dir(lab_dir, node.name)
         services.write(nd / "sshd_config", files.sshd_config(lab_dir, node))
         services.write(nd / "etc" / "upper" / "nccl.conf", node.nccl_conf)
@@ -244,10 +244,10 @@ def _write_files(plan: LabPlan, raw: Any, lab_dir: Path, source: Path, log: Log)
     log(f"files: {lab_dir}")
 
 
-def _write_wrappers(lab_dir: Path, node: NodeLab, python: str, pythonpath: str) -> None:
+def _write_wrappers(lab_dir: Path, node: NodeLab, python: str, package_root: str) -> None:
     bd = files.bin_dir(lab_dir, node.name)
     bodies = {
-        tool: files.sim_wrapper(lab_dir, node.name, tool, python=python, pythonpath=pythonpath)
+        tool: files.sim_wrapper(lab_dir, node.name, tool, python=python, package_root=package_root)
         for tool in files.SIM_TOOLS
     }
     for hang in node.hangs:

@@ -41,8 +41,8 @@ SIM_TOOLS = (
 )
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HANG_SECONDS = 2147483647
-# One simulator state for the whole lab: a server one node starts is answered by a client on
-# another, and GPU loads heat what they heat, across calls and nodes.
+# One resident simulator for the whole lab (lab/resident.py): a server one node starts is
+# answered by a client on another, and GPU loads heat what they heat, across calls and nodes.
 SIM_SOCKET = "sim.sock"
 ROUTEROS_PORT = 80
 
@@ -107,7 +107,7 @@ def ssh_config(lab_dir: Path, plan: LabPlan) -> str:
 PERFTEST_SERVERS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
 
 
-def sim_wrapper(lab_dir: Path, node: str, tool: str, *, python: str, pythonpath: str) -> str:
+def sim_wrapper(lab_dir: Path, node: str, tool: str, *, python: str, package_root: str) -> str:
     q = shlex.quote
     # Every simulated tool runs supervised (lab/supervise.py): it ends as a real tool does, and
     # a perftest server holds its TCP port open for real. The supervised child is a small
@@ -118,11 +118,10 @@ def sim_wrapper(lab_dir: Path, node: str, tool: str, *, python: str, pythonpath:
             "#!/bin/sh",
             f"# sparkfabric lab: `{tool}` needs the hardware; on this node it is simulated",
             "# (docs/lab.md). The simulator prints the tool's real output format.",
-            f"PYTHONPATH={q(pythonpath)}${{PYTHONPATH:+:$PYTHONPATH}}",
-            "export PYTHONPATH",
-            f"exec {q(python)} -S -m sparkfabric_lab.supervise{perftest} --"
-            f" {q(python)} -S -m sparkfabric_lab.toolcall {q(str(lab_dir / SIM_SOCKET))}"
-            f' {q(node)} -- "${{0##*/}}" "$@"',
+            # Scripts, not -m: no runpy, no PYTHONPATH; each imports only what is built in.
+            f"exec {q(python)} -S {q(package_root)}/sparkfabric_lab/supervise.py{perftest} --"
+            f" {q(python)} -S {q(package_root)}/sparkfabric_lab/toolcall.py"
+            f' {q(str(lab_dir / SIM_SOCKET))} {q(node)} -- "${{0##*/}}" "$@"',
             "",
         ]
     )

@@ -5,8 +5,9 @@
 
 The model is loaded once; each node's tool wrapper (lab/toolcall.py, started by the node's real
 supervisor over real ssh) sends its node and argv over the unix socket and gets one JSON line
-back, `{"out", "err", "rc"}`, after the modelled duration. A server (ib_write_bw without a
-peer) gets its banner first (`{"out"}`) and the rest once a client's call has answered it. A
+back (stdout, stderr, exit status: lab/toolcall.py has the wire) after the modelled duration.
+A server (ib_write_bw without a peer) gets its banner first and the rest once a client's call
+has answered it. A
 caller that hangs up early (its command was killed) ends its GPU load at that moment. With
 `--listen`, run in the switch namespace, the same process serves the switch's RouterOS REST
 (lab/routeros.py) on the same clock and GPU loads.
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import select
 import signal
@@ -32,6 +32,7 @@ from pathlib import Path
 from types import FrameType
 
 from sparkfabric_lab.state import STATE_FILE
+from sparkfabric_lab.toolcall import frame
 from sparkfabric_sim.tool import WallSim
 
 WATCH_S = 2.0
@@ -43,17 +44,20 @@ def _hung_up(conn: socket.socket, seconds: float) -> bool:
     return bool(readable)
 
 
-def _send(conn: socket.socket, **msg: object) -> None:
-    conn.sendall(json.dumps(msg).encode() + b"\n")
+def _send(conn: socket.socket, out: str = "", err: str = "", rc: int | None = None) -> None:
+    frames = [frame(b"o", out.encode()) if out else b"", frame(b"e", err.encode()) if err else b""]
+    if rc is not None:
+        frames.append(frame(b"r", b"%d" % rc))
+    conn.sendall(b"".join(frames))
 
 
 def handler_for(sim: WallSim, *, delay: bool) -> type[socketserver.BaseRequestHandler]:
     class Handler(socketserver.StreamRequestHandler):
         def handle(self) -> None:
             try:
-                request = json.loads(self.rfile.readline())
-                node, argv = str(request["node"]), [str(a) for a in request["argv"]]
-            except (ValueError, KeyError, TypeError) as err:
+                size = int(self.rfile.readline())
+                node, *argv = self.rfile.read(size).decode("utf-8", "surrogateescape").split("\0")
+            except (ValueError, UnicodeDecodeError) as err:
                 _send(self.connection, err=f"sparkfabric lab: bad tool call: {err}\n", rc=2)
                 return
             try:

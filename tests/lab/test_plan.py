@@ -306,20 +306,20 @@ def test_derived_and_simulator_clusters_validate(tmp_path: Path) -> None:
     assert [f.fault for f in sim.spec.simulate.faults] == ["mtu", "node_unreachable"]
 
 
-def test_sim_wrapper_passes_node_state_and_argv(tmp_path: Path) -> None:
+def test_sim_wrapper_passes_socket_node_and_argv(tmp_path: Path) -> None:
     fake = tmp_path / "python"
-    fake.write_text('#!/bin/sh\nprintf "%s|" "$PYTHONPATH" "$@"\n')
+    fake.write_text('#!/bin/sh\nprintf "%s|" "$@"\n')
     fake.chmod(0o755)
     tool = tmp_path / "bin" / "ethtool"
     tool.parent.mkdir()
     tool.write_text(files.sim_wrapper(tmp_path, "spark-1", "ethtool", python=str(fake),
-                                      pythonpath="/pkg"))  # fmt: skip
+                                      package_root="/pkg"))  # fmt: skip
     tool.chmod(0o755)
     out = subprocess.run([str(tool), "-S", "enp1s0f1np1"], capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin"}, check=True).stdout  # fmt: skip
     assert out.split("|")[:-1] == [
-        "/pkg", "-S", "-m", "sparkfabric_lab.supervise", "--", str(fake), "-S",
-        "-m", "sparkfabric_lab.toolcall", f"{tmp_path}/sim.sock", "spark-1", "--", "ethtool",
+        "-S", "/pkg/sparkfabric_lab/supervise.py", "--", str(fake), "-S",
+        "/pkg/sparkfabric_lab/toolcall.py", f"{tmp_path}/sim.sock", "spark-1", "--", "ethtool",
         "-S", "enp1s0f1np1",
     ]  # fmt: skip
 

@@ -18,7 +18,7 @@ import yaml
 from sparkfabric_lab import files
 from tests.lab.labkit import REPO, cluster_file
 
-CALL = [sys.executable, "-S", "-m", "sparkfabric_lab.toolcall"]
+CALL = [sys.executable, "-S", str(REPO / "sparkfabric_lab" / "toolcall.py")]
 
 
 @dataclass
