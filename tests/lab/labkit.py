@@ -233,8 +233,7 @@ def run_suite(
     """Run the shipped suite over a lab; the outcome of every test (from --sparkfabric-json).
 
     `timeout` only catches a run that hangs (every command in it has its own deadline): it is
-    sized for four labs at once on a busy 2-core machine (each simulated tool is a Python
-    start, ~0.3 s of CPU), not for an idle one."""
+    sized for four labs at once on a busy 2-core machine, not for an idle one."""
     if shipped_suite() is None:
         pytest.skip("acceptance/ has no tests yet")
     out.mkdir(parents=True, exist_ok=True)
