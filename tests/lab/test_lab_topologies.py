@@ -205,7 +205,7 @@ def test_hardware_tools_are_wrappers_and_kernel_tools_are_real(
     wrappers = str(lab.dir / "bin" / node)
     assert [p.startswith(wrappers) for p in paths] == [True] * 5 + [False] * 4, paths
     body = (lab.dir / "bin" / node / "ethtool").read_text()
-    assert f"--cluster {lab.dir}/sim-cluster.yaml --node {node}" in body
+    assert f"toolcall.py {lab.dir}/sim.sock {node} -- " in body  # the resident answers
 
 
 def test_iperf3_between_namespaces_is_real(lab: labkit.Lab, transport: Transport) -> None:
