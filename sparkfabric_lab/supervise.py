@@ -76,10 +76,17 @@ def _listen(port: int) -> _socket.socket:
     return sock
 
 
+ENDINGS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
+
+
 def _spawn(argv: list[str]) -> int:
+    # The ending signals wait (blocked) until the caller has its handlers: a tool quick to
+    # start could otherwise be signalled while this process would still die of the signal.
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, ENDINGS)
     pid = os.fork()
     if pid == 0:
         try:
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, ENDINGS)
             _own_group_dying_with_parent()
             os.execvp(argv[0], argv)
         except OSError as err:
@@ -129,8 +136,9 @@ def main(argv: list[str]) -> int:
         _signal.signal(_signal.SIGALRM, kill)
         _signal.setitimer(_signal.ITIMER_REAL, GRACE_S)
 
-    for sig in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP):
+    for sig in ENDINGS:
         _signal.signal(sig, end)
+    _signal.pthread_sigmask(_signal.SIG_UNBLOCK, ENDINGS)
     try:
         _, status = os.waitpid(pid, 0)
     finally:
