@@ -73,7 +73,7 @@ def main(argv: list[str]) -> int:
             f"  {name:<9} {took:6.2f} s transport clock, latency added {ratio:5.1f} x one "
             f"command's ({wall:.1f} s real)"
         )
-    print(f"worst phase {worst:.1f} round trips (goal <= {GOAL})")
+    print(f"worst phase {worst:.1f} round trips (goal <= {GOAL}): ratio {worst / GOAL:.2f}")
     return 0 if worst <= GOAL else 1
 
 

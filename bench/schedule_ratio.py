@@ -75,8 +75,9 @@ def main(argv: list[str]) -> int:
             note = "" if ok else "  (some flows gave no result)"
             print(f"{n:>5} {kind:>8} {rounds:>6} {ratio:>6.3f} {wall:>7.1f}{note}")
     print(
-        f"worst ratio {worst:.3f} (goal <= {GOAL_RATIO}); legs at most {legs_rounds} rounds "
-        f"(goal <= {GOAL_LEGS_ROUNDS})"
+        f"worst ratio {worst:.3f} (goal <= {GOAL_RATIO}): ratio {worst / GOAL_RATIO:.2f}; legs at "
+        f"most {legs_rounds} rounds (goal <= {GOAL_LEGS_ROUNDS}): ratio "
+        f"{legs_rounds / GOAL_LEGS_ROUNDS:.2f}"
     )
     return 0 if worst <= GOAL_RATIO and legs_rounds <= GOAL_LEGS_ROUNDS else 1
 

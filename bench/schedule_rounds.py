@@ -77,7 +77,7 @@ def main() -> int:
         )
         print(f"{n:>4}  full / legs rounds (directed): {saved:.1f}x")
     print(f"legs <= 3 rounds of pairs at each N above: {'yes' if legs_ok else 'NO'}")
-    print(f"worst ratio {worst:.3f} (goal <= {RATIO_GOAL})")
+    print(f"worst ratio {worst:.3f} (goal <= {RATIO_GOAL}): ratio {worst / RATIO_GOAL:.2f}")
     return 0 if legs_ok and worst <= RATIO_GOAL else 1
 
 

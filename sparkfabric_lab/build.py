@@ -23,7 +23,7 @@ from sparkfabric_lab.state import STATE_FILE, LabState
 Log = Callable[[str], None]
 _OUR_FILES = (
     STATE_FILE, "cluster.yaml", "sim-cluster.yaml", "ssh_config", "source.yaml",
-    "routeros.log", "ssh", "bin", "state", "nodes",
+    "resident.log", "sim.sock", "ssh", "bin", "nodes",
 )  # fmt: skip
 
 
@@ -66,9 +66,8 @@ def up(
             _make_network(plan, state, log)
             held.close()  # dir, names and subnet taken: other builds may check theirs now
             _write_files(plan, raw, lab_dir, source, log)
+            services.start_resident(plan, state, lab_dir, raw, log)
             services.start_sshds(plan, state, lab_dir, log)
-            if plan.switch_ns is not None:
-                services.start_routeros(plan, state, lab_dir, raw, log)
         except BaseException as err:
             state.phase = "failed"
             state.save()
@@ -234,11 +233,10 @@ def _write_files(plan: LabPlan, raw: Any, lab_dir: Path, source: Path, log: Log)
     services.write(
         lab_dir / "sim-cluster.yaml", files.dump_yaml(sim, "simulator cluster", str(source))
     )
-    (lab_dir / "state").mkdir(exist_ok=True)
     python = sys.executable
-    pythonpath = services.PACKAGE_ROOT
+    package_root = services.PACKAGE_ROOT
     for node in plan.nodes:
-        _write_wrappers(lab_dir, node, python, pythonpath)
+        _write_wrappers(lab_dir, node, python, package_root)
         nd = files.node_dir(lab_dir, node.name)
         services.write(nd / "sshd_config", files.sshd_config(lab_dir, node))
         services.write(nd / "etc" / "upper" / "nccl.conf", node.nccl_conf)
@@ -246,10 +244,10 @@ def _write_files(plan: LabPlan, raw: Any, lab_dir: Path, source: Path, log: Log)
     log(f"files: {lab_dir}")
 
 
-def _write_wrappers(lab_dir: Path, node: NodeLab, python: str, pythonpath: str) -> None:
+def _write_wrappers(lab_dir: Path, node: NodeLab, python: str, package_root: str) -> None:
     bd = files.bin_dir(lab_dir, node.name)
     bodies = {
-        tool: files.sim_wrapper(lab_dir, node.name, tool, python=python, pythonpath=pythonpath)
+        tool: files.sim_wrapper(lab_dir, node.name, tool, python=python, package_root=package_root)
         for tool in files.SIM_TOOLS
     }
     for hang in node.hangs:
@@ -278,14 +276,17 @@ def down(
     _check_owner(lab_dir, state, log, force=force)
     problems: list[str] = []
     pids = dict(state.sshd)
-    if state.routeros_pid is not None:
-        pids["switch"] = state.routeros_pid
+    if state.resident_pid is not None:
+        pids["simulator"] = state.resident_pid
+    signalled = []
     for name, pid in pids.items():
         if str(lab_dir) in host.proc_cmdline(pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
+                signalled.append(pid)
         else:
-            log(f"sshd of {name} (pid {pid}) already gone")
+            log(f"{name} (pid {pid}) already gone")
+    _reap(signalled, lab_dir)
     for ns in state.namespaces:
         if not host.netns_exists(ns):
             continue
@@ -327,6 +328,21 @@ def down(
     log(f"removed: {len(state.namespaces)} namespaces, {len(state.host_links)} host links, "
         f"{len(state.sshd)} sshd, {lab_dir}")  # fmt: skip
     return problems
+
+
+def _reap(pids: list[int], lab_dir: Path, grace_s: float = 3.0) -> None:
+    """Wait for the signalled processes to end; SIGKILL what is left after `grace_s`."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        left = [p for p in pids if str(lab_dir) in host.proc_cmdline(p)]
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            return
+        time.sleep(0.02)
 
 
 def _same(recorded: int | None, now: int | None) -> bool:

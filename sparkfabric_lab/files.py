@@ -7,7 +7,7 @@ Layout of a lab dir:
     ssh_config            one Host entry per node name
     ssh/                  host key, user key, authorized_keys
     bin/NODE/             the node's wrappers, first in its PATH
-    state/sim.json        the simulator's state (clock start, GPU loads, waiting servers)
+    sim.sock              the resident simulator's socket (lab/resident.py)
     nodes/NODE/           sshd_config, boot.json, sshd.log, sshd.pid, etc/ (upper layer), sys/
 """
 
@@ -43,9 +43,9 @@ SIM_TOOLS = (
 )
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HANG_SECONDS = 2147483647
-# One simulator state for the whole lab: a server one node starts is answered by a client on
-# another, and GPU loads heat what they heat, across calls and nodes.
-SIM_STATE = "sim.json"
+# One resident simulator for the whole lab (lab/resident.py): a server one node starts is
+# answered by a client on another, and GPU loads heat what they heat, across calls and nodes.
+SIM_SOCKET = "sim.sock"
 ROUTEROS_PORT = 80
 
 
@@ -109,23 +109,21 @@ def ssh_config(lab_dir: Path, plan: LabPlan) -> str:
 PERFTEST_SERVERS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
 
 
-def sim_wrapper(lab_dir: Path, node: str, tool: str, *, python: str, pythonpath: str) -> str:
+def sim_wrapper(lab_dir: Path, node: str, tool: str, *, python: str, package_root: str) -> str:
     q = shlex.quote
     # Every simulated tool runs supervised (lab/supervise.py): it ends as a real tool does, and
-    # a perftest server holds its TCP port open for real.
+    # a perftest server holds its TCP port open for real. The supervised child is a small
+    # client (lab/toolcall.py) of the lab's resident simulator (lab/resident.py).
     perftest = " --perftest" if tool in PERFTEST_SERVERS else ""
-    hold = f" -S -m sparkfabric_lab.supervise{perftest} -- {q(python)}"
     return "\n".join(
         [
             "#!/bin/sh",
             f"# sparkfabric lab: `{tool}` needs the hardware; on this node it is simulated",
             "# (docs/lab.md). The simulator prints the tool's real output format.",
-            f"PYTHONPATH={q(pythonpath)}${{PYTHONPATH:+:$PYTHONPATH}}",
-            "export PYTHONPATH",
-            f"exec {q(python)}{hold} -m sparkfabric_sim.tool"
-            f" --cluster {q(str(lab_dir / 'sim-cluster.yaml'))} --node {q(node)}"
-            f" --state {q(str(lab_dir / 'state' / SIM_STATE))}"
-            ' -- "${0##*/}" "$@"',
+            # Scripts, not -m: no runpy, no PYTHONPATH; each imports only what is built in.
+            f"exec {q(python)} -S {q(package_root)}/sparkfabric_lab/supervise.py{perftest} --"
+            f" {q(python)} -S {q(package_root)}/sparkfabric_lab/toolcall.py"
+            f' {q(str(lab_dir / SIM_SOCKET))} {q(node)} -- "${{0##*/}}" "$@"',
             "",
         ]
     )

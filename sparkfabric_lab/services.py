@@ -1,4 +1,4 @@
-"""The processes a lab runs: an sshd per node, the switch's RouterOS REST endpoint."""
+"""The processes a lab runs: an sshd per node, the resident simulator (and switch REST)."""
 
 from __future__ import annotations
 
@@ -69,36 +69,51 @@ def start_sshds(plan: LabPlan, state: LabState, lab_dir: Path, log: Log) -> None
     log(f"sshd: {len(procs)} nodes listening ({time.monotonic() - t0:.1f} s)")
 
 
-def start_routeros(plan: LabPlan, state: LabState, lab_dir: Path, raw: Any, log: Log) -> None:
-    """The switch namespace answers the simulator's RouterOS REST on its management address."""
-    assert plan.switch_ns is not None and plan.switch_mgmt is not None
-    ip = str(plan.switch_mgmt.ip)
-    user = str((raw.get("switch") or {}).get("user", ""))
-    argv = ["ip", "netns", "exec", plan.switch_ns, sys.executable, "-m",
-            "sparkfabric_lab.routeros", "--cluster", str(lab_dir / "sim-cluster.yaml"),
-            "--state", str(lab_dir / "state" / files.SIM_STATE), "--listen", ip,
-            "--port", str(files.ROUTEROS_PORT), "--user", user]  # fmt: skip
+def start_resident(plan: LabPlan, state: LabState, lab_dir: Path, raw: Any, log: Log) -> None:
+    """The lab's resident simulator (lab/resident.py): the tool wrappers' answers on a unix
+    socket; with a switch, run in its namespace, also the RouterOS REST on its address."""
+    argv = [sys.executable, "-m", "sparkfabric_lab.resident", "--cluster",
+            str(lab_dir / "sim-cluster.yaml"), "--socket", str(lab_dir / files.SIM_SOCKET),
+            "--lab-dir", str(lab_dir)]  # fmt: skip
+    rest = None
+    if plan.switch_ns is not None and plan.switch_mgmt is not None:
+        rest = (str(plan.switch_mgmt.ip), files.ROUTEROS_PORT)
+        user = str((raw.get("switch") or {}).get("user", ""))
+        argv = ["ip", "netns", "exec", plan.switch_ns, *argv, "--listen", rest[0],
+                "--port", str(rest[1]), "--user", user]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT}
-    with (lab_dir / "routeros.log").open("wb") as out:
+    with (lab_dir / "resident.log").open("wb") as out:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True, env=env,
                                 cwd="/")  # fmt: skip
-    state.routeros_pid = proc.pid
-    state.routeros = f"http://{ip}:{files.ROUTEROS_PORT}/rest"
+    state.resident_pid = proc.pid
+    if rest is not None:
+        state.routeros = f"http://{rest[0]}:{rest[1]}/rest"
     state.save()
     deadline = time.monotonic() + SSHD_READY_S
-    while True:
+    while not _answers(lab_dir / files.SIM_SOCKET, rest):
         if proc.poll() is not None:
-            why = tail(lab_dir / "routeros.log") or f"exit status {proc.returncode}"
-            raise LabError(f"the switch's REST endpoint did not start: {why}")
-        try:
-            with socket.create_connection((ip, files.ROUTEROS_PORT), timeout=0.2):
-                break
-        except OSError:
-            if time.monotonic() > deadline:
-                raise LabError(f"the switch's REST endpoint is not listening on {ip}") from None
-            time.sleep(0.05)
-    log(f"switch: RouterOS REST (simulated) at {state.routeros}")
+            why = tail(lab_dir / "resident.log") or f"exit status {proc.returncode}"
+            raise LabError(f"the lab's resident simulator did not start: {why}")
+        if time.monotonic() > deadline:
+            raise LabError(f"the lab's resident simulator is not answering after "
+                           f"{SSHD_READY_S:g} s (see {lab_dir}/resident.log)")  # fmt: skip
+        time.sleep(0.05)
+    log(f"simulator: resident, pid {proc.pid}"
+        + (f"; switch: RouterOS REST (simulated) at {state.routeros}" if rest else ""))  # fmt: skip
+
+
+def _answers(sock_path: Path, rest: tuple[str, int] | None) -> bool:
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(0.2)
+            s.connect(str(sock_path))
+        if rest is not None:
+            with socket.create_connection(rest, timeout=0.2):
+                pass
+    except OSError:
+        return False
+    return True
 
 
 def wait_ready(plan: LabPlan, procs: dict[str, subprocess.Popen[bytes]], lab_dir: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from sparkfabric_lab.owner import Owner
 
 STATE_FILE = "lab.json"
-VERSION = 2
+VERSION = 3
 
 
 @dataclass
@@ -32,8 +32,8 @@ class LabState:
     mgmt_ips: dict[str, str] = field(default_factory=dict)
     node_ns: dict[str, str] = field(default_factory=dict)
     no_sshd: list[str] = field(default_factory=list)
-    # the switch's RouterOS REST endpoint: pid and address (switch topology only)
-    routeros_pid: int | None = None
+    # the resident simulator (lab/resident.py) and, with a switch, its RouterOS REST address
+    resident_pid: int | None = None
     routeros: str = ""
     applied: list[str] = field(default_factory=list)
     # The process that built the lab (lab/owner.py): while it runs, only it takes the lab down.

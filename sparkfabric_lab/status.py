@@ -81,12 +81,14 @@ def status(lab_dir: Path) -> Status:
         else:
             sshd = f"sshd pid {state.sshd[node]} listening"
         st.lines.append(f"  {node:<12} netns {ns}, ssh root@{ip}: {sshd}")
-    if state.routeros_pid is not None:
-        ok = _alive(state.routeros_pid)
-        st.lines.append(f"  {'switch':<12} RouterOS REST {state.routeros}: "
-                        f"{'answering' if ok else 'NOT RUNNING'}")  # fmt: skip
+    if state.resident_pid is not None:
+        ok = _alive(state.resident_pid)
+        rest = f", RouterOS REST {state.routeros}" if state.routeros else ""
+        st.lines.append(f"  {'simulator':<12} resident pid {state.resident_pid}{rest}: "
+                        f"{'running' if ok else 'NOT RUNNING'}")  # fmt: skip
         if not ok:
-            st.problems.append("the switch's REST endpoint is not running")
+            st.problems.append("the resident simulator (simulated tools, switch REST) is "
+                               "not running")  # fmt: skip
     for ns in state.namespaces:
         if ns not in state.node_ns.values() and not host.netns_exists(ns):
             st.problems.append(f"namespace {ns} is missing")

@@ -16,15 +16,12 @@
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
+# Only modules written in C, or already loaded at start-up: every simulated tool call starts
+# this interpreter (`signal`, `socket` and `subprocess` would import enum, re and selectors).
+import _signal  # type: ignore[import-not-found]  # signal's C half: no stub
+import _socket
 import os
-import signal
-import socket
-import subprocess
 import sys
-from collections.abc import Sequence
-from types import FrameType
 
 DEFAULT_PORT = 18515
 GRACE_S = 2.0
@@ -40,7 +37,7 @@ _VALUED = frozenset(
 )  # fmt: skip
 
 
-def server_port(args: Sequence[str]) -> int | None:
+def server_port(args: list[str]) -> int | None:
     """The TCP port a perftest command line listens on, or None when it is a client."""
     port = DEFAULT_PORT
     i = 0
@@ -63,21 +60,42 @@ def server_port(args: Sequence[str]) -> int | None:
 def _own_group_dying_with_parent() -> None:
     os.setpgid(0, 0)
     try:
+        import ctypes
+
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc.prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
 
-def _listen(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+def _listen(port: int) -> _socket.socket:
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
     sock.bind(("0.0.0.0", port))
     sock.listen(8)
     return sock
 
 
-def main(argv: Sequence[str]) -> int:
+ENDINGS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
+
+
+def _spawn(argv: list[str]) -> int:
+    # The ending signals wait (blocked) until the caller has its handlers: a tool quick to
+    # start could otherwise be signalled while this process would still die of the signal.
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, ENDINGS)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, ENDINGS)
+            _own_group_dying_with_parent()
+            os.execvp(argv[0], argv)
+        except OSError as err:
+            os.write(2, f"{argv[0]}: {err.strerror}\n".encode())
+        os._exit(127)
+    return pid
+
+
+def main(argv: list[str]) -> int:
     args = list(argv)
     perftest = args[:1] == ["--perftest"]
     if perftest:
@@ -89,7 +107,7 @@ def main(argv: Sequence[str]) -> int:
         return 2
     sock = None
     if perftest:
-        # The tool's own words follow the simulator's `--` and the tool name.
+        # The tool's own words follow the client's `--` and the tool name.
         tool_args = child[child.index("--") + 2 :] if "--" in child else child[1:]
         port = server_port(tool_args)
         if port is not None:
@@ -98,33 +116,40 @@ def main(argv: Sequence[str]) -> int:
             except OSError as err:
                 print(f" Couldn't listen to port {port}: {err.strerror}", file=sys.stderr)
                 return 1
-    proc = subprocess.Popen(child, preexec_fn=_own_group_dying_with_parent)
+    pid = _spawn(child)
     ending: list[int] = []
 
-    def kill(_signum: int, _frame: FrameType | None) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    def kill(_signum: int, _frame: object) -> None:
+        try:  # noqa: SIM105 (contextlib imports functools and more)
+            os.killpg(pid, _signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
-    def end(signum: int, _frame: FrameType | None) -> None:
+    def end(signum: int, _frame: object) -> None:
         if ending:
             return  # the same ending again (timeout repeats it to the group): once is enough
         ending.append(signum)
         try:
-            os.killpg(proc.pid, signum)
+            os.killpg(pid, signum)
         except ProcessLookupError:
             return
-        signal.signal(signal.SIGALRM, kill)
-        signal.setitimer(signal.ITIMER_REAL, GRACE_S)
+        _signal.signal(_signal.SIGALRM, kill)
+        _signal.setitimer(_signal.ITIMER_REAL, GRACE_S)
 
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, end)
+    for sig in ENDINGS:
+        _signal.signal(sig, end)
+    _signal.pthread_sigmask(_signal.SIG_UNBLOCK, ENDINGS)
     try:
-        rc = proc.wait()
+        _, status = os.waitpid(pid, 0)
     finally:
         if sock is not None:
             sock.close()
     kill(0, None)  # whatever the tool left in its group
-    return 128 - rc if rc < 0 else rc
+    return (
+        os.waitstatus_to_exitcode(status) % 256
+        if os.WIFEXITED(status)
+        else 128 + os.WTERMSIG(status)
+    )
 
 
 if __name__ == "__main__":

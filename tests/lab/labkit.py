@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import random
 import re
@@ -115,10 +114,10 @@ class Lab:
 
     def stray_processes(self) -> dict[str, list[str]]:
         """Every process in the lab's namespaces but the lab's own (the sshd listeners, the
-        switch's REST endpoint): ns -> ['pid cmdline', ...]."""
+        resident simulator): ns -> ['pid cmdline', ...]."""
         listeners = set(self.state.sshd.values())
-        if self.state.routeros_pid is not None:
-            listeners.add(self.state.routeros_pid)
+        if self.state.resident_pid is not None:
+            listeners.add(self.state.resident_pid)
         out: dict[str, list[str]] = {}
         for ns in self.state.namespaces:
             for pid in host.ns_pids(ns):
@@ -183,24 +182,14 @@ def lab_of(path: Path) -> Iterator[Lab]:
 # What the kernel answers in the lab (no simulated tool involved): addresses, sysctls, MTU and
 # DF pings, NCCL config files, iperf3, and the sysfs reads of the links module.
 KERNEL_MARKERS = "addressing or ipv6 or mtu or nccl_env or links"
-KERNEL_ONLY = ("--deselect", "acceptance/test_links.py::test_link")  # test_link asks ethtool
-NO_SOAK = ("--deselect", "acceptance/test_soak.py")
-
-
-def sim_tool_ready() -> bool:
-    """Whether the simulator's command line (behind the lab's tool wrappers) exists yet."""
-    return importlib.util.find_spec("sparkfabric_sim.tool") is not None
+# test_link asks ethtool (the suite's node ids do not say where it lies: a name, not a path)
+KERNEL_ONLY = ("-k", "not test_link[")
+NO_SOAK = ("-m", "not soak")
 
 
 def kernel_selection(*, tcp: bool) -> list[str]:
     markers = KERNEL_MARKERS + (" or tcp" if tcp else "")
     return ["-m", markers, *KERNEL_ONLY]
-
-
-def healthy_selection() -> list[str]:
-    """The whole shipped suite; only its kernel-level part while the simulator's command line
-    (behind the hardware tools and the switch's REST endpoint) is missing."""
-    return [] if sim_tool_ready() else kernel_selection(tcp=True)
 
 
 def shipped_suite() -> Path | None:
@@ -245,8 +234,7 @@ def run_suite(
     """Run the shipped suite over a lab; the outcome of every test (from --sparkfabric-json).
 
     `timeout` only catches a run that hangs (every command in it has its own deadline): it is
-    sized for four labs at once on a busy 2-core machine (each simulated tool is a Python
-    start, ~0.3 s of CPU), not for an idle one."""
+    sized for four labs at once on a busy 2-core machine, not for an idle one."""
     if shipped_suite() is None:
         pytest.skip("acceptance/ has no tests yet")
     out.mkdir(parents=True, exist_ok=True)
@@ -256,7 +244,8 @@ def run_suite(
     r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=REPO,
                        check=False)  # fmt: skip
     seconds = time.monotonic() - t0
-    assert r.returncode in (0, 1), f"pytest rc {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr}"
+    # ACCEPTED 0, REJECTED 1, INCOMPLETE 10 (a hung tool: not measured)
+    assert r.returncode in (0, 1, 10), f"pytest rc {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr}"
     return SuiteRun(outcomes(results), seconds, r.stdout)
 
 

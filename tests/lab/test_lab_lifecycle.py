@@ -151,3 +151,40 @@ def test_ctrl_c_halfway_leaves_no_process(tmp_path: Path) -> None:
         assert p.returncode == 2 and "KeyboardInterrupt" in rest, rest[-2000:]
         assert labkit.strays_after(lab) == {}
         print(f"pytest ended {stopped_s:.1f} s after SIGINT")
+
+
+HOLDS_A_LAB = """
+import time
+from tests.lab import labkit
+
+def test_holds_a_lab():
+    with labkit.lab_of(labkit.EXAMPLES / "switch-4.yaml") as lab:
+        print("LAB", lab.dir, flush=True)
+        time.sleep(600)
+"""
+
+
+def test_a_cancelled_test_run_takes_its_labs_down(tmp_path: Path) -> None:
+    """SIGTERM (a CI cancel, `timeout`) to a test run holding a lab: tests/conftest.py ends the
+    run as ^C does, and the lab's teardown removes it: namespaces, sshd, resident simulator."""
+    test = tmp_path / "test_holds_a_lab.py"
+    test.write_text(HOLDS_A_LAB)
+    argv = [sys.executable, "-m", "pytest", "-s", "-p", "tests.conftest", "-n", "0",
+            "-p", "no:cacheprovider", str(test)]  # fmt: skip
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         cwd=labkit.REPO)  # fmt: skip
+    assert p.stdout is not None
+    seen = ""
+    while "LAB " not in seen and p.poll() is None:
+        seen += p.stdout.readline()
+    assert "LAB " in seen, seen[-3000:]
+    lab_dir = Path(seen.split("LAB ", 1)[1].split()[0])
+    state = LabState.load(lab_dir)
+    assert state is not None and state.resident_pid is not None
+    pids = [state.resident_pid, *state.sshd.values()]
+    p.send_signal(signal.SIGTERM)
+    rest, _ = p.communicate(timeout=120)
+    assert p.returncode == 2 and "KeyboardInterrupt" in rest, rest[-3000:]
+    assert [ns for ns in state.namespaces if host.netns_exists(ns)] == []
+    assert [pid for pid in pids if str(lab_dir) in host.proc_cmdline(pid)] == []
+    assert not lab_dir.exists()

@@ -77,7 +77,7 @@ class Runs:
 
 def _main_run(lab: labkit.Lab, out: Path, replay: bool) -> Runs:
     """The suite but its soak, recorded; the recording replayed."""
-    selection = [*labkit.healthy_selection(), *labkit.NO_SOAK]
+    selection = list(labkit.NO_SOAK)
     before = labkit.snapshot(lab)
     rec = out / "recording"
     real = labkit.run_suite(lab.cluster_yaml, out / "real", selection,
@@ -96,13 +96,12 @@ def _main_run(lab: labkit.Lab, out: Path, replay: bool) -> Runs:
 
 def _soak_run(lab: labkit.Lab, out: Path, runs: Runs) -> None:
     """The soak on its own (it is the heaviest part for the simulator), then the after-look."""
-    if labkit.sim_tool_ready():
-        soak = labkit.run_suite(lab.cluster_yaml, out / "soak", ["-m", "soak"])
-        runs.real.append(soak)
-        strays = labkit.strays_after(lab)
-        if strays:
-            runs.strays.update(strays)
-            runs.holders += labkit.who_holds(lab)
+    soak = labkit.run_suite(lab.cluster_yaml, out / "soak", ["-m", "soak"])
+    runs.real.append(soak)
+    strays = labkit.strays_after(lab)
+    if strays:
+        runs.strays.update(strays)
+        runs.holders += labkit.who_holds(lab)
     runs.after = labkit.snapshot(lab)
 
 
@@ -206,7 +205,7 @@ def test_hardware_tools_are_wrappers_and_kernel_tools_are_real(
     wrappers = str(lab.dir / "bin" / node)
     assert [p.startswith(wrappers) for p in paths] == [True] * 5 + [False] * 4, paths
     body = (lab.dir / "bin" / node / "ethtool").read_text()
-    assert f"--cluster {lab.dir}/sim-cluster.yaml --node {node}" in body
+    assert f"toolcall.py {lab.dir}/sim.sock {node} -- " in body  # the resident answers
 
 
 def test_iperf3_between_namespaces_is_real(lab: labkit.Lab, transport: Transport) -> None:

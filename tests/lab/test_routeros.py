@@ -25,14 +25,14 @@ def endpoint(tmp_path: Path) -> Iterator[int]:
     from http.server import ThreadingHTTPServer
 
     from sparkfabric_sim.model import SimCluster
+    from sparkfabric_sim.tool import WallSim
 
     path = cluster_file(tmp_path, "switch-4", faults=[{"fault": "link_down", "node": "spark-3"}])
     raw = yaml.safe_load(path.read_text())
     plan = build_plan(load_cluster(path), prefix="sf-", mgmt=MGMT)
     sim = tmp_path / "sim-cluster.yaml"
     sim.write_text(files.dump_yaml(files.sim_cluster(raw, plan), "sim", str(path)))
-    model = SimCluster.from_cluster(load_cluster(sim))
-    switch = Switch(model, tmp_path / "sim.json", "sparkfabric")
+    switch = Switch(WallSim(SimCluster.from_cluster(load_cluster(sim))), "sparkfabric")
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(switch))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

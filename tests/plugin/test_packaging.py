@@ -77,7 +77,7 @@ def test_readme_quick_start_installs_into_a_venv_it_creates() -> None:
     assert steps[1] == ". .venv/bin/activate"
     assert steps[2].startswith("pip install -e '.[dev]'")
     assert steps[3].startswith("pytest --cluster=examples/demo.yaml")
-    assert tests == ".venv/bin/python -m pytest"
+    assert tests == '.venv/bin/python -m pytest -n auto -m "not lab"'  # the fast tier
 
 
 def test_ci_runs_the_readme_test_command_in_its_venv() -> None:
@@ -86,8 +86,9 @@ def test_ci_runs_the_readme_test_command_in_its_venv() -> None:
     assert "python3 -m venv .venv" in ci
     assert ".venv/bin/python -m pip install" in ci
     assert "python3 -m pip install" not in ci
-    last = [ln for ln in ci.splitlines() if ln.strip() and not ln.startswith("#")][-1]
-    assert last == tests
+    lines = [ln.strip() for ln in ci.splitlines() if ln.strip() and not ln.startswith("#")]
+    assert tests in lines  # the fast tier, then the lab tier (root only)
+    assert lines[lines.index(tests) + 2] == ".venv/bin/python -m pytest -n 0 -m lab"
 
 
 def test_lint_and_type_tools_are_pinned_exactly() -> None:
