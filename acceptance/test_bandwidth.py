@@ -7,6 +7,7 @@ The loopback runs first, so a slow pair later is blamed on a throttled NIC, not 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import pytest
@@ -37,7 +38,7 @@ def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         source=th.source,
         command=result.command,
     )
-    measured = result.measured()
+    measured = result.measured().require()
     if measured.error is not None:
         # No figure at all: a configuration finding (a duplicate address, no link) may say why.
         witness.fail(
@@ -70,6 +71,7 @@ def test_rail_rdma(rail_link: Link, fabric: Fabric, verdict: Verdict) -> None:
     )
     seen = ", ".join(f"{r.where} {_gb(r.gbps)}" for r in results)
     verdict(measured=seen)
+    _unmeasured(results)
     errors = [r for r in results if r.gbps is None]
     slow = [r for r in results if r.gbps is not None and not th.ok(r.gbps)]
     if not errors and not slow:
@@ -87,6 +89,13 @@ def test_rail_rdma(rail_link: Link, fabric: Fabric, verdict: Verdict) -> None:
     witness.fail(
         verdict, f"{rail_link.id}: {seen}, {th.describe()}; slow: {slow_ways}{where}", found
     )
+
+
+def _unmeasured(results: Iterable[rdma.BwResult]) -> None:
+    """A run that never reached the fabric (tool missing, node lost) is not measured."""
+    for r in results:
+        if r.unmeasured is not None:
+            raise r.unmeasured
 
 
 def _where(fabric: Fabric, nodes: tuple[str, ...]) -> str:
@@ -118,6 +127,7 @@ def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> Non
         )
         seen.append(f"{where.strip()} {per_rail}".strip())
         total = d.total_gbps
+        _unmeasured(d.rails)
         if total is None:
             bad = True
             errors = "; ".join(f"{r.where}: {r.error}" for r in d.rails if r.error)

@@ -35,6 +35,9 @@ class NodeDraft:
     rx_discard_pct: dict[str, float] = field(default_factory=dict)
     firmware: str | None = None
     firewall: bool = False
+    missing: set[str] = field(default_factory=set)
+    sudo_asks: bool = False
+    lost_on: str | None = None
 
     def cabled(self) -> list[Netdev]:
         return [d for d in self.netdevs.values() if d.cabled]
@@ -62,6 +65,9 @@ class NodeDraft:
             rx_discard_pct=MappingProxyType(dict(self.rx_discard_pct)),
             firmware=self.firmware,
             firewall=self.firewall,
+            missing=frozenset(self.missing),
+            sudo_asks=self.sudo_asks,
+            lost_on=self.lost_on,
         )
 
 

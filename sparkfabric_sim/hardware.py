@@ -132,6 +132,12 @@ class SimNode:
     what no service allows: ssh and ICMP pass, the test ports do not; firewalld.zone(5))."""
     firmware: str | None = None
     """The ConnectX firmware `ethtool -i` shows, where a fault changed it (else the default)."""
+    missing: frozenset[str] = frozenset()
+    """Commands not installed: the shell answers `not found` (rc 127), `command -v` nothing."""
+    sudo_asks: bool = False
+    """sudo wants a password: `sudo -n` is refused."""
+    lost_on: str | None = None
+    """The command whose first run makes the node stop answering ssh (fault node_lost)."""
 
     def netdev(self, name: str) -> Netdev | None:
         return next((d for d in self.netdevs if d.name == name), None)

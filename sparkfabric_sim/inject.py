@@ -199,6 +199,37 @@ def _command_hangs(d: Draft, f: FaultSpec) -> None:
         nd.hangs.add(str(f.command))
 
 
+def _tool_missing(d: Draft, f: FaultSpec) -> None:
+    for nd in _targets(d, f):
+        nd.missing.add(str(f.command))
+
+
+def _sudo_refused(d: Draft, f: FaultSpec) -> None:
+    for nd in _targets(d, f):
+        nd.sudo_asks = True
+
+
+def _node_lost(d: Draft, f: FaultSpec) -> None:
+    d.nodes[str(f.node)].lost_on = str(f.command)
+
+
+# What a stock DGX OS node lacks (NVIDIA dgx-spark-playbooks: connect-two-sparks installs
+# perftest with `sudo apt install perftest`; nccl/README.md installs libopenmpi-dev and builds
+# ~/nccl and ~/nccl-tests; gpu-burn is built by hand with `make COMPUTE=121`; iperf3 and lldpd
+# are not in the image). It has nvidia-smi, ethtool, iproute2, OpenSSH, and the Mellanox tools
+# the playbooks run without installing (ibdev2netdev). Its sudo asks for the user's password.
+STOCK_MISSING = frozenset({
+    "ib_write_bw", "ib_write_lat", "iperf3", "lldpctl", "gpu_burn", "gpu-burn", "mpirun",
+    "all_reduce_perf", "all_gather_perf", "reduce_scatter_perf",
+})  # fmt: skip
+
+
+def stock(d: Draft) -> None:
+    for nd in d.nodes.values():
+        nd.missing |= STOCK_MISSING
+        nd.sudo_asks = True
+
+
 def _phy_counters_missing(d: Draft, f: FaultSpec) -> None:
     # mlx5 exports rx_err_lane_*_phy only with the PCAM per_lane_error_counters capability
     # (en_stats.c): a NIC or firmware without it lists no lane counters at all.
@@ -317,6 +348,9 @@ INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
     "nccl_socket_ifname": _nccl_socket_ifname,
     "firmware_mismatch": _firmware_mismatch,
     "firewall": _firewall,
+    "tool_missing": _tool_missing,
+    "sudo_refused": _sudo_refused,
+    "node_lost": _node_lost,
 }
 
 

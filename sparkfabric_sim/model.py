@@ -26,7 +26,7 @@ from sparkfabric_sim.hardware import (
     PortRef,
     SimNode,
 )
-from sparkfabric_sim.inject import apply_faults
+from sparkfabric_sim.inject import apply_faults, stock
 from sparkfabric_sim.switch_config import SwitchConfig, default_switch
 
 if TYPE_CHECKING:
@@ -189,6 +189,8 @@ class SimCluster:
         switch = default_switch(cluster) if cluster.topology == "switch" else None
         nodes = {n.name: _node_draft(cluster, n, i, seed) for i, n in enumerate(cluster.nodes)}
         draft = Draft(cluster, seed, nodes, _cables(cluster, seed, switch), switch)
+        if cluster.spec.simulate and cluster.spec.simulate.profile == "stock":
+            stock(draft)
         if cluster.spec.simulate:
             for fault in cluster.spec.simulate.faults:
                 apply_faults(draft, fault)

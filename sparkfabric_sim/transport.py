@@ -63,6 +63,7 @@ class SimTransport(Transport):
         self.clock = clock if clock is not None else VirtualClock()
         self._lock = threading.RLock()
         self._live: list[SimBackground] = []
+        self._lost: set[str] = set()
         sim = cluster.spec.simulate
         self._latency_s = sim.command_latency_ms / 1000 if sim is not None else 0.0
         self._sessions = sim.max_sessions if sim is not None else 10
@@ -78,7 +79,19 @@ class SimTransport(Transport):
     # -- running ------------------------------------------------------------------------------
 
     def _unreachable(self, job: Job) -> RunResult | None:
-        if not self.model.node(job.node).unreachable:
+        node = self.model.node(job.node)
+        if node.lost_on is not None and job.node not in self._lost and _runs(job, node.lost_on):
+            # node_lost: the connection drops under this command, as the ssh transport reports
+            # a channel that closed after the supervisor started; then ssh cannot connect.
+            self._lost.add(job.node)
+            one_line = " ".join(job.command.split())
+            short = one_line if len(one_line) <= 60 else one_line[:56].rstrip() + " ..."
+            return RunResult(
+                job.node, job.command, 255, "", "", min(SSH_TIMEOUT_S, job.timeout_s),
+                transport_error=f"{job.node}: ssh: connection lost during '{short}'",
+                started_at=self.clock.now(),
+            )  # fmt: skip
+        if not node.unreachable and job.node not in self._lost:
             return None
         return RunResult(
             job.node,
@@ -131,7 +144,7 @@ class SimTransport(Transport):
                 if outcome is None:
                     unchanged = False
                     outcome = self.world.run(
-                        job.node, job.command, t0, planned=planned, spawned=spawned
+                        job.node, _command(job), t0, planned=planned, spawned=spawned
                     )
                 results[i] = self._finish(job, outcome, t0, spawned)
             for i, bg in servers.items():
@@ -169,7 +182,7 @@ class SimTransport(Transport):
                 if results[i] is not None or i in servers:
                     continue
                 try:
-                    outcome = self.world.dry_run(job.node, job.command, t0)
+                    outcome = self.world.dry_run(job.node, _command(job), t0)
                 except IsServer:
                     if not again:
                         servers[i] = self._start_at(job, t0)
@@ -219,7 +232,7 @@ class SimTransport(Transport):
         failed = self._unreachable(job)
         spawned: list[Process] = []
         first_flow = len(self.world.runtime.flows)
-        outcome = None if failed else self.world.run(job.node, job.command, t0, spawned=spawned)
+        outcome = None if failed else self.world.run(job.node, _command(job), t0, spawned=spawned)
         flows = self.world.runtime.flows[first_flow:]
         bg = SimBackground(self, job, t0, outcome, spawned, failed, flows)
         self._live.append(bg)
@@ -246,6 +259,17 @@ class SimTransport(Transport):
         if self.switch is None:
             raise SwitchUnreachable("the simulated cluster has no switch (no switch: section)")
         return SimSwitchConsole(self.switch)
+
+
+def _command(job: Job) -> str:
+    """The shell text a node runs for `job`: under `sudo -n` where it needs root, as the ssh
+    transport runs it (the simulated user is never root)."""
+    return f"sudo -n {job.command}" if job.sudo else job.command
+
+
+def _runs(job: Job, command: str) -> bool:
+    """Whether the job's shell text runs `command` (a word of it, by name or path)."""
+    return any(w.rsplit("/", 1)[-1] == command for w in job.command.replace(";", " ").split())
 
 
 class SimSwitchClient:

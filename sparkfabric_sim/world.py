@@ -226,6 +226,8 @@ class NodeHost:
         return self.ctx.vfs().glob(pattern)
 
     def which(self, name: str) -> str | None:
+        if name.rsplit("/", 1)[-1] in self.ctx.node.missing:
+            return None
         if "/" in name:
             return name if name.rsplit("/", 1)[-1] in PATHS else None
         return PATHS.get(name)

@@ -44,6 +44,9 @@ FaultName = Literal[
     "nccl_socket_ifname",
     "firmware_mismatch",
     "firewall",
+    "tool_missing",
+    "sudo_refused",
+    "node_lost",
 ]
 Target = Literal[
     "node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command", "rate_per_s"
@@ -143,6 +146,12 @@ _TABLE: tuple[Fault, ...] = (
           "the node's ConnectX-7 runs other firmware than the rest", "simulated"),
     Fault("firewall", ("node",), (),
           "a host firewall rejects the test ports (ssh and ping pass)", "simulated"),
+    Fault("tool_missing", ("command",), ("node",),
+          "a command is not installed (the shell answers `not found`, rc 127)", "simulated"),
+    Fault("sudo_refused", (), ("node",),
+          "sudo asks for a password (`sudo -n` is refused)", "simulated"),
+    Fault("node_lost", ("node", "command"), (),
+          "the node stops answering ssh from the first time it runs `command`", "simulated"),
 )
 # fmt: on
 

@@ -325,7 +325,8 @@ class FaultSpec(_Model):
     onset_c: float | None = None
     """NIC temperature (C) at which the fault starts."""
     command: str | None = None
-    """The command that hangs (command_hangs)."""
+    """The command the fault is about: the one that hangs (command_hangs), is not installed
+    (tool_missing), or loses the node (node_lost)."""
     rate_per_s: float | None = Field(None, gt=0)
     """A steady error rate (corrected bits/s) on the lane instead of the growth with temperature
     (lane_degradation); it never drops the link."""
@@ -352,6 +353,10 @@ class SimulateSpec(_Model):
     commands beyond max_sessions at once to one node wait a round each."""
     max_sessions: int = Field(10, ge=1, le=1000)
     """Commands one node runs at once over its connection (sshd MaxSessions, 10)."""
+    profile: Literal["stock", "prepared"] = "prepared"
+    """prepared: every node has what the suite runs (perftest, iperf3, lldpd, gpu-burn, Open MPI,
+    NCCL and nccl-tests built per NVIDIA's playbooks, passwordless sudo); stock: only what DGX OS
+    ships (nvidia-smi, ethtool, iproute2, OpenSSH) and a sudo that asks for a password."""
 
 
 class ClusterSpec(_Model):

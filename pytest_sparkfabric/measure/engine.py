@@ -72,6 +72,11 @@ def result_error(r: RunResult, tool: str) -> str | None:
 
 def parsed(r: RunResult, tool: str, parse: Callable[[str], T]) -> Measured[T]:
     """A run's stdout through `parse`, or why there is nothing to parse (the tool's own words)."""
+    from pytest_sparkfabric.measure.prereq import could_not_run
+
+    unmeasured = could_not_run(r)
+    if unmeasured is not None:
+        return Measured.not_measured(unmeasured)
     err = result_error(r, tool)
     if err:
         return Measured.failed(err)

@@ -24,7 +24,8 @@ from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
-from pytest_sparkfabric.outcome import Measured
+from pytest_sparkfabric.measure.prereq import could_not_run
+from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_client,
@@ -57,6 +58,8 @@ class BwResult:
     command: str = ""
     seconds: float | None = None
     """How long the client ran (transport clock): -D plus perftest's set-up."""
+    unmeasured: NotMeasured | None = None
+    """Why it could not run at all (a tool missing, a node lost): not the fabric's fault."""
 
     @property
     def loopback(self) -> bool:
@@ -67,6 +70,8 @@ class BwResult:
         return self.src.id if self.loopback else f"{self.src.id}->{self.dst.id}"
 
     def measured(self) -> Measured[float]:
+        if self.unmeasured is not None:
+            return Measured.not_measured(self.unmeasured)
         if self.gbps is None:
             return Measured.failed(self.error or f"{self.where}: no result")
         return Measured.of(self.gbps)
@@ -152,7 +157,8 @@ def _run_step(
         gbps, error = _outcome(done[key])
         client = done[key].client
         seconds = client.duration_s if client is not None else None
-        out[key] = BwResult(src, dst, gbps, error, round_no, flow.client.command, seconds)
+        why = could_not_run(done[key].server) or could_not_run(client)
+        out[key] = BwResult(src, dst, gbps, error, round_no, flow.client.command, seconds, why)
     return out
 
 

@@ -71,10 +71,11 @@ _LEFT = (
 def remote_command(job: Job, *, as_root: bool, grace_s: int = GRACE_S) -> str:
     """What ssh asks the node's login shell to run: sh (whatever the login shell is), under
     `sudo -n` where the job needs root and the ssh user is not root."""
-    program = shell.quote(supervisor(job, grace_s=grace_s))
     if job.sudo and not as_root:
-        return f"sudo -n sh -c {program}"
-    return f"exec sh -c {program}"
+        # `sudo -n` on the command itself, so a sudoers line can allow exactly it
+        # (`NOPASSWD: /usr/sbin/ethtool -m *`), not a whole shell.
+        job = Job(job.node, f"sudo -n {job.command}", job.timeout_s)
+    return f"exec sh -c {shell.quote(supervisor(job, grace_s=grace_s))}"
 
 
 def started(stderr_head: str) -> bool:

@@ -53,7 +53,7 @@ def dispatch(ctx: Ctx, argv: list[str]) -> Outcome:
     if argv[0] in ctx.node.hangs or name in ctx.node.hangs:
         return Outcome(124, hang=True)
     tool = _load().get(name)
-    if tool is None:
+    if tool is None or name in ctx.node.missing:
         return Outcome(127, "", f"sh: 1: {argv[0]}: not found\n")
     return tool(ctx, argv)
 

@@ -17,14 +17,27 @@ def _dispatch(ctx: Ctx, argv: list[str]) -> Outcome:
 
 def sudo(ctx: Ctx, argv: list[str]) -> Outcome:
     args = argv[1:]
+    non_interactive = False
     while args and args[0].startswith("-"):
         flag = args.pop(0)
         if flag == "--":
             break
+        non_interactive = non_interactive or flag == "-n"
         if flag in ("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"):
             args = args[1:]
     if not args:
         return fail(1, "usage: sudo -h | -K | -k | -V\n")
+    if ctx.node.sudo_asks:
+        # sudo(8) -n: "If a password is required for the command to run, sudo will display an
+        # error message and exit" (status 1; sudoers' message); without -n and no terminal it
+        # says it needs one (sudo's tgetpass.c).
+        if non_interactive:
+            return fail(1, "sudo: a password is required\n")
+        return fail(
+            1,
+            "sudo: a terminal is required to read the password; either use the -S "
+            "option to read from standard input or configure an askpass helper\n",
+        )
     env = {**ctx.env, "USER": "root", "HOME": "/root", "LOGNAME": "root"}
     return _dispatch(ctx.at(ctx.t, env, ctx.stdin), args)
 

@@ -1,0 +1,92 @@
+"""The one rule for "could not measure": a run that never reached the fabric (a tool missing,
+sudo refused, the node lost) is a NotMeasured naming the prerequisite and the command that
+installs or allows it, never a fabric failure."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pytest_sparkfabric.outcome import NotMeasured
+from pytest_sparkfabric.transport import RunResult
+from pytest_sparkfabric.transport.base import missing_command
+
+
+@dataclass(frozen=True, slots=True)
+class Prereq:
+    name: str
+    commands: tuple[str, ...]
+    fix: str
+
+
+# Fixes from NVIDIA's dgx-spark-playbooks (connect-two-sparks: `sudo apt install perftest`;
+# nccl/README.md: libopenmpi-dev, NCCL built in ~/nccl, nccl-tests with `make MPI=1` in
+# ~/nccl-tests) and the tools' own docs (gpu-burn README: `make COMPUTE=..`; lldpd, iperf3:
+# Ubuntu packages). docs/node-setup.md says the same per marker.
+PREREQS: tuple[Prereq, ...] = (
+    Prereq("perftest", ("ib_write_bw", "ib_write_lat"), "sudo apt install perftest"),
+    Prereq("iperf3", ("iperf3",), "sudo apt install iperf3"),
+    Prereq("lldpd", ("lldpctl",), "sudo apt install lldpd && sudo systemctl enable --now lldpd"),
+    Prereq(
+        "gpu-burn",
+        ("gpu_burn", "gpu-burn"),
+        "git clone https://github.com/wilicc/gpu-burn ~/gpu-burn && cd ~/gpu-burn && "
+        "make COMPUTE=121 (then soak.gpu_load: ~/gpu-burn/gpu_burn -m 80% {duration_s})",
+    ),
+    Prereq("Open MPI", ("mpirun",), "sudo apt-get install -y libopenmpi-dev openmpi-bin"),
+    Prereq(
+        "nccl-tests",
+        ("all_reduce_perf", "all_gather_perf", "reduce_scatter_perf"),
+        "git clone https://github.com/NVIDIA/nccl-tests.git ~/nccl-tests && cd ~/nccl-tests && "
+        "make MPI=1 MPI_HOME=/usr/lib/aarch64-linux-gnu/openmpi NCCL_HOME=$HOME/nccl/build",
+    ),
+    Prereq("iproute2", ("ip", "ss", "dcb"), "sudo apt install iproute2"),
+    Prereq("ethtool", ("ethtool",), "sudo apt install ethtool"),
+)
+SUDO_ETHTOOL_FIX = (
+    'echo "$USER ALL=(root) NOPASSWD: /usr/sbin/ethtool -m *" | '
+    "sudo tee /etc/sudoers.d/sparkfabric && sudo chmod 0440 /etc/sudoers.d/sparkfabric"
+)
+SSH_FIX = "power the node on and check that `ssh <node> true` answers without a password"
+# sudo(8) -n: "a password is required"; without a terminal: "a terminal is required".
+_SUDO_REFUSED = re.compile(r"^sudo: (a password is required|a terminal is required)", re.M)
+# Open MPI's orterun/prterun help text (help-orterun.txt "orterun:executable-not-found").
+_MPI_NOT_FOUND = re.compile(r"was unable to find the executable", re.I)
+_MPI_EXE = re.compile(r"Executable:\s*(\S+)")
+
+
+def prereq_of(command: str) -> Prereq:
+    name = command.rsplit("/", 1)[-1]
+    found = next((p for p in PREREQS if name in p.commands), None)
+    return found or Prereq(name, (name,), f"install {name} on the node, or fix PATH")
+
+
+def could_not_run(r: RunResult | None) -> NotMeasured | None:
+    """Why the run never reached what it measures, or None (it ran: judge its output)."""
+    if r is None:
+        return None
+    if r.transport_error and "ssh:" in r.transport_error:
+        return NotMeasured(r.transport_error, nodes=[r.node], missing="ssh", fix=SSH_FIX)
+    if _SUDO_REFUSED.search(r.stderr) or (r.transport_error and "sudo" in r.transport_error):
+        tool = " ".join(r.command.split()[:2])
+        return NotMeasured(
+            f"{r.node}: `sudo -n {tool}` was refused: sudo asks for a password",
+            nodes=[r.node],
+            missing=f"sudo {tool}",
+            fix=SUDO_ETHTOOL_FIX if tool.startswith("ethtool") else f"allow `{tool}` in sudoers",
+        )
+    tool: str | None = None
+    if _MPI_NOT_FOUND.search(r.stderr):
+        m = _MPI_EXE.search(r.stderr)
+        tool = m.group(1) if m else "all_reduce_perf"
+    elif r.rc == 127 and not r.timed_out:
+        tool = missing_command(r.stderr) or (r.command.split() or [r.command])[0]
+    if tool is None or tool == "sudo":
+        return None
+    p = prereq_of(tool)
+    return NotMeasured(
+        f"{r.node}: {tool}: command not found ({p.name} is not installed, or not on PATH)",
+        nodes=[r.node],
+        missing=p.name,
+        fix=p.fix,
+    )
