@@ -44,6 +44,7 @@ FaultName = Literal[
     "nccl_socket_ifname",
     "firmware_mismatch",
     "firewall",
+    "link_flap",
 ]
 Target = Literal[
     "node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command", "rate_per_s"
@@ -143,6 +144,9 @@ _TABLE: tuple[Fault, ...] = (
           "the node's ConnectX-7 runs other firmware than the rest", "simulated"),
     Fault("firewall", ("node",), (),
           "a host firewall rejects the test ports (ssh and ping pass)", "simulated"),
+    Fault("link_flap", ("node",), ("port",),
+          "the cable drops its link once for a moment, one second into the first RDMA "
+          "transfer over it, and comes back", "simulated"),
 )
 # fmt: on
 
