@@ -60,17 +60,22 @@ def test_host_qos(node: Node, cluster: Cluster, fabric: Fabric, verdict: Verdict
 
 @pytest.mark.bandwidth
 def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
-    """Across every RDMA round: no drops where the host runs PFC (lossless), and drops below
-    `thresholds.discard_pct` of the frames received anywhere; pause, ECN and CNP recorded."""
+    """Across every traffic window so far (each RDMA round, and the TCP rounds and NCCL run if
+    they ran first): no post-FEC symbol, CRC or link-down growth; no drops where the host runs
+    PFC (lossless), and drops below `thresholds.discard_pct` of the frames received anywhere;
+    pause, ECN and CNP recorded."""
     rail_counters.declare(fabric, rail, verdict)
-    windows = rdma.pair_runs(fabric).counter_windows.get(rail.id, ())
+    rdma.pair_runs(fabric)
+    windows = rail_counters.log(fabric).of(rail.id)
     if not windows:
-        why = fabric.down_line([rail.node]) or "the rail took part in no RDMA round"
+        why = fabric.down_line([rail.node]) or "the rail took part in no traffic round"
         verdict.not_measured(f"{rail.node} {rail.netdev}: {why}", nodes=[rail.node])
-    verdict(measured=rail_counters.totals(windows))
+    verdict(measured=f"{rail_counters.totals(windows)} over {len(windows)} traffic window(s)")
     for w in windows:
-        if w.delta.value is None:
-            verdict.not_measured(
-                f"{rail.node} {rail.netdev} during {w.label}: {w.delta.error}", nodes=[rail.node]
-            )
-        rail_counters.check(fabric, rail, verdict, w.delta.value, w.label)
+        if w.error is None:
+            rail_counters.check(fabric, rail, verdict, w)
+    unread = next((w for w in windows if w.error is not None), None)
+    if unread is not None:
+        verdict.not_measured(
+            f"{rail.node} {rail.netdev} during {unread.label}: {unread.error}", nodes=[rail.node]
+        )

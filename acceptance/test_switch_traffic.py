@@ -12,44 +12,37 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.diagnosis.evidence import SWITCH_CPU_BUSY_PCT
-from pytest_sparkfabric.measure import rdma, switch_counters
+from pytest_sparkfabric.measure import rail_counters, rdma, switch_counters
 from pytest_sparkfabric.measure import switch as switch_reads
 from pytest_sparkfabric.measure.soak import SoakRun
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Node, Verdict
     from pytest_sparkfabric.cluster.spec import SwitchSpec
-    from pytest_sparkfabric.measure.switch_counters import Growth, Window
+    from pytest_sparkfabric.measure.switch_counters import Growth, Log
 
 pytestmark = pytest.mark.bandwidth
 
 
-def _windows(fabric: Fabric, where: str, verdict: Verdict) -> list[Window]:
+def _log(fabric: Fabric, where: str, verdict: Verdict) -> Log:
     rdma.pair_runs(fabric)
     log = switch_counters.log(fabric)
-    if not log.windows:
-        why = log.not_watched or "no traffic round crossed the switch"
+    if not log.legs.by_object:
+        why = log.legs.not_watched or "no traffic round crossed the switch"
         verdict.fail(f"{where}: not measured: {why}", measured="not measured")
-    return log.windows
+    return log
 
 
 def _host_side(fabric: Fabric, node: Node) -> str:
     """The other direction of the same cable: the node's own receive errors over the soak."""
-    soak = fabric.measured("soak", SoakRun)
-    if soak is None:
+    if fabric.measured("soak", SoakRun) is None:
         return "host side (switch->host) not measured: the heat soak did not run"
     parts = []
     for rail in node.rails:
-        series = soak.samples.get(rail.id, [])
-        if len(series) < 2:
-            continue
-        first, last = series[0].stats, series[-1].stats
-        for name, a, b in (
-            ("rx_crc_errors_phy", first.crc_errors, last.crc_errors),
-            ("rx_pcs_symbol_err_phy", first.symbol_errors, last.symbol_errors),
-        ):
-            if a is not None and b is not None:
-                parts.append(f"{rail.netdev} {name} +{b - a}")
+        ws = [w for w in rail_counters.log(fabric).of(rail.id, "soak") if w.error is None]
+        for name in ("rx_crc_errors_phy", "rx_pcs_symbol_err_phy"):
+            if ws and all(name in w.growth for w in ws):
+                parts.append(f"{rail.netdev} {name} +{sum(w.growth[name] for w in ws)}")
     if not parts:
         return "host side (switch->host) not measured: no ethtool -S samples of the soak"
     return "host side (switch->host, over the soak): " + ", ".join(parts)
@@ -71,13 +64,13 @@ def test_switch_leg_counters(
     expected = "no " + ", ".join(c.name for c in switch_counters.WATCHED) + " growth"
     verdict(node=node.name, rail=f"switch {leg}", expected=expected, switch_leg=leg, cable=cable)
     where = f"{node.name}: switch {switch.host} port {leg}"
-    windows = _windows(fabric, where, verdict)
-    seen = switch_counters.measured_windows(windows, leg)
+    windows = _log(fabric, where, verdict).legs.of(leg)
+    seen = [w for w in windows if switch_counters.unread(w) is None]
     if not seen:
-        why = next((w.errors[leg] for w in windows if leg in w.errors), "not read")
+        why = next((y for w in windows if (y := switch_counters.unread(w))), "not read")
         verdict.fail(f"{where}: counters not measured during traffic: {why}", measured=why)
-    grew = switch_counters.leg_growth(seen, leg)
-    corrected = sum(w.deltas[leg].get("rs-fec-corrected", 0) for w in seen)
+    grew = switch_counters.leg_growth(seen)
+    corrected = sum(w.growth.get("rs-fec-corrected", 0) for w in seen)
     info = f"; rs-fec-corrected +{corrected} (FEC at work; not an error)" if corrected else ""
     verdict(
         measured=(", ".join(_growth_text(g) for g in grew) or "no growth")
@@ -129,24 +122,24 @@ def test_switch_cpu_under_traffic(switch: SwitchSpec, fabric: Fabric, verdict: V
     expected = f"cpu-load < {SWITCH_CPU_BUSY_PCT:g}% while traffic flows"
     verdict(rail=f"switch {switch.host}", expected=expected)
     where = f"switch {switch.host}"
-    windows = _windows(fabric, where, verdict)
-    samples = switch_counters.cpu_samples(windows)
+    cpu = _log(fabric, where, verdict).cpu
+    samples = [s for s in cpu if s.load_pct is not None]
     if not samples:
-        errors = [s.error for w in windows for s in w.cpu if s.error]
+        errors = [s.error for s in cpu if s.error]
         why = errors[0] if errors else "no round lasted a sampling interval"
         verdict.fail(
             f"{where}: cpu-load not measured during traffic: {why}", measured="not measured"
         )
-    window, peak = max(samples, key=lambda ws: ws[1].load_pct or 0)
+    peak = max(samples, key=lambda s: s.load_pct or 0)
     load = peak.load_pct or 0
     verdict(
-        measured=f"peak cpu-load {load}% ({window.label}, {peak.at_s:.0f} s in; "
+        measured=f"peak cpu-load {load}% ({peak.label}, {peak.at_s:.0f} s in; "
         f"{len(samples)} samples during traffic)",
         cpu_load_pct=load,
     )
     if load >= SWITCH_CPU_BUSY_PCT:
         verdict.fail(
-            f"{where}: cpu-load {load}% during {window.label} ({peak.at_s:.0f} s in) while "
+            f"{where}: cpu-load {load}% during {peak.label} ({peak.at_s:.0f} s in) while "
             f"fabric traffic crossed the switch: it forwards in software (~10 Gb/s ceilings); "
             f"{_offload_evidence(fabric, switch)}; expected {expected}",
             "switch_cpu_forwarding",

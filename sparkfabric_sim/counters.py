@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 IDLE_BYTES_PER_S = 180.0
 PAUSE_PER_S = 850.0
 AVG_FRAME_BYTES = 4150.0
-TRICKLE_PER_LANE_S = (1.5, 4.0)
+TRICKLE_SPREAD = (0.5, 1.5)
+"""Each lane's share of `simulate.lane_trickle_per_s` (seeded): PAM4 lanes of one healthy
+cable trickle at similar, not equal, rates (DOMAIN.md §9)."""
 
 
 def link_uptime(rt: Runtime, node: str, port: int, t: float) -> float:
@@ -36,10 +38,9 @@ def lane_errors(rt: Runtime, node: str, port: int, t: float) -> tuple[list[int],
     if cable is None:
         return [0] * 4, 0
     up = link_uptime(rt, node, port, t)
-    if cable.spec.form == "QSFP112":
-        for lane in cable.spec.lanes_in_use:
-            rate = noise.uniform(rt.model.seed, *TRICKLE_PER_LANE_S, "trickle", node, port, lane)
-            lanes[lane] += rate * up
+    for lane in cable.spec.lanes_in_use:
+        share = noise.uniform(rt.model.seed, *TRICKLE_SPREAD, "trickle", node, port, lane)
+        lanes[lane] += rt.model.lane_trickle_per_s * share * up
     for fault in rt.model.lane_faults:
         if fault.node == node and fault.port == port and fault.rate_per_s is not None:
             lanes[fault.lane] += fault.rate_per_s * up

@@ -79,6 +79,8 @@ class Draft:
     cables: list[Cable]
     switch: SwitchConfig | None
     down_cables: set[str] = field(default_factory=set)
+    flap_cables: set[str] = field(default_factory=set)
+    """Cables whose link drops once during the first RDMA transfer over them (link_flap)."""
     lane_faults: list[LaneFault] = field(default_factory=list)
     pfc_nodes: set[str] = field(default_factory=set)
     no_lane_counters: set[tuple[str, int]] = field(default_factory=set)

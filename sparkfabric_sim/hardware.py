@@ -22,8 +22,8 @@ ARCH = "aarch64"
 class CableSpec:
     """What `ethtool -m` reads from a passive copper DAC (SFF-8636 page 00h), and its lanes.
 
-    QSFP112 DACs run 200G on two 100G PAM4 lanes and log a steady trickle of corrected bits;
-    QSFP56 DACs use four 50G lanes and can stay at zero (DOMAIN.md section 6).
+    QSFP112 DACs run 200G on two 100G PAM4 lanes, QSFP56 DACs on four 50G lanes; each lane in
+    use logs a trickle of corrected bits (`simulate.lane_trickle_per_s`, DOMAIN.md §6, §9).
     """
 
     vendor: str
@@ -40,6 +40,11 @@ class CableSpec:
     @property
     def lanes_in_use(self) -> tuple[int, ...]:
         return (0, 1) if self.form == "QSFP112" else (0, 1, 2, 3)
+
+    @property
+    def cmis(self) -> bool:
+        """QSFP112 modules carry a CMIS EEPROM, QSFP56 ones SFF-8636 (DOMAIN.md §9)."""
+        return self.form == "QSFP112"
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +187,21 @@ NVIDIA_DAC = CableSpec(
     length_m=1,
     attenuation_db=(3, 4, 6, 9),
     form="QSFP112",
+)
+
+
+# A 200G QSFP56 DAC node to node (4 x 50G PAM4, SFF-8636 EEPROM): the type of the seed's failing
+# cable (DOMAIN.md §6, §9). Vendor and part are placeholders, deliberately not on NVIDIA's list.
+QSFP56_DAC = CableSpec(
+    vendor="GENERIC",
+    oui="00:00:00",
+    part="Q56-200G-PC01",
+    rev="A",
+    serial="",
+    date_code="250401",
+    length_m=1,
+    attenuation_db=(3, 4, 6, 9),
+    form="QSFP56",
 )
 
 

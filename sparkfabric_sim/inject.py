@@ -55,6 +55,12 @@ def _link_down(d: Draft, f: FaultSpec) -> None:
             d.down_cables.add(cable.id)
 
 
+def _link_flap(d: Draft, f: FaultSpec) -> None:
+    nd = d.nodes[str(f.node)]
+    ref = PortRef(nd.name, _port(nd, f))
+    d.flap_cables.update(c.id for c in d.cables if ref in c.ends())
+
+
 def _autoneg_failed(d: Draft, f: FaultSpec) -> None:
     _switch_leg(d, str(f.switch_port), auto_negotiation=True)
 
@@ -351,6 +357,7 @@ INJECTORS: Mapping[FaultName, Callable[[Draft, FaultSpec], None]] = {
     "tool_missing": _tool_missing,
     "sudo_refused": _sudo_refused,
     "node_lost": _node_lost,
+    "link_flap": _link_flap,
 }
 
 

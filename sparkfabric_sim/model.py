@@ -19,6 +19,7 @@ from sparkfabric_sim.hardware import (
     BREAKOUT_DAC,
     LINE_RATE_MBPS,
     NVIDIA_DAC,
+    QSFP56_DAC,
     Cable,
     LaneFault,
     Mgmt,
@@ -131,8 +132,14 @@ def _cables(cluster: Cluster, seed: int, switch: SwitchConfig | None) -> list[Ca
         if b is None and switch is not None:
             leg = switch.leg_of(c.a_node).name
         # Spark to Spark: a QSFP112 DAC on two 100G lanes; to a switch: a breakout leg, QSFP56
-        # on four 50G lanes (lanes_in_use follows the form).
-        spec = replace(NVIDIA_DAC if leg is None else BREAKOUT_DAC, serial=serial)
+        # on four 50G lanes (lanes_in_use follows the form); `simulate.cable_type` says else.
+        kind = cluster.spec.simulate.cable_type if cluster.spec.simulate else None
+        base = NVIDIA_DAC if leg is None else BREAKOUT_DAC
+        if kind == "qsfp56" and base.form != "QSFP56":
+            base = QSFP56_DAC
+        elif kind == "qsfp112":
+            base = NVIDIA_DAC
+        spec = replace(base, serial=serial)
         # The hardware runs at the speed cluster.yaml declares (a 100G cluster is built of
         # 100G cables or breakouts); only a fault (link_speed) makes it run slower.
         speed = cluster.link_speed_mbps(c.a_node, c.a_port)
@@ -158,6 +165,7 @@ class SimCluster:
         *,
         rx_bits_phy: bool = False,
         no_lane_counters: frozenset[tuple[str, int]] = frozenset(),
+        flap_cables: frozenset[str] = frozenset(),
         nic_offset_c: Mapping[str, float] | None = None,
     ) -> None:
         self.cluster = cluster
@@ -170,7 +178,11 @@ class SimCluster:
         self.pfc_nodes = pfc_nodes
         # Upstream mlx5 does not expose rx_bits_phy (a 2026 patch proposes it), so it is off.
         self.rx_bits_phy = rx_bits_phy
+        sim = cluster.spec.simulate
+        self.kernel_lanes = sim.kernel_lanes if sim else False
+        self.lane_trickle_per_s = sim.lane_trickle_per_s if sim else 3.0
         self.no_lane_counters = no_lane_counters
+        self.flap_cables = flap_cables
         self.nic_offset_c = MappingProxyType(dict(nic_offset_c or {}))
         # Lookups the tools make on every command, indexed once (the model does not change).
         self._cable_at: dict[PortRef, Cable] = {}
@@ -205,6 +217,7 @@ class SimCluster:
             frozenset(draft.pfc_nodes),
             rx_bits_phy=rx_bits_phy,
             no_lane_counters=frozenset(draft.no_lane_counters),
+            flap_cables=frozenset(draft.flap_cables),
             nic_offset_c=draft.nic_offset_c,
         )
 

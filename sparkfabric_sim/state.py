@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from sparkfabric_sim import noise, thermal
-from sparkfabric_sim.hardware import Cable, LaneFault, Netdev
+from sparkfabric_sim.hardware import Cable, LaneFault, Netdev, PortRef
 
 if TYPE_CHECKING:
     from sparkfabric_sim.bandwidth import FlowRequest
@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from sparkfabric_sim.outcome import Outcome
 
 INF = math.inf
+FLAP_AFTER_S = 1.0
+FLAP_DOWN_S = 0.5
+"""A flap (fault link_flap): the link drops 1 s into the first transfer over the cable and
+retrains half a second later; mlx5 counts it in link_down_events_phy and logs "Link down"
+(shared/samples/kernel-log/dmesg-tail-cx-mlx5-link-down-...)."""
 ProcKind = Literal["perftest-server", "iperf3-server", "gpu", "flow", "other"]
 
 
@@ -129,9 +134,27 @@ class Runtime:
 
     # -- links --------------------------------------------------------------------------------
 
+    def _flaps(self, cable: Cable | None, t: float) -> list[float]:
+        """When a flapping cable's link dropped before t: once, FLAP_AFTER_S into the first
+        RDMA transfer between two nodes over it (fault link_flap)."""
+        if cable is None or cable.id not in self.model.flap_cables:
+            return []
+        ends = set(cable.ends())
+        starts = [
+            f.start
+            for f in self.flows
+            if f.request.kind == "rdma"
+            and f.request.src.node != f.request.dst.node
+            and {PortRef(d.node, d.port) for d in (f.request.src, f.request.dst)} & ends
+        ]
+        at = min(starts, default=INF) + FLAP_AFTER_S
+        return [at] if at <= t else []
+
     def port_up(self, node: str, port: int, t: float) -> bool:
         cable = self.model.cable_of(node, port)
         if cable is None or cable.id in self.model.down_cables:
+            return False
+        if any(at <= t < at + FLAP_DOWN_S for at in self._flaps(cable, t)):
             return False
         switch = self.model.switch
         if cable.leg is not None and switch is not None and switch.leg(cable.leg).auto_negotiation:
@@ -151,7 +174,8 @@ class Runtime:
 
     def link_down_events(self, node: str, port: int, t: float) -> int:
         cable = self.model.cable_of(node, port)
-        return sum(h.drops_before(t) for h in self._lane_histories(cable, t))
+        flaps = len(self._flaps(cable, t))
+        return flaps + sum(h.drops_before(t) for h in self._lane_histories(cable, t))
 
     def down_seconds(self, node: str, port: int, t: float) -> float:
         """Seconds the port's link was down from the marginal lane's outages before t."""

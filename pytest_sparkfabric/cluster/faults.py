@@ -47,6 +47,7 @@ FaultName = Literal[
     "tool_missing",
     "sudo_refused",
     "node_lost",
+    "link_flap",
 ]
 Target = Literal[
     "node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command", "rate_per_s"
@@ -152,6 +153,9 @@ _TABLE: tuple[Fault, ...] = (
           "sudo asks for a password (`sudo -n` is refused)", "simulated"),
     Fault("node_lost", ("node", "command"), (),
           "the node stops answering ssh from the first time it runs `command`", "simulated"),
+    Fault("link_flap", ("node",), ("port",),
+          "the cable drops its link once for a moment, one second into the first RDMA "
+          "transfer over it, and comes back", "simulated"),
 )
 # fmt: on
 

@@ -357,6 +357,15 @@ class SimulateSpec(_Model):
     """prepared: every node has what the suite runs (perftest, iperf3, lldpd, gpu-burn, Open MPI,
     NCCL and nccl-tests built per NVIDIA's playbooks, passwordless sudo); stock: only what DGX OS
     ships (nvidia-smi, ethtool, iproute2, OpenSSH) and a sudo that asks for a password."""
+    kernel_lanes: bool = False
+    """Whether `ethtool NETDEV` prints `Lanes:` (mlx5 does from Linux 6.15; the DGX OS 6.11
+    kernel the simulator models does not)."""
+    cable_type: Literal["qsfp56", "qsfp112"] | None = None
+    """The Spark-side cables: qsfp112 (2 x 100G PAM4, CMIS EEPROM) or qsfp56 (4 x 50G PAM4,
+    SFF-8636 EEPROM); default: qsfp112 node to node, qsfp56 breakout legs behind a switch."""
+    lane_trickle_per_s: float = Field(3.0, ge=0, le=1e6)
+    """Healthy corrected errors per second on each lane in use (each lane 0.5-1.5x this, seeded):
+    a few for a QSFP56 DAC, up to thousands for QSFP112 PAM4 lanes."""
 
 
 class ClusterSpec(_Model):

@@ -23,19 +23,20 @@ How the defaults were chosen (DOMAIN.md §4-6):
   all_gather at 16 GiB on 21.875 GB/s (direct and switch) and 10 GB/s (its 3-node "ring" = our
   mesh); below 8 GiB the measured 2-node figure is ~19 GB/s at 256 MiB-1 GiB, so a 4-node run at
   1 GiB near 19 GB/s must pass. Rows without a measurement behind them say "extrapolated".
-- Soak: pre-FEC BER a tenth of the RS(544,514) limit (~2.4e-4); a lane is marginal when its error
-  rate is more than 100x the median of the other lanes in use (the failing cable's lane logged
-  ~1000x), and at least 100x `lane_floor_per_s`, so lanes that log zero never make a tiny
-  trickle look like a ratio of infinity. The floor sits near the healthy trickle (a few
-  errors/s on a QSFP112 DAC, DOMAIN.md §6), not near thousands: the only warning the failing
-  cable gave was one lane at ~2.9k errors/s, and 100 x 10/s = 1000/s flags it.
+- Soak lanes (measure/soak_math.py, docs/thresholds.md): pre-FEC BER, total and per lane, at
+  most a tenth of the RS(544,514) limit (~2.4e-4). A lane stands alone when its rate is more
+  than `lane_ratio_max` (100) x the median of the other lanes that moved, never less than
+  `lane_floor_per_s` (10/s, near the few/s of a QSFP56 DAC): the failing cable's lane logged
+  ~1000x at ~2.9k/s. Standing alone and growing with temperature (`lane_heat_growth_min`)
+  fails; standing alone but flat, or above `lane_warn_ratio`, warns. A healthy PAM4 trickle of
+  thousands/s is spread across the lanes in use (DOMAIN.md §9), so it never stands alone.
+- Soak temperatures: each NIC sensor at or below its own hwmon `temp*_crit` (else `temp*_max`,
+  else `nic_temp_max_c`, the ~105 C mlx5 reports as temp_crit). The rise from the session's
+  idle baseline (read before any traffic) below `nic_rise_min_c` is a warning only: no source
+  gives a minimum rise, and a cool NIC means the soak proved less, not that the fabric is bad.
 - RDMA latency: ib_write_lat of 2 bytes between two GB10s over one cable reads t_avg 1.47 us
   (the only published Spark figure); a hardware switch hop adds well under a microsecond, a
   switch forwarding in software tens: 5 us sits between.
-- Soak temperatures: the NIC must warm by at least `nic_rise_min_c` under the load (the field
-  NIC went from idle to 81 C within 3 minutes of gpu-burn, DOMAIN.md §6; a NIC that stays cold
-  means the soak proved nothing) and stay at or below `nic_temp_max_c`, the ~105 C warning
-  threshold mlx5 reports as hwmon `temp*_crit` (FACTS.md §7, hwmon patch cover letter).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ ThresholdName = Literal[
     "ber_max",
     "lane_ratio_max",
     "lane_floor_per_s",
+    "lane_warn_ratio",
+    "lane_heat_growth_min",
     "ping_loss_pct",
     "nic_temp_max_c",
     "nic_rise_min_c",
@@ -139,6 +142,16 @@ _BASE: tuple[Threshold, ...] = (
         "lane_floor_per_s", 10, "min", "errors/s",
         "default: near the healthy trickle of a few errors/s per lane; a lane below 100x this "
         "is never marginal, the failing cable's lane warned at ~2.9k/s",
+    ),
+    Threshold(
+        "lane_warn_ratio", 10, "max", "x",
+        "default: a tenth of lane_ratio_max; healthy PAM4 lanes trickle within a few x of "
+        "each other, so 10x is worth a look (a warning, never a failure)",
+    ),
+    Threshold(
+        "lane_heat_growth_min", 2, "min", "x",
+        "default: the failing cable's lane grew from a few/s to ~2.9k/s and on to 11.7M/s as "
+        "the NIC warmed to 81 C; a healthy trickle stays within noise of its cool rate",
     ),
     Threshold(
         "ping_loss_pct", 0, "max", "%",

@@ -40,6 +40,8 @@ PhaseName = Literal[
     "nccl_env",
     "switch",
     "switch_counters",
+    "rail_counters",
+    "nic_baseline",
     "cable",
     "cabling",
     "versions",

@@ -111,26 +111,33 @@ def _nccl(fabric: Fabric) -> list[Measurement]:
 
 
 def _soak(fabric: Fabric) -> list[Measurement]:
-    from pytest_sparkfabric.measure import links, soak
-    from pytest_sparkfabric.measure.soak_math import lane_outliers, max_ber, windows
+    from pytest_sparkfabric.measure import links, rail_counters, soak
+    from pytest_sparkfabric.measure.soak_math import LaneLimits, judge_lanes, lane_rates, max_ber
 
     run = _phase(fabric, soak.NAME, soak.SoakRun)
     if run is None:
         return []
     out: list[Measurement] = []
-    ratio = fabric.thresholds["lane_ratio_max"].value
-    floor = fabric.thresholds["lane_floor_per_s"].value
+    t = fabric.thresholds
+    limits = LaneLimits(
+        t["lane_ratio_max"].value,
+        t["lane_warn_ratio"].value,
+        t["lane_floor_per_s"].value,
+        t["lane_heat_growth_min"].value,
+        t["ber_max"].value,
+    )
+    eth = _phase(fabric, links.NAME, links.Links)
     for rail in fabric.cluster.rails:
-        samples = run.samples.get(rail.id, [])
-        if len(samples) < 2:
+        ws = [w for w in rail_counters.log(fabric).of(rail.id, soak.NAME) if w.error is None]
+        if not ws:
             continue
-        eth = _phase(fabric, links.NAME, links.Links)
-        speed = eth.ethtool[rail.id].value if eth and rail.id in eth.ethtool else None
-        ws = windows(samples, speed.speed_mbps if speed is not None else None)
-        flagged = {o.lane for o in lane_outliers(ws, ratio_max=ratio, floor_per_s=floor)}
-        start = samples[0].t
+        link = eth.ethtool[rail.id].value if eth and rail.id in eth.ethtool else None
+        speed = link.speed_mbps if link is not None else None
+        temps = soak.nic_temps_at(run, rail.node, ws)
+        found = judge_lanes(ws, temps, in_use=None, speed_mbps=speed, limits=limits)
+        flagged = {o.lane for o in found}
         for w in ws:
-            for lane, rate in sorted(w.lane_rates.items()):
+            for lane, rate in lane_rates(w).items():
                 out.append(
                     _figure(
                         "lane_error_rate_per_s",
@@ -140,11 +147,11 @@ def _soak(fabric: Fabric) -> list[Measurement]:
                         node=rail.node,
                         rail=rail.index,
                         lane=lane,
-                        t_s=max(0.0, w.end - start),
+                        t_s=max(0.0, w.end_s - run.started_s),
                         flagged=lane in flagged,
                     )
                 )
-        ber = max_ber(ws)
+        ber = max_ber(ws, speed)
         if ber is not None:
             out.append(_figure("ber_max", ber, "", [rail.id], node=rail.node, rail=rail.index))
     for kind, peaks in (("nic_temp_c", run.nic_temp_c), ("gpu_temp_c", run.gpu_temp_c)):

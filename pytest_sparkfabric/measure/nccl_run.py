@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.diagnosis.evidence import NcclEvidence
+from pytest_sparkfabric.measure import rail_counters, soak_temps
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError
@@ -200,6 +201,7 @@ def run(fabric: Fabric) -> NcclRun:
 
 
 def measure(fabric: Fabric) -> NcclRun:
+    soak_temps.baseline(fabric)  # the NICs idle, before any traffic of the session
     cluster = fabric.cluster
     spec = cluster.spec.nccl
     cmd = command(cluster)
@@ -208,7 +210,9 @@ def measure(fabric: Fabric) -> NcclRun:
         f"NCCL: {spec.binary} on {len(cluster.nodes)} ranks from {node} "
         f"(-b/-e {spec.size}, deadline {spec.timeout_s:g} s)"
     )
+    watch = rail_counters.watch(fabric, "nccl", cluster.rails)
     r = fabric.transport.run(Job(node, cmd, spec.timeout_s))
+    watch.step(f"NCCL {spec.binary}")
     failure = r.failure()
     text = r.stdout + "\n" + r.stderr
     try:

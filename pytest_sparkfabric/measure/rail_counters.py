@@ -1,18 +1,177 @@
-"""Lossy-RoCE counters of one rail as a test item sees them: the mode it is judged in (lossless
-where the host runs PFC, read by measure/qos.py; lossy otherwise), the limit, and the failure
-naming each counter (the judgement itself is measure/counters.py)."""
+"""Host rail counters during traffic: what is read, the session's windows (measure/counters.py)
+and what growth in them fails.
+
+Read per rail (mlx5 counters.rst; drivers/infiniband/hw/mlx5/counters.c; en_stats.c): every
+`ethtool -S` counter of the netdev and the RDMA port's `hw_counters` (prefixed `hw:`). Every
+traffic phase (each RDMA round, each TCP round, the NCCL run) adds one window per rail.
+
+Judged in every window (DOMAIN.md §6): post-FEC symbol errors, CRC errors and link-down events
+must not grow at all while traffic flows: the traffic crossed a link that lost data or dropped.
+Lossy RoCE: a lossless configuration (PFC on, host or switch) must drop nothing: any discard,
+out-of-sequence, sequence-error or ack-timeout growth fails; a lossy one (PFC off, the working
+Spark builds) may lose a little and retransmit, but discards above `thresholds.discard_pct` of
+the frames received fail. Pause, ECN and CNP growth is recorded.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from pytest_sparkfabric.measure import counters, qos
+from pytest_sparkfabric.measure.engine import QUICK_S, result_error
+from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes.ethtool import build_ethtool_stats, parse_ethtool_stats
+from pytest_sparkfabric.probes.hw_counters import build_hw_counters, parse_hw_counters
+from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Rail
-    from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.diagnosis.rules import RuleId
+    from pytest_sparkfabric.measure.engine import Fabric, PhaseName
     from pytest_sparkfabric.measure.qos import HostQos
     from pytest_sparkfabric.verdict import Verdict
+
+NAME: PhaseName = "rail_counters"
+HW = "hw:"
+"""Prefix of the RDMA hw_counters in a snapshot (ethtool names stand bare)."""
+RX_FRAMES = "rx_packets_phy"
+POST_FEC: Mapping[str, RuleId] = {
+    "link_down_events_phy": "link_down",
+    "rx_pcs_symbol_err_phy": "post_fec_errors",
+    "rx_crc_errors_phy": "post_fec_errors",
+}
+"""Counters that must not grow at all during traffic, and the rule their growth points to."""
+Kind = Literal["discard", "sequence", "pause", "congestion"]
+
+_KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
+    (
+        "discard",
+        re.compile(r"^(rx_discards_phy|rx_out_of_buffer|rx_prio\d_discards|hw:out_of_buffer)$"),
+    ),
+    ("sequence", re.compile(r"^hw:(out_of_sequence|packet_seq_err|local_ack_timeout_err)$")),
+    ("pause", re.compile(r"^(rx|tx)_(pause_ctrl_phy|prio\d_pause|global_pause)$")),
+    (
+        "congestion",
+        re.compile(r"^(rx_ecn_mark|hw:(np_ecn_marked_roce_packets|np_cnp_sent|rp_cnp_handled))$"),
+    ),
+)
+
+
+def kind_of(name: str) -> Kind | None:
+    return next((k for k, pattern in _KINDS if pattern.match(name)), None)
+
+
+def of_kind(w: counters.Window, kind: Kind) -> dict[str, int]:
+    return {k: v for k, v in w.growth.items() if v > 0 and kind_of(k) == kind}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    counter: str
+    growth: int
+    why: str
+    rule: RuleId
+
+
+def judge(
+    w: counters.Window, *, lossless: bool, discard_pct_max: float, post_fec: bool = True
+) -> list[Finding]:
+    """What in this window's growth fails: any post-FEC growth (`post_fec`); on a lossless rail
+    any drop or sequence error; on a lossy one discards above `discard_pct_max` percent of the
+    frames received in the window."""
+    out = [
+        Finding(name, n, "grew during traffic, expected no growth at all", POST_FEC[name])
+        for name, n in (w.grown(list(POST_FEC)) if post_fec else {}).items()
+    ]
+    if lossless:
+        for name, n in sorted({**of_kind(w, "discard"), **of_kind(w, "sequence")}.items()):
+            why = "grew on a lossless (PFC) configuration, expected 0"
+            out.append(Finding(name, n, why, "rx_discards"))
+        return out
+    frames = w.growth.get(RX_FRAMES)
+    for name, n in sorted(of_kind(w, "discard").items()):
+        if not frames:
+            why = "grew with no received-frame count to compare"
+        elif (pct := 100.0 * n / frames) > discard_pct_max:
+            why = f"{pct:.3g}% of {frames} frames received, expected <= {discard_pct_max:g}%"
+        else:
+            continue
+        out.append(Finding(name, n, why, "rx_discards"))
+    return out
+
+
+def snapshot(
+    t_s: float, stats: Mapping[str, int], hw: Mapping[str, int] | None
+) -> counters.Snapshot:
+    return counters.Snapshot(t_s, {**stats, **{HW + k: v for k, v in (hw or {}).items()}})
+
+
+def jobs(rails: Sequence[Rail]) -> list[Job]:
+    """`ethtool -S` of each netdev and one hw_counters read per node (to run all at once)."""
+    nodes = list(dict.fromkeys(r.node for r in rails))
+    out = [Job(r.node, build_ethtool_stats(r.netdev), QUICK_S) for r in rails]
+    return out + [
+        Job(n, build_hw_counters([r.rdma for r in rails if r.node == n]), QUICK_S) for n in nodes
+    ]
+
+
+def read(fabric: Fabric, rails: Sequence[Rail]) -> dict[str, counters.Snapshot | str]:
+    """One snapshot per rail, all read at once."""
+    t_s = fabric.transport.clock.now()
+    return parse(rails, fabric.run_all(jobs(rails)), t_s)
+
+
+def parse(
+    rails: Sequence[Rail], results: Sequence[RunResult], t_s: float
+) -> dict[str, counters.Snapshot | str]:
+    """The snapshots in the results of `jobs(rails)`, or why each rail's could not be read."""
+    nodes = list(dict.fromkeys(r.node for r in rails))
+    hw: dict[str, Mapping[str, int]] = {}
+    for n, r in zip(nodes, results[len(rails) :], strict=True):
+        try:
+            sets = parse_hw_counters(r.stdout).ports if r.ok else ()
+        except ParseError:
+            sets = ()
+        hw.update({f"{n}/{s.device}": s.counters for s in sets if s.device is not None})
+    out: dict[str, counters.Snapshot | str] = {}
+    for rail, r in zip(rails, results[: len(rails)], strict=True):
+        err = result_error(r, "ethtool")
+        try:
+            out[rail.id] = err or snapshot(
+                t_s, parse_ethtool_stats(r.stdout), hw.get(f"{rail.node}/{rail.rdma}")
+            )
+        except ParseError as exc:
+            out[rail.id] = f"{rail.node}: {exc}"
+    return out
+
+
+def measure(fabric: Fabric) -> counters.Log:
+    """An empty log: each traffic phase adds its windows (`watch`)."""
+    return counters.Log()
+
+
+def log(fabric: Fabric) -> counters.Log:
+    """The session's rail windows so far (nothing is measured by asking)."""
+    return fabric.phase(NAME, measure)
+
+
+def watch(fabric: Fabric, phase: str, rails: Sequence[Rail]) -> counters.Watch:
+    """A started watch over `rails`: `step(label)` after each round of traffic."""
+    ids = tuple(r.id for r in rails)
+    return counters.Watch(log(fabric), phase, ids, lambda: read(fabric, rails)).start()
+
+
+def totals(windows: Sequence[counters.Window]) -> str:
+    sums: dict[str, int] = {}
+    for w in windows:
+        for kind in ("discard", "sequence", "pause", "congestion"):
+            sums[kind] = sums.get(kind, 0) + sum(of_kind(w, kind).values())
+        for name in POST_FEC:
+            sums[name] = sums.get(name, 0) + w.growth.get(name, 0)
+    return ", ".join(f"{k} +{v}" for k, v in sums.items()) or "no counters"
 
 
 def _lossless(fabric: Fabric, rail: Rail) -> HostQos | None:
@@ -20,45 +179,40 @@ def _lossless(fabric: Fabric, rail: Rail) -> HostQos | None:
     return q if q is not None and q.lossless else None
 
 
-def totals(windows: tuple[counters.Window, ...]) -> str:
-    sums: dict[str, int] = {}
-    for w in windows:
-        if w.delta.value is None:
-            continue
-        for kind in ("discard", "sequence", "pause", "congestion"):
-            grown = sum(w.delta.value.of_kind(kind).values())
-            sums[kind] = sums.get(kind, 0) + grown
-    return ", ".join(f"{k} +{v}" for k, v in sums.items()) or "no counters"
+def _mode(lossless: HostQos | None) -> str:
+    return f"lossless ({lossless.describe()})" if lossless else "lossy (PFC off or not read)"
 
 
 def declare(fabric: Fabric, rail: Rail, verdict: Verdict) -> None:
     """Record where, the mode (lossless or lossy, from the host's own QoS) and the limit."""
     th = fabric.thresholds["discard_pct"]
     lossless = _lossless(fabric, rail)
-    mode = f"lossless ({lossless.describe()})" if lossless else "lossy (PFC off or not read)"
+    drops = (
+        "no discard or sequence-error growth"
+        if lossless
+        else f"discards {th.expected()} of frames received"
+    )
     verdict(
         node=rail.node,
         rail=rail.label,
         netdev=rail.netdev,
-        expected=(
-            "no discard or sequence-error growth"
-            if lossless
-            else f"discards {th.expected()} of frames received"
-        ),
+        expected=f"no {', '.join(POST_FEC)} growth; {drops}",
         source=th.source,
-        mode=mode,
+        mode=_mode(lossless),
     )
 
 
-def check(fabric: Fabric, rail: Rail, verdict: Verdict, d: counters.Delta, label: str) -> None:
-    """Fail the item, naming the counters, when `d` (the rail's growth over `label`) fails."""
+def check(
+    fabric: Fabric, rail: Rail, verdict: Verdict, w: counters.Window, *, post_fec: bool = True
+) -> None:
+    """Fail the item, naming the counters, when the rail's growth over `w` fails."""
     lossless = _lossless(fabric, rail)
-    mode = f"lossless ({lossless.describe()})" if lossless else "lossy (PFC off or not read)"
     th = fabric.thresholds["discard_pct"]
-    found = counters.judge(d, lossless=lossless is not None, discard_pct_max=th.value)
+    found = judge(w, lossless=lossless is not None, discard_pct_max=th.value, post_fec=post_fec)
     if found:
         text = "; ".join(f"{f.counter} +{f.growth} ({f.why})" for f in found[:3])
         verdict.fail(
-            f"{rail.node} {rail.netdev} ({rail.label}), {mode}, during {label}: {text}",
-            "rx_discards",
+            f"{rail.node} {rail.netdev} ({rail.label}), {_mode(lossless)}, during {w.label}: "
+            f"{text}",
+            found[0].rule,
         )

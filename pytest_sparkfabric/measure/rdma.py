@@ -16,10 +16,10 @@ an 8-node switch: 7 rounds of pairs + 2 of loopback = 90 s).
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
-from pytest_sparkfabric.measure import bwplan, counters, switch_counters
+from pytest_sparkfabric.measure import bwplan, rail_counters, soak_temps, switch_counters
 from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
@@ -93,8 +93,6 @@ class RdmaRun:
     """Measured node pair id -> its first round (1-based)."""
     elapsed_s: float
     """Transport-clock seconds the pair rounds (and re-tests) took."""
-    counter_windows: dict[str, tuple[counters.Window, ...]] = field(default_factory=dict)
-    """Rail id -> its lossy-RoCE counter growth over each round (measure/counters.py)."""
     localization: Localization | None = None
     retests: tuple[BwResult, ...] = ()
     """Third-partner tests run to confirm a suspect (not items of their own)."""
@@ -178,6 +176,7 @@ def loopback(fabric: Fabric, rail: Rail) -> BwResult:
 
 
 def measure_loopbacks(fabric: Fabric) -> Loopbacks:
+    soak_temps.baseline(fabric)  # the NICs idle, before any traffic of the session
     cluster = fabric.cluster
     clock = fabric.transport.clock
     base = cluster.spec.bandwidth.base_port + LOOPBACK_PORT_OFFSET
@@ -249,15 +248,14 @@ def measure(fabric: Fabric) -> RdmaRun:
         if t.src.node not in down and t.dst.node not in down
         for n in (t.src.node, t.dst.node)
     }
-    watch = counters.Watch(fabric, tuple(r for r in fabric.cluster.rails if r.node in busy))
-    watch.start()
+    watch = rail_counters.watch(fabric, "rdma", [r for r in fabric.cluster.rails if r.node in busy])
     results: dict[tuple[str, str], BwResult] = {}
     for k, (tests, line) in enumerate(zip(rail_tests, plan.lines(), strict=True), 1):
         fabric.detail(f"RDMA {line}")
         results.update(_run_tests(fabric, tests, base, f"RDMA round {k}"))
         watch.step(f"RDMA {line}")
     links, round_of = bwplan.by_link(fabric.plan, plan, results)
-    run = RdmaRun(plan, links, round_of, clock.now() - start, watch.result())
+    run = RdmaRun(plan, links, round_of, clock.now() - start)
     return _localized(fabric, run, base)
 
 

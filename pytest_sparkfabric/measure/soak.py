@@ -15,41 +15,33 @@ than two nodes left that share a cable (or the switch) the soak does not run.
 """
 
 # Over 400 lines on purpose: the soak's one timeline (loads, traffic, samples, stop) must be read
-# top to bottom; temperatures and lane math already live in soak_temps.py and soak_math.py.
+# top to bottom; temperatures, counters and lane math live in soak_temps.py, rail_counters.py
+# and soak_math.py.
 
 from __future__ import annotations
 
 import math
-import statistics
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.measure import soak_temps, switch_counters
-from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
+from pytest_sparkfabric.measure import rail_counters, soak_temps, switch_counters
+from pytest_sparkfabric.measure.counters import Watch, Window
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
-from pytest_sparkfabric.measure.soak_math import Sample
+from pytest_sparkfabric.measure.soak_math import lane_rates
 from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.ethtool import (
-    build_ethtool_module,
-    build_ethtool_stats,
-    parse_ethtool_stats,
-)
+from pytest_sparkfabric.probes.ethtool import build_ethtool_module
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
 from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_client,
     build_ib_write_bw_server,
     parse_ib_write_bw,
 )
-from pytest_sparkfabric.probes.sysfs import (
-    build_read_globs,
-    hwmon_glob,
-    hwmon_temps_c,
-    parse_read_files,
-)
+from pytest_sparkfabric.probes.sysfs import build_read_globs, hwmon_glob
 from pytest_sparkfabric.transport import Background, Job, RunResult
 
 if TYPE_CHECKING:
@@ -81,13 +73,16 @@ class Traffic:
 
 @dataclass
 class SoakRun:
-    samples: dict[str, list[Sample]] = field(default_factory=dict)
-    """Rail id -> ethtool -S readings in time order (t: seconds into the soak)."""
-    read_errors: dict[str, list[str]] = field(default_factory=dict)
+    started_s: float = 0.0
+    """Transport-clock time of the first reading (the rails' windows: the counter log)."""
     nic_temp_c: dict[str, float] = field(default_factory=dict)
     """Node -> the highest NIC hwmon temperature seen."""
+    nic_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    """Node -> (transport-clock time, hottest NIC sensor) at each reading."""
+    nic_over: dict[str, str] = field(default_factory=dict)
+    """Node -> a NIC sensor that passed its own limit ("<sensor> <temp> C, limit <crit> C")."""
     nic_start_c: dict[str, float] = field(default_factory=dict)
-    """Node -> the NIC hwmon temperature read just before the GPU load started."""
+    """Node -> the NIC's idle temperature, read before any traffic phase of the session."""
     module_temp_c: dict[str, float] = field(default_factory=dict)
     """Node -> the highest non-zero module temperature `ethtool -m` read (passive DACs read 0)."""
     module_limit_c: dict[str, float] = field(default_factory=dict)
@@ -200,7 +195,7 @@ def measure(fabric: Fabric) -> SoakRun:
     servers: dict[str, Background | None] = {}
     clients: dict[str, Background | None] = {}
     out.load_planned_s = secs
-    out.nic_start_c.update(soak_temps.nic_now_c(fabric, live))
+    out.nic_start_c.update(soak_temps.baseline(fabric))
     try:
         out.load_started_at = fabric.transport.clock.now()
         for name in live:
@@ -309,11 +304,13 @@ def _sample_loop(
 ) -> None:
     spec = fabric.cluster.spec.soak
     clock = fabric.transport.clock
-    start = clock.now()
+    start = out.started_s = clock.now()
+    rails = [r for r in fabric.cluster.rails if r.node in nodes]
+    watch = Watch(rail_counters.log(fabric), NAME, tuple(r.id for r in rails), lambda: {})
     shown: float | None = None  # wall clock: a line a minute, and the last one
     while True:
         elapsed = clock.now() - start
-        dropped = _sample(fabric, out, elapsed, nodes)
+        dropped = _sample(fabric, out, elapsed, nodes, watch)
         _note_load_ends(fabric, out, loads or {})
         tick()  # the switch's cpu-load with the soak's traffic flowing
         # The last reading is the one taken at the end (a clock reading a hair short of it is
@@ -338,14 +335,16 @@ def _sample_loop(
     out.duration_s = clock.now() - start
 
 
-def _sample(fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str]) -> str | None:
-    """One round of reads at `now` seconds into the soak; returns why the soak must stop (a
-    link dropped), or None."""
+def _sample(
+    fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str], watch: Watch
+) -> str | None:
+    """One round of reads at `now` seconds into the soak (the rails' counters: one window in
+    the counter log since the last round); returns why the soak must stop (a link dropped)."""
     cluster = fabric.cluster
     rails = [r for r in cluster.rails if r.node in nodes]
-    jobs = [Job(r.node, build_ethtool_stats(r.netdev), QUICK_S) for r in rails]
+    counter_jobs = rail_counters.jobs(rails)
     # One ConnectX-7 per box: the hwmon of its first fabric netdev is the NIC's temperature.
-    jobs += [
+    jobs = [
         Job(name, build_read_globs([hwmon_glob(cluster.node(name).rails[0].netdev)]), QUICK_S)
         for name in nodes
     ]
@@ -353,36 +352,35 @@ def _sample(fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str]) -> s
     # The module sits in the port: one read per cabled port (its first rail's netdev).
     ports = [cluster.node(n).rails_of(p)[0] for n in nodes for p in cluster.node(n).ports]
     jobs += [Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports]
-    results = fabric.run_all(jobs)
-    stats_r = results[: len(rails)]
-    hwmon_r = results[len(rails) : len(rails) + len(nodes)]
-    gpu_r = results[len(rails) + len(nodes) : len(rails) + 2 * len(nodes)]
-    module_r = results[len(rails) + 2 * len(nodes) :]
-    for rail, r in zip(ports, module_r, strict=True):
+    results = fabric.run_all(counter_jobs + jobs)
+    read = rail_counters.parse(rails, results[: len(counter_jobs)], out.started_s + now)
+    results = results[len(counter_jobs) :]
+    if watch.last:
+        grown = watch.step(f"soak {now:.0f} s", read)
+    else:
+        grown = {}
+        watch.start(read)
+    hwmon_r, gpu_r = results[: len(nodes)], results[len(nodes) : 2 * len(nodes)]
+    for rail, r in zip(ports, results[2 * len(nodes) :], strict=True):
         _module_reading(out, rail, soak_temps.module_temp(r))
-    dropped: list[str] = []
-    for rail, r in zip(rails, stats_r, strict=True):
-        err = result_error(r, "ethtool")
-        if err:
-            out.read_errors.setdefault(rail.id, []).append(err)
-            continue
-        try:
-            stats = parse_ethtool_stats(r.stdout)
-        except ParseError as exc:
-            out.read_errors.setdefault(rail.id, []).append(f"{rail.node}: {exc}")
-            continue
-        series = out.samples.setdefault(rail.id, [])
-        first = series[0].stats.link_down_events if series else None
-        series.append(Sample(now, stats))
-        last = stats.link_down_events
-        if first is not None and last is not None and last > first:
-            dropped.append(f"link down on {rail.id} (link_down_events_phy +{last - first})")
+    dropped = [
+        f"link down on {rail_id} (link_down_events_phy +{n})"
+        for rail_id, w in grown.items()
+        if (n := w.growth.get("link_down_events_phy", 0))
+    ]
+    t_s = out.started_s + now
     for name, r in zip(nodes, hwmon_r, strict=True):
-        if r.ok:
-            nic = list(hwmon_temps_c(parse_read_files(r.stdout)).values())
-            if nic:
-                out.nic_temp_c[name] = max([out.nic_temp_c.get(name, -273.0), *nic])
-                out.now_c[f"nic:{name}"] = max(nic)
+        sensors = soak_temps.nic_sensors(r)
+        if sensors:
+            hottest = max(x.temp_c for x in sensors)
+            out.nic_temp_c[name] = max(out.nic_temp_c.get(name, -273.0), hottest)
+            out.nic_series.setdefault(name, []).append((t_s, hottest))
+            out.now_c[f"nic:{name}"] = hottest
+            over = next(
+                (x for x in sensors if x.limit_c is not None and x.temp_c > x.limit_c), None
+            )
+            if over is not None:
+                out.nic_over.setdefault(name, over.describe())
     for name, r in zip(nodes, gpu_r, strict=True):
         if not r.ok:
             continue
@@ -415,31 +413,15 @@ def _module_reading(out: SoakRun, rail: Rail, reading: soak_temps.ModuleTemp | N
 
 
 def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) -> str:
-    """Where the soak stands: time, hottest NIC and GPU, and the lane nearest its limit, shown
-    against that limit (a healthy trickle of a few errors/s is no alarm)."""
-    from pytest_sparkfabric.measure.soak_math import (
-        DEFAULT_SPEED_MBPS,
-        active_lanes,
-        cable_form,
-        windows,
-    )
-
-    ratio_max = fabric.thresholds["lane_ratio_max"].value
-    floor = fabric.thresholds["lane_floor_per_s"].value
-    worst: tuple[float, float, float, str] | None = None  # (share of limit, rate, limit, where)
-    for rail_id, series in out.samples.items():
-        if len(series) < 2:
-            continue
-        w = windows(series[-2:])[0]
-        form = cable_form(fabric.cluster.topology)
-        lanes = active_lanes(speed_mbps=DEFAULT_SPEED_MBPS, lanes_reported=None, form=form)
-        used = [lane for lane in lanes if lane in w.lane_rates]
-        for lane in used:
-            rate = w.lane_rates.get(lane, 0.0)
-            others = [w.lane_rates.get(o, 0.0) for o in used if o != lane]
-            limit = ratio_max * max(statistics.median(others) if others else 0.0, floor)
-            if worst is None or rate / limit > worst[0]:
-                worst = (rate / limit, rate, limit, f"{rail_id} lane {lane}")
+    """Where the soak stands: time, hottest NIC and GPU, and the fastest lane now (a healthy
+    trickle of a few errors/s is no alarm; the judgement is test_soak_link's)."""
+    worst: tuple[float, str] | None = None
+    log = rail_counters.log(fabric)
+    for rail in fabric.cluster.rails:
+        ws = log.of(rail.id, NAME)
+        for lane, rate in (lane_rates(ws[-1]) if ws else {}).items():
+            if worst is None or rate > worst[0]:
+                worst = (rate, f"{rail.id} lane {lane}")
     nic = max((v for k, v in out.now_c.items() if k.startswith("nic:")), default=None)
     gpu = max((v for k, v in out.now_c.items() if k.startswith("gpu:")), default=None)
     parts = [f"soak {min(elapsed, total):.0f}/{total:.0f} s"]
@@ -448,11 +430,22 @@ def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) ->
     if gpu is not None:
         parts.append(f"hottest GPU {gpu:.0f} C")
     if worst is not None:
-        _, rate, limit, where = worst
+        rate, where = worst
         shown = f"{rate:.3g}" if rate < 1000 else f"{rate:,.0f}"
-        parts.append(f"worst lane {shown} errors/s ({where}), limit {limit:,.0f}/s")
+        parts.append(f"fastest lane {shown} errors/s ({where})")
     return ", ".join(parts)
 
 
-def rail_samples(fabric: Fabric, rail: Rail) -> Sequence[Sample]:
-    return run(fabric).samples.get(rail.id, [])
+def rail_windows(fabric: Fabric, rail: Rail) -> tuple[Window, ...]:
+    """The rail's counter windows over the soak (running it first)."""
+    run(fabric)
+    return rail_counters.log(fabric).of(rail.id, NAME)
+
+
+def nic_temps_at(run: SoakRun, node: str, ws: Sequence[Window]) -> list[float | None]:
+    """The NIC's hottest sensor at the reading nearest the end of each window (None: never
+    read)."""
+    series = run.nic_series.get(node, [])
+    if not series:
+        return [None] * len(ws)
+    return [min(series, key=lambda tc: abs(tc[0] - w.end_s))[1] for w in ws]

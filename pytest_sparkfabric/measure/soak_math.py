@@ -1,208 +1,198 @@
-"""Link-quality maths of the heat soak (pure): error rates over windows, BER, lane outliers.
+"""Link-quality maths of the heat soak (pure): per-lane error rates and BER over the counter
+log's windows (measure/counters.py), the lanes in use, and the lane judgement.
 
 DOMAIN.md §6: judge rates over a window, never totals. Pre-FEC BER = d(corrected bits) / d(bits),
-with d(bits) from `rx_bits_phy`, else estimated as speed x elapsed time. A lane is marginal when
-its corrected-bit rate is far above the median of the other lanes in use, never judged against
-less than a floor near the healthy trickle (the failing cable's hot lane logged ~2.9k/s, ~1000x
-its neighbours, while its total still looked harmless). Lanes in use follow from the cable and
-the speed (`active_lanes`): a 200G QSFP112 DAC runs 2 x 100G PAM4 on lanes 0-1 (mlx5
-`200GAUI_2_200GBASE_CR2_KR2`), a 200G QSFP56 leg 4 x 50G (`200GAUI_4`); the driver defines lanes
-0-3 only. Post-FEC symbol errors, CRC errors and link-down events must not grow at all.
+with d(bits) from `rx_bits_phy`, else estimated as speed x elapsed time; per lane the bits are
+the speed's share of one lane. The lanes in use come from the hardware (`lanes_in_use`): ethtool's
+`Lanes:` (mlx5, kernel >= 6.15), else the module EEPROM (SFF-8636 at 200G: QSFP56, 4 x 50G PAM4;
+CMIS: QSFP112, 2 x 100G PAM4), else unknown: then every lane that moved is judged. A lane whose
+counter never moved is never compared (a QSFP112 leg's idle lanes 2-3 read 0, and a median of
+zeros would make any healthy trickle an outlier).
+
+A lane is judged (`judge_lanes`, argued in docs/thresholds.md):
+- fail: its own pre-FEC BER above `ber_max`; or it stands alone (more than `lane_ratio_max` x
+  the median of the other lanes that moved, never less than `lane_floor_per_s`) and grew with
+  temperature (its rate in the hottest window at least `lane_heat_growth_min` x its rate in the
+  coolest): the seed's cable, one lane from a few/s to ~2.9k/s as the NIC reached 81 C;
+- warning: it stands alone but stayed flat as the NIC warmed, or it is above `lane_warn_ratio`
+  x its neighbours' median (and the floor) without standing alone.
+A healthy PAM4 trickle, even thousands per second, is spread over the lanes in use: no outlier.
 """
 
 from __future__ import annotations
 
-import itertools
+import re
 import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
-from pytest_sparkfabric.probes.ethtool import EthtoolStats
+if TYPE_CHECKING:
+    from pytest_sparkfabric.measure.counters import Window
+    from pytest_sparkfabric.probes.ethtool import ModuleEeprom
 
 DEFAULT_SPEED_MBPS = 200_000
 DRIVER_LANES: tuple[int, ...] = (0, 1, 2, 3)
 """mlx5 exports rx_err_lane_0_phy .. rx_err_lane_3_phy only (en_stats.c)."""
-CableForm = Literal["QSFP112", "QSFP56"]
+_LANE = re.compile(r"^rx_err_lane_(\d)_phy$")
+CORRECTED = "rx_corrected_bits_phy"
+BITS = "rx_bits_phy"
+POST_FEC = ("rx_pcs_symbol_err_phy", "rx_crc_errors_phy", "link_down_events_phy")
 
 
-def active_lanes(
-    *, speed_mbps: int | None, lanes_reported: int | None, form: CableForm | None
-) -> tuple[int, ...]:
-    """The lanes that carry the link: ethtool's own `Lanes:` when it prints one, else from the
-    cable and speed (200G over QSFP112 = lanes 0-1), else all four the driver defines (a lane
-    that carries nothing only lowers the median of the others down to the floor)."""
+@dataclass(frozen=True, slots=True)
+class LanesInUse:
+    """The lanes that carry the link (None: unknown) and where that came from."""
+
+    lanes: tuple[int, ...] | None
+    source: str
+
+
+def lanes_in_use(
+    *, lanes_reported: int | None, module: ModuleEeprom | None, speed_mbps: int | None
+) -> LanesInUse:
+    """ethtool's `Lanes:`, else the module EEPROM's management interface and the speed, else
+    unknown (DOMAIN.md §9: SFF-8636 for QSFP56, CMIS for QSFP112)."""
     if lanes_reported:
-        return DRIVER_LANES[: max(1, min(lanes_reported, len(DRIVER_LANES)))]
-    if form == "QSFP112" and speed_mbps == 200_000:
-        return (0, 1)
-    return DRIVER_LANES
+        n = max(1, min(lanes_reported, len(DRIVER_LANES)))
+        return LanesInUse(DRIVER_LANES[:n], f"ethtool Lanes: {lanes_reported}")
+    ident = (module.identifier or "") if module is not None else ""
+    # SFF-8024 identifiers as ethtool prints them: 0x11 (QSFP28) for SFF-8636 modules, 0x1e
+    # (QSFP+ or later with CMIS) and 0x18 (QSFP-DD) for CMIS ones (ethtool sff-common.c).
+    cmis = "cmis" in ident.lower() or ident.lower().startswith(("0x1e", "0x18"))
+    sff8636 = ident.lower().startswith(("0x11", "0x0d"))
+    if cmis and speed_mbps in (100_000, 200_000):
+        n = speed_mbps // 100_000
+        return LanesInUse(DRIVER_LANES[:n], f"module EEPROM {ident}: CMIS, {n} x 100G")
+    if sff8636 and speed_mbps == 200_000:
+        return LanesInUse(DRIVER_LANES, f"module EEPROM {ident}: SFF-8636 at 200G, 4 x 50G")
+    why = f"module {ident}" if ident else "no module EEPROM read"
+    return LanesInUse(None, f"unknown (no ethtool Lanes:, {why}): every lane that moved judged")
 
 
-def cable_form(topology: str) -> CableForm | None:
-    """Node to node (direct, mesh, ring) the cable is a QSFP112 DAC: the Spark's cages are
-    QSFP112 and NVIDIA's approved Spark cables are QSFP112 DACs (DOMAIN.md §6). Behind a switch
-    the leg may be QSFP56 (4 lanes): unknown."""
-    return None if topology == "switch" else "QSFP112"
+def lane_rates(w: Window) -> dict[int, float]:
+    """Corrected bits per second per lane over the window (lanes whose counter was read)."""
+    out = {int(m.group(1)): w.rate(k) for k in w.growth if (m := _LANE.match(k))}
+    return dict(sorted(out.items()))
 
 
-def has_lane_counters(samples: Sequence[Sample]) -> bool:
+def has_lane_counters(ws: Sequence[Window]) -> bool:
     """Whether the NIC exposed rx_err_lane_*_phy at all (mlx5: the PCAM per-lane capability);
     without them no lane can be judged, which is "not measured", never "clean"."""
-    return any(s.stats.lane_errors() for s in samples)
+    return any(lane_rates(w) for w in ws)
 
 
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """One `ethtool -S` reading at transport-clock time `t`."""
-
-    t: float
-    stats: EthtoolStats
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    start: float
-    end: float
-    lane_rates: Mapping[int, float]
-    """Corrected bits per second, per lane."""
-    corrected: int
-    bits: float
-    bits_estimated: bool
-    symbol_errors: int
-    crc_errors: int
-    link_down_events: int
-
-    @property
-    def seconds(self) -> float:
-        return self.end - self.start
-
-    @property
-    def ber(self) -> float | None:
-        return self.corrected / self.bits if self.bits > 0 else None
+def bits(w: Window, speed_mbps: float | None) -> tuple[float, bool]:
+    """Bits that could have been received in the window, and whether that is estimated."""
+    if w.growth.get(BITS, 0) > 0:
+        return float(w.growth[BITS]), False
+    return (speed_mbps or DEFAULT_SPEED_MBPS) * 1e6 * w.seconds, True
 
 
-def _delta(a: int | None, b: int | None) -> int:
-    """Growth of a counter; a missing or reset counter counts as no growth."""
-    if a is None or b is None or b < a:
-        return 0
-    return b - a
+def ber(w: Window, speed_mbps: float | None) -> float | None:
+    corrected = w.growth.get(CORRECTED)
+    if corrected is None:
+        corrected = sum(v for k, v in w.growth.items() if _LANE.match(k))
+    total, _ = bits(w, speed_mbps)
+    return corrected / total if total > 0 else None
 
 
-def window(a: Sample, b: Sample, speed_mbps: float | None = None) -> Window:
-    dt = b.t - a.t
-    if dt <= 0:
-        raise ValueError(f"samples out of order: {a.t} then {b.t}")
-    la, lb = a.stats.lane_errors(), b.stats.lane_errors()
-    rates = {lane: _delta(la.get(lane), lb.get(lane)) / dt for lane in sorted(set(la) | set(lb))}
-    corrected = _delta(a.stats.corrected_bits, b.stats.corrected_bits)
-    if a.stats.corrected_bits is None or b.stats.corrected_bits is None:
-        corrected = sum(_delta(la.get(k), lb.get(k)) for k in rates)
-    if a.stats.bits is not None and b.stats.bits is not None and b.stats.bits > a.stats.bits:
-        bits, estimated = float(b.stats.bits - a.stats.bits), False
-    else:
-        bits, estimated = (speed_mbps or DEFAULT_SPEED_MBPS) * 1e6 * dt, True
-    return Window(
-        a.t,
-        b.t,
-        rates,
-        corrected,
-        bits,
-        estimated,
-        _delta(a.stats.symbol_errors, b.stats.symbol_errors),
-        _delta(a.stats.crc_errors, b.stats.crc_errors),
-        _delta(a.stats.link_down_events, b.stats.link_down_events),
-    )
-
-
-def windows(samples: Sequence[Sample], speed_mbps: float | None = None) -> list[Window]:
-    return [window(a, b, speed_mbps) for a, b in itertools.pairwise(samples)]
-
-
-def lanes_in_use(ws: Sequence[Window]) -> list[int]:
-    return sorted({lane for w in ws for lane, rate in w.lane_rates.items() if rate > 0})
-
-
-@dataclass(frozen=True, slots=True)
-class LaneOutlier:
-    """A lane far above the others: the first window it crossed the limit, and its worst."""
-
-    lane: int
-    rate_per_s: float
-    median_others_per_s: float
-    ratio: float
-    start: float
-    end: float
-    worst_rate_per_s: float = 0.0
-    worst_ratio: float = 0.0
-
-
-def lane_outliers(
-    ws: Sequence[Window],
-    *,
-    ratio_max: float,
-    floor_per_s: float,
-    lanes: Sequence[int] | None = None,
-) -> list[LaneOutlier]:
-    """Lanes whose rate in some window exceeds `ratio_max` x the median of the other lanes in
-    use (never less than `floor_per_s`). `lanes`: the lanes in use (`active_lanes`); without
-    them, the lanes whose counter moved."""
-    in_use = sorted(lanes) if lanes is not None else lanes_in_use(ws)
-    found: dict[int, LaneOutlier] = {}
-    for w in ws:
-        for lane in in_use:
-            rate = w.lane_rates.get(lane, 0.0)
-            others = [w.lane_rates.get(o, 0.0) for o in in_use if o != lane]
-            median = statistics.median(others) if others else 0.0
-            ratio = rate / max(median, floor_per_s)
-            if ratio <= ratio_max:
-                continue
-            first = found.get(lane)
-            if first is None:
-                found[lane] = LaneOutlier(lane, rate, median, ratio, w.start, w.end, rate, ratio)
-            elif ratio > first.worst_ratio:
-                found[lane] = replace(first, worst_rate_per_s=rate, worst_ratio=ratio)
-    return [found[k] for k in sorted(found)]
-
-
-@dataclass(frozen=True, slots=True)
-class Growth:
-    symbol_errors: int
-    crc_errors: int
-    link_down_events: int
-
-    def __bool__(self) -> bool:
-        return bool(self.symbol_errors or self.crc_errors or self.link_down_events)
-
-    def describe(self) -> str:
-        parts = [
-            f"{name} +{value}"
-            for name, value in (
-                ("rx_pcs_symbol_err_phy", self.symbol_errors),
-                ("rx_crc_errors_phy", self.crc_errors),
-                ("link_down_events_phy", self.link_down_events),
-            )
-            if value
-        ]
-        return ", ".join(parts) or "none"
-
-
-def growth(ws: Sequence[Window]) -> Growth:
-    return Growth(
-        sum(w.symbol_errors for w in ws),
-        sum(w.crc_errors for w in ws),
-        sum(w.link_down_events for w in ws),
-    )
+def max_ber(ws: Sequence[Window], speed_mbps: float | None) -> float | None:
+    values = [b for w in ws if (b := ber(w, speed_mbps)) is not None]
+    return max(values) if values else None
 
 
 def max_lane_rates(ws: Sequence[Window]) -> dict[int, float]:
     out: dict[int, float] = {}
     for w in ws:
-        for lane, rate in w.lane_rates.items():
+        for lane, rate in lane_rates(w).items():
             out[lane] = max(out.get(lane, 0.0), rate)
     return dict(sorted(out.items()))
 
 
-def max_ber(ws: Sequence[Window]) -> float | None:
-    values = [b for w in ws if (b := w.ber) is not None]
-    return max(values) if values else None
+def post_fec_growth(ws: Sequence[Window]) -> dict[str, int]:
+    """Post-FEC symbol errors, CRC errors and link-down events added over the windows."""
+    out = {name: sum(w.growth.get(name, 0) for w in ws) for name in POST_FEC}
+    return {k: v for k, v in out.items() if v}
+
+
+def describe(grown: dict[str, int]) -> str:
+    return ", ".join(f"{k} +{v}" for k, v in grown.items()) or "none"
+
+
+@dataclass(frozen=True, slots=True)
+class LaneLimits:
+    ratio_max: float
+    warn_ratio: float
+    floor_per_s: float
+    heat_growth_min: float
+    ber_max: float
+
+
+Level = Literal["fail", "warn"]
+
+
+@dataclass(frozen=True, slots=True)
+class LaneFinding:
+    """A lane above its neighbours or its BER limit: the window it was worst in, and why."""
+
+    lane: int
+    level: Level
+    rate_per_s: float
+    median_others_per_s: float
+    start_s: float
+    end_s: float
+    lane_ber: float
+    grew: float | None
+    """Its rate in the hottest window / its rate in the coolest (None: one window only)."""
+    why: str
+
+
+def judge_lanes(
+    ws: Sequence[Window],
+    temps_c: Sequence[float | None],
+    *,
+    in_use: tuple[int, ...] | None,
+    speed_mbps: float | None,
+    limits: LaneLimits,
+) -> list[LaneFinding]:
+    """Each lane's worst window against its neighbours and the FEC limit (`temps_c`: the NIC's
+    temperature at the end of each window, None where not read)."""
+    rates = [lane_rates(w) for w in ws]
+    moved = sorted({lane for r in rates for lane, v in r.items() if v > 0})
+    judged = [lane for lane in moved if in_use is None or lane in in_use]
+    per_lane_bits = (speed_mbps or DEFAULT_SPEED_MBPS) * 1e6 / len(in_use or judged or (1,))
+    # Coolest to hottest; time order stands in where a temperature was not read.
+    order = sorted(range(len(ws)), key=lambda i: (temps_c[i] is None, temps_c[i] or 0.0, i))
+    if any(t is None for t in temps_c):
+        order = list(range(len(ws)))
+    out: list[LaneFinding] = []
+    for lane in judged:
+        worst: tuple[float, int, float] | None = None  # (ratio, window, median of others)
+        for i, r in enumerate(rates):
+            others = [r.get(o, 0.0) for o in judged if o != lane]
+            median = statistics.median(others) if others else 0.0
+            ratio = r.get(lane, 0.0) / max(median, limits.floor_per_s)
+            if worst is None or ratio > worst[0]:
+                worst = (ratio, i, median)
+        if worst is None:
+            continue
+        ratio, i, median = worst
+        rate = rates[i].get(lane, 0.0)
+        top = max(rates[j].get(lane, 0.0) / per_lane_bits for j in range(len(ws)))
+        cool, hot = rates[order[0]].get(lane, 0.0), rates[order[-1]].get(lane, 0.0)
+        grew = hot / max(cool, limits.floor_per_s) if len(ws) > 1 else None
+        heated = grew is not None and grew >= limits.heat_growth_min
+        level: Level | None = None
+        if top > limits.ber_max:
+            level, why = "fail", f"its own pre-FEC BER reached {top:.3g}, limit {limits.ber_max:g}"
+        elif ratio > limits.ratio_max and heated:
+            level, why = "fail", f"stands alone and grew {grew:,.0f}x as the NIC warmed"
+        elif ratio > limits.ratio_max:
+            level, why = "warn", "stands alone but stayed flat as the NIC warmed"
+        elif ratio > limits.warn_ratio:
+            level, why = "warn", f"{ratio:,.0f}x its neighbours, below the fail level"
+        if level is not None:
+            w = ws[i]
+            out.append(LaneFinding(lane, level, rate, median, w.start_s, w.end_s, top, grew, why))
+    return out

@@ -1,7 +1,10 @@
-"""Temperatures of the heat soak (DOMAIN.md §6): the NIC through hwmon, the cable module
+"""Temperatures of the heat soak (DOMAIN.md §6, §9): the NIC through hwmon, the cable module
 through `ethtool -m`.
 
-mlx5 exposes the NIC temperature as hwmon `temp*_input` (milli-degrees) from Linux 6.6. A module
+mlx5 exposes the NIC temperature as hwmon `temp*_input` (milli-degrees) from Linux 6.6, each
+sensor with its own `temp*_crit` / `temp*_max`: each is judged against its own limit (else the
+`nic_temp_max_c` default). The idle baseline is read once per session before the first traffic
+phase (`baseline`): one read after the bandwidth and NCCL rounds is already warm. A module
 with diagnostics reports its temperature and its own alarm thresholds in its EEPROM (SFF-8636
 page 03h: "Module temperature high alarm threshold"); passive DACs read 0 and carry no
 thresholds, so they are simply not judged.
@@ -9,16 +12,16 @@ thresholds, so they are simply not judged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.measure.engine import QUICK_S
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.ethtool import parse_ethtool_module
 from pytest_sparkfabric.probes.sysfs import (
     build_read_globs,
     hwmon_glob,
+    hwmon_limits_c,
     hwmon_temps_c,
     parse_read_files,
 )
@@ -40,21 +43,51 @@ class ModuleTemp:
     """A high temperature alarm or warning flag the module raised."""
 
 
-def nic_now_c(fabric: Fabric, nodes: Sequence[str]) -> dict[str, float]:
+NAME: PhaseName = "nic_baseline"
+
+
+@dataclass(frozen=True, slots=True)
+class Sensor:
+    path: str
+    temp_c: float
+    limit_c: float | None
+    """The sensor's own temp*_crit, else temp*_max; None when it has neither."""
+
+    def describe(self) -> str:
+        limit = f"{self.limit_c:g} C" if self.limit_c is not None else "none"
+        return f"{self.path} {self.temp_c:.1f} C, its own limit {limit}"
+
+
+def nic_sensors(r: RunResult) -> list[Sensor]:
+    """Every NIC hwmon sensor one read of `hwmon_glob` gave (none: not readable)."""
+    if not r.ok:
+        return []
+    files = parse_read_files(r.stdout)
+    limits = hwmon_limits_c(files)
+    return [Sensor(p, t, limits.get(p)) for p, t in sorted(hwmon_temps_c(files).items())]
+
+
+def measure(fabric: Fabric) -> dict[str, float]:
     """Node -> its NIC's hottest hwmon reading now (nodes without one are left out).
 
     One ConnectX-7 per box: the hwmon of its first fabric netdev is the NIC's temperature."""
     cluster = fabric.cluster
+    nodes = fabric.reachable()
     jobs = [
         Job(name, build_read_globs([hwmon_glob(cluster.node(name).rails[0].netdev)]), QUICK_S)
         for name in nodes
     ]
     out: dict[str, float] = {}
     for name, r in zip(nodes, fabric.run_all(jobs), strict=True):
-        temps = list(hwmon_temps_c(parse_read_files(r.stdout)).values()) if r.ok else []
+        temps = [x.temp_c for x in nic_sensors(r)]
         if temps:
             out[name] = max(temps)
     return out
+
+
+def baseline(fabric: Fabric) -> dict[str, float]:
+    """The NICs' idle temperatures: read once, by the first traffic phase before it starts."""
+    return fabric.phase(NAME, measure)
 
 
 def module_temp(r: RunResult) -> ModuleTemp | None:

@@ -10,17 +10,19 @@ host's own receive counters (`ethtool -S`) tell the other direction. A CPU load 
 while fabric traffic crosses the switch is software forwarding (~10 Gb/s ceilings, DOMAIN.md
 section 7); a read after the traffic ended cannot tell, so the load is sampled during it.
 
-Outside a switch cluster (or when the switch cannot be read) a window is a no-op that says
-why; nothing here ever fails a measurement.
+The legs' counters go into the one counter log (measure/counters.py), one window per leg per
+traffic round. Outside a switch cluster (or when the switch cannot be read) a window is a
+no-op that says why; nothing here ever fails a measurement.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from pytest_sparkfabric.measure import counters
 from pytest_sparkfabric.measure import switch as switch_phase
 from pytest_sparkfabric.measure.flows import FlowResult, run_flows
 from pytest_sparkfabric.probes import ParseError
@@ -75,38 +77,26 @@ INFO = ("rs-fec-corrected",)
 
 @dataclass(frozen=True, slots=True)
 class CpuSample:
+    label: str
+    """The traffic window it was sampled in."""
     at_s: float
     """Transport-clock seconds since the window began."""
     load_pct: int | None
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class Window:
-    """One traffic window (a bandwidth round, the soak) as the switch saw it."""
-
-    label: str
-    start_s: float
-    end_s: float
-    deltas: Mapping[str, Mapping[str, int]]
-    """Leg -> counter -> growth during the window (only counters read both times)."""
-    errors: Mapping[str, str] = field(default_factory=dict)
-    """Leg -> why its counters were not measured in this window."""
-    cpu: tuple[CpuSample, ...] = ()
-
-
 @dataclass
 class Log:
-    """Every window of the session, in the order they ran."""
+    """Every traffic window of the session: the legs' counters (the one counter log, by leg)
+    and the cpu-load samples taken while the traffic flowed."""
 
-    windows: list[Window] = field(default_factory=list)
-    not_watched: str | None = None
-    """Why no window reads the switch (no switch, switch not readable), once known."""
+    legs: counters.Log = field(default_factory=counters.Log)
+    cpu: list[CpuSample] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add(self, window: Window) -> None:
+    def sample(self, s: CpuSample) -> None:
         with self._lock:
-            self.windows.append(window)
+            self.cpu.append(s)
 
 
 def measure(fabric: Fabric) -> Log:
@@ -128,38 +118,38 @@ class Watch:
     """A traffic window: `with watch(fabric, label) as w:` around the traffic, `w.tick` called
     every CPU_EVERY_S seconds while it flows (`Transport.run_many_ticking`)."""
 
-    def __init__(self, fabric: Fabric, label: str, reads: Reads | None, why_not: str | None):
+    def __init__(self, fabric: Fabric, label: str, reads: Reads | None):
         self.fabric = fabric
         self.label = label
         self.reads = reads
-        self.why_not = why_not
         self.legs = _legs(fabric)
         self._start = 0.0
-        self._before: dict[str, Mapping[str, int]] = {}
-        self._errors: dict[str, str] = {}
-        self._cpu: list[CpuSample] = []
+        self._watch: counters.Watch | None = None
 
     @property
     def active(self) -> bool:
         return self.reads is not None
 
-    def _snapshot(self) -> dict[str, Mapping[str, int]]:
+    def _snapshot(self) -> dict[str, counters.Snapshot | str]:
         assert self.reads is not None
+        t_s = self.fabric.transport.clock.now()
         try:
             stats = self.reads.stats(self.legs)
         except (SwitchError, ParseError) as exc:
-            for leg in self.legs:
-                self._errors.setdefault(leg, f"switch: print stats: {exc}")
-            return {}
-        for leg in self.legs:
-            if leg not in stats:
-                self._errors.setdefault(leg, f"switch: print stats shows no {leg}")
-        return {leg: s.counters for leg, s in stats.items()}
+            return {leg: f"switch: print stats: {exc}" for leg in self.legs}
+        return {
+            leg: counters.Snapshot(t_s, stats[leg].counters)
+            if leg in stats
+            else f"switch: print stats shows no {leg}"
+            for leg in self.legs
+        }
 
     def __enter__(self) -> Watch:
         self._start = self.fabric.transport.clock.now()
         if self.reads is not None:
-            self._before = self._snapshot()
+            legs = tuple(self.legs)
+            self._watch = counters.Watch(log(self.fabric).legs, NAME, legs, self._snapshot)
+            self._watch.start()
         return self
 
     def tick(self) -> None:
@@ -168,10 +158,10 @@ class Watch:
             return
         at = self.fabric.transport.clock.now() - self._start
         try:
-            load = self.reads.resource().cpu_load_pct
-            self._cpu.append(CpuSample(at, load))
+            sample = CpuSample(self.label, at, self.reads.resource().cpu_load_pct)
         except Exception as exc:  # a sample that fails is kept as such; traffic goes on
-            self._cpu.append(CpuSample(at, None, f"switch: /system resource: {exc}"))
+            sample = CpuSample(self.label, at, None, f"switch: /system resource: {exc}")
+        log(self.fabric).sample(sample)
 
     def __exit__(
         self,
@@ -179,46 +169,21 @@ class Watch:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self.reads is None or (kind is not None and not issubclass(kind, Exception)):
+        if self._watch is None or (kind is not None and not issubclass(kind, Exception)):
             return
-        end = self.fabric.transport.clock.now()
-        after = self._snapshot()
-        deltas: dict[str, dict[str, int]] = {}
-        for leg, now in after.items():
-            was = self._before.get(leg)
-            if was is None:
-                continue
-            grew = {k: v - was[k] for k, v in now.items() if k in was}
-            if any(d < 0 for d in grew.values()):
-                self._errors.setdefault(
-                    leg, f"switch: {leg}'s counters went back (reset or reboot during traffic)"
-                )
-                continue
-            deltas[leg] = grew
-        log(self.fabric).add(
-            Window(
-                self.label,
-                self._start,
-                end,
-                deltas,
-                dict(self._errors),
-                tuple(self._cpu),
-            )
-        )
+        self._watch.step(self.label)
 
 
 def watch(fabric: Fabric, label: str) -> Watch:
     """A window over the traffic that follows; inactive outside a switch cluster or when the
-    switch cannot be read (`Log.not_watched` says why)."""
+    switch cannot be read (`Log.legs.not_watched` says why)."""
     if fabric.cluster.topology != "switch" or fabric.cluster.spec.switch is None:
-        return Watch(fabric, label, None, "no switch in this cluster")
+        return Watch(fabric, label, None)
     state = switch_phase.state(fabric)
     reads = state.value.reads if state.value is not None else None
     if reads is None:
-        why = state.error or "the switch was not read"
-        log(fabric).not_watched = why
-        return Watch(fabric, label, None, why)
-    return Watch(fabric, label, reads, None)
+        log(fabric).legs.not_watched = state.error or "the switch was not read"
+    return Watch(fabric, label, reads)
 
 
 def run_watched(fabric: Fabric, label: str, flows: Sequence[Flow]) -> dict[Hashable, FlowResult]:
@@ -239,27 +204,26 @@ class Growth:
     by_window: tuple[tuple[str, int], ...]
 
 
-def leg_growth(windows: Sequence[Window], leg: str) -> list[Growth]:
-    """The watched counters that grew on `leg`, with the windows they grew in."""
+def unread(w: counters.Window) -> str | None:
+    """Why a leg's window tells nothing: not read, or its counters went back (reset, reboot)."""
+    if w.error is not None:
+        return w.error
+    if w.went_back:
+        return f"switch: {', '.join(w.went_back)} went back (reset or reboot during traffic)"
+    return None
+
+
+def leg_growth(windows: Sequence[counters.Window]) -> list[Growth]:
+    """The watched counters that grew in these windows of one leg, with the windows."""
     out = []
     for counter in WATCHED:
-        parts = tuple(
-            (w.label, d) for w in windows if (d := w.deltas.get(leg, {}).get(counter.name, 0)) > 0
-        )
+        parts = tuple((w.label, d) for w in windows if (d := w.growth.get(counter.name, 0)) > 0)
         if parts:
             out.append(Growth(counter, sum(d for _, d in parts), parts))
     return out
 
 
-def measured_windows(windows: Sequence[Window], leg: str) -> list[Window]:
-    return [w for w in windows if leg in w.deltas]
-
-
-def cpu_samples(windows: Sequence[Window]) -> list[tuple[Window, CpuSample]]:
-    return [(w, s) for w in windows for s in w.cpu if s.load_pct is not None]
-
-
 def peak_cpu_pct(fabric: Fabric) -> float | None:
     """The highest cpu-load sampled during traffic so far, or None (none sampled)."""
-    loads = [s.load_pct for _, s in cpu_samples(log(fabric).windows) if s.load_pct is not None]
+    loads = [s.load_pct for s in log(fabric).cpu if s.load_pct is not None]
     return float(max(loads)) if loads else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.measure import bwplan, switch_counters
+from pytest_sparkfabric.measure import bwplan, rail_counters, soak_temps, switch_counters
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult
 from pytest_sparkfabric.measure.rdma import counted, schedule
@@ -107,6 +107,7 @@ def _flow(fabric: Fabric, test: bwplan.RailTest) -> Flow:
 
 
 def measure(fabric: Fabric) -> TcpRun:
+    soak_temps.baseline(fabric)  # the NICs idle, before any traffic of the session
     plan = schedule(fabric)
     clock = fabric.transport.clock
     bw = fabric.cluster.spec.bandwidth
@@ -118,7 +119,10 @@ def measure(fabric: Fabric) -> TcpRun:
     )
     start = clock.now()
     results: dict[tuple[str, str], TcpResult] = {}
-    rail_tests = bwplan.rail_tests(fabric.plan, plan)
+    rail_tests = list(bwplan.rail_tests(fabric.plan, plan))
+    busy = {n for tests in rail_tests for t in tests for n in (t.src.node, t.dst.node)}
+    busy -= set(fabric.unreachable())
+    watch = rail_counters.watch(fabric, "tcp", [r for r in fabric.cluster.rails if r.node in busy])
     for k, (tests, line) in enumerate(zip(rail_tests, plan.lines(), strict=True), 1):
         fabric.detail(f"TCP {line}")
         live = []
@@ -130,6 +134,7 @@ def measure(fabric: Fabric) -> TcpRun:
                 live.append(t)
         flows = [_flow(fabric, t) for t in live]
         done = switch_counters.run_watched(fabric, f"TCP round {k}", flows) if flows else {}
+        watch.step(f"TCP {line}")
         for t, flow in zip(live, flows, strict=True):
             gbps, error, streams, retrans = _outcome(done[t.key])
             results[t.key] = TcpResult(

@@ -190,12 +190,16 @@ def parse_ethtool_module(text: str) -> ModuleEeprom:
                     tx.append((lane, dbm))
             elif "bias" in lower and number is not None:
                 bias.append((lane, number))
-        if lower.startswith("length (") and (m := _LENGTH.match(value)):
+        # SFF-8636 "Length (Copper or Active cable)", CMIS "Cable assembly length" (cmis.c).
+        length_key = lower.startswith("length (") or lower == "cable assembly length"
+        if length_key and (m := _LENGTH.match(value)):
             scale = 1000.0 if m.group(2) == "km" else 1.0
             lengths[key] = float(m.group(1)) * scale
         if "attenuation" in lower and (n := _number(value)) is not None:
             attenuation[key] = n
-    copper = next((v for k, v in lengths.items() if "copper" in k.lower()), None)
+    copper = next(
+        (v for k, v in lengths.items() if "copper" in k.lower() or "assembly" in k.lower()), None
+    )
     length = copper if copper else next((v for v in lengths.values() if v > 0), None)
     temp = first.get("Module temperature")
     voltage = first.get("Module voltage")

@@ -238,13 +238,25 @@ def link_speed_gt_s(value: str | None) -> float | None:
 
 
 def hwmon_glob(netdev: str) -> str:
-    return f"/sys/class/net/{netdev}/device/hwmon/hwmon*/temp*_input"
+    """Every ``temp*`` file of the NIC's hwmon: inputs and each sensor's own limits."""
+    return f"/sys/class/net/{netdev}/device/hwmon/hwmon*/temp*"
+
+
+def _hwmon_c(values: Mapping[str, str | None], kind: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for path, raw in values.items():
+        m = re.search(rf"^(.*/temp\d{{1,3}})_{kind}$", path)
+        if m and (milli := int_value(raw)) is not None:
+            out[m.group(1) + "_input"] = milli / 1000.0
+    return out
 
 
 def hwmon_temps_c(values: Mapping[str, str | None]) -> dict[str, float]:
     """``temp*_input`` files (milli-degrees Celsius) by path, in degrees."""
-    out: dict[str, float] = {}
-    for path, raw in values.items():
-        if re.search(r"/temp\d{1,3}_input$", path) and (milli := int_value(raw)) is not None:
-            out[path] = milli / 1000.0
-    return out
+    return _hwmon_c(values, "input")
+
+
+def hwmon_limits_c(values: Mapping[str, str | None]) -> dict[str, float]:
+    """Each sensor's own limit by its ``temp*_input`` path: ``temp*_crit``, else ``temp*_max``
+    (hwmon sysfs-interface: the kernel's Documentation/hwmon/sysfs-interface.rst)."""
+    return {**_hwmon_c(values, "max"), **_hwmon_c(values, "crit")}

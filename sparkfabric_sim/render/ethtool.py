@@ -73,6 +73,8 @@ def settings(
     speed_mbps: int = LINE_RATE_MBPS,
     modes: Sequence[str] = LINK_MODES,
     port: str = "Direct Attach Copper",
+    *,
+    lanes: int | None = None,
 ) -> str:
     lines = [f"Settings for {netdev}:", "\tSupported ports: [ FIBRE ]"]
     lines += _modes("Supported link modes:", modes)
@@ -88,7 +90,10 @@ def settings(
         "\tAdvertised FEC modes: RS",
     ]
     if link:
-        lines += [f"\tSpeed: {speed_mbps}Mb/s", "\tDuplex: Full"]
+        # ethtool netlink/settings.c prints "Lanes:" after the speed when the kernel reports
+        # it (ETHTOOL_A_LINKMODES_LANES; mlx5 from Linux 6.15, DOMAIN.md §9).
+        lanes_line = [f"\tLanes: {lanes}"] if lanes else []
+        lines += [f"\tSpeed: {speed_mbps}Mb/s", *lanes_line, "\tDuplex: Full"]
     else:
         lines += ["\tSpeed: Unknown!", "\tDuplex: Unknown! (255)"]
     lines += [
@@ -120,6 +125,48 @@ def _line(label: str, value: str) -> str:
 
 
 def module(spec: CableSpec, reading: ModuleReading | None) -> str:
+    return (_cmis if spec.cmis else _sff8636)(spec, reading)
+
+
+def _cmis(spec: CableSpec, reading: ModuleReading | None) -> str:
+    """A CMIS (QSFP112) passive DAC as ethtool's cmis.c prints page 00h: the identifier string
+    is SFF-8024's (ethtool sff-common.c), the layout the QSFP-DD sample's (shared/samples/
+    ethtool-m/cmis-qsfpdd-400g-...), the length in metres as ethtool prints it after the fix."""
+    att = spec.attenuation_db
+    temp = reading.temp_c if reading else 0.0
+    volts = reading.voltage_v if reading else 0.0
+    rows = [
+        (
+            "Identifier",
+            "0x1e (QSFP+ or later with Common Management Interface Specification (CMIS))",
+        ),
+        ("Power class", "1"),
+        ("Max power", "0.25W"),
+        ("Connector", "0x23 (No separable connector)"),
+        ("Cable assembly length", f"{spec.length_m:.2f}m"),
+        ("Tx CDR bypass control", "No"),
+        ("Rx CDR bypass control", "No"),
+        ("Tx CDR", "No"),
+        ("Rx CDR", "No"),
+        ("Transmitter technology", "0x0a (Copper cable, unequalized)"),
+        ("Attenuation at 5GHz", f"{att[0]}db"),
+        ("Attenuation at 7GHz", f"{att[1]}db"),
+        ("Attenuation at 12.9GHz", f"{att[2]}db"),
+        ("Attenuation at 25.8GHz", f"{att[3]}db"),
+        ("Module temperature", f"{temp:.2f} degrees C / {temp * 9 / 5 + 32:.2f} degrees F"),
+        ("Module voltage", f"{volts:.4f} V"),
+        ("Vendor name", spec.vendor),
+        ("Vendor OUI", spec.oui),
+        ("Vendor PN", spec.part),
+        ("Vendor rev", spec.rev),
+        ("Vendor SN", spec.serial),
+        ("Date code", spec.date_code),
+        ("Revision compliance", "Rev. 5.0"),
+    ]
+    return "\n".join(_line(k, v) for k, v in rows) + "\n"
+
+
+def _sff8636(spec: CableSpec, reading: ModuleReading | None) -> str:
     att = spec.attenuation_db
     temp = reading.temp_c if reading else 0.0
     volts = reading.voltage_v if reading else 0.0

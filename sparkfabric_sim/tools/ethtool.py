@@ -57,7 +57,10 @@ def ethtool(ctx: Ctx, argv: list[str]) -> Outcome:
         return fail(1, NO_DEVICE)
     link = ctx.rt.carrier(dev, ctx.t)
     if mode == "settings":
-        return ok(render.settings(name, link, ctx.model.link_speed_mbps(dev.node, dev.port)))
+        cable = ctx.model.cable_of(dev.node, dev.port)
+        lanes = len(cable.spec.lanes_in_use) if cable and ctx.model.kernel_lanes else None
+        speed = ctx.model.link_speed_mbps(dev.node, dev.port)
+        return ok(render.settings(name, link, speed, lanes=lanes))
     if mode == "stats":
         return ok(render.stats(counters.ethtool_stats(ctx.rt, dev, ctx.t)))
     if mode == "fec":

@@ -203,7 +203,7 @@ EXPECTED = """
     Fix: did you mean 'ssh'? Use one of ssh, sim, replay.
 [threshold-name]
   line 2: thresholds.rail_rdma_gpbs is not a known threshold.
-    Fix: did you mean 'rail_rdma_gbps'? Use one of loopback_gbps, rail_rdma_gbps, pair_rdma_gbps, tcp_pair_gbps, nccl_busbw_gbytes_s, ber_max, lane_ratio_max, lane_floor_per_s, ping_loss_pct, nic_temp_max_c, nic_rise_min_c, discard_pct, rdma_lat_us.
+    Fix: did you mean 'rail_rdma_gbps'? Use one of loopback_gbps, rail_rdma_gbps, pair_rdma_gbps, tcp_pair_gbps, nccl_busbw_gbytes_s, ber_max, lane_ratio_max, lane_floor_per_s, lane_warn_ratio, lane_heat_growth_min, ping_loss_pct, nic_temp_max_c, nic_rise_min_c, discard_pct, rdma_lat_us.
 [link-speed-key]
   line 3: nodes[0].link_speed.3 is not a QSFP port: a Spark has ports 0 and 1 (0 is the cage nearest the RJ45 port).
     Fix: use 0 or 1.
@@ -331,7 +331,7 @@ EXPECTED = """
   line 19: nodes[3].name 'spark-1' is already the name of nodes[0].
     Fix: give every node its own name.
   line 25: thresholds.rail_rdma_gbsp is not a known threshold.
-    Fix: did you mean 'rail_rdma_gbps'? Use one of loopback_gbps, rail_rdma_gbps, pair_rdma_gbps, tcp_pair_gbps, nccl_busbw_gbytes_s, ber_max, lane_ratio_max, lane_floor_per_s, ping_loss_pct, nic_temp_max_c, nic_rise_min_c, discard_pct, rdma_lat_us.
+    Fix: did you mean 'rail_rdma_gbps'? Use one of loopback_gbps, rail_rdma_gbps, pair_rdma_gbps, tcp_pair_gbps, nccl_busbw_gbytes_s, ber_max, lane_ratio_max, lane_floor_per_s, lane_warn_ratio, lane_heat_growth_min, ping_loss_pct, nic_temp_max_c, nic_rise_min_c, discard_pct, rdma_lat_us.
 """
 
 

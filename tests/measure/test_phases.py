@@ -30,6 +30,8 @@ PHASES = (
     "soak",
     "qos",
     "switch_counters",
+    "rail_counters",
+    "soak_temps",
 )
 
 

@@ -1,193 +1,171 @@
-"""Rates over windows, pre-FEC BER, lane outliers and post-FEC growth (pure)."""
+"""Per-lane rates and BER over counter windows, the lanes in use, the lane judgement (pure)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_sparkfabric.measure.counters import Snapshot, Window, windows
 from pytest_sparkfabric.measure.soak_math import (
-    Sample,
-    active_lanes,
-    growth,
+    LaneLimits,
+    ber,
     has_lane_counters,
-    lane_outliers,
+    judge_lanes,
+    lane_rates,
     lanes_in_use,
     max_ber,
-    max_lane_rates,
-    window,
-    windows,
+    post_fec_growth,
 )
-from pytest_sparkfabric.probes.ethtool import EthtoolStats, parse_ethtool_stats
+from pytest_sparkfabric.probes.ethtool import (
+    ModuleEeprom,
+    parse_ethtool_module,
+    parse_ethtool_stats,
+)
+
+LIMITS = LaneLimits(ratio_max=100, warn_ratio=10, floor_per_s=10, heat_growth_min=2, ber_max=2.4e-5)
 
 
-def stats(lanes: tuple[int, ...], *, bits: int | None = None, **extra: int) -> EthtoolStats:
+def snap(t: float, lanes: tuple[int, ...], **extra: int) -> Snapshot:
     counters = {f"rx_err_lane_{i}_phy": v for i, v in enumerate(lanes)}
     counters["rx_corrected_bits_phy"] = sum(lanes)
-    if bits is not None:
-        counters["rx_bits_phy"] = bits
-    counters.update(extra)
-    return EthtoolStats(counters)
+    return Snapshot(t, {**counters, **extra})
 
 
-def test_rates_and_ber_from_rx_bits_phy() -> None:
-    a = Sample(0.0, stats((0, 0, 0, 0), bits=0))
-    b = Sample(10.0, stats((100, 200, 0, 0), bits=2_000_000_000_000))
-    w = window(a, b)
-    assert w.lane_rates == {0: 10.0, 1: 20.0, 2: 0.0, 3: 0.0}
-    assert w.ber == pytest.approx(300 / 2e12)
-    assert not w.bits_estimated
+def series(rates: list[tuple[float, ...]], dt: float = 10.0) -> list[Window]:
+    """Windows of `dt` seconds, each lane at the given rate per second in that window."""
+    totals = [0.0] * len(rates[0])
+    snaps = [("start", snap(0.0, tuple(0 for _ in totals)))]
+    for i, r in enumerate(rates, 1):
+        totals = [a + b * dt for a, b in zip(totals, r, strict=True)]
+        snaps.append((f"w{i}", snap(i * dt, tuple(int(x) for x in totals))))
+    return windows("soak", snaps)
 
 
-def test_bits_estimated_from_speed_when_rx_bits_phy_is_missing() -> None:
-    a = Sample(0.0, stats((0, 0, 0, 0)))
-    b = Sample(10.0, stats((2_000_000, 0, 0, 0)))
-    w = window(a, b, speed_mbps=200_000)
-    assert w.bits_estimated
-    assert w.bits == pytest.approx(200e9 * 10)
-    assert w.ber == pytest.approx(1e-6)
-    assert window(a, b).bits == pytest.approx(200e9 * 10)  # default: the Spark's 200G
+def test_rates_and_ber_from_rx_bits_phy_else_estimated() -> None:
+    w = windows(
+        "soak",
+        [
+            ("a", snap(0.0, (0,) * 4, rx_bits_phy=0)),
+            ("b", snap(10.0, (100, 200, 0, 0), rx_bits_phy=2 * 10**12)),
+        ],
+    )[0]
+    assert lane_rates(w) == {0: 10.0, 1: 20.0, 2: 0.0, 3: 0.0}
+    assert ber(w, None) == pytest.approx(300 / 2e12)
+    w = series([(2e5, 0, 0, 0)])[0]
+    assert ber(w, 200_000) == pytest.approx(1e-6)  # 200G x 10 s
+    assert max_ber([w], 100_000) == pytest.approx(2e-6)
 
 
-def test_judged_over_windows_not_totals() -> None:
-    # A huge total from before the soak is not an error rate.
-    a = Sample(0.0, stats((2913, 3011, 11_694_107, 2900)))
-    b = Sample(10.0, stats((2913, 3011, 11_694_107, 2900)))
-    w = window(a, b)
-    assert all(r == 0 for r in w.lane_rates.values())
-    assert lane_outliers([w], ratio_max=100, floor_per_s=1000) == []
-
-
-def test_marginal_lane_found_against_median_of_lanes_in_use() -> None:
-    s = [
-        Sample(0.0, stats((0, 0, 0, 0))),
-        Sample(10.0, stats((29_000, 30_000, 29_000, 29_500))),
-        Sample(20.0, stats((58_000, 60_000, 29_000 + 30_000_000, 59_000))),
-    ]
-    ws = windows(s)
-    out = lane_outliers(ws, ratio_max=100, floor_per_s=1000)
-    assert [o.lane for o in out] == [2]
-    assert out[0].ratio == pytest.approx(3_000_000 / 2950, rel=0.01)
-    assert out[0].start == 10.0
-
-
-def test_unused_lanes_do_not_make_a_trickle_look_infinite() -> None:
-    # QSFP112: two lanes in use log a steady trickle, two never move.
-    s = [Sample(t, stats((int(3 * t), int(2 * t), 0, 0))) for t in (0.0, 10.0, 20.0)]
-    ws = windows(s)
-    assert lanes_in_use(ws) == [0, 1]
-    assert lane_outliers(ws, ratio_max=100, floor_per_s=1000) == []
-
-
-def test_lone_lane_uses_the_floor() -> None:
-    s = [Sample(0.0, stats((0, 0, 0, 0))), Sample(1.0, stats((0, 0, 500_000, 0)))]
-    out = lane_outliers(windows(s), ratio_max=100, floor_per_s=1000)
-    assert [(o.lane, o.median_others_per_s) for o in out] == [(2, 0.0)]
-    quiet = [Sample(0.0, stats((0, 0, 0, 0))), Sample(1.0, stats((0, 0, 50_000, 0)))]
-    assert lane_outliers(windows(quiet), ratio_max=100, floor_per_s=1000) == []
+def test_real_counter_names_with_digits_and_no_lane_counters() -> None:
+    text = "NIC statistics:\n     rx_err_lane_0_phy: 6\n     rx_err_lane_2_phy: 190\n"
+    w = windows(
+        "soak",
+        [
+            ("a", Snapshot(0.0, {"rx_err_lane_0_phy": 0, "rx_err_lane_2_phy": 0})),
+            ("b", Snapshot(2.0, dict(parse_ethtool_stats(text)))),
+        ],
+    )[0]
+    assert lane_rates(w) == {0: 3.0, 2: 95.0}
+    bare = windows("soak", [("a", Snapshot(0.0, {"rx_corrected_bits_phy": 0}))] * 2)
+    assert has_lane_counters([w]) and not has_lane_counters(bare)
 
 
 def test_post_fec_growth() -> None:
-    a = Sample(0.0, stats((0,) * 4, rx_pcs_symbol_err_phy=5, link_down_events_phy=1))
-    b = Sample(5.0, stats((0,) * 4, rx_pcs_symbol_err_phy=7, link_down_events_phy=2))
-    g = growth(windows([a, b]))
-    assert g and g.symbol_errors == 2 and g.link_down_events == 1 and g.crc_errors == 0
-    assert "rx_pcs_symbol_err_phy +2" in g.describe()
-    assert not growth(windows([a, a.__class__(9.0, a.stats)]))
+    a = snap(0.0, (0,) * 4, rx_pcs_symbol_err_phy=5, link_down_events_phy=1)
+    b = snap(5.0, (0,) * 4, rx_pcs_symbol_err_phy=7, link_down_events_phy=2)
+    assert post_fec_growth(windows("soak", [("a", a), ("b", b)])) == {
+        "rx_pcs_symbol_err_phy": 2,
+        "link_down_events_phy": 1,
+    }
 
 
-def test_counter_reset_is_not_growth() -> None:
-    a = Sample(0.0, stats((500, 0, 0, 0), rx_crc_errors_phy=9))
-    b = Sample(1.0, stats((0, 0, 0, 0), rx_crc_errors_phy=0))
-    w = window(a, b)
-    assert w.crc_errors == 0 and w.lane_rates[0] == 0
-
-
-def test_out_of_order_samples_refused() -> None:
-    a = Sample(1.0, stats((0,) * 4))
-    with pytest.raises(ValueError, match="out of order"):
-        window(a, Sample(1.0, a.stats))
-
-
-def test_real_counter_names_with_digits() -> None:
-    text = (
-        "NIC statistics:\n     rx_err_lane_0_phy: 6\n     rx_err_lane_1_phy: 2\n"
-        "     rx_err_lane_2_phy: 190\n     rx_err_lane_3_phy: 0\n     rx_corrected_bits_phy: 198\n"
-    )
-    a = Sample(0.0, stats((0, 0, 0, 0)))
-    b = Sample(2.0, parse_ethtool_stats(text))
-    w = window(a, b)
-    assert w.lane_rates == {0: 3.0, 1: 1.0, 2: 95.0, 3: 0.0}
-    assert max_lane_rates([w]) == {0: 3.0, 1: 1.0, 2: 95.0, 3: 0.0}
-    assert max_ber([w]) == pytest.approx(198 / (200e9 * 2))
-
-
-@given(
-    st.lists(st.integers(min_value=0, max_value=10**12), min_size=4, max_size=4),
-    st.lists(st.integers(min_value=0, max_value=10**9), min_size=4, max_size=4),
-    st.floats(min_value=0.001, max_value=1e5),
-)
-def test_rates_are_deltas_over_time(base: list[int], growth_: list[int], dt: float) -> None:
-    a = Sample(0.0, stats(tuple(base)))
-    b = Sample(dt, stats(tuple(x + y for x, y in zip(base, growth_, strict=True))))
-    w = window(a, b)
-    for lane, g in enumerate(growth_):
-        assert w.lane_rates[lane] == pytest.approx(g / dt)
-    assert w.corrected == sum(growth_)
-    assert w.ber is not None and w.ber >= 0
-
-
-FLOOR_PER_S = 10.0  # the default floor: near the healthy trickle of a few errors/s
-
-
-def test_a_3k_lane_beside_a_trickle_is_flagged_on_a_qsfp112_dac() -> None:
-    # The field case: one lane at ~2.9k errors/s while its neighbour trickles at a few per s.
-    s = [Sample(t, stats((int(3 * t), int(2900 * t), 0, 0))) for t in (0.0, 10.0, 20.0)]
-    lanes = active_lanes(speed_mbps=200_000, lanes_reported=None, form="QSFP112")
-    out = lane_outliers(windows(s), ratio_max=100, floor_per_s=FLOOR_PER_S, lanes=lanes)
-    assert [(o.lane, o.rate_per_s, o.median_others_per_s) for o in out] == [(1, 2900.0, 3.0)]
-    # With the old floor of 1000/s, it would have passed: the reason for the change.
-    assert lane_outliers(windows(s), ratio_max=100, floor_per_s=1000, lanes=lanes) == []
-
-
-@given(
-    st.lists(st.floats(min_value=0.0, max_value=8.0), min_size=4, max_size=4),
-    st.floats(min_value=1.0, max_value=60.0),
-)
-def test_a_healthy_trickle_is_never_flagged(rates: list[float], dt: float) -> None:
-    a = Sample(0.0, stats((0, 0, 0, 0)))
-    b = Sample(dt, stats(tuple(int(r * dt) for r in rates)))
-    assert lane_outliers(windows([a, b]), ratio_max=100, floor_per_s=FLOOR_PER_S) == []
-
-
-def test_lanes_not_in_use_are_not_judged() -> None:
-    # A 200G QSFP112 DAC runs lanes 0-1: a counter moving on lane 3 is no lane of this link.
-    s = [Sample(0.0, stats((0, 0, 0, 0))), Sample(10.0, stats((30, 30, 0, 50_000)))]
-    lanes = active_lanes(speed_mbps=200_000, lanes_reported=None, form="QSFP112")
-    assert lanes == (0, 1)
-    assert lane_outliers(windows(s), ratio_max=100, floor_per_s=FLOOR_PER_S, lanes=lanes) == []
-    assert [o.lane for o in lane_outliers(windows(s), ratio_max=100, floor_per_s=10)] == [3]
+def _module(identifier: str) -> ModuleEeprom:
+    return parse_ethtool_module(f"Identifier : {identifier}\nVendor name : X\n")
 
 
 @pytest.mark.parametrize(
-    ("speed", "reported", "form", "lanes"),
+    ("reported", "ident", "speed", "lanes"),
     [
-        (200_000, None, "QSFP112", (0, 1)),
-        (200_000, None, "QSFP56", (0, 1, 2, 3)),
-        (200_000, None, None, (0, 1, 2, 3)),
-        (100_000, None, "QSFP112", (0, 1, 2, 3)),
-        (200_000, 2, None, (0, 1)),
-        (200_000, 4, "QSFP112", (0, 1, 2, 3)),
-        (None, None, "QSFP112", (0, 1, 2, 3)),
+        (2, None, 200_000, (0, 1)),  # ethtool Lanes: wins
+        (None, "0x11 (QSFP28)", 200_000, (0, 1, 2, 3)),  # SFF-8636 at 200G: QSFP56 4 x 50G
+        (None, "0x1e (QSFP+ or later with CMIS)", 200_000, (0, 1)),  # CMIS: QSFP112 2 x 100G
+        (None, "0x1e (QSFP+ or later with CMIS)", 100_000, (0,)),
+        (None, "0x11 (QSFP28)", 100_000, None),  # 4 x 25G NRZ or 2 x 50G PAM4: unknown
+        (None, None, 200_000, None),
     ],
 )
-def test_active_lanes(
-    speed: int | None, reported: int | None, form: str | None, lanes: tuple[int, ...]
+def test_lanes_in_use_from_the_hardware(
+    reported: int | None, ident: str | None, speed: int, lanes: tuple[int, ...] | None
 ) -> None:
-    assert active_lanes(speed_mbps=speed, lanes_reported=reported, form=form) == lanes  # type: ignore[arg-type]
+    module = _module(ident) if ident else None
+    assert lanes_in_use(lanes_reported=reported, module=module, speed_mbps=speed).lanes == lanes
 
 
-def test_no_lane_counters_is_told_apart_from_zero_errors() -> None:
-    quiet = [Sample(0.0, stats((0, 0, 0, 0))), Sample(10.0, stats((0, 0, 0, 0)))]
-    bare = [Sample(t, EthtoolStats({"rx_corrected_bits_phy": 0})) for t in (0.0, 10.0)]
-    assert has_lane_counters(quiet) and not has_lane_counters(bare)
+def test_the_cmis_sample_is_cmis() -> None:
+    name = "cmis-qsfpdd-400g-passive-dac-mellanox-mcp1660-mlxsw-2020-prepatch.txt"
+    text = (Path(__file__).parents[1] / "data" / "ethtool-m" / name).read_text()
+    used = lanes_in_use(lanes_reported=None, module=parse_ethtool_module(text), speed_mbps=200_000)
+    assert used.lanes == (0, 1) and "CMIS" in used.source
+
+
+def test_the_seeds_lane_fails_at_its_level_as_it_grows_with_heat() -> None:
+    # A QSFP56 lane trickles like its neighbours while cool, then ~2.9k/s at 81 C.
+    ws = series([(3, 4, 3, 3), (3, 4, 3, 500), (3, 4, 3, 2900)])
+    out = judge_lanes(
+        ws, [60.0, 75.0, 81.0], in_use=(0, 1, 2, 3), speed_mbps=200_000, limits=LIMITS
+    )
+    assert [(o.lane, o.level, o.rate_per_s) for o in out] == [(3, "fail", 2900.0)]
+    assert out[0].grew == pytest.approx(290.0) and "grew" in out[0].why
+
+
+def test_a_lane_standing_alone_but_flat_is_a_warning() -> None:
+    ws = series([(3, 3000, 4, 3)] * 3)
+    out = judge_lanes(ws, [60.0, 75.0, 81.0], in_use=None, speed_mbps=200_000, limits=LIMITS)
+    assert [(o.lane, o.level) for o in out] == [(1, "warn")]
+    above = judge_lanes(
+        series([(3, 200, 4, 3)] * 2), [60.0, 80.0], in_use=None, speed_mbps=None, limits=LIMITS
+    )
+    assert [(o.lane, o.level) for o in above] == [(1, "warn")]
+
+
+def test_a_lane_past_the_fec_margin_fails_on_its_own_ber() -> None:
+    # 50G per lane at 200G over 4 lanes: 2e6/s is a lane BER of 4e-5.
+    out = judge_lanes(
+        series([(2e6, 2e6, 2e6, 2e6)]),
+        [None],
+        in_use=(0, 1, 2, 3),
+        speed_mbps=200_000,
+        limits=LIMITS,
+    )
+    assert {o.level for o in out} == {"fail"} and "BER" in out[0].why
+
+
+def test_lanes_that_never_moved_or_are_not_in_use_are_not_compared() -> None:
+    # The issue's QSFP112 leg: lanes 2-3 idle at 0, a PAM4 trickle of 1500 and 900/s.
+    ws = series([(1500, 900, 0, 0)] * 3)
+    assert judge_lanes(ws, [60.0, 70.0, 80.0], in_use=None, speed_mbps=200_000, limits=LIMITS) == []
+    assert (
+        judge_lanes(ws, [60.0, 70.0, 80.0], in_use=(0, 1, 2, 3), speed_mbps=200_000, limits=LIMITS)
+        == []
+    )
+    stray = series([(30, 30, 0, 50_000)])
+    assert judge_lanes(stray, [None], in_use=(0, 1), speed_mbps=200_000, limits=LIMITS) == []
+
+
+@given(
+    st.floats(min_value=0.0, max_value=5000.0),
+    st.lists(st.floats(min_value=0.5, max_value=1.5), min_size=4, max_size=4),
+    st.sampled_from([(0, 1), (0, 1, 2, 3), None]),
+)
+def test_a_healthy_trickle_spread_across_lanes_is_never_flagged(
+    level: float, spread: list[float], in_use: tuple[int, ...] | None
+) -> None:
+    lanes = len(in_use) if in_use else 4
+    rates = tuple(level * s if i < lanes else 0.0 for i, s in enumerate(spread))
+    ws = series([rates] * 3)
+    assert (
+        judge_lanes(ws, [60.0, 70.0, 80.0], in_use=in_use, speed_mbps=200_000, limits=LIMITS) == []
+    )

@@ -198,7 +198,7 @@ def test_eeprom_placeholder_reads_zeroes() -> None:
     t = fault("{fault: eeprom_placeholder, node: spark-1}")
     module = ethtool.parse_ethtool_module(out(t, "spark-2", "ethtool -m enp1s0f1np1"))
     assert set(module.attenuation_db.values()) == {0.0}
-    assert module.lengths_m["Length (Copper or Active cable)"] == 0
+    assert module.lengths_m["Cable assembly length"] == 0  # a QSFP112's CMIS EEPROM
     healthy = SimTransport(example("direct-2"))
     module = ethtool.parse_ethtool_module(out(healthy, "spark-2", "ethtool -m enp1s0f1np1"))
-    assert module.length_m == 1 and module.attenuation_db["Attenuation at 12.9GHz"] == 9
+    assert module.length_m == 1 and module.attenuation_db["Attenuation at 7GHz"] == 4

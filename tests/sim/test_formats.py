@@ -113,9 +113,18 @@ def test_ethtool_module_labels_align_like_the_real_sff8636_dump() -> None:
     real = sample("ethtool-m/sff8636-qsfp28-cwdm4-finisar-reprogrammed-cx4.txt").splitlines()
     columns = {line.index(" : ") for line in real if " : " in line}
     assert columns == {41}
-    s = Sim(example("direct-2"))
+    s = Sim(example("mesh-3"))  # QSFP56 DACs: SFF-8636
     out = s.ok("spark-1", "ethtool -m enp1s0f1np1").splitlines()
     assert {line.index(" : ") for line in out} == columns
+    cmis = sample(
+        "ethtool-m/cmis-qsfpdd-400g-passive-dac-mellanox-mcp1660-mlxsw-2020-prepatch.txt"
+    ).splitlines()
+    qsfp112 = Sim(example("direct-2")).ok("spark-1", "ethtool -m enp1s0f1np1").splitlines()
+    assert [ln[:41].rstrip() for ln in qsfp112] == [
+        label
+        for ln in cmis
+        if " : " in ln and (label := ln.strip()[:41].rstrip()) in {x[:41].rstrip() for x in qsfp112}
+    ]
     real_labels = {line[:41].rstrip() for line in real if " : " in line}
     copper = {
         "Attenuation at 2.5GHz",

@@ -104,7 +104,7 @@ def test_seeds_spread_over_the_range() -> None:
 
 def test_cable_form_follows_the_hardware() -> None:
     """Spark to Spark: QSFP112 DAC, two 100G lanes trickle; Spark to switch leg: QSFP56
-    breakout, four 50G lanes, a healthy one may stay at zero (DOMAIN.md sections 6-7)."""
+    breakout, four 50G lanes trickle (DOMAIN.md sections 6-7, 9)."""
     direct = SimTransport(with_faults("direct-2"))
     switched = SimTransport(with_faults("demo"))
     for t, part, lanes in (
@@ -120,4 +120,4 @@ def test_cable_form_follows_the_hardware() -> None:
     assert d["rx_err_lane_0_phy"] > 0 and d["rx_err_lane_1_phy"] > 0
     assert d["rx_err_lane_2_phy"] == d["rx_err_lane_3_phy"] == 0
     s = parse_ethtool_stats(switched.run(Job("spark-1", "ethtool -S enp1s0f1np1", 30)).stdout)
-    assert [s[f"rx_err_lane_{i}_phy"] for i in range(4)] == [0, 0, 0, 0]
+    assert all(s[f"rx_err_lane_{i}_phy"] > 0 for i in range(4))

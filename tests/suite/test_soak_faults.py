@@ -14,9 +14,8 @@ SOAK = ("test_soak.py",)
 SPARK2 = {"test_soak_link[spark-2:rail0]", "test_soak_link[spark-2:rail1]"}
 
 
-def test_a_3k_lane_fails_exactly_that_link_and_lane_before_any_drop(
-    pytester: pytest.Pytester,
-) -> None:
+def test_the_seeds_cable_fails_naming_lane_cable_and_node(pytester: pytest.Pytester) -> None:
+    # QSFP56, direct, no ethtool Lanes:, lane 3 growing with temperature (DOMAIN.md §6).
     r = run_suite(pytester, write_cluster(pytester.path, "faults/lane_degradation.yaml"), "-q")
     assert r.failed == SPARK2, {k: r.messages[k] for k in r.failed}
     for key, netdev, peer in (
@@ -25,18 +24,20 @@ def test_a_3k_lane_fails_exactly_that_link_and_lane_before_any_drop(
     ):
         message = r.messages[key]
         assert f"spark-2 {netdev} receiving on cable spark-2:rail{key[-2]}<->{peer}" in message
-        assert "lane 1 at 3,0" in message and "limit 1,000/s" in message, message
-        assert "link_down_events_phy" not in message and "stopped early" not in message
+        assert "lane 3 at " in message and "stands alone and grew" in message, message
         assert r.props[key]["rule"] == "marginal_cable"
-        assert r.props[key]["lanes_in_use"] == "0,1"
-    # Before any link drops: every link item passes, and the soak ran to its end.
+        assert r.props[key]["lanes_in_use"].startswith("module EEPROM 0x11 (QSFP28): SFF-8636")
     assert all(v == "passed" for k, v in r.outcomes.items() if k.startswith("test_link"))
-    assert r.props["test_soak_load[spark-1]"]["soak_s"] == "600"
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_a_healthy_soak_never_flags_a_lane(pytester: pytest.Pytester, seed: int) -> None:
-    path = write_cluster(pytester.path, "direct-2.yaml", changes={"simulate": {"seed": seed}})
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("cable", ["qsfp56", "qsfp112"])
+@pytest.mark.parametrize("trickle", [3.0, 3000.0])
+def test_a_healthy_soak_never_flags_a_lane(
+    pytester: pytest.Pytester, seed: int, cable: str, trickle: float
+) -> None:
+    sim = {"seed": seed, "cable_type": cable, "lane_trickle_per_s": trickle}
+    path = write_cluster(pytester.path, "direct-2.yaml", changes={"simulate": sim})
     r = run_suite(pytester, path, "-q", markers="soak", files=SOAK)
     assert len(r.outcomes) == 6
     assert not r.not_passed, {k: r.messages[k] for k in r.not_passed}
@@ -77,14 +78,16 @@ def test_hot_nic_fails_the_load_item_of_that_node(pytester: pytest.Pytester) -> 
     )
     assert r.failed == {"test_soak_load[spark-1]"}
     message = r.messages["test_soak_load[spark-1]"]
-    assert "spark-1: NIC enp1s0f1np1 reached 11" in message and "expected <= 105 C" in message
+    assert "spark-1: NIC enp1s0f1np1 sensor /sys/class/net/enp1s0f1np1/device/hwmon/" in message
+    assert "its own limit 105 C" in message, message
     assert r.props["test_soak_load[spark-1]"]["rule"] == "nic_overheated"
 
 
-def test_a_soak_that_cannot_warm_the_nic_proved_nothing(pytester: pytest.Pytester) -> None:
+def test_a_soak_that_cannot_warm_the_nic_is_a_warning(pytester: pytest.Pytester) -> None:
     path = write_cluster(
         pytester.path, "direct-2.yaml", changes={"soak": {"duration_s": 10, "interval_s": 5}}
     )
     r = run_suite(pytester, path, "-q", markers="soak", files=SOAK)
-    assert r.failed == {"test_soak_load[spark-1]", "test_soak_load[spark-2]"}
-    assert "the NIC warmed only" in r.messages["test_soak_load[spark-1]"]
+    # Advisory: no source gives a minimum rise; a cool NIC proves less, it is no fault.
+    assert not r.failed and r.ret == 0
+    assert "ACCEPTED with 2 warnings" in r.stdout and "NIC warmed only 3.1 C from idle" in r.stdout
