@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
         print(
             f"{topology} {n} nodes: {size / 1e6:.2f} MB ({size / GOAL_BYTES:.2f} of the 5 MB "
             f"goal), rendered in {seconds:.1f} s real time, "
-            f"{len(doc['measurements'])} measurements"
+            f"{len(doc.measurements)} measurements"
         )
     return 0
 

@@ -13,7 +13,8 @@ import pytest
 from pytest_sparkfabric.report import charts
 from pytest_sparkfabric.report.build import build
 from pytest_sparkfabric.report.view import Report
-from tests.report.sample import Faults, document
+from pytest_sparkfabric.results import Results
+from tests.report.sample import Faults, document, edit
 
 KEYS = ["bw-rail0", "bw-rail1", "nccl-busbw", "soak-lanes", "soak-temps"]
 
@@ -105,7 +106,7 @@ def test_soak_captions_count_outliers_and_name_hot_nodes(drawn: list[charts.Char
 
 def test_no_soak_data_no_soak_charts() -> None:
     doc = document("direct", 2, soak_minutes=1)
-    doc["measurements"] = [m for m in doc["measurements"] if "t_s" not in m]
+    doc = edit(doc, measurements=[m for m in doc.measurements if m.t_s is None])
     assert [c.key for c in charts.render(build(doc))] == ["bw-rail0", "bw-rail1", "nccl-busbw"]
 
 
@@ -119,7 +120,7 @@ def test_loading_the_plugin_and_the_report_modules_does_not_import_matplotlib() 
     out = _python(
         "import sys\n"
         "import pytest_sparkfabric.plugin, pytest_sparkfabric.cli\n"
-        "from pytest_sparkfabric.report import build, charts, page, picture, diff, schema\n"
+        "from pytest_sparkfabric.report import build, charts, page, picture, diff\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'numpy', "
         "'jsonschema')))"
     )
@@ -169,10 +170,11 @@ def test_log_axis_labels_are_typeset_and_names_keep_their_dollar_signs(
     dollar = _glyph_id("$")
     lanes = drawn[3]
     assert dollar not in lanes.svg  # 10^4, not the text "$\mathdefault{10^{4}}$"
-    doc = document("direct", 2, soak_minutes=1, name="x")
-    for m in doc["measurements"]:
-        if m.get("node") == "spark-1":
+    raw = document("direct", 2, soak_minutes=1, name="x").model_dump()
+    for m in raw["measurements"]:
+        if m["node"] == "spark-1":
             m["node"] = "spark$1$"
-    doc["cluster"]["nodes"][0]["name"] = "spark$1$"
+    raw["cluster"]["nodes"][0]["name"] = "spark$1$"
+    doc = Results.model_validate(raw)
     heat = charts.heatmap(build(doc).bandwidth[0])
     assert dollar in heat.svg

@@ -4,6 +4,7 @@ layouts that keep node boxes apart from 2 to 64 nodes."""
 from __future__ import annotations
 
 import itertools
+from typing import get_args
 
 import pytest
 from hypothesis import given, settings
@@ -12,15 +13,8 @@ from hypothesis import strategies as st
 from pytest_sparkfabric.report.build import build
 from pytest_sparkfabric.report.picture import cable_order, layout, render
 from pytest_sparkfabric.report.style import FILL, STROKE
-from pytest_sparkfabric.report.view import (
-    STATUSES,
-    End,
-    Fabric,
-    FabricCable,
-    FabricNode,
-    RailState,
-    Status,
-)
+from pytest_sparkfabric.report.view import End, Fabric, FabricCable, FabricNode, RailState
+from pytest_sparkfabric.results import Status
 from tests.report import svgtree
 from tests.report.sample import Faults, document
 
@@ -227,7 +221,7 @@ def test_any_fabric_draws_well_formed_with_boxes_apart(
     topology: str, n: int, data: st.DataObject
 ) -> None:
     n = {"direct": 2, "mesh": 3}.get(topology, n)
-    statuses: st.SearchStrategy[Status] = st.sampled_from(STATUSES)
+    statuses: st.SearchStrategy[Status] = st.sampled_from(get_args(Status))
     names = [f"n{i}" for i in range(n)]
     nodes = tuple(
         FabricNode(x, data.draw(statuses), causes=(1,) * (i % 2)) for i, x in enumerate(names)
