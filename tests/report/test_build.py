@@ -50,7 +50,7 @@ def test_failures_explained_by_a_cause_elsewhere_are_collateral() -> None:
     touching = _cable(r, "spark-1:p0<->spark-2:p1")
     assert touching.status == "fail" and touching.elsewhere and touching.causes == ()
     # The inventory keeps the cable's own verdict: a vendor must not see it as failed.
-    row = next(c for c in r.cables if c.cable == touching.id)
+    row = next(c for c in r.cables if c.cable.id == touching.id)
     assert row.status == "pass"
 
 

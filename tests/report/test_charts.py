@@ -85,12 +85,41 @@ def test_heatmap_marks_cells_below_the_threshold(drawn: list[charts.Chart]) -> N
     assert "data:image/png;base64," in rail1.svg
 
 
+def test_heatmap_draws_failed_directions_without_a_figure_red_never_grey() -> None:
+    raw = document("ring", 4, soak_minutes=1).model_dump()
+    lost = "spark-1:p0rail0<->spark-2:p1rail0"
+    raw["measurements"] = [
+        m
+        for m in raw["measurements"]
+        if not (
+            m["kind"] == "rdma_gbps"
+            and m["rail"] == 0
+            and {m["node"], m["peer"]} == {"spark-1", "spark-2"}
+        )
+    ]
+    raw["items"] = [
+        *raw["items"],
+        {"id": f"t.py::rdma[{lost}]", "outcome": "failed", "objects": [lost]},
+        # A direction that has its figure keeps it, whatever else failed on it.
+        {
+            "id": "t.py::x",
+            "outcome": "not_measured",
+            "objects": ["spark-2:p0rail0->spark-3:p1rail0"],
+        },
+    ]
+    rail0 = build(Results.model_validate(raw)).bandwidth[0]
+    assert rail0.lost == (("spark-1", "spark-2", "fail"), ("spark-2", "spark-1", "fail"))
+    caption = charts.heatmap(rail0).caption
+    assert "Red: 2 failed without a figure; amber: 0 not measured." in caption
+
+
 def test_busbw_names_what_is_below_the_floor() -> None:
     throttled = build(document("direct", 2, Faults(throttled=1), soak_minutes=1))
     assert throttled.nccl is not None
     chart = charts.busbw(throttled.nccl)
     assert chart.caption == (
-        "Floor 21.88 GB/s, judged at the largest size. Below it: all_reduce_perf (marked X)."
+        "Floor 175 Gb/s (21.88 GB/s as nccl-tests print it), judged at the largest size. "
+        "Below it: all_reduce_perf (marked X)."
     )
     healthy = build(document("direct", 2, soak_minutes=1))
     assert healthy.nccl is not None
