@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
         print(
             f"{topology} {n} nodes: {size / 1e6:.2f} MB (goal <= 5 MB): ratio "
             f"{size / GOAL_BYTES:.2f}; rendered in {seconds:.1f} s real time, "
-            f"{len(doc['measurements'])} measurements"
+            f"{len(doc.measurements)} measurements"
         )
     return 0 if ok else 1
 

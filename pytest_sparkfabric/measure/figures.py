@@ -212,6 +212,7 @@ def _end(fabric: Fabric, node: str | None, port: int | str | None) -> CableEnd:
 def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]) -> list[Cable]:
     from pytest_sparkfabric.measure import cable
 
+    found = _found(fabric)
     out = []
     for c, rails in zip(fabric.plan.cables, _cable_rails(fabric).values(), strict=True):
         ids = {r.id for r in rails}
@@ -234,11 +235,39 @@ def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]
                 id=c.id,
                 a=_end(fabric, c.a_node, c.a_port),
                 b=_end(fabric, c.b_node, c.b_port),
+                found=found.get(c.id),
                 worst_ber=max(bers) if bers else None,
                 status=worst(own),
                 notes=tuple(notes),
             )
         )
+    return out
+
+
+def _found(fabric: Fabric) -> dict[str, str]:
+    """Plan cable id -> the cable as LLDP found it, where that differs: each physical cable is
+    given to one planned cable, the first whose end (a, then b) holds it, so a swap of two
+    cables names both as they run."""
+    from pytest_sparkfabric.measure import cabling
+
+    seen = _phase(fabric, cabling.NAME, cabling.Cabling)
+    out: dict[str, str] = {}
+    if seen is None:
+        return out
+    claimed: set[frozenset[cabling.End]] = set()
+    for c in fabric.plan.cables:
+        ends = [(c.a_node, c.a_port)] + ([(c.b_node, int(str(c.b_port)))] if c.b_node else [])
+        for node, port in ends:
+            peer = seen.ports.get((node, port))
+            if peer is None or peer.seen is None or not peer.wrong:
+                continue
+            pair = frozenset({peer.end, peer.seen})
+            if pair not in claimed:
+                claimed.add(pair)
+                far = peer.seen
+                far_id = f"switch:{far.leg}" if far.node is None else f"{far.node}:p{far.port}"
+                out[c.id] = f"{node}:p{port}<->{far_id}"
+                break
     return out
 
 

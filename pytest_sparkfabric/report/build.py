@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.report import chartdata
@@ -18,7 +18,6 @@ from pytest_sparkfabric.report.style import number, size_bytes
 from pytest_sparkfabric.report.view import (
     CableRow,
     End,
-    EndRead,
     Fabric,
     FabricCable,
     FabricNode,
@@ -99,6 +98,27 @@ def _end(d: CableEnd) -> End:
     return End(node, f"p{port}" if isinstance(port, int) else str(port))
 
 
+def _found(d: Cable) -> tuple[End, End] | None:
+    """Where the cable runs, when LLDP found it elsewhere than the plan (`Cable.found`)."""
+    ref = objects.parse(d.found) if d.found and d.found != d.id else None
+    if ref is None or ref.kind != "cable":
+        return None
+    a, b = (
+        End(s.node, f"p{s.port}") if s.node is not None else End(None, str(s.leg))
+        for s in ref.spots
+    )
+    return a, b
+
+
+def _drawn(d: Cable) -> FabricCable:
+    found = _found(d)
+    a, b = found or (_end(d.a), _end(d.b))
+    planned = (_end(d.a), _end(d.b)) if found else None
+    # A wrong cable is the one in the plan's end it was found from: that end's serial.
+    serial = next((e.serial for e in (d.a, d.b) if _end(e) == a and e.serial), d.serial)
+    return FabricCable(d.id, a, b, "unknown", planned=planned, serial=serial)
+
+
 Target = tuple[str, str, int | None]
 """("node", name, None) or ("cable", cable id, rail index or None for the whole cable)."""
 
@@ -158,7 +178,7 @@ class _Index:
 
 def fabric(doc: Results, items: Sequence[Item], causes: Sequence[Cause]) -> Fabric:
     names = [n.name for n in doc.cluster.nodes]
-    bare = [FabricCable(d.id, _end(d.a), _end(d.b), "unknown") for d in doc.cables]
+    bare = [_drawn(d) for d in doc.cables]
     index = _Index(bare)
     named: dict[int, set[tuple[str, str]]] = {
         n: {(k, name) for o in cause.objects for k, name, _ in index.targets(o)}
@@ -172,8 +192,9 @@ def fabric(doc: Results, items: Sequence[Item], causes: Sequence[Cause]) -> Fabr
     blamed: set[Target] = set()
     for d in doc.cables:
         # The cable's own verdict (link, FEC, EEPROM, soak lanes): its own failure.
-        statuses[("cable", d.id, None)].append(d.status)
-        if d.status in ("fail", "not_measured"):
+        own: Status = "fail" if _found(d) else d.status
+        statuses[("cable", d.id, None)].append(own)
+        if own in ("fail", "not_measured"):
             blamed.add(("cable", d.id, None))
     for item in items:
         status = STATUS_OF[item.outcome]
@@ -218,15 +239,13 @@ def fabric(doc: Results, items: Sequence[Item], causes: Sequence[Cause]) -> Fabr
         whole = worst([*statuses[("cable", c.id, None)], *(r.status for r in rails)])
         keys: list[Target] = [("cable", c.id, None), *(("cable", c.id, r.rail) for r in rails)]
         cables.append(
-            FabricCable(
-                c.id,
-                c.a,
-                c.b,
-                whole,
-                _cap(notes[("cable", c.id, None)]),
-                tuple(rails),
-                tuple(sorted(marks[("cable", c.id)])),
-                elsewhere(whole, keys) and not marks[("cable", c.id)],
+            replace(
+                c,
+                status=whole,
+                notes=_cap(notes[("cable", c.id, None)]),
+                rails=tuple(rails),
+                causes=tuple(sorted(marks[("cable", c.id)])),
+                elsewhere=elsewhere(whole, keys) and not marks[("cable", c.id)],
             )
         )
     return Fabric(doc.cluster.topology, tuple(nodes), tuple(cables), doc.cluster.switch)
@@ -282,12 +301,8 @@ def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
 # -- the inventory ------------------------------------------------------------------------------
 
 
-def _read(d: CableEnd) -> EndRead:
-    return EndRead(_end(d), d.vendor, d.part, d.serial, d.length_m, d.type, d.speed_mbps, d.fec)
-
-
 def _cable_row(d: Cable, drawn: FabricCable | None) -> CableRow:
     # A cable whose failures all have a root cause elsewhere keeps its own verdict here: the
-    # inventory is the record a cable vendor sees.
+    # inventory is the record a cable vendor sees. A cable found elsewhere than planned fails.
     status = drawn.status if drawn is not None and not drawn.elsewhere else d.status
-    return CableRow(d.id, _read(d.a), _read(d.b), d.worst_ber, status, d.notes)
+    return CableRow(d, "fail" if _found(d) else status)

@@ -7,6 +7,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from pytest_sparkfabric import objects
 from pytest_sparkfabric.report.view import (
     BandwidthMatrix,
     BusbwPoint,
@@ -19,7 +20,7 @@ from pytest_sparkfabric.report.view import (
     Soak,
     TempSeries,
 )
-from pytest_sparkfabric.results import Measurement, Results
+from pytest_sparkfabric.results import STATUS_OF, Measurement, Results, Status, worst
 
 HOT_MARGIN_C = 10.0
 """A node's temperature series is highlighted when its peak is this far above the median peak
@@ -48,6 +49,7 @@ def bandwidth(doc: Results) -> tuple[BandwidthMatrix, ...]:
                 continue
             seen = cells[m.rail].get((src, dst))
             cells[m.rail][(src, dst)] = m.value if seen is None else min(seen, m.value)
+    lost = _lost(doc)
     names = tuple(n.name for n in doc.cluster.nodes)
     return tuple(
         BandwidthMatrix(
@@ -56,9 +58,34 @@ def bandwidth(doc: Results) -> tuple[BandwidthMatrix, ...]:
             tuple(BwCell(s, d, v) for (s, d), v in sorted(cells[rail].items())),
             _threshold(doc, "rail_rdma_gbps"),
             _threshold(doc, "loopback_gbps"),
+            tuple(
+                (s, d, worst(st))
+                for (r, s, d), st in sorted(lost.items())
+                if r == rail and (s, d) not in cells[rail]
+            ),
         )
-        for rail in sorted(cells)
+        for rail in sorted(cells.keys() | {r for r, _, _ in lost})
     )
+
+
+def _lost(doc: Results) -> dict[tuple[int, str, str], list[Status]]:
+    """(rail, sender, receiver) -> the outcomes of the checks of that direction that did not
+    pass (a link's check covers both ways)."""
+    out: dict[tuple[int, str, str], list[Status]] = defaultdict(list)
+    for item in doc.items:
+        if item.outcome not in ("failed", "not_measured"):
+            continue
+        for text in item.objects:
+            ref = objects.parse(text)
+            if ref is None or ref.kind not in ("link", "direction") or ref.rail is None:
+                continue
+            a, b = (s.node for s in ref.spots)
+            if a is None or b is None:
+                continue
+            ways = [(a, b), (b, a)] if ref.kind == "link" else [(a, b)]
+            for s, d in ways:
+                out[(ref.rail, s, d)].append(STATUS_OF[item.outcome])
+    return out
 
 
 def nccl(doc: Results) -> NcclChart | None:

@@ -169,6 +169,13 @@ def heatmap(m: BandwidthMatrix) -> Chart:
                 )
             if n <= ANNOTATE_MAX:
                 ax.text(j, i, number(v), ha="center", va="center", fontsize=7, color="#111")
+    for src, dst, status in m.lost:
+        if src in where and dst in where:
+            i, j = where[src], where[dst]
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, color=STROKE[status], lw=0))
+            if n <= ANNOTATE_MAX:
+                word = "failed" if status == "fail" else "n/m"
+                ax.text(j, i, word, ha="center", va="center", fontsize=7, color="#fff")
     bar = fig.colorbar(image, ax=ax, shrink=0.8, label="Gb/s")
     if bar.solids is not None:
         # matplotlib rasterizes a long colour scale (through Agg); as vectors it stays exact.
@@ -180,7 +187,14 @@ def heatmap(m: BandwidthMatrix) -> Chart:
     caption = (
         f"{len(measured)} figures; diagonal: loopback. "
         + (f"Threshold {number(thr)} Gb/s (black line on the scale); " if thr else "")
-        + f"{low} below it, outlined. Grey: not measured in this schedule."
+        + f"{low} below it, outlined. "
+        + (
+            f"Red: {sum(s == 'fail' for *_, s in m.lost)} failed without a figure; amber: "
+            f"{sum(s != 'fail' for *_, s in m.lost)} not measured. "
+            if m.lost
+            else ""
+        )
+        + "Grey: not in this schedule."
     )
     return Chart(f"bw-rail{m.rail}", title, caption, _svg(fig, f"bw-rail{m.rail}", title))
 
@@ -190,39 +204,37 @@ def heatmap(m: BandwidthMatrix) -> Chart:
 
 @_styled
 def busbw(chart: NcclChart) -> Chart:
+    """Bus bandwidth in Gb/s, the unit of every other bandwidth in the report (nccl-tests print
+    GB/s: x 8), with the floor drawn inside the axes."""
     from matplotlib.ticker import FuncFormatter
 
     fig = _figure(7.0, 3.4)
     ax = fig.add_subplot()
-    below = []
+    floor = chart.floor_gbytes_s * 8 if chart.floor_gbytes_s is not None else None
+    below, top = [], floor or 0.0
     for s in chart.series:
         xs = [p.size_bytes for p in s.points]
-        ys = [p.busbw_gbytes_s for p in s.points]
+        ys = [p.busbw_gbytes_s * 8 for p in s.points]
+        top = max(top, *ys) if ys else top
         ax.plot(xs, ys, marker="o", ms=3, lw=1.4, label=_plain(s.op))
-        last = s.points[-1] if s.points else None
         # The floor judges the largest messages; small ones are latency-bound by nature.
-        if last and chart.floor_gbytes_s is not None and last.busbw_gbytes_s < chart.floor_gbytes_s:
+        if ys and floor is not None and ys[-1] < floor:
             below.append(s.op)
-            ax.plot([last.size_bytes], [last.busbw_gbytes_s], "X", color=FAIL, ms=10, zorder=5)
-    if chart.floor_gbytes_s is not None:
-        ax.axhline(
-            chart.floor_gbytes_s,
-            color=FAIL,
-            ls="--",
-            lw=1.2,
-            label=f"floor {number(chart.floor_gbytes_s)} GB/s",
-        )
+            ax.plot([xs[-1]], [ys[-1]], "X", color=FAIL, ms=10, zorder=5)
+    if floor is not None:
+        ax.axhline(floor, color=FAIL, ls="--", lw=1.2, label=f"floor {number(floor)} Gb/s")
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: size_bytes(v)))
     ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("bus bandwidth (GB/s)")
-    ax.set_ylim(bottom=0)
+    ax.set_ylabel("bus bandwidth (Gb/s)")
+    ax.set_ylim(0, max(top, 1.0) * 1.2)
     ax.legend(fontsize=8, loc="upper left")
     title = "NCCL bus bandwidth by message size"
     ax.set_title(title)
     caption = (
-        f"Floor {number(chart.floor_gbytes_s)} GB/s, judged at the largest size. "
-        if chart.floor_gbytes_s is not None
+        f"Floor {number(floor)} Gb/s ({number(floor / 8)} GB/s as nccl-tests print it), judged "
+        "at the largest size. "
+        if floor is not None
         else ""
     ) + (f"Below it: {', '.join(below)} (marked X)." if below else "All above it.")
     return Chart("nccl-busbw", title, caption, _svg(fig, "nccl-busbw", title))

@@ -9,7 +9,7 @@ their own: a replaced cable is often the fix.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -47,8 +47,6 @@ class FigureChange:
     after: float
     unit: str
     regression: bool
-    item: str | None = None
-    """The item that judged the new figure, if the document says."""
 
     @property
     def change_pct(self) -> float | None:
@@ -166,7 +164,7 @@ def _figures(doc: Doc, pick: str) -> dict[Key, tuple[float, Doc]]:
 
 
 def _change(m: Doc, before: float, after: float, regression: bool) -> FigureChange:
-    return FigureChange(m["kind"], _subject(m), before, after, m["unit"], regression, m.get("item"))
+    return FigureChange(m["kind"], _subject(m), before, after, m["unit"], regression)
 
 
 def _bandwidth(old: Doc, new: Doc, tolerance_pct: float) -> list[FigureChange]:
@@ -312,10 +310,3 @@ def html(d: Diff, baseline: str) -> str:
         parts.append(f"<ul>{items}</ul></details>")
     parts.append("</section>")
     return "".join(parts)
-
-
-def regressed_ids(d: Diff) -> Sequence[str]:
-    """The items a baseline comparison fails: new failures are failing already; these are the
-    items whose figures regressed beyond the tolerance, as the documents name them."""
-    figures = (f for f in (*d.bandwidth, *d.ber) if f.regression and f.item)
-    return list(dict.fromkeys(f.item for f in figures if f.item))

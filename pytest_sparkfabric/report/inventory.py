@@ -1,14 +1,16 @@
 """The cable acceptance table: one row per cable, known by its serial across runs.
 
 Both ends' EEPROMs are read: when they agree a value is shown once; when they differ (two
-different cables, or a module swapped) both are shown, A / B, and the cell is marked."""
+different cables, or a module swapped) both are shown, A / B, and the cell is marked. A cable
+LLDP found elsewhere than the plan says shows where it runs, and fails."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc, number
-from pytest_sparkfabric.report.view import CableRow, EndRead
+from pytest_sparkfabric.report.view import CableRow
+from pytest_sparkfabric.results import CableEnd
 
 COLUMNS = (
     "serial",
@@ -27,6 +29,12 @@ COLUMNS = (
 NOT_READ = "\u2014"  # an em dash: not read
 
 
+def label(e: CableEnd) -> str:
+    if e.node is None:
+        return f"switch:{e.port}"
+    return f"{e.node}:p{e.port}" if isinstance(e.port, int) else f"{e.node}:{e.port}"
+
+
 def _len(v: float | None) -> str | None:
     return None if v is None else f"{number(v)} m"
 
@@ -35,8 +43,8 @@ def _speed(v: int | None) -> str | None:
     return None if v is None else f"{number(v / 1000)}G"
 
 
-def _pair(row: CableRow, get: Callable[[EndRead], str | None]) -> str:
-    a, b = get(row.a), get(row.b)
+def _pair(row: CableRow, get: Callable[[CableEnd], str | None]) -> str:
+    a, b = get(row.cable.a), get(row.cable.b)
     if a is None and b is None:
         return f'<td class="sf-none">{NOT_READ}</td>'
     if a is None or b is None or a == b:
@@ -44,20 +52,27 @@ def _pair(row: CableRow, get: Callable[[EndRead], str | None]) -> str:
     return f'<td class="sf-differs" title="the two ends differ">A: {esc(a)}<br>B: {esc(b)}</td>'
 
 
+def _found(row: CableRow) -> str:
+    c = row.cable
+    if not c.found or c.found == c.id:
+        return ""
+    return f'<br><small class="sf-found">found: <code>{esc(c.found)}</code></small>'
+
+
 def html(rows: Sequence[CableRow]) -> str:
     """The table as a <table> element."""
     head = "".join(f"<th>{esc(c)}</th>" for c in COLUMNS)
     body = []
     for r in rows:
-        ber = f"{number(r.worst_ber)}" if r.worst_ber is not None else NOT_READ
-        notes = "".join(f"<br><small>{esc(n)}</small>" for n in r.notes)
-        serial = r.serial
+        c = r.cable
+        ber = f"{number(c.worst_ber)}" if c.worst_ber is not None else NOT_READ
+        notes = "".join(f"<br><small>{esc(n)}</small>" for n in c.notes)
         body.append(
-            f'<tr class="sf-cable-row" data-serial="{esc(serial or "")}" '
-            f'data-cable="{esc(r.cable)}" data-status="{r.status}">'
+            f'<tr class="sf-cable-row" data-serial="{esc(c.serial or "")}" '
+            f'data-cable="{esc(c.id)}" data-status="{r.status}">'
             + _pair(r, lambda e: e.serial)
-            + f"<td><code>{esc(r.cable)}</code></td>"
-            + f"<td>{esc(r.a.end.label)}</td><td>{esc(r.b.end.label)}</td>"
+            + f"<td><code>{esc(c.id)}</code>{_found(r)}</td>"
+            + f"<td>{esc(label(c.a))}</td><td>{esc(label(c.b))}</td>"
             + _pair(r, lambda e: e.vendor)
             + _pair(r, lambda e: e.part)
             + _pair(r, lambda e: _len(e.length_m))
@@ -75,17 +90,3 @@ def html(rows: Sequence[CableRow]) -> str:
         + "".join(body)
         + "</tbody></table>"
     )
-
-
-def text(rows: Sequence[CableRow]) -> str:
-    """The same record as plain text (one line per cable), for logs and tickets."""
-    out = []
-    for r in rows:
-        vendor = r.a.vendor or r.b.vendor or NOT_READ
-        part = r.a.part or r.b.part or NOT_READ
-        ber = number(r.worst_ber) if r.worst_ber is not None else NOT_READ
-        out.append(
-            f"{r.serial or 'serial unread'}  {r.cable}  {vendor} {part}  "
-            f"BER {ber}  {LABEL[r.status]}"
-        )
-    return "\n".join(out) + ("\n" if out else "")

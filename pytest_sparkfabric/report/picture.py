@@ -39,6 +39,8 @@ SECOND_CHARS = 21
 ELSEWHERE = " (explained by a root cause elsewhere)"
 RAIL_OFFSET = 2.5
 BAR_H = 30
+PLANNED = " planned"
+"""Key of the route a wrong cable should take (the plan's), drawn faint under the real one."""
 
 Pt = tuple[float, float]
 
@@ -170,14 +172,16 @@ def layout(fabric: Fabric) -> Layout:
     bottom = max((b.y + b.h for b in boxes.values()), default=0.0)
     lane_y = bottom + GAP_Y / 2
     routes: dict[str, tuple[Pt, ...]] = {}
-    for c in fabric.cables:
-        a, b = boxes.get(c.a.node or ""), boxes.get(c.b.node or "")
-        if a is None or b is None:
+    ends = [(c.id, c.a, c.b) for c in fabric.cables]
+    ends += [(c.id + PLANNED, *c.planned) for c in fabric.cables if c.planned]
+    for key, ea, eb in ends:
+        a, b = boxes.get(ea.node or ""), boxes.get(eb.node or "")
+        if a is None or b is None or a is b:
             continue
         if grid and not _adjacent(a, b):
-            routes[c.id] = _around(a, b, MARGIN, lane_y)
+            routes[key] = _around(a, b, MARGIN, lane_y)
         else:
-            routes[c.id] = _straight(a, b)
+            routes[key] = _straight(a, b)
     height = (lane_y if grid else bottom) + MARGIN
     return Layout(boxes, routes, width, height)
 
@@ -261,12 +265,31 @@ def _badges(numbers: tuple[int, ...], x: float, y: float) -> str:
     return "".join(out)
 
 
+def _planned(c: FabricCable, route: tuple[Pt, ...] | None) -> str:
+    """Where a wrong cable should run: a faint dashed line the real one leaves empty."""
+    if c.planned is None or route is None:
+        return ""
+    pa, pb = c.planned
+    return (
+        f'<path class="sf-planned" data-cable="{esc(c.id)}" d="{_path(route)}" fill="none" '
+        f'stroke="#9e9e9e" stroke-width="2" {DASH}>'
+        + _tooltip([f"planned: {pa.label} <-> {pb.label}", "no cable runs here"])
+        + "</path>"
+    )
+
+
 def _cable(c: FabricCable, route: tuple[Pt, ...]) -> str:
-    tip = [f"cable {c.id}", _state(c.status, c.elsewhere), *c.notes]
+    found = f"{c.a.label} <-> {c.b.label}"
+    tip = [f"cable {c.id}"]
+    if c.planned is not None:
+        tip.append(f"WRONG: runs {found}, planned {c.planned[0].label} <-> {c.planned[1].label}")
+    tip += [f"serial {c.serial}"] if c.serial else []
+    tip += [_state(c.status, c.elsewhere), *c.notes]
     tip += [f"root cause {n}" for n in c.causes]
+    found_attr = f' data-found="{esc(found)}"' if c.planned is not None else ""
     parts = [
         f'<g class="sf-cable" data-cable="{esc(c.id)}" data-status="{c.status}"'
-        f"{elsewhere_attr(c.elsewhere)}>",
+        f"{elsewhere_attr(c.elsewhere)}{found_attr}>",
         _tooltip(tip),
         f'<path class="sf-halo" d="{_path(route)}" fill="none" stroke="{STROKE[c.status]}" '
         f'stroke-opacity="0.25" stroke-width="9" stroke-linejoin="round"/>',
@@ -287,8 +310,14 @@ def _cable(c: FabricCable, route: tuple[Pt, ...]) -> str:
             + _tooltip([f"{c.id} rail {r.rail}", _state(r.status, r.elsewhere), *r.notes])
             + "</path>"
         )
+    mx, my = _midpoint(route)
+    if c.planned is not None:
+        parts.append(
+            f'<text class="sf-wrong" x="{_f(mx)}" y="{_f(my + 18)}" text-anchor="middle" '
+            f'font-size="11" font-weight="bold" fill="{STROKE["fail"]}" stroke="#fff" '
+            f'stroke-width="3" paint-order="stroke">wrong cable</text>'
+        )
     if c.causes:
-        mx, my = _midpoint(route)
         parts.append(_badges(c.causes, mx + 10, my - 10))
     parts.append("</g>")
     return "".join(parts)
@@ -310,8 +339,9 @@ def _port_labels(c: FabricCable, route: tuple[Pt, ...]) -> str:
         x = p[0] + ux * 16 - uy * 10 * side
         y = p[1] + uy * 16 + ux * 10 * side + 4
         out.append(
-            f'<text class="sf-port" x="{_f(x)}" y="{_f(y)}" font-size="10" text-anchor="middle" '
-            f'fill="#444">{esc(end.port)}</text>'
+            f'<text class="sf-port" x="{_f(x)}" y="{_f(y)}" font-size="11" text-anchor="middle" '
+            f'fill="#212121" stroke="#fff" stroke-width="3" paint-order="stroke">'
+            f"{esc(end.port)}</text>"
         )
     return "".join(out)
 
@@ -363,8 +393,8 @@ def _legend() -> str:
         "elsewhere</text>"
     )
     out.append(
-        f'<text x="{MARGIN}" y="{y + 18}">Numbered badges: the root causes listed above that '
-        "name the object. Hover over a node, cable or rail for its measured values.</text></g>"
+        f'<text x="{MARGIN}" y="{y + 18}">Cables as found (LLDP); grey dashed: where the plan '
+        "runs a wrong cable. Badges: the root causes above. Hover for measured values.</text></g>"
     )
     return "".join(out)
 
@@ -392,6 +422,7 @@ def render(fabric: Fabric) -> str:
             f'<text x="{_f(sw.x + 10)}" y="{_f(sw.y + 20)}" font-size="13" font-weight="bold" '
             f'fill="#263238">{esc(("switch " + (fabric.switch or "")).rstrip())}</text></g>'
         )
+    parts += [_planned(c, lay.routes.get(c.id + PLANNED)) for c in fabric.cables]
     for c in fabric.cables:
         route = lay.routes.get(c.id)
         if route is not None:

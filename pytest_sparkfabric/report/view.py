@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from pytest_sparkfabric.results import Cause, Counts, Item, Phase, Status, Topology, Verdict
+from pytest_sparkfabric.results import Cable, Cause, Counts, Item, Phase, Status, Topology, Verdict
 
 Sensor = Literal["nic", "gpu"]
 
@@ -74,6 +74,8 @@ class FabricNode:
 
 @dataclass(frozen=True, slots=True)
 class FabricCable:
+    """One cable of the plan (`id`), drawn where it was found to run (`a`, `b`)."""
+
     id: str
     a: End
     b: End
@@ -84,6 +86,9 @@ class FabricCable:
     elsewhere: bool = False
     """Everything that failed here is explained by a root cause that names other objects (a
     collateral failure: drawn dashed, not solid)."""
+    planned: tuple[End, End] | None = None
+    """The plan's ends, where the cable was found elsewhere (LLDP): a wrong cable."""
+    serial: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,9 @@ class BandwidthMatrix:
     cells: tuple[BwCell, ...]
     threshold_gbps: float | None = None
     loopback_threshold_gbps: float | None = None
+    lost: tuple[tuple[str, str, Status], ...] = ()
+    """(sender, receiver, status) of directions with no figure whose check failed or could not
+    measure: drawn red or amber, never as "not in this schedule"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,33 +180,12 @@ class Soak:
 
 
 @dataclass(frozen=True, slots=True)
-class EndRead:
-    """What one end of a cable reported: its module EEPROM and the link it negotiated."""
-
-    end: End
-    vendor: str | None = None
-    part: str | None = None
-    serial: str | None = None
-    length_m: float | None = None
-    type: str | None = None
-    speed_mbps: int | None = None
-    fec: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class CableRow:
-    """One cable's acceptance record; across runs a cable is known by its serial."""
+    """One cable's acceptance record (across runs a cable is known by its serial) and its
+    verdict in the table: failed where it was found elsewhere than the plan says."""
 
-    cable: str
-    a: EndRead
-    b: EndRead
-    worst_ber: float | None
+    cable: Cable
     status: Status
-    notes: tuple[str, ...] = ()
-
-    @property
-    def serial(self) -> str | None:
-        return self.a.serial or self.b.serial
 
 
 @dataclass(frozen=True, slots=True)

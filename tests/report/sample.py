@@ -10,6 +10,7 @@ from itertools import combinations
 from typing import Any
 
 from pytest_sparkfabric.cluster.thresholds import defaults
+from pytest_sparkfabric.results import Results
 
 Doc = dict[str, Any]
 SIZES = [1 << k for k in range(10, 35, 2)]  # 1K .. 16G
@@ -82,7 +83,7 @@ def document(
     *,
     name: str | None = None,
     soak_minutes: int = 10,
-) -> Doc:
+) -> Results:
     f = faults or Faults()
     nodes = names(n)
     cables = _cables(topology, nodes)
@@ -126,7 +127,6 @@ def document(
                         "objects": [rid],
                         "node": node,
                         "rail": rail,
-                        "item": iid,
                     }
                 )
                 if v < 80:
@@ -169,7 +169,6 @@ def document(
                         "node": s,
                         "peer": d,
                         "rail": rail,
-                        "item": iid,
                     }
                 )
                 if v < 80 and throttled in (s, d):
@@ -198,7 +197,6 @@ def document(
                 "objects": nodes,
                 "size_bytes": size,
                 "op": "all_reduce_perf",
-                "item": nccl_item,
             }
         )
     # Soak: lanes per rail of every cabled node port, temperatures per node.
@@ -255,7 +253,6 @@ def document(
                         "objects": [rid],
                         "node": node,
                         "rail": rail,
-                        "item": iid,
                     }
                 )
                 if ber >= 2.4e-5:
@@ -350,41 +347,51 @@ def document(
     }
     failed = any(i["outcome"] == "failed" for i in items)
     missing = any(i["outcome"] == "not_measured" for i in items)
-    return {
-        "version": 1,
-        "verdict": "rejected" if failed else ("incomplete" if missing else "accepted"),
-        "cluster": {
-            "name": name or f"{topology}-{n}",
-            "path": f"examples/{topology}-{n}.yaml",
-            "topology": topology,
-            "transport": "sim",
-            "nodes": [
-                {
-                    "name": nd,
-                    "ports": sorted(
-                        {
-                            p
-                            for a, ap, b, bp in cables
-                            for x, p in ((a, ap), (b, bp))
-                            if x == nd and isinstance(p, int)
-                        }
-                    ),
-                }
-                for nd in nodes
+    return Results.model_validate(
+        {
+            "version": 2,
+            "verdict": "rejected" if failed else ("incomplete" if missing else "accepted"),
+            "cluster": {
+                "name": name or f"{topology}-{n}",
+                "path": f"examples/{topology}-{n}.yaml",
+                "topology": topology,
+                "transport": "sim",
+                "nodes": [
+                    {
+                        "name": nd,
+                        "ports": sorted(
+                            {
+                                p
+                                for a, ap, b, bp in cables
+                                for x, p in ((a, ap), (b, bp))
+                                if x == nd and isinstance(p, int)
+                            }
+                        ),
+                    }
+                    for nd in nodes
+                ],
+                "switch": "192.168.88.1" if topology == "switch" else None,
+            },
+            "started": "2025-06-01T10:00:00+00:00",
+            "duration_s": 724.0,
+            "causes": causes,
+            "items": items,
+            "measurements": measurements,
+            "cables": cable_rows,
+            "phases": [
+                {"name": "config", "rounds": None, "real_s": 4.2, "transport_s": 3.9},
+                {"name": "bandwidth", "rounds": 3, "real_s": 41.0, "transport_s": 36.0},
+                {"name": "soak", "rounds": None, "real_s": 12.5, "transport_s": 600.0},
             ],
-            "switch": "192.168.88.1" if topology == "switch" else None,
-        },
-        "started": "2025-06-01T10:00:00+00:00",
-        "duration_s": 724.0,
-        "causes": causes,
-        "items": items,
-        "measurements": measurements,
-        "cables": cable_rows,
-        "phases": [
-            {"name": "config", "rounds": None, "real_s": 4.2, "transport_s": 3.9},
-            {"name": "bandwidth", "rounds": 3, "real_s": 41.0, "transport_s": 36.0},
-            {"name": "soak", "rounds": None, "real_s": 12.5, "transport_s": 600.0},
-        ],
-        "thresholds": thresholds,
-        "warnings": [],
-    }
+            "thresholds": thresholds,
+        }
+    )
+
+
+def edit(doc: Results, **changes: Any) -> Results:
+    """The document with top-level fields replaced, validated as a reader would."""
+    return Results.model_validate(doc.model_dump() | changes)
+
+
+def plus_items(doc: Results, *items: Doc) -> Results:
+    return edit(doc, items=[*doc.model_dump()["items"], *items])

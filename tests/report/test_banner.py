@@ -7,10 +7,11 @@ import re
 
 from pytest_sparkfabric.report.banner import Line, html, terminal_lines
 from pytest_sparkfabric.report.build import build
-from tests.report.sample import Faults, document
+from pytest_sparkfabric.results import Results
+from tests.report.sample import Faults, document, edit
 
 
-def _lines(doc: dict[str, object]) -> list[Line]:
+def _lines(doc: Results) -> list[Line]:
     r = build(doc)
     return terminal_lines(r.summary, r.causes, r.items)
 
@@ -19,7 +20,7 @@ def test_terminal_lines_of_a_healthy_run() -> None:
     lines = _lines(document("direct", 2, name="bench-pair", soak_minutes=1))
     assert [ln.text for ln in lines] == [
         "sparkfabric: ACCEPTED  bench-pair: direct, 2 nodes, 2025-06-01 10:00 +00:00, 12m04s",
-        "  13 passed, 0 failed, 0 not measured, 0 skipped (13 checks)",
+        "  13 passed, 0 warned, 0 failed, 0 not measured (13 checks)",
     ]
     assert lines[0].tone == "good"
 
@@ -35,15 +36,15 @@ def test_terminal_lines_name_each_root_cause_once_with_objects_and_fix() -> None
         "errors than the others: a marginal cable"
     )
     assert text[4] == "     Fix: replace the cable before it drops the link"
-    assert text[5] == "     explains 4 failed checks"
-    assert text[6].startswith("  2. [nic_throttled] spark-1: the NIC is throttled")
-    assert text[8] == "     explains 13 failed checks"
-    assert len(text) == 9
+    assert text[5] == "     seen: lane 2 rose from 2.9k to millions of corrected bits/s under load"
+    assert text[6] == "     explains 4 checks"
+    assert text[7].startswith("  2. [nic_throttled] spark-1: the NIC is throttled")
+    assert text[9] == "     explains 13 checks"
+    assert len(text) == 10
 
 
 def test_unexplained_failures_are_listed_up_to_a_limit() -> None:
-    doc = document("switch", 4, Faults(throttled=0), soak_minutes=1)
-    doc["causes"] = []
+    doc = edit(document("switch", 4, Faults(throttled=0), soak_minutes=1), causes=[])
     text = [ln.text for ln in _lines(doc)]
     assert text[2] == "  no root cause found"
     assert text[3] == "  failures:"
@@ -69,7 +70,7 @@ def test_html_banner_has_the_verdict_counts_and_collapsed_items() -> None:
     assert out.startswith('<section class="sf-banner sf-rejected" data-verdict="rejected">')
     assert '<span class="sf-verdict-word">REJECTED</span>' in out
     assert "mesh-3: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12m04s" in out
-    assert "20 passed, 17 failed, 0 not measured, 0 skipped (37 checks)" in out
+    assert "20 passed, 0 warned, 17 failed, 0 not measured (37 checks)" in out
     assert '<h2 class="sf-causes-head">2 root causes explain 17 of 17 failures</h2>' in out
     assert out.count('<li class="sf-cause"') == 2
     assert '<code class="sf-object">spark-2:p0&lt;-&gt;spark-3:p1</code>' in out
@@ -82,7 +83,7 @@ def test_html_banner_has_the_verdict_counts_and_collapsed_items() -> None:
 
 def test_html_banner_escapes_everything_from_tool_output() -> None:
     doc = document("direct", 2, Faults(bad_cable=0, hostile=True), soak_minutes=1)
-    doc["warnings"] = ["switch <admin> & co"]
+    doc = edit(doc, safety=["switch <admin> & co"])
     r = build(doc)
     out = html(r.summary, r.causes, r.items)
     assert "<script>" not in out and "<admin>" not in out

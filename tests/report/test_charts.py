@@ -13,7 +13,8 @@ import pytest
 from pytest_sparkfabric.report import charts
 from pytest_sparkfabric.report.build import build
 from pytest_sparkfabric.report.view import Report
-from tests.report.sample import Faults, document
+from pytest_sparkfabric.results import Results
+from tests.report.sample import Faults, document, edit
 
 KEYS = ["bw-rail0", "bw-rail1", "nccl-busbw", "soak-lanes", "soak-temps"]
 
@@ -84,12 +85,41 @@ def test_heatmap_marks_cells_below_the_threshold(drawn: list[charts.Chart]) -> N
     assert "data:image/png;base64," in rail1.svg
 
 
+def test_heatmap_draws_failed_directions_without_a_figure_red_never_grey() -> None:
+    raw = document("ring", 4, soak_minutes=1).model_dump()
+    lost = "spark-1:p0rail0<->spark-2:p1rail0"
+    raw["measurements"] = [
+        m
+        for m in raw["measurements"]
+        if not (
+            m["kind"] == "rdma_gbps"
+            and m["rail"] == 0
+            and {m["node"], m["peer"]} == {"spark-1", "spark-2"}
+        )
+    ]
+    raw["items"] = [
+        *raw["items"],
+        {"id": f"t.py::rdma[{lost}]", "outcome": "failed", "objects": [lost]},
+        # A direction that has its figure keeps it, whatever else failed on it.
+        {
+            "id": "t.py::x",
+            "outcome": "not_measured",
+            "objects": ["spark-2:p0rail0->spark-3:p1rail0"],
+        },
+    ]
+    rail0 = build(Results.model_validate(raw)).bandwidth[0]
+    assert rail0.lost == (("spark-1", "spark-2", "fail"), ("spark-2", "spark-1", "fail"))
+    caption = charts.heatmap(rail0).caption
+    assert "Red: 2 failed without a figure; amber: 0 not measured." in caption
+
+
 def test_busbw_names_what_is_below_the_floor() -> None:
     throttled = build(document("direct", 2, Faults(throttled=1), soak_minutes=1))
     assert throttled.nccl is not None
     chart = charts.busbw(throttled.nccl)
     assert chart.caption == (
-        "Floor 21.88 GB/s, judged at the largest size. Below it: all_reduce_perf (marked X)."
+        "Floor 175 Gb/s (21.88 GB/s as nccl-tests print it), judged at the largest size. "
+        "Below it: all_reduce_perf (marked X)."
     )
     healthy = build(document("direct", 2, soak_minutes=1))
     assert healthy.nccl is not None
@@ -105,7 +135,7 @@ def test_soak_captions_count_outliers_and_name_hot_nodes(drawn: list[charts.Char
 
 def test_no_soak_data_no_soak_charts() -> None:
     doc = document("direct", 2, soak_minutes=1)
-    doc["measurements"] = [m for m in doc["measurements"] if "t_s" not in m]
+    doc = edit(doc, measurements=[m for m in doc.measurements if m.t_s is None])
     assert [c.key for c in charts.render(build(doc))] == ["bw-rail0", "bw-rail1", "nccl-busbw"]
 
 
@@ -119,7 +149,7 @@ def test_loading_the_plugin_and_the_report_modules_does_not_import_matplotlib() 
     out = _python(
         "import sys\n"
         "import pytest_sparkfabric.plugin, pytest_sparkfabric.cli\n"
-        "from pytest_sparkfabric.report import build, charts, page, picture, diff, schema\n"
+        "from pytest_sparkfabric.report import build, charts, page, picture, diff\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'numpy', "
         "'jsonschema')))"
     )
@@ -169,10 +199,11 @@ def test_log_axis_labels_are_typeset_and_names_keep_their_dollar_signs(
     dollar = _glyph_id("$")
     lanes = drawn[3]
     assert dollar not in lanes.svg  # 10^4, not the text "$\mathdefault{10^{4}}$"
-    doc = document("direct", 2, soak_minutes=1, name="x")
-    for m in doc["measurements"]:
-        if m.get("node") == "spark-1":
+    raw = document("direct", 2, soak_minutes=1, name="x").model_dump()
+    for m in raw["measurements"]:
+        if m["node"] == "spark-1":
             m["node"] = "spark$1$"
-    doc["cluster"]["nodes"][0]["name"] = "spark$1$"
+    raw["cluster"]["nodes"][0]["name"] = "spark$1$"
+    doc = Results.model_validate(raw)
     heat = charts.heatmap(build(doc).bandwidth[0])
     assert dollar in heat.svg

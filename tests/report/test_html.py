@@ -1,20 +1,14 @@
-"""The pytest-html hooks (pure): columns, the diagnosis box, the run's summary line."""
+"""The pytest-html hooks (pure): columns, the diagnosis box, the page's title and summary."""
 
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+import subprocess
+import sys
+from typing import Any, ClassVar
 
-from pytest_sparkfabric.report import ReportData, html
-
-DATA = ReportData(
-    cluster_file="/lab/cluster.yaml",
-    topology="switch",
-    nodes=("spark-1", "spark-2"),
-    transport="sim",
-    mtu=9000,
-    warnings=("WARNING switch sw: <plain HTTP>",),
-)
+from pytest_sparkfabric.report import html
+from tests.report.sample import Faults, document
 
 
 def test_diagnosis_box_escapes_and_orders() -> None:
@@ -28,7 +22,7 @@ def test_diagnosis_box_escapes_and_orders() -> None:
 
 
 def test_table_hooks_insert_matching_cells() -> None:
-    hooks = html.HtmlReport(DATA)
+    hooks = html.HtmlReport(lambda: None)
     header = [
         "<th>Result</th>",
         "<th>Test</th>",
@@ -51,11 +45,28 @@ def test_table_hooks_insert_matching_cells() -> None:
     assert row[4] == '<td class="col-sfmeasured">a b</td>'
 
 
-def test_summary_names_the_cluster_and_its_warnings_escaped() -> None:
+def test_title_names_cluster_and_verdict_and_the_banner_leads_the_summary() -> None:
+    doc = document("ring", 4, Faults(bad_cable=1), soak_minutes=1, name="lab")
+    hooks = html.HtmlReport(lambda: doc)
+
+    class Page:
+        title = "report.html"
+
+    page: Any = Page()
+    hooks.pytest_html_report_title(page)
+    hooks.pytest_sessionfinish(None)  # type: ignore[arg-type]
+    assert page.title == "sparkfabric: lab REJECTED"
     prefix: list[str] = []
-    html.HtmlReport(DATA).pytest_html_results_summary(prefix, [], [], None)  # type: ignore[arg-type]
-    assert prefix == [
-        "<p>sparkfabric: cluster.yaml: switch, 2 nodes (spark-1, spark-2), transport sim, "
-        "MTU 9000</p>",
-        '<p class="sparkfabric-warning"><strong>WARNING switch sw: &lt;plain HTTP&gt;</strong></p>',
-    ]
+    hooks.pytest_html_results_summary(prefix, [], [], None)  # type: ignore[arg-type]
+    (fragment,) = prefix
+    assert fragment.index('data-verdict="rejected"') < fragment.index('class="sf-fabric"')
+
+
+def test_reports_need_neither_the_plugin_nor_the_session() -> None:
+    code = (
+        "import sys, pytest_sparkfabric.report as r, pytest_sparkfabric.report.build; "
+        "print(sorted(m for m in sys.modules if m.startswith('pytest_sparkfabric.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    for module in ("plugin", "session", "fixtures", "measure", "transport"):
+        assert f"'pytest_sparkfabric.{module}" not in out.stdout, out.stdout

@@ -4,6 +4,7 @@ layouts that keep node boxes apart from 2 to 64 nodes."""
 from __future__ import annotations
 
 import itertools
+from typing import get_args
 
 import pytest
 from hypothesis import given, settings
@@ -12,15 +13,8 @@ from hypothesis import strategies as st
 from pytest_sparkfabric.report.build import build
 from pytest_sparkfabric.report.picture import cable_order, layout, render
 from pytest_sparkfabric.report.style import FILL, STROKE
-from pytest_sparkfabric.report.view import (
-    STATUSES,
-    End,
-    Fabric,
-    FabricCable,
-    FabricNode,
-    RailState,
-    Status,
-)
+from pytest_sparkfabric.report.view import End, Fabric, FabricCable, FabricNode, RailState
+from pytest_sparkfabric.results import Results, Status
 from tests.report import svgtree
 from tests.report.sample import Faults, document
 
@@ -74,7 +68,8 @@ def test_every_object_has_a_tooltip(topology: str, n: int) -> None:
     for g in svgtree.groups(root, "sf-node"):
         assert svgtree.title(g).startswith(f"node {g.get('data-node')}\npassed")
     for g in svgtree.groups(root, "sf-cable"):
-        assert svgtree.title(g).startswith(f"cable {g.get('data-cable')}\npassed")
+        tip = svgtree.title(g).splitlines()
+        assert tip[:3] == [f"cable {g.get('data-cable')}", f"serial {tip[1][7:]}", "passed"]
         rails = [p for p in g.iter(f"{svgtree.SVG}path") if p.get("data-rail") is not None]
         assert sorted(p.get("data-rail", "") for p in rails) == ["0", "1"]
         assert all(" Gb/s" in svgtree.title(p) for p in rails)
@@ -102,6 +97,22 @@ def test_colours_follow_each_rail_and_node_verdict() -> None:
     assert (spark4.get("fill"), spark4.get("stroke")) == (FILL["pass"], STROKE["pass"])
     badges = [b.get("data-cause") for b in svgtree.groups(bad, "sf-badge")]
     assert badges == ["1"]
+
+
+def test_a_wrong_cable_is_drawn_where_it_runs_and_its_planned_route_left_empty() -> None:
+    raw = document("ring", 4, soak_minutes=1).model_dump()
+    raw["cables"][0]["found"] = "spark-1:p0<->spark-3:p1"  # planned to spark-2 port 1
+    root = svgtree.parse(render(build(Results.model_validate(raw)).fabric))
+    cable = next(g for g in svgtree.groups(root, "sf-cable") if g.get("data-found"))
+    assert cable.get("data-cable") == "spark-1:p0<->spark-2:p1"
+    assert cable.get("data-found") == "spark-1:p0 <-> spark-3:p1"
+    assert cable.get("data-status") == "fail"
+    assert "WRONG: runs spark-1:p0 <-> spark-3:p1, planned spark-1:p0 <-> spark-2:p1" in (
+        svgtree.title(cable)
+    )
+    assert [t.text for t in cable.iter(f"{svgtree.SVG}text")] == ["wrong cable"]
+    (planned,) = [p for p in root.iter(f"{svgtree.SVG}path") if p.get("class") == "sf-planned"]
+    assert planned.get("data-cable") == "spark-1:p0<->spark-2:p1"
 
 
 def test_collateral_failures_are_dashed_and_the_culprit_solid() -> None:
@@ -227,7 +238,7 @@ def test_any_fabric_draws_well_formed_with_boxes_apart(
     topology: str, n: int, data: st.DataObject
 ) -> None:
     n = {"direct": 2, "mesh": 3}.get(topology, n)
-    statuses: st.SearchStrategy[Status] = st.sampled_from(STATUSES)
+    statuses: st.SearchStrategy[Status] = st.sampled_from(get_args(Status))
     names = [f"n{i}" for i in range(n)]
     nodes = tuple(
         FabricNode(x, data.draw(statuses), causes=(1,) * (i % 2)) for i, x in enumerate(names)

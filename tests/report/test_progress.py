@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from pytest_sparkfabric.report.progress import CLEAR, PLAIN_EVERY_S, Status, done_share, eta_text
+from pytest_sparkfabric.report.progress import (
+    CLEAR,
+    PLAIN_EVERY_S,
+    Status,
+    Terminal,
+    done_share,
+    eta_text,
+)
 
 
 def test_share_done_from_rounds_and_soak_seconds() -> None:
@@ -45,86 +50,60 @@ def test_a_log_gets_a_plain_line_at_most_every_30_s() -> None:
     assert s.close() is None
 
 
-class _File:
-    def __init__(self, tty: bool) -> None:
-        self.tty = tty
-
-    def isatty(self) -> bool:
-        return self.tty
-
-
-class _Writer:
-    """pytest's TerminalWriter as the session uses it."""
+class _Reporter:
+    """pytest's terminal reporter, as much of it as `Terminal` uses."""
 
     def __init__(self, tty: bool) -> None:
-        self._file = _File(tty)
-        self._current_line = ""
-        self.fullwidth = 60
+        self.isatty = tty
         self.out: list[str] = []
 
-    @property
-    def width_of_current_line(self) -> int:
-        return len(self._current_line)
-
-    def line(self, text: str = "") -> None:
-        self.write(text + "\n")
-
-    def write(self, text: str, flush: bool = False) -> None:
-        self.out.append(text)
-        tail = text.rsplit("\n", 1)[-1]
-        self._current_line = tail if "\n" in text else self._current_line + tail
-
-
-class _Reporter:
-    currentfspath = None
-
-    def __init__(self, tw: _Writer) -> None:
-        self.tw = tw
-
     def write_line(self, text: str) -> None:
-        self.tw.line(text)
+        self.out.append(text + "\n")
+
+    def ensure_newline(self) -> None:
+        if self.out and not self.out[-1].endswith("\n"):
+            self.out.append("\n")
+
+    def rewrite(self, text: str, erase: bool = False) -> None:
+        assert erase
+        self.out.append(CLEAR + text)
 
 
-def _session(tw: _Writer) -> Any:
-    from pytest_sparkfabric.session import SparkSession
+class _Config:
+    def __init__(self, reporter: _Reporter) -> None:
+        self.pluginmanager = self
+        self.reporter = reporter
 
-    class Config:
-        def get_terminal_writer(self) -> _Writer:
-            return tw
+    def get_verbosity(self) -> int:
+        return 0
 
-    s = SparkSession.__new__(SparkSession)
-    s.config = Config()  # type: ignore[assignment]
-    s._status = None
-    s._pad = None
-    return s
+    def get_plugin(self, name: str) -> _Reporter | None:
+        return self.reporter if name == "terminalreporter" else None
 
 
-def _run(tw: _Writer, monkeypatch: pytest.MonkeyPatch) -> None:
+def _run(tty: bool, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     clock = iter([0.0, 10.0, 20.0, 45.0, 46.0])
-    monkeypatch.setattr("pytest_sparkfabric.session.time.monotonic", lambda: next(clock))
-    session, reporter = _session(tw), _Reporter(tw)
-    session._write_progress(reporter, "sparkfabric: RDMA bandwidth: 4 rounds", False)
+    monkeypatch.setattr("pytest_sparkfabric.report.progress.time.monotonic", lambda: next(clock))
+    reporter = _Reporter(tty)
+    terminal = Terminal(_Config(reporter), "sparkfabric")  # type: ignore[arg-type]
+    terminal.show("RDMA bandwidth: 4 rounds")
     for k in range(1, 5):
-        session._write_progress(reporter, f"sparkfabric: RDMA round {k}/4: a<->b", True)
-    session._close_status(tw)
+        terminal.show(f"RDMA round {k}/4: a<->b", status=True)
+    terminal.close()
+    return reporter.out
 
 
-def test_the_session_keeps_a_tty_status_on_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    tw = _Writer(tty=True)
-    _run(tw, monkeypatch)
-    assert tw.out[0] == "sparkfabric: RDMA bandwidth: 4 rounds\n"
-    updates = tw.out[1:-1]
+def test_a_tty_keeps_the_status_on_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _run(True, monkeypatch)
+    assert out[0] == "sparkfabric: RDMA bandwidth: 4 rounds\n"
+    updates = out[1:-1]
     assert len(updates) == 4 and all(u.startswith(CLEAR) and "\n" not in u for u in updates)
     assert updates[2].endswith("round 3/4: a<->b, ETA 45s")
-    assert tw.out[-1] == CLEAR and tw.width_of_current_line == 0
+    assert out[-1] == CLEAR
 
 
-def test_the_session_prints_a_plain_status_every_30_s_in_a_log(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    tw = _Writer(tty=False)
-    _run(tw, monkeypatch)
-    assert tw.out == [
+def test_a_log_gets_a_plain_status_every_30_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _run(False, monkeypatch) == [
         "sparkfabric: RDMA bandwidth: 4 rounds\n",
         "sparkfabric: RDMA round 1/4: a<->b\n",
         "sparkfabric: RDMA round 3/4: a<->b, ETA 45s\n",
