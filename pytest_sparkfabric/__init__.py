@@ -4,7 +4,7 @@ What your own checks need, importable from here: the nouns the fixtures hand out
 `Node`, `Rail`, `Link`, `DirectedLink`, `NodePair`), the session's `Fabric` (measurements run
 through the phase modules: `from pytest_sparkfabric.measure import reach; reach.ping(fabric,
 link)`), `Verdict`, `Measured` / `NotMeasured`, `Results` (the JSON results document:
-`Results.model_validate_json(text)`, or `pytest_sparkfabric.results.read(path)`), and `Job` / `RunResult` for commands of your own
+`pytest_sparkfabric.results.read(path)`), and `Job` / `RunResult` for commands of your own
 (`fabric.run_all([Job(node, "uname -r", 10)])`).
 
 Each name is imported on first use: the plugin loads this package in every pytest run, and

@@ -68,12 +68,12 @@ def could_not_run(r: RunResult | None) -> NotMeasured | None:
     if r.transport_error and "ssh:" in r.transport_error:
         return NotMeasured(r.transport_error, nodes=[r.node], missing="ssh", fix=SSH_FIX)
     if _SUDO_REFUSED.search(r.stderr) or (r.transport_error and "sudo" in r.transport_error):
-        tool = " ".join(r.command.split()[:2])
+        asked = " ".join(r.command.split()[:2])
         return NotMeasured(
-            f"{r.node}: `sudo -n {tool}` was refused: sudo asks for a password",
+            f"{r.node}: `sudo -n {asked}` was refused: sudo asks for a password",
             nodes=[r.node],
-            missing=f"sudo {tool}",
-            fix=SUDO_ETHTOOL_FIX if tool.startswith("ethtool") else f"allow `{tool}` in sudoers",
+            missing=f"sudo {asked}",
+            fix=SUDO_ETHTOOL_FIX if asked.startswith("ethtool") else f"allow `{asked}` in sudoers",
         )
     tool: str | None = None
     if _MPI_NOT_FOUND.search(r.stderr):
