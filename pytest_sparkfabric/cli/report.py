@@ -1,9 +1,12 @@
-"""`sparkfabric report diff | html`: read results documents written by `--sparkfabric-json`.
+"""`sparkfabric report diff | html` and `sparkfabric cables`: read results documents written by
+`--sparkfabric-json`.
 
-- diff OLD NEW: what changed; exit 0 no regression, 1 a regression, 4 an unreadable or invalid
-  document (a usage error, as everywhere in sparkfabric).
-- html RESULTS: the report page (verdict, fabric picture, charts, cables) of one document;
-  exit 0 written, 4 an unreadable or invalid document.
+- report diff OLD NEW: what changed; exit 0 no regression, 1 a regression, 4 an unreadable or
+  invalid document (a usage error, as everywhere in sparkfabric).
+- report html RESULTS: the report page (verdict, fabric picture, charts, cables) of one
+  document; exit 0 written, 4 an unreadable or invalid document.
+- cables FILE_OR_DIR...: every run of each cable (by serial) across the documents; exit 0, 4 a
+  named file that cannot be read (in a folder, files that are not results are skipped, named).
 """
 
 from __future__ import annotations
@@ -87,6 +90,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     h.add_argument("--baseline", metavar="OLD_JSON", help="also show what changed since OLD")
     h.set_defaults(func=cmd_html)
 
+    c = subparsers.add_parser(
+        "cables",
+        help="every run of each cable (by serial) across results documents",
+        description="Read results documents (files, or folders of *.json) and print one table: "
+        "per cable serial, every run it was in: the date, the cluster, where the cable ran (as "
+        "LLDP found it), its worst lane BER, the lowest RDMA figure over it and its verdict.",
+    )
+    c.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
+    c.set_defaults(func=cmd_cables)
+
 
 def _positive(text: str) -> float:
     try:
@@ -163,6 +176,34 @@ def cmd_html(args: argparse.Namespace) -> int:
         )
         return USAGE_ERROR
     print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_cables(args: argparse.Namespace) -> int:
+    from pytest_sparkfabric.report import history
+
+    docs = []
+    for given in map(Path, args.paths):
+        try:
+            if given.is_dir():
+                for path in sorted(given.glob("*.json")):
+                    try:
+                        docs.append((str(path), load(str(path))))
+                    except BadDocument as err:
+                        print(f"sparkfabric cables: skipped {err}", file=sys.stderr)
+            else:
+                docs.append((str(given), load(str(given))))
+        except BadDocument as err:
+            print(f"sparkfabric cables: {err}", file=sys.stderr)
+            return USAGE_ERROR
+    if not docs:
+        print(
+            f"sparkfabric cables: no results documents in {', '.join(args.paths)} (write them "
+            "with pytest --sparkfabric-json PATH)",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
+    sys.stdout.write(history.text(history.runs(docs)))
     return 0
 
 

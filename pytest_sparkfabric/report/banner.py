@@ -116,13 +116,31 @@ def terminal_lines(
     return out
 
 
+MESSAGE_CAUSES_MAX = 360
+"""The causes line of the verdict check's message, short enough for a JUnit message attribute."""
+
+
 def verdict_text(doc: Results) -> str:
     """The verdict, its causes and warnings as plain text (the `sparkfabric::verdict` check's
     failure message: what a CI dashboard shows)."""
     from pytest_sparkfabric.report.build import summary
 
     s = summary(doc)
-    return "\n".join(line.text for line in terminal_lines(s, doc.causes, doc.items))
+    lines = [line.text for line in terminal_lines(s, doc.causes, doc.items)]
+    # pytest keeps about 500 characters of it in the JUnit `message` attribute: the causes
+    # come first, one short line, then the whole banner (in the element text).
+    named = [
+        f"{n}. [{c.rule}] {', '.join(c.objects) or 'cluster'}" for n, c in enumerate(doc.causes, 1)
+    ]
+    short = ""
+    for k in range(len(named), 0, -1):
+        rest = f"; ... and {len(named) - k} more" if k < len(named) else ""
+        short = f"  root causes: {'; '.join(named[:k])}{rest}"
+        if len(short) <= MESSAGE_CAUSES_MAX:
+            break
+    if s.warnings:
+        short += f"{';' if short else ' '} {_plural(len(s.warnings), 'warning')}"
+    return "\n".join([lines[0], short, *lines[1:]] if short else lines)
 
 
 # -- HTML ---------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.report import chartdata
+from pytest_sparkfabric.report.inventory import placed
 from pytest_sparkfabric.report.style import number, size_bytes
 from pytest_sparkfabric.report.view import (
     CableRow,
@@ -114,9 +115,7 @@ def _drawn(d: Cable) -> FabricCable:
     found = _found(d)
     a, b = found or (_end(d.a), _end(d.b))
     planned = (_end(d.a), _end(d.b)) if found else None
-    # A wrong cable is the one in the plan's end it was found from: that end's serial.
-    serial = next((e.serial for e in (d.a, d.b) if _end(e) == a and e.serial), d.serial)
-    return FabricCable(d.id, a, b, "unknown", planned=planned, serial=serial)
+    return FabricCable(d.id, a, b, "unknown", planned=planned, serial=placed(d)[0])
 
 
 Target = tuple[str, str, int | None]

@@ -9,12 +9,13 @@ their own: a replaced cable is often the fix.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pytest_sparkfabric.report.inventory import placed
 from pytest_sparkfabric.report.style import esc, number
-from pytest_sparkfabric.results import Results
+from pytest_sparkfabric.results import Measurement, Results
 
 BW_TOLERANCE_PCT = 10.0
 BER_FACTOR = 10.0
@@ -24,7 +25,8 @@ thousand corrected bits/s (about 1e-8 at 200 Gb/s), so a rise within it is no re
 regression needs factor x this (1e-7 by default), still far below the soak's limit."""
 BW_UNITS = frozenset({"Gb/s", "GB/s"})
 
-Doc = Mapping[str, Any]
+Judge = Callable[[float, float], "bool | None"]
+"""(old, new) -> None: no change worth naming; True: a regression; False: an improvement."""
 Change = Literal["moved", "changed", "unread"]
 
 
@@ -89,132 +91,78 @@ class Diff:
         return len(self.new_failures) + len(self.newly_not_measured) + figures
 
 
-def _outcomes(doc: Doc) -> dict[str, Doc]:
-    return {i["id"]: i for i in doc["items"]}
-
-
-def _items(old: Doc, new: Doc) -> dict[str, list[ItemChange]]:
-    before, after = _outcomes(old), _outcomes(new)
+def _items(old: Results, new: Results) -> dict[str, list[ItemChange]]:
+    before = {i.id: i for i in old.items}
+    after = {i.id: i for i in new.items}
     out: dict[str, list[ItemChange]] = {"failed": [], "not_measured": [], "fixed": [], "gone": []}
     for iid, now in after.items():
         was = before.get(iid)
-        was_outcome = was["outcome"] if was else None
+        was_outcome = was.outcome if was else None
         change = ItemChange(
-            iid,
-            was_outcome,
-            now["outcome"],
-            was.get("measured") if was else None,
-            now.get("measured"),
-            now.get("unit"),
+            iid, was_outcome, now.outcome, was.measured if was else None, now.measured, now.unit
         )
-        if now["outcome"] in ("failed", "not_measured") and was_outcome != now["outcome"]:
-            if not (now["outcome"] == "not_measured" and was_outcome == "failed"):
-                out[now["outcome"]].append(change)
-        elif was_outcome in ("failed", "not_measured") and now["outcome"] == "passed":
+        if now.outcome in ("failed", "not_measured") and was_outcome != now.outcome:
+            if not (now.outcome == "not_measured" and was_outcome == "failed"):
+                out[now.outcome].append(change)
+        elif was_outcome in ("failed", "not_measured") and now.outcome == "passed":
             out["fixed"].append(change)
-    for iid, was in before.items():
-        if iid not in after:
-            out["gone"].append(ItemChange(iid, was["outcome"], None, was.get("measured")))
+    out["gone"] = [
+        ItemChange(iid, was.outcome, None, was.measured)
+        for iid, was in before.items()
+        if iid not in after
+    ]
     return out
 
 
-Key = tuple[Any, ...]
-
-
-def _key(m: Doc) -> Key:
-    return (
-        m["kind"],
-        tuple(m["objects"]),
-        m.get("node"),
-        m.get("peer"),
-        m.get("rail"),
-        m.get("lane"),
-        m.get("size_bytes"),
-        m.get("op"),
-    )
-
-
-def _subject(m: Doc) -> str:
-    if m.get("node") and m.get("peer"):
-        where = f"{m['node']}->{m['peer']}"
-        where += f" rail{m['rail']}" if m.get("rail") is not None else ""
+def _subject(m: Measurement) -> str:
+    if m.node and m.peer:
+        where = f"{m.node}->{m.peer}" + (f" rail{m.rail}" if m.rail is not None else "")
     else:
-        where = ", ".join(m["objects"]) or str(m.get("node") or "")
-    if m.get("size_bytes") is not None:
-        where += f" {m.get('op') or ''} {m['size_bytes']} B".rstrip()
+        where = ", ".join(m.objects) or str(m.node or "")
+    if m.size_bytes is not None:
+        where += f" {m.op or ''} {m.size_bytes} B".rstrip()
     return where
 
 
-def _figures(doc: Doc, pick: str) -> dict[Key, tuple[float, Doc]]:
+def _figures(doc: Results, pick: str) -> dict[Any, Measurement]:
     """Per figure, its worst value in the run (lowest bandwidth, highest BER); series (values
     with a time) are left out."""
-    out: dict[Key, tuple[float, Doc]] = {}
-    for m in doc["measurements"]:
-        if m.get("t_s") is not None:
+    out: dict[Any, Measurement] = {}
+    for m in doc.measurements:
+        is_bw, is_ber = m.unit in BW_UNITS, "ber" in m.kind.split("_")
+        if m.t_s is not None or not (is_bw if pick == "bw" else is_ber):
             continue
-        is_bw = m["unit"] in BW_UNITS
-        is_ber = "ber" in m["kind"].split("_")
-        if (pick == "bw" and not is_bw) or (pick == "ber" and not is_ber):
-            continue
-        k = _key(m)
+        k = (m.kind, m.objects, m.node, m.peer, m.rail, m.lane, m.size_bytes, m.op)
         seen = out.get(k)
-        worse = min if pick == "bw" else max
-        out[k] = (m["value"], m) if seen is None else (worse(seen[0], m["value"]), m)
+        if seen is None or (m.value < seen.value if pick == "bw" else m.value > seen.value):
+            out[k] = m
     return out
 
 
-def _change(m: Doc, before: float, after: float, regression: bool) -> FigureChange:
-    return FigureChange(m["kind"], _subject(m), before, after, m["unit"], regression)
-
-
-def _bandwidth(old: Doc, new: Doc, tolerance_pct: float) -> list[FigureChange]:
-    before, after = _figures(old, "bw"), _figures(new, "bw")
+def _figure_changes(old: Results, new: Results, pick: str, judge: Judge) -> list[FigureChange]:
+    before = _figures(old, pick)
     out = []
-    for k, (v_new, m) in after.items():
-        if k not in before:
-            continue
-        v_old = before[k][0]
-        if v_old <= 0:
-            continue
-        pct = (v_new - v_old) / v_old * 100
-        if abs(pct) > tolerance_pct:
-            out.append(_change(m, v_old, v_new, pct < 0))
+    for k, m in _figures(new, pick).items():
+        if k in before and (verdict := judge(before[k].value, m.value)) is not None:
+            out.append(FigureChange(m.kind, _subject(m), before[k].value, m.value, m.unit, verdict))
     return sorted(out, key=lambda f: (not f.regression, f.kind, f.subject))
 
 
-def _ber(old: Doc, new: Doc, factor: float, floor: float) -> list[FigureChange]:
-    before, after = _figures(old, "ber"), _figures(new, "ber")
-    out = []
-    for k, (v_new, m) in after.items():
-        if k not in before:
+def _cables(old: Results, new: Results) -> list[CableChange]:
+    """Moves (a serial now runs elsewhere: both places as found), and places of the plan whose
+    cable was replaced or is no longer read."""
+    was = {s: where for s, where in map(placed, old.cables) if s}
+    now = {s: where for s, where in map(placed, new.cables) if s}
+    out = [CableChange("moved", s, w, now[s]) for s, w in was.items() if now.get(s, w) != w]
+    serial_at = {c.id: placed(c)[0] for c in new.cables}
+    for c in old.cables:
+        serial = placed(c)[0]
+        if not serial or c.id not in serial_at:
             continue
-        v_old = before[k][0]
-        if v_new > max(v_old, floor) * factor:
-            out.append(_change(m, v_old, v_new, True))
-        elif v_old > max(v_new, floor) * factor:
-            out.append(_change(m, v_old, v_new, False))
-    return sorted(out, key=lambda f: (not f.regression, f.subject))
-
-
-def _serials(doc: Doc) -> dict[str, str | None]:
-    """Cable position -> serial (the first end that reads one)."""
-    return {c["id"]: c["a"].get("serial") or c["b"].get("serial") for c in doc["cables"]}
-
-
-def _cables(old: Doc, new: Doc) -> list[CableChange]:
-    before, after = _serials(old), _serials(new)
-    where_now = {s: pos for pos, s in after.items() if s}
-    out = []
-    for pos, serial in before.items():
-        if not serial:
-            continue
-        now_at = where_now.get(serial)
-        if now_at is not None and now_at != pos:
-            out.append(CableChange("moved", serial, pos, now_at))
-        if pos in after and after[pos] is None:
-            out.append(CableChange("unread", serial, pos, pos))
-        elif pos in after and after[pos] != serial:
-            out.append(CableChange("changed", serial, pos, pos, after[pos]))
+        if serial_at[c.id] is None:
+            out.append(CableChange("unread", serial, c.id, c.id))
+        elif serial not in now:
+            out.append(CableChange("changed", serial, c.id, c.id, serial_at[c.id]))
     return out
 
 
@@ -227,23 +175,27 @@ def compare(
     ber_floor: float = BER_FLOOR,
 ) -> Diff:
     """How `after` differs from `before`."""
-    old, new = before.model_dump(mode="json"), after.model_dump(mode="json")
-    items = _items(old, new)
-    notes = []
-    if old["cluster"]["name"] != new["cluster"]["name"]:
-        notes.append(
-            f"the runs are of different clusters: {old['cluster']['name']} and "
-            f"{new['cluster']['name']}"
-        )
+
+    def bandwidth(v_old: float, v_new: float) -> bool | None:
+        pct = (v_new - v_old) / v_old * 100 if v_old > 0 else 0.0
+        return pct < 0 if abs(pct) > bw_tolerance_pct else None
+
+    def ber(v_old: float, v_new: float) -> bool | None:
+        if v_new > max(v_old, ber_floor) * ber_factor:
+            return True
+        return False if v_old > max(v_new, ber_floor) * ber_factor else None
+
+    items = _items(before, after)
+    a, b = before.cluster.name, after.cluster.name
     return Diff(
         tuple(items["failed"]),
         tuple(items["not_measured"]),
         tuple(items["fixed"]),
         tuple(items["gone"]),
-        tuple(_bandwidth(old, new, bw_tolerance_pct)),
-        tuple(_ber(old, new, ber_factor, ber_floor)),
-        tuple(_cables(old, new)),
-        tuple(notes),
+        tuple(_figure_changes(before, after, "bw", bandwidth)),
+        tuple(_figure_changes(before, after, "ber", ber)),
+        tuple(_cables(before, after)),
+        (f"the runs are of different clusters: {a} and {b}",) if a != b else (),
     )
 
 
@@ -263,7 +215,7 @@ def _figure_line(f: FigureChange) -> str:
 
 def _cable_line(c: CableChange) -> str:
     if c.change == "moved":
-        return f"cable {c.serial} moved: {c.before} -> {c.after}"
+        return f"cable {c.serial} moved from {c.before} to {c.after}"
     if c.change == "changed":
         return f"cable at {c.before}: serial {c.serial} -> {c.other_serial}"
     return f"cable at {c.before}: serial {c.serial} no longer read"

@@ -33,6 +33,12 @@ STYLE = (
     "white-space:normal;font-family:sans-serif"
 )
 NOWRAP = {"sfnode", "sfrail"}  # short names a wrap would break (`spark-` / `1`)
+ENVIRONMENT_LAST = (
+    "<style>body{display:flex;flex-direction:column}"
+    "body>#environment-header,body>#environment{order:1;align-self:flex-start}</style>"
+)
+"""pytest-html puts its Environment table above the summary: the verdict goes first, the table
+after the results (the page's elements keep their source order otherwise)."""
 # Lines of a failure message that say why and what to do (verdict.fail, Finding.render).
 DIAGNOSIS_HEADS = ("Likely cause: ", "Possible cause: ", "Also likely: ", "Also possible: ")
 
@@ -178,4 +184,4 @@ class HtmlReport:
 
             base = self.baseline
             baseline = (base.name, compare(base.doc, doc, bw_tolerance_pct=base.tolerance_pct))
-        prefix.append(fragment(build(doc), baseline=baseline))
+        prefix.append(ENVIRONMENT_LAST + fragment(build(doc), baseline=baseline))

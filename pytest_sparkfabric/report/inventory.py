@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc, number
 from pytest_sparkfabric.report.view import CableRow
-from pytest_sparkfabric.results import CableEnd
+from pytest_sparkfabric.results import Cable, CableEnd
 
 COLUMNS = (
     "serial",
@@ -33,6 +33,16 @@ def label(e: CableEnd) -> str:
     if e.node is None:
         return f"switch:{e.port}"
     return f"{e.node}:p{e.port}" if isinstance(e.port, int) else f"{e.node}:{e.port}"
+
+
+def placed(c: Cable) -> tuple[str | None, str]:
+    """(serial, where it runs) of the cable in a place of the plan: as found where LLDP found
+    it elsewhere, with the serial read at the end it was found from."""
+    if not c.found or c.found == c.id:
+        return c.serial, c.id
+    first = c.found.partition("<->")[0]
+    serial = next((e.serial for e in (c.a, c.b) if label(e) == first and e.serial), c.serial)
+    return serial, c.found
 
 
 def _len(v: float | None) -> str | None:

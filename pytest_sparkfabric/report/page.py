@@ -87,7 +87,7 @@ def fragment(report: Report, *, baseline: tuple[str, Diff] | None = None) -> str
 def page(report: Report, *, baseline: tuple[str, Diff] | None = None) -> str:
     """A whole HTML document (`sparkfabric report html`)."""
     s = report.summary
-    title = f"sparkfabric: {s.verdict.upper()} {s.cluster}"
+    title = f"sparkfabric: {s.cluster} {s.verdict.upper()}"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'

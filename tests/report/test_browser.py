@@ -30,7 +30,7 @@ CONSOLE = re.compile(r":CONSOLE[:(]\d*\)?\]? ?(.*)")
 BANNER_RED = (0xB7, 0x1C, 0x1C)
 
 
-def _chromium(tmp_path: Path, html: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def chromium(tmp_path: Path, html: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     assert CHROMIUM is not None
     args = [
         CHROMIUM,
@@ -71,7 +71,7 @@ def test_the_console_check_sees_what_chromium_reports(tmp_path: Path) -> None:
         '<!DOCTYPE html><html><body><svg><rect width="5" height="5/"/></svg>'
         '<script>console.error("boom")</script><img src="https://example.com/x.png"></body></html>'
     )
-    run = _chromium(tmp_path, bad, "--dump-dom")
+    run = chromium(tmp_path, bad, "--dump-dom")
     assert run.returncode == 0, run.stderr[-2000:]
     found = _console(run.stderr)
     assert any('"boom"' in line for line in found), run.stderr[-3000:]
@@ -83,7 +83,7 @@ def test_the_report_renders_with_its_banner_and_svg_and_no_console_message(
 ) -> None:
     text = report_page.read_text()
     assert not re.search(r'(?:src|href)="(?:https?:)?//', text), "the page fetches something"
-    run = _chromium(tmp_path, report_page, "--dump-dom")
+    run = chromium(tmp_path, report_page, "--dump-dom")
     assert run.returncode == 0, run.stderr[-2000:]
     assert _console(run.stderr) == []
     dom = run.stdout
@@ -102,7 +102,7 @@ def test_the_report_paints_the_verdict_colour_at_the_top(tmp_path: Path, report_
     from PIL import Image
 
     shot = tmp_path / "report.png"
-    run = _chromium(
+    run = chromium(
         tmp_path,
         report_page,
         f"--screenshot={shot}",

@@ -137,8 +137,16 @@ def test_cables_known_by_serial_moved_and_changed() -> None:
     d = compare(_doc(), _doc(Faults(swap_serial=True)))
     assert not d.regression
     out = text(d)
-    assert "cable APF00000001 moved: spark-1:p0<->spark-2:p1 -> spark-2:p0<->spark-3:p1" in out
-    assert "cable at spark-1:p0<->spark-2:p1: serial APF00000001 -> APF00000002" in out
+    assert out.splitlines()[1:] == [
+        "cables (2):",
+        "  cable APF00000001 moved from spark-1:p0<->spark-2:p1 to spark-2:p0<->spark-3:p1",
+        "  cable APF00000002 moved from spark-2:p0<->spark-3:p1 to spark-1:p0<->spark-2:p1",
+    ]
+    replaced = _raw()
+    replaced["cables"][0]["a"]["serial"] = replaced["cables"][0]["b"]["serial"] = "NEW1"
+    assert "cable at spark-1:p0<->spark-2:p1: serial APF00000001 -> NEW1" in text(
+        compare(_doc(), _r(replaced))
+    )
     new = _raw()
     new["cables"][3]["a"]["serial"] = new["cables"][3]["b"]["serial"] = None
     assert "cable at spark-4:p0<->spark-1:p1: serial APF00000004 no longer read" in text(

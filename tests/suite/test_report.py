@@ -221,7 +221,7 @@ def test_pytest_html_report_renders_in_a_browser(pytester: pytest.Pytester) -> N
     run_suite(
         pytester, cluster, "--html", str(page), "--self-contained-html", markers="bandwidth or mtu"
     )
-    shown = test_browser._chromium(pytester.path, page, "--dump-dom")
+    shown = test_browser.chromium(pytester.path, page, "--dump-dom")
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert test_browser._console(shown.stderr) == []
     dom = shown.stdout

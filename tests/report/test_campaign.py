@@ -1,0 +1,175 @@
+"""A simulated cable acceptance campaign read as its users read it: three runs of one ring
+(healthy; spark-2's two cables swapped, examples/faults/cable_swapped.yaml; fixed), the swapped
+run's pytest-html report in Chromium, its JUnit XML as a CI dashboard parses it,
+`sparkfabric cables` over the three and `report diff` between them."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_sparkfabric.cli import main
+from pytest_sparkfabric.report.diff import compare, text
+from pytest_sparkfabric.results import Results, read
+from tests.report.test_browser import CHROMIUM, chromium
+
+SWAPPED = Path(__file__).resolve().parents[2] / "examples" / "faults" / "cable_swapped.yaml"
+RUNS = ("1-healthy", "2-swapped", "3-fixed")
+
+
+def _run(folder: Path, name: str) -> None:
+    """One whole simulated run in its own process; it writes `name`.json/.xml/.html."""
+    data = yaml.safe_load(SWAPPED.read_text())
+    if name != "2-swapped":
+        del data["simulate"]["faults"]
+    work = folder / name
+    work.mkdir()
+    (work / "lab.yaml").write_text(yaml.safe_dump(data))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CI"))}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--cluster=lab.yaml",
+            f"--sparkfabric-json={folder / name}.json",
+            f"--junitxml={folder / name}.xml",
+            f"--html={folder / name}.html",
+            "--self-contained-html",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == (1 if name == "2-swapped" else 0), done.stdout[-3000:]
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("campaign")
+    for name in RUNS:
+        _run(folder, name)
+    (folder / "notes.json").write_text('{"not": "results"}')
+    return folder
+
+
+def _doc(campaign: Path, name: str) -> Results:
+    return read(campaign / f"{name}.json")
+
+
+def test_cables_lists_every_run_of_each_serial(
+    campaign: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["cables", str(campaign)]) == 0
+    out, err = capsys.readouterr()
+    assert f"skipped {campaign / 'notes.json'}: not a sparkfabric results document" in err
+    head, *rows = out.splitlines()
+    assert head.split() == [
+        "serial",
+        "date",
+        "cluster",
+        "cable",
+        "as",
+        "it",
+        "ran",
+        "worst",
+        "BER",
+        "RDMA",
+        "verdict",
+        "file",
+    ]
+    assert len(rows) == 4 * 3
+    serials = [r.split()[0] for r in rows[::3]]
+    assert serials == sorted(serials) and all(
+        r.startswith(" ") for i, r in enumerate(rows) if i % 3
+    )
+    wrong = [r for r in rows if "planned" in r]
+    assert len(wrong) == 2 and all("2-swapped.json" in r and " failed " in r for r in wrong)
+    assert any("spark-1:p0<->spark-2:p0 (planned spark-1:p0<->spark-2:p1)" in r for r in wrong)
+    assert any("spark-3:p1<->spark-2:p1 (planned spark-2:p0<->spark-3:p1)" in r for r in wrong)
+    healthy = [r for r in rows if "1-healthy.json" in r or "3-fixed.json" in r]
+    assert len(healthy) == 8 and all(re.search(r" [\d.]+ Gb/s +passed ", r) for r in healthy)
+
+
+def test_a_named_file_that_is_not_results_is_a_usage_error(
+    campaign: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["cables", str(campaign / "notes.json")]) == 4
+    assert capsys.readouterr().err.startswith(f"sparkfabric cables: {campaign / 'notes.json'}: ")
+
+
+def test_report_diff_names_both_moves_with_both_ends(campaign: Path) -> None:
+    healthy, swapped, fixed = (_doc(campaign, n) for n in RUNS)
+    moves = [ln for ln in text(compare(healthy, swapped)).splitlines() if " moved " in ln]
+    assert [re.sub(r"cable \S+ ", "cable SN ", ln) for ln in moves] == [
+        "  cable SN moved from spark-1:p0<->spark-2:p1 to spark-1:p0<->spark-2:p0",
+        "  cable SN moved from spark-2:p0<->spark-3:p1 to spark-3:p1<->spark-2:p1",
+    ]
+    back = [ln for ln in text(compare(swapped, fixed)).splitlines() if " moved " in ln]
+    assert len(back) == 2 and "to spark-1:p0<->spark-2:p1" in back[0]
+
+
+def test_junit_carries_the_verdict_and_its_causes(campaign: Path) -> None:
+    for name, verdict in (("1-healthy", "accepted"), ("2-swapped", "rejected")):
+        suite = ET.parse(campaign / f"{name}.xml").getroot().find("testsuite")
+        assert suite is not None
+        props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+        assert props["sparkfabric_verdict"] == verdict
+        case = next(c for c in suite.iter("testcase") if c.get("classname") == "sparkfabric")
+        assert case.get("name") == "verdict"
+        failure = case.find("failure")
+        if verdict == "accepted":
+            assert failure is None
+            continue
+        assert failure is not None
+        message = failure.get("message", "")
+        assert message.startswith("sparkfabric: REJECTED  lab: ring, 4 nodes, ")
+        causes = _doc(campaign, name).causes
+        assert causes and all(f"[{c.rule}] {', '.join(c.objects)}" in message for c in causes)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install chromium)")
+def test_the_swapped_run_report_draws_and_lists_the_wrong_cables(
+    campaign: Path, tmp_path: Path
+) -> None:
+    report = campaign / "2-swapped.html"
+    page = report.read_text()
+    wrong = re.findall(
+        r'<g class="sf-cable" [^>]*data-status="fail"[^>]*data-found="([^"]+)"', page
+    )
+    assert sorted(wrong) == ["spark-1:p0 &lt;-&gt; spark-2:p0", "spark-3:p1 &lt;-&gt; spark-2:p1"]
+    rows = re.findall(
+        r'<tr class="sf-cable-row" [^>]*data-cable="([^"]+)" data-status="(\w+)"', page
+    )
+    assert [c for c, status in rows if status == "fail"] == [
+        "spark-1:p0&lt;-&gt;spark-2:p1",
+        "spark-2:p0&lt;-&gt;spark-3:p1",
+    ]
+    run = chromium(tmp_path, report, "--dump-dom")
+    assert run.returncode == 0, run.stderr[-2000:]
+    dom = run.stdout
+    assert "sparkfabric: lab REJECTED</title>" in dom
+    assert dom.count('class="sf-wrong"') == 2
+    assert dom.count('class="sf-cable-row"') == 4
+    shot = tmp_path / "report.png"
+    run = chromium(tmp_path, report, f"--screenshot={shot}", "--window-size=1200,900")
+    assert run.returncode == 0 and shot.exists(), run.stderr[-2000:]
+    from PIL import Image
+
+    with Image.open(shot) as image:
+        rgb = image.convert("RGB")
+        # The verdict banner comes before pytest-html's Environment table, near the top.
+        assert any(rgb.getpixel((600, y)) == (0xB7, 0x1C, 0x1C) for y in range(0, 300, 4))
