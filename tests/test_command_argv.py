@@ -122,7 +122,7 @@ def shapes(cluster: Cluster) -> list[tuple[Element, ...]]:
                 r"(?:state|phys_state|gids/\d+|gid_attrs/(?:types|ndevs)/\d+)",
                 rf"/sys/class/infiniband/{rds}/ports/1/hw_counters/(?:\*|[a-z_]+)",
                 r"/sys/bus/pci/devices/[0-9a-f:.]+/(?:current|max)_link_(?:speed|width)",
-                rf"/sys/class/net/{nds}/device/hwmon/hwmon\*/temp\*_input",
+                rf"/sys/class/net/{nds}/device/hwmon/hwmon\*/temp\*(?:_input)?",
             ]
         )
     )

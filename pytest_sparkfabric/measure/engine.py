@@ -208,7 +208,7 @@ def _shells(fabric: Fabric) -> dict[str, str]:
     down = {r.node: r.transport_error for r in results if r.transport_error}
     if down:
         fabric.progress(
-            f"{len(down)} of {len(nodes)} nodes not reachable; their tests fail at once: "
+            f"{len(down)} of {len(nodes)} nodes not reachable; their tests are not measured: "
             + "; ".join(down.values())
         )
     return down

@@ -31,7 +31,7 @@ PREREQS: tuple[Prereq, ...] = (
         "gpu-burn",
         ("gpu_burn", "gpu-burn"),
         "git clone https://github.com/wilicc/gpu-burn ~/gpu-burn && cd ~/gpu-burn && "
-        "make COMPUTE=121 (then soak.gpu_load: ~/gpu-burn/gpu_burn -m 80% {duration_s})",
+        "make COMPUTE=121 (then soak.gpu_load: ~/gpu-burn/gpu_burn -m 50% {duration_s})",
     ),
     Prereq("Open MPI", ("mpirun",), "sudo apt-get install -y libopenmpi-dev openmpi-bin"),
     Prereq(

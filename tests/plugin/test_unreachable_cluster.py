@@ -9,7 +9,6 @@ host's network is touched.
 
 from __future__ import annotations
 
-import json
 import shutil
 import socket
 import subprocess
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.suite.runner import rows_of
+from pytest_sparkfabric.results import Results, read
 
 # Each runs the whole suite against a cluster that does not answer.
 pytestmark = pytest.mark.slow
@@ -51,7 +50,7 @@ def _cluster(path: Path, hosts: list[tuple[str, int]]) -> Path:
     return path
 
 
-def _run(tmp: Path, cluster: Path, wrap: list[str]) -> tuple[float, list[dict[str, object]], str]:
+def _run(tmp: Path, cluster: Path, wrap: list[str]) -> tuple[float, Results, str]:
     results = tmp / "results.json"
     argv = [
         *wrap,
@@ -61,28 +60,26 @@ def _run(tmp: Path, cluster: Path, wrap: list[str]) -> tuple[float, list[dict[st
     t0 = time.monotonic()
     r = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=300, check=False)
     seconds = time.monotonic() - t0
-    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
-    tests: list[dict[str, object]] = rows_of(json.loads(results.read_text()))
-    return seconds, tests, r.stdout
+    # Nothing answered: we could not look, so the run is INCOMPLETE, not REJECTED.
+    assert r.returncode == 10, r.stdout[-3000:] + r.stderr[-3000:]
+    return seconds, read(results), r.stdout
 
 
-def _assert_every_item_fails_with_one_line(tests: list[dict[str, object]], reason: str) -> None:
-    assert tests
-    for t in tests:
-        nodeid = str(t["nodeid"])
-        if t["outcome"] == "skipped":
-            # A direct cluster has no switch: those items do not apply at all.
-            assert nodeid.split("::")[0] in ("test_switch.py", "test_switch_traffic.py"), t
-            continue
-        assert t["outcome"] == "failed", t
-        message = str(t["message"]).strip()
-        assert "\n" not in message, (nodeid, message)
-        assert message.startswith("not measured: "), (nodeid, message)
-        assert reason in message, (nodeid, message)
-    failed = [t for t in tests if t["outcome"] == "failed"]
-    soak = [t for t in failed if "test_soak.py" in str(t["nodeid"])]
-    nccl = [t for t in failed if "test_nccl.py::test_nccl_busbw" in str(t["nodeid"])]
-    assert soak and nccl
+def _assert_every_item_not_measured_with_one_line(doc: Results, reason: str) -> None:
+    assert doc.verdict == "incomplete" and doc.items
+    for item in doc.items:
+        assert item.outcome == "not_measured", item
+        assert item.rule == "node_unreachable", item
+        message = (item.message or "").strip()
+        assert "\n" not in message and reason in message, (item.id, message)
+        assert item.objects, item.id  # every item sits on its node or rail
+    # One root cause per node, nothing blamed on the hardware.
+    assert [(c.rule, c.objects) for c in doc.causes] == [
+        ("node_unreachable", ("spark-1",)),
+        ("node_unreachable", ("spark-2",)),
+    ]
+    assert any("test_soak.py" in i.id for i in doc.items)
+    assert any("test_nccl.py::test_nccl_busbw" in i.id for i in doc.items)
 
 
 @pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the OpenSSH client (ssh)")
@@ -92,8 +89,8 @@ def test_refused_connections_fail_the_whole_suite_at_once(tmp_path: Path) -> Non
     )
     seconds, tests, out = _run(tmp_path, cluster, [])
     assert seconds < LIMIT_S, out[-3000:]
-    _assert_every_item_fails_with_one_line(tests, "ssh: connection refused")
-    assert "2 of 2 nodes not reachable; their tests fail at once" in out
+    _assert_every_item_not_measured_with_one_line(tests, "ssh: connection refused")
+    assert "2 of 2 nodes not reachable; their tests are not measured" in out
 
 
 def _silent_wrap() -> list[str] | None:
@@ -121,4 +118,4 @@ def test_silently_dropped_connections_cost_one_connect_timeout(tmp_path: Path) -
     cluster = _cluster(tmp_path / "silent.yaml", [("10.255.0.11", 22), ("10.255.0.12", 22)])
     seconds, tests, out = _run(tmp_path, cluster, SILENT)
     assert seconds < LIMIT_S, out[-3000:]
-    _assert_every_item_fails_with_one_line(tests, "ssh: connection timed out after 10 s")
+    _assert_every_item_not_measured_with_one_line(tests, "ssh: connection timed out after 10 s")
