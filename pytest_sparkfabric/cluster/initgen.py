@@ -16,7 +16,7 @@ import yaml
 
 from pytest_sparkfabric.cluster import argrules, hardware
 from pytest_sparkfabric.cluster.plan import NODE_COUNTS
-from pytest_sparkfabric.cluster.spec import LINK_SPEEDS_MBPS, TOPOLOGIES
+from pytest_sparkfabric.cluster.spec import LINK_SPEEDS_MBPS, NVIDIA_APPROVED, TOPOLOGIES
 from pytest_sparkfabric.cluster.validate import need
 
 DEFAULT_POOL = "192.168.100.0/24 to 192.168.255.0/24"
@@ -213,4 +213,13 @@ def generate(
             "  ports:  # node: the switch interface (breakout leg) its cable lands on. EDIT",
             *(f"    {_scalar(name)}: {switch_port_name(i)}" for i, name in enumerate(names)),
         ]
+        # Breakout cables are third-party parts NVIDIA's Spark list does not name: without them
+        # on the list every leg warns "not approved" on every run.
+        out += [
+            "cables:",
+            "  approved:  # NVIDIA's Spark DACs, and the breakout cables you bought. EDIT",
+            *(f"    - {{vendor: {c.vendor}, part: {c.part}}}" for c in NVIDIA_APPROVED),
+        ]
+        if transport == "sim":
+            out.append("    - {vendor: PHILISUN, part: QDD-2Q56-PC01}  # the simulated breakout")
     return "\n".join(out) + "\n"
