@@ -38,6 +38,13 @@ NAMES = sorted(
     if p.name != "cluster.example.yaml"
 )
 UNEXPLAINED_OK = {"test_soak_load"}
+# Known wrong, so not pinned (issue 24, open): the soak, TCP, QoS and latency runners do not yet
+# route a missing tool or a lost node through measure/prereq.py, so those items fail instead of
+# being not measured. Strict: the day they are right, this fails and asks for pins.
+NOT_YET_RIGHT = {
+    "faults/tool_missing": "soak_load fails when ib_write_bw is missing (should be not measured)",
+    "faults/node_lost": "TCP, QoS, latency and soak items of a lost node fail (not measured)",
+}
 """Checks that may stay unexplained: a soak partner whose traffic another node's fault lost."""
 
 
@@ -59,7 +66,7 @@ def _pin(name: str, seen: dict[str, Any]) -> dict[str, Any]:
     with open(MATRIX.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         pins = json.loads(MATRIX.read_text()) if MATRIX.exists() else {}
-        if os.environ.get("SPARKFABRIC_UPDATE_PINS"):
+        if os.environ.get("SPARKFABRIC_UPDATE_PINS") and name not in NOT_YET_RIGHT:
             pins[name] = seen
             MATRIX.write_text(json.dumps(dict(sorted(pins.items())), indent=1) + "\n")
     return dict(pins.get(name, {}))
@@ -121,7 +128,15 @@ def test_healthy_clusters_stay_accepted_on_other_seeds(
     assert (run.doc["verdict"], run.doc["causes"]) == ("accepted", [])
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(reason=NOT_YET_RIGHT[n], strict=True))
+        if n in NOT_YET_RIGHT
+        else n
+        for n in NAMES
+    ],
+)
 def test_example(pytester: pytest.Pytester, name: str) -> None:
     run = run_suite(pytester, EXAMPLES / f"{name}.yaml", "-p", "no:html", "-q")
     doc = Results.model_validate(run.doc)
