@@ -217,7 +217,7 @@ def generate(
         # on the list every leg warns "not approved" on every run.
         out += [
             "cables:",
-            "  approved:  # NVIDIA's Spark DACs, and the breakout cables you bought. EDIT",
+            "  approved:  # NVIDIA's Spark DACs; add the breakout cables you bought",
             *(f"    - {{vendor: {c.vendor}, part: {c.part}}}" for c in NVIDIA_APPROVED),
         ]
         if transport == "sim":

@@ -172,6 +172,8 @@ class _Index:
             return [("cable", text, None)]
         if ref.kind in ("port", "leg"):
             return [("cable", c, None) for c in self.cables_at(pts[0])]
+        if len(pts) < 2:  # the cluster or the switch: nothing of the picture to mark
+            return []
         return [("cable", c, ref.rail) for c in self.between(pts[0], pts[1])]
 
 
