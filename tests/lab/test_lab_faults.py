@@ -171,7 +171,8 @@ S1, S2, S3 = "spark-1", "spark-2", "spark-3"
 CASES: dict[str, Case] = {
     "mtu-node-rail": Case(
         "direct-2", ({"fault": "mtu", "node": S1, "rail": 0, "value": 1500},),
-        ids("test_mtu", f"{S1}:rail0") | pings(f"{S1}:rail0<->{S2}:rail0"),
+        ids("test_mtu", f"{S1}:rail0") | pings(f"{S1}:rail0<->{S2}:rail0")
+        | ids("test_roce_mtu", f"{S1}:rail0"),  # active MTU 1024 at 1500, not 4096
         mtu_is(S1, "enp1s0f1np1", 1500),
     ),
     "mtu-switch-port": Case(
@@ -182,19 +183,23 @@ CASES: dict[str, Case] = {
     "link-down-direct": Case(
         "direct-2", ({"fault": "link_down", "node": S1},),
         pings(f"{S1}:rail0<->{S2}:rail0", f"{S1}:rail1<->{S2}:rail1")
-        | ids("test_roce_port", f"{S1}:rail0", f"{S1}:rail1", f"{S2}:rail0", f"{S2}:rail1"),
+        | ids("test_roce_port", f"{S1}:rail0", f"{S1}:rail1", f"{S2}:rail0", f"{S2}:rail1")
+        | ids("test_roce_mtu", f"{S1}:rail0", f"{S1}:rail1", f"{S2}:rail0", f"{S2}:rail1"),
         no_carrier((S1, "enp1s0f1np1"), (S2, "enP2p1s0f1np1")),
     ),
     "link-down-ring-port": Case(
         "ring-4", ({"fault": "link_down", "node": S1, "port": 0},),
         pings(f"{S1}:p0rail0<->{S2}:p1rail0", f"{S1}:p0rail1<->{S2}:p1rail1")
         | ids("test_roce_port", f"{S1}:p0rail0", f"{S1}:p0rail1", f"{S2}:p1rail0",
+              f"{S2}:p1rail1")
+        | ids("test_roce_mtu", f"{S1}:p0rail0", f"{S1}:p0rail1", f"{S2}:p1rail0",
               f"{S2}:p1rail1"),
         no_carrier((S1, "enp1s0f0np0"), (S2, "enP2p1s0f1np1")),
     ),
     "link-down-switch": Case(
         "switch-4", ({"fault": "link_down", "node": S3},),
-        switch_pings(S3, (S2, "spark-4")) | ids("test_roce_port", f"{S3}:rail0", f"{S3}:rail1"),
+        switch_pings(S3, (S2, "spark-4")) | ids("test_roce_port", f"{S3}:rail0", f"{S3}:rail1")
+        | ids("test_roce_mtu", f"{S3}:rail0", f"{S3}:rail1"),
         no_carrier((S3, "enp1s0f1np1")),
     ),
     "duplicate-ip": Case(
