@@ -25,6 +25,7 @@ class Prereq:
 # Ubuntu packages). docs/node-setup.md says the same per marker.
 PREREQS: tuple[Prereq, ...] = (
     Prereq("perftest", ("ib_write_bw", "ib_write_lat"), "sudo apt install perftest"),
+    Prereq("ibverbs-utils", ("ibv_devinfo",), "sudo apt install ibverbs-utils"),
     Prereq("iperf3", ("iperf3",), "sudo apt install iperf3"),
     Prereq("lldpd", ("lldpctl",), "sudo apt install lldpd && sudo systemctl enable --now lldpd"),
     Prereq(

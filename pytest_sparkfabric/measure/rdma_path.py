@@ -18,7 +18,8 @@ from pytest_sparkfabric.measure import bwplan
 from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows
-from pytest_sparkfabric.outcome import Measured, NotMeasured
+from pytest_sparkfabric.measure.prereq import could_not_run
+from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes.ibv_devinfo import IbvPort, build_ibv_devinfo, parse_ibv_devinfo
 from pytest_sparkfabric.probes.perftest_lat import (
     IbWriteLat,
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 NAME: PhaseName = "rdma_path"
 LATENCY: PhaseName = "rdma_lat"
-INSTALL = "sudo apt install ibverbs-utils"
 LAT_PORT_OFFSET = 30
 LAT_DEADLINE_S = 30.0
 """1000 round trips of ~2 us and perftest's set-up: seconds, even on a slow path."""
@@ -49,15 +49,6 @@ class RdmaPath:
 
 
 def _port(r: RunResult, rail: Rail) -> Measured[IbvPort]:
-    if r.rc == 127:
-        return Measured.not_measured(
-            NotMeasured(
-                f"{rail.node}: ibv_devinfo: command not found (reads {rail.rdma}'s active MTU)",
-                nodes=[rail.node],
-                missing="ibv_devinfo",
-                fix=INSTALL,
-            )
-        )
     got = parsed(r, "ibv_devinfo", parse_ibv_devinfo)
     if got.value is None:
         return Measured(error=got.error, unmeasured=got.unmeasured)
@@ -94,15 +85,9 @@ def _latency(fr: FlowResult, src: Rail) -> Measured[IbWriteLat]:
     r = fr.client
     if r is None:
         return Measured.failed(f"{src.node}: the ib_write_lat client did not run")
-    if r.rc == 127 or (fr.server is not None and fr.server.rc == 127):
-        return Measured.not_measured(
-            NotMeasured(
-                f"{src.node}: ib_write_lat: command not found",
-                nodes=[src.node],
-                missing="perftest",
-                fix="sudo apt install perftest",
-            )
-        )
+    server_gap = could_not_run(fr.server)
+    if server_gap is not None:
+        return Measured.not_measured(server_gap)
     return parsed(r, "ib_write_lat", parse_ib_write_lat)
 
 

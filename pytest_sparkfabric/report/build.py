@@ -161,7 +161,7 @@ class _Index:
         """The drawn objects an id reaches; a rail id reaches its node (the NIC), or with
         `link_quality` the cable on that rail."""
         ref = objects.parse(text)
-        if ref is None:
+        if ref is None or ref.kind == "cluster":  # the cluster or the switch: no one object
             return []
         pts = ref.spots
         if ref.kind == "rail" and link_quality:
@@ -172,8 +172,6 @@ class _Index:
             return [("cable", text, None)]
         if ref.kind in ("port", "leg"):
             return [("cable", c, None) for c in self.cables_at(pts[0])]
-        if len(pts) < 2:  # the cluster or the switch: nothing of the picture to mark
-            return []
         return [("cable", c, ref.rail) for c in self.between(pts[0], pts[1])]
 
 

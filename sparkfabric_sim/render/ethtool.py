@@ -155,15 +155,22 @@ def _cmis(spec: CableSpec, reading: ModuleReading | None) -> str:
         ("Attenuation at 25.8GHz", f"{att[3]}db"),
         ("Module temperature", f"{temp:.2f} degrees C / {temp * 9 / 5 + 32:.2f} degrees F"),
         ("Module voltage", f"{volts:.4f} V"),
+        *_vendor_rows(spec),
+        ("Revision compliance", "Rev. 5.0"),
+    ]
+    return "\n".join(_line(k, v) for k, v in rows) + "\n"
+
+
+def _vendor_rows(spec: CableSpec) -> list[tuple[str, str]]:
+    """The identity rows, the same words in ethtool's SFF-8636 and CMIS decoders."""
+    return [
         ("Vendor name", spec.vendor),
         ("Vendor OUI", spec.oui),
         ("Vendor PN", spec.part),
         ("Vendor rev", spec.rev),
         ("Vendor SN", spec.serial),
         ("Date code", spec.date_code),
-        ("Revision compliance", "Rev. 5.0"),
     ]
-    return "\n".join(_line(k, v) for k, v in rows) + "\n"
 
 
 def _sff8636(spec: CableSpec, reading: ModuleReading | None) -> str:
@@ -194,12 +201,7 @@ def _sff8636(spec: CableSpec, reading: ModuleReading | None) -> str:
         ("Attenuation at 5.0GHz", f"{att[1]}db"),
         ("Attenuation at 7.0GHz", f"{att[2]}db"),
         ("Attenuation at 12.9GHz", f"{att[3]}db"),
-        ("Vendor name", spec.vendor),
-        ("Vendor OUI", spec.oui),
-        ("Vendor PN", spec.part),
-        ("Vendor rev", spec.rev),
-        ("Vendor SN", spec.serial),
-        ("Date code", spec.date_code),
+        *_vendor_rows(spec),
         ("Revision Compliance", "SFF-8636 Rev 2.5/2.6/2.7"),
         ("Module temperature", f"{temp:.2f} degrees C / {temp * 9 / 5 + 32:.2f} degrees F"),
         ("Module voltage", f"{volts:.4f} V"),
