@@ -10,7 +10,7 @@ import pytest
 
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
-from pytest_sparkfabric.probes.nccl import busbw_from_algbw, parse_nccl_tests
+from pytest_sparkfabric.probes.nccl import parse_nccl_tests
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.probes.ping import parse_ping
 
@@ -47,11 +47,6 @@ def test_ib_write_bw_header_without_row_is_parse_error() -> None:
     )
     # Where the output stopped, quoted from its last line.
     assert err.value.found is not None and "MsgRate[Mpps]" in err.value.found
-
-
-def test_nccl_bus_bandwidth_follows_from_the_algorithm_bandwidth() -> None:
-    (row,) = parse_nccl_tests(sample("nccl-tests/gb10-dell-promax-all-gather-16G.txt")).rows
-    assert busbw_from_algbw(row.oop_algbw_gbytes_s, 2, "all_gather") == approx(22.94)
 
 
 def test_nccl_run_cut_before_average_is_none_not_zero() -> None:
