@@ -199,8 +199,8 @@ def _load_problems(node: Node, fabric: Fabric, run: soak.SoakRun) -> list[str]:
     said = f"; its last line: {last!r}" if last else ""
     command = result.command if result is not None else fabric.cluster.spec.soak.gpu_load
     fix = (
-        f"Fix: run `{command}` on {node.name} by hand until it burns for the whole soak "
-        "(gpu-burn reads `-m 80` as 80 MB and aborts; write `-m 80%`), or set soak.gpu_load"
+        f"Fix: run `{command}` on {node.name} by hand until it burns for the whole soak"
+        f"{soak.memory_note(command)}, or set soak.gpu_load"
     )
     if result is not None and result.rc == 127:
         problems.append(

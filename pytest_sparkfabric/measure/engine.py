@@ -53,6 +53,7 @@ PhaseName = Literal[
     "nccl",
     "soak",
     "qos",
+    "kernel_log",
 ]
 """Every phase of a session; each runs at most once (`shell`: do the nodes answer at all)."""
 
@@ -112,6 +113,8 @@ class Fabric:
         self._done: dict[PhaseName, Any] = {}
         self._locks: dict[PhaseName, threading.Lock] = {}
         self._guard = threading.Lock()
+        self.started_s = transport.clock.now()
+        """When the session began on the transport's clock (the kernel log's window opens here)."""
         self.timings: dict[PhaseName, tuple[float, float | None]] = {}
         """Phase -> (wall-clock seconds, transport-clock seconds) it took, for the report."""
 

@@ -21,6 +21,7 @@ than two nodes left that share a cable (or the switch) the soak does not run.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -449,3 +450,13 @@ def nic_temps_at(run: SoakRun, node: str, ws: Sequence[Window]) -> list[float | 
     if not series:
         return [None] * len(ws)
     return [min(series, key=lambda tc: abs(tc[0] - w.end_s))[1] for w in ws]
+
+
+def memory_note(command: str) -> str:
+    """gpu-burn's `-m N` is N megabytes, `-m N%` N% of free memory (gpu_burn-drv.cpp
+    `decodeUSEMEM`): the hint quotes the load's own figure, never a default of ours."""
+    m = re.search(r"(?:^|\s)-m\s*(\d+)(%?)", command)
+    if m is None:
+        return ""
+    n = m.group(1)
+    return f" (gpu-burn reads `-m {n}` as {n} MB and aborts; write `-m {n}%`)"
