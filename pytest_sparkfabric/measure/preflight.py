@@ -199,7 +199,7 @@ def _sudo(node: str, words: str, answer: SudoAnswer) -> NotMeasured:
     )
 
 
-def measure(fabric: Fabric, needs: Sequence[str]) -> Preflight:
+def measure(fabric: Fabric, *, needs: Sequence[str] = ()) -> Preflight:
     cluster = fabric.cluster
     names = [n.name for n in cluster.nodes]
     looks = {n: lookups(cluster, n, needs) for n in names}
@@ -221,7 +221,7 @@ def measure(fabric: Fabric, needs: Sequence[str]) -> Preflight:
 
 def preflight(fabric: Fabric, needs: Callable[[], Iterable[str]]) -> Preflight:
     """The session's preflight; `needs` (what every selected check needs) is asked once."""
-    return fabric.phase(NAME, lambda f: measure(f, tuple(dict.fromkeys(needs()))))
+    return fabric.phase(NAME, lambda f: measure(f, needs=tuple(dict.fromkeys(needs()))))
 
 
 def document(fabric: Fabric) -> tuple[PreflightNode, ...]:
