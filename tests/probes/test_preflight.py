@@ -107,5 +107,7 @@ def test_tool_records_read_back_among_any_noise(tools: dict[str, str | None], no
 def test_the_parser_is_total(text: str) -> None:
     try:
         parse_preflight(text)
-    except ParseError:
-        pass
+    except ParseError as err:
+        assert err.tool == "preflight" and "end" in err.missing
+    else:
+        assert "end" in text
