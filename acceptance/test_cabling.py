@@ -14,7 +14,7 @@ from pytest_sparkfabric.measure import cabling
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Node, Verdict
 
-pytestmark = pytest.mark.links
+pytestmark = [pytest.mark.links, pytest.mark.sparkfabric_needs("lldpctl")]
 
 
 def test_cabling(node: Node, fabric: Fabric, verdict: Verdict) -> None:

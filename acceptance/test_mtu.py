@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, DirectedLink, Fabric, Rail, Verdict
     from pytest_sparkfabric.probes.ping import PingResult
 
-pytestmark = pytest.mark.mtu
+pytestmark = [pytest.mark.mtu, pytest.mark.sparkfabric_needs("ip", "ping")]
 
 
 def test_mtu(rail: Rail, cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:

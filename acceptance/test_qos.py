@@ -30,6 +30,7 @@ def host_fix(node: str, netdev: str, prios: tuple[int, ...]) -> str:
 
 
 @pytest.mark.qos
+@pytest.mark.sparkfabric_needs("mlnx_qos|dcb")
 def test_host_qos(node: Node, cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
     """Every fabric rail's PFC and trust are read (mlnx_qos, else dcb) and agree with each other
     and, without a switch, with the cable peer's (the switch side is test_switch_qos)."""
@@ -59,6 +60,7 @@ def test_host_qos(node: Node, cluster: Cluster, fabric: Fabric, verdict: Verdict
 
 
 @pytest.mark.bandwidth
+@pytest.mark.sparkfabric_needs("ib_write_bw", "ethtool")
 def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """Across every traffic window so far (each RDMA round, and the TCP rounds and NCCL run if
     they ran first): no post-FEC symbol, CRC or link-down growth; no drops where the host runs

@@ -33,7 +33,10 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.measure.counters import Window
     from pytest_sparkfabric.transport import RunResult
 
-pytestmark = pytest.mark.soak
+pytestmark = [
+    pytest.mark.soak,
+    pytest.mark.sparkfabric_needs("soak.gpu_load", "ib_write_bw", "nvidia-smi", on="cluster"),
+]
 
 GPU_BUSY_PCT = soak.GPU_BUSY_PCT
 LOAD_RULES: tuple[RuleId, ...] = ("link_down", "half_port", "nic_throttled")

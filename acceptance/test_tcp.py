@@ -12,7 +12,7 @@ from pytest_sparkfabric.measure import tcp, witness
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, NodePair, Verdict
 
-pytestmark = pytest.mark.tcp
+pytestmark = [pytest.mark.tcp, pytest.mark.sparkfabric_needs("iperf3")]
 
 
 def test_pair_tcp(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:

@@ -37,6 +37,8 @@ MARKERS = (
     "soak: heat soak with GPU load, watching per-lane error rates",
     "switch: the switch's configuration",
     "qos: host PFC/trust read with mlnx_qos, agreeing with peers and switch",
+    "sparkfabric_needs(*needs): what the check runs on the nodes, for the preflight "
+    "(commands, 'a|b' for either, nccl.launcher, soak.gpu_load, 'sudo ethtool -m')",
 )
 
 

@@ -136,6 +136,16 @@ class SparkSession:
                 raise NotMeasured(
                     "; ".join(unreachable[n] for n in down), nodes=down, missing="ssh"
                 )
+        needs, wide = item_needs(item)
+        if needs:
+            # The preflight, first in the run: what every selected check needs, asked once.
+            from pytest_sparkfabric.measure.preflight import preflight
+
+            every = item.session.items
+            checked = preflight(self.fabric, lambda: (n for i in every for n in item_needs(i)[0]))
+            why = checked.blocking(needs, self.fabric.reachable() if wide or not nodes else nodes)
+            if why is not None:
+                raise why
         return (yield)
 
     @pytest.hookimpl(wrapper=True)
@@ -447,6 +457,14 @@ def progress_prefix(transport: str) -> str:
     """How progress lines start: they say when the times in them are modelled, not waited."""
     note = {"sim": " (simulated time)", "replay": " (replayed)"}.get(transport, "")
     return f"sparkfabric{note}"
+
+
+def item_needs(item: pytest.Item) -> tuple[tuple[str, ...], bool]:
+    """What an item runs on the nodes (its `sparkfabric_needs` markers; measure/preflight.py),
+    and whether it runs that on every node (`on="cluster"`: the soak) rather than its own."""
+    marks = list(item.iter_markers("sparkfabric_needs"))
+    wide = any(m.kwargs.get("on") == "cluster" for m in marks)
+    return tuple(a for m in marks for a in m.args), wide
 
 
 def item_nodes(item: pytest.Item) -> list[str]:

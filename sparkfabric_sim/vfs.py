@@ -35,6 +35,7 @@ class VfsError(OSError):
 
 Dynamic = Callable[["Runtime", float], str]
 Entry = str | VfsError | Dynamic
+LLDPD_SOCKET = "/run/lldpd.socket"
 _EINVAL = VfsError(EINVAL)  # one for the ~250 unused GID slots of each device; raised anew
 
 
@@ -52,6 +53,9 @@ class Tree:
             )
         ]
         self.files = _build(node, seed)
+        # lldpd(8) listens on its control socket (lldpd's default `-u /run/lldpd.socket`),
+        # which lldpctl talks to: where lldpd is not installed there is none.
+        self.sockets = frozenset() if "lldpctl" in node.missing else frozenset({LLDPD_SOCKET})
 
     @functools.cached_property
     def children(self) -> dict[str, set[str]]:
@@ -90,6 +94,8 @@ class Vfs:
         real = self.tree.resolve(path)
         if real in self.tree.files:
             return "file"
+        if real in self.tree.sockets:
+            return "socket"
         return "dir" if real in self.tree.children else None
 
     def read(self, path: str) -> str:

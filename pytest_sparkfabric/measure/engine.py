@@ -33,6 +33,7 @@ Progress = Callable[[str], None]
 
 PhaseName = Literal[
     "shell",
+    "preflight",
     "facts",
     "links",
     "pings",

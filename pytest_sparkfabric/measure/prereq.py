@@ -41,6 +41,13 @@ PREREQS: tuple[Prereq, ...] = (
         "git clone https://github.com/NVIDIA/nccl-tests.git ~/nccl-tests && cd ~/nccl-tests && "
         "make MPI=1 MPI_HOME=/usr/lib/aarch64-linux-gnu/openmpi NCCL_HOME=$HOME/nccl/build",
     ),
+    Prereq(
+        "NCCL",
+        ("libnccl.so.2",),
+        "git clone https://github.com/NVIDIA/nccl.git ~/nccl && cd ~/nccl && make -j src.build, "
+        "then give its library directory in cluster.yaml nccl.env LD_LIBRARY_PATH "
+        "(/home/USER/nccl/build/lib)",
+    ),
     Prereq("iproute2", ("ip", "ss", "dcb"), "sudo apt install iproute2"),
     Prereq("ethtool", ("ethtool",), "sudo apt install ethtool"),
 )
@@ -84,10 +91,15 @@ def could_not_run(r: RunResult | None) -> NotMeasured | None:
         tool = missing_command(r.stderr) or (r.command.split() or [r.command])[0]
     if tool is None or tool == "sudo":
         return None
+    return tool_missing(r.node, tool)
+
+
+def tool_missing(node: str, tool: str) -> NotMeasured:
+    """The one wording of a command the node cannot find (a run's rc 127, or the preflight)."""
     p = prereq_of(tool)
     return NotMeasured(
-        f"{r.node}: {tool}: command not found ({p.name} is not installed, or not on PATH)",
-        nodes=[r.node],
+        f"{node}: {tool}: command not found ({p.name} is not installed, or not on PATH)",
+        nodes=[node],
         missing=p.name,
         fix=p.fix,
     )

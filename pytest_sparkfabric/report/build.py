@@ -70,6 +70,7 @@ def build(doc: Results) -> Report:
         nccl=chartdata.nccl(doc),
         soak=chartdata.soak(doc),
         cables=tuple(_cable_row(d, by_id.get(d.id)) for d in doc.cables),
+        preflight=doc.preflight,
     )
 
 

@@ -13,6 +13,7 @@ from pytest_sparkfabric.report.diff import Diff
 from pytest_sparkfabric.report.diff import html as diff_html
 from pytest_sparkfabric.report.style import esc
 from pytest_sparkfabric.report.view import Report
+from pytest_sparkfabric.results import PreflightNode
 
 CSS = """
 .sf-report{font-family:"DejaVu Sans",Verdana,sans-serif;color:#212121;max-width:1400px}
@@ -71,7 +72,32 @@ def sections(report: Report, *, baseline: tuple[str, Diff] | None = None) -> lis
     if report.cables:
         table = inventory.html(report.cables)
         out.append(Section("cables", "Cables", f'<div class="sf-inventory-wrap">{table}</div>'))
+    if report.preflight:
+        out.append(Section("preflight", "What the nodes have", _preflight(report.preflight)))
     return out
+
+
+def _preflight(nodes: tuple[PreflightNode, ...]) -> str:
+    """One row per node: what the preflight found missing there and its fix."""
+    rows = []
+    for n in nodes:
+        if n.error:
+            rows.append(
+                f"<tr><td>{esc(n.node)}</td><td colspan=2>not checked: {esc(n.error)}</td></tr>"
+            )
+        elif not n.missing:
+            rows.append(
+                f"<tr><td>{esc(n.node)}</td><td colspan=2>nothing missing "
+                f"({len(n.found)} commands found)</td></tr>"
+            )
+        for g in n.missing:
+            note = " (advisory)" if g.advisory else ""
+            rows.append(
+                f"<tr><td>{esc(n.node)}</td><td>{esc(g.reason)}{note}</td>"
+                f"<td><code>{esc(g.fix)}</code></td></tr>"
+            )
+    head = "<tr><th>node</th><th>missing</th><th>fix</th></tr>"
+    return f"<table>{head}{''.join(rows)}</table>"
 
 
 def fragment(report: Report, *, baseline: tuple[str, Diff] | None = None) -> str:

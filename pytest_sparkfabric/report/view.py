@@ -12,7 +12,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from pytest_sparkfabric.results import Cable, Cause, Counts, Item, Phase, Status, Topology, Verdict
+from pytest_sparkfabric.results import (
+    Cable,
+    Cause,
+    Counts,
+    Item,
+    Phase,
+    PreflightNode,
+    Status,
+    Topology,
+    Verdict,
+)
 
 Sensor = Literal["nic", "gpu"]
 
@@ -198,3 +208,4 @@ class Report:
     nccl: NcclChart | None = None
     soak: Soak | None = None
     cables: tuple[CableRow, ...] = ()
+    preflight: tuple[PreflightNode, ...] = ()
