@@ -16,6 +16,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pytest_sparkfabric import objects
+from pytest_sparkfabric.objects import Obj
+
 Kind = Literal["swap", "order", "moved", "missing", "extra"]
 
 
@@ -81,6 +84,19 @@ class Mistake:
         return tuple(dict.fromkeys(e.node for e in ends if e.node is not None))
 
     @property
+    def objects(self) -> tuple[Obj, ...]:
+        """What it blames: the planned cables, and the ports off them its cables sit in."""
+        ends = {e for w in self.planned for e in (w.a, w.b)}
+        cables = [o for w in self.planned if (o := objects.parse(w.id)) is not None]
+        ports = [
+            objects.port(e.node, e.port)
+            for w in self.found
+            for e in (w.a, w.b)
+            if e.node is not None and e.port is not None and e not in ends
+        ]
+        return tuple({o.id: o for o in (*cables, *ports)}.values())
+
+    @property
     def seen(self) -> str:
         now = ", ".join(w.text for w in self.found) or "no cable"
         plan = ", ".join(w.text for w in self.planned) or "no cable there"
@@ -99,7 +115,9 @@ def found_wires(
         if far is not None:
             out.setdefault(frozenset((end, far)), Wire(*sorted((end, far))))
     taken = {e for w in out.values() for e in (w.a, w.b)}
-    for end in sorted(set(lit) - taken):
+    for end in sorted(set(lit)):
+        if end in taken:
+            continue
         far = plan.get(end)
         if far is None or far in taken or (far.node is not None and far not in lit):
             # A dark planned port whose far end nobody names: its cable, moved here (one of

@@ -3,7 +3,7 @@ the solved fixes restore the plan with no more mistakes than were made."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -53,7 +53,7 @@ def solved(plan: Cables, cables: Cables) -> tuple[Cables, tuple[Mistake, ...]]:
 
 # -- perturbations: each takes the cables and a random draw, returns the cables as cabled -------
 
-Draw = Callable[[list[object]], object]
+Draw = Callable[[Sequence[object]], object]
 
 
 def _boxes(cables: Cables) -> list[str]:
@@ -148,6 +148,20 @@ def test_the_solved_fixes_restore_the_plan_with_no_more_mistakes_than_made(
         assert {w.key for w in found} == {w.key for w in cables}
     for m in mistakes:
         assert m.fix and m.cause and (m.planned or m.found)
+
+
+@settings(max_examples=100, deadline=None)
+@given(topologies(), st.data())
+def test_cabled_as_planned_is_no_mistake_wherever_lldp_names_nothing(
+    topo: tuple[str, Cables], data: st.DataObject
+) -> None:
+    _, plan = topo
+    deaf = data.draw(st.sets(st.sampled_from(_boxes(plan))))
+    seen, lit = seen_by_lldp(plan)
+    heard = {e: (None if e.node in deaf else far) for e, far in seen.items()}
+    found = found_wires(plan, heard, lit)
+    assert {w.key for w in found} == {w.key for w in plan}
+    assert solve(plan, found) == ()
 
 
 @settings(max_examples=100, deadline=None)
