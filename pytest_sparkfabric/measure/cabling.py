@@ -3,8 +3,8 @@
 The far end comes from LLDP (`lldpctl`, lldpd on every node): a Linux peer advertises its
 netdev's MAC as port ID (and the netdev name as port description), which is matched against
 the MACs `ip -j addr` read from every node, so it names the far box and port whatever the
-addressing says. A port cluster.yaml leaves empty that has carrier holds a cable too: the
-cable is in the other port.
+addressing says. A port cluster.yaml leaves empty that has carrier holds a cable too. What the
+far ends add up to (which cables are swapped, moved, missing) is `diagnosis.miscabling`'s.
 """
 
 from __future__ import annotations
@@ -38,14 +38,6 @@ class PortPeer:
     carrier: bool
     how: str
     """Where `seen` came from (`LLDP on <netdev>`), or why it is unknown."""
-
-    @property
-    def wrong(self) -> bool:
-        return self.seen is not None and self.seen != self.planned
-
-    @property
-    def cable(self) -> str:
-        return f"{self.end.text} <-> {self.seen.text if self.seen else '?'}"
 
 
 @dataclass(frozen=True, slots=True)
