@@ -39,7 +39,7 @@ pytestmark = [
 ]
 
 GPU_BUSY_PCT = soak.GPU_BUSY_PCT
-LOAD_RULES: tuple[RuleId, ...] = ("link_down", "half_port", "nic_throttled")
+LOAD_RULES: tuple[RuleId, ...] = ("link_down", "miscabled", "half_port", "nic_throttled")
 LOAD_END_SLACK_S = 2.0
 """A load that ends this close to its planned length ended on time (start-up, clock steps)."""
 

@@ -225,25 +225,19 @@ class SparkSession:
     def _on_cables(
         self, found: tuple[Finding, ...], path: tuple[objects.Obj, ...]
     ) -> tuple[Finding, ...]:
-        """A cable's fault seen on a rail (a marginal lane, no carrier) blames the cable."""
+        """A fault seen on a rail or a link blames what its rule names (`causes.BLAMES`):
+        the cable, the node or the switch leg, so its items share one root cause."""
         from dataclasses import replace
 
         from pytest_sparkfabric import objects
-        from pytest_sparkfabric.diagnosis.causes import CABLE_RULES
+        from pytest_sparkfabric.diagnosis.causes import BLAMES
 
         out = []
         for f in found:
-            blamed = f.objects or path
-            if f.rule.id in CABLE_RULES and all(o.kind in ("rail", "link") for o in blamed):
-                ends = {(s.node, s.port) for o in blamed for s in o.spots}
-                cables = [
-                    objects.cable_of(self.plan, n, p)
-                    for n, p in ends
-                    if n is not None and p is not None
-                ]
-                found_cables = tuple({c.id: c for c in cables if c is not None}.values())
-                if found_cables:
-                    f = replace(f, objects=found_cables)
+            on = f.objects or path
+            what = BLAMES.get(f.rule.id)
+            if what and on and all(o.kind in ("rail", "link", "direction", "pair") for o in on):
+                f = replace(f, objects=objects.blamed_as(what, self.plan, f.nodes, on) or on)
             out.append(f)
         return tuple(out)
 
