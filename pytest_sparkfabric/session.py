@@ -172,8 +172,9 @@ class SparkSession:
         if isinstance(exc, NotMeasured):
             found = self._unmeasured_finding(exc, path)
             outcome, findings = "not_measured", (found,)
-            if found.rule.id == "node_unreachable":
-                # Checks of other nodes that needed the lost one (NCCL, the soak) are about it.
+            if found.rule.id in ("node_unreachable", "prerequisite_missing"):
+                # Checks of other nodes that needed the lost one, or its missing tool (NCCL,
+                # the soak's traffic), are about it too.
                 widen(item, found.objects)
                 path = item_path(item)
             report.longrepr = visible(_unmeasured_text(exc))
@@ -204,14 +205,19 @@ class SparkSession:
 
         nodes = exc.nodes or tuple(dict.fromkeys(n for o in path for n in o.nodes))
         fabric = self.measured_fabric
-        down = fabric.measured("shell", dict) if fabric is not None else None
-        lost = [n for n, why in (down or {}).items() if why in exc.reason]
+        if fabric is not None and exc.missing == "ssh":
+            fabric.lose(exc)  # every later check on it: not measured at once, saying so
+        down = {**(fabric.measured("shell", dict) or {}), **fabric.lost} if fabric else {}
+        lost = [n for n, why in down.items() if why in exc.reason]
         if lost:
             # What could not run without a node that does not answer is that node's cause.
             nodes, exc.missing = tuple(lost), "ssh"
         blamed = tuple(map(objects.node, nodes)) or path
         if exc.missing == "ssh":
-            rule, cause = RULES["node_unreachable"], ""
+            gone = fabric.lost if fabric is not None else {}
+            mid_run = nodes and all(n in gone for n in nodes)
+            cause = "stopped answering ssh during the run" if mid_run else ""
+            rule = RULES["node_unreachable"]
         elif exc.missing is not None:
             rule, cause = RULES["prerequisite_missing"], f"{exc.missing} missing"
         else:

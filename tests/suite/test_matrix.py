@@ -38,13 +38,6 @@ NAMES = sorted(
     if p.name != "cluster.example.yaml"
 )
 UNEXPLAINED_OK = {"test_soak_load"}
-# Known wrong, so not pinned (issue 24, open): the soak, TCP, QoS and latency runners do not yet
-# route a missing tool or a lost node through measure/prereq.py, so those items fail instead of
-# being not measured. Strict: the day they are right, this fails and asks for pins.
-NOT_YET_RIGHT = {
-    "faults/tool_missing": "soak_load fails when ib_write_bw is missing (should be not measured)",
-    "faults/node_lost": "TCP, QoS, latency and soak items of a lost node fail (not measured)",
-}
 """Checks that may stay unexplained: a soak partner whose traffic another node's fault lost."""
 ONE_CAUSE = {
     "faults/cable_swapped": "exchange the two cables in spark-2 port 0 and port 1",
@@ -56,6 +49,9 @@ ONE_CAUSE = {
 }
 """Faults of one physical thing, whatever number of objects shows them: exactly one root cause,
 its fix starting so (issue 26)."""
+# Known wrong, so not pinned: example -> why (strict xfail: the day it is right, this fails and
+# asks for pins). Empty since issue 24 routed every runner through measure/prereq.py.
+NOT_YET_RIGHT: dict[str, str] = {}
 
 
 def observed(doc: Results) -> dict[str, Any]:
