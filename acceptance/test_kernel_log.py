@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 SHOWN = 3
 
 
-def _quote(w: kernel_log.Window, found: list[KernelEvent]) -> str:
+def _quote(w: kernel_log.SessionLog, found: list[KernelEvent]) -> str:
     said = "; ".join(f"{w.offset(e)}: `{e.line}`" for e in found[:SHOWN])
     return said + (f" (+{len(found) - SHOWN} more)" if len(found) > SHOWN else "")
 
@@ -36,7 +36,7 @@ def test_kernel_log(node: Node, fabric: Fabric, verdict: Verdict) -> None:
         expected="no mlx5 Link down on a fabric netdev, no uncorrected AER of the NIC, "
         "in the session's kernel log",
     )
-    got = kernel_log.window(fabric, node.name).require()
+    got = kernel_log.session_log(fabric, node.name).require()
     if got.value is None:
         verdict.warn(f"{node.name}: kernel log not read: {got.error}", None)
         return

@@ -36,7 +36,7 @@ READ_FIX = (
 
 
 @dataclass(frozen=True, slots=True)
-class Window:
+class SessionLog:
     """One node's kernel log over the session: its events from `start_s` (seconds since boot)."""
 
     log: KernelLog
@@ -52,7 +52,7 @@ class Window:
         return f"+{max(0.0, e.time_s - self.start_s - SLACK_S):.1f} s"
 
 
-def _window(r: RunResult, session_s: float) -> Measured[Window]:
+def _session_log(r: RunResult, session_s: float) -> Measured[SessionLog]:
     if r.transport_error or r.timed_out:
         gap = could_not_run(r)
         return Measured.not_measured(gap) if gap else Measured.failed(r.failure() or r.node)
@@ -62,15 +62,15 @@ def _window(r: RunResult, session_s: float) -> Measured[Window]:
         return Measured.failed(f"{r.node}: {exc}")
     if log.uptime_s is None:
         return Measured.failed(f"{r.node}: no /proc/uptime line before the kernel log")
-    return Measured.of(Window(log, log.uptime_s - session_s - SLACK_S, session_s))
+    return Measured.of(SessionLog(log, log.uptime_s - session_s - SLACK_S, session_s))
 
 
-def measure(fabric: Fabric) -> Mapping[str, Measured[Window]]:
+def measure(fabric: Fabric) -> Mapping[str, Measured[SessionLog]]:
     session_s = fabric.transport.clock.now() - fabric.started_s
     nodes = [n.name for n in fabric.cluster.nodes]
     results = fabric.run_all([Job(n, COMMAND, QUICK_S) for n in nodes])
-    return {r.node: _window(r, session_s) for r in results}
+    return {r.node: _session_log(r, session_s) for r in results}
 
 
-def window(fabric: Fabric, node: str) -> Measured[Window]:
+def session_log(fabric: Fabric, node: str) -> Measured[SessionLog]:
     return fabric.phase(NAME, measure)[node]
