@@ -172,8 +172,9 @@ class SparkSession:
         if isinstance(exc, NotMeasured):
             found = self._unmeasured_finding(exc, path)
             outcome, findings = "not_measured", (found,)
-            if found.rule.id == "node_unreachable":
-                # Checks of other nodes that needed the lost one (NCCL, the soak) are about it.
+            if found.rule.id in ("node_unreachable", "prerequisite_missing"):
+                # Checks of other nodes that needed the lost one, or a tool on it (NCCL, the
+                # soak), are about it.
                 widen(item, found.objects)
                 path = item_path(item)
             report.longrepr = visible(_unmeasured_text(exc))

@@ -42,7 +42,6 @@ UNEXPLAINED_OK = {"test_soak_load"}
 # route a missing tool or a lost node through measure/prereq.py, so those items fail instead of
 # being not measured. Strict: the day they are right, this fails and asks for pins.
 NOT_YET_RIGHT = {
-    "faults/tool_missing": "soak_load fails when ib_write_bw is missing (should be not measured)",
     "faults/node_lost": "TCP, QoS, latency and soak items of a lost node fail (not measured)",
 }
 """Checks that may stay unexplained: a soak partner whose traffic another node's fault lost."""
