@@ -70,8 +70,13 @@ def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     rdma.pair_runs(fabric)
     windows = rail_counters.log(fabric).of(rail.id)
     if not windows:
-        why = fabric.down_line([rail.node]) or "the rail took part in no traffic round"
-        verdict.not_measured(f"{rail.node} {rail.netdev}: {why}", nodes=[rail.node])
+        peers = [x.b if x.a == rail else x.a for x in fabric.plan.links if rail in (x.a, x.b)]
+        gone = fabric.gone([rail.node, *(p.node for p in peers)])
+        if gone is not None:
+            raise gone  # a node it would have sent to or through does not answer
+        verdict.not_measured(
+            f"{rail.node} {rail.netdev}: the rail took part in no traffic round", nodes=[rail.node]
+        )
     verdict(measured=f"{rail_counters.totals(windows)} over {len(windows)} traffic window(s)")
     for w in windows:
         if w.error is None:

@@ -129,6 +129,11 @@ class Vfs:
 def _build(node: SimNode, seed: int) -> dict[str, Entry]:
     files: dict[str, Entry] = dict(node.files)
     files["/proc/sys/kernel/hostname"] = f"{node.name}\n"
+    # proc(5): "/proc/uptime: the uptime of the system (including time spent in suspend) and
+    # the amount of time spent in the idle process", both in seconds; 20 idle cores.
+    files["/proc/uptime"] = lambda rt, t: (
+        f"{rt.uptime(node.name, t):.2f} {rt.uptime(node.name, t) * 20:.2f}\n"
+    )
     for key, value in node.sysctls.items():
         files["/proc/sys/" + key.replace(".", "/")] = f"{value}\n"
     files.update(_mgmt(node))
@@ -137,6 +142,11 @@ def _build(node: SimNode, seed: int) -> dict[str, Entry]:
         files.update(_pci(node, dev, slot))
         files.update(_infiniband(dev, seed))
     return files
+
+
+def _uptime(node: str, rt: Runtime, t: float) -> str:
+    up = rt.uptime(node, t)
+    return f"{up:.2f} {up * 20:.2f}\n"
 
 
 def _mgmt(node: SimNode) -> dict[str, Entry]:

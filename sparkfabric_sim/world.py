@@ -43,6 +43,8 @@ PATHS = {
     "false": "/usr/bin/false",
     "which": "/usr/bin/which",
     "ibdev2netdev": "/usr/bin/ibdev2netdev",
+    "dmesg": "/usr/bin/dmesg",
+    "journalctl": "/usr/bin/journalctl",
     "lldpctl": "/usr/sbin/lldpctl",
     "ib_write_bw": "/usr/bin/ib_write_bw",
     "ib_write_lat": "/usr/bin/ib_write_lat",

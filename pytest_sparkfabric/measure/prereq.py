@@ -50,6 +50,7 @@ PREREQS: tuple[Prereq, ...] = (
     ),
     Prereq("iproute2", ("ip", "ss", "dcb"), "sudo apt install iproute2"),
     Prereq("ethtool", ("ethtool",), "sudo apt install ethtool"),
+    Prereq("sudo", ("sudo",), "install sudo, or connect as root (ssh user in cluster.yaml)"),
 )
 SUDO_ETHTOOL_FIX = (
     'echo "$USER ALL=(root) NOPASSWD: /usr/sbin/ethtool -m *" | '
@@ -58,8 +59,10 @@ SUDO_ETHTOOL_FIX = (
 SSH_FIX = "power the node on and check that `ssh <node> true` answers without a password"
 # sudo(8) -n: "a password is required"; without a terminal: "a terminal is required".
 _SUDO_REFUSED = re.compile(r"^sudo: (a password is required|a terminal is required)", re.M)
-# Open MPI's orterun/prterun help text (help-orterun.txt "orterun:executable-not-found").
-_MPI_NOT_FOUND = re.compile(r"was unable to find the executable", re.I)
+# Open MPI's help text when a rank's binary is not on that node's PATH: 4.x prints "mpirun was
+# unable to find the specified executable file, and therefore did not launch the job" then
+# `Node:` and `Executable:` lines (as on the open-mpi users list); old orterun had no "specified".
+_MPI_NOT_FOUND = re.compile(r"was unable to find the (?:specified )?executable", re.I)
 _MPI_EXE = re.compile(r"Executable:\s*(\S+)")
 
 
@@ -89,7 +92,7 @@ def could_not_run(r: RunResult | None) -> NotMeasured | None:
         tool = m.group(1) if m else "all_reduce_perf"
     elif r.rc == 127 and not r.timed_out:
         tool = missing_command(r.stderr) or (r.command.split() or [r.command])[0]
-    if tool is None or tool == "sudo":
+    if tool is None:
         return None
     return tool_missing(r.node, tool)
 

@@ -32,6 +32,7 @@ PHASES = (
     "switch_counters",
     "rail_counters",
     "soak_temps",
+    "kernel_log",
     "preflight",
 )
 
