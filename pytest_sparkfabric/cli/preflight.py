@@ -75,7 +75,7 @@ def render(checked: Preflight, down: dict[str, str]) -> list[str]:
         elif c.found.error is not None:
             lines.append(f"{node}: not checked: {c.found.error}")
         elif not c.gaps:
-            lines.append(f"{node}: nothing missing ({len(c.looked_for.tools)} commands found)")
+            lines.append(f"{node}: nothing missing (looked for {len(c.looked_for.tools)} commands)")
         else:
             by: dict[str | None, list[Gap]] = {}
             for g in c.gaps:

@@ -20,7 +20,7 @@ def test_demo_cluster_has_everything(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["preflight", str(EXAMPLES / "demo.yaml")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1:] == [
-        *(f"spark-{i}: nothing missing (14 commands found)" for i in range(1, 5)),
+        *(f"spark-{i}: nothing missing (looked for 14 commands)" for i in range(1, 5)),
         "Nothing missing: every node has what the suite runs.",
     ]
 
