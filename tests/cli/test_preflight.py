@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from pytest_sparkfabric.cli import main
 from pytest_sparkfabric.cli.preflight import suite_needs
@@ -26,12 +25,9 @@ def test_demo_cluster_has_everything(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_stock_cluster_lists_each_missing_prerequisite_with_its_fix(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    data = yaml.safe_load((EXAMPLES / "direct-2.yaml").read_text())
-    data["simulate"]["profile"] = "stock"
-    cluster = tmp_path / "stock.yaml"
-    cluster.write_text(yaml.safe_dump(data))
+    cluster = EXAMPLES / "stock.yaml"
     assert main(["preflight", str(cluster)]) == 10
     out = capsys.readouterr().out
     assert out.startswith(f"sparkfabric preflight: {cluster}, 2 nodes\nspark-1: 7 missing\n")
