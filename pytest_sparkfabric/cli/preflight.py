@@ -12,13 +12,16 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Iterable
-
-import pytest
+from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster import ConfigError, load_cluster
-from pytest_sparkfabric.measure.preflight import MARKER, Gap, Preflight, preflight
-from pytest_sparkfabric.session import EXIT_INCOMPLETE
 
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_sparkfabric.measure.preflight import Gap, Preflight
+
+# Lazy: `sparkfabric --help` and the other commands load neither pytest nor the engine.
 SUITE = "pytest_sparkfabric.acceptance"
 
 
@@ -38,6 +41,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _marks(value: object) -> list[pytest.Mark]:
+    import pytest
+
     items = value if isinstance(value, list) else [value]
     marks = [m.mark if isinstance(m, pytest.MarkDecorator) else m for m in items]
     return [m for m in marks if isinstance(m, pytest.Mark)]
@@ -45,6 +50,8 @@ def _marks(value: object) -> list[pytest.Mark]:
 
 def suite_needs() -> tuple[str, ...]:
     """What the shipped checks need: the `sparkfabric_needs` marks of every test in it."""
+    from pytest_sparkfabric.measure.preflight import MARKER
+
     suite = importlib.import_module(SUITE)
     needs: list[str] = []
     for info in pkgutil.iter_modules(suite.__path__):
@@ -68,7 +75,7 @@ def render(checked: Preflight, down: dict[str, str]) -> list[str]:
         elif c.found.error is not None:
             lines.append(f"{node}: not checked: {c.found.error}")
         elif not c.gaps:
-            lines.append(f"{node}: nothing missing ({len(c.looked_for.tools)} commands found)")
+            lines.append(f"{node}: nothing missing (looked for {len(c.looked_for.tools)} commands)")
         else:
             by: dict[str | None, list[Gap]] = {}
             for g in c.gaps:
@@ -93,6 +100,8 @@ def _fixes(checked: Preflight) -> Iterable[str]:
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.measure.preflight import preflight
+    from pytest_sparkfabric.session import EXIT_INCOMPLETE
     from pytest_sparkfabric.transport import make_transport
 
     try:

@@ -7,7 +7,8 @@ will run there, and the parser of what it prints. One record per line, tab-separ
                                     password; with -n it exits 1 ("a password is required")
     socket  PATH    yes|no          `test -S PATH`
     lib     NAME    MATCHES         `echo` of the library's globs (a pattern that matches
-                                    nothing is echoed as it is, with its `*`)
+                                    nothing is echoed as it is, with its `*`) and the
+                                    loader cache's lines for it (`ldconfig -p`)
     version NAME    TEXT            dpkg-query's version of a package (empty: not a package)
     end                             the script ran to its end
 
@@ -79,7 +80,10 @@ def build_preflight(look: Lookups) -> shell.Command:
         )
     for lib, patterns in look.libs.items():
         globs = " ".join(shell.glob(p).text for p in patterns)
-        lines.append(_record("lib", lib, shell.Words(f'"$(echo {globs})"')))
+        # And the loader's cache (ld.so(8) looks there after LD_LIBRARY_PATH): `ldconfig -p`
+        # lists `libnccl.so.2 (libc6,AArch64) => /usr/lib/.../libnccl.so.2`.
+        cache = f"$(ldconfig -p 2>/dev/null | grep -F {shell.quote(lib)})"
+        lines.append(_record("lib", lib, shell.Words(f'"$(echo {globs} {cache})"')))
     for package in look.packages:
         query = shell.join(["dpkg-query", "-W", "-f", "${Version}", package])
         lines.append(_record("version", package, shell.Words(f'"$({query} 2>/dev/null)"')))
@@ -109,7 +113,7 @@ def parse_preflight(text: str) -> Found:
         elif kind == "socket":
             sockets[name] = value.strip() == "yes"
         elif kind == "lib":
-            libs[name] = tuple(w for w in value.split() if "*" not in w)
+            libs[name] = tuple(w for w in value.split() if w.startswith("/") and "*" not in w)
         elif kind == "version" and value.strip():
             versions[name] = value.strip()
     if not ended:

@@ -86,10 +86,7 @@ def _preflight(nodes: tuple[PreflightNode, ...]) -> str:
                 f"<tr><td>{esc(n.node)}</td><td colspan=2>not checked: {esc(n.error)}</td></tr>"
             )
         elif not n.missing:
-            rows.append(
-                f"<tr><td>{esc(n.node)}</td><td colspan=2>nothing missing "
-                f"({len(n.found)} commands found)</td></tr>"
-            )
+            rows.append(f"<tr><td>{esc(n.node)}</td><td colspan=2>nothing missing</td></tr>")
         for g in n.missing:
             note = " (advisory)" if g.advisory else ""
             rows.append(

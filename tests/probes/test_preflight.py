@@ -48,13 +48,14 @@ def test_parse_allowed_sudo_and_found_library_among_noise() -> None:
     text = (
         "Welcome to DGX OS\r\n"
         "sudo\tethtool -m enp1s0f0np0\t0\t/usr/sbin/ethtool -m enp1s0f0np0\n"
-        "lib\tlibnccl.so.2\t/usr/lib/aarch64-linux-gnu/libnccl.so.2.28.9\n"
+        "lib\tlibnccl.so.2\t/usr/lib/*-linux-gnu/libnccl.so.2.* libnccl.so.2 (libc6,AArch64) "
+        "=> /usr/local/nccl/lib/libnccl.so.2\n"
         "socket\t/run/lldpd.socket\tyes\n"
         "end\n"
     )
     found = parse_preflight(text)
     assert found.sudo["ethtool -m enp1s0f0np0"].allowed
-    assert found.libs["libnccl.so.2"] == ("/usr/lib/aarch64-linux-gnu/libnccl.so.2.28.9",)
+    assert found.libs["libnccl.so.2"] == ("/usr/local/nccl/lib/libnccl.so.2",)
     assert found.sockets["/run/lldpd.socket"]
 
 
@@ -83,7 +84,8 @@ def test_the_script_quotes_every_value_and_expands_only_the_home() -> None:
         "printf '%s\\t%s\\t%s\\t%s\\n' sudo 'ethtool -m enp1s0f1np1' \"$?\" \"$out\"",
         "if [ -S /run/lldpd.socket ]; then s=yes; else s=no; fi; "
         "printf '%s\\t%s\\t%s\\n' socket /run/lldpd.socket \"$s\"",
-        "printf '%s\\t%s\\t%s\\n' lib libnccl.so.2 \"$(echo /usr/lib/*-linux-gnu/libnccl.so.2.*)\"",
+        "printf '%s\\t%s\\t%s\\n' lib libnccl.so.2 \"$(echo /usr/lib/*-linux-gnu/libnccl.so.2.* "
+        '$(ldconfig -p 2>/dev/null | grep -F libnccl.so.2))"',
         "printf '%s\\t%s\\t%s\\n' version perftest "
         "\"$(dpkg-query -W -f '${Version}' perftest 2>/dev/null)\"",
         "echo end",
