@@ -24,10 +24,19 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.bandwidth, pytest.mark.sparkfabric_needs("ib_write_bw")]
 
 
+def _could_not_run(fabric: Fabric) -> None:
+    """Raise why no traffic crossed the switch where the tool could not run (perftest missing,
+    a node lost): then the switch was never put under load, which says nothing about it."""
+    for r in rdma.pair_runs(fabric).directed().values():
+        if r.unmeasured is not None:
+            raise r.unmeasured
+
+
 def _log(fabric: Fabric, where: str, verdict: Verdict) -> Log:
     rdma.pair_runs(fabric)
     log = switch_counters.log(fabric)
     if not log.legs.by_object:
+        _could_not_run(fabric)
         why = log.legs.not_watched or "no traffic round crossed the switch"
         verdict.fail(f"{where}: not measured: {why}", measured="not measured")
     return log
@@ -125,6 +134,7 @@ def test_switch_cpu_under_traffic(switch: SwitchSpec, fabric: Fabric, verdict: V
     cpu = _log(fabric, where, verdict).cpu
     samples = [s for s in cpu if s.load_pct is not None]
     if not samples:
+        _could_not_run(fabric)
         errors = [s.error for s in cpu if s.error]
         why = errors[0] if errors else "no round lasted a sampling interval"
         verdict.fail(

@@ -60,10 +60,10 @@ PATHS = {
     "nvidia-smi": "/usr/bin/nvidia-smi",
     "gpu_burn": "/usr/local/bin/gpu_burn",
     "gpu-burn": "/usr/local/bin/gpu-burn",
-    "all_reduce_perf": "/usr/local/bin/all_reduce_perf",
-    "all_gather_perf": "/usr/local/bin/all_gather_perf",
-    "reduce_scatter_perf": "/usr/local/bin/reduce_scatter_perf",
 }
+# nccl-tests as NVIDIA's nccl playbook builds it: ~/nccl-tests/build, on no PATH.
+NCCL_TESTS = frozenset({"all_reduce_perf", "all_gather_perf", "reduce_scatter_perf"})
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 class NeedRate(Exception):
@@ -141,7 +141,7 @@ class World:
             "USER": n.user,
             "LOGNAME": n.user,
             "SHELL": "/bin/bash",
-            "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "PATH": SYSTEM_PATH,
             "LANG": "C.UTF-8",
         }
 
@@ -239,7 +239,8 @@ class NodeHost:
         if name.rsplit("/", 1)[-1] in self.ctx.node.missing:
             return None
         if "/" in name:
-            return name if name.rsplit("/", 1)[-1] in PATHS else None
+            base = name.rsplit("/", 1)[-1]
+            return name if base in PATHS or base in NCCL_TESTS else None
         return PATHS.get(name)
 
     def kind(self, path: str) -> str | None:

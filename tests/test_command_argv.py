@@ -209,7 +209,7 @@ def launch_argv(cluster: Cluster) -> list[str]:
     binary = spec.binary
     binary = HOME + binary[1:] if binary.startswith("~/") else binary
     return template_argv(
-        spec.launcher,
+        spec.launcher.replace("$HOME", HOME),  # the launch node's shell expands the template's
         {
             "ranks": str(len(cluster.nodes)),
             "hosts": ",".join(f"{h}:1" for h in hosts),

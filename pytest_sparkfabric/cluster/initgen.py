@@ -16,7 +16,12 @@ import yaml
 
 from pytest_sparkfabric.cluster import argrules, hardware
 from pytest_sparkfabric.cluster.plan import NODE_COUNTS
-from pytest_sparkfabric.cluster.spec import LINK_SPEEDS_MBPS, NVIDIA_APPROVED, TOPOLOGIES
+from pytest_sparkfabric.cluster.spec import (
+    LINK_SPEEDS_MBPS,
+    NVIDIA_APPROVED,
+    TOPOLOGIES,
+    NcclSpec,
+)
 from pytest_sparkfabric.cluster.validate import need
 
 DEFAULT_POOL = "192.168.100.0/24 to 192.168.255.0/24"
@@ -222,4 +227,12 @@ def generate(
         ]
         if transport == "sim":
             out.append("    - {vendor: PHILISUN, part: QDD-2Q56-PC01}  # the simulated breakout")
+    nccl = NcclSpec()
+    out += [
+        "nccl:  # as NVIDIA's nccl playbook builds it: NCCL in ~/nccl, nccl-tests in ~/nccl-tests,",
+        "  # Open MPI from apt (MPI_HOME /usr/lib/aarch64-linux-gnu/openmpi); paths given, not",
+        "  # exported: a non-interactive ssh shell has neither on PATH or LD_LIBRARY_PATH",
+        f"  binary: {nccl.binary}",
+        f'  launcher: "{nccl.launcher}"',
+    ]
     return "\n".join(out) + "\n"

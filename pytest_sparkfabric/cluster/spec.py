@@ -200,6 +200,12 @@ class SwitchSpec(_Model):
     `link_speed` wins."""
 
 
+# NVIDIA dgx-spark-playbooks nccl/README.md: NCCL built in ~/nccl (NCCL_HOME=$HOME/nccl/build),
+# CUDA_HOME=/usr/local/cuda, MPI_HOME=/usr/lib/aarch64-linux-gnu/openmpi, and
+# LD_LIBRARY_PATH="$NCCL_HOME/lib:$CUDA_HOME/lib64/:$MPI_HOME/lib"; nccl-tests in ~/nccl-tests.
+PLAYBOOK_LD_LIBRARY_PATH = (
+    "$HOME/nccl/build/lib:/usr/local/cuda/lib64:/usr/lib/aarch64-linux-gnu/openmpi/lib"
+)
 _LAUNCHER_KEYS = ("ranks", "hosts", "env_flags", "binary", "size", "mgmt_netdev")
 # The placeholders that carry text; the others are digits (and K, M, G) wherever they stand.
 _LAUNCHER_TEXT = ("hosts", "env_flags", "binary", "mgmt_netdev")
@@ -209,22 +215,26 @@ class NcclSpec(_Model):
     """How the NCCL test (nccl-tests) is launched across the nodes."""
 
     launcher: Annotated[str, _template(_LAUNCHER_KEYS, _LAUNCHER_TEXT)] = (
-        "mpirun --allow-run-as-root -np {ranks} -H {hosts} -x PATH -x LD_LIBRARY_PATH "
+        "mpirun --allow-run-as-root -np {ranks} -H {hosts} "
+        f"-x LD_LIBRARY_PATH={PLAYBOOK_LD_LIBRARY_PATH} "
         "--mca btl_tcp_if_include {mgmt_netdev} --mca oob_tcp_if_include {mgmt_netdev} "
         "{env_flags} {binary} -b {size} -e {size} -f 2 -g 1"
     )
     """Command template run on the launch node (shell text); placeholders: {ranks}, {hosts}
     (ip1:1,ip2:1,...), {env_flags}, {binary}, {size}, {mgmt_netdev}, each filled in as quoted
     shell words (so {hosts}, {env_flags}, {binary}, {mgmt_netdev} stand outside quotes). The
-    default exports PATH and LD_LIBRARY_PATH (the ranks' non-interactive ssh shells lack the login
-    PATH) and pins Open MPI's TCP traffic to the management netdev (never docker0 or a down one)."""
+    default gives the ranks the library path of NVIDIA's nccl playbook explicitly (a
+    non-interactive ssh shell has no `~/nccl/build/lib` to export) and pins Open MPI's TCP
+    traffic to the management netdev (never docker0 or a down one)."""
     mgmt_netdev: NetdevName = "enP7s7"
     """The management network interface every node shares (the 10GbE port enP7s7 on a Spark):
     {mgmt_netdev} in the launcher, for Open MPI's btl_tcp_if_include and oob_tcp_if_include."""
     env_flag: Annotated[str, _template(("key", "value"), ("key", "value"))] = "-x {key}={value}"
     """How one environment variable is passed to the launcher; placeholders {key} and {value},
     each filled in as a quoted shell word (so outside quotes)."""
-    binary: Annotated[str, _limits(argrules.BINARY), _check(argrules.BINARY)] = "all_reduce_perf"
+    binary: Annotated[str, _limits(argrules.BINARY), _check(argrules.BINARY)] = (
+        "~/nccl-tests/build/all_reduce_perf"
+    )
     """The nccl-tests binary to run: a name or path (letters, digits, '.', '_', '+', '/', '-';
     ~/ at the start means the login user's home; never starting with '-')."""
     size: str = Field("16G", pattern=r"^[0-9]+[KMG]?$", examples=["16G"])

@@ -43,10 +43,10 @@ PREREQS: tuple[Prereq, ...] = (
     ),
     Prereq(
         "NCCL",
-        ("libnccl.so.2",),
-        "git clone https://github.com/NVIDIA/nccl.git ~/nccl && cd ~/nccl && make -j src.build, "
-        "then give its library directory in cluster.yaml nccl.env LD_LIBRARY_PATH "
-        "(/home/USER/nccl/build/lib)",
+        ("libnccl.so.2", "libnccl.so"),
+        "git clone -b v2.28.3-1 https://github.com/NVIDIA/nccl.git ~/nccl && cd ~/nccl && "
+        'make -j src.build NVCC_GENCODE="-gencode=arch=compute_121,code=sm_121"; the ranks find '
+        "it through -x LD_LIBRARY_PATH=$HOME/nccl/build/lib:... (nccl.launcher's default)",
     ),
     Prereq("iproute2", ("ip", "ss", "dcb"), "sudo apt install iproute2"),
     Prereq("ethtool", ("ethtool",), "sudo apt install ethtool"),
@@ -64,6 +64,9 @@ _SUDO_REFUSED = re.compile(r"^sudo: (a password is required|a terminal is requir
 # `Node:` and `Executable:` lines (as on the open-mpi users list); old orterun had no "specified".
 _MPI_NOT_FOUND = re.compile(r"was unable to find the (?:specified )?executable", re.I)
 _MPI_EXE = re.compile(r"Executable:\s*(\S+)")
+# ld.so(8): `<prog>: error while loading shared libraries: libnccl.so.2: cannot open shared
+# object file: No such file or directory`, exit status 127 (mpirun passes a rank's on).
+_NO_LIBRARY = re.compile(r"error while loading shared libraries: (\S+?): cannot open shared")
 
 
 def prereq_of(command: str) -> Prereq:
@@ -87,6 +90,15 @@ def could_not_run(r: RunResult | None) -> NotMeasured | None:
             fix=SUDO_ETHTOOL_FIX if asked.startswith("ethtool") else f"allow `{asked}` in sudoers",
         )
     tool: str | None = None
+    if lib := _NO_LIBRARY.search(r.stderr):
+        p = prereq_of(lib.group(1))
+        return NotMeasured(
+            f"{r.node}: {lib.group(1)} not found by the loader ({p.name} is not built, or not "
+            "on the ranks' LD_LIBRARY_PATH)",
+            nodes=[r.node],
+            missing=p.name,
+            fix=p.fix,
+        )
     if _MPI_NOT_FOUND.search(r.stderr):
         m = _MPI_EXE.search(r.stderr)
         tool = m.group(1) if m else "all_reduce_perf"

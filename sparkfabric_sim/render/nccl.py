@@ -123,6 +123,32 @@ MPI_NONZERO = (
     "--------------------------------------------------------------------------\n"
 )
 
+
+def mpi_not_found(node: str, program: str) -> str:
+    """Open MPI 4.1's text for a rank whose executable its node's PATH does not hold (as the
+    open-mpi users list and many READMEs quote it: `Node:` and `Executable:` lines)."""
+    return (
+        "--------------------------------------------------------------------------\n"
+        "mpirun was unable to find the specified executable file, and therefore\n"
+        "did not launch the job.  This error was first reported for process\n"
+        "rank 0; it may have occurred for other processes as well.\n\n"
+        "NOTE: A common cause for this error is misspelling a mpirun command\n"
+        "      line parameter option (remember that mpirun interprets the first\n"
+        "      unrecognized command line token as the executable).\n\n"
+        f"Node:       {node}\n"
+        f"Executable: {program}\n"
+        "--------------------------------------------------------------------------\n"
+    )
+
+
+def no_libnccl(program: str) -> str:
+    # ld.so(8): a needed library on neither the rpath, LD_LIBRARY_PATH nor the ld.so cache.
+    return (
+        f"{program}: error while loading shared libraries: libnccl.so.2: cannot open shared "
+        "object file: No such file or directory\n"
+    )
+
+
 MPI_DAEMON = (
     "--------------------------------------------------------------------------\n"
     "ORTE was unable to reliably start one or more daemons.\n"

@@ -14,7 +14,7 @@ from sparkfabric_sim.nccl_model import RankPlan
 from sparkfabric_sim.outcome import Outcome, fail
 from sparkfabric_sim.render import nccl as render
 from sparkfabric_sim.tools.args import ArgError, Parser
-from sparkfabric_sim.world import Ctx
+from sparkfabric_sim.world import SYSTEM_PATH, Ctx
 
 COLLECTIVES = {
     "all_reduce_perf": ("all_reduce", "sum"),
@@ -140,6 +140,13 @@ def mpirun(ctx: Ctx, argv: list[str]) -> Outcome:
             process[key] = value
         elif key in ctx.env:
             process[key] = ctx.env[key]
+    for node, host in zip(nodes, placement, strict=True):
+        if not _finds(node, a.program[0], process):
+            return Outcome(1, "", render.mpi_not_found(host, a.program[0]), STARTUP_S)
+    # Any home's: behind the lab's wrappers the real login shell expanded $HOME.
+    if not any(d.endswith("/nccl/build/lib") for d in _dirs(process, "LD_LIBRARY_PATH")):
+        err = render.no_libnccl(a.program[0]) + render.MPI_NONZERO
+        return Outcome(127, "", err, STARTUP_S)
     plans = [nccl_model.plan_rank(ctx, i, n, process) for i, n in enumerate(nodes)]
     return _run(ctx, binary, plans, low, high, max(2, b.f))
 
@@ -175,6 +182,22 @@ def _completion_error(dev: Netdev, peer: Netdev) -> str:
         "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RDMA_WRITE(1) reqSize=524288 "
         f"vendor_err=129 req_type=Send hca {dev.rdma}"
     )
+
+
+def _dirs(env: Mapping[str, str], name: str) -> list[str]:
+    return [d for d in env.get(name, "").split(":") if d]
+
+
+def _finds(node: SimNode, program: str, process: Mapping[str, str]) -> bool:
+    """Whether a rank on `node` finds nccl-tests: where NVIDIA's nccl playbook builds it
+    (~/nccl-tests/build, never on a non-interactive PATH) by its path, or on the rank's PATH
+    (the exported one, else the system PATH orted starts with)."""
+    if program.rsplit("/", 1)[-1] in node.missing:
+        return False
+    if "/" in program:
+        return True
+    path = _dirs({"PATH": SYSTEM_PATH, **process}, "PATH")
+    return any(d.endswith("/nccl-tests/build") for d in path)
 
 
 def _root_allowed(env: Mapping[str, str]) -> bool:

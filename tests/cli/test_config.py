@@ -30,6 +30,10 @@ def test_init_prints_a_file_check_accepts(
     assert run(["init", "--topology", "switch", "--nodes", "4", "--transport", "sim"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("# cluster.yaml for pytest-sparkfabric, written by `sparkfabric init")
+    # The paths NVIDIA's nccl playbook builds, given as values (issue 24 item 5).
+    assert "\n  binary: ~/nccl-tests/build/all_reduce_perf\n" in text
+    lib = "$HOME/nccl/build/lib:/usr/local/cuda/lib64:/usr/lib/aarch64-linux-gnu/openmpi/lib"
+    assert f" -x LD_LIBRARY_PATH={lib} " in text and " -x PATH " not in text
     path = tmp_path / "cluster.yaml"
     path.write_text(text)
     assert run(["check", str(path)]) == 0

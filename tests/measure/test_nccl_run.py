@@ -101,7 +101,10 @@ def test_incomplete_run_is_a_failure_not_a_zero() -> None:
     assert any("without '# Avg bus bandwidth'" in p for p in run.problems())
 
 
-def test_the_default_launcher_exports_path_and_pins_mpi_tcp_to_the_management_netdev() -> None:
+def test_the_default_launcher_sets_the_playbook_paths_and_pins_mpi_tcp_to_the_mgmt_netdev() -> None:
     cmd = nccl_run.command(cluster())
-    assert " -x PATH -x LD_LIBRARY_PATH " in cmd
+    # The values, not the control shell's exports: a non-interactive ssh shell has neither.
+    lib = "$HOME/nccl/build/lib:/usr/local/cuda/lib64:/usr/lib/aarch64-linux-gnu/openmpi/lib"
+    assert f" -x LD_LIBRARY_PATH={lib} " in cmd and " -x PATH " not in cmd
+    assert " ~/nccl-tests/build/all_reduce_perf -b 16G " in cmd
     assert " --mca btl_tcp_if_include enP7s7 --mca oob_tcp_if_include enP7s7 " in cmd

@@ -86,3 +86,17 @@ def test_a_lost_connection_is_ssh_and_a_run_that_ran_is_judged_on_its_output() -
 
 def test_a_tool_nobody_listed_still_says_what_to_do() -> None:
     assert prereq_of("/opt/x/bin/frobnicate").fix == "install frobnicate on the node, or fix PATH"
+
+
+def test_a_rank_without_libnccl_names_nccl_and_the_library_path() -> None:
+    stderr = (
+        "/home/nvidia/nccl-tests/build/all_reduce_perf: error while loading shared libraries: "
+        "libnccl.so.2: cannot open shared object file: No such file or directory\n"
+    )
+    gap = could_not_run(_run("mpirun -np 2 ~/nccl-tests/build/all_reduce_perf", 127, stderr))
+    assert gap is not None and gap.missing == "NCCL"
+    assert gap.reason == (
+        "spark-2: libnccl.so.2 not found by the loader (NCCL is not built, or not on the ranks' "
+        "LD_LIBRARY_PATH)"
+    )
+    assert "LD_LIBRARY_PATH=$HOME/nccl/build/lib" in (gap.fix or "")

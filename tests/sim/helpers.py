@@ -39,13 +39,17 @@ def tcp(t: SimTransport, pairs: list[tuple[str, str, str, str]]) -> list[float]:
     return out
 
 
+PLAYBOOK = "-x LD_LIBRARY_PATH=$HOME/nccl/build/lib ~/nccl-tests/build/"
+"""The end of a playbook-built node's mpirun line: NCCL's library path, nccl-tests' folder."""
+
+
 def nccl(t: SimTransport, ips: list[str], binary: str = "all_reduce_perf") -> NcclTestsRun:
     hosts = ",".join(f"{ip}:1" for ip in ips)
     env = {"NCCL_DEBUG": "INFO", **t.model.cluster.spec.nccl.env}
     flags = " ".join(f"-x {k}={v}" for k, v in env.items())
     cmd = (
         f"mpirun --allow-run-as-root -np {len(ips)} -H {hosts} {flags} "
-        f"{binary} -b 16G -e 16G -f 2 -g 1"
+        f"{PLAYBOOK}{binary} -b 16G -e 16G -f 2 -g 1"
     )
     node = t.model.host_node(ips[0])
     assert node is not None

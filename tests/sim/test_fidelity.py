@@ -15,6 +15,7 @@ from pytest_sparkfabric.cluster.plan import plan
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim import counters, gids
 from sparkfabric_sim.transport import SimTransport
+from tests.sim.helpers import PLAYBOOK
 from tests.sim.strategies import cluster_text, healthy_clusters
 
 ethtool = pytest.importorskip("pytest_sparkfabric.probes.ethtool")
@@ -158,7 +159,7 @@ def test_nccl_tests_output_round_trips(cluster: Cluster, binary: str) -> None:
     hosts = ",".join(f"{n.rails[0].address.ip}:1" for n in cluster.nodes)
     cmd = (
         f"mpirun --allow-run-as-root -np {len(cluster.nodes)} -H {hosts} -x NCCL_DEBUG=INFO "
-        f"{binary} -b 1G -e 16G -f 4 -g 1"
+        f"{PLAYBOOK}{binary} -b 1G -e 16G -f 4 -g 1"
     )
     run = nccl.parse_nccl_tests(out(t, cluster.nodes[0].name, cmd, timeout=3600))
     assert [r.size_bytes for r in run.rows] == [2**30, 2**32, 2**34]

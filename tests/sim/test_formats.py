@@ -12,6 +12,7 @@ import pytest
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.render.iperf3 import document
 from tests.sim.conftest import Sim, example, with_faults
+from tests.sim.helpers import PLAYBOOK
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -61,7 +62,7 @@ def test_nccl_tests_layout_matches_the_gb10_all_gather_sample() -> None:
     s = Sim(example("direct-2"))
     cmd = (
         "mpirun --allow-run-as-root -np 2 -H 192.168.100.11:1,192.168.100.12:1 "
-        "all_gather_perf -b 16G -e 16G -f 2 -g 1"
+        f"{PLAYBOOK}all_gather_perf -b 16G -e 16G -f 2 -g 1"
     )
     sim = s.ok("spark-1", cmd, timeout=900).splitlines()
     assert sim[0] == real[0] and sim[1] == real[1]

@@ -9,10 +9,11 @@ from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job, RunResult
 from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import example
+from tests.sim.helpers import PLAYBOOK
 
 IB = "ib_write_bw -d rocep1s0f1 -F --report_gbits -p 18600"
 HOSTS = "-H 192.168.100.11:1,192.168.100.12:1"
-NCCL = "all_reduce_perf -b 1M -e 1M -f 2 -g 1"
+NCCL = f"{PLAYBOOK}all_reduce_perf -b 1M -e 1M -f 2 -g 1"
 
 
 def _run(cmd: str, node: str = "spark-1") -> RunResult:
@@ -111,6 +112,26 @@ def test_mpirun_as_root_needs_the_flag_or_both_variables() -> None:
     both = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
     assert _run(f"{both} mpirun -np 2 {HOSTS} {NCCL}").rc == 0
     assert _run(f"mpirun --allow-run-as-root -np 2 {HOSTS} {NCCL}").rc == 0
+
+
+def test_mpirun_finds_nccl_tests_only_where_the_playbook_puts_it() -> None:
+    from pytest_sparkfabric.measure.prereq import could_not_run
+
+    base = f"mpirun --allow-run-as-root -np 2 {HOSTS} -x LD_LIBRARY_PATH=$HOME/nccl/build/lib"
+    # A non-interactive PATH (exported or not) has no ~/nccl-tests/build.
+    for export in ("", "-x PATH "):
+        r = _run(f"{base} {export}all_reduce_perf -b 1M -e 1M")
+        assert r.rc == 1 and "Node:       192.168.100.11\nExecutable: all_reduce_perf\n" in r.stderr
+        gap = could_not_run(r)
+        assert gap is not None and gap.missing == "nccl-tests", r.stderr
+    on_path = _run(f"{base} -x PATH=$HOME/nccl-tests/build:/usr/bin all_reduce_perf -b 1M -e 1M")
+    assert on_path.rc == 0
+    # The control shell's LD_LIBRARY_PATH lacks ~/nccl/build/lib: the ranks cannot load NCCL.
+    r = _run(f"mpirun --allow-run-as-root -np 2 {HOSTS} -x LD_LIBRARY_PATH ~/nccl-tests/build/"
+             "all_reduce_perf -b 1M -e 1M")  # fmt: skip
+    assert r.rc == 127 and "libnccl.so.2: cannot open shared object file" in r.stderr
+    gap = could_not_run(r)
+    assert gap is not None and gap.missing == "NCCL"
 
 
 def test_mpirun_oob_interface_must_exist_on_every_node() -> None:

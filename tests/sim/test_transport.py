@@ -10,6 +10,7 @@ from pytest_sparkfabric.transport.host import make_host
 from sparkfabric_sim.transport import SSH_ROUND_TRIP_S as RTT
 from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import example, with_faults
+from tests.sim.helpers import PLAYBOOK
 
 SERVER = "ib_write_bw -d {dev} -F --report_gbits -q 1 -D 10 -p {port}"
 CLIENT = SERVER + " {peer}"
@@ -148,7 +149,7 @@ def test_a_deadline_keeps_the_rows_printed_before_it() -> None:
     t = SimTransport(example("direct-2"))
     cmd = (
         "mpirun --allow-run-as-root -np 2 -H 192.168.100.11:1,192.168.100.12:1 -x NCCL_DEBUG=INFO "
-        "all_reduce_perf -b 1M -e 16G -f 2 -g 1"
+        f"{PLAYBOOK}all_reduce_perf -b 1M -e 16G -f 2 -g 1"
     )
     full = t.run(Job("spark-1", cmd, 3600))
     assert full.rc == 0 and not full.timed_out

@@ -1,0 +1,38 @@
+"""A stock DGX OS node (`simulate.profile: stock`: no perftest, iperf3, lldpd, gpu-burn, Open MPI
+or nccl-tests; a sudo that asks for a password) on every topology: the run says what to install,
+never that the fabric is bad (issue 24)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.suite.runner import SHORT_SOAK, run_suite, write_cluster
+
+INCOMPLETE = 10
+PREREQUISITES = {
+    "perftest missing": "sudo apt install perftest",
+    "iperf3 missing": "sudo apt install iperf3",
+    "Open MPI missing": "sudo apt-get install -y libopenmpi-dev openmpi-bin",
+    "gpu-burn missing": "git clone https://github.com/wilicc/gpu-burn ~/gpu-burn",
+}
+
+
+@pytest.mark.parametrize("base", ["direct-2.yaml", "ring-4.yaml", "switch-8.yaml"])
+def test_a_stock_cluster_is_incomplete_with_one_cause_per_prerequisite(
+    pytester: pytest.Pytester, base: str
+) -> None:
+    changes = {"simulate": {"profile": "stock"}, **SHORT_SOAK}
+    run = run_suite(pytester, write_cluster(pytester.path, base, changes=changes), "-p", "no:html")
+    assert (run.ret, run.doc["verdict"]) == (INCOMPLETE, "incomplete")
+    failed = [i["id"] for i in run.doc["items"] if i["outcome"] == "failed"]
+    assert failed == []
+    causes = {c["cause"]: c for c in run.causes}
+    assert sorted(causes) == sorted(PREREQUISITES)
+    for text, fix in PREREQUISITES.items():
+        assert causes[text]["rule"] == "prerequisite_missing"
+        assert causes[text]["fix"].startswith(fix), causes[text]["fix"]
+    unmeasured = [i for i in run.doc["items"] if i["outcome"] == "not_measured"]
+    assert unmeasured and all("Fix: " in (i["message"] or "") for i in unmeasured)
+    # The cable EEPROM is advisory: `sudo -n ethtool -m` refused is a warning, never a block.
+    eeprom = {i["outcome"] for i in run.doc["items"] if "test_cable_eeprom[" in i["id"]}
+    assert eeprom == {"warned"}
