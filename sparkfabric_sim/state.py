@@ -62,6 +62,9 @@ class Runtime:
         self.model = model
         self.loads: dict[str, list[list[float]]] = {n: [] for n in model.nodes}
         self.procs: dict[int, Process] = {}
+        # Processes by (node, port, kind), in start order: a client finds its server without a
+        # walk over every process of the cluster (quadratic at 128 nodes).
+        self._by_port: dict[tuple[str, int | None, ProcKind], list[Process]] = {}
         self.flows: list[ActiveFlow] = []
         # The RDMA flows into each netdev (node, name), in start order: what its counters count.
         self.rdma_into: dict[tuple[str, str], list[ActiveFlow]] = {}
@@ -79,12 +82,12 @@ class Runtime:
 
     def add(self, proc: Process) -> Process:
         self.procs[proc.pid] = proc
+        self._by_port.setdefault((proc.node, proc.port, proc.kind), []).append(proc)
         return proc
 
     def listener(self, node: str, port: int, kind: ProcKind, t: float) -> Process | None:
-        for p in self.procs.values():
-            same = p.node == node and p.port == port and p.kind == kind
-            if same and not p.finished and p.start <= t < p.end:
+        for p in self._by_port.get((node, port, kind), ()):
+            if not p.finished and p.start <= t < p.end:
                 return p
         return None
 

@@ -34,6 +34,8 @@ class Facts:
     """Every node's facts (or why they could not be read), by node name."""
 
     nodes: Mapping[str, Measured[NodeFacts]]
+    ipv4: Mapping[str, tuple[tuple[str, str], ...]]
+    """Every IPv4 address seen on any interface of any node -> ((node, netdev), ...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +111,14 @@ def measure(fabric: Fabric) -> Facts:
             out[n] = Measured.failed(f"{n}: {exc}")
             continue
         out[n] = Measured.of(NodeFacts(ifaces, sysfs.parse_read_files(read_r.stdout)))
-    return Facts(out)
+    # Once here: every address check of every rail asks who else holds its address.
+    seen: dict[str, list[tuple[str, str]]] = {}
+    for n in nodes:
+        found = out[n].value
+        for iface in found.interfaces.values() if found is not None else ():
+            for addr in iface.ipv4:
+                seen.setdefault(str(addr.ip), []).append((n, iface.name))
+    return Facts(out, {ip: tuple(owners) for ip, owners in seen.items()})
 
 
 # -- accessors ----------------------------------------------------------------------------------
@@ -130,17 +139,9 @@ def interface(fabric: Fabric, rail: Rail) -> Measured[IpInterface]:
     return Measured.of(iface)
 
 
-def observed_ipv4(fabric: Fabric) -> dict[str, list[tuple[str, str]]]:
-    """Every IPv4 address seen on any interface of any node -> [(node, netdev), ...]."""
-    seen: dict[str, list[tuple[str, str]]] = {}
-    for n in fabric.cluster.nodes:
-        facts = node(fabric, n.name)
-        if facts.error:
-            continue
-        for iface in facts.get().interfaces.values():
-            for addr in iface.ipv4:
-                seen.setdefault(str(addr.ip), []).append((n.name, iface.name))
-    return seen
+def observed_ipv4(fabric: Fabric) -> Mapping[str, tuple[tuple[str, str], ...]]:
+    """Every IPv4 address seen on any interface of any node -> ((node, netdev), ...)."""
+    return fabric.phase(NAME, measure).ipv4
 
 
 def _files(fabric: Fabric, name: str) -> Measured[Mapping[str, str | None]]:

@@ -25,6 +25,7 @@ from pytest_sparkfabric.results import (
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Rail
     from pytest_sparkfabric.measure.engine import Fabric, PhaseName
+    from pytest_sparkfabric.results import Status
 
 T = TypeVar("T")
 
@@ -213,15 +214,19 @@ def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]
     from pytest_sparkfabric.measure import cable
 
     found = _found(fabric)
+    # Each item and figure indexed once: a walk of all of them per cable is quadratic in N.
+    by_cable: dict[str, list[Status]] = {}
+    for it in items:
+        for cid in it.properties.get("cables", "").split(","):
+            by_cable.setdefault(cid, []).append(STATUS_OF[it.outcome])
+    ber_of: dict[str, list[float]] = {}
+    for m in figures:
+        if m.kind == "ber_max":
+            ber_of.setdefault(m.objects[0], []).append(m.value)
     out = []
     for c, rails in zip(fabric.plan.cables, _cable_rails(fabric).values(), strict=True):
-        ids = {r.id for r in rails}
-        own = [
-            STATUS_OF[it.outcome]
-            for it in items
-            if c.id in it.properties.get("cables", "").split(",")
-        ]
-        bers = [m.value for m in figures if m.kind == "ber_max" and m.objects[0] in ids]
+        own = by_cable.get(c.id, [])
+        bers = [v for r in rails for v in ber_of.get(r.id, [])]
         notes: list[str] = []
         mods = _phase(fabric, cable.NAME, cable.Modules)
         for node, port in ((c.a_node, c.a_port), (c.b_node, c.b_port)):

@@ -15,6 +15,7 @@ the frames received fail. Pause, ECN and CNP growth is recorded.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ _KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
 )
 
 
+@functools.cache  # a few hundred counter names, asked for each rail's every window
 def kind_of(name: str) -> Kind | None:
     return next((k for k, pattern in _KINDS if pattern.match(name)), None)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -58,18 +59,31 @@ def _number(arg: str) -> int:
         return int(m.group(0)) if m else 0
 
 
+@functools.lru_cache(maxsize=512)  # the probes send a few formats, once per record
+def _format(fmt: str) -> tuple[tuple[str, tuple[str, str | None, str | None, str] | None], ...]:
+    """The format as (literal text with its escapes applied, the conversion after it)."""
+    out: list[tuple[str, tuple[str, str | None, str | None, str] | None]] = []
+    pos = 0
+    for m in _CONV.finditer(fmt):
+        flags, width, prec, conv = m.groups()
+        out.append((_escapes(fmt[pos : m.start()])[0], (flags, width, prec, conv)))
+        pos = m.end()
+    out.append((_escapes(fmt[pos:])[0], None))
+    return tuple(out)
+
+
 def printf(args: Sequence[str]) -> tuple[int, str, str]:
     if not args:
         return 2, "", "sh: 1: printf: usage: printf format [arg ...]\n"
-    fmt, rest = args[0], list(args[1:])
+    segments, rest = _format(args[0]), list(args[1:])
     out: list[str] = []
     while True:
         used = 0
-        pos = 0
-        for m in _CONV.finditer(fmt):
-            out.append(_escapes(fmt[pos : m.start()])[0])
-            pos = m.end()
-            flags, width, prec, conv = m.groups()
+        for text, conversion in segments:
+            out.append(text)
+            if conversion is None:
+                continue
+            flags, width, prec, conv = conversion
             if conv == "%":
                 out.append("%")
                 continue
@@ -90,7 +104,6 @@ def printf(args: Sequence[str]) -> tuple[int, str, str]:
                 out.append((spec + "s") % _escapes(arg or "", stop_at_c=True)[0])
             else:
                 out.append((spec + "s") % (arg or ""))
-        out.append(_escapes(fmt[pos:])[0])
         if not rest or not used:
             break
     return 0, "".join(out), ""

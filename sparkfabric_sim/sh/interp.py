@@ -29,6 +29,19 @@ from sparkfabric_sim.sh.parse import (
 
 MAX_LOOPS = 10_000
 
+# The read loop of pytest_sparkfabric/probes/sysfs.py (build_read_files, build_read_globs): a
+# thousand files per node per counter read. `_read_files` runs it without interpreting its body
+# file by file; what it prints, its time and a hang are those of the interpreted loop.
+_READ_LOOP = (
+    parse_script(
+        'for f in x; do if v=$(cat -- "$f" 2>/dev/null); then '
+        'printf \'SFREAD\\tok\\t%s\\t%s\\n\' "$f" "$v"; else '
+        "printf 'SFREAD\\tmissing\\t%s\\n' \"$f\"; fi; done"
+    )
+    .items[0]
+    .first.commands[0]
+)
+
 
 class Host(Protocol):
     def run(self, argv: list[str], env: Mapping[str, str], stdin: str, at: float) -> Outcome: ...
@@ -129,6 +142,8 @@ class Interp:
             return self.simple(node, stdin, io)
         if isinstance(node, For):
             words = [x for w in node.words for x in self.expand(w)]
+            if _is_read_loop(node) and not {"f", "v"} & self.exported:
+                return self._read_files(words, io)
             rc = 0
             for value in words:
                 self.vars[node.var] = value
@@ -150,6 +165,27 @@ class Interp:
         inner = _Io()
         rc = self.sequence(node.body, stdin, inner)
         return self._deliver(inner, node.redirects, io, rc)
+
+    def _read_files(self, paths: list[str], io: _Io) -> int:
+        """`_READ_LOOP` over `paths`: each file's `cat` run as the loop runs it, each record
+        printed by the loop's own printf format."""
+        ok, missing = _READ_FORMATS
+        env = {k: v for k, v in self.vars.items() if k in self.exported}
+        rc = 0
+        for path in paths:
+            self.vars["f"] = path
+            outcome = self.host.run(["cat", "--", path], env, "", self.start + self.elapsed)
+            self.elapsed += outcome.duration_s
+            if outcome.hang:
+                raise _Hang
+            self.vars["v"] = value = outcome.stdout.rstrip("\n")
+            rc, out, err = builtins.printf(
+                [ok, path, value] if outcome.rc == 0 else [missing, path]
+            )
+            io.out.append(out)
+            io.err.append(err)
+            self.status, self._sub_status = rc, None
+        return rc
 
     # -- simple commands ----------------------------------------------------------------------
 
@@ -357,3 +393,24 @@ _BUILTINS: dict[str, Callable[[Interp, list[str]], tuple[int, str, str]]] = {
     "cd": lambda sh, args: (0, "", ""),
     "command": _b_command,
 }
+
+
+def _is_read_loop(node: Node) -> bool:
+    assert isinstance(_READ_LOOP, For)
+    return isinstance(node, For) and node.var == _READ_LOOP.var and node.body == _READ_LOOP.body
+
+
+def _read_formats() -> tuple[str, str]:
+    """The ok and missing printf formats of `_READ_LOOP`, as its words give them."""
+    assert isinstance(_READ_LOOP, For)
+    branch = _READ_LOOP.body.items[0].first.commands[0]
+    assert isinstance(branch, If) and branch.otherwise is not None
+    formats = []
+    for seq in (branch.clauses[0][1], branch.otherwise):
+        printf = seq.items[0].first.commands[0]
+        assert isinstance(printf, Simple) and printf.words[1].static is not None
+        formats.append(printf.words[1].static[0])
+    return formats[0], formats[1]
+
+
+_READ_FORMATS = _read_formats()

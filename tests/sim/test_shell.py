@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_sparkfabric.probes import sysfs
+from sparkfabric_sim.sh import interp
+from sparkfabric_sim.sh.grammar import parse_script
 from sparkfabric_sim.transport import SSH_ROUND_TRIP_S as RTT
-from tests.sim.conftest import Sim, example
+from tests.sim.conftest import Sim, example, with_faults
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +53,31 @@ def test_the_sysfs_probe_loop(s: Sim) -> None:
         "printf 'SFREAD\\tmissing\\t%s\\n' \"$f\"; fi; done"
     )
     assert s.ok("spark-1", script) == "SFREAD\tok\t/etc/hostname\tspark-1\nSFREAD\tmissing\t/nope\n"
+
+
+@pytest.mark.parametrize("hang", [False, True])
+def test_the_sysfs_loop_run_at_once_prints_what_the_interpreted_loop_prints(
+    hang: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The product's read loops (files, globs; a missing file, a folder, a glob matching
+    nothing) and a `cat` that hangs: the same records, status, time and timeout as the loop
+    interpreted file by file."""
+    faults = ["{fault: command_hangs, command: cat, node: spark-1}"] if hang else []
+    files = ["/etc/hostname", "/nope", "/sys/class/net", "/proc/sys/net/ipv4/conf/all/rp_filter"]
+    globs = ["/sys/class/infiniband/*/ports/1/state", "/nothing/*"]
+    scripts = [sysfs.build_read_files(files), sysfs.build_read_globs(globs)]
+    assert all(interp._is_read_loop(parse_script(s).items[0].first.commands[0]) for s in scripts)
+
+    def runs() -> list[tuple[object, ...]]:
+        s = Sim(with_faults("direct-2", *faults))
+        results = [s.run("spark-1", script, 30) for script in scripts]
+        return [(r.rc, r.stdout, r.stderr, r.duration_s, r.timed_out) for r in results]
+
+    fast = runs()
+    monkeypatch.setattr(interp, "_is_read_loop", lambda node: False)
+    assert fast == runs()
+    assert [r[4] for r in fast] == [hang, hang]
+    assert ("SFREAD\tmissing\t/nope" in str(fast[0][1])) is not hang
 
 
 def test_grep_exit_status_is_gnu_grep_s(s: Sim) -> None:
