@@ -3,37 +3,15 @@ the fix that fits the pattern (two cables of one box exchanged, boxes out of rin
 
 from __future__ import annotations
 
-from pytest_sparkfabric.cluster import Cluster
 from pytest_sparkfabric.measure import cabling
 from pytest_sparkfabric.measure.cabling import End
 from pytest_sparkfabric.measure.engine import Fabric
-from pytest_sparkfabric.transport import Background, Job, RunResult, Transport
-from sparkfabric_sim.transport import SimTransport
+from tests.measure.onsim import Without, sim_fabric
 from tests.sim.conftest import example, with_faults
 
 
-def _fabric(cluster: Cluster) -> Fabric:
-    return Fabric(cluster, SimTransport(cluster))
-
-
-class NoLldpd(Transport):
-    """The simulated cluster, where lldpd is not installed."""
-
-    def __init__(self, inner: SimTransport) -> None:
-        self.inner = inner
-        self.clock = inner.clock
-
-    def run(self, job: Job) -> RunResult:
-        if "lldpctl" in job.command:
-            return RunResult(job.node, job.command, 127, "", "sh: 1: lldpctl: not found\n", 0.0)
-        return self.inner.run(job)
-
-    def start(self, job: Job) -> Background:
-        return self.inner.start(job)
-
-
 def test_a_healthy_ring_has_every_planned_far_end_and_nothing_wrong() -> None:
-    fabric = _fabric(example("ring-4"))
+    fabric = sim_fabric(example("ring-4"))
     ports = cabling.cabling(fabric).ports
     assert len(ports) == 8
     assert all(p.seen == p.planned and p.how.startswith("LLDP on ") for p in ports.values())
@@ -42,7 +20,7 @@ def test_a_healthy_ring_has_every_planned_far_end_and_nothing_wrong() -> None:
 
 
 def test_cable_swapped_says_exchange_the_two_cables() -> None:
-    fabric = _fabric(with_faults("ring-4", "{fault: cable_swapped, node: spark-2}"))
+    fabric = sim_fabric(with_faults("ring-4", "{fault: cable_swapped, node: spark-2}"))
     ports = cabling.cabling(fabric).ports
     wrong = sorted(k for k, p in ports.items() if p.wrong)
     assert wrong == [("spark-1", 0), ("spark-2", 0), ("spark-2", 1), ("spark-3", 1)]
@@ -54,7 +32,7 @@ def test_cable_swapped_says_exchange_the_two_cables() -> None:
 
 
 def test_ring_order_names_the_cabled_order() -> None:
-    fabric = _fabric(with_faults("ring-4", "{fault: ring_order, node: spark-2}"))
+    fabric = sim_fabric(with_faults("ring-4", "{fault: ring_order, node: spark-2}"))
     assert cabling.ring_order(fabric) == ["spark-1", "spark-3", "spark-2", "spark-4"]
     p = cabling.cabling(fabric).ports[("spark-1", 0)]
     assert (p.cable, p.planned) == ("spark-1 port 0 <-> spark-3 port 1", End("spark-2", 1))
@@ -64,7 +42,7 @@ def test_ring_order_names_the_cabled_order() -> None:
 
 
 def test_one_cable_in_the_other_port_of_a_direct_pair() -> None:
-    fabric = _fabric(with_faults("direct-2", "{fault: cable_swapped, node: spark-2}"))
+    fabric = sim_fabric(with_faults("direct-2", "{fault: cable_swapped, node: spark-2}"))
     ports = cabling.cabling(fabric).ports
     lit = ports[("spark-2", 0)]
     assert lit.planned is None and lit.carrier and lit.wrong
@@ -76,7 +54,7 @@ def test_one_cable_in_the_other_port_of_a_direct_pair() -> None:
 
 def test_without_lldpd_the_far_end_is_not_identified_and_says_why() -> None:
     cluster = example("ring-4")
-    fabric = Fabric(cluster, NoLldpd(SimTransport(cluster)))
+    fabric = Fabric(cluster, Without(cluster, {"lldpctl"}, {}))
     ports = cabling.cabling(fabric).ports
     assert all(p.seen is None and not p.wrong for p in ports.values())
     assert "lldpctl" in ports[("spark-1", 0)].how and "not found" in ports[("spark-1", 0)].how
