@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from pytest_sparkfabric.cluster import Cluster, parse_cluster
 from pytest_sparkfabric.measure import launch, versions
-from pytest_sparkfabric.measure.engine import Fabric
-from sparkfabric_sim.transport import SimTransport
+from tests.measure.onsim import sim_fabric
 from tests.sim.conftest import EXAMPLES, example, with_faults
-
-
-def _fabric(cluster: Cluster) -> Fabric:
-    return Fabric(cluster, SimTransport(cluster))
 
 
 def _ring_with_env(env: str) -> Cluster:
@@ -21,7 +16,7 @@ def _ring_with_env(env: str) -> Cluster:
 
 
 def test_unset_bootstraps_over_the_management_port_and_is_fine() -> None:
-    fabric = _fabric(example("ring-4"))
+    fabric = sim_fabric(example("ring-4"))
     choice = launch.socket_choice(fabric, "spark-1")
     assert choice is not None and choice.selected[0] == "enP7s7"
     assert choice.setting == "NCCL_SOCKET_IFNAME unset"
@@ -29,7 +24,7 @@ def test_unset_bootstraps_over_the_management_port_and_is_fine() -> None:
 
 
 def test_a_stale_eth0_selects_nothing_and_says_so() -> None:
-    fabric = _fabric(with_faults("ring-4", "{fault: nccl_socket_ifname, node: spark-2}"))
+    fabric = sim_fabric(with_faults("ring-4", "{fault: nccl_socket_ifname, node: spark-2}"))
     found = launch.problems(fabric, "spark-2")
     assert found == [
         "NCCL_SOCKET_IFNAME=eth0 (from /etc/nccl.conf line 1) selects no running interface "
@@ -40,7 +35,7 @@ def test_a_stale_eth0_selects_nothing_and_says_so() -> None:
 
 
 def test_a_ring_fabric_netdev_does_not_reach_the_far_nodes() -> None:
-    fabric = _fabric(_ring_with_env("    NCCL_SOCKET_IFNAME: enp1s0f1np1\n"))
+    fabric = sim_fabric(_ring_with_env("    NCCL_SOCKET_IFNAME: enp1s0f1np1\n"))
     found = launch.problems(fabric, "spark-1")
     assert len(found) == 1
     assert "bootstraps over the fabric netdev enp1s0f1np1 (192.168.106.11/24)" in found[0]
@@ -52,14 +47,14 @@ def test_a_ring_fabric_netdev_does_not_reach_the_far_nodes() -> None:
 
 
 def test_an_ompi_interface_that_does_not_exist() -> None:
-    fabric = _fabric(_ring_with_env("    OMPI_MCA_btl_tcp_if_include: eth1\n"))
+    fabric = sim_fabric(_ring_with_env("    OMPI_MCA_btl_tcp_if_include: eth1\n"))
     assert launch.problems(fabric, "spark-3") == [
         "OMPI_MCA_btl_tcp_if_include=eth1 (cluster.yaml nccl.env): no interface eth1"
     ]
 
 
 def test_the_version_table_and_the_odd_node() -> None:
-    fabric = _fabric(with_faults("mesh-3", "{fault: firmware_mismatch, node: spark-2}"))
+    fabric = sim_fabric(with_faults("mesh-3", "{fault: firmware_mismatch, node: spark-2}"))
     table = versions.versions(fabric).nodes
     assert set(table) == {"spark-1", "spark-2", "spark-3"}
     fw = {n: row["ConnectX firmware"].get() for n, row in table.items()}

@@ -3,14 +3,12 @@ measured" where neither is installed, never "PFC off" by omission."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_sparkfabric.cluster import Cluster, parse_cluster
+from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.measure import qos
 from pytest_sparkfabric.measure.engine import Fabric
-from pytest_sparkfabric.transport import Background, Job, RunResult, Transport
-from sparkfabric_sim.transport import SimTransport
+from tests.measure.onsim import Without
 
 ROOT = Path(__file__).resolve().parents[2]
 DCB_PFC3 = (
@@ -19,42 +17,9 @@ DCB_PFC3 = (
 )
 
 
-class Missing(Transport):
-    """The simulator without some tools: their commands end as a shell's `not found` (127);
-    `dcb` answers `dcb_text` unless it is missing too."""
-
-    def __init__(self, cluster: Cluster, missing: set[str], dcb_text: str = DCB_PFC3) -> None:
-        self.inner = SimTransport(cluster)
-        self.clock = self.inner.clock
-        self.missing = missing
-        self.dcb_text = dcb_text
-
-    def run(self, job: Job) -> RunResult:
-        return self.run_many([job])[0]
-
-    def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:
-        out = []
-        for job, r in zip(jobs, self.inner.run_many(jobs), strict=True):
-            tool = job.command.split()[0]
-            if tool in self.missing:
-                err = f"sh: 1: {tool}: not found\n"
-                out.append(RunResult(r.node, r.command, 127, "", err, r.duration_s))
-            elif tool == "dcb":
-                out.append(RunResult(r.node, r.command, 0, self.dcb_text, "", r.duration_s))
-            else:
-                out.append(r)
-        return out
-
-    def start(self, job: Job) -> Background:
-        return self.inner.start(job)
-
-    def close(self) -> None:
-        self.inner.close()
-
-
 def _fabric(missing: set[str]) -> Fabric:
     cluster = parse_cluster((ROOT / "examples" / "direct-2.yaml").read_text())
-    return Fabric(cluster, Missing(cluster, missing))
+    return Fabric(cluster, Without(cluster, missing, {"dcb": DCB_PFC3}))
 
 
 def test_mlnx_qos_is_read_where_installed() -> None:

@@ -11,25 +11,21 @@ import pytest
 from pytest_sparkfabric.cluster import Cluster, parse_cluster
 from pytest_sparkfabric.measure import soak
 from pytest_sparkfabric.measure.engine import Fabric
-from pytest_sparkfabric.transport import Background, Job, RunResult, Transport
-from sparkfabric_sim.transport import SimTransport
+from pytest_sparkfabric.transport import Job, RunResult
+from tests.measure.onsim import OnSim
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Busy(Transport):
+class Busy(OnSim):
     """The simulator, where every round of commands costs `extra_s` more (a loaded machine),
     and nvidia-smi shows the GPUs idle for the first `idle_polls` rounds it is asked."""
 
     def __init__(self, cluster: Cluster, extra_s: float, idle_polls: int = 0) -> None:
-        self.inner = SimTransport(cluster)
-        self.clock = self.inner.clock
+        super().__init__(cluster)
         self.extra_s = extra_s
         self.idle_polls = idle_polls
         self.gpu_polls = 0
-
-    def run(self, job: Job) -> RunResult:
-        return self.run_many([job])[0]
 
     def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:
         results = self.inner.run_many(jobs)
@@ -42,12 +38,6 @@ class Busy(Transport):
                     for r in results
                 ]
         return results
-
-    def start(self, job: Job) -> Background:
-        return self.inner.start(job)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def _fabric(extra_s: float, idle_polls: int = 0) -> tuple[Fabric, list[str], Busy]:

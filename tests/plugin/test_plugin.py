@@ -35,22 +35,30 @@ def _collected(result: pytest.RunResult) -> list[str]:
 
 
 def test_inert_without_cluster(pytester: pytest.Pytester) -> None:
+    # Its fixtures are not listed either: test_help.test_pytest_listings_work[inert---fixtures].
     pytester.makepyfile(test_own="def test_one():\n    assert True\n")
     result = pytester.runpytest("-q")
     result.assert_outcomes(passed=1)
-    fixtures = pytester.runpytest("--fixtures", "-q").stdout.str()
-    assert "node_pair" not in fixtures and "sparkfabric" not in fixtures.lower()
 
 
-def test_shipped_suite_is_collected_with_no_path(
+def test_shipped_suite_is_collected_with_no_path_stable_ids_the_soak_then_the_kernel_log_last(
     pytester: pytest.Pytester, cluster_file: Path
 ) -> None:
     result = pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q")
     ids = _collected(result)
     assert ids, result.stdout.str()
-    assert ids[-1] == "sparkfabric::verdict"
-    assert all(re.match(r"test_\w+\.py::", i) for i in ids[:-1])
+    result.stdout.fnmatch_lines(["sparkfabric: cluster.yaml: direct, 2 nodes, transport sim*"])
+    assert ids.pop() == "sparkfabric::verdict"
+    assert all(re.match(r"test_\w+\.py::", i) for i in ids)
     assert any("[spark-1:rail0->spark-2:rail0]" in i for i in ids)
+    again = pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q")
+    assert _collected(again) == [*ids, "sparkfabric::verdict"]
+    # The kernel log is read once, after every traffic window (measure/kernel_log.py).
+    log = [i for i, nodeid in enumerate(ids) if "test_kernel_log[" in nodeid]
+    assert log and log == list(range(len(ids) - len(log), len(ids)))
+    ids = ids[: log[0]]
+    soak = [i for i, nodeid in enumerate(ids) if "test_soak" in nodeid]
+    assert soak and soak == list(range(len(ids) - len(soak), len(ids)))
 
 
 def test_explicit_path_wins(pytester: pytest.Pytester, cluster_file: Path) -> None:
@@ -63,65 +71,6 @@ def test_ini_key_selects_the_cluster(pytester: pytest.Pytester, cluster_file: Pa
     pytester.makeini(f"[pytest]\nsparkfabric_cluster = {cluster_file}\n")
     result = pytester.runpytest("--collect-only", "-q")
     assert any("test_links.py::" in i for i in _collected(result))
-
-
-def test_bad_yaml_is_a_usage_error_listing_every_problem(pytester: pytest.Pytester) -> None:
-    bad = pytester.makefile(
-        ".yaml",
-        bad=DIRECT.replace("192.168.100.12/24", "192.168.100.11/24").replace(
-            "transport: sim", "transport: sim\ntoplogy_extra: 1"
-        ),
-    )
-    result = pytester.runpytest("--cluster", str(bad))
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    err = result.stderr.str()
-    assert "bad.yaml:" in err and "problem" in err
-    assert "toplogy_extra" in err
-    assert "Traceback" not in err
-
-
-def test_missing_cluster_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--cluster", "nope.yaml")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "nope.yaml: 1 problem" in result.stderr.str() and "does not exist" in result.stderr.str()
-
-
-def test_plugin_can_be_disabled(pytester: pytest.Pytester, cluster_file: Path) -> None:
-    result = pytester.runpytest("-p", "no:sparkfabric", "--cluster", str(cluster_file))
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "unrecognized arguments: --cluster" in result.stderr.str()
-
-
-def test_ids_are_stable_between_collections(pytester: pytest.Pytester, cluster_file: Path) -> None:
-    first = _collected(pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q"))
-    second = _collected(pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q"))
-    assert first and first == second
-
-
-def test_header_names_the_cluster(pytester: pytest.Pytester, cluster_file: Path) -> None:
-    result = pytester.runpytest("--cluster", str(cluster_file), "--collect-only")
-    result.stdout.fnmatch_lines(["sparkfabric: cluster.yaml: direct, 2 nodes, transport sim*"])
-
-
-def test_xdist_spreading_is_refused_with_the_fix(
-    pytester: pytest.Pytester, cluster_file: Path
-) -> None:
-    result = pytester.runpytest("--cluster", str(cluster_file), "-n", "2", "-p", "xdist")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "use --dist loadgroup" in result.stderr.str()
-
-
-def test_soak_items_run_last_then_the_kernel_log(
-    pytester: pytest.Pytester, cluster_file: Path
-) -> None:
-    ids = _collected(pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q"))
-    assert ids.pop() == "sparkfabric::verdict"
-    # The kernel log is read once, after every traffic window (measure/kernel_log.py).
-    log = [i for i, nodeid in enumerate(ids) if "test_kernel_log[" in nodeid]
-    assert log and log == list(range(len(ids) - len(log), len(ids)))
-    ids = ids[: log[0]]
-    soak = [i for i, nodeid in enumerate(ids) if "test_soak" in nodeid]
-    assert soak and soak == list(range(len(ids) - len(soak), len(ids)))
 
 
 def test_unreachable_node_fails_its_tests_with_one_line(pytester: pytest.Pytester) -> None:
@@ -183,16 +132,6 @@ def test_results_json_is_complete_under_xdist_loadgroup(
     assert all(t["properties"].get("node") for t in tests)
 
 
-def test_missing_replay_dir_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    cfg = pytester.makefile(
-        ".yaml", replay=DIRECT.replace("transport: sim", "transport: replay\nreplay_dir: rec")
-    )
-    result = pytester.runpytest(f"--cluster={cfg}")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "replay.yaml:3: replay_dir" in result.stderr.str()
-    assert "--sparkfabric-record" in result.stderr.str()
-
-
 def test_recording_into_a_used_folder_is_refused(
     pytester: pytest.Pytester, cluster_file: Path
 ) -> None:
@@ -211,70 +150,76 @@ def test_recording_into_a_used_folder_is_refused(
 
 # -- input that is not a cluster file or a recording: usage errors, at once ------------------
 
+REPLAY = DIRECT.replace("transport: sim", "transport: replay\nreplay_dir: rec")
+BAD = DIRECT.replace("192.168.100.12/24", "192.168.100.11/24").replace(
+    "transport: sim", "transport: sim\ntoplogy_extra: 1"
+)
+HUGE = DIRECT + "#" * 2**20 + "\n"
+CUT = '{"command": "ip -j addr", "rc": 0, "stdout": "['
 
-def _usage_error(pytester: pytest.Pytester, *args: str) -> str:
-    result = pytester.runpytest_subprocess(*args, "-p", "no:html", timeout=60)
+
+def _usage_error(result: pytest.RunResult) -> str:
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
     err = result.stderr.str()
     assert "Traceback" not in err and "Traceback" not in result.stdout.str()
     return err
 
 
-def test_a_fifo_as_cluster_is_refused_without_blocking(pytester: pytest.Pytester) -> None:
-    fifo = pytester.path / "cluster.yaml"
-    os.mkfifo(fifo)
-    err = _usage_error(pytester, f"--cluster={fifo}")
-    assert f"{fifo}: 1 problem\n  the path is a FIFO (named pipe), not a regular file." in err
+@pytest.mark.parametrize(
+    ("files", "args", "said"),
+    [
+        ({}, ["--cluster=nope.yaml"], ["nope.yaml: 1 problem", "does not exist"]),
+        ({"bad.yaml": BAD}, ["--cluster={p}/bad.yaml"], ["bad.yaml:", "problem", "toplogy_extra"]),
+        ({"c.yaml": DIRECT}, ["-p", "no:sparkfabric", "--cluster=c.yaml"],
+         ["unrecognized arguments: --cluster"]),
+        ({"c.yaml": DIRECT}, ["--cluster=c.yaml", "-n", "2", "-p", "xdist"],
+         ["use --dist loadgroup"]),
+        ({}, ["--cluster=."], ["the path is a directory, not a file."]),
+        pytest.param(
+            {"big.yaml": HUGE}, ["--cluster=big.yaml"],
+            [f"the file is {len(HUGE)} bytes; a cluster file is at most 1048576 bytes (1 MiB)."],
+            marks=pytest.mark.slow, id="huge",
+        ),
+        ({"replay.yaml": REPLAY}, ["--cluster={p}/replay.yaml"],
+         ["replay.yaml:3: replay_dir", "--sparkfabric-record"]),
+        ({"replay.yaml": REPLAY, "rec/spark-1.jsonl": CUT},
+         ["--cluster={p}/replay.yaml"],
+         ["sparkfabric: recording {p}/rec/spark-1.jsonl:1: not valid JSON (",
+          "the line is cut short (an unfinished run?)",
+          "Fix: record again with --sparkfabric-record DIR"]),
+        ({"c.yaml": DIRECT, "rec/switch/rest.jsonl": '{"key": "[]", "reply": []}\n'},
+         ["--cluster=c.yaml", "--sparkfabric-record={p}/rec"],
+         ["--sparkfabric-record {p}/rec already holds a recording."]),
+        ({"c.yaml": DIRECT}, ["--cluster=c.yaml", "--sparkfabric-record={p}/c.yaml"],
+         ["--sparkfabric-record {p}/c.yaml is not a folder."]),
+    ],
+    ids=["missing", "bad", "disabled", "xdist", "folder", "huge", "no-replay-dir",
+         "damaged-recording", "switch-recording", "record-path-a-file"],
+)  # fmt: skip
+def test_usage_errors_say_what_is_wrong(
+    pytester: pytest.Pytester, files: dict[str, str], args: list[str], said: list[str]
+) -> None:
+    for name, text in files.items():
+        (pytester.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (pytester.path / name).write_text(text)
+    p = str(pytester.path)
+    err = _usage_error(pytester.runpytest(*(a.format(p=p) for a in args), "-p", "no:html"))
+    for words in said:
+        assert words.format(p=p) in err, words
 
 
 @pytest.mark.parametrize(
     ("path", "what"),
     [
+        ("fifo", "the path is a FIFO (named pipe), not a regular file."),
         ("/dev/zero", "the path is a character device, not a regular file."),
-        (".", "the path is a directory, not a file."),
     ],
 )
-def test_a_device_or_folder_as_cluster_is_refused(
+def test_a_file_that_never_ends_is_refused_without_blocking(
     pytester: pytest.Pytester, path: str, what: str
 ) -> None:
-    assert what in _usage_error(pytester, f"--cluster={path}")
-
-
-@pytest.mark.slow
-def test_a_huge_cluster_file_is_refused(pytester: pytest.Pytester) -> None:
-    big = pytester.path / "big.yaml"
-    big.write_text(DIRECT + "#" * 2**20 + "\n")
-    err = _usage_error(pytester, f"--cluster={big}")
-    size = big.stat().st_size
-    assert f"the file is {size} bytes; a cluster file is at most 1048576 bytes (1 MiB)." in err
-
-
-def test_a_damaged_recording_is_a_usage_error_before_any_test(pytester: pytest.Pytester) -> None:
-    rec = pytester.path / "rec"
-    rec.mkdir()
-    (rec / "spark-1.jsonl").write_text('{"command": "ip -j addr", "rc": 0, "stdout": "[')
-    cfg = pytester.makefile(
-        ".yaml", replay=DIRECT.replace("transport: sim", "transport: replay\nreplay_dir: rec")
-    )
-    err = _usage_error(pytester, f"--cluster={cfg}")
-    assert f"sparkfabric: recording {rec / 'spark-1.jsonl'}:1: not valid JSON (" in err
-    assert "the line is cut short (an unfinished run?)" in err
-    assert "Fix: record again with --sparkfabric-record DIR" in err
-
-
-def test_a_switch_recording_alone_makes_the_record_folder_used(
-    pytester: pytest.Pytester, cluster_file: Path
-) -> None:
-    rec = pytester.path / "rec"
-    (rec / "switch").mkdir(parents=True)
-    (rec / "switch" / "rest.jsonl").write_text('{"key": "[]", "reply": []}\n')
-    err = _usage_error(pytester, f"--cluster={cluster_file}", f"--sparkfabric-record={rec}")
-    assert f"--sparkfabric-record {rec} already holds a recording." in err
-
-
-def test_a_record_path_that_is_a_file_is_refused(
-    pytester: pytest.Pytester, cluster_file: Path
-) -> None:
-    record = f"--sparkfabric-record={cluster_file}"
-    err = _usage_error(pytester, f"--cluster={cluster_file}", record)
-    assert f"--sparkfabric-record {cluster_file} is not a folder." in err
+    if path == "fifo":
+        os.mkfifo(pytester.path / path)
+    # In a subprocess with a deadline: a read that blocks must fail this test, not hang the run.
+    result = pytester.runpytest_subprocess(f"--cluster={path}", "-p", "no:html", timeout=60)
+    assert f"{path}: 1 problem\n  {what}" in _usage_error(result)

@@ -1,9 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from pytest_sparkfabric.cluster import Cluster, load_cluster, parse_cluster
 from pytest_sparkfabric.transport.base import Job, RunResult
@@ -49,8 +46,3 @@ def record(reply: list[dict[str, str]] | dict[str, str]) -> dict[str, str]:
     """A REST reply that must be one object."""
     assert isinstance(reply, dict)
     return reply
-
-
-@pytest.fixture
-def sim() -> Callable[[Cluster], Sim]:
-    return Sim

@@ -1,4 +1,5 @@
-"""Measurements the tests repeat: one RDMA or TCP run, a pair in parallel, an NCCL run."""
+"""What the simulator tests repeat: an example with faults, one RDMA or TCP run, a pair in
+parallel, an NCCL run."""
 
 from __future__ import annotations
 
@@ -7,9 +8,21 @@ from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.transport import SimTransport
+from tests.sim.conftest import with_faults
 
 IB = "ib_write_bw -d {dev} -F --report_gbits -q {q} -D 10 -p {port}"
 IPERF = "iperf3 -c {peer} -P 4 -t 10 -p {port} -J -B {bind}"
+R0 = ("spark-1", "rocep1s0f1", "spark-2", "rocep1s0f1", "192.168.100.12")
+R1 = ("spark-1", "roceP2p1s0f1", "spark-2", "roceP2p1s0f1", "192.168.101.12")
+"""direct-2's two rails, spark-1 to spark-2, as `rdma` takes them."""
+
+
+def fault(*specs: str, base: str = "direct-2") -> SimTransport:
+    return SimTransport(with_faults(base, *specs))
+
+
+def out(t: SimTransport, node: str, cmd: str, timeout: float = 60) -> str:
+    return t.run(Job(node, cmd, timeout)).stdout
 
 
 def rdma(t: SimTransport, pairs: list[tuple[str, str, str, str, str]], q: int = 1) -> list[float]:

@@ -5,11 +5,8 @@ from __future__ import annotations
 from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.transport import SimTransport
-from tests.sim.conftest import EXAMPLES, example
-from tests.sim.helpers import nccl, rdma, tcp
-
-R0 = ("spark-1", "rocep1s0f1", "spark-2", "rocep1s0f1", "192.168.100.12")
-R1 = ("spark-1", "roceP2p1s0f1", "spark-2", "roceP2p1s0f1", "192.168.101.12")
+from tests.sim.conftest import EXAMPLES, example, with_faults
+from tests.sim.helpers import R0, R1, nccl, rdma, tcp
 
 
 def test_one_rail_one_qp_four_qps_and_loopback() -> None:
@@ -104,14 +101,7 @@ def test_results_depend_on_the_seed_and_not_on_call_order() -> None:
     second = SimTransport(example("direct-2"))
     b1, b0 = rdma(second, [R1])[0], rdma(second, [R0])[0]
     assert (a0, a1) == (b0, b1)
-    text = (
-        example("direct-2")
-        .source.read_text()  # type: ignore[union-attr]
-        .replace("seed: 7", "seed: 8")
-    )
-    from pytest_sparkfabric.cluster import parse_cluster
-
-    other = SimTransport(parse_cluster(text))
+    other = SimTransport(with_faults("direct-2", seed=8))
     assert rdma(other, [R0])[0] != a0
 
 

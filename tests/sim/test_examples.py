@@ -2,34 +2,31 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.cluster.faults import FAULTS
-from pytest_sparkfabric.transport.base import Job
-from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import EXAMPLES, example
 
 HEALTHY = ["demo", "direct-2", "mesh-3", "ring-4", "switch-8"]
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.rglob("*.yaml")), ids=lambda p: p.name)
-def test_every_example_loads(path: object) -> None:
-    from pytest_sparkfabric.cluster import load_cluster
+# The fault matrix (tests/suite/test_matrix.py) loads and runs every other example.
+@pytest.mark.parametrize(
+    "path", sorted((EXAMPLES / "lab").glob("*.yaml")), ids=lambda p: f"lab/{p.name}"
+)
+def test_every_lab_example_loads(path: Path) -> None:
+    assert load_cluster(path).nodes
 
-    cluster = load_cluster(str(path))
-    assert cluster.nodes
 
-
-@pytest.mark.parametrize("name", HEALTHY)
-def test_healthy_examples_are_simulated_and_fault_free(name: str) -> None:
-    cluster = example(name)
-    assert cluster.spec.transport == "sim"
-    assert cluster.spec.simulate is not None and not cluster.spec.simulate.faults
-    t = SimTransport(cluster)
-    for node in cluster.nodes:
-        r = t.run(Job(node.name, "ibdev2netdev", 10))
-        up = {line.split()[0] for line in r.stdout.splitlines() if line.endswith("(Up)")}
-        assert up == {rail.rdma for rail in node.rails}
+def test_healthy_examples_are_simulated_and_fault_free() -> None:
+    # That they pass is the matrix's pin (verdict accepted, no item failing).
+    for name in HEALTHY:
+        spec = example(name).spec
+        assert spec.transport == "sim", name
+        assert spec.simulate is not None and not spec.simulate.faults, name
 
 
 def test_the_real_template_uses_ssh_and_every_section() -> None:

@@ -1,27 +1,20 @@
-"""Each injected fault shows the signature the field reported, through the real tools."""
+"""Each injected fault shows the signature the field reported, through the real tools (the
+operator faults of issue 13 too: a firewall on the test ports, firmware drift, a 100G link,
+stale NCCL lines in /etc/nccl.conf)."""
 
 from __future__ import annotations
 
 import pytest
 
 from pytest_sparkfabric.probes import ParseError, ethtool, ip, ping, sysfs
+from pytest_sparkfabric.probes.ethtool_driver import parse_ethtool_driver
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.transport import SimTransport
-from tests.sim.conftest import example, table, with_faults
-from tests.sim.helpers import nccl, rdma, tcp
+from tests.sim.conftest import example, table
+from tests.sim.helpers import R0, R1, fault, nccl, out, rdma, tcp
 
-R0 = ("spark-1", "rocep1s0f1", "spark-2", "rocep1s0f1", "192.168.100.12")
-R1 = ("spark-1", "roceP2p1s0f1", "spark-2", "roceP2p1s0f1", "192.168.101.12")
 IPS4 = [f"192.168.100.{11 + i}" for i in range(4)]
-
-
-def fault(*specs: str, base: str = "direct-2") -> SimTransport:
-    return SimTransport(with_faults(base, *specs))
-
-
-def out(t: SimTransport, node: str, cmd: str) -> str:
-    return t.run(Job(node, cmd, 60)).stdout
 
 
 def _ping(t: SimTransport, node: str, dev: str, peer: str, size: int = 8972) -> ping.PingResult:
@@ -202,3 +195,47 @@ def test_eeprom_placeholder_reads_zeroes() -> None:
     healthy = SimTransport(example("direct-2"))
     module = ethtool.parse_ethtool_module(out(healthy, "spark-2", "ethtool -m enp1s0f1np1"))
     assert module.length_m == 1 and module.attenuation_db["Attenuation at 7GHz"] == 4
+
+
+def test_a_firewall_rejects_the_test_ports_but_not_ping_or_loopback() -> None:
+    t = fault("{fault: firewall, node: spark-2}")
+    server = t.start(Job("spark-2", "ib_write_bw -d rocep1s0f1 -F --report_gbits -p 18515", 60))
+    r = t.run(Job("spark-1", "ib_write_bw -d rocep1s0f1 -F --report_gbits -p 18515 " + R0[4], 60))
+    server.stop()
+    assert r.rc == 1 and "Couldn't connect to 192.168.100.12:18515" in r.stderr
+    p = t.run(Job("spark-1", "ping -c 3 -W 1 -q -I enp1s0f1np1 192.168.100.12", 30))
+    assert ping.parse_ping(p.stdout, p.stderr, p.rc).ok
+    t.start(Job("spark-2", "iperf3 -s -1 -p 5201", 60))
+    j = t.run(Job("spark-1", "iperf3 -c 192.168.100.12 -P 4 -t 10 -p 5201 -J", 60))
+    assert "No route to host" in j.stdout
+    assert rdma(t, [("spark-2", "rocep1s0f1", "spark-2", "rocep1s0f1", R0[4])])[0] > 90
+    assert rdma(t, [("spark-2", "rocep1s0f1", "spark-1", "rocep1s0f1", "192.168.100.11")])[0] > 80
+
+
+def test_firmware_mismatch_shows_in_ethtool_i_of_that_node_only() -> None:
+    t = fault("{fault: firmware_mismatch, node: spark-2}")
+    fw = {
+        n: parse_ethtool_driver(out(t, n, "ethtool -i enp1s0f1np1")) for n in ("spark-1", "spark-2")
+    }
+    assert fw["spark-2"].firmware_version == "28.45.4028 (NVD0000000033)"
+    assert fw["spark-1"].firmware_version != fw["spark-2"].firmware_version
+
+
+def test_link_speed_is_100g_at_both_ends_and_halves_the_port() -> None:
+    t = fault("{fault: link_speed, node: spark-2, port: 1}")
+    for node in ("spark-1", "spark-2"):
+        link = ethtool.parse_ethtool(out(t, node, "ethtool enp1s0f1np1"))
+        assert link.speed_mbps == 100_000 and link.link_detected
+        assert out(t, node, "cat /sys/class/net/enp1s0f1np1/speed") == "100000\n"
+    both = rdma(t, [R0, R1])
+    assert 85 < sum(both) < 100
+
+
+def test_stale_nccl_lines_land_in_etc_nccl_conf() -> None:
+    t = fault(
+        "{fault: nccl_gid_index, node: spark-2}", "{fault: nccl_socket_ifname, node: spark-2}"
+    )
+    assert (
+        out(t, "spark-2", "cat /etc/nccl.conf") == "NCCL_IB_GID_INDEX=5\nNCCL_SOCKET_IFNAME=eth0\n"
+    )
+    assert t.run(Job("spark-1", "cat /etc/nccl.conf", 10)).rc != 0

@@ -54,6 +54,7 @@ def test_node_reads_round_trip(cluster: Cluster, data: st.DataObject) -> None:
     t0 = t.clock.now()
     stats = ethtool.parse_ethtool_stats(out(t, node.name, f"ethtool -S {rail.netdev}"))
     assert dict(stats.items()) == dict(counters.ethtool_stats(t.world.runtime, dev, t0))
+    assert stats["rx_crc_errors_phy"] == 0 and "rx_prio3_pause" not in stats  # healthy, no PFC
     link = ethtool.parse_ethtool(out(t, node.name, f"ethtool {rail.netdev}"))
     assert (link.speed_mbps, link.link_detected) == (200000, True)
     module = ethtool.parse_ethtool_module(out(t, node.name, f"ethtool -m {rail.netdev}"))
