@@ -135,16 +135,15 @@ def found_wires(
 
 
 def solve(planned: Sequence[Wire], found: Sequence[Wire]) -> tuple[Mistake, ...]:
-    """The fewest mistakes that take `found` back to `planned`, each with its one fix."""
+    """The mistakes that take `found` back to `planned` (one per piece of differing cables,
+    pieces of no simple shape merged by box), each with its one fix."""
     have = {w.key for w in found}
     want = {w.key for w in planned}
     missing = [w for w in planned if w.key not in have]
     extra = [w for w in found if w.key not in want]
-    pieces = _pieces(missing, extra)
-    simple = [m for p in pieces if (m := _shape(*p)) is not None]
-    odd = [p for p in pieces if _shape(*p) is None]
-    merged = _merge_by_box(odd)
-    return (*simple, *(_odd(p, planned, found) for p in merged))
+    shaped = [(p, _shape(*p)) for p in _pieces(missing, extra)]
+    odd = _merge_by_box([p for p, m in shaped if m is None])
+    return (*(m for _, m in shaped if m is not None), *(_odd(p, planned, found) for p in odd))
 
 
 def restore(found: Iterable[Wire], mistakes: Iterable[Mistake]) -> frozenset[frozenset[End]]:

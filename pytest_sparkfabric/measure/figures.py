@@ -251,8 +251,8 @@ def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]
 
 def _found(fabric: Fabric) -> dict[str, str]:
     """Plan cable id -> the cable as LLDP found it, where that differs: each cable of a
-    mistake is given to the first planned cable it shares a port with, so a swap of two cables
-    names both as they run."""
+    mistake is given to the first planned cable it shares a port with (that port first), so a
+    swap of two cables names both as they run."""
     from pytest_sparkfabric.measure import cabling
 
     seen = _phase(fabric, cabling.NAME, cabling.Cabling)
@@ -263,7 +263,8 @@ def _found(fabric: Fabric) -> dict[str, str]:
             now = next((f for f in left if f.key & w.key), None)
             if now is not None:
                 left.remove(now)
-                out[w.id] = now.id
+                near = w.a if w.a in now.key else w.b
+                out[w.id] = f"{near.id}<->{now.far(near).id}"
     return out
 
 
