@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_sparkfabric.report.style import duration, esc, with_unit
+from pytest_sparkfabric.report.style import esc, with_unit
 from pytest_sparkfabric.report.view import Summary
 from pytest_sparkfabric.results import Cause, Item, Phase, Results, Verdict
+from pytest_sparkfabric.shell import duration
 
 Tone = Literal["good", "bad", "warn", "plain"]
 TONE: dict[Verdict, Tone] = {"accepted": "good", "rejected": "bad", "incomplete": "warn"}

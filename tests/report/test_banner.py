@@ -19,7 +19,7 @@ def _lines(doc: Results) -> list[Line]:
 def test_terminal_lines_of_a_healthy_run() -> None:
     lines = _lines(document("direct", 2, name="bench-pair", soak_minutes=1))
     assert [ln.text for ln in lines] == [
-        "sparkfabric: ACCEPTED  bench-pair: direct, 2 nodes, 2025-06-01 10:00 +00:00, 12m04s",
+        "sparkfabric: ACCEPTED  bench-pair: direct, 2 nodes, 2025-06-01 10:00 +00:00, 12 min 04 s",
         "  13 passed, 0 warned, 0 failed, 0 not measured (13 checks)",
     ]
     assert lines[0].tone == "good"
@@ -69,7 +69,7 @@ def test_html_banner_has_the_verdict_counts_and_collapsed_items() -> None:
     out = html(r.summary, r.causes, r.items)
     assert out.startswith('<section class="sf-banner sf-rejected" data-verdict="rejected">')
     assert '<span class="sf-verdict-word">REJECTED</span>' in out
-    assert "mesh-3: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12m04s" in out
+    assert "mesh-3: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12 min 04 s" in out
     assert "20 passed, 0 warned, 17 failed, 0 not measured (37 checks)" in out
     assert '<h2 class="sf-causes-head">2 root causes explain 17 of 17 failures</h2>' in out
     assert out.count('<li class="sf-cause"') == 2
