@@ -1,4 +1,5 @@
-"""A results document (`pytest_sparkfabric.results`) drawn as the report's model (pure).
+"""The fabric picture's model of a results document (pure): what `picture` draws and the
+cable table marks.
 
 Each drawn object's colour is the worst outcome of the items about it: an item names its objects
 by id (`pytest_sparkfabric.objects`); a link or direction id reaches the cable (or, behind a
@@ -13,30 +14,81 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pytest_sparkfabric import objects
-from pytest_sparkfabric.report import chartdata
 from pytest_sparkfabric.report.inventory import placed
 from pytest_sparkfabric.report.style import number, size_bytes
-from pytest_sparkfabric.report.view import (
-    CableRow,
-    End,
-    Fabric,
-    FabricCable,
-    FabricNode,
-    RailState,
-    Report,
-    Summary,
-)
 from pytest_sparkfabric.results import (
     STATUS_OF,
     Cable,
     CableEnd,
-    Cause,
-    Item,
     Measurement,
     Results,
     Status,
+    Topology,
     worst,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """One end of a cable: a node's QSFP port (`p0`, `p1`) or a switch leg (node None)."""
+
+    node: str | None
+    port: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.node}:{self.port}" if self.node is not None else f"switch:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class RailState:
+    """One rail (PCIe half) carried by a cable: its worst verdict and measured values."""
+
+    rail: int
+    status: Status
+    notes: tuple[str, ...] = ()
+    elsewhere: bool = False
+    """Everything that failed here is explained by a root cause that names other objects (a
+    collateral failure: drawn dashed, not solid)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FabricNode:
+    name: str
+    status: Status
+    notes: tuple[str, ...] = ()
+    causes: tuple[int, ...] = ()
+    """Numbers (1-based, in the banner's order) of the root causes that name this node."""
+    elsewhere: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FabricCable:
+    """One cable of the plan (`id`), drawn where it was found to run (`a`, `b`)."""
+
+    id: str
+    a: End
+    b: End
+    status: Status
+    notes: tuple[str, ...] = ()
+    rails: tuple[RailState, ...] = ()
+    causes: tuple[int, ...] = ()
+    elsewhere: bool = False
+    planned: tuple[End, End] | None = None
+    """The plan's ends, where the cable was found elsewhere (LLDP): a wrong cable."""
+    serial: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Picture:
+    """The fabric as drawn: nodes in cluster.yaml order; cables as cabled (a ring is drawn by
+    following them)."""
+
+    topology: Topology
+    nodes: tuple[FabricNode, ...]
+    cables: tuple[FabricCable, ...]
+    switch: str | None = None
+
 
 NOTES_MAX = 12
 KIND_LABELS = {
@@ -55,38 +107,6 @@ PEAKS = {
 """Series shown in a tooltip by their peak: one line per object, not one per sample."""
 LINK_QUALITY_KINDS = frozenset({"lane_error_rate_per_s", "ber_max"})
 """Figures read at a receiving rail that judge the cable it is on, not the node."""
-
-
-def build(doc: Results) -> Report:
-    """The report's model of a results document."""
-    fab = fabric(doc, doc.items, doc.causes)
-    by_id = {c.id: c for c in fab.cables}
-    return Report(
-        summary=summary(doc),
-        causes=doc.causes,
-        items=doc.items,
-        fabric=fab,
-        bandwidth=chartdata.bandwidth(doc),
-        nccl=chartdata.nccl(doc),
-        soak=chartdata.soak(doc),
-        cables=tuple(_cable_row(d, by_id.get(d.id)) for d in doc.cables),
-    )
-
-
-def summary(doc: Results) -> Summary:
-    return Summary(
-        verdict=doc.verdict,
-        cluster=doc.cluster.name,
-        topology=doc.cluster.topology,
-        nodes=len(doc.cluster.nodes),
-        started=doc.started,
-        duration_s=doc.duration_s,
-        counts=doc.counts,
-        transport=doc.cluster.transport,
-        phases=doc.phases,
-        safety=doc.safety,
-        warnings=tuple((i.id, w.message) for i, w in doc.warnings()),
-    )
 
 
 # -- the fabric ---------------------------------------------------------------------------------
@@ -175,7 +195,8 @@ class _Index:
         return [("cable", c, ref.rail) for c in self.between(pts[0], pts[1])]
 
 
-def fabric(doc: Results, items: Sequence[Item], causes: Sequence[Cause]) -> Fabric:
+def picture(doc: Results) -> Picture:
+    items, causes = doc.items, doc.causes
     names = [n.name for n in doc.cluster.nodes]
     bare = [_drawn(d) for d in doc.cables]
     index = _Index(bare)
@@ -247,7 +268,7 @@ def fabric(doc: Results, items: Sequence[Item], causes: Sequence[Cause]) -> Fabr
                 elsewhere=elsewhere(whole, keys) and not marks[("cable", c.id)],
             )
         )
-    return Fabric(doc.cluster.topology, tuple(nodes), tuple(cables), doc.cluster.switch)
+    return Picture(doc.cluster.topology, tuple(nodes), tuple(cables), doc.cluster.switch)
 
 
 def _cap(lines: Sequence[str]) -> tuple[str, ...]:
@@ -300,8 +321,14 @@ def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
 # -- the inventory ------------------------------------------------------------------------------
 
 
-def _cable_row(d: Cable, drawn: FabricCable | None) -> CableRow:
-    # A cable whose failures all have a root cause elsewhere keeps its own verdict here: the
-    # inventory is the record a cable vendor sees. A cable found elsewhere than planned fails.
-    status = drawn.status if drawn is not None and not drawn.elsewhere else d.status
-    return CableRow(d, "fail" if _found(d) else status)
+def cable_rows(doc: Results, drawn: Picture | None = None) -> list[tuple[Cable, Status]]:
+    """Each cable with its verdict in the cable table. A cable whose failures all have a root
+    cause elsewhere keeps its own verdict: the table is the record a cable vendor sees. A cable
+    found elsewhere than planned fails."""
+    by_id = {c.id: c for c in (drawn or picture(doc)).cables}
+    out = []
+    for d in doc.cables:
+        c = by_id.get(d.id)
+        status = c.status if c is not None and not c.elsewhere else d.status
+        out.append((d, "fail" if _found(d) else status))
+    return out

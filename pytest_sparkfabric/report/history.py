@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pytest_sparkfabric import objects
-from pytest_sparkfabric.report.build import build
+from pytest_sparkfabric.report.build import cable_rows
 from pytest_sparkfabric.report.inventory import NOT_READ, placed
 from pytest_sparkfabric.report.style import LABEL, number
 from pytest_sparkfabric.results import Results, Status
@@ -51,18 +51,18 @@ def runs(docs: Sequence[tuple[str, Results]]) -> list[Run]:
     """Every cable of every document, by serial, then date."""
     out = []
     for source, doc in docs:
-        for row in build(doc).cables:
-            serial, where = placed(row.cable)
+        for cable, status in cable_rows(doc):
+            serial, where = placed(cable)
             out.append(
                 Run(
                     serial or UNREAD,
                     doc.started,
                     doc.cluster.name,
                     where,
-                    row.cable.id if where != row.cable.id else None,
-                    row.cable.worst_ber,
+                    cable.id if where != cable.id else None,
+                    cable.worst_ber,
                     _lowest_rdma(doc, where),
-                    row.status,
+                    status,
                     source,
                 )
             )

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc, number
-from pytest_sparkfabric.report.view import CableRow
-from pytest_sparkfabric.results import Cable, CableEnd
+from pytest_sparkfabric.results import Cable, CableEnd, Status
 
 COLUMNS = (
     "serial",
@@ -53,8 +52,8 @@ def _speed(v: int | None) -> str | None:
     return None if v is None else f"{number(v / 1000)}G"
 
 
-def _pair(row: CableRow, get: Callable[[CableEnd], str | None]) -> str:
-    a, b = get(row.cable.a), get(row.cable.b)
+def _pair(c: Cable, get: Callable[[CableEnd], str | None]) -> str:
+    a, b = get(c.a), get(c.b)
     if a is None and b is None:
         return f'<td class="sf-none">{NOT_READ}</td>'
     if a is None or b is None or a == b:
@@ -62,36 +61,34 @@ def _pair(row: CableRow, get: Callable[[CableEnd], str | None]) -> str:
     return f'<td class="sf-differs" title="the two ends differ">A: {esc(a)}<br>B: {esc(b)}</td>'
 
 
-def _found(row: CableRow) -> str:
-    c = row.cable
+def _found(c: Cable) -> str:
     if not c.found or c.found == c.id:
         return ""
     return f'<br><small class="sf-found">found: <code>{esc(c.found)}</code></small>'
 
 
-def html(rows: Sequence[CableRow]) -> str:
-    """The table as a <table> element."""
+def html(rows: Sequence[tuple[Cable, Status]]) -> str:
+    """The table as a <table> element (`build.cable_rows`)."""
     head = "".join(f"<th>{esc(c)}</th>" for c in COLUMNS)
     body = []
-    for r in rows:
-        c = r.cable
+    for c, status in rows:
         ber = f"{number(c.worst_ber)}" if c.worst_ber is not None else NOT_READ
         notes = "".join(f"<br><small>{esc(n)}</small>" for n in c.notes)
         body.append(
             f'<tr class="sf-cable-row" data-serial="{esc(c.serial or "")}" '
-            f'data-cable="{esc(c.id)}" data-status="{r.status}">'
-            + _pair(r, lambda e: e.serial)
-            + f"<td><code>{esc(c.id)}</code>{_found(r)}</td>"
+            f'data-cable="{esc(c.id)}" data-status="{status}">'
+            + _pair(c, lambda e: e.serial)
+            + f"<td><code>{esc(c.id)}</code>{_found(c)}</td>"
             + f"<td>{esc(label(c.a))}</td><td>{esc(label(c.b))}</td>"
-            + _pair(r, lambda e: e.vendor)
-            + _pair(r, lambda e: e.part)
-            + _pair(r, lambda e: _len(e.length_m))
-            + _pair(r, lambda e: e.type)
-            + _pair(r, lambda e: _speed(e.speed_mbps))
-            + _pair(r, lambda e: e.fec)
+            + _pair(c, lambda e: e.vendor)
+            + _pair(c, lambda e: e.part)
+            + _pair(c, lambda e: _len(e.length_m))
+            + _pair(c, lambda e: e.type)
+            + _pair(c, lambda e: _speed(e.speed_mbps))
+            + _pair(c, lambda e: e.fec)
             + f"<td>{esc(ber)}</td>"
-            + f'<td style="background:{FILL[r.status]};color:{STROKE[r.status]};'
-            f'font-weight:bold">{esc(LABEL[r.status])}{notes}</td></tr>'
+            + f'<td style="background:{FILL[status]};color:{STROKE[status]};'
+            f'font-weight:bold">{esc(LABEL[status])}{notes}</td></tr>'
         )
     return (
         '<table class="sf-inventory"><thead><tr>'
