@@ -179,7 +179,7 @@ def cmd_html(args: argparse.Namespace) -> int:
 
 
 def cmd_cables(args: argparse.Namespace) -> int:
-    from pytest_sparkfabric.report import history
+    from pytest_sparkfabric.report import inventory as history
 
     docs = []
     for given in map(Path, args.paths):

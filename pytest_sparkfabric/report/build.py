@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pytest_sparkfabric import objects
-from pytest_sparkfabric.report.inventory import placed
 from pytest_sparkfabric.report.style import number, size_bytes
 from pytest_sparkfabric.results import (
     STATUS_OF,
@@ -136,6 +135,22 @@ def _drawn(d: Cable) -> FabricCable:
     a, b = found or (_end(d.a), _end(d.b))
     planned = (_end(d.a), _end(d.b)) if found else None
     return FabricCable(d.id, a, b, "unknown", planned=planned, serial=placed(d)[0])
+
+
+def label(e: CableEnd) -> str:
+    if e.node is None:
+        return f"switch:{e.port}"
+    return f"{e.node}:p{e.port}" if isinstance(e.port, int) else f"{e.node}:{e.port}"
+
+
+def placed(c: Cable) -> tuple[str | None, str]:
+    """(serial, where it runs) of the cable in a place of the plan: as found where LLDP found
+    it elsewhere, with the serial read at the end it was found from."""
+    if not c.found or c.found == c.id:
+        return c.serial, c.id
+    first = c.found.partition("<->")[0]
+    serial = next((e.serial for e in (c.a, c.b) if label(e) == first and e.serial), c.serial)
+    return serial, c.found
 
 
 Target = tuple[str, str, int | None]
@@ -277,11 +292,17 @@ def _cap(lines: Sequence[str]) -> tuple[str, ...]:
     return (*lines[: NOTES_MAX - 1], f"... and {len(lines) - NOTES_MAX + 1} more")
 
 
+def _value(m: Measurement) -> str:
+    """A figure with its unit; a bandwidth in Gb/s, the report's one unit (nccl-tests: GB/s)."""
+    if m.unit == "GB/s":
+        return f"{number(m.value * 8)} Gb/s"
+    return f"{number(m.value)} {m.unit}".rstrip()
+
+
 def _figure_text(m: Measurement) -> str:
     label = KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
     where = f" {m.node}->{m.peer}" if m.node and m.peer else ""
-    unit = f" {m.unit}" if m.unit else ""
-    return f"{label}{where}: {number(m.value)}{unit}"
+    return f"{label}{where}: {_value(m)}"
 
 
 def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
@@ -312,7 +333,7 @@ def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
         label = KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
         what = f"{label} {op}".strip()
         size = size_bytes(m.size_bytes or 0)
-        notes[t].append(f"{what} at {size}B: {number(m.value)} {m.unit}")
+        notes[t].append(f"{what} at {size}B: {_value(m)}")
     for t, lines in figures.items():
         notes[t] += lines
     return notes

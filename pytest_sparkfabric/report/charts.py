@@ -16,8 +16,7 @@ import math
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -189,20 +188,14 @@ def _plain(text: object) -> str:
     return str(text).replace("$", r"\$")
 
 
-@contextmanager
-def _style() -> Iterator[None]:
-    import matplotlib
-
-    with matplotlib.rc_context(RC):
-        yield
-
-
 def _styled(draw: Callable[P, R]) -> Callable[P, R]:
     """Draw under RC (figures read the settings as they are made, not only when saved)."""
 
     @functools.wraps(draw)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with _style():
+        import matplotlib
+
+        with matplotlib.rc_context(RC):
             return draw(*args, **kwargs)
 
     return wrapper

@@ -56,14 +56,6 @@ class Box:
     def centre(self) -> Pt:
         return (self.x + self.w / 2, self.y + self.h / 2)
 
-    def overlaps(self, other: Box) -> bool:
-        return (
-            self.x < other.x + other.w
-            and other.x < self.x + self.w
-            and self.y < other.y + other.h
-            and other.y < self.y + self.h
-        )
-
     def edge_towards(self, p: Pt) -> Pt:
         """Where the line from the centre to p leaves the box."""
         cx, cy = self.centre

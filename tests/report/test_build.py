@@ -76,7 +76,7 @@ def test_tooltips_summarise_series_by_their_peak_and_cap_long_lists() -> None:
     r = picture(document("switch", 12))
     node = r.nodes[0]
     assert node.notes[:2] == ("peak NIC temperature: 71 C", "peak GPU temperature: 79 C")
-    assert "NCCL busbw all_reduce_perf at 16GB: 23.48 GB/s" in node.notes
+    assert "NCCL busbw all_reduce_perf at 16GB: 187.8 Gb/s" in node.notes
     assert "loopback: 106 Gb/s" in node.notes
     leg = r.cables[0]
     assert "worst lane rate: 3 corrected bits/s" in leg.rails[0].notes
