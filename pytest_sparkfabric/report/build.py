@@ -231,6 +231,12 @@ def picture(doc: Results) -> Picture:
         statuses[("cable", d.id, None)].append(own)
         if own in ("fail", "not_measured"):
             blamed.add(("cable", d.id, None))
+    for n, cause in enumerate(causes, 1):
+        # What a likely root cause blames failed, whatever check saw it (a marginal cable that
+        # only a rail's soak check measured).
+        for kind, name in named[n] if cause.certain else ():
+            statuses[(kind, name, None)].append("fail")
+            blamed.add((kind, name, None))
     for item in items:
         status = STATUS_OF[item.outcome]
         targets = [t for o in item.objects for t in index.targets(o)]
@@ -272,6 +278,9 @@ def picture(doc: Results) -> Picture:
             status = worst(statuses[on])
             rails.append(RailState(r, status, _cap(notes[on]), elsewhere(status, [on])))
         whole = worst([*statuses[("cable", c.id, None)], *(r.status for r in rails)])
+        if whole == "fail" and all(r.status == "pass" for r in rails):
+            # Failed as a whole (its own check, a cause that names it): both strokes red.
+            rails = [replace(r, status="fail") for r in rails]
         keys: list[Target] = [("cable", c.id, None), *(("cable", c.id, r.rail) for r in rails)]
         cables.append(
             replace(
