@@ -111,10 +111,7 @@ def _items(old: Results, new: Results) -> dict[str, list[ItemChange]]:
 
 
 def _subject(m: Measurement) -> str:
-    if m.node and m.peer:
-        where = f"{m.node}->{m.peer}" + (f" rail{m.rail}" if m.rail is not None else "")
-    else:
-        where = ", ".join(m.objects) or str(m.node or "")
+    where = ", ".join(m.objects) or str(m.node or "")  # the ids of pytest_sparkfabric.objects
     if m.size_bytes is not None:
         where += f" {m.op or ''} {m.size_bytes} B".rstrip()
     return where

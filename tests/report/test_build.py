@@ -113,3 +113,24 @@ def test_hot_nodes_needs_three_and_a_margin() -> None:
 def test_no_series_when_the_document_has_no_measurements() -> None:
     doc = edit(document("direct", 2), measurements=[])
     assert (lanes(doc), temps(doc, "nic_temp_c"), matrices(doc)) == ([], [], [])
+
+
+def test_a_cable_a_cause_blames_fails_though_only_its_rails_were_checked() -> None:
+    doc = document("direct", 2)
+    (cable,) = doc.cables
+    item = {"id": "t::soak[spark-2:rail0]", "outcome": "failed", "objects": ["spark-2:rail0"]}
+    cause = {
+        "rule": "marginal_cable",
+        "cause": "a marginal cable",
+        "fix": "replace the cable",
+        "objects": [cable.id],
+        "items": [item["id"]],
+    }
+    doc = edit(plus_items(doc, item), causes=[cause], verdict="rejected")
+    drawn = picture(doc).cables[0]
+    assert drawn.status == "fail" and drawn.causes == (1,) and not drawn.elsewhere
+    assert {r.status for r in drawn.rails} == {"fail"}
+    assert cable_rows(doc) == [(doc.cables[0], "fail")]
+    # A possible cause blames nothing.
+    unsure = edit(doc, causes=[cause | {"certain": False}], verdict="rejected")
+    assert cable_rows(unsure) == [(unsure.cables[0], "pass")]
