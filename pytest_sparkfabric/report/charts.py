@@ -261,6 +261,7 @@ def heatmap(m: Matrix) -> Chart:
     image = ax.imshow(data, cmap=cmap, norm=norm, interpolation="none", aspect="equal")
     ax.grid(False)
     font = max(4.0, min(8.0, 260 / max(n, 1)))
+    cell = min(10.0, max(7.0, 60 / max(n, 1)))  # a cell's figure, as large as the cell allows
     ax.set_xticks(range(n), [_plain(x) for x in m.nodes], rotation=90, fontsize=font)
     ax.set_yticks(range(n), [_plain(x) for x in m.nodes], fontsize=font)
     ax.set_xlabel("receiver")
@@ -278,14 +279,14 @@ def heatmap(m: Matrix) -> Chart:
                     Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#000", lw=1.6)
                 )
             if n <= ANNOTATE_MAX:
-                ax.text(j, i, number(v), ha="center", va="center", fontsize=7, color="#111")
+                ax.text(j, i, number(v), ha="center", va="center", fontsize=cell, color="#111")
     for src, dst, status in m.lost:
         if src in where and dst in where:
             i, j = where[src], where[dst]
             ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, color=STROKE[status], lw=0))
             if n <= ANNOTATE_MAX:
                 word = "failed" if status == "fail" else "n/m"
-                ax.text(j, i, word, ha="center", va="center", fontsize=7, color="#fff")
+                ax.text(j, i, word, ha="center", va="center", fontsize=cell, color="#fff")
     bar = fig.colorbar(image, ax=ax, shrink=0.8, label="Gb/s")
     if bar.solids is not None:
         # matplotlib rasterizes a long colour scale (through Agg); as vectors it stays exact.
