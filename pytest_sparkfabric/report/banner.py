@@ -45,9 +45,10 @@ def headline(doc: Results) -> str:
 
 def count_line(doc: Results) -> str:
     c = doc.counts
-    parts = [f"{c.passed} passed", f"{c.warned} warned", f"{c.failed} failed"]
-    parts.append(f"{c.not_measured} not measured")
-    return ", ".join(parts) + f" ({c.total} checks)"
+    return (
+        f"{c.passed} passed, {c.warned} warned, {c.failed} failed, {c.not_measured} not measured "
+        f"({c.total} checks)"
+    )
 
 
 def unexplained(causes: Sequence[Cause], items: Sequence[Item]) -> list[Item]:
@@ -86,11 +87,7 @@ def terminal_lines(doc: Results, *, listed: int = 5) -> list[Line]:
     # How the run was less safe than by default: again at the end, the header is far up.
     out += [Line(line, "warn") for line in doc.safety]
     if causes or any(i.outcome in ("failed", "not_measured") for i in items):
-        out.append(
-            Line(
-                f"  {causes_line(causes, items)}:" if causes else f"  {causes_line(causes, items)}"
-            )
-        )
+        out.append(Line(f"  {causes_line(causes, items)}{':' if causes else ''}"))
     for n, c in enumerate(causes, 1):
         out.append(
             Line(f"  {n}. [{c.rule}] {', '.join(c.objects) or 'the cluster'}: {c.cause}", "bad")
