@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, Fabric, Node, Rail, Verdict
 
 
-pytestmark = pytest.mark.addressing
+pytestmark = [pytest.mark.addressing, pytest.mark.sparkfabric_needs("ip")]
 
 
 def _where(rail: Rail) -> str:

@@ -24,6 +24,7 @@ def _gb(value: float | None) -> str:
     return "no result" if value is None else f"{value:.1f} Gb/s"
 
 
+@pytest.mark.sparkfabric_needs("ib_write_bw")
 def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """Loopback ib_write_bw on the rail's RoCE device (client to its own address) reaches
     line rate: ~106 Gb/s healthy, ~13 Gb/s when the NIC is throttled."""
@@ -56,6 +57,7 @@ def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         )
 
 
+@pytest.mark.sparkfabric_needs("ib_write_bw")
 def test_rail_rdma(rail_link: Link, fabric: Fabric, verdict: Verdict) -> None:
     """ib_write_bw node to node on one rail (its pair's other rail busy at the same time),
     in each direction the schedule measures, each direction its own figure."""
@@ -104,6 +106,7 @@ def _where(fabric: Fabric, nodes: tuple[str, ...]) -> str:
     return "".join(f"\nWhere: {line}" for line in lines)
 
 
+@pytest.mark.sparkfabric_needs("ib_write_bw")
 def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:
     """Both rails of the pair at the same time, summed: one port's full ~185-198 Gb/s one-way
     (~170 each way with `bandwidth.directions: together`), scaled to the declared speed."""
@@ -149,6 +152,7 @@ def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> Non
         witness.fail(verdict, "\n".join(lines) + _where(fabric, nodes), found)
 
 
+@pytest.mark.sparkfabric_needs("ib_write_lat")
 def test_pair_rdma_latency(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:
     """ib_write_lat of 2 bytes on rail 0 between the pair (read only): the RDMA path works end
     to end and its latency is near the ~1.5 us two GB10s show over one cable."""

@@ -12,7 +12,7 @@ from pytest_sparkfabric import Fabric, Node, Verdict, objects
 from pytest_sparkfabric.measure import cable
 from pytest_sparkfabric.outcome import NotMeasured
 
-pytestmark = pytest.mark.links
+pytestmark = [pytest.mark.links, pytest.mark.sparkfabric_needs("sudo ethtool -m")]
 
 
 def test_cable_eeprom(node: Node, fabric: Fabric, verdict: Verdict) -> None:

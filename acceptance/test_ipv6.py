@@ -13,7 +13,7 @@ from pytest_sparkfabric.probes.sysfs import find_rocev2_gid
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Rail, Verdict
 
-pytestmark = pytest.mark.ipv6
+pytestmark = [pytest.mark.ipv6, pytest.mark.sparkfabric_needs("ip")]
 
 
 def test_ipv6_disabled(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:

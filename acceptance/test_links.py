@@ -14,7 +14,7 @@ from pytest_sparkfabric.measure import facts, links, rdma_path, switch, witness
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Rail, Verdict
 
-pytestmark = pytest.mark.links
+pytestmark = [pytest.mark.links, pytest.mark.sparkfabric_needs("ethtool", "ip")]
 
 FEC = "RS"
 
@@ -130,6 +130,7 @@ def test_roce_port(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         )
 
 
+@pytest.mark.sparkfabric_needs("ibv_devinfo")
 def test_roce_mtu(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """The rail's RoCE port is PORT_ACTIVE with the active MTU its netdev MTU allows (4096 at
     the cluster's 9000; ibv_devinfo, read only)."""

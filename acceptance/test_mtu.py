@@ -7,20 +7,18 @@ its own result.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_sparkfabric.cluster.hardware import l2mtu_need
-from pytest_sparkfabric.diagnosis.rules import RULES
-from pytest_sparkfabric.measure import cabling, facts, reach, switch
+from pytest_sparkfabric.measure import facts, reach, switch, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, DirectedLink, Fabric, Rail, Verdict
     from pytest_sparkfabric.probes.ping import PingResult
 
-pytestmark = pytest.mark.mtu
+pytestmark = [pytest.mark.mtu, pytest.mark.sparkfabric_needs("ip", "ping")]
 
 
 def test_mtu(rail: Rail, cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
@@ -120,16 +118,10 @@ def test_jumbo_ping(link: DirectedLink, cluster: Cluster, fabric: Fabric, verdic
 def _miscabled(
     fabric: Fabric, link: DirectedLink, head: str, summary: str, verdict: Verdict
 ) -> None:
-    """Fail with the miscabling rule when LLDP puts another box or port at an end's cable."""
-    ends = [cabling.End(r.node, r.port) for r in (link.src, link.dst)]
-    wrong = cabling.mismatch(fabric, *ends)
-    if wrong:
-        seen = "; ".join(
-            f"cabled {p.cable}, cluster.yaml says {p.planned.text if p.planned else 'none'}"
-            for p in wrong
-        )
-        fix = "; ".join(dict.fromkeys(cabling.fix(fabric, p) for p in wrong))
-        verdict.fail(f"{head}: {summary}; {seen}", replace(RULES["miscabled"], fix=fix))
+    """Fail with the miscabling mistake (diagnosis.miscabling) on a cable of the link's ends."""
+    found = witness.findings(fabric, on=verdict.path, only=("miscabled",))
+    if found:
+        witness.fail(verdict, f"{head}: {summary}; {found[0].evidence}", found)
 
 
 def _address_problem(

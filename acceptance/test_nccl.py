@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, Fabric, Node, Verdict
     from pytest_sparkfabric.diagnosis.rules import RuleId
 
-pytestmark = pytest.mark.nccl
+pytestmark = [pytest.mark.nccl, pytest.mark.sparkfabric_needs("nccl.launcher")]
 
 NCCL_RULES: tuple[RuleId, ...] = ("nccl_socket", "nccl_single_hca")
 

@@ -30,6 +30,7 @@ def host_fix(node: str, netdev: str, prios: tuple[int, ...]) -> str:
 
 
 @pytest.mark.qos
+@pytest.mark.sparkfabric_needs("mlnx_qos|dcb")
 def test_host_qos(node: Node, cluster: Cluster, fabric: Fabric, verdict: Verdict) -> None:
     """Every fabric rail's PFC and trust are read (mlnx_qos, else dcb) and agree with each other
     and, without a switch, with the cable peer's (the switch side is test_switch_qos)."""
@@ -59,6 +60,7 @@ def test_host_qos(node: Node, cluster: Cluster, fabric: Fabric, verdict: Verdict
 
 
 @pytest.mark.bandwidth
+@pytest.mark.sparkfabric_needs("ib_write_bw", "ethtool")
 def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """Across every traffic window so far (each RDMA round, and the TCP rounds and NCCL run if
     they ran first): no post-FEC symbol, CRC or link-down growth; no drops where the host runs
@@ -68,8 +70,13 @@ def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     rdma.pair_runs(fabric)
     windows = rail_counters.log(fabric).of(rail.id)
     if not windows:
-        why = fabric.down_line([rail.node]) or "the rail took part in no traffic round"
-        verdict.not_measured(f"{rail.node} {rail.netdev}: {why}", nodes=[rail.node])
+        peers = [x.b if x.a == rail else x.a for x in fabric.plan.links if rail in (x.a, x.b)]
+        gone = fabric.gone([rail.node, *(p.node for p in peers)])
+        if gone is not None:
+            raise gone  # a node it would have sent to or through does not answer
+        verdict.not_measured(
+            f"{rail.node} {rail.netdev}: the rail took part in no traffic round", nodes=[rail.node]
+        )
     verdict(measured=f"{rail_counters.totals(windows)} over {len(windows)} traffic window(s)")
     for w in windows:
         if w.error is None:

@@ -14,7 +14,10 @@ from pytest_sparkfabric.measure import rail_counters, soak
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Rail, Verdict
 
-pytestmark = pytest.mark.soak
+pytestmark = [
+    pytest.mark.soak,
+    pytest.mark.sparkfabric_needs("ib_write_bw", "ethtool", on="cluster"),
+]
 
 
 def test_soak_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:

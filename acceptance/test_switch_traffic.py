@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.spec import SwitchSpec
     from pytest_sparkfabric.measure.switch_counters import Growth, Log
 
-pytestmark = pytest.mark.bandwidth
+pytestmark = [pytest.mark.bandwidth, pytest.mark.sparkfabric_needs("ib_write_bw")]
 
 
 def _log(fabric: Fabric, where: str, verdict: Verdict) -> Log:

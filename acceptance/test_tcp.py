@@ -12,7 +12,7 @@ from pytest_sparkfabric.measure import tcp, witness
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, NodePair, Verdict
 
-pytestmark = pytest.mark.tcp
+pytestmark = [pytest.mark.tcp, pytest.mark.sparkfabric_needs("iperf3")]
 
 
 def test_pair_tcp(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None:
@@ -32,6 +32,9 @@ def test_pair_tcp(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None
         for r in results
     )
     verdict(measured=per)
+    for r in results:
+        if r.unmeasured is not None:
+            raise r.unmeasured
     errors = [r for r in results if r.gbps is None]
     if errors:
         why = "; ".join(f"{r.src.id}->{r.dst.id}: {r.error}" for r in errors)

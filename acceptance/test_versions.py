@@ -13,7 +13,7 @@ from pytest_sparkfabric.measure import versions
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Verdict
 
-pytestmark = pytest.mark.links
+pytestmark = [pytest.mark.links, pytest.mark.sparkfabric_needs("ethtool", "nvidia-smi")]
 
 
 def test_versions_match(fabric: Fabric, verdict: Verdict) -> None:

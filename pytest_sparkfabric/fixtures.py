@@ -37,6 +37,8 @@ MARKERS = (
     "soak: heat soak with GPU load, watching per-lane error rates",
     "switch: the switch's configuration",
     "qos: host PFC/trust read with mlnx_qos, agreeing with peers and switch",
+    "sparkfabric_needs(*needs): what the check runs on the nodes, for the preflight "
+    "(commands, 'a|b' for either, nccl.launcher, soak.gpu_load, 'sudo ethtool -m')",
 )
 
 
@@ -98,7 +100,13 @@ def pytest_collection_modifyitems(
             items[:] = [i for i in items if i not in off]
     # The heat soak runs last: it is the longest, and a marginal cable it finds may leave the
     # link down for a few seconds afterwards, which must not be blamed on the next test.
-    items.sort(key=lambda item: item.get_closest_marker("soak") is not None)
+    # The kernel log comes after that: one read at the end holds every traffic window's lines.
+    items.sort(
+        key=lambda item: (
+            getattr(item, "originalname", "") == "test_kernel_log",
+            item.get_closest_marker("soak") is not None,
+        )
+    )
     # With `--dist loadgroup`, one group keeps the session's shared measurements on one worker;
     # the user's own tests that use none of our fixtures stay free to spread.
     ours = {"fabric", "node_host", "cluster", "switch", *(f"_sf_{n}" for n in PARAMETRISED)}

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.plan import Cable, DirectedLink, Link, Plan
 
 Kind = Literal["cluster", "node", "port", "rail", "leg", "cable", "link", "direction", "pair"]
+Blame = Literal["cable", "node", "leg"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +140,26 @@ def cables_of_rails(plan: Plan, rails: Iterable[Rail]) -> tuple[Obj, ...]:
         if c is not None:
             out.setdefault(c.id, c)
     return tuple(out.values())
+
+
+def blamed_as(what: Blame, plan: Plan, nodes: Sequence[str], on: Sequence[Obj]) -> tuple[Obj, ...]:
+    """What a fault seen on the rails or links `on` is about: the cables they run over, the
+    nodes (`nodes` where the finding names them, else those of `on`), or the switch legs
+    toward those nodes, with the nodes (a leg alone meets no rail); empty where there is none."""
+    if what == "cable":
+        spots = dict.fromkeys((s.node, s.port) for o in on for s in o.spots)
+        found = [cable_of(plan, n, p) for n, p in spots if n is not None and p is not None]
+        return tuple({c.id: c for c in found if c is not None}.values())
+    names = tuple(nodes) or tuple(dict.fromkeys(n for o in on for n in o.nodes))
+    if what == "node":
+        return tuple(map(node, names))
+    legs = [
+        leg(str(c.b_port))
+        for n in names
+        for c in plan.cables
+        if c.a_node == n and c.b_node is None and c.b_port is not None
+    ]
+    return (*legs, *map(node, names)) if legs else ()
 
 
 def path(value: object) -> tuple[Obj, ...]:

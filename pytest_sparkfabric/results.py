@@ -168,6 +168,31 @@ class Cable(_Model):
         return self.a.serial or self.b.serial
 
 
+class PreflightGap(_Model):
+    """One prerequisite a node lacks, as the checks that need it report it."""
+
+    prerequisite: str = Field(description="What is missing (`perftest`, `sudo ethtool -m`).")
+    reason: str = Field(description="What the node said, in the not-measured wording.")
+    fix: str = Field(description="The command that installs or allows it.")
+    needed_for: str = Field(description="The need it breaks (a command, `nccl.launcher`, ...).")
+    advisory: bool = Field(
+        default=False, description="Only advisory checks need it: a warning, not INCOMPLETE."
+    )
+
+
+class PreflightNode(_Model):
+    """One node's preflight: what the selected checks need there, found and missing."""
+
+    node: str
+    looked_for: tuple[str, ...] = ()
+    found: dict[str, str] = Field(default_factory=dict, description="Command -> its path.")
+    missing: tuple[PreflightGap, ...] = ()
+    versions: dict[str, str] = Field(
+        default_factory=dict, description="Package -> installed version (dpkg), where one is."
+    )
+    error: str | None = Field(default=None, description="Why the node could not be checked.")
+
+
 class Phase(_Model):
     name: str
     rounds: int | None = None
@@ -224,6 +249,9 @@ class Results(_Model):
     measurements: tuple[Measurement, ...] = ()
     cables: tuple[Cable, ...] = ()
     phases: tuple[Phase, ...] = ()
+    preflight: tuple[PreflightNode, ...] = Field(
+        default=(), description="What each node has of what the selected checks run."
+    )
     thresholds: dict[str, Threshold] = Field(default_factory=dict)
     safety: tuple[str, ...] = Field(
         default=(), description="How the run was less safe than by default (switch.allow_http)."

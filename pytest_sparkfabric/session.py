@@ -136,6 +136,16 @@ class SparkSession:
                 raise NotMeasured(
                     "; ".join(unreachable[n] for n in down), nodes=down, missing="ssh"
                 )
+        needs, wide = item_needs(item)
+        if needs:
+            # The preflight, first in the run: what every selected check needs, asked once.
+            from pytest_sparkfabric.measure.preflight import preflight
+
+            every = item.session.items
+            checked = preflight(self.fabric, lambda: (n for i in every for n in item_needs(i)[0]))
+            why = checked.blocking(needs, self.fabric.reachable() if wide or not nodes else nodes)
+            if why is not None:
+                raise why
         return (yield)
 
     @pytest.hookimpl(wrapper=True)
@@ -162,8 +172,9 @@ class SparkSession:
         if isinstance(exc, NotMeasured):
             found = self._unmeasured_finding(exc, path)
             outcome, findings = "not_measured", (found,)
-            if found.rule.id == "node_unreachable":
-                # Checks of other nodes that needed the lost one (NCCL, the soak) are about it.
+            if found.rule.id in ("node_unreachable", "prerequisite_missing"):
+                # Checks of other nodes that needed the lost one, or its missing tool (NCCL,
+                # the soak's traffic), are about it too.
                 widen(item, found.objects)
                 path = item_path(item)
             report.longrepr = visible(_unmeasured_text(exc))
@@ -194,14 +205,19 @@ class SparkSession:
 
         nodes = exc.nodes or tuple(dict.fromkeys(n for o in path for n in o.nodes))
         fabric = self.measured_fabric
-        down = fabric.measured("shell", dict) if fabric is not None else None
-        lost = [n for n, why in (down or {}).items() if why in exc.reason]
+        if fabric is not None and exc.missing == "ssh":
+            fabric.lose(exc)  # every later check on it: not measured at once, saying so
+        down = {**(fabric.measured("shell", dict) or {}), **fabric.lost} if fabric else {}
+        lost = [n for n, why in down.items() if why in exc.reason]
         if lost:
             # What could not run without a node that does not answer is that node's cause.
             nodes, exc.missing = tuple(lost), "ssh"
         blamed = tuple(map(objects.node, nodes)) or path
         if exc.missing == "ssh":
-            rule, cause = RULES["node_unreachable"], ""
+            gone = fabric.lost if fabric is not None else {}
+            mid_run = nodes and all(n in gone for n in nodes)
+            cause = "stopped answering ssh during the run" if mid_run else ""
+            rule = RULES["node_unreachable"]
         elif exc.missing is not None:
             rule, cause = RULES["prerequisite_missing"], f"{exc.missing} missing"
         else:
@@ -215,25 +231,19 @@ class SparkSession:
     def _on_cables(
         self, found: tuple[Finding, ...], path: tuple[objects.Obj, ...]
     ) -> tuple[Finding, ...]:
-        """A cable's fault seen on a rail (a marginal lane, no carrier) blames the cable."""
+        """A fault seen on a rail or a link blames what its rule names (`causes.BLAMES`):
+        the cable, the node or the switch leg, so its items share one root cause."""
         from dataclasses import replace
 
         from pytest_sparkfabric import objects
-        from pytest_sparkfabric.diagnosis.causes import CABLE_RULES
+        from pytest_sparkfabric.diagnosis.causes import BLAMES
 
         out = []
         for f in found:
-            blamed = f.objects or path
-            if f.rule.id in CABLE_RULES and all(o.kind in ("rail", "link") for o in blamed):
-                ends = {(s.node, s.port) for o in blamed for s in o.spots}
-                cables = [
-                    objects.cable_of(self.plan, n, p)
-                    for n, p in ends
-                    if n is not None and p is not None
-                ]
-                found_cables = tuple({c.id: c for c in cables if c is not None}.values())
-                if found_cables:
-                    f = replace(f, objects=found_cables)
+            on = f.objects or path
+            what = BLAMES.get(f.rule.id)
+            if what and on and all(o.kind in ("rail", "link", "direction", "pair") for o in on):
+                f = replace(f, objects=objects.blamed_as(what, self.plan, f.nodes, on) or on)
             out.append(f)
         return tuple(out)
 
@@ -447,6 +457,14 @@ def progress_prefix(transport: str) -> str:
     """How progress lines start: they say when the times in them are modelled, not waited."""
     note = {"sim": " (simulated time)", "replay": " (replayed)"}.get(transport, "")
     return f"sparkfabric{note}"
+
+
+def item_needs(item: pytest.Item) -> tuple[tuple[str, ...], bool]:
+    """What an item runs on the nodes (its `sparkfabric_needs` markers; measure/preflight.py),
+    and whether it runs that on every node (`on="cluster"`: the soak) rather than its own."""
+    marks = list(item.iter_markers("sparkfabric_needs"))
+    wide = any(m.kwargs.get("on") == "cluster" for m in marks)
+    return tuple(a for m in marks for a in m.args), wide
 
 
 def item_nodes(item: pytest.Item) -> list[str]:

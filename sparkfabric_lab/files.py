@@ -106,7 +106,9 @@ def ssh_config(lab_dir: Path, plan: LabPlan) -> str:
     return "\n".join(lines)
 
 
-PERFTEST_SERVERS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
+PERFTEST_SERVERS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat")
+"""perftest tools whose server the plugin waits for with `ss` (flows.LISTEN_WAIT_S): the
+latency test's server listens on its -p port as the bandwidth tests' do."""
 
 
 def sim_wrapper(lab_dir: Path, node: str, tool: str, *, python: str, package_root: str) -> str:

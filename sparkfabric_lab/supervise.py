@@ -7,8 +7,9 @@
   runs here in a process group of its own: it gets the first signal once, and 2 s later
   SIGKILL if it is still there (and SIGKILL too if this process dies), so nothing the suite
   started can outlive the command.
-- `--perftest`: a real `ib_write_bw` server listens on its TCP port (-p, default 18515) for the
-  client's handshake, and the plugin waits until `ss` shows that listener. The simulator answers
+- `--perftest`: a real perftest server (`ib_write_bw`, `ib_write_lat`, ...) listens on its TCP
+  port (-p, default 18515) for the client's handshake, and the plugin waits until `ss` shows
+  that listener. The simulator answers
   the client through its state file and opens no socket, so this binds the port in the node's
   namespace, for real, as long as a simulated server runs. A client (a peer address given) is
   run as is.

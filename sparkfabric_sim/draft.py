@@ -37,6 +37,7 @@ class NodeDraft:
     firewall: bool = False
     missing: set[str] = field(default_factory=set)
     sudo_asks: bool = False
+    reads_journal: bool = True
     lost_on: str | None = None
 
     def cabled(self) -> list[Netdev]:
@@ -67,6 +68,7 @@ class NodeDraft:
             firewall=self.firewall,
             missing=frozenset(self.missing),
             sudo_asks=self.sudo_asks,
+            reads_journal=self.reads_journal,
             lost_on=self.lost_on,
         )
 

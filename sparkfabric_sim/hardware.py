@@ -141,6 +141,9 @@ class SimNode:
     """Commands not installed: the shell answers `not found` (rc 127), `command -v` nothing."""
     sudo_asks: bool = False
     """sudo wants a password: `sudo -n` is refused."""
+    reads_journal: bool = True
+    """The ssh user may read the kernel log: root, or in `adm` (Ubuntu's first user is), so
+    `journalctl -k` shows it; False (stock): an ordinary user in no log group."""
     lost_on: str | None = None
     """The command whose first run makes the node stop answering ssh (fault node_lost)."""
 

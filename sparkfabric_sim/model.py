@@ -75,6 +75,9 @@ def _sysctls(netdevs: list[str]) -> dict[str, str]:
         "net.ipv6.conf.all.disable_ipv6": "0",
         "net.ipv6.conf.default.disable_ipv6": "0",
         "net.ipv4.ip_forward": "0",
+        # Ubuntu since 20.10 (procps /etc/sysctl.d/10-kernel-hardening.conf): only root (or
+        # CAP_SYSLOG) may run dmesg; the kernel log is read through the journal instead.
+        "kernel.dmesg_restrict": "1",
     }
     for dev in [*netdevs, hardware.MGMT_NETDEV, "lo"]:
         out[f"net.ipv4.conf.{dev}.arp_ignore"] = "0"

@@ -177,6 +177,19 @@ class Runtime:
         flaps = len(self._flaps(cable, t))
         return flaps + sum(h.drops_before(t) for h in self._lane_histories(cable, t))
 
+    def outages(self, node: str, port: int, t: float) -> list[tuple[float, float]]:
+        """The port's link outages begun before t (start, end; end may lie ahead): the flap of
+        link_flap and the hot marginal lane's drops, each one mlx5 "Link down" and "Link up"."""
+        cable = self.model.cable_of(node, port)
+        out = [(at, at + FLAP_DOWN_S) for at in self._flaps(cable, t)]
+        for h in self._lane_histories(cable, t):
+            out += [(start, end) for start, end in h.outages if start <= t]
+        return sorted(out)
+
+    def uptime(self, node: str, t: float) -> float:
+        """The node's seconds since boot at t: booted a seeded few hours before the run."""
+        return noise.uniform(self.model.seed, 3_600.0, 86_400.0, "boot", node) + t
+
     def down_seconds(self, node: str, port: int, t: float) -> float:
         """Seconds the port's link was down from the marginal lane's outages before t."""
         cable = self.model.cable_of(node, port)

@@ -11,6 +11,7 @@ simulated switch, never the network.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -267,9 +268,19 @@ def _command(job: Job) -> str:
     return f"sudo -n {job.command}" if job.sudo else job.command
 
 
+_SEGMENTS = re.compile(r";|\n|&&|\|\||\||\$\(|`")
+# Builtins that only print or look up their arguments: `command -v ib_write_bw` runs nothing.
+_NOT_RUN_BY = frozenset({"printf", "echo", "command", "type", "hash"})
+
+
 def _runs(job: Job, command: str) -> bool:
-    """Whether the job's shell text runs `command` (a word of it, by name or path)."""
-    return any(w.rsplit("/", 1)[-1] == command for w in job.command.replace(";", " ").split())
+    """Whether the job's shell text runs `command` (a word of it, by name or path, in a simple
+    command that is not one of the builtins that only print or look up their words)."""
+    return any(
+        words[0] not in _NOT_RUN_BY and any(w.rsplit("/", 1)[-1] == command for w in words)
+        for words in (segment.split() for segment in _SEGMENTS.split(job.command))
+        if words
+    )
 
 
 class SimSwitchClient:

@@ -35,6 +35,7 @@ class VfsError(OSError):
 
 Dynamic = Callable[["Runtime", float], str]
 Entry = str | VfsError | Dynamic
+LLDPD_SOCKET = "/run/lldpd.socket"
 _EINVAL = VfsError(EINVAL)  # one for the ~250 unused GID slots of each device; raised anew
 
 
@@ -52,6 +53,9 @@ class Tree:
             )
         ]
         self.files = _build(node, seed)
+        # lldpd(8) listens on its control socket (lldpd's default `-u /run/lldpd.socket`),
+        # which lldpctl talks to: where lldpd is not installed there is none.
+        self.sockets = frozenset() if "lldpctl" in node.missing else frozenset({LLDPD_SOCKET})
 
     @functools.cached_property
     def children(self) -> dict[str, set[str]]:
@@ -90,6 +94,8 @@ class Vfs:
         real = self.tree.resolve(path)
         if real in self.tree.files:
             return "file"
+        if real in self.tree.sockets:
+            return "socket"
         return "dir" if real in self.tree.children else None
 
     def read(self, path: str) -> str:
@@ -123,6 +129,11 @@ class Vfs:
 def _build(node: SimNode, seed: int) -> dict[str, Entry]:
     files: dict[str, Entry] = dict(node.files)
     files["/proc/sys/kernel/hostname"] = f"{node.name}\n"
+    # proc(5): "/proc/uptime: the uptime of the system (including time spent in suspend) and
+    # the amount of time spent in the idle process", both in seconds; 20 idle cores.
+    files["/proc/uptime"] = lambda rt, t: (
+        f"{rt.uptime(node.name, t):.2f} {rt.uptime(node.name, t) * 20:.2f}\n"
+    )
     for key, value in node.sysctls.items():
         files["/proc/sys/" + key.replace(".", "/")] = f"{value}\n"
     files.update(_mgmt(node))
@@ -131,6 +142,11 @@ def _build(node: SimNode, seed: int) -> dict[str, Entry]:
         files.update(_pci(node, dev, slot))
         files.update(_infiniband(dev, seed))
     return files
+
+
+def _uptime(node: str, rt: Runtime, t: float) -> str:
+    up = rt.uptime(node, t)
+    return f"{up:.2f} {up * 20:.2f}\n"
 
 
 def _mgmt(node: SimNode) -> dict[str, Entry]:

@@ -1,4 +1,4 @@
-"""The `sparkfabric` command: init, check, schema, parse, explain, report, lab."""
+"""The `sparkfabric` command: init, check, schema, parse, explain, preflight, report, lab."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Sequence
 _SUBCOMMAND_MODULES = (
     "pytest_sparkfabric.cli.config",
     "pytest_sparkfabric.cli.measure",
+    "pytest_sparkfabric.cli.preflight",
     "pytest_sparkfabric.cli.report",
     "sparkfabric_lab.cli",
 )

@@ -104,19 +104,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _init_command(args: argparse.Namespace) -> str:
-    words = ["sparkfabric init", f"--topology {args.topology}", f"--nodes {args.nodes}"]
-    for flag, value in (
-        ("--port", args.port),
-        ("--subnet-pool", args.subnet_pool),
-        ("--mtu", args.mtu),
-    ):
-        if value is not None:
-            words.append(f"{flag} {value}")
-    if args.transport != "ssh":
-        words.append(f"--transport {args.transport}")
-    if args.link_speed != "200G":
-        words.append(f"--link-speed {args.link_speed}")
-    return " ".join(words)
+    """The init command line that makes this file again: the options that are not defaults."""
+    given = [("topology", args.topology), ("nodes", args.nodes), ("port", args.port)]
+    given += [("subnet-pool", args.subnet_pool), ("mtu", args.mtu)]
+    given += [("transport", None if args.transport == "ssh" else args.transport)]
+    given += [("link-speed", None if args.link_speed == "200G" else args.link_speed)]
+    return " ".join(["sparkfabric init", *(f"--{k} {v}" for k, v in given if v is not None)])
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -234,8 +227,7 @@ def describe(cluster: Cluster, source: str = "cluster.yaml") -> str:
     # Bandwidth and ping items follow bandwidth.schedule (legs: each node with two partners).
     from pytest_sparkfabric.measure import bwplan
 
-    the_plan = plan(cluster)
-    measured = bwplan.measured_pairs(the_plan, bwplan.build(cluster, the_plan))
+    measured = bwplan.measured_pairs(p, bwplan.build(cluster, p))
     counts["link"] = sum(len(p.links) for p in measured)
     counts["directed_link"] = 2 * counts["link"]
     counts["node_pair"] = len(measured)

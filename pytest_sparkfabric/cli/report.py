@@ -251,6 +251,8 @@ def results_reference() -> str:
         results.Cable,
         results.CableEnd,
         results.Phase,
+        results.PreflightNode,
+        results.PreflightGap,
         results.Threshold,
     ]
     doc = (results.__doc__ or "").strip().splitlines()

@@ -103,38 +103,31 @@ def _lined(found: list[Problem], located: Located) -> list[Problem]:
     return [p if p.line else replace(p, line=located.line_of(p.path)) for p in found]
 
 
-def _file_problem(st: os.stat_result) -> tuple[str, str] | None:
-    if stat.S_ISDIR(st.st_mode):
-        return "the path is a directory, not a file", "name the file"
-    if not stat.S_ISREG(st.st_mode):
-        kinds = (
-            (stat.S_ISFIFO, "a FIFO (named pipe)"),
-            (stat.S_ISCHR, "a character device"),
-            (stat.S_ISBLK, "a block device"),
-            (stat.S_ISSOCK, "a socket"),
-        )
-        kind = next((name for test, name in kinds if test(st.st_mode)), "something else")
-        return f"the path is {kind}, not a regular file", "name a cluster.yaml file"
-    if st.st_size > MAX_CLUSTER_BYTES:
-        return (
-            f"the file is {st.st_size} bytes; a cluster file is at most {MAX_CLUSTER_BYTES} "
-            f"bytes (1 MiB)",
-            "name the cluster.yaml file (is this the right path?)",
-        )
-    return None
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))  # fmt: skip
+_TOO_BIG = "name the cluster.yaml file (is this the right path?)"
 
 
 def _read_small_text(path: Path) -> str:
     """The text of a regular file of at most MAX_CLUSTER_BYTES. A FIFO would block the run
-    forever and a device (/dev/zero) be read without end: both are refused by what stat says
+    forever and a device (/dev/zero) be read without end: both are refused by what fstat says
     before any byte is read; raise ConfigError's (what, fix) as a ValueError."""
-    if why := _file_problem(os.stat(path)):
-        raise ValueError(*why)
-    # O_NONBLOCK: had it become a FIFO since the stat above, opening it still returns at once.
+    # O_NONBLOCK: opening a FIFO returns at once, so fstat can refuse it.
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        if why := _file_problem(os.fstat(fd)):
-            raise ValueError(*why)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "something else")
+            if kind == "a directory":
+                raise ValueError("the path is a directory, not a file", "name the file")
+            raise ValueError(f"the path is {kind}, not a regular file", "name a cluster.yaml file")
+        if st.st_size > MAX_CLUSTER_BYTES:
+            raise ValueError(
+                f"the file is {st.st_size} bytes; a cluster file is at most {MAX_CLUSTER_BYTES} "
+                "bytes (1 MiB)",
+                _TOO_BIG,
+            )
         data = os.read(fd, MAX_CLUSTER_BYTES + 1)
         while len(data) <= MAX_CLUSTER_BYTES and (chunk := os.read(fd, 65536)):
             data += chunk
@@ -143,7 +136,7 @@ def _read_small_text(path: Path) -> str:
     if len(data) > MAX_CLUSTER_BYTES:
         raise ValueError(
             f"the file is larger than a cluster file's {MAX_CLUSTER_BYTES} bytes (1 MiB) at most",
-            "name the cluster.yaml file (is this the right path?)",
+            _TOO_BIG,
         )
     return data.decode("utf-8")
 

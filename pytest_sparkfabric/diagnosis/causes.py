@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from pytest_sparkfabric.diagnosis.evidence import Finding
 from pytest_sparkfabric.diagnosis.rules import RuleId
-from pytest_sparkfabric.objects import Obj, ids, meet
+from pytest_sparkfabric.objects import Blame, Obj, ids, meet
 from pytest_sparkfabric.results import Cause
 
 DEEPER: Mapping[RuleId, tuple[RuleId, ...]] = MappingProxyType(
@@ -54,10 +54,21 @@ BY_REASON: frozenset[RuleId] = frozenset({"prerequisite_missing", "not_measured"
 """Rules whose cause is one missing thing wherever it is missing (perftest on two nodes): one
 root cause per cause text, naming every object it stopped."""
 
-CABLE_RULES: frozenset[RuleId] = frozenset(
-    {"link_down", "marginal_cable", "ber_high", "post_fec_errors"}
+BLAMES: Mapping[RuleId, Blame] = MappingProxyType(
+    {
+        "link_down": "cable",
+        "marginal_cable": "cable",
+        "ber_high": "cable",
+        "post_fec_errors": "cable",
+        "speed_degraded": "cable",
+        "firewall": "node",
+        "rx_discards": "node",
+        "egress_rate_cap": "leg",
+    }
 )
-"""Rules that blame the cable a rail runs over, not the rail."""
+"""Rules whose fault, seen on a rail or a link, is one thing beyond it: the cable the rail runs
+over (a slow or dark cable shows on both its rails and both its ends), the node (its firewall,
+its NIC's receive buffer), or the switch leg toward the node (a cap on its egress)."""
 
 _EVIDENCE_SHOWN = 6
 _EVIDENCE_LISTED = 2
@@ -163,6 +174,26 @@ class _Group:
             self.evidence.append(seen)
 
 
+def _deepest(groups: list[_Group]) -> list[_Group]:
+    """Each group whose cause is the consequence of a deeper one on a meeting object, folded
+    into it (whichever of the two failed first)."""
+    out = list(groups)
+    while True:
+        for g in out:
+            deeper = DEEPER.get(g.finding.rule.id, ())
+            home = next(
+                (h for h in out if h.finding.rule.id in deeper and meet(h.objects, g.objects)),
+                None,
+            )
+            if home is not None:
+                home.items += g.items
+                home.evidence += [e for e in g.evidence if e not in home.evidence]
+                out.remove(g)
+                break
+        else:
+            return out
+
+
 def _pins(failure: Failure) -> bool:
     """A check of one node or one rail: its cause is about that object itself."""
     return len(failure.path) == 1 and failure.path[0].kind in ("node", "rail", "leg")
@@ -191,6 +222,7 @@ def group(
             home.widen(likely.objects or failure.path, likely)
         home.add(failure.item, likely)
         placed.add(failure.item)
+    groups = _deepest(groups)
     loose = [f for f in failures if f.item not in placed]
     for finding, objects, items in localize(loose, passed) if localize else ():
         g = _Group(finding, tuple(objects))

@@ -128,7 +128,20 @@ def _link_down(ev: Evidence) -> list[Finding]:
 
 
 def _miscabled(ev: Evidence) -> list[Finding]:
-    return [Finding(RULES["miscabled"], m.where, m.nodes, m.seen, m.fix) for m in ev.miscabled]
+    """One finding per physical mistake; a missing cable is `_link_down`'s (no carrier)."""
+    return [
+        Finding(
+            RULES["miscabled"],
+            ", ".join(w.id for w in m.planned or m.found),
+            m.nodes,
+            m.seen,
+            m.fix,
+            objects=m.objects,
+            cause=m.cause,
+        )
+        for m in ev.miscabled
+        if m.kind != "missing"
+    ]
 
 
 def _speed_degraded(ev: Evidence) -> list[Finding]:

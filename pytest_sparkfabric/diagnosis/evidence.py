@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pytest_sparkfabric.diagnosis.miscabling import Mistake
 from pytest_sparkfabric.diagnosis.rules import Rule
 from pytest_sparkfabric.objects import Obj, meet
 
@@ -45,17 +46,6 @@ class Site:
     where: str
     nodes: tuple[str, ...] = ()
     objects: tuple[Obj, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Miscabled:
-    """A node port whose cable does not go where cluster.yaml says: `nodes` are the port's
-    node, the planned far node and the seen one; `fix` says which cable to move."""
-
-    where: str
-    nodes: tuple[str, ...]
-    seen: str
-    fix: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +110,8 @@ class Evidence:
     """Switch legs whose mtu or l2mtu is below the cluster's RoCE packet (issue 14)."""
     shared: tuple[Obj, ...] = ()
     """What every flow crosses (the switch), blamed for settings of the whole fabric."""
-    miscabled: tuple[Miscabled, ...] = ()
+    miscabled: tuple[Mistake, ...] = ()
+    """The physical mistakes of the cabling as LLDP found it (`diagnosis.miscabling`)."""
     slow_links: tuple[Site, ...] = ()
     """Rails whose link is up below its declared speed (ethtool), `where` saying both."""
     launch: tuple[Site, ...] = ()

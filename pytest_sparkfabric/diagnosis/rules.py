@@ -20,6 +20,7 @@ RuleId = Literal[
     "speed_degraded",
     "fec_not_rs",
     "pcie_degraded",
+    "pcie_aer",
     "rdma_netdev_mismatch",
     "mtu_local",
     "mtu_path",
@@ -106,6 +107,14 @@ _TABLE: tuple[Rule, ...] = (
         "a PCIe half below 32.0 GT/s x4",
         "the NIC's PCIe link trained narrower or slower (seen at x2 on some GX10 units)",
         "reboot; if it persists, reseat / have the unit serviced: that half caps near 50 Gb/s",
+    ),
+    Rule(
+        "pcie_aer",
+        "uncorrected PCIe AER error of the NIC's PCI function in the kernel log",
+        "the NIC's PCIe link lost data it could not correct (a marginal link, overheating, or "
+        "firmware); the kernel may have reset the function mid-run",
+        "reboot and re-run; if it repeats, update the ConnectX firmware and have the unit "
+        "serviced (`journalctl -k | grep AER` shows each report)",
     ),
     Rule(
         "rdma_netdev_mismatch",

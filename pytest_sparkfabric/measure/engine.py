@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pytest_sparkfabric.outcome import Measured
+from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.transport import Job, RunResult, Transport
 
@@ -33,6 +33,7 @@ Progress = Callable[[str], None]
 
 PhaseName = Literal[
     "shell",
+    "preflight",
     "facts",
     "links",
     "pings",
@@ -53,6 +54,7 @@ PhaseName = Literal[
     "nccl",
     "soak",
     "qos",
+    "kernel_log",
 ]
 """Every phase of a session; each runs at most once (`shell`: do the nodes answer at all)."""
 
@@ -63,7 +65,9 @@ def _not_run(job: Job, line: str) -> RunResult:
 
 def result_error(r: RunResult, tool: str) -> str | None:
     """Why a run gave nothing to parse (transport, deadline, missing tool), or None."""
-    failure = r.failure()
+    from pytest_sparkfabric.measure.prereq import could_not_run
+
+    failure = r.failure() or getattr(could_not_run(r), "reason", None)
     if failure:
         return failure
     if r.rc != 0 and not r.stdout.strip():
@@ -111,7 +115,10 @@ class Fabric:
         """Where `detail` lines go when given (a status line updated in place), else progress."""
         self._done: dict[PhaseName, Any] = {}
         self._locks: dict[PhaseName, threading.Lock] = {}
+        self._lost: dict[str, str] = {}
         self._guard = threading.Lock()
+        self.started_s = transport.clock.now()
+        """When the session began on the transport's clock (the kernel log's window opens here)."""
         self.timings: dict[PhaseName, tuple[float, float | None]] = {}
         """Phase -> (wall-clock seconds, transport-clock seconds) it took, for the report."""
 
@@ -185,16 +192,47 @@ class Fabric:
     # -- reachability ---------------------------------------------------------------------------
 
     def unreachable(self) -> dict[str, str]:
-        """Nodes whose shell did not answer the session's first command: node -> the one line
-        why (`spark-3: ssh: connection timed out after 10 s`). Asked once, all nodes at once,
-        so an unreachable cluster costs one connect timeout, not one per phase."""
-        return self.phase("shell", _shells)
+        """Nodes whose shell did not answer the session's first command, or that stopped
+        answering later (`lose`): node -> the one line why (`spark-3: ssh: connection timed out
+        after 10 s`). Asked once, all nodes at once, so an unreachable cluster costs one
+        connect timeout, not one per phase."""
+        down = self.phase("shell", _shells)
+        with self._guard:
+            return {**self._lost, **down} if self._lost else down
+
+    @property
+    def lost(self) -> dict[str, str]:
+        """Nodes that answered at the start and stopped answering ssh during the run."""
+        with self._guard:
+            return dict(self._lost)
+
+    def lose(self, why: NotMeasured) -> None:
+        """Mark the nodes of a run that lost its ssh (`why.missing == "ssh"`) as gone: every
+        later job or check on them is not measured at once, with the line that says so."""
+        down = self.measured("shell", dict) or {}
+        for node in why.nodes:
+            if node in down:
+                continue
+            detail = why.reason.removeprefix(f"{node}: ").removeprefix("ssh: ")
+            with self._guard:
+                self._lost.setdefault(node, f"{node} stopped answering ssh ({detail})")
 
     def down_line(self, nodes: Iterable[str]) -> str | None:
         """Why some of `nodes` cannot be measured (their reachability lines), or None."""
         down = self.unreachable()
         lines = [down[n] for n in dict.fromkeys(nodes) if n in down]
         return "; ".join(lines) if lines else None
+
+    def gone(self, nodes: Iterable[str]) -> NotMeasured | None:
+        """Why some of `nodes` cannot be measured (they do not answer ssh), or None."""
+        down = self.unreachable()
+        lost = [n for n in dict.fromkeys(nodes) if n in down]
+        if not lost:
+            return None
+        from pytest_sparkfabric.measure.prereq import SSH_FIX
+
+        line = "; ".join(down[n] for n in lost)
+        return NotMeasured(line, nodes=lost, missing="ssh", fix=SSH_FIX)
 
     def reachable(self) -> list[str]:
         """The nodes that answered, in cluster.yaml order."""

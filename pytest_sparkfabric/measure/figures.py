@@ -245,29 +245,20 @@ def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]
 
 
 def _found(fabric: Fabric) -> dict[str, str]:
-    """Plan cable id -> the cable as LLDP found it, where that differs: each physical cable is
-    given to one planned cable, the first whose end (a, then b) holds it, so a swap of two
-    cables names both as they run."""
+    """Plan cable id -> the cable as LLDP found it, where that differs: each cable of a
+    mistake is given to the first planned cable it shares a port with, so a swap of two cables
+    names both as they run."""
     from pytest_sparkfabric.measure import cabling
 
     seen = _phase(fabric, cabling.NAME, cabling.Cabling)
     out: dict[str, str] = {}
-    if seen is None:
-        return out
-    claimed: set[frozenset[cabling.End]] = set()
-    for c in fabric.plan.cables:
-        ends = [(c.a_node, c.a_port)] + ([(c.b_node, int(str(c.b_port)))] if c.b_node else [])
-        for node, port in ends:
-            peer = seen.ports.get((node, port))
-            if peer is None or peer.seen is None or not peer.wrong:
-                continue
-            pair = frozenset({peer.end, peer.seen})
-            if pair not in claimed:
-                claimed.add(pair)
-                far = peer.seen
-                far_id = f"switch:{far.leg}" if far.node is None else f"{far.node}:p{far.port}"
-                out[c.id] = f"{node}:p{port}<->{far_id}"
-                break
+    for m in seen.mistakes if seen is not None else ():
+        left = list(m.found)
+        for w in m.planned:
+            now = next((f for f in left if f.key & w.key), None)
+            if now is not None:
+                left.remove(now)
+                out[w.id] = now.id
     return out
 
 

@@ -13,6 +13,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_sparkfabric import shell
+from pytest_sparkfabric.measure.prereq import could_not_run
+from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.transport import Background, Job, RunResult, Transport
 from pytest_sparkfabric.transport.base import Tick
 
@@ -46,6 +48,16 @@ class FlowResult:
     server: RunResult | None
     error: str | None = None
     """Why the client never ran (server did not start or listen)."""
+    unmeasured: NotMeasured | None = None
+    """Why the flow could not run at all (a tool missing, a node lost): not the fabric's."""
+
+
+Gap = str | NotMeasured
+"""Why a server does not listen: a symptom (it exited, it never bound), or could not run."""
+
+
+def gap_text(gap: Gap) -> str:
+    return gap.reason if isinstance(gap, NotMeasured) else gap
 
 
 def _ended(bg: Background) -> RunResult | None:
@@ -61,24 +73,23 @@ def wait_listening(
     *,
     limit_s: float = LISTEN_WAIT_S,
     servers: Mapping[tuple[str, int], Background] | None = None,
-) -> dict[tuple[str, int], str | None]:
+) -> dict[tuple[str, int], Gap | None]:
     """(node, port) -> None once a socket listens there, else why not (after `limit_s`, or at
-    once where the server in `servers` for that target has already exited)."""
+    once where the server in `servers` for that target has already exited or `ss` could not
+    run)."""
     clock = transport.clock
     deadline = clock.now() + limit_s
     pending = list(dict.fromkeys(targets))
-    why: dict[tuple[str, int], str | None] = {}
+    why: dict[tuple[str, int], Gap | None] = {}
     while pending:
         jobs = [Job(node, listen_check(port), QUICK_S) for node, port in pending]
         still: list[tuple[str, int]] = []
         for target, r in zip(pending, transport.run_many(jobs), strict=True):
-            failure = r.failure()
             server = (servers or {}).get(target)
-            if failure and r.rc == 127:
-                why[target] = f"{target[0]}: ss: command not found (install iproute2)"
-            elif r.transport_error:
-                # The node cannot be reached: polling on until the limit would only add time.
-                why[target] = r.transport_error
+            gap = could_not_run(r)
+            if gap is not None or r.transport_error:
+                # Not there, or the node cannot be reached: polling on would only add time.
+                why[target] = gap or r.transport_error
             elif r.ok and r.stdout.strip():
                 why[target] = None
             elif server is not None and server.done():
@@ -99,12 +110,14 @@ def wait_listening(
     return why
 
 
-def _exited(server: Background, port: int) -> str:
+def _exited(server: Background, port: int) -> Gap:
     r = _ended(server)
     node = server.job.node
-    failure = r.failure() if r is not None else None
-    if failure and (r is None or r.transport_error or r.rc == 127):
-        return failure
+    gap = could_not_run(r)
+    if gap is not None:
+        return gap
+    if r is not None and r.transport_error:
+        return r.transport_error
     rc = f" (rc {r.rc})" if r is not None else ""
     return f"{node}: the server exited{rc} before it listened on TCP port {port}"
 
@@ -119,7 +132,7 @@ def run_flows(
     """Run every flow at once; every server is stopped before this returns. `tick` is called
     every `every_s` seconds while the clients run (a sample of the switch during traffic)."""
     started: dict[Hashable, Background] = {}
-    errors: dict[Hashable, str] = {}
+    errors: dict[Hashable, Gap] = {}
     clients: dict[Hashable, RunResult] = {}
     servers: dict[Hashable, RunResult | None] = {}
     try:
@@ -136,7 +149,7 @@ def run_flows(
             if f.key not in started:
                 continue
             reason = why.get((f.server.node, f.port))
-            if reason:
+            if reason is not None:
                 errors[f.key] = reason
             else:
                 ready.append(f)
@@ -153,11 +166,15 @@ def run_flows(
             servers[key] = _ended(bg)
     out: dict[Hashable, FlowResult] = {}
     for f in flows:
-        error, server = errors.get(f.key), servers.get(f.key)
+        gap, server, client = errors.get(f.key), servers.get(f.key), clients.get(f.key)
+        error = gap_text(gap) if gap is not None else None
         said = _last_words(server)
         if error and said:
             error = f"{error}; the server said: {said}"
-        out[f.key] = FlowResult(clients.get(f.key), server, error)
+        unmeasured = gap if isinstance(gap, NotMeasured) else None
+        out[f.key] = FlowResult(
+            client, server, error, unmeasured or could_not_run(server) or could_not_run(client)
+        )
     return out
 
 

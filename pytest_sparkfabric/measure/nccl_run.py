@@ -21,6 +21,7 @@ from pytest_sparkfabric import shell
 from pytest_sparkfabric.diagnosis.evidence import NcclEvidence
 from pytest_sparkfabric.measure import rail_counters, soak_temps
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
+from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
@@ -99,6 +100,8 @@ class NcclRun:
     parsed: NcclTestsRun | None
     error: str | None
     ranks: dict[str, RankNet] = field(default_factory=dict)
+    unmeasured: NotMeasured | None = None
+    """Why the job could not run at all (mpirun or nccl-tests missing, a node lost)."""
 
     def problems(self) -> list[str]:
         """Why the run does not count as completed (empty: it does)."""
@@ -197,7 +200,10 @@ def run(fabric: Fabric) -> NcclRun:
     down = fabric.down_line(n.name for n in fabric.cluster.nodes)
     if down:
         raise NotMeasured(f"NCCL needs all {len(fabric.cluster.nodes)} nodes; {down}")
-    return fabric.phase(NAME, measure)
+    done = fabric.phase(NAME, measure)
+    if done.unmeasured is not None:
+        raise done.unmeasured
+    return done
 
 
 def measure(fabric: Fabric) -> NcclRun:
@@ -213,6 +219,9 @@ def measure(fabric: Fabric) -> NcclRun:
     watch = rail_counters.watch(fabric, "nccl", cluster.rails)
     r = fabric.transport.run(Job(node, cmd, spec.timeout_s))
     watch.step(f"NCCL {spec.binary}")
+    gap = could_not_run(r)
+    if gap is not None:
+        return NcclRun(cmd, node, r, None, gap.reason, unmeasured=gap)
     failure = r.failure()
     text = r.stdout + "\n" + r.stderr
     try:

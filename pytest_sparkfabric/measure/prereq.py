@@ -41,8 +41,16 @@ PREREQS: tuple[Prereq, ...] = (
         "git clone https://github.com/NVIDIA/nccl-tests.git ~/nccl-tests && cd ~/nccl-tests && "
         "make MPI=1 MPI_HOME=/usr/lib/aarch64-linux-gnu/openmpi NCCL_HOME=$HOME/nccl/build",
     ),
+    Prereq(
+        "NCCL",
+        ("libnccl.so.2",),
+        "git clone https://github.com/NVIDIA/nccl.git ~/nccl && cd ~/nccl && make -j src.build, "
+        "then give its library directory in cluster.yaml nccl.env LD_LIBRARY_PATH "
+        "(/home/USER/nccl/build/lib)",
+    ),
     Prereq("iproute2", ("ip", "ss", "dcb"), "sudo apt install iproute2"),
     Prereq("ethtool", ("ethtool",), "sudo apt install ethtool"),
+    Prereq("sudo", ("sudo",), "install sudo, or connect as root (ssh user in cluster.yaml)"),
 )
 SUDO_ETHTOOL_FIX = (
     'echo "$USER ALL=(root) NOPASSWD: /usr/sbin/ethtool -m *" | '
@@ -51,8 +59,10 @@ SUDO_ETHTOOL_FIX = (
 SSH_FIX = "power the node on and check that `ssh <node> true` answers without a password"
 # sudo(8) -n: "a password is required"; without a terminal: "a terminal is required".
 _SUDO_REFUSED = re.compile(r"^sudo: (a password is required|a terminal is required)", re.M)
-# Open MPI's orterun/prterun help text (help-orterun.txt "orterun:executable-not-found").
-_MPI_NOT_FOUND = re.compile(r"was unable to find the executable", re.I)
+# Open MPI's help text when a rank's binary is not on that node's PATH: 4.x prints "mpirun was
+# unable to find the specified executable file, and therefore did not launch the job" then
+# `Node:` and `Executable:` lines (as on the open-mpi users list); old orterun had no "specified".
+_MPI_NOT_FOUND = re.compile(r"was unable to find the (?:specified )?executable", re.I)
 _MPI_EXE = re.compile(r"Executable:\s*(\S+)")
 
 
@@ -82,12 +92,17 @@ def could_not_run(r: RunResult | None) -> NotMeasured | None:
         tool = m.group(1) if m else "all_reduce_perf"
     elif r.rc == 127 and not r.timed_out:
         tool = missing_command(r.stderr) or (r.command.split() or [r.command])[0]
-    if tool is None or tool == "sudo":
+    if tool is None:
         return None
+    return tool_missing(r.node, tool)
+
+
+def tool_missing(node: str, tool: str) -> NotMeasured:
+    """The one wording of a command the node cannot find (a run's rc 127, or the preflight)."""
     p = prereq_of(tool)
     return NotMeasured(
-        f"{r.node}: {tool}: command not found ({p.name} is not installed, or not on PATH)",
-        nodes=[r.node],
+        f"{node}: {tool}: command not found ({p.name} is not installed, or not on PATH)",
+        nodes=[node],
         missing=p.name,
         fix=p.fix,
     )

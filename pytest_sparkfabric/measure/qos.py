@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
+from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.dcb import build_dcb_pfc, parse_dcb_pfc
@@ -60,6 +61,9 @@ def _missing(r: RunResult) -> bool:
 
 
 def _from_mlnx_qos(r: RunResult, rail: Rail) -> Measured[HostQos]:
+    gap = could_not_run(r)
+    if gap is not None:
+        return Measured.not_measured(gap)
     err = result_error(r, "mlnx_qos")
     if err:
         return Measured.failed(err)
@@ -88,6 +92,9 @@ def _from_dcb(r: RunResult, rail: Rail) -> Measured[HostQos]:
                 fix="sudo apt install iproute2 (dcb), or mlnx-tools (mlnx_qos)",
             )
         )
+    gap = could_not_run(r)
+    if gap is not None:
+        return Measured.not_measured(gap)
     err = result_error(r, "dcb")
     if err:
         return Measured.failed(err)
@@ -100,7 +107,9 @@ def _from_dcb(r: RunResult, rail: Rail) -> Measured[HostQos]:
 def measure(fabric: Fabric) -> QosReads:
     down = fabric.unreachable()
     out: dict[str, Measured[HostQos]] = {
-        r.id: Measured.failed(down[r.node]) for r in fabric.cluster.rails if r.node in down
+        r.id: Measured.not_measured(gone)
+        for r in fabric.cluster.rails
+        if (gone := fabric.gone([r.node])) is not None
     }
     rails = [r for r in fabric.cluster.rails if r.node not in down]
     if not rails:

@@ -24,7 +24,6 @@ from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
-from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.perftest import (
@@ -156,8 +155,9 @@ def _run_step(
         gbps, error = _outcome(done[key])
         client = done[key].client
         seconds = client.duration_s if client is not None else None
-        why = could_not_run(done[key].server) or could_not_run(client)
-        out[key] = BwResult(src, dst, gbps, error, round_no, flow.client.command, seconds, why)
+        out[key] = BwResult(
+            src, dst, gbps, error, round_no, flow.client.command, seconds, done[key].unmeasured
+        )
     return out
 
 
@@ -185,7 +185,9 @@ def measure_loopbacks(fabric: Fabric) -> Loopbacks:
     dur = cluster.spec.bandwidth.duration_s
     down = fabric.unreachable()
     results: dict[str, BwResult] = {
-        r.id: BwResult(r, r, None, down[r.node], 0) for r in cluster.rails if r.node in down
+        r.id: BwResult(r, r, None, down[r.node], 0, unmeasured=fabric.gone([r.node]))
+        for r in cluster.rails
+        if r.node in down
     }
     live = [n for n in cluster.nodes if n.name not in down]
     if not live:
@@ -284,9 +286,9 @@ def _run_tests(
     out: dict[tuple[str, str], BwResult] = {}
     live: list[bwplan.RailTest] = []
     for t in tests:
-        why = fabric.down_line((t.src.node, t.dst.node))
+        why = fabric.gone((t.src.node, t.dst.node))
         if why:
-            out[t.key] = BwResult(t.src, t.dst, None, why, t.round)
+            out[t.key] = BwResult(t.src, t.dst, None, why.reason, t.round, unmeasured=why)
         else:
             live.append(t)
     if live:
@@ -311,7 +313,7 @@ def outcomes(fabric: Fabric, results: Iterable[BwResult]) -> list[Outcome]:
         )
         for r in results
         # A direction with a node that does not answer was never measured: no evidence.
-        if not r.loopback and not fabric.down_line((r.src.node, r.dst.node))
+        if not r.loopback and r.unmeasured is None and not fabric.gone((r.src.node, r.dst.node))
     ]
 
 

@@ -18,7 +18,6 @@ from pytest_sparkfabric.measure import bwplan
 from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows
-from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes.ibv_devinfo import IbvPort, build_ibv_devinfo, parse_ibv_devinfo
 from pytest_sparkfabric.probes.perftest_lat import (
@@ -80,14 +79,13 @@ class Latency:
 
 
 def _latency(fr: FlowResult, src: Rail) -> Measured[IbWriteLat]:
+    if fr.unmeasured is not None:
+        return Measured.not_measured(fr.unmeasured)
     if fr.error:
         return Measured.failed(fr.error)
     r = fr.client
     if r is None:
         return Measured.failed(f"{src.node}: the ib_write_lat client did not run")
-    server_gap = could_not_run(fr.server)
-    if server_gap is not None:
-        return Measured.not_measured(server_gap)
     return parsed(r, "ib_write_lat", parse_ib_write_lat)
 
 
@@ -100,9 +98,9 @@ def measure_latency(fabric: Fabric) -> dict[str, Latency]:
         flows: list[tuple[Flow, Link]] = []
         for pair in (pairs[i] for i in indices):
             link, key = pair.links[0], pair.id
-            why = fabric.down_line((link.a.node, link.b.node))
+            why = fabric.gone((link.a.node, link.b.node))
             if why:
-                out[key] = Latency(link.a, link.b, Measured.failed(why))
+                out[key] = Latency(link.a, link.b, Measured.not_measured(why))
                 continue
             server = build_ib_write_lat_server(link.b.rdma, port=port)
             client = build_ib_write_lat_client(link.a.rdma, link.b.address.ip, port=port)

@@ -21,6 +21,7 @@ than two nodes left that share a cable (or the switch) the soak does not run.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +31,8 @@ from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure import rail_counters, soak_temps, switch_counters
 from pytest_sparkfabric.measure.counters import Watch, Window
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
-from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, wait_listening
+from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, gap_text, wait_listening
+from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.measure.soak_math import lane_rates
 from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError
@@ -103,11 +105,20 @@ class SoakRun:
     traffic: dict[str, float | None] = field(default_factory=dict)
     """Flow -> Gb/s its client reported (None: no result)."""
     traffic_error: dict[str, str] = field(default_factory=dict)
+    traffic_gap: dict[str, NotMeasured] = field(default_factory=dict)
+    """Flow -> why it could not run at all (ib_write_bw missing, a node lost)."""
     idle: dict[str, str] = field(default_factory=dict)
     """Node -> why no soak traffic reached or left it (its link partners do not answer)."""
     stopped_early: str | None = None
     duration_s: float = 0.0
     planned_s: float = 0.0
+
+    def could_not(self, node: str) -> NotMeasured | None:
+        """Why the soak could not load `node` at all (its GPU load or the traffic it sends
+        could not run), or None: then what it did is the node's to answer for."""
+        gap = could_not_run(self.load.get(node))
+        mine = (g for k, g in self.traffic_gap.items() if k.startswith(f"{node}:"))
+        return gap or next(mine, None)
 
 
 def traffic_plan(fabric: Fabric, nodes: Collection[str] | None = None) -> list[Traffic]:
@@ -216,8 +227,10 @@ def measure(fabric: Fabric) -> SoakRun:
         why = wait_listening(fabric.transport, targets, servers=started)
         for f in flows:
             reason = why.get((f.dst.node, f.port))
-            if reason:
-                out.traffic_error.setdefault(f.where, reason)
+            if reason is not None:
+                out.traffic_error.setdefault(f.where, gap_text(reason))
+                if isinstance(reason, NotMeasured):
+                    out.traffic_gap.setdefault(f.where, reason)
                 continue
             client = build_ib_write_bw_client(
                 f.src.rdma, f.dst.address.ip, qps=SOAK_QPS, duration_s=secs, port=f.port
@@ -236,8 +249,9 @@ def measure(fabric: Fabric) -> SoakRun:
     finally:
         for key, bg in clients.items():
             _traffic_result(out, key, _stop(bg))
-        for bg in servers.values():
-            _stop(bg)
+        for key, bg in servers.items():
+            if (gap := could_not_run(_stop(bg))) is not None:
+                out.traffic_gap.setdefault(key, gap)
         for node, bg in loads.items():
             out.load[node] = _stop(bg)
     return out
@@ -289,6 +303,8 @@ def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
     if r is None:
         out.traffic.setdefault(key, None)
         return
+    if (gap := could_not_run(r)) is not None:
+        out.traffic_gap.setdefault(key, gap)
     try:
         out.traffic[key] = parse_ib_write_bw(r.stdout).bw_avg_gbps
     except ParseError as exc:
@@ -452,3 +468,13 @@ def nic_temps_at(run: SoakRun, node: str, ws: Sequence[Window]) -> list[float | 
     if not series:
         return [None] * len(ws)
     return [min(series, key=lambda tc: abs(tc[0] - w.end_s))[1] for w in ws]
+
+
+def memory_note(command: str) -> str:
+    """gpu-burn's `-m N` is N megabytes, `-m N%` N% of free memory (gpu_burn-drv.cpp
+    `decodeUSEMEM`): the hint quotes the load's own figure, never a default of ours."""
+    m = re.search(r"(?:^|\s)-m\s*(\d+)(%?)", command)
+    if m is None:
+        return ""
+    n = m.group(1)
+    return f" (gpu-burn reads `-m {n}` as {n} MB and aborts; write `-m {n}%`)"

@@ -16,6 +16,7 @@ from pytest_sparkfabric.measure import bwplan, rail_counters, soak_temps, switch
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult
 from pytest_sparkfabric.measure.rdma import running, schedule
+from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.iperf3 import (
     build_iperf3_client,
@@ -44,6 +45,8 @@ class TcpResult:
     streams: int | None = None
     retransmits: int | None = None
     command: str = ""
+    unmeasured: NotMeasured | None = None
+    """Why it could not run at all (iperf3 missing, a node lost): not the fabric's fault."""
 
     @property
     def label(self) -> str:
@@ -128,18 +131,22 @@ def measure(fabric: Fabric) -> TcpRun:
             fabric.detail(line)
         live = []
         for t in tests:
-            why = fabric.down_line((t.src.node, t.dst.node))
+            why = fabric.gone((t.src.node, t.dst.node))
             if why:
-                results[t.key] = TcpResult(t.link, t.src, t.dst, None, why, t.round)
+                results[t.key] = TcpResult(
+                    t.link, t.src, t.dst, None, why.reason, t.round, unmeasured=why
+                )
             else:
                 live.append(t)
         flows = [_flow(fabric, t) for t in live]
         done = switch_counters.run_watched(fabric, f"TCP round {k}", flows) if flows else {}
         watch.step(line)
         for t, flow in zip(live, flows, strict=True):
-            gbps, error, streams, retrans = _outcome(done[t.key])
+            fr = done[t.key]
+            gbps, error, streams, retrans = _outcome(fr)
             results[t.key] = TcpResult(
-                t.link, t.src, t.dst, gbps, error, t.round, streams, retrans, flow.client.command
-            )
+                t.link, t.src, t.dst, gbps, error, t.round, streams, retrans, flow.client.command,
+                fr.unmeasured,
+            )  # fmt: skip
     links, round_of = bwplan.by_link(fabric.plan, plan, results)
     return TcpRun(links, round_of, clock.now() - start)

@@ -25,7 +25,6 @@ from pytest_sparkfabric.diagnosis.evidence import (
     THROTTLED_MAX_GBPS,
     Evidence,
     Finding,
-    Miscabled,
     PairRates,
     Rate,
     Site,
@@ -241,24 +240,6 @@ def _duplicate_ips(fabric: Fabric) -> tuple[Site, ...]:
     return tuple(out)
 
 
-def _miscabled(fabric: Fabric) -> tuple[Miscabled, ...]:
-    out = []
-    for p in cabling.cabling(fabric).ports.values():
-        if not p.wrong:
-            continue
-        nodes = (p.end.node, p.planned.node if p.planned else None, p.seen.node if p.seen else None)
-        says = p.planned.text if p.planned else "no cable here"
-        out.append(
-            Miscabled(
-                p.end.text,
-                tuple(dict.fromkeys(n for n in nodes if n is not None)),
-                f"cabled {p.cable}, cluster.yaml says {says}",
-                cabling.fix(fabric, p),
-            )
-        )
-    return tuple(out)
-
-
 def _switch_cpu(fabric: Fabric) -> float | None:
     """The switch's cpu-load where cluster.yaml has a switch: the highest sampled while traffic
     flowed, else the one read of the switch (a CPU that forwards in software is busy only
@@ -333,7 +314,7 @@ def collect(
         duplicate_ips=_duplicate_ips(fabric) if links else (),
         short_legs=_short_legs(fabric) if links else (),
         shared=(objs.SWITCH,) if fabric.cluster.topology == "switch" else (),
-        miscabled=_miscabled(fabric) if links else (),
+        miscabled=cabling.cabling(fabric).mistakes if links else (),
         slow_links=_slow_links(fabric) if links else (),
         launch=_launch(fabric) if nccl is not None else (),
         refused=_refused(fabric),

@@ -1,10 +1,11 @@
 """The one reader of what a RouterOS switch answers (`read`): rows of strings keyed by
 RouterOS's own property names, whatever the form; `routeros` maps rows to typed results.
 
-Not TextFSM with ntc-templates: its templates/mikrotik_routeros_* cover `interface ethernet
-monitor <name> once`, `interface ethernet print`, `interface print terse` and `system resource
-print`, not bridge ports, QoS ports, `print stats`, monitors side by side, REST JSON or as-value:
-templates would read half the reads and a reader the rest, two mechanisms for one grammar. The
+Not TextFSM with ntc-templates (9.3.0 installs from PyPI; checked 2026-12): of the six reads
+its templates/mikrotik_routeros_* cover `interface ethernet monitor <name> once`, `interface
+ethernet print` (the column table, not `terse`) and `system resource print`, not bridge ports,
+QoS ports, `print stats`, monitors side by side, REST JSON or as-value: templates would read
+half the reads and a reader the rest, two mechanisms for one grammar. The
 forms, as real outputs show them (tests/data/routeros-*/PROVENANCE.md):
 
 - REST JSON; as-value: `key=value` joined by `;` on one line, records back to back (a key seen

@@ -48,7 +48,7 @@ def build(
     safety: Sequence[str] = (),
 ) -> Results:
     """The document of a run's items, root causes and what its fabric measured."""
-    from pytest_sparkfabric.measure import figures
+    from pytest_sparkfabric.measure import figures, preflight
 
     measured = figures.measurements(fabric) if fabric is not None else []
     return Results(
@@ -62,6 +62,7 @@ def build(
         measurements=tuple(measured),
         cables=tuple(figures.cables(fabric, items, measured)) if fabric is not None else (),
         phases=tuple(figures.phases(fabric)) if fabric is not None else (),
+        preflight=preflight.document(fabric) if fabric is not None else (),
         thresholds=figures.thresholds(fabric) if fabric is not None else {},
         safety=tuple(safety),
     )

@@ -12,7 +12,7 @@ from pytest_sparkfabric.report import banner, build, charts, inventory, picture
 from pytest_sparkfabric.report.diff import Diff
 from pytest_sparkfabric.report.diff import html as diff_html
 from pytest_sparkfabric.report.style import esc
-from pytest_sparkfabric.results import Results
+from pytest_sparkfabric.results import PreflightNode, Results
 
 CSS = """
 .sf-report{font-family:"DejaVu Sans",Verdana,sans-serif;color:#212121;max-width:1400px}
@@ -67,7 +67,32 @@ def sections(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> list[
     if doc.cables:
         table = inventory.html(build.cable_rows(doc, drawn))
         out.append(Section("cables", "Cables", f'<div class="sf-inventory-wrap">{table}</div>'))
+    if doc.preflight:
+        out.append(Section("preflight", "What the nodes have", _preflight(doc.preflight)))
     return out
+
+
+def _preflight(nodes: tuple[PreflightNode, ...]) -> str:
+    """One row per node: what the preflight found missing there and its fix."""
+    rows = []
+    for n in nodes:
+        if n.error:
+            rows.append(
+                f"<tr><td>{esc(n.node)}</td><td colspan=2>not checked: {esc(n.error)}</td></tr>"
+            )
+        elif not n.missing:
+            rows.append(
+                f"<tr><td>{esc(n.node)}</td><td colspan=2>nothing missing "
+                f"({len(n.found)} commands found)</td></tr>"
+            )
+        for g in n.missing:
+            note = " (advisory)" if g.advisory else ""
+            rows.append(
+                f"<tr><td>{esc(n.node)}</td><td>{esc(g.reason)}{note}</td>"
+                f"<td><code>{esc(g.fix)}</code></td></tr>"
+            )
+    head = "<tr><th>node</th><th>missing</th><th>fix</th></tr>"
+    return f"<table>{head}{''.join(rows)}</table>"
 
 
 def fragment(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> str:

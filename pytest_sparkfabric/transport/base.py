@@ -57,11 +57,7 @@ class RunResult:
                 f"{self.node}: `{self.command}` did not finish within its deadline "
                 f"({self.duration_s:.0f} s) and was ended"
             )
-        if self.rc == 127:
-            tool = missing_command(self.stderr) or (self.command.split() or [self.command])[0]
-            if tool == "sudo":
-                return f"{self.node}: sudo: command not found (install sudo, or log in as root)"
-            return f"{self.node}: {tool}: command not found (install it, or fix PATH)"
+        # A missing tool (rc 127) is measure/prereq.py's `could_not_run`: one wording, its fix.
         return None
 
 

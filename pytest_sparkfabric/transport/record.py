@@ -2,9 +2,9 @@
 session from such a recording (`recording_files` holds the format, its writer and reader).
 
 Users attach recordings to bug reports; we use them as golden runs. Nodes and switch are
-answered the same way: by key (node and command; method, path and body; console command), in
-recorded order, and once a key's answers run out the last one repeats (a soak sampled a little
-longer than when it was recorded).
+answered the same way: by file and key (a node's command; a switch call's method, path and body,
+or its console command), in recorded order, and once a key's answers run out the last one
+repeats (a soak sampled a little longer than when it was recorded).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import threading
 from collections import defaultdict, deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic
+from typing import TYPE_CHECKING, Any
 
 from pytest_sparkfabric.transport.base import (
     DEFAULT_OUTPUT_CAP_BYTES,
@@ -30,13 +30,10 @@ from pytest_sparkfabric.transport.base import (
 from pytest_sparkfabric.transport.recording_files import (
     SWITCH_RECORDING,
     SWITCH_SSH_RECORDING,
-    ConsoleRecord,
     NodeRecord,
-    Record,
     SwitchRecord,
     Writer,
-    node_files,
-    read_records,
+    read_recording,
 )
 from pytest_sparkfabric.transport.rest import (
     SwitchClient,
@@ -49,33 +46,38 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.spec import SwitchSpec
 
 
-def _rest_key(method: str, path: str, body: Mapping[str, str] | None) -> str:
-    return json.dumps([method, path, dict(body) if body is not None else None], sort_keys=True)
-
-
-class _RecordedSwitch:
-    """A switch client or console whose every call and reply (or error) is written down."""
-
-    def __init__(self, inner: Any, write: Callable[[SwitchRecord], None]) -> None:
-        self.inner, self._write = inner, write
+class _SwitchCalls:
+    """A switch client and console in one: each call is a key, what it is in words, and the
+    call itself on the switch behind."""
 
     def get(self, path: str) -> Any:
-        return self._kept(_rest_key("GET", path, None), lambda: self.inner.get(path))
+        return self._call(json.dumps(["GET", path, None]), f"GET {path}", lambda s: s.get(path))
 
     def post(self, path: str, body: Mapping[str, str]) -> Any:
-        return self._kept(_rest_key("POST", path, body), lambda: self.inner.post(path, body))
+        key = json.dumps(["POST", path, dict(body)], sort_keys=True)
+        return self._call(key, f"POST {path}", lambda s: s.post(path, body))
 
     def run(self, command: str) -> str:
-        return str(self._kept(command, lambda: self.inner.run(command)))
+        return str(self._call(command, f"`{command}`", lambda s: s.run(command)) or "")
 
-    def _kept(self, key: str, call: Callable[[], Any]) -> Any:
+    def _call(self, key: str, what: str, call: Callable[[Any], Any]) -> Any:
+        raise NotImplementedError
+
+
+class _RecordedSwitch(_SwitchCalls):
+    def __init__(self, inner: Any, writer: Writer, name: str) -> None:
+        self.inner, self._writer, self._name = inner, writer, name
+
+    def _call(self, key: str, what: str, call: Callable[[Any], Any]) -> Any:
         try:
-            reply = call()
+            reply = call(self.inner)
         except SwitchError as exc:
             unreachable = isinstance(exc, SwitchUnreachable)
-            self._write(SwitchRecord(key=key, error=str(exc), unreachable=unreachable))
+            self._writer.append(
+                self._name, SwitchRecord(key=key, error=str(exc), unreachable=unreachable)
+            )
             raise
-        self._write(SwitchRecord(key=key, reply=reply))
+        self._writer.append(self._name, SwitchRecord(key=key, reply=reply))
         return reply
 
 
@@ -89,24 +91,22 @@ class _RecordedBackground:
     def done(self) -> bool:
         # How many times it was still running when asked: a replay answers the same way.
         ended = self._inner.done()
-        if self._ended_after is None:
-            if ended:
-                self._ended_after = self._polls_running
-            else:
-                self._polls_running += 1
+        if self._ended_after is None and ended:
+            self._ended_after = self._polls_running
+        self._polls_running += not ended
         return ended
-
-    def _keep(self, r: RunResult) -> RunResult:
-        if not self._written:
-            self._written = True
-            self._rec.write(self.job, r, polls_running=self._ended_after)
-        return r
 
     def wait(self) -> RunResult:
         return self._keep(self._inner.wait())
 
     def stop(self) -> RunResult:
         return self._keep(self._inner.stop())
+
+    def _keep(self, r: RunResult) -> RunResult:
+        if not self._written:
+            self._written = True
+            self._rec.write(self.job, r, polls_running=self._ended_after)
+        return r
 
 
 class RecordingTransport(Transport):
@@ -116,9 +116,7 @@ class RecordingTransport(Transport):
     def __init__(
         self, inner: Transport, directory: Path, *, output_cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES
     ) -> None:
-        self.inner = inner
-        self.clock = inner.clock
-        self.directory = directory
+        self.inner, self.clock, self.directory = inner, inner.clock, directory
         self.output_cap_bytes = output_cap_bytes
         self.writer = Writer(directory)
 
@@ -151,58 +149,27 @@ class RecordingTransport(Transport):
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
         inner = self.inner.switch_client(spec, base_dir)
-        return _RecordedSwitch(inner, lambda rec: self.writer.append(SWITCH_RECORDING, rec))
+        return _RecordedSwitch(inner, self.writer, SWITCH_RECORDING)
 
     def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchConsole:
         inner = self.inner.switch_console(spec, base_dir)
-        return _RecordedSwitch(inner, lambda rec: self.writer.append(SWITCH_SSH_RECORDING, rec))
+        return _RecordedSwitch(inner, self.writer, SWITCH_SSH_RECORDING)
 
     def close(self) -> None:
         self.inner.close()
 
 
-class _Answers(Generic[Record]):
-    """Recorded answers by key, each key's in recorded order; the last one repeats."""
+class _ReplayedSwitch(_SwitchCalls):
+    """A call never recorded is unreachable, with the file named."""
 
-    def __init__(self) -> None:
-        self._queues: dict[Any, deque[Record]] = defaultdict(deque)
-        self._lock = threading.Lock()
+    def __init__(self, replay: ReplayTransport, name: str) -> None:
+        self._replay, self._name = replay, name
 
-    def add(self, key: Any, record: Record) -> None:
-        self._queues[key].append(record)
-
-    def take(self, key: Any) -> Record | None:
-        with self._lock:
-            queue = self._queues.get(key)
-            if not queue:
-                return None
-            return queue.popleft() if len(queue) > 1 else queue[0]
-
-
-class _ReplayedSwitch:
-    """Answers switch calls (REST or console) from a recording file; a call never recorded is
-    unreachable, with the file named."""
-
-    def __init__(self, path: Path, model: type[SwitchRecord]) -> None:
-        self.path = path
-        self._answers: _Answers[SwitchRecord] = _Answers()
-        if path.is_file():
-            for _, rec in read_records(path, model):
-                self._answers.add(rec.key, rec)
-
-    def get(self, path: str) -> Any:
-        return self._answer(_rest_key("GET", path, None), f"GET {path}")
-
-    def post(self, path: str, body: Mapping[str, str]) -> Any:
-        return self._answer(_rest_key("POST", path, body), f"POST {path}")
-
-    def run(self, command: str) -> str:
-        return str(self._answer(command, f"`{command}`") or "")
-
-    def _answer(self, key: str, what: str) -> Any:
-        rec = self._answers.take(key)
-        if rec is None:
-            raise SwitchUnreachable(f"replay: no recording of {what} in {self.path}")
+    def _call(self, key: str, what: str, call: Callable[[Any], Any]) -> Any:
+        rec = self._replay.take(self._name, key)
+        if not isinstance(rec, SwitchRecord):
+            where = self._replay.directory / self._name
+            raise SwitchUnreachable(f"replay: no recording of {what} in {where}")
         if rec.error is not None:
             raise (SwitchUnreachable if rec.unreachable else SwitchError)(rec.error)
         return rec.reply
@@ -211,8 +178,7 @@ class _ReplayedSwitch:
 class _ReplayBackground:
     def __init__(self, result: RunResult, polls_running: int | None) -> None:
         self.job = Job(result.node, result.command, 1)
-        self._result = result
-        self._polls_left = polls_running
+        self._result, self._polls_left = result, polls_running
 
     def done(self) -> bool:
         if self._polls_left is None:  # never seen ending on its own: it runs until stopped
@@ -235,18 +201,21 @@ class ReplayTransport(Transport):
     def __init__(self, directory: Path) -> None:
         if not directory.is_dir():
             raise FileNotFoundError(f"replay_dir {directory} does not exist")
-        self.clock = VirtualClock()
-        self.directory = directory
-        self._answers: _Answers[NodeRecord] = _Answers()
-        for path in node_files(directory):
-            for _, rec in read_records(path, NodeRecord):
-                self._answers.add((path.stem, rec.command), rec)
-        self._rest = _ReplayedSwitch(directory / SWITCH_RECORDING, SwitchRecord)
-        self._console = _ReplayedSwitch(directory / SWITCH_SSH_RECORDING, ConsoleRecord)
+        self.clock, self.directory = VirtualClock(), directory
+        self._answers: dict[tuple[str, str], deque[Any]] = defaultdict(deque)
+        for name, key, record in read_recording(directory):
+            self._answers[name, key].append(record)
+        self._lock = threading.Lock()
+
+    def take(self, name: str, key: str) -> Any:
+        """The next recorded answer of `key` in file `name` (the last repeats), or None."""
+        with self._lock:
+            queue = self._answers.get((name, key))
+            return (queue.popleft() if len(queue) > 1 else queue[0]) if queue else None
 
     def _answer(self, job: Job) -> tuple[RunResult, int | None]:
-        rec = self._answers.take((job.node, job.command))
-        if rec is None:
+        rec = self.take(f"{job.node}.jsonl", job.command)
+        if not isinstance(rec, NodeRecord):
             miss = f"{job.node}: replay: no recording of `{job.command}` in "
             miss += str(self.directory / f"{job.node}.jsonl")
             return RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=miss), 0
@@ -272,7 +241,7 @@ class ReplayTransport(Transport):
         return _ReplayBackground(*self._answer(job))
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
-        return self._rest
+        return _ReplayedSwitch(self, SWITCH_RECORDING)
 
     def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchConsole:
-        return self._console
+        return _ReplayedSwitch(self, SWITCH_SSH_RECORDING)

@@ -75,12 +75,8 @@ class RecordingError(Exception):
     """A recording file that cannot be replayed; str() says where, what, and the fix."""
 
     def __init__(self, path: Path, line: int | None, what: str) -> None:
-        super().__init__(path, line, what)
-        self.path, self.line, self.what = path, line, what
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line is not None else str(self.path)
-        return f"{where}: {self.what}.\n    Fix: {_FIX}"
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {what}.\n    Fix: {_FIX}")
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -182,33 +178,30 @@ def _open_regular(path: Path) -> int:
     return fd
 
 
-def read_records(path: Path, model: type[Record]) -> Iterator[tuple[int, Record]]:
-    """(line number, record) for every non-blank line; RecordingError at the first bad one."""
+def read_records(path: Path, model: type[Record]) -> Iterator[Record]:
+    """Every non-blank line's record; RecordingError at the first bad one."""
     with os.fdopen(_open_regular(path), "rb") as fh:
         for number, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
             try:
-                yield number, model.model_validate_json(raw)
+                if raw.strip():
+                    yield model.model_validate_json(raw)
             except ValidationError as err:
                 raise RecordingError(path, number, _what(err, raw)) from None
 
 
-def node_files(directory: Path) -> list[Path]:
-    return sorted(directory.glob("*.jsonl"))
-
-
-def recording_files(directory: Path) -> Iterator[tuple[Path, type[_Line]]]:
-    """Every file of a recording folder and the record each line holds."""
-    for path in node_files(directory):
-        yield path, NodeRecord
+def read_recording(directory: Path) -> Iterator[tuple[str, str, NodeRecord | SwitchRecord]]:
+    """(file name in the folder, key, record) of every line of a recording, a node's keyed by
+    its command; RecordingError names the first bad line."""
+    for path in sorted(directory.glob("*.jsonl")):
+        for rec in read_records(path, NodeRecord):
+            yield path.name, rec.command, rec
     for name, model in ((SWITCH_RECORDING, SwitchRecord), (SWITCH_SSH_RECORDING, ConsoleRecord)):
         if (directory / name).exists() or (directory / name).is_symlink():
-            yield directory / name, model
+            for switch_rec in read_records(directory / name, model):
+                yield name, switch_rec.key, switch_rec
 
 
 def check_recording(directory: Path) -> None:
     """Read every file of a recording folder through; RecordingError names the first bad line."""
-    for path, model in recording_files(directory):
-        for _ in read_records(path, model):
-            pass
+    for _ in read_recording(directory):
+        pass

@@ -122,7 +122,7 @@ def test(args: Sequence[str], kind: FileKind, size: FileSize, bracket: bool) -> 
         return 2, f"sh: 1: {name}: {exc}\n"
 
 
-_UNARY = {"-e", "-f", "-d", "-s", "-r", "-w", "-x", "-L", "-h", "-z", "-n", "-b", "-c", "-p"}
+_UNARY = {"-e", "-f", "-d", "-s", "-r", "-w", "-x", "-L", "-h", "-z", "-n", "-b", "-c", "-p", "-S"}
 _BINARY = {"=", "!=", "-eq", "-ne", "-gt", "-ge", "-lt", "-le"}
 
 
@@ -146,6 +146,8 @@ def _eval(a: list[str], kind: FileKind, size: FileSize) -> bool:
             return k == "file"
         if op == "-d":
             return k == "dir"
+        if op == "-S":
+            return k == "socket"
         if op == "-s":
             return k == "file" and size(v) > 0
         if op in ("-r", "-w"):

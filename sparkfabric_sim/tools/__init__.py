@@ -18,6 +18,7 @@ def _load() -> dict[str, Tool]:
             gpu,
             iperf3,
             iproute,
+            kernel,
             lldp,
             mpirun,
             perftest,
@@ -43,6 +44,7 @@ def _load() -> dict[str, Tool]:
             qos,
             lldp,
             rdma,
+            kernel,
         ):
             _REGISTRY.update(module.TOOLS)
     return _REGISTRY

@@ -13,7 +13,7 @@ from sparkfabric_sim.render.iperf3 import BUILD
 from sparkfabric_sim.sh import builtins
 from sparkfabric_sim.tools.args import ArgError, Parser, duration_s
 from sparkfabric_sim.vfs import VfsError
-from sparkfabric_sim.world import PATHS, Ctx
+from sparkfabric_sim.world import Ctx, NodeHost
 
 
 def uname(ctx: Ctx, argv: list[str]) -> Outcome:
@@ -196,7 +196,8 @@ def kill(ctx: Ctx, argv: list[str]) -> Outcome:
 
 
 def which(ctx: Ctx, argv: list[str]) -> Outcome:
-    out = [PATHS[a] for a in argv[1:] if a in PATHS]
+    # The shell's own lookup (`command -v`): a tool the node lacks is not found by either.
+    out = [p for a in argv[1:] if (p := NodeHost(ctx).which(a)) is not None]
     return Outcome(0 if len(out) == len(argv) - 1 else 1, "".join(p + "\n" for p in out))
 
 

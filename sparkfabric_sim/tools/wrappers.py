@@ -17,12 +17,13 @@ def _dispatch(ctx: Ctx, argv: list[str]) -> Outcome:
 
 def sudo(ctx: Ctx, argv: list[str]) -> Outcome:
     args = argv[1:]
-    non_interactive = False
+    non_interactive = listing = False
     while args and args[0].startswith("-"):
         flag = args.pop(0)
         if flag == "--":
             break
         non_interactive = non_interactive or flag == "-n"
+        listing = listing or flag == "-l"
         if flag in ("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"):
             args = args[1:]
     if not args:
@@ -38,6 +39,14 @@ def sudo(ctx: Ctx, argv: list[str]) -> Outcome:
             "sudo: a terminal is required to read the password; either use the -S "
             "option to read from standard input or configure an askpass helper\n",
         )
+    if listing:
+        # sudo(8) -l with a command: "If a command is specified and is permitted by the
+        # security policy, the fully-qualified path to the command is displayed along with any
+        # command line arguments"; it is not run.
+        path = NodeHost(ctx).which(args[0])
+        if path is None:
+            return fail(1, f"sudo: {args[0]}: command not found\n")
+        return Outcome(0, " ".join([path, *args[1:]]) + "\n")
     env = {**ctx.env, "USER": "root", "HOME": "/root", "LOGNAME": "root"}
     return _dispatch(ctx.at(ctx.t, env, ctx.stdin), args)
 

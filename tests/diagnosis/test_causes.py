@@ -199,3 +199,36 @@ def test_one_setting_wrong_on_two_nodes_is_one_cause_with_each_fix() -> None:
         "on spark-2, set NCCL_IB_HCA=a,b in /etc/nccl.conf line 2"
     )
     assert len(only.items) == 3
+
+
+def test_a_consequence_that_failed_first_still_joins_its_deeper_cause() -> None:
+    c, p = mesh()
+    cable = objects.cable_of(p, "spark-2", 0)
+    assert cable is not None
+    node = (objects.node("spark-2"),)
+    rail = (objects.rail(c.node("spark-2").rail(0, 0)),)
+    found = group(
+        [
+            Failure("test_cabling[spark-2]", node, (finding("link_down", (cable,)),)),
+            Failure("test_link[spark-2:p0rail0]", rail, (finding("autoneg_failed", (cable,)),)),
+        ]
+    )
+    assert [(x.rule, x.items) for x in found.causes] == [
+        ("autoneg_failed", ("test_link[spark-2:p0rail0]", "test_cabling[spark-2]"))
+    ]
+
+
+def test_rails_of_one_fault_blame_the_thing_their_rule_names() -> None:
+    c, p = mesh()
+    rails = [objects.rail(c.node("spark-2").rail(0, r)) for r in (0, 1)]
+    assert objects.blamed_as("node", p, (), rails) == (objects.node("spark-2"),)
+    cables = objects.blamed_as("cable", p, (), rails)
+    assert [o.id for o in cables] == ["spark-2:p0<->spark-3:p1"]
+    assert objects.blamed_as("leg", p, ("spark-2",), rails) == ()
+
+
+def test_an_egress_cap_blames_the_switch_leg_toward_the_node_and_the_node() -> None:
+    c = load_cluster(EXAMPLES / "faults" / "egress_cap.yaml")
+    rails = [objects.rail(c.node("spark-1").rail(1, 0)), objects.rail(c.node("spark-3").rail(1, 0))]
+    blamed = objects.blamed_as("leg", plan(c), ("spark-3",), rails)
+    assert [o.id for o in blamed] == ["switch:qsfp56-dd-2-1", "spark-3"]

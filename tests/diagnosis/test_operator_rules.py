@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from pytest_sparkfabric.diagnosis.diagnose import diagnose
-from pytest_sparkfabric.diagnosis.evidence import Evidence, Miscabled, Site
+from pytest_sparkfabric.diagnosis.evidence import Evidence, Site
+from pytest_sparkfabric.diagnosis.miscabling import End, Wire, solve
 
 
 def test_each_rule_names_its_objects_and_fix() -> None:
     ev = Evidence(
-        miscabled=(
-            Miscabled(
-                "spark-2 port 1",
-                ("spark-2", "spark-3", "spark-4"),
-                "cabled spark-2 port 1 <-> spark-4 port 0, cluster.yaml says spark-3 port 1",
-                "exchange the two cables in spark-2 port 0 and port 1",
-            ),
+        miscabled=solve(
+            [
+                Wire(End("spark-2", 0), End("spark-3", 1)),
+                Wire(End("spark-4", 0), End("spark-2", 1)),
+            ],
+            [
+                Wire(End("spark-2", 1), End("spark-3", 1)),
+                Wire(End("spark-4", 0), End("spark-2", 0)),
+            ],
         ),
         slow_links=(
             Site("spark-1:rail0 at 100000Mb/s", ("spark-1",)),
@@ -27,6 +30,7 @@ def test_each_rule_names_its_objects_and_fix() -> None:
     assert list(found) == ["miscabled", "speed_degraded", "nccl_socket_ifname", "firewall"]
     mis = found["miscabled"]
     assert mis.concerns(["spark-4"]) and not mis.concerns(["spark-1"])
+    assert [o.id for o in mis.objects] == ["spark-2:p0<->spark-3:p1", "spark-4:p0<->spark-2:p1"]
     assert mis.render().endswith("Fix: exchange the two cables in spark-2 port 0 and port 1.")
     speed = found["speed_degraded"]
     assert speed.where == "spark-1:rail0 at 100000Mb/s, spark-2:rail0 at 100000Mb/s"

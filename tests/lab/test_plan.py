@@ -320,6 +320,14 @@ def test_sim_wrapper_passes_socket_node_and_argv(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("tool", ["ib_write_bw", "ib_write_lat"])
+def test_perftest_servers_hold_their_port_in_the_lab(tool: str) -> None:
+    """The plugin waits for a perftest server with `ss` (flows.LISTEN_WAIT_S): the latency
+    server binds its -p port for real as the bandwidth server does."""
+    wrapper = files.sim_wrapper(Path("/lab"), "spark-1", tool, python="py", package_root="/p")
+    assert "/p/sparkfabric_lab/supervise.py --perftest --" in wrapper
+
+
 def test_hang_wrapper_hangs_only_on_its_arguments(tmp_path: Path) -> None:
     tool = tmp_path / "echo"
     tool.write_text(files.hang_wrapper(Hang("echo", ("-S",)), "/bin/echo"))

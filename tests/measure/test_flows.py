@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, run_flows
+from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.transport import Job, RunResult, Transport, VirtualClock
 
 
@@ -116,7 +117,8 @@ def test_an_unreachable_server_node_is_not_polled_until_the_limit() -> None:
             raise NotImplementedError
 
     t = Down()
-    assert wait_listening(t, [("n", 18515)]) == {("n", 18515): "n: ssh: refused"}
+    why = wait_listening(t, [("n", 18515)])[("n", 18515)]
+    assert isinstance(why, NotMeasured) and (why.reason, why.missing) == ("n: ssh: refused", "ssh")
     assert t.calls == 1 and t.clock.now() == 0.0
 
 
@@ -140,8 +142,10 @@ def test_a_missing_server_tool_is_named_at_once_in_the_simulator() -> None:
     server = Job("spark-2", "no-such-server -p 18515", 60)
     f = Flow("f", server, Job("spark-1", "client", 40), 18515)
     r = run_flows(t, [f])["f"]
-    assert r.client is None and r.error is not None
+    assert r.client is None and r.error is not None and r.unmeasured is not None
     assert r.error.startswith(
-        "spark-2: no-such-server: command not found (install it, or fix PATH); the server said: "
+        "spark-2: no-such-server: command not found (no-such-server is not installed, or not on "
+        "PATH); the server said: "
     )
+    assert r.unmeasured.nodes == ("spark-2",)
     assert t.clock.now() < 1

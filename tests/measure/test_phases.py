@@ -32,6 +32,8 @@ PHASES = (
     "switch_counters",
     "rail_counters",
     "soak_temps",
+    "kernel_log",
+    "preflight",
 )
 
 
@@ -40,8 +42,12 @@ def test_phase_module_shape(name: str) -> None:
     module = importlib.import_module(f"pytest_sparkfabric.measure.{name}")
     assert module.NAME in get_args(PhaseName)
     measure = module.measure
-    assert list(inspect.signature(measure).parameters) == ["fabric"]
-    assert "fabric.phase(NAME, measure)" in inspect.getsource(module)
+    params = list(inspect.signature(measure).parameters.values())
+    # Anything beyond the fabric is what the session selected (the preflight's needs), never
+    # a measurement: keyword-only, with a default.
+    assert params[0].name == "fabric"
+    assert all(p.kind is p.KEYWORD_ONLY and p.default is not p.empty for p in params[1:])
+    assert re.search(r"fabric\.phase\(\s*NAME,", inspect.getsource(module))
 
 
 def test_every_phase_name_has_a_home() -> None:

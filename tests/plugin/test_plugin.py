@@ -111,9 +111,15 @@ def test_xdist_spreading_is_refused_with_the_fix(
     assert "use --dist loadgroup" in result.stderr.str()
 
 
-def test_soak_items_run_last(pytester: pytest.Pytester, cluster_file: Path) -> None:
+def test_soak_items_run_last_then_the_kernel_log(
+    pytester: pytest.Pytester, cluster_file: Path
+) -> None:
     ids = _collected(pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q"))
     assert ids.pop() == "sparkfabric::verdict"
+    # The kernel log is read once, after every traffic window (measure/kernel_log.py).
+    log = [i for i, nodeid in enumerate(ids) if "test_kernel_log[" in nodeid]
+    assert log and log == list(range(len(ids) - len(log), len(ids)))
+    ids = ids[: log[0]]
     soak = [i for i, nodeid in enumerate(ids) if "test_soak" in nodeid]
     assert soak and soak == list(range(len(ids) - len(soak), len(ids)))
 

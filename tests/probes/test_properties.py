@@ -57,6 +57,7 @@ def test_registry_keys() -> None:
         "mlnx_qos",
         "lldpctl",
         "sysfs-read",
+        "kernel-log",
         "routeros-monitor",
         "routeros-resource",
         "routeros-ethernet",

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from pytest_sparkfabric.probes import ParseError, to_jsonable
 from pytest_sparkfabric.probes.ethtool import EthtoolStats
-from pytest_sparkfabric.probes.ibdev2netdev import parse_ibdev2netdev
 from pytest_sparkfabric.probes.ip import build_ip_addr, parse_ip_addr_json
 from pytest_sparkfabric.probes.iperf3 import (
     build_iperf3_client,
@@ -429,12 +428,6 @@ def test_ping_verdicts() -> None:
     mtu = "ping: local error: Message too long, mtu: 1500\n"
     r = parse_ping(errs, mtu * 3, 1)
     assert (r.verdict, r.local_mtu_error, r.errors) == ("local_mtu", 1500, 3)
-
-
-def test_ibdev2netdev_without_lines_is_parse_error() -> None:
-    with pytest.raises(ParseError) as err:
-        parse_ibdev2netdev("")
-    assert err.value.tool == "ibdev2netdev"
 
 
 def test_parse_error_attributes_and_pickle() -> None:

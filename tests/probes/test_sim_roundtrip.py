@@ -8,7 +8,6 @@ samples of tests/data.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from ipaddress import IPv4Interface, IPv6Address
 
 import pytest
@@ -43,22 +42,10 @@ from sparkfabric_sim.render import nccl as r_nccl
 from sparkfabric_sim.render import perftest as r_perftest
 from sparkfabric_sim.render import ping as r_ping
 
-from . import golden
-
 PROPS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 netdev = st.sampled_from(["enp1s0f0np0", "enp1s0f1np1", "enP2p1s0f0np0", "enP2p1s0f1np1"])
 rdma = st.sampled_from(["rocep1s0f0", "rocep1s0f1", "roceP2p1s0f0", "roceP2p1s0f1"])
-
-
-def _real(folder: str) -> Iterator[str]:
-    for p in golden.raw_files(golden.DATA / folder):
-        if not golden.is_synthetic(p):
-            yield golden.read(p)
-
-
-def _lines(folder: str) -> set[str]:
-    return {line.rstrip() for text in _real(folder) for line in text.splitlines()}
 
 
 # ================================================================ round trips

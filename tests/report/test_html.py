@@ -70,3 +70,31 @@ def test_reports_need_neither_the_plugin_nor_the_session() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     for module in ("plugin", "session", "fixtures", "measure", "transport"):
         assert f"'pytest_sparkfabric.{module}" not in out.stdout, out.stdout
+
+
+def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:
+    from pytest_sparkfabric.report import page
+    from tests.report.sample import edit
+
+    gap = {
+        "prerequisite": "iperf3",
+        "reason": "spark-2: iperf3: command not found (iperf3 is not installed, or not on PATH)",
+        "fix": "sudo apt install iperf3",
+        "needed_for": "iperf3",
+    }
+    doc = edit(
+        document("direct", 2, Faults()),
+        preflight=[
+            {"node": "spark-1", "found": {"iperf3": "/usr/bin/iperf3"}},
+            {"node": "spark-2", "missing": [gap]},
+        ],
+    )
+    (section,) = [s for s in page.sections(doc) if s.key == "preflight"]
+    assert section.title == "What the nodes have"
+    assert section.html == (
+        "<table><tr><th>node</th><th>missing</th><th>fix</th></tr>"
+        "<tr><td>spark-1</td><td colspan=2>nothing missing (1 commands found)</td></tr>"
+        "<tr><td>spark-2</td><td>spark-2: iperf3: command not found (iperf3 is not installed, "
+        "or not on PATH)</td><td><code>sudo apt install iperf3</code></td></tr></table>"
+    )
+    assert not [s for s in page.sections(document("direct", 2, Faults())) if s.key == "preflight"]

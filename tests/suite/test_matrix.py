@@ -38,14 +38,20 @@ NAMES = sorted(
     if p.name != "cluster.example.yaml"
 )
 UNEXPLAINED_OK = {"test_soak_load"}
-# Known wrong, so not pinned (issue 24, open): the soak, TCP, QoS and latency runners do not yet
-# route a missing tool or a lost node through measure/prereq.py, so those items fail instead of
-# being not measured. Strict: the day they are right, this fails and asks for pins.
-NOT_YET_RIGHT = {
-    "faults/tool_missing": "soak_load fails when ib_write_bw is missing (should be not measured)",
-    "faults/node_lost": "TCP, QoS, latency and soak items of a lost node fail (not measured)",
-}
 """Checks that may stay unexplained: a soak partner whose traffic another node's fault lost."""
+ONE_CAUSE = {
+    "faults/cable_swapped": "exchange the two cables in spark-2 port 0 and port 1",
+    "faults/ring_order": "re-cable the ring in the order spark-1, spark-2, spark-3, spark-4: ",
+    "faults/link_speed": "",
+    "faults/egress_cap": "",
+    "faults/firewall": "",
+    "faults/rx_discards": "",
+}
+"""Faults of one physical thing, whatever number of objects shows them: exactly one root cause,
+its fix starting so (issue 26)."""
+# Known wrong, so not pinned: example -> why (strict xfail: the day it is right, this fails and
+# asks for pins). Empty since issue 24 routed every runner through measure/prereq.py.
+NOT_YET_RIGHT: dict[str, str] = {}
 
 
 def observed(doc: Results) -> dict[str, Any]:
@@ -143,5 +149,8 @@ def test_example(pytester: pytest.Pytester, name: str) -> None:
     seen = observed(doc)
     assert seen == _pin(name, seen)
     _check_invariants(name, doc)
+    if name in ONE_CAUSE:
+        assert len(doc.causes) == 1, doc.causes
+        assert doc.causes[0].fix.startswith(ONE_CAUSE[name]), doc.causes[0].fix
     if doc.verdict == "accepted":
         assert doc.causes == ()

@@ -91,3 +91,19 @@ def test_a_soak_that_cannot_warm_the_nic_is_a_warning(pytester: pytest.Pytester)
     # Advisory: no source gives a minimum rise; a cool NIC proves less, it is no fault.
     assert not r.failed and r.ret == 0
     assert "ACCEPTED with 2 warnings" in r.stdout and "NIC warmed only 3.1 C from idle" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("gpu_load", "hint"),
+    [
+        ("gpu_burn -m 50% {duration_s}", "write `-m 50%`"),
+        ("gpu_burn -m 30 {duration_s}", "reads `-m 30` as 30 MB and aborts; write `-m 30%`"),
+        ("gpu_burn {duration_s}", ""),
+    ],
+)
+def test_the_load_hint_quotes_the_configured_memory_share(gpu_load: str, hint: str) -> None:
+    from pytest_sparkfabric.measure.soak import memory_note as _memory_note
+
+    note = _memory_note(gpu_load)
+    assert (hint in note) if hint else note == ""
+    assert "80" not in note

@@ -6,7 +6,7 @@ import tracemalloc
 
 import pytest
 
-from pytest_sparkfabric.transport.base import CappedOutput, RunResult, cap_text, missing_command
+from pytest_sparkfabric.transport.base import CappedOutput, cap_text, missing_command
 
 MIB = 2**20
 
@@ -66,12 +66,3 @@ def test_output_within_the_cap_is_untouched() -> None:
 )
 def test_the_missing_command_is_read_from_the_shell(stderr: str, tool: str | None) -> None:
     assert missing_command(stderr) == tool
-
-
-def test_a_missing_sudo_is_named_not_the_tool() -> None:
-    r = RunResult("spark-2", "ethtool -m enp1s0f0np0", 127, "",
-                  "bash: line 1: sudo: command not found\n", 0.1)  # fmt: skip
-    assert r.failure() == "spark-2: sudo: command not found (install sudo, or log in as root)"
-    stderr = "sh: 1: ib_write_bw: not found\n"
-    r = RunResult("spark-2", "cd /x && ib_write_bw -d y", 127, "", stderr, 0.1)
-    assert r.failure() == "spark-2: ib_write_bw: command not found (install it, or fix PATH)"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.transport import Job
 from pytest_sparkfabric.transport import ssh as ssh_module
 from pytest_sparkfabric.transport.ssh import SshTransport
@@ -92,8 +93,10 @@ def test_a_command_that_exited_is_not_signalled_again(
 def test_a_server_that_cannot_start_is_done_at_once(ssh: SshTransport) -> None:
     bg = ssh.start(Job("n1", "no-such-tool-here --server", 60))
     assert _until(bg.done, 5)
-    assert bg.stop().failure() == (
-        "n1: no-such-tool-here: command not found (install it, or fix PATH)"
+    gap = could_not_run(bg.stop())
+    assert gap is not None and gap.reason == (
+        "n1: no-such-tool-here: command not found (no-such-tool-here is not installed, or not "
+        "on PATH)"
     )
 
 
@@ -119,12 +122,16 @@ def test_a_missing_sudo_is_named(ssh: SshTransport) -> None:
     assert ssh.run(Job("n1", "true", 10)).ok
     ssh._root["n1"] = False  # as if logged in as a user: sudo jobs go through sudo
     r = ssh.run(Job("n1", "ethtool -m enp1s0f0np0", 10, sudo=True))
-    assert r.failure() == "n1: sudo: command not found (install sudo, or log in as root)"
+    gap = could_not_run(r)
+    assert gap is not None and gap.reason == (
+        "n1: sudo: command not found (sudo is not installed, or not on PATH)"
+    )
 
 
 _DOUBLE_CTRL_C = """
 import sys, time
 from pathlib import Path
+from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.transport import Job
 from tests.transport.conftest import make_transport
 

@@ -1,0 +1,261 @@
+"""The preflight: before anything is measured, one script per node looks for every tool the
+selected checks will run there (one round trip per node, with a deadline). What it finds
+missing makes exactly the checks that need it not measured, each with prereq.py's one wording,
+instead of each of them trying and failing.
+
+A check says what it needs with the marker `sparkfabric_needs(...)`: command names
+(`ib_write_bw`; `a|b` where either will do), or the cluster.yaml templates `nccl.launcher`
+(the launcher's program, `nccl.binary` and libnccl where the ranks load it) and
+`soak.gpu_load` (its program), or `sudo ethtool -m` (the one sudo, on every cabled port).
+`lldpctl` also needs lldpd's socket. The cable EEPROM and LLDP cabling are advisory: what they
+lack is reported here and warned about by their checks, never made not measured."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
+from pytest_sparkfabric.measure.nccl_env import LIBRARY_GLOBS
+from pytest_sparkfabric.measure.prereq import (
+    SUDO_ETHTOOL_FIX,
+    could_not_run,
+    prereq_of,
+    tool_missing,
+)
+from pytest_sparkfabric.outcome import Measured, NotMeasured
+from pytest_sparkfabric.probes.preflight import (
+    Found,
+    Lookups,
+    SudoAnswer,
+    build_preflight,
+    parse_preflight,
+)
+from pytest_sparkfabric.transport import Job, RunResult
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Cluster
+    from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.results import PreflightNode
+
+NAME: PhaseName = "preflight"
+MARKER = "sparkfabric_needs"
+NCCL = "nccl.launcher"
+GPU_LOAD = "soak.gpu_load"
+SUDO_EEPROM = "sudo ethtool -m"
+LLDPD_SOCKET = "/run/lldpd.socket"
+LIBNCCL = "libnccl.so.2"
+ADVISORY = frozenset({SUDO_EEPROM, "lldpctl"})
+"""What only advisory checks need: its absence is a warning there, never "not measured"."""
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """One thing missing on one node: the need it breaks and why, as an item would say it."""
+
+    need: str
+    why: NotMeasured
+
+    @property
+    def advisory(self) -> bool:
+        return self.need in ADVISORY
+
+
+@dataclass(frozen=True, slots=True)
+class NodeCheck:
+    node: str
+    looked_for: Lookups
+    found: Measured[Found]
+    gaps: tuple[Gap, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Preflight:
+    """By node: what was looked for, what was found, what is missing."""
+
+    needs: tuple[str, ...]
+    nodes: Mapping[str, NodeCheck]
+
+    def blocking(self, needs: Iterable[str], nodes: Iterable[str]) -> NotMeasured | None:
+        """Why a check with these needs on these nodes cannot measure (its first missing
+        prerequisite, on every one of the nodes that lacks it), or None."""
+        wanted = [n for n in dict.fromkeys(needs) if n not in ADVISORY]
+        where = list(dict.fromkeys(nodes))
+        for need in wanted:
+            hits = [
+                g.why
+                for n in where
+                if n in self.nodes
+                for g in self.nodes[n].gaps
+                if g.need == need
+            ]
+            if hits:
+                same = [w for w in hits if w.missing == hits[0].missing]
+                return NotMeasured(
+                    "; ".join(dict.fromkeys(w.reason for w in same)),
+                    nodes=list(dict.fromkeys(n for w in same for n in w.nodes)),
+                    missing=hits[0].missing,
+                    fix=hits[0].fix,
+                )
+        return None
+
+    def _gaps(self, node: str) -> tuple[Gap, ...]:
+        return self.nodes[node].gaps if node in self.nodes else ()
+
+    @property
+    def missing(self) -> bool:
+        return any(c.gaps for c in self.nodes.values())
+
+
+def _program(template: str) -> str | None:
+    """The program a cluster.yaml command template starts (None: a placeholder starts it)."""
+    try:
+        words = shlex.split(template)
+    except ValueError:
+        return None
+    return words[0] if words and "{" not in words[0] else None
+
+
+def _lib_patterns(cluster: Cluster) -> tuple[str, ...]:
+    # The launcher exports nccl.env's LD_LIBRARY_PATH when it sets one; the loader then looks
+    # there and in its cache, whose directories the system globs cover.
+    dirs = cluster.spec.nccl.env.get("LD_LIBRARY_PATH", "")
+    mine = tuple(f"{d.rstrip('/')}/{LIBNCCL}*" for d in dirs.split(":") if d.startswith("/"))
+    return (*mine, *LIBRARY_GLOBS)
+
+
+def _tools(cluster: Cluster, need: str) -> tuple[str, ...]:
+    if need == NCCL:
+        launcher = _program(cluster.spec.nccl.launcher)
+        return (*((launcher,) if launcher else ()), cluster.spec.nccl.binary)
+    if need == GPU_LOAD:
+        program = _program(cluster.spec.soak.gpu_load)
+        return (program,) if program else ()
+    if need == SUDO_EEPROM:
+        return ()
+    return tuple(need.split("|"))
+
+
+def lookups(cluster: Cluster, node: str, needs: Iterable[str]) -> Lookups:
+    """What to look for on `node` for checks with these needs."""
+    needs = list(dict.fromkeys(needs))
+    tools = dict.fromkeys(t for need in needs for t in _tools(cluster, need))
+    n = cluster.node(node)
+    sudo = [("ethtool", "-m", n.rail(p, 0).netdev) for p in n.ports] if SUDO_EEPROM in needs else []
+    return Lookups(
+        tools=tuple(tools),
+        sudo=tuple(sudo),
+        sockets=(LLDPD_SOCKET,) if "lldpctl" in needs else (),
+        libs={LIBNCCL: _lib_patterns(cluster)} if NCCL in needs else {},
+    )
+
+
+def gaps(cluster: Cluster, node: str, needs: Iterable[str], found: Found) -> tuple[Gap, ...]:
+    """What `found` lacks for each need, in the order of the needs."""
+    out: list[Gap] = []
+    for need in dict.fromkeys(needs):
+        tools = _tools(cluster, need)
+        if need in (NCCL, GPU_LOAD):
+            out += [Gap(need, tool_missing(node, t)) for t in tools if not found.tools.get(t)]
+        elif tools and not any(found.tools.get(t) for t in tools):
+            out.append(Gap(need, tool_missing(node, tools[0])))
+        if need == NCCL and not found.libs.get(LIBNCCL):
+            places = ", ".join(_lib_patterns(cluster))
+            out.append(Gap(need, _libnccl(node, places)))
+        if need == "lldpctl" and found.tools.get("lldpctl") and not found.sockets.get(LLDPD_SOCKET):
+            p = prereq_of("lldpctl")
+            why = f"{node}: lldpd is not running (no {LLDPD_SOCKET} for lldpctl to ask)"
+            out.append(Gap(need, NotMeasured(why, nodes=[node], missing=p.name, fix=p.fix)))
+        if need == SUDO_EEPROM:
+            refused = [(w, a) for w, a in found.sudo.items() if not a.allowed]
+            if refused:
+                out.append(Gap(need, _sudo(node, *refused[0])))
+    return tuple(out)
+
+
+def _libnccl(node: str, places: str) -> NotMeasured:
+    p = prereq_of(LIBNCCL)
+    return NotMeasured(
+        f"{node}: {LIBNCCL}: not found where the launcher's ranks load it ({places})",
+        nodes=[node],
+        missing=p.name,
+        fix=p.fix,
+    )
+
+
+def _sudo(node: str, words: str, answer: SudoAnswer) -> NotMeasured:
+    said = answer.said
+    # What the check's own `sudo -n ethtool -m` would have been told: the same wording.
+    why = could_not_run(RunResult(node, words, 1, "", f"{said}\n", 0.0))
+    if why is not None and why.missing != "ssh":
+        return why
+    return NotMeasured(
+        f"{node}: `sudo -n {words}` is not allowed: {said or 'sudo -l refused it'}",
+        nodes=[node],
+        missing=f"sudo {' '.join(words.split()[:2])}",
+        fix=SUDO_ETHTOOL_FIX,
+    )
+
+
+def measure(fabric: Fabric, *, needs: Sequence[str] = ()) -> Preflight:
+    cluster = fabric.cluster
+    names = [n.name for n in cluster.nodes]
+    looks = {n: lookups(cluster, n, needs) for n in names}
+    results = fabric.run_all([Job(n, build_preflight(looks[n]), QUICK_S) for n in names])
+    nodes: dict[str, NodeCheck] = {}
+    for n, r in zip(names, results, strict=True):
+        found = parsed(r, "preflight", parse_preflight)
+        missing = gaps(cluster, n, needs, found.value) if found.value is not None else ()
+        nodes[n] = NodeCheck(n, looks[n], found, missing)
+    checked = Preflight(tuple(dict.fromkeys(needs)), nodes)
+    lacking = [c.node for c in nodes.values() if any(not g.advisory for g in c.gaps)]
+    if lacking:
+        fabric.progress(
+            f"preflight: prerequisites missing on {', '.join(lacking)}; the checks that need "
+            "them are not measured (sparkfabric preflight CLUSTER.yaml lists the fixes)"
+        )
+    return checked
+
+
+def preflight(fabric: Fabric, needs: Callable[[], Iterable[str]]) -> Preflight:
+    """The session's preflight; `needs` (what every selected check needs) is asked once."""
+    return fabric.phase(NAME, lambda f: measure(f, needs=tuple(dict.fromkeys(needs()))))
+
+
+def document(fabric: Fabric) -> tuple[PreflightNode, ...]:
+    """The preflight as the results document holds it (empty: it did not run)."""
+    from pytest_sparkfabric.results import PreflightGap, PreflightNode
+
+    checked = fabric.measured(NAME, Preflight)
+    if checked is None:
+        return ()
+    out = []
+    for c in checked.nodes.values():
+        f = c.found.value
+        out.append(
+            PreflightNode(
+                node=c.node,
+                looked_for=(
+                    *c.looked_for.tools,
+                    *(" ".join(w) for w in c.looked_for.sudo),
+                    *c.looked_for.sockets,
+                    *c.looked_for.libs,
+                ),
+                found={k: v for k, v in (f.tools.items() if f else ()) if v},
+                missing=tuple(
+                    PreflightGap(
+                        prerequisite=g.why.missing or "",
+                        reason=g.why.reason,
+                        fix=g.why.fix or "",
+                        needed_for=g.need,
+                        advisory=g.advisory,
+                    )
+                    for g in c.gaps
+                ),
+                versions=dict(f.versions) if f else {},
+                error=c.found.error,
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,162 @@
+"""The kernel log of a node (`dmesg`, else `journalctl -k -o short-monotonic`) as typed events.
+
+One command reads it: `cat /proc/uptime` (the node's seconds since boot, now), then `dmesg`, and
+only where dmesg is refused (Ubuntu's `kernel.dmesg_restrict=1`) `journalctl -k -b -o
+short-monotonic`. Both print each line after its boot-relative time, `[18865.848172]` (dmesg's
+default format; journalctl(1) "short-monotonic: ... monotonic timestamps instead of wallclock
+timestamps"), so one reader serves both, and the session's window is "the last N seconds before
+the uptime read with the log": no wall clock of the node, its time zone or an NTP step enters.
+`-o json` would carry the same monotonic time, in a second format to read for nothing.
+
+What a line says, from the kernel source that prints it:
+
+- mlx5 link: `mlx5e_update_carrier()` (drivers/net/ethernet/mellanox/mlx5/core/en_main.c)
+  `netdev_info(priv->netdev, "Link up\\n")` / `"Link down\\n"`, printed
+  `mlx5_core 0000:01:00.0 enp1s0f0np0: Link down` (netdev_info: driver, PCI function, netdev).
+  Another driver's link words (ixgbe's "NIC Link is Up 10 Gbps") are not mlx5 events.
+- PCIe AER: drivers/pci/pcie/aer.c. The root port says `AER: Corrected error received:
+  0000:01:00.0` (`"%s%s error received: %s\\n"`, older kernels) or `AER: Correctable error
+  message received from 0000:01:00.0` (newer), naming the function that erred; the function
+  itself prints `PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)`
+  (`aer_print_error`). Severity strings `aer_error_severity_string[]`: "Corrected",
+  "Uncorrected (Non-Fatal)", "Uncorrected (Fatal)", renamed "Correctable", "Uncorrectable
+  (...)" in later kernels: both read.
+- mlx5 thermal: `temp_warn()` (mlx5/core/events.c) `mlx5_core_warn(..., "High temperature on
+  sensors with bit set %llx %llx")`, printed with mlx5_core_warn's `func:line:(pid N):` prefix;
+  a module's `Port module event[error]: module 0, Cable error, High Temperature`
+  (`mlx5_pme_error`).
+
+Everything else is `other`, e.g. the `Detected insufficient power on the PCIe slot (27W)` line a
+healthy Spark prints at boot (DOMAIN.md §4: it proves nothing).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_sparkfabric.probes import ParseError, found_text
+
+TOOL = "kernel-log"
+EventKind = Literal["link_down", "link_up", "aer", "thermal", "other"]
+Severity = Literal["corrected", "uncorrected", "fatal"]
+
+COMMAND = "cat /proc/uptime; dmesg 2>&1 || journalctl -k -b -o short-monotonic --no-pager 2>&1"
+"""dmesg first: where it answers (root, or dmesg_restrict=0) it is the whole ring; journalctl
+only where dmesg is refused, and without -q, so a journal the user may not read says so."""
+
+_STAMP = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")
+_JOURNAL = re.compile(r"^\S+ kernel: (.*)$")
+_DEVICE = re.compile(
+    r"^(?P<driver>[\w-]+) (?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
+    r"(?: (?P<netdev>[^\s:]+))?: (?P<msg>.*)$"
+)
+_BUS_ERROR = re.compile(
+    r"PCIe Bus Error: severity=(Correct|Uncorrect)\w*(?: \((Fatal|Non-Fatal)\))?"
+)
+_RECEIVED = re.compile(
+    r"AER: (?:Multiple )?(Correct|Uncorrect)\w*(?: \((Fatal|Non-Fatal)\))? error "
+    r"(?:message )?received(?::| from) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
+)
+_FUNC_PREFIX = re.compile(r"^\w+:\d+:\(pid \d+\): ")
+DMESG_REFUSED = "read kernel buffer failed"
+JOURNAL_REFUSED = (
+    "not seeing messages from other users and the system",
+    "insufficient permissions",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelEvent:
+    time_s: float
+    """Seconds since boot, as the line is stamped."""
+    driver: str | None
+    pci: str | None
+    """The PCI function the line is about (for an AER report of a root port: the one that erred)."""
+    netdev: str | None
+    kind: EventKind
+    severity: Severity | None
+    line: str
+    """The message as printed (after the time stamp and, from journalctl, `host kernel:`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KernelLog:
+    uptime_s: float | None
+    """The node's seconds since boot when the log was read (/proc/uptime; None in a saved log)."""
+    events: tuple[KernelEvent, ...]
+    source: Literal["dmesg", "journalctl"] | None
+    """Which reader answered; None when neither could be read."""
+    refused: str | None
+    """Why the log could not be read (both readers refused), in the tools' own words."""
+
+    def since(self, t_s: float) -> tuple[KernelEvent, ...]:
+        return tuple(e for e in self.events if e.time_s >= t_s)
+
+
+def _severity(word: str, fatal: str | None) -> Severity:
+    if word.startswith("Correct"):
+        return "corrected"
+    return "fatal" if fatal == "Fatal" else "uncorrected"
+
+
+def classify(t_s: float, text: str) -> KernelEvent:
+    """One kernel message (without its time stamp) as an event."""
+    m = _DEVICE.match(text)
+    driver, pci, netdev, msg = (
+        (m["driver"], m["pci"].lower(), m["netdev"], m["msg"]) if m else (None, None, None, text)
+    )
+    mlx5 = driver is not None and driver.startswith("mlx5")
+    body = _FUNC_PREFIX.sub("", msg).strip()
+    kind: EventKind = "other"
+    severity: Severity | None = None
+    if mlx5 and netdev and body in ("Link down", "Link up"):
+        kind = "link_down" if body == "Link down" else "link_up"
+    elif (bus := _BUS_ERROR.search(body)) is not None:
+        kind, severity = "aer", _severity(bus[1], bus[2])
+    elif (got := _RECEIVED.search(body)) is not None:
+        kind, severity, pci = "aer", _severity(got[1], got[2]), got[3].lower()
+    elif mlx5 and ("High temperature" in body or "High Temperature" in body):
+        kind = "thermal"
+    return KernelEvent(t_s, driver, pci, netdev, kind, severity, text)
+
+
+_UPTIME = re.compile(r"^(\d+\.\d+) \d+\.\d+$")
+
+
+def parse_kernel_log(text: str) -> KernelLog:
+    """`COMMAND`'s output, or a saved dmesg / journalctl -k -o short-monotonic (no uptime)."""
+    lines = text.splitlines()
+    up = _UPTIME.match(lines[0].strip()) if lines else None
+    events: list[KernelEvent] = []
+    journal = False
+    for line in lines[1:] if up else lines:
+        m = _STAMP.match(line)
+        if m is None:
+            continue
+        body = m[2]
+        j = _JOURNAL.match(body)
+        if j is not None:
+            journal, body = True, j[1]
+        events.append(classify(float(m[1]), body))
+    dmesg_refused = DMESG_REFUSED in text or "dmesg: not found" in text
+    journal_refused = any(w in text for w in JOURNAL_REFUSED) or "journalctl: not found" in text
+    refused = None
+    if dmesg_refused and journal_refused:
+        said = [
+            line.strip()
+            for line in lines
+            if DMESG_REFUSED in line
+            or any(w in line for w in JOURNAL_REFUSED)
+            or "not found" in line
+        ]
+        refused = "; ".join(said)
+    source: Literal["dmesg", "journalctl"] | None = (
+        None if refused else ("journalctl" if journal or dmesg_refused else "dmesg")
+    )
+    if not events and refused is None and not dmesg_refused and up is None:
+        raise ParseError(
+            TOOL, "no '[seconds] message' line of dmesg or journalctl", found_text(text)
+        )
+    return KernelLog(float(up[1]) if up else None, tuple(events), source, refused)

@@ -1,0 +1,121 @@
+"""The preflight script: one shell script per node that looks for everything the selected checks
+will run there, and the parser of what it prints. One record per line, tab-separated:
+
+    tool    NAME    PATH            `command -v NAME` (empty: not found), as sh(1) resolves it
+    sudo    WORDS   RC  FIRST LINE  `sudo -n -l WORDS`: sudo(8) -l with a command prints its
+                                    full path and exits 0 when the policy allows it without a
+                                    password; with -n it exits 1 ("a password is required")
+    socket  PATH    yes|no          `test -S PATH`
+    lib     NAME    MATCHES         `echo` of the library's globs (a pattern that matches
+                                    nothing is echoed as it is, with its `*`)
+    version NAME    TEXT            dpkg-query's version of a package (empty: not a package)
+    end                             the script ran to its end
+
+Lines of any other kind (a login banner, a tool's chatter) are ignored."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pytest_sparkfabric import shell
+from pytest_sparkfabric.probes import ParseError, found_text
+
+TOOL = "preflight"
+# perftest, Open MPI, NCCL: their Debian packages (nccl-tests built from source has none).
+PACKAGES = ("perftest", "openmpi-bin", "libnccl2", "iperf3", "lldpd")
+
+
+@dataclass(frozen=True, slots=True)
+class Lookups:
+    """What to look for on one node."""
+
+    tools: Sequence[str] = ()
+    """Command names or paths (`~/` = the login user's home)."""
+    sudo: Sequence[Sequence[str]] = ()
+    """Commands the run will start under `sudo -n`, word by word."""
+    sockets: Sequence[str] = ()
+    libs: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """Library name -> the glob patterns where the loader would find it."""
+    packages: Sequence[str] = PACKAGES
+
+
+@dataclass(frozen=True, slots=True)
+class SudoAnswer:
+    allowed: bool
+    said: str
+    """sudo's first line: the allowed command's path, or why it refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What one node has of what was looked for."""
+
+    tools: Mapping[str, str | None]
+    sudo: Mapping[str, SudoAnswer]
+    sockets: Mapping[str, bool]
+    libs: Mapping[str, tuple[str, ...]]
+    """Library name -> the files found (empty: none)."""
+    versions: Mapping[str, str]
+
+
+def _record(kind: str, name: str, value: shell.Arg) -> str:
+    return shell.join(["printf", r"%s\t%s\t%s\n", kind, name, value])
+
+
+def build_preflight(look: Lookups) -> shell.Command:
+    lines: list[str] = []
+    for tool in look.tools:
+        found = shell.Words(f'"$(command -v {shell.home_path(tool).text} 2>/dev/null)"')
+        lines.append(_record("tool", tool, found))
+    for words in look.sudo:
+        text = " ".join(words)
+        lines.append(f"out=$({shell.join(['sudo', '-n', '-l', *words])} 2>&1)")
+        lines.append(shell.join(["printf", r"%s\t%s\t%s\t%s\n", "sudo", text]) + ' "$?" "$out"')
+    for path in look.sockets:
+        lines.append(
+            f"if [ -S {shell.quote(path)} ]; then s=yes; else s=no; fi; "
+            + _record("socket", path, shell.Words('"$s"'))
+        )
+    for lib, patterns in look.libs.items():
+        globs = " ".join(shell.glob(p).text for p in patterns)
+        lines.append(_record("lib", lib, shell.Words(f'"$(echo {globs})"')))
+    for package in look.packages:
+        query = shell.join(["dpkg-query", "-W", "-f", "${Version}", package])
+        lines.append(_record("version", package, shell.Words(f'"$({query} 2>/dev/null)"')))
+    lines.append(shell.join(["echo", "end"]))
+    return shell.Command("\n".join(lines))
+
+
+def parse_preflight(text: str) -> Found:
+    tools: dict[str, str | None] = {}
+    sudo: dict[str, SudoAnswer] = {}
+    sockets: dict[str, bool] = {}
+    libs: dict[str, tuple[str, ...]] = {}
+    versions: dict[str, str] = {}
+    ended = False
+    for line in text.replace("\r", "").split("\n"):
+        kind, _, rest = line.partition("\t")
+        name, _, value = rest.partition("\t")
+        if kind == "end" or line.strip() == "end":
+            ended = True
+        elif not name:
+            continue
+        elif kind == "tool":
+            tools[name] = value.strip() or None
+        elif kind == "sudo":
+            rc, _, said = value.partition("\t")
+            sudo[name] = SudoAnswer(rc.strip() == "0", said.strip())
+        elif kind == "socket":
+            sockets[name] = value.strip() == "yes"
+        elif kind == "lib":
+            libs[name] = tuple(w for w in value.split() if "*" not in w)
+        elif kind == "version" and value.strip():
+            versions[name] = value.strip()
+    if not ended:
+        raise ParseError(
+            TOOL,
+            "no closing 'end' line: the script stopped early (killed, or the shell failed)",
+            found_text(text, last=True),
+        )
+    return Found(tools, sudo, sockets, libs, versions)

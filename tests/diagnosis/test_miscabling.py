@@ -1,0 +1,238 @@
+"""The miscabling solver: random plans, random physical mistakes, LLDP as a node would see it;
+the solved fixes restore the plan with no more mistakes than were made."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_sparkfabric.diagnosis.miscabling import (
+    End,
+    Mistake,
+    Wire,
+    found_wires,
+    restore,
+    solve,
+)
+
+Cables = list[Wire]
+
+
+def ring(n: int) -> Cables:
+    names = [f"spark-{i + 1}" for i in range(n)]
+    return [Wire(End(names[i], 0), End(names[(i + 1) % n], 1)) for i in range(n)]
+
+
+def direct(port: int) -> Cables:
+    return [Wire(End("spark-1", port), End("spark-2", port))]
+
+
+def switch(ports: list[int]) -> Cables:
+    return [Wire(End(f"spark-{i + 1}", p), End(None, leg=f"leg-{i}")) for i, p in enumerate(ports)]
+
+
+def seen_by_lldp(cables: Cables) -> tuple[dict[End, End | None], set[End]]:
+    """What the nodes see: LLDP names a node at the far end, never a switch leg; every cabled
+    node port is lit."""
+    seen: dict[End, End | None] = {}
+    for w in cables:
+        for e in (w.a, w.b):
+            if e.node is not None:
+                far = w.far(e)
+                seen[e] = far if far.node is not None else None
+    return seen, set(seen)
+
+
+def solved(plan: Cables, cables: Cables) -> tuple[Cables, tuple[Mistake, ...]]:
+    seen, lit = seen_by_lldp(cables)
+    found = list(found_wires(plan, seen, lit))
+    return found, solve(plan, found)
+
+
+# -- perturbations: each takes the cables and a random draw, returns the cables as cabled -------
+
+Draw = Callable[[Sequence[object]], object]
+
+
+def _boxes(cables: Cables) -> list[str]:
+    return sorted({e.node for w in cables for e in (w.a, w.b) if e.node is not None})
+
+
+def _free(cables: Cables, boxes: list[str]) -> list[End]:
+    used = {e for w in cables for e in (w.a, w.b)}
+    return [End(b, p) for b in boxes for p in (0, 1) if End(b, p) not in used]
+
+
+def swap_at_box(cables: Cables, pick: Draw, boxes: list[str]) -> Cables:
+    box = str(pick(list(boxes)))
+    x = {End(box, 0): End(box, 1), End(box, 1): End(box, 0)}
+    return [Wire(x.get(w.a, w.a), x.get(w.b, w.b)) for w in cables]
+
+
+def exchange_boxes(cables: Cables, pick: Draw, boxes: list[str]) -> Cables:
+    one = str(pick(list(boxes)))
+    other = str(pick([b for b in boxes if b != one]))
+    x = {one: other, other: one}
+
+    def moved(e: End) -> End:
+        return End(x.get(str(e.node), e.node), e.port, e.leg) if e.node else e
+
+    return [Wire(moved(w.a), moved(w.b)) for w in cables]
+
+
+def unplug(cables: Cables, pick: Draw, boxes: list[str]) -> Cables:
+    if not cables:
+        return cables
+    gone = pick(list(cables))
+    return [w for w in cables if w != gone]
+
+
+def move_end(cables: Cables, pick: Draw, boxes: list[str]) -> Cables:
+    free = _free(cables, boxes)
+    if not cables or not free:
+        return cables
+    w = pick(list(cables))
+    assert isinstance(w, Wire)
+    to = pick(free)
+    assert isinstance(to, End)
+    moved = Wire(to, w.b) if w.a.node is not None else Wire(w.a, to)
+    return [moved if c == w else c for c in cables]
+
+
+def add_extra(cables: Cables, pick: Draw, boxes: list[str]) -> Cables:
+    free = _free(cables, boxes)
+    if len(free) < 2:
+        return cables
+    a = pick(free)
+    b = pick([e for e in free if e != a and e.node != getattr(a, "node", None)] or [None])
+    if not isinstance(a, End) or not isinstance(b, End):
+        return cables
+    return [*cables, Wire(a, b)]
+
+
+NODE_SIDE = [swap_at_box, unplug, move_end, add_extra]
+
+
+@st.composite
+def topologies(draw: st.DrawFn) -> tuple[str, Cables]:
+    kind = draw(st.sampled_from(["direct", "triangle", "ring", "switch"]))
+    if kind == "direct":
+        return kind, direct(draw(st.sampled_from([0, 1])))
+    if kind == "triangle":
+        return kind, ring(3)
+    if kind == "ring":
+        return kind, ring(draw(st.integers(4, 8)))
+    n = draw(st.integers(2, 4))
+    return kind, switch(draw(st.lists(st.sampled_from([0, 1]), min_size=n, max_size=n)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(topologies(), st.data())
+def test_the_solved_fixes_restore_the_plan_with_no_more_mistakes_than_made(
+    topo: tuple[str, Cables], data: st.DataObject
+) -> None:
+    kind, plan = topo
+    boxes = _boxes(plan)
+    moves = [*NODE_SIDE, exchange_boxes] if kind in ("ring", "triangle") else NODE_SIDE
+    done = data.draw(st.lists(st.sampled_from(moves), max_size=3))
+    cables = list(plan)
+    for step in done:
+        cables = step(cables, lambda xs: data.draw(st.sampled_from(xs)), boxes)
+    found, mistakes = solved(plan, cables)
+    assert restore(found, mistakes) == {w.key for w in plan}, mistakes
+    assert len(mistakes) <= len(done), (done, mistakes)
+    if kind != "switch":
+        # Without switch legs LLDP names every far end: the cables as found are the cables.
+        assert {w.key for w in found} == {w.key for w in cables}
+    for m in mistakes:
+        assert m.fix and m.cause and (m.planned or m.found)
+
+
+@settings(max_examples=100, deadline=None)
+@given(topologies(), st.data())
+def test_cabled_as_planned_is_no_mistake_wherever_lldp_names_nothing(
+    topo: tuple[str, Cables], data: st.DataObject
+) -> None:
+    _, plan = topo
+    deaf = data.draw(st.sets(st.sampled_from(_boxes(plan))))
+    seen, lit = seen_by_lldp(plan)
+    heard = {e: (None if e.node in deaf else far) for e, far in seen.items()}
+    found = found_wires(plan, heard, lit)
+    assert {w.key for w in found} == {w.key for w in plan}
+    assert solve(plan, found) == ()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(3, 8), st.data())
+def test_one_swap_at_a_box_is_one_exchange_there(n: int, data: st.DataObject) -> None:
+    box = data.draw(st.integers(1, n))
+    _, mistakes = solved(ring(n), swap_at_box(ring(n), lambda xs: f"spark-{box}", []))
+    assert [(m.kind, m.fix) for m in mistakes] == [
+        ("swap", f"exchange the two cables in spark-{box} port 0 and port 1")
+    ]
+    assert len(mistakes[0].planned) == 2
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(4, 8), st.data())
+def test_two_boxes_exchanged_is_one_wrong_ring_order(n: int, data: st.DataObject) -> None:
+    one, other = data.draw(st.lists(st.integers(1, n), min_size=2, max_size=2, unique=True))
+    names = iter([f"spark-{one}", f"spark-{other}"])
+    _, mistakes = solved(ring(n), exchange_boxes(ring(n), lambda xs: next(names), []))
+    assert [m.kind for m in mistakes] == ["order"]
+    order = ", ".join(f"spark-{i + 1}" for i in range(n))
+    assert mistakes[0].fix.startswith(f"re-cable the ring in the order {order}: move the cables")
+
+
+def test_the_sim_cable_swap_on_a_ring_of_four() -> None:
+    plan = ring(4)
+    now = swap_at_box(plan, lambda xs: "spark-2", [])
+    (m,) = solve(plan, now)
+    assert m.fix == "exchange the two cables in spark-2 port 0 and port 1"
+    assert [w.id for w in m.planned] == ["spark-1:p0<->spark-2:p1", "spark-2:p0<->spark-3:p1"]
+    assert m.seen == (
+        "cabled spark-1 port 0 <-> spark-2 port 0, spark-2 port 1 <-> spark-3 port 1; "
+        "cluster.yaml says spark-1 port 0 <-> spark-2 port 1, spark-2 port 0 <-> spark-3 port 1"
+    )
+
+
+def test_ring_order_names_the_plan_order_and_every_move() -> None:
+    plan = ring(4)
+    names = iter(["spark-2", "spark-3"])
+    (m,) = solve(plan, exchange_boxes(plan, lambda xs: next(names), []))
+    assert m.fix == (
+        "re-cable the ring in the order spark-1, spark-2, spark-3, spark-4: move the cables so "
+        "that spark-1 port 0 meets spark-2 port 1 (now spark-3 port 1), spark-2 port 0 meets "
+        "spark-3 port 1 (now spark-4 port 1), spark-3 port 0 meets spark-4 port 1 (now spark-2 "
+        "port 1)"
+    )
+    assert "(spark-1, spark-3, spark-2, spark-4)" in m.cause
+
+
+def test_a_cable_in_the_other_port_of_a_direct_pair_is_one_move() -> None:
+    plan = direct(1)
+    now = [Wire(End("spark-1", 1), End("spark-2", 0))]
+    (m,) = solved(plan, now)[1]
+    assert (m.kind, m.fix) == ("moved", "move the cable from spark-2 port 0 to spark-2 port 1")
+
+
+def test_a_switch_node_cabled_in_its_other_port_is_one_move() -> None:
+    plan = switch([1, 1])
+    now = [Wire(End("spark-1", 0), End(None, leg="leg-0")), plan[1]]
+    (m,) = solved(plan, now)[1]
+    assert (m.kind, m.fix) == ("moved", "move the cable from spark-1 port 0 to spark-1 port 1")
+
+
+def test_a_missing_cable_and_an_extra_one() -> None:
+    plan = direct(1)
+    (missing,) = solved(plan, [])[1]
+    assert missing.kind == "missing" and missing.planned == tuple(plan)
+    assert missing.fix.startswith("connect spark-1 port 1 <-> spark-2 port 1")
+    extra = Wire(End("spark-1", 0), End("spark-2", 0))
+    (m,) = solved(plan, [*plan, extra])[1]
+    assert (m.kind, m.found) == ("extra", (extra,))
+    assert m.fix == (
+        "remove the cable spark-1 port 0 <-> spark-2 port 0: cluster.yaml plans none there"
+    )
