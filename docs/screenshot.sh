@@ -1,11 +1,11 @@
 #!/bin/sh
 # Makes docs/report-rejected.png, the README's picture of a failing report: the shipped suite on
-# the simulated fault example examples/faults/nic_throttled.yaml, its pytest-html page rendered by
+# the simulated fault example examples/faults/lane_degradation.yaml (a marginal cable), its pytest-html page rendered by
 # headless Chromium. Run from the repository root with the project's venv active.
 set -eu
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-pytest --cluster=examples/faults/nic_throttled.yaml -p no:cacheprovider -p no:randomly -q \
+pytest --cluster=examples/faults/lane_degradation.yaml -p no:cacheprovider -p no:randomly -q \
   --html="$out/report.html" --self-contained-html >/dev/null || true
 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
   --user-data-dir="$out/profile" --proxy-server=http://127.0.0.1:9 \

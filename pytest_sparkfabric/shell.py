@@ -1,4 +1,5 @@
-"""Remote shell text, built in one place: every value is one quoted shell word.
+"""Shell text built in one place: every value is one quoted shell word; and text for the
+operator's terminal (`visible`, `duration`).
 
 A node runs each command of the suite with `sh -c`. Commands are built here from argv lists
 (`join`, shlex.join's quoting), so no value, whatever it holds, becomes shell syntax. Unquoted
@@ -155,3 +156,19 @@ def visible(text: str) -> str:
     characters (ANSI escapes, title-setting sequences, NUL, a carriage return that would
     overwrite the line) shown as escapes, never obeyed."""
     return text.translate(_CONTROL)
+
+
+def duration(seconds: float | None) -> str:
+    """The one duration form of every line a person reads: 0.4 s, 38 s, 1 min 12 s, 15 min,
+    1 h 02 min."""
+    if seconds is None:
+        return "unknown"
+    if seconds < 10:
+        return f"{seconds:.1f}".removesuffix(".0") + " s"
+    h, rest = divmod(round(seconds), 3600)
+    m, s = divmod(rest, 60)
+    if h:
+        return f"{h} h {m:02d} min"
+    if m:
+        return f"{m} min {s:02d} s" if s else f"{m} min"
+    return f"{s} s"

@@ -165,3 +165,20 @@ def test_no_module_but_shell_py_quotes_or_assembles_command_text() -> None:
                     found.append(f"{rel}:{node.lineno}: a Job's command written by hand")
     assert not found, "\n".join(found)
     assert len(_sources()) > 40  # the scan saw the package
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0.44, "0.4 s"),
+        (4.0, "4 s"),
+        (9.96, "10 s"),
+        (38.4, "38 s"),
+        (72, "1 min 12 s"),
+        (900, "15 min"),
+        (3720, "1 h 02 min"),
+        (None, "unknown"),
+    ],
+)
+def test_one_duration_form(seconds: float | None, text: str) -> None:
+    assert shell.duration(seconds) == text

@@ -153,7 +153,6 @@ def _jsonable(d: Diff) -> dict[str, Any]:
 
 def cmd_html(args: argparse.Namespace) -> int:
     from pytest_sparkfabric.report import diff
-    from pytest_sparkfabric.report.build import build
     from pytest_sparkfabric.report.page import page
 
     try:
@@ -163,7 +162,7 @@ def cmd_html(args: argparse.Namespace) -> int:
         print(f"sparkfabric report html: {err}", file=sys.stderr)
         return USAGE_ERROR
     baseline = (args.baseline, diff.compare(base, doc)) if base is not None else None
-    text = page(build(doc), baseline=baseline)
+    text = page(doc, baseline=baseline)
     if not args.output:
         sys.stdout.write(text)
         return 0
@@ -180,7 +179,7 @@ def cmd_html(args: argparse.Namespace) -> int:
 
 
 def cmd_cables(args: argparse.Namespace) -> int:
-    from pytest_sparkfabric.report import history
+    from pytest_sparkfabric.report import inventory as history
 
     docs = []
     for given in map(Path, args.paths):

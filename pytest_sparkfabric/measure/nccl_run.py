@@ -214,7 +214,7 @@ def measure(fabric: Fabric) -> NcclRun:
     node = launch_node(cluster)
     fabric.progress(
         f"NCCL: {spec.binary} on {len(cluster.nodes)} ranks from {node} "
-        f"(-b/-e {spec.size}, deadline {spec.timeout_s:g} s)"
+        f"(-b/-e {spec.size}, deadline {shell.duration(spec.timeout_s)})"
     )
     watch = rail_counters.watch(fabric, "nccl", cluster.rails)
     r = fabric.transport.run(Job(node, cmd, spec.timeout_s))

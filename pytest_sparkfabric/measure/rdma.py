@@ -31,6 +31,7 @@ from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_server,
     parse_ib_write_bw,
 )
+from pytest_sparkfabric.shell import duration
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
@@ -193,7 +194,7 @@ def measure_loopbacks(fabric: Fabric) -> Loopbacks:
         return Loopbacks(results, 0, 0.0)
     fabric.progress(
         f"NIC self-test: loopback ib_write_bw on every rail, {counted(slots, 'round')} of "
-        f"{dur} s (every node at once, one rail per node per round)"
+        f"{duration(dur)} (every node at once, one rail per node per round)"
     )
     start = clock.now()
     for k in range(slots):
@@ -220,9 +221,29 @@ def link_results(fabric: Fabric, link: Link) -> tuple[BwResult, ...]:
     return pair_runs(fabric).links[link.id]
 
 
-def _rounds_text(plan: sched.Schedule) -> str:
+def running(fabric: Fabric, what: str, plan: sched.Schedule) -> tuple[str, dict[int, str]]:
+    """The phase's start line and, per round that runs, its line (`RDMA round 1/2: a->b`):
+    counted from the tests with both nodes answering, so the lines say what runs."""
+    down = fabric.unreachable()
+    live = [
+        (k, [t for t in ts if t.src not in down and t.dst not in down])
+        for k, ts in enumerate(plan.rounds, 1)
+    ]
+    live = [(k, ts) for k, ts in live if ts]
+    lines = {
+        k: f"{what} round {n}/{len(live)}: " + ", ".join(t.id for t in ts)
+        for n, (k, ts) in enumerate(live, 1)
+    }
+    pairs = {frozenset((t.src, t.dst)) for _, ts in live for t in ts}
+    if not pairs:
+        return f"{what} bandwidth ({plan.kind}): no node pair answers at both ends", lines
     both = " (both directions at once, each its own test)" if plan.mode == "bidirectional" else ""
-    return f"{counted(len(plan.rounds), 'round')}{both}"
+    return (
+        f"{what} bandwidth ({plan.kind}): {counted(len(pairs), 'node pair')} in "
+        f"{counted(len(live), 'round')} of {duration(fabric.cluster.spec.bandwidth.duration_s)}"
+        f"{both}",
+        lines,
+    )
 
 
 def measure(fabric: Fabric) -> RdmaRun:
@@ -231,15 +252,11 @@ def measure(fabric: Fabric) -> RdmaRun:
     clock = fabric.transport.clock
     base = fabric.cluster.spec.bandwidth.base_port + PAIR_PORT_OFFSET
     down = fabric.unreachable()
-    pairs = bwplan.measured_pairs(fabric.plan, plan)
-    n_pairs = len([p for p in pairs if p.a not in down and p.b not in down])
     if not plan.rounds:
         return RdmaRun(plan, {}, {}, 0.0)
-    fabric.progress(
-        f"RDMA bandwidth ({plan.kind}): {counted(n_pairs, 'node pair')}, both rails at once, "
-        f"in {_rounds_text(plan)} x {fabric.cluster.spec.bandwidth.duration_s} s "
-        + ("(no node in two tests at once)" if plan.node_disjoint else "(every node at once)")
-    )
+    head, lines = running(fabric, "RDMA", plan)
+    at_once = "(no node in two tests at once)" if plan.node_disjoint else "(every node at once)"
+    fabric.progress(f"{head}, both rails at once {at_once}" if lines else head)
     start = clock.now()
     rail_tests = list(bwplan.rail_tests(fabric.plan, plan))
     # Counters only where traffic runs: a rail whose every partner is down proves nothing.
@@ -252,10 +269,12 @@ def measure(fabric: Fabric) -> RdmaRun:
     }
     watch = rail_counters.watch(fabric, "rdma", [r for r in fabric.cluster.rails if r.node in busy])
     results: dict[tuple[str, str], BwResult] = {}
-    for k, (tests, line) in enumerate(zip(rail_tests, plan.lines(), strict=True), 1):
-        fabric.detail(f"RDMA {line}")
+    for k, tests in enumerate(rail_tests, 1):
+        line = lines.get(k)
+        if line:
+            fabric.detail(line)
         results.update(_run_tests(fabric, tests, base, f"RDMA round {k}"))
-        watch.step(f"RDMA {line}")
+        watch.step(line or f"RDMA round {k}")
     links, round_of = bwplan.by_link(fabric.plan, plan, results)
     run = RdmaRun(plan, links, round_of, clock.now() - start)
     return _localized(fabric, run, base)

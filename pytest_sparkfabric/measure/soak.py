@@ -199,8 +199,9 @@ def measure(fabric: Fabric) -> SoakRun:
                 + "; ".join(fabric.unreachable().values())
             )
     fabric.progress(
-        f"heat soak: {spec.duration_s:g} s, GPU load on {len(live)} nodes, "
-        f"{len(flows)} saturating ib_write_bw flows, a sample every {spec.interval_s:g} s"
+        f"heat soak: {shell.duration(spec.duration_s)}, GPU load on {len(live)} nodes, "
+        f"{len(flows)} saturating ib_write_bw flows, a sample every "
+        f"{shell.duration(spec.interval_s)}"
     )
     loads: dict[str, Background | None] = {}
     servers: dict[str, Background | None] = {}
@@ -339,7 +340,7 @@ def _sample_loop(
             fabric.detail(progress_line(fabric, out, elapsed, spec.duration_s))
         if dropped:
             out.stopped_early = dropped
-            fabric.progress(f"soak stopped at {elapsed:.0f} s: {dropped}")
+            fabric.progress(f"soak stopped at {shell.duration(elapsed)}: {dropped}")
             break
         if last:
             break
@@ -440,7 +441,9 @@ def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) ->
                 worst = (rate, f"{rail.id} lane {lane}")
     nic = max((v for k, v in out.now_c.items() if k.startswith("nic:")), default=None)
     gpu = max((v for k, v in out.now_c.items() if k.startswith("gpu:")), default=None)
-    parts = [f"soak {min(elapsed, total):.0f}/{total:.0f} s"]
+    done = min(elapsed, total)
+    share = f" ({done / total:.0%})" if total > 0 else ""
+    parts = [f"soak {shell.duration(done)} of {shell.duration(total)}{share}"]
     if nic is not None:
         parts.append(f"hottest NIC {nic:.0f} C")
     if gpu is not None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pytest_sparkfabric.measure import bwplan, rail_counters, soak_temps, switch_counters
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult
-from pytest_sparkfabric.measure.rdma import counted, schedule
+from pytest_sparkfabric.measure.rdma import running, schedule
 from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.iperf3 import (
@@ -116,18 +116,19 @@ def measure(fabric: Fabric) -> TcpRun:
     bw = fabric.cluster.spec.bandwidth
     if not plan.rounds:
         return TcpRun({}, {}, 0.0)
-    fabric.progress(
-        f"TCP bandwidth ({plan.kind}): iperf3 -P {bw.iperf3_streams} on both netdevs of each "
-        f"pair at once, {counted(len(plan.rounds), 'round')} x {bw.duration_s} s"
-    )
+    head, lines = running(fabric, "TCP", plan)
+    how = f", iperf3 -P {bw.iperf3_streams} on both netdevs of each pair at once"
+    fabric.progress(head + how if lines else head)
     start = clock.now()
     results: dict[tuple[str, str], TcpResult] = {}
     rail_tests = list(bwplan.rail_tests(fabric.plan, plan))
     busy = {n for tests in rail_tests for t in tests for n in (t.src.node, t.dst.node)}
     busy -= set(fabric.unreachable())
     watch = rail_counters.watch(fabric, "tcp", [r for r in fabric.cluster.rails if r.node in busy])
-    for k, (tests, line) in enumerate(zip(rail_tests, plan.lines(), strict=True), 1):
-        fabric.detail(f"TCP {line}")
+    for k, tests in enumerate(rail_tests, 1):
+        line = lines.get(k) or f"TCP round {k}"
+        if k in lines:
+            fabric.detail(line)
         live = []
         for t in tests:
             why = fabric.gone((t.src.node, t.dst.node))
@@ -139,7 +140,7 @@ def measure(fabric: Fabric) -> TcpRun:
                 live.append(t)
         flows = [_flow(fabric, t) for t in live]
         done = switch_counters.run_watched(fabric, f"TCP round {k}", flows) if flows else {}
-        watch.step(f"TCP {line}")
+        watch.step(line)
         for t, flow in zip(live, flows, strict=True):
             fr = done[t.key]
             gbps, error, streams, retrans = _outcome(fr)

@@ -69,10 +69,9 @@ class Outputs:
                 terminalreporter.write_line(visible(text), yellow=True)
         elif doc is not None:
             from pytest_sparkfabric.report import banner
-            from pytest_sparkfabric.report.build import summary
 
             terminalreporter.section("sparkfabric verdict", bold=True)
-            for line in banner.terminal_lines(summary(doc), doc.causes, doc.items):
+            for line in banner.terminal_lines(doc):
                 terminalreporter.write_line(visible(line.text), **MARKUP.get(line.tone, {}))
         for lost in self.lost:
             terminalreporter.write_line(visible(lost), red=True)

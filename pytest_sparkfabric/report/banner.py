@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_sparkfabric.report.style import duration, esc, with_unit
-from pytest_sparkfabric.report.view import Summary
+from pytest_sparkfabric.report.style import esc, with_unit
 from pytest_sparkfabric.results import Cause, Item, Phase, Results, Verdict
+from pytest_sparkfabric.shell import duration
 
 Tone = Literal["good", "bad", "warn", "plain"]
 TONE: dict[Verdict, Tone] = {"accepted": "good", "rejected": "bad", "incomplete": "warn"}
@@ -25,28 +25,30 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def verdict_word(s: Summary) -> str:
+def verdict_word(doc: Results) -> str:
     """`REJECTED`, `ACCEPTED with 2 warnings`."""
-    word = s.verdict.upper()
-    return f"{word} with {_plural(len(s.warnings), 'warning')}" if s.warnings else word
+    word, warned = doc.verdict.upper(), len(doc.warnings())
+    return f"{word} with {_plural(warned, 'warning')}" if warned else word
 
 
-def headline(s: Summary) -> str:
-    """`REJECTED  tri: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12m04s`."""
-    when = s.started.strftime("%Y-%m-%d %H:%M %z") if s.started else "start unknown"
-    if s.started and s.started.utcoffset() is not None:
+def headline(doc: Results) -> str:
+    """`REJECTED  tri: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12 min 04 s`."""
+    when = doc.started.strftime("%Y-%m-%d %H:%M %z")
+    if doc.started.utcoffset() is not None:
         when = when[:-2] + ":" + when[-2:]
+    c = doc.cluster
     return (
-        f"{verdict_word(s)}  {s.cluster}: {s.topology}, {_plural(s.nodes, 'node')}, "
-        f"{when}, {duration(s.duration_s)}"
+        f"{verdict_word(doc)}  {c.name}: {c.topology}, {_plural(len(c.nodes), 'node')}, "
+        f"{when}, {duration(doc.duration_s)}"
     )
 
 
-def count_line(s: Summary) -> str:
-    c = s.counts
-    parts = [f"{c.passed} passed", f"{c.warned} warned", f"{c.failed} failed"]
-    parts.append(f"{c.not_measured} not measured")
-    return ", ".join(parts) + f" ({c.total} checks)"
+def count_line(doc: Results) -> str:
+    c = doc.counts
+    return (
+        f"{c.passed} passed, {c.warned} warned, {c.failed} failed, {c.not_measured} not measured "
+        f"({c.total} checks)"
+    )
 
 
 def unexplained(causes: Sequence[Cause], items: Sequence[Item]) -> list[Item]:
@@ -78,19 +80,14 @@ class Line:
     tone: Tone = "plain"
 
 
-def terminal_lines(
-    s: Summary, causes: Sequence[Cause], items: Sequence[Item], *, listed: int = 5
-) -> list[Line]:
+def terminal_lines(doc: Results, *, listed: int = 5) -> list[Line]:
     """The run's last lines; at most `listed` unexplained failures are named."""
-    out = [Line(f"sparkfabric: {headline(s)}", TONE[s.verdict]), Line(f"  {count_line(s)}")]
+    causes, items = doc.causes, doc.items
+    out = [Line(f"sparkfabric: {headline(doc)}", TONE[doc.verdict]), Line(f"  {count_line(doc)}")]
     # How the run was less safe than by default: again at the end, the header is far up.
-    out += [Line(line, "warn") for line in s.safety]
+    out += [Line(line, "warn") for line in doc.safety]
     if causes or any(i.outcome in ("failed", "not_measured") for i in items):
-        out.append(
-            Line(
-                f"  {causes_line(causes, items)}:" if causes else f"  {causes_line(causes, items)}"
-            )
-        )
+        out.append(Line(f"  {causes_line(causes, items)}{':' if causes else ''}"))
     for n, c in enumerate(causes, 1):
         out.append(
             Line(f"  {n}. [{c.rule}] {', '.join(c.objects) or 'the cluster'}: {c.cause}", "bad")
@@ -108,11 +105,12 @@ def terminal_lines(
         out.append(Line(f"    {item.id}"))
     if len(loose) > listed:
         out.append(Line(f"    ... and {len(loose) - listed} more (see the report)"))
-    if s.warnings:
-        out.append(Line(f"  {_plural(len(s.warnings), 'warning')}:", "warn"))
-        out += [Line(f"    {item}: {text}") for item, text in s.warnings[:listed]]
-        if len(s.warnings) > listed:
-            out.append(Line(f"    ... and {len(s.warnings) - listed} more (see the report)"))
+    warned = doc.warnings()
+    if warned:
+        out.append(Line(f"  {_plural(len(warned), 'warning')}:", "warn"))
+        out += [Line(f"    {item.id}: {w.message}") for item, w in warned[:listed]]
+        if len(warned) > listed:
+            out.append(Line(f"    ... and {len(warned) - listed} more (see the report)"))
     return out
 
 
@@ -123,10 +121,7 @@ MESSAGE_CAUSES_MAX = 360
 def verdict_text(doc: Results) -> str:
     """The verdict, its causes and warnings as plain text (the `sparkfabric::verdict` check's
     failure message: what a CI dashboard shows)."""
-    from pytest_sparkfabric.report.build import summary
-
-    s = summary(doc)
-    lines = [line.text for line in terminal_lines(s, doc.causes, doc.items)]
+    lines = [line.text for line in terminal_lines(doc)]
     # pytest keeps about 500 characters of it in the JUnit `message` attribute: the causes
     # come first, one short line, then the whole banner (in the element text).
     named = [
@@ -138,8 +133,8 @@ def verdict_text(doc: Results) -> str:
         short = f"  root causes: {'; '.join(named[:k])}{rest}"
         if len(short) <= MESSAGE_CAUSES_MAX:
             break
-    if s.warnings:
-        short += f"{';' if short else ' '} {_plural(len(s.warnings), 'warning')}"
+    if doc.warnings():
+        short += f"{';' if short else ' '} {_plural(len(doc.warnings()), 'warning')}"
     return "\n".join([lines[0], short, *lines[1:]] if short else lines)
 
 
@@ -168,10 +163,6 @@ def _items_block(ids: Sequence[str], by_id: Mapping[str, Item], summary: str) ->
     return f"<details><summary>{esc(summary)}</summary><ul>{''.join(rows)}</ul></details>"
 
 
-def _explains(c: Cause, by_id: Mapping[str, Item]) -> str:
-    return _items_block(c.items, by_id, f"explains {_plural(len(c.items), 'failed check')}")
-
-
 def _phases(phases: Sequence[Phase]) -> str:
     if not phases:
         return ""
@@ -190,21 +181,22 @@ def _phases(phases: Sequence[Phase]) -> str:
     )
 
 
-def html(s: Summary, causes: Sequence[Cause], items: Sequence[Item]) -> str:
+def html(doc: Results) -> str:
     """The banner and root-cause list as one <section>."""
-    bg, fg = COLOUR[s.verdict]
-    verdict, _, rest = headline(s).partition("  ")
+    causes, items, transport = doc.causes, doc.items, doc.cluster.transport
+    bg, fg = COLOUR[doc.verdict]
+    verdict, _, rest = headline(doc).partition("  ")
     by_id = {i.id: i for i in items}
     parts = [
-        f'<section class="sf-banner sf-{s.verdict}" data-verdict="{s.verdict}">',
+        f'<section class="sf-banner sf-{doc.verdict}" data-verdict="{doc.verdict}">',
         f'<div class="sf-verdict" style="background:{bg};color:{fg}">'
         f'<span class="sf-verdict-word">{esc(verdict)}</span> '
         f'<span class="sf-verdict-what">{esc(rest)}</span></div>',
-        f'<p class="sf-counts">{esc(count_line(s))}'
-        + (f"; transport {esc(s.transport)}" if s.transport else "")
+        f'<p class="sf-counts">{esc(count_line(doc))}'
+        + (f"; transport {esc(transport)}" if transport else "")
         + "</p>",
     ]
-    parts += [f'<p class="sf-warning"><strong>{esc(w)}</strong></p>' for w in s.safety]
+    parts += [f'<p class="sf-warning"><strong>{esc(w)}</strong></p>' for w in doc.safety]
     failed = [i for i in items if i.outcome in ("failed", "not_measured")]
     if causes or failed:
         parts.append(f'<h2 class="sf-causes-head">{esc(causes_line(causes, items))}</h2>')
@@ -236,6 +228,6 @@ def html(s: Summary, causes: Sequence[Cause], items: Sequence[Item]) -> str:
             + _items_block([i.id for i in loose], by_id, title)
             + "</div>"
         )
-    parts.append(_phases(s.phases))
+    parts.append(_phases(doc.phases))
     parts.append("</section>")
     return "".join(parts)

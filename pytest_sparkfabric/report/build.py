@@ -1,4 +1,5 @@
-"""A results document (`pytest_sparkfabric.results`) drawn as the report's model (pure).
+"""The fabric picture's model of a results document (pure): what `picture` draws and the
+cable table marks.
 
 Each drawn object's colour is the worst outcome of the items about it: an item names its objects
 by id (`pytest_sparkfabric.objects`); a link or direction id reaches the cable (or, behind a
@@ -13,30 +14,80 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pytest_sparkfabric import objects
-from pytest_sparkfabric.report import chartdata
-from pytest_sparkfabric.report.inventory import placed
 from pytest_sparkfabric.report.style import number, size_bytes
-from pytest_sparkfabric.report.view import (
-    CableRow,
-    End,
-    Fabric,
-    FabricCable,
-    FabricNode,
-    RailState,
-    Report,
-    Summary,
-)
 from pytest_sparkfabric.results import (
     STATUS_OF,
     Cable,
     CableEnd,
-    Cause,
-    Item,
     Measurement,
     Results,
     Status,
+    Topology,
     worst,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """One end of a cable: a node's QSFP port (`p0`, `p1`) or a switch leg (node None)."""
+
+    node: str | None
+    port: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.node}:{self.port}" if self.node is not None else f"switch:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class RailState:
+    """One rail (PCIe half) carried by a cable: its worst verdict and measured values."""
+
+    rail: int
+    status: Status
+    notes: tuple[str, ...] = ()
+    elsewhere: bool = False
+    """Everything that failed here is explained by a root cause that names other objects (a
+    collateral failure: drawn dashed, not solid)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FabricNode:
+    name: str
+    status: Status
+    notes: tuple[str, ...] = ()
+    causes: tuple[int, ...] = ()
+    """Numbers (1-based, in the banner's order) of the root causes that name this node."""
+    elsewhere: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FabricCable:
+    """One cable of the plan (`id`), drawn where it was found to run (`a`, `b`)."""
+
+    id: str
+    a: End
+    b: End
+    status: Status
+    notes: tuple[str, ...] = ()
+    rails: tuple[RailState, ...] = ()
+    causes: tuple[int, ...] = ()
+    elsewhere: bool = False
+    planned: tuple[End, End] | None = None
+    """The plan's ends, where the cable was found elsewhere (LLDP): a wrong cable."""
+    serial: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Picture:
+    """The fabric as drawn: nodes in cluster.yaml order; cables as cabled (a ring is drawn by
+    following them)."""
+
+    topology: Topology
+    nodes: tuple[FabricNode, ...]
+    cables: tuple[FabricCable, ...]
+    switch: str | None = None
+
 
 NOTES_MAX = 12
 KIND_LABELS = {
@@ -55,39 +106,6 @@ PEAKS = {
 """Series shown in a tooltip by their peak: one line per object, not one per sample."""
 LINK_QUALITY_KINDS = frozenset({"lane_error_rate_per_s", "ber_max"})
 """Figures read at a receiving rail that judge the cable it is on, not the node."""
-
-
-def build(doc: Results) -> Report:
-    """The report's model of a results document."""
-    fab = fabric(doc, doc.items, doc.causes)
-    by_id = {c.id: c for c in fab.cables}
-    return Report(
-        summary=summary(doc),
-        causes=doc.causes,
-        items=doc.items,
-        fabric=fab,
-        bandwidth=chartdata.bandwidth(doc),
-        nccl=chartdata.nccl(doc),
-        soak=chartdata.soak(doc),
-        cables=tuple(_cable_row(d, by_id.get(d.id)) for d in doc.cables),
-        preflight=doc.preflight,
-    )
-
-
-def summary(doc: Results) -> Summary:
-    return Summary(
-        verdict=doc.verdict,
-        cluster=doc.cluster.name,
-        topology=doc.cluster.topology,
-        nodes=len(doc.cluster.nodes),
-        started=doc.started,
-        duration_s=doc.duration_s,
-        counts=doc.counts,
-        transport=doc.cluster.transport,
-        phases=doc.phases,
-        safety=doc.safety,
-        warnings=tuple((i.id, w.message) for i, w in doc.warnings()),
-    )
 
 
 # -- the fabric ---------------------------------------------------------------------------------
@@ -117,6 +135,22 @@ def _drawn(d: Cable) -> FabricCable:
     a, b = found or (_end(d.a), _end(d.b))
     planned = (_end(d.a), _end(d.b)) if found else None
     return FabricCable(d.id, a, b, "unknown", planned=planned, serial=placed(d)[0])
+
+
+def label(e: CableEnd) -> str:
+    if e.node is None:
+        return f"switch:{e.port}"
+    return f"{e.node}:p{e.port}" if isinstance(e.port, int) else f"{e.node}:{e.port}"
+
+
+def placed(c: Cable) -> tuple[str | None, str]:
+    """(serial, where it runs) of the cable in a place of the plan: as found where LLDP found
+    it elsewhere, with the serial read at the end it was found from."""
+    if not c.found or c.found == c.id:
+        return c.serial, c.id
+    first = c.found.partition("<->")[0]
+    serial = next((e.serial for e in (c.a, c.b) if label(e) == first and e.serial), c.serial)
+    return serial, c.found
 
 
 Target = tuple[str, str, int | None]
@@ -176,7 +210,8 @@ class _Index:
         return [("cable", c, ref.rail) for c in self.between(pts[0], pts[1])]
 
 
-def fabric(doc: Results, items: Sequence[Item], causes: Sequence[Cause]) -> Fabric:
+def picture(doc: Results) -> Picture:
+    items, causes = doc.items, doc.causes
     names = [n.name for n in doc.cluster.nodes]
     bare = [_drawn(d) for d in doc.cables]
     index = _Index(bare)
@@ -196,6 +231,12 @@ def fabric(doc: Results, items: Sequence[Item], causes: Sequence[Cause]) -> Fabr
         statuses[("cable", d.id, None)].append(own)
         if own in ("fail", "not_measured"):
             blamed.add(("cable", d.id, None))
+    for n, cause in enumerate(causes, 1):
+        # What a likely root cause blames failed, whatever check saw it (a marginal cable that
+        # only a rail's soak check measured).
+        for kind, name in named[n] if cause.certain else ():
+            statuses[(kind, name, None)].append("fail")
+            blamed.add((kind, name, None))
     for item in items:
         status = STATUS_OF[item.outcome]
         targets = [t for o in item.objects for t in index.targets(o)]
@@ -237,6 +278,9 @@ def fabric(doc: Results, items: Sequence[Item], causes: Sequence[Cause]) -> Fabr
             status = worst(statuses[on])
             rails.append(RailState(r, status, _cap(notes[on]), elsewhere(status, [on])))
         whole = worst([*statuses[("cable", c.id, None)], *(r.status for r in rails)])
+        if whole == "fail" and all(r.status == "pass" for r in rails):
+            # Failed as a whole (its own check, a cause that names it): both strokes red.
+            rails = [replace(r, status="fail") for r in rails]
         keys: list[Target] = [("cable", c.id, None), *(("cable", c.id, r.rail) for r in rails)]
         cables.append(
             replace(
@@ -248,7 +292,7 @@ def fabric(doc: Results, items: Sequence[Item], causes: Sequence[Cause]) -> Fabr
                 elsewhere=elsewhere(whole, keys) and not marks[("cable", c.id)],
             )
         )
-    return Fabric(doc.cluster.topology, tuple(nodes), tuple(cables), doc.cluster.switch)
+    return Picture(doc.cluster.topology, tuple(nodes), tuple(cables), doc.cluster.switch)
 
 
 def _cap(lines: Sequence[str]) -> tuple[str, ...]:
@@ -257,11 +301,17 @@ def _cap(lines: Sequence[str]) -> tuple[str, ...]:
     return (*lines[: NOTES_MAX - 1], f"... and {len(lines) - NOTES_MAX + 1} more")
 
 
+def _value(m: Measurement) -> str:
+    """A figure with its unit; a bandwidth in Gb/s, the report's one unit (nccl-tests: GB/s)."""
+    if m.unit == "GB/s":
+        return f"{number(m.value * 8)} Gb/s"
+    return f"{number(m.value)} {m.unit}".rstrip()
+
+
 def _figure_text(m: Measurement) -> str:
     label = KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
     where = f" {m.node}->{m.peer}" if m.node and m.peer else ""
-    unit = f" {m.unit}" if m.unit else ""
-    return f"{label}{where}: {number(m.value)}{unit}"
+    return f"{label}{where}: {_value(m)}"
 
 
 def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
@@ -292,7 +342,7 @@ def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
         label = KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
         what = f"{label} {op}".strip()
         size = size_bytes(m.size_bytes or 0)
-        notes[t].append(f"{what} at {size}B: {number(m.value)} {m.unit}")
+        notes[t].append(f"{what} at {size}B: {_value(m)}")
     for t, lines in figures.items():
         notes[t] += lines
     return notes
@@ -301,8 +351,14 @@ def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
 # -- the inventory ------------------------------------------------------------------------------
 
 
-def _cable_row(d: Cable, drawn: FabricCable | None) -> CableRow:
-    # A cable whose failures all have a root cause elsewhere keeps its own verdict here: the
-    # inventory is the record a cable vendor sees. A cable found elsewhere than planned fails.
-    status = drawn.status if drawn is not None and not drawn.elsewhere else d.status
-    return CableRow(d, "fail" if _found(d) else status)
+def cable_rows(doc: Results, drawn: Picture | None = None) -> list[tuple[Cable, Status]]:
+    """Each cable with its verdict in the cable table. A cable whose failures all have a root
+    cause elsewhere keeps its own verdict: the table is the record a cable vendor sees. A cable
+    found elsewhere than planned fails."""
+    by_id = {c.id: c for c in (drawn or picture(doc)).cables}
+    out = []
+    for d in doc.cables:
+        c = by_id.get(d.id)
+        status = c.status if c is not None and not c.elsewhere else d.status
+        out.append((d, "fail" if _found(d) else status))
+    return out

@@ -1,4 +1,6 @@
-"""Static charts as inline SVG, drawn with matplotlib's SVG backend (never Agg, never pyplot).
+"""Static charts as inline SVG, drawn straight from a results document with matplotlib's SVG
+backend (never Agg, never pyplot): one bandwidth heatmap per rail, NCCL bus bandwidth by message
+size, the soak's lane error rates and temperatures. Every bandwidth is in Gb/s.
 
 matplotlib is imported only when a chart is drawn, so loading the plugin stays cheap. Output is
 stable: glyphs are written as paths from the DejaVu Sans font matplotlib ships (no font needed
@@ -12,20 +14,15 @@ import functools
 import io
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from pytest_sparkfabric import objects
 from pytest_sparkfabric.report.style import STROKE, esc, number, size_bytes
-from pytest_sparkfabric.report.view import (
-    BandwidthMatrix,
-    LaneSeries,
-    NcclChart,
-    Report,
-    Soak,
-    TempSeries,
-)
+from pytest_sparkfabric.results import STATUS_OF, Results, Status, worst
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -56,6 +53,9 @@ R = TypeVar("R")
 QUIET = "#90a4ae"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 """matplotlib's tab10 without its red (red marks what is out of line) and grey (the quiet)."""
+HOT_MARGIN_C = 10.0
+"""A node's temperature series is highlighted when its peak is this far above the median peak
+of the others (a display aid for the eye, not a verdict)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,18 +66,126 @@ class Chart:
     svg: str
 
 
+# -- the data -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Matrix:
+    """One rail's node x node bandwidth (Gb/s): row sends, column receives; the diagonal is
+    loopback. `lost`: (sender, receiver, status) of directions with no figure whose check failed
+    or could not measure, drawn red or amber, never as "not in this schedule"."""
+
+    rail: int
+    nodes: tuple[str, ...]
+    cells: Mapping[tuple[str, str], float]
+    threshold: float | None = None
+    loopback_threshold: float | None = None
+    lost: tuple[tuple[str, str, Status], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One line of a soak chart: a lane (`spark-1:p0rail1 lane 2`) or a node's sensor."""
+
+    name: str
+    points: tuple[tuple[float, float], ...]
+    """(seconds into the soak, value), the peak where a time was read twice."""
+    outlier: bool = False
+
+
+def _threshold(doc: Results, name: str) -> float | None:
+    t = doc.thresholds.get(name)
+    return t.value if t else None
+
+
+def matrices(doc: Results) -> list[Matrix]:
+    """One matrix per rail; a figure measured twice keeps its lower value."""
+    cells: dict[int, dict[tuple[str, str], float]] = defaultdict(dict)
+    for m in doc.measurements:
+        dst = m.node if m.kind == "loopback_gbps" else m.peer if m.kind == "rdma_gbps" else None
+        if m.node is None or m.rail is None or dst is None:
+            continue
+        seen = cells[m.rail].get((m.node, dst))
+        cells[m.rail][(m.node, dst)] = m.value if seen is None else min(seen, m.value)
+    lost: dict[tuple[int, str, str], list[Status]] = defaultdict(list)
+    for item in doc.items:
+        failed = item.outcome in ("failed", "not_measured")
+        for ref in (objects.parse(o) for o in item.objects) if failed else ():
+            if ref is None or ref.kind not in ("link", "direction") or ref.rail is None:
+                continue
+            a, b = (s.node for s in ref.spots)
+            for s, d in ((a, b), (b, a)) if ref.kind == "link" else ((a, b),):
+                if s and d:  # a link's check covers both ways
+                    lost[(ref.rail, s, d)].append(STATUS_OF[item.outcome])
+    names = tuple(n.name for n in doc.cluster.nodes)
+    return [
+        Matrix(
+            rail,
+            names,
+            cells[rail],
+            _threshold(doc, "rail_rdma_gbps"),
+            _threshold(doc, "loopback_gbps"),
+            tuple(
+                (s, d, worst(st))
+                for (r, s, d), st in sorted(lost.items())
+                if r == rail and (s, d) not in cells[rail]
+            ),
+        )
+        for rail in sorted(cells.keys() | {r for r, _, _ in lost})
+    ]
+
+
+def _points(rows: Iterable[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    peak: dict[float, float] = {}
+    for t, v in rows:
+        peak[t] = max(peak.get(t, v), v)
+    return tuple(sorted(peak.items()))
+
+
+def _series(doc: Results, kind: str, key: Callable[[Any], str | None]) -> dict[str, Series]:
+    rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    flagged: set[str] = set()
+    for m in doc.measurements:
+        name = key(m) if m.kind == kind and m.t_s is not None else None
+        if name:
+            rows[name].append((m.t_s or 0.0, m.value))
+            if m.flagged:
+                flagged.add(name)
+    return {n: Series(n, _points(r), n in flagged) for n, r in sorted(rows.items())}
+
+
+def lanes(doc: Results) -> list[Series]:
+    """Corrected bits per second on each lane over the soak; an outlier is flagged."""
+    named = _series(
+        doc,
+        "lane_error_rate_per_s",
+        lambda m: f"{m.objects[0]} lane {m.lane}" if m.objects and m.lane is not None else None,
+    )
+    return list(named.values())
+
+
+def temps(doc: Results, kind: str) -> list[Series]:
+    """Each node's `nic_temp_c` or `gpu_temp_c` over the soak; a flagged or hot node is out."""
+    series = _series(doc, kind, lambda m: m.node)
+    hot = hot_nodes({n: max(v for _, v in s.points) for n, s in series.items() if s.points})
+    return [Series(s.name, s.points, s.outlier or s.name in hot) for s in series.values()]
+
+
+def hot_nodes(peaks: Mapping[str, float], margin_c: float = HOT_MARGIN_C) -> set[str]:
+    """Nodes whose peak is `margin_c` above the median peak of the others (3 nodes or more)."""
+    if len(peaks) < 3:
+        return set()
+    return {
+        n
+        for n, v in peaks.items()
+        if v > statistics.median(p for m, p in peaks.items() if m != n) + margin_c
+    }
+
+
 def _plain(text: object) -> str:
     """A name as a label: matplotlib reads `$...$` as math, and names come from cluster.yaml
     and tool output."""
     return str(text).replace("$", r"\$")
-
-
-@contextmanager
-def _style() -> Iterator[None]:
-    import matplotlib
-
-    with matplotlib.rc_context(RC):
-        yield
 
 
 def _styled(draw: Callable[P, R]) -> Callable[P, R]:
@@ -85,7 +193,9 @@ def _styled(draw: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(draw)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with _style():
+        import matplotlib
+
+        with matplotlib.rc_context(RC):
             return draw(*args, **kwargs)
 
     return wrapper
@@ -124,7 +234,7 @@ def _svg(fig: Figure, key: str, title: str) -> str:
 
 
 @_styled
-def heatmap(m: BandwidthMatrix) -> Chart:
+def heatmap(m: Matrix) -> Chart:
     import numpy as np
     from matplotlib import colormaps
     from matplotlib.colors import Normalize, TwoSlopeNorm
@@ -133,11 +243,11 @@ def heatmap(m: BandwidthMatrix) -> Chart:
     n = len(m.nodes)
     where = {name: i for i, name in enumerate(m.nodes)}
     data = np.full((n, n), np.nan)
-    for c in m.cells:
-        if c.src in where and c.dst in where:
-            data[where[c.src], where[c.dst]] = c.gbps
+    for (src, dst), gbps in m.cells.items():
+        if src in where and dst in where:
+            data[where[src], where[dst]] = gbps
     measured = data[~np.isnan(data)]
-    thr = m.threshold_gbps
+    thr = m.threshold
     top = max(float(measured.max()) if measured.size else 0.0, (thr or 0.0) * 1.3, 1.0)
     norm: Normalize = (
         TwoSlopeNorm(vcenter=thr, vmin=0.0, vmax=top)
@@ -151,6 +261,7 @@ def heatmap(m: BandwidthMatrix) -> Chart:
     image = ax.imshow(data, cmap=cmap, norm=norm, interpolation="none", aspect="equal")
     ax.grid(False)
     font = max(4.0, min(8.0, 260 / max(n, 1)))
+    cell = min(10.0, max(7.0, 60 / max(n, 1)))  # a cell's figure, as large as the cell allows
     ax.set_xticks(range(n), [_plain(x) for x in m.nodes], rotation=90, fontsize=font)
     ax.set_yticks(range(n), [_plain(x) for x in m.nodes], fontsize=font)
     ax.set_xlabel("receiver")
@@ -161,21 +272,21 @@ def heatmap(m: BandwidthMatrix) -> Chart:
             v = data[i, j]
             if math.isnan(v):
                 continue
-            limit = m.loopback_threshold_gbps if i == j else thr
+            limit = m.loopback_threshold if i == j else thr
             if limit is not None and v < limit:
                 low += 1
                 ax.add_patch(
                     Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#000", lw=1.6)
                 )
             if n <= ANNOTATE_MAX:
-                ax.text(j, i, number(v), ha="center", va="center", fontsize=7, color="#111")
+                ax.text(j, i, number(v), ha="center", va="center", fontsize=cell, color="#111")
     for src, dst, status in m.lost:
         if src in where and dst in where:
             i, j = where[src], where[dst]
             ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, color=STROKE[status], lw=0))
             if n <= ANNOTATE_MAX:
                 word = "failed" if status == "fail" else "n/m"
-                ax.text(j, i, word, ha="center", va="center", fontsize=7, color="#fff")
+                ax.text(j, i, word, ha="center", va="center", fontsize=cell, color="#fff")
     bar = fig.colorbar(image, ax=ax, shrink=0.8, label="Gb/s")
     if bar.solids is not None:
         # matplotlib rasterizes a long colour scale (through Agg); as vectors it stays exact.
@@ -203,23 +314,29 @@ def heatmap(m: BandwidthMatrix) -> Chart:
 
 
 @_styled
-def busbw(chart: NcclChart) -> Chart:
+def busbw(doc: Results) -> Chart | None:
     """Bus bandwidth in Gb/s, the unit of every other bandwidth in the report (nccl-tests print
     GB/s: x 8), with the floor drawn inside the axes."""
     from matplotlib.ticker import FuncFormatter
 
+    by_op: dict[str, dict[int, float]] = defaultdict(dict)
+    for m in doc.measurements:
+        if m.kind == "nccl_busbw_gbytes_s" and m.size_bytes is not None:
+            by_op[m.op or "nccl"][m.size_bytes] = m.value * 8
+    if not by_op:
+        return None
     fig = _figure(7.0, 3.4)
     ax = fig.add_subplot()
-    floor = chart.floor_gbytes_s * 8 if chart.floor_gbytes_s is not None else None
+    floor_gbytes = _threshold(doc, "nccl_busbw_gbytes_s")
+    floor = floor_gbytes * 8 if floor_gbytes is not None else None
     below, top = [], floor or 0.0
-    for s in chart.series:
-        xs = [p.size_bytes for p in s.points]
-        ys = [p.busbw_gbytes_s * 8 for p in s.points]
-        top = max(top, *ys) if ys else top
-        ax.plot(xs, ys, marker="o", ms=3, lw=1.4, label=_plain(s.op))
+    for op, points in sorted(by_op.items()):
+        xs, ys = sorted(points), [points[x] for x in sorted(points)]
+        top = max(top, *ys)
+        ax.plot(xs, ys, marker="o", ms=3, lw=1.4, label=_plain(op))
         # The floor judges the largest messages; small ones are latency-bound by nature.
-        if ys and floor is not None and ys[-1] < floor:
-            below.append(s.op)
+        if floor is not None and ys[-1] < floor:
+            below.append(op)
             ax.plot([xs[-1]], [ys[-1]], "X", color=FAIL, ms=10, zorder=5)
     if floor is not None:
         ax.axhline(floor, color=FAIL, ls="--", lw=1.2, label=f"floor {number(floor)} Gb/s")
@@ -243,40 +360,35 @@ def busbw(chart: NcclChart) -> Chart:
 # -- the soak -----------------------------------------------------------------------------------
 
 
-def _minutes(points: Sequence[Any]) -> list[float]:
-    return [p.t_s / 60 for p in points]
+def _minutes(s: Series, floor: float | None = None) -> tuple[list[float], list[float]]:
+    return [t / 60 for t, _ in s.points], [max(v, floor) if floor else v for _, v in s.points]
 
 
-def _draw_quiet(ax: Axes, series: Sequence[LaneSeries | TempSeries], floor: float | None) -> None:
+def _draw_quiet(ax: Axes, series: Sequence[Series], floor: float | None) -> None:
     from matplotlib.collections import LineCollection
 
-    lines = [
-        [(p.t_s / 60, max(p.value, floor) if floor is not None else p.value) for p in s.points]
-        for s in series
-        if s.points
-    ]
+    lines = [list(zip(*_minutes(s, floor), strict=True)) for s in series if s.points]
     if lines:
         ax.add_collection(LineCollection(lines, colors=QUIET, linewidths=0.8, alpha=0.7))
         ax.autoscale_view()
 
 
 @_styled
-def lane_errors(soak: Soak) -> Chart | None:
-    if not soak.lanes:
+def lane_errors(doc: Results) -> Chart | None:
+    series = lanes(doc)
+    if not series:
         return None
     fig = _figure(8.0, 3.8)
     ax = fig.add_subplot()
-    quiet = [s for s in soak.lanes if not s.outlier]
-    loud = [s for s in soak.lanes if s.outlier]
+    quiet = [s for s in series if not s.outlier]
+    loud = [s for s in series if s.outlier]
     _draw_quiet(ax, quiet, ZERO_PER_S)
-    for s in loud[:LABELLED_MAX]:
-        ys = [max(p.value, ZERO_PER_S) for p in s.points]
-        ax.plot(_minutes(s.points), ys, color=FAIL, lw=2, label=_plain(f"{s.rail} lane {s.lane}"))
-    for s in loud[LABELLED_MAX:]:
-        ys = [max(p.value, ZERO_PER_S) for p in s.points]
-        ax.plot(_minutes(s.points), ys, color=FAIL, lw=2)
-    if soak.lane_ratio_max is not None and soak.lane_floor_per_s is not None:
-        lowest = soak.lane_ratio_max * soak.lane_floor_per_s
+    for k, s in enumerate(loud):
+        label = _plain(s.name) if k < LABELLED_MAX else None
+        ax.plot(*_minutes(s, ZERO_PER_S), color=FAIL, lw=2, label=label)
+    ratio, floor = _threshold(doc, "lane_ratio_max"), _threshold(doc, "lane_floor_per_s")
+    if ratio is not None and floor is not None:
+        lowest = ratio * floor
         ax.axhline(
             lowest,
             color="#555",
@@ -292,38 +404,24 @@ def lane_errors(soak: Soak) -> Chart | None:
     ax.set_title(title)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, loc="upper left")
-    rails = len({s.rail for s in soak.lanes})
+    rails = len({s.name.rpartition(" lane ")[0] for s in series})
     caption = (
-        f"{len(soak.lanes)} lanes on {rails} rails; grey: lanes in line with their neighbours; "
+        f"{len(series)} lanes on {rails} rails; grey: lanes in line with their neighbours; "
         f"red: outliers ({len(loud)}). Zero is drawn at {number(ZERO_PER_S)}/s."
     )
     return Chart("soak-lanes", title, caption, _svg(fig, "soak-lanes", title))
 
 
-def _temps_axis(
-    ax: Axes, series: Sequence[TempSeries], label: str, colour: Mapping[str, str]
-) -> None:
-    hot = [s for s in series if s.outlier]
+def _temps_axis(ax: Axes, series: Sequence[Series], label: str, colour: Mapping[str, str]) -> None:
     rest = [s for s in series if not s.outlier]
     if len(colour) <= LABELLED_MAX:
         for s in rest:
-            ax.plot(
-                _minutes(s.points),
-                [p.value for p in s.points],
-                lw=1.1,
-                color=colour[s.node],
-                label=_plain(s.node),
-            )
+            ax.plot(*_minutes(s), lw=1.1, color=colour[s.name], label=_plain(s.name))
     else:
         _draw_quiet(ax, rest, None)
-    for s in hot:
-        ax.plot(
-            _minutes(s.points),
-            [p.value for p in s.points],
-            color=FAIL,
-            lw=2.2,
-            label=_plain(f"{s.node} (hot)"),
-        )
+    for s in series:
+        if s.outlier:
+            ax.plot(*_minutes(s), color=FAIL, lw=2.2, label=_plain(f"{s.name} (hot)"))
     ax.set_title(label)
     ax.set_xlabel("minutes into the soak")
     ax.set_ylabel("\u00b0C")
@@ -332,34 +430,32 @@ def _temps_axis(
 
 
 @_styled
-def temperatures(soak: Soak) -> Chart | None:
-    groups = [(s, [t for t in soak.temps if t.sensor == s]) for s in ("nic", "gpu")]
-    groups = [(s, ts) for s, ts in groups if ts]
+def temperatures(doc: Results) -> Chart | None:
+    panels = [
+        ("NIC temperature", temps(doc, "nic_temp_c")),
+        ("GPU temperature", temps(doc, "gpu_temp_c")),
+    ]
+    groups = [(title, series) for title, series in panels if series]
     if not groups:
         return None
     fig = _figure(4.2 * len(groups), 3.4)
     axes = fig.subplots(1, len(groups), squeeze=False)[0]
     # One colour per node in both panels (red stays for the hot ones).
-    nodes = sorted({t.node for t in soak.temps})
+    nodes = sorted({s.name for _, series in groups for s in series})
     palette = [c for c in PALETTE if c != FAIL]
     colour = {node: palette[i % len(palette)] for i, node in enumerate(nodes)}
-    for ax, (sensor, series) in zip(axes, groups, strict=True):
-        title = "NIC temperature" if sensor == "nic" else "GPU temperature"
+    for ax, (title, series) in zip(axes, groups, strict=True):
         _temps_axis(ax, series, title, colour)
-    hot = sorted({t.node for t in soak.temps if t.outlier})
+    hot = sorted({s.name for _, series in groups for s in series if s.outlier})
     title = "Soak: temperatures"
     caption = f"Hot: {', '.join(hot)} (red)." if hot else "No node runs hot against the others."
     return Chart("soak-temps", title, caption, _svg(fig, "soak-temps", title))
 
 
-def render(report: Report) -> list[Chart]:
-    """Every chart the report has data for, in reading order."""
-    out = [heatmap(m) for m in report.bandwidth]
-    if report.nccl is not None and report.nccl.series:
-        out.append(busbw(report.nccl))
-    if report.soak is not None:
-        out += [c for c in (lane_errors(report.soak), temperatures(report.soak)) if c]
-    return out
+def render(doc: Results) -> list[Chart]:
+    """Every chart the document has data for, in reading order."""
+    out = [heatmap(m) for m in matrices(doc)]
+    return out + [c for c in (busbw(doc), lane_errors(doc), temperatures(doc)) if c]
 
 
 def figure_html(chart: Chart) -> str:

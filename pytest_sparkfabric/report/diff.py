@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pytest_sparkfabric.report.inventory import placed
+from pytest_sparkfabric.report.build import placed
 from pytest_sparkfabric.report.style import esc, number
 from pytest_sparkfabric.results import Measurement, Results
 
@@ -79,11 +79,7 @@ class Diff:
 
     @property
     def regression(self) -> bool:
-        return bool(
-            self.new_failures
-            or self.newly_not_measured
-            or any(f.regression for f in (*self.bandwidth, *self.ber))
-        )
+        return self.regressions > 0
 
     @property
     def regressions(self) -> int:
@@ -115,10 +111,7 @@ def _items(old: Results, new: Results) -> dict[str, list[ItemChange]]:
 
 
 def _subject(m: Measurement) -> str:
-    if m.node and m.peer:
-        where = f"{m.node}->{m.peer}" + (f" rail{m.rail}" if m.rail is not None else "")
-    else:
-        where = ", ".join(m.objects) or str(m.node or "")
+    where = ", ".join(m.objects) or str(m.node or "")  # the ids of pytest_sparkfabric.objects
     if m.size_bytes is not None:
         where += f" {m.op or ''} {m.size_bytes} B".rstrip()
     return where

@@ -175,7 +175,6 @@ class HtmlReport:
         doc = self.results()
         if doc is None:
             return
-        from pytest_sparkfabric.report.build import build
         from pytest_sparkfabric.report.page import fragment
 
         baseline = None
@@ -184,4 +183,4 @@ class HtmlReport:
 
             base = self.baseline
             baseline = (base.name, compare(base.doc, doc, bw_tolerance_pct=base.tolerance_pct))
-        prefix.append(ENVIRONMENT_LAST + fragment(build(doc), baseline=baseline))
+        prefix.append(ENVIRONMENT_LAST + fragment(doc, baseline=baseline))

@@ -1,16 +1,22 @@
-"""The cable acceptance table: one row per cable, known by its serial across runs.
+"""The cables, known by their serials: the acceptance table of one run, and every run of each
+cable across results documents (`sparkfabric cables`: a campaign over days as one table).
 
 Both ends' EEPROMs are read: when they agree a value is shown once; when they differ (two
 different cables, or a module swapped) both are shown, A / B, and the cell is marked. A cable
-LLDP found elsewhere than the plan says shows where it runs, and fails."""
+LLDP found elsewhere than the plan says shows where it runs, and fails. A run of a cable says
+where it ran (as found), its worst lane BER, the lowest RDMA figure over it, and its verdict as
+the table gives it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
+from pytest_sparkfabric import objects
+from pytest_sparkfabric.report.build import cable_rows, label, placed
 from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc, number
-from pytest_sparkfabric.report.view import CableRow
-from pytest_sparkfabric.results import Cable, CableEnd
+from pytest_sparkfabric.results import Cable, CableEnd, Results, Status
 
 COLUMNS = (
     "serial",
@@ -29,22 +35,6 @@ COLUMNS = (
 NOT_READ = "\u2014"  # an em dash: not read
 
 
-def label(e: CableEnd) -> str:
-    if e.node is None:
-        return f"switch:{e.port}"
-    return f"{e.node}:p{e.port}" if isinstance(e.port, int) else f"{e.node}:{e.port}"
-
-
-def placed(c: Cable) -> tuple[str | None, str]:
-    """(serial, where it runs) of the cable in a place of the plan: as found where LLDP found
-    it elsewhere, with the serial read at the end it was found from."""
-    if not c.found or c.found == c.id:
-        return c.serial, c.id
-    first = c.found.partition("<->")[0]
-    serial = next((e.serial for e in (c.a, c.b) if label(e) == first and e.serial), c.serial)
-    return serial, c.found
-
-
 def _len(v: float | None) -> str | None:
     return None if v is None else f"{number(v)} m"
 
@@ -53,8 +43,8 @@ def _speed(v: int | None) -> str | None:
     return None if v is None else f"{number(v / 1000)}G"
 
 
-def _pair(row: CableRow, get: Callable[[CableEnd], str | None]) -> str:
-    a, b = get(row.cable.a), get(row.cable.b)
+def _pair(c: Cable, get: Callable[[CableEnd], str | None]) -> str:
+    a, b = get(c.a), get(c.b)
     if a is None and b is None:
         return f'<td class="sf-none">{NOT_READ}</td>'
     if a is None or b is None or a == b:
@@ -62,36 +52,34 @@ def _pair(row: CableRow, get: Callable[[CableEnd], str | None]) -> str:
     return f'<td class="sf-differs" title="the two ends differ">A: {esc(a)}<br>B: {esc(b)}</td>'
 
 
-def _found(row: CableRow) -> str:
-    c = row.cable
+def _found(c: Cable) -> str:
     if not c.found or c.found == c.id:
         return ""
     return f'<br><small class="sf-found">found: <code>{esc(c.found)}</code></small>'
 
 
-def html(rows: Sequence[CableRow]) -> str:
-    """The table as a <table> element."""
+def html(rows: Sequence[tuple[Cable, Status]]) -> str:
+    """The table as a <table> element (`build.cable_rows`)."""
     head = "".join(f"<th>{esc(c)}</th>" for c in COLUMNS)
     body = []
-    for r in rows:
-        c = r.cable
+    for c, status in rows:
         ber = f"{number(c.worst_ber)}" if c.worst_ber is not None else NOT_READ
         notes = "".join(f"<br><small>{esc(n)}</small>" for n in c.notes)
         body.append(
             f'<tr class="sf-cable-row" data-serial="{esc(c.serial or "")}" '
-            f'data-cable="{esc(c.id)}" data-status="{r.status}">'
-            + _pair(r, lambda e: e.serial)
-            + f"<td><code>{esc(c.id)}</code>{_found(r)}</td>"
+            f'data-cable="{esc(c.id)}" data-status="{status}">'
+            + _pair(c, lambda e: e.serial)
+            + f"<td><code>{esc(c.id)}</code>{_found(c)}</td>"
             + f"<td>{esc(label(c.a))}</td><td>{esc(label(c.b))}</td>"
-            + _pair(r, lambda e: e.vendor)
-            + _pair(r, lambda e: e.part)
-            + _pair(r, lambda e: _len(e.length_m))
-            + _pair(r, lambda e: e.type)
-            + _pair(r, lambda e: _speed(e.speed_mbps))
-            + _pair(r, lambda e: e.fec)
+            + _pair(c, lambda e: e.vendor)
+            + _pair(c, lambda e: e.part)
+            + _pair(c, lambda e: _len(e.length_m))
+            + _pair(c, lambda e: e.type)
+            + _pair(c, lambda e: _speed(e.speed_mbps))
+            + _pair(c, lambda e: e.fec)
             + f"<td>{esc(ber)}</td>"
-            + f'<td style="background:{FILL[r.status]};color:{STROKE[r.status]};'
-            f'font-weight:bold">{esc(LABEL[r.status])}{notes}</td></tr>'
+            + f'<td style="background:{FILL[status]};color:{STROKE[status]};'
+            f'font-weight:bold">{esc(LABEL[status])}{notes}</td></tr>'
         )
     return (
         '<table class="sf-inventory"><thead><tr>'
@@ -99,4 +87,84 @@ def html(rows: Sequence[CableRow]) -> str:
         + "</tr></thead><tbody>"
         + "".join(body)
         + "</tbody></table>"
+    )
+
+
+# -- every run of each cable --------------------------------------------------------------------
+
+UNREAD = "(serial unread)"
+HEAD = ("serial", "date", "cluster", "cable as it ran", "worst BER", "RDMA", "verdict", "file")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    serial: str
+    started: datetime
+    cluster: str
+    where: str
+    planned: str | None
+    """The plan's place for the cable, when it ran elsewhere."""
+    ber: float | None
+    rdma_gbps: float | None
+    status: Status
+    source: str
+
+
+def _lowest_rdma(doc: Results, where: str) -> float | None:
+    """The lowest RDMA figure of a direction whose every node end is on the cable's ends."""
+    ref = objects.parse(where)
+    ends = [s for s in ref.spots if s.node is not None] if ref else []
+    found = []
+    for m in doc.measurements:
+        d = objects.parse(m.objects[0]) if m.kind == "rdma_gbps" and m.objects else None
+        if ends and d is not None and all(any(e.meets(s) for s in d.spots) for e in ends):
+            found.append(m.value)
+    return min(found, default=None)
+
+
+def runs(docs: Sequence[tuple[str, Results]]) -> list[Run]:
+    """Every cable of every document, by serial, then date."""
+    out = []
+    for source, doc in docs:
+        for cable, status in cable_rows(doc):
+            serial, where = placed(cable)
+            out.append(
+                Run(
+                    serial or UNREAD,
+                    doc.started,
+                    doc.cluster.name,
+                    where,
+                    cable.id if where != cable.id else None,
+                    cable.worst_ber,
+                    _lowest_rdma(doc, where),
+                    status,
+                    source,
+                )
+            )
+    return sorted(out, key=lambda r: (r.serial == UNREAD, r.serial, r.started, r.where))
+
+
+def text(rows: Sequence[Run]) -> str:
+    """One table, a serial named once above its runs."""
+    table = [HEAD]
+    last = None
+    for r in rows:
+        where = r.where + (f" (planned {r.planned})" if r.planned else "")
+        table.append(
+            (
+                r.serial if r.serial != last else "",
+                r.started.strftime("%Y-%m-%d %H:%M %z"),
+                r.cluster,
+                where,
+                number(r.ber) if r.ber is not None else NOT_READ,
+                f"{number(r.rdma_gbps)} Gb/s" if r.rdma_gbps is not None else NOT_READ,
+                LABEL[r.status],
+                r.source,
+            )
+        )
+        last = r.serial
+    widths = [max(len(row[i]) for row in table) for i in range(len(HEAD))]
+    return "".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n"
+        for row in table
     )

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_sparkfabric.report import banner, charts, inventory, picture
+from pytest_sparkfabric.report import banner, build, charts, inventory, picture
 from pytest_sparkfabric.report.diff import Diff
 from pytest_sparkfabric.report.diff import html as diff_html
 from pytest_sparkfabric.report.style import esc
-from pytest_sparkfabric.report.view import Report
-from pytest_sparkfabric.results import PreflightNode
+from pytest_sparkfabric.results import PreflightNode, Results
 
 CSS = """
 .sf-report{font-family:"DejaVu Sans",Verdana,sans-serif;color:#212121;max-width:1400px}
@@ -51,29 +50,25 @@ class Section:
     html: str
 
 
-def sections(report: Report, *, baseline: tuple[str, Diff] | None = None) -> list[Section]:
+def sections(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> list[Section]:
     """The report's sections in reading order: verdict first, then what changed against the
     baseline, the fabric, the charts and the cable inventory."""
-    out = [Section("verdict", "", banner.html(report.summary, report.causes, report.items))]
+    out = [Section("verdict", "", banner.html(doc))]
     if baseline is not None:
         name, d = baseline
         out.append(Section("baseline", f"Against the baseline {name}", diff_html(d, name)))
-    out.append(
-        Section(
-            "fabric",
-            "The fabric as cabled",
-            f'<div class="sf-picture">{picture.render(report.fabric)}</div>',
-        )
-    )
-    figures = charts.render(report)
+    drawn = build.picture(doc)
+    svg = picture.render(drawn)
+    out.append(Section("fabric", "The fabric as cabled", f'<div class="sf-picture">{svg}</div>'))
+    figures = charts.render(doc)
     if figures:
         body = "".join(charts.figure_html(c) for c in figures)
         out.append(Section("charts", "Measurements", f'<div class="sf-charts">{body}</div>'))
-    if report.cables:
-        table = inventory.html(report.cables)
+    if doc.cables:
+        table = inventory.html(build.cable_rows(doc, drawn))
         out.append(Section("cables", "Cables", f'<div class="sf-inventory-wrap">{table}</div>'))
-    if report.preflight:
-        out.append(Section("preflight", "What the nodes have", _preflight(report.preflight)))
+    if doc.preflight:
+        out.append(Section("preflight", "What the nodes have", _preflight(doc.preflight)))
     return out
 
 
@@ -97,24 +92,23 @@ def _preflight(nodes: tuple[PreflightNode, ...]) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
-def fragment(report: Report, *, baseline: tuple[str, Diff] | None = None) -> str:
+def fragment(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> str:
     """All sections in one <div>, with their CSS: for pytest-html's summary prefix."""
     parts = [f'<div class="sf-report"><style>{CSS}</style>']
-    for s in sections(report, baseline=baseline):
+    for s in sections(doc, baseline=baseline):
         heading = f"<h2>{esc(s.title)}</h2>" if s.title else ""
         parts.append(f'<section class="sf-section" id="sf-{s.key}">{heading}{s.html}</section>')
     parts.append("</div>")
     return "".join(parts)
 
 
-def page(report: Report, *, baseline: tuple[str, Diff] | None = None) -> str:
+def page(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> str:
     """A whole HTML document (`sparkfabric report html`)."""
-    s = report.summary
-    title = f"sparkfabric: {s.cluster} {s.verdict.upper()}"
+    title = f"sparkfabric: {doc.cluster.name} {doc.verdict.upper()}"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>{esc(title)}</title></head><body>"
-        + fragment(report, baseline=baseline)
+        + fragment(doc, baseline=baseline)
         + "</body></html>\n"
     )

@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pytest_sparkfabric.report.build import FabricCable, FabricNode, Picture
 from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc
-from pytest_sparkfabric.report.view import Fabric, FabricCable, FabricNode
 from pytest_sparkfabric.results import Status, worst
 
 BOX_W, BOX_H = 132, 42
@@ -56,14 +56,6 @@ class Box:
     def centre(self) -> Pt:
         return (self.x + self.w / 2, self.y + self.h / 2)
 
-    def overlaps(self, other: Box) -> bool:
-        return (
-            self.x < other.x + other.w
-            and other.x < self.x + self.w
-            and self.y < other.y + other.h
-            and other.y < self.y + self.h
-        )
-
     def edge_towards(self, p: Pt) -> Pt:
         """Where the line from the centre to p leaves the box."""
         cx, cy = self.centre
@@ -85,7 +77,7 @@ class Layout:
     switch: Box | None = None
 
 
-def cable_order(fabric: Fabric) -> list[str]:
+def cable_order(fabric: Picture) -> list[str]:
     """Nodes in the order the cables join them, starting at the first node; nodes the walk
     does not reach follow in cluster.yaml order."""
     names = [n.name for n in fabric.nodes]
@@ -148,7 +140,7 @@ def _around(a: Box, b: Box, left: float, bottom: float) -> tuple[Pt, ...]:
     return ((ax, ay), (ax, bottom), (left, bottom), (left, b.centre[1]), (b.x, b.centre[1]))
 
 
-def layout(fabric: Fabric) -> Layout:
+def layout(fabric: Picture) -> Layout:
     names = [n.name for n in fabric.nodes]
     if fabric.topology == "switch":
         return _switch_layout(fabric, names)
@@ -186,7 +178,7 @@ def layout(fabric: Fabric) -> Layout:
     return Layout(boxes, routes, width, height)
 
 
-def _switch_layout(fabric: Fabric, names: list[str]) -> Layout:
+def _switch_layout(fabric: Picture, names: list[str]) -> Layout:
     rows = max(1, math.ceil(len(names) / ROW))
     lane_w = 9.0
     gap_x = max(GAP_X, 24 + lane_w * rows)
@@ -399,7 +391,7 @@ def _legend() -> str:
     return "".join(out)
 
 
-def render(fabric: Fabric) -> str:
+def render(fabric: Picture) -> str:
     """The picture as an <svg> element (no XML prolog), for inline use in HTML."""
     lay = layout(fabric)
     nodes = {n.name: n for n in fabric.nodes}

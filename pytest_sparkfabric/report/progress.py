@@ -15,35 +15,33 @@ from typing import Any
 
 import pytest
 
-from pytest_sparkfabric.shell import visible
+from pytest_sparkfabric.shell import duration, visible
 
 PLAIN_EVERY_S = 30.0
 """Without a TTY, a status line at most this often (the first and a phase's start always)."""
 CLEAR = "\r\x1b[K"
 """Back to the line's start and erase it (ECMA-48 CR + EL)."""
 _ROUND = re.compile(r"\bround (\d+)/(\d+)\b")
-_SHARE = re.compile(r"\b(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) s\b")
+_SHARE = re.compile(r"\((\d+)%\)")
 
 
 def done_share(line: str) -> float | None:
     """How much of its phase a status line says is done: `round 3/5` is the start of round 3
-    (2 of 5 done), `soak 120/600 s` is a fifth; None when the line does not say."""
+    (2 of 5 done), `soak 2 min of 10 min (20%)` is a fifth; None when the line does not say."""
     if m := _ROUND.search(line):
         k, n = int(m[1]), int(m[2])
         return (k - 1) / n if n else None
     if m := _SHARE.search(line):
-        a, b = float(m[1]), float(m[2])
-        return min(1.0, a / b) if b else None
+        return min(1.0, int(m[1]) / 100)
     return None
 
 
 def eta_text(elapsed_s: float, share: float | None) -> str | None:
-    """`ETA 4m10s` from the time so far and the share done, or None before anything is done."""
+    """`ETA 4 min 10 s` from the time so far and the share done, or None before anything is
+    done."""
     if share is None or share <= 0 or elapsed_s <= 0:
         return None
-    left = max(0.0, elapsed_s * (1 - share) / share)
-    minutes, seconds = divmod(round(left), 60)
-    return f"ETA {minutes}m{seconds:02d}s" if minutes else f"ETA {seconds}s"
+    return f"ETA {duration(max(0.0, elapsed_s * (1 - share) / share))}"
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""What every renderer shares: verdict colours, number and duration text, HTML escaping."""
+"""What every renderer shares: verdict colours, number text, HTML escaping."""
 
 from __future__ import annotations
 
@@ -55,20 +55,6 @@ def with_unit(value: float | str | None, unit: str | None) -> str:
         return ""
     text = number(value) if isinstance(value, int | float) else str(value)
     return f"{text} {unit}" if unit and isinstance(value, int | float) else text
-
-
-def duration(seconds: float | None) -> str:
-    """1h02m, 12m04s, 38s, 0.4s."""
-    if seconds is None:
-        return "unknown"
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    s = round(seconds)
-    h, rest = divmod(s, 3600)
-    m, sec = divmod(rest, 60)
-    if h:
-        return f"{h}h{m:02d}m"
-    return f"{m}m{sec:02d}s" if m else f"{sec}s"
 
 
 def size_bytes(n: float) -> str:

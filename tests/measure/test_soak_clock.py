@@ -55,7 +55,7 @@ def test_readings_keep_to_the_grid_and_end_on_time(extra_s: float, times: list[f
     for rail in fabric.cluster.rails:
         ws = soak.rail_windows(fabric, rail)
         assert [round(w.end_s - run.started_s, 3) for w in ws] == times[1:]
-    assert [ln for ln in lines if ln.startswith("soak ")][-1].startswith("soak 6/6 s, ")
+    assert [ln for ln in lines if ln.startswith("soak ")][-1].startswith("soak 6 s of 6 s (100%), ")
 
 
 def test_the_soak_starts_once_the_gpus_are_busy() -> None:

@@ -6,20 +6,18 @@ from __future__ import annotations
 import re
 
 from pytest_sparkfabric.report.banner import Line, html, terminal_lines
-from pytest_sparkfabric.report.build import build
 from pytest_sparkfabric.results import Results
 from tests.report.sample import Faults, document, edit
 
 
 def _lines(doc: Results) -> list[Line]:
-    r = build(doc)
-    return terminal_lines(r.summary, r.causes, r.items)
+    return terminal_lines(doc)
 
 
 def test_terminal_lines_of_a_healthy_run() -> None:
     lines = _lines(document("direct", 2, name="bench-pair", soak_minutes=1))
     assert [ln.text for ln in lines] == [
-        "sparkfabric: ACCEPTED  bench-pair: direct, 2 nodes, 2025-06-01 10:00 +00:00, 12m04s",
+        "sparkfabric: ACCEPTED  bench-pair: direct, 2 nodes, 2025-06-01 10:00 +00:00, 12 min 04 s",
         "  13 passed, 0 warned, 0 failed, 0 not measured (13 checks)",
     ]
     assert lines[0].tone == "good"
@@ -65,11 +63,10 @@ def test_incomplete_when_something_was_not_measured() -> None:
 
 
 def test_html_banner_has_the_verdict_counts_and_collapsed_items() -> None:
-    r = build(document("mesh", 3, Faults(bad_cable=1, throttled=0), soak_minutes=1))
-    out = html(r.summary, r.causes, r.items)
+    out = html(document("mesh", 3, Faults(bad_cable=1, throttled=0), soak_minutes=1))
     assert out.startswith('<section class="sf-banner sf-rejected" data-verdict="rejected">')
     assert '<span class="sf-verdict-word">REJECTED</span>' in out
-    assert "mesh-3: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12m04s" in out
+    assert "mesh-3: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12 min 04 s" in out
     assert "20 passed, 0 warned, 17 failed, 0 not measured (37 checks)" in out
     assert '<h2 class="sf-causes-head">2 root causes explain 17 of 17 failures</h2>' in out
     assert out.count('<li class="sf-cause"') == 2
@@ -84,8 +81,7 @@ def test_html_banner_has_the_verdict_counts_and_collapsed_items() -> None:
 def test_html_banner_escapes_everything_from_tool_output() -> None:
     doc = document("direct", 2, Faults(bad_cable=0, hostile=True), soak_minutes=1)
     doc = edit(doc, safety=["switch <admin> & co"])
-    r = build(doc)
-    out = html(r.summary, r.causes, r.items)
+    out = html(doc)
     assert "<script>" not in out and "<admin>" not in out
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out
     assert 'data-rule="&lt;rule&amp;&gt;"' in out
@@ -93,7 +89,6 @@ def test_html_banner_escapes_everything_from_tool_output() -> None:
 
 
 def test_html_of_a_healthy_run_has_no_cause_list() -> None:
-    r = build(document("direct", 2, soak_minutes=1))
-    out = html(r.summary, r.causes, r.items)
+    out = html(document("direct", 2, soak_minutes=1))
     assert 'data-verdict="accepted"' in out
     assert "sf-causes" not in out and "sf-unexplained" not in out

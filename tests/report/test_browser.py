@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.report.build import build
 from pytest_sparkfabric.report.diff import compare
 from pytest_sparkfabric.report.page import page
 from tests.report.sample import Faults, document
@@ -61,7 +60,7 @@ def report_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     old = document("mesh", 3, soak_minutes=3)
     new = document("mesh", 3, Faults(bad_cable=1, throttled=0, hostile=True), soak_minutes=3)
     path = tmp_path_factory.mktemp("report") / "report.html"
-    path.write_text(page(build(new), baseline=("last-month.json", compare(old, new))))
+    path.write_text(page(new, baseline=("last-month.json", compare(old, new))))
     return path
 
 

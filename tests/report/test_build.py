@@ -1,48 +1,39 @@
-"""A results document read into the report's model: verdicts, worst status per drawn object,
-collateral failures, root-cause marks, tooltips and chart data."""
+"""A results document read into the picture's model and the charts' data: worst status per
+drawn object, collateral failures, root-cause marks, tooltips, matrices and series."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-from pytest_sparkfabric.report.build import build
-from pytest_sparkfabric.report.chartdata import hot_nodes
-from pytest_sparkfabric.report.view import FabricCable, Report
+from pytest_sparkfabric.report.build import FabricCable, Picture, cable_rows, picture
+from pytest_sparkfabric.report.charts import hot_nodes, lanes, matrices, temps
 from tests.report.sample import Faults, document, edit, plus_items
 
 
-def _cable(report: Report, cid: str) -> FabricCable:
-    return next(c for c in report.fabric.cables if c.id == cid)
+def _cable(r: Picture, cid: str) -> FabricCable:
+    return next(c for c in r.cables if c.id == cid)
 
 
-def test_summary_of_a_healthy_run() -> None:
-    r = build(document("switch", 4, name="lab-4"))
-    s = r.summary
-    assert (s.verdict, s.cluster, s.topology, s.nodes) == ("accepted", "lab-4", "switch", 4)
-    assert s.started == datetime(2025, 6, 1, 10, 0, tzinfo=UTC)
-    assert s.counts.failed == 0 and s.counts.passed == s.counts.total
-    assert [p.name for p in s.phases] == ["config", "bandwidth", "soak"]
-    assert r.causes == ()
-    assert {n.status for n in r.fabric.nodes} == {"pass"}
-    assert {c.status for c in r.fabric.cables} == {"pass"}
+def test_a_healthy_run_is_all_green() -> None:
+    r = picture(document("switch", 4, name="lab-4"))
+    assert {n.status for n in r.nodes} == {"pass"}
+    assert {c.status for c in r.cables} == {"pass"}
 
 
 def test_a_bad_cable_is_red_on_its_rail_and_named_by_its_cause() -> None:
-    r = build(document("ring", 4, Faults(bad_cable=1)))
-    assert r.summary.verdict == "rejected"
+    r = picture(document("ring", 4, Faults(bad_cable=1)))
     bad = _cable(r, "spark-2:p0<->spark-3:p1")
     assert bad.status == "fail" and bad.causes == (1,) and not bad.elsewhere
     rails = {x.rail: x for x in bad.rails}
     assert rails[1].status == "fail" and not rails[1].elsewhere
     assert rails[0].status == "pass"
     assert any("0.3 Gb/s" in note for note in rails[1].notes)
-    others = [c for c in r.fabric.cables if c.id != bad.id]
+    others = [c for c in r.cables if c.id != bad.id]
     assert {c.status for c in others} == {"pass"}
 
 
 def test_failures_explained_by_a_cause_elsewhere_are_collateral() -> None:
-    r = build(document("mesh", 3, Faults(throttled=0)))
-    nodes = {n.name: n for n in r.fabric.nodes}
+    doc = document("mesh", 3, Faults(throttled=0))
+    r = picture(doc)
+    nodes = {n.name: n for n in r.nodes}
     assert nodes["spark-1"].causes == (1,)
     assert nodes["spark-1"].status == "fail" and not nodes["spark-1"].elsewhere
     # Its partners fail too (the all-reduce and their transfers with spark-1), because of it.
@@ -50,13 +41,11 @@ def test_failures_explained_by_a_cause_elsewhere_are_collateral() -> None:
     touching = _cable(r, "spark-1:p0<->spark-2:p1")
     assert touching.status == "fail" and touching.elsewhere and touching.causes == ()
     # The inventory keeps the cable's own verdict: a vendor must not see it as failed.
-    row = next(c for c in r.cables if c.cable.id == touching.id)
-    assert row.status == "pass"
+    assert next(st for c, st in cable_rows(doc, r) if c.id == touching.id) == "pass"
 
 
 def test_an_unexplained_failure_is_blamed_where_it_happened() -> None:
-    r = build(edit(document("direct", 2, Faults(bad_cable=0)), causes=[]))
-    cable = r.fabric.cables[0]
+    cable = picture(edit(document("direct", 2, Faults(bad_cable=0)), causes=[])).cables[0]
     assert cable.status == "fail" and not cable.elsewhere
     assert next(x for x in cable.rails if x.rail == 1).elsewhere is False
 
@@ -70,64 +59,49 @@ def test_switch_path_reaches_both_legs() -> None:
             "objects": ["spark-1:rail1->spark-3:rail1"],
         },
     )
-    r = build(edit(doc, verdict="incomplete"))
-    legs = {c.a.node: c for c in r.fabric.cables}
+    legs = {c.a.node: c for c in picture(edit(doc, verdict="incomplete")).cables}
     for node in ("spark-1", "spark-3"):
         assert legs[node].status == "not_measured"
         assert next(x for x in legs[node].rails if x.rail == 1).status == "not_measured"
     assert legs["spark-2"].status == "pass"
-    assert r.summary.verdict == "incomplete"
 
 
 def test_an_item_without_objects_counts_for_its_node() -> None:
     doc = plus_items(document("direct", 2), {"id": "t::x", "outcome": "failed", "node": "spark-2"})
-    nodes = {n.name: n for n in build(doc).fabric.nodes}
+    nodes = {n.name: n for n in picture(doc).nodes}
     assert nodes["spark-2"].status == "fail" and nodes["spark-1"].status == "pass"
 
 
 def test_tooltips_summarise_series_by_their_peak_and_cap_long_lists() -> None:
-    r = build(document("switch", 12))
-    node = r.fabric.nodes[0]
+    r = picture(document("switch", 12))
+    node = r.nodes[0]
     assert node.notes[:2] == ("peak NIC temperature: 71 C", "peak GPU temperature: 79 C")
-    assert "NCCL busbw all_reduce_perf at 16GB: 23.48 GB/s" in node.notes
+    assert "NCCL busbw all_reduce_perf at 16GB: 187.8 Gb/s" in node.notes
     assert "loopback: 106 Gb/s" in node.notes
-    leg = r.fabric.cables[0]
+    leg = r.cables[0]
     assert "worst lane rate: 3 corrected bits/s" in leg.rails[0].notes
     # All pairs of 8 nodes: 14 transfers cross each leg on each rail; the tooltip keeps 11.
-    rail = build(document("switch", 8)).fabric.cables[0].rails[0]
+    rail = picture(document("switch", 8)).cables[0].rails[0]
     assert len(rail.notes) == 12
     assert rail.notes[-1] == "... and 5 more"
 
 
 def test_bandwidth_matrices_per_rail_with_loopback_on_the_diagonal() -> None:
-    r = build(document("ring", 4, Faults(bad_cable=0)))
-    assert [m.rail for m in r.bandwidth] == [0, 1]
-    m1 = r.bandwidth[1]
-    cells = {(c.src, c.dst): c.gbps for c in m1.cells}
-    assert cells[("spark-1", "spark-2")] == 0.3 and cells[("spark-2", "spark-1")] == 0.3
-    assert cells[("spark-1", "spark-1")] == 105.0
-    assert ("spark-1", "spark-3") not in cells  # no cable, no figure
-    assert m1.threshold_gbps == 80 and m1.loopback_threshold_gbps == 80
-
-
-def test_nccl_series_and_floor() -> None:
-    r = build(document("switch", 4))
-    assert r.nccl is not None
-    (series,) = r.nccl.series
-    assert series.op == "all_reduce_perf"
-    sizes = [p.size_bytes for p in series.points]
-    assert sizes == sorted(sizes) and sizes[-1] == 16 << 30
-    assert r.nccl.floor_gbytes_s == 21.875  # NVIDIA's floor at 16 GiB (BUSBW_FLOORS)
+    bandwidth = matrices(document("ring", 4, Faults(bad_cable=0)))
+    assert [m.rail for m in bandwidth] == [0, 1]
+    m1 = bandwidth[1]
+    assert m1.cells[("spark-1", "spark-2")] == 0.3 and m1.cells[("spark-2", "spark-1")] == 0.3
+    assert m1.cells[("spark-1", "spark-1")] == 105.0
+    assert ("spark-1", "spark-3") not in m1.cells  # no cable, no figure
+    assert m1.threshold == 80 and m1.loopback_threshold == 80
 
 
 def test_soak_series_mark_flagged_lanes_and_hot_nodes() -> None:
-    r = build(document("ring", 4, Faults(bad_cable=2, hot=3)))
-    assert r.soak is not None
-    loud = [(s.rail, s.lane) for s in r.soak.lanes if s.outlier]
-    assert loud == [("spark-3:p0rail1", 2), ("spark-4:p1rail1", 2)]
-    hot = {(t.node, t.sensor) for t in r.soak.temps if t.outlier}
-    assert hot == {("spark-4", "nic")}
-    assert r.soak.lane_ratio_max == 100 and r.soak.lane_floor_per_s == 10
+    doc = document("ring", 4, Faults(bad_cable=2, hot=3))
+    loud = [s.name for s in lanes(doc) if s.outlier]
+    assert loud == ["spark-3:p0rail1 lane 2", "spark-4:p1rail1 lane 2"]
+    assert [s.name for s in temps(doc, "nic_temp_c") if s.outlier] == ["spark-4"]
+    assert not [s.name for s in temps(doc, "gpu_temp_c") if s.outlier]
 
 
 def test_hot_nodes_needs_three_and_a_margin() -> None:
@@ -136,6 +110,27 @@ def test_hot_nodes_needs_three_and_a_margin() -> None:
     assert hot_nodes({"a": 60, "b": 61, "c": 70.5}) == set()
 
 
-def test_no_soak_no_nccl_when_the_document_has_none() -> None:
-    r = build(edit(document("direct", 2), measurements=[]))
-    assert (r.soak, r.nccl, r.bandwidth) == (None, None, ())
+def test_no_series_when_the_document_has_no_measurements() -> None:
+    doc = edit(document("direct", 2), measurements=[])
+    assert (lanes(doc), temps(doc, "nic_temp_c"), matrices(doc)) == ([], [], [])
+
+
+def test_a_cable_a_cause_blames_fails_though_only_its_rails_were_checked() -> None:
+    doc = document("direct", 2)
+    (cable,) = doc.cables
+    item = {"id": "t::soak[spark-2:rail0]", "outcome": "failed", "objects": ["spark-2:rail0"]}
+    cause = {
+        "rule": "marginal_cable",
+        "cause": "a marginal cable",
+        "fix": "replace the cable",
+        "objects": [cable.id],
+        "items": [item["id"]],
+    }
+    doc = edit(plus_items(doc, item), causes=[cause], verdict="rejected")
+    drawn = picture(doc).cables[0]
+    assert drawn.status == "fail" and drawn.causes == (1,) and not drawn.elsewhere
+    assert {r.status for r in drawn.rails} == {"fail"}
+    assert cable_rows(doc) == [(doc.cables[0], "fail")]
+    # A possible cause blames nothing.
+    unsure = edit(doc, causes=[cause | {"certain": False}], verdict="rejected")
+    assert cable_rows(unsure) == [(unsure.cables[0], "pass")]

@@ -11,8 +11,6 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_sparkfabric.report import charts
-from pytest_sparkfabric.report.build import build
-from pytest_sparkfabric.report.view import Report
 from pytest_sparkfabric.results import Results
 from tests.report.sample import Faults, document, edit
 
@@ -20,12 +18,12 @@ KEYS = ["bw-rail0", "bw-rail1", "nccl-busbw", "soak-lanes", "soak-temps"]
 
 
 @pytest.fixture(scope="module")
-def report() -> Report:
-    return build(document("ring", 4, Faults(bad_cable=0, hot=2), soak_minutes=4))
+def report() -> Results:
+    return document("ring", 4, Faults(bad_cable=0, hot=2), soak_minutes=4)
 
 
 @pytest.fixture(scope="module")
-def drawn(report: Report) -> list[charts.Chart]:
+def drawn(report: Results) -> list[charts.Chart]:
     return charts.render(report)
 
 
@@ -61,16 +59,16 @@ def test_ids_are_unique_across_the_page_and_every_reference_resolves(
         assert refs and set(refs) <= set(ids), c.key
 
 
-def test_the_same_data_gives_the_same_bytes(report: Report, drawn: list[charts.Chart]) -> None:
+def test_the_same_data_gives_the_same_bytes(report: Results, drawn: list[charts.Chart]) -> None:
     again = charts.render(report)
     assert [c.svg for c in again] == [c.svg for c in drawn]
 
 
-def test_global_matplotlib_settings_are_left_alone(report: Report) -> None:
+def test_global_matplotlib_settings_are_left_alone(report: Results) -> None:
     import matplotlib
 
     before = dict(matplotlib.rcParams)
-    charts.heatmap(report.bandwidth[0])
+    charts.heatmap(charts.matrices(report)[0])
     assert dict(matplotlib.rcParams) == before
 
 
@@ -107,23 +105,20 @@ def test_heatmap_draws_failed_directions_without_a_figure_red_never_grey() -> No
             "objects": ["spark-2:p0rail0->spark-3:p1rail0"],
         },
     ]
-    rail0 = build(Results.model_validate(raw)).bandwidth[0]
+    rail0 = charts.matrices(Results.model_validate(raw))[0]
     assert rail0.lost == (("spark-1", "spark-2", "fail"), ("spark-2", "spark-1", "fail"))
     caption = charts.heatmap(rail0).caption
     assert "Red: 2 failed without a figure; amber: 0 not measured." in caption
 
 
 def test_busbw_names_what_is_below_the_floor() -> None:
-    throttled = build(document("direct", 2, Faults(throttled=1), soak_minutes=1))
-    assert throttled.nccl is not None
-    chart = charts.busbw(throttled.nccl)
-    assert chart.caption == (
+    chart = charts.busbw(document("direct", 2, Faults(throttled=1), soak_minutes=1))
+    assert chart is not None and chart.caption == (
         "Floor 175 Gb/s (21.88 GB/s as nccl-tests print it), judged at the largest size. "
         "Below it: all_reduce_perf (marked X)."
     )
-    healthy = build(document("direct", 2, soak_minutes=1))
-    assert healthy.nccl is not None
-    assert charts.busbw(healthy.nccl).caption.endswith("All above it.")
+    healthy = charts.busbw(document("direct", 2, soak_minutes=1))
+    assert healthy is not None and healthy.caption.endswith("All above it.")
 
 
 def test_soak_captions_count_outliers_and_name_hot_nodes(drawn: list[charts.Chart]) -> None:
@@ -136,7 +131,7 @@ def test_soak_captions_count_outliers_and_name_hot_nodes(drawn: list[charts.Char
 def test_no_soak_data_no_soak_charts() -> None:
     doc = document("direct", 2, soak_minutes=1)
     doc = edit(doc, measurements=[m for m in doc.measurements if m.t_s is None])
-    assert [c.key for c in charts.render(build(doc))] == ["bw-rail0", "bw-rail1", "nccl-busbw"]
+    assert [c.key for c in charts.render(doc)] == ["bw-rail0", "bw-rail1", "nccl-busbw"]
 
 
 def _python(code: str) -> str:
@@ -176,9 +171,9 @@ def test_drawing_never_uses_pyplot_or_the_agg_renderer() -> None:
         "    raise AssertionError('Agg renderer used')\n"
         "backend_agg.RendererAgg.__init__ = refuse\n"
         "from tests.report.sample import Faults, document\n"
-        "from pytest_sparkfabric.report import build, charts\n"
+        "from pytest_sparkfabric.report import charts\n"
         "doc = document('ring', 4, Faults(bad_cable=0, hot=1), soak_minutes=2)\n"
-        "print(len(charts.render(build.build(doc))))\n"
+        "print(len(charts.render(doc)))\n"
         "print('matplotlib.pyplot' in sys.modules)"
     )
     assert out.split() == ["5", "False"]
@@ -205,5 +200,5 @@ def test_log_axis_labels_are_typeset_and_names_keep_their_dollar_signs(
             m["node"] = "spark$1$"
     raw["cluster"]["nodes"][0]["name"] = "spark$1$"
     doc = Results.model_validate(raw)
-    heat = charts.heatmap(build(doc).bandwidth[0])
+    heat = charts.heatmap(charts.matrices(doc)[0])
     assert dollar in heat.svg

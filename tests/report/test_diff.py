@@ -55,8 +55,8 @@ def test_a_bad_cable_shows_as_new_failures_bandwidth_and_ber() -> None:
     ]
     assert all(c.before == "passed" and c.after == "failed" for c in d.new_failures)
     assert [(f.subject, f.after, f.regression) for f in d.bandwidth] == [
-        ("spark-2->spark-3 rail1", 0.3, True),
-        ("spark-3->spark-2 rail1", 0.3, True),
+        ("spark-2:p0rail1->spark-3:p1rail1", 0.3, True),
+        ("spark-3:p1rail1->spark-2:p0rail1", 0.3, True),
     ]
     assert [f.subject for f in d.ber] == ["spark-2:p0rail1", "spark-3:p1rail1"]
 
@@ -72,7 +72,7 @@ def test_text_lists_each_group_with_its_count() -> None:
         "  test_soak.py::test_lanes[spark-3:p1rail1] (was passed)",
     ]
     assert "bandwidth beyond the tolerance (2):" in out
-    assert "  rdma_gbps spark-2->spark-3 rail1: 95.6 -> 0.3 Gb/s (-100%)" in out
+    assert "  rdma_gbps spark-2:p0rail1->spark-3:p1rail1: 95.6 -> 0.3 Gb/s (-100%)" in out
     assert "BER beyond the factor (2):" in out
     assert "  ber_max spark-2:p0rail1: 1.5e-11 -> 2.9e-05" in out
 

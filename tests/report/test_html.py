@@ -74,7 +74,6 @@ def test_reports_need_neither_the_plugin_nor_the_session() -> None:
 
 def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:
     from pytest_sparkfabric.report import page
-    from pytest_sparkfabric.report.build import build
     from tests.report.sample import edit
 
     gap = {
@@ -90,7 +89,7 @@ def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:
             {"node": "spark-2", "missing": [gap]},
         ],
     )
-    (section,) = [s for s in page.sections(build(doc)) if s.key == "preflight"]
+    (section,) = [s for s in page.sections(doc) if s.key == "preflight"]
     assert section.title == "What the nodes have"
     assert section.html == (
         "<table><tr><th>node</th><th>missing</th><th>fix</th></tr>"
@@ -98,6 +97,4 @@ def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:
         "<tr><td>spark-2</td><td>spark-2: iperf3: command not found (iperf3 is not installed, "
         "or not on PATH)</td><td><code>sudo apt install iperf3</code></td></tr></table>"
     )
-    assert not [
-        s for s in page.sections(build(document("direct", 2, Faults()))) if s.key == "preflight"
-    ]
+    assert not [s for s in page.sections(document("direct", 2, Faults())) if s.key == "preflight"]

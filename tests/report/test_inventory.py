@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from pytest_sparkfabric.report.build import build
+from pytest_sparkfabric.report.build import cable_rows
 from pytest_sparkfabric.report.inventory import COLUMNS, html
 from pytest_sparkfabric.results import Results
 from tests.report.sample import Faults, document
 
 
 def _table(doc: Results) -> str:
-    return html(build(doc).cables)
+    return html(cable_rows(doc))
 
 
 def _rows(table: str) -> list[list[str]]:

@@ -10,10 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.report.build import build
+from pytest_sparkfabric.report.build import (
+    End,
+    FabricCable,
+    FabricNode,
+    Picture,
+    RailState,
+    picture,
+)
 from pytest_sparkfabric.report.picture import cable_order, layout, render
 from pytest_sparkfabric.report.style import FILL, STROKE
-from pytest_sparkfabric.report.view import End, Fabric, FabricCable, FabricNode, RailState
 from pytest_sparkfabric.results import Results, Status
 from tests.report import svgtree
 from tests.report.sample import Faults, document
@@ -35,8 +41,8 @@ SIZES = [
 ]
 
 
-def _fabric(topology: str, n: int, faults: Faults | None = None) -> Fabric:
-    return build(document(topology, n, faults, soak_minutes=1)).fabric
+def _fabric(topology: str, n: int, faults: Faults | None = None) -> Picture:
+    return picture(document(topology, n, faults, soak_minutes=1))
 
 
 @pytest.mark.parametrize(("topology", "n"), SIZES)
@@ -102,7 +108,7 @@ def test_colours_follow_each_rail_and_node_verdict() -> None:
 def test_a_wrong_cable_is_drawn_where_it_runs_and_its_planned_route_left_empty() -> None:
     raw = document("ring", 4, soak_minutes=1).model_dump()
     raw["cables"][0]["found"] = "spark-1:p0<->spark-3:p1"  # planned to spark-2 port 1
-    root = svgtree.parse(render(build(Results.model_validate(raw)).fabric))
+    root = svgtree.parse(render(picture(Results.model_validate(raw))))
     cable = next(g for g in svgtree.groups(root, "sf-cable") if g.get("data-found"))
     assert cable.get("data-cable") == "spark-1:p0<->spark-2:p1"
     assert cable.get("data-found") == "spark-1:p0 <-> spark-3:p1"
@@ -130,7 +136,7 @@ def test_collateral_failures_are_dashed_and_the_culprit_solid() -> None:
 
 def test_names_and_values_are_escaped() -> None:
     hostile = "x<y&\"z'>"
-    fabric = Fabric(
+    fabric = Picture(
         "direct",
         (
             FabricNode(hostile, "fail", ("<script>alert(1)</script>",), (1,)),
@@ -159,7 +165,7 @@ def test_names_and_values_are_escaped() -> None:
 
 def test_long_names_are_shortened_on_the_box_but_whole_in_the_tooltip() -> None:
     name = "gx10-rack4-slot12-east"
-    fabric = Fabric(
+    fabric = Picture(
         "direct",
         (FabricNode(name, "pass"), FabricNode("b", "pass")),
         (FabricCable("c", End(name, "p0"), End("b", "p0"), "pass"),),
@@ -174,7 +180,7 @@ def test_long_names_are_shortened_on_the_box_but_whole_in_the_tooltip() -> None:
 def test_a_ring_is_drawn_in_cable_order_not_list_order() -> None:
     names = ["a", "b", "c", "d"]
     cabled = [("a", "c"), ("c", "b"), ("b", "d"), ("d", "a")]
-    fabric = Fabric(
+    fabric = Picture(
         "ring",
         tuple(FabricNode(n, "pass") for n in names),
         tuple(
@@ -262,7 +268,7 @@ def test_any_fabric_draws_well_formed_with_boxes_apart(
         for i, (a, b) in enumerate(ends)
         if i in kept
     )
-    root = svgtree.parse(render(Fabric(topology, nodes, cables)))  # type: ignore[arg-type]
+    root = svgtree.parse(render(Picture(topology, nodes, cables)))  # type: ignore[arg-type]
     boxes = [svgtree.rect(g) for g in svgtree.groups(root, "sf-node")]
     assert len(boxes) == n
     assert len(svgtree.groups(root, "sf-cable")) == len(cables)

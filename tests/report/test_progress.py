@@ -6,7 +6,6 @@ import pytest
 
 from pytest_sparkfabric.report.progress import (
     CLEAR,
-    PLAIN_EVERY_S,
     Status,
     Terminal,
     done_share,
@@ -16,13 +15,15 @@ from pytest_sparkfabric.report.progress import (
 
 def test_share_done_from_rounds_and_soak_seconds() -> None:
     assert done_share("RDMA round 3/5: spark-1<->spark-2") == 2 / 5
-    assert done_share("soak 120/600 s, hottest NIC 60 C") == 0.2
+    assert done_share("soak 2 min of 10 min (20%), hottest NIC 60 C") == 0.2
     assert done_share("jumbo DF pings: 24 directed links at once") is None
 
 
 def test_eta_from_the_time_so_far() -> None:
-    assert eta_text(60.0, 0.2) == "ETA 4m00s"
-    assert eta_text(10.0, 0.5) == "ETA 10s"
+    assert eta_text(60.0, 0.2) == "ETA 4 min"
+    assert eta_text(70.0, 0.5) == "ETA 1 min 10 s"
+    assert eta_text(10.0, 0.5) == "ETA 10 s"
+    assert eta_text(1.0, 0.5) == "ETA 1 s"
     assert eta_text(10.0, 0.0) is None
     assert eta_text(10.0, None) is None
 
@@ -30,10 +31,10 @@ def test_eta_from_the_time_so_far() -> None:
 def test_a_tty_updates_one_line_in_place() -> None:
     s = Status(tty=True, width=40)
     s.phase(0.0)
-    first = s.show("soak 60/600 s, worst lane 3 errors/s", 60.0)
+    first = s.show("soak 1 min of 10 min (10%), worst lane 3 errors/s", 60.0)
     assert first is not None and first.startswith(CLEAR) and "\n" not in first
     assert len(first) - len(CLEAR) <= 39  # never wraps onto a second line
-    again = s.show("soak 120/600 s, worst lane 4 errors/s", 61.0)
+    again = s.show("soak 2 min of 10 min (20%), worst lane 4 errors/s", 61.0)
     assert again is not None and again.startswith(CLEAR)  # every update shows, in place
     assert s.close() == CLEAR
     assert s.close() is None
@@ -42,11 +43,11 @@ def test_a_tty_updates_one_line_in_place() -> None:
 def test_a_log_gets_a_plain_line_at_most_every_30_s() -> None:
     s = Status(tty=False)
     s.phase(0.0)
-    shown = [s.show(f"soak {t}/600 s", float(t)) for t in range(10, 600, 10)]
+    shown = [s.show(f"soak {t} s ({t // 6}%)", float(t)) for t in range(12, 600, 12)]
     lines = [x for x in shown if x is not None]
-    assert lines[0] == "soak 10/600 s, ETA 9m50s"
+    assert lines[0] == "soak 12 s (2%), ETA 9 min 48 s"
     assert all(CLEAR not in x for x in lines)
-    assert len(lines) == len(range(10, 600, int(PLAIN_EVERY_S)))
+    assert len(lines) == len(range(12, 600, 36))
     assert s.close() is None
 
 
@@ -98,7 +99,7 @@ def test_a_tty_keeps_the_status_on_one_line(monkeypatch: pytest.MonkeyPatch) -> 
     assert out[0] == "sparkfabric: RDMA bandwidth: 4 rounds\n"
     updates = out[1:-1]
     assert len(updates) == 4 and all(u.startswith(CLEAR) and "\n" not in u for u in updates)
-    assert updates[2].endswith("round 3/4: a<->b, ETA 45s")
+    assert updates[2].endswith("round 3/4: a<->b, ETA 45 s")
     assert out[-1] == CLEAR
 
 
@@ -106,5 +107,5 @@ def test_a_log_gets_a_plain_status_every_30_s(monkeypatch: pytest.MonkeyPatch) -
     assert _run(False, monkeypatch) == [
         "sparkfabric: RDMA bandwidth: 4 rounds\n",
         "sparkfabric: RDMA round 1/4: a<->b\n",
-        "sparkfabric: RDMA round 3/4: a<->b, ETA 45s\n",
+        "sparkfabric: RDMA round 3/4: a<->b, ETA 45 s\n",
     ]

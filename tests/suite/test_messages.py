@@ -77,7 +77,7 @@ def test_progress_shows_the_schedule(pytester: pytest.Pytester) -> None:
     path = write_cluster(pytester.path, "demo.yaml", changes=SHORT_SOAK)
     r = run_measurements(pytester, path, "-k", "rdma")
     assert (
-        "RDMA bandwidth (legs): 4 node pairs, both rails at once, in 4 rounds x 10 s "
+        "RDMA bandwidth (legs): 4 node pairs in 4 rounds of 10 s, both rails at once "
         "(no node in two tests at once)" in r.stdout
     )
     # Round by round only where rounds take real time: the simulator's are over in a moment.

@@ -58,3 +58,13 @@ def test_soak_does_not_run_without_two_nodes_that_answer(pytester: pytest.Pytest
     )
     assert r.messages["test_soak_link[spark-2:rail0]"] == f"not measured: {down}"
     assert r.not_passed == set(r.outcomes)
+
+
+def test_progress_counts_what_runs(pytester: pytest.Pytester) -> None:
+    path = write_cluster(
+        pytester.path, "direct-2.yaml", faults=[{"fault": "node_unreachable", "node": "spark-2"}]
+    )
+    r = run_suite(pytester, path, markers="not soak")
+    # The phase is still asked for: it says nothing runs, not '0 node pairs' and rounds.
+    assert "RDMA bandwidth (legs): no node pair answers at both ends\n" in r.stdout
+    assert "0 node pairs" not in r.stdout and "round 1/" not in r.stdout
