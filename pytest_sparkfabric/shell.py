@@ -101,6 +101,16 @@ class Hole:
     plain: bool
 
 
+def program(template: str) -> str | None:
+    """The program a cluster.yaml command template starts (None: unreadable, or a placeholder
+    starts it)."""
+    try:
+        words = shlex.split(template)
+    except ValueError:
+        return None
+    return words[0] if words and "{" not in words[0] else None
+
+
 def holes(template: str) -> list[Hole]:
     """Every placeholder of a shell template with the quoting context it stands in.
 

@@ -12,11 +12,11 @@ lack is reported here and warned about by their checks, never made not measured.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
 from pytest_sparkfabric.measure.nccl_env import LIBRARY_GLOBS
 from pytest_sparkfabric.measure.prereq import (
@@ -109,15 +109,6 @@ class Preflight:
         return any(c.gaps for c in self.nodes.values())
 
 
-def _program(template: str) -> str | None:
-    """The program a cluster.yaml command template starts (None: a placeholder starts it)."""
-    try:
-        words = shlex.split(template)
-    except ValueError:
-        return None
-    return words[0] if words and "{" not in words[0] else None
-
-
 def _lib_patterns(cluster: Cluster) -> tuple[str, ...]:
     # The launcher exports nccl.env's LD_LIBRARY_PATH when it sets one; the loader then looks
     # there and in its cache, whose directories the system globs cover.
@@ -128,10 +119,10 @@ def _lib_patterns(cluster: Cluster) -> tuple[str, ...]:
 
 def _tools(cluster: Cluster, need: str) -> tuple[str, ...]:
     if need == NCCL:
-        launcher = _program(cluster.spec.nccl.launcher)
+        launcher = shell.program(cluster.spec.nccl.launcher)
         return (*((launcher,) if launcher else ()), cluster.spec.nccl.binary)
     if need == GPU_LOAD:
-        program = _program(cluster.spec.soak.gpu_load)
+        program = shell.program(cluster.spec.soak.gpu_load)
         return (program,) if program else ()
     if need == SUDO_EEPROM:
         return ()
