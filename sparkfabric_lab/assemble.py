@@ -72,6 +72,8 @@ def build_plan(cluster: Cluster, *, prefix: str, mgmt: IPv4Network) -> LabPlan:
                 sysctls=tuple(b.sysctls[node.name].items()),
                 nccl_conf="\n".join(conf) + "\n",
                 hangs=tuple(b.hangs[node.name]),
+                missing=frozenset(b.missing[node.name]),
+                lost_on=b.lost_on.get(node.name),
                 carrier={r.netdev: b.carrier.get((r.node, r.netdev), True) for r in node.rails},
                 pcie_width={
                     r.pci: b.width.get((r.node, r.pci), hardware.PCIE_WIDTH) for r in node.rails

@@ -17,7 +17,7 @@ import yaml
 
 from sparkfabric_lab import LabError, files, host, owner, services
 from sparkfabric_lab.assemble import build_plan
-from sparkfabric_lab.plan import End, LabPlan, NodeLab
+from sparkfabric_lab.plan import SIM_TOOLS, SYSTEM_PATH, End, LabPlan, NodeLab
 from sparkfabric_lab.state import STATE_FILE, LabState
 
 Log = Callable[[str], None]
@@ -248,10 +248,13 @@ def _write_wrappers(lab_dir: Path, node: NodeLab, python: str, package_root: str
     bd = files.bin_dir(lab_dir, node.name)
     bodies = {
         tool: files.sim_wrapper(lab_dir, node.name, tool, python=python, package_root=package_root)
-        for tool in files.SIM_TOOLS
+        for tool in SIM_TOOLS
+        if tool not in node.missing
     }
+    if node.lost_on is not None:
+        bodies[node.lost_on] = files.lost_wrapper(node, shutil.which("ip", path=SYSTEM_PATH))
     for hang in node.hangs:
-        otherwise = bodies.get(hang.tool) or shutil.which(hang.tool, path=files.SYSTEM_PATH)
+        otherwise = bodies.get(hang.tool) or shutil.which(hang.tool, path=SYSTEM_PATH)
         bodies[hang.tool] = files.hang_wrapper(hang, otherwise)
     for tool, body in bodies.items():
         services.write(bd / tool, body, 0o755)

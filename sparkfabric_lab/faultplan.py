@@ -1,19 +1,22 @@
 """How each fault in `simulate.faults` is made real in a lab plan (pure; docs/lab.md, Faults).
 
 Kernel-level faults change the plan (an MTU, a cable, an address, a sysctl); lab-level ones
-change what runs (no sshd, a tool that hangs); NCCL and PCIe faults change a node's files. Every
+change what runs (no sshd, a tool that hangs, a tool not there, a node that dies); NCCL and
+PCIe faults change a node's files. Every
 fault but command_hangs also goes to the simulator behind the wrappers, so the simulated tools
 agree with the lab: a simulated mpirun on one node cannot reach a node whose sshd is missing.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster.faults import FAULTS
-from sparkfabric_lab.plan import End, Hang, PlanBuilder, Wire
+from sparkfabric_lab import LabError
+from sparkfabric_lab.plan import SIM_TOOLS, SYSTEM_PATH, End, Hang, PlanBuilder, Wire
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Rail
@@ -107,6 +110,29 @@ def _command_hangs(b: PlanBuilder, f: FaultSpec, rails: list[Rail]) -> str:
     return f"command_hangs: `{f.command}` never returns on {', '.join(_who(b, f))}"
 
 
+def _tool_missing(b: PlanBuilder, f: FaultSpec, rails: list[Rail]) -> str:
+    tool = str(f.command).split()[0].rsplit("/", 1)[-1]
+    own = shutil.which(tool, path=SYSTEM_PATH)
+    who = ", ".join(_who(b, f))
+    if tool in SIM_TOOLS and own is not None:
+        # The nodes share the host's filesystem: without its wrapper the host's own would run.
+        return f"tool_missing: `{tool}` is this host's own ({own}); simulated behind its wrapper"
+    if own is not None:
+        raise LabError(
+            f"fault tool_missing: the lab cannot take `{tool}` away: every node shares this "
+            f"host's {own}; name a tool the lab simulates ({', '.join(SIM_TOOLS)})"
+        )
+    for n in _who(b, f):
+        b.missing[n].add(tool)
+    return f"tool_missing: no `{tool}` on {who} (the node's shell does not find it)"
+
+
+def _node_lost(b: PlanBuilder, f: FaultSpec, rails: list[Rail]) -> str:
+    tool = str(f.command).split()[0].rsplit("/", 1)[-1]
+    b.lost_on[str(f.node)] = tool
+    return f"node_lost: the first `{tool}` on {f.node} ends its every process, sshd included"
+
+
 def _nccl_conf(b: PlanBuilder, f: FaultSpec, rails: list[Rail]) -> str:
     for n in _who(b, f):
         node = b.cluster.node(n)
@@ -146,6 +172,8 @@ APPLY: Mapping[FaultName, Apply] = {
     "nccl_gid_index": _nccl_conf,
     "nccl_socket_ifname": _nccl_conf,
     "pcie_width": _pcie_width,
+    "tool_missing": _tool_missing,
+    "node_lost": _node_lost,
 }
 
 

@@ -21,27 +21,8 @@ from typing import Any
 
 import yaml
 
-from sparkfabric_lab.plan import Hang, LabPlan, NodeLab
+from sparkfabric_lab.plan import SYSTEM_PATH, Hang, LabPlan, NodeLab
 
-# Tools only the hardware has; in the lab each is a wrapper around the simulator.
-SIM_TOOLS = (
-    "ethtool",
-    "ib_write_bw",
-    "ib_write_lat",
-    "ib_read_bw",
-    "ib_send_bw",
-    "ibdev2netdev",
-    "ibv_devinfo",
-    "show_gids",
-    "mlnx_qos",
-    "mpirun",
-    "all_reduce_perf",
-    "all_gather_perf",
-    "nvidia-smi",
-    "gpu_burn",
-    "lldpctl",
-)
-SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HANG_SECONDS = 2147483647
 # One resident simulator for the whole lab (lab/resident.py): a server one node starts is
 # answered by a client on another, and GPU loads heat what they heat, across calls and nodes.
@@ -151,6 +132,23 @@ def hang_wrapper(hang: Hang, otherwise: str | None) -> str:
     else:
         tail = [f'exec {shlex.quote(otherwise)} "$@"']
     return "\n".join([*head, *tail, ""])
+
+
+def lost_wrapper(node: NodeLab, ip: str | None) -> str:
+    """The tool whose first run loses the node (fault node_lost): every process in its
+    namespace ends, sshd and this session's own included, as when a box powers off; ssh to it
+    is refused from then on."""
+    return "\n".join(
+        [
+            "#!/bin/sh",
+            f"# sparkfabric lab fault node_lost: the first `{node.lost_on}` ends {node.name}",
+            f"for pid in $({shlex.quote(ip or 'ip')} netns pids {shlex.quote(node.ns)}); do",
+            '  [ "$pid" = "$$" ] || kill -KILL "$pid" 2>/dev/null',
+            "done",
+            "exit 255",
+            "",
+        ]
+    )
 
 
 def _header(kind: str, source: str) -> str:

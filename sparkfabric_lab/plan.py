@@ -21,6 +21,25 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster, Rail
     from pytest_sparkfabric.cluster.faults import FaultName
 
+# Tools only the hardware has; in the lab each is a wrapper around the simulator.
+SIM_TOOLS = (
+    "ethtool",
+    "ib_write_bw",
+    "ib_write_lat",
+    "ib_read_bw",
+    "ib_send_bw",
+    "ibdev2netdev",
+    "ibv_devinfo",
+    "show_gids",
+    "mlnx_qos",
+    "mpirun",
+    "all_reduce_perf",
+    "all_gather_perf",
+    "nvidia-smi",
+    "gpu_burn",
+    "lldpctl",
+)
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 LAB_RANGE = IPv4Network("198.18.0.0/15")
 SWITCH_LEG_MTU = 9216
 SWITCH_BRIDGE = "bridge1"
@@ -80,6 +99,10 @@ class NodeLab:
     sysctls: tuple[tuple[str, str], ...]
     nccl_conf: str
     hangs: tuple[Hang, ...]
+    # tool_missing: tools that get no wrapper (the node's shell does not find them)
+    missing: frozenset[str]
+    # node_lost: the tool whose first run ends every process of the node, sshd included
+    lost_on: str | None
     carrier: Mapping[str, bool]
     pcie_width: Mapping[str, int]
     addresses: Mapping[str, tuple[IPv4Interface, ...]]
@@ -172,6 +195,8 @@ class PlanBuilder:
         self.conf: dict[str, list[str]] = {n.name: [] for n in cluster.nodes}
         self.hangs: dict[str, list[Hang]] = {n.name: [] for n in cluster.nodes}
         self.no_sshd: set[str] = set()
+        self.missing: dict[str, set[str]] = {n.name: set() for n in cluster.nodes}
+        self.lost_on: dict[str, str] = {}
         self.applied: list[str] = []
         self.limbo_used = 0
 

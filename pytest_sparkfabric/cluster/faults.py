@@ -148,11 +148,11 @@ _TABLE: tuple[Fault, ...] = (
     Fault("firewall", ("node",), (),
           "a host firewall rejects the test ports (ssh and ping pass)", "simulated"),
     Fault("tool_missing", ("command",), ("node",),
-          "a command is not installed (the shell answers `not found`, rc 127)", "simulated"),
+          "a command is not installed (the shell answers `not found`, rc 127)", "real"),
     Fault("sudo_refused", (), ("node",),
           "sudo asks for a password (`sudo -n` is refused)", "simulated"),
     Fault("node_lost", ("node", "command"), (),
-          "the node stops answering ssh from the first time it runs `command`", "simulated"),
+          "the node stops answering ssh from the first time it runs `command`", "real"),
     Fault("link_flap", ("node",), ("port",),
           "the cable drops its link once for a moment, one second into the first RDMA "
           "transfer over it, and comes back", "simulated"),
