@@ -235,6 +235,8 @@ def _write_files(plan: LabPlan, raw: Any, lab_dir: Path, source: Path, log: Log)
     )
     python = sys.executable
     package_root = services.PACKAGE_ROOT
+    services.write(lab_dir / files.NCCL_TESTS, files.nccl_tests_wrapper(), 0o755)
+    services.write(lab_dir / files.LIBNCCL, "sparkfabric lab: a placeholder, NCCL is simulated\n")
     for node in plan.nodes:
         _write_wrappers(lab_dir, node, python, package_root)
         nd = files.node_dir(lab_dir, node.name)

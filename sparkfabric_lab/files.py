@@ -134,6 +134,22 @@ def hang_wrapper(hang: Hang, otherwise: str | None) -> str:
     return "\n".join([*head, *tail, ""])
 
 
+NCCL_TESTS = "nccl-tests/build/all_reduce_perf"
+LIBNCCL = "nccl/build/lib/libnccl.so.2"
+
+
+def nccl_tests_wrapper() -> str:
+    return "\n".join(
+        [
+            "#!/bin/sh",
+            "# sparkfabric lab: nccl-tests where NVIDIA's nccl playbook builds them; the ranks",
+            "# mpirun starts are the simulator's. Run alone: the node's simulated all_reduce_perf.",
+            'exec all_reduce_perf "$@"',
+            "",
+        ]
+    )
+
+
 def lost_wrapper(node: NodeLab, ip: str | None) -> str:
     """The tool whose first run loses the node (fault node_lost): every process in its
     namespace ends, sshd and this session's own included, as when a box powers off; ssh to it
@@ -164,6 +180,14 @@ def derived_cluster(raw: Mapping[str, Any], lab_dir: Path, plan: LabPlan) -> dic
     d.pop("replay_dir", None)
     for node in d["nodes"]:
         node["ssh"] = {"host": node["name"]}
+    # nccl-tests and libnccl where the nccl playbook builds them, under the lab dir: the
+    # preflight looks for them on each node as on a cluster (the ranks are the simulator's).
+    nccl = dict(d.get("nccl") or {})
+    nccl.setdefault("binary", str(lab_dir / NCCL_TESTS))
+    env = dict(nccl.get("env") or {})
+    env.setdefault("LD_LIBRARY_PATH", str((lab_dir / LIBNCCL).parent))
+    nccl["env"] = env
+    d["nccl"] = nccl
     if isinstance(d.get("switch"), dict) and plan.switch_mgmt is not None:
         # Never the real switch: the lab's switch namespace answers RouterOS REST over HTTP
         # (lab/routeros.py), for the configured user, without a password.

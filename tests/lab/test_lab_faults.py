@@ -184,7 +184,8 @@ CASES: dict[str, Case] = {
         "direct-2", ({"fault": "link_down", "node": S1},),
         pings(f"{S1}:rail0<->{S2}:rail0", f"{S1}:rail1<->{S2}:rail1")
         | ids("test_roce_port", f"{S1}:rail0", f"{S1}:rail1", f"{S2}:rail0", f"{S2}:rail1")
-        | ids("test_roce_mtu", f"{S1}:rail0", f"{S1}:rail1", f"{S2}:rail0", f"{S2}:rail1"),
+        | ids("test_roce_mtu", f"{S1}:rail0", f"{S1}:rail1", f"{S2}:rail0", f"{S2}:rail1")
+        | ids("test_cabling", S1, S2),  # a dark cable is a cable not found (link_down)
         no_carrier((S1, "enp1s0f1np1"), (S2, "enP2p1s0f1np1")),
     ),
     "link-down-ring-port": Case(
@@ -193,13 +194,14 @@ CASES: dict[str, Case] = {
         | ids("test_roce_port", f"{S1}:p0rail0", f"{S1}:p0rail1", f"{S2}:p1rail0",
               f"{S2}:p1rail1")
         | ids("test_roce_mtu", f"{S1}:p0rail0", f"{S1}:p0rail1", f"{S2}:p1rail0",
-              f"{S2}:p1rail1"),
+              f"{S2}:p1rail1")
+        | ids("test_cabling", S1, S2),
         no_carrier((S1, "enp1s0f0np0"), (S2, "enP2p1s0f1np1")),
     ),
     "link-down-switch": Case(
         "switch-4", ({"fault": "link_down", "node": S3},),
         switch_pings(S3, (S2, "spark-4")) | ids("test_roce_port", f"{S3}:rail0", f"{S3}:rail1")
-        | ids("test_roce_mtu", f"{S3}:rail0", f"{S3}:rail1"),
+        | ids("test_roce_mtu", f"{S3}:rail0", f"{S3}:rail1") | ids("test_cabling", S3),
         no_carrier((S3, "enp1s0f1np1")),
     ),
     "duplicate-ip": Case(
