@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import testinfra.host
 
     from pytest_sparkfabric.cluster import Cluster, Node, Rail
-    from pytest_sparkfabric.cluster.plan import DirectedLink, Link, NodePair
+    from pytest_sparkfabric.cluster.plan import DirectedLink, Link, NodePair, Plan
     from pytest_sparkfabric.cluster.spec import SwitchSpec
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.session import SparkSession
@@ -51,22 +51,34 @@ def _session(config: pytest.Config) -> SparkSession:
     return s
 
 
+Params = dict[str, tuple[list[Any], list[str]]]
+PARAMS_KEY = pytest.StashKey[Params]()
+
+
+def parameters(c: Cluster, plan: Plan) -> Params:
+    """Each plugin fixture's values and ids; bandwidth items follow the schedule
+    (bandwidth.schedule): the pairs it measures."""
+    measured = bwplan.measured_pairs(plan, bwplan.build(c, plan))
+    bw_links = [link for pair in measured for link in pair.links]
+    directed = list(bwplan.directed_links(c, plan))
+    return {
+        "_sf_node": (list(c.nodes), [n.name for n in c.nodes]),
+        "_sf_rail": (list(c.rails), [r.id for r in c.rails]),
+        "_sf_link": (directed, [d.id for d in directed]),
+        "_sf_rail_link": (bw_links, [link.id for link in bw_links]),
+        "_sf_node_pair": (list(measured), [p.id for p in measured]),
+    }
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     s = get_session(metafunc.config)
     if s is None:
         return
-    c, plan = s.cluster, s.plan
-    # Bandwidth items follow the schedule (bandwidth.schedule): the pairs it measures.
-    measured = bwplan.measured_pairs(plan, bwplan.build(c, plan))
-    bw_links = [link for pair in measured for link in pair.links]
-    directed = bwplan.directed_links(c, plan)
-    params: dict[str, tuple[list[Any], list[str]]] = {
-        "_sf_node": (list(c.nodes), [n.name for n in c.nodes]),
-        "_sf_rail": (list(c.rails), [r.id for r in c.rails]),
-        "_sf_link": (list(directed), [d.id for d in directed]),
-        "_sf_rail_link": (bw_links, [link.id for link in bw_links]),
-        "_sf_node_pair": (list(measured), [p.id for p in measured]),
-    }
+    # Worked out once per run, not per test function: at 64 nodes the schedule alone costs
+    # tens of milliseconds, and the suite has some forty parametrized functions.
+    params = metafunc.config.stash.get(PARAMS_KEY, None)
+    if params is None:
+        params = metafunc.config.stash[PARAMS_KEY] = parameters(s.cluster, s.plan)
     for name, (values, ids) in params.items():
         if name in metafunc.fixturenames:
             metafunc.parametrize(name, values, ids=ids, indirect=True)
