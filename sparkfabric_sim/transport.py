@@ -178,9 +178,10 @@ class SimTransport(Transport):
         and what the jobs that change nothing print."""
         requests: dict[int, FlowRequest] = {}
         pure: dict[int, Outcome] = {}
+        last = len(jobs)
         for again in (False, True):
             for i, job in enumerate(jobs):
-                if results[i] is not None or i in servers:
+                if results[i] is not None or i in servers or (again and i > last):
                     continue
                 try:
                     outcome = self.world.dry_run(job.node, _command(job), t0)
@@ -195,8 +196,11 @@ class SimTransport(Transport):
                     pure[i] = outcome
             if not servers:
                 break
-            # Clients planned before their server was listening: plan them again.
-            pure.clear()
+            # Clients planned before their server was listening: plan them again. A job after
+            # the last server was planned with every server of the batch listening.
+            last = max(servers)
+            for k in [k for k in pure if k < last]:
+                del pure[k]
         return list(requests.values()), pure
 
     def _finish(self, job: Job, outcome: Outcome, t0: float, spawned: list[Process]) -> RunResult:
