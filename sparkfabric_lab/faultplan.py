@@ -1,10 +1,11 @@
-"""How each fault in `simulate.faults` is made real in a lab plan (pure; docs/lab.md, Faults).
+"""How each fault in `simulate.faults` is made real in a lab plan (docs/lab.md, Faults). Pure
+but for tool_missing, which looks on the host's PATH for a tool the nodes would share.
 
 Kernel-level faults change the plan (an MTU, a cable, an address, a sysctl); lab-level ones
 change what runs (no sshd, a tool that hangs, a tool not there, a node that dies); NCCL and
-PCIe faults change a node's files. Every
-fault but command_hangs also goes to the simulator behind the wrappers, so the simulated tools
-agree with the lab: a simulated mpirun on one node cannot reach a node whose sshd is missing.
+PCIe faults change a node's files. Every fault but command_hangs also goes to the simulator
+behind the wrappers, so the simulated tools agree with the lab: a simulated mpirun on one node
+cannot reach a node whose sshd is missing.
 """
 
 from __future__ import annotations
