@@ -22,6 +22,7 @@ from pytest_sparkfabric.measure.nccl_env import LIBRARY_GLOBS
 from pytest_sparkfabric.measure.prereq import (
     SUDO_ETHTOOL_FIX,
     could_not_run,
+    lacking,
     prereq_of,
     tool_missing,
 )
@@ -156,9 +157,8 @@ def gaps(cluster: Cluster, node: str, needs: Iterable[str], found: Found) -> tup
             places = ", ".join(_lib_patterns(cluster))
             out.append(Gap(need, _libnccl(node, places)))
         if need == "lldpctl" and found.tools.get("lldpctl") and not found.sockets.get(LLDPD_SOCKET):
-            p = prereq_of("lldpctl")
-            why = f"{node}: lldpd is not running (no {LLDPD_SOCKET} for lldpctl to ask)"
-            out.append(Gap(need, NotMeasured(why, nodes=[node], missing=p.name, fix=p.fix)))
+            why = f"lldpd is not running (no {LLDPD_SOCKET} for lldpctl to ask)"
+            out.append(Gap(need, lacking(node, prereq_of("lldpctl"), why)))
         if need == SUDO_EEPROM:
             refused = [(w, a) for w, a in found.sudo.items() if not a.allowed]
             if refused:
@@ -167,13 +167,8 @@ def gaps(cluster: Cluster, node: str, needs: Iterable[str], found: Found) -> tup
 
 
 def _libnccl(node: str, places: str) -> NotMeasured:
-    p = prereq_of(LIBNCCL)
-    return NotMeasured(
-        f"{node}: {LIBNCCL}: not found where the launcher's ranks load it ({places})",
-        nodes=[node],
-        missing=p.name,
-        fix=p.fix,
-    )
+    why = f"{LIBNCCL}: not found where the launcher's ranks load it ({places})"
+    return lacking(node, prereq_of(LIBNCCL), why)
 
 
 def _sudo(node: str, words: str, answer: SudoAnswer) -> NotMeasured:

@@ -92,12 +92,11 @@ def could_not_run(r: RunResult | None) -> NotMeasured | None:
     tool: str | None = None
     if lib := _NO_LIBRARY.search(r.stderr):
         p = prereq_of(lib.group(1))
-        return NotMeasured(
-            f"{r.node}: {lib.group(1)} not found by the loader ({p.name} is not built, or not "
-            "on the ranks' LD_LIBRARY_PATH)",
-            nodes=[r.node],
-            missing=p.name,
-            fix=p.fix,
+        return lacking(
+            r.node,
+            p,
+            f"{lib.group(1)} not found by the loader ({p.name} is not built, or not on the "
+            "ranks' LD_LIBRARY_PATH)",
         )
     if _MPI_NOT_FOUND.search(r.stderr):
         m = _MPI_EXE.search(r.stderr)
@@ -109,12 +108,14 @@ def could_not_run(r: RunResult | None) -> NotMeasured | None:
     return tool_missing(r.node, tool)
 
 
+def lacking(node: str, p: Prereq, why: str) -> NotMeasured:
+    """`node` lacks prerequisite `p`: not measured, `why` after the node's name, `p`'s fix."""
+    return NotMeasured(f"{node}: {why}", nodes=[node], missing=p.name, fix=p.fix)
+
+
 def tool_missing(node: str, tool: str) -> NotMeasured:
     """The one wording of a command the node cannot find (a run's rc 127, or the preflight)."""
     p = prereq_of(tool)
-    return NotMeasured(
-        f"{node}: {tool}: command not found ({p.name} is not installed, or not on PATH)",
-        nodes=[node],
-        missing=p.name,
-        fix=p.fix,
+    return lacking(
+        node, p, f"{tool}: command not found ({p.name} is not installed, or not on PATH)"
     )

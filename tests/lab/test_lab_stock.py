@@ -67,6 +67,15 @@ def _about(outcomes: dict[str, str], node: str) -> dict[str, str]:
     return {k: v for k, v in outcomes.items() if node in k.split("[", 1)[-1]}
 
 
+def _spark2_not_measured_spark1_measured(run: Run) -> None:
+    outcomes = _outcomes(run)
+    assert "failed" not in outcomes.values(), run.suite.failures()
+    assert run.document["verdict"] == "incomplete"
+    assert set(_about(outcomes, S2).values()) == {"not_measured"}, outcomes
+    loopback = {k: v for k, v in outcomes.items() if k.startswith("test_nic_loopback[spark-1")}
+    assert loopback and set(loopback.values()) == {"passed"}, outcomes
+
+
 def test_a_tool_the_node_does_not_have_is_not_measured_with_its_install_line(
     runs: dict[str, Run],
 ) -> None:
@@ -75,12 +84,7 @@ def test_a_tool_the_node_does_not_have_is_not_measured_with_its_install_line(
     path = f"PATH={run.lab.dir}/bin/{S2}:$PATH"
     r = run.lab.in_node(S2, ["sh", "-c", f"{path} command -v ib_write_bw"])
     assert r.returncode != 0 and r.stdout == ""
-    outcomes = _outcomes(run)
-    assert "failed" not in outcomes.values(), run.suite.failures()
-    assert run.document["verdict"] == "incomplete"
-    assert set(_about(outcomes, S2).values()) == {"not_measured"}, outcomes
-    loopback = {k: v for k, v in outcomes.items() if k.startswith("test_nic_loopback[spark-1")}
-    assert loopback and set(loopback.values()) == {"passed"}, outcomes
+    _spark2_not_measured_spark1_measured(run)
     assert "spark-2: ib_write_bw: command not found" in run.suite.output
     assert "sudo apt install perftest" in run.suite.output
     (cause,) = run.document["causes"]
@@ -92,12 +96,7 @@ def test_a_node_lost_mid_run_is_not_measured_and_no_hardware_is_blamed(
     runs: dict[str, Run],
 ) -> None:
     run = runs["node_lost"]
-    outcomes = _outcomes(run)
-    assert "failed" not in outcomes.values(), run.suite.failures()
-    assert run.document["verdict"] == "incomplete"
-    assert set(_about(outcomes, S2).values()) == {"not_measured"}, outcomes
-    loopback = {k: v for k, v in outcomes.items() if k.startswith("test_nic_loopback[spark-1")}
-    assert loopback and set(loopback.values()) == {"passed"}, outcomes
+    _spark2_not_measured_spark1_measured(run)
     (cause,) = run.document["causes"]
     assert cause["rule"] == "node_unreachable", cause
     assert "NIC" not in run.suite.output.split("root cause", 1)[-1]
