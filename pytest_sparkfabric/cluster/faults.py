@@ -1,6 +1,6 @@
 """The fault registry: every fault `simulate.faults` can inject, the one list of them.
 
-Config validation (`spec.FaultSpec`, `rules`), the field reference (docs/cluster-yaml.md), the
+Config validation (`spec.FaultSpec`, `validate`), the field reference (docs/cluster-yaml.md), the
 simulator (`sparkfabric_sim.inject`) and the lab (`sparkfabric_lab.faultplan`) all read this
 table; each fault has its example in examples/faults/<name>.yaml. A new fault is a row here, an
 injector in the simulator, a lab plan or `lab="simulated"`, and its example.
@@ -12,43 +12,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+# fmt: off
 FaultName = Literal[
-    "link_down",
-    "autoneg_failed",
-    "switch_cpu_forwarding",
-    "pfc_stall",
-    "duplicate_ip",
-    "half_port",
-    "nccl_single_hca",
-    "nccl_socket",
-    "ipv6_enabled",
-    "mtu",
-    "nic_throttled",
-    "lane_degradation",
-    "arp_flux",
-    "rp_filter_strict",
-    "pcie_width",
-    "eeprom_placeholder",
-    "node_unreachable",
-    "command_hangs",
-    "phy_counters_missing",
-    "hot_nic",
-    "host_pfc",
-    "rx_discards",
-    "switch_fcs_errors",
-    "egress_cap",
-    "cable_swapped",
-    "ring_order",
-    "nccl_gid_index",
-    "link_speed",
-    "nccl_socket_ifname",
-    "firmware_mismatch",
-    "firewall",
-    "tool_missing",
-    "sudo_refused",
-    "node_lost",
-    "link_flap",
+    "link_down", "autoneg_failed", "switch_cpu_forwarding", "pfc_stall", "duplicate_ip",
+    "half_port", "nccl_single_hca", "nccl_socket", "ipv6_enabled", "mtu", "nic_throttled",
+    "lane_degradation", "arp_flux", "rp_filter_strict", "pcie_width", "eeprom_placeholder",
+    "node_unreachable", "command_hangs", "phy_counters_missing", "hot_nic", "host_pfc",
+    "rx_discards", "switch_fcs_errors", "egress_cap", "cable_swapped", "ring_order",
+    "nccl_gid_index", "link_speed", "nccl_socket_ifname", "firmware_mismatch", "firewall",
+    "tool_missing", "sudo_refused", "node_lost", "link_flap",
 ]
+# fmt: on
 Target = Literal[
     "node", "rail", "port", "lane", "switch_port", "value", "onset_c", "command", "rate_per_s"
 ]

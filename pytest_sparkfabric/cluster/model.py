@@ -6,13 +6,20 @@ Built from a validated `ClusterSpec` by `build_nodes` (rail names default to the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from ipaddress import IPv4Interface
 from pathlib import Path
 
 from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.cluster.source import Located, Path_
-from pytest_sparkfabric.cluster.spec import LINK_SPEEDS_MBPS, ClusterSpec, SshSpec, TopologyName
+from pytest_sparkfabric.cluster.spec import (
+    LINK_SPEEDS_MBPS,
+    ClusterSpec,
+    NodeSpec,
+    SshSpec,
+    TopologyName,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,26 +117,13 @@ def _link_speed_mbps(spec: ClusterSpec, node: str, port: int) -> int:
 
 
 def build_nodes(spec: ClusterSpec) -> tuple[Node, ...]:
-    nodes = []
-    for n in spec.nodes:
-        rails = []
-        for port in sorted(n.ports):
-            speed = _link_speed_mbps(spec, n.name, port)
-            for index, rs in enumerate(n.ports[port]):
-                std = hardware.rail_names(port, index)
-                netdev, rdma = rs.netdev or std.netdev, rs.rdma or std.rdma
-                rails.append(
-                    Rail(
-                        n.name,
-                        port,
-                        index,
-                        rs.address,
-                        netdev,
-                        rdma,
-                        std.pci,
-                        len(n.ports) > 1,
-                        speed,
-                    )
-                )
-        nodes.append(Node(name=n.name, ssh=n.ssh, rails=tuple(rails)))
-    return tuple(nodes)
+    return tuple(Node(n.name, n.ssh, tuple(_rails(spec, n))) for n in spec.nodes)
+
+
+def _rails(spec: ClusterSpec, n: NodeSpec) -> Iterator[Rail]:
+    for port in sorted(n.ports):
+        speed = _link_speed_mbps(spec, n.name, port)
+        for index, rs in enumerate(n.ports[port]):
+            std = hardware.rail_names(port, index)
+            netdev, rdma, multi = rs.netdev or std.netdev, rs.rdma or std.rdma, len(n.ports) > 1
+            yield Rail(n.name, port, index, rs.address, netdev, rdma, std.pci, multi, speed)

@@ -47,23 +47,13 @@ from typing import Literal, get_args
 GIB = 2**30
 MIB = 2**20
 
+# fmt: off
 ThresholdName = Literal[
-    "loopback_gbps",
-    "rail_rdma_gbps",
-    "pair_rdma_gbps",
-    "tcp_pair_gbps",
-    "nccl_busbw_gbytes_s",
-    "ber_max",
-    "lane_ratio_max",
-    "lane_floor_per_s",
-    "lane_warn_ratio",
-    "lane_heat_growth_min",
-    "ping_loss_pct",
-    "nic_temp_max_c",
-    "nic_rise_min_c",
-    "discard_pct",
-    "rdma_lat_us",
+    "loopback_gbps", "rail_rdma_gbps", "pair_rdma_gbps", "tcp_pair_gbps", "nccl_busbw_gbytes_s",
+    "ber_max", "lane_ratio_max", "lane_floor_per_s", "lane_warn_ratio", "lane_heat_growth_min",
+    "ping_loss_pct", "nic_temp_max_c", "nic_rise_min_c", "discard_pct", "rdma_lat_us",
 ]
+# fmt: on
 Kind = Literal["min", "max"]
 
 
@@ -110,72 +100,42 @@ SCALES_WITH_SPEED: frozenset[ThresholdName] = frozenset(
 
 # fmt: off
 _BASE: tuple[Threshold, ...] = (
-    Threshold(
-        "loopback_gbps", 80, "min", "Gb/s",
-        "default: healthy NIC loopback ~106 Gb/s, throttled 8-25 Gb/s",
-    ),
-    Threshold(
-        "rail_rdma_gbps", 80, "min", "Gb/s",
-        "default: NVIDIA's own per-rail gate >= 80 Gb/s; healthy 92-112",
-    ),
-    Threshold(
-        "pair_rdma_gbps", 180, "min", "Gb/s",
-        "default: NVIDIA Sync lower bound 184",
-    ),
-    Threshold(
-        "tcp_pair_gbps", 160, "min", "Gb/s",
-        "default: parallel iperf3 on both halves reaches 185-198; one half 100-110",
-    ),
-    Threshold(
-        "nccl_busbw_gbytes_s", 21.875, "min", "GB/s",
-        "default: NVIDIA setup script floor 21.875 GB/s at 16 GiB (see BUSBW_FLOORS)",
-    ),
-    Threshold(
-        "ber_max", 2.4e-5, "max", "",
-        "default: a tenth of the RS(544,514) FEC limit ~2.4e-4",
-    ),
-    Threshold(
-        "lane_ratio_max", 100, "max", "x",
-        "default: the failing cable's hot lane logged ~1000x its neighbours",
-    ),
-    Threshold(
-        "lane_floor_per_s", 10, "min", "errors/s",
-        "default: near the healthy trickle of a few errors/s per lane; a lane below 100x this "
-        "is never marginal, the failing cable's lane warned at ~2.9k/s",
-    ),
-    Threshold(
-        "lane_warn_ratio", 10, "max", "x",
-        "default: a tenth of lane_ratio_max; healthy PAM4 lanes trickle within a few x of "
-        "each other, so 10x is worth a look (a warning, never a failure)",
-    ),
-    Threshold(
-        "lane_heat_growth_min", 2, "min", "x",
-        "default: the failing cable's lane grew from a few/s to ~2.9k/s and on to 11.7M/s as "
-        "the NIC warmed to 81 C; a healthy trickle stays within noise of its cool rate",
-    ),
-    Threshold(
-        "ping_loss_pct", 0, "max", "%",
-        "default: a DF jumbo ping between healthy rails loses nothing",
-    ),
-    Threshold(
-        "nic_temp_max_c", 105, "max", "C",
-        "default: the mlx5 hwmon warning threshold (temp_crit) ~105 C",
-    ),
-    Threshold(
-        "nic_rise_min_c", 5, "min", "C",
-        "default: under gpu-burn the NIC warmed from idle to 81 C within 3 min in the field",
-    ),
-    Threshold(
-        "discard_pct", 0.1, "max", "%",
-        "default: no published figure; a lossy RoCE rail that drops more than 1 frame in 1000 "
-        "under load retransmits visibly (chosen, override when your fabric is known)",
-    ),
-    Threshold(
-        "rdma_lat_us", 5, "max", "us",
-        "default: ib_write_lat 2 B between two GB10s over one cable t_avg 1.47 us "
-        "(eugr/spark-vllm-docker NETWORKING.md); 5 leaves room for a switch hop, not for "
-        "software forwarding",
-    ),
+    Threshold("loopback_gbps", 80, "min", "Gb/s",
+              "default: healthy NIC loopback ~106 Gb/s, throttled 8-25 Gb/s"),
+    Threshold("rail_rdma_gbps", 80, "min", "Gb/s",
+              "default: NVIDIA's own per-rail gate >= 80 Gb/s; healthy 92-112"),
+    Threshold("pair_rdma_gbps", 180, "min", "Gb/s",
+              "default: NVIDIA Sync lower bound 184"),
+    Threshold("tcp_pair_gbps", 160, "min", "Gb/s",
+              "default: parallel iperf3 on both halves reaches 185-198; one half 100-110"),
+    Threshold("nccl_busbw_gbytes_s", 21.875, "min", "GB/s",
+              "default: NVIDIA setup script floor 21.875 GB/s at 16 GiB (see BUSBW_FLOORS)"),
+    Threshold("ber_max", 2.4e-5, "max", "",
+              "default: a tenth of the RS(544,514) FEC limit ~2.4e-4"),
+    Threshold("lane_ratio_max", 100, "max", "x",
+              "default: the failing cable's hot lane logged ~1000x its neighbours"),
+    Threshold("lane_floor_per_s", 10, "min", "errors/s",
+              "default: near the healthy trickle of a few errors/s per lane; a lane below 100x "
+              "this is never marginal, the failing cable's lane warned at ~2.9k/s"),
+    Threshold("lane_warn_ratio", 10, "max", "x",
+              "default: a tenth of lane_ratio_max; healthy PAM4 lanes trickle within a few x of "
+              "each other, so 10x is worth a look (a warning, never a failure)"),
+    Threshold("lane_heat_growth_min", 2, "min", "x",
+              "default: the failing cable's lane grew from a few/s to ~2.9k/s and on to 11.7M/s as "
+              "the NIC warmed to 81 C; a healthy trickle stays within noise of its cool rate"),
+    Threshold("ping_loss_pct", 0, "max", "%",
+              "default: a DF jumbo ping between healthy rails loses nothing"),
+    Threshold("nic_temp_max_c", 105, "max", "C",
+              "default: the mlx5 hwmon warning threshold (temp_crit) ~105 C"),
+    Threshold("nic_rise_min_c", 5, "min", "C",
+              "default: under gpu-burn the NIC warmed from idle to 81 C within 3 min in the field"),
+    Threshold("discard_pct", 0.1, "max", "%",
+              "default: no published figure; a lossy RoCE rail that drops more than 1 frame in "
+              "1000 under load retransmits visibly (chosen, override when your fabric is known)"),
+    Threshold("rdma_lat_us", 5, "max", "us",
+              "default: ib_write_lat 2 B between two GB10s over one cable t_avg 1.47 us "
+              "(eugr/spark-vllm-docker NETWORKING.md); 5 leaves room for a switch hop, not for "
+              "software forwarding"),
 )
 
 # With `directions: together` each port sends and receives at once. The one published
@@ -184,18 +144,12 @@ _BASE: tuple[Threshold, ...] = (
 # seed's one-way figure); the one-way floors already hold their noise margin.
 _DUPLEX = "x 170/185.1: one published full-duplex run ~170 Gb/s each way (catharsis.net.au)"
 TOGETHER: tuple[Threshold, ...] = (
-    Threshold(
-        "rail_rdma_gbps", 73, "min", "Gb/s",
-        f"extrapolated: NVIDIA's per-rail gate 80 {_DUPLEX}",
-    ),
-    Threshold(
-        "pair_rdma_gbps", 165, "min", "Gb/s",
-        f"extrapolated: the one-way pair floor 180 {_DUPLEX}",
-    ),
-    Threshold(
-        "tcp_pair_gbps", 145, "min", "Gb/s",
-        f"extrapolated: the one-way TCP floor 160 {_DUPLEX}",
-    ),
+    Threshold("rail_rdma_gbps", 73, "min", "Gb/s",
+              f"extrapolated: NVIDIA's per-rail gate 80 {_DUPLEX}"),
+    Threshold("pair_rdma_gbps", 165, "min", "Gb/s",
+              f"extrapolated: the one-way pair floor 180 {_DUPLEX}"),
+    Threshold("tcp_pair_gbps", 145, "min", "Gb/s",
+              f"extrapolated: the one-way TCP floor 160 {_DUPLEX}"),
 )
 
 # fmt: on
@@ -286,11 +240,6 @@ def busbw_floor(topology: str, nodes: int, size_bytes: int) -> Threshold | None:
     for row in BUSBW_FLOORS:
         if row.covers(topology, nodes, size_bytes):
             tag = "extrapolated" if row.extrapolated else "default"
-            return Threshold(
-                "nccl_busbw_gbytes_s",
-                row.floor_gbytes_s,
-                "min",
-                "GB/s",
-                f"{tag}: {row.source}",
-            )
+            source = f"{tag}: {row.source}"
+            return Threshold("nccl_busbw_gbytes_s", row.floor_gbytes_s, "min", "GB/s", source)
     return None
