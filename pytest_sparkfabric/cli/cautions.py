@@ -47,10 +47,7 @@ def documentation_network(host: str) -> str | None:
         ip = ipaddress.ip_address(host)
     except ValueError:
         return None
-    for net in DOC_NETWORKS:
-        if ip.version == net.version and ip in net:
-            return str(net)
-    return None
+    return next((str(n) for n in DOC_NETWORKS if ip.version == n.version and ip in n), None)
 
 
 def check(
@@ -62,58 +59,34 @@ def check(
 ) -> list[Caution]:
     """Every warning for a valid cluster, in file order where it has a line. Only a cluster
     reached over ssh has anything to fail on: the simulator and a replay contact nothing."""
-    spec = cluster.spec
-    out = _beyond_nvidia(cluster)
+    spec, out = cluster.spec, _beyond_nvidia(cluster)
     if spec.transport != "ssh":
         return out
     out += _edit_marks(text)
     for i, node in enumerate(spec.nodes):
-        if node.ssh is None:
+        host = node.ssh.host if node.ssh else ""
+        if net := documentation_network(host):
+            what = f"is a documentation address ({net}): no node answers there"
+            fix = f"set {node.name}'s management address or ~/.ssh/config alias"
+        elif host and resolve is not None and (why := resolve(host)):
+            what = f"does not resolve ({why}): ssh cannot reach {node.name}"
+            fix = "use the node's management address, or add the alias to ~/.ssh/config (or the "
+            fix += "file named by ssh_config:)"
+        else:
             continue
         line = cluster.line_of(("nodes", i, "ssh", "host"))
-        net = documentation_network(node.ssh.host)
-        if net:
-            out.append(
-                Caution(
-                    line,
-                    f"nodes[{i}].ssh.host {node.ssh.host} is a documentation address ({net}): "
-                    f"no node answers there",
-                    f"set {node.name}'s management address or ~/.ssh/config alias",
-                )
-            )
-        elif resolve is not None:
-            why = resolve(node.ssh.host)
-            if why:
-                out.append(
-                    Caution(
-                        line,
-                        f"nodes[{i}].ssh.host {node.ssh.host} does not resolve ({why}): "
-                        f"ssh cannot reach {node.name}",
-                        "use the node's management address, or add the alias to ~/.ssh/config "
-                        "(or the file named by ssh_config:)",
-                    )
-                )
+        out.append(Caution(line, f"nodes[{i}].ssh.host {host} {what}", fix))
     sw = spec.switch
-    if sw is not None:
-        net = documentation_network(sw.host)
-        if net:
-            out.append(
-                Caution(
-                    cluster.line_of(("switch", "host")),
-                    f"switch.host {sw.host} is a documentation address ({net}): no switch "
-                    "answers there, every switch check would fail",
-                    "set the switch's management address",
-                )
-            )
-        if sw.password_env and sw.password_env not in env:
-            out.append(
-                Caution(
-                    cluster.line_of(("switch", "password_env")),
-                    f"switch.password_env names ${sw.password_env}, which is not set here: "
-                    "every switch check would fail",
-                    f"export {sw.password_env}=... (the switch user's password) before pytest",
-                )
-            )
+    if sw is not None and (net := documentation_network(sw.host)):
+        what = f"switch.host {sw.host} is a documentation address ({net}): no switch answers "
+        what += "there, every switch check would fail"
+        line = cluster.line_of(("switch", "host"))
+        out.append(Caution(line, what, "set the switch's management address"))
+    if sw is not None and sw.password_env and sw.password_env not in env:
+        what = f"switch.password_env names ${sw.password_env}, which is not set here: every "
+        what += "switch check would fail"
+        fix = f"export {sw.password_env}=... (the switch user's password) before pytest"
+        out.append(Caution(cluster.line_of(("switch", "password_env")), what, fix))
     return sorted(out, key=lambda w: (w.line is None, w.line or 0))
 
 
@@ -136,20 +109,13 @@ def _beyond_nvidia(cluster: Cluster) -> list[Caution]:
 
 
 def _edit_marks(text: str) -> list[Caution]:
-    out = []
-    for n, raw in enumerate(text.splitlines(), 1):
-        m = _EDIT.search(raw)
-        if m is None:
-            continue
-        value = raw[: m.start()].strip() or raw.strip()
-        out.append(
-            Caution(
-                n,
-                f"still marked EDIT: {value}",
-                "set the value for your cluster, then delete EDIT from the comment",
-            )
-        )
-    return out
+    fix = "set the value for your cluster, then delete EDIT from the comment"
+    lines = enumerate(text.splitlines(), 1)
+    marked = [(n, raw, m.start()) for n, raw in lines if (m := _EDIT.search(raw))]
+    return [
+        Caution(n, f"still marked EDIT: {raw[:at].strip() or raw.strip()}", fix)
+        for n, raw, at in marked
+    ]
 
 
 def resolver(ssh_config: str | None) -> Resolver:

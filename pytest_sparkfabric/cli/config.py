@@ -1,12 +1,10 @@
 """`sparkfabric init | check | schema`: write, check and describe cluster.yaml (no network).
 
 `register(subparsers)` adds the three subcommands to the `sparkfabric` parser; each sets
-`func=` to a function of the parsed arguments that returns the exit code: 0 fine, 1 the file has
-problems, 2 the request itself cannot be met (bad options, impossible plan).
+`func=` to a function of the parsed arguments that returns the exit code: 0 fine, 2 the request
+itself cannot be met (bad options, impossible plan), 4 the file has problems (a usage error, as
+pytest --cluster reports the same file).
 """
-
-# Over 400 lines on purpose: the init/check/schema commands share their argument parsing and
-# output; most lines are argparse help text.
 
 from __future__ import annotations
 
@@ -40,21 +38,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="NAMES",
         help="comma-separated node names in topology order (or a count N: spark-1..spark-N)",
     )
-    p.add_argument(
-        "--port",
-        type=int,
-        default=None,
-        help=f"the cabled QSFP port for direct and switch (default {initgen.DEFAULT_PORT})",
-    )
-    p.add_argument(
-        "--subnet-pool",
-        metavar="CIDR",
-        default=None,
-        help=f"where the /24s come from (default {initgen.DEFAULT_POOL})",
-    )
-    p.add_argument(
-        "--mtu", type=int, default=None, help="default 9000 (mesh: 1500, as NVIDIA documents)"
-    )
+    port_help = f"the cabled QSFP port for direct and switch (default {initgen.DEFAULT_PORT})"
+    p.add_argument("--port", type=int, help=port_help)
+    pool_help = f"where the /24s come from (default {initgen.DEFAULT_POOL})"
+    p.add_argument("--subnet-pool", metavar="CIDR", help=pool_help)
+    p.add_argument("--mtu", type=int, help="default 9000 (mesh: 1500, as NVIDIA documents)")
     p.add_argument("--transport", choices=initgen.INIT_TRANSPORTS, default="ssh")
     p.add_argument(
         "--link-speed",
@@ -76,9 +64,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "every problem with its line (exit 4, a usage error as under pytest).",
     )
     p.add_argument("cluster", metavar="CLUSTER_YAML")
-    p.add_argument(
-        "-q", "--quiet", action="store_true", help="print nothing but warnings when valid"
-    )
+    quiet_help = "print nothing but warnings when valid"
+    p.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
     p.add_argument(
         "--resolve",
         action="store_true",
@@ -113,17 +100,10 @@ def _init_command(args: argparse.Namespace) -> str:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    opts = {k: getattr(args, k) for k in ("port", "subnet_pool", "mtu", "transport", "link_speed")}
     try:
-        text = initgen.generate(
-            args.topology,
-            initgen.node_names(args.nodes),
-            port=args.port,
-            subnet_pool=args.subnet_pool,
-            mtu=args.mtu,
-            transport=args.transport,
-            link_speed=args.link_speed,
-            command=_init_command(args),
-        )
+        names = initgen.node_names(args.nodes)
+        text = initgen.generate(args.topology, names, command=_init_command(args), **opts)
     except initgen.InitError as exc:
         print(f"sparkfabric init: {exc}", file=sys.stderr)
         return 2
@@ -149,27 +129,21 @@ def cmd_check(args: argparse.Namespace) -> int:
         cluster = load_cluster(args.cluster)
     except ConfigError as err:
         print(err.render())
-        return 4  # a usage error, as pytest --cluster reports the same file
-    cautions = _cautions(cluster, Path(args.cluster), getattr(args, "resolve", False))
-    if cautions:
-        n = len(cautions)
+        return 4
+    path, cfg = Path(args.cluster), cluster.spec.ssh_config
+    if cfg and not Path(cfg).expanduser().is_absolute():
+        cfg = str(path.resolve().parent / cfg)
+    resolve = cautions.resolver(cfg) if getattr(args, "resolve", False) else None
+    told = cautions.check(
+        cluster, path.read_text(encoding="utf-8"), env=os.environ, resolve=resolve
+    )
+    if told:
+        n = len(told)
         print(f"{args.cluster}: {n} warning{'s' if n != 1 else ''} (valid, but the run would fail)")
-        print("\n".join(c.render() for c in cautions) + "\n")
+        print("\n".join(c.render() for c in told) + "\n")
     if not getattr(args, "quiet", False):
         sys.stdout.write(describe(cluster, str(args.cluster)))
     return 0
-
-
-def _cautions(cluster: Cluster, path: Path, resolve: bool) -> list[cautions.Caution]:
-    cfg = cluster.spec.ssh_config
-    if cfg and not Path(cfg).expanduser().is_absolute():
-        cfg = str(path.resolve().parent / cfg)
-    return cautions.check(
-        cluster,
-        path.read_text(encoding="utf-8"),
-        env=os.environ,
-        resolve=cautions.resolver(cfg) if resolve else None,
-    )
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -353,126 +327,36 @@ def reference_markdown() -> str:
                     visit(ref)
 
     visit(root)
-    example = initgen.generate("direct", ["spark-1", "spark-2"])
-    out = [
-        "# cluster.yaml reference",
-        "",
-        "<!-- Generated by `sparkfabric schema --format markdown` from the field descriptions in",
-        "     pytest_sparkfabric/cluster/spec.py, the threshold table (cluster/thresholds.py)",
-        "     and the fault registry (cluster/faults.py); tests/cli/test_config.py fails when it",
-        "     is out of date. -->",
-        "",
-        "`cluster.yaml` describes the fabric of a DGX Spark cluster. Start from",
-        "`sparkfabric init --topology T --nodes a,b,...` and check a file offline with",
-        "`sparkfabric check cluster.yaml`, which lists every problem with its line and a fix.",
-        "A minimal valid file (`sparkfabric init --topology direct --nodes spark-1,spark-2`):",
-        "",
-        "```yaml",
-        example.rstrip("\n"),
-        "```",
-        "",
-        "A rail is written as its address (`192.168.100.11/24`) or as a mapping",
-        "`{address: 192.168.100.11/24, netdev: enp1s0f1np1, rdma: rocep1s0f1}`.",
-        "",
-        "## Rules checked besides the fields",
-        "",
-        "- Node names and ssh hosts are unique; every rail interface has its own address.",
-        "- direct: exactly 2 nodes on the same port number. mesh: exactly 3 nodes. ring: 4 or",
-        "  more. Ring and mesh nodes list both ports and are listed in cable order (port 0 of",
-        "  each node to port 1 of the next, the last back to the first). switch: 2 to 128 nodes,",
-        "  the same port number on every node, a `switch:` section with a port for each node.",
-        "- Subnets: direct and switch use one subnet per rail, each node one address in each;",
-        "  ring and mesh use two subnets per cable (one per rail), both cable ends in them.",
-        "- Two fabric interfaces of one node never share a subnet unless `arp_sysctls: true`.",
-        "- Unknown keys are errors (with a did-you-mean); threshold names and node references",
-        "  (`nccl.launch_node`, `switch.ports`, `simulate.faults`) must exist.",
-        "- A rail's declared link speed is its node port's `link_speed`, else its switch leg's",
-        "  (`switch.link_speed`), else the cluster's; each names a cabled port or a switch leg.",
-        "",
-        "## Which pairs the bandwidth tests measure (`bandwidth.schedule`)",
-        "",
-        "- `legs` (the default): each node with its two neighbours in the node list (a virtual",
-        "  ring behind a switch, the cables on a ring, mesh or direct cable), both directions on",
-        "  every rail: every cable or switch leg is proven both ways with two partners, in 2",
-        "  rounds (3 for an odd count) whatever the size. A node that fails with both partners",
-        "  while they pass elsewhere is named as the suspect and, behind a switch, re-tested",
-        "  against a third partner to confirm (`bandwidth.confirm`). Why the default: a non-",
-        "  blocking switch gains nothing from testing all N(N-1)/2 pairs (63 rounds at 64 nodes);",
-        "  what cable acceptance needs is every leg both ways and where a fault is.",
-        "- `full`: every pair both ways, N-1 rounds (N for an odd count): small clusters, or a",
-        "  deep check of the switch's forwarding between every pair.",
-        "- `stress`: one round in which every node sends to the next and receives from the one",
-        "  before at once, to load every leg both ways together (buffers, PFC).",
-        "- `directions: apart` (the default) runs one direction per round, judged against the",
-        "  one-way figures every healthy Spark measurement was published as (NVIDIA's playbook",
-        "  92.57 + 97.28 Gb/s). `together` runs a pair's two directions at once (half the",
-        "  rounds), each its own test, judged against full-duplex floors taken from the one",
-        "  published full-duplex run (~340 Gb/s, ~170 each way), marked extrapolated.",
-        "- Bandwidth floors follow each link's declared `link_speed` (x 0.5 at 100G).",
-        "- The jumbo pings (`test_jumbo_ping`) follow the same pairs.",
-        "",
-        "## Values that reach a command line",
-        "",
-        "The suite builds every command it runs on a node from a list of words, each one quoted,",
-        "so no value in this file becomes shell syntax. The only shell text is yours:",
-        "`nccl.launcher`, `nccl.env_flag` and `soak.gpu_load`. Their placeholders are filled in",
-        "as quoted words, so the ones that carry text ({hosts}, {env_flags}, {binary}, {key},",
-        "{value}) must stand outside quotes and comments, and take no format spec. Names are",
-        "checked as well, because quoting does not stop a tool from reading a leading `-` as an",
-        "option, nor ssh_config's `ProxyCommand` from putting a host or user into a shell:",
-        "",
-        "- `netdev`: at most 15 letters, digits, `.`, `_`, `-`; `rdma`: the same characters.",
-        "  Neither starts with `.` or `-`.",
-        "- `ssh.host`, `switch.host`: an IPv4 or IPv6 address (`fe80::1%eth0`), a host name or",
-        "  an ssh_config alias: letters, digits, `.`, `_`, `-`, never starting with `-`.",
-        "- `ssh.user`, `switch.user`: letters, digits, `.`, `_`, `@`, `-`, never starting with",
-        "  `-`.",
-        "- `nccl.env` keys: `[A-Za-z_][A-Za-z0-9_]*`; values may be any text (no NUL).",
-        "- `nccl.binary`: a path of letters, digits, `.`, `_`, `+`, `/`, `-`, optionally starting",
-        "  with `~/`; `switch.ports` values: letters, digits, `.`, `_`, `-`.",
-        "- `ssh.identity_file`, `ssh_config` and `replay_dir` are local paths given to programs",
-        "  as arguments, never to a shell.",
-    ]
+    fields: list[str] = []
     for name in order:
         node = defs[name]
         props: dict[str, Any] = node.get("properties", {})
         required = set(node.get("required", []))
-        out += ["", f"## `{paths[name]}`", ""]
+        fields += ["", f"## `{paths[name]}`", ""]
         if node.get("description"):
-            out += [str(node["description"]).strip(), ""]
-        out += ["| key | type | default | description |", "|---|---|---|---|"]
+            fields += [str(node["description"]).strip(), ""]
+        fields += ["| key | type | default | description |", "|---|---|---|---|"]
         for key, prop in props.items():
-            out.append(
+            fields.append(
                 f"| `{key}` | {_cell(_type(prop, paths))} | {_default(prop, key in required)} "
                 f"| {_cell(str(prop.get('description', '')))} |"
             )
-    out += [
-        "",
-        "## `thresholds` names",
-        "",
-        "Defaults for two nodes; some change with the topology and node count (the report of a",
-        "failure always names the limit it used and where it came from).",
-        "",
-        "| name | pass when | default source |",
-        "|---|---|---|",
-    ]
-    for t in sorted(defaults("direct", 2).values(), key=lambda t: t.name):
-        out.append(f"| `{t.name}` | {_cell(t.expected())} | {_cell(t.source)} |")
-    out += [
-        "",
-        "## `simulate.faults` names",
-        "",
-        "What each fault does to the simulated cluster and which targets it takes. In the lab",
-        "(`sparkfabric lab`, docs/lab.md) a fault is either made real (a netdev, a cable, a",
-        "sysctl, a file, no sshd, a hung tool) or shown only by the simulated hardware tools.",
-        "Each has its example in examples/faults/.",
-        "",
-        "| fault | targets | what it does | in the lab |",
-        "|---|---|---|---|",
-    ]
-    for f in FAULTS.values():
-        out.append(f"| `{f.name}` | {_targets(f)} | {_cell(f.what)} | {f.lab} |")
-    return "\n".join(out) + "\n"
+    thresholds = sorted(defaults("direct", 2).values(), key=lambda t: t.name)
+    filled = {
+        "@example@": initgen.generate("direct", ["spark-1", "spark-2"]).rstrip("\n"),
+        "@fields@": "\n".join(fields),
+        "@thresholds@": "\n".join(
+            f"| `{t.name}` | {_cell(t.expected())} | {_cell(t.source)} |" for t in thresholds
+        ),
+        "@faults@": "\n".join(
+            f"| `{f.name}` | {_targets(f)} | {_cell(f.what)} | {f.lab} |" for f in FAULTS.values()
+        ),
+    }
+    # The prose around the generated tables is markdown, edited as such.
+    text = Path(__file__).with_name("reference.md").read_text(encoding="utf-8")
+    for marker, value in filled.items():
+        text = text.replace(marker, value)
+    return text
 
 
 def _targets(fault: Fault) -> str:
