@@ -91,11 +91,9 @@ class Plan:
     # Computed once per plan: collection reads them once per parametrised test (issue 27).
     @cached_property
     def directed(self) -> tuple[DirectedLink, ...]:
-        out = []
-        for link in self.links:
-            out.append(DirectedLink(link.a, link.b))
-            out.append(DirectedLink(link.b, link.a))
-        return tuple(out)
+        return tuple(
+            d for ln in self.links for d in (DirectedLink(ln.a, ln.b), DirectedLink(ln.b, ln.a))
+        )
 
     @cached_property
     def pairs(self) -> tuple[NodePair, ...]:
@@ -106,8 +104,7 @@ class Plan:
 
 
 def cables(cluster: Cluster) -> tuple[Cable, ...]:
-    nodes = cluster.nodes
-    topo = cluster.topology
+    nodes, topo = cluster.nodes, cluster.topology
     if topo == "direct" and len(nodes) == 2 and nodes[0].ports:
         port = nodes[0].ports[0]
         return (Cable(nodes[0].name, port, nodes[1].name, port),)
@@ -138,11 +135,8 @@ def plan(cluster: Cluster) -> Plan:
             a, b = nodes[i], nodes[(i + 1) % n]
             for r in range(hardware.RAILS_PER_PORT):
                 links.append(Link(a.rail(0, r), b.rail(1, r), r))
-    subnets: list[IPv4Network] = []
-    for link in links:
-        if link.subnet not in subnets:
-            subnets.append(link.subnet)
-    return Plan(cluster.topology, cables(cluster), tuple(links), tuple(subnets))
+    subnets = tuple(dict.fromkeys(link.subnet for link in links))  # in order, each once
+    return Plan(cluster.topology, cables(cluster), tuple(links), subnets)
 
 
 ITEM_KINDS: dict[str, str] = {

@@ -60,21 +60,17 @@ _NAME_RULES = {
     for r in (argrules.NETDEV, argrules.RDMA, argrules.USER, argrules.SWITCH_PORT, argrules.NODE)
 }
 _TYPE_WORDS = {
-    "string_type": "must be text",
-    "int_type": "must be a whole number",
-    "int_parsing": "must be a whole number",
-    "int_from_float": "must be a whole number",
-    "int_parsing_size": "must be a whole number of sensible size",
-    "float_type": "must be a number",
-    "float_parsing": "must be a number",
-    "bool_type": "must be true or false",
-    "bool_parsing": "must be true or false",
-    "dict_type": "must be a mapping (key: value)",
-    "model_type": "must be a mapping (key: value)",
-    "model_attributes_type": "must be a mapping (key: value)",
-    "list_type": "must be a list",
-    "tuple_type": "must be a list",
-    "iterable_type": "must be a list",
+    kind: words
+    for words, kinds in {
+        "must be text": ("string_type",),
+        "must be a whole number": ("int_type", "int_parsing", "int_from_float"),
+        "must be a whole number of sensible size": ("int_parsing_size",),
+        "must be a number": ("float_type", "float_parsing"),
+        "must be true or false": ("bool_type", "bool_parsing"),
+        "must be a mapping (key: value)": ("dict_type", "model_type", "model_attributes_type"),
+        "must be a list": ("list_type", "tuple_type", "iterable_type"),
+    }.items()
+    for kind in kinds
 }
 _LIMITS = {
     "greater_than": ("small", "more than"),

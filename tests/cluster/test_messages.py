@@ -1,21 +1,25 @@
 """What a user reads for a broken cluster.yaml, as rendered text: every message once.
 
-Each row is a file (a sample with one change, or a short file of its own) and every problem
-line `sparkfabric check` and `pytest --cluster` print for it, fix included.
+Each case is a file (a sample with one change, or a short file of its own); messages.txt holds
+every problem line `sparkfabric check` and `pytest --cluster` print for it, fix included.
+Hostile values (metacharacters, spaces, leading dashes in each field that ends up in a command)
+are refused before anything runs: a usage error (exit 4), one line per problem, no traceback.
 """
 
 # ruff: noqa: E501
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
-from textwrap import dedent
 
 import pytest
 
+from pytest_sparkfabric.cli import main
 from pytest_sparkfabric.cluster import ConfigError, Problem, load_cluster, parse_cluster
+from pytest_sparkfabric.cluster.source import format_path
 from tests.cluster.samples import DIRECT, MESH, RING, SIM, SWITCH
 
 NODES = (
@@ -45,6 +49,52 @@ SIM_FAULTS = (
     "    - {fault: link_down, node: spark-2, port: 1}\n"
     "    - {fault: lane_degradation, node: spark-1, lane: 2, onset_c: 75}"
 )
+
+
+BROKEN_SHAPE = """\
+topolgy: ring
+mtu: 90000
+transport: sshh
+nodes:
+  - name: spark-1
+    ssh: {host: 10.0.0.11, usr: nvidia}
+    ports:
+      0: [192.168.100.11/24, 192.168.101.11]
+      2: [192.168.106.11/24, 192.168.107.11/24]
+  - name: spark 2
+    ssh: 10.0.0.12
+    ports:
+      0: [192.168.102.12/24]
+      1: [192.168.100.300/24, {address: 192.168.100.11/24, netdev: enp1s0f1np1-too-long}]
+"""
+
+HOSTILE = r"""topology: switch
+nodes:
+  - name: spark-1
+    ssh: {host: "-oProxyCommand=touch${IFS}f", user: "-lroot"}
+    ports:
+      1: [{address: 192.168.100.11/24, netdev: "x;id>f", rdma: "r`id`"}, 192.168.101.11/24]
+  - name: spark-2
+    ssh: {host: "h2 $(id)", user: "nv;id"}
+    ports:
+      1: [192.168.100.12/24, {address: 192.168.101.12/24, netdev: "-n", rdma: "-d"}]
+  - name: spark-3
+    ssh: {host: "10.0.0.13", user: nvidia}
+    ports:
+      1: [192.168.100.13/24, 192.168.101.13/24]
+switch:
+  host: "10.0.0.2/x#"
+  user: "ro:pw"
+  ports: {spark-1: "qsfp56-dd-1-1,ether1", spark-2: qsfp56-dd-1-5, spark-3: "-x"}
+transport: ssh
+nccl:
+  env: {"A;cmd;B": "1", "NCCL_IB_HCA": "ok\0"}
+  binary: "all_reduce_perf;id"
+  launcher: "mpirun -np {ranks} -H \"{hosts}\" {env_flags} {binary} -b {size}"
+  env_flag: "-x '{key}={value}'"
+soak:
+  gpu_load: "gpu_burn {duration_s} # {duration_s!r}"
+"""
 
 
 def ring_order(*order: int) -> str:
@@ -144,205 +194,29 @@ CASES: dict[str, str] = {
         ("name: spark-4", "name: spark-1"),
         ("transport: ssh", "transport: ssh\nthresholds: {rail_rdma_gbsp: 90}"),
     ),
+    "design-example": edit(
+        RING,
+        ("topology: ring ", "topology: mesh "),
+        ("1: [192.168.100.12/24", "1: [192.168.100.11/24"),
+    ),
+    "broken-shape": BROKEN_SHAPE,
+    "hostile": HOSTILE,
+    "template-quotes": edit(
+        SWITCH, ("nccl: {", "nccl: {launcher: \"x {ranks} '{hosts}' \\\\{binary} # {env_flags}\", ")
+    ),
 }
-
-# Every problem line of each case, as `sparkfabric check` prints it.
-EXPECTED = """
-[empty]
-  the file is empty.
-    Fix: start from the output of `sparkfabric init --topology ... --nodes ...`.
-[comment]
-  the file is empty.
-    Fix: start from the output of `sparkfabric init --topology ... --nodes ...`.
-[list]
-  line 1: the top level must be a mapping of keys (topology:, nodes:, ...); got a list of 2 items.
-    Fix: start from the output of `sparkfabric init --topology ... --nodes ...`.
-[syntax]
-  line 3: the file is not valid YAML: while parsing a flow node, expected the node content, but found '<stream end>'.
-    Fix: fix the YAML at that line.
-[recursive]
-  the file cannot be read: a YAML alias refers to the value that contains it.
-    Fix: start from the output of `sparkfabric init --topology ... --nodes ...`.
-[alias-bomb]
-  the file cannot be read: the document expands to more than 50000 values.
-    Fix: start from the output of `sparkfabric init --topology ... --nodes ...`.
-[twice]
-  line 2: topology 'ring' needs 4 or more nodes (a Spark has 2 ports); got 0.
-    Fix: list 4 or more nodes.
-  line 2: topology is given twice (first on line 1).
-    Fix: keep one of them; YAML would silently use the last.
-[missing]
-  line 1: nodes is missing.
-    Fix: add `nodes: [{name: spark-1, ssh: {host: 10.0.0.11}, ports: {...}}, ...]`.
-[unknown-top]
-  line 2: colour is not a known key.
-    Fix: remove it; the top-level keys are: topology, mtu, link_speed, nodes, switch, transport, ssh_config, output_cap_mib, arp_sysctls, thresholds, cables, nccl, soak, bandwidth, simulate, replay_dir.
-[not-int]
-  line 2: mtu must be a whole number; got 'nine thousand'.
-    Fix: write it like `mtu: 9000`.
-[int-from-float]
-  line 2: mtu must be a whole number; got the number 9000.5.
-    Fix: write it like `mtu: 9000`.
-[bool]
-  line 2: arp_sysctls must be true or false; got 'maybe'.
-    Fix: write true or false.
-[more-than]
-  line 2: soak.duration_s 0 is too small: it must be more than 0.
-    Fix: use a value above 0.
-[at-least]
-  line 2: thresholds.ber_max -1 is too small: it must be at least 0.
-    Fix: use a value of at least 0.
-[finite]
-  line 2: nccl.timeout_s must be a finite number; got the number inf.
-    Fix: use a value above 0.
-[choice]
-  line 2: link_speed '400G' is not one of 200G, 100G.
-    Fix: did you mean '200G'? Use one of 200G, 100G.
-[choice-case]
-  line 2: transport 'SSH' is not one of ssh, sim, replay.
-    Fix: did you mean 'ssh'? Use one of ssh, sim, replay.
-[threshold-name]
-  line 2: thresholds.rail_rdma_gpbs is not a known threshold.
-    Fix: did you mean 'rail_rdma_gbps'? Use one of loopback_gbps, rail_rdma_gbps, pair_rdma_gbps, tcp_pair_gbps, nccl_busbw_gbytes_s, ber_max, lane_ratio_max, lane_floor_per_s, lane_warn_ratio, lane_heat_growth_min, ping_loss_pct, nic_temp_max_c, nic_rise_min_c, discard_pct, rdma_lat_us.
-[link-speed-key]
-  line 3: nodes[0].link_speed.3 is not a QSFP port: a Spark has ports 0 and 1 (0 is the cage nearest the RJ45 port).
-    Fix: use 0 or 1.
-[env-key-type]
-  line 2: nccl.env[1] is a key that must be text.
-    Fix: write the key as text.
-[quote-number]
-  line 3: nodes[0].name must be text; got the number 1.
-    Fix: put it in quotes: `name: '1'`.
-[quote-bool]
-  line 3: nodes[0].ssh.host must be text; got true.
-    Fix: put it in quotes: YAML reads yes, no, on, off, true and false as true or false.
-[mapping-item]
-  line 2: nodes[0] must be a mapping (key: value); got the number 5.
-    Fix: write it like `{name: spark-1, ssh: {host: 10.0.0.11}, ports: {...}}`.
-[rail-type]
-  line 3: nodes[0].ports.1[0] must be an address like 192.168.100.11/24 or a mapping {address: ..., netdev: ..., rdma: ...}; got the number 5.
-    Fix: write it like 192.168.100.11/24.
-[empty-text]
-  line 3: nodes[0].ssh.identity_file must not be empty.
-    Fix: write `identity_file: ~/.ssh/id_ed25519`.
-[required-in-list]
-  line 2: cables.approved[0].part is missing.
-    Fix: add `part: NJAAKK-N911`.
-[placeholder]
-  line 2: nccl.launcher uses unknown placeholder(s) {rank}.
-    Fix: the placeholders filled in here are {ranks}, {hosts}, {env_flags}, {binary}, {size}, {mgmt_netdev}.
-[password-env]
-  line 2: switch.password_env 'my password' is not an environment variable name: it holds ' '.
-    Fix: a name holds letters, digits and '_' only and does not start with a digit, e.g. SWITCH_PASSWORD.
-[size-pattern]
-  line 2: nccl.size '16 GB' is not valid: a size is a whole number with an optional K, M or G.
-    Fix: write it like `size: 16G`.
-[node-count]
-  line 1: topology 'ring' needs 4 or more nodes (a Spark has 2 ports); got 3.
-    Fix: use topology 'mesh' or 'switch', or list 4 or more nodes.
-[unique-names-hosts]
-  line 14: nodes[2].name 'spark-1' is already the name of nodes[0].
-    Fix: give every node its own name.
-  line 20: nodes[3].ssh.host 10.0.0.12 is already the ssh host of nodes[1].
-    Fix: every node needs its own management address.
-[usable-address]
-  line 10: nodes[1].ports.1[0] 192.168.100.12/32 is not a usable host address of its subnet.
-    Fix: use a host address inside a subnet of /30 or wider, e.g. 192.168.100.11/24.
-  line 10: nodes[1].ports.1[0] 192.168.100.12/32 is not in 192.168.100.0/24, the rail 0 subnet of spark-1 (192.168.100.11/24).
-    Fix: every node needs one address in each rail's subnet: rail 0 in 192.168.100.0/24.
-[same-port]
-  line 9: nodes[1].ports uses port 0; nodes[0] uses port 1.
-    Fix: a direct cluster uses the same port number on every node: cable port 1 (or move the others).
-[one-cabled-port]
-  line 5: nodes[0].ports lists ports 0 and 1; a direct node has one cabled port.
-    Fix: list only the cabled port (the same port number on every node).
-[both-ports]
-  line 16: nodes[2].ports lists port 1; a ring node is cabled on both ports 0 and 1.
-    Fix: list both ports, each with its two rail addresses.
-[cable-subnet]
-  line 13: nodes[1].ports.1[0] 192.168.110.12/24 is not in 192.168.100.0/24, the subnet of the other end of its cable, spark-1:p0rail0 (192.168.100.11/24).
-    Fix: both ends of a cable's rail need addresses in one subnet; nodes are cabled port 0 to port 1 of the next node listed.
-[cable-order]
-  line 3: nodes are not listed in cable order: by their addresses, port 0 of spark-1 is cabled to port 1 of spark-2, not of spark-3.
-    Fix: list the nodes as spark-1, spark-2, spark-3, spark-4 (port 0 of each to port 1 of the next).
-[cable-subnet-reused]
-  line 17: nodes[2].ports.0[0] 192.168.100.13/24 is in 192.168.100.0/24, already the subnet of rail 0 of cable spark-1:p0<->spark-2:p1.
-    Fix: every cable's rail needs its own subnet (2 per cable).
-[rail-subnet]
-  line 10: nodes[1].ports.1[1] 192.168.111.12/24 is not in 192.168.101.0/24, the rail 1 subnet of spark-1 (192.168.101.11/24).
-    Fix: every node needs one address in each rail's subnet: rail 1 in 192.168.101.0/24.
-[arp-flux]
-  line 6: nodes[0].ports.1[1] 192.168.100.21/24 is in 192.168.100.0/24 like nodes[0].ports.1[0] (192.168.100.11/24) (so do spark-2): two interfaces of one node in one subnet cause ARP flux and rp_filter drops.
-    Fix: one subnet per rail; or set arp_ignore=1, arp_announce=2 and rp_filter=2 on every node and say arp_sysctls: true.
-[arp-sysctls-keeps-cables-apart]
-  line 22: nodes[3].ports.0[0] 192.168.100.24/24 is in 192.168.100.0/24, already the subnet of rail 0 of cable spark-1:p0<->spark-2:p1.
-    Fix: every cable's rail needs its own subnet (2 per cable).
-[ssh-needed]
-  line 7: nodes[1] (spark-2) has no ssh: and transport is 'ssh'.
-    Fix: add ssh: {host: <management address>, user: <user>}, or use transport: sim.
-[replay-needs-dir]
-  line 2: transport 'replay' needs replay_dir: the folder of a recording.
-    Fix: add replay_dir: <folder>, or use transport ssh or sim.
-[switch-needed]
-  line 1: topology 'switch' needs a switch: section that names each node's switch port.
-    Fix: add switch: {host: ..., user: ..., password_env: SWITCH_PASSWORD, ports: {<node>: qsfp56-dd-1-1, ...}}.
-[switch-only-for-switch]
-  line 11: switch is only for topology 'switch'; this file says 'direct'.
-    Fix: remove the switch: section, or set topology: switch.
-[switch-ports]
-  line 20: switch.ports has no switch port for node 'spark-3'.
-    Fix: add `spark-3: <switch interface>` (e.g. qsfp56-dd-1-1).
-  line 20: switch.ports.spark-33 is not a node of this file (did you mean 'spark-3'?).
-    Fix: name one of: spark-1, spark-2, spark-3.
-  line 20: switch.ports.spark-33 qsfp56-dd-1-5 is already the switch port of spark-2.
-    Fix: each node has its own switch port (breakout leg).
-[switch-leg-speed]
-  line 20: switch.link_speed.qsfp56-dd-1-2 is not a switch port of this file (did you mean 'qsfp56-dd-1-5'?).
-    Fix: name one of switch.ports: qsfp56-dd-1-1, qsfp56-dd-1-5, qsfp56-dd-2-1.
-[port-speed]
-  line 8: nodes[1].link_speed.0 names port 0, which is not a cabled port of spark-2.
-    Fix: give the speed of a port listed under ports (1).
-[launch-node]
-  line 23: nccl.launch_node 'spark-9' is not a node of this file (did you mean 'spark-3'?).
-    Fix: name one of: spark-1, spark-2, spark-3.
-[fault-needs]
-  line 6: simulate.faults[0].fault 'link_down' needs 'node'.
-    Fix: write {fault: link_down, node: ...} (optional: port).
-[fault-node]
-  line 6: simulate.faults[0].node 'spark-9' is not a node of this file.
-    Fix: name one of: spark-1, spark-2.
-[fault-target]
-  line 6: simulate.faults[0].lane is not used by fault 'nic_throttled'.
-    Fix: write {fault: nic_throttled, node: ...}.
-[fault-switch]
-  line 6: simulate.faults[0].fault 'autoneg_failed' needs topology 'switch'; this file says 'direct'.
-    Fix: remove this fault.
-  line 6: simulate.faults[0].switch_port 'x' is not a switch port of this file.
-    Fix: switch ports: none (no switch: section).
-[fault-port]
-  line 6: simulate.faults[0].port 0 is not a cabled port of spark-1.
-    Fix: name a cabled port.
-[fault-mtu]
-  line 6: simulate.faults[0].fault 'mtu' needs a node (and rail) or a switch_port.
-    Fix: write {fault: mtu, value: ...} (optional: node, rail, port, switch_port).
-[rules-beside-a-broken-shape]
-  line 2: mtu must be a whole number; got 'jumbo'.
-    Fix: write it like `mtu: 9000`.
-  line 19: nodes[3].name 'spark-1' is already the name of nodes[0].
-    Fix: give every node its own name.
-  line 25: thresholds.rail_rdma_gbsp is not a known threshold.
-    Fix: did you mean 'rail_rdma_gbps'? Use one of loopback_gbps, rail_rdma_gbps, pair_rdma_gbps, tcp_pair_gbps, nccl_busbw_gbytes_s, ber_max, lane_ratio_max, lane_floor_per_s, lane_warn_ratio, lane_heat_growth_min, ping_loss_pct, nic_temp_max_c, nic_rise_min_c, discard_pct, rdma_lat_us.
-"""
+_, *_parts = re.split(
+    r"^\[([\w-]+)\]\n",
+    (Path(__file__).parent / "messages.txt").read_text(encoding="utf-8"),
+    flags=re.M,
+)
+TOLD = dict(zip(_parts[::2], (text.rstrip("\n") for text in _parts[1::2]), strict=True))
 
 
 def rendered(text: str) -> str:
     with pytest.raises(ConfigError) as info:
         parse_cluster(text)
     return str(info.value)
-
-
-_, *_parts = re.split(r"^\[([\w-]+)\]\n", EXPECTED, flags=re.M)
-TOLD = dict(zip(_parts[::2], (text.rstrip("\n") for text in _parts[1::2]), strict=True))
 
 
 def test_every_case_has_its_text() -> None:
@@ -357,67 +231,38 @@ def test_message(case: str) -> None:
     assert body == TOLD[case]
 
 
-def test_the_design_example_a_mesh_of_four_with_a_duplicate_address() -> None:
-    text = edit(
-        RING,
-        ("topology: ring ", "topology: mesh "),
-        ("1: [192.168.100.12/24", "1: [192.168.100.11/24"),
-    )
-    assert rendered(text) == dedent(
-        """\
-        cluster.yaml: 2 problems
-          line 1: topology 'mesh' needs exactly 3 nodes (a Spark has 2 ports); got 4.
-            Fix: use topology 'ring' or 'switch', or list exactly 3 nodes.
-          line 13: nodes[1].ports.1[0] 192.168.100.11/24 is already used by nodes[0].ports.0[0].
-            Fix: every rail interface needs its own address."""
-    )
+def test_sparkfabric_check_refuses_a_hostile_file_as_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(HOSTILE)
+    assert main(["check", str(path)]) == 4
+    out = capsys.readouterr()
+    assert out.out == f"{path}: 18 problems\n{TOLD['hostile']}\n"
+    assert "Traceback" not in out.err
 
 
-BROKEN_SHAPE = """\
-topolgy: ring
-mtu: 90000
-transport: sshh
-nodes:
-  - name: spark-1
-    ssh: {host: 10.0.0.11, usr: nvidia}
-    ports:
-      0: [192.168.100.11/24, 192.168.101.11]
-      2: [192.168.106.11/24, 192.168.107.11/24]
-  - name: spark 2
-    ssh: 10.0.0.12
-    ports:
-      0: [192.168.102.12/24]
-      1: [192.168.100.300/24, {address: 192.168.100.11/24, netdev: enp1s0f1np1-too-long}]
-"""
+REFUSED = [
+    "h3;touch${IFS}f;#",
+    "-oProxyCommand=id",
+    "a b",
+    "x\nid",
+    "fe80::1%eth0;id",
+    "1.2.3.4:22",
+]
+ACCEPTED = ["10.0.0.12", "fe80::1%enp1s0f0np0", "2001:db8::12", "spark-2.lab", "spark_2"]
 
 
-def test_every_shape_problem_at_once_each_on_its_line() -> None:
-    assert rendered(BROKEN_SHAPE) == dedent(
-        """\
-        cluster.yaml: 11 problems
-          line 1: topolgy is not a known key, and topology is missing.
-            Fix: did you mean 'topology'?
-          line 2: mtu 90000 is too large: it must be at most 9216.
-            Fix: use a value from 576 to 9216 (9000 for jumbo frames, 1500 is Ethernet's default).
-          line 3: transport 'sshh' is not one of ssh, sim, replay.
-            Fix: did you mean 'ssh'? Use one of ssh, sim, replay.
-          line 6: nodes[0].ssh.usr is not a known key.
-            Fix: did you mean 'user'? The keys of ssh are: host, user, port, identity_file.
-          line 8: nodes[0].ports.0[1] '192.168.101.11' has no prefix length.
-            Fix: write it with its subnet, e.g. 192.168.101.11/24.
-          line 9: nodes[0].ports.2 is not a QSFP port: a Spark has ports 0 and 1 (0 is the cage nearest the RJ45 port).
-            Fix: use 0 or 1.
-          line 10: nodes[1].name 'spark 2' is not a node name: it holds ' '.
-            Fix: use letters, digits, '.', '_' and '-' only, starting with a letter or digit, e.g. spark-1.
-          line 11: nodes[1].ssh must be a mapping (key: value); got '10.0.0.12'.
-            Fix: write it like `ssh: {host: 10.0.0.12}`.
-          line 13: nodes[1].ports.0 lists 1 of its 2 rail addresses.
-            Fix: give both: `[192.168.100.11/24, 192.168.101.11/24]` (one for each rail: the port's two PCIe halves).
-          line 14: nodes[1].ports.1[0] '192.168.100.300/24' is not an IPv4 address with a prefix length.
-            Fix: write it like 192.168.100.11/24.
-          line 14: nodes[1].ports.1[1].netdev 'enp1s0f1np1-too-long' is too long: at most 15 characters.
-            Fix: use letters, digits, '.', '_' and '-' only, at most 15, not starting with '.' or '-'."""
-    )
+@pytest.mark.parametrize("value", REFUSED + ACCEPTED)
+def test_which_ssh_hosts_are_refused(value: str) -> None:
+    text = SWITCH.replace("host: 10.0.0.12", "host: " + json.dumps(value), 1)
+    try:
+        parse_cluster(text)
+    except ConfigError as err:
+        assert [format_path(p.path) for p in err.problems] == ["nodes[1].ssh.host"]
+        assert value in REFUSED
+    else:
+        assert value in ACCEPTED
 
 
 def test_a_problem_ends_each_sentence_once() -> None:

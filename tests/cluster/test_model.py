@@ -26,33 +26,19 @@ def test_rails_take_the_spark_names_unless_the_file_gives_its_own() -> None:
 
 
 @pytest.mark.parametrize(
-    ("cluster_speed", "leg", "port", "expected"),
+    ("cluster_speed", "leg", "port", "gbps"),
     [
-        ("", "", "", {"spark-1": 200_000, "spark-2": 200_000, "spark-3": 200_000}),
-        (
-            "link_speed: 100G\n",
-            "",
-            "",
-            {"spark-1": 100_000, "spark-2": 100_000, "spark-3": 100_000},
-        ),
-        (
-            "",
-            "qsfp56-dd-1-5: 100G",
-            "",
-            {"spark-1": 200_000, "spark-2": 100_000, "spark-3": 200_000},
-        ),
-        (
-            "link_speed: 100G\n",
-            "qsfp56-dd-1-5: 100G",
-            "1: 200G",
-            {"spark-1": 100_000, "spark-2": 200_000, "spark-3": 100_000},
-        ),
+        ("", "", "", (200, 200, 200)),
+        ("link_speed: 100G\n", "", "", (100, 100, 100)),
+        ("", "qsfp56-dd-1-5: 100G", "", (200, 100, 200)),
+        ("link_speed: 100G\n", "qsfp56-dd-1-5: 100G", "1: 200G", (100, 200, 100)),
     ],
     ids=["default", "cluster", "switch-leg", "node-port-wins"],
 )
 def test_the_declared_speed_of_a_rail_is_its_port_s_else_its_leg_s_else_the_cluster_s(
-    cluster_speed: str, leg: str, port: str, expected: dict[str, int]
+    cluster_speed: str, leg: str, port: str, gbps: tuple[int, ...]
 ) -> None:
+    expected = {f"spark-{i}": speed * 1000 for i, speed in enumerate(gbps, 1)}
     text = cluster_speed + SWITCH
     text = text.replace("  ports: {spark-1", f"  link_speed: {{{leg}}}\n  ports: {{spark-1")
     text = text.replace("  - name: spark-2\n", f"  - name: spark-2\n    link_speed: {{{port}}}\n")
