@@ -3,26 +3,18 @@
 Numbers are field reports, not specifications (DOMAIN.md §5), so every one can be overridden under
 `thresholds:` in cluster.yaml, and a failure always prints the value and its source.
 
-How the defaults were chosen (DOMAIN.md §4-6):
+How the defaults were chosen (DOMAIN.md §4-6; each row's `source` names its figure, and
+docs/thresholds.md argues the bandwidth, latency and NCCL rows):
 
-- RDMA, one rail, node to node: healthy 92-98 Gb/s with 1 QP, 105-112 with 4; NVIDIA's own gate is
-  80. The bad signatures sit far below (8-25 throttled, ~10 switch CPU, ~5 PFC stall), so 80.
-- Loopback, one rail: healthy ~106, throttled ~13 (8-25): 80 separates them with room.
-- Both rails of a pair at once: healthy 185-198, NVIDIA Sync's lower bound 184, one half only
-  100-110. 180 is the Sync bound less 2% run-to-run noise.
-- TCP, parallel streams on both halves: 185-198 healthy, 100-110 for one half, ~10 for software
-  forwarding. TCP costs CPU on the GB10's cores, so 160 leaves room for a busy box.
-- Every figure above is one-way (DOMAIN.md §9), so they judge `bandwidth.directions: apart`, the
-  default. `together` has its own rows (`TOGETHER`), from the one published full-duplex run
-  (~170 Gb/s each way), each marked extrapolated (docs/thresholds.md argues both).
+- Bandwidth floors sit between the healthy figures and the bad signatures far below them
+  (throttled 8-25, switch CPU ~10, PFC stall ~5 Gb/s); all are one-way (DOMAIN.md §9), so they
+  judge `bandwidth.directions: apart`, `together` has its own extrapolated rows (`TOGETHER`).
+  TCP costs CPU on the GB10's cores: its 160 leaves room below 185-198 for a busy box.
 - Declared link speed: the four bandwidth floors (`SCALES_WITH_SPEED`) scale linearly with the
   declared speed of the link they judge (`Threshold.at_speed`); no Spark figure at 100G is
   published, so a scaled floor says "extrapolated". A floor set in cluster.yaml is never scaled.
-- NCCL bus bandwidth: a floor by topology x node count x message size (`BUSBW_FLOORS`, documented
-  in docs/thresholds.md), judged at the run's largest message size. NVIDIA's setup script gates
-  all_gather at 16 GiB on 21.875 GB/s (direct and switch) and 10 GB/s (its 3-node "ring" = our
-  mesh); below 8 GiB the measured 2-node figure is ~19 GB/s at 256 MiB-1 GiB, so a 4-node run at
-  1 GiB near 19 GB/s must pass. Rows without a measurement behind them say "extrapolated".
+- NCCL bus bandwidth: a floor by topology x node count x message size (`BUSBW_FLOORS`), judged
+  at the run's largest message size; rows without a measurement behind them say "extrapolated".
 - Soak lanes (measure/soak_math.py, docs/thresholds.md): pre-FEC BER, total and per lane, at
   most a tenth of the RS(544,514) limit (~2.4e-4). A lane stands alone when its rate is more
   than `lane_ratio_max` (100) x the median of the other lanes that moved, never less than
@@ -34,9 +26,6 @@ How the defaults were chosen (DOMAIN.md §4-6):
   else `nic_temp_max_c`, the ~105 C mlx5 reports as temp_crit). The rise from the session's
   idle baseline (read before any traffic) below `nic_rise_min_c` is a warning only: no source
   gives a minimum rise, and a cool NIC means the soak proved less, not that the fabric is bad.
-- RDMA latency: ib_write_lat of 2 bytes between two GB10s over one cable reads t_avg 1.47 us
-  (the only published Spark figure); a hardware switch hop adds well under a microsecond, a
-  switch forwarding in software tens: 5 us sits between.
 """
 
 from __future__ import annotations

@@ -94,12 +94,6 @@ def _cabling(c: Cluster) -> Iterator[Problem]:
 _rule("topology", "nodes")(_cabling)
 
 
-@_rule("topology", "nodes", "arp_sysctls")
-def _subnets(c: Cluster) -> Iterable[Problem]:
-    # The subnet plan is laid over the cabling: only once the cabling is sound.
-    return [] if any(True for _ in _cabling(c)) else check_subnets(c)
-
-
 _RAILS = range(hardware.RAILS_PER_PORT)
 
 
@@ -107,9 +101,13 @@ def rail_path(node: int, rail: Rail) -> Path_:
     return ("nodes", node, "ports", rail.port, rail.index)
 
 
-def check_subnets(c: Cluster) -> Iterator[Problem]:
+@_rule("topology", "nodes", "arp_sysctls")
+def _subnets(c: Cluster) -> Iterator[Problem]:
     """The subnet plan (direct and switch: one subnet per rail, each node one address in each;
-    ring and mesh: two per cable, one per rail, nodes in cable order) of sound cabling."""
+    ring and mesh: two per cable, one per rail, nodes in cable order), laid over the cabling:
+    checked once the cabling is sound."""
+    if any(True for _ in _cabling(c)):
+        return
     nodes, n = c.nodes, len(c.nodes)
     if c.topology in ("direct", "switch"):
         for r in _RAILS:
@@ -119,9 +117,8 @@ def check_subnets(c: Cluster) -> Iterator[Problem]:
             first = next(rail for _, rail in rails if rail.address.network == common)
             for i, rail in rails:
                 if rail.address.network != common:
-                    yield Problem(
+                    yield _p(
                         rail_path(i, rail),
-                        None,
                         f"{rail.address} is not in {common}, the rail {r} subnet of "
                         f"{first.node} ({first.address})",
                         f"every node needs one address in each rail's subnet: rail {r} in {common}",
@@ -132,9 +129,8 @@ def check_subnets(c: Cluster) -> Iterator[Problem]:
         wrong = next(i for i, j in enumerate(order) if i != j)
         prev, listed = nodes[order[wrong - 1]], nodes[(order[wrong - 1] + 1) % n]
         names = [nodes[i].name for i in order]
-        yield Problem(
+        yield _p(
             ("nodes",),
-            None,
             f"are not listed in cable order: by their addresses, port 0 of {prev.name} is cabled "
             f"to port 1 of {names[wrong]}, not of {listed.name}",
             f"list the nodes as {', '.join(names)} (port 0 of each to port 1 of the next)",
@@ -147,9 +143,8 @@ def check_subnets(c: Cluster) -> Iterator[Problem]:
             ra, rb = nodes[i].rail(0, r), nodes[j].rail(1, r)
             net = ra.address.network
             if rb.address.network != net:
-                yield Problem(
+                yield _p(
                     rail_path(j, rb),
-                    None,
                     f"{rb.address} is not in {net}, the subnet of the other end of its cable, "
                     f"{ra.id} ({ra.address})",
                     "both ends of a cable's rail need addresses in one subnet; nodes are cabled "
@@ -159,9 +154,8 @@ def check_subnets(c: Cluster) -> Iterator[Problem]:
             cable, other = first_use.setdefault(net, (i, r))
             touches = {i, j} & {cable, (cable + 1) % n}
             if cable != i and (not touches or c.spec.arp_sysctls):
-                yield Problem(
+                yield _p(
                     rail_path(i, ra),
-                    None,
                     f"{ra.address} is in {net}, already the subnet of rail {other} of cable "
                     f"{nodes[cable].name}:p0<->{nodes[(cable + 1) % n].name}:p1",
                     "every cable's rail needs its own subnet (2 per cable)",

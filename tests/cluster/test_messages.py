@@ -2,8 +2,8 @@
 
 Each case is a file (a sample with one change, or a short file of its own); messages.txt holds
 every problem line `sparkfabric check` and `pytest --cluster` print for it, fix included.
-Hostile values (metacharacters, spaces, leading dashes in each field that ends up in a command)
-are refused before anything runs: a usage error (exit 4), one line per problem, no traceback.
+Hostile values (files/hostile.yaml: metacharacters, spaces, leading dashes in each field that
+ends up in a command) are refused before anything runs: a usage error (exit 4), one line per problem, no traceback.
 """
 
 # ruff: noqa: E501
@@ -20,7 +20,7 @@ import pytest
 from pytest_sparkfabric.cli import main
 from pytest_sparkfabric.cluster import ConfigError, Problem, load_cluster, parse_cluster
 from pytest_sparkfabric.cluster.source import format_path
-from tests.cluster.samples import DIRECT, MESH, RING, SIM, SWITCH
+from tests.cluster.samples import DIRECT, FILES, MESH, RING, SIM, SWITCH
 
 NODES = (
     "nodes:\n"
@@ -49,52 +49,6 @@ SIM_FAULTS = (
     "    - {fault: link_down, node: spark-2, port: 1}\n"
     "    - {fault: lane_degradation, node: spark-1, lane: 2, onset_c: 75}"
 )
-
-
-BROKEN_SHAPE = """\
-topolgy: ring
-mtu: 90000
-transport: sshh
-nodes:
-  - name: spark-1
-    ssh: {host: 10.0.0.11, usr: nvidia}
-    ports:
-      0: [192.168.100.11/24, 192.168.101.11]
-      2: [192.168.106.11/24, 192.168.107.11/24]
-  - name: spark 2
-    ssh: 10.0.0.12
-    ports:
-      0: [192.168.102.12/24]
-      1: [192.168.100.300/24, {address: 192.168.100.11/24, netdev: enp1s0f1np1-too-long}]
-"""
-
-HOSTILE = r"""topology: switch
-nodes:
-  - name: spark-1
-    ssh: {host: "-oProxyCommand=touch${IFS}f", user: "-lroot"}
-    ports:
-      1: [{address: 192.168.100.11/24, netdev: "x;id>f", rdma: "r`id`"}, 192.168.101.11/24]
-  - name: spark-2
-    ssh: {host: "h2 $(id)", user: "nv;id"}
-    ports:
-      1: [192.168.100.12/24, {address: 192.168.101.12/24, netdev: "-n", rdma: "-d"}]
-  - name: spark-3
-    ssh: {host: "10.0.0.13", user: nvidia}
-    ports:
-      1: [192.168.100.13/24, 192.168.101.13/24]
-switch:
-  host: "10.0.0.2/x#"
-  user: "ro:pw"
-  ports: {spark-1: "qsfp56-dd-1-1,ether1", spark-2: qsfp56-dd-1-5, spark-3: "-x"}
-transport: ssh
-nccl:
-  env: {"A;cmd;B": "1", "NCCL_IB_HCA": "ok\0"}
-  binary: "all_reduce_perf;id"
-  launcher: "mpirun -np {ranks} -H \"{hosts}\" {env_flags} {binary} -b {size}"
-  env_flag: "-x '{key}={value}'"
-soak:
-  gpu_load: "gpu_burn {duration_s} # {duration_s!r}"
-"""
 
 
 def ring_order(*order: int) -> str:
@@ -199,8 +153,8 @@ CASES: dict[str, str] = {
         ("topology: ring ", "topology: mesh "),
         ("1: [192.168.100.12/24", "1: [192.168.100.11/24"),
     ),
-    "broken-shape": BROKEN_SHAPE,
-    "hostile": HOSTILE,
+    "broken-shape": FILES["broken-shape"],
+    "hostile": FILES["hostile"],
     "template-quotes": edit(
         SWITCH, ("nccl: {", "nccl: {launcher: \"x {ranks} '{hosts}' \\\\{binary} # {env_flags}\", ")
     ),
@@ -235,7 +189,7 @@ def test_sparkfabric_check_refuses_a_hostile_file_as_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "cluster.yaml"
-    path.write_text(HOSTILE)
+    path.write_text(FILES["hostile"])
     assert main(["check", str(path)]) == 4
     out = capsys.readouterr()
     assert out.out == f"{path}: 18 problems\n{TOLD['hostile']}\n"
