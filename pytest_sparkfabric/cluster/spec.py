@@ -1,7 +1,7 @@
 """The shape of cluster.yaml: pydantic models, SshSpec up to ClusterSpec.
 
 Each field's docstring is its description in the JSON Schema and so the field reference
-(docs/cluster-yaml.md, `sparkfabric schema`). The cabling and address rules are in `rules.py`.
+(docs/cluster-yaml.md, `sparkfabric schema`). The cabling and address rules are in `validate.py`.
 """
 
 from __future__ import annotations
