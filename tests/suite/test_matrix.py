@@ -23,7 +23,6 @@ import pytest
 import yaml
 
 from pytest_sparkfabric import objects
-from pytest_sparkfabric.cluster.faults import FAULTS
 from pytest_sparkfabric.results import Results
 from tests.suite.runner import EXAMPLES, run_suite, write_cluster
 
@@ -119,10 +118,6 @@ def _check_invariants(name: str, doc: Results) -> None:
     for spec in (data.get("simulate") or {}).get("faults", []):
         if spec.get("node"):
             assert any(spec["node"] in o for o in named), (doc.causes, doc.warnings())
-
-
-def test_every_fault_has_an_example() -> None:
-    assert set(FAULTS) == {n.removeprefix("faults/") for n in NAMES if n.startswith("faults/")}
 
 
 @pytest.mark.parametrize(("base", "seed"), [("demo.yaml", 3), ("ring-4.yaml", 11)])
