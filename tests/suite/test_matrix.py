@@ -1,14 +1,12 @@
 """The fault matrix: the whole shipped suite once on every example cluster, its outcome pinned.
 
-One run per file under examples/ (healthy clusters, `faults/` one fault each, `mixed/` two or
-three at once); tests/data/matrix.json holds, per example, the verdict, the number of checks,
-every check that did not pass (outcome and rule) and the root causes (rule, objects, how many
-checks each explains), and for a few what a failure says (SAYS). A change that means to alter a verdict regenerates the file with
-SPARKFABRIC_UPDATE_PINS=1 and shows the difference in review; anything else must leave it
-identical. Beside the pins, what must hold on every run: each failure says where and, with a
-rule, the fix; a cause blames only objects on the paths of the checks it explains; each injected
-fault is named at its node; every check that did not pass is explained, or is one of the few
-that may stay so.
+One run per file under examples/ (healthy, `faults/` one fault each, `mixed/` two or three);
+tests/data/matrix.json pins per example the verdict, the number of checks, every check that did
+not pass (outcome, rule) and the root causes (rule, objects, how many checks each explains); SAYS
+pins what some failures say. To alter a verdict, regenerate with SPARKFABRIC_UPDATE_PINS=1 and
+show the difference in review. On every run: each failure says where and, with a rule, the fix; a
+cause blames only objects on its checks' paths; each injected fault is named at its node; every
+check that did not pass is explained, or is one of the few that may stay so.
 """
 
 from __future__ import annotations
