@@ -6,6 +6,7 @@ import contextlib
 import json
 import random
 import re
+import string
 import subprocess
 import sys
 import tempfile
@@ -49,19 +50,10 @@ def lab_marks() -> list[pytest.MarkDecorator]:
     ]
 
 
-def _b36(n: int, width: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    for _ in range(width):
-        out = digits[n % 36] + out
-        n //= 36
-    return out
-
-
 def unique_prefix() -> str:
     """`t` + 4 random characters: labs of test runs side by side (other sessions too) never
     share a namespace name."""
-    return f"t{_b36(random.getrandbits(24), 4)}-"
+    return "t" + "".join(random.choices(string.digits + string.ascii_lowercase, k=4)) + "-"
 
 
 def free_mgmt() -> IPv4Network:
