@@ -6,6 +6,7 @@ import contextlib
 import json
 import random
 import re
+import string
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,7 @@ from pytest_sparkfabric.transport import Transport, make_transport
 from sparkfabric_lab import LabError, host
 from sparkfabric_lab.build import down, up
 from sparkfabric_lab.state import LabState
+from sparkfabric_lab.status import status
 from tests.suite.runner import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,19 +50,10 @@ def lab_marks() -> list[pytest.MarkDecorator]:
     ]
 
 
-def _b36(n: int, width: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    for _ in range(width):
-        out = digits[n % 36] + out
-        n //= 36
-    return out
-
-
 def unique_prefix() -> str:
     """`t` + 4 random characters: labs of test runs side by side (other sessions too) never
     share a namespace name."""
-    return f"t{_b36(random.getrandbits(24), 4)}-"
+    return "t" + "".join(random.choices(string.digits + string.ascii_lowercase, k=4)) + "-"
 
 
 def free_mgmt() -> IPv4Network:
@@ -165,6 +158,27 @@ def leftovers(lab: Lab) -> list[str]:
     left += [f"link {name}" for name in lab.state.host_links if host.link_exists(name)]
     left += [f"file {p}" for p in lab.dir.iterdir()] if lab.dir.exists() else []
     return left
+
+
+CLI = [sys.executable, "-m", "sparkfabric_lab.cli"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """`sparkfabric lab ARGS` in a process of its own."""
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def intact(lab_dir: Path, state: LabState) -> None:
+    assert all(host.netns_exists(ns) for ns in state.namespaces)
+    assert all(host.link_exists(name) for name in state.host_links)
+    st = status(lab_dir)
+    assert st.rc == 0, st.lines
+
+
+def gone(lab_dir: Path, state: LabState) -> None:
+    assert not any(host.netns_exists(ns) for ns in state.namespaces)
+    assert not any(host.link_exists(name) for name in state.host_links)
+    assert not lab_dir.exists()
 
 
 @contextmanager

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from sparkfabric_lab import LabError, build, host, owner
+from sparkfabric_lab import LabError, build, owner
 from sparkfabric_lab.state import LabState
 from sparkfabric_lab.status import status
 from tests.lab import labkit
 
 pytestmark = labkit.lab_marks()
-CLI = [sys.executable, "-m", "sparkfabric_lab.cli"]
 DIRECT = labkit.EXAMPLES / "direct-2.yaml"
 
 # Another run's lab: built by another process that holds it until its stdin closes.
@@ -32,23 +31,6 @@ print("up", flush=True)
 sys.stdin.read()
 print("down", build.down(Path(lab_dir)), flush=True)
 """
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, check=False)
-
-
-def _intact(lab_dir: Path, state: LabState) -> None:
-    assert all(host.netns_exists(ns) for ns in state.namespaces)
-    assert all(host.link_exists(name) for name in state.host_links)
-    st = status(lab_dir)
-    assert st.rc == 0, st.lines
-
-
-def _gone(lab_dir: Path, state: LabState) -> None:
-    assert not any(host.netns_exists(ns) for ns in state.namespaces)
-    assert not any(host.link_exists(name) for name in state.host_links)
-    assert not lab_dir.exists()
 
 
 @contextmanager
@@ -70,12 +52,12 @@ def test_down_of_one_lab_leaves_the_one_beside_it() -> None:
             assert a.state.prefix != b.state.prefix and a.dir != b.dir
             assert not set(a.state.namespaces) & set(b.state.namespaces)
             assert a.state.mgmt != b.state.mgmt
-            _intact(a.dir, a.state)
-            _intact(b.dir, b.state)
+            labkit.intact(a.dir, a.state)
+            labkit.intact(b.dir, b.state)
         finally:
             assert labkit.take_down(a) == []
-        _gone(a.dir, a.state)
-        _intact(b.dir, b.state)
+        labkit.gone(a.dir, a.state)
+        labkit.intact(b.dir, b.state)
 
 
 def test_a_live_foreign_lab_is_refused_and_force_removes_it() -> None:
@@ -101,15 +83,15 @@ def test_a_live_foreign_lab_is_refused_and_force_removes_it() -> None:
             with pytest.raises(LabError) as err:
                 build.down(lab_dir)
             assert str(err.value) == refusal
-            down = cli("down", "--dir", str(lab_dir))
+            down = labkit.cli("down", "--dir", str(lab_dir))
             assert down.returncode == 1
             assert down.stderr == f"sparkfabric lab: {refusal}\n"
             assert f"held by running process {holder.pid}" in "\n".join(status(lab_dir).lines)
-            _intact(lab_dir, state)
-            forced = cli("down", "--dir", str(lab_dir), "--force")
+            labkit.intact(lab_dir, state)
+            forced = labkit.cli("down", "--dir", str(lab_dir), "--force")
             assert forced.returncode == 0, forced.stderr
             assert f"--force: removing the lab of running process {holder.pid}" in forced.stdout
-            _gone(lab_dir, state)
+            labkit.gone(lab_dir, state)
             out, _ = holder.communicate("", timeout=60)
             assert out == "down []\n" and holder.returncode == 0
         finally:
@@ -130,9 +112,9 @@ def test_a_stale_lab_is_removed() -> None:
         lab.state.set_owner(dead, "sleep 60")
         lab.state.save()
         assert "held by" not in "\n".join(status(lab.dir).lines)
-        down = cli("down", "--dir", str(lab.dir))
+        down = labkit.cli("down", "--dir", str(lab.dir))
         assert down.returncode == 0, down.stderr
-        _gone(lab.dir, lab.state)
+        labkit.gone(lab.dir, lab.state)
 
 
 def test_a_stale_lab_never_removes_what_another_lab_now_holds(tmp_path: Path) -> None:
@@ -151,7 +133,7 @@ def test_a_stale_lab_never_removes_what_another_lab_now_holds(tmp_path: Path) ->
         ghost.save()
         assert build.down(stale) == []
         assert not stale.exists()
-        _intact(live.dir, live.state)
+        labkit.intact(live.dir, live.state)
 
 
 def test_two_builds_at_once_never_share_a_subnet() -> None:
@@ -160,7 +142,7 @@ def test_two_builds_at_once_never_share_a_subnet() -> None:
     mgmt = str(labkit.free_mgmt())
     with _removed_at_the_end(*dirs):
         argvs = [
-            [*CLI, "up", str(DIRECT), "--dir", str(d), "--prefix", labkit.unique_prefix(),
+            [*labkit.CLI, "up", str(DIRECT), "--dir", str(d), "--prefix", labkit.unique_prefix(),
              "--mgmt", mgmt]
             for d in dirs
         ]  # fmt: skip
@@ -176,4 +158,4 @@ def test_two_builds_at_once_never_share_a_subnet() -> None:
         assert f"management subnet {mgmt} is in use on the host" in loser_err
         state = LabState.load(winner)
         assert state is not None
-        _intact(winner, state)
+        labkit.intact(winner, state)

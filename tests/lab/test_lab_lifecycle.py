@@ -19,17 +19,12 @@ from sparkfabric_lab.status import status
 from tests.lab import labkit
 
 pytestmark = labkit.lab_marks()
-CLI = [sys.executable, "-m", "sparkfabric_lab.cli"]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_up_status_down_from_the_command_line() -> None:
     lab_dir = labkit.new_lab_dir()
     prefix, mgmt = labkit.unique_prefix(), str(labkit.free_mgmt())
-    up = cli("up", str(labkit.EXAMPLES / "switch-4.yaml"), "--dir", str(lab_dir),
+    up = labkit.cli("up", str(labkit.EXAMPLES / "switch-4.yaml"), "--dir", str(lab_dir),
              "--prefix", prefix, "--mgmt", mgmt)  # fmt: skip
     try:
         assert up.returncode == 0, up.stderr
@@ -37,26 +32,24 @@ def test_up_status_down_from_the_command_line() -> None:
         state = LabState.load(lab_dir)
         assert state is not None and state.phase == "up"
         assert all(host.netns_exists(ns) for ns in state.namespaces)
-        st = cli("status", "--dir", str(lab_dir))
+        st = labkit.cli("status", "--dir", str(lab_dir))
         assert st.returncode == 0 and st.stdout.count("listening") == 4, st.stdout
         assert f"run: pytest --cluster={lab_dir}/cluster.yaml" in st.stdout
-        again = cli("up", str(labkit.EXAMPLES / "switch-4.yaml"), "--dir", str(lab_dir))
+        again = labkit.cli("up", str(labkit.EXAMPLES / "switch-4.yaml"), "--dir", str(lab_dir))
         assert again.returncode == 1 and "a lab is already in" in again.stderr
         os.kill(state.sshd["spark-3"], signal.SIGKILL)
         time.sleep(0.2)
-        st = cli("status", "--dir", str(lab_dir))
+        st = labkit.cli("status", "--dir", str(lab_dir))
         assert st.returncode == 1 and "spark-3: sshd" in st.stdout and "NOT RUNNING" in st.stdout
     finally:
-        down = cli("down", "--dir", str(lab_dir))
+        down = labkit.cli("down", "--dir", str(lab_dir))
         if lab_dir.parent.exists() and not lab_dir.exists():
             lab_dir.parent.rmdir()
     assert down.returncode == 0, down.stderr
-    assert not any(host.netns_exists(ns) for ns in state.namespaces)
-    assert not any(host.link_exists(name) for name in state.host_links)
-    assert not lab_dir.exists()
-    again = cli("down", "--dir", str(lab_dir))
+    labkit.gone(lab_dir, state)
+    again = labkit.cli("down", "--dir", str(lab_dir))
     assert again.returncode == 0 and "no lab in" in again.stdout
-    assert cli("status", "--dir", str(lab_dir)).returncode == 3
+    assert labkit.cli("status", "--dir", str(lab_dir)).returncode == 3
 
 
 def _fail_at_sshd(*_args: object) -> None:
@@ -74,9 +67,7 @@ def test_a_half_finished_up_is_undone(monkeypatch: pytest.MonkeyPatch) -> None:
     assert state is not None and state.phase == "failed"
     assert state.namespaces and all(host.netns_exists(ns) for ns in state.namespaces)
     assert build.down(lab_dir) == []
-    assert not any(host.netns_exists(ns) for ns in state.namespaces)
-    assert not any(host.link_exists(name) for name in state.host_links)
-    assert not lab_dir.exists()
+    labkit.gone(lab_dir, state)
     # without --keep-on-failure, up cleans up after itself
     with pytest.raises(LabError, match="injected"):
         build.up(labkit.EXAMPLES / "ring-4.yaml", lab_dir, prefix=prefix, mgmt=mgmt)

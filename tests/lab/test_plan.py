@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-from ipaddress import IPv4Address, IPv4Interface, IPv4Network
+from ipaddress import IPv4Interface, IPv4Network
 from pathlib import Path
 from typing import Any
 
@@ -115,16 +115,7 @@ def test_fabric_outside_the_benchmarking_range_is_refused(tmp_path: Path) -> Non
         build_plan(cluster, prefix="sf-", mgmt=MGMT)
 
 
-# -- faults ----------------------------------------------------------------------------------------
-
-
-def test_mtu_on_a_node_rail(tmp_path: Path) -> None:
-    plan = with_faults(tmp_path, "direct-2", {"fault": "mtu", "node": "spark-1", "rail": 0,
-                                              "value": 1500})  # fmt: skip
-    mtus = {(w.a.ns, w.a.name): w.a.mtu for w in plan.wires}
-    assert mtus[("sf-spark-1", "enp1s0f1np1")] == 1500
-    assert mtus[("sf-spark-1", "enP2p1s0f1np1")] == 9000
-    assert 0 in plan.sim_faults
+# -- faults (what each makes of the kernel, and what fails then: test_lab_faults.CASES) ------------
 
 
 def test_mtu_on_a_switch_port(tmp_path: Path) -> None:
@@ -133,54 +124,6 @@ def test_mtu_on_a_switch_port(tmp_path: Path) -> None:
     legs = {w.b.name: w.b.mtu for w in plan.wires if w.b.ns == "sf-switch" and w.b.master}
     assert legs == {"p1r0": 9216, "p1r1": 9216, "p2r0": 1500, "p2r1": 1500,
                     "p3r0": 9216, "p3r1": 9216, "p4r0": 9216, "p4r1": 9216}  # fmt: skip
-
-
-def test_link_down_unplugs_both_ends_of_a_p2p_cable(tmp_path: Path) -> None:
-    plan = with_faults(tmp_path, "ring-4", {"fault": "link_down", "node": "spark-1", "port": 0})
-    assert "sf-unplugged" in plan.namespaces
-    stubs = [w for w in plan.wires if w.b.ns == "sf-unplugged"]
-    assert {(w.a.ns, w.a.name) for w in stubs} == {
-        ("sf-spark-1", "enp1s0f0np0"), ("sf-spark-1", "enP2p1s0f0np0"),
-        ("sf-spark-2", "enp1s0f1np1"), ("sf-spark-2", "enP2p1s0f1np1"),
-    }  # fmt: skip
-    assert all(w.a.up and not w.b.up for w in stubs)
-    assert plan.node("spark-1").carrier == {
-        "enp1s0f0np0": False, "enP2p1s0f0np0": False, "enp1s0f1np1": True, "enP2p1s0f1np1": True
-    }  # fmt: skip
-    assert plan.node("spark-2").carrier["enp1s0f1np1"] is False
-    assert plan.node("spark-4").carrier["enp1s0f1np1"] is True
-
-
-def test_link_down_on_a_switch_takes_the_legs_down(tmp_path: Path) -> None:
-    plan = with_faults(tmp_path, "switch-4", {"fault": "link_down", "node": "spark-3"})
-    down = {w.b.name for w in plan.wires if w.b.ns == "sf-switch" and not w.b.up}
-    assert down == {"p3r0", "p3r1"}
-    assert set(plan.node("spark-3").carrier.values()) == {False}
-
-
-def test_duplicate_ip_takes_the_peer_address(tmp_path: Path) -> None:
-    plan = with_faults(tmp_path, "direct-2", {"fault": "duplicate_ip", "node": "spark-2",
-                                              "rail": 0})  # fmt: skip
-    assert plan.node("spark-2").addresses["enp1s0f1np1"] == (IPv4Interface("198.19.0.11/24"),)
-    assert plan.node("spark-2").addresses["enP2p1s0f1np1"] == (IPv4Interface("198.19.1.12/24"),)
-
-
-def test_sysctl_faults(tmp_path: Path) -> None:
-    plan = with_faults(
-        tmp_path, "direct-2",
-        {"fault": "ipv6_enabled", "node": "spark-1", "rail": 1},
-        {"fault": "rp_filter_strict", "node": "spark-2", "rail": 0},
-        {"fault": "arp_flux", "node": "spark-1"},
-        arp_sysctls=True,
-    )  # fmt: skip
-    one, two = dict(plan.node("spark-1").sysctls), dict(plan.node("spark-2").sysctls)
-    assert one["net/ipv6/conf/enP2p1s0f1np1/disable_ipv6"] == "0"
-    assert one["net/ipv6/conf/enp1s0f1np1/disable_ipv6"] == "1"
-    assert two["net/ipv4/conf/enp1s0f1np1/rp_filter"] == "1"
-    assert two["net/ipv4/conf/all/rp_filter"] == "0"  # max(all, if) must stay strict
-    assert one["net/ipv4/conf/all/arp_ignore"] == "0"
-    assert two["net/ipv4/conf/all/arp_ignore"] == "1"
-    assert two["net/ipv4/conf/all/arp_announce"] == "2"
 
 
 def test_node_rp_filter_strict_without_rail_sets_all(tmp_path: Path) -> None:
@@ -195,8 +138,9 @@ def test_only_a_hung_tool_stays_out_of_the_simulator(tmp_path: Path) -> None:
         {"fault": "command_hangs", "command": "ethtool -S", "node": "spark-1"},
         {"fault": "nccl_socket", "node": "spark-1"},
         {"fault": "nic_throttled", "node": "spark-1"},
+        {"fault": "mtu", "node": "spark-1", "rail": 0, "value": 1500},
     )  # fmt: skip
-    assert plan.sim_faults == (0, 2, 3)  # all but command_hangs, which is a wrapper of its own
+    assert plan.sim_faults == (0, 2, 3, 4)  # all but command_hangs, a wrapper of its own
     assert not plan.node("spark-2").sshd and plan.node("spark-1").sshd
     assert plan.node("spark-1").hangs == (Hang("ethtool", ("-S",)),)
     assert plan.node("spark-2").hangs == ()
@@ -226,13 +170,6 @@ def test_fake_sysfs_reads_through_the_plugins_parsers(tmp_path: Path) -> None:
         assert width == (2 if rail.index == 1 else 4)
     assert systree.ipv4_gid(IPv4Interface("198.19.0.11/24")).endswith("ffff:c613:000b")
     assert all(systree.cover_for(p) in systree.COVERS for p in files_)
-
-
-def test_fake_port_state_follows_the_cable(tmp_path: Path) -> None:
-    plan = with_faults(tmp_path, "direct-2", {"fault": "link_down", "node": "spark-2"})
-    node = plan.node("spark-1")
-    f = systree.render(node, {})
-    assert f[f"/sys/class/infiniband/{node.rails[0].rdma}/ports/1/state"] == "1: DOWN"
 
 
 def test_boot_merge_links_real_entries_and_lays_fakes_over(tmp_path: Path) -> None:
@@ -387,9 +324,3 @@ def test_bad_mgmt_is_a_usage_error(capsys: Any) -> None:
 def test_status_of_no_lab(tmp_path: Path, capsys: Any) -> None:
     assert cli_lab.main(["status", "--dir", str(tmp_path)]) == 3
     assert f"no lab in {tmp_path}" in capsys.readouterr().out
-
-
-def test_mgmt_address_helper() -> None:
-    from sparkfabric_lab.plan import mgmt_address
-
-    assert mgmt_address(IPv4Network("198.18.5.0/24"), 11).ip == IPv4Address("198.18.5.11")

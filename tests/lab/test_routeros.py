@@ -17,8 +17,6 @@ from sparkfabric_lab.routeros import Switch, handler_for
 from tests.lab.labkit import EXAMPLES, cluster_file
 from tests.lab.test_plan import MGMT
 
-pytest.importorskip("sparkfabric_sim.switch")
-
 
 @pytest.fixture
 def endpoint(tmp_path: Path) -> Iterator[int]:

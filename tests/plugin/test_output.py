@@ -7,28 +7,20 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.session import progress_prefix
 from sparkfabric_sim.transport import SimTransport
+from tests.suite.runner import write_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "examples" / "demo.yaml"
-
-
-def _demo(tmp: Path, **changes: object) -> Path:
-    data = yaml.safe_load(DEMO.read_text())
-    data.update(changes)
-    path = tmp / "demo.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
 
 
 @pytest.mark.slow
 def test_simulated_run_prints_few_lines_in_simulated_time(pytester: pytest.Pytester) -> None:
-    cluster = _demo(pytester.path, soak={"duration_s": 600, "interval_s": 10})
+    ten_min = {"soak": {"duration_s": 600, "interval_s": 10}}
+    cluster = write_cluster(pytester.path, "demo.yaml", changes=ten_min, name="demo.yaml")
     result = pytester.runpytest_inprocess(f"--cluster={cluster}", "-p", "no:html")
     assert result.ret == 0
     lines = result.outlines

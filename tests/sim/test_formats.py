@@ -7,8 +7,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.render.iperf3 import document
 from tests.sim.conftest import Sim, example, with_faults
@@ -18,10 +16,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def sample(path: str) -> str:
-    file = DATA / path
-    if not file.exists():
-        pytest.skip(f"sample {path} not in tests/data")
-    return file.read_text()
+    return (DATA / path).read_text()
 
 
 class _Pairs(dict[str, Any]):

@@ -1,5 +1,6 @@
 """The simulated `lldpctl`: lldpd's text, one neighbour per lit fabric netdev, following the
-cables as the faults leave them."""
+cables as the faults leave them (a ring's swap or order as the suite reads it: the fault matrix
+pins faults/cable_swapped and faults/ring_order with their one fix each)."""
 
 from __future__ import annotations
 
@@ -35,18 +36,6 @@ def test_the_port_id_is_the_far_netdevs_mac() -> None:
     n = parse_lldpctl(text).on("enp1s0f1np1")[0]
     assert n.neighbor_mac is not None and n.neighbor_mac in addr
     assert text.startswith("-" * 79 + "\nLLDP neighbors:\n")
-
-
-def test_cable_swapped_moves_both_far_ends() -> None:
-    t = SimTransport(with_faults("ring-4", "{fault: cable_swapped, node: spark-2}"))
-    assert _far(t, "spark-1")["enp1s0f0np0"] == ("spark-2", "enp1s0f0np0")
-    assert _far(t, "spark-3")["enp1s0f1np1"] == ("spark-2", "enp1s0f1np1")
-
-
-def test_ring_order_exchanges_two_boxes() -> None:
-    t = SimTransport(with_faults("ring-4", "{fault: ring_order, node: spark-2}"))
-    assert _far(t, "spark-1")["enp1s0f0np0"] == ("spark-3", "enp1s0f1np1")
-    assert _far(t, "spark-3")["enp1s0f0np0"] == ("spark-2", "enp1s0f1np1")
 
 
 def test_a_down_cable_hears_nothing_and_a_switch_port_is_not_modelled() -> None:

@@ -1,23 +1,16 @@
 """Across the seam: the commands the product builds, run on the simulator under many seeds, read
-back by the product's parsers, with values inside the real healthy ranges (DOMAIN.md section 5),
-so thresholds meet a spread of values and never one number (issue 14 items 4-5)."""
+back by the product's parsers, with values spread inside the real healthy ranges (DOMAIN.md
+section 5), so thresholds meet a spread and never one number (issue 14 items 4-5; the ranges on
+random clusters: test_fidelity.test_bandwidth_reports_round_trip)."""
 
 from __future__ import annotations
 
 from ipaddress import IPv4Address
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from pytest_sparkfabric.probes.ethtool import (
     build_ethtool_module,
     parse_ethtool_module,
     parse_ethtool_stats,
-)
-from pytest_sparkfabric.probes.iperf3 import (
-    build_iperf3_client,
-    build_iperf3_server,
-    parse_iperf3_json,
 )
 from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_client,
@@ -28,28 +21,9 @@ from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import with_faults
 
-SEEDS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PEER = IPv4Address("192.168.100.12")
-
-
-@SEEDS
-@given(seed=st.integers(0, 10**6))
-def test_bandwidth_lands_in_the_real_ranges_and_tcp_below_rdma(seed: int) -> None:
-    t = SimTransport(with_faults("direct-2", seed=seed))
-    server = t.start(
-        Job("spark-2", build_ib_write_bw_server("rocep1s0f1", qps=1, duration_s=5, port=18600), 60)
-    )
-    client = build_ib_write_bw_client("rocep1s0f1", PEER, qps=1, duration_s=5, port=18600)
-    r = t.run(Job("spark-1", client, 60))
-    server.stop()
-    rdma = parse_ib_write_bw(r.stdout).bw_avg_gbps
-    # One RC QP on one rail: 92-98 Gb/s (DOMAIN.md section 5).
-    assert rdma is not None and 92.0 <= rdma <= 98.0
-    t.start(Job("spark-2", build_iperf3_server(port=5400), 60))
-    tcp = t.run(Job("spark-1", build_iperf3_client(PEER, streams=4, duration_s=5, port=5400), 60))
-    got = parse_iperf3_json(tcp.stdout).received_gbps
-    # One rail, parallel streams: ~100-110 (DOMAIN.md), never equal to an RDMA figure.
-    assert got is not None and 95.0 <= got <= 110.0 and got != rdma
+SERVER = build_ib_write_bw_server("rocep1s0f1", qps=1, duration_s=5, port=18600)
+CLIENT = build_ib_write_bw_client("rocep1s0f1", PEER, qps=1, duration_s=5, port=18600)
 
 
 def test_seeds_spread_over_the_range() -> None:
@@ -57,17 +31,8 @@ def test_seeds_spread_over_the_range() -> None:
     values = []
     for seed in range(20):
         t = SimTransport(with_faults("direct-2", seed=seed))
-        t.start(
-            Job("spark-2", build_ib_write_bw_server("rocep1s0f1", qps=1, duration_s=5, port=1), 60)
-        )
-        r = t.run(
-            Job(
-                "spark-1",
-                build_ib_write_bw_client("rocep1s0f1", PEER, qps=1, duration_s=5, port=1),
-                60,
-            )
-        )
-        values.append(parse_ib_write_bw(r.stdout).bw_avg_gbps or 0.0)
+        t.start(Job("spark-2", SERVER, 60))
+        values.append(parse_ib_write_bw(t.run(Job("spark-1", CLIENT, 60)).stdout).bw_avg_gbps)
     assert max(values) - min(values) >= 3.0 and min(values) >= 92.0 and max(values) <= 98.0
 
 

@@ -1,4 +1,5 @@
-"""The simulated switch answers RouterOS REST reads: shapes, string values, errors."""
+"""The simulated switch answers RouterOS REST reads: shapes, string values, errors (what its
+faults change, as the suite reads it: the fault matrix)."""
 
 from __future__ import annotations
 
@@ -80,26 +81,3 @@ def test_errors_look_like_routeros_http_errors() -> None:
     assert no_once.value.status == 400
     with pytest.raises(RestError):
         sw.rest_post("/rest/interface/ethernet/monitor", {"numbers": "nope", "once": ""})
-
-
-def test_switch_faults_change_what_rest_reports() -> None:
-    sw = switch(
-        "{fault: mtu, switch_port: qsfp56-dd-2-1, value: 1500}", "{fault: switch_cpu_forwarding}"
-    )
-    eth = {
-        p.name: p for p in routeros.ethernet_from_rest(table(sw.rest_get("/interface/ethernet")))
-    }
-    assert (eth["qsfp56-dd-2-1"].mtu_bytes, eth["qsfp56-dd-2-1"].l2mtu_bytes) == (1500, 1500)
-    bridge = routeros.bridge_ports_from_rest(table(sw.rest_get("/interface/bridge/port")))
-    assert "qsfp56-dd-1-2" in {p.interface for p in bridge}
-    assert not any(p.hw_offload for p in bridge)
-
-
-def test_the_project_switch_reader_reads_the_simulated_switch() -> None:
-    reads = pytest.importorskip("pytest_sparkfabric.measure.switch")
-    cluster = example("demo")
-    t = SimTransport(cluster)
-    assert cluster.spec.switch is not None
-    client = t.switch_client(cluster.spec.switch)
-    state = reads.read_switch(client, list(cluster.spec.switch.ports.values()))
-    assert state is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,29 +39,23 @@ SHORT_SOAK: dict[str, Any] = {"soak": {"duration_s": 60, "interval_s": 10}}
 
 @dataclass(frozen=True)
 class SuiteRun:
-    """One run of the suite: per test (name[id], module dropped) its outcome, message, props;
-    `tests` are the results file's rows as written."""
+    """One run of the suite: per test (name[id], module dropped) its outcome (not measured counts
+    as failed), message and properties; `doc` is the results document as written."""
 
     ret: int
     outcomes: dict[str, str]
     messages: dict[str, str]
     props: dict[str, dict[str, str]]
     stdout: str
-    tests: list[dict[str, Any]]
-    doc: dict[str, Any] = field(default_factory=dict)
-    """The results document as written."""
+    doc: dict[str, Any]
 
     @property
     def causes(self) -> list[dict[str, Any]]:
-        """The results document's root causes (`causes`), as written."""
         return list(self.doc.get("causes", []))
-
-    def with_outcome(self, outcome: str) -> set[str]:
-        return {k for k, v in self.outcomes.items() if v == outcome}
 
     @property
     def failed(self) -> set[str]:
-        return self.with_outcome("failed")
+        return {k for k, v in self.outcomes.items() if v == "failed"}
 
     @property
     def not_passed(self) -> set[str]:
@@ -110,14 +104,13 @@ def run_suite(
     paths = [str(SUITE / f) for f in files]
     result = pytester.runpytest_inprocess(*argv, *args, *paths, plugins=list(plugins))
     doc: dict[str, Any] = json.loads(out.read_text())
-    rows = rows_of(doc)
     outcomes, messages, props = {}, {}, {}
-    for t in rows:
+    for t in rows_of(doc):
         key = short_id(t["nodeid"])
         outcomes[key] = t["outcome"]
         messages[key] = t["message"] or t["skip_reason"] or ""
         props[key] = t["properties"]
-    return SuiteRun(int(result.ret), outcomes, messages, props, result.stdout.str(), rows, doc)
+    return SuiteRun(int(result.ret), outcomes, messages, props, result.stdout.str(), doc)
 
 
 def run_measurements(pytester: pytest.Pytester, cluster: Path, *args: str) -> SuiteRun:

@@ -1,14 +1,12 @@
 """The fault matrix: the whole shipped suite once on every example cluster, its outcome pinned.
 
-One run per file under examples/ (healthy clusters, `faults/` one fault each, `mixed/` two or
-three at once); tests/data/matrix.json holds, per example, the verdict, the number of checks,
-every check that did not pass (outcome and rule) and the root causes (rule, objects, how many
-checks each explains). A change that means to alter a verdict regenerates the file with
-SPARKFABRIC_UPDATE_PINS=1 and shows the difference in review; anything else must leave it
-identical. Beside the pins, what must hold on every run: each failure says where and, with a
-rule, the fix; a cause blames only objects on the paths of the checks it explains; each injected
-fault is named at its node; every check that did not pass is explained, or is one of the few
-that may stay so.
+One run per file under examples/ (healthy, `faults/` one fault each, `mixed/` two or three);
+tests/data/matrix.json pins per example the verdict, the number of checks, every check that did
+not pass (outcome, rule) and the root causes (rule, objects, how many checks each explains); SAYS
+pins what some failures say. To alter a verdict, regenerate with SPARKFABRIC_UPDATE_PINS=1 and
+show the difference in review. On every run: each failure says where and, with a rule, the fix; a
+cause blames only objects on its checks' paths; each injected fault is named at its node; every
+check that did not pass is explained, or is one of the few that may stay so.
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ import pytest
 import yaml
 
 from pytest_sparkfabric import objects
-from pytest_sparkfabric.cluster.faults import FAULTS
 from pytest_sparkfabric.results import Results
 from tests.suite.runner import EXAMPLES, run_suite, write_cluster
 
@@ -49,6 +46,40 @@ ONE_CAUSE = {
 }
 """Faults of one physical thing, whatever number of objects shows them: exactly one root cause,
 its fix starting so (issue 26)."""
+SOAK_LINK = "test_soak.py::test_soak_link[spark-2:rail{}]"
+SAYS: dict[str, dict[str, tuple[str, ...]]] = {
+    "faults/lane_degradation": {
+        SOAK_LINK.format(r): (
+            f"spark-2 {netdev} receiving on cable spark-2:rail{r}<->spark-1:rail{r}",
+            "lane 3 at ", "stands alone and grew",
+            "lanes_in_use=module EEPROM 0x11 (QSFP28): SFF-8636",
+        )
+        for r, netdev in ((0, "enp1s0f1np1"), (1, "enP2p1s0f1np1"))
+    },
+    "faults/phy_counters_missing": {
+        SOAK_LINK.format(r): (f"^not measured: {netdev} exposes no rx_err_lane_*_phy counters",)
+        for r, netdev in ((0, "enp1s0f1np1"), (1, "enP2p1s0f1np1"))
+    },
+    "faults/hot_nic": {
+        "test_soak.py::test_soak_load[spark-1]": (
+            "spark-1: NIC enp1s0f1np1 sensor /sys/class/net/enp1s0f1np1/device/hwmon/",
+            "its own limit 105 C",
+        ),
+    },
+    "faults/host_pfc": {
+        "test_switch.py::test_switch_qos[spark-2]": (
+            "pfc disabled while spark-2 runs PFC on priority 3", "--pfc 0,0,0,0,0,0,0,0",
+            "a PFC profile for priority 3",
+        ),
+    },
+    "faults/rx_discards": {
+        "test_qos.py::test_rail_counters[spark-2:rail1]": (
+            "rx_discards_phy +", "expected <= 0.1%",
+            "during RDMA round 1/2",  # directions apart: a->b, then b->a
+        ),
+    },
+}  # fmt: skip
+"""What a failure's message (`^`: starts with) or a property (`name=value` starts so) says."""
 # Known wrong, so not pinned: example -> why (strict xfail: the day it is right, this fails and
 # asks for pins). Empty since issue 24 routed every runner through measure/prereq.py.
 NOT_YET_RIGHT: dict[str, str] = {}
@@ -121,10 +152,6 @@ def _check_invariants(name: str, doc: Results) -> None:
             assert any(spec["node"] in o for o in named), (doc.causes, doc.warnings())
 
 
-def test_every_fault_has_an_example() -> None:
-    assert set(FAULTS) == {n.removeprefix("faults/") for n in NAMES if n.startswith("faults/")}
-
-
 @pytest.mark.parametrize(("base", "seed"), [("demo.yaml", 3), ("ring-4.yaml", 11)])
 def test_healthy_clusters_stay_accepted_on_other_seeds(
     pytester: pytest.Pytester, base: str, seed: int
@@ -154,3 +181,16 @@ def test_example(pytester: pytest.Pytester, name: str) -> None:
         assert doc.causes[0].fix.startswith(ONE_CAUSE[name]), doc.causes[0].fix
     if doc.verdict == "accepted":
         assert doc.causes == ()
+    items = {i.id: i for i in doc.items}
+    for item_id, says in SAYS.get(name, {}).items():
+        message, props = items[item_id].message or "", items[item_id].properties
+        for words in says:
+            key, _, value = words.partition("=")
+            if key in props:
+                assert props[key].startswith(value), (item_id, key, props[key])
+            else:
+                assert message.startswith(words[1:]) if words[0] == "^" else words in message, (
+                    item_id,
+                    words,
+                    message,
+                )

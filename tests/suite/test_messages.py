@@ -8,23 +8,9 @@ import pytest
 from pytest_sparkfabric.diagnosis.rules import RULES
 from tests.suite.runner import SHORT_SOAK, run_measurements, write_cluster
 
-D_R0 = "spark-1:rail0<->spark-2:rail0"
-D_R1 = "spark-1:rail1<->spark-2:rail1"
 D_PAIR = "spark-1<->spark-2"
-NCCL_ALL_2 = {
-    "test_nccl_completes",
-    "test_nccl_uses_ib[spark-1]",
-    "test_nccl_uses_ib[spark-2]",
-    "test_nccl_busbw",
-}
-# Too slow to finish, but IB on both devices: the log kept at the deadline says so.
-NCCL_SLOW = {"test_nccl_completes", "test_nccl_busbw"}
 LEGS_4 = [(1, 2), (1, 4), (2, 3), (3, 4)]
 """The pairs `legs` measures on the 4-node demo: each node with its two ring neighbours."""
-SW = [f"spark-{a}<->spark-{b}" for a, b in LEGS_4]
-SW_RAILS = {
-    f"test_rail_rdma[spark-{a}:rail{r}<->spark-{b}:rail{r}]" for r in (0, 1) for a, b in LEGS_4
-}
 
 
 def _touching(node: int) -> set[str]:

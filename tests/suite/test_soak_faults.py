@@ -1,6 +1,6 @@
-"""The heat soak through the shipped suite: a steady marginal lane is named before any link
-drops, a healthy soak never flags a lane, a GPU load that aborts or a NIC without lane counters
-fails instead of passing by omission (issue 12)."""
+"""The heat soak through the shipped suite: a healthy soak never flags a lane, a GPU load that
+aborts fails instead of passing by omission (issue 12). The faulty soaks (a marginal lane, no lane
+counters, a hot NIC) and what they say are the fault matrix's (test_matrix.SAYS)."""
 
 from __future__ import annotations
 
@@ -11,23 +11,6 @@ from tests.suite.runner import run_suite, write_cluster
 pytestmark = pytest.mark.slow
 
 SOAK = ("test_soak.py",)
-SPARK2 = {"test_soak_link[spark-2:rail0]", "test_soak_link[spark-2:rail1]"}
-
-
-def test_the_seeds_cable_fails_naming_lane_cable_and_node(pytester: pytest.Pytester) -> None:
-    # QSFP56, direct, no ethtool Lanes:, lane 3 growing with temperature (DOMAIN.md §6).
-    r = run_suite(pytester, write_cluster(pytester.path, "faults/lane_degradation.yaml"), "-q")
-    assert r.failed == SPARK2, {k: r.messages[k] for k in r.failed}
-    for key, netdev, peer in (
-        ("test_soak_link[spark-2:rail0]", "enp1s0f1np1", "spark-1:rail0"),
-        ("test_soak_link[spark-2:rail1]", "enP2p1s0f1np1", "spark-1:rail1"),
-    ):
-        message = r.messages[key]
-        assert f"spark-2 {netdev} receiving on cable spark-2:rail{key[-2]}<->{peer}" in message
-        assert "lane 3 at " in message and "stands alone and grew" in message, message
-        assert r.props[key]["rule"] == "marginal_cable"
-        assert r.props[key]["lanes_in_use"].startswith("module EEPROM 0x11 (QSFP28): SFF-8636")
-    assert all(v == "passed" for k, v in r.outcomes.items() if k.startswith("test_link"))
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -58,29 +41,6 @@ def test_gpu_burn_dash_m_80_is_80_megabytes_and_fails_the_load(pytester: pytest.
         ), message
         assert "its last line: 'No clients are alive!  Aborting'" in message
         assert "write `-m 80%`" in message
-
-
-def test_missing_lane_counters_are_not_measured(pytester: pytest.Pytester) -> None:
-    path = write_cluster(pytester.path, "faults/phy_counters_missing.yaml")
-    r = run_suite(pytester, path, "-q", markers="soak", files=SOAK)
-    assert r.failed == SPARK2
-    assert r.messages["test_soak_link[spark-2:rail0]"].startswith(
-        "not measured: enp1s0f1np1 exposes no rx_err_lane_*_phy counters"
-    )
-    assert r.messages["test_soak_link[spark-2:rail1]"].startswith(
-        "not measured: enP2p1s0f1np1 exposes no rx_err_lane_*_phy counters"
-    )
-
-
-def test_hot_nic_fails_the_load_item_of_that_node(pytester: pytest.Pytester) -> None:
-    r = run_suite(
-        pytester, write_cluster(pytester.path, "faults/hot_nic.yaml"), markers="soak", files=SOAK
-    )
-    assert r.failed == {"test_soak_load[spark-1]"}
-    message = r.messages["test_soak_load[spark-1]"]
-    assert "spark-1: NIC enp1s0f1np1 sensor /sys/class/net/enp1s0f1np1/device/hwmon/" in message
-    assert "its own limit 105 C" in message, message
-    assert r.props["test_soak_load[spark-1]"]["rule"] == "nic_overheated"
 
 
 def test_a_soak_that_cannot_warm_the_nic_is_a_warning(pytester: pytest.Pytester) -> None:
