@@ -26,7 +26,15 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["PARSERS", "ParseError", "found_text", "outcome_to_json", "to_json", "to_jsonable"]
+__all__ = [
+    "PARSERS",
+    "ParseError",
+    "found_text",
+    "outcome_to_json",
+    "positive",
+    "to_json",
+    "to_jsonable",
+]
 
 _FOUND_CHARS = 120
 
@@ -51,6 +59,14 @@ def found_text(text: str, *, last: bool = False) -> str:
     if last:
         return f"{len(lines)} lines ending with {quote!r}"
     return f"{quote!r} (+{len(lines) - 1} more lines)"
+
+
+def positive(name: str, value: int, *, least: int = 1) -> str:
+    """A command-line number as text; ValueError when it is below ``least`` (or a bool)."""
+    if isinstance(value, bool) or value < least:
+        qualifier = "a positive integer" if least == 1 else f">= {least}"
+        raise ValueError(f"{name} must be {qualifier}, got {value!r}")
+    return str(value)
 
 
 class ParseError(ValueError):
@@ -79,12 +95,12 @@ class ParseError(ValueError):
 # ParseError from here, so importing them eagerly would be circular.
 _PARSER_PATHS: dict[str, tuple[str, str]] = {
     "ib_write_bw": ("perftest", "parse_ib_write_bw"),
-    "ib_write_lat": ("perftest_lat", "parse_ib_write_lat"),
+    "ib_write_lat": ("perftest", "parse_ib_write_lat"),
     "iperf3": ("iperf3", "parse_iperf3_json"),
     "nccl-tests": ("nccl", "parse_nccl_tests"),
     "nccl-conf": ("ncclconf", "parse_nccl_conf_text"),
     "ethtool": ("ethtool", "parse_ethtool"),
-    "ethtool-stats": ("ethtool_stats", "parse_ethtool_stats"),
+    "ethtool-stats": ("ethtool", "parse_ethtool_stats"),
     "ethtool-module": ("ethtool", "parse_ethtool_module"),
     "ethtool-fec": ("ethtool", "parse_ethtool_fec"),
     "ip-addr": ("ip", "parse_ip_addr_json"),

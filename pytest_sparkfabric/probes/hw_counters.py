@@ -47,30 +47,6 @@ class HwCounterSet:
     def get(self, name: str) -> int | None:
         return self.counters.get(name)
 
-    @property
-    def out_of_sequence(self) -> int | None:
-        return self.counters.get("out_of_sequence")
-
-    @property
-    def packet_seq_err(self) -> int | None:
-        return self.counters.get("packet_seq_err")
-
-    @property
-    def local_ack_timeout_err(self) -> int | None:
-        return self.counters.get("local_ack_timeout_err")
-
-    @property
-    def ecn_marked(self) -> int | None:
-        return self.counters.get("np_ecn_marked_roce_packets")
-
-    @property
-    def cnp_sent(self) -> int | None:
-        return self.counters.get("np_cnp_sent")
-
-    @property
-    def cnp_handled(self) -> int | None:
-        return self.counters.get("rp_cnp_handled")
-
 
 @dataclass(frozen=True, slots=True)
 class HwCounters:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_sparkfabric.probes import ParseError, ethtool, ip, ping, sysfs
-from pytest_sparkfabric.probes.ethtool_driver import parse_ethtool_driver
+from pytest_sparkfabric.probes.ethtool import parse_ethtool_driver
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.transport import SimTransport
