@@ -175,13 +175,6 @@ def test_ip_and_iperf3_total_on_any_json(doc: object) -> None:
 # ---------------------------------------------------------------- sysctls, sysfs
 
 
-def test_effective_sysctl_examples() -> None:
-    assert effective_sysctl(0, 1) == 1
-    assert effective_sysctl(2, 0) == 2
-    assert effective_sysctl(None, 1) == 1
-    assert effective_sysctl(None, None) is None
-
-
 @given(a=st.none() | st.integers(0, 8), b=st.none() | st.integers(0, 8))
 def test_effective_sysctl_is_max_of_present(a: int | None, b: int | None) -> None:
     got = effective_sysctl(a, b)

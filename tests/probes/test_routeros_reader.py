@@ -21,7 +21,7 @@ from pytest_sparkfabric.probes.routeros import (
 )
 from pytest_sparkfabric.probes.routeros_text import read
 
-from ._samples import DATA, sample
+from .golden import DATA, sample
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
