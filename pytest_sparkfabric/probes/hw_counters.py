@@ -53,10 +53,7 @@ class HwCounters:
     ports: tuple[HwCounterSet, ...]
 
     def port(self, device: str, port: int = 1) -> HwCounterSet | None:
-        for p in self.ports:
-            if p.device == device and p.port == port:
-                return p
-        return None
+        return next((p for p in self.ports if (p.device, p.port) == (device, port)), None)
 
 
 def hw_counters_glob(device: str, port: int = 1) -> str:

@@ -75,17 +75,12 @@ def _obj(value: object) -> Mapping[str, Any]:
 
 
 def _num(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _int(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, float) and not value.is_integer():
-        return None
-    return int(value)
+    number = _num(value)
+    return int(number) if number is not None and number.is_integer() else None
 
 
 def _str(value: object) -> str | None:
