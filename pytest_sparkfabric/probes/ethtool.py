@@ -132,65 +132,51 @@ class ModuleEeprom:
     fields: tuple[tuple[str, str], ...] = ()
 
 
-def _per_channel(items: list[tuple[int, float]]) -> tuple[float, ...]:
-    return tuple(v for _, v in sorted(dict(items).items()))
-
-
 def _dbm(value: str) -> float | None:
     # "1.0778 mW / 0.33 dBm": the dBm figure is the one after the slash.
     part = value.split("/", 1)[1] if "/" in value else value
     return _number(part) if "dbm" in part.lower() else None
 
 
+# Per-lane optical power by the start of its name (SFF-8636 and CMIS spellings).
+_RX = ("rcvr signal", "receiver signal", "rx power")
+_TX = ("transmit avg optical power", "tx power")
+
+
 def parse_ethtool_module(text: str) -> ModuleEeprom:
     pairs = list(_lines_kv(text))
-    first: dict[str, str] = {}
-    for key, value in pairs:
-        first.setdefault(key, value)
+    first = dict(reversed(pairs))  # the first of a repeated key wins
     if not any(k in first for k in ("Identifier", "Vendor name", "Vendor PN")):
         raise ParseError(
             "ethtool -m",
             "expected 'Identifier' or 'Vendor' fields (no module, or EEPROM not readable)",
             found_text(text),
         )
-    rx: list[tuple[int, float]] = []
-    tx: list[tuple[int, float]] = []
-    bias: list[tuple[int, float]] = []
+    lanes: dict[str, dict[int, float]] = {"rx": {}, "tx": {}, "bias": {}}
     lengths: dict[str, float] = {}
     attenuation: dict[str, float] = {}
     alarms: list[str] = []
     for key, value in pairs:
         lower = key.lower()
-        channel = _CHANNEL.search(key)
         is_flag = "alarm" in lower or "warning" in lower
         if is_flag and value == "On":
             alarms.append(key)
-        if channel and not is_flag and "threshold" not in lower:
-            lane = int(channel.group(1))
-            number = _number(value)
-            if lower.startswith(("rcvr signal", "receiver signal", "rx power")):
-                dbm = _dbm(value)
-                if dbm is not None:
-                    rx.append((lane, dbm))
-            elif lower.startswith(("transmit avg optical power", "tx power")):
-                dbm = _dbm(value)
-                if dbm is not None:
-                    tx.append((lane, dbm))
-            elif "bias" in lower and number is not None:
-                bias.append((lane, number))
+        if (channel := _CHANNEL.search(key)) and not is_flag and "threshold" not in lower:
+            kind = "rx" if lower.startswith(_RX) else "tx" if lower.startswith(_TX) else "bias"
+            number = _number(value) if kind == "bias" else _dbm(value)
+            if number is not None and (kind != "bias" or "bias" in lower):
+                lanes[kind][int(channel.group(1))] = number
         # SFF-8636 "Length (Copper or Active cable)", CMIS "Cable assembly length" (cmis.c).
         length_key = lower.startswith("length (") or lower == "cable assembly length"
         if length_key and (m := _LENGTH.match(value)):
-            scale = 1000.0 if m.group(2) == "km" else 1.0
-            lengths[key] = float(m.group(1)) * scale
+            lengths[key] = float(m.group(1)) * (1000.0 if m.group(2) == "km" else 1.0)
         if "attenuation" in lower and (n := _number(value)) is not None:
             attenuation[key] = n
     copper = next(
         (v for k, v in lengths.items() if "copper" in k.lower() or "assembly" in k.lower()), None
     )
-    length = copper if copper else next((v for v in lengths.values() if v > 0), None)
-    temp = first.get("Module temperature")
-    voltage = first.get("Module voltage")
+    temp, voltage = first.get("Module temperature"), first.get("Module voltage")
+    rx, tx, bias = (tuple(v for _, v in sorted(lanes[k].items())) for k in ("rx", "tx", "bias"))
     return ModuleEeprom(
         identifier=first.get("Identifier"),
         vendor_name=first.get("Vendor name"),
@@ -198,11 +184,11 @@ def parse_ethtool_module(text: str) -> ModuleEeprom:
         vendor_pn=first.get("Vendor PN"),
         vendor_sn=first.get("Vendor SN"),
         transceiver_type=first.get("Transceiver type"),
-        length_m=length,
+        length_m=copper or next((v for v in lengths.values() if v > 0), None),
         temp_c=_number(temp) if temp else None,
-        rx_power_dbm=_per_channel(rx),
-        tx_power_dbm=_per_channel(tx),
-        tx_bias_ma=_per_channel(bias),
+        rx_power_dbm=rx,
+        tx_power_dbm=tx,
+        tx_bias_ma=bias,
         voltage_v=_number(voltage) if voltage else None,
         vendor_rev=first.get("Vendor rev"),
         connector=first.get("Connector"),
