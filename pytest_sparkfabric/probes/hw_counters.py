@@ -65,15 +65,9 @@ def build_hw_counters(devices: Sequence[str], port: int = 1) -> shell.Command:
     return build_read_globs([hw_counters_glob(d, port) for d in devices])
 
 
-class _Collector:
-    def __init__(self) -> None:
-        self.sets: dict[tuple[str | None, int | None], dict[str, int]] = {}
-
+class _Collector(dict[tuple[str | None, int | None], dict[str, int]]):
     def add(self, device: str | None, port: int | None, name: str, value: int) -> None:
-        self.sets.setdefault((device, port), {}).setdefault(name, value)
-
-    def result(self) -> HwCounters:
-        return HwCounters(tuple(HwCounterSet(d, p, c) for (d, p), c in self.sets.items()))
+        self.setdefault((device, port), {}).setdefault(name, value)
 
 
 def _where(path: str) -> tuple[str | None, int | None]:
@@ -137,11 +131,11 @@ def parse_hw_counters(text: str) -> HwCounters:
             out.add(None, show_port, m.group("name"), int(m.group("value")))
     if link is not None:
         _rdma_statistic(link_tokens, *link, out)
-    if not out.sets:
+    if not out:
         raise ParseError(
             TOOL,
             "expected hw_counters values: 'name: value', 'path:value', SFREAD records or "
             "'link DEV/PORT name value ...' (rdma statistic)",
             found_text(text),
         )
-    return out.result()
+    return HwCounters(tuple(HwCounterSet(d, p, c) for (d, p), c in out.items()))
