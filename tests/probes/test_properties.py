@@ -10,21 +10,14 @@ from hypothesis import strategies as st
 
 from pytest_sparkfabric.probes import PARSERS, ParseError, to_jsonable
 from pytest_sparkfabric.probes.nccl import parse_nccl_tests
-from pytest_sparkfabric.probes.ncclconf import parse_nccl_conf
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.probes.ping import parse_ping
-from pytest_sparkfabric.probes.sysfs import parse_read_files
 
 from . import golden
 from .golden import mutated, sample, with_noise
 
 SAMPLES = golden.raw_samples()
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-EXTRA: dict[str, Callable[[str], object]] = {
-    "read_files": parse_read_files,
-    "nccl_conf": parse_nccl_conf,
-}
 
 
 def _total(parser: Callable[[str], object], text: str) -> None:
@@ -46,13 +39,6 @@ def _samples_of(tool: str) -> list[str]:
 @given(text=st.text(max_size=400))
 def test_registry_parser_total_on_any_text(name: str, text: str) -> None:
     _total(PARSERS[name], text)
-
-
-@pytest.mark.parametrize("name", sorted(EXTRA))
-@FAST
-@given(text=st.text(max_size=400))
-def test_extra_parser_total_on_any_text(name: str, text: str) -> None:
-    _total(EXTRA[name], text)
 
 
 @pytest.mark.parametrize("name", sorted(PARSERS))
