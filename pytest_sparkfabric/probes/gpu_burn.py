@@ -80,10 +80,6 @@ class GpuBurn:
     _json_properties: ClassVar[tuple[str, ...]] = ("all_ok", "did_work", "died")
 
     @property
-    def last_progress(self) -> GpuProgress | None:
-        return self.progress[-1] if self.progress else None
-
-    @property
     def died(self) -> bool:
         return any(any(p.died) for p in self.progress)
 

@@ -143,10 +143,6 @@ class NcclTestsRun:
         values = [max(r.oop_busbw_gbytes_s, r.ip_busbw_gbytes_s) for r in self.rows]
         return max(values) if values else None
 
-    @property
-    def last_row(self) -> NcclRow | None:
-        return self.rows[-1] if self.rows else None
-
     def networks_by_host(self) -> Mapping[str | None, frozenset[str]]:
         out: dict[str | None, set[str]] = {}
         for choice in self.networks:

@@ -439,7 +439,7 @@ def test_ibdev2netdev_round_trip(rows: list[tuple[str, str, bool]]) -> None:
 def test_gpu_burn_round_trip(seconds: int, percent: int, temp: int) -> None:
     r = parse_gpu_burn(r_misc.gpu_burn_output(seconds, percent, temp))
     assert (r.burn_s, r.all_ok, r.gpus) == (seconds, True, ("NVIDIA GB10",))
-    assert r.last_progress is not None and r.last_progress.temps_c == (temp,)
+    assert r.progress[-1].temps_c == (temp,)
     assert r.initialized[0].used_mb == int(119_000 * percent / 100)
     assert r.last_line == "GPU 0: OK"
 
