@@ -3,6 +3,7 @@ read by tests/probes/test_golden.py): forms no sample holds, refusals, errors, a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -184,8 +185,7 @@ def test_sparkfabric_parse_names_the_refusal(
         ),
     ],
 )
-def test_error_texts(parser: object, text: str, message: str) -> None:
-    assert callable(parser)
+def test_error_texts(parser: Callable[[str], object], text: str, message: str) -> None:
     with pytest.raises(ParseError) as err:
         parser(text)
     assert message in str(err.value)
