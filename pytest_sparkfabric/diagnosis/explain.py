@@ -21,7 +21,7 @@ from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
 from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
-from pytest_sparkfabric.probes.routeros_reads import parse_system_resource
+from pytest_sparkfabric.probes.routeros import parse_system_resource
 
 Tool = Literal["ib_write_bw", "iperf3", "nccl-tests", "routeros-resource"]
 

@@ -20,7 +20,7 @@ from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes.ibv_devinfo import IbvPort, build_ibv_devinfo, parse_ibv_devinfo
-from pytest_sparkfabric.probes.perftest_lat import (
+from pytest_sparkfabric.probes.perftest import (
     IbWriteLat,
     build_ib_write_lat_client,
     build_ib_write_lat_server,

@@ -13,7 +13,7 @@ from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.ethtool_driver import build_ethtool_driver, parse_ethtool_driver
+from pytest_sparkfabric.probes.ethtool import build_ethtool_driver, parse_ethtool_driver
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:

@@ -1,18 +1,9 @@
 """Pure probes: one module per tool, each builds a command line and parses its output.
 
-Nothing in this package runs a command or touches the network: a probe turns text into a
-frozen dataclass, or raises :class:`ParseError` when the text does not hold what the tool
-prints on success. Every parser is total: it never lets IndexError, KeyError or ValueError
-of its own escape.
-
-Two things here are shared by everything that shows a parsed result:
-
-- :data:`PARSERS`, the one registry from a tool name to its parser. ``sparkfabric parse TOOL
-  FILE`` offers exactly these names, and the golden-file test parses every real sample in
-  ``tests/data`` with the parser registered for its folder.
-- :func:`to_jsonable` / :func:`to_json`, the one converter from a probe result to JSON. The CLI
-  prints it, the golden files (``tests/data/<tool>/<name>.expected.json``) store it, and a
-  ParseError becomes ``{"parse_error": {...}}`` through :func:`outcome_to_json`.
+Nothing here runs a command: a probe turns text into a frozen dataclass, or raises
+:class:`ParseError` when the text lacks what the tool prints on success, and never lets an
+error of its own escape. :data:`PARSERS` (tool name -> parser) is what ``sparkfabric parse``
+offers and the golden test reads; :func:`to_json` is the JSON both print and store.
 """
 
 from __future__ import annotations
@@ -26,19 +17,23 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["PARSERS", "ParseError", "found_text", "outcome_to_json", "to_json", "to_jsonable"]
+__all__ = [
+    "PARSERS",
+    "ParseError",
+    "found_text",
+    "outcome_to_json",
+    "positive",
+    "to_json",
+    "to_jsonable",
+]
 
 _FOUND_CHARS = 120
 
 
 def found_text(text: str, *, last: bool = False) -> str:
-    """A short quote of what a parser was given, for "expected X, found Y" messages.
-
-    The first (or, with ``last``, the final) non-blank line, cut to 120 characters, and how
-    many lines there were; an empty or blank input says so, since that is the usual cause (a
-    command printed nothing). The final line is the better quote for output that stopped
-    early: it says where the tool got to.
-    """
+    """The first (``last``: the final) non-blank line, cut to 120 characters, and the line
+    count, for "expected X, found Y"; an empty input says so (a command printed nothing). The
+    final line is the better quote for output that stopped early: where the tool got to."""
     lines = [line.strip() for line in text.replace("\r", "\n").split("\n")]
     lines = [line for line in lines if line]
     if not lines:
@@ -53,13 +48,17 @@ def found_text(text: str, *, last: bool = False) -> str:
     return f"{quote!r} (+{len(lines) - 1} more lines)"
 
 
-class ParseError(ValueError):
-    """The tool output lacks what a successful run prints.
+def positive(name: str, value: int, *, least: int = 1) -> str:
+    """A command-line number as text; ValueError when it is below ``least`` (or a bool)."""
+    if isinstance(value, bool) or value < least:
+        qualifier = "a positive integer" if least == 1 else f">= {least}"
+        raise ValueError(f"{name} must be {qualifier}, got {value!r}")
+    return str(value)
 
-    ``tool`` names the tool, ``missing`` says what was expected and not found and, where
-    known, what usually causes that; ``found`` quotes what the text held instead (see
-    :func:`found_text`). The message is what an operator reads in a failed test.
-    """
+
+class ParseError(ValueError):
+    """The tool output lacks what a successful run prints: ``missing`` says what (and, where
+    known, the usual cause), ``found`` quotes the text instead; an operator reads the message."""
 
     def __init__(self, tool: str, missing: str, found: str | None = None) -> None:
         message = f"{tool}: {missing}"
@@ -79,12 +78,12 @@ class ParseError(ValueError):
 # ParseError from here, so importing them eagerly would be circular.
 _PARSER_PATHS: dict[str, tuple[str, str]] = {
     "ib_write_bw": ("perftest", "parse_ib_write_bw"),
-    "ib_write_lat": ("perftest_lat", "parse_ib_write_lat"),
+    "ib_write_lat": ("perftest", "parse_ib_write_lat"),
     "iperf3": ("iperf3", "parse_iperf3_json"),
     "nccl-tests": ("nccl", "parse_nccl_tests"),
     "nccl-conf": ("ncclconf", "parse_nccl_conf_text"),
     "ethtool": ("ethtool", "parse_ethtool"),
-    "ethtool-stats": ("ethtool_stats", "parse_ethtool_stats"),
+    "ethtool-stats": ("ethtool", "parse_ethtool_stats"),
     "ethtool-module": ("ethtool", "parse_ethtool_module"),
     "ethtool-fec": ("ethtool", "parse_ethtool_fec"),
     "ip-addr": ("ip", "parse_ip_addr_json"),
@@ -134,12 +133,8 @@ _Address = (
 
 
 def to_jsonable(obj: object) -> object:
-    """Turn a probe result (nested dataclasses, tuples, addresses, mappings) into JSON data.
-
-    Dataclasses become objects of their fields plus the names a class lists in
-    ``_json_properties`` (derived values such as ``bw_avg_gbps``). Non-finite floats become
-    None because JSON has no NaN or infinity. Mapping keys become strings.
-    """
+    """A probe result as JSON data: a dataclass is its fields plus the derived values its class
+    lists in ``_json_properties``; NaN and infinities (not JSON) become None."""
     if obj is None or isinstance(obj, (bool, int, str)):
         return obj
     if isinstance(obj, float):
@@ -170,11 +165,8 @@ def to_json(obj: object) -> str:
 
 
 def outcome_to_json(parser: Callable[[str], object], text: str) -> str:
-    """What a parser makes of a text, as JSON: its result, or ``{"parse_error": ...}``.
-
-    A golden file of an error-path sample records the ParseError this way, so the message an
-    operator would read is pinned as well.
-    """
+    """A parser's result as JSON, or ``{"parse_error": ...}``: so an error-path golden file
+    pins the message an operator would read."""
     try:
         result = parser(text)
     except ParseError as err:

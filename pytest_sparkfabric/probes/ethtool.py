@@ -1,4 +1,4 @@
-"""ethtool: link settings, mlx5 statistics (``-S``), module EEPROM (``-m``) and ``--show-fec``.
+"""ethtool: link settings, ``-S`` counters, ``-i`` driver, module EEPROM (``-m``), ``--show-fec``.
 
 Indentation is whatever the paste or the ethtool version used (tabs, 6 or 8 spaces, none after
 a ``grep``), so every parser reads ``key: value`` lines regardless of leading whitespace.
@@ -7,17 +7,12 @@ a ``grep``), so every parser reads ``key: value`` lines regardless of leading wh
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError, found_text
-
-# The -S parser lives in ethtool_stats; these names stay importable from here.
-from pytest_sparkfabric.probes.ethtool_stats import EthtoolStats as EthtoolStats
-from pytest_sparkfabric.probes.ethtool_stats import PhyCounters as PhyCounters
-from pytest_sparkfabric.probes.ethtool_stats import parse_ethtool_stats as parse_ethtool_stats
 
 _KV = re.compile(r"^\s*(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
 _SPEED = re.compile(r"^(\d{1,9})\s*Mb/s$")
@@ -26,22 +21,15 @@ _CHANNEL = re.compile(r"\((?:Channel|Chan|Lane)\s*(\d{1,3})\)", re.IGNORECASE)
 _LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(km|m)\s*$")
 
 
-def build_ethtool(netdev: str) -> shell.Command:
-    """Link settings (`ethtool DEV`)."""
-    return shell.join(["ethtool", netdev])
+def _build(*flags: str) -> Callable[[str], shell.Command]:
+    return lambda netdev: shell.join(["ethtool", *flags, netdev])
 
 
-def build_ethtool_fec(netdev: str) -> shell.Command:
-    return shell.join(["ethtool", "--show-fec", netdev])
-
-
-def build_ethtool_stats(netdev: str) -> shell.Command:
-    return shell.join(["ethtool", "-S", netdev])
-
-
-def build_ethtool_module(netdev: str) -> shell.Command:
-    """The cable's EEPROM (`ethtool -m DEV`, root)."""
-    return shell.join(["ethtool", "-m", netdev])
+build_ethtool = _build()  # link settings
+build_ethtool_fec = _build("--show-fec")
+build_ethtool_stats = _build("-S")
+build_ethtool_driver = _build("-i")
+build_ethtool_module = _build("-m")  # the cable's EEPROM (root)
 
 
 def _number(text: str) -> float | None:
@@ -144,65 +132,51 @@ class ModuleEeprom:
     fields: tuple[tuple[str, str], ...] = ()
 
 
-def _per_channel(items: list[tuple[int, float]]) -> tuple[float, ...]:
-    return tuple(v for _, v in sorted(dict(items).items()))
-
-
 def _dbm(value: str) -> float | None:
     # "1.0778 mW / 0.33 dBm": the dBm figure is the one after the slash.
     part = value.split("/", 1)[1] if "/" in value else value
     return _number(part) if "dbm" in part.lower() else None
 
 
+# Per-lane optical power by the start of its name (SFF-8636 and CMIS spellings).
+_RX = ("rcvr signal", "receiver signal", "rx power")
+_TX = ("transmit avg optical power", "tx power")
+
+
 def parse_ethtool_module(text: str) -> ModuleEeprom:
     pairs = list(_lines_kv(text))
-    first: dict[str, str] = {}
-    for key, value in pairs:
-        first.setdefault(key, value)
+    first = dict(reversed(pairs))  # the first of a repeated key wins
     if not any(k in first for k in ("Identifier", "Vendor name", "Vendor PN")):
         raise ParseError(
             "ethtool -m",
             "expected 'Identifier' or 'Vendor' fields (no module, or EEPROM not readable)",
             found_text(text),
         )
-    rx: list[tuple[int, float]] = []
-    tx: list[tuple[int, float]] = []
-    bias: list[tuple[int, float]] = []
+    lanes: dict[str, dict[int, float]] = {"rx": {}, "tx": {}, "bias": {}}
     lengths: dict[str, float] = {}
     attenuation: dict[str, float] = {}
     alarms: list[str] = []
     for key, value in pairs:
         lower = key.lower()
-        channel = _CHANNEL.search(key)
         is_flag = "alarm" in lower or "warning" in lower
         if is_flag and value == "On":
             alarms.append(key)
-        if channel and not is_flag and "threshold" not in lower:
-            lane = int(channel.group(1))
-            number = _number(value)
-            if lower.startswith(("rcvr signal", "receiver signal", "rx power")):
-                dbm = _dbm(value)
-                if dbm is not None:
-                    rx.append((lane, dbm))
-            elif lower.startswith(("transmit avg optical power", "tx power")):
-                dbm = _dbm(value)
-                if dbm is not None:
-                    tx.append((lane, dbm))
-            elif "bias" in lower and number is not None:
-                bias.append((lane, number))
+        if (channel := _CHANNEL.search(key)) and not is_flag and "threshold" not in lower:
+            kind = "rx" if lower.startswith(_RX) else "tx" if lower.startswith(_TX) else "bias"
+            number = _number(value) if kind == "bias" else _dbm(value)
+            if number is not None and (kind != "bias" or "bias" in lower):
+                lanes[kind][int(channel.group(1))] = number
         # SFF-8636 "Length (Copper or Active cable)", CMIS "Cable assembly length" (cmis.c).
         length_key = lower.startswith("length (") or lower == "cable assembly length"
         if length_key and (m := _LENGTH.match(value)):
-            scale = 1000.0 if m.group(2) == "km" else 1.0
-            lengths[key] = float(m.group(1)) * scale
+            lengths[key] = float(m.group(1)) * (1000.0 if m.group(2) == "km" else 1.0)
         if "attenuation" in lower and (n := _number(value)) is not None:
             attenuation[key] = n
     copper = next(
         (v for k, v in lengths.items() if "copper" in k.lower() or "assembly" in k.lower()), None
     )
-    length = copper if copper else next((v for v in lengths.values() if v > 0), None)
-    temp = first.get("Module temperature")
-    voltage = first.get("Module voltage")
+    temp, voltage = first.get("Module temperature"), first.get("Module voltage")
+    rx, tx, bias = (tuple(v for _, v in sorted(lanes[k].items())) for k in ("rx", "tx", "bias"))
     return ModuleEeprom(
         identifier=first.get("Identifier"),
         vendor_name=first.get("Vendor name"),
@@ -210,11 +184,11 @@ def parse_ethtool_module(text: str) -> ModuleEeprom:
         vendor_pn=first.get("Vendor PN"),
         vendor_sn=first.get("Vendor SN"),
         transceiver_type=first.get("Transceiver type"),
-        length_m=length,
+        length_m=copper or next((v for v in lengths.values() if v > 0), None),
         temp_c=_number(temp) if temp else None,
-        rx_power_dbm=_per_channel(rx),
-        tx_power_dbm=_per_channel(tx),
-        tx_bias_ma=_per_channel(bias),
+        rx_power_dbm=rx,
+        tx_power_dbm=tx,
+        tx_bias_ma=bias,
         voltage_v=_number(voltage) if voltage else None,
         vendor_rev=first.get("Vendor rev"),
         connector=first.get("Connector"),
@@ -272,3 +246,130 @@ def parse_ethtool_fec(text: str) -> FecInfo:
         corrected_blocks=counts.get("corrected_blocks"),
         uncorrectable_blocks=counts.get("uncorrectable_blocks"),
     )
+
+
+# ---------------------------------------------------------------- ethtool -S IFACE
+# ``NIC statistics:`` then ``name: value`` lines; annotated pastes add a trailing ``# comment``
+# (which may hold digits and colons), so a line is cut at the first ``#`` after whitespace.
+# Names: Linux Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst and
+# mlx5/core/en_stats.c. The PHY statistical group (``rx_pcs_symbol_err_phy``: errors FEC could
+# not correct, ``rx_corrected_bits_phy``, per lane ``rx_err_lane_{0..3}_phy``: the pre-FEC
+# errors) exists only with the PCAM capability; ``rx_bits_phy`` is documented but not exported
+# by upstream mlx5; ``rx/tx_prioN_pause`` only for priorities with PFC on. An absent counter is
+# None, never 0: a NIC without the PHY group reads "not measured", not "clean".
+
+_STAT = re.compile(r"^\s*(?P<name>\S(?:.*\S)?)\s*:\s*(?P<value>-?\d{1,20})\s*$")
+_COMMENT = re.compile(r"\s#.*$")
+# PhyCounters' scalar fields, in order, and the mlx5 counter each reads.
+_PHY = (
+    ("corrected_bits", "rx_corrected_bits_phy"),
+    ("bits", "rx_bits_phy"),
+    ("pcs_symbol_errors", "rx_pcs_symbol_err_phy"),
+    ("symbol_errors", "rx_symbol_err_phy"),
+    ("crc_errors", "rx_crc_errors_phy"),
+    ("link_down_events", "link_down_events_phy"),
+    ("discards", "rx_discards_phy"),
+    ("out_of_buffer", "rx_out_of_buffer"),  # software: no receive buffer posted
+    ("rx_pause", "rx_pause_ctrl_phy"),  # global pause
+    ("tx_pause", "tx_pause_ctrl_phy"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PhyCounters:
+    """The mlx5 physical-layer and loss counters, typed; None where the NIC has no counter."""
+
+    lane_errors: Mapping[int, int]
+    rx_prio_pause: Mapping[int, int]
+    tx_prio_pause: Mapping[int, int]
+    corrected_bits: int | None
+    bits: int | None
+    pcs_symbol_errors: int | None
+    symbol_errors: int | None
+    crc_errors: int | None
+    link_down_events: int | None
+    discards: int | None
+    out_of_buffer: int | None
+    rx_pause: int | None
+    tx_pause: int | None
+
+    _json_properties: ClassVar[tuple[str, ...]] = ("has_lane_counters",)
+
+    @property
+    def has_lane_counters(self) -> bool:
+        """Whether the NIC exports per-lane pre-FEC errors (the PCAM per-lane capability)."""
+        return bool(self.lane_errors)
+
+
+@dataclass(frozen=True, slots=True)
+class EthtoolStats(Mapping[str, int]):
+    """``ethtool -S`` counters by name, with the typed mlx5 physical-layer view ``phy``."""
+
+    counters: Mapping[str, int] = field(default_factory=dict)
+
+    _json_properties: ClassVar[tuple[str, ...]] = ("phy",)
+
+    def __getitem__(self, key: str) -> int:
+        return self.counters[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.counters)
+
+    def __len__(self) -> int:
+        return len(self.counters)
+
+    def _numbered(self, pattern: str) -> dict[int, int]:
+        found = ((re.fullmatch(pattern, k), v) for k, v in self.counters.items())
+        return dict(sorted((int(m[1]), v) for m, v in found if m))
+
+    @property
+    def phy(self) -> PhyCounters:
+        return PhyCounters(
+            self._numbered(r"rx_err_lane_(\d{1,3})_phy"),
+            self._numbered(r"rx_prio(\d{1,2})_pause"),
+            self._numbered(r"tx_prio(\d{1,2})_pause"),
+            *(self.counters.get(name) for _, name in _PHY),
+        )
+
+
+def parse_ethtool_stats(text: str) -> EthtoolStats:
+    counters: dict[str, int] = {}
+    header = False
+    for raw in text.splitlines():
+        line = _COMMENT.sub("", raw)
+        header = header or line.strip() == "NIC statistics:"
+        if m := _STAT.match(line):
+            counters.setdefault(m.group("name"), int(m.group("value")))
+    if not counters and not header:
+        raise ParseError(
+            "ethtool -S",
+            "expected a 'NIC statistics:' header or 'name: value' counter lines",
+            found_text(text),
+        )
+    return EthtoolStats(counters)
+
+
+# ---------------------------------------------------------------- ethtool -i IFACE
+# `driver`, `version` (the kernel release for the in-box mlx5, the MLNX_OFED/DOCA release when
+# that driver is installed), `firmware-version` (maybe with the PSID in parentheses),
+# `expansion-rom-version`, `bus-info`, `supports-*` (tests/probes/ethtool_i_samples/).
+
+
+@dataclass(frozen=True, slots=True)
+class DriverInfo:
+    driver: str
+    version: str | None
+    firmware_version: str | None
+    bus_info: str | None
+
+
+def parse_ethtool_driver(text: str) -> DriverInfo:
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition(":")
+        if sep and key and key not in fields:
+            fields[key.strip()] = value.strip()
+    if not fields.get("driver"):
+        raise ParseError("ethtool -i", "expected a 'driver: <name>' line", found_text(text))
+    get = {k: fields.get(k) or None for k in ("version", "firmware-version", "bus-info")}
+    return DriverInfo(fields["driver"], get["version"], get["firmware-version"], get["bus-info"])

@@ -80,10 +80,6 @@ class GpuBurn:
     _json_properties: ClassVar[tuple[str, ...]] = ("all_ok", "did_work", "died")
 
     @property
-    def last_progress(self) -> GpuProgress | None:
-        return self.progress[-1] if self.progress else None
-
-    @property
     def died(self) -> bool:
         return any(any(p.died) for p in self.progress)
 
@@ -144,16 +140,9 @@ def parse_gpu_burn(text: str) -> GpuBurn:
         elif m := _PROGRESS.match(piece):
             progress.append(_progress(m))
         if m := _INIT.search(line):
-            initialized.append(
-                GpuInit(
-                    device=int(m.group(1)),
-                    memory_mb=int(m.group(2)),
-                    available_mb=int(m.group(3)),
-                    used_mb=int(m.group(4)),
-                    precision=m.group(5),
-                    tensor_cores=bool(m.group(6)),
-                )
-            )
+            device, memory, available, used, precision, tensor = m.groups()
+            sizes = (int(device), int(memory), int(available), int(used))
+            initialized.append(GpuInit(*sizes, precision, bool(tensor)))
         if m := _BURNING.search(line):
             burn_s = int(m.group(1))
         if _ABORT in line:
@@ -167,13 +156,6 @@ def parse_gpu_burn(text: str) -> GpuBurn:
             "progress ('proc'd:') or 'Tested N GPUs:' lines",
             found_text(text),
         )
-    return GpuBurn(
-        gpus=tuple(gpus),
-        initialized=tuple(initialized),
-        burn_s=burn_s,
-        progress=tuple(progress),
-        verdicts=tuple(verdicts) if verdicts is not None else None,
-        failures=tuple(failures),
-        aborted=aborted,
-        last_line=last,
-    )
+    lists = (tuple(gpus), tuple(initialized), burn_s, tuple(progress))
+    said = tuple(verdicts) if verdicts is not None else None
+    return GpuBurn(*lists, said, tuple(failures), aborted, last)

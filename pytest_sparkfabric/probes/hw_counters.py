@@ -47,40 +47,13 @@ class HwCounterSet:
     def get(self, name: str) -> int | None:
         return self.counters.get(name)
 
-    @property
-    def out_of_sequence(self) -> int | None:
-        return self.counters.get("out_of_sequence")
-
-    @property
-    def packet_seq_err(self) -> int | None:
-        return self.counters.get("packet_seq_err")
-
-    @property
-    def local_ack_timeout_err(self) -> int | None:
-        return self.counters.get("local_ack_timeout_err")
-
-    @property
-    def ecn_marked(self) -> int | None:
-        return self.counters.get("np_ecn_marked_roce_packets")
-
-    @property
-    def cnp_sent(self) -> int | None:
-        return self.counters.get("np_cnp_sent")
-
-    @property
-    def cnp_handled(self) -> int | None:
-        return self.counters.get("rp_cnp_handled")
-
 
 @dataclass(frozen=True, slots=True)
 class HwCounters:
     ports: tuple[HwCounterSet, ...]
 
     def port(self, device: str, port: int = 1) -> HwCounterSet | None:
-        for p in self.ports:
-            if p.device == device and p.port == port:
-                return p
-        return None
+        return next((p for p in self.ports if (p.device, p.port) == (device, port)), None)
 
 
 def hw_counters_glob(device: str, port: int = 1) -> str:
@@ -92,15 +65,9 @@ def build_hw_counters(devices: Sequence[str], port: int = 1) -> shell.Command:
     return build_read_globs([hw_counters_glob(d, port) for d in devices])
 
 
-class _Collector:
-    def __init__(self) -> None:
-        self.sets: dict[tuple[str | None, int | None], dict[str, int]] = {}
-
+class _Collector(dict[tuple[str | None, int | None], dict[str, int]]):
     def add(self, device: str | None, port: int | None, name: str, value: int) -> None:
-        self.sets.setdefault((device, port), {}).setdefault(name, value)
-
-    def result(self) -> HwCounters:
-        return HwCounters(tuple(HwCounterSet(d, p, c) for (d, p), c in self.sets.items()))
+        self.setdefault((device, port), {}).setdefault(name, value)
 
 
 def _where(path: str) -> tuple[str | None, int | None]:
@@ -164,11 +131,11 @@ def parse_hw_counters(text: str) -> HwCounters:
             out.add(None, show_port, m.group("name"), int(m.group("value")))
     if link is not None:
         _rdma_statistic(link_tokens, *link, out)
-    if not out.sets:
+    if not out:
         raise ParseError(
             TOOL,
             "expected hw_counters values: 'name: value', 'path:value', SFREAD records or "
             "'link DEV/PORT name value ...' (rdma statistic)",
             found_text(text),
         )
-    return out.result()
+    return HwCounters(tuple(HwCounterSet(d, p, c) for (d, p), c in out.items()))

@@ -40,29 +40,25 @@ class RdmaNetdev:
     port_state: str | None = None
 
 
-def _row(m: re.Match[str], verbose: bool) -> RdmaNetdev:
-    state = m.group("state").strip()
+def _row(m: re.Match[str]) -> RdmaNetdev:
+    g: dict[str, str] = {k: v.strip() for k, v in m.groupdict().items()}
+    verbose = (
+        g.get("pci"),
+        g.get("part"),
+        g.get("board") or None,
+        g.get("fw"),
+        g.get("port_state"),
+    )
     return RdmaNetdev(
-        rdma=m.group("rdma"),
-        port=int(m.group("port")),
-        netdev=m.group("netdev"),
-        up=state == "Up",
-        state=state,
-        pci=m.group("pci") if verbose else None,
-        part=m.group("part").strip() if verbose else None,
-        board=(m.group("board") or None) if verbose else None,
-        firmware=m.group("fw") if verbose else None,
-        port_state=m.group("port_state").strip() if verbose else None,
+        g["rdma"], int(g["port"]), g["netdev"], g["state"] == "Up", g["state"], *verbose
     )
 
 
 def parse_ibdev2netdev(text: str) -> tuple[RdmaNetdev, ...]:
     out = []
     for line in text.splitlines():
-        if m := _VERBOSE.match(line):
-            out.append(_row(m, verbose=True))
-        elif m := _LINE.match(line):
-            out.append(_row(m, verbose=False))
+        if m := _VERBOSE.match(line) or _LINE.match(line):
+            out.append(_row(m))
     if not out:
         raise ParseError(
             "ibdev2netdev", "expected 'DEV port N ==> NETDEV (Up|Down)' lines", found_text(text)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Interface, IPv6Interface, ip_interface
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError, found_text
 
 TOOL = "ip -j"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,44 +71,34 @@ def _documents(text: str) -> list[object]:
         docs.append(doc)
 
 
+def _of(obj: Mapping[str, Any], key: str, kind: type[T]) -> T | None:
+    value = obj.get(key)
+    return value if isinstance(value, kind) and not isinstance(value, bool) else None
+
+
 def _interface(obj: Mapping[str, Any]) -> IpInterface | None:
-    name = obj.get("ifname")
-    if not isinstance(name, str):
+    name = _of(obj, "ifname", str)
+    if name is None:
         # ip -j with an address-family filter prints {} for interfaces it skipped.
         return None
-    mtu = obj.get("mtu")
-    flags = obj.get("flags")
-    ipv4: list[IPv4Interface] = []
-    ipv6: list[IPv6Interface] = []
-    addr_info = obj.get("addr_info")
-    for info in addr_info if isinstance(addr_info, list) else []:
+    addresses: list[IPv4Interface | IPv6Interface] = []
+    for info in _of(obj, "addr_info", list) or []:
         if not isinstance(info, Mapping):
             continue
-        local, prefix = info.get("local"), info.get("prefixlen")
-        if not isinstance(local, str) or isinstance(prefix, bool) or not isinstance(prefix, int):
-            continue
-        try:
-            iface = ip_interface(f"{local}/{prefix}")
-        except ValueError:
-            continue
-        if isinstance(iface, IPv4Interface):
-            ipv4.append(iface)
-        else:
-            ipv6.append(iface)
-    operstate = obj.get("operstate")
-    mac = obj.get("address")
-    link_type = obj.get("link_type")
+        local, prefix = _of(info, "local", str), _of(info, "prefixlen", int)
+        if local is not None and prefix is not None:
+            with contextlib.suppress(ValueError):
+                addresses.append(ip_interface(f"{local}/{prefix}"))
+    flags = frozenset(f for f in _of(obj, "flags", list) or [] if isinstance(f, str))
     return IpInterface(
-        name=name,
-        mtu_bytes=mtu if isinstance(mtu, int) and not isinstance(mtu, bool) else None,
-        operstate=operstate if isinstance(operstate, str) else None,
-        flags=frozenset(f for f in flags if isinstance(f, str))
-        if isinstance(flags, list)
-        else frozenset(),
-        ipv4=tuple(ipv4),
-        ipv6=tuple(ipv6),
-        mac=mac if isinstance(mac, str) else None,
-        link_type=link_type if isinstance(link_type, str) else None,
+        name,
+        _of(obj, "mtu", int),
+        _of(obj, "operstate", str),
+        flags,
+        tuple(a for a in addresses if isinstance(a, IPv4Interface)),
+        tuple(a for a in addresses if isinstance(a, IPv6Interface)),
+        _of(obj, "address", str),
+        _of(obj, "link_type", str),
     )
 
 

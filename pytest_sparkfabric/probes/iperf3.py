@@ -19,7 +19,7 @@ from ipaddress import IPv4Address
 from typing import Any, ClassVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes import ParseError, found_text, positive
 
 TOOL = "iperf3"
 
@@ -50,21 +50,11 @@ class Iperf3Result:
         return self.error is None and self.received_gbps is not None
 
 
-def _positive(name: str, value: int) -> str:
-    if isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return str(value)
-
-
 def build_iperf3_server(
     *, port: int, one_off: bool = True, bind: IPv4Address | None = None
 ) -> shell.Command:
-    parts = ["iperf3", "-s", "-p", _positive("port", port)]
-    if one_off:
-        parts.append("-1")
-    if bind is not None:
-        parts += ["-B", str(IPv4Address(bind))]
-    return shell.join(parts)
+    parts = ["iperf3", "-s", "-p", positive("port", port), *(["-1"] if one_off else [])]
+    return shell.join(parts + (["-B", str(IPv4Address(bind))] if bind is not None else []))
 
 
 def build_iperf3_client(
@@ -75,21 +65,9 @@ def build_iperf3_client(
     port: int,
     bind: IPv4Address | None = None,
 ) -> shell.Command:
-    parts = [
-        "iperf3",
-        "-c",
-        str(IPv4Address(peer)),
-        "-P",
-        _positive("streams", streams),
-        "-t",
-        _positive("duration_s", duration_s),
-        "-p",
-        _positive("port", port),
-        "-J",
-    ]
-    if bind is not None:
-        parts += ["-B", str(IPv4Address(bind))]
-    return shell.join(parts)
+    parts = ["iperf3", "-c", str(IPv4Address(peer)), "-P", positive("streams", streams)]
+    parts += ["-t", positive("duration_s", duration_s), "-p", positive("port", port), "-J"]
+    return shell.join(parts + (["-B", str(IPv4Address(bind))] if bind is not None else []))
 
 
 def _obj(value: object) -> Mapping[str, Any]:
@@ -97,17 +75,12 @@ def _obj(value: object) -> Mapping[str, Any]:
 
 
 def _num(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _int(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, float) and not value.is_integer():
-        return None
-    return int(value)
+    number = _num(value)
+    return int(number) if number is not None and number.is_integer() else None
 
 
 def _str(value: object) -> str | None:

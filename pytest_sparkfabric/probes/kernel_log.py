@@ -142,16 +142,12 @@ def parse_kernel_log(text: str) -> KernelLog:
         events.append(classify(float(m[1]), body))
     dmesg_refused = DMESG_REFUSED in text or "dmesg: not found" in text
     journal_refused = any(w in text for w in JOURNAL_REFUSED) or "journalctl: not found" in text
-    refused = None
-    if dmesg_refused and journal_refused:
-        said = [
-            line.strip()
-            for line in lines
-            if DMESG_REFUSED in line
-            or any(w in line for w in JOURNAL_REFUSED)
-            or "not found" in line
-        ]
-        refused = "; ".join(said)
+    said = (DMESG_REFUSED, *JOURNAL_REFUSED, "not found")
+    refused = (
+        "; ".join(line.strip() for line in lines if any(w in line for w in said))
+        if dmesg_refused and journal_refused
+        else None
+    )
     source: Literal["dmesg", "journalctl"] | None = (
         None if refused else ("journalctl" if journal or dmesg_refused else "dmesg")
     )

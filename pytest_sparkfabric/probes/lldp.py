@@ -98,81 +98,53 @@ def _split_id(value: str) -> tuple[str | None, str | None]:
     return (kind, ident.strip() or None) if ident else (None, kind)
 
 
-class _Builder:
-    def __init__(self, local_port: str, via: str, rid: int | None) -> None:
-        self.local_port, self.via, self.rid = local_port, via, rid
-        self.fields: dict[str, str] = {}
-        self.mgmt: list[str] = []
-        self.caps: list[str] = []
-        self.last_key: str | None = None
-
-    def add(self, key: str, value: str) -> None:
-        self.last_key = key
-        if key == "MgmtIP":
-            self.mgmt.append(value)
-        elif key == "Capability":
-            self.caps.append(value)
-        else:
-            self.fields.setdefault(key, value)
-
-    def continue_description(self, text: str) -> None:
-        if self.last_key == "SysDescr":
-            self.fields["SysDescr"] = f"{self.fields.get('SysDescr', '')}\n{text}".strip()
-
-    def build(self) -> LldpNeighbor:
-        f = self.fields
-        chassis_type, chassis = _split_id(f.get("ChassisID", ""))
-        port_type, port = _split_id(f.get("PortID", ""))
-        ttl = f.get("TTL", "")
-        return LldpNeighbor(
-            local_port=self.local_port,
-            via=self.via,
-            rid=self.rid,
-            chassis_id_type=chassis_type,
-            chassis_id=chassis,
-            system_name=f.get("SysName") or None,
-            system_description=f.get("SysDescr") or None,
-            port_id_type=port_type,
-            port_id=port,
-            port_description=f.get("PortDescr") or None,
-            management_ips=tuple(ip for ip in self.mgmt if ip),
-            capabilities=tuple(c for c in self.caps if c),
-            ttl_s=int(ttl) if ttl.isdigit() else None,
-        )
+def _neighbor(port: str, via: str, rid: int | None, pairs: list[tuple[str, str]]) -> LldpNeighbor:
+    f: dict[str, str] = {}
+    for key, value in pairs:
+        f.setdefault(key, value)
+    ttl = f.get("TTL", "")
+    return LldpNeighbor(
+        port,
+        via,
+        rid,
+        *_split_id(f.get("ChassisID", "")),
+        f.get("SysName") or None,
+        f.get("SysDescr") or None,
+        *_split_id(f.get("PortID", "")),
+        f.get("PortDescr") or None,
+        management_ips=tuple(v for k, v in pairs if k == "MgmtIP" and v),
+        capabilities=tuple(v for k, v in pairs if k == "Capability" and v),
+        ttl_s=int(ttl) if ttl.isdigit() else None,
+    )
 
 
 def parse_lldpctl(text: str) -> LldpNeighbors:
-    neighbors: list[LldpNeighbor] = []
-    current: _Builder | None = None
+    found: list[tuple[str, str, int | None, list[tuple[str, str]]]] = []
+    last_key: str | None = None
     seen_header = False
     for line in text.splitlines():
         stripped = line.strip()
         if stripped in ("LLDP neighbors:", "LLDP interfaces:"):
             seen_header = True
-            continue
-        if m := _INTERFACE.match(line):
-            if current is not None:
-                neighbors.append(current.build())
+        elif m := _INTERFACE.match(line):
             rid = m.group("rid")
-            current = _Builder(m.group("port"), m.group("via").strip(), int(rid) if rid else None)
+            found.append((m.group("port"), m.group("via").strip(), int(rid) if rid else None, []))
+        elif not found or not stripped or set(stripped) <= {"-"}:
             continue
-        if current is None or not stripped or set(stripped) <= {"-"}:
-            continue
-        if (m := _FIELD.match(line)) and not line.startswith(" " * 18):
-            key = m.group("key")
-            if key in _SECTIONS and not m.group("value"):
-                current.last_key = None
-                continue
-            current.add(key, m.group("value"))
-        else:
-            current.continue_description(stripped)
-    if current is not None:
-        neighbors.append(current.build())
-    if not neighbors and not seen_header:
+        elif (m := _FIELD.match(line)) and not line.startswith(" " * 18):
+            key, value = m.group("key"), m.group("value")
+            last_key = None if key in _SECTIONS and not value else key
+            if last_key is not None:
+                found[-1][3].append((key, value))
+        elif last_key == "SysDescr":  # a description continued on the next lines
+            pairs = found[-1][3]
+            at = next(i for i, (k, _) in enumerate(pairs) if k == "SysDescr")
+            pairs[at] = ("SysDescr", f"{pairs[at][1]}\n{stripped}".strip())
+    if not found and not seen_header:
         raise ParseError(
             TOOL,
             "expected 'LLDP neighbors:' and 'Interface: <port>, via: ...' lines (is lldpd "
             "running?)",
             found_text(text),
         )
-    return LldpNeighbors(tuple(neighbors))
+    return LldpNeighbors(tuple(_neighbor(*n) for n in found))

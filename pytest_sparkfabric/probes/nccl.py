@@ -143,10 +143,6 @@ class NcclTestsRun:
         values = [max(r.oop_busbw_gbytes_s, r.ip_busbw_gbytes_s) for r in self.rows]
         return max(values) if values else None
 
-    @property
-    def last_row(self) -> NcclRow | None:
-        return self.rows[-1] if self.rows else None
-
     def networks_by_host(self) -> Mapping[str | None, frozenset[str]]:
         out: dict[str | None, set[str]] = {}
         for choice in self.networks:
@@ -167,6 +163,10 @@ def busbw_from_algbw(algbw: float, ranks: int, op: BusbwOp) -> float:
 
 def _wrong(token: str) -> int | None:
     return None if token == "N/A" else int(token)
+
+
+def _int(token: str | None) -> int | None:
+    return None if token is None else int(token)
 
 
 def _leading(columns: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -199,21 +199,8 @@ def _table_row(tokens: list[str], leading: tuple[str, ...]) -> NcclRow | None:
     )
     if not all(checks):
         return None
-    return NcclRow(
-        size_bytes=int(size),
-        count=int(count),
-        type=cells["type"],
-        redop=redop,
-        root=int(root) if root is not None else None,
-        oop_time_us=float(timing[0]),
-        oop_algbw_gbytes_s=float(timing[1]),
-        oop_busbw_gbytes_s=float(timing[2]),
-        oop_wrong=_wrong(timing[3]),
-        ip_time_us=float(timing[4]),
-        ip_algbw_gbytes_s=float(timing[5]),
-        ip_busbw_gbytes_s=float(timing[6]),
-        ip_wrong=_wrong(timing[7]),
-    )
+    oop, ip = [(float(t[0]), float(t[1]), float(t[2]), _wrong(t[3])) for t in (timing, timing[4:])]
+    return NcclRow(int(size), int(count), cells["type"], redop, _int(root), *oop, *ip)
 
 
 def _prefix(line: str) -> tuple[str | None, int | None]:
@@ -224,28 +211,18 @@ def _prefix(line: str) -> tuple[str | None, int | None]:
 def _net_line(line: str) -> NcclNetLine | None:
     host, pid = _prefix(line)
     if _NET_IB_NONE.search(line):
-        return NcclNetLine(host=host, pid=pid, net="IB", devices=(), no_device=True)
-    m = _NET_IB_USING.search(line)
-    if m:
-        devs = _IB_DEV.findall(m.group("rest"))
+        return NcclNetLine(host, pid, "IB", (), no_device=True)
+    if m := _NET_IB_USING.search(line):
+        devs = _IB_DEV.findall(m["rest"])
+        names, ports, layers = (tuple(d[i] for d in devs) for i in (1, 2, 3))
+        ro = "[RO]" in m["rest"]
         return NcclNetLine(
-            host=host,
-            pid=pid,
-            net="IB",
-            devices=tuple(d[1] for d in devs),
-            ports=tuple(int(d[2]) for d in devs),
-            link_layers=tuple(d[3] for d in devs),
-            relaxed_ordering="[RO]" in m.group("rest"),
+            host, pid, "IB", names, tuple(map(int, ports)), layers, relaxed_ordering=ro
         )
-    m = _NET_SOCKET_USING.search(line)
-    if m:
-        socks = _SOCKET_DEV.findall(m.group("rest"))
+    if m := _NET_SOCKET_USING.search(line):
+        socks = _SOCKET_DEV.findall(m["rest"])
         return NcclNetLine(
-            host=host,
-            pid=pid,
-            net="Socket",
-            devices=tuple(s[1] for s in socks),
-            addresses=tuple(s[2] for s in socks),
+            host, pid, "Socket", tuple(s[1] for s in socks), addresses=tuple(s[2] for s in socks)
         )
     return None
 
@@ -282,16 +259,9 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 oob = int(m.group(1))
                 oob_ok = m.group(2) == "OK" if m.group(2) else None
             elif m := _RANK.match(stripped):
+                rank, group, pid, host, device, bus_id, name = m.groups()
                 ranks.append(
-                    NcclRank(
-                        rank=int(m.group(1)),
-                        group=int(m.group(2)) if m.group(2) else None,
-                        pid=int(m.group(3)) if m.group(3) else None,
-                        host=m.group(4),
-                        device=int(m.group(5)),
-                        bus_id=m.group(6),
-                        name=m.group(7),
-                    )
+                    NcclRank(int(rank), _int(group), _int(pid), host, int(device), bus_id, name)
                 )
             elif m := _TESTS_VERSION.match(stripped):
                 tests_version, library = m.group(1), m.group(2)

@@ -71,10 +71,7 @@ class CsvTable:
     header: bool
 
     def column(self, name: str) -> int | None:
-        for i, c in enumerate(self.columns):
-            if c.name == name:
-                return i
-        return None
+        return next((i for i, c in enumerate(self.columns) if c.name == name), None)
 
     def values(self, name: str) -> tuple[Value, ...]:
         """The column ``name`` of every row (empty when the table has no such column)."""

@@ -1,4 +1,4 @@
-"""perftest ``ib_write_bw``: command lines and the text report.
+"""perftest ``ib_write_bw`` and ``ib_write_lat``: command lines and the text reports.
 
 Units: with ``--report_gbits`` perftest prints Gb/sec (10^9 bit/s). Without it, it prints
 MB/sec where a MB is 2^20 bytes: linux-rdma/perftest src/perftest_resources.c,
@@ -15,7 +15,7 @@ from ipaddress import IPv4Address
 from typing import ClassVar, Literal
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes import ParseError, found_text, positive
 
 TOOL = "ib_write_bw"
 MB_PER_S_TO_GBPS = 2**20 * 8 / 1e9
@@ -107,32 +107,13 @@ class IbWriteBw:
         return sum(r.bw_avg_gbps for r in top) / len(top)
 
 
-def _positive(name: str, value: int) -> str:
-    if isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return str(value)
-
-
 def _base_command(
     device: str, *, qps: int, duration_s: int, port: int, gid_index: int | None
 ) -> list[str]:
-    parts = [
-        "ib_write_bw",
-        "-d",
-        device,
-        "-F",
-        "--report_gbits",
-        "-q",
-        _positive("qps", qps),
-        "-D",
-        _positive("duration_s", duration_s),
-        "-p",
-        _positive("port", port),
-    ]
+    parts = ["ib_write_bw", "-d", device, "-F", "--report_gbits", "-q", positive("qps", qps)]
+    parts += ["-D", positive("duration_s", duration_s), "-p", positive("port", port)]
     if gid_index is not None:
-        if isinstance(gid_index, bool) or gid_index < 0:
-            raise ValueError(f"gid_index must be >= 0, got {gid_index!r}")
-        parts += ["-x", str(gid_index)]
+        parts += ["-x", positive("gid_index", gid_index, least=0)]
     return parts
 
 
@@ -239,4 +220,66 @@ def parse_ib_write_bw(text: str) -> IbWriteBw:
         test=test,
         bidirectional=test is not None and test.endswith("Bidirectional"),
         columns=columns,
+    )
+
+
+# ---------------------------------------------------------------- ib_write_lat
+# One RDMA write ping-pong; server `ib_write_lat -d DEV -F -p PORT`, client the same plus the
+# server's address. One row under `#bytes #iterations t_min[usec] t_max[usec] t_typical[usec]
+# t_avg[usec] t_stdev[usec] 99% percentile[usec] 99.9% percentile[usec]` (the GB10 sample in
+# tests/data/ib_write_lat/; older perftest prints no t_avg and later columns, then t_typical
+# stands for it). As with ib_write_bw, a run that moves nothing prints the header and no row:
+# a failure, never a zero.
+
+_HEAD = re.compile(r"^\s*#bytes\s+#iterations\s+t_min\[usec\]", re.M)
+_NUM = r"(\d+(?:\.\d+)?)"
+_ROW = re.compile(rf"^\s*(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}(?:\s+{_NUM})?")
+
+
+@dataclass(frozen=True, slots=True)
+class IbWriteLat:
+    size_bytes: int
+    iterations: int
+    t_min_us: float
+    t_max_us: float
+    t_typical_us: float
+    t_avg_us: float
+
+
+def _command(device: str, port: int) -> list[str]:
+    return ["ib_write_lat", "-d", device, "-F", "-p", positive("port", port)]
+
+
+def build_ib_write_lat_server(device: str, *, port: int) -> shell.Command:
+    return shell.join(_command(device, port))
+
+
+def build_ib_write_lat_client(device: str, peer: IPv4Address, *, port: int) -> shell.Command:
+    return shell.join([*_command(device, port), str(IPv4Address(peer))])
+
+
+def parse_ib_write_lat(text: str) -> IbWriteLat:
+    head = _HEAD.search(text)
+    if head is None:
+        raise ParseError(
+            "ib_write_lat",
+            "expected the '#bytes #iterations t_min[usec] ...' table (did the run start?)",
+            found_text(text, last=True),
+        )
+    for line in text[head.end() :].splitlines():
+        if m := _ROW.match(line):
+            size, iters, t_min, t_max, typical, avg = m.groups()
+            return IbWriteLat(
+                int(size),
+                int(iters),
+                float(t_min),
+                float(t_max),
+                float(typical),
+                float(avg or typical),
+            )
+    raise ParseError(
+        "ib_write_lat",
+        "the table has no result row (a wrong GID index or a path that drops RoCE prints the "
+        "header only)",
+        found_text(text, last=True),
     )

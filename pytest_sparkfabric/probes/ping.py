@@ -27,6 +27,7 @@ from ipaddress import IPv4Address
 from typing import ClassVar, Literal
 
 from pytest_sparkfabric import shell
+from pytest_sparkfabric.probes import positive
 
 Verdict = Literal["ok", "local_mtu", "path_mtu", "lost", "error"]
 
@@ -80,29 +81,10 @@ def build_ping(
     """``ping -M do -s N -I IF -c C -W 1 -w D PEER``; the deadline defaults to count + 2 s."""
     if isinstance(payload_bytes, bool) or not 0 <= payload_bytes <= 65507:
         raise ValueError(f"payload_bytes must be within 0..65507, got {payload_bytes!r}")
-    if isinstance(count, bool) or count < 1:
-        raise ValueError(f"count must be >= 1, got {count!r}")
-    deadline = count + 2 if deadline_s is None else deadline_s
-    if isinstance(deadline, bool) or deadline < 1:
-        raise ValueError(f"deadline_s must be >= 1, got {deadline!r}")
-    return shell.join(
-        [
-            "ping",
-            "-M",
-            "do",
-            "-s",
-            str(payload_bytes),
-            "-I",
-            interface,
-            "-c",
-            str(count),
-            "-W",
-            "1",
-            "-w",
-            str(deadline),
-            str(IPv4Address(peer)),
-        ]
-    )
+    deadline = positive("deadline_s", count + 2 if deadline_s is None else deadline_s)
+    argv = ["ping", "-M", "do", "-s", str(payload_bytes), "-I", interface]
+    argv += ["-c", positive("count", count), "-W", "1", "-w", deadline, str(IPv4Address(peer))]
+    return shell.join(argv)
 
 
 def _first_error_line(stdout: str, stderr: str) -> str | None:

@@ -102,14 +102,9 @@ _ITEMS = re.compile(rf"^{_NAME}(?:,{_NAME})*$")
 
 
 def command_problem(command: str) -> str | None:
-    """Why `command` is not a plain read of the switch, or None when it is one.
-
-    A plain read is one console command: a menu path, a verb among print, monitor (with
-    `once`, so that it ends) and get, and only arguments that change what is shown (`terse`,
-    `stats`, `where name=...`, item names, quoted or not, and monitor's `[find name="..."]`);
-    no `;`, no other `[...]` script, no `file=` (print writes a file with it), no `interval=`
-    or `follow` (they never end), no `do=` (monitor runs a script).
-    """
+    """Why `command` is not one plain read of the switch (None when it is). Refused: `file=`
+    (print writes a file), `interval=` and `follow` (never end), `do=` (monitor runs a script),
+    any `[...]` but monitor's `[find name="..."]`."""
     bad = sorted({c for c in _FIND.sub("", command) if not re.match(r'[A-Za-z0-9 /._",=-]', c)})
     if bad or not command:
         return f"holds {', '.join(map(repr, bad)) or 'nothing'}: one plain command only"

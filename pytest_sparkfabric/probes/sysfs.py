@@ -88,9 +88,7 @@ def parse_read_files_checked(text: str) -> FileReads:
 
 
 def int_value(value: str | None) -> int | None:
-    if value is None:
-        return None
-    m = re.match(r"^\s*(-?\d{1,18})\b", value)
+    m = re.match(r"^\s*(-?\d{1,18})\b", value or "")
     return int(m.group(1)) if m else None
 
 
@@ -100,12 +98,9 @@ def int_value(value: str | None) -> int | None:
 def sysctl_paths(netdev: str) -> dict[str, str]:
     """The ARP/rp_filter sysctls (``all`` and per interface) and disable_ipv6, by short name."""
     base = "/proc/sys/net/ipv4/conf"
-    out: dict[str, str] = {}
-    for name in ("arp_ignore", "arp_announce", "rp_filter"):
-        out[f"all.{name}"] = f"{base}/all/{name}"
-        out[f"{netdev}.{name}"] = f"{base}/{netdev}/{name}"
-    out["disable_ipv6"] = f"/proc/sys/net/ipv6/conf/{netdev}/disable_ipv6"
-    return out
+    names = ("arp_ignore", "arp_announce", "rp_filter")
+    out = {f"{dev}.{name}": f"{base}/{dev}/{name}" for name in names for dev in ("all", netdev)}
+    return out | {"disable_ipv6": f"/proc/sys/net/ipv6/conf/{netdev}/disable_ipv6"}
 
 
 def effective_sysctl(all_value: int | None, if_value: int | None) -> int | None:
@@ -132,13 +127,8 @@ def net_sysctls(values: Mapping[str, str | None], netdev: str) -> NetSysctls:
             int_value(values.get(paths[f"{netdev}.{name}"])),
         )
 
-    return NetSysctls(
-        netdev=netdev,
-        arp_ignore=eff("arp_ignore"),
-        arp_announce=eff("arp_announce"),
-        rp_filter=eff("rp_filter"),
-        disable_ipv6=int_value(values.get(paths["disable_ipv6"])),
-    )
+    ipv6 = int_value(values.get(paths["disable_ipv6"]))
+    return NetSysctls(netdev, eff("arp_ignore"), eff("arp_announce"), eff("rp_filter"), ipv6)
 
 
 # ---------------------------------------------------------------- RoCE GID table
@@ -193,10 +183,8 @@ def gid_table(values: Mapping[str, str | None], device: str, port: int = 1) -> t
 
 def find_rocev2_gid(entries: Iterable[GidEntry], netdev: str, ipv4: IPv4Address) -> GidEntry | None:
     """The RoCE v2 GID carrying this netdev's IPv4 address: the index may differ per rail."""
-    for entry in entries:
-        if entry.type == "RoCE v2" and entry.ndev == netdev and entry.ipv4 == ipv4:
-            return entry
-    return None
+    want = ("RoCE v2", netdev, ipv4)
+    return next((e for e in entries if (e.type, e.ndev, e.ipv4) == want), None)
 
 
 # ---------------------------------------------------------------- IB port, PCIe, hwmon
@@ -231,9 +219,7 @@ def pcie_paths(bdf: str) -> dict[str, str]:
 
 def link_speed_gt_s(value: str | None) -> float | None:
     """``32.0 GT/s PCIe`` -> 32.0 (older kernels print ``32 GT/s``)."""
-    if value is None:
-        return None
-    m = re.match(r"^\s*(\d{1,4}(?:\.\d{1,4})?)\s*GT/s", value)
+    m = re.match(r"^\s*(\d{1,4}(?:\.\d{1,4})?)\s*GT/s", value or "")
     return float(m.group(1)) if m else None
 
 

@@ -1,20 +1,19 @@
-"""The golden-file layout of ``tests/data`` (the ntc-templates habit), shared by the tests.
+"""The golden-file layout of ``tests/data`` (the ntc-templates habit), and noise for samples.
 
 Each real raw output ``tests/data/<folder>/<name>.txt`` (or ``.json``, ``.ttar``) has its
-expected parse beside it, ``<name>.expected.json``: what :func:`outcome_to_json` makes of the
-raw text with the parser registered for the folder's tool in ``probes.PARSERS`` - the same
-JSON ``sparkfabric parse TOOL FILE`` prints, or ``{"parse_error": ...}`` for an error-path
-sample. Every folder has a PROVENANCE.md naming each sample's source.
-
-``SPARKFABRIC_UPDATE_GOLDEN=1`` rewrites the expected files from the current parsers. An
-expected file is a claim about a real output: review every diff against the PROVENANCE notes
-before committing it.
+expected parse beside it, ``<name>.expected.json``: what :func:`outcome_to_json` makes of it with
+the parser ``probes.PARSERS`` registers for the folder's tool (``sparkfabric parse``'s JSON, or
+``{"parse_error": ...}``). Every folder has a PROVENANCE.md naming each sample's source.
+``SPARKFABRIC_UPDATE_GOLDEN=1`` rewrites the expected files: review every diff against the
+PROVENANCE notes before committing it.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from hypothesis import strategies as st
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 UPDATE_ENV = "SPARKFABRIC_UPDATE_GOLDEN"
@@ -23,10 +22,6 @@ RAW_SUFFIXES = (".txt", ".json", ".ttar")
 
 # A folder is named after its tool in probes.PARSERS, except these older names.
 FOLDER_TOOL = {"perftest": "ib_write_bw", "ethtool-m": "ethtool-module"}
-# Folders that hold no tool output.
-NOT_SAMPLES = frozenset({"verdicts"})
-# Samples whose expected files come with another piece of work: folder -> (tools, why).
-OWNED_ELSEWHERE: dict[str, tuple[tuple[str, ...], str]] = {}
 
 
 def updating() -> bool:
@@ -38,17 +33,15 @@ def folder_tool(folder: str) -> str:
 
 
 def sample_folders() -> list[Path]:
-    return sorted(
-        p for p in DATA.iterdir() if p.is_dir() and p.name not in NOT_SAMPLES | set(OWNED_ELSEWHERE)
-    )
-
-
-def is_raw(path: Path) -> bool:
-    return path.suffix in RAW_SUFFIXES and not path.name.endswith(EXPECTED_SUFFIX)
+    return sorted(p for p in DATA.iterdir() if p.is_dir())
 
 
 def raw_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_file() and is_raw(p))
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and p.suffix in RAW_SUFFIXES and not p.name.endswith(EXPECTED_SUFFIX)
+    )
 
 
 def raw_samples() -> list[Path]:
@@ -69,5 +62,57 @@ def read(raw: Path) -> str:
     return raw.read_bytes().decode("utf-8")
 
 
+def sample(relative: str) -> str:
+    return read(DATA / relative)
+
+
 def sample_id(raw: Path) -> str:
     return f"{raw.parent.name}/{raw.name}"
+
+
+# Lines that really interleave with tool output: NCCL INFO/WARN, mpirun, author elisions,
+# shell prompts, kernel-ish warnings. None of them looks like a result row or summary.
+NOISE_LINES = (
+    "pod-vf07:15718:15726 [0] NCCL INFO Channel 00/02 :    0   1",
+    "spark-1:4242:4250 [0] NCCL WARN Cuda failure 'out of memory'",
+    "...............",
+    " WARNING: BW peak won't be measured in this run.",
+    "Warning: Permanently added '192.168.100.12' (ED25519) to the list of known hosts.",
+    "[spark-2:04242] mca_base_component_repository_open: unable to open mca_btl_openib",
+    "^C",
+    "",
+    "  ",
+    "\t",
+    "user@spark-1:~$ ",
+    "Conflicting CPU frequency values detected: 1200.000000 != 3400.000000.",
+)
+noise_line = st.sampled_from(NOISE_LINES) | st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ-_.,!", max_size=60
+)
+
+
+@st.composite
+def with_noise(draw: st.DrawFn, text: str, *, max_lines: int = 6) -> str:
+    """The text with a few noise lines inserted between its lines."""
+    lines = text.split("\n")
+    for _ in range(draw(st.integers(0, max_lines))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(noise_line))
+    return "\n".join(lines)
+
+
+@st.composite
+def mutated(draw: st.DrawFn, text: str) -> str:
+    """Truncated at a random point, with random lines deleted, and/or noise inserted."""
+    kind = draw(st.sampled_from(("truncate", "delete", "noise", "all")))
+    out = text
+    if kind in ("truncate", "all"):
+        out = out[: draw(st.integers(0, len(out)))]
+    if kind in ("delete", "all"):
+        lines = out.split("\n")
+        for _ in range(draw(st.integers(1, 8))):
+            if lines:
+                lines.pop(draw(st.integers(0, len(lines) - 1)))
+        out = "\n".join(lines)
+    if kind in ("noise", "all"):
+        out = draw(with_noise(out))
+    return out

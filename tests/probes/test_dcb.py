@@ -7,18 +7,15 @@ import pytest
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.dcb import build_dcb_pfc, parse_dcb_pfc
 
-
-def test_pfc_on_one_priority() -> None:
-    text = (
-        "pfc-cap 8 macsec-bypass off delay 4096\n"
-        "prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n"
-    )
-    assert parse_dcb_pfc(text).pfc_priorities == (3,)
+PFC_3 = "prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n"
 
 
-def test_pfc_off_everywhere() -> None:
-    text = "prio-pfc 0:off 1:off 2:off 3:off 4:off 5:off 6:off 7:off\n"
-    assert parse_dcb_pfc(text).pfc_priorities == ()
+@pytest.mark.parametrize(
+    ("text", "priorities"),
+    [("pfc-cap 8 macsec-bypass off delay 4096\n" + PFC_3, (3,)), (PFC_3.replace("on", "off"), ())],
+)
+def test_pfc_flags(text: str, priorities: tuple[int, ...]) -> None:
+    assert parse_dcb_pfc(text).pfc_priorities == priorities
 
 
 def test_no_table_is_a_parse_error() -> None:

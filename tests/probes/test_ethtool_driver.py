@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.ethtool_driver import parse_ethtool_driver
+from pytest_sparkfabric.probes.ethtool import parse_ethtool_driver
 
 DATA = Path(__file__).resolve().parent / "ethtool_i_samples"
 

@@ -1,8 +1,8 @@
 """Every real sample in tests/data parses to the expected JSON beside it (tests/probes/golden.py).
 
 One generic test covers every sample with the parser ``sparkfabric parse`` uses for its tool;
-the checks after it keep the layout honest (every registered parser has a real sample, every
-folder names a tool and lists its samples' provenance, no expected file without its sample).
+the checks after it keep the layout honest (the folders are the registered parsers, each with
+a real sample and a PROVENANCE.md listing every sample, no expected file without its sample).
 ``SPARKFABRIC_UPDATE_GOLDEN=1`` rewrites the expected files; review each diff by eye.
 """
 
@@ -35,22 +35,12 @@ def test_sample_parses_to_its_expected_json(raw: Path) -> None:
     assert json.loads(got) == json.loads(expected.read_text(encoding="utf-8"))
 
 
-def test_every_folder_is_a_registered_tool() -> None:
-    unknown = [f.name for f in golden.sample_folders() if golden.folder_tool(f.name) not in PARSERS]
-    assert unknown == [], f"tests/data folders naming no parser in probes.PARSERS: {unknown}"
-
-
-def test_every_registered_parser_has_a_real_sample() -> None:
-    real: dict[str, int] = {}
-    for raw in SAMPLES:
-        if not golden.is_synthetic(raw):
-            tool = golden.folder_tool(raw.parent.name)
-            real[tool] = real.get(tool, 0) + 1
-    for folder, (tools, _why) in golden.OWNED_ELSEWHERE.items():
-        if any(golden.is_raw(p) for p in (golden.DATA / folder).iterdir()):
-            real.update(dict.fromkeys(tools, 1))
-    missing = sorted(set(PARSERS) - set(real))
-    assert missing == [], f"parsers without a real sample in tests/data: {missing}"
+def test_folders_and_registered_parsers_are_the_same_tools() -> None:
+    """So the folder names pin ``PARSERS``' keys: a parser comes with its real sample."""
+    folders = {golden.folder_tool(f.name) for f in golden.sample_folders()}
+    real = {golden.folder_tool(p.parent.name) for p in SAMPLES if not golden.is_synthetic(p)}
+    assert sorted(folders - set(PARSERS)) == [], "tests/data folders naming no parser in PARSERS"
+    assert sorted(set(PARSERS) - real) == [], "parsers without a real sample in tests/data"
 
 
 @pytest.mark.parametrize("folder", golden.sample_folders(), ids=lambda p: p.name)

@@ -15,14 +15,9 @@ SAMPLE = (
 )
 
 
-def test_the_real_sample_has_two_mlx5_link_downs_and_no_ixgbe_link_up() -> None:
+def test_since_keeps_the_events_of_the_window() -> None:
+    # The sample's events are pinned by its golden file: two mlx5 link downs, no ixgbe link up.
     log = parse_kernel_log(SAMPLE.read_text(encoding="utf-8"))
-    mlx5 = [(e.kind, e.pci, e.netdev) for e in log.events if e.kind != "other"]
-    assert mlx5 == [
-        ("link_down", "0000:01:00.0", "enp1s0f0np0"),
-        ("link_down", "0000:01:00.1", "enp1s0f1np1"),
-    ]
-    assert log.source == "dmesg" and log.uptime_s is None and log.refused is None
     assert [e.time_s for e in log.since(18866.0) if e.kind == "link_down"] == [18866.05799]
 
 

@@ -10,20 +10,14 @@ from hypothesis import strategies as st
 
 from pytest_sparkfabric.probes import PARSERS, ParseError, to_jsonable
 from pytest_sparkfabric.probes.nccl import parse_nccl_tests
-from pytest_sparkfabric.probes.ncclconf import parse_nccl_conf
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.probes.ping import parse_ping
-from pytest_sparkfabric.probes.sysfs import parse_read_files
 
 from . import golden
-from ._samples import DATA, mutated, sample, samples, with_noise
+from .golden import mutated, sample, with_noise
 
+SAMPLES = golden.raw_samples()
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-EXTRA: dict[str, Callable[[str], object]] = {
-    "read_files": parse_read_files,
-    "nccl_conf": parse_nccl_conf,
-}
 
 
 def _total(parser: Callable[[str], object], text: str) -> None:
@@ -36,46 +30,8 @@ def _total(parser: Callable[[str], object], text: str) -> None:
     to_jsonable(result)
 
 
-def test_registry_keys() -> None:
-    assert set(PARSERS) == {
-        "ib_write_bw",
-        "ib_write_lat",
-        "iperf3",
-        "nccl-tests",
-        "nccl-conf",
-        "ethtool",
-        "ethtool-stats",
-        "ethtool-module",
-        "ethtool-fec",
-        "ip-addr",
-        "ping",
-        "nvidia-smi",
-        "gpu-burn",
-        "ibdev2netdev",
-        "ibv_devinfo",
-        "hw-counters",
-        "mlnx_qos",
-        "lldpctl",
-        "sysfs-read",
-        "kernel-log",
-        "routeros-monitor",
-        "routeros-resource",
-        "routeros-ethernet",
-        "routeros-bridge-port",
-        "routeros-qos",
-        "routeros-stats",
-    }
-    assert all(callable(PARSERS[k]) for k in PARSERS)
-
-
 def _samples_of(tool: str) -> list[str]:
-    texts = [
-        golden.read(p) for p in golden.raw_samples() if golden.folder_tool(p.parent.name) == tool
-    ]
-    for folder, (tools, _why) in golden.OWNED_ELSEWHERE.items():
-        if tool in tools:
-            texts += samples(folder)
-    return texts
+    return [golden.read(p) for p in SAMPLES if golden.folder_tool(p.parent.name) == tool]
 
 
 @pytest.mark.parametrize("name", sorted(PARSERS))
@@ -83,13 +39,6 @@ def _samples_of(tool: str) -> list[str]:
 @given(text=st.text(max_size=400))
 def test_registry_parser_total_on_any_text(name: str, text: str) -> None:
     _total(PARSERS[name], text)
-
-
-@pytest.mark.parametrize("name", sorted(EXTRA))
-@FAST
-@given(text=st.text(max_size=400))
-def test_extra_parser_total_on_any_text(name: str, text: str) -> None:
-    _total(EXTRA[name], text)
 
 
 @pytest.mark.parametrize("name", sorted(PARSERS))
@@ -111,9 +60,9 @@ def test_ping_total_with_streams_and_rc(stdout: str, stderr: str, rc: int | None
 def _parses(parser: Callable[[str], object], folder: str) -> list[str]:
     """The samples of a folder that parse (the error-path ones have nothing to keep)."""
     out = []
-    for p in sorted((DATA / folder).glob("*.txt")):
+    for p in golden.raw_files(golden.DATA / folder):
         try:
-            parser(sample(f"{folder}/{p.name}"))
+            parser(golden.read(p))
         except ParseError:
             continue
         out.append(p.name)

@@ -21,7 +21,7 @@ from pytest_sparkfabric.probes.iperf3 import (
     parse_iperf3_json,
 )
 from pytest_sparkfabric.probes.nccl import busbw_from_algbw
-from pytest_sparkfabric.probes.nccl_hca import parse_hca_spec, select_hcas
+from pytest_sparkfabric.probes.nccl_hca import select_hcas
 from pytest_sparkfabric.probes.ncclconf import (
     EnvSource,
     effective_nccl_env,
@@ -98,42 +98,14 @@ def test_build_ip_addr() -> None:
 
 # ---------------------------------------------------------------- ip -j
 
-IP_JSON = json.dumps(
-    [
-        {
-            "ifindex": 4,
-            "ifname": "enp1s0f1np1",
-            "flags": ["BROADCAST", "MULTICAST", "UP", "LOWER_UP"],
-            "mtu": 9000,
-            "operstate": "UP",
-            "link_type": "ether",
-            "address": "4c:bb:47:00:00:01",
-            "addr_info": [
-                {"family": "inet", "local": "192.168.100.11", "prefixlen": 24},
-                {"family": "inet6", "local": "fe80::1", "prefixlen": 64},
-            ],
-        },
-        {"ifname": "enP2p1s0f1np1", "flags": ["BROADCAST", "UP"], "mtu": 1500, "addr_info": []},
-        {},
-    ]
-)
 
-
-def test_ip_addr_json() -> None:
-    a, b = parse_ip_addr_json(IP_JSON)
-    assert (a.name, a.mtu_bytes, a.admin_up, a.carrier) == ("enp1s0f1np1", 9000, True, True)
-    assert a.ipv4 == (IPv4Interface("192.168.100.11/24"),)
-    assert len(a.ipv6) == 1
-    assert (b.admin_up, b.carrier, b.ipv4, b.operstate) == (True, False, (), None)
-    # Several arrays back to back (the per-device form) and link show without addr_info.
-    link = json.dumps([{"ifname": "x", "mtu": 1500, "flags": ["UP"]}])
-    assert [i.name for i in parse_ip_addr_json(IP_JSON + "\n" + link)] == [
-        "enp1s0f1np1",
-        "enP2p1s0f1np1",
-        "x",
+def test_ip_addr_json_skips_what_a_family_filter_leaves_empty() -> None:
+    # `ip -j -4 addr` prints {} for an interface without IPv4; every other form (two arrays
+    # back to back, link show without addr_info, a missing device) is a golden sample.
+    text = json.dumps([{"ifname": "a", "flags": ["UP"], "mtu": 9000}, {}])
+    assert [(i.name, i.admin_up, i.carrier) for i in parse_ip_addr_json(text)] == [
+        ("a", True, False)
     ]
-    with pytest.raises(ParseError):
-        parse_ip_addr_json('Device "eth9" does not exist.')
 
 
 json_values = st.recursive(
@@ -173,13 +145,6 @@ def test_ip_and_iperf3_total_on_any_json(doc: object) -> None:
 
 
 # ---------------------------------------------------------------- sysctls, sysfs
-
-
-def test_effective_sysctl_examples() -> None:
-    assert effective_sysctl(0, 1) == 1
-    assert effective_sysctl(2, 0) == 2
-    assert effective_sysctl(None, 1) == 1
-    assert effective_sysctl(None, None) is None
 
 
 @given(a=st.none() | st.integers(0, 8), b=st.none() | st.integers(0, 8))
@@ -354,21 +319,6 @@ def _names(spec: str | None, devices: tuple[str, ...] = SPARK) -> list[str]:
     return [s.device for s in select_hcas(spec, devices)]
 
 
-def test_hca_examples_spark() -> None:
-    assert _names(None) == list(SPARK) and _names("") == list(SPARK)
-    assert _names("rocep1s0f") == ["rocep1s0f0", "rocep1s0f1"]
-    assert _names("rocep1s0f1,roceP2p1s0f1") == ["rocep1s0f1", "roceP2p1s0f1"]
-    assert _names("=rocep1s0f") == []
-    assert _names("^=rocep1s0f0") == ["rocep1s0f1", "roceP2p1s0f0", "roceP2p1s0f1"]
-    assert _names("^rocep") == ["roceP2p1s0f0", "roceP2p1s0f1"]
-    assert _names("ROCEP1S0F1") == []
-    assert _names("rocep1s0f1:1") == ["rocep1s0f1"]
-    assert _names("rocep1s0f1:2") == []
-    assert _names("^") == []
-    # No NCCL since 2.5.6 strips a second '=' (issue 13): "==x" names "=x", which no device is.
-    assert parse_hca_spec("==x").entries != parse_hca_spec("=x").entries
-
-
 names = st.text(alphabet="rocepP12sf0", min_size=1, max_size=12)
 device_lists = st.lists(names, min_size=1, max_size=6, unique=True).map(tuple)
 
@@ -418,16 +368,11 @@ def test_busbw_from_algbw() -> None:
         busbw_from_algbw(1.0, 0, "all_reduce")
 
 
-def test_ping_verdicts() -> None:
+def test_ping_errors_on_stderr() -> None:
+    # Lost and local-MTU runs round-trip in test_sim_outputs.py and test_sample_facts.py.
     assert parse_ping("", "ping: SO_BINDTODEVICE enp9: No such device\n", 2).verdict == "error"
     r = parse_ping("", "ping: connect: Network is unreachable\n", 2)
     assert r.error_text == "ping: connect: Network is unreachable"
-    two_of_three = "3 packets transmitted, 2 received, 33.3333% packet loss, time 2003ms\n"
-    assert parse_ping(two_of_three, "", 1).verdict == "lost"
-    errs = "3 packets transmitted, 0 received, +3 errors, 100% packet loss, time 2046ms\n"
-    mtu = "ping: local error: Message too long, mtu: 1500\n"
-    r = parse_ping(errs, mtu * 3, 1)
-    assert (r.verdict, r.local_mtu_error, r.errors) == ("local_mtu", 1500, 3)
 
 
 def test_parse_error_attributes_and_pickle() -> None:

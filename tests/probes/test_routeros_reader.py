@@ -3,6 +3,7 @@ read by tests/probes/test_golden.py): forms no sample holds, refusals, errors, a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from pytest_sparkfabric.probes.routeros import (
 )
 from pytest_sparkfabric.probes.routeros_text import read
 
-from ._samples import DATA, sample
+from .golden import DATA, sample
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -184,8 +185,7 @@ def test_sparkfabric_parse_names_the_refusal(
         ),
     ],
 )
-def test_error_texts(parser: object, text: str, message: str) -> None:
-    assert callable(parser)
+def test_error_texts(parser: Callable[[str], object], text: str, message: str) -> None:
     with pytest.raises(ParseError) as err:
         parser(text)
     assert message in str(err.value)

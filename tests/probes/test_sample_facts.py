@@ -14,7 +14,7 @@ from pytest_sparkfabric.probes.nccl import parse_nccl_tests
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.probes.ping import parse_ping
 
-from ._samples import sample
+from .golden import sample
 
 approx = pytest.approx
 PLAYBOOK = "perftest/ib_write_bw-gb10-nvidia-playbook-client{}-run-infinitely-{}.txt"

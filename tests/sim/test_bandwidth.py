@@ -106,7 +106,7 @@ def test_results_depend_on_the_seed_and_not_on_call_order() -> None:
 
 
 def _lat(cluster_name: str, client: str, server: str, ip: str) -> tuple[int, str]:
-    from pytest_sparkfabric.probes.perftest_lat import parse_ib_write_lat
+    from pytest_sparkfabric.probes.perftest import parse_ib_write_lat
 
     t = SimTransport(example(cluster_name))
     srv = t.start(Job(server, "ib_write_lat -d rocep1s0f1 -F -p 18600", 60))
