@@ -18,10 +18,11 @@ import pytest
 from pytest_sparkfabric.cluster.spec import SwitchSpec
 from pytest_sparkfabric.transport import Job, RunResult, Transport, VirtualClock
 from pytest_sparkfabric.transport.base import Background
-from pytest_sparkfabric.transport.record import RecordingTransport, ReplayTransport
-from pytest_sparkfabric.transport.recording_files import (
+from pytest_sparkfabric.transport.record import (
     SWITCH_RECORDING,
     RecordingError,
+    RecordingTransport,
+    ReplayTransport,
     check_recording,
     holds_recording,
 )
