@@ -31,7 +31,6 @@ from typing import IO
 from pytest_sparkfabric.transport import sockets, wrapper
 from pytest_sparkfabric.transport.base import (
     DEFAULT_OUTPUT_CAP_BYTES,
-    MAX_CHANNELS_PER_NODE,
     CappedOutput,
     Job,
     RealClock,
@@ -40,7 +39,7 @@ from pytest_sparkfabric.transport.base import (
 )
 from pytest_sparkfabric.transport.wrapper import GRACE_S, remote_command
 
-__all__ = ["SshBackground", "SshTarget", "SshTransport", "remote_command"]
+__all__ = ["Proc", "SshBackground", "SshTarget", "SshTransport", "remote_command"]
 
 _UNREACHABLE = (
     ("connection timed out", "connection timed out after {t} s"),
@@ -53,6 +52,9 @@ _UNREACHABLE = (
     ("connection closed by", "connection closed by the node"),
     ("connection reset", "connection reset"),
 )
+
+
+MAX_CHANNELS_PER_NODE = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,24 +74,43 @@ _MUX_NOISE = re.compile(
 )
 
 
+def reason(stderr: str, reasons: tuple[tuple[str, str], ...], otherwise: str) -> str:
+    """ssh's complaint as the one line an operator can act on: the text of the first needle
+    found in it, else its last line."""
+    low = stderr.lower()
+    for needle, text in reasons:
+        if needle in low:
+            return text
+    return (stderr.strip().splitlines()[-1:] or [otherwise])[0]
+
+
 def _shorten(command: str, width: int = 60) -> str:
     one_line = " ".join(command.split())
     return one_line if len(one_line) <= width else one_line[: width - 4].rstrip() + " ..."
 
 
-class _Proc:
-    """One ssh client process whose two streams are read to the end in threads.
+class Proc:
+    """One ssh client process (the nodes' and the switch's) whose two streams are read to the
+    end in threads, each capped: megabytes never block it (a stalled pipe hangs ssh).
 
     With `hold_stdin`, its stdin is a pipe nothing is written to: closing it (or this process
     ending) tells the node's supervisor to end the command."""
 
-    def __init__(self, argv: list[str], *, cap_bytes: int, hold_stdin: bool = False) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        cap_bytes: int,
+        hold_stdin: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.started = time.monotonic()
         self.popen = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE if hold_stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            env=env,
             start_new_session=True,
         )
         self.out = CappedOutput(cap_bytes)
@@ -135,7 +156,7 @@ def _drain(stream: IO[bytes], sink: CappedOutput) -> None:
 
 
 class SshBackground:
-    def __init__(self, transport: SshTransport, job: Job, proc: _Proc) -> None:
+    def __init__(self, transport: SshTransport, job: Job, proc: Proc) -> None:
         self.job = job
         self._t = transport
         self._proc = proc
@@ -172,7 +193,6 @@ class SshTransport(Transport):
         *,
         ssh_config: str | None = None,
         connect_timeout_s: int = 10,
-        keepalive_s: int = 15,
         extra_options: tuple[str, ...] = (),
         output_cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES,
     ) -> None:
@@ -181,7 +201,6 @@ class SshTransport(Transport):
         self._ssh_config = os.path.expanduser(ssh_config) if ssh_config else None
         self.switch_ssh_config = self._ssh_config
         self._connect_timeout_s = connect_timeout_s
-        self._keepalive_s = keepalive_s
         self._extra = extra_options
         self.output_cap_bytes = output_cap_bytes
         self._folder: sockets.ControlFolder | None = None
@@ -219,7 +238,7 @@ class SshTransport(Transport):
             argv += ["-F", self._ssh_config]
         argv += [
             "-o", f"ConnectTimeout={self._connect_timeout_s}",
-            "-o", f"ServerAliveInterval={self._keepalive_s}",
+            "-o", "ServerAliveInterval=15",
             "-o", "ServerAliveCountMax=4",
             "-o", "LogLevel=ERROR",
         ]  # fmt: skip
@@ -250,7 +269,7 @@ class SshTransport(Transport):
         with self._connect_locks[node]:
             if node in self._state:
                 return self._state[node]
-            proc = _Proc(self.ssh_argv(node, "id -u"), cap_bytes=65536)
+            proc = Proc(self.ssh_argv(node, "id -u"), cap_bytes=65536)
             limit = self._connect_timeout_s + 5
             if not proc.wait(limit):
                 proc.kill()
@@ -266,14 +285,8 @@ class SshTransport(Transport):
 
     def _reason(self, node: str, stderr: str) -> str:
         too_long = sockets.too_long_message(node, stderr)
-        if too_long:
-            return too_long
-        low = stderr.lower()
-        for needle, text in _UNREACHABLE:
-            if needle in low:
-                return f"{node}: ssh: {text.format(t=self._connect_timeout_s)}"
-        last = stderr.strip().splitlines()[-1:] or ["exit status 255"]
-        return f"{node}: ssh: {last[0]}"
+        why = reason(stderr, _UNREACHABLE, "exit status 255")
+        return too_long or f"{node}: ssh: {why.replace('{t}', str(self._connect_timeout_s))}"
 
     # -- running ------------------------------------------------------------------------------
 
@@ -299,7 +312,7 @@ class SshTransport(Transport):
                 return _FailedBackground(  # type: ignore[return-value]
                     job, f"{job.node}: not started: the run is being ended"
                 )
-            proc = _Proc(
+            proc = Proc(
                 self.ssh_argv(job.node, remote), cap_bytes=self.output_cap_bytes, hold_stdin=True
             )
             bg = SshBackground(self, job, proc)
@@ -310,7 +323,7 @@ class SshTransport(Transport):
         with self._live_lock:
             self._live.discard(bg)
 
-    def _finish(self, job: Job, proc: _Proc, *, stopped: bool = False) -> RunResult:
+    def _finish(self, job: Job, proc: Proc, *, stopped: bool = False) -> RunResult:
         if stopped:
             # The node needs the grace at most (a group that ignores TERM), plus a round trip.
             finished = proc.wait(2 * GRACE_S + self._connect_timeout_s)
@@ -366,7 +379,7 @@ class SshTransport(Transport):
         for node, state in list(self._state.items()):
             if state is None and self._folder is not None and self._folder.path is not None:
                 argv = self.ssh_argv(node, None)
-                p = _Proc([*argv[:-2], "-O", "exit", *argv[-2:]], cap_bytes=65536)
+                p = Proc([*argv[:-2], "-O", "exit", *argv[-2:]], cap_bytes=65536)
                 if not p.wait(5):
                     p.kill()
         if self._remove_folder is not None:
