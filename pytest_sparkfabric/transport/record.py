@@ -30,16 +30,17 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from pytest_sparkfabric.private_files import DIR_MODE, make_private_dir
 from pytest_sparkfabric.transport.base import (
-    DEFAULT_OUTPUT_CAP_BYTES,
     Background,
+    Finished,
     Job,
     RunResult,
     Tick,
     Transport,
     VirtualClock,
-    cap_text,
+    not_run,
     step_through,
 )
+from pytest_sparkfabric.transport.process import DEFAULT_OUTPUT_CAP_BYTES, cap_text
 from pytest_sparkfabric.transport.rest import (
     SwitchClient,
     SwitchConsole,
@@ -321,23 +322,6 @@ class RecordingTransport(Transport):
 # -- replaying -------------------------------------------------------------------------------
 
 
-class _ReplayBackground:
-    def __init__(self, result: RunResult, polls_running: int | None) -> None:
-        self.job = Job(result.node, result.command, 1)
-        self._result, self._polls_left = result, polls_running
-
-    def done(self) -> bool:
-        if self._polls_left is None:  # never seen ending on its own: it runs until stopped
-            return False
-        self._polls_left -= 1
-        return self._polls_left < 0
-
-    def wait(self) -> RunResult:
-        return self._result
-
-    stop = wait
-
-
 class ReplayTransport(Transport):
     """Answers commands from a recording, matched by node and exact command text. A damaged file
     raises RecordingError (file, line, fix) here, before anything is answered."""
@@ -362,9 +346,8 @@ class ReplayTransport(Transport):
     def _answer(self, job: Job) -> tuple[RunResult, int | None]:
         rec = self.take(f"{job.node}.jsonl", job.command)
         if not isinstance(rec, NodeRecord):
-            miss = f"{job.node}: replay: no recording of `{job.command}` in "
-            miss += str(self.directory / f"{job.node}.jsonl")
-            return RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=miss), 0
+            miss = f"replay: no recording of `{job.command}` in {self.directory / job.node}.jsonl"
+            return not_run(job, f"{job.node}: {miss}"), 0
         result = RunResult(
             job.node, job.command, rec.rc, rec.stdout, rec.stderr, rec.duration_s,
             rec.timed_out, rec.transport_error, self.clock.now(),
@@ -384,7 +367,8 @@ class ReplayTransport(Transport):
         return results
 
     def start(self, job: Job) -> Background:
-        return _ReplayBackground(*self._answer(job))
+        # A server never seen ending on its own (polls_running None) runs until stopped.
+        return Finished(job, *self._answer(job))
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
         return _Switch(partial(self._switch_call, SWITCH_RECORDING))

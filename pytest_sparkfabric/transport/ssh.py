@@ -14,30 +14,28 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import signal
-import subprocess
 import threading
 import time
 import warnings
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import IO
 
-from pytest_sparkfabric.transport import sockets, wrapper
+from pytest_sparkfabric.transport import sockets
 from pytest_sparkfabric.transport.base import (
-    DEFAULT_OUTPUT_CAP_BYTES,
-    CappedOutput,
+    Background,
+    Finished,
     Job,
     RealClock,
     RunResult,
     Transport,
+    not_run,
 )
-from pytest_sparkfabric.transport.wrapper import GRACE_S, remote_command
+from pytest_sparkfabric.transport.process import DEFAULT_OUTPUT_CAP_BYTES, Proc, reason
+from pytest_sparkfabric.transport.wrapper import GRACE_S, read_marks, remote_command
 
 __all__ = ["Proc", "SshBackground", "SshTarget", "SshTransport", "remote_command"]
 
@@ -74,85 +72,9 @@ _MUX_NOISE = re.compile(
 )
 
 
-def reason(stderr: str, reasons: tuple[tuple[str, str], ...], otherwise: str) -> str:
-    """ssh's complaint as the one line an operator can act on: the text of the first needle
-    found in it, else its last line."""
-    low = stderr.lower()
-    for needle, text in reasons:
-        if needle in low:
-            return text
-    return (stderr.strip().splitlines()[-1:] or [otherwise])[0]
-
-
 def _shorten(command: str, width: int = 60) -> str:
     one_line = " ".join(command.split())
     return one_line if len(one_line) <= width else one_line[: width - 4].rstrip() + " ..."
-
-
-class Proc:
-    """One ssh client process (the nodes' and the switch's) whose two streams are read to the
-    end in threads, each capped: megabytes never block it (a stalled pipe hangs ssh).
-
-    With `hold_stdin`, its stdin is a pipe nothing is written to: closing it (or this process
-    ending) tells the node's supervisor to end the command."""
-
-    def __init__(
-        self,
-        argv: list[str],
-        *,
-        cap_bytes: int,
-        hold_stdin: bool = False,
-        env: dict[str, str] | None = None,
-    ) -> None:
-        self.started = time.monotonic()
-        self.popen = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE if hold_stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            start_new_session=True,
-        )
-        self.out = CappedOutput(cap_bytes)
-        self.err = CappedOutput(cap_bytes)
-        assert self.popen.stdout is not None and self.popen.stderr is not None
-        self._threads = [
-            threading.Thread(target=_drain, args=(self.popen.stdout, self.out), daemon=True),
-            threading.Thread(target=_drain, args=(self.popen.stderr, self.err), daemon=True),
-        ]
-        for t in self._threads:
-            t.start()
-
-    def done(self) -> bool:
-        return self.popen.poll() is not None
-
-    def end_stdin(self) -> None:
-        if self.popen.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.popen.stdin.close()
-
-    def wait(self, timeout: float) -> bool:
-        try:
-            self.popen.wait(timeout=max(0.0, timeout))
-        except subprocess.TimeoutExpired:
-            return False
-        for t in self._threads:
-            t.join(timeout=5)
-        return True
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        self.popen.wait()
-        for t in self._threads:
-            t.join(timeout=5)
-        self.end_stdin()
-
-
-def _drain(stream: IO[bytes], sink: CappedOutput) -> None:
-    for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
-        sink.add(chunk)
-    stream.close()
 
 
 class SshBackground:
@@ -293,25 +215,24 @@ class SshTransport(Transport):
     def run(self, job: Job) -> RunResult:
         down = self._connect(job.node)
         if down:
-            return RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=down)
+            return not_run(job, down)
         with self._channels[job.node]:
             # Tracked like a background job, so close() ends it after a Ctrl-C mid-run.
             return self._spawn(job).wait()
 
-    def start(self, job: Job) -> SshBackground:
+    def start(self, job: Job) -> Background:
         down = self._connect(job.node)
         if down:
-            return _FailedBackground(job, down)  # type: ignore[return-value]
+            return Finished(job, not_run(job, down))
         return self._spawn(job)
 
-    def _spawn(self, job: Job) -> SshBackground:
+    def _spawn(self, job: Job) -> SshBackground | Finished:
         remote = remote_command(job, as_root=self._root.get(job.node, False))
         with self._live_lock:
             if self._closed:
                 # The session is ending (Ctrl-C): a command started now would outlive it.
-                return _FailedBackground(  # type: ignore[return-value]
-                    job, f"{job.node}: not started: the run is being ended"
-                )
+                why = f"{job.node}: not started: the run is being ended"
+                return Finished(job, not_run(job, why))
             proc = Proc(
                 self.ssh_argv(job.node, remote), cap_bytes=self.output_cap_bytes, hold_stdin=True
             )
@@ -337,9 +258,7 @@ class SshTransport(Transport):
         duration = time.monotonic() - proc.started
         out = proc.out.text()
         raw = _MUX_NOISE.sub("", proc.err.text())
-        ran = wrapper.started(proc.err.head().decode(errors="replace"))
-        reported = wrapper.exit_status(raw)
-        err = wrapper.strip_marks(raw)
+        ran, reported, err = read_marks(raw)
         rc = reported if reported is not None else proc.popen.returncode
         error: str | None = None
         timed_out = False
@@ -384,18 +303,3 @@ class SshTransport(Transport):
                     p.kill()
         if self._remove_folder is not None:
             self._remove_folder()
-
-
-class _FailedBackground:
-    def __init__(self, job: Job, error: str) -> None:
-        self.job = job
-        self._result = RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=error)
-
-    def done(self) -> bool:
-        return True
-
-    def wait(self) -> RunResult:
-        return self._result
-
-    def stop(self) -> RunResult:
-        return self._result

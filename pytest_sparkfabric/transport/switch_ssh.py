@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.probes.routeros_commands import command_problem, login_user
+from pytest_sparkfabric.transport.process import Proc, reason
 from pytest_sparkfabric.transport.redaction import Secrets
 from pytest_sparkfabric.transport.rest import (
     MAX_REPLY_BYTES,
@@ -36,7 +37,6 @@ from pytest_sparkfabric.transport.rest import (
     spec_password,
     spec_path,
 )
-from pytest_sparkfabric.transport.ssh import Proc, reason
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.spec import SwitchSpec

@@ -78,17 +78,9 @@ def remote_command(job: Job, *, as_root: bool) -> str:
     return f"exec sh -c {shell.quote(supervisor(job))}"
 
 
-def started(stderr_head: str) -> bool:
-    """Whether the supervisor ran (its first words are on stderr)."""
-    return _START_RE.search(stderr_head) is not None
-
-
-def exit_status(stderr: str) -> int | None:
-    """The command's exit status as the supervisor reported it, or None if it never did."""
-    m = _END_RE.search(stderr)
-    return int(m.group(1)) if m else None
-
-
-def strip_marks(stderr: str) -> str:
-    """The command's own stderr, without the supervisor's markers."""
-    return _END_RE.sub("", _START_RE.sub("", stderr, count=1))
+def read_marks(stderr: str) -> tuple[bool, int | None, str]:
+    """Whether the supervisor started, the exit status it reported (None: it never did), and
+    the command's own stderr without the markers."""
+    own, started = _START_RE.subn("", stderr, count=1)
+    end = _END_RE.search(own)
+    return started == 1, int(end.group(1)) if end else None, _END_RE.sub("", own)

@@ -6,7 +6,8 @@ import tracemalloc
 
 import pytest
 
-from pytest_sparkfabric.transport.base import CappedOutput, cap_text, missing_command
+from pytest_sparkfabric.transport.base import missing_command
+from pytest_sparkfabric.transport.process import CappedOutput, cap_text
 
 MIB = 2**20
 
