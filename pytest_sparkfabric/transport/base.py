@@ -4,13 +4,13 @@ own, the real REST API's by default)."""
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -179,25 +179,35 @@ class Transport(ABC):
 
     def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:
         """Run jobs concurrently (results in job order); per-node limits apply inside `run`."""
-        return self.run_many_ticking(jobs, math.inf, lambda: None)
-
-    def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
-        """`run_many(jobs)`, calling `tick()` every `every_s` seconds while they run (never
-        before the first interval, never after they ended). Transports on a modelled clock step
-        that clock through the jobs' time instead (sim, replay)."""
-        if len(jobs) <= 1 and every_s == math.inf:
+        if len(jobs) <= 1:
             return [self.run(j) for j in jobs]
-        pool = ThreadPoolExecutor(max_workers=max(1, min(64, len(jobs))))
+        pool = ThreadPoolExecutor(max_workers=min(64, len(jobs)))
         try:
-            futures = [pool.submit(self.run, j) for j in jobs]
-            while wait(futures, None if every_s == math.inf else every_s).not_done:
-                tick()
-            return [f.result() for f in futures]
+            return list(pool.map(self.run, jobs))
         except BaseException as exc:
             pool.shutdown(wait=False, cancel_futures=True)
             if not isinstance(exc, Exception):
                 # Ctrl-C: do not wait for the jobs' deadlines; end what runs on the nodes.
                 self.close()
+            raise
+        finally:
+            pool.shutdown(wait=False)
+
+    def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
+        """`run_many(jobs)`, calling `tick()` every `every_s` seconds while they run (never
+        before the first interval, never after they ended). Transports on a modelled clock step
+        that clock through the jobs' time instead (sim, replay)."""
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparkfabric-ticking")
+        future = pool.submit(self.run_many, jobs)
+        try:
+            while True:
+                try:
+                    return future.result(timeout=every_s)
+                except FutureTimeout:
+                    tick()
+        except BaseException as exc:
+            if not isinstance(exc, Exception):
+                self.close()  # Ctrl-C: end what runs on the nodes, as run_many does
             raise
         finally:
             pool.shutdown(wait=False)
