@@ -134,7 +134,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _check_recording(folder: Path) -> None:
     """A damaged recording is a usage error naming its file and line, before any test runs."""
-    from pytest_sparkfabric.transport.recording_files import RecordingError, check_recording
+    from pytest_sparkfabric.transport.record import RecordingError, check_recording
 
     try:
         check_recording(folder)
@@ -143,7 +143,7 @@ def _check_recording(folder: Path) -> None:
 
 
 def _refuse_used_record_folder(folder: Path) -> None:
-    from pytest_sparkfabric.transport.recording_files import holds_recording
+    from pytest_sparkfabric.transport.record import holds_recording
 
     if folder.exists() and not folder.is_dir():
         raise pytest.UsageError(

@@ -8,7 +8,6 @@ import re
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -61,6 +60,11 @@ class RunResult:
         return None
 
 
+def not_run(job: Job, error: str) -> RunResult:
+    """The result of a job that never ran; `error` is the one line saying why."""
+    return RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=error)
+
+
 # dash: `sh: 1: ethtool: not found`; bash: `bash: line 1: ethtool: command not found`;
 # sudo: `sudo: ethtool: command not found`.
 _NOT_FOUND = re.compile(r"^(?:.*?: )?([^\s:]+): (?:command )?not found\s*$", re.M)
@@ -88,77 +92,23 @@ class Background(Protocol):
         ...
 
 
-DEFAULT_OUTPUT_CAP_BYTES = 16 * 1024 * 1024
-"""Most output kept per command and stream: a tool printing without end costs bounded memory."""
-_MARKER_MAX = 256
+class Finished:
+    """A command whose result is known already (replayed, or never started). `done()` is
+    False the first `polls_running` times it is asked (None: always, until stopped)."""
 
+    def __init__(self, job: Job, result: RunResult, polls_running: int | None = 0) -> None:
+        self.job, self._result, self._polls_left = job, result, polls_running
 
-def _cut_marker(dropped: int, cap_bytes: int) -> str:
-    return (
-        f"\n[sparkfabric: {dropped} bytes of output dropped here: only the first and last "
-        f"{cap_bytes // 2} bytes of a stream are kept (output_cap_mib in cluster.yaml)]\n"
-    )
+    def done(self) -> bool:
+        if self._polls_left is None:
+            return False
+        self._polls_left -= 1
+        return self._polls_left < 0
 
+    def wait(self) -> RunResult:
+        return self._result
 
-class CappedOutput:
-    """One output stream as it arrives: its head and its tail up to `cap_bytes` in all.
-
-    The head holds the first lines (banners, a JSON document's start), the tail the summary most
-    tools print last; what lies between is counted and replaced by a visible marker."""
-
-    def __init__(self, cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES) -> None:
-        self.cap_bytes = max(2, cap_bytes)
-        self._half = self.cap_bytes // 2
-        self._head = bytearray()
-        self._tail: deque[bytes] = deque()
-        self._tail_len = 0
-        self.dropped = 0
-        self._lock = threading.Lock()
-
-    def add(self, chunk: bytes) -> None:
-        with self._lock:
-            room = self._half - len(self._head)
-            if room > 0:
-                self._head += chunk[:room]
-                chunk = chunk[room:]
-            if not chunk:
-                return
-            self._tail.append(chunk)
-            self._tail_len += len(chunk)
-            excess = self._tail_len - (self.cap_bytes - self._half)
-            while excess > 0:
-                first = self._tail[0]
-                if len(first) <= excess:
-                    self._tail.popleft()
-                    cut = len(first)
-                else:
-                    self._tail[0] = first[excess:]
-                    cut = excess
-                self._tail_len -= cut
-                self.dropped += cut
-                excess -= cut
-
-    def head(self) -> bytes:
-        with self._lock:
-            return bytes(self._head)
-
-    def text(self) -> str:
-        with self._lock:
-            head = bytes(self._head).decode(errors="replace")
-            tail = b"".join(self._tail).decode(errors="replace")
-            if not self.dropped:
-                return head + tail
-            return head + _cut_marker(self.dropped, self.cap_bytes) + tail
-
-
-def cap_text(text: str, cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES) -> str:
-    """`text` cut as CappedOutput would (a text already cut so stays as it is)."""
-    data = text.encode(errors="replace")
-    if len(data) <= cap_bytes + _MARKER_MAX:
-        return text
-    out = CappedOutput(cap_bytes)
-    out.add(data)
-    return out.text()
+    stop = wait
 
 
 class Clock(Protocol):
@@ -207,9 +157,6 @@ def step_through(clock: VirtualClock, end: float, every_s: float, tick: Callable
         tick()
         t += every_s
     clock.advance_to(end)
-
-
-MAX_CHANNELS_PER_NODE = 8
 
 
 Tick = Callable[[], None]

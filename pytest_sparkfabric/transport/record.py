@@ -1,40 +1,46 @@
-"""Record every command a session ran and every call it made to the switch, and replay a
-session from such a recording (`recording_files` holds the format, its writer and reader).
+"""Record every command a session ran and every call it made to the switch; replay a session
+from such a recording. Users attach recordings to bug reports; we use them as golden runs.
 
-Users attach recordings to bug reports; we use them as golden runs. Nodes and switch are
-answered the same way: by file and key (a node's command; a switch call's method, path and body,
-or its console command), in recorded order, and once a key's answers run out the last one
-repeats (a soak sampled a little longer than when it was recorded).
+A recording folder holds one JSON-lines file per node (`spark-1.jsonl`: a `NodeRecord` a line)
+and the switch's calls (`switch/rest.jsonl`, `switch/ssh.jsonl`: a `SwitchRecord` a line). It is
+written private (0600 files in 0700 folders: it holds everything the nodes answered), never
+through a symbolic link, and a write that fails (a full disk) stops the recording with its lines
+whole, said once. Users edit recordings by hand, so every line is checked before a replay
+starts: a damaged one is named by file and line, with the fix. A replay answers by file and key
+(a node's command; a switch call's method, path and body, or its console command) in recorded
+order; once a key's answers run out the last one repeats (a soak sampled a little longer).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
+import stat
 import threading
+import warnings
 from collections import defaultdict, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from pytest_sparkfabric.private_files import DIR_MODE, make_private_dir
 from pytest_sparkfabric.transport.base import (
-    DEFAULT_OUTPUT_CAP_BYTES,
     Background,
+    Finished,
     Job,
     RunResult,
     Tick,
     Transport,
     VirtualClock,
-    cap_text,
+    not_run,
     step_through,
 )
-from pytest_sparkfabric.transport.recording_files import (
-    SWITCH_RECORDING,
-    SWITCH_SSH_RECORDING,
-    NodeRecord,
-    SwitchRecord,
-    Writer,
-    read_recording,
-)
+from pytest_sparkfabric.transport.process import DEFAULT_OUTPUT_CAP_BYTES, cap_text
 from pytest_sparkfabric.transport.rest import (
     SwitchClient,
     SwitchConsole,
@@ -45,40 +51,163 @@ from pytest_sparkfabric.transport.rest import (
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.spec import SwitchSpec
 
+SWITCH_RECORDING = "switch/rest.jsonl"
+SWITCH_SSH_RECORDING = "switch/ssh.jsonl"
+_FIX = "record again with --sparkfabric-record DIR, or repair or delete that line"
 
-class _SwitchCalls:
-    """A switch client and console in one: each call is a key, what it is in words, and the
-    call itself on the switch behind."""
+
+class _Line(BaseModel):
+    # strict: a hand-edited "rc": "0" is a damaged line, not a 0; unknown fields are ignored.
+    model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
+
+
+class NodeRecord(_Line):
+    command: str
+    rc: int
+    stdout: str
+    stderr: str
+    duration_s: float = Field(ge=0, allow_inf_nan=False)
+    timed_out: bool = False
+    sudo: bool = False
+    timeout_s: float | None = Field(None, ge=0, allow_inf_nan=False)
+    transport_error: str | None = None
+    polls_running: int | None = Field(None, ge=0)
+    """Background jobs: how often it was still running when asked (None: until stopped)."""
+
+
+class SwitchRecord(_Line):
+    """One switch call (key: method, path and body as JSON; or the console command)."""
+
+    key: str
+    reply: JsonValue = None
+    error: str | None = None
+    unreachable: bool = False
+
+
+class ConsoleRecord(SwitchRecord):
+    reply: str | None = None  # RouterOS's text answer
+
+
+class RecordingError(Exception):
+    """A recording file that cannot be replayed; str() says where, what, and the fix."""
+
+    def __init__(self, path: Path, line: int | None, what: str) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {what}.\n    Fix: {_FIX}")
+
+
+# -- the files -------------------------------------------------------------------------------
+
+
+def _append(directory: Path, name: str, data: bytes) -> None:
+    """`data` at the end of directory/name (0600), never through a symbolic link, never half."""
+    *folders, file = name.split("/")
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for folder in folders:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder, DIR_MODE, dir_fd=fd)
+            sub = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = sub
+            os.fchmod(fd, DIR_MODE)  # mkdir's mode passes through the umask
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+        out = os.open(file, flags, 0o600, dir_fd=fd)
+    finally:
+        os.close(fd)
+    try:
+        os.fchmod(out, 0o600)
+        start = os.fstat(out).st_size
+        try:
+            if os.write(out, data) != len(data):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # a short write
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(out, start)
+            raise
+    finally:
+        os.close(out)
+
+
+def holds_recording(directory: Path) -> bool:
+    """Whether `directory` already holds a recording (a node's or the switch's)."""
+    return directory.is_dir() and any(
+        any(d.glob("*.jsonl")) for d in (directory, directory / "switch")
+    )
+
+
+def _what(err: ValidationError, raw: bytes) -> str:
+    first = err.errors(include_url=False)[0]
+    if first["type"] == "json_invalid":
+        cut = "" if raw.endswith(b"\n") else "; the line is cut short (an unfinished run?)"
+        error = str(first["ctx"]["error"]).replace(" at line 1 column ", " at column ")
+        return f"not valid JSON ({error}){cut}"
+    if first["type"] == "model_type":
+        return f"not a JSON object ({type(first['input']).__name__})"
+    field = ".".join(map(str, first["loc"]))
+    if first["type"] == "missing":
+        return f"no {field!r} field"
+    return f"{field!r}: {first['msg'].lower()} (got {repr(first['input'])[:36]})"
+
+
+def _read(path: Path, model: type[_Line]) -> Iterator[Any]:
+    """Every non-blank line's record; RecordingError at the first bad one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as err:
+        what = "a symbolic link, not followed" if err.errno == errno.ELOOP else err.strerror
+        raise RecordingError(path, None, f"cannot be read ({what or err})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(mode) else "something else"
+        raise RecordingError(path, None, f"{kind}, not a recording file")
+    with os.fdopen(fd, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                if raw.strip():
+                    yield model.model_validate_json(raw)
+            except ValidationError as err:
+                raise RecordingError(path, number, _what(err, raw)) from None
+
+
+def read_recording(directory: Path) -> Iterator[tuple[str, str, NodeRecord | SwitchRecord]]:
+    """(file name in the folder, key, record) of every line; RecordingError names the first
+    bad line."""
+    for path in sorted(directory.glob("*.jsonl")):
+        for rec in _read(path, NodeRecord):
+            yield path.name, rec.command, rec
+    for name, model in ((SWITCH_RECORDING, SwitchRecord), (SWITCH_SSH_RECORDING, ConsoleRecord)):
+        if (directory / name).exists() or (directory / name).is_symlink():
+            for rec in _read(directory / name, model):
+                yield name, rec.key, rec
+
+
+def check_recording(directory: Path) -> None:
+    """Read every file of a recording folder through; RecordingError names the first bad line."""
+    for _ in read_recording(directory):
+        pass
+
+
+# -- recording -------------------------------------------------------------------------------
+
+
+class _Switch:
+    """A switch client and console in one: each call goes to `answer` as its key, what it is in
+    words, and the call itself on the switch behind (recorded, or answered from a recording)."""
+
+    def __init__(self, answer: Callable[[str, str, Callable[[Any], Any]], Any]) -> None:
+        self._answer = answer
 
     def get(self, path: str) -> Any:
-        return self._call(json.dumps(["GET", path, None]), f"GET {path}", lambda s: s.get(path))
+        return self._answer(json.dumps(["GET", path, None]), f"GET {path}", lambda s: s.get(path))
 
     def post(self, path: str, body: Mapping[str, str]) -> Any:
         key = json.dumps(["POST", path, dict(body)], sort_keys=True)
-        return self._call(key, f"POST {path}", lambda s: s.post(path, body))
+        return self._answer(key, f"POST {path}", lambda s: s.post(path, body))
 
     def run(self, command: str) -> str:
-        return str(self._call(command, f"`{command}`", lambda s: s.run(command)) or "")
-
-    def _call(self, key: str, what: str, call: Callable[[Any], Any]) -> Any:
-        raise NotImplementedError
-
-
-class _RecordedSwitch(_SwitchCalls):
-    def __init__(self, inner: Any, writer: Writer, name: str) -> None:
-        self.inner, self._writer, self._name = inner, writer, name
-
-    def _call(self, key: str, what: str, call: Callable[[Any], Any]) -> Any:
-        try:
-            reply = call(self.inner)
-        except SwitchError as exc:
-            unreachable = isinstance(exc, SwitchUnreachable)
-            self._writer.append(
-                self._name, SwitchRecord(key=key, error=str(exc), unreachable=unreachable)
-            )
-            raise
-        self._writer.append(self._name, SwitchRecord(key=key, reply=reply))
-        return reply
+        return str(self._answer(command, f"`{command}`", lambda s: s.run(command)) or "")
 
 
 class _RecordedBackground:
@@ -118,7 +247,26 @@ class RecordingTransport(Transport):
     ) -> None:
         self.inner, self.clock, self.directory = inner, inner.clock, directory
         self.output_cap_bytes = output_cap_bytes
-        self.writer = Writer(directory)
+        make_private_dir(directory)
+        self._lock = threading.Lock()
+        self.failed: str | None = None  # why the recording stopped (warned once)
+
+    def append(self, name: str, record: _Line) -> None:
+        """`record` as one whole JSON line of file `name`, from any thread."""
+        data = (record.model_dump_json(exclude_defaults=True) + "\n").encode()
+        with self._lock:
+            if self.failed is not None:
+                return
+            try:
+                _append(self.directory, name, data)
+            except OSError as err:
+                self.failed = (
+                    f"sparkfabric: recording stopped: {self.directory / name}: "
+                    f"{err.strerror or err}; its lines so far are whole and replay, nothing "
+                    "later was recorded. Fix: record into a new folder on a disk with room "
+                    "(--sparkfabric-record DIR)"
+                )
+                warnings.warn(self.failed, RuntimeWarning, stacklevel=2)
 
     def write(self, job: Job, r: RunResult, *, polls_running: int | None = None) -> None:
         cap = self.output_cap_bytes
@@ -128,7 +276,7 @@ class RecordingTransport(Transport):
             timed_out=r.timed_out, sudo=job.sudo, timeout_s=job.timeout_s,
             transport_error=r.transport_error, polls_running=polls_running,
         )  # fmt: skip
-        self.writer.append(f"{job.node}.jsonl", record)
+        self.append(f"{job.node}.jsonl", record)
 
     def run(self, job: Job) -> RunResult:
         return self._written([job], [self.inner.run(job)])[0]
@@ -149,47 +297,29 @@ class RecordingTransport(Transport):
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
         inner = self.inner.switch_client(spec, base_dir)
-        return _RecordedSwitch(inner, self.writer, SWITCH_RECORDING)
+        return _Switch(partial(self._switch_call, inner, SWITCH_RECORDING))
 
     def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchConsole:
         inner = self.inner.switch_console(spec, base_dir)
-        return _RecordedSwitch(inner, self.writer, SWITCH_SSH_RECORDING)
+        return _Switch(partial(self._switch_call, inner, SWITCH_SSH_RECORDING))
+
+    def _switch_call(
+        self, inner: Any, name: str, key: str, what: str, call: Callable[[Any], Any]
+    ) -> Any:
+        try:
+            reply = call(inner)
+        except SwitchError as exc:
+            unreachable = isinstance(exc, SwitchUnreachable)
+            self.append(name, SwitchRecord(key=key, error=str(exc), unreachable=unreachable))
+            raise
+        self.append(name, SwitchRecord(key=key, reply=reply))
+        return reply
 
     def close(self) -> None:
         self.inner.close()
 
 
-class _ReplayedSwitch(_SwitchCalls):
-    """A call never recorded is unreachable, with the file named."""
-
-    def __init__(self, replay: ReplayTransport, name: str) -> None:
-        self._replay, self._name = replay, name
-
-    def _call(self, key: str, what: str, call: Callable[[Any], Any]) -> Any:
-        rec = self._replay.take(self._name, key)
-        if not isinstance(rec, SwitchRecord):
-            where = self._replay.directory / self._name
-            raise SwitchUnreachable(f"replay: no recording of {what} in {where}")
-        if rec.error is not None:
-            raise (SwitchUnreachable if rec.unreachable else SwitchError)(rec.error)
-        return rec.reply
-
-
-class _ReplayBackground:
-    def __init__(self, result: RunResult, polls_running: int | None) -> None:
-        self.job = Job(result.node, result.command, 1)
-        self._result, self._polls_left = result, polls_running
-
-    def done(self) -> bool:
-        if self._polls_left is None:  # never seen ending on its own: it runs until stopped
-            return False
-        self._polls_left -= 1
-        return self._polls_left < 0
-
-    def wait(self) -> RunResult:
-        return self._result
-
-    stop = wait
+# -- replaying -------------------------------------------------------------------------------
 
 
 class ReplayTransport(Transport):
@@ -216,9 +346,8 @@ class ReplayTransport(Transport):
     def _answer(self, job: Job) -> tuple[RunResult, int | None]:
         rec = self.take(f"{job.node}.jsonl", job.command)
         if not isinstance(rec, NodeRecord):
-            miss = f"{job.node}: replay: no recording of `{job.command}` in "
-            miss += str(self.directory / f"{job.node}.jsonl")
-            return RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=miss), 0
+            miss = f"replay: no recording of `{job.command}` in {self.directory / job.node}.jsonl"
+            return not_run(job, f"{job.node}: {miss}"), 0
         result = RunResult(
             job.node, job.command, rec.rc, rec.stdout, rec.stderr, rec.duration_s,
             rec.timed_out, rec.transport_error, self.clock.now(),
@@ -238,10 +367,19 @@ class ReplayTransport(Transport):
         return results
 
     def start(self, job: Job) -> Background:
-        return _ReplayBackground(*self._answer(job))
+        # A server never seen ending on its own (polls_running None) runs until stopped.
+        return Finished(job, *self._answer(job))
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
-        return _ReplayedSwitch(self, SWITCH_RECORDING)
+        return _Switch(partial(self._switch_call, SWITCH_RECORDING))
 
     def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchConsole:
-        return _ReplayedSwitch(self, SWITCH_SSH_RECORDING)
+        return _Switch(partial(self._switch_call, SWITCH_SSH_RECORDING))
+
+    def _switch_call(self, name: str, key: str, what: str, call: object) -> Any:
+        rec = self.take(name, key)
+        if not isinstance(rec, SwitchRecord):  # never recorded: unreachable, the file named
+            raise SwitchUnreachable(f"replay: no recording of {what} in {self.directory / name}")
+        if rec.error is not None:
+            raise (SwitchUnreachable if rec.unreachable else SwitchError)(rec.error)
+        return rec.reply

@@ -73,28 +73,24 @@ def error_detail(raw: bytes) -> str:
     return " ".join(": ".join(str(data[k]) for k in ("message", "detail") if data.get(k)).split())
 
 
-class _Deadline:
-    def __init__(self, seconds: float) -> None:
-        self.at = time.monotonic() + seconds
-
-    def left(self) -> float:
-        left = self.at - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        return left
+def _left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left
 
 
 class _Reader(io.RawIOBase):
     """The socket as http.client reads it: every receive bounded by what is left of the call."""
 
-    def __init__(self, sock: socket.socket, deadline: _Deadline) -> None:
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
         self._sock, self._deadline = sock, deadline
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
-        self._sock.settimeout(self._deadline.left())
+        self._sock.settimeout(_left(self._deadline))
         return self._sock.recv_into(buffer)
 
     def makefile(self, mode: str) -> io.BufferedReader:  # what HTTPResponse asks its socket
@@ -178,7 +174,7 @@ class RestClient:
             raise type(exc)(self._secrets.text(f"{method} {url}: {exc}")) from None
 
     def _exchange(self, method: str, url: str, body: dict[str, str] | None) -> Any:
-        deadline = _Deadline(self.timeout_s)
+        deadline = time.monotonic() + self.timeout_s
         to = urllib.parse.urlsplit(url)
         host, port = to.hostname or "", to.port or {"http": 80, "https": 443}[to.scheme]
         data = b"" if body is None else json.dumps(body).encode()
@@ -192,13 +188,13 @@ class RestClient:
         ]
         if body is not None:
             head.append("Content-Type: application/json")
-        sock = socket.create_connection((host, port), timeout=deadline.left())
+        sock = socket.create_connection((host, port), timeout=_left(deadline))
         try:
             if self._tls is not None:
                 # One handshake call: CPython bounds it by the timeout in total (ssl, 3.5+).
-                sock.settimeout(deadline.left())
+                sock.settimeout(_left(deadline))
                 sock = self._tls.wrap_socket(sock, server_hostname=host)
-            sock.settimeout(deadline.left())
+            sock.settimeout(_left(deadline))
             sock.sendall("\r\n".join([*head, "", ""]).encode() + data)
             reply = http.client.HTTPResponse(_Reader(sock, deadline), method=method)  # type: ignore[arg-type]
             reply.begin()
@@ -298,10 +294,6 @@ def spec_path(value: str | None, base_dir: Path | None) -> Path | None:
     return path if path.is_absolute() or base_dir is None else base_dir / path
 
 
-def uses_http(spec: SwitchSpec) -> bool:
-    return spec.api in ("rest", "auto") and spec.api_port == 80
-
-
 def safety_warnings(cluster: Cluster) -> list[str]:
     """One line per way the switch's password is less protected than by default, for the
     terminal header, the HTML report and the JSON results (a run over ssh reads the real
@@ -309,9 +301,9 @@ def safety_warnings(cluster: Cluster) -> list[str]:
     spec = cluster.spec.switch
     if spec is None or cluster.topology != "switch" or cluster.spec.transport != "ssh":
         return []
-    if spec.api == "ssh":
+    if spec.api == "ssh":  # no REST, no password on the wire
         return []
-    if uses_http(spec):
+    if spec.api_port == 80:
         what = "and its password" if spec.password_env else "(no password set) and the replies"
         return [
             f"WARNING switch {spec.host}: plain HTTP (switch.allow_http: true): user "

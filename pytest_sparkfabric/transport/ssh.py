@@ -14,33 +14,30 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import signal
-import subprocess
 import threading
 import time
 import warnings
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import IO
 
-from pytest_sparkfabric.transport import sockets, wrapper
+from pytest_sparkfabric.transport import sockets
 from pytest_sparkfabric.transport.base import (
-    DEFAULT_OUTPUT_CAP_BYTES,
-    MAX_CHANNELS_PER_NODE,
-    CappedOutput,
+    Background,
+    Finished,
     Job,
     RealClock,
     RunResult,
     Transport,
+    not_run,
 )
-from pytest_sparkfabric.transport.wrapper import GRACE_S, remote_command
+from pytest_sparkfabric.transport.process import DEFAULT_OUTPUT_CAP_BYTES, Proc, reason
+from pytest_sparkfabric.transport.wrapper import GRACE_S, read_marks, remote_command
 
-__all__ = ["SshBackground", "SshTarget", "SshTransport", "remote_command"]
+__all__ = ["Proc", "SshBackground", "SshTarget", "SshTransport", "remote_command"]
 
 _UNREACHABLE = (
     ("connection timed out", "connection timed out after {t} s"),
@@ -53,6 +50,9 @@ _UNREACHABLE = (
     ("connection closed by", "connection closed by the node"),
     ("connection reset", "connection reset"),
 )
+
+
+MAX_CHANNELS_PER_NODE = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,65 +77,8 @@ def _shorten(command: str, width: int = 60) -> str:
     return one_line if len(one_line) <= width else one_line[: width - 4].rstrip() + " ..."
 
 
-class _Proc:
-    """One ssh client process whose two streams are read to the end in threads.
-
-    With `hold_stdin`, its stdin is a pipe nothing is written to: closing it (or this process
-    ending) tells the node's supervisor to end the command."""
-
-    def __init__(self, argv: list[str], *, cap_bytes: int, hold_stdin: bool = False) -> None:
-        self.started = time.monotonic()
-        self.popen = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE if hold_stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        self.out = CappedOutput(cap_bytes)
-        self.err = CappedOutput(cap_bytes)
-        assert self.popen.stdout is not None and self.popen.stderr is not None
-        self._threads = [
-            threading.Thread(target=_drain, args=(self.popen.stdout, self.out), daemon=True),
-            threading.Thread(target=_drain, args=(self.popen.stderr, self.err), daemon=True),
-        ]
-        for t in self._threads:
-            t.start()
-
-    def done(self) -> bool:
-        return self.popen.poll() is not None
-
-    def end_stdin(self) -> None:
-        if self.popen.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.popen.stdin.close()
-
-    def wait(self, timeout: float) -> bool:
-        try:
-            self.popen.wait(timeout=max(0.0, timeout))
-        except subprocess.TimeoutExpired:
-            return False
-        for t in self._threads:
-            t.join(timeout=5)
-        return True
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        self.popen.wait()
-        for t in self._threads:
-            t.join(timeout=5)
-        self.end_stdin()
-
-
-def _drain(stream: IO[bytes], sink: CappedOutput) -> None:
-    for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
-        sink.add(chunk)
-    stream.close()
-
-
 class SshBackground:
-    def __init__(self, transport: SshTransport, job: Job, proc: _Proc) -> None:
+    def __init__(self, transport: SshTransport, job: Job, proc: Proc) -> None:
         self.job = job
         self._t = transport
         self._proc = proc
@@ -172,7 +115,6 @@ class SshTransport(Transport):
         *,
         ssh_config: str | None = None,
         connect_timeout_s: int = 10,
-        keepalive_s: int = 15,
         extra_options: tuple[str, ...] = (),
         output_cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES,
     ) -> None:
@@ -181,7 +123,6 @@ class SshTransport(Transport):
         self._ssh_config = os.path.expanduser(ssh_config) if ssh_config else None
         self.switch_ssh_config = self._ssh_config
         self._connect_timeout_s = connect_timeout_s
-        self._keepalive_s = keepalive_s
         self._extra = extra_options
         self.output_cap_bytes = output_cap_bytes
         self._folder: sockets.ControlFolder | None = None
@@ -219,7 +160,7 @@ class SshTransport(Transport):
             argv += ["-F", self._ssh_config]
         argv += [
             "-o", f"ConnectTimeout={self._connect_timeout_s}",
-            "-o", f"ServerAliveInterval={self._keepalive_s}",
+            "-o", "ServerAliveInterval=15",
             "-o", "ServerAliveCountMax=4",
             "-o", "LogLevel=ERROR",
         ]  # fmt: skip
@@ -250,7 +191,7 @@ class SshTransport(Transport):
         with self._connect_locks[node]:
             if node in self._state:
                 return self._state[node]
-            proc = _Proc(self.ssh_argv(node, "id -u"), cap_bytes=65536)
+            proc = Proc(self.ssh_argv(node, "id -u"), cap_bytes=65536)
             limit = self._connect_timeout_s + 5
             if not proc.wait(limit):
                 proc.kill()
@@ -266,40 +207,33 @@ class SshTransport(Transport):
 
     def _reason(self, node: str, stderr: str) -> str:
         too_long = sockets.too_long_message(node, stderr)
-        if too_long:
-            return too_long
-        low = stderr.lower()
-        for needle, text in _UNREACHABLE:
-            if needle in low:
-                return f"{node}: ssh: {text.format(t=self._connect_timeout_s)}"
-        last = stderr.strip().splitlines()[-1:] or ["exit status 255"]
-        return f"{node}: ssh: {last[0]}"
+        why = reason(stderr, _UNREACHABLE, "exit status 255")
+        return too_long or f"{node}: ssh: {why.replace('{t}', str(self._connect_timeout_s))}"
 
     # -- running ------------------------------------------------------------------------------
 
     def run(self, job: Job) -> RunResult:
         down = self._connect(job.node)
         if down:
-            return RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=down)
+            return not_run(job, down)
         with self._channels[job.node]:
             # Tracked like a background job, so close() ends it after a Ctrl-C mid-run.
             return self._spawn(job).wait()
 
-    def start(self, job: Job) -> SshBackground:
+    def start(self, job: Job) -> Background:
         down = self._connect(job.node)
         if down:
-            return _FailedBackground(job, down)  # type: ignore[return-value]
+            return Finished(job, not_run(job, down))
         return self._spawn(job)
 
-    def _spawn(self, job: Job) -> SshBackground:
+    def _spawn(self, job: Job) -> SshBackground | Finished:
         remote = remote_command(job, as_root=self._root.get(job.node, False))
         with self._live_lock:
             if self._closed:
                 # The session is ending (Ctrl-C): a command started now would outlive it.
-                return _FailedBackground(  # type: ignore[return-value]
-                    job, f"{job.node}: not started: the run is being ended"
-                )
-            proc = _Proc(
+                why = f"{job.node}: not started: the run is being ended"
+                return Finished(job, not_run(job, why))
+            proc = Proc(
                 self.ssh_argv(job.node, remote), cap_bytes=self.output_cap_bytes, hold_stdin=True
             )
             bg = SshBackground(self, job, proc)
@@ -310,7 +244,7 @@ class SshTransport(Transport):
         with self._live_lock:
             self._live.discard(bg)
 
-    def _finish(self, job: Job, proc: _Proc, *, stopped: bool = False) -> RunResult:
+    def _finish(self, job: Job, proc: Proc, *, stopped: bool = False) -> RunResult:
         if stopped:
             # The node needs the grace at most (a group that ignores TERM), plus a round trip.
             finished = proc.wait(2 * GRACE_S + self._connect_timeout_s)
@@ -324,9 +258,7 @@ class SshTransport(Transport):
         duration = time.monotonic() - proc.started
         out = proc.out.text()
         raw = _MUX_NOISE.sub("", proc.err.text())
-        ran = wrapper.started(proc.err.head().decode(errors="replace"))
-        reported = wrapper.exit_status(raw)
-        err = wrapper.strip_marks(raw)
+        ran, reported, err = read_marks(raw)
         rc = reported if reported is not None else proc.popen.returncode
         error: str | None = None
         timed_out = False
@@ -366,23 +298,8 @@ class SshTransport(Transport):
         for node, state in list(self._state.items()):
             if state is None and self._folder is not None and self._folder.path is not None:
                 argv = self.ssh_argv(node, None)
-                p = _Proc([*argv[:-2], "-O", "exit", *argv[-2:]], cap_bytes=65536)
+                p = Proc([*argv[:-2], "-O", "exit", *argv[-2:]], cap_bytes=65536)
                 if not p.wait(5):
                     p.kill()
         if self._remove_folder is not None:
             self._remove_folder()
-
-
-class _FailedBackground:
-    def __init__(self, job: Job, error: str) -> None:
-        self.job = job
-        self._result = RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=error)
-
-    def done(self) -> bool:
-        return True
-
-    def wait(self) -> RunResult:
-        return self._result
-
-    def stop(self) -> RunResult:
-        return self._result

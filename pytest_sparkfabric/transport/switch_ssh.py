@@ -17,11 +17,8 @@ a command line) that answers password prompts only. The host key is always check
 
 from __future__ import annotations
 
-import contextlib
 import os
-import selectors
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -30,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.probes.routeros_commands import command_problem, login_user
+from pytest_sparkfabric.transport.process import Proc, reason
 from pytest_sparkfabric.transport.redaction import Secrets
 from pytest_sparkfabric.transport.rest import (
     MAX_REPLY_BYTES,
@@ -46,7 +44,6 @@ if TYPE_CHECKING:
 TIMEOUT_S = 20.0
 CONNECT_TIMEOUT_S = 10
 SSH_PORT = 22
-_STDERR_KEPT = 65536
 _PASSWORD_VAR = "SPARKFABRIC_SWITCH_SSH_PASSWORD"
 # ssh runs the helper with the prompt as its argument and our environment (SSH_ASKPASS_REQUIRE=
 # force, OpenSSH 8.4+), so the password is in no file and on no command line. It answers only
@@ -184,74 +181,33 @@ class SshConsole:
 
     def _run(self, command: str) -> str:
         try:
-            proc = subprocess.Popen(
-                self.argv(command),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self._env(),
-                start_new_session=True,
-            )
+            proc = Proc(self.argv(command), cap_bytes=MAX_REPLY_BYTES, env=self._env())
         except OSError as exc:
             raise SwitchUnreachable(f"cannot start ssh ({exc}): install OpenSSH") from None
+        end, finished = time.monotonic() + self.timeout_s, False
         try:
-            out, err = self._read(proc)
+            while not (finished or proc.out.dropped or time.monotonic() >= end):
+                finished = proc.wait(min(0.1, end - time.monotonic()))
         finally:
-            # Closing the session ends the command on the switch (no shell there to signal).
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        text, errors = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-        if proc.returncode == 255:
-            raise SwitchUnreachable(reason(errors, self.host, self.port))
-        if proc.returncode != 0 and not text.strip():
+            if not proc.done():  # closing the session ends the command on the switch
+                proc.kill()
+        if proc.out.dropped:
+            raise not_readable(
+                f"the answer is over {MAX_REPLY_BYTES // 2**20} MiB; the session was closed"
+            )
+        if not finished:
+            raise SwitchError(
+                f"no answer within {self.timeout_s:g} s; the session was closed, which ends the "
+                "command on the switch"
+            )
+        text, errors = proc.out.text(), proc.err.text()
+        if proc.popen.returncode == 255:
+            why = reason(errors, _REASONS, "ssh exited with status 255")
+            raise SwitchUnreachable(why.replace("HOST", self.host).replace("PORT", str(self.port)))
+        if proc.popen.returncode != 0 and not text.strip():
             last = errors.strip().splitlines()[-1:] or ["no output"]
-            raise SwitchError(f"exit status {proc.returncode}: {last[0]}")
+            raise SwitchError(f"exit status {proc.popen.returncode}: {last[0]}")
         return text
-
-    def _read(self, proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-        """Both streams to their end and ssh's exit within the deadline, stdout capped while it
-        arrives."""
-        assert proc.stdout is not None and proc.stderr is not None
-        end = time.monotonic() + self.timeout_s
-        late = SwitchError(
-            f"no answer within {self.timeout_s:g} s; the session was closed, which ends the "
-            "command on the switch"
-        )
-        out, err = bytearray(), bytearray()
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ, out)
-            sel.register(proc.stderr, selectors.EVENT_READ, err)
-            while sel.get_map():
-                left = end - time.monotonic()
-                if left <= 0:
-                    raise late
-                for key, _ in sel.select(left):
-                    chunk = os.read(key.fd, 65536)
-                    if not chunk:
-                        sel.unregister(key.fileobj)
-                    key.data.extend(chunk)
-                if len(out) > MAX_REPLY_BYTES:
-                    raise not_readable(
-                        f"the answer is over {MAX_REPLY_BYTES // 2**20} MiB; the session was closed"
-                    )
-                del err[:-_STDERR_KEPT]
-        try:
-            proc.wait(max(0.0, end - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            raise late from None
-        return bytes(out), bytes(err)
-
-
-def reason(stderr: str, host: str, port: int) -> str:
-    """ssh's complaint as the one line an operator can act on."""
-    low = stderr.lower()
-    for needle, text in _REASONS:
-        if needle in low:
-            return text.replace("HOST", host).replace("PORT", str(port))
-    last = stderr.strip().splitlines()[-1:] or ["ssh exited with status 255"]
-    return last[0]
 
 
 def ssh_port(spec: SwitchSpec) -> int:

@@ -36,13 +36,13 @@ def seconds(value: float) -> str:
     return f"{max(value, 0.1):.3f}".rstrip("0").rstrip(".")
 
 
-def supervisor(job: Job, *, grace_s: int = GRACE_S) -> str:
+def supervisor(job: Job) -> str:
     """The sh program that runs `job.command` in its own group under the job's deadline."""
     # The grace is timed by `timeout`: counting loop rounds would stretch it on a busy node.
     drain = f"{_LEFT}while left; do sleep 0.1; done"
     return (
         f"echo {START_MARK} >&2; exec 3<&0 </dev/null; "
-        f"timeout -k {grace_s} {seconds(job.timeout_s)} sh -c {shell.quote(job.command)} 3<&- & "
+        f"timeout -k {GRACE_S} {seconds(job.timeout_s)} sh -c {shell.quote(job.command)} 3<&- & "
         "g=$!; "
         # The watcher: the channel's end of file ends the group (ESRCH: not yet its own group).
         "{ read -r _ <&3; kill -TERM -$g 2>/dev/null || kill -TERM $g 2>/dev/null; } & w=$!; "
@@ -52,7 +52,7 @@ def supervisor(job: Job, *, grace_s: int = GRACE_S) -> str:
         "while :; do wait $g; rc=$?; kill -0 $g 2>/dev/null || break; done; "
         "kill $w 2>/dev/null; "
         "if kill -TERM -$g 2>/dev/null; then "
-        f"G=$g timeout {grace_s} sh -c {shell.quote(drain)}; "
+        f"G=$g timeout {GRACE_S} sh -c {shell.quote(drain)}; "
         "kill -KILL -$g 2>/dev/null; fi; "
         f"echo {_END_MARK}$rc >&2; exit $rc"
     )
@@ -68,27 +68,19 @@ _LEFT = (
 )
 
 
-def remote_command(job: Job, *, as_root: bool, grace_s: int = GRACE_S) -> str:
+def remote_command(job: Job, *, as_root: bool) -> str:
     """What ssh asks the node's login shell to run: sh (whatever the login shell is), under
     `sudo -n` where the job needs root and the ssh user is not root."""
     if job.sudo and not as_root:
         # `sudo -n` on the command itself, so a sudoers line can allow exactly it
         # (`NOPASSWD: /usr/sbin/ethtool -m *`), not a whole shell.
         job = Job(job.node, f"sudo -n {job.command}", job.timeout_s)
-    return f"exec sh -c {shell.quote(supervisor(job, grace_s=grace_s))}"
+    return f"exec sh -c {shell.quote(supervisor(job))}"
 
 
-def started(stderr_head: str) -> bool:
-    """Whether the supervisor ran (its first words are on stderr)."""
-    return _START_RE.search(stderr_head) is not None
-
-
-def exit_status(stderr: str) -> int | None:
-    """The command's exit status as the supervisor reported it, or None if it never did."""
-    m = _END_RE.search(stderr)
-    return int(m.group(1)) if m else None
-
-
-def strip_marks(stderr: str) -> str:
-    """The command's own stderr, without the supervisor's markers."""
-    return _END_RE.sub("", _START_RE.sub("", stderr, count=1))
+def read_marks(stderr: str) -> tuple[bool, int | None, str]:
+    """Whether the supervisor started, the exit status it reported (None: it never did), and
+    the command's own stderr without the markers."""
+    own, started = _START_RE.subn("", stderr, count=1)
+    end = _END_RE.search(own)
+    return started == 1, int(end.group(1)) if end else None, _END_RE.sub("", own)

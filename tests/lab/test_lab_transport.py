@@ -143,13 +143,13 @@ def test_a_server_that_exited_is_not_signalled_again(
     bg = transport.start(Job("spark-1", "echo served", timeout_s=30))
     assert _until(bg.done, 15)
     connections: list[object] = []
-    real = ssh._Proc
+    real = ssh.Proc
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         connections.append(args)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ssh, "_Proc", counting)
+    monkeypatch.setattr(ssh, "Proc", counting)
     r = bg.stop()
     assert connections == [] and (r.rc, r.stdout) == (0, "served\n")
 

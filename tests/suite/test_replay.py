@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_sparkfabric.transport.recording_files import SWITCH_RECORDING, SWITCH_SSH_RECORDING
+from pytest_sparkfabric.transport.record import SWITCH_RECORDING, SWITCH_SSH_RECORDING
 from tests.suite.runner import CONFIG, run_suite, write_cluster
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_sparkfabric.probes.routeros_commands import command_problem
-from pytest_sparkfabric.transport.recording_files import SWITCH_RECORDING, SWITCH_SSH_RECORDING
+from pytest_sparkfabric.transport.record import SWITCH_RECORDING, SWITCH_SSH_RECORDING
 from tests.suite.runner import CONFIG, SuiteRun, run_suite, write_cluster
 
 pytestmark = pytest.mark.slow

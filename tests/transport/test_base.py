@@ -6,7 +6,8 @@ import tracemalloc
 
 import pytest
 
-from pytest_sparkfabric.transport.base import CappedOutput, cap_text, missing_command
+from pytest_sparkfabric.transport.base import missing_command
+from pytest_sparkfabric.transport.process import CappedOutput, cap_text
 
 MIB = 2**20
 
@@ -34,7 +35,7 @@ def test_a_stream_of_100_mb_costs_bounded_memory() -> None:
     )
 
 
-def test_head_and_tail_are_kept_in_order() -> None:
+def test_head_and_tail_are_kept_in_order_and_cap_text_cuts_alike() -> None:
     out = CappedOutput(10)
     for piece in (b"abc", b"defgh", b"ijklmnop", b"qrst"):
         out.add(piece)
@@ -42,12 +43,9 @@ def test_head_and_tail_are_kept_in_order() -> None:
     text = out.text()
     assert text.startswith("abcde\n[sparkfabric: 10 bytes of output dropped here")
     assert text.endswith("]\npqrst")
-
-
-def test_output_within_the_cap_is_untouched() -> None:
-    out = CappedOutput(10)
-    out.add(b"0123456789")
-    assert (out.text(), out.dropped) == ("0123456789", 0)
+    whole = CappedOutput(10)
+    whole.add(b"0123456789")
+    assert (whole.text(), whole.dropped) == ("0123456789", 0)  # within the cap: untouched
     assert cap_text("é" * 1000, 10).startswith("éé\ufffd\n[sparkfabric: 1990 bytes")
     assert cap_text("short", 10) == "short"
     once = cap_text("y" * 5000, 100)

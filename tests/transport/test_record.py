@@ -17,11 +17,12 @@ import pytest
 
 from pytest_sparkfabric.cluster.spec import SwitchSpec
 from pytest_sparkfabric.transport import Job, RunResult, Transport, VirtualClock
-from pytest_sparkfabric.transport.base import Background
-from pytest_sparkfabric.transport.record import RecordingTransport, ReplayTransport
-from pytest_sparkfabric.transport.recording_files import (
+from pytest_sparkfabric.transport.base import Background, Finished
+from pytest_sparkfabric.transport.record import (
     SWITCH_RECORDING,
     RecordingError,
+    RecordingTransport,
+    ReplayTransport,
     check_recording,
     holds_recording,
 )
@@ -41,22 +42,7 @@ class Echo(Transport):
         return RunResult(job.node, job.command, 0, word, "", 1.5)
 
     def start(self, job: Job) -> Background:
-        result, polls = self.run(job), self.polls
-
-        class Ends:
-            def __init__(self) -> None:
-                self.job, self.asked = job, 0
-
-            def done(self) -> bool:
-                self.asked += 1
-                return self.asked > polls
-
-            def wait(self) -> RunResult:
-                return result
-
-            stop = wait
-
-        return Ends()
+        return Finished(job, self.run(job), self.polls)
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> FakeSwitch:
         return FakeSwitch()

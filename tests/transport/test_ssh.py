@@ -1,33 +1,65 @@
-"""The ssh transport against a real sshd: deadlines end remote processes, streams never block."""
+"""The ssh transport against a real sshd: deadlines, stops, lost connections and a double Ctrl-C
+end the command's whole process group (a command that already exited is left alone), streams
+never block, and a node that cannot be reached fails fast with one line."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
+import sys
+import textwrap
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.transport import Job
+from pytest_sparkfabric.transport import ssh as ssh_module
 from pytest_sparkfabric.transport.host import make_host
-from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport, remote_command
-from pytest_sparkfabric.transport.wrapper import supervisor
+from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport
+from pytest_sparkfabric.transport.wrapper import GRACE_S, remote_command, supervisor
 from tests.transport.conftest import make_transport
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _marker() -> str:
+    """A sleep whose command line is unique to one test (`sleep 300.<random>`)."""
+    return f"sleep 300.{uuid.uuid4().int % 10**9}"
 
 
 def _alive(marker: str) -> list[str]:
     out = subprocess.run(["pgrep", "-af", marker], capture_output=True, text=True).stdout
-    # The local ssh client's argv holds the command too: only remote processes count.
-    return [line for line in out.splitlines() if "pgrep" not in line and " ssh " not in line]
+    # Only the command itself counts: not the ssh client, the supervisor or a shell around it.
+    return [ln for ln in out.splitlines() if ln.split(maxsplit=1)[-1] == marker]
+
+
+def _until(predicate: Callable[[], object], limit_s: float) -> bool:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return bool(predicate())
+
+
+# `sh -c "trap '' TERM; sleep ..."; true`: the direct child of `timeout` (a shell running two
+# commands) dies on TERM, the tool it started ignores TERM and lives on in the group.
+def _term_ignoring(marker: str) -> str:
+    return f"sh -c \"trap '' TERM; {marker}\"; true"
 
 
 def test_remote_command_runs_the_supervisor_in_sh() -> None:
     text = supervisor(Job("n", "ib_write_bw -d x", 30))
     assert text.startswith("echo @@sparkfabric-start >&2; ")
     assert "timeout -k 5 30 sh -c 'ib_write_bw -d x' 3<&- & " in text
+    assert "timeout -k 5 2.4 sh -c" in supervisor(Job("n", "x", 2.4))  # never rounded down
     assert remote_command(Job("n", "x", 30), as_root=True).startswith("exec sh -c ")
     sudo = remote_command(Job("n", "ethtool -m x", 5, sudo=True), as_root=False)
     assert sudo.startswith("exec sh -c ") and "sudo -n ethtool -m x" in sudo
@@ -47,44 +79,187 @@ def test_command_output_and_rc(ssh: SshTransport) -> None:
     r = ssh.run(Job("n1", "echo out; echo err >&2; exit 3", 10))
     assert (r.rc, r.stdout, r.stderr, r.timed_out) == (3, "out\n", "err\n", False)
     assert r.transport_error is None
+    # A command exiting 255 (ssh's own failure status) is not an ssh failure.
+    r = ssh.run(Job("n1", "echo 'Permission denied' >&2; exit 255", 10))
+    assert r.rc == 255 and r.transport_error is None and not r.timed_out
 
 
 @pytest.mark.slow
-def test_deadline_ends_the_remote_process(ssh: SshTransport) -> None:
-    marker = f"sleep 30{uuid.uuid4().int % 1000}.5"
+def test_deadlines_end_the_remote_process_group(ssh: SshTransport) -> None:
+    plain, ignores, under_shell = _marker(), _marker(), _marker()
     started = time.monotonic()
-    r = ssh.run(Job("n1", marker, 2))
-    assert r.timed_out and r.rc == 124
-    assert time.monotonic() - started < 10
-    assert "did not finish within its deadline" in (r.failure() or "")
-    assert _alive(marker) == []
-
-
-def test_stopping_a_background_job_kills_its_process_group(ssh: SshTransport) -> None:
-    marker = f"sleep 40{uuid.uuid4().int % 1000}.5"
-    bg = ssh.start(Job("n1", f"{marker} & {marker}; wait", 60))
-    deadline = time.monotonic() + 10
-    while not _alive(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _alive(marker)
-    bg.stop()
-    deadline = time.monotonic() + 10
-    while _alive(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _alive(marker) == []
-
-
-def test_megabytes_on_stderr_do_not_hang(ssh: SshTransport) -> None:
-    r = ssh.run(Job("n1", "head -c 5000000 /dev/zero | tr '\\0' x >&2; echo done", 30))
-    assert r.stdout == "done\n"
-    assert len(r.stderr) == 5_000_000
+    r_plain, r_ignores, r_shell, r_late = ssh.run_many(
+        [
+            Job("n1", plain, 2),
+            Job("n1", f"trap '' TERM; {ignores}", 2),  # timeout's own child ignores TERM
+            Job("n1", _term_ignoring(under_shell), 1),  # a tool under a dying shell does
+            Job("n1", "sleep 2.2; echo late", 2.4),  # a fractional deadline is kept whole
+        ]
+    )
+    assert time.monotonic() - started < 30  # the deadlines and the grace, not the tools' 300 s
+    assert r_plain.timed_out and r_plain.rc == 124
+    assert "did not finish within its deadline" in (r_plain.failure() or "")
+    for r in (r_ignores, r_shell):
+        assert r.timed_out and r.transport_error is None, r
+    assert r_late.ok and r_late.stdout == "late\n"
+    assert [_alive(m) for m in (plain, ignores, under_shell)] == [[], [], []]
 
 
 @pytest.mark.slow
-def test_many_concurrent_jobs_share_one_connection(ssh: SshTransport) -> None:
-    jobs = [Job("n1", f"echo {i}", 20) for i in range(20)]
-    results = ssh.run_many(jobs)
-    assert [r.stdout.strip() for r in results] == [str(i) for i in range(20)]
+def test_stopping_ends_the_group_a_tool_that_ignores_term_included(ssh: SshTransport) -> None:
+    two, ignores = _marker(), _marker()
+    jobs = [Job("n1", f"{two} & {two}; wait", 60), Job("n1", _term_ignoring(ignores), 60)]
+    running = [ssh.start(job) for job in jobs]
+    assert _until(lambda: _alive(two) and _alive(ignores), 10)
+    started = time.monotonic()
+    for bg in running:
+        r = bg.stop()
+        assert not r.timed_out and r.transport_error is None, r
+    assert time.monotonic() - started < 30  # the grace, not the tool's 300 s
+    assert (_alive(two), _alive(ignores)) == ([], [])
+
+
+def test_stop_returns_promptly_while_another_thread_waits(ssh: SshTransport) -> None:
+    bg = ssh.start(Job("n1", "sleep 60", 60))
+    waiter = threading.Thread(target=bg.wait)
+    waiter.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    result = bg.stop()
+    waiter.join(timeout=15)
+    assert time.monotonic() - started < 10
+    assert not result.timed_out and result.transport_error is None
+
+
+def test_a_command_that_exited_is_not_signalled_again(
+    ssh: SshTransport, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bg = ssh.start(Job("n1", "echo bye", 30))
+    assert _until(bg.done, 10)
+    spawned: list[list[str]] = []
+    real = ssh_module.Proc
+
+    def counting(argv: list[str], **kw: object) -> object:
+        spawned.append(argv)
+        return real(argv, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ssh_module, "Proc", counting)
+    r = bg.stop()
+    assert spawned == []  # no second connection carrying a kill
+    assert (r.rc, r.stdout, r.stderr) == (0, "bye\n", "")
+
+
+def test_a_server_that_cannot_start_is_done_at_once(ssh: SshTransport) -> None:
+    bg = ssh.start(Job("n1", "no-such-tool-here --server", 60))
+    assert _until(bg.done, 5)
+    gap = could_not_run(bg.stop())
+    assert gap is not None and gap.reason == (
+        "n1: no-such-tool-here: command not found (no-such-tool-here is not installed, or not "
+        "on PATH)"
+    )
+
+
+def test_a_lost_connection_is_named_and_leaves_nothing(ssh: SshTransport) -> None:
+    marker = _marker()
+    bg = ssh.start(Job("n1", f"echo start; {marker}", 60))
+    assert _until(lambda: _alive(marker), 10)
+    pid = int(_alive(marker)[0].split()[0])
+    # The sshd process serving the connection, above the command: ending it drops the link.
+    while (comm := Path(f"/proc/{pid}/comm").read_text().strip()) != "sshd":
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[1])
+    assert comm == "sshd"
+    os.kill(pid, signal.SIGKILL)
+    r = bg.wait()
+    assert r.transport_error == f"n1: ssh: connection lost during 'echo start; {marker}'"
+    assert r.failure() == r.transport_error
+    assert _until(lambda: not _alive(marker), 5), _alive(marker)
+
+
+def test_a_missing_sudo_is_named(ssh: SshTransport) -> None:
+    if subprocess.run(["sh", "-c", "command -v sudo"], capture_output=True).returncode == 0:
+        pytest.skip("sudo is installed here (the message is tested as text in test_base)")
+    assert ssh.run(Job("n1", "true", 10)).ok
+    ssh._root["n1"] = False  # as if logged in as a user: sudo jobs go through sudo
+    r = ssh.run(Job("n1", "ethtool -m enp1s0f0np0", 10, sudo=True))
+    gap = could_not_run(r)
+    assert gap is not None and gap.reason == (
+        "n1: sudo: command not found (sudo is not installed, or not on PATH)"
+    )
+
+
+_DOUBLE_CTRL_C = """
+import sys, time
+from pathlib import Path
+from pytest_sparkfabric.measure.prereq import could_not_run
+from pytest_sparkfabric.transport import Job
+from tests.transport.conftest import make_transport
+
+t = make_transport(int(sys.argv[1]), Path(sys.argv[2]))
+jobs = sys.argv[3:]
+try:
+    for cmd in jobs[1:]:
+        t.start(Job("n1", cmd, 120))
+    print("ready", flush=True)
+    t.run_many([Job("n1", jobs[0], 120), Job("n1", jobs[0] + " ", 120)])
+finally:
+    t.close()
+"""
+
+
+@pytest.mark.slow
+def test_two_quick_ctrl_c_end_every_remote_group(local_sshd: tuple[int, Path]) -> None:
+    port, keydir = local_sshd
+    markers = [_marker() for _ in range(4)]
+    commands = [markers[0], _term_ignoring(markers[1]), markers[2], _term_ignoring(markers[3])]
+    p = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(_DOUBLE_CTRL_C), str(port), str(keydir),
+         *commands],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert p.stdout is not None and p.stdout.readline() == "ready\n"
+        assert _until(lambda: all(_alive(m) for m in markers), 15), [_alive(m) for m in markers]
+        os.killpg(p.pid, signal.SIGINT)  # what a terminal does on Ctrl-C ...
+        time.sleep(0.03)
+        os.killpg(p.pid, signal.SIGINT)  # ... twice, quickly
+        p.wait(timeout=2 * GRACE_S + 20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert _until(lambda: not any(_alive(m) for m in markers), GRACE_S + 5), [
+        _alive(m) for m in markers
+    ]
+
+
+@pytest.mark.slow
+def test_megabytes_on_both_streams_never_block_and_are_cut_with_a_marker(
+    local_sshd: tuple[int, Path],
+) -> None:
+    t = make_transport(*local_sshd, output_cap_bytes=2**20)
+    flood = "head -c {} /dev/zero | tr '\\0' x"
+    try:
+        r = t.run(Job("n1", f"{flood.format(5_000_000)} >&2; {flood.format(10**8)}; echo END", 60))
+    finally:
+        t.close()
+    assert r.ok
+    # stderr also carried the supervisor's two marks (20 + 19 bytes), taken out after the cut.
+    assert f"[sparkfabric: {5_000_039 - 2**20} bytes of output dropped here" in r.stderr
+    assert f"[sparkfabric: {100_000_004 - 2**20} bytes of output dropped here" in r.stdout
+    assert r.stdout.startswith("x" * 2**19) and r.stdout.endswith("x" * 1000 + "END\n")
+    assert len(r.stdout) < 2**20 + 300
+
+
+@pytest.mark.slow
+def test_commands_beyond_the_session_limit_keep_stderr_clean(ssh: SshTransport) -> None:
+    background = [ssh.start(Job("n1", "sleep 30", 30)) for _ in range(10)]
+    try:
+        results = ssh.run_many([Job("n1", f"echo {i}", 20) for i in range(8)])
+    finally:
+        for bg in background:
+            bg.stop()
+    assert [r.stdout.strip() for r in results] == [str(i) for i in range(8)]
+    assert all(r.stderr == "" for r in results), [r.stderr for r in results]
 
 
 def test_refused_connection_fails_fast_with_one_line(local_sshd: tuple[int, Path]) -> None:
@@ -105,32 +280,11 @@ def test_refused_connection_fails_fast_with_one_line(local_sshd: tuple[int, Path
 
 
 @pytest.mark.slow
-def test_silent_host_times_out_after_connect_timeout(local_sshd: tuple[int, Path]) -> None:
-    _, keydir = local_sshd
-    # A listener that never speaks: the TCP handshake succeeds, the SSH banner never comes.
-    silent = socket.socket()
-    silent.bind(("127.0.0.1", 0))
-    silent.listen(1)
-    port = silent.getsockname()[1]
-    try:
-        t = SshTransport(
-            {"spark-3": SshTarget("127.0.0.1", "root", port, str(keydir / "user"))},
-            connect_timeout_s=2,
-        )
-        started = time.monotonic()
-        r = t.run(Job("spark-3", "true", 10))
-        elapsed = time.monotonic() - started
-        t.close()
-    finally:
-        silent.close()
-    assert elapsed < 9
-    assert r.transport_error is not None
-    assert r.transport_error.startswith("spark-3: ssh: connection timed out after")
-
-
-@pytest.mark.slow
-def test_an_unreachable_node_does_not_stall_the_others(local_sshd: tuple[int, Path]) -> None:
+def test_a_silent_node_times_out_without_stalling_the_others(
+    local_sshd: tuple[int, Path],
+) -> None:
     port, keydir = local_sshd
+    # A listener that never speaks: the TCP handshake succeeds, the SSH banner never comes.
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(1)
@@ -140,14 +294,15 @@ def test_an_unreachable_node_does_not_stall_the_others(local_sshd: tuple[int, Pa
                 "ok": SshTarget("127.0.0.1", "root", port, str(keydir / "user")),
                 "dead": SshTarget("127.0.0.1", "root", silent.getsockname()[1], None),
             },
-            connect_timeout_s=8,
+            connect_timeout_s=4,
             extra_options=("StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null"),
         )
         done: dict[str, float] = {}
+        errors: dict[str, str | None] = {}
         started = time.monotonic()
 
         def run(node: str) -> None:
-            t.run(Job(node, "true", 10))
+            errors[node] = t.run(Job(node, "true", 10)).transport_error
             done[node] = time.monotonic() - started
 
         threads = [threading.Thread(target=run, args=(n,)) for n in ("dead", "ok")]
@@ -158,59 +313,12 @@ def test_an_unreachable_node_does_not_stall_the_others(local_sshd: tuple[int, Pa
         t.close()
     finally:
         silent.close()
-    assert done["ok"] < done["dead"]
+    assert done["ok"] < done["dead"] < 4 + 7  # ssh's ConnectTimeout, or our watchdog after it
+    assert errors["ok"] is None
+    assert (errors["dead"] or "").startswith("dead: ssh: connection timed out after")
 
 
-@pytest.mark.slow
-def test_testinfra_host_goes_through_the_transport(local_sshd: tuple[int, Path]) -> None:
-    t = make_transport(*local_sshd)
-    try:
-        host = make_host(t, "n1")
-        assert host.file("/etc/hostname").exists
-        assert host.run("echo %s", "a b").stdout == "a b\n"
-    finally:
-        t.close()
-
-
-@pytest.mark.slow
-def test_a_tool_that_ignores_term_is_killed_and_reported_as_timed_out(ssh: SshTransport) -> None:
-    marker = f"sleep 50{uuid.uuid4().int % 1000}.5"
-    r = ssh.run(Job("n1", f"trap '' TERM; {marker}", 2))
-    assert r.timed_out and r.transport_error is None
-    assert _alive(marker) == []
-
-
-@pytest.mark.slow
-def test_fractional_deadlines_are_not_rounded_down(ssh: SshTransport) -> None:
-    assert "timeout -k 5 2.4 sh -c" in supervisor(Job("n", "x", 2.4))
-    r = ssh.run(Job("n1", "sleep 2.2; echo late", 2.4))
-    assert r.ok and r.stdout == "late\n"
-
-
-def test_a_command_exiting_255_is_not_an_ssh_failure(ssh: SshTransport) -> None:
-    r = ssh.run(Job("n1", "echo 'Permission denied' >&2; exit 255", 10))
-    assert r.rc == 255 and r.transport_error is None and not r.timed_out
-
-
-def test_stop_returns_promptly_while_another_thread_waits(ssh: SshTransport) -> None:
-    bg = ssh.start(Job("n1", "sleep 60", 60))
-    waiter = threading.Thread(target=bg.wait)
-    waiter.start()
-    time.sleep(0.5)
-    started = time.monotonic()
-    result = bg.stop()
-    waiter.join(timeout=15)
-    assert time.monotonic() - started < 10
-    assert not result.timed_out and result.transport_error is None
-
-
-@pytest.mark.slow
-def test_commands_beyond_the_session_limit_keep_stderr_clean(ssh: SshTransport) -> None:
-    background = [ssh.start(Job("n1", "sleep 30", 30)) for _ in range(10)]
-    try:
-        results = ssh.run_many([Job("n1", f"echo {i}", 20) for i in range(8)])
-    finally:
-        for bg in background:
-            bg.stop()
-    assert [r.stdout.strip() for r in results] == [str(i) for i in range(8)]
-    assert all(r.stderr == "" for r in results), [r.stderr for r in results]
+def test_testinfra_host_goes_through_the_transport(ssh: SshTransport) -> None:
+    host = make_host(ssh, "n1")
+    assert host.file("/etc/hostname").exists
+    assert host.run("echo %s", "a b").stdout == "a b\n"

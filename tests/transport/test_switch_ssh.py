@@ -121,7 +121,7 @@ def test_the_password_goes_by_askpass_to_password_prompts_only(
     assert "s3cret" not in argv and "BatchMode=no" in argv
 
 
-def test_a_password_variable_not_set_says_so() -> None:
+def test_the_console_from_the_switch_section_its_port_per_api() -> None:
     spec = SwitchSpec(host="10.0.0.2", user="ro", password_env="SF_UNSET_VAR_X", api="ssh")
     with pytest.raises(SwitchUnreachable) as err:
         ssh_console(spec)
@@ -129,9 +129,6 @@ def test_a_password_variable_not_set_says_so() -> None:
         "the password variable $SF_UNSET_VAR_X (switch.password_env) is not set: export it, or "
         "set switch.identity_file to a key the switch knows"
     )
-
-
-def test_ports_per_api() -> None:
     assert ssh_console(SwitchSpec(host="h", user="u", api="ssh", api_port=2200)).port == 2200
     auto = SwitchSpec(host="h", user="u", api="auto", api_port=8443, ssh_port=2201)
     assert ssh_console(auto).port == 2201
