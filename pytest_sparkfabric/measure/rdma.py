@@ -1,5 +1,6 @@
 """RDMA bandwidth with ib_write_bw: the NIC self-test (loopback), then node pairs in rounds; and
-the runner every bandwidth tool shares (tcp.py): one round of one-rail tests at a time, a test
+an `ib_write_lat` latency per measured node pair (rail 0, first node to second); and the
+runner every bandwidth tool shares (tcp.py): one round of one-rail tests at a time, a test
 with a node that does not answer not measured, the rails' counters stepped per round.
 
 Loopback comes first: server and client on one box, the client to the rail's own address, no
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 from pytest_sparkfabric.cluster.plan import Link
 from pytest_sparkfabric.measure import bwplan, rail_counters, soak_temps, switch_counters
 from pytest_sparkfabric.measure import schedule as sched
-from pytest_sparkfabric.measure.engine import PhaseName, result_error
+from pytest_sparkfabric.measure.engine import PhaseName, parsed, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
 from pytest_sparkfabric.outcome import Measured, NotMeasured
@@ -31,6 +32,12 @@ from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_client,
     build_ib_write_bw_server,
     parse_ib_write_bw,
+)
+from pytest_sparkfabric.probes.perftest_lat import (
+    IbWriteLat,
+    build_ib_write_lat_client,
+    build_ib_write_lat_server,
+    parse_ib_write_lat,
 )
 from pytest_sparkfabric.shell import duration
 from pytest_sparkfabric.transport import Job
@@ -43,6 +50,10 @@ if TYPE_CHECKING:
 
 NAME: PhaseName = "rdma"
 LOOPBACK: PhaseName = "loopback"
+LATENCY: PhaseName = "rdma_lat"
+LAT_PORT_OFFSET = 30
+LAT_DEADLINE_S = 30.0
+"""1000 round trips of ~2 us and perftest's set-up: seconds, even on a slow path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -428,3 +439,54 @@ def pair_result(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[PairDirectio
         way = "a->b" if rails[0].src.node == pair.a else "b->a"
         directions.append(PairDirection(way, rails))
     return run.round_of[pair.id], tuple(directions)
+
+
+# -- latency ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """One ib_write_lat run of a node pair: `src` (rail 0 of the pair's first node) to `dst`."""
+
+    src: Rail
+    dst: Rail
+    result: Measured[IbWriteLat]
+    command: str = ""
+
+
+def _latency(fr: FlowResult) -> Measured[IbWriteLat]:
+    if fr.unmeasured is not None:
+        return Measured.not_measured(fr.unmeasured)
+    if fr.error or fr.client is None:
+        return Measured.failed(fr.error or "the ib_write_lat client did not run")
+    return parsed(fr.client, "ib_write_lat", parse_ib_write_lat)
+
+
+def measure_latency(fabric: Fabric) -> dict[str, Latency]:
+    pairs = bwplan.measured_pairs(fabric.plan, schedule(fabric))
+    port = fabric.cluster.spec.bandwidth.base_port + LAT_PORT_OFFSET
+    deadline = LAT_DEADLINE_S + LISTEN_WAIT_S
+    out: dict[str, Latency] = {}
+    # Pairs that share no node at once: a ping-pong is disturbed by nothing but its own NIC.
+    for indices in sched.rounds([(p.a, p.b) for p in pairs]):
+        flows: dict[str, Flow] = {}
+        for pair in (pairs[i] for i in indices):
+            a, b = pair.links[0].a, pair.links[0].b
+            why = fabric.gone((a.node, b.node))
+            if why:
+                out[pair.id] = Latency(a, b, Measured.not_measured(why))
+                continue
+            server = build_ib_write_lat_server(b.rdma, port=port)
+            client = build_ib_write_lat_client(a.rdma, b.address.ip, port=port)
+            flows[pair.id] = Flow(
+                pair.id, Job(b.node, server, deadline), Job(a.node, client, deadline), port
+            )
+        done = run_flows(fabric.transport, list(flows.values())) if flows else {}
+        for key, f in flows.items():
+            link = next(p.links[0] for p in pairs if p.id == key)
+            out[key] = Latency(link.a, link.b, _latency(done[key]), f.client.command)
+    return out
+
+
+def latency(fabric: Fabric, pair: NodePair) -> Latency:
+    return fabric.phase(LATENCY, measure_latency)[pair.id]

@@ -4,7 +4,7 @@ measured on the simulated cluster."""
 from __future__ import annotations
 
 from pytest_sparkfabric.cluster import Cluster, parse_cluster
-from pytest_sparkfabric.measure import launch, versions
+from pytest_sparkfabric.measure import facts, launch
 from tests.measure.onsim import sim_fabric
 from tests.sim.conftest import EXAMPLES, example, with_faults
 
@@ -55,15 +55,15 @@ def test_an_ompi_interface_that_does_not_exist() -> None:
 
 def test_the_version_table_and_the_odd_node() -> None:
     fabric = sim_fabric(with_faults("mesh-3", "{fault: firmware_mismatch, node: spark-2}"))
-    table = versions.versions(fabric).nodes
+    table = facts.versions(fabric).nodes
     assert set(table) == {"spark-1", "spark-2", "spark-3"}
     fw = {n: row["ConnectX firmware"].get() for n, row in table.items()}
-    assert versions.odd_ones(fw) == {"spark-2": "28.45.4028 (NVD0000000033)"}
+    assert facts.odd_ones(fw) == {"spark-2": "28.45.4028 (NVD0000000033)"}
     kernels = {n: row["kernel"].get() for n, row in table.items()}
-    assert versions.odd_ones(kernels) == {}
+    assert facts.odd_ones(kernels) == {}
     assert all(row["GPU driver"].value for row in table.values())
 
 
 def test_odd_ones_with_a_tie_keeps_the_first_nodes_value() -> None:
-    assert versions.odd_ones({"a": "1", "b": "2"}) == {"b": "2"}
-    assert versions.odd_ones({"a": "1", "b": "2", "c": "2"}) == {"a": "1"}
+    assert facts.odd_ones({"a": "1", "b": "2"}) == {"b": "2"}
+    assert facts.odd_ones({"a": "1", "b": "2", "c": "2"}) == {"a": "1"}
