@@ -102,9 +102,6 @@ class Preflight:
                 )
         return None
 
-    def _gaps(self, node: str) -> tuple[Gap, ...]:
-        return self.nodes[node].gaps if node in self.nodes else ()
-
     @property
     def missing(self) -> bool:
         return any(c.gaps for c in self.nodes.values())
