@@ -156,9 +156,7 @@ def observed_ipv4(fabric: Fabric) -> Mapping[str, tuple[tuple[str, str], ...]]:
 
 def _files(fabric: Fabric, name: str) -> Measured[Mapping[str, str | None]]:
     facts = node(fabric, name)
-    if facts.error:
-        return Measured.failed(facts.error)
-    return Measured.of(facts.get().files)
+    return Measured.failed(facts.error) if facts.error else Measured.of(facts.get().files)
 
 
 def sysctls(fabric: Fabric, rail: Rail) -> Measured[NetSysctls]:
@@ -175,14 +173,13 @@ def pcie(fabric: Fabric, rail: Rail) -> Measured[PcieLink]:
     if files.error:
         return Measured.failed(files.error)
     values, paths = files.get(), sysfs.pcie_paths(rail.pci)
-    if values.get(paths["current_link_speed"]) is None:
-        return Measured.failed(
-            f"{rail.node}: no PCIe device {rail.pci} ({paths['current_link_speed']} missing)"
-        )
+    speed = paths["current_link_speed"]
+    if values.get(speed) is None:
+        return Measured.failed(f"{rail.node}: no PCIe device {rail.pci} ({speed} missing)")
     return Measured.of(
         PcieLink(
             bdf=rail.pci,
-            speed_gt_s=sysfs.link_speed_gt_s(values.get(paths["current_link_speed"])),
+            speed_gt_s=sysfs.link_speed_gt_s(values.get(speed)),
             width=sysfs.int_value(values.get(paths["current_link_width"])),
             max_speed_gt_s=sysfs.link_speed_gt_s(values.get(paths["max_link_speed"])),
             max_width=sysfs.int_value(values.get(paths["max_link_width"])),
