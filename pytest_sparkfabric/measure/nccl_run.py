@@ -45,12 +45,6 @@ def hosts(cluster: Cluster) -> list[str]:
     return out
 
 
-def rank_env(cluster: Cluster) -> dict[str, str]:
-    env = dict(cluster.spec.nccl.env)
-    env["NCCL_DEBUG"] = "INFO"
-    return env
-
-
 def launch_node(cluster: Cluster) -> str:
     return cluster.spec.nccl.launch_node or cluster.nodes[0].name
 
@@ -58,9 +52,9 @@ def launch_node(cluster: Cluster) -> str:
 def command(cluster: Cluster) -> shell.Command:
     """The operator's launcher template, every value in it a quoted shell word."""
     spec = cluster.spec.nccl
+    env = {**spec.env, "NCCL_DEBUG": "INFO"}
     flags = shell.words(
-        shell.Words(shell.fill(spec.env_flag, {"key": k, "value": v}))
-        for k, v in rank_env(cluster).items()
+        shell.Words(shell.fill(spec.env_flag, {"key": k, "value": v})) for k, v in env.items()
     )
     return shell.fill(
         spec.launcher,
