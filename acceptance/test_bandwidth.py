@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.measure import rdma, rdma_path, witness
+from pytest_sparkfabric.measure import rdma, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Link, NodePair, Rail, Verdict
@@ -157,7 +157,7 @@ def test_pair_rdma_latency(node_pair: NodePair, fabric: Fabric, verdict: Verdict
     """ib_write_lat of 2 bytes on rail 0 between the pair (read only): the RDMA path works end
     to end and its latency is near the ~1.5 us two GB10s show over one cable."""
     th = fabric.thresholds["rdma_lat_us"]
-    lat = rdma_path.latency(fabric, node_pair)
+    lat = rdma.latency(fabric, node_pair)
     where = f"{lat.src.id}->{lat.dst.id}"
     verdict(
         nodes=f"{node_pair.a},{node_pair.b}",

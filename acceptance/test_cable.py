@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_sparkfabric import Fabric, Node, Verdict, objects
-from pytest_sparkfabric.measure import cable
+from pytest_sparkfabric.measure import links
 from pytest_sparkfabric.outcome import NotMeasured
 
 pytestmark = [pytest.mark.links, pytest.mark.sparkfabric_needs("sudo ethtool -m")]
@@ -25,7 +25,7 @@ def test_cable_eeprom(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     for port, on in zip(node.ports, cables, strict=True):
         about = [on] if on is not None else [objects.port(node.name, port)]
         try:
-            module = cable.module(fabric, node, port).get()
+            module = links.module(fabric, node, port).get()
         except NotMeasured as why:
             seen.append(f"p{port}: not read")
             fix = f" Fix: {why.fix}" if why.fix else ""
@@ -38,7 +38,7 @@ def test_cable_eeprom(node: Node, fabric: Fabric, verdict: Verdict) -> None:
             f"p{port}: {module.vendor_name or '?'} {module.vendor_pn or '?'} "
             f"SN {module.vendor_sn or '?'}, {length}, {module.transceiver_type or '?'}"
         )
-        for note, warn in cable.advisories(fabric.cluster, module):
+        for note, warn in links.advisories(fabric.cluster, module):
             if warn:
                 verdict.warn(f"{node.name} port {port}: {note}", objects=about)
     verdict(measured="; ".join(seen))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.cluster import hardware
-from pytest_sparkfabric.measure import facts, links, rdma_path, switch, witness
+from pytest_sparkfabric.measure import facts, links, switch, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Rail, Verdict
@@ -137,7 +137,7 @@ def test_roce_mtu(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     want = hardware.roce_active_mtu(fabric.cluster.mtu)
     expected = f"PORT_ACTIVE, active_mtu {want}"
     verdict(node=rail.node, rail=rail.label, rdma=rail.rdma, expected=expected)
-    got = rdma_path.port(fabric, rail).get()
+    got = links.roce_port(fabric, rail).get()
     verdict(measured=f"{got.state or '?'}, active_mtu {got.active_mtu_bytes or '?'}")
     where = f"{rail.node} {rail.rdma} ({rail.label})"
     if got.active and got.active_mtu_bytes == want:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.cluster import hardware
-from pytest_sparkfabric.measure import facts, launch, nccl_env, switch
+from pytest_sparkfabric.measure import facts, nccl_env, switch
 from pytest_sparkfabric.probes.nccl_hca import select_hcas
 from pytest_sparkfabric.probes.sysfs import find_rocev2_gid
 
@@ -162,14 +162,14 @@ def test_nccl_socket_ifname(node: Node, fabric: Fabric, verdict: Verdict) -> Non
     """NCCL_SOCKET_IFNAME (under NCCL's rules) and Open MPI's interface lists name a running
     interface with an address that the other nodes reach (the management port, enP7s7)."""
     verdict(node=node.name, expected="a running interface with an address every node reaches")
-    choice = launch.socket_choice(fabric, node.name)
+    choice = nccl_env.socket_choice(fabric, node.name)
     if choice is None:
         nccl_env.effective(fabric, node.name).get()
         facts.node(fabric, node.name).get()
         return
     picked = choice.selected[0] if choice.selected else "nothing"
     verdict(measured=f"{choice.setting}; NCCL bootstraps over {picked}")
-    found = launch.problems(fabric, node.name)
+    found = nccl_env.problems(fabric, node.name)
     if found and choice.down_fabric:
         note, rule = switch.leg_note(fabric, node.name)
         verdict.fail(

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_sparkfabric.diagnosis.evidence import Finding
 from pytest_sparkfabric.diagnosis.rules import RULES
-from pytest_sparkfabric.measure import cable, links, soak, witness
+from pytest_sparkfabric.measure import links, soak, witness
 from pytest_sparkfabric.measure.soak_math import (
     DEFAULT_SPEED_MBPS,
     LaneFinding,
@@ -77,7 +77,7 @@ def _lanes(
     eth = links.ethtool(fabric, rail).value
     # A link the soak dropped reads "Speed: Unknown!" afterwards: its declared speed then.
     speed = (eth.speed_mbps if eth is not None else None) or rail.link_speed_mbps
-    module = cable.module(fabric, fabric.cluster.node(rail.node), rail.port).value
+    module = links.module(fabric, fabric.cluster.node(rail.node), rail.port).value
     used = lanes_in_use(
         lanes_reported=eth.lanes if eth is not None else None, module=module, speed_mbps=speed
     )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric import objects
-from pytest_sparkfabric.measure import versions
+from pytest_sparkfabric.measure import facts
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Verdict
@@ -19,12 +19,12 @@ pytestmark = [pytest.mark.links, pytest.mark.sparkfabric_needs("ethtool", "nvidi
 def test_versions_match(fabric: Fabric, verdict: Verdict) -> None:
     """Every node runs the same ConnectX firmware, mlx5 driver, kernel and GPU driver."""
     verdict(expected="the same versions on every node")
-    table = versions.versions(fabric).nodes
+    table = facts.versions(fabric).nodes
     rows: list[str] = []
     drift: list[str] = []
     odd_nodes: list[str] = []
     unread: list[str] = []
-    for component in versions.COMPONENTS:
+    for component in facts.COMPONENTS:
         values: dict[str, str] = {}
         for node, row in table.items():
             m = row[component]
@@ -33,7 +33,7 @@ def test_versions_match(fabric: Fabric, verdict: Verdict) -> None:
             else:
                 values[node] = m.value
         rows.append(f"{component}: " + ", ".join(f"{n} {v}" for n, v in values.items()))
-        odd = versions.odd_ones(values)
+        odd = facts.odd_ones(values)
         if odd:
             odd_nodes += [n for n in odd if n not in odd_nodes]
             rest = sorted(set(values.values()) - set(odd.values()))

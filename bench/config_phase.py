@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_sparkfabric.cluster import parse_cluster  # noqa: E402
 from pytest_sparkfabric.cluster.initgen import generate, node_names  # noqa: E402
-from pytest_sparkfabric.measure import cable, facts, links, nccl_env, reach  # noqa: E402
+from pytest_sparkfabric.measure import facts, links, nccl_env, reach  # noqa: E402
 from pytest_sparkfabric.measure.engine import Fabric  # noqa: E402
 from pytest_sparkfabric.transport import make_transport  # noqa: E402
 
@@ -45,7 +45,7 @@ def _durations(n: int, latency_ms: int) -> dict[str, tuple[float, float]]:
         ("links", lambda: fabric.phase(links.NAME, links.measure)),
         ("pings", lambda: fabric.phase(reach.NAME, reach.measure)),
         ("nccl_env", lambda: fabric.phase(nccl_env.NAME, nccl_env.measure)),
-        ("cable", lambda: fabric.phase(cable.NAME, cable.measure)),
+        ("cable", lambda: fabric.phase(links.CABLE, links.measure_modules)),
     ]
     out = {}
     try:

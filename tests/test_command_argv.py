@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 
 from pytest_sparkfabric.cluster import Cluster, ConfigError, argrules, parse_cluster
 from pytest_sparkfabric.measure import (
-    cable,
     facts,
     links,
     nccl_env,
@@ -83,7 +82,7 @@ def every_command(cluster: Cluster) -> list[tuple[Job, list[Argv]]]:
         facts.node(fabric, node.name)
         nccl_env.effective(fabric, node.name)
         for port in node.ports:
-            cable.module(fabric, node, port)
+            links.module(fabric, node, port)
     for rail in cluster.rails:
         links.ethtool(fabric, rail)
         links.fec(fabric, rail)

@@ -15,9 +15,9 @@ node listens k x rails above the base.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Literal
 
 from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.measure import schedule as sched
@@ -31,15 +31,16 @@ Direction = Literal["a->b", "b->a"]
 
 @dataclass(frozen=True, slots=True)
 class RailTest:
-    """One ib_write_bw (or iperf3) client/server on one rail: `src` sends to `dst`."""
+    """One client/server test on one rail: `src` sends to `dst` over `link` (a loopback: a link
+    of the rail to itself)."""
 
     link: Link
     direction: Direction
     src: Rail
     dst: Rail
     round: int
-    slot: int
-    """The k-th server on the receiving node in this round (its port offset)."""
+    offset: int
+    """Its server's port above the phase's base (the k-th server on a node in a round)."""
 
     @property
     def key(self) -> tuple[str, Direction]:
@@ -61,10 +62,6 @@ def build(cluster: Cluster, plan: Plan) -> sched.Schedule:
     return sched.build(bw.schedule, names, cables_of(plan), mode)
 
 
-def _pair_index(plan: Plan) -> dict[frozenset[str], NodePair]:
-    return {frozenset((p.a, p.b)): p for p in plan.pairs}
-
-
 def measured_pairs(plan: Plan, schedule: sched.Schedule) -> tuple[NodePair, ...]:
     """The plan's node pairs the schedule measures (in either direction), in plan order."""
     wanted = {frozenset((t.src, t.dst)) for t in schedule.transfers}
@@ -83,11 +80,11 @@ def directed_links(cluster: Cluster, plan: Plan) -> tuple[DirectedLink, ...]:
     return tuple(out)
 
 
-def rail_tests(plan: Plan, schedule: sched.Schedule) -> Iterator[list[RailTest]]:
-    """Each round's one-rail tests: every direction of every transfer, on every rail of the pair,
-    all at once (a `both_ways` transfer is two one-way tests, each with its own figure)."""
-    index = _pair_index(plan)
-    for k, transfers in enumerate(schedule.rounds, 1):
+def rail_tests(plan: Plan, schedule: sched.Schedule, first: int = 1) -> Iterator[list[RailTest]]:
+    """Each round's one-rail tests (numbered from `first`): every direction of every transfer,
+    on every rail of the pair, all at once (a `both_ways` transfer is two one-way tests)."""
+    index = {frozenset((p.a, p.b)): p for p in plan.pairs}
+    for k, transfers in enumerate(schedule.rounds, first):
         servers: Counter[str] = Counter()
         out: list[RailTest] = []
         for t in transfers:
@@ -98,32 +95,10 @@ def rail_tests(plan: Plan, schedule: sched.Schedule) -> Iterator[list[RailTest]]
                 servers[dst] += 1
                 for link in pair.links:
                     a, b = (link.a, link.b) if direction == "a->b" else (link.b, link.a)
-                    out.append(RailTest(link, direction, a, b, k, slot))
+                    offset = slot * hardware.RAILS_PER_PORT + link.rail
+                    out.append(RailTest(link, direction, a, b, k, offset))
         yield out
 
 
 def port(base: int, test: RailTest) -> int:
-    return base + test.slot * hardware.RAILS_PER_PORT + test.link.rail
-
-
-class _Measured(Protocol):
-    @property
-    def round(self) -> int: ...
-
-
-R = TypeVar("R", bound=_Measured)
-
-
-def by_link(
-    plan: Plan, schedule: sched.Schedule, results: Mapping[tuple[str, str], R]
-) -> tuple[dict[str, tuple[R, ...]], dict[str, int]]:
-    """The results of a phase's rail tests by rail link (a->b first) and each measured pair's
-    first round."""
-    links: dict[str, tuple[R, ...]] = {}
-    round_of: dict[str, int] = {}
-    for pair in measured_pairs(plan, schedule):
-        for link in pair.links:
-            got = tuple(results[k] for k in ((link.id, "a->b"), (link.id, "b->a")) if k in results)
-            links[link.id] = got
-            round_of.setdefault(pair.id, min(r.round for r in got))
-    return links, round_of
+    return base + test.offset

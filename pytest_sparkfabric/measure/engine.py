@@ -2,10 +2,8 @@
 
 Tests are many small items (one per rail, link, pair); the work behind them is a phase that runs
 once per session, the first time any item needs it, in as few concurrent rounds as the fabric
-allows. Every item then asserts on its own part of the cached result. What a phase measures and
-how it reads the tools' output lives in its own module (`facts`, `links`, `reach`, `rdma`, ...),
-each of one shape: `NAME`, a frozen result, `measure(fabric)`, and accessors that go through
-`fabric.phase(NAME, measure)`.
+allows, and every item asserts on its own part of the result. Each phase module has one shape:
+`NAME`, a frozen result, `measure(fabric)`, accessors through `fabric.phase(NAME, measure)`.
 """
 
 from __future__ import annotations
@@ -219,9 +217,8 @@ class Fabric:
 
     def down_line(self, nodes: Iterable[str]) -> str | None:
         """Why some of `nodes` cannot be measured (their reachability lines), or None."""
-        down = self.unreachable()
-        lines = [down[n] for n in dict.fromkeys(nodes) if n in down]
-        return "; ".join(lines) if lines else None
+        why = self.gone(nodes)
+        return why.reason if why else None
 
     def gone(self, nodes: Iterable[str]) -> NotMeasured | None:
         """Why some of `nodes` cannot be measured (they do not answer ssh), or None."""

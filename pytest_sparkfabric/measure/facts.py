@@ -1,15 +1,21 @@
-"""Node facts: one round trip per node of `ip -j addr` and every /proc and /sys file the
-configuration checks read (sysctls, RoCE ports and GIDs, PCIe links), all nodes at once."""
+"""Node facts, all nodes at once: one round trip per node of `ip -j addr` and every /proc and
+/sys file the configuration checks read (sysctls, RoCE ports and GIDs, PCIe links); and the
+versions table (ConnectX firmware and mlx5 driver from `ethtool -i`, kernel, GPU driver): a node
+that differs from the rest is where a cluster that worked yesterday stops working after one box
+was updated."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError, sysfs
+from pytest_sparkfabric.probes.ethtool import build_ethtool_driver, parse_ethtool_driver
 from pytest_sparkfabric.probes.ip import IpInterface, build_ip_addr, parse_ip_addr_json
 from pytest_sparkfabric.probes.sysfs import GidEntry, NetSysctls, PortState
 from pytest_sparkfabric.transport import Job
@@ -17,8 +23,12 @@ from pytest_sparkfabric.transport import Job
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster, Rail
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.transport import RunResult
 
 NAME: PhaseName = "facts"
+VERSIONS: PhaseName = "versions"
+Component = Literal["ConnectX firmware", "mlx5 driver", "kernel", "GPU driver"]
+COMPONENTS: tuple[Component, ...] = ("ConnectX firmware", "mlx5 driver", "kernel", "GPU driver")
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,9 +156,7 @@ def observed_ipv4(fabric: Fabric) -> Mapping[str, tuple[tuple[str, str], ...]]:
 
 def _files(fabric: Fabric, name: str) -> Measured[Mapping[str, str | None]]:
     facts = node(fabric, name)
-    if facts.error:
-        return Measured.failed(facts.error)
-    return Measured.of(facts.get().files)
+    return Measured.failed(facts.error) if facts.error else Measured.of(facts.get().files)
 
 
 def sysctls(fabric: Fabric, rail: Rail) -> Measured[NetSysctls]:
@@ -165,14 +173,13 @@ def pcie(fabric: Fabric, rail: Rail) -> Measured[PcieLink]:
     if files.error:
         return Measured.failed(files.error)
     values, paths = files.get(), sysfs.pcie_paths(rail.pci)
-    if values.get(paths["current_link_speed"]) is None:
-        return Measured.failed(
-            f"{rail.node}: no PCIe device {rail.pci} ({paths['current_link_speed']} missing)"
-        )
+    speed = paths["current_link_speed"]
+    if values.get(speed) is None:
+        return Measured.failed(f"{rail.node}: no PCIe device {rail.pci} ({speed} missing)")
     return Measured.of(
         PcieLink(
             bdf=rail.pci,
-            speed_gt_s=sysfs.link_speed_gt_s(values.get(paths["current_link_speed"])),
+            speed_gt_s=sysfs.link_speed_gt_s(values.get(speed)),
             width=sysfs.int_value(values.get(paths["current_link_width"])),
             max_speed_gt_s=sysfs.link_speed_gt_s(values.get(paths["max_link_speed"])),
             max_width=sysfs.int_value(values.get(paths["max_link_width"])),
@@ -198,3 +205,80 @@ def roce(fabric: Fabric, rail: Rail) -> Measured[RoceFacts]:
             gids=gids,
         )
     )
+
+
+# -- versions -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """By node, by component: the version string, or why it could not be read."""
+
+    nodes: Mapping[str, Mapping[Component, Measured[str]]]
+
+
+def _first_line(r: RunResult, tool: str) -> Measured[str]:
+    err = result_error(r, tool)
+    if err:
+        return Measured.failed(err)
+    value = r.stdout.strip().splitlines()[0].strip() if r.stdout.strip() else ""
+    return Measured.of(value) if value else Measured.failed(f"{r.node}: {tool} printed nothing")
+
+
+def _driver(r: RunResult) -> dict[Component, Measured[str]]:
+    err = result_error(r, "ethtool -i")
+    if not err:
+        try:
+            info = parse_ethtool_driver(r.stdout)
+        except ParseError as exc:
+            err = f"{r.node}: {exc}"
+    if err:
+        return {"ConnectX firmware": Measured.failed(err), "mlx5 driver": Measured.failed(err)}
+    fields: dict[Component, tuple[str, str | None]] = {
+        "ConnectX firmware": ("firmware-version", info.firmware_version),
+        "mlx5 driver": ("version", info.version),
+    }
+    return {
+        c: Measured.of(v) if v else Measured.failed(f"{r.node}: ethtool -i has no {key}")
+        for c, (key, v) in fields.items()
+    }
+
+
+GPU_DRIVER_COMMAND = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+
+
+def measure_versions(fabric: Fabric) -> Versions:
+    nodes = [n for n in fabric.cluster.nodes if n.rails]
+    jobs: list[Job] = []
+    for n in nodes:
+        jobs += [
+            Job(n.name, build_ethtool_driver(n.rails[0].netdev), QUICK_S),
+            Job(n.name, shell.join(["uname", "-r"]), QUICK_S),
+            Job(n.name, shell.join(GPU_DRIVER_COMMAND), QUICK_S),
+        ]
+    results = fabric.run_all(jobs)
+    out: dict[str, Mapping[Component, Measured[str]]] = {}
+    for i, n in enumerate(nodes):
+        eth, uname, smi = results[3 * i : 3 * i + 3]
+        out[n.name] = {
+            **_driver(eth),
+            "kernel": _first_line(uname, "uname -r"),
+            "GPU driver": _first_line(smi, "nvidia-smi"),
+        }
+    return Versions(out)
+
+
+def versions(fabric: Fabric) -> Versions:
+    """Every node's versions (all nodes' reads in one round)."""
+    return fabric.phase(VERSIONS, measure_versions)
+
+
+def odd_ones(values: Mapping[str, str]) -> dict[str, str]:
+    """Nodes whose value differs from the one most nodes share (with a tie, from the first
+    node's); empty when all agree."""
+    if len(set(values.values())) <= 1:
+        return {}
+    counts = Counter(values.values())
+    top = max(counts.values())
+    first = next(v for v in values.values() if counts[v] == top)
+    return {n: v for n, v in values.items() if v != first}

@@ -8,7 +8,7 @@ id in their `cables` property: link health, EEPROM, soak lanes); traffic over it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pytest_sparkfabric.results import (
@@ -23,7 +23,6 @@ from pytest_sparkfabric.results import (
 )
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Rail
     from pytest_sparkfabric.measure.engine import Fabric, PhaseName
     from pytest_sparkfabric.results import Status
 
@@ -43,51 +42,28 @@ def _figure(kind: str, value: float, unit: str, objects: list[str], **kw: Any) -
 def _bandwidth(fabric: Fabric) -> list[Measurement]:
     from pytest_sparkfabric.measure import rdma, tcp
 
-    out: list[Measurement] = []
     lb = _phase(fabric, rdma.LOOPBACK, rdma.Loopbacks)
-    for r in lb.results.values() if lb else ():
-        if r.gbps is not None:
-            out.append(
-                _figure(
-                    "loopback_gbps",
-                    r.gbps,
-                    "Gb/s",
-                    [r.src.id],
-                    node=r.src.node,
-                    rail=r.src.index,
-                )
-            )
     run = _phase(fabric, rdma.NAME, rdma.RdmaRun)
-    for results in run.links.values() if run else ():
-        for r in results:
-            if r.gbps is None:
-                continue
-            out.append(
-                _figure(
-                    "rdma_gbps",
-                    r.gbps,
-                    "Gb/s",
-                    [f"{r.src.id}->{r.dst.id}"],
-                    node=r.src.node,
-                    peer=r.dst.node,
-                    rail=r.src.index,
-                )
-            )
     tr = _phase(fabric, tcp.NAME, tcp.TcpRun)
-    for t in (t for ts in tr.links.values() for t in ts) if tr else ():
-        if t.gbps is not None:
-            out.append(
-                _figure(
-                    "tcp_gbps",
-                    t.gbps,
-                    "Gb/s",
-                    [f"{t.src.id}->{t.dst.id}"],
-                    node=t.src.node,
-                    peer=t.dst.node,
-                    rail=t.link.rail,
-                )
-            )
-    return out
+    found: list[tuple[str, Iterable[rdma.BwResult]]] = [
+        ("loopback_gbps", lb.results.values() if lb else ()),
+        ("rdma_gbps", (r for rs in run.links.values() for r in rs) if run else ()),
+        ("tcp_gbps", (r for rs in tr.links.values() for r in rs) if tr else ()),
+    ]
+    return [
+        _figure(
+            kind,
+            r.gbps,
+            "Gb/s",
+            [r.where],
+            node=r.src.node,
+            peer=None if r.loopback else r.dst.node,
+            rail=r.link.rail,
+        )
+        for kind, results in found
+        for r in results
+        if r.gbps is not None
+    ]
 
 
 def _nccl(fabric: Fabric) -> list[Measurement]:
@@ -170,27 +146,15 @@ def measurements(fabric: Fabric) -> list[Measurement]:
 # -- cables -------------------------------------------------------------------------------------
 
 
-def _cable_rails(fabric: Fabric) -> dict[str, list[Rail]]:
-    """Cable id -> the rails of the node ports it plugs into."""
-    out: dict[str, list[Rail]] = {}
-    for c in fabric.plan.cables:
-        ends = [(c.a_node, c.a_port)]
-        if c.b_node is not None and isinstance(c.b_port, int):
-            ends.append((c.b_node, c.b_port))
-        out[c.id] = [r for r in fabric.cluster.rails if (r.node, r.port) in ends]
-    return out
-
-
 def _end(fabric: Fabric, node: str | None, port: int | str | None) -> CableEnd:
-    from pytest_sparkfabric.measure import cable, links
+    from pytest_sparkfabric.measure import links
 
     end: dict[str, Any] = {"node": node, "port": port if port is not None else "?"}
     if node is None or not isinstance(port, int):
         return CableEnd(**end)
-    mods = _phase(fabric, cable.NAME, cable.Modules)
+    mods = _phase(fabric, links.CABLE, links.Modules)
     mod = mods.ports.get((node, port)) if mods else None
-    if mod is not None and mod.value is not None:
-        m = mod.value
+    if mod is not None and (m := mod.value) is not None:
         end |= {
             "vendor": m.vendor_name,
             "part": m.vendor_pn,
@@ -199,10 +163,9 @@ def _end(fabric: Fabric, node: str | None, port: int | str | None) -> CableEnd:
             "type": m.transceiver_type,
         }
     lk = _phase(fabric, links.NAME, links.Links)
-    rails = [r for r in fabric.cluster.rails if r.node == node and r.port == port]
-    if lk and rails:
-        eth = lk.ethtool.get(rails[0].id)
-        fec = lk.fec.get(rails[0].id)
+    rail = next((r for r in fabric.cluster.rails if r.node == node and r.port == port), None)
+    if lk and rail:
+        eth, fec = lk.ethtool.get(rail.id), lk.fec.get(rail.id)
         if eth is not None and eth.value is not None:
             end["speed_mbps"] = eth.value.speed_mbps
         if fec is not None and fec.value is not None:
@@ -211,9 +174,10 @@ def _end(fabric: Fabric, node: str | None, port: int | str | None) -> CableEnd:
 
 
 def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]) -> list[Cable]:
-    from pytest_sparkfabric.measure import cable
+    from pytest_sparkfabric.measure import links
 
     found = _found(fabric)
+    mods = _phase(fabric, links.CABLE, links.Modules)
     # Each item and figure indexed once: a walk of all of them per cable is quadratic in N.
     by_cable: dict[str, list[Status]] = {}
     for it in items:
@@ -224,16 +188,17 @@ def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]
         if m.kind == "ber_max":
             ber_of.setdefault(m.objects[0], []).append(m.value)
     out = []
-    for c, rails in zip(fabric.plan.cables, _cable_rails(fabric).values(), strict=True):
-        own = by_cable.get(c.id, [])
+    for c in fabric.plan.cables:
+        ends = [(c.a_node, c.a_port), (c.b_node, c.b_port)]
+        # The rails of the node ports it plugs into (a switch leg has none).
+        rails = [r for r in fabric.cluster.rails if (r.node, r.port) in ends]
         bers = [v for r in rails for v in ber_of.get(r.id, [])]
         notes: list[str] = []
-        mods = _phase(fabric, cable.NAME, cable.Modules)
-        for node, port in ((c.a_node, c.a_port), (c.b_node, c.b_port)):
+        for node, port in ends:
             mod = mods.ports.get((node, port)) if mods and isinstance(port, int) and node else None
             if mod is not None and mod.value is not None:
                 notes += [
-                    f"{node}:p{port}: {n}" for n, _ in cable.advisories(fabric.cluster, mod.value)
+                    f"{node}:p{port}: {n}" for n, _ in links.advisories(fabric.cluster, mod.value)
                 ]
         out.append(
             Cable(
@@ -242,7 +207,7 @@ def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]
                 b=_end(fabric, c.b_node, c.b_port),
                 found=found.get(c.id),
                 worst_ber=max(bers) if bers else None,
-                status=worst(own),
+                status=worst(by_cable.get(c.id, [])),
                 notes=tuple(notes),
             )
         )

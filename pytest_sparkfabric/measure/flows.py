@@ -141,18 +141,13 @@ def run_flows(
                 started[f.key] = transport.start(f.server)
             except Exception as exc:  # the transport's own error, kept for the item
                 errors[f.key] = f"{f.server.node}: could not start `{f.server.command}`: {exc}"
-        targets = [(f.server.node, f.port) for f in flows if f.key in started]
         servers_at = {(f.server.node, f.port): started[f.key] for f in flows if f.key in started}
-        why = wait_listening(transport, targets, servers=servers_at)
-        ready = []
+        why = wait_listening(transport, list(servers_at), servers=servers_at)
         for f in flows:
-            if f.key not in started:
-                continue
-            reason = why.get((f.server.node, f.port))
+            reason = why.get((f.server.node, f.port)) if f.key in started else None
             if reason is not None:
                 errors[f.key] = reason
-            else:
-                ready.append(f)
+        ready = [f for f in flows if f.key in started and f.key not in errors]
         jobs = [f.client for f in ready]
         ran = (
             transport.run_many_ticking(jobs, every_s, tick)

@@ -1,5 +1,12 @@
-"""Link state of every rail netdev: `ethtool` (speed, link detected) and `ethtool --show-fec`
-(active FEC), every rail of every node in one concurrent round."""
+"""The link layer of every rail and port, each read in one concurrent round: `ethtool` (speed,
+link detected) and `ethtool --show-fec` (active FEC) per rail netdev; the module EEPROM per
+cabled port (`ethtool -m`); the RoCE port per rail (`ibv_devinfo`: state, active MTU).
+
+The EEPROM is advisory (DOMAIN.md §6): copper length is whole metres and attenuation often a 0 dB
+placeholder, so nothing in it fails a cable by itself. A RoCE port's active MTU follows its
+netdev's MTU (4096 at 9000, 1024 at 1500), so a port below the cluster's figure sends small RDMA
+packets however the pings look (DOMAIN.md §9).
+"""
 
 from __future__ import annotations
 
@@ -12,18 +19,26 @@ from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes.ethtool import (
     EthtoolLink,
     FecInfo,
+    ModuleEeprom,
     build_ethtool,
     build_ethtool_fec,
+    build_ethtool_module,
     parse_ethtool,
     parse_ethtool_fec,
+    parse_ethtool_module,
 )
+from pytest_sparkfabric.probes.ibv_devinfo import IbvPort, build_ibv_devinfo, parse_ibv_devinfo
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric.cluster import Rail
+    from pytest_sparkfabric.cluster import Cluster, Node, Rail
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.transport import RunResult
 
 NAME: PhaseName = "links"
+CABLE: PhaseName = "cable"
+ROCE_PORT: PhaseName = "rdma_path"
+READ_TIMEOUT_S = 20.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,3 +71,80 @@ def ethtool(fabric: Fabric, rail: Rail) -> Measured[EthtoolLink]:
 
 def fec(fabric: Fabric, rail: Rail) -> Measured[FecInfo]:
     return fabric.phase(NAME, measure).fec[rail.id]
+
+
+# -- the cable's module EEPROM ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Modules:
+    """By (node, port): the module EEPROM of every cabled port, or why it could not be read."""
+
+    ports: Mapping[tuple[str, int], Measured[ModuleEeprom]]
+
+
+def measure_modules(fabric: Fabric) -> Modules:
+    nodes = fabric.cluster.nodes
+    keys = [(n.name, port) for n in nodes for port in n.ports]
+    jobs = [
+        Job(n.name, build_ethtool_module(n.rail(port, 0).netdev), READ_TIMEOUT_S, sudo=True)
+        for n in nodes
+        for port in n.ports
+    ]
+    results = fabric.run_all(jobs)
+    parse = parse_ethtool_module
+    return Modules({k: parsed(r, "ethtool -m", parse) for k, r in zip(keys, results, strict=True)})
+
+
+def module(fabric: Fabric, node: Node, port: int) -> Measured[ModuleEeprom]:
+    """What the module in `port` of `node` says it is (every port's read in one round)."""
+    return fabric.phase(CABLE, measure_modules).ports[(node.name, port)]
+
+
+def advisories(cluster: Cluster, module: ModuleEeprom) -> list[tuple[str, bool]]:
+    """What in this EEPROM cannot be taken at face value (never a failure on its own): each
+    text with whether it is worth a warning. A 0 dB attenuation is only noted: passive DACs
+    often carry that placeholder (DOMAIN.md §6)."""
+    notes: list[tuple[str, bool]] = []
+    values = list(module.attenuation_db.values())
+    if values and all(v == 0 for v in values):
+        notes.append(
+            ("attenuation reads 0 dB at every frequency: a placeholder, not a measurement", False)
+        )
+    if not module.length_m:
+        notes.append(("no cable length in the EEPROM (a placeholder)", True))
+    part = module.vendor_pn or ""
+    if part and not cluster.approved_cable(module.vendor_name or "", part):
+        notes.append(
+            (
+                f"{module.vendor_name or '?'} {part} is not on the approved cable list "
+                "(cluster.yaml cables.approved)",
+                True,
+            )
+        )
+    return notes
+
+
+# -- the RoCE port ------------------------------------------------------------------------------
+
+
+def _port(r: RunResult, rail: Rail) -> Measured[IbvPort]:
+    got = parsed(r, "ibv_devinfo", parse_ibv_devinfo)
+    if got.value is None:
+        return Measured(error=got.error, unmeasured=got.unmeasured)
+    mine = [p for p in got.value if p.device == rail.rdma and p.port == 1]
+    if not mine:
+        seen = ", ".join(p.device for p in got.value)
+        return Measured.failed(f"{rail.node}: ibv_devinfo lists no {rail.rdma} port 1 ({seen})")
+    return Measured.of(mine[0])
+
+
+def measure_roce_ports(fabric: Fabric) -> dict[str, Measured[IbvPort]]:
+    rails = fabric.cluster.rails
+    results = fabric.run_all([Job(r.node, build_ibv_devinfo(r.rdma), QUICK_S) for r in rails])
+    return {r.id: _port(x, r) for r, x in zip(rails, results, strict=True)}
+
+
+def roce_port(fabric: Fabric, rail: Rail) -> Measured[IbvPort]:
+    """The rail's RoCE device's port 1 (`ibv_devinfo`), or why it could not be read."""
+    return fabric.phase(ROCE_PORT, measure_roce_ports)[rail.id]

@@ -1,4 +1,7 @@
-"""The NCCL environment a job on a node will really see (DOMAIN.md §3).
+"""The NCCL environment a job on a node will really see (DOMAIN.md §3), and the launch
+environment it gives: which interface NCCL's bootstrap (and Open MPI's TCP) will use on every
+node, and why it cannot work (a netdev that is missing, down, without an address, a
+docker/virbr/lo interface, or a fabric netdev the other nodes cannot reach).
 
 Sources, in NCCL's order: the job environment from cluster.yaml (`nccl.env`, passed by the
 launcher), then `$NCCL_CONF_FILE` if the job sets it, else `~/.nccl.conf` of the ssh user, then
@@ -9,12 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from ipaddress import IPv4Interface
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
+from pytest_sparkfabric.measure import facts
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
 from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes.nccl_hca import NcclVersion, find_nccl_version
+from pytest_sparkfabric.probes.nccl_ifname import Iface, select_socket_ifs
 from pytest_sparkfabric.probes.ncclconf import (
     Decided,
     EnvSource,
@@ -25,6 +31,7 @@ from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.probes.ip import IpInterface
 
 NAME: PhaseName = "nccl_env"
 JOB_ENV_NAME = "cluster.yaml nccl.env"
@@ -119,3 +126,117 @@ def version(fabric: Fabric, node: str) -> NcclVersion | None:
 def effective(fabric: Fabric, node: str) -> Measured[dict[str, Decided]]:
     """The NCCL environment a job on `node` really sees, each variable with its source."""
     return fabric.phase(NAME, measure).nodes[node]
+
+
+# -- the launch environment ---------------------------------------------------------------------
+
+OMPI_IF_VARS = ("OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_oob_tcp_if_include")
+"""Open MPI interface lists a job's environment may carry (mpirun -x)."""
+VIRTUAL = ("docker", "virbr", "lo")
+
+
+@dataclass(frozen=True, slots=True)
+class SocketChoice:
+    """A node's NCCL_SOCKET_IFNAME as NCCL reads it, what it selects, and what is wrong."""
+
+    node: str
+    setting: str
+    """`NCCL_SOCKET_IFNAME=x (from where)`, or `NCCL_SOCKET_IFNAME unset`."""
+    selected: tuple[str, ...]
+    address: IPv4Interface | None
+    problems: tuple[str, ...]
+    down_fabric: bool = False
+    """Nothing selected because every netdev it names is a fabric rail without link: the
+    link is the cause (NVIDIA's two-node playbook bootstraps over the fabric netdev)."""
+
+
+def _ifaces(found: dict[str, IpInterface]) -> list[Iface]:
+    return [Iface(i.name, i.carrier, bool(i.ipv4 or i.ipv6)) for i in found.values()]
+
+
+def socket_choice(fabric: Fabric, node: str) -> SocketChoice | None:
+    """None where the node's environment or interfaces could not be read."""
+    env, node_facts = effective(fabric, node), facts.node(fabric, node)
+    if env.value is None or node_facts.value is None:
+        return None
+    found = dict(node_facts.value.interfaces)
+    d = env.value.get("NCCL_SOCKET_IFNAME")
+    setting = f"NCCL_SOCKET_IFNAME={d.value} (from {d.where})" if d else "NCCL_SOCKET_IFNAME unset"
+    selected = select_socket_ifs(d.value if d else None, _ifaces(found))
+    problems: list[str] = []
+    address = None
+    rails = {r.netdev for r in fabric.cluster.node(node).rails}
+    down_fabric = False
+    if not selected:
+        named = [p.split(":")[0] for p in (d.value.lstrip("^=") if d else "").split(",") if p]
+        down_fabric = bool(named) and all(
+            n in rails and n in found and not found[n].carrier for n in named
+        )
+        why = "; ".join(_state(n, found.get(n)) for n in named if not n.startswith("^")) or ""
+        problems.append(
+            f"{setting} selects no running interface with an address"
+            + (f" ({why})" if why else "")
+            + ": NCCL stops with 'Bootstrap : no socket interface found'"
+        )
+    else:
+        first = found[selected[0]]
+        address = first.ipv4[0] if first.ipv4 else None
+        if selected[0].startswith(VIRTUAL):
+            problems.append(
+                f"{setting} makes NCCL bootstrap over {selected[0]}, a local virtual interface "
+                "(docker0 has the same address on every node)"
+            )
+    for var in OMPI_IF_VARS:
+        value = fabric.cluster.spec.nccl.env.get(var)
+        for name in (value or "").split(","):
+            if name and "/" not in name and not (name in found and found[name].carrier):
+                problems.append(
+                    f"{var}={value} (cluster.yaml nccl.env): {_state(name, found.get(name))}"
+                )
+    return SocketChoice(node, setting, tuple(selected), address, tuple(problems), down_fabric)
+
+
+def _state(name: str, iface: IpInterface | None) -> str:
+    if iface is None:
+        return f"no interface {name}"
+    if not iface.carrier:
+        return f"{name} is down (no carrier)"
+    if not (iface.ipv4 or iface.ipv6):
+        return f"{name} has no address"
+    return f"{name} is up"
+
+
+def unreachable(fabric: Fabric, choice: SocketChoice) -> str | None:
+    """A node whose bootstrap address lies on a fabric rail the other nodes' bootstrap
+    addresses are not on (a ring or mesh netdev reaches one neighbour only)."""
+    rails = {r.netdev for r in fabric.cluster.node(choice.node).rails}
+    # Unset, which interface NCCL takes first follows the node's interface order, which a
+    # check cannot know for certain: only a setting that names the fabric netdev is judged.
+    if choice.setting.endswith("unset"):
+        return None
+    if choice.address is None or not choice.selected or choice.selected[0] not in rails:
+        return None
+    others = [
+        (n.name, c.address)
+        for n in fabric.cluster.nodes
+        if n.name != choice.node
+        and (c := socket_choice(fabric, n.name)) is not None
+        and c.address is not None
+    ]
+    away = [f"{n} ({a.ip})" for n, a in others if a.ip not in choice.address.network]
+    if not away:
+        return None
+    return (
+        f"{choice.setting} bootstraps over the fabric netdev {choice.selected[0]} "
+        f"({choice.address}), which {', '.join(away)} cannot reach"
+    )
+
+
+def problems(fabric: Fabric, node: str, *, down_links: bool = True) -> list[str]:
+    """Everything wrong with the launch environment of `node` (empty: fine or not read);
+    without `down_links`, nothing where a fabric netdev without link is all that is wrong."""
+    choice = socket_choice(fabric, node)
+    if choice is None or (choice.down_fabric and not down_links):
+        return []
+    far = unreachable(fabric, choice)
+    return [*choice.problems, *([far] if far else [])]

@@ -45,12 +45,6 @@ def hosts(cluster: Cluster) -> list[str]:
     return out
 
 
-def rank_env(cluster: Cluster) -> dict[str, str]:
-    env = dict(cluster.spec.nccl.env)
-    env["NCCL_DEBUG"] = "INFO"
-    return env
-
-
 def launch_node(cluster: Cluster) -> str:
     return cluster.spec.nccl.launch_node or cluster.nodes[0].name
 
@@ -58,9 +52,9 @@ def launch_node(cluster: Cluster) -> str:
 def command(cluster: Cluster) -> shell.Command:
     """The operator's launcher template, every value in it a quoted shell word."""
     spec = cluster.spec.nccl
+    env = {**spec.env, "NCCL_DEBUG": "INFO"}
     flags = shell.words(
-        shell.Words(shell.fill(spec.env_flag, {"key": k, "value": v}))
-        for k, v in rank_env(cluster).items()
+        shell.Words(shell.fill(spec.env_flag, {"key": k, "value": v})) for k, v in env.items()
     )
     return shell.fill(
         spec.launcher,
@@ -139,59 +133,57 @@ def _last_line(r: RunResult | None) -> str:
 
 
 def rank_nets(cluster: Cluster, parsed: NcclTestsRun) -> dict[str, RankNet]:
-    """Each node's rank and the NET lines it printed (matched by host and pid)."""
+    """Each node's rank and the NET lines it printed (matched by host and pid, else host)."""
     names = [n.name for n in cluster.nodes]
-    listed = hosts(cluster)
-    by_proc: dict[tuple[str | None, int | None], int] = {}
-    for r in parsed.ranks:
-        by_proc[(r.host, r.pid)] = r.rank
+    by_proc: dict[tuple[str | None, int | None], int] = {
+        (r.host, r.pid): r.rank for r in parsed.ranks
+    }
     by_host: dict[str, int] = {}
-    for i, (name, host) in enumerate(zip(names, listed, strict=True)):
+    for i, (name, host) in enumerate(zip(names, hosts(cluster), strict=True)):
         by_host.setdefault(name, i)
         by_host.setdefault(host, i)
 
     def rank_of(host: str | None, pid: int | None) -> int | None:
-        if (host, pid) in by_proc:
-            return by_proc[(host, pid)]
-        return by_host.get(host) if host is not None else None
+        found = by_proc.get((host, pid))
+        return found if found is not None else by_host.get(host or "")
 
     nets: dict[int, set[str]] = {}
     devices: dict[int, list[str]] = {}
-    socket: dict[int, bool] = {}
+    socket: set[int] = set()
     unmatched = False
     for t in parsed.transports:
         rank = rank_of(t.host, t.pid)
-        if rank is None:
-            unmatched = True
-            continue
-        if t.net == "Socket" or t.no_device:
-            socket[rank] = True
-        else:
-            devices.setdefault(rank, [])
-            devices[rank] += [d for d in t.devices if d not in devices[rank]]
+        unmatched |= rank is None
+        if rank is not None and (t.net == "Socket" or t.no_device):
+            socket.add(rank)
+        elif rank is not None:
+            mine = devices.setdefault(rank, [])
+            mine += [d for d in t.devices if d not in mine]
     for c in parsed.networks:
         rank = rank_of(c.host, c.pid)
-        if rank is None:
-            unmatched = True
-            continue
-        nets.setdefault(rank, set()).add(c.network)
+        unmatched |= rank is None
+        if rank is not None:
+            nets.setdefault(rank, set()).add(c.network)
     if unmatched and not (nets or devices or socket):
         # No line carries a host we know: every rank is judged by all lines together.
-        every = {c.network for c in parsed.networks}
-        ib = [d for t in parsed.transports if t.net == "IB" for d in t.devices]
-        devs = tuple(dict.fromkeys(ib))
-        sock = any(t.net == "Socket" or t.no_device for t in parsed.transports)
-        return {
-            n: RankNet(n, i, frozenset(every), devs, sock, bool(every or devs or sock))
-            for i, n in enumerate(names)
-        }
-    out = {}
-    for i, n in enumerate(names):
-        seen = i in nets or i in devices or i in socket
-        out[n] = RankNet(
-            n, i, frozenset(nets.get(i, ())), tuple(devices.get(i, ())), socket.get(i, False), seen
+        every = frozenset(c.network for c in parsed.networks)
+        devs = tuple(
+            dict.fromkeys(d for t in parsed.transports if t.net == "IB" for d in t.devices)
         )
-    return out
+        sock = any(t.net == "Socket" or t.no_device for t in parsed.transports)
+        seen = bool(every or devs or sock)
+        return {n: RankNet(n, i, every, devs, sock, seen) for i, n in enumerate(names)}
+    return {
+        n: RankNet(
+            n,
+            i,
+            frozenset(nets.get(i, ())),
+            tuple(devices.get(i, ())),
+            i in socket,
+            i in nets or i in devices or i in socket,
+        )
+        for i, n in enumerate(names)
+    }
 
 
 def run(fabric: Fabric) -> NcclRun:

@@ -102,9 +102,6 @@ class Preflight:
                 )
         return None
 
-    def _gaps(self, node: str) -> tuple[Gap, ...]:
-        return self.nodes[node].gaps if node in self.nodes else ()
-
     @property
     def missing(self) -> bool:
         return any(c.gaps for c in self.nodes.values())
@@ -155,7 +152,8 @@ def gaps(cluster: Cluster, node: str, needs: Iterable[str], found: Found) -> tup
             out.append(Gap(need, tool_missing(node, tools[0])))
         if need == NCCL and not found.libs.get(LIBNCCL):
             places = ", ".join(_lib_patterns(cluster))
-            out.append(Gap(need, _libnccl(node, places)))
+            why = f"{LIBNCCL}: not found where the launcher's ranks load it ({places})"
+            out.append(Gap(need, lacking(node, prereq_of(LIBNCCL), why)))
         if need == "lldpctl" and found.tools.get("lldpctl") and not found.sockets.get(LLDPD_SOCKET):
             why = f"lldpd is not running (no {LLDPD_SOCKET} for lldpctl to ask)"
             out.append(Gap(need, lacking(node, prereq_of("lldpctl"), why)))
@@ -164,11 +162,6 @@ def gaps(cluster: Cluster, node: str, needs: Iterable[str], found: Found) -> tup
             if refused:
                 out.append(Gap(need, _sudo(node, *refused[0])))
     return tuple(out)
-
-
-def _libnccl(node: str, places: str) -> NotMeasured:
-    why = f"{LIBNCCL}: not found where the launcher's ranks load it ({places})"
-    return lacking(node, prereq_of(LIBNCCL), why)
 
 
 def _sudo(node: str, words: str, answer: SudoAnswer) -> NotMeasured:

@@ -1,12 +1,13 @@
-"""RDMA bandwidth with ib_write_bw: the NIC self-test (loopback), then node pairs in rounds.
+"""RDMA bandwidth with ib_write_bw: the NIC self-test (loopback), then node pairs in rounds; and
+an `ib_write_lat` latency per measured node pair (rail 0, first node to second); and the
+runner every bandwidth tool shares (tcp.py): one round of one-rail tests at a time, a test
+with a node that does not answer not measured, the rails' counters stepped per round.
 
 Loopback comes first: server and client on one box, the client to the rail's own address, no
 cable involved. A throttled NIC (~13 Gb/s) shows here, so a slow pair later is blamed on the NIC,
 not the cable. Then every node pair runs both rails at the same time (each rail its own
 ib_write_bw), which gives the per-rail figure of each rail link and their sum for the pair (the
-number that shows a port driven on one half only). Pairs that share no node run together, in the
-rounds of `schedule.rounds`; ring and mesh cables join port 0 to port 1, so each direction runs
-as its own step.
+number that shows a port driven on one half only), in the rounds of `bwplan.rail_tests`.
 
 Settings (cluster.yaml `bandwidth:`): `qps` 4 (one QP tops out at 92-98 Gb/s, four reach
 105-112, DOMAIN.md §5) and `duration_s` 10 (long enough for a steady average, short enough for
@@ -15,41 +16,50 @@ an 8-node switch: 7 rounds of pairs + 2 of loopback = 90 s).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
+from pytest_sparkfabric.cluster.plan import Link
 from pytest_sparkfabric.measure import bwplan, rail_counters, soak_temps, switch_counters
 from pytest_sparkfabric.measure import schedule as sched
-from pytest_sparkfabric.measure.engine import PhaseName, result_error
+from pytest_sparkfabric.measure.engine import PhaseName, parsed, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
 from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
 from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.perftest import (
+    IbWriteLat,
     build_ib_write_bw_client,
     build_ib_write_bw_server,
+    build_ib_write_lat_client,
+    build_ib_write_lat_server,
     parse_ib_write_bw,
+    parse_ib_write_lat,
 )
 from pytest_sparkfabric.shell import duration
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Rail
-    from pytest_sparkfabric.cluster.plan import Link, NodePair
+    from pytest_sparkfabric.cluster.plan import NodePair
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.transport import RunResult
 
-K = TypeVar("K", bound=Hashable)
 NAME: PhaseName = "rdma"
 LOOPBACK: PhaseName = "loopback"
-LOOPBACK_PORT_OFFSET = 0
-PAIR_PORT_OFFSET = 0
+LATENCY: PhaseName = "rdma_lat"
+LAT_PORT_OFFSET = 30
+LAT_DEADLINE_S = 30.0
+"""1000 round trips of ~2 us and perftest's set-up: seconds, even on a slow path."""
 
 
 @dataclass(frozen=True, slots=True)
 class BwResult:
-    """One ib_write_bw client run: from `src` to `dst` (the same rail for loopback)."""
+    """One client run of a bandwidth tool: from `src` to `dst` over `link` (for a loopback, a
+    link of the rail to itself)."""
 
+    link: Link
     src: Rail
     dst: Rail
     gbps: float | None
@@ -57,9 +67,11 @@ class BwResult:
     round: int
     command: str = ""
     seconds: float | None = None
-    """How long the client ran (transport clock): -D plus perftest's set-up."""
+    """How long the client ran (transport clock): the tool's duration plus its set-up."""
     unmeasured: NotMeasured | None = None
     """Why it could not run at all (a tool missing, a node lost): not the fabric's fault."""
+    streams: int | None = None
+    retransmits: int | None = None
 
     @property
     def loopback(self) -> bool:
@@ -69,12 +81,37 @@ class BwResult:
     def where(self) -> str:
         return self.src.id if self.loopback else f"{self.src.id}->{self.dst.id}"
 
+    @property
+    def label(self) -> str:
+        return f"{self.src.node}->{self.dst.node} {self.src.netdev} (rail{self.link.rail})"
+
     def measured(self) -> Measured[float]:
         if self.unmeasured is not None:
             return Measured.not_measured(self.unmeasured)
         if self.gbps is None:
             return Measured.failed(self.error or f"{self.where}: no result")
         return Measured.of(self.gbps)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What a client's output says: a figure, or why there is none."""
+
+    gbps: float | None
+    error: str | None = None
+    streams: int | None = None
+    retransmits: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A bandwidth tool: its server and client for a test on a port, and how its output reads."""
+
+    name: str
+    flow: Callable[[Fabric, bwplan.RailTest, int], Flow]
+    read: Callable[[RunResult], Reading]
+    base_offset: int
+    """Its ports above `bandwidth.base_port`, apart from the other tools' (a late server)."""
 
 
 @dataclass(frozen=True)
@@ -105,120 +142,52 @@ class RdmaRun:
         return out
 
 
-def _outcome(fr: FlowResult) -> tuple[float | None, str | None]:
-    if fr.error:
-        return None, fr.error
-    r = fr.client
-    if r is None:
-        return None, "the client did not run"
-    err = result_error(r, "ib_write_bw")
-    if err:
-        return None, err
-    try:
-        return parse_ib_write_bw(r.stdout).bw_avg_gbps, None
-    except ParseError as exc:
-        # perftest says on stderr why the run stopped: a completion error (retries exhausted),
-        # or why it gave up (`Couldn't connect to <ip>:<port>`, ...).
-        failed = [ln.strip() for ln in r.stderr.splitlines() if "Failed status" in ln]
-        if failed and r.rc != 0:
-            return None, f"{r.node}: {exc}; ib_write_bw rc {r.rc}: {failed[0]}"
-        said = " / ".join(line.strip() for line in r.stderr.splitlines() if line.strip())
-        return None, f"{r.node}: {exc}" + (f"; stderr: {said[:300]}" if said else "")
-
-
-def _flow(fabric: Fabric, key: Hashable, src: Rail, dst: Rail, port: int) -> Flow:
-    bw = fabric.cluster.spec.bandwidth
-    dur = bw.duration_s
-    server = build_ib_write_bw_server(dst.rdma, qps=bw.qps, duration_s=dur, port=port)
-    client = build_ib_write_bw_client(
-        src.rdma, dst.address.ip, qps=bw.qps, duration_s=dur, port=port
-    )
-    return Flow(
-        key,
-        Job(dst.node, server, dur + SLACK_S + LISTEN_WAIT_S),
-        Job(src.node, client, dur + SLACK_S),
-        port,
-    )
-
-
-def _run_step(
-    fabric: Fabric, wanted: list[tuple[K, Rail, Rail, int]], round_no: int, watch: str = ""
-) -> dict[K, BwResult]:
-    """One round of flows; `watch`: the label of the switch window over it (none if empty)."""
-    flows = [_flow(fabric, key, src, dst, port) for key, src, dst, port in wanted]
-    if watch:
-        done = switch_counters.run_watched(fabric, watch, flows)
-    else:
-        done = run_flows(fabric.transport, flows)
-    out: dict[K, BwResult] = {}
-    for (key, src, dst, _), flow in zip(wanted, flows, strict=True):
-        gbps, error = _outcome(done[key])
-        client = done[key].client
-        seconds = client.duration_s if client is not None else None
-        out[key] = BwResult(
-            src, dst, gbps, error, round_no, flow.client.command, seconds, done[key].unmeasured
-        )
-    return out
+# -- the runner ---------------------------------------------------------------------------------
 
 
 def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-# -- loopback ---------------------------------------------------------------------------------
+def _reading(tool: Tool, fr: FlowResult) -> Reading:
+    if fr.error:
+        return Reading(None, fr.error)
+    if fr.client is None:
+        return Reading(None, "the client did not run")
+    err = result_error(fr.client, tool.name)
+    return Reading(None, err) if err else tool.read(fr.client)
 
 
-def loopbacks(fabric: Fabric) -> Loopbacks:
-    return fabric.phase(LOOPBACK, measure_loopbacks)
-
-
-def loopback(fabric: Fabric, rail: Rail) -> BwResult:
-    return loopbacks(fabric).results[rail.id]
-
-
-def measure_loopbacks(fabric: Fabric) -> Loopbacks:
-    soak_temps.baseline(fabric)  # the NICs idle, before any traffic of the session
-    cluster = fabric.cluster
-    clock = fabric.transport.clock
-    base = cluster.spec.bandwidth.base_port + LOOPBACK_PORT_OFFSET
-    slots = max(len(n.rails) for n in cluster.nodes)
-    dur = cluster.spec.bandwidth.duration_s
-    down = fabric.unreachable()
-    results: dict[str, BwResult] = {
-        r.id: BwResult(r, r, None, down[r.node], 0, unmeasured=fabric.gone([r.node]))
-        for r in cluster.rails
-        if r.node in down
-    }
-    live = [n for n in cluster.nodes if n.name not in down]
+def run_tests(
+    fabric: Fabric, tool: Tool, tests: Sequence[bwplan.RailTest], watch: str = ""
+) -> dict[tuple[str, str], BwResult]:
+    """One round of tests at once; `watch`: the label of the switch window over it (none if
+    empty). A test with a node that does not answer is not measured, and runs nothing."""
+    out: dict[tuple[str, str], BwResult] = {}
+    live: list[bwplan.RailTest] = []
+    for t in tests:
+        why = fabric.gone((t.src.node, t.dst.node))
+        if why:
+            out[t.key] = BwResult(t.link, t.src, t.dst, None, why.reason, t.round, unmeasured=why)
+        else:
+            live.append(t)
     if not live:
-        return Loopbacks(results, 0, 0.0)
-    fabric.progress(
-        f"NIC self-test: loopback ib_write_bw on every rail, {counted(slots, 'round')} of "
-        f"{duration(dur)} (every node at once, one rail per node per round)"
-    )
-    start = clock.now()
-    for k in range(slots):
-        rails = [n.rails[k] for n in live if k < len(n.rails)]
-        fabric.detail(f"loopback round {k + 1}/{slots}: " + ", ".join(r.id for r in rails))
-        got = _run_step(fabric, [(r.id, r, r, base + k) for r in rails], k + 1)
-        results.update(got)
-    return Loopbacks(results, slots, clock.now() - start)
-
-
-# -- node pairs -------------------------------------------------------------------------------
-
-
-def schedule(fabric: Fabric) -> sched.Schedule:
-    """The schedule of cluster.yaml's `bandwidth:` over every node (measure/bwplan.py)."""
-    return bwplan.build(fabric.cluster, fabric.plan)
-
-
-def pair_runs(fabric: Fabric) -> RdmaRun:
-    return fabric.phase(NAME, measure)
-
-
-def link_results(fabric: Fabric, link: Link) -> tuple[BwResult, ...]:
-    return pair_runs(fabric).links[link.id]
+        return out
+    base = fabric.cluster.spec.bandwidth.base_port + tool.base_offset
+    flows = [tool.flow(fabric, t, bwplan.port(base, t)) for t in live]
+    if watch:
+        done = switch_counters.run_watched(fabric, watch, flows)
+    else:
+        done = run_flows(fabric.transport, flows)
+    for t, flow in zip(live, flows, strict=True):
+        fr = done[t.key]
+        got = _reading(tool, fr)
+        seconds = fr.client.duration_s if fr.client is not None else None
+        out[t.key] = BwResult(
+            t.link, t.src, t.dst, got.gbps, got.error, t.round, flow.client.command, seconds,
+            fr.unmeasured, got.streams, got.retransmits,
+        )  # fmt: skip
+    return out
 
 
 def running(fabric: Fabric, what: str, plan: sched.Schedule) -> tuple[str, dict[int, str]]:
@@ -246,19 +215,16 @@ def running(fabric: Fabric, what: str, plan: sched.Schedule) -> tuple[str, dict[
     )
 
 
-def measure(fabric: Fabric) -> RdmaRun:
-    loopbacks(fabric)  # the NIC self-test always comes first
-    plan = schedule(fabric)
-    clock = fabric.transport.clock
-    base = fabric.cluster.spec.bandwidth.base_port + PAIR_PORT_OFFSET
-    down = fabric.unreachable()
-    if not plan.rounds:
-        return RdmaRun(plan, {}, {}, 0.0)
-    head, lines = running(fabric, "RDMA", plan)
-    at_once = "(no node in two tests at once)" if plan.node_disjoint else "(every node at once)"
-    fabric.progress(f"{head}, both rails at once {at_once}" if lines else head)
-    start = clock.now()
+def run_schedule(
+    fabric: Fabric, tool: Tool, what: str, how: str, plan: sched.Schedule
+) -> tuple[dict[str, tuple[BwResult, ...]], dict[str, int], float]:
+    """Every round of `plan` with `tool`: its results by rail link (a->b first), each measured
+    pair's first round, and the transport-clock seconds it took. `how` ends the start line."""
+    head, lines = running(fabric, what, plan)
+    fabric.progress(head + how if lines else head)
+    start = fabric.transport.clock.now()
     rail_tests = list(bwplan.rail_tests(fabric.plan, plan))
+    down = fabric.unreachable()
     # Counters only where traffic runs: a rail whose every partner is down proves nothing.
     busy = {
         n
@@ -267,36 +233,124 @@ def measure(fabric: Fabric) -> RdmaRun:
         if t.src.node not in down and t.dst.node not in down
         for n in (t.src.node, t.dst.node)
     }
-    watch = rail_counters.watch(fabric, "rdma", [r for r in fabric.cluster.rails if r.node in busy])
+    rails = [r for r in fabric.cluster.rails if r.node in busy]
+    watch = rail_counters.watch(fabric, what.lower(), rails)
     results: dict[tuple[str, str], BwResult] = {}
     for k, tests in enumerate(rail_tests, 1):
         line = lines.get(k)
         if line:
             fabric.detail(line)
-        results.update(_run_tests(fabric, tests, base, f"RDMA round {k}"))
-        watch.step(line or f"RDMA round {k}")
-    links, round_of = bwplan.by_link(fabric.plan, plan, results)
-    run = RdmaRun(plan, links, round_of, clock.now() - start)
-    return _localized(fabric, run, base)
+        results.update(run_tests(fabric, tool, tests, f"{what} round {k}"))
+        watch.step(line or f"{what} round {k}")
+    links: dict[str, tuple[BwResult, ...]] = {}
+    round_of: dict[str, int] = {}
+    for pair in bwplan.measured_pairs(fabric.plan, plan):
+        for link in pair.links:
+            got = tuple(results[k] for k in ((link.id, "a->b"), (link.id, "b->a")) if k in results)
+            links[link.id] = got
+            round_of.setdefault(pair.id, min(r.round for r in got))
+    return links, round_of, fabric.transport.clock.now() - start
 
 
-def _run_tests(
-    fabric: Fabric, tests: list[bwplan.RailTest], base: int, watch: str = ""
-) -> dict[tuple[str, str], BwResult]:
-    out: dict[tuple[str, str], BwResult] = {}
-    live: list[bwplan.RailTest] = []
-    for t in tests:
-        why = fabric.gone((t.src.node, t.dst.node))
-        if why:
-            out[t.key] = BwResult(t.src, t.dst, None, why.reason, t.round, unmeasured=why)
-        else:
-            live.append(t)
-    if live:
-        wanted: list[tuple[tuple[str, str], Rail, Rail, int]] = [
-            (t.key, t.src, t.dst, bwplan.port(base, t)) for t in live
-        ]
-        out.update(_run_step(fabric, wanted, live[0].round, watch))
-    return out
+# -- ib_write_bw --------------------------------------------------------------------------------
+
+
+def _read(r: RunResult) -> Reading:
+    try:
+        return Reading(parse_ib_write_bw(r.stdout).bw_avg_gbps)
+    except ParseError as exc:
+        # perftest says on stderr why the run stopped: a completion error (retries exhausted),
+        # or why it gave up (`Couldn't connect to <ip>:<port>`, ...).
+        failed = [ln.strip() for ln in r.stderr.splitlines() if "Failed status" in ln]
+        if failed and r.rc != 0:
+            return Reading(None, f"{r.node}: {exc}; ib_write_bw rc {r.rc}: {failed[0]}")
+        said = " / ".join(line.strip() for line in r.stderr.splitlines() if line.strip())
+        return Reading(None, f"{r.node}: {exc}" + (f"; stderr: {said[:300]}" if said else ""))
+
+
+def _flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
+    bw = fabric.cluster.spec.bandwidth
+    dur = bw.duration_s
+    server = build_ib_write_bw_server(t.dst.rdma, qps=bw.qps, duration_s=dur, port=port)
+    client = build_ib_write_bw_client(
+        t.src.rdma, t.dst.address.ip, qps=bw.qps, duration_s=dur, port=port
+    )
+    return Flow(
+        t.key,
+        Job(t.dst.node, server, dur + SLACK_S + LISTEN_WAIT_S),
+        Job(t.src.node, client, dur + SLACK_S),
+        port,
+    )
+
+
+IB_WRITE_BW = Tool("ib_write_bw", _flow, _read, base_offset=0)
+
+
+# -- loopback ---------------------------------------------------------------------------------
+
+
+def loopbacks(fabric: Fabric) -> Loopbacks:
+    return fabric.phase(LOOPBACK, measure_loopbacks)
+
+
+def loopback(fabric: Fabric, rail: Rail) -> BwResult:
+    return loopbacks(fabric).results[rail.id]
+
+
+def measure_loopbacks(fabric: Fabric) -> Loopbacks:
+    soak_temps.baseline(fabric)  # the NICs idle, before any traffic of the session
+    cluster = fabric.cluster
+    slots = max(len(n.rails) for n in cluster.nodes)
+    down = fabric.unreachable()
+    results: dict[str, BwResult] = {
+        r.id: BwResult(
+            Link(r, r, r.index), r, r, None, down[r.node], 0, unmeasured=fabric.gone([r.node])
+        )
+        for r in cluster.rails
+        if r.node in down
+    }
+    live = [n for n in cluster.nodes if n.name not in down]
+    if not live:
+        return Loopbacks(results, 0, 0.0)
+    fabric.progress(
+        f"NIC self-test: loopback ib_write_bw on every rail, {counted(slots, 'round')} of "
+        f"{duration(cluster.spec.bandwidth.duration_s)} (every node at once, one rail per node "
+        "per round)"
+    )
+    start = fabric.transport.clock.now()
+    for k in range(slots):
+        rails = [n.rails[k] for n in live if k < len(n.rails)]
+        fabric.detail(f"loopback round {k + 1}/{slots}: " + ", ".join(r.id for r in rails))
+        tests = [bwplan.RailTest(Link(r, r, r.index), "a->b", r, r, k + 1, k) for r in rails]
+        results.update({r.src.id: r for r in run_tests(fabric, IB_WRITE_BW, tests).values()})
+    return Loopbacks(results, slots, fabric.transport.clock.now() - start)
+
+
+# -- node pairs -------------------------------------------------------------------------------
+
+
+def schedule(fabric: Fabric) -> sched.Schedule:
+    """The schedule of cluster.yaml's `bandwidth:` over every node (measure/bwplan.py)."""
+    return bwplan.build(fabric.cluster, fabric.plan)
+
+
+def pair_runs(fabric: Fabric) -> RdmaRun:
+    return fabric.phase(NAME, measure)
+
+
+def link_results(fabric: Fabric, link: Link) -> tuple[BwResult, ...]:
+    return pair_runs(fabric).links[link.id]
+
+
+def measure(fabric: Fabric) -> RdmaRun:
+    loopbacks(fabric)  # the NIC self-test always comes first
+    plan = schedule(fabric)
+    if not plan.rounds:
+        return RdmaRun(plan, {}, {}, 0.0)
+    at_once = "(no node in two tests at once)" if plan.node_disjoint else "(every node at once)"
+    how = f", both rails at once {at_once}"
+    links, round_of, elapsed = run_schedule(fabric, IB_WRITE_BW, "RDMA", how, plan)
+    return _localized(fabric, RdmaRun(plan, links, round_of, elapsed))
 
 
 # -- where a fault is -------------------------------------------------------------------------
@@ -317,7 +371,7 @@ def outcomes(fabric: Fabric, results: Iterable[BwResult]) -> list[Outcome]:
     ]
 
 
-def _localized(fabric: Fabric, run: RdmaRun, base: int) -> RdmaRun:
+def _localized(fabric: Fabric, run: RdmaRun) -> RdmaRun:
     """Suspects from the schedule's outcomes; behind a switch a node that fails with both its
     partners is re-tested against a third (`bandwidth.confirm`) before it is named."""
     if run.schedule.kind == "stress":
@@ -325,34 +379,22 @@ def _localized(fabric: Fabric, run: RdmaRun, base: int) -> RdmaRun:
     cables = bwplan.cables_of(fabric.plan)
     measured = [r for results in run.links.values() for r in results]
     found = localize(outcomes(fabric, measured), cables)
-    if not fabric.cluster.spec.bandwidth.confirm:
-        return replace(run, localization=found)
-    extra = found.retests()
-    if not extra.rounds:
+    extra = found.retests() if fabric.cluster.spec.bandwidth.confirm else None
+    if extra is None or not extra.rounds:
         return replace(run, localization=found)
     fabric.progress(
         f"RDMA re-test of {counted(len(extra.transfers), 'direction')} against a third "
         f"partner, {counted(len(extra.rounds), 'round')}: " + ", ".join(extra.lines())
     )
-    clock = fabric.transport.clock
-    start = clock.now()
-    index = {frozenset((p.a, p.b)): p for p in fabric.plan.pairs}
+    start = fabric.transport.clock.now()
     retested: list[BwResult] = []
-    for k, transfers in enumerate(extra.rounds, len(run.schedule.rounds) + 1):
-        tests = []
-        for t in transfers:
-            pair = index[frozenset((t.src, t.dst))]
-            direction: bwplan.Direction = "a->b" if t.src == pair.a else "b->a"
-            for link in pair.links:
-                a, b = (link.a, link.b) if direction == "a->b" else (link.b, link.a)
-                tests.append(bwplan.RailTest(link, direction, a, b, k, 0))
-        retested += _run_tests(fabric, tests, base).values()
-    found = localize(outcomes(fabric, [*measured, *retested]), cables)
+    for tests in bwplan.rail_tests(fabric.plan, extra, len(run.schedule.rounds) + 1):
+        retested += run_tests(fabric, IB_WRITE_BW, tests).values()
     return replace(
         run,
-        localization=found,
+        localization=localize(outcomes(fabric, [*measured, *retested]), cables),
         retests=tuple(retested),
-        elapsed_s=run.elapsed_s + clock.now() - start,
+        elapsed_s=run.elapsed_s + fabric.transport.clock.now() - start,
     )
 
 
@@ -395,3 +437,54 @@ def pair_result(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[PairDirectio
         way = "a->b" if rails[0].src.node == pair.a else "b->a"
         directions.append(PairDirection(way, rails))
     return run.round_of[pair.id], tuple(directions)
+
+
+# -- latency ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """One ib_write_lat run of a node pair: `src` (rail 0 of the pair's first node) to `dst`."""
+
+    src: Rail
+    dst: Rail
+    result: Measured[IbWriteLat]
+    command: str = ""
+
+
+def _latency(fr: FlowResult) -> Measured[IbWriteLat]:
+    if fr.unmeasured is not None:
+        return Measured.not_measured(fr.unmeasured)
+    if fr.error or fr.client is None:
+        return Measured.failed(fr.error or "the ib_write_lat client did not run")
+    return parsed(fr.client, "ib_write_lat", parse_ib_write_lat)
+
+
+def measure_latency(fabric: Fabric) -> dict[str, Latency]:
+    pairs = bwplan.measured_pairs(fabric.plan, schedule(fabric))
+    port = fabric.cluster.spec.bandwidth.base_port + LAT_PORT_OFFSET
+    deadline = LAT_DEADLINE_S + LISTEN_WAIT_S
+    out: dict[str, Latency] = {}
+    # Pairs that share no node at once: a ping-pong is disturbed by nothing but its own NIC.
+    for indices in sched.rounds([(p.a, p.b) for p in pairs]):
+        flows: dict[str, Flow] = {}
+        for pair in (pairs[i] for i in indices):
+            a, b = pair.links[0].a, pair.links[0].b
+            why = fabric.gone((a.node, b.node))
+            if why:
+                out[pair.id] = Latency(a, b, Measured.not_measured(why))
+                continue
+            server = build_ib_write_lat_server(b.rdma, port=port)
+            client = build_ib_write_lat_client(a.rdma, b.address.ip, port=port)
+            flows[pair.id] = Flow(
+                pair.id, Job(b.node, server, deadline), Job(a.node, client, deadline), port
+            )
+        done = run_flows(fabric.transport, list(flows.values())) if flows else {}
+        for key, f in flows.items():
+            link = next(p.links[0] for p in pairs if p.id == key)
+            out[key] = Latency(link.a, link.b, _latency(done[key]), f.client.command)
+    return out
+
+
+def latency(fabric: Fabric, pair: NodePair) -> Latency:
+    return fabric.phase(LATENCY, measure_latency)[pair.id]

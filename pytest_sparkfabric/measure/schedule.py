@@ -1,57 +1,39 @@
 """Bandwidth schedules: who measures with whom, in which round (pure).
 
-A round is a set of tests that run at once, each for one test's duration (ib_write_bw -D), so a
+A round is a set of tests that run at once for one test's duration (ib_write_bw -D), so a
 schedule costs its number of rounds. A test is a `Transfer` between two nodes on every rail of the
-pair at once (rails run in parallel within a pair: DOMAIN.md §5, "both rails of a pair"). Tests
-that share a node would share its NIC and its two PCIe x4 halves and under-report each other
-(DOMAIN.md §1-2: "with traffic to both neighbours at once, plan ~100 Gb/s each"), so every round
-of `legs`, `full` and the cable schedules is node-disjoint: a node is in at most one test, as
-sender or receiver. Sending to one node while receiving from another would be a second QP set on
-the same two PCIe halves, and the one full-duplex figure found (below) is not line rate each way,
-so it is not assumed free. Only `stress` overlaps, on purpose.
+pair at once (DOMAIN.md §5, "both rails of a pair"). Tests that share a node would share its NIC
+and its two PCIe x4 halves and under-report each other (DOMAIN.md §1-2: "with traffic to both
+neighbours at once, plan ~100 Gb/s each"), so every round but `stress`'s is node-disjoint: a node
+is in at most one test, as sender or receiver (sending to one node while receiving from another
+is a second QP set on the same PCIe halves, and the one full-duplex figure found is not line rate
+each way).
 
-Two modes for "both ways":
-- `directed` (the default): each direction is its own test, a node sends or receives in a round.
-  The figures compare with the one-way references of DOMAIN.md §5 (pair 185-198 Gb/s).
-- `bidirectional`: one test carries both directions at once (ib_write_bw -b, perftest's manual:
-  "Measure bidirectional bandwidth"). Half the rounds; but one report of two Sparks moving
-  ~340 Gb/s full-duplex (catharsis.net.au, "From 96 to 340 Gbit/s") is ~170 each way, below the
-  one-way 184 floor, so the thresholds would need their own bidirectional figures, which we lack.
+"Both ways" is `directed` (the default: each direction its own test, compared with DOMAIN.md §5's
+one-way pair figures, 185-198 Gb/s) or `bidirectional` (ib_write_bw -b, one test both ways: half
+the rounds, but the one report of two Sparks full-duplex, ~340 Gb/s (catharsis.net.au, "From 96 to
+340 Gbit/s"), is ~170 each way, below the one-way 184 floor: it would need figures we lack).
 
-Schedules (`build` picks one by name, as `bandwidth.schedule` would):
-- `legs`: behind a switch, every node sends to and receives from two different partners, its two
-  neighbours on a virtual ring of all nodes in the given order: 4 directed rounds for an even N, 5
-  for an odd N >= 5 (2 / 3 bidirectional), whatever N. Each leg is proven both ways with two
-  partners, which is what `localize` needs to blame a node rather than its partner. N = 3: the
-  virtual ring is the triangle, so legs = full (6 directed rounds, 3 bidirectional; each round
-  idles one node). N = 2: one partner exists; both ways in 2 directed rounds (1 bidirectional);
-  a fault there cannot be placed on one side (see `localize`).
-- `full`: all pairs, both ways: the circle method's N-1 rounds (N for an odd N) of pairs, each run
-  as two directed rounds (a->b, then b->a) or one bidirectional round.
-- `stress`: one round, every node sending at once: to its successor and from its predecessor
-  (`shift`), or to every other node (`all`, N-1 clients and N-1 servers per node and rail), to
-  expose oversubscription, buffer and PFC problems that node-disjoint pairs never load.
+- `legs` (behind a switch): every node to and from its two neighbours on a virtual ring of the
+  nodes, so `localize` can blame a node rather than its partner: 4 directed rounds for an even N,
+  5 for an odd N >= 5 (2 / 3 bidirectional); N = 3 is the triangle (legs = full, 6 rounds); N = 2
+  has one partner (2 rounds, and a fault cannot be placed on one side).
+- `full`: all pairs both ways, the circle method's N-1 rounds (N for an odd N), each run as two
+  directed rounds or one bidirectional.
+- `stress`: one round, every node sending at once, to its successor (`shift`) or to every other
+  node (`all`), to expose oversubscription, buffer and PFC problems that disjoint pairs never load.
 - ring and mesh (`over_cables`): every cable both ways in the fewest rounds its degree allows.
 
-The cable bound, proven. A node with two cables takes part in four directed tests (two cables,
-two directions), one per round, so no schedule takes fewer than 4 rounds. A cycle of n cables
-with n odd has n nodes, so a node-disjoint round holds at most (n-1)/2 tests; its 2n tests need at
-least 2n / ((n-1)/2) = 4 + 4/(n-1) rounds: 5 when n >= 5, 6 when n = 3. Bidirectionally, a cable
-is one test and a node has two: at least 2 rounds, and for an odd n at least n / ((n-1)/2) > 2,
-so 3. The construction meets every bound. Give each cable e_i = (v_i, v_{i+1}) two colours, one
-per direction, such that consecutive cables (which share a node) get disjoint colour pairs; each
-colour is then a set of cables no two of which touch: a node-disjoint round. Even cycles and
-paths alternate {0,1}, {2,3}: 4 rounds. Odd cycles n >= 5 walk the 5-cycle {0,1}, {2,3}, {4,0},
-{1,2}, {3,4} of the Petersen graph (pairs of 5 colours, adjacent when disjoint) and pad with
-{1,2}, {3,4} repeated, which stays disjoint from neighbours and closes on {0,1}: 5 rounds. The
-triangle takes {0,1}, {2,3}, {4,5}: 6. Bidirectionally, alternate 0, 1 and give an odd cycle's
-last cable colour 2. `Schedule.min_rounds` is the same bound for any set of transfers, and the
-tests check these schedules meet it. Graphs with a node of 3+ cables (none in DOMAIN.md §2) fall
-back to first-fit matchings (`rounds`), each run both ways.
+The cable bound. A node with two cables is in four directed tests, one per round: at least 4
+rounds. An odd cycle of n cables holds at most (n-1)/2 tests a round, so its 2n tests need
+4 + 4/(n-1) rounds: 5 for n >= 5, 6 for n = 3 (bidirectionally at least 2, and 3 for an odd n).
+The construction meets every bound: each cable gets two colours (one per direction) disjoint from
+its neighbours', so each colour is a node-disjoint round. Even cycles and paths alternate {0,1},
+{2,3}; odd cycles n >= 5 walk the Petersen 5-cycle {0,1}, {2,3}, {4,0}, {1,2}, {3,4} padded with
+{1,2}, {3,4}; the triangle takes {0,1}, {2,3}, {4,5}; bidirectionally alternate 0, 1 and give an
+odd cycle's last cable 2. `Schedule.min_rounds` is the bound for any set of transfers (the tests
+check it is met). A node of 3+ cables (none in DOMAIN.md §2) falls back to first-fit matchings.
 """
-
-# Over 400 lines on purpose: every schedule (legs, full, stress, over cables) with the reasoning
-# that proves its rounds; they share the matching helpers.
 
 from __future__ import annotations
 
@@ -66,11 +48,6 @@ N = TypeVar("N", bound=Hashable)
 Kind = Literal["legs", "full", "stress", "retest"]
 Mode = Literal["directed", "bidirectional"]
 StressPattern = Literal["shift", "all"]
-KINDS: tuple[Kind, ...] = ("legs", "full", "stress")
-"""The kinds a cluster can ask for (`retest` comes from `localize`)."""
-DEFAULT_KIND: Kind = "legs"
-"""Every leg (or cable) both ways with two partners, in 4-5 rounds at any N; `full` is the deep
-check (N-1 rounds of pairs), `stress` an addition, not a replacement."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -92,12 +69,6 @@ class Transfer:
         return (there, (self.dst, self.src)) if self.both_ways else (there,)
 
 
-@dataclass(frozen=True, slots=True)
-class Partners:
-    sends_to: frozenset[str]
-    receives_from: frozenset[str]
-
-
 @dataclass(frozen=True)
 class Schedule:
     kind: Kind
@@ -114,14 +85,6 @@ class Schedule:
     def directed(self) -> tuple[tuple[str, str], ...]:
         """Every (sender, receiver) measured, in round order."""
         return tuple(d for t in self.transfers for d in t.directions())
-
-    def partners(self) -> dict[str, Partners]:
-        sends: dict[str, set[str]] = {n: set() for n in self.nodes}
-        gets: dict[str, set[str]] = {n: set() for n in self.nodes}
-        for src, dst in self.directed():
-            sends[src].add(dst)
-            gets[dst].add(src)
-        return {n: Partners(frozenset(sends[n]), frozenset(gets[n])) for n in self.nodes}
 
     @property
     def min_rounds(self) -> int:
@@ -410,8 +373,3 @@ def rounds(pairs: Sequence[tuple[N, N]]) -> list[list[int]]:
         _first_fit(pairs, by_tournament),
     ]
     return min(candidates, key=len)
-
-
-def node_rounds(nodes: Sequence[N], slots: int) -> list[list[tuple[N, int]]]:
-    """Single-node tests (loopback): slot k of every node in round k, all nodes together."""
-    return [[(n, k) for n in nodes] for k in range(slots)]

@@ -33,8 +33,8 @@ from pytest_sparkfabric.measure import (
     bwplan,
     cabling,
     facts,
-    launch,
     links,
+    nccl_env,
     nccl_run,
     rdma,
     reach,
@@ -156,7 +156,7 @@ def _slow_links(fabric: Fabric) -> tuple[Site, ...]:
 def _launch(fabric: Fabric) -> tuple[Site, ...]:
     out = []
     for n in fabric.cluster.nodes:
-        found = launch.problems(fabric, n.name, down_links=False)
+        found = nccl_env.problems(fabric, n.name, down_links=False)
         if found:
             out.append(Site("; ".join(found), (n.name,)))
     return tuple(out)

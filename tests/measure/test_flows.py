@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, run_flows
+from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, run_flows, wait_listening
 from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.transport import Job, RunResult, Transport, VirtualClock
 
@@ -29,7 +29,7 @@ class FakeBackground:
 
 
 class FakeTransport(Transport):
-    def __init__(self, *, listens: bool = True, ss_rc: int = 0) -> None:
+    def __init__(self, *, listens: bool = True, ss_rc: int = 0, down: bool = False) -> None:
         self.vclock = VirtualClock()
         self.clock = self.vclock
         self.listens = listens
@@ -38,9 +38,13 @@ class FakeTransport(Transport):
         self.ran: list[Job] = []
         self.on_client: Callable[[Job], RunResult] | None = None
         self.server_exits = False
+        self.down = down
 
     def run(self, job: Job) -> RunResult:
         self.ran.append(job)
+        if self.down:
+            err = f"{job.node}: ssh: refused"
+            return RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=err)
         if job.command.startswith("ss "):
             self.vclock.advance(0.01)
             out = "LISTEN 0 5 *:18515 *:*\n" if self.listens and self.ss_rc == 0 else ""
@@ -98,28 +102,10 @@ def test_servers_end_even_when_the_client_blows_up() -> None:
 
 
 def test_an_unreachable_server_node_is_not_polled_until_the_limit() -> None:
-    from pytest_sparkfabric.measure.flows import wait_listening
-    from pytest_sparkfabric.transport import RunResult, Transport, VirtualClock
-    from pytest_sparkfabric.transport.base import Background
-
-    class Down(Transport):
-        def __init__(self) -> None:
-            self.clock = VirtualClock()
-            self.calls = 0
-
-        def run(self, job: Job) -> RunResult:
-            self.calls += 1
-            return RunResult(
-                job.node, job.command, 255, "", "", 0.0, transport_error="n: ssh: refused"
-            )
-
-        def start(self, job: Job) -> Background:
-            raise NotImplementedError
-
-    t = Down()
+    t = FakeTransport(down=True)
     why = wait_listening(t, [("n", 18515)])[("n", 18515)]
     assert isinstance(why, NotMeasured) and (why.reason, why.missing) == ("n: ssh: refused", "ssh")
-    assert t.calls == 1 and t.clock.now() == 0.0
+    assert len(t.ran) == 1 and t.clock.now() == 0.0
 
 
 def test_a_server_that_exits_at_once_fails_its_flow_at_once() -> None:

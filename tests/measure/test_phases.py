@@ -5,35 +5,22 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 import re
 from pathlib import Path
 from typing import get_args
 
 import pytest
 
+from pytest_sparkfabric import measure
 from pytest_sparkfabric.measure.engine import PhaseName
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_sparkfabric"
-PHASES = (
-    "facts",
-    "links",
-    "reach",
-    "nccl_env",
-    "switch",
-    "cable",
-    "cabling",
-    "versions",
-    "rdma",
-    "rdma_path",
-    "tcp",
-    "nccl_run",
-    "soak",
-    "qos",
-    "switch_counters",
-    "rail_counters",
-    "soak_temps",
-    "kernel_log",
-    "preflight",
+# Every module of measure/ that declares a NAME; a phase without one has no home (below).
+PHASES = tuple(
+    m.name
+    for m in pkgutil.iter_modules(measure.__path__)
+    if hasattr(importlib.import_module(f"pytest_sparkfabric.measure.{m.name}"), "NAME")
 )
 
 

@@ -1,6 +1,9 @@
-"""`thresholds.ping_loss_pct` decides whether a ping with some loss counts as answered."""
+"""`thresholds.ping_loss_pct` decides whether a ping with some loss counts as answered: no loss
+always; some loss only within the limit; total loss and local errors never."""
 
 from __future__ import annotations
+
+import pytest
 
 from pytest_sparkfabric.measure.reach import passes
 from pytest_sparkfabric.probes.ping import parse_ping
@@ -9,26 +12,22 @@ STATS = (
     "--- 192.168.100.12 ping statistics ---\n"
     "{sent} packets transmitted, {got} received, {loss}% packet loss, time 2003ms\n"
 )
+LOCAL = "ping: local error: message too long, mtu=1500\n"
 
 
-def test_no_loss_always_passes() -> None:
-    p = parse_ping(STATS.format(sent=3, got=3, loss=0), "", 0)
-    assert passes(p, 0)
-
-
-def test_some_loss_passes_only_within_the_limit() -> None:
-    p = parse_ping(STATS.format(sent=10, got=9, loss=10), "", 1)
-    assert not passes(p, 0)
-    assert passes(p, 10)
-    assert not passes(p, 9.9)
-
-
-def test_total_loss_and_local_errors_never_pass() -> None:
-    lost = parse_ping(STATS.format(sent=3, got=0, loss=100), "", 1)
-    assert not passes(lost, 100)
-    local = parse_ping(
-        STATS.format(sent=3, got=0, loss=100),
-        "ping: local error: message too long, mtu=1500\n",
-        1,
-    )
-    assert not passes(local, 100)
+@pytest.mark.parametrize(
+    ("sent", "got", "loss", "stderr", "limit", "ok"),
+    [
+        (3, 3, 0, "", 0, True),
+        (10, 9, 10, "", 0, False),
+        (10, 9, 10, "", 10, True),
+        (10, 9, 10, "", 9.9, False),
+        (3, 0, 100, "", 100, False),
+        (3, 0, 100, LOCAL, 100, False),
+    ],
+)
+def test_loss_within_the_limit(
+    sent: int, got: int, loss: int, stderr: str, limit: float, ok: bool
+) -> None:
+    p = parse_ping(STATS.format(sent=sent, got=got, loss=loss), stderr, 0 if got == sent else 1)
+    assert passes(p, limit) is ok

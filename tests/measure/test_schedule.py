@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.measure.schedule import node_rounds, rounds, tournament
+from pytest_sparkfabric.measure.schedule import rounds, tournament
 
 
 def _check(pairs: list[tuple[int, int]], groups: list[list[int]]) -> None:
@@ -55,22 +55,8 @@ def test_ring_in_cable_order(n: int, want: int) -> None:
     assert len(groups) == want
 
 
-def test_tournament_rounds_are_matchings() -> None:
-    for n in range(2, 10):
-        seen = set()
-        for games in tournament(list(range(n))):
-            nodes = [x for g in games for x in g]
-            assert len(nodes) == len(set(nodes))
-            seen |= {frozenset(g) for g in games}
-        assert seen == {frozenset(p) for p in combinations(range(n), 2)}
-
-
 def test_refuses_self_pair_and_handles_empty() -> None:
     with pytest.raises(ValueError, match="two nodes"):
         rounds([("a", "a")])
     assert rounds([]) == []
     assert tournament(["a"]) == []
-
-
-def test_node_rounds() -> None:
-    assert node_rounds(["a", "b"], 2) == [[("a", 0), ("b", 0)], [("a", 1), ("b", 1)]]
