@@ -128,7 +128,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # last first, so the session has built the results before the JSON is written (and before
     # pytest's JUnit XML and pytest-html write theirs).
     register_reports(config, lambda: session.results, session.baseline)
-    config.pluginmanager.register(fixtures, "sparkfabric-fixtures")
+    config.pluginmanager.register(fixtures.Suite(session), "sparkfabric-fixtures")
+    config.pluginmanager.register(
+        fixtures.session_fixtures(session), "sparkfabric-session-fixtures"
+    )
     config.pluginmanager.register(session, "sparkfabric-session")
 
 
