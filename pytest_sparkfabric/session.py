@@ -67,9 +67,7 @@ class SparkSession:
         self._transport: Transport | None = None
         self._fabric: Fabric | None = None
         self._lock = threading.Lock()
-        # Progress lines say when the times in them are modelled, not waited.
-        note = {"sim": " (simulated time)", "replay": " (replayed)"}.get(cluster.spec.transport, "")
-        self.terminal = Terminal(config, f"sparkfabric{note}")
+        self.terminal = Terminal(config, progress_prefix(cluster.spec.transport))
         self.items: list[Item] = []
         self._failures: list[Failure] = []
         self._passed: list[Failure] = []
@@ -436,6 +434,12 @@ SESSION_KEY = pytest.StashKey[SparkSession]()
 def get_session(config: pytest.Config) -> SparkSession | None:
     """The run's session, or None where the plugin is inert (no --cluster)."""
     return config.stash.get(SESSION_KEY, None)
+
+
+def progress_prefix(transport: str) -> str:
+    """How progress lines start: they say when the times in them are modelled, not waited."""
+    note = {"sim": " (simulated time)", "replay": " (replayed)"}.get(transport, "")
+    return f"sparkfabric{note}"
 
 
 def item_needs(item: pytest.Item) -> tuple[tuple[str, ...], bool]:
