@@ -49,22 +49,7 @@ _HOMES = {
     "Verdict": "pytest_sparkfabric.verdict",
 }
 
-__all__ = [
-    "Cluster",
-    "DirectedLink",
-    "Fabric",
-    "Job",
-    "Link",
-    "Measured",
-    "Node",
-    "NodePair",
-    "NotMeasured",
-    "Rail",
-    "Results",
-    "RunResult",
-    "Verdict",
-    "__version__",
-]
+__all__ = sorted([*_HOMES, "__version__"])
 
 
 def __getattr__(name: str) -> Any:

@@ -124,22 +124,9 @@ def direction(d: DirectedLink) -> Obj:
 def cable_of(plan: Plan, node_name: str, port_number: int) -> Obj | None:
     """The cable plugged into a node's port, if cluster.yaml cables it."""
     for c in plan.cables:
-        if (c.a_node, c.a_port) == (node_name, port_number) or (c.b_node, c.b_port) == (
-            node_name,
-            port_number,
-        ):
+        if (node_name, port_number) in ((c.a_node, c.a_port), (c.b_node, c.b_port)):
             return cable(c)
     return None
-
-
-def cables_of_rails(plan: Plan, rails: Iterable[Rail]) -> tuple[Obj, ...]:
-    """The cables the rails run over, each once, in the order first met."""
-    out: dict[str, Obj] = {}
-    for r in rails:
-        c = cable_of(plan, r.node, r.port)
-        if c is not None:
-            out.setdefault(c.id, c)
-    return tuple(out.values())
 
 
 def blamed_as(what: Blame, plan: Plan, nodes: Sequence[str], on: Sequence[Obj]) -> tuple[Obj, ...]:

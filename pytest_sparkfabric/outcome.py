@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -33,13 +34,9 @@ class NotMeasured(Exception):
         self.fix = fix
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self.reason, self.nodes, self.missing, self.fix))
-
-
-def _rebuild(
-    reason: str, nodes: tuple[str, ...], missing: str | None, fix: str | None
-) -> NotMeasured:
-    return NotMeasured(reason, nodes=nodes, missing=missing, fix=fix)
+        # Keyword-only arguments: pickle (xdist, multiprocessing) must pass them by name.
+        again = partial(NotMeasured, nodes=self.nodes, missing=self.missing, fix=self.fix)
+        return (again, (self.reason,))
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,7 +128,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # last first, so the session has built the results before the JSON is written (and before
     # pytest's JUnit XML and pytest-html write theirs).
     register_reports(config, lambda: session.results, session.baseline)
-    config.pluginmanager.register(fixtures, "sparkfabric-fixtures")
+    config.pluginmanager.register(fixtures.Suite(session), "sparkfabric-fixtures")
+    config.pluginmanager.register(
+        fixtures.session_fixtures(session), "sparkfabric-session-fixtures"
+    )
     config.pluginmanager.register(session, "sparkfabric-session")
 
 
@@ -146,16 +149,15 @@ def _refuse_used_record_folder(folder: Path) -> None:
     from pytest_sparkfabric.transport.record import holds_recording
 
     if folder.exists() and not folder.is_dir():
-        raise pytest.UsageError(
-            f"--sparkfabric-record {folder} is not a folder.\n"
-            "    Fix: record into an empty or new folder"
-        )
-    # A recording is appended to as commands finish: two sessions in one folder would mix.
-    if holds_recording(folder):
-        raise pytest.UsageError(
-            f"--sparkfabric-record {folder} already holds a recording.\n"
-            "    Fix: record into an empty or new folder"
-        )
+        problem = "is not a folder"
+    elif holds_recording(folder):
+        # A recording is appended to as commands finish: two sessions in one folder would mix.
+        problem = "already holds a recording"
+    else:
+        return
+    raise pytest.UsageError(
+        f"--sparkfabric-record {folder} {problem}.\n    Fix: record into an empty or new folder"
+    )
 
 
 def _refuse_xdist_spreading(config: pytest.Config) -> None:

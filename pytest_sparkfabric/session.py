@@ -155,9 +155,7 @@ class SparkSession:
         """The one place an item's outcome is decided and recorded (on the report, as plain
         attributes, so it reaches an xdist controller too)."""
         report = yield
-        if item.nodeid == VERDICT_ID or (report.when == "teardown" and report.passed):
-            return report
-        if (report.when == "setup" and report.passed) or report.skipped:
+        if item.nodeid == VERDICT_ID or report.skipped or (report.when != "call" and report.passed):
             return report
         from pytest_sparkfabric import objects
         from pytest_sparkfabric.diagnosis.causes import Failure
@@ -177,7 +175,8 @@ class SparkSession:
                 # the soak's traffic), are about it too.
                 widen(item, found.objects)
                 path = item_path(item)
-            report.longrepr = visible(_unmeasured_text(exc))
+            fix = f"\nFix: {exc.fix}" if exc.fix else ""
+            report.longrepr = visible(f"not measured: {exc.reason}{fix}")
         elif report.failed:
             findings = self._on_cables(item.stash.get(BLAMED, ()), path)
         elif self.baseline is not None and (
@@ -224,9 +223,8 @@ class SparkSession:
             # One cause per node: what stopped each check there is its evidence.
             where = f" on {', '.join(nodes)}" if nodes else ""
             rule, cause = RULES["not_measured"], f"could not measure{where}"
-        return Finding(
-            rule, _first(exc.reason), nodes, "", exc.fix or "", objects=blamed, cause=cause
-        )
+        first = (exc.reason.strip().splitlines() or [exc.reason])[0]
+        return Finding(rule, first, nodes, "", exc.fix or "", objects=blamed, cause=cause)
 
     def _on_cables(
         self, found: tuple[Finding, ...], path: tuple[objects.Obj, ...]
@@ -350,14 +348,10 @@ def _finding_json(f: Finding) -> dict[str, Any]:
     from pytest_sparkfabric import objects
 
     return {
+        **{k: getattr(f, k) for k in ("where", "evidence", "fix", "certain", "cause")},
         "rule": f.rule.id,
-        "where": f.where,
         "nodes": list(f.nodes),
-        "evidence": f.evidence,
-        "fix": f.fix,
-        "certain": f.certain,
         "objects": list(objects.ids(f.objects)),
-        "cause": f.cause,
     }
 
 
@@ -372,27 +366,16 @@ def _failure_of(nodeid: str, data: dict[str, Any]) -> Failure:
 
     findings = tuple(
         Finding(
-            RULES[f["rule"]],
-            f["where"],
-            tuple(f["nodes"]),
-            f["evidence"],
-            f["fix"],
-            f["certain"],
-            objs(f["objects"]),
-            f["cause"],
+            **{
+                **f,
+                "rule": RULES[f["rule"]],
+                "nodes": tuple(f["nodes"]),
+                "objects": objs(f["objects"]),
+            }
         )
         for f in data.get("findings", [])
     )
     return Failure(nodeid, objs(data.get("path", [])), findings)
-
-
-def _first(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else text
-
-
-def _unmeasured_text(exc: NotMeasured) -> str:
-    text = f"not measured: {exc.reason}"
-    return f"{text}\nFix: {exc.fix}" if exc.fix else text
 
 
 def _item_record(

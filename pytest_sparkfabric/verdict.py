@@ -51,13 +51,11 @@ def widen(item: pytest.Item, objs: Sequence[Obj]) -> None:
 
 
 def _text(value: object) -> str:
-    if isinstance(value, float):
-        return (
-            f"{value:.4g}"
-            if abs(value) < 1e-3 and value
-            else f"{value:.2f}".rstrip("0").rstrip(".")
-        )
-    return str(value)
+    if not isinstance(value, float):
+        return str(value)
+    if abs(value) < 1e-3 and value:
+        return f"{value:.4g}"
+    return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 class Verdict:

@@ -23,20 +23,25 @@ Json = object
 
 
 def _number(x: float) -> str:
+    if type(x) is int and -INT_MAX - 1 <= x <= INT_MAX:  # counts: most numbers of a document
+        return str(x)
     if isinstance(x, bool):
         raise TypeError("bool is not a number")
-    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+    x = float(x)  # cJSON holds every number as a double
+    if math.isnan(x) or math.isinf(x):
         return "null"
-    if float(x) == int(x) and -INT_MAX - 1 <= x <= INT_MAX:
+    if x.is_integer() and -INT_MAX - 1 <= x <= INT_MAX:
         return str(int(x))
-    text = f"{float(x):1.15g}"
-    return text if float(text) == float(x) else f"{float(x):1.17g}"
+    text = f"{x:1.15g}"
+    return text if float(text) == x else f"{x:1.17g}"
 
 
 def cjson(value: Json, depth: int = 0) -> str:
     kind = type(value)
     if kind is float or kind is int:  # most values: checked first (a document has ~1000)
         return _number(value)  # type: ignore[arg-type]
+    if kind is str:
+        return _string(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -45,14 +50,14 @@ def cjson(value: Json, depth: int = 0) -> str:
         return _number(value)
     if isinstance(value, str):
         return _string(value)
-    if isinstance(value, Mapping):
+    if isinstance(value, (dict, Mapping)):
         if not value:
             return "{\n" + "\t" * depth + "}"
         inner = "\t" * (depth + 1)
         items = [f"{inner}{_string(k)}:\t{cjson(v, depth + 1)}" for k, v in value.items()]
         return "{\n" + ",\n".join(items) + "\n" + "\t" * depth + "}"
-    if isinstance(value, Sequence):
-        return "[" + ", ".join(cjson(v, depth + 1) for v in value) + "]"
+    if isinstance(value, (list, Sequence)):
+        return "[" + ", ".join([cjson(v, depth + 1) for v in value]) + "]"
     raise TypeError(f"not JSON: {value!r}")
 
 
