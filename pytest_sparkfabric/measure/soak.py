@@ -238,8 +238,8 @@ def measure(fabric: Fabric) -> SoakRun:
             clients[f.where] = _start(
                 fabric, Job(f.src.node, client, secs + SLACK_S), out.traffic_error, f.where
             )
-        with switch_counters.watch(fabric, "heat soak") as watch:
-            _sample_loop(fabric, out, live, loads, watch.tick)
+        with switch_counters.watch(fabric, "heat soak") as tick:
+            _sample_loop(fabric, out, live, loads, tick or (lambda: None))
         if out.stopped_early is None:
             # The clients end by their own -D; their last words carry the average rate.
             # Dropped only once waited for: a Ctrl-C mid-wait still stops the rest in `finally`.
