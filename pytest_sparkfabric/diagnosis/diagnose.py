@@ -329,15 +329,9 @@ def _switch_or_pfc(ev: Evidence) -> list[Finding]:
         ]
         if unknown:
             seen = f"{_summary(slow)}; no loopback measured on {', '.join(unknown)}"
-            throttle = Finding(
-                RULES["nic_throttled"],
-                where,
-                nodes,
-                seen,
-                certain=False,
-                objects=tuple(node_obj(n) for n in unknown),
-            )
-            out.insert(0, throttle)
+            boxes = tuple(node_obj(n) for n in unknown)
+            rule = RULES["nic_throttled"]
+            out.insert(0, Finding(rule, where, nodes, seen, certain=False, objects=boxes))
         return out
     if tcp_slow and (busy or not ev.rdma):
         seen = f"TCP {_each(tcp_slow[:3])}{cpu_text}"

@@ -2,7 +2,7 @@
 bandwidth round, the heat soak), and the switch's CPU load sampled while the traffic flows.
 
 A window reads `print stats` of every leg before and after (REST or the SSH console, as the
-switch is read: `switch_access`) and `/system resource` every CPU_EVERY_S seconds in between.
+switch is read: `measure.switch`) and `/system resource` every CPU_EVERY_S seconds in between.
 A counter that grows on a leg during traffic names the leg, the cable and the direction:
 the switch's `rx-*` errors count frames the host sent, so they accuse the host->switch
 direction of that cable (the host's transmitter, the cable, the switch port's receiver); the
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.engine import Fabric, PhaseName
     from pytest_sparkfabric.measure.flows import Flow
-    from pytest_sparkfabric.measure.switch_access import Reads
+    from pytest_sparkfabric.measure.switch import Reads
 
 NAME: PhaseName = "switch_counters"
 CPU_EVERY_S = 2.0
