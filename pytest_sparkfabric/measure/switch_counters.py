@@ -99,14 +99,9 @@ class Log:
             self.cpu.append(s)
 
 
-def measure(fabric: Fabric) -> Log:
-    """An empty log: the windows are added as the traffic phases run (`watch`)."""
-    return Log()
-
-
 def log(fabric: Fabric) -> Log:
-    """The session's windows so far (nothing is measured by asking)."""
-    return fabric.phase(NAME, measure)
+    """The session's windows so far: each traffic phase adds its own (`watch`)."""
+    return fabric.phase(NAME, lambda _: Log())
 
 
 def _snapshot(fabric: Fabric, reads: Reads, legs: list[str]) -> dict[str, counters.Snapshot | str]:
