@@ -124,11 +124,10 @@ def traffic_plan(fabric: Fabric, nodes: Collection[str] | None = None) -> list[T
     base = cluster.spec.bandwidth.base_port + SOAK_PORT_OFFSET
     if cluster.topology == "switch":
         ring = [n for n in cluster.nodes if n.name in keep]
-        pairs = [(ring[i], ring[(i + 1) % len(ring)]) for i in range(len(ring))]
-        if len(ring) == 2:
-            pairs = [pairs[0], (ring[1], ring[0])]
-        elif len(ring) < 2:
-            pairs = []
+        # Each node sends to the next (two nodes: each to the other), so every leg runs both ways.
+        pairs = (
+            [(a, ring[(i + 1) % len(ring)]) for i, a in enumerate(ring)] if len(ring) > 1 else []
+        )
         edges = [(a.rail(a.ports[0], r), b.rail(b.ports[0], r)) for a, b in pairs for r in (0, 1)]
     else:
         links = [x for x in fabric.plan.links if x.a.node in keep and x.b.node in keep]
@@ -187,12 +186,9 @@ def measure(fabric: Fabric) -> SoakRun:
     live = fabric.reachable()
     flows = traffic_plan(fabric, live)
     busy = {f.src.node for f in flows} | {f.dst.node for f in flows}
-    for name in live:
-        if name not in busy:
-            out.idle[name] = (
-                f"{name}: no soak traffic, its link partners do not answer: "
-                + "; ".join(fabric.unreachable().values())
-            )
+    gone = "; ".join(fabric.unreachable().values())
+    for name in (n for n in live if n not in busy):
+        out.idle[name] = f"{name}: no soak traffic, its link partners do not answer: {gone}"
     fabric.progress(
         f"heat soak: {shell.duration(spec.duration_s)}, GPU load on {len(live)} nodes, "
         f"{len(flows)} saturating ib_write_bw flows, a sample every "
