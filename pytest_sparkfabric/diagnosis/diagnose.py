@@ -284,12 +284,8 @@ def _summary(rates: list[Rate]) -> str:
     values = sorted(r.gbps or 0.0 for r in rates)
     if len(values) == 1:
         return f"RDMA {rates[0].label or rates[0].where} {_gb(values[0])}"
-    span = (
-        f"{values[0]:.1f}"
-        if f"{values[0]:.1f}" == f"{values[-1]:.1f}"
-        else (f"{values[0]:.1f}-{values[-1]:.1f}")
-    )
-    return f"RDMA {len(values)} rails at {span} Gb/s"
+    lo, hi = f"{values[0]:.1f}", f"{values[-1]:.1f}"
+    return f"RDMA {len(values)} rails at {lo if lo == hi else f'{lo}-{hi}'} Gb/s"
 
 
 def _switch_or_pfc(ev: Evidence) -> list[Finding]:
