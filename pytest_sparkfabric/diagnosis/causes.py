@@ -19,34 +19,20 @@ from pytest_sparkfabric.diagnosis.rules import RuleId
 from pytest_sparkfabric.objects import Blame, Obj, ids, meet
 from pytest_sparkfabric.results import Cause
 
-DEEPER: Mapping[RuleId, tuple[RuleId, ...]] = MappingProxyType(
-    {
-        "link_down": ("autoneg_failed",),
-        "speed_degraded": ("autoneg_failed",),
-        "mtu_path": ("mtu_mismatch", "mtu_local"),
-        "mtu_local": ("mtu_mismatch",),
-        "unreachable_rail": (
-            "link_down",
-            "autoneg_failed",
-            "admin_down",
-            "duplicate_ip",
-            "address_mismatch",
-        ),
-    }
-)
+DEEPER: Mapping[RuleId, tuple[RuleId, ...]] = MappingProxyType({
+    "link_down": ("autoneg_failed",),
+    "speed_degraded": ("autoneg_failed",),
+    "mtu_path": ("mtu_mismatch", "mtu_local"),
+    "mtu_local": ("mtu_mismatch",),
+    "unreachable_rail": ("link_down", "autoneg_failed", "admin_down", "duplicate_ip",
+                         "address_mismatch"),
+})  # fmt: skip
 """A rule -> the rules whose cause, on a meeting object, explains it too."""
 
-SETTINGS: frozenset[RuleId] = frozenset(
-    {
-        "nccl_socket",
-        "nccl_single_hca",
-        "nccl_wrong_hca",
-        "ipv6_enabled",
-        "rp_filter_strict",
-        "arp_flux",
-        "duplicate_ip",
-    }
-)
+SETTINGS: frozenset[RuleId] = frozenset({
+    "nccl_socket", "nccl_single_hca", "nccl_wrong_hca", "ipv6_enabled", "rp_filter_strict",
+    "arp_flux", "duplicate_ip",
+})  # fmt: skip
 """Rules about one setting (a sysctl, an NCCL variable, an address plan): wherever it is wrong,
 it is one root cause naming every object that has it."""
 
@@ -54,18 +40,12 @@ BY_REASON: frozenset[RuleId] = frozenset({"prerequisite_missing", "not_measured"
 """Rules whose cause is one missing thing wherever it is missing (perftest on two nodes): one
 root cause per cause text, naming every object it stopped."""
 
-BLAMES: Mapping[RuleId, Blame] = MappingProxyType(
-    {
-        "link_down": "cable",
-        "marginal_cable": "cable",
-        "ber_high": "cable",
-        "post_fec_errors": "cable",
-        "speed_degraded": "cable",
-        "firewall": "node",
-        "rx_discards": "node",
-        "egress_rate_cap": "leg",
-    }
-)
+BLAMES: Mapping[RuleId, Blame] = MappingProxyType({
+    "link_down": "cable", "marginal_cable": "cable", "ber_high": "cable",
+    "post_fec_errors": "cable", "speed_degraded": "cable",
+    "firewall": "node", "rx_discards": "node",
+    "egress_rate_cap": "leg",
+})  # fmt: skip
 """Rules whose fault, seen on a rail or a link, is one thing beyond it: the cable the rail runs
 over (a slow or dark cable shows on both its rails and both its ends), the node (its firewall,
 its NIC's receive buffer), or the switch leg toward the node (a cap on its egress)."""

@@ -47,6 +47,16 @@ def _gb(value: float) -> str:
     return f"{value:.1f} Gb/s"
 
 
+def _each(rates: Iterable[Rate | PairRates]) -> str:
+    """`rail0 12.0 Gb/s, rail1 0.1 Gb/s`: each figure with its label (a pair: its total)."""
+    return ", ".join(
+        f"{r.label or r.where} {_gb(r.gbps or 0.0)}"
+        if isinstance(r, Rate)
+        else f"{r.where} {_gb(r.total_gbps or 0.0)}"
+        for r in rates
+    )
+
+
 def _loopbacks(ev: Evidence) -> dict[str, list[Rate]]:
     out: dict[str, list[Rate]] = {}
     for r in ev.loopback:
@@ -153,19 +163,10 @@ def _speed_degraded(ev: Evidence) -> list[Finding]:
     return [Finding(RULES["speed_degraded"], where, nodes, seen)]
 
 
-def _launch(ev: Evidence) -> list[Finding]:
-    rule = RULES["nccl_socket_ifname"]
-    return [Finding(rule, s.nodes[0], s.nodes, s.where) for s in ev.launch]
-
-
-def _firewall(ev: Evidence) -> list[Finding]:
-    return [Finding(RULES["firewall"], s.nodes[0], s.nodes, s.where) for s in ev.refused]
-
-
 def _nic_throttled(ev: Evidence) -> list[Finding]:
     out = []
     for node, rates in _throttled(ev).items():
-        seen = ", ".join(f"{r.label or r.where} {_gb(r.gbps or 0.0)}" for r in rates)
+        seen = _each(rates)
         certain = any((r.gbps or 0.0) > DEAD_RAIL_MAX_GBPS for r in rates)
         out.append(
             Finding(
@@ -193,7 +194,7 @@ def _half_port(ev: Evidence) -> list[Finding]:
     throttled = set(_throttled(ev))
     halves = _dead_halves(ev)
     for dead, live in halves.values():
-        seen = ", ".join(f"{r.label or r.where} {_gb(r.gbps or 0.0)}" for r in dead + live)
+        seen = _each(dead + live)
         names = ", ".join(r.label or r.where for r in dead)
         out.append(
             Finding(
@@ -213,7 +214,7 @@ def _half_port(ev: Evidence) -> list[Finding]:
             if any(f.where == p.where for f in out):
                 continue
             hca = f" (NCCL_IB_HCA={','.join(p.devices)})" if p.devices else ""
-            seen = ", ".join(f"{r.label or r.where} {_gb(r.gbps or 0.0)}" for r in p.rails)
+            seen = _each(p.rails)
             out.append(
                 Finding(
                     RULES["half_port"],
@@ -283,12 +284,8 @@ def _summary(rates: list[Rate]) -> str:
     values = sorted(r.gbps or 0.0 for r in rates)
     if len(values) == 1:
         return f"RDMA {rates[0].label or rates[0].where} {_gb(values[0])}"
-    span = (
-        f"{values[0]:.1f}"
-        if f"{values[0]:.1f}" == f"{values[-1]:.1f}"
-        else (f"{values[0]:.1f}-{values[-1]:.1f}")
-    )
-    return f"RDMA {len(values)} rails at {span} Gb/s"
+    lo, hi = f"{values[0]:.1f}", f"{values[-1]:.1f}"
+    return f"RDMA {len(values)} rails at {lo if lo == hi else f'{lo}-{hi}'} Gb/s"
 
 
 def _switch_or_pfc(ev: Evidence) -> list[Finding]:
@@ -312,12 +309,10 @@ def _switch_or_pfc(ev: Evidence) -> list[Finding]:
     objs = ev.shared or _objects(slow)
     cpu_text = f"; switch cpu-load {cpu:.0f}%" if busy and cpu is not None else ""
     if slow and tcp_slow:
-        tcp_text = ", ".join(f"{p.where} {_gb(p.total_gbps or 0.0)}" for p in tcp_slow[:3])
-        seen = f"{_summary(slow)} and TCP too ({tcp_text}){cpu_text}"
+        seen = f"{_summary(slow)} and TCP too ({_each(tcp_slow[:3])}){cpu_text}"
         return [Finding(sw, where, nodes, seen, objects=objs)]
     if slow and tcp_fine:
-        tcp_text = ", ".join(f"{p.where} {_gb(p.total_gbps or 0.0)}" for p in tcp_fine[:3])
-        seen = f"{_summary(slow)} while TCP between the same nodes is fine ({tcp_text})"
+        seen = f"{_summary(slow)} while TCP between the same nodes is fine ({_each(tcp_fine[:3])})"
         return [Finding(pfc, where, nodes, seen, objects=objs)]
     if slow and busy:
         return [Finding(sw, where, nodes, f"{_summary(slow)}{cpu_text}", objects=objs)]
@@ -330,19 +325,12 @@ def _switch_or_pfc(ev: Evidence) -> list[Finding]:
         ]
         if unknown:
             seen = f"{_summary(slow)}; no loopback measured on {', '.join(unknown)}"
-            throttle = Finding(
-                RULES["nic_throttled"],
-                where,
-                nodes,
-                seen,
-                certain=False,
-                objects=tuple(node_obj(n) for n in unknown),
-            )
-            out.insert(0, throttle)
+            boxes = tuple(node_obj(n) for n in unknown)
+            rule = RULES["nic_throttled"]
+            out.insert(0, Finding(rule, where, nodes, seen, certain=False, objects=boxes))
         return out
     if tcp_slow and (busy or not ev.rdma):
-        tcp_text = ", ".join(f"{p.where} {_gb(p.total_gbps or 0.0)}" for p in tcp_slow[:3])
-        seen = f"TCP {tcp_text}{cpu_text}"
+        seen = f"TCP {_each(tcp_slow[:3])}{cpu_text}"
         return [Finding(sw, "the switch", (), seen, certain=busy, objects=ev.shared)]
     if crawl and nccl is not None:
         seen = f"NCCL {nccl.busbw_gbytes_s:g} GB/s over IB{cpu_text}"
@@ -357,11 +345,9 @@ def _nccl_socket(ev: Evidence) -> list[Finding]:
     said = "'Using network Socket'" if "Socket" in n.networks else "NET/Socket, no IB device"
     busbw = f", busbw {n.busbw_gbytes_s:g} GB/s" if n.busbw_gbytes_s is not None else ""
     seen = f"NCCL_DEBUG=INFO says {said}{busbw}"
-    if ev.no_link:
-        # With the RoCE ports down NCCL finds no IB device and falls back by itself.
-        seen += "; with links down that may be the fallback, not a setting"
-        return [Finding(RULES["nccl_socket"], n.where, (), seen, certain=False)]
-    return [Finding(RULES["nccl_socket"], n.where, (), seen)]
+    # With the RoCE ports down NCCL finds no IB device and falls back by itself.
+    down = "; with links down that may be the fallback, not a setting" if ev.no_link else ""
+    return [Finding(RULES["nccl_socket"], n.where, (), seen + down, certain=not down)]
 
 
 def _nccl_single_hca(ev: Evidence) -> list[Finding]:
@@ -380,11 +366,11 @@ def _nccl_single_hca(ev: Evidence) -> list[Finding]:
     if short:
         busbw = f"; busbw {n.busbw_gbytes_s:g} GB/s" if n.busbw_gbytes_s is not None else ""
         seen = "NET/IB line: " + "; ".join(short[:4]) + busbw
-        if ev.no_link:
-            # NCCL leaves out the devices of a port without link by itself.
-            seen += "; with links down that may be NCCL leaving them out, not a setting"
-            return [Finding(RULES["nccl_single_hca"], n.where, n.nodes, seen, fix, certain=False)]
-        return [Finding(RULES["nccl_single_hca"], n.where, n.nodes, seen, fix)]
+        # NCCL leaves out the devices of a port without link by itself.
+        down = "; with links down that may be NCCL leaving them out, not a setting"
+        seen += down if ev.no_link else ""
+        rule = RULES["nccl_single_hca"]
+        return [Finding(rule, n.where, n.nodes, seen, fix, certain=not ev.no_link)]
     lo, hi = SINGLE_HCA_GBYTES_S
     if not n.devices and n.busbw_gbytes_s is not None and lo <= n.busbw_gbytes_s <= hi:
         seen = f"busbw {n.busbw_gbytes_s:g} GB/s, the one-rail figure; no NET/IB line to confirm"
@@ -392,42 +378,44 @@ def _nccl_single_hca(ev: Evidence) -> list[Finding]:
     return []
 
 
-def _pcie_degraded(ev: Evidence) -> list[Finding]:
-    seen = "the NIC half trained below x4 Gen5"
-    return [
-        Finding(RULES["pcie_degraded"], s.where, s.nodes, seen, objects=s.objects)
-        for s in ev.narrow_pcie
-    ]
+def _sites(
+    rule: RuleId, field: Callable[[Evidence], tuple[Site, ...]], seen: str | None = None
+) -> Diagnoser:
+    """One finding per site of one evidence field; `seen` None: the site's own text."""
+
+    def find(ev: Evidence) -> list[Finding]:
+        return [
+            Finding(RULES[rule], s.nodes[0], s.nodes, s.where, objects=s.objects)
+            if seen is None
+            else Finding(RULES[rule], s.where, s.nodes, seen, objects=s.objects)
+            for s in field(ev)
+        ]
+
+    return find
 
 
-def _duplicate_ip(ev: Evidence) -> list[Finding]:
-    seen = "one address answers on two interfaces"
-    return [
-        Finding(RULES["duplicate_ip"], s.where, s.nodes, seen, objects=s.objects)
-        for s in ev.duplicate_ips
-    ]
+Diagnoser = Callable[[Evidence], list[Finding]]
 
-
-DIAGNOSERS: tuple[tuple[RuleId, Callable[[Evidence], list[Finding]]], ...] = (
-    ("miscabled", _miscabled),
-    ("link_down", _link_down),
-    ("mtu_path", _short_leg),
-    ("speed_degraded", _speed_degraded),
-    ("duplicate_ip", _duplicate_ip),
-    ("pcie_degraded", _pcie_degraded),
-    ("nic_throttled", _nic_throttled),
-    ("half_port", _half_port),
-    ("egress_rate_cap", _egress_cap),
-    ("switch_cpu_forwarding", _switch_or_pfc),
-    ("nccl_socket_ifname", _launch),
-    ("firewall", _firewall),
-    ("nccl_socket", _nccl_socket),
-    ("nccl_single_hca", _nccl_single_hca),
+DIAGNOSERS: tuple[Diagnoser, ...] = (
+    _miscabled,
+    _link_down,
+    _short_leg,
+    _speed_degraded,
+    _sites("duplicate_ip", lambda ev: ev.duplicate_ips, "one address answers on two interfaces"),
+    _sites("pcie_degraded", lambda ev: ev.narrow_pcie, "the NIC half trained below x4 Gen5"),
+    _nic_throttled,
+    _half_port,
+    _egress_cap,
+    _switch_or_pfc,
+    _sites("nccl_socket_ifname", lambda ev: ev.launch),
+    _sites("firewall", lambda ev: ev.refused),
+    _nccl_socket,
+    _nccl_single_hca,
 )
-"""Evidence rules in priority order; each returns the findings of the rules it knows."""
+"""The diagnosers in priority order; each returns the findings of the rules it knows."""
 
 
 def diagnose(evidence: Evidence) -> list[Finding]:
     """Every cause the evidence shows, most specific first; certain findings before guesses."""
-    found = [f for _, rule in DIAGNOSERS for f in rule(evidence)]
+    found = [f for rule in DIAGNOSERS for f in rule(evidence)]
     return sorted(found, key=lambda f: not f.certain)

@@ -96,12 +96,14 @@ def _nccl_evidence(name: str, run: NcclTestsRun) -> NcclEvidence:
     )
 
 
-def _ok(value: float | None) -> bool:
-    return value is None or math.isfinite(value)
-
-
-def _finite(rates: list[Rate]) -> list[Rate]:
-    return [r for r in rates if _ok(r.gbps)]
+def _keep(out: Explained, name: str, line: str, value: float | None) -> bool:
+    """Record the file's summary line, unless its figure is not a number to judge: a saved
+    output that says nan or inf Gb/s is damaged, not a measurement."""
+    if value is not None and not math.isfinite(value):
+        out.errors.append(f"{name}: holds a figure that is not a finite number (nan or inf)")
+        return False
+    out.lines.append(line)
+    return True
 
 
 def explain(files: Sequence[tuple[str, str]]) -> Explained:
@@ -124,63 +126,51 @@ def explain(files: Sequence[tuple[str, str]]) -> Explained:
                 gbps = bw.bw_avg_gbps
                 label = bw.device or name
                 if is_loopback(text):
-                    loopback.append(Rate(name, (), gbps, label))
                     ref = "healthy NIC ~106 Gb/s, throttled 8-25"
-                    out.lines.append(
-                        f"{name}: ib_write_bw loopback on {label}: {gbps:.1f} Gb/s ({ref})"
-                    )
+                    line = f"{name}: ib_write_bw loopback on {label}: {gbps:.1f} Gb/s ({ref})"
+                    if _keep(out, name, line, gbps):
+                        loopback.append(Rate(name, (), gbps, label))
                 else:
-                    rdma.append(Rate(name, (), gbps, label))
                     qps = f", {bw.qps} QP(s)" if bw.qps else ""
-                    out.lines.append(
+                    line = (
                         f"{name}: ib_write_bw on {label}{qps}: {gbps:.1f} Gb/s "
                         "(one rail healthy 92-112, NVIDIA gate 80)"
                     )
+                    if _keep(out, name, line, gbps):
+                        rdma.append(Rate(name, (), gbps, label))
             elif tool == "iperf3":
                 res = parse_iperf3_json(text)
                 if res.error is not None:
                     out.lines.append(f"{name}: iperf3 reported an error: {res.error}")
                     continue
                 tcp_gbps = res.received_gbps if res.received_gbps is not None else res.sent_gbps
-                tcp.append(Rate(name, (), tcp_gbps, name))
                 streams = f"{res.streams} stream(s)" if res.streams else "? streams"
                 shown = f"{tcp_gbps:.1f} Gb/s" if tcp_gbps is not None else "no rate"
-                out.lines.append(
-                    f"{name}: iperf3 {streams}: {shown} (both halves in parallel 185-198)"
-                )
+                line = f"{name}: iperf3 {streams}: {shown} (both halves in parallel 185-198)"
+                if _keep(out, name, line, tcp_gbps):
+                    tcp.append(Rate(name, (), tcp_gbps, name))
             elif tool == "nccl-tests":
                 run = parse_nccl_tests(text)
-                nccl = _nccl_evidence(name, run)
+                found = _nccl_evidence(name, run)
                 busbw = (
                     f"avg busbw {run.avg_busbw_gbytes_s:g} GB/s"
                     if run.avg_busbw_gbytes_s is not None
                     else "NO '# Avg bus bandwidth' line (the run did not complete)"
                 )
-                nets = ", ".join(nccl.networks) or "not shown (no NCCL_DEBUG=INFO?)"
-                devs = "; ".join(f"{k}: {','.join(v)}" for k, v in nccl.devices.items())
-                out.lines.append(
+                nets = ", ".join(found.networks) or "not shown (no NCCL_DEBUG=INFO?)"
+                devs = "; ".join(f"{k}: {','.join(v)}" for k, v in found.devices.items())
+                line = (
                     f"{name}: nccl-tests, {len(run.ranks) or '?'} ranks: {busbw}; network {nets}"
                     + (f"; NET/IB {devs}" if devs else "")
                 )
+                nccl = found if _keep(out, name, line, found.busbw_gbytes_s) else None
             else:
-                res_sw = parse_system_resource(text)
-                cpu = float(res_sw.cpu_load_pct) if res_sw.cpu_load_pct is not None else None
-                out.lines.append(f"{name}: RouterOS system resource: cpu-load {cpu}%")
+                load = parse_system_resource(text).cpu_load_pct
+                seen = float(load) if load is not None else None
+                line = f"{name}: RouterOS system resource: cpu-load {seen}%"
+                cpu = seen if _keep(out, name, line, seen) else None
         except ParseError as exc:
             out.errors.append(f"{name}: looks like {tool}, but {exc.missing}")
-            continue
-        figures = [r.gbps for r in (*loopback, *rdma, *tcp)] + [cpu]
-        if nccl is not None:
-            figures.append(nccl.busbw_gbytes_s)
-        if any(v is not None and not math.isfinite(v) for v in figures):
-            # A saved output that says nan or inf Gb/s is damaged, not a measurement to judge.
-            out.errors.append(f"{name}: holds a figure that is not a finite number (nan or inf)")
-            out.lines.pop()
-            loopback, rdma, tcp = _finite(loopback), _finite(rdma), _finite(tcp)
-            if nccl is not None and not _ok(nccl.busbw_gbytes_s):
-                nccl = None
-            if not _ok(cpu):
-                cpu = None
     pairs: tuple[PairRates, ...] = ()
     if len(rdma) >= 2:
         pairs = (PairRates("the ib_write_bw files together", (), tuple(rdma)),)

@@ -354,13 +354,7 @@ class _Picker:
     def confirm(self, s: Suspect) -> tuple[Transfer, ...]:
         if s.kind != "node" or s.confirmed or self.adj is not None:
             return ()
-        sides: tuple[Side, ...] = (
-            ("send", "receive")
-            if s.role == "both"
-            else ("send",)
-            if s.role == "send"
-            else ("receive",)
-        )
+        sides: tuple[Side, ...] = ("send", "receive") if s.role == "both" else (s.role,)
         return tuple(t for side in sides if (t := self._test(s.nodes[0], side)))
 
     def retest(self, u: Undecided) -> tuple[Transfer, ...]:

@@ -11,10 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
-from pytest_sparkfabric.measure.prereq import could_not_run
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
 from pytest_sparkfabric.outcome import Measured, NotMeasured
-from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.dcb import build_dcb_pfc, parse_dcb_pfc
 from pytest_sparkfabric.probes.mlnx_qos import build_mlnx_qos, parse_mlnx_qos
 from pytest_sparkfabric.transport import Job, RunResult
@@ -61,16 +59,10 @@ def _missing(r: RunResult) -> bool:
 
 
 def _from_mlnx_qos(r: RunResult, rail: Rail) -> Measured[HostQos]:
-    gap = could_not_run(r)
-    if gap is not None:
-        return Measured.not_measured(gap)
-    err = result_error(r, "mlnx_qos")
-    if err:
-        return Measured.failed(err)
-    try:
-        q = parse_mlnx_qos(r.stdout)
-    except ParseError as exc:
-        return Measured.failed(f"{rail.node}: {exc}")
+    m = parsed(r, "mlnx_qos", parse_mlnx_qos)
+    if m.value is None:
+        return Measured(error=m.error, unmeasured=m.unmeasured)
+    q = m.value
     if q.pfc_priorities is None:
         return Measured.not_measured(
             NotMeasured(
@@ -92,16 +84,10 @@ def _from_dcb(r: RunResult, rail: Rail) -> Measured[HostQos]:
                 fix="sudo apt install iproute2 (dcb), or mlnx-tools (mlnx_qos)",
             )
         )
-    gap = could_not_run(r)
-    if gap is not None:
-        return Measured.not_measured(gap)
-    err = result_error(r, "dcb")
-    if err:
-        return Measured.failed(err)
-    try:
-        return Measured.of(HostQos(parse_dcb_pfc(r.stdout).pfc_priorities, None, "dcb"))
-    except ParseError as exc:
-        return Measured.failed(f"{rail.node}: {exc}")
+    m = parsed(r, "dcb", parse_dcb_pfc)
+    if m.value is None:
+        return Measured(error=m.error, unmeasured=m.unmeasured)
+    return Measured.of(HostQos(m.value.pfc_priorities, None, "dcb"))
 
 
 def measure(fabric: Fabric) -> QosReads:

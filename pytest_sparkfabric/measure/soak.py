@@ -14,10 +14,6 @@ servers and the clients are always ended. Nodes that do not answer take no part;
 than two nodes left that share a cable (or the switch) the soak does not run.
 """
 
-# Over 400 lines on purpose: the soak's one timeline (loads, traffic, samples, stop) must be read
-# top to bottom; temperatures, counters and lane math live in soak_temps.py, rail_counters.py
-# and soak_math.py.
-
 from __future__ import annotations
 
 import math
@@ -43,7 +39,6 @@ from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_server,
     parse_ib_write_bw,
 )
-from pytest_sparkfabric.probes.sysfs import build_read_globs, hwmon_glob
 from pytest_sparkfabric.transport import Background, Job, RunResult
 
 if TYPE_CHECKING:
@@ -129,11 +124,10 @@ def traffic_plan(fabric: Fabric, nodes: Collection[str] | None = None) -> list[T
     base = cluster.spec.bandwidth.base_port + SOAK_PORT_OFFSET
     if cluster.topology == "switch":
         ring = [n for n in cluster.nodes if n.name in keep]
-        pairs = [(ring[i], ring[(i + 1) % len(ring)]) for i in range(len(ring))]
-        if len(ring) == 2:
-            pairs = [pairs[0], (ring[1], ring[0])]
-        elif len(ring) < 2:
-            pairs = []
+        # Each node sends to the next (two nodes: each to the other), so every leg runs both ways.
+        pairs = (
+            [(a, ring[(i + 1) % len(ring)]) for i, a in enumerate(ring)] if len(ring) > 1 else []
+        )
         edges = [(a.rail(a.ports[0], r), b.rail(b.ports[0], r)) for a, b in pairs for r in (0, 1)]
     else:
         links = [x for x in fabric.plan.links if x.a.node in keep and x.b.node in keep]
@@ -192,12 +186,9 @@ def measure(fabric: Fabric) -> SoakRun:
     live = fabric.reachable()
     flows = traffic_plan(fabric, live)
     busy = {f.src.node for f in flows} | {f.dst.node for f in flows}
-    for name in live:
-        if name not in busy:
-            out.idle[name] = (
-                f"{name}: no soak traffic, its link partners do not answer: "
-                + "; ".join(fabric.unreachable().values())
-            )
+    gone = "; ".join(fabric.unreachable().values())
+    for name in (n for n in live if n not in busy):
+        out.idle[name] = f"{name}: no soak traffic, its link partners do not answer: {gone}"
     fabric.progress(
         f"heat soak: {shell.duration(spec.duration_s)}, GPU load on {len(live)} nodes, "
         f"{len(flows)} saturating ib_write_bw flows, a sample every "
@@ -238,8 +229,8 @@ def measure(fabric: Fabric) -> SoakRun:
             clients[f.where] = _start(
                 fabric, Job(f.src.node, client, secs + SLACK_S), out.traffic_error, f.where
             )
-        with switch_counters.watch(fabric, "heat soak") as watch:
-            _sample_loop(fabric, out, live, loads, watch.tick)
+        with switch_counters.watch(fabric, "heat soak") as tick:
+            _sample_loop(fabric, out, live, loads, tick)
         if out.stopped_early is None:
             # The clients end by their own -D; their last words carry the average rate.
             # Dropped only once waited for: a Ctrl-C mid-wait still stops the rest in `finally`.
@@ -316,20 +307,22 @@ def _sample_loop(
     fabric: Fabric,
     out: SoakRun,
     nodes: Sequence[str],
-    loads: dict[str, Background | None] | None = None,
-    tick: Callable[[], None] = lambda: None,
+    loads: dict[str, Background | None],
+    tick: Callable[[], None] | None,
 ) -> None:
     spec = fabric.cluster.spec.soak
     clock = fabric.transport.clock
     start = out.started_s = clock.now()
     rails = [r for r in fabric.cluster.rails if r.node in nodes]
+    # Each round's reads run with the temperatures' (one round trip): `_sample` hands them in.
     watch = Watch(rail_counters.log(fabric), NAME, tuple(r.id for r in rails), lambda: {})
     shown: float | None = None  # wall clock: a line a minute, and the last one
     while True:
         elapsed = clock.now() - start
         dropped = _sample(fabric, out, elapsed, nodes, watch)
-        _note_load_ends(fabric, out, loads or {})
-        tick()  # the switch's cpu-load with the soak's traffic flowing
+        _note_load_ends(fabric, out, loads)
+        if tick is not None:
+            tick()  # the switch's cpu-load with the soak's traffic flowing
         # The last reading is the one taken at the end (a clock reading a hair short of it is
         # the end too: one more sample a moment later would make a window of almost no time).
         last = dropped is not None or elapsed >= spec.duration_s - END_SLACK_S
@@ -359,60 +352,62 @@ def _sample(
     the counter log since the last round); returns why the soak must stop (a link dropped)."""
     cluster = fabric.cluster
     rails = [r for r in cluster.rails if r.node in nodes]
-    counter_jobs = rail_counters.jobs(rails)
-    # One ConnectX-7 per box: the hwmon of its first fabric netdev is the NIC's temperature.
-    jobs = [
-        Job(name, build_read_globs([hwmon_glob(cluster.node(name).rails[0].netdev)]), QUICK_S)
-        for name in nodes
-    ]
-    jobs += [Job(name, build_gpu_query(), QUICK_S) for name in nodes]
     # The module sits in the port: one read per cabled port (its first rail's netdev).
     ports = [cluster.node(n).rails_of(p)[0] for n in nodes for p in cluster.node(n).ports]
-    jobs += [Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports]
-    results = fabric.run_all(counter_jobs + jobs)
-    read = rail_counters.parse(rails, results[: len(counter_jobs)], out.started_s + now)
-    results = results[len(counter_jobs) :]
-    if watch.last:
-        grown = watch.step(f"soak {now:.0f} s", read)
-    else:
-        grown = {}
+    counter_jobs = rail_counters.jobs(rails)
+    results = iter(
+        fabric.run_all(
+            [
+                *counter_jobs,
+                *soak_temps.hwmon_jobs(fabric, nodes),
+                *(Job(name, build_gpu_query(), QUICK_S) for name in nodes),
+                *(Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports),
+            ]
+        )
+    )
+    t_s = out.started_s + now
+    read = rail_counters.parse(rails, [next(results) for _ in counter_jobs], t_s)
+    grown = watch.step(f"soak {now:.0f} s", read) if watch.last else {}
+    if not watch.last:
         watch.start(read)
-    hwmon_r, gpu_r = results[: len(nodes)], results[len(nodes) : 2 * len(nodes)]
-    for rail, r in zip(ports, results[2 * len(nodes) :], strict=True):
-        _module_reading(out, rail, soak_temps.module_temp(r))
+    for name in nodes:
+        _nic_reading(out, name, t_s, soak_temps.nic_sensors(next(results)))
+    for name in nodes:
+        _gpu_reading(out, name, next(results))
+    for rail in ports:
+        _module_reading(out, rail, soak_temps.module_temp(next(results)))
     dropped = [
         f"link down on {rail_id} (link_down_events_phy +{n})"
         for rail_id, w in grown.items()
         if (n := w.growth.get("link_down_events_phy", 0))
     ]
-    t_s = out.started_s + now
-    for name, r in zip(nodes, hwmon_r, strict=True):
-        sensors = soak_temps.nic_sensors(r)
-        if sensors:
-            hottest = max(x.temp_c for x in sensors)
-            out.nic_temp_c[name] = max(out.nic_temp_c.get(name, -273.0), hottest)
-            out.nic_series.setdefault(name, []).append((t_s, hottest))
-            out.now_c[f"nic:{name}"] = hottest
-            over = next(
-                (x for x in sensors if x.limit_c is not None and x.temp_c > x.limit_c), None
-            )
-            if over is not None:
-                out.nic_over.setdefault(name, over.describe())
-    for name, r in zip(nodes, gpu_r, strict=True):
-        if not r.ok:
-            continue
-        try:
-            gpus = parse_gpu_query(r.stdout)
-        except ParseError:
-            continue
-        temps = [g.temp_c for g in gpus if g.temp_c is not None]
-        utils = [g.utilization_pct for g in gpus if g.utilization_pct is not None]
-        if temps:
-            out.gpu_temp_c[name] = max([out.gpu_temp_c.get(name, -273.0), *temps])
-            out.now_c[f"gpu:{name}"] = max(temps)
-        if utils:
-            out.gpu_util_pct[name] = max([out.gpu_util_pct.get(name, 0.0), *utils])
     return "; ".join(dropped[:2]) if dropped else None
+
+
+def _nic_reading(out: SoakRun, name: str, t_s: float, sensors: list[soak_temps.Sensor]) -> None:
+    if not sensors:
+        return
+    hottest = max(x.temp_c for x in sensors)
+    out.nic_temp_c[name] = max(out.nic_temp_c.get(name, -273.0), hottest)
+    out.nic_series.setdefault(name, []).append((t_s, hottest))
+    out.now_c[f"nic:{name}"] = hottest
+    over = next((x for x in sensors if x.limit_c is not None and x.temp_c > x.limit_c), None)
+    if over is not None:
+        out.nic_over.setdefault(name, over.describe())
+
+
+def _gpu_reading(out: SoakRun, name: str, r: RunResult) -> None:
+    try:
+        gpus = parse_gpu_query(r.stdout) if r.ok else []
+    except ParseError:
+        return
+    temps = [g.temp_c for g in gpus if g.temp_c is not None]
+    utils = [g.utilization_pct for g in gpus if g.utilization_pct is not None]
+    if temps:
+        out.gpu_temp_c[name] = max([out.gpu_temp_c.get(name, -273.0), *temps])
+        out.now_c[f"gpu:{name}"] = max(temps)
+    if utils:
+        out.gpu_util_pct[name] = max([out.gpu_util_pct.get(name, 0.0), *utils])
 
 
 def _module_reading(out: SoakRun, rail: Rail, reading: soak_temps.ModuleTemp | None) -> None:

@@ -82,18 +82,11 @@ def has_lane_counters(ws: Sequence[Window]) -> bool:
     return any(lane_rates(w) for w in ws)
 
 
-def bits(w: Window, speed_mbps: float | None) -> tuple[float, bool]:
-    """Bits that could have been received in the window, and whether that is estimated."""
-    if w.growth.get(BITS, 0) > 0:
-        return float(w.growth[BITS]), False
-    return (speed_mbps or DEFAULT_SPEED_MBPS) * 1e6 * w.seconds, True
-
-
 def ber(w: Window, speed_mbps: float | None) -> float | None:
     corrected = w.growth.get(CORRECTED)
     if corrected is None:
         corrected = sum(v for k, v in w.growth.items() if _LANE.match(k))
-    total, _ = bits(w, speed_mbps)
+    total = w.growth.get(BITS, 0) or (speed_mbps or DEFAULT_SPEED_MBPS) * 1e6 * w.seconds
     return corrected / total if total > 0 else None
 
 

@@ -12,6 +12,7 @@ thresholds, so they are simply not judged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -67,16 +68,17 @@ def nic_sensors(r: RunResult) -> list[Sensor]:
     return [Sensor(p, t, limits.get(p)) for p, t in sorted(hwmon_temps_c(files).items())]
 
 
-def measure(fabric: Fabric) -> dict[str, float]:
-    """Node -> its NIC's hottest hwmon reading now (nodes without one are left out).
+def hwmon_jobs(fabric: Fabric, nodes: Sequence[str]) -> list[Job]:
+    """One read of each node's NIC hwmon sensors. One ConnectX-7 per box: the hwmon of its
+    first fabric netdev is the NIC's temperature."""
+    netdev = {n: fabric.cluster.node(n).rails[0].netdev for n in nodes}
+    return [Job(n, build_read_globs([hwmon_glob(netdev[n])]), QUICK_S) for n in nodes]
 
-    One ConnectX-7 per box: the hwmon of its first fabric netdev is the NIC's temperature."""
-    cluster = fabric.cluster
+
+def measure(fabric: Fabric) -> dict[str, float]:
+    """Node -> its NIC's hottest hwmon reading now (nodes without one are left out)."""
     nodes = fabric.reachable()
-    jobs = [
-        Job(name, build_read_globs([hwmon_glob(cluster.node(name).rails[0].netdev)]), QUICK_S)
-        for name in nodes
-    ]
+    jobs = hwmon_jobs(fabric, nodes)
     out: dict[str, float] = {}
     for name, r in zip(nodes, fabric.run_all(jobs), strict=True):
         temps = [x.temp_c for x in nic_sensors(r)]

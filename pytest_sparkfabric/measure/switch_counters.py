@@ -2,7 +2,7 @@
 bandwidth round, the heat soak), and the switch's CPU load sampled while the traffic flows.
 
 A window reads `print stats` of every leg before and after (REST or the SSH console, as the
-switch is read: `switch_access`) and `/system resource` every CPU_EVERY_S seconds in between.
+switch is read: `measure.switch`) and `/system resource` every CPU_EVERY_S seconds in between.
 A counter that grows on a leg during traffic names the leg, the cable and the direction:
 the switch's `rx-*` errors count frames the host sent, so they accuse the host->switch
 direction of that cable (the host's transmitter, the cable, the switch port's receiver); the
@@ -18,7 +18,8 @@ no-op that says why; nothing here ever fails a measurement.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -30,12 +31,11 @@ from pytest_sparkfabric.transport.rest import SwitchError
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
-    from types import TracebackType
 
     from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.engine import Fabric, PhaseName
     from pytest_sparkfabric.measure.flows import Flow
-    from pytest_sparkfabric.measure.switch_access import Reads
+    from pytest_sparkfabric.measure.switch import Reads
 
 NAME: PhaseName = "switch_counters"
 CPU_EVERY_S = 2.0
@@ -99,98 +99,64 @@ class Log:
             self.cpu.append(s)
 
 
-def measure(fabric: Fabric) -> Log:
-    """An empty log: the windows are added as the traffic phases run (`watch`)."""
-    return Log()
-
-
 def log(fabric: Fabric) -> Log:
-    """The session's windows so far (nothing is measured by asking)."""
-    return fabric.phase(NAME, measure)
+    """The session's windows so far: each traffic phase adds its own (`watch`)."""
+    return fabric.phase(NAME, lambda _: Log())
 
 
-def _legs(fabric: Fabric) -> list[str]:
+def _snapshot(fabric: Fabric, reads: Reads, legs: list[str]) -> dict[str, counters.Snapshot | str]:
+    t_s = fabric.transport.clock.now()
+    try:
+        stats = reads.stats(legs)
+    except (SwitchError, ParseError) as exc:
+        return {leg: f"switch: print stats: {exc}" for leg in legs}
+    return {
+        leg: counters.Snapshot(t_s, stats[leg].counters)
+        if leg in stats
+        else f"switch: print stats shows no {leg}"
+        for leg in legs
+    }
+
+
+@contextmanager
+def watch(fabric: Fabric, label: str) -> Iterator[Callable[[], None] | None]:
+    """A window over the traffic inside it: the legs' counters before and after, and a tick
+    that samples the cpu-load (call it every CPU_EVERY_S s while the traffic flows). None
+    outside a switch cluster or when the switch cannot be read (`Log.legs.not_watched`)."""
     spec = fabric.cluster.spec.switch
-    return list(spec.ports.values()) if spec is not None else []
-
-
-class Watch:
-    """A traffic window: `with watch(fabric, label) as w:` around the traffic, `w.tick` called
-    every CPU_EVERY_S seconds while it flows (`Transport.run_many_ticking`)."""
-
-    def __init__(self, fabric: Fabric, label: str, reads: Reads | None):
-        self.fabric = fabric
-        self.label = label
-        self.reads = reads
-        self.legs = _legs(fabric)
-        self._start = 0.0
-        self._watch: counters.Watch | None = None
-
-    @property
-    def active(self) -> bool:
-        return self.reads is not None
-
-    def _snapshot(self) -> dict[str, counters.Snapshot | str]:
-        assert self.reads is not None
-        t_s = self.fabric.transport.clock.now()
-        try:
-            stats = self.reads.stats(self.legs)
-        except (SwitchError, ParseError) as exc:
-            return {leg: f"switch: print stats: {exc}" for leg in self.legs}
-        return {
-            leg: counters.Snapshot(t_s, stats[leg].counters)
-            if leg in stats
-            else f"switch: print stats shows no {leg}"
-            for leg in self.legs
-        }
-
-    def __enter__(self) -> Watch:
-        self._start = self.fabric.transport.clock.now()
-        if self.reads is not None:
-            legs = tuple(self.legs)
-            self._watch = counters.Watch(log(self.fabric).legs, NAME, legs, self._snapshot)
-            self._watch.start()
-        return self
-
-    def tick(self) -> None:
-        """One cpu-load sample now; never raises."""
-        if self.reads is None:
-            return
-        at = self.fabric.transport.clock.now() - self._start
-        try:
-            sample = CpuSample(self.label, at, self.reads.resource().cpu_load_pct)
-        except Exception as exc:  # a sample that fails is kept as such; traffic goes on
-            sample = CpuSample(self.label, at, None, f"switch: /system resource: {exc}")
-        log(self.fabric).sample(sample)
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._watch is None or (kind is not None and not issubclass(kind, Exception)):
-            return
-        self._watch.step(self.label)
-
-
-def watch(fabric: Fabric, label: str) -> Watch:
-    """A window over the traffic that follows; inactive outside a switch cluster or when the
-    switch cannot be read (`Log.legs.not_watched` says why)."""
-    if fabric.cluster.topology != "switch" or fabric.cluster.spec.switch is None:
-        return Watch(fabric, label, None)
+    if fabric.cluster.topology != "switch" or spec is None:
+        yield None
+        return
     state = switch_phase.state(fabric)
     reads = state.value.reads if state.value is not None else None
     if reads is None:
         log(fabric).legs.not_watched = state.error or "the switch was not read"
-    return Watch(fabric, label, reads)
+        yield None
+        return
+    legs = list(spec.ports.values())
+    start = fabric.transport.clock.now()
+    w = counters.Watch(log(fabric).legs, NAME, tuple(legs), lambda: _snapshot(fabric, reads, legs))
+
+    def tick() -> None:
+        at = fabric.transport.clock.now() - start
+        try:
+            sample = CpuSample(label, at, reads.resource().cpu_load_pct)
+        except Exception as exc:  # a sample that fails is kept as such; traffic goes on
+            sample = CpuSample(label, at, None, f"switch: /system resource: {exc}")
+        log(fabric).sample(sample)
+
+    w.start()
+    try:
+        yield tick
+    except Exception:
+        w.step(label)  # the window of traffic that failed still counts (an interrupt does not)
+        raise
+    w.step(label)
 
 
 def run_watched(fabric: Fabric, label: str, flows: Sequence[Flow]) -> dict[Hashable, FlowResult]:
-    """`run_flows` inside a window named `label`: the legs' counters before and after, the
-    switch's cpu-load every CPU_EVERY_S seconds while the clients run."""
-    with watch(fabric, label) as w:
-        tick = w.tick if w.active else None
+    """`run_flows` inside a window named `label` (`watch`)."""
+    with watch(fabric, label) as tick:
         return run_flows(fabric.transport, flows, tick=tick, every_s=CPU_EVERY_S)
 
 

@@ -6,18 +6,17 @@ stall or switch forwarding? only TCP tells), that phase runs now; it is cached, 
 later reuse it.
 """
 
-# Over 400 lines on purpose: the one adapter from every phase's results to the diagnosis' Evidence,
-# a few lines per phase; split by phase it would be read in pieces that must agree.
-
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from ipaddress import IPv4Address
 from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
 from pytest_sparkfabric import objects as objs
+from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.cluster.plan import DirectedLink
 from pytest_sparkfabric.diagnosis.diagnose import diagnose
 from pytest_sparkfabric.diagnosis.evidence import (
@@ -43,8 +42,8 @@ from pytest_sparkfabric.measure import (
 )
 from pytest_sparkfabric.measure import tcp as tcp_phase
 from pytest_sparkfabric.measure.nccl_run import NcclRun
-from pytest_sparkfabric.measure.rdma import Loopbacks, RdmaRun
-from pytest_sparkfabric.measure.tcp import TcpRun
+from pytest_sparkfabric.measure.rdma import BwResult, Loopbacks, RdmaRun
+from pytest_sparkfabric.measure.tcp import TcpResult, TcpRun
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.model import Rail
@@ -63,71 +62,39 @@ def _loopback(lb: Loopbacks | None) -> tuple[Rate, ...]:
     )
 
 
-def _rdma(fabric: Fabric, run: RdmaRun | None) -> tuple[tuple[Rate, ...], tuple[PairRates, ...]]:
-    if run is None:
-        return (), ()
-    rates = tuple(
-        Rate(
-            r.where,
-            (r.src.node, r.dst.node),
-            r.gbps,
-            r.where,
-            r.error,
-            (objs.direction(DirectedLink(r.src, r.dst)),),
-        )
-        for results in run.links.values()
+def _rdma(run: RdmaRun | None) -> tuple[Rate, ...]:
+    return tuple(
+        Rate(r.where, (r.src.node, r.dst.node), r.gbps, r.where, r.error, (objs.direction(d),))
+        for results in (run.links.values() if run is not None else ())
         for r in results
+        for d in (DirectedLink(r.src, r.dst),)
     )
-    pairs = []
-    for pair in fabric.plan.pairs:
-        per_link = [run.links.get(link.id, ()) for link in pair.links]
-        for i in range(min((len(x) for x in per_link), default=0)):
-            first = per_link[0][i]
-            direction = "" if first.src.node == pair.a else " (b->a)"
-            pairs.append(
-                PairRates(
-                    pair.id + direction,
-                    (pair.a, pair.b),
-                    tuple(
-                        Rate(
-                            res[i].where,
-                            (pair.a, pair.b),
-                            res[i].gbps,
-                            f"rail{link.rail}",
-                            objects=(objs.link(link),),
-                        )
-                        for link, res in zip(pair.links, per_link, strict=True)
-                    ),
-                    tuple(link.a.rdma for link in pair.links),
-                    objs.path(pair),
-                )
-            )
-    return rates, tuple(pairs)
 
 
-def _tcp(fabric: Fabric, run: TcpRun | None) -> tuple[PairRates, ...]:
-    """One entry per measured direction of a pair, its rails together (as the RDMA pairs)."""
-    if run is None:
-        return ()
+def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[PairRates, ...]:
+    """One entry per measured direction of a pair, its rails together."""
+    by_link: Mapping[str, Sequence[BwResult | TcpResult]] = run.links if run is not None else {}
     out = []
     for pair in fabric.plan.pairs:
-        per_link = [run.links.get(link.id, ()) for link in pair.links]
+        per_link = [by_link.get(link.id, ()) for link in pair.links]
         for i in range(min((len(x) for x in per_link), default=0)):
             results = [res[i] for res in per_link]
             direction = "" if results[0].src.node == pair.a else " (b->a)"
+            rdma = isinstance(run, RdmaRun)
             rails = tuple(
                 Rate(
-                    r.link.id,
+                    r.where if isinstance(r, BwResult) else link.id,
                     (pair.a, pair.b),
                     r.gbps,
-                    f"rail{r.link.rail}",
-                    r.error,
-                    (objs.link(r.link),),
+                    f"rail{link.rail}",
+                    None if rdma else r.error,
+                    (objs.link(link),),
                 )
-                for r in results
+                for link, r in zip(pair.links, results, strict=True)
             )
+            devices = tuple(link.a.rdma for link in pair.links) if rdma else ()
             out.append(
-                PairRates(pair.id + direction, (pair.a, pair.b), rails, objects=objs.path(pair))
+                PairRates(pair.id + direction, (pair.a, pair.b), rails, devices, objs.path(pair))
             )
     return tuple(out)
 
@@ -209,8 +176,6 @@ def _refused(fabric: Fabric) -> tuple[Site, ...]:
 
 
 def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
-    from pytest_sparkfabric.cluster import hardware
-
     out = []
     for rail in fabric.cluster.rails:
         link = facts.pcie(fabric, rail).value
@@ -225,8 +190,6 @@ def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
 
 
 def _duplicate_ips(fabric: Fabric) -> tuple[Site, ...]:
-    from ipaddress import IPv4Address
-
     out = []
     subnets = fabric.plan.subnets
     for ip, owners in facts.observed_ipv4(fabric).items():
@@ -300,13 +263,13 @@ def collect(
     if tcp and fabric.measured(tcp_phase.NAME, TcpRun) is None:
         fabric.progress("slow RDMA with a healthy loopback: measuring TCP to tell the cause")
         tcp_phase.runs(fabric)
-    rates, pairs = _rdma(fabric, fabric.measured(rdma.NAME, RdmaRun))
+    run = fabric.measured(rdma.NAME, RdmaRun)
     nccl = fabric.measured(nccl_run.NAME, NcclRun)
     return Evidence(
         loopback=_loopback(fabric.measured(rdma.LOOPBACK, Loopbacks)),
-        rdma=rates,
-        pairs=pairs,
-        tcp=_tcp(fabric, fabric.measured(tcp_phase.NAME, TcpRun)),
+        rdma=_rdma(run),
+        pairs=_pairs(fabric, run),
+        tcp=_pairs(fabric, fabric.measured(tcp_phase.NAME, TcpRun)),
         nccl=nccl_run.evidence(fabric.cluster, nccl) if nccl is not None else None,
         no_link=_no_link(fabric) if links else (),
         switch_cpu_load_pct=_switch_cpu(fabric) if links else None,

@@ -1,4 +1,5 @@
-"""Per-lane rates and BER over counter windows, the lanes in use, the lane judgement (pure)."""
+"""Per-lane rates and BER over counter windows, the lanes in use, the lane judgement, and the
+module temperature with its own limit from real `ethtool -m` outputs (pure)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,15 @@ from pytest_sparkfabric.measure.soak_math import (
     max_ber,
     post_fec_growth,
 )
+from pytest_sparkfabric.measure.soak_temps import degrees, module_temp
 from pytest_sparkfabric.probes.ethtool import (
     ModuleEeprom,
     parse_ethtool_module,
     parse_ethtool_stats,
 )
+from pytest_sparkfabric.transport import RunResult
 
+DATA = Path(__file__).resolve().parents[1] / "data" / "ethtool-m"
 LIMITS = LaneLimits(ratio_max=100, warn_ratio=10, floor_per_s=10, heat_growth_min=2, ber_max=2.4e-5)
 
 
@@ -106,7 +110,7 @@ def test_lanes_in_use_from_the_hardware(
 
 def test_the_cmis_sample_is_cmis() -> None:
     name = "cmis-qsfpdd-400g-passive-dac-mellanox-mcp1660-mlxsw-2020-prepatch.txt"
-    text = (Path(__file__).parents[1] / "data" / "ethtool-m" / name).read_text()
+    text = (DATA / name).read_text()
     used = lanes_in_use(lanes_reported=None, module=parse_ethtool_module(text), speed_mbps=200_000)
     assert used.lanes == (0, 1) and "CMIS" in used.source
 
@@ -169,3 +173,29 @@ def test_a_healthy_trickle_spread_across_lanes_is_never_flagged(
     assert (
         judge_lanes(ws, [60.0, 70.0, 80.0], in_use=in_use, speed_mbps=200_000, limits=LIMITS) == []
     )
+
+
+def _run(text: str, rc: int = 0) -> RunResult:
+    return RunResult("spark-1", "ethtool -m enp1s0f1np1", rc, text, "", 0.1)
+
+
+def test_a_module_with_diagnostics_gives_its_own_limit() -> None:
+    text = (DATA / "sff8636-qsfp28-cwdm4-finisar-laser-off-cx4.txt").read_text()
+    m = module_temp(_run(text))
+    assert m is not None and (m.temp_c, m.limit_c, m.alarm) == (34.5, 60.0, None)
+
+
+def test_a_passive_dac_gives_neither_temperature_nor_limit() -> None:
+    text = (DATA / "sff8472-sfp-dac-ubiquiti-udc2-2m.txt").read_text()
+    m = module_temp(_run(text))
+    assert m is not None and not m.temp_c and m.limit_c is None and m.alarm is None
+
+
+def test_an_unreadable_eeprom_is_not_sampled() -> None:
+    text = (DATA / "host-ethtool6.1-veth-m-netlink-error-not-supported.txt").read_text()
+    assert module_temp(_run(text, rc=1)) is None
+
+
+def test_degrees() -> None:
+    assert degrees("60.00 degrees C / 140.00 degrees F") == 60.0
+    assert degrees("n/a") is None

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.measure.switch_access import ConsoleReads
+from pytest_sparkfabric.measure.switch import ConsoleReads
 from pytest_sparkfabric.probes.routeros_commands import (
     check_leg_name,
     command_problem,

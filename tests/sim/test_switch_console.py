@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from pytest_sparkfabric.measure.switch_access import ConsoleReads, RestReads
+from pytest_sparkfabric.measure.switch import ConsoleReads, RestReads
 from pytest_sparkfabric.probes.routeros_commands import (
     RESOURCE,
     is_read_only,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.cluster.spec import SwitchSpec
-from pytest_sparkfabric.measure.switch_access import ConsoleReads, open_access
+from pytest_sparkfabric.measure.switch import ConsoleReads, open_access
 from pytest_sparkfabric.probes.routeros_commands import RESOURCE
 from pytest_sparkfabric.transport.rest import SwitchError, SwitchUnreachable
 from pytest_sparkfabric.transport.switch_ssh import SshConsole, ssh_console
