@@ -10,15 +10,15 @@ per chart (many SVGs share one page), and the date and creator metadata are left
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import io
 import math
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.report.style import STROKE, esc, number, size_bytes
@@ -48,8 +48,6 @@ ANNOTATE_MAX = 10
 LABELLED_MAX = 8
 """At most this many series get their own colour and legend entry; the rest are grey."""
 FAIL = STROKE["fail"]
-P = ParamSpec("P")
-R = TypeVar("R")
 QUIET = "#90a4ae"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 """matplotlib's tab10 without its red (red marks what is out of line) and grey (the quiet)."""
@@ -188,17 +186,13 @@ def _plain(text: object) -> str:
     return str(text).replace("$", r"\$")
 
 
-def _styled(draw: Callable[P, R]) -> Callable[P, R]:
+@contextlib.contextmanager
+def _styled() -> Iterator[None]:
     """Draw under RC (figures read the settings as they are made, not only when saved)."""
+    import matplotlib
 
-    @functools.wraps(draw)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        import matplotlib
-
-        with matplotlib.rc_context(RC):
-            return draw(*args, **kwargs)
-
-    return wrapper
+    with matplotlib.rc_context(RC):
+        yield
 
 
 def _figure(width_in: float, height_in: float) -> Figure:
@@ -233,7 +227,7 @@ def _svg(fig: Figure, key: str, title: str) -> str:
 # -- bandwidth heatmap --------------------------------------------------------------------------
 
 
-@_styled
+@_styled()
 def heatmap(m: Matrix) -> Chart:
     import numpy as np
     from matplotlib import colormaps
@@ -313,7 +307,7 @@ def heatmap(m: Matrix) -> Chart:
 # -- NCCL bus bandwidth -------------------------------------------------------------------------
 
 
-@_styled
+@_styled()
 def busbw(doc: Results) -> Chart | None:
     """Bus bandwidth in Gb/s, the unit of every other bandwidth in the report (nccl-tests print
     GB/s: x 8), with the floor drawn inside the axes."""
@@ -373,7 +367,7 @@ def _draw_quiet(ax: Axes, series: Sequence[Series], floor: float | None) -> None
         ax.autoscale_view()
 
 
-@_styled
+@_styled()
 def lane_errors(doc: Results) -> Chart | None:
     series = lanes(doc)
     if not series:
@@ -429,7 +423,7 @@ def _temps_axis(ax: Axes, series: Sequence[Series], label: str, colour: Mapping[
         ax.legend(fontsize=7, loc="lower right")
 
 
-@_styled
+@_styled()
 def temperatures(doc: Results) -> Chart | None:
     panels = [
         ("NIC temperature", temps(doc, "nic_temp_c")),

@@ -10,7 +10,7 @@ their own: a replaced cable is often the fix.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_sparkfabric.report.build import placed
@@ -75,7 +75,7 @@ class Diff:
     bandwidth: tuple[FigureChange, ...] = ()
     ber: tuple[FigureChange, ...] = ()
     cables: tuple[CableChange, ...] = ()
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
 
     @property
     def regression(self) -> bool:
@@ -88,25 +88,20 @@ class Diff:
 
 
 def _items(old: Results, new: Results) -> dict[str, list[ItemChange]]:
+    """New failures, newly not measured (but not after a failure), fixed, and gone items."""
     before = {i.id: i for i in old.items}
-    after = {i.id: i for i in new.items}
     out: dict[str, list[ItemChange]] = {"failed": [], "not_measured": [], "fixed": [], "gone": []}
-    for iid, now in after.items():
-        was = before.get(iid)
-        was_outcome = was.outcome if was else None
-        change = ItemChange(
-            iid, was_outcome, now.outcome, was.measured if was else None, now.measured, now.unit
-        )
-        if now.outcome in ("failed", "not_measured") and was_outcome != now.outcome:
-            if not (now.outcome == "not_measured" and was_outcome == "failed"):
-                out[now.outcome].append(change)
-        elif was_outcome in ("failed", "not_measured") and now.outcome == "passed":
+    for now in {i.id: i for i in new.items}.values():
+        was = before.pop(now.id, None)
+        then = was.outcome if was else None
+        measured = was.measured if was else None
+        change = ItemChange(now.id, then, now.outcome, measured, now.measured, now.unit)
+        worse = now.outcome in ("failed", "not_measured") and then != now.outcome
+        if worse and not (now.outcome == "not_measured" and then == "failed"):
+            out[now.outcome].append(change)
+        elif then in ("failed", "not_measured") and now.outcome == "passed":
             out["fixed"].append(change)
-    out["gone"] = [
-        ItemChange(iid, was.outcome, None, was.measured)
-        for iid, was in before.items()
-        if iid not in after
-    ]
+    out["gone"] = [ItemChange(i.id, i.outcome, None, i.measured) for i in before.values()]
     return out
 
 
