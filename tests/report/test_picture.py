@@ -46,7 +46,9 @@ def _fabric(topology: str, n: int, faults: Faults | None = None) -> Picture:
 
 
 @pytest.mark.parametrize(("topology", "n"), SIZES)
-def test_every_node_and_cable_is_drawn_apart_and_inside(topology: str, n: int) -> None:
+def test_every_node_and_cable_is_drawn_apart_inside_and_with_a_tooltip(
+    topology: str, n: int
+) -> None:
     fabric = _fabric(topology, n)
     root = svgtree.parse(render(fabric))
     width, height = float(root.get("width", 0)), float(root.get("height", 0))
@@ -66,12 +68,7 @@ def test_every_node_and_cable_is_drawn_apart_and_inside(topology: str, n: int) -
         for path in g.iter(f"{svgtree.SVG}path"):
             for x, y in svgtree.points(path.get("d", "")):
                 assert -1 <= x <= width + 1 and -1 <= y <= height + 1
-
-
-@pytest.mark.parametrize(("topology", "n"), SIZES)
-def test_every_object_has_a_tooltip(topology: str, n: int) -> None:
-    root = svgtree.parse(render(_fabric(topology, n)))
-    for g in svgtree.groups(root, "sf-node"):
+    for g in nodes:
         assert svgtree.title(g).startswith(f"node {g.get('data-node')}\npassed")
     for g in svgtree.groups(root, "sf-cable"):
         tip = svgtree.title(g).splitlines()
