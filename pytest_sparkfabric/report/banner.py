@@ -142,14 +142,8 @@ def verdict_text(doc: Results) -> str:
 
 
 def _item_li(item: Item) -> str:
-    detail = ", ".join(
-        p
-        for p in (
-            f"measured {with_unit(item.measured, item.unit)}" if item.measured is not None else "",
-            f"expected {with_unit(item.expected, None)}" if item.expected is not None else "",
-        )
-        if p
-    )
+    figures = (("measured", item.measured, item.unit), ("expected", item.expected, None))
+    detail = ", ".join(f"{k} {with_unit(v, unit)}" for k, v, unit in figures if v is not None)
     first = (item.message or "").strip().splitlines()[:1]
     note = detail or (first[0] if first else item.outcome.replace("_", " "))
     return (
@@ -168,11 +162,9 @@ def _phases(phases: Sequence[Phase]) -> str:
         return ""
     rows = []
     for p in phases:
-        rounds = f"{p.rounds}" if p.rounds is not None else ""
-        rows.append(
-            f"<tr><td>{esc(p.name)}</td><td>{esc(rounds)}</td><td>{esc(duration(p.real_s))}</td>"
-            f"<td>{esc(duration(p.transport_s))}</td></tr>"
-        )
+        rounds = "" if p.rounds is None else p.rounds
+        cells = (p.name, rounds, duration(p.real_s), duration(p.transport_s))
+        rows.append("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in cells) + "</tr>")
     return (
         '<details class="sf-phases"><summary>phases</summary><table><thead><tr><th>phase</th>'
         "<th>rounds</th><th>real time</th><th>transport clock</th></tr></thead><tbody>"

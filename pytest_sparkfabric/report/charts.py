@@ -116,21 +116,13 @@ def matrices(doc: Results) -> list[Matrix]:
                 if s and d:  # a link's check covers both ways
                     lost[(ref.rail, s, d)].append(STATUS_OF[item.outcome])
     names = tuple(n.name for n in doc.cluster.nodes)
-    return [
-        Matrix(
-            rail,
-            names,
-            cells[rail],
-            _threshold(doc, "rail_rdma_gbps"),
-            _threshold(doc, "loopback_gbps"),
-            tuple(
-                (s, d, worst(st))
-                for (r, s, d), st in sorted(lost.items())
-                if r == rail and (s, d) not in cells[rail]
-            ),
-        )
-        for rail in sorted(cells.keys() | {r for r, _, _ in lost})
-    ]
+    limits = (_threshold(doc, "rail_rdma_gbps"), _threshold(doc, "loopback_gbps"))
+    out = []
+    for rail in sorted(cells.keys() | {r for r, _, _ in lost}):
+        on = sorted((s, d, worst(st)) for (r, s, d), st in lost.items() if r == rail)
+        gone = tuple((s, d, st) for s, d, st in on if (s, d) not in cells[rail])
+        out.append(Matrix(rail, names, cells[rail], *limits, gone))
+    return out
 
 
 def _points(rows: Iterable[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
@@ -243,11 +235,7 @@ def heatmap(m: Matrix) -> Chart:
     measured = data[~np.isnan(data)]
     thr = m.threshold
     top = max(float(measured.max()) if measured.size else 0.0, (thr or 0.0) * 1.3, 1.0)
-    norm: Normalize = (
-        TwoSlopeNorm(vcenter=thr, vmin=0.0, vmax=top)
-        if thr and 0 < thr < top
-        else Normalize(0, top)
-    )
+    norm = TwoSlopeNorm(thr, 0.0, top) if thr and 0 < thr < top else Normalize(0, top)
     cmap = colormaps["RdYlGn"].with_extremes(bad="#eeeeee")
     side = min(9.0, max(3.4, 1.6 + 0.11 * n))
     fig = _figure(side + 1.3, side)
@@ -261,19 +249,13 @@ def heatmap(m: Matrix) -> Chart:
     ax.set_xlabel("receiver")
     ax.set_ylabel("sender")
     low = 0
-    for i in range(n):
-        for j in range(n):
-            v = data[i, j]
-            if math.isnan(v):
-                continue
-            limit = m.loopback_threshold if i == j else thr
-            if limit is not None and v < limit:
-                low += 1
-                ax.add_patch(
-                    Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#000", lw=1.6)
-                )
-            if n <= ANNOTATE_MAX:
-                ax.text(j, i, number(v), ha="center", va="center", fontsize=cell, color="#111")
+    for (i, j), v in np.ndenumerate(data):
+        limit = m.loopback_threshold if i == j else thr
+        if limit is not None and v < limit:  # never true of NaN (no figure)
+            low += 1
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#000", lw=1.6))
+        if n <= ANNOTATE_MAX and not math.isnan(v):
+            ax.text(j, i, number(v), ha="center", va="center", fontsize=cell, color="#111")
     for src, dst, status in m.lost:
         if src in where and dst in where:
             i, j = where[src], where[dst]
@@ -382,14 +364,8 @@ def lane_errors(doc: Results) -> Chart | None:
         ax.plot(*_minutes(s, ZERO_PER_S), color=FAIL, lw=2, label=label)
     ratio, floor = _threshold(doc, "lane_ratio_max"), _threshold(doc, "lane_floor_per_s")
     if ratio is not None and floor is not None:
-        lowest = ratio * floor
-        ax.axhline(
-            lowest,
-            color="#555",
-            ls=":",
-            lw=1.2,
-            label=f"lowest rate an outlier can have ({number(lowest)}/s)",
-        )
+        label = f"lowest rate an outlier can have ({number(ratio * floor)}/s)"
+        ax.axhline(ratio * floor, color="#555", ls=":", lw=1.2, label=label)
     ax.set_yscale("log")
     ax.set_ylim(bottom=ZERO_PER_S / 2)
     ax.set_xlabel("minutes into the soak")

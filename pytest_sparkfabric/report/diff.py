@@ -1,5 +1,8 @@
 """Two results documents compared: what failed anew, what was fixed, which figures moved beyond
-a tolerance, and which cables (known by serial) moved or changed (pure).
+a tolerance, and which cables (known by serial) moved or changed (pure); and
+`--sparkfabric-baseline OLD.json`, which fails each bandwidth item that passes its threshold but
+fell more than the tolerance below the same item's figure in the baseline, with both figures
+(rule `baseline_regression`), and shows the whole comparison under the verdict.
 
 A regression is an item that passed (or did not exist) and now fails or is not measured, a
 bandwidth figure that dropped by more than the tolerance, or a BER that rose by more than the
@@ -13,9 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import pytest
+
+from pytest_sparkfabric.diagnosis.evidence import Finding
+from pytest_sparkfabric.diagnosis.rules import RULES
 from pytest_sparkfabric.report.build import placed
 from pytest_sparkfabric.report.style import esc, number
-from pytest_sparkfabric.results import Measurement, Results
+from pytest_sparkfabric.results import Item, Measurement, Results, ResultsError, read
 
 BW_TOLERANCE_PCT = 10.0
 BER_FACTOR = 10.0
@@ -250,3 +257,46 @@ def html(d: Diff, baseline: str) -> str:
         parts.append(f"<ul>{items}</ul></details>")
     parts.append("</section>")
     return "".join(parts)
+
+
+# -- --sparkfabric-baseline ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Baseline:
+    name: str
+    """The file as given."""
+    doc: Results
+    tolerance_pct: float = BW_TOLERANCE_PCT
+
+    @classmethod
+    def load(cls, path: str, tolerance_pct: float = BW_TOLERANCE_PCT) -> Baseline:
+        """The baseline document, or a usage error naming the file and what is wrong."""
+        try:
+            return cls(path, read(path), tolerance_pct)
+        except ResultsError as err:
+            raise pytest.UsageError(f"--sparkfabric-baseline {err}") from None
+
+    def figure(self, item_id: str) -> tuple[float, str] | None:
+        for it in self.doc.items:
+            ok = it.id == item_id and it.outcome in ("passed", "warned")
+            if ok and isinstance(it.measured, float) and it.unit in BW_UNITS:
+                return it.measured, str(it.unit)
+        return None
+
+    def regression(self, item: Item) -> tuple[str, Finding] | None:
+        """Why a passing item regressed against the baseline (message, finding), or None."""
+        was = self.figure(item.id)
+        now = item.measured
+        if was is None or not isinstance(now, float) or item.unit != was[1] or was[0] <= 0:
+            return None
+        drop_pct = (was[0] - now) / was[0] * 100
+        if drop_pct <= self.tolerance_pct:
+            return None
+        rule = RULES["baseline_regression"]
+        text = (
+            f"regressed against the baseline {self.name}: {now:.1f} {item.unit}, was "
+            f"{was[0]:.1f} {item.unit} ({drop_pct:.0f}% lower; tolerance "
+            f"{self.tolerance_pct:g}%)"
+        )
+        return f"{text}\nFix: {rule.fix}", Finding(rule, text, (), "")

@@ -128,19 +128,10 @@ def runs(docs: Sequence[tuple[str, Results]]) -> list[Run]:
     for source, doc in docs:
         for cable, status in cable_rows(doc):
             serial, where = placed(cable)
-            out.append(
-                Run(
-                    serial or UNREAD,
-                    doc.started,
-                    doc.cluster.name,
-                    where,
-                    cable.id if where != cable.id else None,
-                    cable.worst_ber,
-                    _lowest_rdma(doc, where),
-                    status,
-                    source,
-                )
-            )
+            planned = cable.id if where != cable.id else None
+            rdma = _lowest_rdma(doc, where)
+            run = (serial or UNREAD, doc.started, doc.cluster.name, where, planned)
+            out.append(Run(*run, cable.worst_ber, rdma, status, source))
     return sorted(out, key=lambda r: (r.serial == UNREAD, r.serial, r.started, r.where))
 
 

@@ -34,27 +34,10 @@ def _run(folder: Path, name: str) -> None:
     work.mkdir()
     (work / "lab.yaml").write_text(yaml.safe_dump(data))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CI"))}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--cluster=lab.yaml",
-            f"--sparkfabric-json={folder / name}.json",
-            f"--junitxml={folder / name}.xml",
-            f"--html={folder / name}.html",
-            "--self-contained-html",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-        ],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    argv = ["--cluster=lab.yaml", f"--sparkfabric-json={work}.json", f"--junitxml={work}.xml"]
+    argv += [f"--html={work}.html", "--self-contained-html", "-p", "no:cacheprovider", "-q"]
+    cmd = [sys.executable, "-m", "pytest", *argv]
+    done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == (1 if name == "2-swapped" else 0), done.stdout[-3000:]
 
 
