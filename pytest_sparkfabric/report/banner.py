@@ -197,29 +197,21 @@ def html(doc: Results) -> str:
         for n, c in enumerate(causes, 1):
             objs = "".join(f'<code class="sf-object">{esc(o)}</code> ' for o in c.objects)
             evidence = "".join(f"<li>{esc(e)}</li>" for e in c.evidence)
+            explains = f"explains {_plural(len(c.items), 'failed check')}"
             parts.append(
                 f'<li class="sf-cause" data-rule="{esc(c.rule)}" value="{n}">'
                 f'<p><strong>{esc(c.cause)}</strong> <span class="sf-rule">[{esc(c.rule)}]</span>'
                 f"</p><p>{objs}</p><p><b>Fix:</b> {esc(c.fix)}</p>"
                 + (f'<ul class="sf-evidence">{evidence}</ul>' if evidence else "")
-                + (
-                    _items_block(
-                        c.items, by_id, f"explains {_plural(len(c.items), 'failed check')}"
-                    )
-                    if c.items
-                    else ""
-                )
+                + (_items_block(c.items, by_id, explains) if c.items else "")
                 + "</li>"
             )
         parts.append("</ol>")
     loose = unexplained(causes, items)
     if loose:
         title = f"{_plural(len(loose), 'failure')} no cause explains" if causes else "failures"
-        parts.append(
-            '<div class="sf-unexplained">'
-            + _items_block([i.id for i in loose], by_id, title)
-            + "</div>"
-        )
+        block = _items_block([i.id for i in loose], by_id, title)
+        parts.append(f'<div class="sf-unexplained">{block}</div>')
     parts.append(_phases(doc.phases))
     parts.append("</section>")
     return "".join(parts)

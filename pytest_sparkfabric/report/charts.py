@@ -401,10 +401,7 @@ def _temps_axis(ax: Axes, series: Sequence[Series], label: str, colour: Mapping[
 
 @_styled()
 def temperatures(doc: Results) -> Chart | None:
-    panels = [
-        ("NIC temperature", temps(doc, "nic_temp_c")),
-        ("GPU temperature", temps(doc, "gpu_temp_c")),
-    ]
+    panels = [(f"{k} temperature", temps(doc, f"{k.lower()}_temp_c")) for k in ("NIC", "GPU")]
     groups = [(title, series) for title, series in panels if series]
     if not groups:
         return None

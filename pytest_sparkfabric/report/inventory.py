@@ -82,11 +82,8 @@ def html(rows: Sequence[tuple[Cable, Status]]) -> str:
             f'font-weight:bold">{esc(LABEL[status])}{notes}</td></tr>'
         )
     return (
-        '<table class="sf-inventory"><thead><tr>'
-        + head
-        + "</tr></thead><tbody>"
-        + "".join(body)
-        + "</tbody></table>"
+        f'<table class="sf-inventory"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
     )
 
 
