@@ -111,7 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if record and not hasattr(config, "workerinput"):
         _refuse_used_record_folder(Path(record))
     from pytest_sparkfabric.report import register as register_reports
-    from pytest_sparkfabric.report.baseline import Baseline
+    from pytest_sparkfabric.report.diff import Baseline
 
     base = config.getoption("sparkfabric_baseline", None)
     session = SparkSession(

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.diagnosis.causes import Failure, RootCauses
     from pytest_sparkfabric.diagnosis.evidence import Finding
     from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.report.baseline import Baseline
+    from pytest_sparkfabric.report.diff import Baseline
     from pytest_sparkfabric.results import Item, Outcome, Results
     from pytest_sparkfabric.transport import Transport
 

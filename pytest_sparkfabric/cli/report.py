@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.report.diff import Diff
-    from pytest_sparkfabric.results import Results
 
 USAGE_ERROR = 4
 # The comparison's defaults, as report.diff has them (a test keeps them equal). Importing
@@ -28,10 +27,6 @@ USAGE_ERROR = 4
 BW_TOLERANCE_PCT = 10.0
 BER_FACTOR = 10.0
 BER_FLOOR = 1e-8
-
-
-class BadDocument(Exception):
-    """A results document that cannot be read or breaks the schema (the message says where)."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -111,22 +106,13 @@ def _positive(text: str) -> float:
     return value
 
 
-def load(path: str) -> Results:
-    """A results document, or BadDocument naming the file and what is wrong."""
+def cmd_diff(args: argparse.Namespace) -> int:
+    from pytest_sparkfabric.report import diff
     from pytest_sparkfabric.results import ResultsError, read
 
     try:
-        return read(path)
+        old, new = read(args.old), read(args.new)
     except ResultsError as err:
-        raise BadDocument(str(err)) from None
-
-
-def cmd_diff(args: argparse.Namespace) -> int:
-    from pytest_sparkfabric.report import diff
-
-    try:
-        old, new = load(args.old), load(args.new)
-    except BadDocument as err:
         print(f"sparkfabric report diff: {err}", file=sys.stderr)
         return USAGE_ERROR
     result = diff.compare(
@@ -154,11 +140,12 @@ def _jsonable(d: Diff) -> dict[str, Any]:
 def cmd_html(args: argparse.Namespace) -> int:
     from pytest_sparkfabric.report import diff
     from pytest_sparkfabric.report.page import page
+    from pytest_sparkfabric.results import ResultsError, read
 
     try:
-        doc = load(args.results)
-        base = load(args.baseline) if args.baseline else None
-    except BadDocument as err:
+        doc = read(args.results)
+        base = read(args.baseline) if args.baseline else None
+    except ResultsError as err:
         print(f"sparkfabric report html: {err}", file=sys.stderr)
         return USAGE_ERROR
     baseline = (args.baseline, diff.compare(base, doc)) if base is not None else None
@@ -180,6 +167,7 @@ def cmd_html(args: argparse.Namespace) -> int:
 
 def cmd_cables(args: argparse.Namespace) -> int:
     from pytest_sparkfabric.report import inventory as history
+    from pytest_sparkfabric.results import ResultsError, read
 
     docs = []
     for given in map(Path, args.paths):
@@ -187,12 +175,12 @@ def cmd_cables(args: argparse.Namespace) -> int:
             if given.is_dir():
                 for path in sorted(given.glob("*.json")):
                     try:
-                        docs.append((str(path), load(str(path))))
-                    except BadDocument as err:
+                        docs.append((str(path), read(path)))
+                    except ResultsError as err:
                         print(f"sparkfabric cables: skipped {err}", file=sys.stderr)
             else:
-                docs.append((str(given), load(str(given))))
-        except BadDocument as err:
+                docs.append((str(given), read(given)))
+        except ResultsError as err:
             print(f"sparkfabric cables: {err}", file=sys.stderr)
             return USAGE_ERROR
     if not docs:

@@ -12,13 +12,14 @@ are still written, the verdict is still printed, and one line names the file tha
 from __future__ import annotations
 
 import contextlib
+import traceback
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_sparkfabric.report.baseline import Baseline
+from pytest_sparkfabric.report.diff import Baseline
 from pytest_sparkfabric.report.html import HtmlReport
 from pytest_sparkfabric.results import Results
 from pytest_sparkfabric.shell import visible
@@ -121,15 +122,11 @@ class Guard:
 
 def _writer_of(exc: BaseException) -> str | None:
     """Which report writer raised: pytest-html or pytest's JUnit XML (by its traceback)."""
-    tb = exc.__traceback__
     found = None
-    while tb is not None:
-        name = tb.tb_frame.f_globals.get("__name__", "")
-        if name.startswith("pytest_html"):
-            found = "pytest_html"
-        elif name.endswith("junitxml"):
-            found = "junitxml"
-        tb = tb.tb_next
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        name = frame.f_globals.get("__name__", "")
+        found = "pytest_html" if name.startswith("pytest_html") else found
+        found = "junitxml" if name.endswith("junitxml") else found
     return found
 
 

@@ -142,14 +142,8 @@ def verdict_text(doc: Results) -> str:
 
 
 def _item_li(item: Item) -> str:
-    detail = ", ".join(
-        p
-        for p in (
-            f"measured {with_unit(item.measured, item.unit)}" if item.measured is not None else "",
-            f"expected {with_unit(item.expected, None)}" if item.expected is not None else "",
-        )
-        if p
-    )
+    figures = (("measured", item.measured, item.unit), ("expected", item.expected, None))
+    detail = ", ".join(f"{k} {with_unit(v, unit)}" for k, v, unit in figures if v is not None)
     first = (item.message or "").strip().splitlines()[:1]
     note = detail or (first[0] if first else item.outcome.replace("_", " "))
     return (
@@ -168,11 +162,9 @@ def _phases(phases: Sequence[Phase]) -> str:
         return ""
     rows = []
     for p in phases:
-        rounds = f"{p.rounds}" if p.rounds is not None else ""
-        rows.append(
-            f"<tr><td>{esc(p.name)}</td><td>{esc(rounds)}</td><td>{esc(duration(p.real_s))}</td>"
-            f"<td>{esc(duration(p.transport_s))}</td></tr>"
-        )
+        rounds = "" if p.rounds is None else p.rounds
+        cells = (p.name, rounds, duration(p.real_s), duration(p.transport_s))
+        rows.append("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in cells) + "</tr>")
     return (
         '<details class="sf-phases"><summary>phases</summary><table><thead><tr><th>phase</th>'
         "<th>rounds</th><th>real time</th><th>transport clock</th></tr></thead><tbody>"
@@ -205,29 +197,21 @@ def html(doc: Results) -> str:
         for n, c in enumerate(causes, 1):
             objs = "".join(f'<code class="sf-object">{esc(o)}</code> ' for o in c.objects)
             evidence = "".join(f"<li>{esc(e)}</li>" for e in c.evidence)
+            explains = f"explains {_plural(len(c.items), 'failed check')}"
             parts.append(
                 f'<li class="sf-cause" data-rule="{esc(c.rule)}" value="{n}">'
                 f'<p><strong>{esc(c.cause)}</strong> <span class="sf-rule">[{esc(c.rule)}]</span>'
                 f"</p><p>{objs}</p><p><b>Fix:</b> {esc(c.fix)}</p>"
                 + (f'<ul class="sf-evidence">{evidence}</ul>' if evidence else "")
-                + (
-                    _items_block(
-                        c.items, by_id, f"explains {_plural(len(c.items), 'failed check')}"
-                    )
-                    if c.items
-                    else ""
-                )
+                + (_items_block(c.items, by_id, explains) if c.items else "")
                 + "</li>"
             )
         parts.append("</ol>")
     loose = unexplained(causes, items)
     if loose:
         title = f"{_plural(len(loose), 'failure')} no cause explains" if causes else "failures"
-        parts.append(
-            '<div class="sf-unexplained">'
-            + _items_block([i.id for i in loose], by_id, title)
-            + "</div>"
-        )
+        block = _items_block([i.id for i in loose], by_id, title)
+        parts.append(f'<div class="sf-unexplained">{block}</div>')
     parts.append(_phases(doc.phases))
     parts.append("</section>")
     return "".join(parts)

@@ -112,10 +112,9 @@ LINK_QUALITY_KINDS = frozenset({"lane_error_rate_per_s", "ber_max"})
 
 
 def _end(d: CableEnd) -> End:
-    node, port = d.node, d.port
-    if node is None:
-        return End(None, str(port))
-    return End(node, f"p{port}" if isinstance(port, int) else str(port))
+    return End(
+        d.node, f"p{d.port}" if d.node is not None and isinstance(d.port, int) else str(d.port)
+    )
 
 
 def _found(d: Cable) -> tuple[End, End] | None:
@@ -138,9 +137,7 @@ def _drawn(d: Cable) -> FabricCable:
 
 
 def label(e: CableEnd) -> str:
-    if e.node is None:
-        return f"switch:{e.port}"
-    return f"{e.node}:p{e.port}" if isinstance(e.port, int) else f"{e.node}:{e.port}"
+    return _end(e).label
 
 
 def placed(c: Cable) -> tuple[str | None, str]:
@@ -259,16 +256,9 @@ def picture(doc: Results) -> Picture:
     nodes = []
     for name in names:
         here: Target = ("node", name, None)
-        status = worst(statuses[here])
-        nodes.append(
-            FabricNode(
-                name,
-                status,
-                _cap(notes[here]),
-                tuple(sorted(marks[("node", name)])),
-                elsewhere(status, [here]) and not marks[("node", name)],
-            )
-        )
+        status, mine = worst(statuses[here]), marks[("node", name)]
+        away = elsewhere(status, [here]) and not mine
+        nodes.append(FabricNode(name, status, _cap(notes[here]), tuple(sorted(mine)), away))
     cables = []
     for c in bare:
         seen = {r for k, cid, r in (*statuses, *notes) if k == "cable" and cid == c.id}
@@ -282,15 +272,10 @@ def picture(doc: Results) -> Picture:
             # Failed as a whole (its own check, a cause that names it): both strokes red.
             rails = [replace(r, status="fail") for r in rails]
         keys: list[Target] = [("cable", c.id, None), *(("cable", c.id, r.rail) for r in rails)]
+        numbers, said = tuple(sorted(marks[("cable", c.id)])), _cap(notes[("cable", c.id, None)])
+        away = elsewhere(whole, keys) and not numbers
         cables.append(
-            replace(
-                c,
-                status=whole,
-                notes=_cap(notes[("cable", c.id, None)]),
-                rails=tuple(rails),
-                causes=tuple(sorted(marks[("cable", c.id)])),
-                elsewhere=elsewhere(whole, keys) and not marks[("cable", c.id)],
-            )
+            replace(c, status=whole, notes=said, rails=tuple(rails), causes=numbers, elsewhere=away)
         )
     return Picture(doc.cluster.topology, tuple(nodes), tuple(cables), doc.cluster.switch)
 

@@ -10,15 +10,15 @@ per chart (many SVGs share one page), and the date and creator metadata are left
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import io
 import math
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.report.style import STROKE, esc, number, size_bytes
@@ -48,8 +48,6 @@ ANNOTATE_MAX = 10
 LABELLED_MAX = 8
 """At most this many series get their own colour and legend entry; the rest are grey."""
 FAIL = STROKE["fail"]
-P = ParamSpec("P")
-R = TypeVar("R")
 QUIET = "#90a4ae"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 """matplotlib's tab10 without its red (red marks what is out of line) and grey (the quiet)."""
@@ -118,21 +116,13 @@ def matrices(doc: Results) -> list[Matrix]:
                 if s and d:  # a link's check covers both ways
                     lost[(ref.rail, s, d)].append(STATUS_OF[item.outcome])
     names = tuple(n.name for n in doc.cluster.nodes)
-    return [
-        Matrix(
-            rail,
-            names,
-            cells[rail],
-            _threshold(doc, "rail_rdma_gbps"),
-            _threshold(doc, "loopback_gbps"),
-            tuple(
-                (s, d, worst(st))
-                for (r, s, d), st in sorted(lost.items())
-                if r == rail and (s, d) not in cells[rail]
-            ),
-        )
-        for rail in sorted(cells.keys() | {r for r, _, _ in lost})
-    ]
+    limits = (_threshold(doc, "rail_rdma_gbps"), _threshold(doc, "loopback_gbps"))
+    out = []
+    for rail in sorted(cells.keys() | {r for r, _, _ in lost}):
+        on = sorted((s, d, worst(st)) for (r, s, d), st in lost.items() if r == rail)
+        gone = tuple((s, d, st) for s, d, st in on if (s, d) not in cells[rail])
+        out.append(Matrix(rail, names, cells[rail], *limits, gone))
+    return out
 
 
 def _points(rows: Iterable[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
@@ -188,17 +178,13 @@ def _plain(text: object) -> str:
     return str(text).replace("$", r"\$")
 
 
-def _styled(draw: Callable[P, R]) -> Callable[P, R]:
+@contextlib.contextmanager
+def _styled() -> Iterator[None]:
     """Draw under RC (figures read the settings as they are made, not only when saved)."""
+    import matplotlib
 
-    @functools.wraps(draw)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        import matplotlib
-
-        with matplotlib.rc_context(RC):
-            return draw(*args, **kwargs)
-
-    return wrapper
+    with matplotlib.rc_context(RC):
+        yield
 
 
 def _figure(width_in: float, height_in: float) -> Figure:
@@ -233,7 +219,7 @@ def _svg(fig: Figure, key: str, title: str) -> str:
 # -- bandwidth heatmap --------------------------------------------------------------------------
 
 
-@_styled
+@_styled()
 def heatmap(m: Matrix) -> Chart:
     import numpy as np
     from matplotlib import colormaps
@@ -249,11 +235,7 @@ def heatmap(m: Matrix) -> Chart:
     measured = data[~np.isnan(data)]
     thr = m.threshold
     top = max(float(measured.max()) if measured.size else 0.0, (thr or 0.0) * 1.3, 1.0)
-    norm: Normalize = (
-        TwoSlopeNorm(vcenter=thr, vmin=0.0, vmax=top)
-        if thr and 0 < thr < top
-        else Normalize(0, top)
-    )
+    norm = TwoSlopeNorm(thr, 0.0, top) if thr and 0 < thr < top else Normalize(0, top)
     cmap = colormaps["RdYlGn"].with_extremes(bad="#eeeeee")
     side = min(9.0, max(3.4, 1.6 + 0.11 * n))
     fig = _figure(side + 1.3, side)
@@ -267,19 +249,13 @@ def heatmap(m: Matrix) -> Chart:
     ax.set_xlabel("receiver")
     ax.set_ylabel("sender")
     low = 0
-    for i in range(n):
-        for j in range(n):
-            v = data[i, j]
-            if math.isnan(v):
-                continue
-            limit = m.loopback_threshold if i == j else thr
-            if limit is not None and v < limit:
-                low += 1
-                ax.add_patch(
-                    Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#000", lw=1.6)
-                )
-            if n <= ANNOTATE_MAX:
-                ax.text(j, i, number(v), ha="center", va="center", fontsize=cell, color="#111")
+    for (i, j), v in np.ndenumerate(data):
+        limit = m.loopback_threshold if i == j else thr
+        if limit is not None and v < limit:  # never true of NaN (no figure)
+            low += 1
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#000", lw=1.6))
+        if n <= ANNOTATE_MAX and not math.isnan(v):
+            ax.text(j, i, number(v), ha="center", va="center", fontsize=cell, color="#111")
     for src, dst, status in m.lost:
         if src in where and dst in where:
             i, j = where[src], where[dst]
@@ -313,7 +289,7 @@ def heatmap(m: Matrix) -> Chart:
 # -- NCCL bus bandwidth -------------------------------------------------------------------------
 
 
-@_styled
+@_styled()
 def busbw(doc: Results) -> Chart | None:
     """Bus bandwidth in Gb/s, the unit of every other bandwidth in the report (nccl-tests print
     GB/s: x 8), with the floor drawn inside the axes."""
@@ -373,7 +349,7 @@ def _draw_quiet(ax: Axes, series: Sequence[Series], floor: float | None) -> None
         ax.autoscale_view()
 
 
-@_styled
+@_styled()
 def lane_errors(doc: Results) -> Chart | None:
     series = lanes(doc)
     if not series:
@@ -388,14 +364,8 @@ def lane_errors(doc: Results) -> Chart | None:
         ax.plot(*_minutes(s, ZERO_PER_S), color=FAIL, lw=2, label=label)
     ratio, floor = _threshold(doc, "lane_ratio_max"), _threshold(doc, "lane_floor_per_s")
     if ratio is not None and floor is not None:
-        lowest = ratio * floor
-        ax.axhline(
-            lowest,
-            color="#555",
-            ls=":",
-            lw=1.2,
-            label=f"lowest rate an outlier can have ({number(lowest)}/s)",
-        )
+        label = f"lowest rate an outlier can have ({number(ratio * floor)}/s)"
+        ax.axhline(ratio * floor, color="#555", ls=":", lw=1.2, label=label)
     ax.set_yscale("log")
     ax.set_ylim(bottom=ZERO_PER_S / 2)
     ax.set_xlabel("minutes into the soak")
@@ -429,12 +399,9 @@ def _temps_axis(ax: Axes, series: Sequence[Series], label: str, colour: Mapping[
         ax.legend(fontsize=7, loc="lower right")
 
 
-@_styled
+@_styled()
 def temperatures(doc: Results) -> Chart | None:
-    panels = [
-        ("NIC temperature", temps(doc, "nic_temp_c")),
-        ("GPU temperature", temps(doc, "gpu_temp_c")),
-    ]
+    panels = [(f"{k} temperature", temps(doc, f"{k.lower()}_temp_c")) for k in ("NIC", "GPU")]
     groups = [(title, series) for title, series in panels if series]
     if not groups:
         return None

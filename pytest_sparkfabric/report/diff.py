@@ -1,5 +1,8 @@
 """Two results documents compared: what failed anew, what was fixed, which figures moved beyond
-a tolerance, and which cables (known by serial) moved or changed (pure).
+a tolerance, and which cables (known by serial) moved or changed (pure); and
+`--sparkfabric-baseline OLD.json`, which fails each bandwidth item that passes its threshold but
+fell more than the tolerance below the same item's figure in the baseline, with both figures
+(rule `baseline_regression`), and shows the whole comparison under the verdict.
 
 A regression is an item that passed (or did not exist) and now fails or is not measured, a
 bandwidth figure that dropped by more than the tolerance, or a BER that rose by more than the
@@ -10,12 +13,16 @@ their own: a replaced cable is often the fix.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
+import pytest
+
+from pytest_sparkfabric.diagnosis.evidence import Finding
+from pytest_sparkfabric.diagnosis.rules import RULES
 from pytest_sparkfabric.report.build import placed
 from pytest_sparkfabric.report.style import esc, number
-from pytest_sparkfabric.results import Measurement, Results
+from pytest_sparkfabric.results import Item, Measurement, Results, ResultsError, read
 
 BW_TOLERANCE_PCT = 10.0
 BER_FACTOR = 10.0
@@ -75,7 +82,7 @@ class Diff:
     bandwidth: tuple[FigureChange, ...] = ()
     ber: tuple[FigureChange, ...] = ()
     cables: tuple[CableChange, ...] = ()
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
 
     @property
     def regression(self) -> bool:
@@ -88,25 +95,20 @@ class Diff:
 
 
 def _items(old: Results, new: Results) -> dict[str, list[ItemChange]]:
+    """New failures, newly not measured (but not after a failure), fixed, and gone items."""
     before = {i.id: i for i in old.items}
-    after = {i.id: i for i in new.items}
     out: dict[str, list[ItemChange]] = {"failed": [], "not_measured": [], "fixed": [], "gone": []}
-    for iid, now in after.items():
-        was = before.get(iid)
-        was_outcome = was.outcome if was else None
-        change = ItemChange(
-            iid, was_outcome, now.outcome, was.measured if was else None, now.measured, now.unit
-        )
-        if now.outcome in ("failed", "not_measured") and was_outcome != now.outcome:
-            if not (now.outcome == "not_measured" and was_outcome == "failed"):
-                out[now.outcome].append(change)
-        elif was_outcome in ("failed", "not_measured") and now.outcome == "passed":
+    for now in {i.id: i for i in new.items}.values():
+        was = before.pop(now.id, None)
+        then = was.outcome if was else None
+        measured = was.measured if was else None
+        change = ItemChange(now.id, then, now.outcome, measured, now.measured, now.unit)
+        worse = now.outcome in ("failed", "not_measured") and then != now.outcome
+        if worse and not (now.outcome == "not_measured" and then == "failed"):
+            out[now.outcome].append(change)
+        elif then in ("failed", "not_measured") and now.outcome == "passed":
             out["fixed"].append(change)
-    out["gone"] = [
-        ItemChange(iid, was.outcome, None, was.measured)
-        for iid, was in before.items()
-        if iid not in after
-    ]
+    out["gone"] = [ItemChange(i.id, i.outcome, None, i.measured) for i in before.values()]
     return out
 
 
@@ -255,3 +257,46 @@ def html(d: Diff, baseline: str) -> str:
         parts.append(f"<ul>{items}</ul></details>")
     parts.append("</section>")
     return "".join(parts)
+
+
+# -- --sparkfabric-baseline ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Baseline:
+    name: str
+    """The file as given."""
+    doc: Results
+    tolerance_pct: float = BW_TOLERANCE_PCT
+
+    @classmethod
+    def load(cls, path: str, tolerance_pct: float = BW_TOLERANCE_PCT) -> Baseline:
+        """The baseline document, or a usage error naming the file and what is wrong."""
+        try:
+            return cls(path, read(path), tolerance_pct)
+        except ResultsError as err:
+            raise pytest.UsageError(f"--sparkfabric-baseline {err}") from None
+
+    def figure(self, item_id: str) -> tuple[float, str] | None:
+        for it in self.doc.items:
+            ok = it.id == item_id and it.outcome in ("passed", "warned")
+            if ok and isinstance(it.measured, float) and it.unit in BW_UNITS:
+                return it.measured, str(it.unit)
+        return None
+
+    def regression(self, item: Item) -> tuple[str, Finding] | None:
+        """Why a passing item regressed against the baseline (message, finding), or None."""
+        was = self.figure(item.id)
+        now = item.measured
+        if was is None or not isinstance(now, float) or item.unit != was[1] or was[0] <= 0:
+            return None
+        drop_pct = (was[0] - now) / was[0] * 100
+        if drop_pct <= self.tolerance_pct:
+            return None
+        rule = RULES["baseline_regression"]
+        text = (
+            f"regressed against the baseline {self.name}: {now:.1f} {item.unit}, was "
+            f"{was[0]:.1f} {item.unit} ({drop_pct:.0f}% lower; tolerance "
+            f"{self.tolerance_pct:g}%)"
+        )
+        return f"{text}\nFix: {rule.fix}", Finding(rule, text, (), "")

@@ -16,7 +16,7 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Callable, MutableSequence, Sequence
 
-    from pytest_sparkfabric.report.baseline import Baseline
+    from pytest_sparkfabric.report.diff import Baseline
     from pytest_sparkfabric.results import Results
 
 # (column type / css suffix, title, user property)

@@ -82,11 +82,8 @@ def html(rows: Sequence[tuple[Cable, Status]]) -> str:
             f'font-weight:bold">{esc(LABEL[status])}{notes}</td></tr>'
         )
     return (
-        '<table class="sf-inventory"><thead><tr>'
-        + head
-        + "</tr></thead><tbody>"
-        + "".join(body)
-        + "</tbody></table>"
+        f'<table class="sf-inventory"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
     )
 
 
@@ -128,19 +125,10 @@ def runs(docs: Sequence[tuple[str, Results]]) -> list[Run]:
     for source, doc in docs:
         for cable, status in cable_rows(doc):
             serial, where = placed(cable)
-            out.append(
-                Run(
-                    serial or UNREAD,
-                    doc.started,
-                    doc.cluster.name,
-                    where,
-                    cable.id if where != cable.id else None,
-                    cable.worst_ber,
-                    _lowest_rdma(doc, where),
-                    status,
-                    source,
-                )
-            )
+            planned = cable.id if where != cable.id else None
+            rdma = _lowest_rdma(doc, where)
+            run = (serial or UNREAD, doc.started, doc.cluster.name, where, planned)
+            out.append(Run(*run, cable.worst_ber, rdma, status, source))
     return sorted(out, key=lambda r: (r.serial == UNREAD, r.serial, r.started, r.where))
 
 

@@ -276,8 +276,7 @@ def _cable(c: FabricCable, route: tuple[Pt, ...]) -> str:
     if c.planned is not None:
         tip.append(f"WRONG: runs {found}, planned {c.planned[0].label} <-> {c.planned[1].label}")
     tip += [f"serial {c.serial}"] if c.serial else []
-    tip += [_state(c.status, c.elsewhere), *c.notes]
-    tip += [f"root cause {n}" for n in c.causes]
+    tip += [_state(c.status, c.elsewhere), *c.notes, *(f"root cause {n}" for n in c.causes)]
     found_attr = f' data-found="{esc(found)}"' if c.planned is not None else ""
     parts = [
         f'<g class="sf-cable" data-cable="{esc(c.id)}" data-status="{c.status}"'
@@ -286,7 +285,7 @@ def _cable(c: FabricCable, route: tuple[Pt, ...]) -> str:
         f'<path class="sf-halo" d="{_path(route)}" fill="none" stroke="{STROKE[c.status]}" '
         f'stroke-opacity="0.25" stroke-width="9" stroke-linejoin="round"/>',
     ]
-    strokes = c.rails or ()
+    strokes = c.rails
     if not strokes:
         dash = f" {DASH}" if c.elsewhere else ""
         parts.append(
@@ -319,17 +318,14 @@ def _port_labels(c: FabricCable, route: tuple[Pt, ...]) -> str:
     """The port number at each node end, just off the box along the cable."""
     out = []
     for end, (p, q) in ((c.a, (route[0], route[1])), (c.b, (route[-1], route[-2]))):
-        if end.node is None:
-            continue
         dx, dy = q[0] - p[0], q[1] - p[1]
         length = math.hypot(dx, dy) or 1.0
-        if length < PORT_LABEL_MIN and len(route) == 2:
-            continue  # no room for two labels: the tooltip names the ports
+        if end.node is None or (length < PORT_LABEL_MIN and len(route) == 2):
+            continue  # a switch leg, or no room for two labels: the tooltip names the ports
         ux, uy = dx / length, dy / length
         # Along the cable off the box, then to its side (above a level cable), off the stroke.
         side = -1.0 if uy <= 0.1 else 1.0
-        x = p[0] + ux * 16 - uy * 10 * side
-        y = p[1] + uy * 16 + ux * 10 * side + 4
+        x, y = p[0] + ux * 16 - uy * 10 * side, p[1] + uy * 16 + ux * 10 * side + 4
         out.append(
             f'<text class="sf-port" x="{_f(x)}" y="{_f(y)}" font-size="11" text-anchor="middle" '
             f'fill="#212121" stroke="#fff" stroke-width="3" paint-order="stroke">'
@@ -415,19 +411,13 @@ def render(fabric: Picture) -> str:
             f'fill="#263238">{esc(("switch " + (fabric.switch or "")).rstrip())}</text></g>'
         )
     parts += [_planned(c, lay.routes.get(c.id + PLANNED)) for c in fabric.cables]
-    for c in fabric.cables:
-        route = lay.routes.get(c.id)
-        if route is not None:
-            parts.append(_cable(c, route))
+    parts += [_cable(c, r) for c in fabric.cables if (r := lay.routes.get(c.id))]
     if fabric.topology != "switch":
         parts += [_port_labels(c, r) for c in fabric.cables if (r := lay.routes.get(c.id))]
     second: dict[str, str] = {}
-    if fabric.topology == "switch":
-        for c in fabric.cables:
-            own, leg = (c.a, c.b) if c.b.node is None else (c.b, c.a)
-            if own.node is not None and leg.node is None:
-                second[own.node] = f"{own.port} \u2194 {leg.port}"
-    for name, box in lay.boxes.items():
-        parts.append(_node(nodes[name], box, second.get(name, "")))
-    parts.append("</svg>")
-    return "".join(parts)
+    for c in fabric.cables if fabric.topology == "switch" else ():
+        own, leg = (c.a, c.b) if c.b.node is None else (c.b, c.a)
+        if own.node is not None and leg.node is None:
+            second[own.node] = f"{own.port} \u2194 {leg.port}"
+    parts += [_node(nodes[name], box, second.get(name, "")) for name, box in lay.boxes.items()]
+    return "".join(parts) + "</svg>"

@@ -7,6 +7,7 @@ returns what to write (None: nothing now); `Terminal` writes it with pytest's te
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import time
@@ -122,14 +123,11 @@ class Terminal:
         reporter = self._reporter()
         if reporter is None:
             return
-        text = visible(f"{self.prefix}: {line}")
         # Progress is written while a test runs: step around output capture to the terminal.
         capture = self.config.pluginmanager.get_plugin("capturemanager")
-        if capture is None:
-            self._write(reporter, text, status=status)
-            return
-        with capture.global_and_fixture_disabled():
-            self._write(reporter, text, status=status)
+        quiet = capture.global_and_fixture_disabled() if capture is not None else None
+        with quiet or contextlib.nullcontext():
+            self._write(reporter, visible(f"{self.prefix}: {line}"), status=status)
 
     def close(self) -> None:
         """Erase an open status line before pytest writes its next result."""

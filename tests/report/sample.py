@@ -6,7 +6,7 @@ few corrected bits/s, the failing cable's hot lane ~2.9k/s rising to millions)."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, product
 from typing import Any
 
 from pytest_sparkfabric.cluster.thresholds import defaults
@@ -16,6 +16,8 @@ Doc = dict[str, Any]
 SIZES = [1 << k for k in range(10, 35, 2)]  # 1K .. 16G
 HEALTHY_GBPS = 96.0
 THROTTLED_GBPS = 13.0
+GBPS_80 = (">= 80 Gb/s", "Gb/s")
+PART, COPPER = "NJAAKK-N911", "Copper cable"
 
 
 @dataclass(frozen=True)
@@ -99,36 +101,26 @@ def document(
         items.append({"id": iid, "outcome": outcome, **kw})
         return iid
 
+    def figure(iid: str, ok: bool, value: float, expected: str, unit: str, **kw: Any) -> str:
+        return item(iid, ok, measured=value, expected=expected, unit=unit, **kw)
+
+    def measure(kind: str, value: float, unit: str, objects: list[str], **kw: Any) -> None:
+        measurements.append(dict(kind=kind, value=value, unit=unit, objects=objects, **kw))
+
+    def ports(node: str) -> list[int]:
+        ends = [e for a, ap, b, bp in cables for e in ((a, ap), (b, bp))]
+        return sorted({p for nd, p in ends if nd == node and isinstance(p, int)})
+
     # Loopback per node rail.
     throttle_items: list[str] = []
     for node in nodes:
-        ports = sorted({p for a, ap, b, bp in cables for nd, p in ((a, ap), (b, bp)) if nd == node})
-        for port in ports:
-            if not isinstance(port, int):
-                continue
+        for port in ports(node):
             for rail in (0, 1):
                 rid = rail_id(topology, node, port, rail)
                 v = THROTTLED_GBPS if node == throttled else 106.0 - rail
-                iid = item(
-                    f"test_nic.py::test_loopback[{rid}]",
-                    v >= 80,
-                    node=node,
-                    rail=rid.split(":")[1],
-                    measured=v,
-                    expected=">= 80 Gb/s",
-                    unit="Gb/s",
-                    objects=[rid],
-                )
-                measurements.append(
-                    {
-                        "kind": "loopback_gbps",
-                        "value": v,
-                        "unit": "Gb/s",
-                        "objects": [rid],
-                        "node": node,
-                        "rail": rail,
-                    }
-                )
+                at: Doc = {"node": node, "rail": rid.split(":")[1], "objects": [rid]}
+                iid = figure(f"test_nic.py::test_loopback[{rid}]", v >= 80, v, *GBPS_80, **at)
+                measure("loopback_gbps", v, "Gb/s", [rid], node=node, rail=rail)
                 if v < 80:
                     throttle_items.append(iid)
     # Directed RDMA per rail of every measured pair.
@@ -140,162 +132,74 @@ def document(
                 src, dst = rail_id(topology, s, sp, rail), rail_id(topology, d, dp, rail)
                 direction = f"{src}->{dst}"
                 v = HEALTHY_GBPS - (sum(map(ord, direction)) % 5) * 0.4
-                on_bad = (
-                    bad is not None
-                    and rail == 1
-                    and ({s, d} == {bad[0], bad[2]} if bad[2] else bad[0] in (s, d))
-                )
-                if on_bad:
+                on_bad = bad and ({s, d} == {bad[0], bad[2]} if bad[2] else bad[0] in (s, d))
+                if on_bad and rail == 1:
                     v = 0.3
                 if throttled in (s, d):
                     v = min(v, THROTTLED_GBPS)
-                iid = item(
-                    f"test_bandwidth.py::test_rail_rdma[{direction}]",
-                    v >= 80,
-                    node=s,
-                    rail=f"rail{rail}",
-                    measured=round(v, 1),
-                    expected=">= 80 Gb/s",
-                    unit="Gb/s",
-                    objects=[direction],
-                    message=None if v >= 80 else f"{direction}: {v:.1f} Gb/s, expected >= 80",
-                )
-                measurements.append(
-                    {
-                        "kind": "rdma_gbps",
-                        "value": round(v, 1),
-                        "unit": "Gb/s",
-                        "objects": [direction],
-                        "node": s,
-                        "peer": d,
-                        "rail": rail,
-                    }
-                )
-                if v < 80 and throttled in (s, d):
-                    throttle_items.append(iid)
-                elif v < 80:
-                    bad_items.append(iid)
+                low = f"{direction}: {v:.1f} Gb/s, expected >= 80" if v < 80 else None
+                at = {"node": s, "rail": f"rail{rail}", "objects": [direction], "message": low}
+                iid = f"test_bandwidth.py::test_rail_rdma[{direction}]"
+                figure(iid, v >= 80, round(v, 1), *GBPS_80, **at)
+                measure("rdma_gbps", round(v, 1), "Gb/s", [direction], node=s, peer=d, rail=rail)
+                if v < 80:
+                    (throttle_items if throttled in (s, d) else bad_items).append(iid)
     # NCCL.
     peak = 23.5 if throttled is None else 6.0
-    nccl_item = item(
-        "test_nccl.py::test_all_reduce",
-        peak >= 19,
-        measured=peak,
-        expected=">= 19 GB/s",
-        unit="GB/s",
-        objects=nodes,
-    )
+    iid = "test_nccl.py::test_all_reduce"
+    figure(iid, peak >= 19, peak, ">= 19 GB/s", "GB/s", objects=nodes)
     if peak < 19:
-        throttle_items.append(nccl_item)
+        throttle_items.append(iid)
     for size in SIZES:
-        bw = peak * size / (size + (1 << 24))
-        measurements.append(
-            {
-                "kind": "nccl_busbw_gbytes_s",
-                "value": round(bw, 3),
-                "unit": "GB/s",
-                "objects": nodes,
-                "size_bytes": size,
-                "op": "all_reduce_perf",
-            }
-        )
+        bw = round(peak * size / (size + (1 << 24)), 3)
+        measure("nccl_busbw_gbytes_s", bw, "GB/s", nodes, size_bytes=size, op="all_reduce_perf")
     # Soak: lanes per rail of every cabled node port, temperatures per node.
     cable_rows: list[Doc] = []
     for index, (a, ap, b, bp) in enumerate(cables):
         cid = cable_id(a, ap, b, bp)
         unmeasured = f.unmeasured and index == 0
         worst_ber = 0.0
-        for end, port in ((a, ap), (b, bp)):
-            if end is None or not isinstance(port, int):
+        for end, end_port in ((a, ap), (b, bp)) if not unmeasured else ():
+            if end is None or not isinstance(end_port, int):
                 continue
             node = end
             for rail in (0, 1):
-                rid = rail_id(topology, node, port, rail)
+                rid = rail_id(topology, node, end_port, rail)
                 hot_lane = cid == bad_id and rail == 1
-                if unmeasured:
-                    continue
-                for lane in range(4):
-                    for minute in range(soak_minutes + 1):
-                        rate = float((minute + lane) % 4)
-                        flagged = hot_lane and lane == 2 and minute >= soak_minutes // 2
-                        if flagged:
-                            rate = 2900.0 * 10 ** (minute - soak_minutes // 2)
-                        measurements.append(
-                            {
-                                "kind": "lane_error_rate_per_s",
-                                "value": rate,
-                                "unit": "errors/s",
-                                "objects": [rid],
-                                "node": node,
-                                "rail": rail,
-                                "lane": lane,
-                                "t_s": minute * 60.0,
-                                **({"flagged": True} if flagged else {}),
-                            }
-                        )
+                for lane, minute in product(range(4), range(soak_minutes + 1)):
+                    flagged = hot_lane and lane == 2 and minute >= soak_minutes // 2
+                    rate = float((minute + lane) % 4)
+                    if flagged:
+                        rate = 2900.0 * 10 ** (minute - soak_minutes // 2)
+                    at = {"node": node, "rail": rail, "lane": lane, "flagged": flagged}
+                    measure(
+                        "lane_error_rate_per_s", rate, "errors/s", [rid], t_s=minute * 60.0, **at
+                    )
                 ber = 2.9e-5 if hot_lane else 1.5e-11
                 worst_ber = max(worst_ber, ber)
-                iid = item(
-                    f"test_soak.py::test_lanes[{rid}]",
-                    ber < 2.4e-5,
-                    node=node,
-                    rail=rid.split(":")[1],
-                    measured=ber,
-                    expected="<= 2.4e-05",
-                    unit="",
-                    objects=[rid, cid],
+                at = {"node": node, "rail": rid.split(":")[1], "objects": [rid, cid]}
+                iid = figure(
+                    f"test_soak.py::test_lanes[{rid}]", ber < 2.4e-5, ber, "<= 2.4e-05", "", **at
                 )
-                measurements.append(
-                    {
-                        "kind": "ber_max",
-                        "value": ber,
-                        "unit": "",
-                        "objects": [rid],
-                        "node": node,
-                        "rail": rail,
-                    }
-                )
+                measure("ber_max", ber, "", [rid], node=node, rail=rail)
                 if ber >= 2.4e-5:
                     bad_items.append(iid)
         if unmeasured:
-            item(
-                f"test_soak.py::test_cable[{cid}]",
-                None,
-                objects=[cid],
-                message="not measured: gpu-burn is not installed on " + a,
-            )
-        serial = f"APF{index + 1:08d}"
+            why = "not measured: gpu-burn is not installed on " + a
+            item(f"test_soak.py::test_cable[{cid}]", None, objects=[cid], message=why)
         vendor = "<b>Amphenol</b> & co" if f.hostile and index == 0 else "Amphenol"
-        end_a = {
-            "node": a,
-            "port": ap,
-            "vendor": vendor,
-            "part": "NJAAKK-N911",
-            "serial": serial,
-            "length_m": 1.0,
-            "type": "Copper cable",
-            "speed_mbps": 200000,
-            "fec": "RS",
+        serial = f"APF{index + 1:08d}"
+        eeprom = {"vendor": vendor, "part": PART, "serial": serial, "length_m": 1.0, "type": COPPER}
+        end_a = {**eeprom, "node": a, "port": ap, "speed_mbps": 200000, "fec": "RS"}
+        end_b = {**(eeprom if b else {}), "node": b, "port": bp, "speed_mbps": 200000}
+        status = "fail" if cid == bad_id else ("not_measured" if unmeasured else "pass")
+        row = {
+            "id": cid,
+            "a": end_a,
+            "b": end_b | {"fec": "RS" if b else "fec91"},
+            "status": status,
         }
-        end_b: Doc = {"node": b, "port": bp, "speed_mbps": 200000, "fec": "RS" if b else "fec91"}
-        if b is not None:
-            end_b |= {
-                "vendor": vendor,
-                "part": "NJAAKK-N911",
-                "serial": serial,
-                "length_m": 1.0,
-                "type": "Copper cable",
-            }
-        cable_rows.append(
-            {
-                "id": cid,
-                "a": end_a,
-                "b": end_b,
-                "worst_ber": None if unmeasured else worst_ber,
-                "status": "fail" if cid == bad_id else ("not_measured" if unmeasured else "pass"),
-                "notes": [],
-            }
-        )
+        cable_rows.append(row | {"worst_ber": None if unmeasured else worst_ber})
     if f.swap_serial and len(cable_rows) > 1:
         first, second = cable_rows[0], cable_rows[1]
         for end in ("a", "b"):
@@ -305,71 +209,38 @@ def document(
     for i, node in enumerate(nodes):
         for kind, base in (("nic_temp_c", 62.0), ("gpu_temp_c", 70.0)):
             for minute in range(soak_minutes + 1):
-                v = base + min(minute, 6) * 1.5 + (i % 3) * 0.7
-                if f.hot == i and kind == "nic_temp_c":
-                    v += 20
-                measurements.append(
-                    {
-                        "kind": kind,
-                        "value": round(v, 1),
-                        "unit": "C",
-                        "objects": [node],
-                        "node": node,
-                        "t_s": minute * 60.0,
-                    }
-                )
+                hotter = 20 if f.hot == i and kind == "nic_temp_c" else 0
+                v = base + min(minute, 6) * 1.5 + (i % 3) * 0.7 + hotter
+                measure(kind, round(v, 1), "C", [node], node=node, t_s=minute * 60.0)
     if bad_id:
-        causes.append(
-            {
-                "rule": "lane_outlier" if not f.hostile else "<rule&>",
-                "cause": "one lane of the cable logs far more errors than the others: a marginal "
-                "cable" + (" <script>alert(1)</script>" if f.hostile else ""),
-                "fix": "replace the cable before it drops the link",
-                "objects": [bad_id],
-                "items": bad_items,
-                "evidence": ["lane 2 rose from 2.9k to millions of corrected bits/s under load"],
-            }
+        why = "one lane of the cable logs far more errors than the others: a marginal cable"
+        rule, markup = (
+            ("<rule&>", " <script>alert(1)</script>") if f.hostile else ("lane_outlier", "")
         )
+        seen = ["lane 2 rose from 2.9k to millions of corrected bits/s under load"]
+        fix = "replace the cable before it drops the link"
+        cause = {"rule": rule, "cause": why + markup, "fix": fix, "evidence": seen}
+        causes.append(cause | {"objects": [bad_id], "items": bad_items})
     if throttled:
-        causes.append(
-            {
-                "rule": "nic_throttled",
-                "cause": "the NIC is throttled: ~13 Gb/s even in loopback while the link says 200G",
-                "fix": "reboot both boxes with the cables attached; if it persists, unplug power "
-                "for 60 s",
-                "objects": [throttled],
-                "items": throttle_items,
-            }
-        )
-    thresholds = {
-        t.name: {"value": t.value, "kind": t.kind, "unit": t.unit, "source": t.source}
-        for t in defaults(topology, n).values()
-    }
-    failed = any(i["outcome"] == "failed" for i in items)
-    missing = any(i["outcome"] == "not_measured" for i in items)
+        why = "the NIC is throttled: ~13 Gb/s even in loopback while the link says 200G"
+        fix = "reboot both boxes with the cables attached; if it persists, unplug power for 60 s"
+        cause = {"rule": "nic_throttled", "cause": why, "fix": fix, "objects": [throttled]}
+        causes.append(cause | {"items": throttle_items})
+    outcomes = {i["outcome"] for i in items}
+    verdict = "incomplete" if "not_measured" in outcomes else "accepted"
+    verdict = "rejected" if "failed" in outcomes else verdict
+    limits = defaults(topology, n).values()
+    verdict = "incomplete" if "not_measured" in outcomes else "accepted"
+    verdict = "rejected" if "failed" in outcomes else verdict
     return Results.model_validate(
         {
-            "version": 2,
-            "verdict": "rejected" if failed else ("incomplete" if missing else "accepted"),
+            "verdict": verdict,
             "cluster": {
                 "name": name or f"{topology}-{n}",
                 "path": f"examples/{topology}-{n}.yaml",
                 "topology": topology,
                 "transport": "sim",
-                "nodes": [
-                    {
-                        "name": nd,
-                        "ports": sorted(
-                            {
-                                p
-                                for a, ap, b, bp in cables
-                                for x, p in ((a, ap), (b, bp))
-                                if x == nd and isinstance(p, int)
-                            }
-                        ),
-                    }
-                    for nd in nodes
-                ],
+                "nodes": [{"name": nd, "ports": ports(nd)} for nd in nodes],
                 "switch": "192.168.88.1" if topology == "switch" else None,
             },
             "started": "2025-06-01T10:00:00+00:00",
@@ -383,7 +254,10 @@ def document(
                 {"name": "bandwidth", "rounds": 3, "real_s": 41.0, "transport_s": 36.0},
                 {"name": "soak", "rounds": None, "real_s": 12.5, "transport_s": 600.0},
             ],
-            "thresholds": thresholds,
+            "thresholds": {
+                t.name: {"value": t.value, "kind": t.kind, "unit": t.unit, "source": t.source}
+                for t in limits
+            },
         }
     )
 

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import re
 
-from pytest_sparkfabric.report.banner import Line, html, terminal_lines
-from pytest_sparkfabric.results import Results
+from pytest_sparkfabric.report.banner import html, terminal_lines
 from tests.report.sample import Faults, document, edit
 
 
-def _lines(doc: Results) -> list[Line]:
-    return terminal_lines(doc)
-
-
 def test_terminal_lines_of_a_healthy_run() -> None:
-    lines = _lines(document("direct", 2, name="bench-pair", soak_minutes=1))
+    lines = terminal_lines(document("direct", 2, name="bench-pair", soak_minutes=1))
     assert [ln.text for ln in lines] == [
         "sparkfabric: ACCEPTED  bench-pair: direct, 2 nodes, 2025-06-01 10:00 +00:00, 12 min 04 s",
         "  13 passed, 0 warned, 0 failed, 0 not measured (13 checks)",
@@ -24,7 +19,7 @@ def test_terminal_lines_of_a_healthy_run() -> None:
 
 
 def test_terminal_lines_name_each_root_cause_once_with_objects_and_fix() -> None:
-    lines = _lines(document("mesh", 3, Faults(bad_cable=1, throttled=0), soak_minutes=1))
+    lines = terminal_lines(document("mesh", 3, Faults(bad_cable=1, throttled=0), soak_minutes=1))
     text = [ln.text for ln in lines]
     assert text[0].startswith("sparkfabric: REJECTED  mesh-3: mesh, 3 nodes,")
     assert lines[0].tone == "bad"
@@ -43,7 +38,7 @@ def test_terminal_lines_name_each_root_cause_once_with_objects_and_fix() -> None
 
 def test_unexplained_failures_are_listed_up_to_a_limit() -> None:
     doc = edit(document("switch", 4, Faults(throttled=0), soak_minutes=1), causes=[])
-    text = [ln.text for ln in _lines(doc)]
+    text = [ln.text for ln in terminal_lines(doc)]
     assert text[2] == "  no root cause found"
     assert text[3] == "  failures:"
     assert len(text) == 4 + 5 + 1
@@ -51,7 +46,7 @@ def test_unexplained_failures_are_listed_up_to_a_limit() -> None:
 
 
 def test_incomplete_when_something_was_not_measured() -> None:
-    lines = _lines(document("ring", 4, Faults(unmeasured=True), soak_minutes=1))
+    lines = terminal_lines(document("ring", 4, Faults(unmeasured=True), soak_minutes=1))
     assert lines[0].text.startswith("sparkfabric: INCOMPLETE  ring-4")
     assert lines[0].tone == "warn"
     assert "1 not measured" in lines[1].text

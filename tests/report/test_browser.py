@@ -31,23 +31,12 @@ BANNER_RED = (0xB7, 0x1C, 0x1C)
 
 def chromium(tmp_path: Path, html: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     assert CHROMIUM is not None
-    args = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        # Any request leaving the machine fails (and shows on the console): the page is offline.
-        "--proxy-server=http://127.0.0.1:9",
-        "--enable-logging=stderr",
-        "--v=0",
-        *extra,
-        html.as_uri(),
-    ]
+    quiet = "--disable-background-networking --disable-component-update --disable-sync"
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", *quiet.split()]
+    args += ["--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
+    # Any request leaving the machine fails (and shows on the console): the page is offline.
+    args += ["--proxy-server=http://127.0.0.1:9", "--enable-logging=stderr", "--v=0"]
+    args += [*extra, html.as_uri()]
     return subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
 
 

@@ -14,6 +14,7 @@ from pytest_sparkfabric.report import charts
 from pytest_sparkfabric.results import Results
 from tests.report.sample import Faults, document, edit
 
+HIGHER = ("plugin", "session", "fixtures", "measure", "transport")
 KEYS = ["bw-rail0", "bw-rail1", "nccl-busbw", "soak-lanes", "soak-temps"]
 
 
@@ -140,24 +141,34 @@ def _python(code: str) -> str:
     return run.stdout
 
 
-def test_loading_the_plugin_and_the_report_modules_does_not_import_matplotlib() -> None:
+@pytest.mark.parametrize(
+    ("code", "unloaded"),
+    [
+        # Loading the plugin and the report modules does not import matplotlib.
+        (
+            "import pytest_sparkfabric.plugin, pytest_sparkfabric.cli\n"
+            "from pytest_sparkfabric.report import build, charts, page, picture, diff",
+            ("matplotlib", "numpy", "jsonschema"),
+        ),
+        # The command line does not load pytest or the report.
+        (
+            "from pytest_sparkfabric.cli import build_parser\n"
+            "build_parser().parse_args(['report', 'diff', 'a', 'b'])",
+            ("pytest", "matplotlib", "jsonschema", "pytest_sparkfabric.report"),
+        ),
+        # The reports need neither the plugin nor the session.
+        (
+            "import pytest_sparkfabric.report, pytest_sparkfabric.report.build",
+            tuple(f"pytest_sparkfabric.{m}" for m in HIGHER),
+        ),
+    ],
+)
+def test_an_import_leaves_heavy_and_higher_modules_unloaded(
+    code: str, unloaded: tuple[str, ...]
+) -> None:
     out = _python(
-        "import sys\n"
-        "import pytest_sparkfabric.plugin, pytest_sparkfabric.cli\n"
-        "from pytest_sparkfabric.report import build, charts, page, picture, diff\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'numpy', "
-        "'jsonschema')))"
-    )
-    assert out.strip() == "[]"
-
-
-def test_the_command_line_does_not_load_pytest_or_the_report() -> None:
-    out = _python(
-        "import sys\n"
-        "from pytest_sparkfabric.cli import build_parser\n"
-        "build_parser().parse_args(['report', 'diff', 'a', 'b'])\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', 'matplotlib', "
-        "'jsonschema') or m.startswith('pytest_sparkfabric.report')))"
+        f"import sys\n{code}\nprint(sorted(m for m in sys.modules "
+        f"if any(m == u or m.startswith(u + '.') for u in {unloaded!r})))"
     )
     assert out.strip() == "[]"
 

@@ -36,14 +36,6 @@ def _write(tmp_path: Path, name: str, doc: Results | Raw) -> str:
     return str(path)
 
 
-def test_the_same_run_twice_is_no_regression() -> None:
-    d = compare(_doc(), _doc())
-    assert not d.regression
-    assert (
-        text(d, "a.json", "b.json") == "sparkfabric report diff a.json -> b.json: no regression\n"
-    )
-
-
 def test_a_bad_cable_shows_as_new_failures_bandwidth_and_ber() -> None:
     d = compare(_doc(), _doc(Faults(bad_cable=1)))
     assert d.regression and d.regressions == 4 + 2 + 2
@@ -105,17 +97,6 @@ def test_not_measured_now_is_a_regression_but_failed_then_not_measured_is_not_ne
     assert not compare(_r(old), _r(new)).regression
 
 
-def test_bandwidth_tolerance() -> None:
-    old, raw = _doc(), _raw()
-    first = next(m for m in raw["measurements"] if m["kind"] == "rdma_gbps")
-    first["value"] = round(first["value"] * 0.93, 1)
-    new = _r(raw)
-    assert compare(old, new).bandwidth == ()
-    (change,) = compare(old, new, bw_tolerance_pct=5).bandwidth
-    assert change.regression and change.after == first["value"]
-    assert compare(old, new, bw_tolerance_pct=5).regression
-
-
 def _ber(doc: Results, value: float) -> Results:
     raw = doc.model_dump(mode="json")
     for m in raw["measurements"]:
@@ -168,12 +149,10 @@ def test_cli_exit_0_without_and_1_with_a_regression(
     good = _write(tmp_path, "good.json", _doc())
     bad = _write(tmp_path, "bad.json", _doc(Faults(bad_cable=1)))
     assert main(["report", "diff", good, good]) == 0
-    assert capsys.readouterr().out.endswith(": no regression\n")
+    assert capsys.readouterr().out == f"sparkfabric report diff {good} -> {good}: no regression\n"
     assert main(["report", "diff", good, bad]) == 1
     out = capsys.readouterr().out
     assert out.startswith(f"sparkfabric report diff {good} -> {bad}: REGRESSED: 8 regressions\n")
-    assert main(["report", "diff", bad, good]) == 0
-    assert "fixed (4):" in capsys.readouterr().out
 
 
 def test_cli_options_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,11 +160,12 @@ def test_cli_options_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     first = next(m for m in new["measurements"] if m["kind"] == "rdma_gbps")
     first["value"] = round(first["value"] * 0.93, 1)
     a, b = _write(tmp_path, "a.json", old), _write(tmp_path, "b.json", new)
-    assert main(["report", "diff", a, b]) == 0
+    assert main(["report", "diff", a, b]) == 0  # 7% lower: within the default 10%
     capsys.readouterr()
     assert main(["report", "diff", "--bw-tolerance", "5", "--json", a, b]) == 1
     result = json.loads(capsys.readouterr().out)
-    assert result["regression"] is True and len(result["bandwidth"]) == 1
+    assert result["regression"] is True
+    assert [(f["after"], f["regression"]) for f in result["bandwidth"]] == [(first["value"], True)]
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from typing import Any, ClassVar
 
 from pytest_sparkfabric.report import html
@@ -60,16 +58,6 @@ def test_title_names_cluster_and_verdict_and_the_banner_leads_the_summary() -> N
     hooks.pytest_html_results_summary(prefix, [], [], None)  # type: ignore[arg-type]
     (fragment,) = prefix
     assert fragment.index('data-verdict="rejected"') < fragment.index('class="sf-fabric"')
-
-
-def test_reports_need_neither_the_plugin_nor_the_session() -> None:
-    code = (
-        "import sys, pytest_sparkfabric.report as r, pytest_sparkfabric.report.build; "
-        "print(sorted(m for m in sys.modules if m.startswith('pytest_sparkfabric.')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    for module in ("plugin", "session", "fixtures", "measure", "transport"):
-        assert f"'pytest_sparkfabric.{module}" not in out.stdout, out.stdout
 
 
 def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:

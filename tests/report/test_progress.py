@@ -40,17 +40,6 @@ def test_a_tty_updates_one_line_in_place() -> None:
     assert s.close() is None
 
 
-def test_a_log_gets_a_plain_line_at_most_every_30_s() -> None:
-    s = Status(tty=False)
-    s.phase(0.0)
-    shown = [s.show(f"soak {t} s ({t // 6}%)", float(t)) for t in range(12, 600, 12)]
-    lines = [x for x in shown if x is not None]
-    assert lines[0] == "soak 12 s (2%), ETA 9 min 48 s"
-    assert all(CLEAR not in x for x in lines)
-    assert len(lines) == len(range(12, 600, 36))
-    assert s.close() is None
-
-
 class _Reporter:
     """pytest's terminal reporter, as much of it as `Terminal` uses."""
 

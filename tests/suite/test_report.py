@@ -146,7 +146,9 @@ def test_ids_do_not_depend_on_how_or_where_pytest_starts(
     assert len(names) == len(ids) + 1 and names[-1][1] == "verdict", names[-1]
 
 
-def test_pytest_html_report_opens_with_the_verdict(pytester: pytest.Pytester) -> None:
+def test_pytest_html_report_opens_with_the_verdict_and_renders_in_a_browser(
+    pytester: pytest.Pytester,
+) -> None:
     cluster = write_cluster(
         pytester.path, "direct-2.yaml", faults=[{"fault": "nic_throttled", "node": "spark-1"}]
     )
@@ -166,6 +168,17 @@ def test_pytest_html_report_opens_with_the_verdict(pytester: pytest.Pytester) ->
     tail = run.stdout[run.stdout.index("sparkfabric verdict") :]
     assert "sparkfabric: REJECTED  cluster: direct, 2 nodes" in tail
     assert "1. [nic_throttled] spark-1: " in tail
+    if test_browser.CHROMIUM is None:
+        pytest.skip("no chromium on PATH: the page was not opened in a browser")
+    shown = test_browser.chromium(pytester.path, page, "--dump-dom")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert test_browser._console(shown.stderr) == []
+    dom = shown.stdout
+    assert '<span class="sf-verdict-word">REJECTED</span>' in dom
+    assert len(re.findall(r'<svg\b[^>]*\bclass="sf-fabric"', dom)) == 1
+    assert len(re.findall(r'<svg\b[^>]*\bclass="sf-chart-svg"', dom)) >= 2
+    # pytest-html's own table is still there, with the same ids as the JSON results.
+    assert "test_bandwidth.py::test_nic_loopback[spark-1:rail0]" in dom
 
 
 def test_baseline_fails_items_that_regressed(pytester: pytest.Pytester) -> None:
@@ -210,44 +223,3 @@ def test_a_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
     assert (
         f"--sparkfabric-baseline {bad}: not a sparkfabric results document" in result.stderr.str()
     )
-
-
-@pytest.mark.skipif(test_browser.CHROMIUM is None, reason="no chromium on PATH")
-def test_pytest_html_report_renders_in_a_browser(pytester: pytest.Pytester) -> None:
-    cluster = write_cluster(
-        pytester.path, "direct-2.yaml", faults=[{"fault": "nic_throttled", "node": "spark-1"}]
-    )
-    page = pytester.path / "report.html"
-    run_suite(
-        pytester, cluster, "--html", str(page), "--self-contained-html", markers="bandwidth or mtu"
-    )
-    shown = test_browser.chromium(pytester.path, page, "--dump-dom")
-    assert shown.returncode == 0, shown.stderr[-2000:]
-    assert test_browser._console(shown.stderr) == []
-    dom = shown.stdout
-    assert '<span class="sf-verdict-word">REJECTED</span>' in dom
-    assert len(re.findall(r'<svg\b[^>]*\bclass="sf-fabric"', dom)) == 1
-    assert len(re.findall(r'<svg\b[^>]*\bclass="sf-chart-svg"', dom)) >= 2
-    # pytest-html's own table is still there, with the same ids as the JSON results.
-    assert "test_bandwidth.py::test_nic_loopback[spark-1:rail0]" in dom
-
-
-def test_report_diff_of_two_runs_with_different_faults(
-    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from pytest_sparkfabric.cli import main
-
-    docs = []
-    for fault in ({"fault": "mtu", "node": "spark-2", "value": 1500},
-                  {"fault": "nic_throttled", "node": "spark-1"}):  # fmt: skip
-        cluster = write_cluster(pytester.path, "direct-2.yaml", faults=[fault])
-        run = run_suite(pytester, cluster, markers="mtu or bandwidth")
-        path = pytester.path / f"{fault['fault']}.json"
-        path.write_text(json.dumps(run.doc))
-        docs.append(str(path))
-    capsys.readouterr()
-    assert main(["report", "diff", *docs]) == 1
-    out = capsys.readouterr().out
-    assert "REGRESSED" in out
-    assert "new failures" in out and "test_bandwidth.py::test_nic_loopback[spark-1:rail0]" in out
-    assert "fixed" in out and "test_mtu.py::test_mtu[spark-2:rail0]" in out
