@@ -99,9 +99,14 @@ class Log:
             self.cpu.append(s)
 
 
+def measure(fabric: Fabric) -> Log:
+    """An empty log: each traffic phase adds its windows (`watch`)."""
+    return Log()
+
+
 def log(fabric: Fabric) -> Log:
     """The session's windows so far: each traffic phase adds its own (`watch`)."""
-    return fabric.phase(NAME, lambda _: Log())
+    return fabric.phase(NAME, measure)
 
 
 def _snapshot(fabric: Fabric, reads: Reads, legs: list[str]) -> dict[str, counters.Snapshot | str]:
