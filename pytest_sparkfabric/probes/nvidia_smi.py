@@ -51,12 +51,8 @@ class CsvColumn:
 
 @dataclass(frozen=True, slots=True)
 class CsvCell:
-    """One cell: the number (unit stripped; int when printed without a decimal point) or text,
-    None when the GPU cannot report it.
-
-    ``unit`` is the unit printed after the value; ``note`` the bracketed text in its place
-    (``[N/A]``), so "not available" stays distinct from a real 0.
-    """
+    """A number (int when printed without a decimal point; ``unit`` the one printed after it),
+    text, or None with ``note`` the bracketed text in its place (``[N/A]``): never a 0."""
 
     value: Value
     raw: str
@@ -132,11 +128,8 @@ def _number(text: str) -> int | float | None:
 
 
 def _header(cells: list[str]) -> tuple[CsvColumn, ...] | None:
-    """The columns of a header line, or None when the line is data.
-
-    Field names are lower-case dotted words with an optional ``[unit]``; data lines always
-    hold a number, an upper-case letter, a path or a bracketed note somewhere.
-    """
+    """The columns of a header line (lower-case dotted names, maybe ``[unit]``), or None: a
+    data line always holds a number, an upper-case letter, a path or a bracketed note."""
     matches = [_HEADER_CELL.match(cell.strip()) for cell in cells]
     if not all(matches):
         return None
@@ -180,11 +173,8 @@ def parse_nvidia_smi_csv(text: str) -> NvidiaSmiCsv:
 
 
 def parse_gpu_query(text: str) -> tuple[GpuSample, ...]:
-    """The suite's query (:data:`QUERY_FIELDS`): one sample per GPU line.
-
-    A header, when present, says which column is which; without one the columns are in
-    :data:`QUERY_FIELDS` order. A line that is not four numbers-or-notes is skipped.
-    """
+    """One sample per GPU line of the suite's query: columns by the header, else in
+    :data:`QUERY_FIELDS` order; a line that is not four numbers-or-notes is skipped."""
     samples: list[GpuSample] = []
     try:
         tables = parse_nvidia_smi_csv(text).tables
