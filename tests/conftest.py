@@ -1,9 +1,8 @@
-"""Fixtures and hypothesis profiles for the project's own tests (tests/ only: the shipped suite
+"""Fixtures for the project's own tests (tests/ only: the shipped suite
 never uses this, though pytest loads it from `testpaths` in a suite run from a checkout)."""
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -25,15 +24,6 @@ def pytest_configure(config: pytest.Config) -> None:
     # fixture's teardown runs and each lab the run built is taken down (tests/lab).
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _cancel)
-    if config.getoption("sparkfabric_cluster", None):
-        return  # the shipped suite: hypothesis is some 0.3 s of CPU to import, for nothing
-    from hypothesis import HealthCheck, settings
-
-    settings.register_profile(
-        "ci", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-    )
-    settings.register_profile("dev", max_examples=25, deadline=None)
-    settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 def _left_by_this_process() -> set[Path]:
