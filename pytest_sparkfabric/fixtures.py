@@ -1,7 +1,9 @@
 """Fixtures of the shipped suite, registered only when --cluster is given (one `Suite` per run).
 
-Nouns are parametrised in `pytest_generate_tests` as indirect fixtures, so ids are readable and
-stable (`spark-1:rail0->spark-2:rail0`) and every xdist worker collects the same items.
+Nouns are parametrised in `pytest_generate_tests` as private indirect fixtures (`_sf_node`) under
+the public nouns, so ids are readable and stable (`spark-1:rail0->spark-2:rail0`), every xdist
+worker collects the same items, and a user's own `node` (a fixture or a direct parametrize)
+shadows ours instead of meeting a duplicate parametrization.
 """
 
 from __future__ import annotations
@@ -54,11 +56,11 @@ def parameters(c: Cluster, plan: Plan) -> Params:
     bw_links = [link for pair in measured for link in pair.links]
     directed = list(bwplan.directed_links(c, plan))
     return {
-        "node": (list(c.nodes), [n.name for n in c.nodes]),
-        "rail": (list(c.rails), [r.id for r in c.rails]),
-        "link": (directed, [d.id for d in directed]),
-        "rail_link": (bw_links, [link.id for link in bw_links]),
-        "node_pair": (list(measured), [p.id for p in measured]),
+        "_sf_node": (list(c.nodes), [n.name for n in c.nodes]),
+        "_sf_rail": (list(c.rails), [r.id for r in c.rails]),
+        "_sf_link": (directed, [d.id for d in directed]),
+        "_sf_rail_link": (bw_links, [link.id for link in bw_links]),
+        "_sf_node_pair": (list(measured), [p.id for p in measured]),
     }
 
 
@@ -122,7 +124,7 @@ class Suite:
         )
         # With `--dist loadgroup`, one group keeps the session's shared measurements on one
         # worker; the user's own tests that use none of our fixtures stay free to spread.
-        ours = {"fabric", "node_host", "cluster", "switch", *PARAMETRISED}
+        ours = {"fabric", "node_host", "cluster", "switch", *(f"_sf_{n}" for n in PARAMETRISED)}
         for item in items:
             if not ours.isdisjoint(getattr(item, "fixturenames", ())):
                 item.add_marker(pytest.mark.xdist_group("sparkfabric"))
@@ -136,31 +138,51 @@ class Suite:
         self._item = item
 
     @pytest.fixture
-    def node(self) -> Node:
-        """Each node of the cluster (id: its name)."""
-        return self._param("node")  # type: ignore[no-any-return]
+    def _sf_node(self) -> Node:
+        return self._param("_sf_node")  # type: ignore[no-any-return]
 
     @pytest.fixture
-    def rail(self) -> Rail:
+    def node(self, _sf_node: Node) -> Node:
+        """Each node of the cluster (id: its name)."""
+        return _sf_node
+
+    @pytest.fixture
+    def _sf_rail(self) -> Rail:
+        return self._param("_sf_rail")  # type: ignore[no-any-return]
+
+    @pytest.fixture
+    def rail(self, _sf_rail: Rail) -> Rail:
         """Each fabric interface of each node: netdev, RoCE device, PCI address, planned address.
 
         Id `spark-1:rail0` (`spark-1:p0rail1` where a node has both ports cabled)."""
-        return self._param("rail")  # type: ignore[no-any-return]
+        return _sf_rail
 
     @pytest.fixture
-    def link(self) -> DirectedLink:
+    def _sf_link(self) -> DirectedLink:
+        return self._param("_sf_link")  # type: ignore[no-any-return]
+
+    @pytest.fixture
+    def link(self, _sf_link: DirectedLink) -> DirectedLink:
         """Each directed pair of rail interfaces that must reach each other (`a:rail0->b:rail0`)."""
-        return self._param("link")  # type: ignore[no-any-return]
+        return _sf_link
 
     @pytest.fixture
-    def rail_link(self) -> Link:
+    def _sf_rail_link(self) -> Link:
+        return self._param("_sf_rail_link")  # type: ignore[no-any-return]
+
+    @pytest.fixture
+    def rail_link(self, _sf_rail_link: Link) -> Link:
         """Each undirected rail link, for bandwidth between its two ends (`a:rail0<->b:rail0`)."""
-        return self._param("rail_link")  # type: ignore[no-any-return]
+        return _sf_rail_link
 
     @pytest.fixture
-    def node_pair(self) -> NodePair:
+    def _sf_node_pair(self) -> NodePair:
+        return self._param("_sf_node_pair")  # type: ignore[no-any-return]
+
+    @pytest.fixture
+    def node_pair(self, _sf_node_pair: NodePair) -> NodePair:
         """Each pair of nodes joined by a cable or the switch, with its rail links (`a<->b`)."""
-        return self._param("node_pair")  # type: ignore[no-any-return]
+        return _sf_node_pair
 
     @pytest.fixture
     def node_host(self, node: Node, fabric: Fabric) -> testinfra.host.Host:

@@ -79,8 +79,12 @@ def _num(value: object) -> float | None:
 
 
 def _int(value: object) -> int | None:
-    number = _num(value)
-    return int(number) if number is not None and number.is_integer() else None
+    # int() of an int, not of its float: exact above 2**53, and no OverflowError.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not value.is_integer():
+        return None
+    return int(value)
 
 
 def _str(value: object) -> str | None:

@@ -129,6 +129,7 @@ def parse_lldpctl(text: str) -> LldpNeighbors:
         elif m := _INTERFACE.match(line):
             rid = m.group("rid")
             found.append((m.group("port"), m.group("via").strip(), int(rid) if rid else None, []))
+            last_key = None  # a continuation belongs to its own neighbour's field
         elif not found or not stripped or set(stripped) <= {"-"}:
             continue
         elif (m := _FIELD.match(line)) and not line.startswith(" " * 18):

@@ -7,7 +7,8 @@ fell more than the tolerance below the same item's figure in the baseline, with 
 A regression is an item that passed (or did not exist) and now fails or is not measured, a
 bandwidth figure that dropped by more than the tolerance, or a BER that rose by more than the
 factor above the noise floor. Cables that moved or changed are reported, never a regression on
-their own: a replaced cable is often the fix.
+their own: a replaced cable is often the fix. Only `Baseline.load` reads a file (a bad one is
+a usage error); the comparisons are pure.
 """
 
 from __future__ import annotations

@@ -68,6 +68,23 @@ def test_explicit_path_wins(pytester: pytest.Pytester, cluster_file: Path) -> No
     result.assert_outcomes(passed=2)  # test_mine and sparkfabric::verdict
 
 
+def test_own_parametrize_of_a_noun_shadows_ours(
+    pytester: pytest.Pytester, cluster_file: Path
+) -> None:
+    """A user's test that parametrises `node` itself keeps its values (no duplicate
+    parametrization), beside one that takes ours."""
+    pytester.makepyfile(
+        test_mine=(
+            "import pytest\n"
+            "@pytest.mark.parametrize('node', ['a', 'b'])\n"
+            "def test_own(node):\n    assert node in ('a', 'b')\n"
+            "def test_ours(node):\n    assert node.name.startswith('spark-')\n"
+        )
+    )
+    result = pytester.runpytest("--cluster", str(cluster_file), "test_mine.py", "-q")
+    result.assert_outcomes(passed=5)  # two own, two of ours (spark-1, spark-2), the verdict
+
+
 def test_ini_key_selects_the_cluster(pytester: pytest.Pytester, cluster_file: Path) -> None:
     pytester.makeini(f"[pytest]\nsparkfabric_cluster = {cluster_file}\n")
     result = pytester.runpytest("--collect-only", "-q")
