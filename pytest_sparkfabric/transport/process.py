@@ -125,14 +125,20 @@ class Proc:
             with contextlib.suppress(OSError):
                 self.popen.stdin.close()
 
-    def wait(self, timeout: float) -> bool:
+    def wait(self, timeout: float, drain_s: float = 5.0) -> bool:
+        """Whether ssh exited within `timeout`; its output is then read for at most `drain_s`
+        more (a child of ssh may hold the pipes open: `drained`)."""
         try:
             self.popen.wait(timeout=max(0.0, timeout))
         except subprocess.TimeoutExpired:
             return False
+        stop = time.monotonic() + drain_s
         for t in self._threads:
-            t.join(timeout=5)
+            t.join(timeout=max(0.0, stop - time.monotonic()))
         return True
+
+    def drained(self) -> bool:
+        return not any(t.is_alive() for t in self._threads)
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):

@@ -187,9 +187,10 @@ class SshConsole:
         end, finished = time.monotonic() + self.timeout_s, False
         try:
             while not (finished or proc.out.dropped or time.monotonic() >= end):
-                finished = proc.wait(min(0.1, end - time.monotonic()))
+                left = end - time.monotonic()
+                finished = proc.wait(min(0.1, left), drain_s=max(0.0, left)) and proc.drained()
         finally:
-            if not proc.done():  # closing the session ends the command on the switch
+            if not finished:  # closing the session ends the command on the switch
                 proc.kill()
         if proc.out.dropped:
             raise not_readable(
