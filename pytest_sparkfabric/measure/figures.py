@@ -1,9 +1,6 @@
 """What the session measured, read from the engine's phase cache into the results document's
-`measurements`, `cables`, `phases` and `thresholds` (it starts nothing: a phase that did not run
-gives nothing). Each figure names the objects it is about by id (`pytest_sparkfabric.objects`).
-
-A cable's own status is the worst outcome of the checks that say they judge it (they record its
-id in their `cables` property: link health, EEPROM, soak lanes); traffic over it judges the path.
+`measurements`, `cables`, `phases` and `thresholds` (it starts nothing). A cable's status is the
+worst outcome of the checks that record its id in their `cables` property.
 """
 
 from __future__ import annotations

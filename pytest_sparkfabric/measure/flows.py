@@ -1,10 +1,6 @@
-"""Client/server measurements: servers started under a deadline, always ended.
-
-A flow is one server (ib_write_bw or iperf3 without a peer) and the client that talks to it. All
-flows of a round start their servers in the background, wait until each listens (`ss -Hltn`,
-polled on the transport's clock, bounded), run every ready client at once, and end every server
-in `finally`, whatever happened: a failed start, a timeout, an exception, Ctrl-C. A server that
-exits before it listens (tool missing, bad option) fails its flow at once, not at the limit.
+"""Client/server measurements: each round starts its servers in the background, waits until each
+listens (`ss -Hltn`, bounded), runs every ready client at once and ends every server in `finally`,
+whatever happened; a server that exits before it listens fails its flow at once.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""RDMA bandwidth with ib_write_bw: the NIC self-test (loopback), then node pairs in rounds; and
-an `ib_write_lat` latency per measured node pair (rail 0, first node to second); and the
-runner every bandwidth tool shares (tcp.py): one round of one-rail tests at a time, a test
-with a node that does not answer not measured, the rails' counters stepped per round.
-
-Loopback comes first: server and client on one box, the client to the rail's own address, no
-cable involved. A throttled NIC (~13 Gb/s) shows here, so a slow pair later is blamed on the NIC,
-not the cable. Then every node pair runs both rails at the same time (each rail its own
-ib_write_bw), which gives the per-rail figure of each rail link and their sum for the pair (the
-number that shows a port driven on one half only), in the rounds of `bwplan.rail_tests`.
-
-Settings (cluster.yaml `bandwidth:`): `qps` 4 (one QP tops out at 92-98 Gb/s, four reach
-105-112, DOMAIN.md §5) and `duration_s` 10 (long enough for a steady average, short enough for
-an 8-node switch: 7 rounds of pairs + 2 of loopback = 90 s).
+"""RDMA bandwidth with ib_write_bw: the NIC loopback self-test first (a throttled NIC shows
+there, not as a slow cable), then node pairs both rails at once in `bwplan` rounds; ib_write_lat
+per pair; and the runner every bandwidth tool shares (tcp.py). docs/measurement.md.
 """
 
 from __future__ import annotations
@@ -21,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster.plan import Link
-from pytest_sparkfabric.measure import bwplan, rail_counters, soak_temps, switch_counters
+from pytest_sparkfabric.measure import bwplan, rail_counters, soak, switch_counters
 from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, parsed, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
@@ -298,7 +287,7 @@ def loopback(fabric: Fabric, rail: Rail) -> BwResult:
 
 
 def measure_loopbacks(fabric: Fabric) -> Loopbacks:
-    soak_temps.baseline(fabric)  # the NICs idle, before any traffic of the session
+    soak.baseline(fabric)  # the NICs idle, before any traffic of the session
     cluster = fabric.cluster
     slots = max(len(n.rails) for n in cluster.nodes)
     down = fabric.unreachable()

@@ -1,10 +1,6 @@
-"""TCP bandwidth with iperf3: parallel streams on both netdevs of a pair at the same time.
-
-One TCP stream or one netdev under-reports on a Spark (DOMAIN.md §4), so every rail link of the
-pair gets its own server (bound to the far rail's address) and client (bound to the near one,
-`-P bandwidth.iperf3_streams`, `-J`), all at once. `iperf3 -J` exits 0 even when it could not
-connect: the JSON `error` key decides. Pairs run in the same schedule as RDMA
-(`bandwidth.schedule` and `bandwidth.directions`), so every node sends and receives on every rail.
+"""TCP bandwidth with iperf3 in the RDMA schedule: every rail link of a pair its own server and
+client (`-P bandwidth.iperf3_streams`, `-J`) at once, as one stream or one netdev under-reports on
+a Spark (DOMAIN.md §4). `iperf3 -J` exits 0 even when it could not connect: `error` decides.
 """
 
 from __future__ import annotations
@@ -12,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.measure import bwplan, soak_temps
+from pytest_sparkfabric.measure import bwplan, soak
 from pytest_sparkfabric.measure.engine import PhaseName
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow
 from pytest_sparkfabric.measure.rdma import BwResult, Reading, Tool, run_schedule, schedule
@@ -84,7 +80,7 @@ def pair_results(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[TcpResult, 
 
 
 def measure(fabric: Fabric) -> TcpRun:
-    soak_temps.baseline(fabric)  # the NICs idle, before any traffic of the session
+    soak.baseline(fabric)  # the NICs idle, before any traffic of the session
     plan = schedule(fabric)
     if not plan.rounds:
         return TcpRun({}, {}, 0.0)

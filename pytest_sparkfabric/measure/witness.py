@@ -1,9 +1,6 @@
 """The session's measurements as diagnosis evidence, and failure messages that carry findings.
-
-A failing bandwidth or NCCL item asks `diagnose()` what the session has seen so far. Where the
-cause cannot be told without one more measurement (a slow rail with a healthy loopback: PFC
-stall or switch forwarding? only TCP tells), that phase runs now; it is cached, so its own items
-later reuse it.
+Where the cause needs one more measurement (slow RDMA with a healthy loopback: only TCP tells),
+that phase runs now; it is cached, so its own items later reuse it.
 """
 
 from __future__ import annotations

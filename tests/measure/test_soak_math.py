@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_sparkfabric.measure.counters import Snapshot, Window, windows
+from pytest_sparkfabric.measure.soak import degrees, module_temp
 from pytest_sparkfabric.measure.soak_math import (
     LaneLimits,
     ber,
@@ -20,7 +21,6 @@ from pytest_sparkfabric.measure.soak_math import (
     max_ber,
     post_fec_growth,
 )
-from pytest_sparkfabric.measure.soak_temps import degrees, module_temp
 from pytest_sparkfabric.probes.ethtool import (
     ModuleEeprom,
     parse_ethtool_module,
