@@ -13,7 +13,7 @@ from pytest_sparkfabric.cluster.plan import Link
 from pytest_sparkfabric.measure import bwplan, rail_counters, soak, switch_counters
 from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, parsed, result_error
-from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
+from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows, tool_flow
 from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
 from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes import ParseError
@@ -264,12 +264,7 @@ def _flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
     client = build_ib_write_bw_client(
         t.src.rdma, t.dst.address.ip, qps=bw.qps, duration_s=dur, port=port
     )
-    return Flow(
-        t.key,
-        Job(t.dst.node, server, dur + SLACK_S + LISTEN_WAIT_S),
-        Job(t.src.node, client, dur + SLACK_S),
-        port,
-    )
+    return tool_flow(t.key, port, dur, (t.dst.node, server), (t.src.node, client))
 
 
 IB_WRITE_BW = Tool("ib_write_bw", _flow, _read, base_offset=0)

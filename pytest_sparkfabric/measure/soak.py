@@ -17,7 +17,13 @@ from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure import rail_counters, switch_counters
 from pytest_sparkfabric.measure.counters import Watch, Window
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
-from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, gap_text, wait_listening
+from pytest_sparkfabric.measure.flows import (
+    LISTEN_WAIT_S,
+    SLACK_S,
+    ended,
+    gap_text,
+    wait_listening,
+)
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.measure.soak_math import lane_rates
 from pytest_sparkfabric.outcome import NotMeasured
@@ -162,16 +168,7 @@ def _wait(bg: Background | None) -> RunResult | None:
     try:
         return bg.wait()
     except Exception:
-        return _stop(bg)
-
-
-def _stop(bg: Background | None) -> RunResult | None:
-    if bg is None:
-        return None
-    try:
-        return bg.stop()
-    except Exception:
-        return None
+        return ended(bg)
 
 
 def measure(fabric: Fabric) -> SoakRun:
@@ -235,12 +232,12 @@ def measure(fabric: Fabric) -> SoakRun:
                 del clients[key]
     finally:
         for key, bg in clients.items():
-            _traffic_result(out, key, _stop(bg))
+            _traffic_result(out, key, ended(bg))
         for key, bg in servers.items():
-            if (gap := could_not_run(_stop(bg))) is not None:
+            if (gap := could_not_run(ended(bg))) is not None:
                 out.traffic_gap.setdefault(key, gap)
         for node, bg in loads.items():
-            out.load[node] = _stop(bg)
+            out.load[node] = ended(bg)
     return out
 
 

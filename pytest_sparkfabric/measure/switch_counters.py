@@ -59,8 +59,6 @@ WATCHED: tuple[Counter, ...] = (
     Counter("tx-pause", "pfc_stall", "the switch sent pause frames (flow control/PFC on)",
             "switch->host"),
 )  # fmt: skip
-INFO = ("rs-fec-corrected",)
-"""Grows on healthy links (errors FEC corrected): recorded, never failed."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ from pytest_sparkfabric.measure import (
 from pytest_sparkfabric.measure import tcp as tcp_phase
 from pytest_sparkfabric.measure.nccl_run import NcclRun
 from pytest_sparkfabric.measure.rdma import BwResult, Loopbacks, RdmaRun
-from pytest_sparkfabric.measure.tcp import TcpResult, TcpRun
+from pytest_sparkfabric.measure.tcp import TcpRun
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.model import Rail
@@ -70,7 +70,7 @@ def _rdma(run: RdmaRun | None) -> tuple[Rate, ...]:
 
 def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[PairRates, ...]:
     """One entry per measured direction of a pair, its rails together."""
-    by_link: Mapping[str, Sequence[BwResult | TcpResult]] = run.links if run is not None else {}
+    by_link: Mapping[str, Sequence[BwResult]] = run.links if run is not None else {}
     out = []
     for pair in fabric.plan.pairs:
         per_link = [by_link.get(link.id, ()) for link in pair.links]
