@@ -179,9 +179,11 @@ def run_tests(
     return out
 
 
-def running(fabric: Fabric, what: str, plan: sched.Schedule) -> tuple[str, dict[int, str]]:
-    """The phase's start line and, per round that runs, its line (`RDMA round 1/2: a->b`):
-    counted from the tests with both nodes answering, so the lines say what runs."""
+def running(
+    fabric: Fabric, what: str, plan: sched.Schedule
+) -> tuple[str, dict[int, str], set[str]]:
+    """The phase's start line, per round that runs its line (`RDMA round 1/2: a->b`), and the
+    nodes in traffic: counted from the tests with both nodes answering, so they say what runs."""
     down = fabric.unreachable()
     live = [
         (k, [t for t in ts if t.src not in down and t.dst not in down])
@@ -193,14 +195,16 @@ def running(fabric: Fabric, what: str, plan: sched.Schedule) -> tuple[str, dict[
         for n, (k, ts) in enumerate(live, 1)
     }
     pairs = {frozenset((t.src, t.dst)) for _, ts in live for t in ts}
+    busy = {n for p in pairs for n in p}
     if not pairs:
-        return f"{what} bandwidth ({plan.kind}): no node pair answers at both ends", lines
+        return f"{what} bandwidth ({plan.kind}): no node pair answers at both ends", lines, busy
     both = " (both directions at once, each its own test)" if plan.mode == "bidirectional" else ""
     return (
         f"{what} bandwidth ({plan.kind}): {counted(len(pairs), 'node pair')} in "
         f"{counted(len(live), 'round')} of {duration(fabric.cluster.spec.bandwidth.duration_s)}"
         f"{both}",
         lines,
+        busy,
     )
 
 
@@ -209,19 +213,11 @@ def run_schedule(
 ) -> tuple[dict[str, tuple[BwResult, ...]], dict[str, int], float]:
     """Every round of `plan` with `tool`: its results by rail link (a->b first), each measured
     pair's first round, and the transport-clock seconds it took. `how` ends the start line."""
-    head, lines = running(fabric, what, plan)
+    head, lines, busy = running(fabric, what, plan)
     fabric.progress(head + how if lines else head)
     start = fabric.transport.clock.now()
     rail_tests = list(bwplan.rail_tests(fabric.plan, plan))
-    down = fabric.unreachable()
     # Counters only where traffic runs: a rail whose every partner is down proves nothing.
-    busy = {
-        n
-        for tests in rail_tests
-        for t in tests
-        if t.src.node not in down and t.dst.node not in down
-        for n in (t.src.node, t.dst.node)
-    }
     rails = [r for r in fabric.cluster.rails if r.node in busy]
     watch = rail_counters.watch(fabric, what.lower(), rails)
     results: dict[tuple[str, str], BwResult] = {}

@@ -101,8 +101,7 @@ def _no_link(fabric: Fabric) -> tuple[Site, ...]:
     for rail in fabric.cluster.rails:
         eth = links.ethtool(fabric, rail)
         if eth.value is not None and eth.value.link_detected is False:
-            cable = objs.cable_of(fabric.plan, rail.node, rail.port)
-            out.append(Site(rail.id, (rail.node,), (cable,) if cable else (objs.rail(rail),)))
+            out.append(Site(rail.id, (rail.node,), cable(fabric, rail)))
     return tuple(out)
 
 
