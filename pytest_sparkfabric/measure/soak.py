@@ -327,7 +327,6 @@ def _sample_loop(
         if dropped:
             out.stopped_early = dropped
             fabric.progress(f"soak stopped at {shell.duration(elapsed)}: {dropped}")
-            break
         if last:
             break
         # The next reading on the interval grid (the last exactly at the end): a slow round of
