@@ -1,12 +1,7 @@
-"""Root causes: the failed items of a run grouped by what explains them (pure).
-
-Each failed item names its likely cause (a `Finding`: rule, the objects it blames, evidence,
-fix). Items whose likely causes are the same rule about the same objects share one root cause;
-so do items whose cause is the consequence of a deeper one on a meeting object (a lost jumbo
-ping on a rail whose MTU is wrong, a link down on a switch leg left on auto-negotiation). Checks
-of one object (a node, a rail) are grouped first, so the causes they pin down collect the
-failures of the paths through them. Items with no cause stay unexplained, named as such.
-"""
+"""Root causes: a run's failed items grouped by what explains them (pure). Items whose likely
+causes are the same rule on the same objects share one, and so do items whose cause follows from
+a deeper one on a meeting object (`DEEPER`); checks of one object are grouped first, so their
+causes collect the failures of the paths through them."""
 
 from __future__ import annotations
 

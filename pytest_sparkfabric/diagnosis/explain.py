@@ -1,11 +1,7 @@
-"""`sparkfabric explain`: the session's diagnosis rules applied to saved tool outputs.
-
-Each file is recognised by its content (ib_write_bw text, iperf3 -J JSON, nccl-tests output with
-NCCL_DEBUG=INFO lines, RouterOS `/system resource print`), parsed, summarised against the
-reference figures of DOMAIN.md §5, and all files together become one `Evidence` for `diagnose()`.
-Several ib_write_bw or iperf3 files are read as flows that ran at the same time (both rails of a
-pair); an ib_write_bw whose local and remote addresses are the same is a loopback.
-"""
+"""`sparkfabric explain`: the session's diagnosis rules applied to saved tool outputs, each file
+recognised by its content, summarised against DOMAIN.md §5 and folded into one `Evidence`.
+Several ib_write_bw or iperf3 files are flows that ran at once; an ib_write_bw whose local and
+remote addresses are the same is a loopback."""
 
 from __future__ import annotations
 

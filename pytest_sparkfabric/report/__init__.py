@@ -1,13 +1,7 @@
-"""Reports an operator can hand over: the JSON results, the HTML report, JUnit, the terminal.
-
-Every test records node / rail / measured / expected (and on failure cause / fix / rule) in
-`item.user_properties` through `verdict`; JUnit XML writes those as <property> elements by itself.
-The session builds the one results document (`pytest_sparkfabric.results`) at the run's end;
-each report here draws from it through a getter, and none reaches for the session.
-
-A report that cannot be written (a full disk, an unwritable folder) costs only itself: the others
-are still written, the verdict is still printed, and one line names the file that was lost.
-"""
+"""Reports an operator can hand over: the JSON results, the HTML report, JUnit, the terminal, each
+drawn from the one results document the session builds at the run's end. A report that cannot
+be written costs only itself: the others are still written, the verdict still printed, and one
+line names the file that was lost."""
 
 from __future__ import annotations
 

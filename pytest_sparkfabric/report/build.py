@@ -1,11 +1,7 @@
-"""The fabric picture's model of a results document (pure): what `picture` draws and the
-cable table marks.
-
-Each drawn object's colour is the worst outcome of the items about it: an item names its objects
-by id (`pytest_sparkfabric.objects`); a link or direction id reaches the cable (or, behind a
-switch, both legs) that carries it, on its rail; a rail id alone is about the node's NIC. An item
-without object ids counts for its `node`. Root causes mark the objects they name with their number.
-"""
+"""The fabric picture's model of a results document (pure): what `picture` draws and the cable
+table marks. Each drawn object takes the worst outcome of the items whose object ids reach it
+(a link or direction reaches its cable on its rail, a rail its node's NIC); root causes mark the
+objects they name with their number."""
 
 from __future__ import annotations
 
