@@ -72,7 +72,7 @@ def cause_lines(c: Cause, number: int) -> list[str]:
     out.append(f"   Fix: {c.fix.rstrip('.')}.")
     out += [f"   seen: {e}" for e in c.evidence[:_EVIDENCE_LISTED]]
     if c.items:
-        out.append(f"   explains {_plural(len(c.items), 'check')}")
+        out.append(f"   explains {plural(len(c.items), 'check')}")
     return out
 
 
@@ -88,12 +88,12 @@ class RootCauses:
         if not self.causes:
             return "no root cause found" if self.failed else "no root causes"
         if not self.failed:
-            return _plural(len(self.causes), "root cause")
+            return plural(len(self.causes), "root cause")
         explained = self.failed - len(self.unexplained)
         verb = "explains" if len(self.causes) == 1 else "explain"
         return (
-            f"{_plural(len(self.causes), 'root cause')} {verb} {explained} of "
-            f"{_plural(self.failed, 'failure')}"
+            f"{plural(len(self.causes), 'root cause')} {verb} {explained} of "
+            f"{plural(self.failed, 'failure')}"
         )
 
     def lines(self, *, listed: int = 5) -> list[str]:
@@ -103,7 +103,7 @@ class RootCauses:
             out += [f"  {line}" for line in cause_lines(c, n)]
         if self.unexplained:
             head = " no cause explains" if self.causes else ""
-            out.append(f"  {_plural(len(self.unexplained), 'failure')}{head}:")
+            out.append(f"  {plural(len(self.unexplained), 'failure')}{head}:")
             out += [f"    {i}" for i in self.unexplained[:listed]]
             if len(self.unexplained) > listed:
                 out.append(f"    ... and {len(self.unexplained) - listed} more")
@@ -252,5 +252,5 @@ def of_findings(findings: Sequence[Finding]) -> RootCauses:
     )
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"

@@ -119,21 +119,15 @@ def explain(files: Sequence[tuple[str, str]]) -> Explained:
         try:
             if tool == "ib_write_bw":
                 bw = parse_ib_write_bw(text)
-                gbps = bw.bw_avg_gbps
-                label = bw.device or name
-                if is_loopback(text):
-                    ref = "healthy NIC ~106 Gb/s, throttled 8-25"
-                    line = f"{name}: ib_write_bw loopback on {label}: {gbps:.1f} Gb/s ({ref})"
-                    if _keep(out, name, line, gbps):
-                        loopback.append(Rate(name, (), gbps, label))
+                gbps, label, loop = bw.bw_avg_gbps, bw.device or name, is_loopback(text)
+                if loop:
+                    what, ref = f"loopback on {label}", "healthy NIC ~106 Gb/s, throttled 8-25"
                 else:
                     qps = f", {bw.qps} QP(s)" if bw.qps else ""
-                    line = (
-                        f"{name}: ib_write_bw on {label}{qps}: {gbps:.1f} Gb/s "
-                        "(one rail healthy 92-112, NVIDIA gate 80)"
-                    )
-                    if _keep(out, name, line, gbps):
-                        rdma.append(Rate(name, (), gbps, label))
+                    what, ref = f"on {label}{qps}", "one rail healthy 92-112, NVIDIA gate 80"
+                line = f"{name}: ib_write_bw {what}: {gbps:.1f} Gb/s ({ref})"
+                if _keep(out, name, line, gbps):
+                    (loopback if loop else rdma).append(Rate(name, (), gbps, label))
             elif tool == "iperf3":
                 res = parse_iperf3_json(text)
                 if res.error is not None:
