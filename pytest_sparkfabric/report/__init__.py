@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from pytest_sparkfabric.private_files import write_private
 from pytest_sparkfabric.report.diff import Baseline
 from pytest_sparkfabric.report.html import HtmlReport
 from pytest_sparkfabric.results import Results
@@ -44,10 +45,8 @@ class Outputs:
         doc = self.results()
         if doc is None or self.json_path is None or hasattr(session.config, "workerinput"):
             return
-        from pytest_sparkfabric.report.document import write
-
-        try:
-            write(doc, self.json_path)
+        try:  # 0600: it names hosts, users and addresses
+            write_private(self.json_path, doc.model_dump_json(indent=2) + "\n")
         except OSError as exc:
             self.lose(str(self.json_path), exc)
             if not exc.filename:  # a write that failed part way: nothing half written stays

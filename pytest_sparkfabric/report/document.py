@@ -1,5 +1,4 @@
-"""The run's results document, put together once at its end, and written where
-`--sparkfabric-json` says (0600: it names hosts, users and addresses)."""
+"""The run's results document, put together once at its end."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.private_files import write_private
 from pytest_sparkfabric.results import (
     Cause,
     ClusterInfo,
@@ -66,8 +64,3 @@ def build(
         thresholds=figures.thresholds(fabric) if fabric is not None else {},
         safety=tuple(safety),
     )
-
-
-def write(results: Results, path: Path) -> None:
-    """Write the document (OSError: the caller says which file could not be written)."""
-    write_private(path, results.model_dump_json(indent=2) + "\n")

@@ -25,20 +25,20 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.report.diff import Baseline, Diff
     from pytest_sparkfabric.results import PreflightNode, Results
 
-# (column type / css suffix, title, user property)
+NOWRAP = ' style="white-space:nowrap"'  # short names a wrap would break (`spark-` / `1`)
+# (column type / css suffix, title, user property, style)
 COLUMNS = (
-    ("sfnode", "Node", "node"),
-    ("sfrail", "Rail", "rail"),
-    ("sfmeasured", "Measured", "measured"),
-    ("sfexpected", "Expected", "expected"),
+    ("sfnode", "Node", "node", NOWRAP),
+    ("sfrail", "Rail", "rail", NOWRAP),
+    ("sfmeasured", "Measured", "measured", ""),
+    ("sfexpected", "Expected", "expected", ""),
 )
-COLUMNS_TITLES = tuple((kind, title) for kind, title, _ in COLUMNS)
+COLUMNS_TITLES = tuple((kind, title) for kind, title, *_ in COLUMNS)
 FIRST = 2  # after Result and Test
 STYLE = (
     "border-left:4px solid #c00;background:#fff4f4;padding:6px 10px;margin:4px 0 8px;"
     "white-space:normal;font-family:sans-serif"
 )
-NOWRAP = {"sfnode", "sfrail"}  # short names a wrap would break (`spark-` / `1`)
 ENVIRONMENT_LAST = (
     "<style>body{display:flex;flex-direction:column}"
     "body>#environment-header,body>#environment{order:1;align-self:flex-start}</style>"
@@ -62,8 +62,10 @@ def _cell_text(value: str) -> str:
     return escape(" ".join(value.split()))
 
 
-def _is_duration(cell: str) -> bool:
-    return 'data-column-type="duration"' in cell or 'class="col-duration"' in cell
+def _place(cells: MutableSequence[str], ours: list[str]) -> None:
+    """Our columns after Result and Test, and pytest-html's Duration column gone."""
+    cells[FIRST:FIRST] = ours
+    cells[:] = [c for c in cells if 'type="duration"' not in c and '"col-duration"' not in c]
 
 
 def skip_reason(report: pytest.TestReport) -> str | None:
@@ -117,24 +119,18 @@ class HtmlReport:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: MutableSequence[str]) -> None:
-        for offset, (kind, title, _) in enumerate(COLUMNS):
-            style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
-            cells.insert(
-                FIRST + offset,
-                f'<th class="sortable" data-column-type="{kind}"{style}>{title}</th>',
-            )
-        cells[:] = [c for c in cells if not _is_duration(c)]
+        heads = [
+            f'<th class="sortable" data-column-type="{k}"{s}>{t}</th>' for k, t, _, s in COLUMNS
+        ]
+        _place(cells, heads)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(
         self, report: pytest.TestReport, cells: MutableSequence[str]
     ) -> None:
         props = properties(report)
-        for offset, (kind, _, key) in enumerate(COLUMNS):
-            text = _cell_text(props.get(key, ""))
-            style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
-            cells.insert(FIRST + offset, f'<td class="col-{kind}"{style}>{text}</td>')
-        cells[:] = [c for c in cells if not _is_duration(c)]
+        text = {k: _cell_text(props.get(key, "")) for k, _, key, _ in COLUMNS}
+        _place(cells, [f'<td class="col-{k}"{s}>{text[k]}</td>' for k, _, _, s in COLUMNS])
         if report.skipped and report.when == "setup":
             # A test skipped by a fixture is still that test, not its `::setup` phase.
             cells[1] = cells[1].replace(f"{report.nodeid}::setup</td>", f"{report.nodeid}</td>")
