@@ -80,33 +80,15 @@ def cause_lines(c: Cause, number: int) -> list[str]:
 class RootCauses:
     causes: tuple[Cause, ...] = ()
     unexplained: tuple[str, ...] = ()
-    """Failed items no cause explains, in the order they failed."""
-    failed: int = 0
+    """Failed items no cause explains, in the order they failed (the banner names them)."""
 
-    def headline(self) -> str:
-        """`2 root causes explain 23 of 24 failures`."""
+    def lines(self) -> list[str]:
+        """The causes numbered (`sparkfabric explain`; a run's are the banner's)."""
         if not self.causes:
-            return "no root cause found" if self.failed else "no root causes"
-        if not self.failed:
-            return plural(len(self.causes), "root cause")
-        explained = self.failed - len(self.unexplained)
-        verb = "explains" if len(self.causes) == 1 else "explain"
-        return (
-            f"{plural(len(self.causes), 'root cause')} {verb} {explained} of "
-            f"{plural(self.failed, 'failure')}"
-        )
-
-    def lines(self, *, listed: int = 5) -> list[str]:
-        """The causes numbered, then at most `listed` failures no cause explains."""
-        out = [self.headline() + (":" if self.causes else "")]
+            return ["no root causes"]
+        out = [plural(len(self.causes), "root cause") + ":"]
         for n, c in enumerate(self.causes, 1):
             out += [f"  {line}" for line in cause_lines(c, n)]
-        if self.unexplained:
-            head = " no cause explains" if self.causes else ""
-            out.append(f"  {plural(len(self.unexplained), 'failure')}{head}:")
-            out += [f"    {i}" for i in self.unexplained[:listed]]
-            if len(self.unexplained) > listed:
-                out.append(f"    ... and {len(self.unexplained) - listed} more")
         return out
 
 
@@ -219,7 +201,7 @@ def group(
         for g in groups
     )
     unexplained = tuple(f.item for f in failures if f.item not in placed)
-    return RootCauses(causes, unexplained, len(failures))
+    return RootCauses(causes, unexplained)
 
 
 def ends(path: Sequence[Obj]) -> tuple[str, str, int | None] | None:
