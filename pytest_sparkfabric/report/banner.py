@@ -98,17 +98,17 @@ def terminal_lines(doc: Results, *, listed: int = 5) -> list[Line]:
         out.append(Line(f"  {plural(len(loose), 'failure')} no cause explains:", "warn"))
     elif loose:
         out.append(Line("  failures:", "warn"))
-    for item in loose[:listed]:
-        out.append(Line(f"    {item.id}"))
-    if len(loose) > listed:
-        out.append(Line(f"    ... and {len(loose) - listed} more (see the report)"))
+    out += _first(listed, [item.id for item in loose])
     warned = doc.warnings()
     if warned:
         out.append(Line(f"  {plural(len(warned), 'warning')}:", "warn"))
-        out += [Line(f"    {item.id}: {w.message}") for item, w in warned[:listed]]
-        if len(warned) > listed:
-            out.append(Line(f"    ... and {len(warned) - listed} more (see the report)"))
+        out += _first(listed, [f"{item.id}: {w.message}" for item, w in warned])
     return out
+
+
+def _first(listed: int, lines: Sequence[str]) -> list[Line]:
+    more = [f"... and {len(lines) - listed} more (see the report)"] if len(lines) > listed else []
+    return [Line(f"    {text}") for text in [*lines[:listed], *more]]
 
 
 MESSAGE_CAUSES_MAX = 360
