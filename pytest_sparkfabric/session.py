@@ -291,9 +291,9 @@ class SparkSession:
         """The run's results document, built once: root causes grouped, figures read."""
         if self.results is not None and not interrupted:
             return self.results
-        from pytest_sparkfabric.report.document import build
+        from pytest_sparkfabric.report import results_of
 
-        self.results = build(
+        self.results = results_of(
             self.cluster,
             items=self.items,
             causes=self.root_causes().causes,

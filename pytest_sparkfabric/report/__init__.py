@@ -7,19 +7,32 @@ from __future__ import annotations
 
 import contextlib
 import traceback
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_sparkfabric.private_files import write_private
 from pytest_sparkfabric.report.diff import Baseline
 from pytest_sparkfabric.report.html import HtmlReport
-from pytest_sparkfabric.results import Results
+from pytest_sparkfabric.results import (
+    Cause,
+    ClusterInfo,
+    Counts,
+    Item,
+    NodeInfo,
+    Results,
+    verdict_of,
+)
 from pytest_sparkfabric.shell import visible
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Cluster
+    from pytest_sparkfabric.measure.engine import Fabric
+
+__all__ = ["register", "results_of"]
 
 ResultsOf = Callable[[], "Results | None"]
 MARKUP = {"good": {"green": True, "bold": True}, "bad": {"red": True}, "warn": {"yellow": True}}
@@ -133,3 +146,48 @@ def register(config: pytest.Config, results: ResultsOf, baseline: Baseline | Non
     config.pluginmanager.register(outputs, "sparkfabric-outputs")
     config.pluginmanager.register(Guard(outputs), "sparkfabric-guard")
     config.pluginmanager.register(HtmlReport(results, baseline), "sparkfabric-html")
+
+
+def cluster_info(cluster: Cluster) -> ClusterInfo:
+    name = Path(cluster.source).name if cluster.source else "cluster.yaml"
+    return ClusterInfo(
+        name=Path(name).stem,
+        path=str(cluster.source) if cluster.source else None,
+        topology=cluster.topology,
+        transport=cluster.spec.transport,
+        nodes=tuple(NodeInfo(name=n.name, ports=tuple(n.ports)) for n in cluster.nodes),
+        switch=str(cluster.spec.switch.host) if cluster.spec.switch else None,
+    )
+
+
+def results_of(
+    cluster: Cluster,
+    *,
+    items: Sequence[Item],
+    causes: Sequence[Cause],
+    fabric: Fabric | None,
+    started: datetime,
+    duration_s: float,
+    interrupted: bool = False,
+    safety: Sequence[str] = (),
+) -> Results:
+    """The run's results document, put together once at its end: its items, root causes and
+    what its fabric measured."""
+    from pytest_sparkfabric.measure import figures, preflight
+
+    measured = figures.measurements(fabric) if fabric is not None else []
+    return Results(
+        verdict=verdict_of(Counts.of(i.outcome for i in items), interrupted=interrupted),
+        interrupted=interrupted,
+        cluster=cluster_info(cluster),
+        started=started,
+        duration_s=round(max(0.0, duration_s), 3),
+        causes=tuple(causes),
+        items=tuple(items),
+        measurements=tuple(measured),
+        cables=tuple(figures.cables(fabric, items, measured)) if fabric is not None else (),
+        phases=tuple(figures.phases(fabric)) if fabric is not None else (),
+        preflight=preflight.document(fabric) if fabric is not None else (),
+        thresholds=figures.thresholds(fabric) if fabric is not None else {},
+        safety=tuple(safety),
+    )
