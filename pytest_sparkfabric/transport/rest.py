@@ -287,7 +287,7 @@ def spec_password(
 
 
 def spec_path(value: str | None, base_dir: Path | None) -> Path | None:
-    """A path from the switch: section: `~` expanded, relative to the cluster file's folder."""
+    """A path from cluster.yaml: `~` expanded, relative to the cluster file's folder."""
     if value is None:
         return None
     path = Path(value).expanduser()

@@ -22,8 +22,13 @@ from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.transport import Job
 from pytest_sparkfabric.transport import ssh as ssh_module
 from pytest_sparkfabric.transport.host import make_host
-from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport
-from pytest_sparkfabric.transport.wrapper import GRACE_S, remote_command, supervisor
+from pytest_sparkfabric.transport.ssh import (
+    GRACE_S,
+    SshTarget,
+    SshTransport,
+    remote_command,
+    supervisor,
+)
 from tests.transport.conftest import make_transport
 
 REPO = Path(__file__).resolve().parents[2]

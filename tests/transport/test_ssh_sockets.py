@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.transport import Job, sockets
+from pytest_sparkfabric.transport import Job
+from pytest_sparkfabric.transport import ssh as ssh_module
 from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport
 from tests.transport.conftest import make_transport
 
@@ -40,17 +41,17 @@ def test_a_120_character_tmpdir_does_not_stop_ssh(
         assert folder.name.startswith(f"sf{os.getpid()}-")
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
         (socket,) = folder.iterdir()
-        assert len(str(socket)) + 17 <= sockets.SUN_PATH_MAX
+        assert len(str(socket)) + 17 <= ssh_module.SUN_PATH_MAX
     finally:
         t.close()
     assert not folder.exists()
 
 
 def test_an_xdg_runtime_dir_is_preferred_when_short(monkeypatch: pytest.MonkeyPatch) -> None:
-    runtime = Path(tempfile.mkdtemp(prefix=sockets.folder_prefix(), dir="/tmp"))
+    runtime = Path(tempfile.mkdtemp(prefix=ssh_module.folder_prefix(), dir="/tmp"))
     try:
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-        made = sockets.make_folder()
+        made = ssh_module.make_folder()
         assert made.path is not None and made.path.parent == runtime
     finally:
         shutil.rmtree(runtime)
@@ -59,7 +60,7 @@ def test_an_xdg_runtime_dir_is_preferred_when_short(monkeypatch: pytest.MonkeyPa
 def test_without_a_short_folder_ssh_runs_unmultiplexed_and_says_why(
     long_tmpdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sockets, "candidates", lambda: [str(long_tmpdir), "/nonexistent-dir"])
+    monkeypatch.setattr(ssh_module, "candidates", lambda: [str(long_tmpdir), "/nonexistent-dir"])
     t = SshTransport({"n": SshTarget("h")})
     with pytest.warns(RuntimeWarning) as caught:
         argv = t.ssh_argv("n", "true")
@@ -77,7 +78,7 @@ def test_openssh_socket_path_too_long_is_named_with_its_fix(
     local_sshd: tuple[int, Path], long_tmpdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # As if the folder were long after all (ssh_config, ProxyJump): OpenSSH itself refuses.
-    monkeypatch.setattr(sockets, "make_folder", lambda: sockets.ControlFolder(long_tmpdir))
+    monkeypatch.setattr(ssh_module, "make_folder", lambda: ssh_module.ControlFolder(long_tmpdir))
     t = make_transport(*local_sshd)
     try:
         r = t.run(Job("n1", "true", 10))
@@ -105,8 +106,8 @@ def test_a_transport_never_closed_leaves_no_folder() -> None:
 
 
 def test_socket_names_differ_by_target() -> None:
-    a = sockets.socket_name("spark-1", "10.0.0.11", "nvidia", None)
-    assert a == sockets.socket_name("spark-1", "10.0.0.11", "nvidia", None)
-    assert a != sockets.socket_name("spark-2", "10.0.0.11", "nvidia", None)
-    assert a != sockets.socket_name("spark-1", "10.0.0.11", "nvidia", 2222)
+    a = ssh_module.socket_name("spark-1", "10.0.0.11", "nvidia", None)
+    assert a == ssh_module.socket_name("spark-1", "10.0.0.11", "nvidia", None)
+    assert a != ssh_module.socket_name("spark-2", "10.0.0.11", "nvidia", None)
+    assert a != ssh_module.socket_name("spark-1", "10.0.0.11", "nvidia", 2222)
     assert len(a) == 12
