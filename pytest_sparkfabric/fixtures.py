@@ -1,10 +1,6 @@
 """Fixtures of the shipped suite, registered only when --cluster is given (one `Suite` per run).
-
-Nouns are parametrised in `pytest_generate_tests` as private indirect fixtures (`_sf_node`) under
-the public nouns, so ids are readable and stable (`spark-1:rail0->spark-2:rail0`), every xdist
-worker collects the same items, and a user's own `node` (a fixture or a direct parametrize)
-shadows ours instead of meeting a duplicate parametrization.
-"""
+Nouns are parametrised as private indirect fixtures (`_sf_node`) under the public ones: ids stay
+readable and stable, and a user's own `node` (fixture or parametrize) shadows ours."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The one place the switch's secrets are taken out of text: its password, the HTTP Basic token
-made from it, and any `Authorization:` header a switch echoes back.
-
-Both switch clients (REST and SSH console) pass every reply and every error text through their
-`Secrets` before it leaves the transport, so the terminal, the reports, the JSON results and a
-recording only ever get redacted text.
-"""
+"""The one place the switch's secrets are taken out of text (its password, the Basic token, any
+echoed `Authorization:` header): both switch clients pass every reply and error through it, so
+terminal, reports, results and recordings only ever get redacted text."""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
-"""Read-only access to a RouterOS 7 switch over its REST API.
+"""Read-only access to a RouterOS 7 switch over its REST API: `get(path)` and `post(path, body)`
+(paths relative to `/rest`) answer the decoded JSON reply; only reads are ever sent.
 
-Every client answers `get(path)` and `post(path, body)` with the decoded JSON reply (RouterOS
-gives every value as a string). Paths are relative to `/rest` (`/interface/ethernet`). Only
-`print`/`monitor`-style reads are ever sent: nothing here changes the switch. A transport hands
-out the client (`Transport.switch_client`): this REST client by default, the simulator's own
-switch on `transport: sim`, a recording's answers on `transport: replay`.
-
-The client speaks HTTP/1.1 itself over one socket per call, so that one wall-clock deadline
-covers the whole call (connect, TLS, headers, body): a socket timeout alone restarts at every
-byte, and a switch trickling one byte every few seconds would never time out. http.client
-parses the reply (status line, at most 100 headers of at most 64 KiB each, chunked bodies).
+HTTP/1.1 is written here over one socket per call so that one wall-clock deadline covers the
+whole call: a socket timeout restarts at every byte (a trickling switch would never time out).
 """
 
 from __future__ import annotations
@@ -98,15 +91,11 @@ class _Reader(io.RawIOBase):
 
 
 class RestClient:
-    """RouterOS REST over HTTPS (HTTP when the port is 80), HTTP Basic auth, one deadline per
-    call.
+    """RouterOS REST over HTTPS (HTTP when the port is 80), Basic auth, one deadline per call.
 
-    The password goes only to the configured origin: plain HTTP is refused unless `allow_http`
-    (switch.allow_http), redirects are never followed, no proxy is used, and the certificate is
-    verified (against `ca_file` when given, else the system's store) unless `verify_tls` is
-    false. RouterOS cuts a REST command after 60 s; reads here are quick, so the default deadline
-    is much shorter. The password, its token and echoed Authorization headers are redacted from
-    every reply and error (`redaction.Secrets`)."""
+    The password goes only to the configured origin: plain HTTP is refused unless `allow_http`,
+    redirects are never followed, no proxy is used, the certificate is verified unless
+    `verify_tls` is false; secrets are redacted from every reply and error."""
 
     def __init__(
         self,

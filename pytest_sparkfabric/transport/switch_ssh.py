@@ -1,19 +1,7 @@
-"""The switch's console over OpenSSH: one read-only RouterOS command per connection.
-
-RouterOS runs a command given on the ssh command line and closes the session; its SSH server
-has no pseudo-terminal for such a session and takes one line only (MikroTik manual,
-management-tools/ssh.md, "Executing remote commands"). So each read is `ssh ... user+ct@switch
-'<command>'`: the `+ct` login options turn colours and terminal detection off (`routeros_commands.
-login_user`). There is no shell on the switch to run our deadline supervisor: the deadline is
-kept here, and ending the ssh client closes the session, which ends the command on the switch.
-No connection is multiplexed (RouterOS's server is not OpenSSH; one short session per read).
-
-Every command is checked read-only (`routeros_commands.command_problem`) before it leaves:
-print, monitor ... once, get; nothing else is ever sent. Authentication: a key (the user's
-public key imported with `/user/ssh-keys/import`; switch.identity_file, or ssh's own agent and
-config), or the password from switch.password_env, handed to ssh by an askpass helper (never on
-a command line) that answers password prompts only. The host key is always checked.
-"""
+"""The switch's console over OpenSSH: one read-only RouterOS command per session
+(`ssh ... user+ct@switch '<command>'`, MikroTik's "Executing remote commands"), checked read-only
+before it leaves, under a deadline kept here (no shell on the switch runs our supervisor: ending
+the client ends the command). A password goes by an askpass helper; host keys are checked."""
 
 from __future__ import annotations
 
