@@ -148,6 +148,28 @@ def _drain(stream: IO[bytes], sink: CappedOutput) -> None:
     stream.close()
 
 
+def ssh_argv(
+    host: str,
+    remote: str | None,
+    options: list[str],
+    *,
+    config: str | None = None,
+    user: str | None = None,
+    port: int | None = None,
+    identity_file: str | None = None,
+) -> list[str]:
+    """An OpenSSH command line (the nodes' and the switch console's): `-o` options, then `--`,
+    the host and the remote command (None: a control command such as `-O exit` is among the
+    options)."""
+    argv = ["ssh", "-T", *(["-F", config] if config else [])]
+    for option in options:
+        argv += ["-o", option]
+    argv += [*(["-l", user] if user else []), *(["-p", str(port)] if port else [])]
+    if identity_file:
+        argv += ["-i", os.path.expanduser(identity_file)]
+    return [*argv, "--", host, *([remote] if remote is not None else [])]
+
+
 def reason(stderr: str, reasons: tuple[tuple[str, str], ...], otherwise: str) -> str:
     """ssh's complaint as the one line an operator can act on: the text of the first needle
     found in it, else its last line."""

@@ -34,7 +34,7 @@ from pytest_sparkfabric.transport.base import (
     Transport,
     not_run,
 )
-from pytest_sparkfabric.transport.process import DEFAULT_OUTPUT_CAP_BYTES, Proc, reason
+from pytest_sparkfabric.transport.process import DEFAULT_OUTPUT_CAP_BYTES, Proc, reason, ssh_argv
 
 __all__ = ["Proc", "SshBackground", "SshTarget", "SshTransport", "remote_command"]
 
@@ -301,37 +301,21 @@ class SshTransport(Transport):
             return self._folder
 
     def ssh_argv(self, node: str, remote: str | None) -> list[str]:
-        """The ssh command line: options, then `--`, the host and the remote command (None:
-        a control command such as `-O exit` is among the options)."""
         t = self._targets[node]
-        argv = ["ssh", "-T", "-o", "BatchMode=yes"]
-        if self._ssh_config:
-            argv += ["-F", self._ssh_config]
-        argv += [
-            "-o", f"ConnectTimeout={self._connect_timeout_s}",
-            "-o", "ServerAliveInterval=15",
-            "-o", "ServerAliveCountMax=4",
-            "-o", "LogLevel=ERROR",
-        ]  # fmt: skip
         folder = self._control_folder().path
+        control = ["ControlMaster=no", "ControlPath=none"]
         if folder is not None:
             name = socket_name(node, t.host, t.user, t.port)
-            argv += [
-                "-o", "ControlMaster=auto",
-                "-o", f"ControlPath={folder / name}",
-                "-o", "ControlPersist=120",
-            ]  # fmt: skip
-        else:
-            argv += ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
-        for opt in self._extra:
-            argv += ["-o", opt]
-        if t.user:
-            argv += ["-l", t.user]
-        if t.port:
-            argv += ["-p", str(t.port)]
-        if t.identity_file:
-            argv += ["-i", os.path.expanduser(t.identity_file)]
-        return [*argv, "--", t.host] + ([remote] if remote is not None else [])
+            control = ["ControlMaster=auto", f"ControlPath={folder / name}", "ControlPersist=120"]
+        options = [
+            "BatchMode=yes", f"ConnectTimeout={self._connect_timeout_s}",
+            "ServerAliveInterval=15", "ServerAliveCountMax=4", "LogLevel=ERROR",
+            *control, *self._extra,
+        ]  # fmt: skip
+        return ssh_argv(
+            t.host, remote, options, config=self._ssh_config, user=t.user, port=t.port,
+            identity_file=t.identity_file,
+        )  # fmt: skip
 
     # -- connection state ---------------------------------------------------------------------
 
