@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.probes.routeros_commands import command_problem, login_user
 from pytest_sparkfabric.transport.process import Proc, reason, ssh_argv
-from pytest_sparkfabric.transport.redaction import Secrets
 from pytest_sparkfabric.transport.rest import (
     MAX_REPLY_BYTES,
+    Secrets,
     SwitchError,
     SwitchUnreachable,
     not_readable,
