@@ -83,7 +83,13 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"{where}: replay_dir {replay} is not a folder.\n"
                 "    Fix: point it at a recording made with --sparkfabric-record DIR"
             )
-        _check_recording(replay)
+        # A damaged recording is a usage error naming its file and line, before any test runs.
+        from pytest_sparkfabric.transport.record import RecordingError, check_recording
+
+        try:
+            check_recording(replay)
+        except RecordingError as err:
+            raise pytest.UsageError(f"sparkfabric: recording {err}") from None
     _refuse_xdist_spreading(config)
     from pytest_sparkfabric import fixtures
     from pytest_sparkfabric.session import SparkSession
@@ -114,16 +120,6 @@ def pytest_configure(config: pytest.Config) -> None:
         fixtures.session_fixtures(session), "sparkfabric-session-fixtures"
     )
     config.pluginmanager.register(session, "sparkfabric-session")
-
-
-def _check_recording(folder: Path) -> None:
-    """A damaged recording is a usage error naming its file and line, before any test runs."""
-    from pytest_sparkfabric.transport.record import RecordingError, check_recording
-
-    try:
-        check_recording(folder)
-    except RecordingError as err:
-        raise pytest.UsageError(f"sparkfabric: recording {err}") from None
 
 
 def _refuse_used_record_folder(folder: Path) -> None:

@@ -362,9 +362,7 @@ def safety_warnings(cluster: Cluster) -> list[str]:
 
 
 def rest_client(spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
-    """The real switch's client, as cluster.yaml's switch: section describes it.
-
-    `base_dir`: the cluster file's folder, where a relative switch.ca_file is."""
+    """The real switch's client, as cluster.yaml's switch: section describes it."""
     if spec.api == "ssh":
         raise SwitchUnreachable(
             "switch.api ssh reads the console over SSH, not the REST API (a caller asked "

@@ -203,9 +203,7 @@ def ssh_port(spec: SwitchSpec) -> int:
 def ssh_console(
     spec: SwitchSpec, base_dir: Path | None = None, ssh_config: str | None = None
 ) -> SshConsole:
-    """The real switch's console, as cluster.yaml's switch: section describes it.
-
-    `base_dir`: the cluster file's folder, where a relative identity_file is."""
+    """The real switch's console, as cluster.yaml's switch: section describes it."""
     identity = spec_path(spec.identity_file, base_dir)
     password = spec_password(
         spec,
