@@ -1,15 +1,8 @@
 """pytest-sparkfabric: accept or reject the network fabric of a DGX Spark cluster.
 
-What your own checks need, importable from here: the nouns the fixtures hand out (`Cluster`,
-`Node`, `Rail`, `Link`, `DirectedLink`, `NodePair`), the session's `Fabric` (measurements run
-through the phase modules: `from pytest_sparkfabric.measure import reach; reach.ping(fabric,
-link)`), `Verdict`, `Measured` / `NotMeasured`, `Results` (the JSON results document:
-`pytest_sparkfabric.results.read(path)`), and `Job` / `RunResult` for commands of your own
-(`fabric.run_all([Job(node, "uname -r", 10)])`).
-
-Each name is imported on first use: the plugin loads this package in every pytest run, and
-without --cluster it must stay inert and cheap.
-"""
+What your own checks need (the nouns, `Fabric`, `Verdict`, `Measured` / `NotMeasured`, `Results`,
+`Job` / `RunResult`), each imported on first use: pytest loads this package in every run, and
+without --cluster it must stay inert and cheap."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
 """Fixtures of the shipped suite, registered only when --cluster is given (one `Suite` per run).
-
-Nouns are parametrised in `pytest_generate_tests` as private indirect fixtures (`_sf_node`) under
-the public nouns, so ids are readable and stable (`spark-1:rail0->spark-2:rail0`), every xdist
-worker collects the same items, and a user's own `node` (a fixture or a direct parametrize)
-shadows ours instead of meeting a duplicate parametrization.
-"""
+Nouns are parametrised as private indirect fixtures (`_sf_node`) under the public ones: ids stay
+readable and stable, and a user's own `node` (fixture or parametrize) shadows ours."""
 
 from __future__ import annotations
 
@@ -64,6 +60,16 @@ def parameters(c: Cluster, plan: Plan) -> Params:
     }
 
 
+def _indirect(name: str) -> Any:
+    """The private fixture a noun is parametrised on (`pytest_generate_tests`): its value."""
+
+    @pytest.fixture(name=name)
+    def value(self: Suite) -> Any:
+        return self._param(name)
+
+    return value
+
+
 class Suite:
     """The run's collection hooks and per-item fixtures, bound to its session (the session-scoped
     fixtures: `session_fixtures`).
@@ -80,6 +86,12 @@ class Suite:
 
     def _param(self, name: str) -> Any:
         return cast(pytest.Function, self._item).callspec.params[name]
+
+    _sf_node = _indirect("_sf_node")
+    _sf_rail = _indirect("_sf_rail")
+    _sf_link = _indirect("_sf_link")
+    _sf_rail_link = _indirect("_sf_rail_link")
+    _sf_node_pair = _indirect("_sf_node_pair")
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         # Worked out once per run, not per test function: at 64 nodes the schedule alone costs
@@ -138,17 +150,9 @@ class Suite:
         self._item = item
 
     @pytest.fixture
-    def _sf_node(self) -> Node:
-        return self._param("_sf_node")  # type: ignore[no-any-return]
-
-    @pytest.fixture
     def node(self, _sf_node: Node) -> Node:
         """Each node of the cluster (id: its name)."""
         return _sf_node
-
-    @pytest.fixture
-    def _sf_rail(self) -> Rail:
-        return self._param("_sf_rail")  # type: ignore[no-any-return]
 
     @pytest.fixture
     def rail(self, _sf_rail: Rail) -> Rail:
@@ -158,26 +162,14 @@ class Suite:
         return _sf_rail
 
     @pytest.fixture
-    def _sf_link(self) -> DirectedLink:
-        return self._param("_sf_link")  # type: ignore[no-any-return]
-
-    @pytest.fixture
     def link(self, _sf_link: DirectedLink) -> DirectedLink:
         """Each directed pair of rail interfaces that must reach each other (`a:rail0->b:rail0`)."""
         return _sf_link
 
     @pytest.fixture
-    def _sf_rail_link(self) -> Link:
-        return self._param("_sf_rail_link")  # type: ignore[no-any-return]
-
-    @pytest.fixture
     def rail_link(self, _sf_rail_link: Link) -> Link:
         """Each undirected rail link, for bandwidth between its two ends (`a:rail0<->b:rail0`)."""
         return _sf_rail_link
-
-    @pytest.fixture
-    def _sf_node_pair(self) -> NodePair:
-        return self._param("_sf_node_pair")  # type: ignore[no-any-return]
 
     @pytest.fixture
     def node_pair(self, _sf_node_pair: NodePair) -> NodePair:

@@ -1,15 +1,7 @@
-"""The objects a finding, a test item or a figure is about: one id grammar, one model (pure).
-
-Every finding carries the objects it blames (a node, a port, a rail, a cable = its two ends, a
-switch leg, a direction), every failed item the objects on its own path; a cause may explain an
-item only when the two meet. Ids follow the grammar of the JSON results (docs/results-json.md):
-node `spark-1`, port `spark-1:p0`, rail `spark-1:p0rail1`, leg `switch:qsfp56-dd-1-1`, cable
-`spark-1:p0<->spark-2:p1`, link `a:p0rail1<->b:p1rail1`, direction `a:p0rail1->b:p1rail1`.
-
-Meeting is decided on `Spot`s, the places an object occupies: a node covers all its ports and
-rails, a port its two rails, a cable its two ends (ports or a leg). A finding about the whole
-cluster (the switch's bridge, an NCCL setting read cluster-wide) meets everything.
-"""
+"""The objects a finding or an item is about: one id grammar (node `spark-1`, port `spark-1:p0`,
+rail `spark-1:p0rail1`, leg `switch:qsfp56-dd-1-1`, cable `spark-1:p0<->spark-2:p1`, link `a<->b`,
+direction `a->b`, pair `spark-1<->spark-2`), one model (pure). A cause explains an item only
+where their objects meet: share a `Spot` (a node covers its ports and rails, a port its rails)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""pytest hooks only: options, the shipped suite, configuration, header.
-
-Without `--cluster` (or the `sparkfabric_cluster` ini key) the plugin registers its options and
-nothing else: no fixtures, no collection changes, no imports of the heavy parts.
-"""
+"""pytest hooks only: options, the shipped suite, configuration, header. Without `--cluster` (or
+the `sparkfabric_cluster` ini key) it registers its options and nothing else."""
 
 from __future__ import annotations
 
@@ -22,37 +19,21 @@ def suite_dir() -> Path:
     raise pytest.UsageError(f"sparkfabric: the acceptance suite is missing next to {here}")
 
 
+_OPTIONS = (
+    ("cluster", "PATH", "cluster.yaml describing the fabric; runs the shipped acceptance suite "
+     "on it"),
+    ("record", "DIR", "write every command each node ran (rc, stdout, stderr, duration) to DIR"),
+    ("json", "PATH", "write every measurement and verdict as JSON to PATH"),
+    ("baseline", "OLD_JSON", "compare with an earlier run's --sparkfabric-json document: the "
+     "report shows what changed, and items whose bandwidth fell more than 10%% below it fail"),
+)  # fmt: skip
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sparkfabric", "sparkfabric: accept a DGX Spark cluster's fabric")
-    group.addoption(
-        "--cluster",
-        dest="sparkfabric_cluster",
-        metavar="PATH",
-        default=None,
-        help="cluster.yaml describing the fabric; runs the shipped acceptance suite on it",
-    )
-    group.addoption(
-        "--sparkfabric-record",
-        dest="sparkfabric_record",
-        metavar="DIR",
-        default=None,
-        help="write every command each node ran (rc, stdout, stderr, duration) to DIR",
-    )
-    group.addoption(
-        "--sparkfabric-json",
-        dest="sparkfabric_json",
-        metavar="PATH",
-        default=None,
-        help="write every measurement and verdict as JSON to PATH",
-    )
-    group.addoption(
-        "--sparkfabric-baseline",
-        dest="sparkfabric_baseline",
-        metavar="OLD_JSON",
-        default=None,
-        help="compare with an earlier run's --sparkfabric-json document: the report shows what "
-        "changed, and items whose bandwidth fell more than 10%% below it fail",
-    )
+    for name, metavar, help in _OPTIONS:
+        flag = "--cluster" if name == "cluster" else f"--sparkfabric-{name}"
+        group.addoption(flag, dest=f"sparkfabric_{name}", metavar=metavar, default=None, help=help)
     group.addoption(
         "--sparkfabric-strict",
         dest="sparkfabric_strict",
@@ -102,7 +83,13 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"{where}: replay_dir {replay} is not a folder.\n"
                 "    Fix: point it at a recording made with --sparkfabric-record DIR"
             )
-        _check_recording(replay)
+        # A damaged recording is a usage error naming its file and line, before any test runs.
+        from pytest_sparkfabric.transport.record import RecordingError, check_recording
+
+        try:
+            check_recording(replay)
+        except RecordingError as err:
+            raise pytest.UsageError(f"sparkfabric: recording {err}") from None
     _refuse_xdist_spreading(config)
     from pytest_sparkfabric import fixtures
     from pytest_sparkfabric.session import SparkSession
@@ -133,16 +120,6 @@ def pytest_configure(config: pytest.Config) -> None:
         fixtures.session_fixtures(session), "sparkfabric-session-fixtures"
     )
     config.pluginmanager.register(session, "sparkfabric-session")
-
-
-def _check_recording(folder: Path) -> None:
-    """A damaged recording is a usage error naming its file and line, before any test runs."""
-    from pytest_sparkfabric.transport.record import RecordingError, check_recording
-
-    try:
-        check_recording(folder)
-    except RecordingError as err:
-        raise pytest.UsageError(f"sparkfabric: recording {err}") from None
 
 
 def _refuse_used_record_folder(folder: Path) -> None:

@@ -1,11 +1,6 @@
-"""One run: the cluster, a lazily opened transport and fabric, and the one record of what every
-check found.
-
-Kept in `config.stash` under SESSION_KEY (`get_session`). Each item's outcome (passed, warned,
-failed, not measured) and findings are recorded once, by this module's report hook, as the item
-ends; the root causes are grouped once (`conclude`: by the verdict item `sparkfabric::verdict`,
-or at the session's end when the run was cut short); the reports read the one `Results`.
-"""
+"""One run (in `config.stash`, `get_session`): the cluster, a lazily opened transport and fabric,
+and each item's outcome and findings, recorded once by the report hook as it ends; the root
+causes are grouped once (`conclude`, by the verdict item or at a cut-short session's end)."""
 
 from __future__ import annotations
 
@@ -291,9 +286,9 @@ class SparkSession:
         """The run's results document, built once: root causes grouped, figures read."""
         if self.results is not None and not interrupted:
             return self.results
-        from pytest_sparkfabric.report.document import build
+        from pytest_sparkfabric.report import results_of
 
-        self.results = build(
+        self.results = results_of(
             self.cluster,
             items=self.items,
             causes=self.root_causes().causes,

@@ -1,14 +1,6 @@
-"""Shell text built in one place: every value is one quoted shell word; and text for the
-operator's terminal (`visible`, `duration`).
-
-A node runs each command of the suite with `sh -c`. Commands are built here from argv lists
-(`join`, shlex.join's quoting), so no value, whatever it holds, becomes shell syntax. Unquoted
-shell text comes from two places only: constant scripts written in this package, and the
-operator's own templates in cluster.yaml (`nccl.launcher`, `nccl.env_flag`, `soak.gpu_load`).
-Both are filled by `fill`, which puts each value in as quoted words. Two expansions the node
-must do stay unquoted on purpose: `~/` at the start of a home path and `*` in a glob pattern;
-the rest of such a word is quoted all the same.
-"""
+"""Shell text built in one place, every value one quoted word (unquoted text comes only from
+this package's constant scripts and the operator's cluster.yaml templates, filled by `fill`;
+`~/` and `*` stay unquoted on purpose); and text for the terminal (`visible`, `duration`)."""
 
 from __future__ import annotations
 

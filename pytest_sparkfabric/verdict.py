@@ -1,10 +1,6 @@
 """How a test states what it measured, what it expected and, on failure, why and what to do.
-
-Everything recorded lands in `item.user_properties`, so JUnit XML carries it as <property>
-elements, the HTML report shows it as columns, and the JSON results keep it. What a failure
-blames, what a passing check warns about and what the item is about go in the item's stash, where
-the session's one report hook reads them.
-"""
+Values go to `item.user_properties` (JUnit, HTML and JSON carry them); what a failure blames,
+warnings and the item's objects go in its stash, for the session's one report hook."""
 
 from __future__ import annotations
 

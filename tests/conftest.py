@@ -11,7 +11,7 @@ from types import FrameType
 
 import pytest
 
-from pytest_sparkfabric.transport import sockets
+from pytest_sparkfabric.transport import ssh as ssh_module
 
 
 def _cancel(signum: int, _frame: FrameType | None) -> None:
@@ -28,8 +28,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _left_by_this_process() -> set[Path]:
     found: set[Path] = set()
-    for base in {*sockets.candidates(), "/tmp"}:
-        found |= set(Path(base).glob(sockets.folder_prefix() + "*"))
+    for base in {*ssh_module.candidates(), "/tmp"}:
+        found |= set(Path(base).glob(ssh_module.folder_prefix() + "*"))
     return found
 
 

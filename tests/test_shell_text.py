@@ -121,7 +121,7 @@ def test_holes_flags_placeholders_that_fill_cannot_quote() -> None:
 # Where shell text is still written by hand, and why.
 OWN_SHELL_TEXT = {
     "pytest_sparkfabric/shell.py": "the one place",
-    "pytest_sparkfabric/transport/wrapper.py": "the node-side supervisor (deadline, group, sudo)",
+    "pytest_sparkfabric/transport/ssh.py": "the node-side supervisor (deadline, group, sudo)",
 }
 # Not the suite's commands: the simulator reads shell text, the lab writes its own scripts.
 NOT_SENT = ("sparkfabric_sim/", "sparkfabric_lab/")

@@ -139,7 +139,7 @@ def _jsonable(d: Diff) -> dict[str, Any]:
 
 def cmd_html(args: argparse.Namespace) -> int:
     from pytest_sparkfabric.report import diff
-    from pytest_sparkfabric.report.page import page
+    from pytest_sparkfabric.report.html import page
     from pytest_sparkfabric.results import ResultsError, read
 
     try:

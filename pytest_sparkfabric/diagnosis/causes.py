@@ -1,12 +1,7 @@
-"""Root causes: the failed items of a run grouped by what explains them (pure).
-
-Each failed item names its likely cause (a `Finding`: rule, the objects it blames, evidence,
-fix). Items whose likely causes are the same rule about the same objects share one root cause;
-so do items whose cause is the consequence of a deeper one on a meeting object (a lost jumbo
-ping on a rail whose MTU is wrong, a link down on a switch leg left on auto-negotiation). Checks
-of one object (a node, a rail) are grouped first, so the causes they pin down collect the
-failures of the paths through them. Items with no cause stay unexplained, named as such.
-"""
+"""Root causes: a run's failed items grouped by what explains them (pure). Items whose likely
+causes are the same rule on the same objects share one, and so do items whose cause follows from
+a deeper one on a meeting object (`DEEPER`); checks of one object are grouped first, so their
+causes collect the failures of the paths through them."""
 
 from __future__ import annotations
 
@@ -77,7 +72,7 @@ def cause_lines(c: Cause, number: int) -> list[str]:
     out.append(f"   Fix: {c.fix.rstrip('.')}.")
     out += [f"   seen: {e}" for e in c.evidence[:_EVIDENCE_LISTED]]
     if c.items:
-        out.append(f"   explains {_plural(len(c.items), 'check')}")
+        out.append(f"   explains {plural(len(c.items), 'check')}")
     return out
 
 
@@ -85,33 +80,15 @@ def cause_lines(c: Cause, number: int) -> list[str]:
 class RootCauses:
     causes: tuple[Cause, ...] = ()
     unexplained: tuple[str, ...] = ()
-    """Failed items no cause explains, in the order they failed."""
-    failed: int = 0
+    """Failed items no cause explains, in the order they failed (the banner names them)."""
 
-    def headline(self) -> str:
-        """`2 root causes explain 23 of 24 failures`."""
+    def lines(self) -> list[str]:
+        """The causes numbered (`sparkfabric explain`; a run's are the banner's)."""
         if not self.causes:
-            return "no root cause found" if self.failed else "no root causes"
-        if not self.failed:
-            return _plural(len(self.causes), "root cause")
-        explained = self.failed - len(self.unexplained)
-        verb = "explains" if len(self.causes) == 1 else "explain"
-        return (
-            f"{_plural(len(self.causes), 'root cause')} {verb} {explained} of "
-            f"{_plural(self.failed, 'failure')}"
-        )
-
-    def lines(self, *, listed: int = 5) -> list[str]:
-        """The causes numbered, then at most `listed` failures no cause explains."""
-        out = [self.headline() + (":" if self.causes else "")]
+            return ["no root causes"]
+        out = [plural(len(self.causes), "root cause") + ":"]
         for n, c in enumerate(self.causes, 1):
             out += [f"  {line}" for line in cause_lines(c, n)]
-        if self.unexplained:
-            head = " no cause explains" if self.causes else ""
-            out.append(f"  {_plural(len(self.unexplained), 'failure')}{head}:")
-            out += [f"    {i}" for i in self.unexplained[:listed]]
-            if len(self.unexplained) > listed:
-                out.append(f"    ... and {len(self.unexplained) - listed} more")
         return out
 
 
@@ -224,7 +201,7 @@ def group(
         for g in groups
     )
     unexplained = tuple(f.item for f in failures if f.item not in placed)
-    return RootCauses(causes, unexplained, len(failures))
+    return RootCauses(causes, unexplained)
 
 
 def ends(path: Sequence[Obj]) -> tuple[str, str, int | None] | None:
@@ -257,5 +234,5 @@ def of_findings(findings: Sequence[Finding]) -> RootCauses:
     )
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"

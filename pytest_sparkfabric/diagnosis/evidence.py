@@ -13,10 +13,8 @@ from pytest_sparkfabric.diagnosis.miscabling import Mistake
 from pytest_sparkfabric.diagnosis.rules import Rule
 from pytest_sparkfabric.objects import Obj, meet
 
-# The signatures of DOMAIN.md §4-5 (reference figures) and §8 (symptom table), with room around
-# each so that a run's spread does not flip a diagnosis: loopback healthy ~106 Gb/s, throttled
-# 8-25; one rail node to node healthy 92-112, switch CPU forwarding ~10, PFC stall ~5; a dead half
-# ~0 next to a live one ~100; NCCL one rail ~13.9 GB/s, switch CPU forwarding 0.46 GB/s.
+# The signatures of DOMAIN.md §4-5 (reference figures) and §8 (symptom table), each with room
+# around it so that a run's spread does not flip a diagnosis.
 
 THROTTLED_MAX_GBPS = 50.0
 """A loopback below this is the throttled-NIC signature (§4-5: 8-25 Gb/s; healthy ~106)."""

@@ -1,11 +1,7 @@
-"""`sparkfabric explain`: the session's diagnosis rules applied to saved tool outputs.
-
-Each file is recognised by its content (ib_write_bw text, iperf3 -J JSON, nccl-tests output with
-NCCL_DEBUG=INFO lines, RouterOS `/system resource print`), parsed, summarised against the
-reference figures of DOMAIN.md §5, and all files together become one `Evidence` for `diagnose()`.
-Several ib_write_bw or iperf3 files are read as flows that ran at the same time (both rails of a
-pair); an ib_write_bw whose local and remote addresses are the same is a loopback.
-"""
+"""`sparkfabric explain`: the session's diagnosis rules applied to saved tool outputs, each file
+recognised by its content, summarised against DOMAIN.md §5 and folded into one `Evidence`.
+Several ib_write_bw or iperf3 files are flows that ran at once; an ib_write_bw whose local and
+remote addresses are the same is a loopback."""
 
 from __future__ import annotations
 
@@ -123,21 +119,15 @@ def explain(files: Sequence[tuple[str, str]]) -> Explained:
         try:
             if tool == "ib_write_bw":
                 bw = parse_ib_write_bw(text)
-                gbps = bw.bw_avg_gbps
-                label = bw.device or name
-                if is_loopback(text):
-                    ref = "healthy NIC ~106 Gb/s, throttled 8-25"
-                    line = f"{name}: ib_write_bw loopback on {label}: {gbps:.1f} Gb/s ({ref})"
-                    if _keep(out, name, line, gbps):
-                        loopback.append(Rate(name, (), gbps, label))
+                gbps, label, loop = bw.bw_avg_gbps, bw.device or name, is_loopback(text)
+                if loop:
+                    what, ref = f"loopback on {label}", "healthy NIC ~106 Gb/s, throttled 8-25"
                 else:
                     qps = f", {bw.qps} QP(s)" if bw.qps else ""
-                    line = (
-                        f"{name}: ib_write_bw on {label}{qps}: {gbps:.1f} Gb/s "
-                        "(one rail healthy 92-112, NVIDIA gate 80)"
-                    )
-                    if _keep(out, name, line, gbps):
-                        rdma.append(Rate(name, (), gbps, label))
+                    what, ref = f"on {label}{qps}", "one rail healthy 92-112, NVIDIA gate 80"
+                line = f"{name}: ib_write_bw {what}: {gbps:.1f} Gb/s ({ref})"
+                if _keep(out, name, line, gbps):
+                    (loopback if loop else rdma).append(Rate(name, (), gbps, label))
             elif tool == "iperf3":
                 res = parse_iperf3_json(text)
                 if res.error is not None:

@@ -1,14 +1,7 @@
-"""Miscabling solved as a whole: the cables as found against the plan -> physical mistakes (pure).
-
-LLDP names the far box and port of every node port it hears on; the cables as found are those
-pairs, plus a lit port nobody names (a switch leg: a node's LLDP does not identify it) taken to
-hold its planned cable, or the cable of a dark planned port of its box. The cables that differ
-from the plan fall into connected pieces (two cables meet where they share a port); each piece
-is one mistake, named by its shape: the two cables of one box exchanged, one cable end moved,
-a planned cable with nothing in its ports, a cable the plan does not have. Pieces of no such
-shape that share a box are one mistake too (two boxes exchanged touch four cables in two
-pieces); where every cable of it still runs port 0 to port 1, the ring is in another order.
-"""
+"""Miscabling solved as a whole (pure): the cables as LLDP found them (a lit port nobody names
+holds its planned cable) against the plan. The differing cables fall into connected pieces, each
+one mistake named by its shape (swap, moved, missing, extra); shapeless pieces sharing a box are
+one mistake too (two boxes exchanged), or a ring in another order."""
 
 from __future__ import annotations
 

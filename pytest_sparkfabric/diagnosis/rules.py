@@ -65,7 +65,6 @@ class Rule:
     symptom: str
     cause: str
     fix: str
-    source: str = "docs/diagnosis.md"
 
 
 _TABLE: tuple[Rule, ...] = (

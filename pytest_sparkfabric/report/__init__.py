@@ -1,30 +1,38 @@
-"""Reports an operator can hand over: the JSON results, the HTML report, JUnit, the terminal.
-
-Every test records node / rail / measured / expected (and on failure cause / fix / rule) in
-`item.user_properties` through `verdict`; JUnit XML writes those as <property> elements by itself.
-The session builds the one results document (`pytest_sparkfabric.results`) at the run's end;
-each report here draws from it through a getter, and none reaches for the session.
-
-A report that cannot be written (a full disk, an unwritable folder) costs only itself: the others
-are still written, the verdict is still printed, and one line names the file that was lost.
-"""
+"""Reports an operator can hand over: the JSON results, the HTML report, JUnit, the terminal, each
+drawn from the one results document the session builds at the run's end. A report that cannot
+be written costs only itself: the others are still written, the verdict still printed, and one
+line names the file that was lost."""
 
 from __future__ import annotations
 
 import contextlib
 import traceback
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_sparkfabric.private_files import write_private
 from pytest_sparkfabric.report.diff import Baseline
 from pytest_sparkfabric.report.html import HtmlReport
-from pytest_sparkfabric.results import Results
+from pytest_sparkfabric.results import (
+    Cause,
+    ClusterInfo,
+    Counts,
+    Item,
+    NodeInfo,
+    Results,
+    verdict_of,
+)
 from pytest_sparkfabric.shell import visible
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Cluster
+    from pytest_sparkfabric.measure.engine import Fabric
+
+__all__ = ["register", "results_of"]
 
 ResultsOf = Callable[[], "Results | None"]
 MARKUP = {"good": {"green": True, "bold": True}, "bad": {"red": True}, "warn": {"yellow": True}}
@@ -50,10 +58,8 @@ class Outputs:
         doc = self.results()
         if doc is None or self.json_path is None or hasattr(session.config, "workerinput"):
             return
-        from pytest_sparkfabric.report.document import write
-
-        try:
-            write(doc, self.json_path)
+        try:  # 0600: it names hosts, users and addresses
+            write_private(self.json_path, doc.model_dump_json(indent=2) + "\n")
         except OSError as exc:
             self.lose(str(self.json_path), exc)
             if not exc.filename:  # a write that failed part way: nothing half written stays
@@ -140,3 +146,48 @@ def register(config: pytest.Config, results: ResultsOf, baseline: Baseline | Non
     config.pluginmanager.register(outputs, "sparkfabric-outputs")
     config.pluginmanager.register(Guard(outputs), "sparkfabric-guard")
     config.pluginmanager.register(HtmlReport(results, baseline), "sparkfabric-html")
+
+
+def cluster_info(cluster: Cluster) -> ClusterInfo:
+    name = Path(cluster.source).name if cluster.source else "cluster.yaml"
+    return ClusterInfo(
+        name=Path(name).stem,
+        path=str(cluster.source) if cluster.source else None,
+        topology=cluster.topology,
+        transport=cluster.spec.transport,
+        nodes=tuple(NodeInfo(name=n.name, ports=tuple(n.ports)) for n in cluster.nodes),
+        switch=str(cluster.spec.switch.host) if cluster.spec.switch else None,
+    )
+
+
+def results_of(
+    cluster: Cluster,
+    *,
+    items: Sequence[Item],
+    causes: Sequence[Cause],
+    fabric: Fabric | None,
+    started: datetime,
+    duration_s: float,
+    interrupted: bool = False,
+    safety: Sequence[str] = (),
+) -> Results:
+    """The run's results document, put together once at its end: its items, root causes and
+    what its fabric measured."""
+    from pytest_sparkfabric.measure import figures, preflight
+
+    measured = figures.measurements(fabric) if fabric is not None else []
+    return Results(
+        verdict=verdict_of(Counts.of(i.outcome for i in items), interrupted=interrupted),
+        interrupted=interrupted,
+        cluster=cluster_info(cluster),
+        started=started,
+        duration_s=round(max(0.0, duration_s), 3),
+        causes=tuple(causes),
+        items=tuple(items),
+        measurements=tuple(measured),
+        cables=tuple(figures.cables(fabric, items, measured)) if fabric is not None else (),
+        phases=tuple(figures.phases(fabric)) if fabric is not None else (),
+        preflight=preflight.document(fabric) if fabric is not None else (),
+        thresholds=figures.thresholds(fabric) if fabric is not None else {},
+        safety=tuple(safety),
+    )

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pytest_sparkfabric.diagnosis.causes import plural
 from pytest_sparkfabric.report.style import esc, with_unit
 from pytest_sparkfabric.results import Cause, Item, Phase, Results, Verdict
 from pytest_sparkfabric.shell import duration
@@ -21,14 +22,10 @@ COLOUR: dict[Verdict, tuple[str, str]] = {  # (background, text)
 }
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def verdict_word(doc: Results) -> str:
     """`REJECTED`, `ACCEPTED with 2 warnings`."""
     word, warned = doc.verdict.upper(), len(doc.warnings())
-    return f"{word} with {_plural(warned, 'warning')}" if warned else word
+    return f"{word} with {plural(warned, 'warning')}" if warned else word
 
 
 def headline(doc: Results) -> str:
@@ -38,7 +35,7 @@ def headline(doc: Results) -> str:
         when = when[:-2] + ":" + when[-2:]
     c = doc.cluster
     return (
-        f"{verdict_word(doc)}  {c.name}: {c.topology}, {_plural(len(c.nodes), 'node')}, "
+        f"{verdict_word(doc)}  {c.name}: {c.topology}, {plural(len(c.nodes), 'node')}, "
         f"{when}, {duration(doc.duration_s)}"
     )
 
@@ -64,8 +61,8 @@ def causes_line(causes: Sequence[Cause], items: Sequence[Item]) -> str:
         return "no root cause found" if failed else "no root causes"
     verb = "explains" if len(causes) == 1 else "explain"
     return (
-        f"{_plural(len(causes), 'root cause')} {verb} {explained} of "
-        f"{_plural(len(failed), 'failure')}"
+        f"{plural(len(causes), 'root cause')} {verb} {explained} of "
+        f"{plural(len(failed), 'failure')}"
     )
 
 
@@ -95,23 +92,23 @@ def terminal_lines(doc: Results, *, listed: int = 5) -> list[Line]:
         out.append(Line(f"     Fix: {c.fix}"))
         out += [Line(f"     seen: {e}") for e in c.evidence[:2]]
         if c.items:
-            out.append(Line(f"     explains {_plural(len(c.items), 'check')}"))
+            out.append(Line(f"     explains {plural(len(c.items), 'check')}"))
     loose = unexplained(causes, items)
     if loose and causes:
-        out.append(Line(f"  {_plural(len(loose), 'failure')} no cause explains:", "warn"))
+        out.append(Line(f"  {plural(len(loose), 'failure')} no cause explains:", "warn"))
     elif loose:
         out.append(Line("  failures:", "warn"))
-    for item in loose[:listed]:
-        out.append(Line(f"    {item.id}"))
-    if len(loose) > listed:
-        out.append(Line(f"    ... and {len(loose) - listed} more (see the report)"))
+    out += _first(listed, [item.id for item in loose])
     warned = doc.warnings()
     if warned:
-        out.append(Line(f"  {_plural(len(warned), 'warning')}:", "warn"))
-        out += [Line(f"    {item.id}: {w.message}") for item, w in warned[:listed]]
-        if len(warned) > listed:
-            out.append(Line(f"    ... and {len(warned) - listed} more (see the report)"))
+        out.append(Line(f"  {plural(len(warned), 'warning')}:", "warn"))
+        out += _first(listed, [f"{item.id}: {w.message}" for item, w in warned])
     return out
+
+
+def _first(listed: int, lines: Sequence[str]) -> list[Line]:
+    more = [f"... and {len(lines) - listed} more (see the report)"] if len(lines) > listed else []
+    return [Line(f"    {text}") for text in [*lines[:listed], *more]]
 
 
 MESSAGE_CAUSES_MAX = 360
@@ -134,7 +131,7 @@ def verdict_text(doc: Results) -> str:
         if len(short) <= MESSAGE_CAUSES_MAX:
             break
     if doc.warnings():
-        short += f"{';' if short else ' '} {_plural(len(doc.warnings()), 'warning')}"
+        short += f"{';' if short else ' '} {plural(len(doc.warnings()), 'warning')}"
     return "\n".join([lines[0], short, *lines[1:]] if short else lines)
 
 
@@ -197,7 +194,7 @@ def html(doc: Results) -> str:
         for n, c in enumerate(causes, 1):
             objs = "".join(f'<code class="sf-object">{esc(o)}</code> ' for o in c.objects)
             evidence = "".join(f"<li>{esc(e)}</li>" for e in c.evidence)
-            explains = f"explains {_plural(len(c.items), 'failed check')}"
+            explains = f"explains {plural(len(c.items), 'failed check')}"
             parts.append(
                 f'<li class="sf-cause" data-rule="{esc(c.rule)}" value="{n}">'
                 f'<p><strong>{esc(c.cause)}</strong> <span class="sf-rule">[{esc(c.rule)}]</span>'
@@ -209,7 +206,7 @@ def html(doc: Results) -> str:
         parts.append("</ol>")
     loose = unexplained(causes, items)
     if loose:
-        title = f"{_plural(len(loose), 'failure')} no cause explains" if causes else "failures"
+        title = f"{plural(len(loose), 'failure')} no cause explains" if causes else "failures"
         block = _items_block([i.id for i in loose], by_id, title)
         parts.append(f'<div class="sf-unexplained">{block}</div>')
     parts.append(_phases(doc.phases))

@@ -1,11 +1,7 @@
-"""The fabric picture's model of a results document (pure): what `picture` draws and the
-cable table marks.
-
-Each drawn object's colour is the worst outcome of the items about it: an item names its objects
-by id (`pytest_sparkfabric.objects`); a link or direction id reaches the cable (or, behind a
-switch, both legs) that carries it, on its rail; a rail id alone is about the node's NIC. An item
-without object ids counts for its `node`. Root causes mark the objects they name with their number.
-"""
+"""The fabric picture's model of a results document (pure): what `picture` draws and the cable
+table marks. Each drawn object takes the worst outcome of the items whose object ids reach it
+(a link or direction reaches its cable on its rail, a rail its node's NIC); root causes mark the
+objects they name with their number."""
 
 from __future__ import annotations
 
@@ -212,28 +208,28 @@ def picture(doc: Results) -> Picture:
     names = [n.name for n in doc.cluster.nodes]
     bare = [_drawn(d) for d in doc.cables]
     index = _Index(bare)
-    named: dict[int, set[tuple[str, str]]] = {
-        n: {(k, name) for o in cause.objects for k, name, _ in index.targets(o)}
-        for n, cause in enumerate(causes, 1)
-    }
+    named: dict[int, set[tuple[str, str]]] = {}
     explaining: dict[str, list[int]] = defaultdict(list)
-    for n, cause in enumerate(causes, 1):
-        for iid in cause.items:
-            explaining[iid].append(n)
+    marks: dict[tuple[str, str], list[int]] = defaultdict(list)
     statuses: dict[Target, list[Status]] = defaultdict(list)
     blamed: set[Target] = set()
+    for n, cause in enumerate(causes, 1):
+        named[n] = {(k, name) for o in cause.objects for k, name, _ in index.targets(o)}
+        for iid in cause.items:
+            explaining[iid].append(n)
+        for kind, name in named[n]:
+            marks[(kind, name)].append(n)
+            # What a likely root cause blames failed, whatever check saw it (a marginal cable
+            # that only a rail's soak check measured).
+            if cause.certain:
+                statuses[(kind, name, None)].append("fail")
+                blamed.add((kind, name, None))
     for d in doc.cables:
         # The cable's own verdict (link, FEC, EEPROM, soak lanes): its own failure.
         own: Status = "fail" if _found(d) else d.status
         statuses[("cable", d.id, None)].append(own)
         if own in ("fail", "not_measured"):
             blamed.add(("cable", d.id, None))
-    for n, cause in enumerate(causes, 1):
-        # What a likely root cause blames failed, whatever check saw it (a marginal cable that
-        # only a rail's soak check measured).
-        for kind, name in named[n] if cause.certain else ():
-            statuses[(kind, name, None)].append("fail")
-            blamed.add((kind, name, None))
     for item in items:
         status = STATUS_OF[item.outcome]
         targets = [t for o in item.objects for t in index.targets(o)]
@@ -244,10 +240,6 @@ def picture(doc: Results) -> Picture:
             statuses[t].append(status)
             if status != "pass" and (not by or any(t[:2] in named[n] for n in by)):
                 blamed.add(t)
-    marks: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for n, objs in named.items():
-        for obj in objs:
-            marks[obj].append(n)
     notes = _notes(doc, index)
 
     def elsewhere(status: Status, keys: Iterable[Target]) -> bool:

@@ -1,12 +1,7 @@
-"""Static charts as inline SVG, drawn straight from a results document with matplotlib's SVG
-backend (never Agg, never pyplot): one bandwidth heatmap per rail, NCCL bus bandwidth by message
-size, the soak's lane error rates and temperatures. Every bandwidth is in Gb/s.
-
-matplotlib is imported only when a chart is drawn, so loading the plugin stays cheap. Output is
-stable: glyphs are written as paths from the DejaVu Sans font matplotlib ships (no font needed
-in the browser, the same shapes everywhere), ids come from a fixed hash salt and are prefixed
-per chart (many SVGs share one page), and the date and creator metadata are left out.
-"""
+"""Static charts as inline SVG from a results document (matplotlib's SVG backend, imported only
+when a chart is drawn): bandwidth heatmaps per rail, NCCL busbw by size, the soak's lane error
+rates and temperatures, all in Gb/s. Output is stable: glyphs as paths, fixed hash salt, ids
+prefixed per chart, no date or creator metadata."""
 
 from __future__ import annotations
 

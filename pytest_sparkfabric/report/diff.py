@@ -1,15 +1,8 @@
-"""Two results documents compared: what failed anew, what was fixed, which figures moved beyond
-a tolerance, and which cables (known by serial) moved or changed (pure); and
-`--sparkfabric-baseline OLD.json`, which fails each bandwidth item that passes its threshold but
-fell more than the tolerance below the same item's figure in the baseline, with both figures
-(rule `baseline_regression`), and shows the whole comparison under the verdict.
-
-A regression is an item that passed (or did not exist) and now fails or is not measured, a
-bandwidth figure that dropped by more than the tolerance, or a BER that rose by more than the
-factor above the noise floor. Cables that moved or changed are reported, never a regression on
-their own: a replaced cable is often the fix. Only `Baseline.load` reads a file (a bad one is
-a usage error); the comparisons are pure.
-"""
+"""Two results documents compared (pure): new failures, fixes, figures beyond a tolerance (a
+bandwidth drop, a BER rise above the noise floor), cables moved or changed (never a regression by
+themselves: a replaced cable is often the fix); and `--sparkfabric-baseline`, which fails a
+passing bandwidth item that fell beyond the tolerance (`baseline_regression`). Only
+`Baseline.load` reads a file (a bad one is a usage error)."""
 
 from __future__ import annotations
 

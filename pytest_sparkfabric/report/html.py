@@ -1,5 +1,8 @@
-"""pytest-html 4 hooks: sortable Node / Rail / Measured / Expected columns and, for a failure,
-the likely cause and fix above the log. Every hook is optional, so `-p no:html` works.
+"""The HTML report: its sections (one page for `sparkfabric report html`, or a fragment for
+pytest-html's summary), and the pytest-html 4 hooks: sortable Node / Rail / Measured / Expected
+columns and, for a failure, the likely cause and fix above the log. Every hook is optional, so
+`-p no:html` works. Everything is inline (CSS, SVG, no script); all CSS is scoped under
+`.sf-report`, so it leaves pytest-html's own table alone.
 
 Noise pytest-html would add is left out: a skipped test shows its reason as text under its own
 name (not `::setup` and a raw tuple); cause and fix appear once, in the box, not again in the
@@ -8,31 +11,34 @@ of a phase waits for the whole phase, the others assert on its cached result).""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_sparkfabric.report.style import esc
+
 if TYPE_CHECKING:
     from collections.abc import Callable, MutableSequence, Sequence
 
-    from pytest_sparkfabric.report.diff import Baseline
-    from pytest_sparkfabric.results import Results
+    from pytest_sparkfabric.report.diff import Baseline, Diff
+    from pytest_sparkfabric.results import PreflightNode, Results
 
-# (column type / css suffix, title, user property)
+NOWRAP = ' style="white-space:nowrap"'  # short names a wrap would break (`spark-` / `1`)
+# (column type / css suffix, title, user property, style)
 COLUMNS = (
-    ("sfnode", "Node", "node"),
-    ("sfrail", "Rail", "rail"),
-    ("sfmeasured", "Measured", "measured"),
-    ("sfexpected", "Expected", "expected"),
+    ("sfnode", "Node", "node", NOWRAP),
+    ("sfrail", "Rail", "rail", NOWRAP),
+    ("sfmeasured", "Measured", "measured", ""),
+    ("sfexpected", "Expected", "expected", ""),
 )
-COLUMNS_TITLES = tuple((kind, title) for kind, title, _ in COLUMNS)
+COLUMNS_TITLES = tuple((kind, title) for kind, title, *_ in COLUMNS)
 FIRST = 2  # after Result and Test
 STYLE = (
     "border-left:4px solid #c00;background:#fff4f4;padding:6px 10px;margin:4px 0 8px;"
     "white-space:normal;font-family:sans-serif"
 )
-NOWRAP = {"sfnode", "sfrail"}  # short names a wrap would break (`spark-` / `1`)
 ENVIRONMENT_LAST = (
     "<style>body{display:flex;flex-direction:column}"
     "body>#environment-header,body>#environment{order:1;align-self:flex-start}</style>"
@@ -56,8 +62,10 @@ def _cell_text(value: str) -> str:
     return escape(" ".join(value.split()))
 
 
-def _is_duration(cell: str) -> bool:
-    return 'data-column-type="duration"' in cell or 'class="col-duration"' in cell
+def _place(cells: MutableSequence[str], ours: list[str]) -> None:
+    """Our columns after Result and Test, and pytest-html's Duration column gone."""
+    cells[FIRST:FIRST] = ours
+    cells[:] = [c for c in cells if 'type="duration"' not in c and '"col-duration"' not in c]
 
 
 def skip_reason(report: pytest.TestReport) -> str | None:
@@ -111,24 +119,18 @@ class HtmlReport:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: MutableSequence[str]) -> None:
-        for offset, (kind, title, _) in enumerate(COLUMNS):
-            style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
-            cells.insert(
-                FIRST + offset,
-                f'<th class="sortable" data-column-type="{kind}"{style}>{title}</th>',
-            )
-        cells[:] = [c for c in cells if not _is_duration(c)]
+        heads = [
+            f'<th class="sortable" data-column-type="{k}"{s}>{t}</th>' for k, t, _, s in COLUMNS
+        ]
+        _place(cells, heads)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(
         self, report: pytest.TestReport, cells: MutableSequence[str]
     ) -> None:
         props = properties(report)
-        for offset, (kind, _, key) in enumerate(COLUMNS):
-            text = _cell_text(props.get(key, ""))
-            style = ' style="white-space:nowrap"' if kind in NOWRAP else ""
-            cells.insert(FIRST + offset, f'<td class="col-{kind}"{style}>{text}</td>')
-        cells[:] = [c for c in cells if not _is_duration(c)]
+        text = {k: _cell_text(props.get(key, "")) for k, _, key, _ in COLUMNS}
+        _place(cells, [f'<td class="col-{k}"{s}>{text[k]}</td>' for k, _, _, s in COLUMNS])
         if report.skipped and report.when == "setup":
             # A test skipped by a fixture is still that test, not its `::setup` phase.
             cells[1] = cells[1].replace(f"{report.nodeid}::setup</td>", f"{report.nodeid}</td>")
@@ -175,8 +177,6 @@ class HtmlReport:
         doc = self.results()
         if doc is None:
             return
-        from pytest_sparkfabric.report.page import fragment
-
         baseline = None
         if self.baseline is not None:
             from pytest_sparkfabric.report.diff import compare
@@ -184,3 +184,106 @@ class HtmlReport:
             base = self.baseline
             baseline = (base.name, compare(base.doc, doc, bw_tolerance_pct=base.tolerance_pct))
         prefix.append(ENVIRONMENT_LAST + fragment(doc, baseline=baseline))
+
+
+CSS = """
+.sf-report{font-family:"DejaVu Sans",Verdana,sans-serif;color:#212121;max-width:1400px}
+.sf-report h2{font-size:1.15em;margin:1.2em 0 .4em}
+.sf-report .sf-verdict{padding:12px 16px;border-radius:6px;font-size:1.1em}
+.sf-report .sf-verdict-word{font-size:1.6em;font-weight:bold;letter-spacing:.04em;
+  margin-right:.6em}
+.sf-report .sf-counts{margin:.5em 0}
+.sf-report .sf-warning{color:#8d4e00}
+.sf-report .sf-causes>li{margin:.6em 0;padding:.2em .8em;border-left:4px solid #c62828;
+  background:#fff5f5}
+.sf-report .sf-causes p{margin:.25em 0}
+.sf-report .sf-rule{color:#666;font-size:.9em}
+.sf-report code.sf-object{background:#eee;padding:0 4px;border-radius:3px}
+.sf-report details{margin:.3em 0}
+.sf-report summary{cursor:pointer}
+.sf-report .sf-picture{overflow-x:auto;border:1px solid #ddd;border-radius:6px;padding:4px}
+.sf-report .sf-charts{display:flex;flex-wrap:wrap;gap:16px}
+.sf-report figure.sf-chart{margin:0;max-width:100%}
+.sf-report figure.sf-chart svg{max-width:100%;height:auto}
+.sf-report figcaption{font-size:.9em;color:#444;max-width:60em}
+.sf-report table{border-collapse:collapse;font-size:.9em}
+.sf-report th,.sf-report td{border:1px solid #ddd;padding:3px 6px;vertical-align:top}
+.sf-report th{background:#f3f3f3;text-align:left}
+.sf-report td.sf-differs{background:#fff3e0}
+.sf-report td.sf-none{color:#999}
+.sf-report .sf-inventory-wrap{overflow-x:auto}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    key: str
+    title: str
+    html: str
+
+
+def sections(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> list[Section]:
+    """The report's sections in reading order: verdict first, then what changed against the
+    baseline, the fabric, the charts and the cable inventory."""
+    from pytest_sparkfabric.report import banner, build, charts, inventory, picture
+    from pytest_sparkfabric.report.diff import html as diff_html
+
+    out = [Section("verdict", "", banner.html(doc))]
+    if baseline is not None:
+        name, d = baseline
+        out.append(Section("baseline", f"Against the baseline {name}", diff_html(d, name)))
+    drawn = build.picture(doc)
+    svg = picture.render(drawn)
+    out.append(Section("fabric", "The fabric as cabled", f'<div class="sf-picture">{svg}</div>'))
+    figures = charts.render(doc)
+    if figures:
+        body = "".join(charts.figure_html(c) for c in figures)
+        out.append(Section("charts", "Measurements", f'<div class="sf-charts">{body}</div>'))
+    if doc.cables:
+        table = inventory.html(build.cable_rows(doc, drawn))
+        out.append(Section("cables", "Cables", f'<div class="sf-inventory-wrap">{table}</div>'))
+    if doc.preflight:
+        out.append(Section("preflight", "What the nodes have", _preflight(doc.preflight)))
+    return out
+
+
+def _preflight(nodes: tuple[PreflightNode, ...]) -> str:
+    """One row per node: what the preflight found missing there and its fix."""
+    rows = []
+    for n in nodes:
+        if n.error:
+            rows.append(
+                f"<tr><td>{esc(n.node)}</td><td colspan=2>not checked: {esc(n.error)}</td></tr>"
+            )
+        elif not n.missing:
+            rows.append(f"<tr><td>{esc(n.node)}</td><td colspan=2>nothing missing</td></tr>")
+        for g in n.missing:
+            note = " (advisory)" if g.advisory else ""
+            rows.append(
+                f"<tr><td>{esc(n.node)}</td><td>{esc(g.reason)}{note}</td>"
+                f"<td><code>{esc(g.fix)}</code></td></tr>"
+            )
+    head = "<tr><th>node</th><th>missing</th><th>fix</th></tr>"
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def fragment(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> str:
+    """All sections in one <div>, with their CSS: for pytest-html's summary prefix."""
+    parts = [f'<div class="sf-report"><style>{CSS}</style>']
+    for s in sections(doc, baseline=baseline):
+        heading = f"<h2>{esc(s.title)}</h2>" if s.title else ""
+        parts.append(f'<section class="sf-section" id="sf-{s.key}">{heading}{s.html}</section>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def page(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> str:
+    """A whole HTML document (`sparkfabric report html`)."""
+    title = f"sparkfabric: {doc.cluster.name} {doc.verdict.upper()}"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{esc(title)}</title></head><body>"
+        + fragment(doc, baseline=baseline)
+        + "</body></html>\n"
+    )

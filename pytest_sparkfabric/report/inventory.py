@@ -1,11 +1,6 @@
-"""The cables, known by their serials: the acceptance table of one run, and every run of each
-cable across results documents (`sparkfabric cables`: a campaign over days as one table).
-
-Both ends' EEPROMs are read: when they agree a value is shown once; when they differ (two
-different cables, or a module swapped) both are shown, A / B, and the cell is marked. A cable
-LLDP found elsewhere than the plan says shows where it runs, and fails. A run of a cable says
-where it ran (as found), its worst lane BER, the lowest RDMA figure over it, and its verdict as
-the table gives it."""
+"""The cables by serial: one run's acceptance table (both ends' EEPROM values, shown once when
+they agree, A / B and marked when they differ), and every run of each cable across documents
+(`sparkfabric cables`)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,7 @@
-"""The fabric as cabled, as one inline SVG (pure string building, no library).
-
-Layouts, chosen so node boxes never overlap and every cable stays visible from 2 to 64+ nodes:
-- direct: the two nodes side by side, one cable;
-- ring and mesh: up to 16 nodes on a circle, in cable order (the order found by walking the
-  cables from the first node, so a miscabled ring shows as cabled); more in a serpentine of rows
-  of 8 (each row runs back under the one before, so ring neighbours stay adjacent), the closing
-  cable routed round the left margin;
-- switch: the switch as a bar above a grid of up to 8 nodes a row; each leg runs up its own lane
-  of the gutter left of its node, so no two legs share a line.
-Each cable is drawn once per rail it carries (two strokes side by side) over a halo in the
-cable's worst colour; every node and cable carries a <title> tooltip with its measured values,
-and a numbered badge for each root cause that names it.
-"""
-
-# Over 400 lines on purpose: one layout for every topology (direct, mesh, ring, switch of 2..64+);
-# split, the layout and the drawing it must match would drift apart.
+"""The fabric as cabled, as one inline SVG (pure string building): direct side by side, ring and
+mesh on a circle in cable order (over 16 nodes a serpentine of rows of 8), switch as a bar above
+a grid with one gutter lane per leg. Each cable has a stroke per rail over a halo in its worst
+colour, a <title> tooltip with its figures, and a badge per root cause that names it."""
 
 from __future__ import annotations
 

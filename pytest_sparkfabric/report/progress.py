@@ -1,9 +1,6 @@
-"""Progress that fits a terminal: a long phase's rounds and soak readings as one status line that
-updates in place on a TTY, and as plain lines at most one per `PLAIN_EVERY_S` in a CI log.
-
-`Status` is pure: the caller says whether the output is a TTY and what time it is, and `show`
-returns what to write (None: nothing now); `Terminal` writes it with pytest's terminal reporter.
-"""
+"""Progress that fits a terminal: a phase's rounds and soak readings as one status line updated in
+place on a TTY, or plain lines at most one per `PLAIN_EVERY_S` in a CI log. `Status` is pure;
+`Terminal` writes what it returns with pytest's terminal reporter."""
 
 from __future__ import annotations
 

@@ -1,7 +1,11 @@
 """The only code that touches the network: ssh, sim, replay, and recording around any of them,
-for the nodes' commands and the switch's calls alike."""
+for the nodes' commands and the switch's calls alike. `make_transport` is the only product code
+that imports the simulator (`sparkfabric_sim`), and only when `transport: sim` is asked for."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.transport.base import (
     Background,
@@ -12,7 +16,9 @@ from pytest_sparkfabric.transport.base import (
     Transport,
     VirtualClock,
 )
-from pytest_sparkfabric.transport.factory import make_transport
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Cluster
 
 __all__ = [
     "Background",
@@ -24,3 +30,37 @@ __all__ = [
     "VirtualClock",
     "make_transport",
 ]
+
+
+def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Transport:
+    """The transport cluster.yaml asks for, recording into `record_dir` if given."""
+    kind = cluster.spec.transport
+    cap_bytes = cluster.spec.output_cap_mib * 2**20
+    inner: Transport
+    if kind == "sim":
+        from sparkfabric_sim.transport import SimTransport
+
+        inner = SimTransport(cluster)
+    elif kind == "replay":
+        from pytest_sparkfabric.transport.record import ReplayTransport
+
+        base = cluster.source.parent if cluster.source else Path.cwd()
+        inner = ReplayTransport(base / str(cluster.spec.replay_dir))
+    else:
+        from pytest_sparkfabric.transport.rest import spec_path
+        from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport
+
+        targets = {
+            n.name: SshTarget(n.ssh.host, n.ssh.user, n.ssh.port, n.ssh.identity_file)
+            for n in cluster.nodes
+            if n.ssh is not None
+        }
+        cfg = spec_path(cluster.spec.ssh_config or None, cluster.source and cluster.source.parent)
+        inner = SshTransport(
+            targets, ssh_config=str(cfg) if cfg else None, output_cap_bytes=cap_bytes
+        )
+    if record_dir is not None:
+        from pytest_sparkfabric.transport.record import RecordingTransport
+
+        return RecordingTransport(inner, record_dir, output_cap_bytes=cap_bytes)
+    return inner

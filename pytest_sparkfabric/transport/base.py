@@ -213,19 +213,15 @@ class Transport(ABC):
             pool.shutdown(wait=False)
 
     def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchConsole:
-        """The switch's console over SSH (read-only commands), unless the transport has a
-        switch of its own (simulator, replay) or wraps the calls (recording).
-
-        `base_dir`: the cluster file's folder, where a relative switch.identity_file is."""
+        """The switch's console over SSH, unless the transport has a switch of its own (sim,
+        replay) or wraps the calls (recording). `base_dir`: the cluster file's folder."""
         from pytest_sparkfabric.transport.switch_ssh import ssh_console
 
         return ssh_console(spec, base_dir, self.switch_ssh_config)
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
-        """The switch's read-only client: its REST API over the network, unless the transport
-        has a switch of its own (simulator, replay) or wraps the calls (recording).
-
-        `base_dir`: the cluster file's folder, where a relative switch.ca_file is."""
+        """The switch's REST client, unless the transport has a switch of its own (sim, replay)
+        or wraps the calls (recording). `base_dir`: the cluster file's folder."""
         from pytest_sparkfabric.transport.rest import rest_client
 
         return rest_client(spec, base_dir)

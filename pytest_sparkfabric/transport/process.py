@@ -1,7 +1,5 @@
-"""One local process and its two output streams, each read to the end in a thread as it
-arrives (a pipe nobody reads stalls the process: the classic paramiko hang) and capped, head
-and tail kept, so a tool printing without end costs bounded memory. The nodes' ssh clients and
-the switch console's run through `Proc` alike."""
+"""One local process (the nodes' ssh clients and the switch console's) whose two streams are
+read to the end in threads (a pipe nobody reads stalls it) and capped, head and tail kept."""
 
 from __future__ import annotations
 
@@ -27,10 +25,8 @@ def _cut_marker(dropped: int, cap_bytes: int) -> str:
 
 
 class CappedOutput:
-    """One output stream as it arrives: its head and its tail up to `cap_bytes` in all.
-
-    The head holds the first lines (banners, a JSON document's start), the tail the summary most
-    tools print last; what lies between is counted and replaced by a visible marker."""
+    """One output stream as it arrives: its head (banners, a JSON start) and its tail (the
+    summary) up to `cap_bytes` in all; what lies between is counted and shown as a marker."""
 
     def __init__(self, cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES) -> None:
         self.cap_bytes = max(2, cap_bytes)
@@ -84,10 +80,7 @@ def cap_text(text: str, cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES) -> str:
 
 
 class Proc:
-    """One ssh client process (the nodes' and the switch's) whose two streams are read to the
-    end in threads, each capped: megabytes never block it (a stalled pipe hangs ssh).
-
-    With `hold_stdin`, its stdin is a pipe nothing is written to: closing it (or this process
+    """With `hold_stdin`, its stdin is a pipe nothing is written to: closing it (or this process
     ending) tells the node's supervisor to end the command."""
 
     def __init__(
@@ -153,6 +146,28 @@ def _drain(stream: IO[bytes], sink: CappedOutput) -> None:
     for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
         sink.add(chunk)
     stream.close()
+
+
+def ssh_argv(
+    host: str,
+    remote: str | None,
+    options: list[str],
+    *,
+    config: str | None = None,
+    user: str | None = None,
+    port: int | None = None,
+    identity_file: str | None = None,
+) -> list[str]:
+    """An OpenSSH command line (the nodes' and the switch console's): `-o` options, then `--`,
+    the host and the remote command (None: a control command such as `-O exit` is among the
+    options)."""
+    argv = ["ssh", "-T", *(["-F", config] if config else [])]
+    for option in options:
+        argv += ["-o", option]
+    argv += [*(["-l", user] if user else []), *(["-p", str(port)] if port else [])]
+    if identity_file:
+        argv += ["-i", os.path.expanduser(identity_file)]
+    return [*argv, "--", host, *([remote] if remote is not None else [])]
 
 
 def reason(stderr: str, reasons: tuple[tuple[str, str], ...], otherwise: str) -> str:

@@ -1,15 +1,7 @@
-"""Record every command a session ran and every call it made to the switch; replay a session
-from such a recording. Users attach recordings to bug reports; we use them as golden runs.
-
-A recording folder holds one JSON-lines file per node (`spark-1.jsonl`: a `NodeRecord` a line)
-and the switch's calls (`switch/rest.jsonl`, `switch/ssh.jsonl`: a `SwitchRecord` a line). It is
-written private (0600 files in 0700 folders: it holds everything the nodes answered), never
-through a symbolic link, and a write that fails (a full disk) stops the recording with its lines
-whole, said once. Users edit recordings by hand, so every line is checked before a replay
-starts: a damaged one is named by file and line, with the fix. A replay answers by file and key
-(a node's command; a switch call's method, path and body, or its console command) in recorded
-order; once a key's answers run out the last one repeats (a soak sampled a little longer).
-"""
+"""Record every command a session ran and every switch call (`spark-1.jsonl`, `switch/rest.jsonl`,
+`switch/ssh.jsonl`: one record a line, private, never through a symbolic link, lines whole on a
+full disk); replay them by file and key in recorded order, the last answer repeating once a
+key's run out. Recordings are edited by hand: every line is checked before a replay starts."""
 
 from __future__ import annotations
 

@@ -1,32 +1,26 @@
-"""Read-only access to a RouterOS 7 switch over its REST API.
+"""Read-only access to a RouterOS 7 switch over its REST API: `get(path)` and `post(path, body)`
+(paths relative to `/rest`) answer the decoded JSON reply; only reads are ever sent.
 
-Every client answers `get(path)` and `post(path, body)` with the decoded JSON reply (RouterOS
-gives every value as a string). Paths are relative to `/rest` (`/interface/ethernet`). Only
-`print`/`monitor`-style reads are ever sent: nothing here changes the switch. A transport hands
-out the client (`Transport.switch_client`): this REST client by default, the simulator's own
-switch on `transport: sim`, a recording's answers on `transport: replay`.
-
-The client speaks HTTP/1.1 itself over one socket per call, so that one wall-clock deadline
-covers the whole call (connect, TLS, headers, body): a socket timeout alone restarts at every
-byte, and a switch trickling one byte every few seconds would never time out. http.client
-parses the reply (status line, at most 100 headers of at most 64 KiB each, chunked bodies).
+HTTP/1.1 is written here over one socket per call so that one wall-clock deadline covers the
+whole call: a socket timeout restarts at every byte (a trickling switch would never time out).
 """
 
 from __future__ import annotations
 
+import base64
 import http.client
 import io
 import json
 import os
+import re
 import socket
 import ssl
 import time
 import urllib.parse
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
-
-from pytest_sparkfabric.transport.redaction import Secrets, TooDeep
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
@@ -34,6 +28,60 @@ if TYPE_CHECKING:
 
 TIMEOUT_S = 15.0
 MAX_REPLY_BYTES = 8 * 2**20
+
+
+# -- secrets: the one place they are taken out of text (the password, the Basic token, any
+# echoed `Authorization:` header); both switch clients pass every reply and error through it,
+# so terminal, reports, results and recordings only ever get redacted text.
+
+REDACTED = "[redacted]"
+MAX_DEPTH = 32
+"""RouterOS replies are a list of flat objects; anything nested deeper is not a RouterOS reply."""
+
+# The header as an echoing server prints it: `Authorization: Basic dG9r`, `"authorization":
+# "Basic dG9r"`, `Authorization=Bearer x`.
+_HEADER = re.compile(
+    r"""(authorization["']?\s*[:=]\s*["']?)(?:(?:basic|bearer|digest)\s+)?[^\s,;"'}]+""", re.I
+)
+
+
+class TooDeep(ValueError):
+    """A reply nested deeper than MAX_DEPTH."""
+
+
+@dataclass(frozen=True, slots=True)
+class Secrets:
+    values: tuple[str, ...] = ()
+    """Longest first: the token is replaced before a password that may be part of it."""
+    basic_auth: str = ""
+    """The `Authorization` header value of HTTP Basic auth (RFC 7617)."""
+
+    @classmethod
+    def of(cls, user: str, password: str | None) -> Secrets:
+        if password is None:
+            return cls()
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        # The password as it stands inside a JSON string too (an echoed request body).
+        forms = {token, password, json.dumps(password)[1:-1]} - {""}
+        return cls(tuple(sorted(forms, key=len, reverse=True)), f"Basic {token}")
+
+    def text(self, text: str) -> str:
+        text = _HEADER.sub(lambda m: m.group(1) + REDACTED, text)
+        for value in self.values:
+            text = text.replace(value, REDACTED)
+        return text
+
+    def reply(self, value: Any, depth: int = 0) -> Any:
+        """A decoded JSON reply with every string (keys too) redacted; TooDeep past MAX_DEPTH."""
+        if depth > MAX_DEPTH:
+            raise TooDeep(f"the reply nests deeper than {MAX_DEPTH} levels")
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.reply(v, depth + 1) for v in value]
+        if isinstance(value, dict):
+            return {self.text(str(k)): self.reply(v, depth + 1) for k, v in value.items()}
+        return value
 
 
 class SwitchError(Exception):
@@ -98,15 +146,11 @@ class _Reader(io.RawIOBase):
 
 
 class RestClient:
-    """RouterOS REST over HTTPS (HTTP when the port is 80), HTTP Basic auth, one deadline per
-    call.
+    """RouterOS REST over HTTPS (HTTP when the port is 80), Basic auth, one deadline per call.
 
-    The password goes only to the configured origin: plain HTTP is refused unless `allow_http`
-    (switch.allow_http), redirects are never followed, no proxy is used, and the certificate is
-    verified (against `ca_file` when given, else the system's store) unless `verify_tls` is
-    false. RouterOS cuts a REST command after 60 s; reads here are quick, so the default deadline
-    is much shorter. The password, its token and echoed Authorization headers are redacted from
-    every reply and error (`redaction.Secrets`)."""
+    The password goes only to the configured origin: plain HTTP is refused unless `allow_http`,
+    redirects are never followed, no proxy is used, the certificate is verified unless
+    `verify_tls` is false; secrets are redacted from every reply and error."""
 
     def __init__(
         self,
@@ -287,7 +331,7 @@ def spec_password(
 
 
 def spec_path(value: str | None, base_dir: Path | None) -> Path | None:
-    """A path from the switch: section: `~` expanded, relative to the cluster file's folder."""
+    """A path from cluster.yaml: `~` expanded, relative to the cluster file's folder."""
     if value is None:
         return None
     path = Path(value).expanduser()
@@ -318,9 +362,7 @@ def safety_warnings(cluster: Cluster) -> list[str]:
 
 
 def rest_client(spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
-    """The real switch's client, as cluster.yaml's switch: section describes it.
-
-    `base_dir`: the cluster file's folder, where a relative switch.ca_file is."""
+    """The real switch's client, as cluster.yaml's switch: section describes it."""
     if spec.api == "ssh":
         raise SwitchUnreachable(
             "switch.api ssh reads the console over SSH, not the REST API (a caller asked "

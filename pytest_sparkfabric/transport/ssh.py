@@ -1,30 +1,30 @@
 """Real nodes over OpenSSH, with the guarantees testinfra's ssh backend lacks.
 
-- every command has a deadline, enforced on the node (see `wrapper`: the whole process group
-  gets TERM, then KILL) and locally (the ssh client is ended if the node stops answering);
-- stopping a command closes its ssh channel's stdin, and the node ends the command's group: no
-  pid is signalled over a second connection, so nothing that already exited is signalled again,
-  and our process dying (a second Ctrl-C) ends the node's commands just the same;
-- both output streams are drained by reader threads, so megabytes never block, and each is
-  capped (head and tail kept, the middle dropped with a marker);
-- one multiplexed connection per node (ControlMaster, sockets in a short private folder), at most
-  8 channels at once;
+- every command has a deadline, on the node and locally (the client is ended if the node goes
+  silent); stopping closes the channel's stdin and the node ends the command's group, so no pid
+  is signalled over a second connection (it may belong to another process by then), and our
+  process dying (a second Ctrl-C) ends the node's commands just the same;
+- both streams are drained by reader threads (megabytes never block) and capped;
+- one multiplexed connection per node (sockets in a short private folder), at most 8 channels;
 - a node that cannot be reached fails fast, once, with one clear line, for all its jobs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
+import tempfile
 import threading
 import time
 import warnings
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-from pytest_sparkfabric.transport import sockets
+from pytest_sparkfabric import shell
 from pytest_sparkfabric.transport.base import (
     Background,
     Finished,
@@ -34,10 +34,159 @@ from pytest_sparkfabric.transport.base import (
     Transport,
     not_run,
 )
-from pytest_sparkfabric.transport.process import DEFAULT_OUTPUT_CAP_BYTES, Proc, reason
-from pytest_sparkfabric.transport.wrapper import GRACE_S, read_marks, remote_command
+from pytest_sparkfabric.transport.process import DEFAULT_OUTPUT_CAP_BYTES, Proc, reason, ssh_argv
 
 __all__ = ["Proc", "SshBackground", "SshTarget", "SshTransport", "remote_command"]
+
+
+# -- the node side: each job's sh supervisor and its markers ----------------------------------
+# The command runs in a process group of its own (GNU `timeout` makes one) under a small sh
+# supervisor outside the group. Deadline: `timeout` sends the group TERM, then KILL after the
+# grace. Stop, Ctrl-C, lost connection: the job's stdin is the ssh channel and nothing is written
+# to it, so its end of file means "end it now". Afterwards the supervisor gives the group the
+# grace to end (a tool may trap TERM), KILLs what is left, then reports the exit status. Markers
+# on stderr tell ssh's own failure (before the start mark) from a command that exited 255.
+START_MARK = "@@sparkfabric-start"
+_END_MARK = "@@sparkfabric-rc:"
+_END_RE = re.compile(re.escape(_END_MARK) + r"(\d+)\n?\Z")
+_START_RE = re.compile(re.escape(START_MARK) + r"\n")
+GRACE_S = 5
+"""How long a signalled process group may take to end before it gets SIGKILL."""
+
+
+def seconds(value: float) -> str:
+    """A deadline as GNU timeout reads it, never rounded down (2.4 s stays 2.4 s)."""
+    return f"{max(value, 0.1):.3f}".rstrip("0").rstrip(".")
+
+
+def supervisor(job: Job) -> str:
+    """The sh program that runs `job.command` in its own group under the job's deadline."""
+    # The grace is timed by `timeout`: counting loop rounds would stretch it on a busy node.
+    drain = f"{_LEFT}while left; do sleep 0.1; done"
+    return (
+        f"echo {START_MARK} >&2; exec 3<&0 </dev/null; "
+        f"timeout -k {GRACE_S} {seconds(job.timeout_s)} sh -c {shell.quote(job.command)} 3<&- & "
+        "g=$!; "
+        # The watcher: the channel's end of file ends the group (ESRCH: not yet its own group).
+        "{ read -r _ <&3; kill -TERM -$g 2>/dev/null || kill -TERM $g 2>/dev/null; } & w=$!; "
+        "exec 3<&-; "
+        "trap 'kill -TERM -$g 2>/dev/null || kill -TERM $g 2>/dev/null' HUP INT TERM; "
+        # A trapped signal interrupts `wait`: wait again while `timeout` is not reaped.
+        "while :; do wait $g; rc=$?; kill -0 $g 2>/dev/null || break; done; "
+        "kill $w 2>/dev/null; "
+        "if kill -TERM -$g 2>/dev/null; then "
+        f"G=$g timeout {GRACE_S} sh -c {shell.quote(drain)}; "
+        "kill -KILL -$g 2>/dev/null; fi; "
+        f"echo {_END_MARK}$rc >&2; exit $rc"
+    )
+
+
+# Whether a process of group $G still runs. `kill -0` alone also counts zombies, which a slow
+# init may leave unreaped for seconds; /proc/PID/stat holds `pid (comm) state ppid pgrp ...`
+# (comm may hold spaces and parentheses: cut at the last ") "). Without /proc: assume it runs.
+_LEFT = (
+    "left() { kill -0 -$G 2>/dev/null || return 1; [ -r /proc/self/stat ] || return 0; "
+    'for f in /proc/[0-9]*/stat; do { read -r l <"$f"; } 2>/dev/null || continue; '
+    'set -- ${l##*) }; [ "$3" = "$G" ] && [ "$1" != Z ] && return 0; done; return 1; }; '
+)
+
+
+def remote_command(job: Job, *, as_root: bool) -> str:
+    """What ssh asks the node's login shell to run: sh (whatever the login shell is), under
+    `sudo -n` where the job needs root and the ssh user is not root."""
+    if job.sudo and not as_root:
+        # `sudo -n` on the command itself, so a sudoers line can allow exactly it
+        # (`NOPASSWD: /usr/sbin/ethtool -m *`), not a whole shell.
+        job = Job(job.node, f"sudo -n {job.command}", job.timeout_s)
+    return f"exec sh -c {shell.quote(supervisor(job))}"
+
+
+def read_marks(stderr: str) -> tuple[bool, int | None, str]:
+    """Whether the supervisor started, the exit status it reported (None: it never did), and
+    the command's own stderr without the markers."""
+    own, started = _START_RE.subn("", stderr, count=1)
+    end = _END_RE.search(own)
+    return started == 1, int(end.group(1)) if end else None, _END_RE.sub("", own)
+
+
+# -- control sockets ----------------------------------------------------------------------------
+# A unix socket path holds at most 107 bytes and OpenSSH adds a 17-character suffix while a
+# master binds: under a long TMPDIR (macOS, CI) every connection fails with `unix_listener: path
+# "..." too long`. So the folder is made where paths are short ($XDG_RUNTIME_DIR, TMPDIR, /tmp),
+# 0700, named after this process, and each node's socket is a 12-character hash in it.
+SUN_PATH_MAX = 107
+_OPENSSH_SUFFIX = 17  # ".XXXXXXXXXXXXXXXX" while the master binds, before it renames
+_NAME_LEN = 12
+# OpenSSH: the path with its bind suffix (mux.c, via misc.c unix_listener) or the path alone
+# (ssh.c, checked before connecting) does not fit sun_path.
+_TOO_LONG = re.compile(
+    r"""unix_listener: path "(?P<a>[^"]*)" too long|ControlPath too long \('(?P<b>[^']*)'""", re.I
+)
+
+
+def folder_prefix() -> str:
+    """Control folders of this process start so (tests check that none is left behind)."""
+    return f"sf{os.getpid()}-"
+
+
+def _fits(base: str) -> bool:
+    # base/sfPID-XXXXXXXX/<name>.<suffix>
+    longest = len(base) + 1 + len(folder_prefix()) + 8 + 1 + _NAME_LEN + _OPENSSH_SUFFIX
+    return longest <= SUN_PATH_MAX
+
+
+def candidates() -> list[str]:
+    found = [os.environ.get("XDG_RUNTIME_DIR", ""), tempfile.gettempdir(), "/tmp"]
+    return list(dict.fromkeys(c for c in found if c))
+
+
+@dataclass(frozen=True, slots=True)
+class ControlFolder:
+    path: Path | None
+    """None: no short private folder could be made; connections are not multiplexed."""
+    why_not: str = ""
+
+
+def make_folder() -> ControlFolder:
+    """A new private folder for control sockets, or why there is none (one line, with the fix)."""
+    tried: list[str] = []
+    for base in candidates():
+        if not _fits(base):
+            tried.append(f"{base} is too long a path")
+            continue
+        try:
+            return ControlFolder(Path(tempfile.mkdtemp(prefix=folder_prefix(), dir=base)))
+        except OSError as err:
+            tried.append(f"{base}: {err.strerror or err}")
+    return ControlFolder(
+        None,
+        "sparkfabric: no short private folder for ssh control sockets ("
+        + "; ".join(tried)
+        + "): every command opens its own ssh connection, which is slower. "
+        "Fix: make /tmp writable, or set XDG_RUNTIME_DIR to a short folder you own",
+    )
+
+
+def socket_name(node: str, host: str, user: str | None, port: int | None) -> str:
+    """As unique as ssh's %C (a hash of where the connection goes), and short."""
+    key = "\0".join((node, host, user or "", str(port or "")))
+    return hashlib.sha256(key.encode()).hexdigest()[:_NAME_LEN]
+
+
+def too_long_message(node: str, stderr: str) -> str | None:
+    """The line for OpenSSH's `path ... too long for Unix domain socket`, with the fix."""
+    m = _TOO_LONG.search(stderr)
+    if m is None:
+        return None
+    path = m.group("a") or m.group("b")
+    return (
+        f"{node}: ssh: the control socket path {path} is too long for a unix socket "
+        f"({len(path)} bytes, while {SUN_PATH_MAX} is the most, ssh's 17-byte suffix included);"
+        " the node itself was not tried. "
+        "Fix: shorten ControlPath in your ssh_config (ProxyJump hosts use it too), "
+        "e.g. ControlPath ~/.ssh/cm-%C"
+    )
+
 
 _UNREACHABLE = (
     ("connection timed out", "connection timed out after {t} s"),
@@ -125,7 +274,7 @@ class SshTransport(Transport):
         self._connect_timeout_s = connect_timeout_s
         self._extra = extra_options
         self.output_cap_bytes = output_cap_bytes
-        self._folder: sockets.ControlFolder | None = None
+        self._folder: ControlFolder | None = None
         self._folder_lock = threading.Lock()
         self._remove_folder: weakref.finalize[..., SshTransport] | None = None
         self._channels = {n: threading.BoundedSemaphore(MAX_CHANNELS_PER_NODE) for n in targets}
@@ -138,10 +287,10 @@ class SshTransport(Transport):
 
     # -- ssh command lines ------------------------------------------------------------------
 
-    def _control_folder(self) -> sockets.ControlFolder:
+    def _control_folder(self) -> ControlFolder:
         with self._folder_lock:
             if self._folder is None:
-                self._folder = sockets.make_folder()
+                self._folder = make_folder()
                 if self._folder.path is not None:
                     # A transport nobody closed still leaves no folder behind at exit.
                     self._remove_folder = weakref.finalize(
@@ -152,37 +301,21 @@ class SshTransport(Transport):
             return self._folder
 
     def ssh_argv(self, node: str, remote: str | None) -> list[str]:
-        """The ssh command line: options, then `--`, the host and the remote command (None:
-        a control command such as `-O exit` is among the options)."""
         t = self._targets[node]
-        argv = ["ssh", "-T", "-o", "BatchMode=yes"]
-        if self._ssh_config:
-            argv += ["-F", self._ssh_config]
-        argv += [
-            "-o", f"ConnectTimeout={self._connect_timeout_s}",
-            "-o", "ServerAliveInterval=15",
-            "-o", "ServerAliveCountMax=4",
-            "-o", "LogLevel=ERROR",
-        ]  # fmt: skip
         folder = self._control_folder().path
+        control = ["ControlMaster=no", "ControlPath=none"]
         if folder is not None:
-            name = sockets.socket_name(node, t.host, t.user, t.port)
-            argv += [
-                "-o", "ControlMaster=auto",
-                "-o", f"ControlPath={folder / name}",
-                "-o", "ControlPersist=120",
-            ]  # fmt: skip
-        else:
-            argv += ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
-        for opt in self._extra:
-            argv += ["-o", opt]
-        if t.user:
-            argv += ["-l", t.user]
-        if t.port:
-            argv += ["-p", str(t.port)]
-        if t.identity_file:
-            argv += ["-i", os.path.expanduser(t.identity_file)]
-        return [*argv, "--", t.host] + ([remote] if remote is not None else [])
+            name = socket_name(node, t.host, t.user, t.port)
+            control = ["ControlMaster=auto", f"ControlPath={folder / name}", "ControlPersist=120"]
+        options = [
+            "BatchMode=yes", f"ConnectTimeout={self._connect_timeout_s}",
+            "ServerAliveInterval=15", "ServerAliveCountMax=4", "LogLevel=ERROR",
+            *control, *self._extra,
+        ]  # fmt: skip
+        return ssh_argv(
+            t.host, remote, options, config=self._ssh_config, user=t.user, port=t.port,
+            identity_file=t.identity_file,
+        )  # fmt: skip
 
     # -- connection state ---------------------------------------------------------------------
 
@@ -206,7 +339,7 @@ class SshTransport(Transport):
             return self._state[node]
 
     def _reason(self, node: str, stderr: str) -> str:
-        too_long = sockets.too_long_message(node, stderr)
+        too_long = too_long_message(node, stderr)
         why = reason(stderr, _UNREACHABLE, "exit status 255")
         return too_long or f"{node}: ssh: {why.replace('{t}', str(self._connect_timeout_s))}"
 

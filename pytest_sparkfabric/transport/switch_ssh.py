@@ -1,19 +1,7 @@
-"""The switch's console over OpenSSH: one read-only RouterOS command per connection.
-
-RouterOS runs a command given on the ssh command line and closes the session; its SSH server
-has no pseudo-terminal for such a session and takes one line only (MikroTik manual,
-management-tools/ssh.md, "Executing remote commands"). So each read is `ssh ... user+ct@switch
-'<command>'`: the `+ct` login options turn colours and terminal detection off (`routeros_commands.
-login_user`). There is no shell on the switch to run our deadline supervisor: the deadline is
-kept here, and ending the ssh client closes the session, which ends the command on the switch.
-No connection is multiplexed (RouterOS's server is not OpenSSH; one short session per read).
-
-Every command is checked read-only (`routeros_commands.command_problem`) before it leaves:
-print, monitor ... once, get; nothing else is ever sent. Authentication: a key (the user's
-public key imported with `/user/ssh-keys/import`; switch.identity_file, or ssh's own agent and
-config), or the password from switch.password_env, handed to ssh by an askpass helper (never on
-a command line) that answers password prompts only. The host key is always checked.
-"""
+"""The switch's console over OpenSSH: one read-only RouterOS command per session
+(`ssh ... user+ct@switch '<command>'`, MikroTik's "Executing remote commands"), checked read-only
+before it leaves, under a deadline kept here (no shell on the switch runs our supervisor: ending
+the client ends the command). A password goes by an askpass helper; host keys are checked."""
 
 from __future__ import annotations
 
@@ -27,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.probes.routeros_commands import command_problem, login_user
-from pytest_sparkfabric.transport.process import Proc, reason
-from pytest_sparkfabric.transport.redaction import Secrets
+from pytest_sparkfabric.transport.process import Proc, reason, ssh_argv
 from pytest_sparkfabric.transport.rest import (
     MAX_REPLY_BYTES,
+    Secrets,
     SwitchError,
     SwitchUnreachable,
     not_readable,
@@ -105,9 +93,11 @@ class SshConsole:
         self._askpass: Path | None = None
         self._host_keys: list[str] | None = None
 
-    def _target(self) -> list[str]:
-        config = ["-F", self.ssh_config] if self.ssh_config else []
-        return [*config, "-l", login_user(self.user), "-p", str(self.port)]
+    def _ssh(self, command: str | None, options: list[str]) -> list[str]:
+        return ssh_argv(
+            self.host, command, options, config=self.ssh_config, user=login_user(self.user),
+            port=self.port, identity_file=self.identity_file,
+        )  # fmt: skip
 
     def _host_key_options(self) -> list[str]:
         """StrictHostKeyChecking=yes unless the user's ssh config sets it (`ssh -G` shows the
@@ -115,31 +105,23 @@ class SshConsole:
         if self._host_keys is None:
             try:
                 shown = subprocess.run(
-                    ["ssh", "-G", *self._target(), "--", self.host],
+                    ["ssh", "-G", *self._ssh(None, [])[1:]],
                     capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL,
                 ).stdout  # fmt: skip
             except (OSError, subprocess.TimeoutExpired):
                 shown = ""
             own = [ln.split()[1] for ln in shown.splitlines() if ln.startswith("stricthost")]
             keep = bool(own) and own[0].lower() != "ask"
-            self._host_keys = [] if keep else ["-o", "StrictHostKeyChecking=yes"]
+            self._host_keys = [] if keep else ["StrictHostKeyChecking=yes"]
         return self._host_keys
 
     def argv(self, command: str) -> list[str]:
         """The ssh command line of one read (no password on it, ever)."""
         batch = "no" if self._password is not None else "yes"
-        argv = [
-            "ssh", "-T", *self._target(), *self._host_key_options(),
-            "-o", f"BatchMode={batch}",
-            "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
-            "-o", "ControlMaster=no",
-            "-o", "ControlPath=none",
-            "-o", "LogLevel=ERROR",
-            "-o", "NumberOfPasswordPrompts=1",
-        ]  # fmt: skip
-        if self.identity_file:
-            argv += ["-i", os.path.expanduser(self.identity_file)]
-        return [*argv, "--", self.host, command]
+        return self._ssh(command, [
+            *self._host_key_options(), f"BatchMode={batch}", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+            "ControlMaster=no", "ControlPath=none", "LogLevel=ERROR", "NumberOfPasswordPrompts=1",
+        ])  # fmt: skip
 
     def _env(self) -> dict[str, str] | None:
         if self._password is None:
@@ -221,9 +203,7 @@ def ssh_port(spec: SwitchSpec) -> int:
 def ssh_console(
     spec: SwitchSpec, base_dir: Path | None = None, ssh_config: str | None = None
 ) -> SshConsole:
-    """The real switch's console, as cluster.yaml's switch: section describes it.
-
-    `base_dir`: the cluster file's folder, where a relative identity_file is."""
+    """The real switch's console, as cluster.yaml's switch: section describes it."""
     identity = spec_path(spec.identity_file, base_dir)
     password = spec_password(
         spec,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pytest_sparkfabric.diagnosis.diagnose import diagnose
 from pytest_sparkfabric.diagnosis.evidence import Evidence, NcclEvidence, PairRates, Rate, Site
 from pytest_sparkfabric.diagnosis.miscabling import End, Wire, solve
@@ -26,10 +28,6 @@ def pair(*gbps: float, nodes: tuple[str, str] = (A, B)) -> PairRates:
         tuple(rail(g, i, nodes) for i, g in enumerate(gbps)),
         ("rocep1s0f1", "roceP2p1s0f1"),
     )
-
-
-def ids(ev: Evidence, *, certain: bool = True) -> list[str]:
-    return [f.rule.id for f in diagnose(ev) if f.certain or not certain]
 
 
 HEALTHY_LOOP = loop(A, 106, 105) + loop(B, 107, 106)
@@ -72,24 +70,65 @@ def test_half_port_names_both_devices_in_the_fix() -> None:
     assert "rail1 0.3 Gb/s" in text
 
 
-def test_switch_forwarding_when_tcp_is_slow_too() -> None:
-    ev = Evidence(
-        loopback=HEALTHY_LOOP,
-        rdma=(rail(4.0), rail(3.5, 1)),
-        pairs=(pair(4.0, 3.5),),
-        tcp=(pair(4.9, 4.8),),
-    )
-    assert ids(ev) == ["switch_cpu_forwarding"]
+# Evidence -> (rule, certain) of every finding, most specific first.
+CASES = {
+    "switch forwarding: TCP slow too": (
+        Evidence(
+            loopback=HEALTHY_LOOP,
+            rdma=(rail(4.0), rail(3.5, 1)),
+            pairs=(pair(4.0, 3.5),),
+            tcp=(pair(4.9, 4.8),),
+        ),
+        [("switch_cpu_forwarding", True)],
+    ),
+    "PFC stall: TCP fine": (
+        Evidence(
+            loopback=HEALTHY_LOOP,
+            rdma=(rail(5.1), rail(4.6, 1)),
+            pairs=(pair(5.1, 4.6),),
+            tcp=(pair(105, 104),),
+        ),
+        [("pfc_stall", True)],
+    ),
+    "a busy switch CPU settles it": (
+        Evidence(loopback=HEALTHY_LOOP, rdma=(rail(9.0),), switch_cpu_load_pct=97),
+        [("switch_cpu_forwarding", True)],
+    ),
+    "link down beats half port": (
+        Evidence(
+            loopback=HEALTHY_LOOP, pairs=(pair(104, 0.0),), no_link=(Site(f"{A}:rail1", (A,)),)
+        ),
+        [("link_down", True)],
+    ),
+    "NCCL over sockets and a throttled NIC both named": (
+        Evidence(
+            loopback=loop(A, 13.0, 13.2) + loop(B, 106, 106),
+            nccl=NcclEvidence("nccl", True, 1.9, ("Socket",), socket=True),
+        ),
+        [("nic_throttled", True), ("nccl_socket", True)],
+    ),
+    "single HCA guessed from busbw alone": (
+        Evidence(nccl=NcclEvidence("nccl", True, 13.9, ("IB",))),
+        [("nccl_single_hca", False)],
+    ),
+    "one device of a non-Spark NIC is not flagged": (
+        Evidence(nccl=NcclEvidence("nccl", True, 2.6, ("IBext_v8",), devices={"h": ("mlx5_2",)})),
+        [],
+    ),
+    "an NCCL crawl over IB points at the switch": (
+        Evidence(nccl=NcclEvidence("nccl", True, 0.46, ("IB",)), switch_cpu_load_pct=88),
+        [("switch_cpu_forwarding", True)],
+    ),
+    "every rail dead in loopback: a possible throttle": (
+        Evidence(loopback=loop(A, 0.2, 0.1)),
+        [("nic_throttled", False)],
+    ),
+}
 
 
-def test_pfc_stall_when_tcp_is_fine() -> None:
-    ev = Evidence(
-        loopback=HEALTHY_LOOP,
-        rdma=(rail(5.1), rail(4.6, 1)),
-        pairs=(pair(5.1, 4.6),),
-        tcp=(pair(105, 104),),
-    )
-    assert ids(ev) == ["pfc_stall"]
+@pytest.mark.parametrize(("ev", "expected"), CASES.values(), ids=CASES.keys())
+def test_evidence_names_its_rules(ev: Evidence, expected: list[tuple[str, bool]]) -> None:
+    assert [(f.rule.id, f.certain) for f in diagnose(ev)] == expected
 
 
 def test_slow_rdma_without_tcp_is_a_question() -> None:
@@ -98,28 +137,6 @@ def test_slow_rdma_without_tcp_is_a_question() -> None:
     assert {f.rule.id for f in found} == {"switch_cpu_forwarding", "pfc_stall", "nic_throttled"}
     assert not any(f.certain for f in found)
     assert "measure TCP" in found[-1].evidence
-
-
-def test_busy_switch_cpu_settles_it() -> None:
-    ev = Evidence(loopback=HEALTHY_LOOP, rdma=(rail(9.0),), switch_cpu_load_pct=97)
-    assert ids(ev) == ["switch_cpu_forwarding"]
-
-
-def test_link_down_beats_half_port() -> None:
-    ev = Evidence(
-        loopback=HEALTHY_LOOP,
-        pairs=(pair(104, 0.0),),
-        no_link=(Site(f"{A}:rail1", (A,)),),
-    )
-    assert ids(ev) == ["link_down"]
-
-
-def test_nccl_socket_and_throttled_nic_both_named() -> None:
-    ev = Evidence(
-        loopback=loop(A, 13.0, 13.2) + loop(B, 106, 106),
-        nccl=NcclEvidence("nccl", True, 1.9, ("Socket",), socket=True),
-    )
-    assert sorted(ids(ev)) == ["nccl_socket", "nic_throttled"]
 
 
 def test_single_hca_from_the_net_ib_line() -> None:
@@ -136,22 +153,6 @@ def test_single_hca_from_the_net_ib_line() -> None:
     found = diagnose(ev)
     assert [f.rule.id for f in found] == ["nccl_single_hca"]
     assert "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1" in found[0].render()
-
-
-def test_single_hca_guessed_from_busbw_alone() -> None:
-    ev = Evidence(nccl=NcclEvidence("nccl", True, 13.9, ("IB",)))
-    found = diagnose(ev)
-    assert [(f.rule.id, f.certain) for f in found] == [("nccl_single_hca", False)]
-
-
-def test_single_device_of_a_non_spark_nic_is_not_flagged() -> None:
-    ev = Evidence(nccl=NcclEvidence("nccl", True, 2.6, ("IBext_v8",), devices={"h": ("mlx5_2",)}))
-    assert diagnose(ev) == []
-
-
-def test_nccl_crawl_over_ib_points_at_the_switch() -> None:
-    ev = Evidence(nccl=NcclEvidence("nccl", True, 0.46, ("IB",)), switch_cpu_load_pct=88)
-    assert ids(ev) == ["switch_cpu_forwarding"]
 
 
 def test_every_finding_uses_a_known_rule() -> None:
@@ -178,11 +179,6 @@ def test_a_dead_half_even_in_loopback_is_half_port_not_throttling() -> None:
     assert [f.rule.id for f in found] == ["half_port"]
     assert found[0].nodes == (A,)
     assert "even inside the box" in found[0].evidence
-
-
-def test_every_rail_dead_in_loopback_is_a_possible_throttle() -> None:
-    found = diagnose(Evidence(loopback=loop(A, 0.2, 0.1)))
-    assert [(f.rule.id, f.certain) for f in found] == [("nic_throttled", False)]
 
 
 # The evidence rules for miscabling, a 100G link, the launch environment and a firewall.

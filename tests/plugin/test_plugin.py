@@ -150,22 +150,6 @@ def test_results_json_is_complete_under_xdist_loadgroup(
     assert all(t["properties"].get("node") for t in tests)
 
 
-def test_recording_into_a_used_folder_is_refused(
-    pytester: pytest.Pytester, cluster_file: Path
-) -> None:
-    rec = pytester.path / "rec"
-    first = pytester.runpytest(
-        f"--cluster={cluster_file}", "-m", "mtu", f"--sparkfabric-record={rec}"
-    )
-    assert first.ret == pytest.ExitCode.OK
-    assert (rec / "spark-1.jsonl").read_text().count("\n") >= 4
-    assert oct((rec / "spark-1.jsonl").stat().st_mode & 0o777) == "0o600"
-    assert oct(rec.stat().st_mode & 0o777) == "0o700"
-    second = pytester.runpytest(f"--cluster={cluster_file}", f"--sparkfabric-record={rec}")
-    assert second.ret == pytest.ExitCode.USAGE_ERROR
-    assert "already holds a recording" in second.stderr.str()
-
-
 # -- input that is not a cluster file or a recording: usage errors, at once ------------------
 
 REPLAY = DIRECT.replace("transport: sim", "transport: replay\nreplay_dir: rec")
@@ -208,11 +192,15 @@ def _usage_error(result: pytest.RunResult) -> str:
         ({"c.yaml": DIRECT, "rec/switch/rest.jsonl": '{"key": "[]", "reply": []}\n'},
          ["--cluster=c.yaml", "--sparkfabric-record={p}/rec"],
          ["--sparkfabric-record {p}/rec already holds a recording."]),
+        ({"c.yaml": DIRECT, "rec/spark-1.jsonl": CUT},
+         ["--cluster=c.yaml", "--sparkfabric-record={p}/rec"],
+         ["--sparkfabric-record {p}/rec already holds a recording.",
+          "Fix: record into an empty or new folder"]),
         ({"c.yaml": DIRECT}, ["--cluster=c.yaml", "--sparkfabric-record={p}/c.yaml"],
          ["--sparkfabric-record {p}/c.yaml is not a folder."]),
     ],
     ids=["missing", "bad", "disabled", "xdist", "folder", "huge", "no-replay-dir",
-         "damaged-recording", "switch-recording", "record-path-a-file"],
+         "damaged-recording", "switch-recording", "node-recording", "record-path-a-file"],
 )  # fmt: skip
 def test_usage_errors_say_what_is_wrong(
     pytester: pytest.Pytester, files: dict[str, str], args: list[str], said: list[str]

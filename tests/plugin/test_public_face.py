@@ -1,5 +1,6 @@
 """What users' own checks import from `pytest_sparkfabric`, and that the plugin stays cheap:
-the names are imported on first use, not when pytest loads the plugin."""
+the names are imported on first use, not when pytest loads the plugin; and the plugin uses
+pytest's public API only (no `_pytest` import, no private attribute of pytest's objects)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.results import Results
 from pytest_sparkfabric.transport import Job, RunResult
 from pytest_sparkfabric.verdict import Verdict
+
+ROOT = Path(__file__).resolve().parents[2]
 
 FACE = {
     "Cluster": Cluster,
@@ -63,10 +66,28 @@ def test_loading_the_plugin_imports_none_of_them() -> None:
 
 
 def test_the_readme_own_check_runs(pytester: pytest.Pytester) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
     own = next(b for b in blocks if "reach.ping(fabric, link)" in b)
     pytester.makepyfile(test_own=textwrap.dedent(own))
-    cluster = Path(__file__).resolve().parents[2] / "examples" / "direct-2.yaml"
+    cluster = ROOT / "examples" / "direct-2.yaml"
     result = pytester.runpytest_inprocess(f"--cluster={cluster}", "test_own.py", "-p", "no:html")
     result.assert_outcomes(passed=5)  # 4 links and sparkfabric::verdict
+
+
+PRIVATE = re.compile(
+    r"\b_pytest\b|\b(?:config|session|item|items|report|reporter|terminalreporter|tw|request|"
+    r"metafunc|pluginmanager|parser|callspec|capture|xml)\._[a-zA-Z]"
+)
+
+
+def test_no_private_pytest_anywhere_in_the_product() -> None:
+    files = [*ROOT.glob("pytest_sparkfabric/**/*.py"), *ROOT.glob("acceptance/*.py")]
+    assert files
+    found = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in files
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if PRIVATE.search(line)
+    ]
+    assert found == []

@@ -61,7 +61,6 @@ def test_title_names_cluster_and_verdict_and_the_banner_leads_the_summary() -> N
 
 
 def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:
-    from pytest_sparkfabric.report import page
     from tests.report.sample import edit
 
     gap = {
@@ -77,7 +76,7 @@ def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:
             {"node": "spark-2", "missing": [gap]},
         ],
     )
-    (section,) = [s for s in page.sections(doc) if s.key == "preflight"]
+    (section,) = [s for s in html.sections(doc) if s.key == "preflight"]
     assert section.title == "What the nodes have"
     assert section.html == (
         "<table><tr><th>node</th><th>missing</th><th>fix</th></tr>"
@@ -85,4 +84,4 @@ def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:
         "<tr><td>spark-2</td><td>spark-2: iperf3: command not found (iperf3 is not installed, "
         "or not on PATH)</td><td><code>sudo apt install iperf3</code></td></tr></table>"
     )
-    assert not [s for s in page.sections(document("direct", 2, Faults())) if s.key == "preflight"]
+    assert not [s for s in html.sections(document("direct", 2, Faults())) if s.key == "preflight"]

@@ -27,7 +27,6 @@ from pytest_sparkfabric.transport.rest import (
     SwitchError,
     SwitchUnreachable,
     rest_client,
-    spec_path,
 )
 from tests import certs
 
@@ -295,9 +294,3 @@ def test_ca_file_or_verify_tls_false_reads_the_switch(
     for bad in (tmp_path / "ca.pem", tmp_path / "missing.pem"):
         with pytest.raises(SwitchUnreachable, match=f"switch.ca_file {bad}: cannot load it as"):
             _https(443, ca_file=bad)
-
-
-def test_switch_paths_are_relative_to_the_cluster_file(tmp_path: Path) -> None:
-    assert spec_path("certs/ca.pem", tmp_path) == tmp_path / "certs" / "ca.pem"
-    assert spec_path("~/ca.pem", tmp_path) == Path.home() / "ca.pem"
-    assert spec_path(None, tmp_path) is None
