@@ -1,11 +1,6 @@
-"""Cabling: which box and port is at the far end of every cable, against cluster.yaml.
-
-The far end comes from LLDP (`lldpctl`, lldpd on every node): a Linux peer advertises its
-netdev's MAC as port ID (and the netdev name as port description), which is matched against
-the MACs `ip -j addr` read from every node, so it names the far box and port whatever the
-addressing says. A port cluster.yaml leaves empty that has carrier holds a cable too. What the
-far ends add up to (which cables are swapped, moved, missing) is `diagnosis.miscabling`'s.
-"""
+"""Cabling: the far end of every cable from LLDP (the peer's MAC as port ID, matched against the
+MACs `ip -j addr` read on every node, whatever the addressing says), against cluster.yaml. What
+the far ends add up to (swapped, moved, missing cables) is `diagnosis.miscabling`'s."""
 
 from __future__ import annotations
 

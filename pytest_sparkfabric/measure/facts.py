@@ -1,15 +1,13 @@
-"""Node facts, all nodes at once: one round trip per node of `ip -j addr` and every /proc and
-/sys file the configuration checks read (sysctls, RoCE ports and GIDs, PCIe links); and the
-versions table (ConnectX firmware and mlx5 driver from `ethtool -i`, kernel, GPU driver): a node
-that differs from the rest is where a cluster that worked yesterday stops working after one box
-was updated."""
+"""Node facts, all nodes at once: `ip -j addr` and every /proc and /sys file the configuration
+checks read (sysctls, RoCE ports and GIDs, PCIe links); and the versions table (firmware, driver,
+kernel, GPU driver): one updated box is where a cluster that worked yesterday stops working."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
@@ -25,6 +23,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.transport import RunResult
 
+T = TypeVar("T")
 NAME: PhaseName = "facts"
 VERSIONS: PhaseName = "versions"
 Component = Literal["ConnectX firmware", "mlx5 driver", "kernel", "GPU driver"]
@@ -33,16 +32,12 @@ COMPONENTS: tuple[Component, ...] = ("ConnectX firmware", "mlx5 driver", "kernel
 
 @dataclass(frozen=True, slots=True)
 class NodeFacts:
-    """What one round trip of reads tells about a node's fabric."""
-
     interfaces: Mapping[str, IpInterface]
     files: Mapping[str, str | None]
 
 
 @dataclass(frozen=True, slots=True)
 class Facts:
-    """Every node's facts (or why they could not be read), by node name."""
-
     nodes: Mapping[str, Measured[NodeFacts]]
     ipv4: Mapping[str, tuple[tuple[str, str], ...]]
     """Every IPv4 address seen on any interface of any node -> ((node, netdev), ...)."""
@@ -154,25 +149,25 @@ def observed_ipv4(fabric: Fabric) -> Mapping[str, tuple[tuple[str, str], ...]]:
     return fabric.phase(NAME, measure).ipv4
 
 
-def _files(fabric: Fabric, name: str) -> Measured[Mapping[str, str | None]]:
-    facts = node(fabric, name)
-    return Measured.failed(facts.error) if facts.error else Measured.of(facts.get().files)
+def _from_files(
+    fabric: Fabric, rail: Rail, read: Callable[[Mapping[str, str | None]], Measured[T]]
+) -> Measured[T]:
+    facts = node(fabric, rail.node)
+    return Measured.failed(facts.error) if facts.error else read(facts.get().files)
 
 
 def sysctls(fabric: Fabric, rail: Rail) -> Measured[NetSysctls]:
     """Effective arp_ignore/arp_announce/rp_filter (max of all and the netdev) and
     disable_ipv6 of the rail's netdev."""
-    files = _files(fabric, rail.node)
-    if files.error:
-        return Measured.failed(files.error)
-    return Measured.of(sysfs.net_sysctls(files.get(), rail.netdev))
+    return _from_files(fabric, rail, lambda f: Measured.of(sysfs.net_sysctls(f, rail.netdev)))
 
 
 def pcie(fabric: Fabric, rail: Rail) -> Measured[PcieLink]:
-    files = _files(fabric, rail.node)
-    if files.error:
-        return Measured.failed(files.error)
-    values, paths = files.get(), sysfs.pcie_paths(rail.pci)
+    return _from_files(fabric, rail, lambda values: _pcie(rail, values))
+
+
+def _pcie(rail: Rail, values: Mapping[str, str | None]) -> Measured[PcieLink]:
+    paths = sysfs.pcie_paths(rail.pci)
     speed = paths["current_link_speed"]
     if values.get(speed) is None:
         return Measured.failed(f"{rail.node}: no PCIe device {rail.pci} ({speed} missing)")
@@ -188,10 +183,11 @@ def pcie(fabric: Fabric, rail: Rail) -> Measured[PcieLink]:
 
 
 def roce(fabric: Fabric, rail: Rail) -> Measured[RoceFacts]:
-    files = _files(fabric, rail.node)
-    if files.error:
-        return Measured.failed(files.error)
-    values, paths = files.get(), sysfs.ib_port_paths(rail.rdma)
+    return _from_files(fabric, rail, lambda values: _roce(rail, values))
+
+
+def _roce(rail: Rail, values: Mapping[str, str | None]) -> Measured[RoceFacts]:
+    paths = sysfs.ib_port_paths(rail.rdma)
     gids = sysfs.gid_table(values, rail.rdma)
     ndev0 = values.get(_ndev0(rail.rdma))
     netdev = ndev0.strip() if ndev0 else next((g.ndev for g in gids if g.ndev), None)

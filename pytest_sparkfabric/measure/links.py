@@ -1,12 +1,6 @@
-"""The link layer of every rail and port, each read in one concurrent round: `ethtool` (speed,
-link detected) and `ethtool --show-fec` (active FEC) per rail netdev; the module EEPROM per
-cabled port (`ethtool -m`); the RoCE port per rail (`ibv_devinfo`: state, active MTU).
-
-The EEPROM is advisory (DOMAIN.md §6): copper length is whole metres and attenuation often a 0 dB
-placeholder, so nothing in it fails a cable by itself. A RoCE port's active MTU follows its
-netdev's MTU (4096 at 9000, 1024 at 1500), so a port below the cluster's figure sends small RDMA
-packets however the pings look (DOMAIN.md §9).
-"""
+"""The link layer, each read in one concurrent round: `ethtool` and `ethtool --show-fec` per
+rail netdev; the module EEPROM per cabled port (`ethtool -m`, advisory only, DOMAIN.md §6); the
+RoCE port per rail (`ibv_devinfo`: state, active MTU, DOMAIN.md §9)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
 """NCCL bus bandwidth: nccl-tests across every node, through cluster.yaml's launcher template.
-
-The run exercises the cluster as its jobs will see it: the ranks get `nccl.env` from cluster.yaml
-plus `NCCL_DEBUG=INFO` (always: the transport and the device list are read from the log, never
-inferred from speed, DOMAIN.md §3), and nothing else, so an `/etc/nccl.conf` that forces Socket or
-names one rail shows here as it would in production.
-
-Hosts: direct and switch clusters give each node's rail-0 address of its (only) cabled port:
-every node reaches it (the ping tests prove it) and the launch node needs no name resolution.
-In ring and mesh clusters a node's rail-0 address is only on its neighbour's subnet, so there the
-ranks are reached by their ssh host (the management port; node name when there is none).
-Rank i runs on the i-th node of cluster.yaml (one slot each), which is how log lines map to nodes.
-"""
+The ranks get `nccl.env` plus `NCCL_DEBUG=INFO` and nothing else (the transport and devices are
+read from the log, DOMAIN.md §3), so an `/etc/nccl.conf` that forces Socket shows here as in
+production. Rank i runs on the i-th node of cluster.yaml, which is how log lines map to nodes."""
 
 from __future__ import annotations
 
@@ -35,7 +26,9 @@ NAME: PhaseName = "nccl"
 
 
 def hosts(cluster: Cluster) -> list[str]:
-    """The launcher's host list, in node (= rank) order."""
+    """The launcher's host list, in node (= rank) order: each node's rail-0 address behind a
+    switch or cable (every node reaches it); in a ring or mesh, where rail 0 reaches one
+    neighbour only, its ssh host."""
     out = []
     for node in cluster.nodes:
         if cluster.topology in ("direct", "switch"):
@@ -189,9 +182,9 @@ def rank_nets(cluster: Cluster, parsed: NcclTestsRun) -> dict[str, RankNet]:
 def run(fabric: Fabric) -> NcclRun:
     """The NCCL run (once per session); NotMeasured at once when a rank's node does not answer:
     the run needs every node, and mpirun would only wait for the missing one."""
-    down = fabric.down_line(n.name for n in fabric.cluster.nodes)
+    down = fabric.gone(n.name for n in fabric.cluster.nodes)
     if down:
-        raise NotMeasured(f"NCCL needs all {len(fabric.cluster.nodes)} nodes; {down}")
+        raise NotMeasured(f"NCCL needs all {len(fabric.cluster.nodes)} nodes; {down.reason}")
     done = fabric.phase(NAME, measure)
     if done.unmeasured is not None:
         raise done.unmeasured

@@ -1,14 +1,7 @@
-"""The preflight: before anything is measured, one script per node looks for every tool the
-selected checks will run there (one round trip per node, with a deadline). What it finds
-missing makes exactly the checks that need it not measured, each with prereq.py's one wording,
-instead of each of them trying and failing.
-
-A check says what it needs with the marker `sparkfabric_needs(...)`: command names
-(`ib_write_bw`; `a|b` where either will do), or the cluster.yaml templates `nccl.launcher`
-(the launcher's program, `nccl.binary` and libnccl where the ranks load it) and
-`soak.gpu_load` (its program), or `sudo ethtool -m` (the one sudo, on every cabled port).
-`lldpctl` also needs lldpd's socket. The cable EEPROM and LLDP cabling are advisory: what they
-lack is reported here and warned about by their checks, never made not measured."""
+"""The preflight: one script per node looks for every tool the selected checks need there; what
+is missing makes exactly those checks not measured (prereq.py's wording). Needs, from the marker
+`sparkfabric_needs(...)`: commands (`a|b`: either), `nccl.launcher` (launcher, binary, libnccl),
+`soak.gpu_load`, `sudo ethtool -m`; `lldpctl` also needs lldpd's socket. ADVISORY: warn only."""
 
 from __future__ import annotations
 

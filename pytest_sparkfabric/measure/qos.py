@@ -1,9 +1,5 @@
-"""Host QoS, read, not assumed: each rail's PFC priorities and trust state (DOMAIN.md §7).
-
-`mlnx_qos -i <netdev>` where it is installed (MLNX_OFED / mlnx-tools); else iproute2's
-`dcb pfc show dev <netdev>` (PFC only: dcb has no trust read for mlx5, research/FACTS.md §8);
-neither installed is "not measured", never "PFC off". All rails of the cluster at once.
-"""
+"""Host QoS per rail (DOMAIN.md §7): `mlnx_qos -i` where installed, else `dcb pfc show` (PFC
+only: no trust read for mlx5, research/FACTS.md §8); neither is "not measured", never "PFC off"."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Reachability of the directed rail links of the bandwidth schedule's pairs (behind a switch,
-`legs`: every leg both ways with two partners; `full`: every pair): a don't-fragment ping of
-MTU-28 bytes bound to the sending netdev, all links at once; then, only for links whose jumbo
-ping failed, a small ping, which tells an MTU on the path (small gets through, jumbo does not)
-from a link that carries nothing. The small pings are their own phase: they run only when a
-failed item asks."""
+"""Reachability of the bandwidth schedule's directed rail links: a don't-fragment ping of MTU-28
+bytes bound to the sending netdev, all links at once; then, only when a failed item asks, a small
+ping, which tells an MTU on the path (small gets through) from a link that carries nothing."""
 
 from __future__ import annotations
 
@@ -59,9 +56,9 @@ def measure(fabric: Fabric) -> Pings:
     for d in bwplan.directed_links(fabric.cluster, fabric.plan):
         # Sent from a node that does not answer, a ping cannot run; towards one it can (its
         # kernel answers without a shell) and tells whether the fabric reaches it.
-        line = fabric.down_line((d.src.node,))
-        if line:
-            out[d.id] = Measured.failed(line)
+        gone = fabric.gone((d.src.node,))
+        if gone:
+            out[d.id] = Measured.failed(gone.reason)
         else:
             links.append(d)
     if links:
@@ -75,7 +72,7 @@ def measure_small(fabric: Fabric) -> Pings:
         d
         for d in bwplan.directed_links(fabric.cluster, fabric.plan)
         if ((p := ping(fabric, d)).error or not answered(fabric, p.get()))
-        and not fabric.down_line((d.src.node,))
+        and not fabric.gone((d.src.node,))
     ]
     if not failed:
         return Pings({})

@@ -1,17 +1,13 @@
-"""The switch, read one way or the other, and one pass of read-only calls that every switch
-check asserts on (DOMAIN.md §7).
-
-`switch.api` picks the way: `rest` (JSON, `transport.switch`), `ssh` (the console commands of
-`probes.routeros_commands`, parsed by `probes.routeros`) or `auto`: REST first, and SSH where
-REST cannot be reached at all (connection, TLS, login); `Access.note` says which was used and
-why. Both give the dataclasses of `probes.routeros`, so a check cannot tell which way it was.
-"""
+"""The switch, read over REST or its SSH console as `switch.api` says (`auto`: REST first, SSH
+where REST fails), in one pass of read-only calls every switch check asserts on (DOMAIN.md §7).
+Both ways give `probes.routeros`'s dataclasses, so a check cannot tell which way it was."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pytest_sparkfabric.measure.engine import PhaseName
 from pytest_sparkfabric.outcome import Measured
@@ -52,25 +48,6 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.transport.rest import SwitchConsole
 
 Api = Literal["rest", "ssh"]
-
-
-class Reads(Protocol):
-    """One switch, read one way; every method raises SwitchError (SwitchUnreachable when the
-    switch cannot be read at all) or ParseError."""
-
-    api: Api
-
-    def ethernet(self) -> tuple[EthernetPort, ...]: ...
-
-    def monitor(self, leg: str) -> EthernetMonitor: ...
-
-    def bridge_ports(self) -> tuple[BridgePort, ...]: ...
-
-    def qos_ports(self) -> tuple[QosPort, ...]: ...
-
-    def resource(self) -> SystemResource: ...
-
-    def stats(self, legs: Sequence[str]) -> Mapping[str, EthernetStats]: ...
 
 
 def _first(items: tuple[Row, ...], what: str) -> Row:
@@ -142,6 +119,11 @@ class ConsoleReads:
         return out
 
 
+Reads = RestReads | ConsoleReads
+"""One switch, read one way; every read raises SwitchError (SwitchUnreachable when the switch
+cannot be read at all) or ParseError."""
+
+
 @dataclass(frozen=True)
 class Access:
     reads: Reads
@@ -202,30 +184,22 @@ def _read(what: str, call: Callable[[], T]) -> Measured[T]:
         return Measured.failed(f"switch: {what}: {exc}")
 
 
-def _ports_by_name(reads: Reads) -> Mapping[str, EthernetPort]:
-    return {p.name: p for p in reads.ethernet() if p.name}
-
-
-def _qos_by_name(reads: Reads) -> Mapping[str, QosPort]:
-    return {q.name: q for q in reads.qos_ports() if q.name}
-
-
-def read_switch(source: Reads | SwitchClient, legs: Sequence[str], api: str = "") -> SwitchState:
-    """Read ports, each leg's link monitor, bridge ports, QoS ports and the CPU load, over
-    REST (a client) or any `Reads`.
-
-    Raises SwitchUnreachable when the switch cannot be read at all; any other failure only
-    leaves its own part unmeasured."""
-    reads: Reads = source if hasattr(source, "ethernet") else RestReads(source)  # type: ignore[assignment]
-    ethernet = _read("/interface/ethernet", lambda: _ports_by_name(reads))
-    monitor: dict[str, Measured[EthernetMonitor]] = {}
-    for leg in legs:
-        monitor[leg] = _read(f"monitor {leg}", lambda leg=leg: reads.monitor(leg))  # type: ignore[misc]
-    bridge = _read("/interface/bridge/port", reads.bridge_ports)
-    qos = _read("/interface/ethernet/switch/qos/port", lambda: _qos_by_name(reads))
-    resource = _read("/system/resource", reads.resource)
-    note = api or ("SSH console" if reads.api == "ssh" else "REST API")
-    return SwitchState(ethernet, monitor, bridge, qos, resource, note, reads)
+def read_switch(reads: Reads, legs: Sequence[str], note: str) -> SwitchState:
+    """Ports, each leg's link monitor, bridge ports, QoS ports and the CPU load. Raises
+    SwitchUnreachable when the switch cannot be read at all; any other failure only leaves its
+    own part unmeasured."""
+    return SwitchState(
+        _read("/interface/ethernet", lambda: {p.name: p for p in reads.ethernet() if p.name}),
+        {leg: _read(f"monitor {leg}", partial(reads.monitor, leg)) for leg in legs},
+        _read("/interface/bridge/port", reads.bridge_ports),
+        _read(
+            "/interface/ethernet/switch/qos/port",
+            lambda: {q.name: q for q in reads.qos_ports() if q.name},
+        ),
+        _read("/system/resource", reads.resource),
+        note,
+        reads,
+    )
 
 
 def measure(fabric: Fabric) -> Measured[SwitchState]:

@@ -116,5 +116,6 @@ def test_jobs_of_a_node_that_does_not_answer_fail_at_once_with_its_line() -> Non
         ("spark-1", "a"),
         ("spark-1", "c"),
     ]
-    assert fabric.down_line(["spark-1", "spark-2"]) == "spark-2: down"
+    gone = fabric.gone(["spark-1", "spark-2"])
+    assert gone is not None and gone.reason == "spark-2: down"
     assert fabric.reachable() == ["spark-1"]
