@@ -67,7 +67,6 @@ class RoceFacts:
 class PcieLink:
     """One PCIe half of the NIC (/sys/bus/pci/devices/<bdf>/current_link_*)."""
 
-    bdf: str
     speed_gt_s: float | None
     width: int | None
     max_speed_gt_s: float | None
@@ -173,7 +172,6 @@ def _pcie(rail: Rail, values: Mapping[str, str | None]) -> Measured[PcieLink]:
         return Measured.failed(f"{rail.node}: no PCIe device {rail.pci} ({speed} missing)")
     return Measured.of(
         PcieLink(
-            bdf=rail.pci,
             speed_gt_s=sysfs.link_speed_gt_s(values.get(speed)),
             width=sysfs.int_value(values.get(paths["current_link_width"])),
             max_speed_gt_s=sysfs.link_speed_gt_s(values.get(paths["max_link_speed"])),

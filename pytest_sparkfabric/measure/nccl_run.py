@@ -140,32 +140,29 @@ def rank_nets(cluster: Cluster, parsed: NcclTestsRun) -> dict[str, RankNet]:
         found = by_proc.get((host, pid))
         return found if found is not None else by_host.get(host or "")
 
+    # No line carries a host we know: every rank is judged by all lines together.
+    lines = [(x.host, x.pid) for x in parsed.transports] + [
+        (x.host, x.pid) for x in parsed.networks
+    ]
+    everyone = all(rank_of(host, pid) is None for host, pid in lines)
+
+    def ranks(host: str | None, pid: int | None) -> list[int]:
+        rank = rank_of(host, pid)
+        return list(range(len(names))) if everyone else [] if rank is None else [rank]
+
     nets: dict[int, set[str]] = {}
     devices: dict[int, list[str]] = {}
     socket: set[int] = set()
-    unmatched = False
     for t in parsed.transports:
-        rank = rank_of(t.host, t.pid)
-        unmatched |= rank is None
-        if rank is not None and (t.net == "Socket" or t.no_device):
-            socket.add(rank)
-        elif rank is not None:
-            mine = devices.setdefault(rank, [])
-            mine += [d for d in t.devices if d not in mine]
+        for rank in ranks(t.host, t.pid):
+            if t.net == "Socket" or t.no_device:
+                socket.add(rank)
+            elif t.net == "IB" or not everyone:
+                mine = devices.setdefault(rank, [])
+                mine += [d for d in t.devices if d not in mine]
     for c in parsed.networks:
-        rank = rank_of(c.host, c.pid)
-        unmatched |= rank is None
-        if rank is not None:
+        for rank in ranks(c.host, c.pid):
             nets.setdefault(rank, set()).add(c.network)
-    if unmatched and not (nets or devices or socket):
-        # No line carries a host we know: every rank is judged by all lines together.
-        every = frozenset(c.network for c in parsed.networks)
-        devs = tuple(
-            dict.fromkeys(d for t in parsed.transports if t.net == "IB" for d in t.devices)
-        )
-        sock = any(t.net == "Socket" or t.no_device for t in parsed.transports)
-        seen = bool(every or devs or sock)
-        return {n: RankNet(n, i, every, devs, sock, seen) for i, n in enumerate(names)}
     return {
         n: RankNet(
             n,

@@ -11,30 +11,8 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pytest_sparkfabric.measure.engine import PhaseName
 from pytest_sparkfabric.outcome import Measured
-from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes import routeros as console_parse
-from pytest_sparkfabric.probes.routeros import (
-    BridgePort,
-    EthernetMonitor,
-    EthernetPort,
-    EthernetStats,
-    QosPort,
-    SystemResource,
-    bridge_ports_from_rest,
-    ethernet_from_rest,
-    ethernet_monitor_from_kv,
-    ethernet_stats_from_rows,
-    qos_ports_from_rest,
-    system_resource_from_kv,
-)
-from pytest_sparkfabric.probes.routeros_commands import (
-    BRIDGE_PORT,
-    ETHERNET,
-    QOS_PORT,
-    RESOURCE,
-    monitor_command,
-    stats_command,
-)
+from pytest_sparkfabric.probes import ParseError, routeros
+from pytest_sparkfabric.probes import routeros_commands as cmds
 from pytest_sparkfabric.probes.routeros_text import Row, rest_rows
 from pytest_sparkfabric.transport.rest import SwitchClient, SwitchError, SwitchUnreachable
 
@@ -62,27 +40,27 @@ class RestReads:
     def __init__(self, client: SwitchClient) -> None:
         self.client = client
 
-    def ethernet(self) -> tuple[EthernetPort, ...]:
-        return ethernet_from_rest(rest_rows(self.client.get("/interface/ethernet")))
+    def ethernet(self) -> tuple[routeros.EthernetPort, ...]:
+        return routeros.ethernet_from_rest(rest_rows(self.client.get("/interface/ethernet")))
 
-    def monitor(self, leg: str) -> EthernetMonitor:
+    def monitor(self, leg: str) -> routeros.EthernetMonitor:
         reply = self.client.post("/interface/ethernet/monitor", {"numbers": leg, "once": ""})
-        return ethernet_monitor_from_kv(_first(rest_rows(reply), "routeros monitor"))
+        return routeros.ethernet_monitor_from_kv(_first(rest_rows(reply), "routeros monitor"))
 
-    def bridge_ports(self) -> tuple[BridgePort, ...]:
-        return bridge_ports_from_rest(rest_rows(self.client.get("/interface/bridge/port")))
+    def bridge_ports(self) -> tuple[routeros.BridgePort, ...]:
+        return routeros.bridge_ports_from_rest(rest_rows(self.client.get("/interface/bridge/port")))
 
-    def qos_ports(self) -> tuple[QosPort, ...]:
+    def qos_ports(self) -> tuple[routeros.QosPort, ...]:
         reply = self.client.get("/interface/ethernet/switch/qos/port")
-        return qos_ports_from_rest(rest_rows(reply))
+        return routeros.qos_ports_from_rest(rest_rows(reply))
 
-    def resource(self) -> SystemResource:
-        reply = self.client.get("/system/resource")
-        return system_resource_from_kv(_first(rest_rows(reply), "routeros /system/resource"))
+    def resource(self) -> routeros.SystemResource:
+        reply = rest_rows(self.client.get("/system/resource"))
+        return routeros.system_resource_from_kv(_first(reply, "routeros /system/resource"))
 
-    def stats(self, legs: Sequence[str]) -> Mapping[str, EthernetStats]:
+    def stats(self, legs: Sequence[str]) -> Mapping[str, routeros.EthernetStats]:
         reply = self.client.post("/interface/ethernet/print", {"stats": ""})
-        found = {s.name: s for s in ethernet_stats_from_rows(rest_rows(reply)) if s.name}
+        found = {s.name: s for s in routeros.ethernet_stats_from_rows(rest_rows(reply)) if s.name}
         return {leg: found[leg] for leg in legs if leg in found}
 
 
@@ -95,25 +73,25 @@ class ConsoleReads:
     def __init__(self, console: SwitchConsole) -> None:
         self.console = console
 
-    def ethernet(self) -> tuple[EthernetPort, ...]:
-        return console_parse.parse_ethernet(self.console.run(ETHERNET))
+    def ethernet(self) -> tuple[routeros.EthernetPort, ...]:
+        return routeros.parse_ethernet(self.console.run(cmds.ETHERNET))
 
-    def monitor(self, leg: str) -> EthernetMonitor:
-        return console_parse.parse_routeros_monitor(self.console.run(monitor_command(leg)))
+    def monitor(self, leg: str) -> routeros.EthernetMonitor:
+        return routeros.parse_routeros_monitor(self.console.run(cmds.monitor_command(leg)))
 
-    def bridge_ports(self) -> tuple[BridgePort, ...]:
-        return console_parse.parse_bridge_ports(self.console.run(BRIDGE_PORT))
+    def bridge_ports(self) -> tuple[routeros.BridgePort, ...]:
+        return routeros.parse_bridge_ports(self.console.run(cmds.BRIDGE_PORT))
 
-    def qos_ports(self) -> tuple[QosPort, ...]:
-        return console_parse.parse_qos_ports(self.console.run(QOS_PORT))
+    def qos_ports(self) -> tuple[routeros.QosPort, ...]:
+        return routeros.parse_qos_ports(self.console.run(cmds.QOS_PORT))
 
-    def resource(self) -> SystemResource:
-        return console_parse.parse_system_resource(self.console.run(RESOURCE))
+    def resource(self) -> routeros.SystemResource:
+        return routeros.parse_system_resource(self.console.run(cmds.RESOURCE))
 
-    def stats(self, legs: Sequence[str]) -> Mapping[str, EthernetStats]:
-        out: dict[str, EthernetStats] = {}
+    def stats(self, legs: Sequence[str]) -> Mapping[str, routeros.EthernetStats]:
+        out: dict[str, routeros.EthernetStats] = {}
         for leg in legs:
-            for s in console_parse.parse_ethernet_stats(self.console.run(stats_command(leg))):
+            for s in routeros.parse_ethernet_stats(self.console.run(cmds.stats_command(leg))):
                 if s.name == leg:
                     out[leg] = s
         return out
@@ -164,11 +142,11 @@ NAME: PhaseName = "switch"
 class SwitchState:
     """What the switch said; each part is measured or says why it is not."""
 
-    ethernet: Measured[Mapping[str, EthernetPort]]
-    monitor: Mapping[str, Measured[EthernetMonitor]]
-    bridge_ports: Measured[tuple[BridgePort, ...]]
-    qos: Measured[Mapping[str, QosPort]]
-    resource: Measured[SystemResource]
+    ethernet: Measured[Mapping[str, routeros.EthernetPort]]
+    monitor: Mapping[str, Measured[routeros.EthernetMonitor]]
+    bridge_ports: Measured[tuple[routeros.BridgePort, ...]]
+    qos: Measured[Mapping[str, routeros.QosPort]]
+    resource: Measured[routeros.SystemResource]
     api: str = "REST API"
     """How the switch was read (REST API, SSH console, or auto's choice and why)."""
     reads: Reads | None = field(default=None, compare=False, repr=False)
