@@ -128,14 +128,13 @@ class Fabric:
             with self._guard:
                 if name in self._done:
                     return self._done[name]  # type: ignore[no-any-return]
-            clock = getattr(self.transport, "clock", None)
-            real0, clock0 = time.monotonic(), clock.now() if clock is not None else None
+            real0, clock0 = time.monotonic(), self.transport.clock.now()
             value = measure(self)
             with self._guard:
                 self._done[name] = value
                 self.timings[name] = (
                     time.monotonic() - real0,
-                    clock.now() - clock0 if clock is not None and clock0 is not None else None,
+                    self.transport.clock.now() - clock0,
                 )
             return value
 

@@ -132,10 +132,6 @@ class SocketChoice:
     link is the cause (NVIDIA's two-node playbook bootstraps over the fabric netdev)."""
 
 
-def _ifaces(found: dict[str, IpInterface]) -> list[Iface]:
-    return [Iface(i.name, i.carrier, bool(i.ipv4 or i.ipv6)) for i in found.values()]
-
-
 def socket_choice(fabric: Fabric, node: str) -> SocketChoice | None:
     """None where the node's environment or interfaces could not be read."""
     env, node_facts = effective(fabric, node), facts.node(fabric, node)
@@ -144,17 +140,18 @@ def socket_choice(fabric: Fabric, node: str) -> SocketChoice | None:
     found = dict(node_facts.value.interfaces)
     d = env.value.get("NCCL_SOCKET_IFNAME")
     setting = f"NCCL_SOCKET_IFNAME={d.value} (from {d.where})" if d else "NCCL_SOCKET_IFNAME unset"
-    selected = select_socket_ifs(d.value if d else None, _ifaces(found))
+    ifaces = [Iface(i.name, i.carrier, bool(i.ipv4 or i.ipv6)) for i in found.values()]
+    selected = select_socket_ifs(d.value if d else None, ifaces)
     problems: list[str] = []
     address = None
-    rails = {r.netdev for r in fabric.cluster.node(node).rails}
     down_fabric = False
     if not selected:
+        rails = {r.netdev for r in fabric.cluster.node(node).rails}
         named = [p.split(":")[0] for p in (d.value.lstrip("^=") if d else "").split(",") if p]
         down_fabric = bool(named) and all(
             n in rails and n in found and not found[n].carrier for n in named
         )
-        why = "; ".join(_state(n, found.get(n)) for n in named if not n.startswith("^")) or ""
+        why = "; ".join(_state(n, found.get(n)) for n in named if not n.startswith("^"))
         problems.append(
             f"{setting} selects no running interface with an address"
             + (f" ({why})" if why else "")
@@ -194,18 +191,17 @@ def unreachable(fabric: Fabric, choice: SocketChoice) -> str | None:
     rails = {r.netdev for r in fabric.cluster.node(choice.node).rails}
     # Unset, which interface NCCL takes first follows the node's interface order, which a
     # check cannot know for certain: only a setting that names the fabric netdev is judged.
-    if choice.setting.endswith("unset"):
+    here = choice.address
+    if choice.setting.endswith("unset") or here is None or choice.selected[0] not in rails:
         return None
-    if choice.address is None or not choice.selected or choice.selected[0] not in rails:
-        return None
-    others = [
-        (n.name, c.address)
+    away = [
+        f"{n.name} ({c.address.ip})"
         for n in fabric.cluster.nodes
         if n.name != choice.node
         and (c := socket_choice(fabric, n.name)) is not None
         and c.address is not None
+        and c.address.ip not in here.network
     ]
-    away = [f"{n} ({a.ip})" for n, a in others if a.ip not in choice.address.network]
     if not away:
         return None
     return (
