@@ -75,7 +75,7 @@ def test_a_phase_runs_once_and_concurrent_callers_wait_for_it() -> None:
     assert got == [Counted(1)] * 5
 
 
-def test_measured_reads_what_ran_and_runs_nothing() -> None:
+def test_measured_reads_what_ran_and_runs_nothing_and_a_failed_phase_is_not_kept() -> None:
     fabric = _fabric()
     assert fabric.measured("tcp", Counted) is None
     fabric.phase("tcp", lambda f: Counted(7))
@@ -83,10 +83,7 @@ def test_measured_reads_what_ran_and_runs_nothing() -> None:
     assert fabric.measured("rdma", Counted) is None
     with pytest.raises(TypeError, match="phase tcp holds Counted, not int"):
         fabric.measured("tcp", int)
-
-
-def test_a_phase_that_raises_is_not_kept() -> None:
-    fabric = _fabric()
+    # A phase that raises is not kept: the next caller runs it again.
     tries: list[int] = []
 
     def measure(f: Fabric) -> Counted:
