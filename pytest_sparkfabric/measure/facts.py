@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed, result_error
 from pytest_sparkfabric.outcome import Measured
-from pytest_sparkfabric.probes import ParseError, sysfs
+from pytest_sparkfabric.probes import sysfs
 from pytest_sparkfabric.probes.ethtool import build_ethtool_driver, parse_ethtool_driver
 from pytest_sparkfabric.probes.ip import IpInterface, build_ip_addr, parse_ip_addr_json
 from pytest_sparkfabric.probes.sysfs import GidEntry, NetSysctls, PortState
@@ -105,16 +105,13 @@ def measure(fabric: Fabric) -> Facts:
     out: dict[str, Measured[NodeFacts]] = {}
     for i, n in enumerate(nodes):
         ip_r, read_r = results[i], results[len(nodes) + i]
-        err = result_error(ip_r, "ip") or result_error(read_r, "sh")
+        ip = parsed(ip_r, "ip", parse_ip_addr_json)
+        err = result_error(ip_r, "ip") or result_error(read_r, "sh") or ip.error
         if err:
             out[n] = Measured.failed(err)
-            continue
-        try:
-            ifaces = {i.name: i for i in parse_ip_addr_json(ip_r.stdout)}
-        except ParseError as exc:
-            out[n] = Measured.failed(f"{n}: {exc}")
-            continue
-        out[n] = Measured.of(NodeFacts(ifaces, sysfs.parse_read_files(read_r.stdout)))
+        else:
+            files = sysfs.parse_read_files(read_r.stdout)
+            out[n] = Measured.of(NodeFacts({i.name: i for i in ip.get()}, files))
     # Once here: every address check of every rail asks who else holds its address.
     seen: dict[str, list[tuple[str, str]]] = {}
     for n in nodes:
@@ -220,14 +217,11 @@ def _first_line(r: RunResult, tool: str) -> Measured[str]:
 
 
 def _driver(r: RunResult) -> dict[Component, Measured[str]]:
-    err = result_error(r, "ethtool -i")
-    if not err:
-        try:
-            info = parse_ethtool_driver(r.stdout)
-        except ParseError as exc:
-            err = f"{r.node}: {exc}"
-    if err:
-        return {"ConnectX firmware": Measured.failed(err), "mlx5 driver": Measured.failed(err)}
+    got = parsed(r, "ethtool -i", parse_ethtool_driver)
+    if got.value is None:
+        err = Measured[str].failed(got.error or r.node)
+        return {"ConnectX firmware": err, "mlx5 driver": err}
+    info = got.value
     fields: dict[Component, tuple[str, str | None]] = {
         "ConnectX firmware": ("firmware-version", info.firmware_version),
         "mlx5 driver": ("version", info.version),

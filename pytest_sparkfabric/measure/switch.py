@@ -115,14 +115,12 @@ def open_access(transport: Transport, spec: SwitchSpec, base_dir: Path | None = 
         return Access(RestReads(transport.switch_client(spec, base_dir)), "REST API")
     if spec.api == "ssh":
         return Access(ConsoleReads(transport.switch_console(spec, base_dir)), "SSH console")
-    rest: Reads = RestReads(transport.switch_client(spec, base_dir))
+    rest = RestReads(transport.switch_client(spec, base_dir))
     try:
         rest.resource()
         return Access(rest, "REST API (switch.api auto: REST answered)")
-    except SwitchUnreachable as exc:
-        why = str(exc)
     except (SwitchError, ParseError) as exc:
-        # REST answers but not as RouterOS's API does: the console may still read it.
+        # Unreachable, or answering but not as RouterOS's API does: the console may read it.
         why = str(exc)
     console = ConsoleReads(transport.switch_console(spec, base_dir))
     try:
