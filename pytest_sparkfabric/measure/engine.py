@@ -157,8 +157,6 @@ class Fabric:
     def run_all(self, jobs: Sequence[Job]) -> list[RunResult]:
         """Run jobs concurrently; a job on a node found unreachable fails at once with its line."""
         down = self.unreachable()
-        if not down:
-            return self.transport.run_many(jobs)
         live = [j for j in jobs if j.node not in down]
         done = iter(self.transport.run_many(live) if live else [])
         return [not_run(j, down[j.node]) if j.node in down else next(done) for j in jobs]

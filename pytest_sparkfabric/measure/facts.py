@@ -201,11 +201,8 @@ def _roce(rail: Rail, values: Mapping[str, str | None]) -> Measured[RoceFacts]:
 # -- versions -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Versions:
-    """By node, by component: the version string, or why it could not be read."""
-
-    nodes: Mapping[str, Mapping[Component, Measured[str]]]
+Versions = Mapping[str, Mapping[Component, Measured[str]]]
+"""By node, by component: the version string, or why it could not be read."""
 
 
 def _first_line(r: RunResult, tool: str) -> Measured[str]:
@@ -253,7 +250,7 @@ def measure_versions(fabric: Fabric) -> Versions:
             "kernel": _first_line(uname, "uname -r"),
             "GPU driver": _first_line(smi, "nvidia-smi"),
         }
-    return Versions(out)
+    return out
 
 
 def versions(fabric: Fabric) -> Versions:

@@ -48,14 +48,11 @@ def measure(fabric: Fabric) -> Links:
     jobs = [Job(r.node, build_ethtool(r.netdev), QUICK_S) for r in rails]
     jobs += [Job(r.node, build_ethtool_fec(r.netdev), QUICK_S) for r in rails]
     results = fabric.run_all(jobs)
-    eth, fec = results[: len(rails)], results[len(rails) :]
+    eth = zip(rails, results[: len(rails)], strict=True)
+    fec = zip(rails, results[len(rails) :], strict=True)
     return Links(
-        ethtool={
-            r.id: parsed(x, "ethtool", parse_ethtool) for r, x in zip(rails, eth, strict=True)
-        },
-        fec={
-            r.id: parsed(x, "ethtool", parse_ethtool_fec) for r, x in zip(rails, fec, strict=True)
-        },
+        {r.id: parsed(x, "ethtool", parse_ethtool) for r, x in eth},
+        {r.id: parsed(x, "ethtool", parse_ethtool_fec) for r, x in fec},
     )
 
 
@@ -85,9 +82,8 @@ def measure_modules(fabric: Fabric) -> Modules:
         for n in nodes
         for port in n.ports
     ]
-    results = fabric.run_all(jobs)
-    parse = parse_ethtool_module
-    return Modules({k: parsed(r, "ethtool -m", parse) for k, r in zip(keys, results, strict=True)})
+    done = zip(keys, fabric.run_all(jobs), strict=True)
+    return Modules({k: parsed(r, "ethtool -m", parse_ethtool_module) for k, r in done})
 
 
 def module(fabric: Fabric, node: Node, port: int) -> Measured[ModuleEeprom]:

@@ -5,7 +5,6 @@ ping, which tells an MTU on the path (small gets through) from a link that carri
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure import bwplan
@@ -24,11 +23,8 @@ SMALL_PING_B = 56
 IP_ICMP_HEADERS_B = 28
 
 
-@dataclass(frozen=True, slots=True)
-class Pings:
-    """By directed link id: the ping's result, or why it could not be sent."""
-
-    links: Mapping[str, Measured[PingResult]]
+Pings = Mapping[str, Measured[PingResult]]
+"""By directed link id: the ping's result, or why it could not be sent."""
 
 
 def passes(p: PingResult, max_loss_pct: float) -> bool:
@@ -64,7 +60,7 @@ def measure(fabric: Fabric) -> Pings:
     if links:
         fabric.progress(f"jumbo DF pings: {len(links)} directed links at once")
         out.update(_round(fabric, links, fabric.cluster.mtu - IP_ICMP_HEADERS_B))
-    return Pings(out)
+    return out
 
 
 def measure_small(fabric: Fabric) -> Pings:
@@ -75,9 +71,9 @@ def measure_small(fabric: Fabric) -> Pings:
         and not fabric.gone((d.src.node,))
     ]
     if not failed:
-        return Pings({})
+        return {}
     fabric.progress(f"small pings: {len(failed)} links whose jumbo ping failed")
-    return Pings(_round(fabric, failed, SMALL_PING_B))
+    return _round(fabric, failed, SMALL_PING_B)
 
 
 def _round(
@@ -105,9 +101,9 @@ def _round(
 
 def ping(fabric: Fabric, link: DirectedLink) -> Measured[PingResult]:
     """The jumbo DF ping over `link` (every link's in one round)."""
-    return fabric.phase(NAME, measure).links[link.id]
+    return fabric.phase(NAME, measure)[link.id]
 
 
 def small_ping(fabric: Fabric, link: DirectedLink) -> Measured[PingResult] | None:
     """A default-size ping over a link whose jumbo DF ping failed (None where it passed)."""
-    return fabric.phase(SMALL, measure_small).links.get(link.id)
+    return fabric.phase(SMALL, measure_small).get(link.id)

@@ -55,7 +55,7 @@ def test_an_ompi_interface_that_does_not_exist() -> None:
 
 def test_the_version_table_and_the_odd_node() -> None:
     fabric = sim_fabric(with_faults("mesh-3", "{fault: firmware_mismatch, node: spark-2}"))
-    table = facts.versions(fabric).nodes
+    table = facts.versions(fabric)
     assert set(table) == {"spark-1", "spark-2", "spark-3"}
     fw = {n: row["ConnectX firmware"].get() for n, row in table.items()}
     assert facts.odd_ones(fw) == {"spark-2": "28.45.4028 (NVD0000000033)"}
