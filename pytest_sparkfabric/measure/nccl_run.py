@@ -29,13 +29,9 @@ def hosts(cluster: Cluster) -> list[str]:
     """The launcher's host list, in node (= rank) order: each node's rail-0 address behind a
     switch or cable (every node reaches it); in a ring or mesh, where rail 0 reaches one
     neighbour only, its ssh host."""
-    out = []
-    for node in cluster.nodes:
-        if cluster.topology in ("direct", "switch"):
-            out.append(str(node.rails_of(node.ports[0])[0].address.ip))
-        else:
-            out.append(node.ssh.host if node.ssh else node.name)
-    return out
+    if cluster.topology in ("direct", "switch"):
+        return [str(n.rails_of(n.ports[0])[0].address.ip) for n in cluster.nodes]
+    return [n.ssh.host if n.ssh else n.name for n in cluster.nodes]
 
 
 def launch_node(cluster: Cluster) -> str:

@@ -89,12 +89,12 @@ class ConsoleReads:
         return routeros.parse_system_resource(self.console.run(cmds.RESOURCE))
 
     def stats(self, legs: Sequence[str]) -> Mapping[str, routeros.EthernetStats]:
-        out: dict[str, routeros.EthernetStats] = {}
-        for leg in legs:
-            for s in routeros.parse_ethernet_stats(self.console.run(cmds.stats_command(leg))):
-                if s.name == leg:
-                    out[leg] = s
-        return out
+        return {
+            leg: s
+            for leg in legs
+            for s in routeros.parse_ethernet_stats(self.console.run(cmds.stats_command(leg)))
+            if s.name == leg
+        }
 
 
 Reads = RestReads | ConsoleReads
