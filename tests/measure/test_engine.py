@@ -13,6 +13,7 @@ import pytest
 from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.transport import Background, Job, RunResult, Transport, VirtualClock
+from pytest_sparkfabric.transport.base import not_run
 
 DIRECT = Path(__file__).resolve().parents[2] / "examples" / "direct-2.yaml"
 
@@ -30,9 +31,7 @@ class Echo(Transport):
         with self._lock:
             self.sent.append(job)
         if job.node in self.down:
-            return RunResult(
-                job.node, job.command, 255, "", "", 0.0, transport_error=f"{job.node}: down"
-            )
+            return not_run(job, f"{job.node}: down")
         return RunResult(job.node, job.command, 0, job.command, "", 0.0)
 
     def start(self, job: Job) -> Background:
