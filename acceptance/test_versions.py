@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.links, pytest.mark.sparkfabric_needs("ethtool", "nvidi
 def test_versions_match(fabric: Fabric, verdict: Verdict) -> None:
     """Every node runs the same ConnectX firmware, mlx5 driver, kernel and GPU driver."""
     verdict(expected="the same versions on every node")
-    table = facts.versions(fabric).nodes
+    table = facts.versions(fabric)
     rows: list[str] = []
     drift: list[str] = []
     odd_nodes: list[str] = []

@@ -1,11 +1,6 @@
-"""Cabling: which box and port is at the far end of every cable, against cluster.yaml.
-
-The far end comes from LLDP (`lldpctl`, lldpd on every node): a Linux peer advertises its
-netdev's MAC as port ID (and the netdev name as port description), which is matched against
-the MACs `ip -j addr` read from every node, so it names the far box and port whatever the
-addressing says. A port cluster.yaml leaves empty that has carrier holds a cable too. What the
-far ends add up to (which cables are swapped, moved, missing) is `diagnosis.miscabling`'s.
-"""
+"""Cabling: the far end of every cable from LLDP (the peer's MAC as port ID, matched against the
+MACs `ip -j addr` read on every node, whatever the addressing says), against cluster.yaml. What
+the far ends add up to (swapped, moved, missing cables) is `diagnosis.miscabling`'s."""
 
 from __future__ import annotations
 
@@ -17,8 +12,7 @@ from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.diagnosis.miscabling import End, Mistake, Wire, found_wires, solve
 from pytest_sparkfabric.measure import facts
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
-from pytest_sparkfabric.outcome import Measured
-from pytest_sparkfabric.probes.lldp import LldpNeighbors, build_lldpctl, parse_lldpctl
+from pytest_sparkfabric.probes.lldp import LldpNeighbor, build_lldpctl, parse_lldpctl
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
@@ -42,12 +36,11 @@ class PortPeer:
 
 @dataclass(frozen=True, slots=True)
 class Cabling:
-    """Every node port (cabled in the plan or lit) by (node, port); `lldp` per node; the
-    physical mistakes that take the cabling as found back to the plan."""
+    """Every node port (cabled in the plan or lit) by (node, port), and the physical mistakes
+    that take the cabling as found back to the plan."""
 
     ports: Mapping[tuple[str, int], PortPeer]
-    lldp: Mapping[str, Measured[LldpNeighbors]]
-    mistakes: tuple[Mistake, ...] = ()
+    mistakes: tuple[Mistake, ...]
 
 
 def planned(cluster: Cluster) -> tuple[Wire, ...]:
@@ -72,32 +65,20 @@ def _netdevs(cluster: Cluster, node: str, port: int) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _macs(fabric: Fabric) -> dict[str, End]:
-    """Every fabric netdev's MAC (lower case) -> its node port, from `ip -j addr`."""
-    out: dict[str, End] = {}
+def _ends(fabric: Fabric) -> tuple[dict[str, End], dict[tuple[str, str], End]]:
+    """Every fabric netdev's node port by its MAC (lower case, from `ip -j addr`) and by
+    (node, netdev name), for a neighbour whose MAC matched none."""
+    by_mac: dict[str, End] = {}
+    by_name: dict[tuple[str, str], End] = {}
     for n in fabric.cluster.nodes:
         node = facts.node(fabric, n.name).value
-        if node is None:
-            continue
         for port in hardware.PORTS:
             for name in _netdevs(fabric.cluster, n.name, port):
-                iface = node.interfaces.get(name)
+                by_name[(n.name, name)] = End(n.name, port)
+                iface = node.interfaces.get(name) if node is not None else None
                 if iface is not None and iface.mac:
-                    out[iface.mac.lower()] = End(n.name, port)
-    return out
-
-
-def _by_name(fabric: Fabric, system: str | None, netdev: str | None) -> End | None:
-    """The far end by LLDP system name and port description (when no MAC matched)."""
-    if not system or not netdev:
-        return None
-    for n in fabric.cluster.nodes:
-        if system.split(".")[0] != n.name:
-            continue
-        for port in hardware.PORTS:
-            if netdev in _netdevs(fabric.cluster, n.name, port):
-                return End(n.name, port)
-    return None
+                    by_mac[iface.mac.lower()] = End(n.name, port)
+    return by_mac, by_name
 
 
 def measure(fabric: Fabric) -> Cabling:
@@ -105,10 +86,16 @@ def measure(fabric: Fabric) -> Cabling:
     names = [n.name for n in cluster.nodes]
     results = fabric.run_all([Job(n, build_lldpctl(), QUICK_S) for n in names])
     lldp = {n: parsed(r, "lldpctl", parse_lldpctl) for n, r in zip(names, results, strict=True)}
-    macs = _macs(fabric)
+    by_mac, by_name = _ends(fabric)
     wires = planned(cluster)
     plan = {e: w.far(e) for w in wires for e in (w.a, w.b)}
     ports: dict[tuple[str, int], PortPeer] = {}
+
+    def far_end(nb: LldpNeighbor) -> End | None:
+        system = (nb.system_name or "").split(".")[0]
+        named = by_name.get((system, nb.port_description or nb.port_name or ""))
+        return by_mac.get(nb.neighbor_mac or "") or named
+
     for n in names:
         node = facts.node(fabric, n).value
         for port in hardware.PORTS:
@@ -117,27 +104,22 @@ def measure(fabric: Fabric) -> Cabling:
             lit = node is not None and any(
                 (i := node.interfaces.get(d)) is not None and i.carrier for d in devs
             )
-            seen, how = None, ""
-            heard = lldp[n]
-            if heard.value is None:
-                how = f"not identified: {heard.error}"
-            else:
-                for dev in devs:
-                    for nb in heard.value.on(dev):
-                        far = macs.get(nb.neighbor_mac or "") or _by_name(
-                            fabric, nb.system_name, nb.port_description or nb.port_name
-                        )
-                        if far is not None and far.node != n:
-                            seen, how = far, f"LLDP on {dev}"
-                            break
-                    if seen is not None:
-                        break
-                else:
-                    how = (
-                        f"not identified: lldpd hears no fabric neighbour on {', '.join(devs)}"
-                        if lit
-                        else f"not identified: no link on {', '.join(devs)}"
-                    )
+            heard = lldp[n].value
+            hits = (
+                (far, f"LLDP on {dev}")
+                for dev in devs
+                for nb in (heard.on(dev) if heard is not None else ())
+                if (far := far_end(nb)) is not None and far.node != n
+            )
+            seen, how = next(hits, (None, ""))
+            if heard is None:
+                how = f"not identified: {lldp[n].error}"
+            elif seen is None:
+                how = (
+                    f"not identified: lldpd hears no fabric neighbour on {', '.join(devs)}"
+                    if lit
+                    else f"not identified: no link on {', '.join(devs)}"
+                )
             if end in plan or lit or seen is not None:
                 ports[(n, port)] = PortPeer(end, plan.get(end), seen, lit, how)
     # A node whose interfaces were not read: its planned cables are taken as planned (its own
@@ -145,7 +127,7 @@ def measure(fabric: Fabric) -> Cabling:
     unread = {e for e in plan if e.node and facts.node(fabric, e.node).value is None}
     carrier = {p.end for p in ports.values() if p.carrier} | unread
     found = found_wires(wires, {p.end: p.seen for p in ports.values()}, carrier)
-    return Cabling(ports, lldp, solve(wires, found))
+    return Cabling(ports, solve(wires, found))
 
 
 def cabling(fabric: Fabric) -> Cabling:

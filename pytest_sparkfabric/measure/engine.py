@@ -1,10 +1,6 @@
-"""The session's measurement engine: the cache of phase results and the job runner, nothing else.
-
-Tests are many small items (one per rail, link, pair); the work behind them is a phase that runs
-once per session, the first time any item needs it, in as few concurrent rounds as the fabric
-allows, and every item asserts on its own part of the result. Each phase module has one shape:
-`NAME`, a frozen result, `measure(fabric)`, accessors through `fabric.phase(NAME, measure)`.
-"""
+"""The session's measurement engine: the cache of phase results and the job runner. A phase runs
+once per session, the first time an item needs it, and each item asserts on its own part of it;
+each phase module has one shape: `NAME`, a frozen result, `measure(fabric)`, accessors."""
 
 from __future__ import annotations
 
@@ -13,9 +9,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from pytest_sparkfabric.measure.prereq import SSH_FIX, could_not_run
 from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.transport import Job, RunResult, Transport
+from pytest_sparkfabric.transport.base import not_run
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster, Rail
@@ -57,14 +55,8 @@ PhaseName = Literal[
 """Every phase of a session; each runs at most once (`shell`: do the nodes answer at all)."""
 
 
-def _not_run(job: Job, line: str) -> RunResult:
-    return RunResult(job.node, job.command, 255, "", "", 0.0, transport_error=line)
-
-
 def result_error(r: RunResult, tool: str) -> str | None:
     """Why a run gave nothing to parse (transport, deadline, missing tool), or None."""
-    from pytest_sparkfabric.measure.prereq import could_not_run
-
     failure = r.failure() or getattr(could_not_run(r), "reason", None)
     if failure:
         return failure
@@ -76,8 +68,6 @@ def result_error(r: RunResult, tool: str) -> str | None:
 
 def parsed(r: RunResult, tool: str, parse: Callable[[str], T]) -> Measured[T]:
     """A run's stdout through `parse`, or why there is nothing to parse (the tool's own words)."""
-    from pytest_sparkfabric.measure.prereq import could_not_run
-
     unmeasured = could_not_run(r)
     if unmeasured is not None:
         return Measured.not_measured(unmeasured)
@@ -120,11 +110,8 @@ class Fabric:
         self.timings: dict[PhaseName, tuple[float, float | None]] = {}
         """Phase -> (wall-clock seconds, transport-clock seconds) it took, for the report."""
 
-    # -- phases ---------------------------------------------------------------------------------
-
     def limit(self, name: ThresholdName, *over: Rail) -> Threshold:
-        """The threshold `name` for a measurement over these rails: bandwidth floors follow the
-        slowest declared link speed among them (`Threshold.at_speed`)."""
+        """The threshold `name` over these rails (bandwidth floors follow their slowest speed)."""
         from pytest_sparkfabric.cluster.limits import declared_mbps
 
         th = self.thresholds[name]
@@ -132,9 +119,7 @@ class Fabric:
 
     def phase(self, name: PhaseName, measure: Callable[[Fabric], R]) -> R:
         """`measure(self)` once per session under `name`; concurrent callers wait for the first.
-
-        A phase that raises is not kept: the next caller runs it again (and, in the tests that
-        asked, fails with the same error rather than a stale one)."""
+        A phase that raises is not kept: the next caller runs it again (not a stale error)."""
         with self._guard:
             if name in self._done:
                 return self._done[name]  # type: ignore[no-any-return]
@@ -143,20 +128,18 @@ class Fabric:
             with self._guard:
                 if name in self._done:
                     return self._done[name]  # type: ignore[no-any-return]
-            clock = getattr(self.transport, "clock", None)
-            real0, clock0 = time.monotonic(), clock.now() if clock is not None else None
+            real0, clock0 = time.monotonic(), self.transport.clock.now()
             value = measure(self)
             with self._guard:
                 self._done[name] = value
                 self.timings[name] = (
                     time.monotonic() - real0,
-                    clock.now() - clock0 if clock is not None and clock0 is not None else None,
+                    self.transport.clock.now() - clock0,
                 )
             return value
 
     def measured(self, name: PhaseName, kind: type[R]) -> R | None:
-        """What phase `name` produced if it has run (None if not), without running it: evidence
-        and reports read what the session saw, and start nothing."""
+        """What phase `name` produced if it has run (None if not), without running it."""
         with self._guard:
             value = self._done.get(name)
         if value is None:
@@ -165,35 +148,23 @@ class Fabric:
             raise TypeError(f"phase {name} holds {type(value).__name__}, not {kind.__name__}")
         return value
 
-    @property
-    def virtual_time(self) -> bool:
-        """Whether time here is modelled (simulator, replay) rather than waited through."""
-        return self.cluster.spec.transport != "ssh"
-
     def detail(self, line: str) -> None:
         """A progress line worth reading only while it takes real time (a round of a phase):
-        on a modelled clock the whole phase is over in a moment, and its start line says it."""
-        if not self.virtual_time:
+        on a modelled clock (simulator, replay) the phase is over in a moment."""
+        if self.cluster.spec.transport == "ssh":
             (self.status or self.progress)(line)
-
-    # -- running --------------------------------------------------------------------------------
 
     def run_all(self, jobs: Sequence[Job]) -> list[RunResult]:
         """Run jobs concurrently; a job on a node found unreachable fails at once with its line."""
         down = self.unreachable()
-        if not down:
-            return self.transport.run_many(jobs)
         live = [j for j in jobs if j.node not in down]
         done = iter(self.transport.run_many(live) if live else [])
-        return [_not_run(j, down[j.node]) if j.node in down else next(done) for j in jobs]
-
-    # -- reachability ---------------------------------------------------------------------------
+        return [not_run(j, down[j.node]) if j.node in down else next(done) for j in jobs]
 
     def unreachable(self) -> dict[str, str]:
         """Nodes whose shell did not answer the session's first command, or that stopped
-        answering later (`lose`): node -> the one line why (`spark-3: ssh: connection timed out
-        after 10 s`). Asked once, all nodes at once, so an unreachable cluster costs one
-        connect timeout, not one per phase."""
+        answering later (`lose`): node -> the one line why. Asked once, all nodes at once, so
+        an unreachable cluster costs one connect timeout, not one per phase."""
         down = self.phase("shell", _shells)
         with self._guard:
             return {**self._lost, **down} if self._lost else down
@@ -205,8 +176,8 @@ class Fabric:
             return dict(self._lost)
 
     def lose(self, why: NotMeasured) -> None:
-        """Mark the nodes of a run that lost its ssh (`why.missing == "ssh"`) as gone: every
-        later job or check on them is not measured at once, with the line that says so."""
+        """Mark the nodes of a run that lost its ssh as gone: every later job on them is not
+        measured at once."""
         down = self.measured("shell", dict) or {}
         for node in why.nodes:
             if node in down:
@@ -215,19 +186,12 @@ class Fabric:
             with self._guard:
                 self._lost.setdefault(node, f"{node} stopped answering ssh ({detail})")
 
-    def down_line(self, nodes: Iterable[str]) -> str | None:
-        """Why some of `nodes` cannot be measured (their reachability lines), or None."""
-        why = self.gone(nodes)
-        return why.reason if why else None
-
     def gone(self, nodes: Iterable[str]) -> NotMeasured | None:
         """Why some of `nodes` cannot be measured (they do not answer ssh), or None."""
         down = self.unreachable()
         lost = [n for n in dict.fromkeys(nodes) if n in down]
         if not lost:
             return None
-        from pytest_sparkfabric.measure.prereq import SSH_FIX
-
         line = "; ".join(down[n] for n in lost)
         return NotMeasured(line, nodes=lost, missing="ssh", fix=SSH_FIX)
 

@@ -1,20 +1,18 @@
-"""Node facts, all nodes at once: one round trip per node of `ip -j addr` and every /proc and
-/sys file the configuration checks read (sysctls, RoCE ports and GIDs, PCIe links); and the
-versions table (ConnectX firmware and mlx5 driver from `ethtool -i`, kernel, GPU driver): a node
-that differs from the rest is where a cluster that worked yesterday stops working after one box
-was updated."""
+"""Node facts, all nodes at once: `ip -j addr` and every /proc and /sys file the configuration
+checks read (sysctls, RoCE ports and GIDs, PCIe links); and the versions table (firmware, driver,
+kernel, GPU driver): one updated box is where a cluster that worked yesterday stops working."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed, result_error
 from pytest_sparkfabric.outcome import Measured
-from pytest_sparkfabric.probes import ParseError, sysfs
+from pytest_sparkfabric.probes import sysfs
 from pytest_sparkfabric.probes.ethtool import build_ethtool_driver, parse_ethtool_driver
 from pytest_sparkfabric.probes.ip import IpInterface, build_ip_addr, parse_ip_addr_json
 from pytest_sparkfabric.probes.sysfs import GidEntry, NetSysctls, PortState
@@ -25,6 +23,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.transport import RunResult
 
+T = TypeVar("T")
 NAME: PhaseName = "facts"
 VERSIONS: PhaseName = "versions"
 Component = Literal["ConnectX firmware", "mlx5 driver", "kernel", "GPU driver"]
@@ -33,16 +32,12 @@ COMPONENTS: tuple[Component, ...] = ("ConnectX firmware", "mlx5 driver", "kernel
 
 @dataclass(frozen=True, slots=True)
 class NodeFacts:
-    """What one round trip of reads tells about a node's fabric."""
-
     interfaces: Mapping[str, IpInterface]
     files: Mapping[str, str | None]
 
 
 @dataclass(frozen=True, slots=True)
 class Facts:
-    """Every node's facts (or why they could not be read), by node name."""
-
     nodes: Mapping[str, Measured[NodeFacts]]
     ipv4: Mapping[str, tuple[tuple[str, str], ...]]
     """Every IPv4 address seen on any interface of any node -> ((node, netdev), ...)."""
@@ -72,7 +67,6 @@ class RoceFacts:
 class PcieLink:
     """One PCIe half of the NIC (/sys/bus/pci/devices/<bdf>/current_link_*)."""
 
-    bdf: str
     speed_gt_s: float | None
     width: int | None
     max_speed_gt_s: float | None
@@ -111,16 +105,13 @@ def measure(fabric: Fabric) -> Facts:
     out: dict[str, Measured[NodeFacts]] = {}
     for i, n in enumerate(nodes):
         ip_r, read_r = results[i], results[len(nodes) + i]
-        err = result_error(ip_r, "ip") or result_error(read_r, "sh")
+        ip = parsed(ip_r, "ip", parse_ip_addr_json)
+        err = result_error(ip_r, "ip") or result_error(read_r, "sh") or ip.error
         if err:
             out[n] = Measured.failed(err)
-            continue
-        try:
-            ifaces = {i.name: i for i in parse_ip_addr_json(ip_r.stdout)}
-        except ParseError as exc:
-            out[n] = Measured.failed(f"{n}: {exc}")
-            continue
-        out[n] = Measured.of(NodeFacts(ifaces, sysfs.parse_read_files(read_r.stdout)))
+        else:
+            files = sysfs.parse_read_files(read_r.stdout)
+            out[n] = Measured.of(NodeFacts({i.name: i for i in ip.get()}, files))
     # Once here: every address check of every rail asks who else holds its address.
     seen: dict[str, list[tuple[str, str]]] = {}
     for n in nodes:
@@ -154,31 +145,30 @@ def observed_ipv4(fabric: Fabric) -> Mapping[str, tuple[tuple[str, str], ...]]:
     return fabric.phase(NAME, measure).ipv4
 
 
-def _files(fabric: Fabric, name: str) -> Measured[Mapping[str, str | None]]:
-    facts = node(fabric, name)
-    return Measured.failed(facts.error) if facts.error else Measured.of(facts.get().files)
+def _from_files(
+    fabric: Fabric, rail: Rail, read: Callable[[Mapping[str, str | None]], Measured[T]]
+) -> Measured[T]:
+    facts = node(fabric, rail.node)
+    return Measured.failed(facts.error) if facts.error else read(facts.get().files)
 
 
 def sysctls(fabric: Fabric, rail: Rail) -> Measured[NetSysctls]:
     """Effective arp_ignore/arp_announce/rp_filter (max of all and the netdev) and
     disable_ipv6 of the rail's netdev."""
-    files = _files(fabric, rail.node)
-    if files.error:
-        return Measured.failed(files.error)
-    return Measured.of(sysfs.net_sysctls(files.get(), rail.netdev))
+    return _from_files(fabric, rail, lambda f: Measured.of(sysfs.net_sysctls(f, rail.netdev)))
 
 
 def pcie(fabric: Fabric, rail: Rail) -> Measured[PcieLink]:
-    files = _files(fabric, rail.node)
-    if files.error:
-        return Measured.failed(files.error)
-    values, paths = files.get(), sysfs.pcie_paths(rail.pci)
+    return _from_files(fabric, rail, lambda values: _pcie(rail, values))
+
+
+def _pcie(rail: Rail, values: Mapping[str, str | None]) -> Measured[PcieLink]:
+    paths = sysfs.pcie_paths(rail.pci)
     speed = paths["current_link_speed"]
     if values.get(speed) is None:
         return Measured.failed(f"{rail.node}: no PCIe device {rail.pci} ({speed} missing)")
     return Measured.of(
         PcieLink(
-            bdf=rail.pci,
             speed_gt_s=sysfs.link_speed_gt_s(values.get(speed)),
             width=sysfs.int_value(values.get(paths["current_link_width"])),
             max_speed_gt_s=sysfs.link_speed_gt_s(values.get(paths["max_link_speed"])),
@@ -188,10 +178,11 @@ def pcie(fabric: Fabric, rail: Rail) -> Measured[PcieLink]:
 
 
 def roce(fabric: Fabric, rail: Rail) -> Measured[RoceFacts]:
-    files = _files(fabric, rail.node)
-    if files.error:
-        return Measured.failed(files.error)
-    values, paths = files.get(), sysfs.ib_port_paths(rail.rdma)
+    return _from_files(fabric, rail, lambda values: _roce(rail, values))
+
+
+def _roce(rail: Rail, values: Mapping[str, str | None]) -> Measured[RoceFacts]:
+    paths = sysfs.ib_port_paths(rail.rdma)
     gids = sysfs.gid_table(values, rail.rdma)
     ndev0 = values.get(_ndev0(rail.rdma))
     netdev = ndev0.strip() if ndev0 else next((g.ndev for g in gids if g.ndev), None)
@@ -210,11 +201,8 @@ def roce(fabric: Fabric, rail: Rail) -> Measured[RoceFacts]:
 # -- versions -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Versions:
-    """By node, by component: the version string, or why it could not be read."""
-
-    nodes: Mapping[str, Mapping[Component, Measured[str]]]
+Versions = Mapping[str, Mapping[Component, Measured[str]]]
+"""By node, by component: the version string, or why it could not be read."""
 
 
 def _first_line(r: RunResult, tool: str) -> Measured[str]:
@@ -226,14 +214,11 @@ def _first_line(r: RunResult, tool: str) -> Measured[str]:
 
 
 def _driver(r: RunResult) -> dict[Component, Measured[str]]:
-    err = result_error(r, "ethtool -i")
-    if not err:
-        try:
-            info = parse_ethtool_driver(r.stdout)
-        except ParseError as exc:
-            err = f"{r.node}: {exc}"
-    if err:
-        return {"ConnectX firmware": Measured.failed(err), "mlx5 driver": Measured.failed(err)}
+    got = parsed(r, "ethtool -i", parse_ethtool_driver)
+    if got.value is None:
+        err = Measured[str].failed(got.error or r.node)
+        return {"ConnectX firmware": err, "mlx5 driver": err}
+    info = got.value
     fields: dict[Component, tuple[str, str | None]] = {
         "ConnectX firmware": ("firmware-version", info.firmware_version),
         "mlx5 driver": ("version", info.version),
@@ -265,7 +250,7 @@ def measure_versions(fabric: Fabric) -> Versions:
             "kernel": _first_line(uname, "uname -r"),
             "GPU driver": _first_line(smi, "nvidia-smi"),
         }
-    return Versions(out)
+    return out
 
 
 def versions(fabric: Fabric) -> Versions:

@@ -1,12 +1,6 @@
-"""The kernel log of the session's window: one read per node, all nodes at once, at the end.
-
-Read once, after the traffic and the soak (the suite orders `test_kernel_log` last): a line
-stamped in the window is in the log however late it is read, so one read covers every traffic
-window and the soak at one round trip per node, where a read after each phase would cost one per
-phase and see nothing more. The window is the session's own length on the transport's clock,
-counted back from the node's /proc/uptime read with the log (probes/kernel_log.py): no clock of
-the node has to agree with ours, only the rate.
-"""
+"""The kernel log of the session's window: one read per node, all at once, after the traffic and
+the soak (a stamped line stays in the log, so one late read sees everything). The window is the
+session's length on our clock counted back from the node's /proc/uptime: only rates must agree."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The link layer of every rail and port, each read in one concurrent round: `ethtool` (speed,
-link detected) and `ethtool --show-fec` (active FEC) per rail netdev; the module EEPROM per
-cabled port (`ethtool -m`); the RoCE port per rail (`ibv_devinfo`: state, active MTU).
-
-The EEPROM is advisory (DOMAIN.md §6): copper length is whole metres and attenuation often a 0 dB
-placeholder, so nothing in it fails a cable by itself. A RoCE port's active MTU follows its
-netdev's MTU (4096 at 9000, 1024 at 1500), so a port below the cluster's figure sends small RDMA
-packets however the pings look (DOMAIN.md §9).
-"""
+"""The link layer, each read in one concurrent round: `ethtool` and `ethtool --show-fec` per
+rail netdev; the module EEPROM per cabled port (`ethtool -m`, advisory only, DOMAIN.md §6); the
+RoCE port per rail (`ibv_devinfo`: state, active MTU, DOMAIN.md §9)."""
 
 from __future__ import annotations
 
@@ -54,14 +48,11 @@ def measure(fabric: Fabric) -> Links:
     jobs = [Job(r.node, build_ethtool(r.netdev), QUICK_S) for r in rails]
     jobs += [Job(r.node, build_ethtool_fec(r.netdev), QUICK_S) for r in rails]
     results = fabric.run_all(jobs)
-    eth, fec = results[: len(rails)], results[len(rails) :]
+    eth = zip(rails, results[: len(rails)], strict=True)
+    fec = zip(rails, results[len(rails) :], strict=True)
     return Links(
-        ethtool={
-            r.id: parsed(x, "ethtool", parse_ethtool) for r, x in zip(rails, eth, strict=True)
-        },
-        fec={
-            r.id: parsed(x, "ethtool", parse_ethtool_fec) for r, x in zip(rails, fec, strict=True)
-        },
+        {r.id: parsed(x, "ethtool", parse_ethtool) for r, x in eth},
+        {r.id: parsed(x, "ethtool", parse_ethtool_fec) for r, x in fec},
     )
 
 
@@ -91,9 +82,8 @@ def measure_modules(fabric: Fabric) -> Modules:
         for n in nodes
         for port in n.ports
     ]
-    results = fabric.run_all(jobs)
-    parse = parse_ethtool_module
-    return Modules({k: parsed(r, "ethtool -m", parse) for k, r in zip(keys, results, strict=True)})
+    done = zip(keys, fabric.run_all(jobs), strict=True)
+    return Modules({k: parsed(r, "ethtool -m", parse_ethtool_module) for k, r in done})
 
 
 def module(fabric: Fabric, node: Node, port: int) -> Measured[ModuleEeprom]:

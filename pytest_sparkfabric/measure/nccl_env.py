@@ -1,12 +1,7 @@
-"""The NCCL environment a job on a node will really see (DOMAIN.md §3), and the launch
-environment it gives: which interface NCCL's bootstrap (and Open MPI's TCP) will use on every
-node, and why it cannot work (a netdev that is missing, down, without an address, a
-docker/virbr/lo interface, or a fabric netdev the other nodes cannot reach).
-
-Sources, in NCCL's order: the job environment from cluster.yaml (`nccl.env`, passed by the
-launcher), then `$NCCL_CONF_FILE` if the job sets it, else `~/.nccl.conf` of the ssh user, then
-`/etc/nccl.conf`. The files are read on the node; which of them decides is pure logic.
-"""
+"""The NCCL environment a job on a node really sees (DOMAIN.md §3), in NCCL's order: cluster.yaml
+`nccl.env`, `$NCCL_CONF_FILE` if set, else `~/.nccl.conf`, then `/etc/nccl.conf`; and the
+bootstrap interface it gives every node, with why it cannot work (missing, down, no address,
+docker/virbr/lo, or a fabric netdev the other nodes cannot reach)."""
 
 from __future__ import annotations
 
@@ -68,16 +63,6 @@ def read_error(read: ConfRead, r: RunResult) -> str | None:
     return None
 
 
-def decide(
-    job_env: Mapping[str, str], reads: tuple[ConfRead, ...], results: list[RunResult]
-) -> dict[str, Decided]:
-    sources = [EnvSource.from_mapping(JOB_ENV_NAME, job_env)]
-    for read, r in zip(reads, results, strict=True):
-        if r.rc == 0:
-            sources.append(EnvSource.from_text(read.name, r.stdout, read.kind))
-    return effective_nccl_env(sources)
-
-
 # Where the NCCL packages (libnccl2) and a `make install` put the library; the shell expands
 # each pattern, and one that matches nothing is echoed as it is (no version in it).
 LIBRARY_GLOBS = (
@@ -90,11 +75,11 @@ VERSION_COMMAND = "echo " + " ".join(LIBRARY_GLOBS)
 
 @dataclass(frozen=True, slots=True)
 class NcclEnv:
-    """By node: the NCCL variables a job there gets and where each comes from."""
+    """By node: the NCCL variables a job there gets and where each comes from, and the
+    installed NCCL's version (from the library's file name; None where none was found)."""
 
     nodes: Mapping[str, Measured[dict[str, Decided]]]
-    # The installed NCCL's version (from the library's file name), None when none was found.
-    versions: Mapping[str, NcclVersion | None] | None = None
+    versions: Mapping[str, NcclVersion | None]
 
 
 def measure(fabric: Fabric) -> NcclEnv:
@@ -102,25 +87,22 @@ def measure(fabric: Fabric) -> NcclEnv:
     reads = conf_reads(env)
     nodes = [n.name for n in fabric.cluster.nodes]
     jobs = [Job(n, rd.command, QUICK_S) for n in nodes for rd in reads]
-    jobs += [Job(n, VERSION_COMMAND, QUICK_S) for n in nodes]
-    results = fabric.run_all(jobs)
+    results = fabric.run_all(jobs + [Job(n, VERSION_COMMAND, QUICK_S) for n in nodes])
     out: dict[str, Measured[dict[str, Decided]]] = {}
     for i, node in enumerate(nodes):
-        mine = results[i * len(reads) : (i + 1) * len(reads)]
-        errors = [e for rd, r in zip(reads, mine, strict=True) if (e := read_error(rd, r))]
-        out[node] = Measured.failed(errors[0]) if errors else Measured.of(decide(env, reads, mine))
-    tail = results[len(nodes) * len(reads) :]
-    versions = {
-        node: find_nccl_version(r.stdout) if r.rc == 0 else None
-        for node, r in zip(nodes, tail, strict=True)
-    }
-    return NcclEnv(out, versions)
+        mine = list(zip(reads, results[i * len(reads) : (i + 1) * len(reads)], strict=True))
+        errors = [e for rd, r in mine if (e := read_error(rd, r))]
+        sources = [EnvSource.from_mapping(JOB_ENV_NAME, env)]
+        sources += [EnvSource.from_text(rd.name, r.stdout, rd.kind) for rd, r in mine if r.rc == 0]
+        decided = effective_nccl_env(sources)
+        out[node] = Measured.failed(errors[0]) if errors else Measured.of(decided)
+    tail = zip(nodes, results[len(jobs) :], strict=True)
+    return NcclEnv(out, {n: find_nccl_version(r.stdout) if r.rc == 0 else None for n, r in tail})
 
 
 def version(fabric: Fabric, node: str) -> NcclVersion | None:
     """The NCCL version installed on `node`, None when no library was found."""
-    versions = fabric.phase(NAME, measure).versions
-    return versions.get(node) if versions else None
+    return fabric.phase(NAME, measure).versions.get(node)
 
 
 def effective(fabric: Fabric, node: str) -> Measured[dict[str, Decided]]:
@@ -150,10 +132,6 @@ class SocketChoice:
     link is the cause (NVIDIA's two-node playbook bootstraps over the fabric netdev)."""
 
 
-def _ifaces(found: dict[str, IpInterface]) -> list[Iface]:
-    return [Iface(i.name, i.carrier, bool(i.ipv4 or i.ipv6)) for i in found.values()]
-
-
 def socket_choice(fabric: Fabric, node: str) -> SocketChoice | None:
     """None where the node's environment or interfaces could not be read."""
     env, node_facts = effective(fabric, node), facts.node(fabric, node)
@@ -162,17 +140,18 @@ def socket_choice(fabric: Fabric, node: str) -> SocketChoice | None:
     found = dict(node_facts.value.interfaces)
     d = env.value.get("NCCL_SOCKET_IFNAME")
     setting = f"NCCL_SOCKET_IFNAME={d.value} (from {d.where})" if d else "NCCL_SOCKET_IFNAME unset"
-    selected = select_socket_ifs(d.value if d else None, _ifaces(found))
+    ifaces = [Iface(i.name, i.carrier, bool(i.ipv4 or i.ipv6)) for i in found.values()]
+    selected = select_socket_ifs(d.value if d else None, ifaces)
     problems: list[str] = []
     address = None
-    rails = {r.netdev for r in fabric.cluster.node(node).rails}
     down_fabric = False
     if not selected:
+        rails = {r.netdev for r in fabric.cluster.node(node).rails}
         named = [p.split(":")[0] for p in (d.value.lstrip("^=") if d else "").split(",") if p]
         down_fabric = bool(named) and all(
             n in rails and n in found and not found[n].carrier for n in named
         )
-        why = "; ".join(_state(n, found.get(n)) for n in named if not n.startswith("^")) or ""
+        why = "; ".join(_state(n, found.get(n)) for n in named if not n.startswith("^"))
         problems.append(
             f"{setting} selects no running interface with an address"
             + (f" ({why})" if why else "")
@@ -212,18 +191,17 @@ def unreachable(fabric: Fabric, choice: SocketChoice) -> str | None:
     rails = {r.netdev for r in fabric.cluster.node(choice.node).rails}
     # Unset, which interface NCCL takes first follows the node's interface order, which a
     # check cannot know for certain: only a setting that names the fabric netdev is judged.
-    if choice.setting.endswith("unset"):
+    here = choice.address
+    if choice.setting.endswith("unset") or here is None or choice.selected[0] not in rails:
         return None
-    if choice.address is None or not choice.selected or choice.selected[0] not in rails:
-        return None
-    others = [
-        (n.name, c.address)
+    away = [
+        f"{n.name} ({c.address.ip})"
         for n in fabric.cluster.nodes
         if n.name != choice.node
         and (c := socket_choice(fabric, n.name)) is not None
         and c.address is not None
+        and c.address.ip not in here.network
     ]
-    away = [f"{n} ({a.ip})" for n, a in others if a.ip not in choice.address.network]
     if not away:
         return None
     return (

@@ -1,16 +1,7 @@
 """NCCL bus bandwidth: nccl-tests across every node, through cluster.yaml's launcher template.
-
-The run exercises the cluster as its jobs will see it: the ranks get `nccl.env` from cluster.yaml
-plus `NCCL_DEBUG=INFO` (always: the transport and the device list are read from the log, never
-inferred from speed, DOMAIN.md §3), and nothing else, so an `/etc/nccl.conf` that forces Socket or
-names one rail shows here as it would in production.
-
-Hosts: direct and switch clusters give each node's rail-0 address of its (only) cabled port:
-every node reaches it (the ping tests prove it) and the launch node needs no name resolution.
-In ring and mesh clusters a node's rail-0 address is only on its neighbour's subnet, so there the
-ranks are reached by their ssh host (the management port; node name when there is none).
-Rank i runs on the i-th node of cluster.yaml (one slot each), which is how log lines map to nodes.
-"""
+The ranks get `nccl.env` plus `NCCL_DEBUG=INFO` and nothing else (the transport and devices are
+read from the log, DOMAIN.md §3), so an `/etc/nccl.conf` that forces Socket shows here as in
+production. Rank i runs on the i-th node of cluster.yaml, which is how log lines map to nodes."""
 
 from __future__ import annotations
 
@@ -35,14 +26,12 @@ NAME: PhaseName = "nccl"
 
 
 def hosts(cluster: Cluster) -> list[str]:
-    """The launcher's host list, in node (= rank) order."""
-    out = []
-    for node in cluster.nodes:
-        if cluster.topology in ("direct", "switch"):
-            out.append(str(node.rails_of(node.ports[0])[0].address.ip))
-        else:
-            out.append(node.ssh.host if node.ssh else node.name)
-    return out
+    """The launcher's host list, in node (= rank) order: each node's rail-0 address behind a
+    switch or cable (every node reaches it); in a ring or mesh, where rail 0 reaches one
+    neighbour only, its ssh host."""
+    if cluster.topology in ("direct", "switch"):
+        return [str(n.rails_of(n.ports[0])[0].address.ip) for n in cluster.nodes]
+    return [n.ssh.host if n.ssh else n.name for n in cluster.nodes]
 
 
 def launch_node(cluster: Cluster) -> str:
@@ -147,32 +136,29 @@ def rank_nets(cluster: Cluster, parsed: NcclTestsRun) -> dict[str, RankNet]:
         found = by_proc.get((host, pid))
         return found if found is not None else by_host.get(host or "")
 
+    # No line carries a host we know: every rank is judged by all lines together.
+    lines = [(x.host, x.pid) for x in parsed.transports] + [
+        (x.host, x.pid) for x in parsed.networks
+    ]
+    everyone = all(rank_of(host, pid) is None for host, pid in lines)
+
+    def ranks(host: str | None, pid: int | None) -> list[int]:
+        rank = rank_of(host, pid)
+        return list(range(len(names))) if everyone else [] if rank is None else [rank]
+
     nets: dict[int, set[str]] = {}
     devices: dict[int, list[str]] = {}
     socket: set[int] = set()
-    unmatched = False
     for t in parsed.transports:
-        rank = rank_of(t.host, t.pid)
-        unmatched |= rank is None
-        if rank is not None and (t.net == "Socket" or t.no_device):
-            socket.add(rank)
-        elif rank is not None:
-            mine = devices.setdefault(rank, [])
-            mine += [d for d in t.devices if d not in mine]
+        for rank in ranks(t.host, t.pid):
+            if t.net == "Socket" or t.no_device:
+                socket.add(rank)
+            elif t.net == "IB" or not everyone:
+                mine = devices.setdefault(rank, [])
+                mine += [d for d in t.devices if d not in mine]
     for c in parsed.networks:
-        rank = rank_of(c.host, c.pid)
-        unmatched |= rank is None
-        if rank is not None:
+        for rank in ranks(c.host, c.pid):
             nets.setdefault(rank, set()).add(c.network)
-    if unmatched and not (nets or devices or socket):
-        # No line carries a host we know: every rank is judged by all lines together.
-        every = frozenset(c.network for c in parsed.networks)
-        devs = tuple(
-            dict.fromkeys(d for t in parsed.transports if t.net == "IB" for d in t.devices)
-        )
-        sock = any(t.net == "Socket" or t.no_device for t in parsed.transports)
-        seen = bool(every or devs or sock)
-        return {n: RankNet(n, i, every, devs, sock, seen) for i, n in enumerate(names)}
     return {
         n: RankNet(
             n,
@@ -189,9 +175,9 @@ def rank_nets(cluster: Cluster, parsed: NcclTestsRun) -> dict[str, RankNet]:
 def run(fabric: Fabric) -> NcclRun:
     """The NCCL run (once per session); NotMeasured at once when a rank's node does not answer:
     the run needs every node, and mpirun would only wait for the missing one."""
-    down = fabric.down_line(n.name for n in fabric.cluster.nodes)
+    down = fabric.gone(n.name for n in fabric.cluster.nodes)
     if down:
-        raise NotMeasured(f"NCCL needs all {len(fabric.cluster.nodes)} nodes; {down}")
+        raise NotMeasured(f"NCCL needs all {len(fabric.cluster.nodes)} nodes; {down.reason}")
     done = fabric.phase(NAME, measure)
     if done.unmeasured is not None:
         raise done.unmeasured

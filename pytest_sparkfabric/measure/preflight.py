@@ -1,14 +1,7 @@
-"""The preflight: before anything is measured, one script per node looks for every tool the
-selected checks will run there (one round trip per node, with a deadline). What it finds
-missing makes exactly the checks that need it not measured, each with prereq.py's one wording,
-instead of each of them trying and failing.
-
-A check says what it needs with the marker `sparkfabric_needs(...)`: command names
-(`ib_write_bw`; `a|b` where either will do), or the cluster.yaml templates `nccl.launcher`
-(the launcher's program, `nccl.binary` and libnccl where the ranks load it) and
-`soak.gpu_load` (its program), or `sudo ethtool -m` (the one sudo, on every cabled port).
-`lldpctl` also needs lldpd's socket. The cable EEPROM and LLDP cabling are advisory: what they
-lack is reported here and warned about by their checks, never made not measured."""
+"""The preflight: one script per node looks for every tool the selected checks need there; what
+is missing makes exactly those checks not measured (prereq.py's wording). Needs, from the marker
+`sparkfabric_needs(...)`: commands (`a|b`: either), `nccl.launcher` (launcher, binary, libnccl),
+`soak.gpu_load`, `sudo ethtool -m`; `lldpctl` also needs lldpd's socket. ADVISORY: warn only."""
 
 from __future__ import annotations
 
@@ -76,22 +69,14 @@ class NodeCheck:
 class Preflight:
     """By node: what was looked for, what was found, what is missing."""
 
-    needs: tuple[str, ...]
     nodes: Mapping[str, NodeCheck]
 
     def blocking(self, needs: Iterable[str], nodes: Iterable[str]) -> NotMeasured | None:
         """Why a check with these needs on these nodes cannot measure (its first missing
         prerequisite, on every one of the nodes that lacks it), or None."""
-        wanted = [n for n in dict.fromkeys(needs) if n not in ADVISORY]
-        where = list(dict.fromkeys(nodes))
-        for need in wanted:
-            hits = [
-                g.why
-                for n in where
-                if n in self.nodes
-                for g in self.nodes[n].gaps
-                if g.need == need
-            ]
+        checks = [self.nodes[n] for n in dict.fromkeys(nodes) if n in self.nodes]
+        for need in [n for n in dict.fromkeys(needs) if n not in ADVISORY]:
+            hits = [g.why for c in checks for g in c.gaps if g.need == need]
             if hits:
                 same = [w for w in hits if w.missing == hits[0].missing]
                 return NotMeasured(
@@ -188,14 +173,13 @@ def measure(fabric: Fabric, *, needs: Sequence[str] = ()) -> Preflight:
         found = parsed(r, "preflight", parse_preflight)
         missing = gaps(cluster, n, needs, found.value) if found.value is not None else ()
         nodes[n] = NodeCheck(n, looks[n], found, missing)
-    checked = Preflight(tuple(dict.fromkeys(needs)), nodes)
-    lacking = [c.node for c in nodes.values() if any(not g.advisory for g in c.gaps)]
-    if lacking:
+    short = [c.node for c in nodes.values() if any(not g.advisory for g in c.gaps)]
+    if short:
         fabric.progress(
-            f"preflight: prerequisites missing on {', '.join(lacking)}; the checks that need "
+            f"preflight: prerequisites missing on {', '.join(short)}; the checks that need "
             "them are not measured (sparkfabric preflight CLUSTER.yaml lists the fixes)"
         )
-    return checked
+    return Preflight(nodes)
 
 
 def preflight(fabric: Fabric, needs: Callable[[], Iterable[str]]) -> Preflight:
@@ -210,31 +194,28 @@ def document(fabric: Fabric) -> tuple[PreflightNode, ...]:
     checked = fabric.measured(NAME, Preflight)
     if checked is None:
         return ()
-    out = []
-    for c in checked.nodes.values():
-        f = c.found.value
-        out.append(
-            PreflightNode(
-                node=c.node,
-                looked_for=(
-                    *c.looked_for.tools,
-                    *(" ".join(w) for w in c.looked_for.sudo),
-                    *c.looked_for.sockets,
-                    *c.looked_for.libs,
-                ),
-                found={k: v for k, v in (f.tools.items() if f else ()) if v},
-                missing=tuple(
-                    PreflightGap(
-                        prerequisite=g.why.missing or "",
-                        reason=g.why.reason,
-                        fix=g.why.fix or "",
-                        needed_for=g.need,
-                        advisory=g.advisory,
-                    )
-                    for g in c.gaps
-                ),
-                versions=dict(f.versions) if f else {},
-                error=c.found.error,
-            )
+    return tuple(
+        PreflightNode(
+            node=c.node,
+            looked_for=(
+                *c.looked_for.tools,
+                *(" ".join(w) for w in c.looked_for.sudo),
+                *c.looked_for.sockets,
+                *c.looked_for.libs,
+            ),
+            found={k: v for k, v in c.found.value.tools.items() if v} if c.found.value else {},
+            missing=tuple(
+                PreflightGap(
+                    prerequisite=g.why.missing or "",
+                    reason=g.why.reason,
+                    fix=g.why.fix or "",
+                    needed_for=g.need,
+                    advisory=g.advisory,
+                )
+                for g in c.gaps
+            ),
+            versions=dict(c.found.value.versions) if c.found.value else {},
+            error=c.found.error,
         )
-    return tuple(out)
+        for c in checked.nodes.values()
+    )

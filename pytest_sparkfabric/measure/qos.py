@@ -1,9 +1,5 @@
-"""Host QoS, read, not assumed: each rail's PFC priorities and trust state (DOMAIN.md §7).
-
-`mlnx_qos -i <netdev>` where it is installed (MLNX_OFED / mlnx-tools); else iproute2's
-`dcb pfc show dev <netdev>` (PFC only: dcb has no trust read for mlx5, research/FACTS.md §8);
-neither installed is "not measured", never "PFC off". All rails of the cluster at once.
-"""
+"""Host QoS per rail (DOMAIN.md §7): `mlnx_qos -i` where installed, else `dcb pfc show` (PFC
+only: no trust read for mlx5, research/FACTS.md §8); neither is "not measured", never "PFC off"."""
 
 from __future__ import annotations
 
@@ -22,7 +18,6 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.measure.engine import Fabric
 
 NAME: PhaseName = "qos"
-NOT_FOUND_RC = 127
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,15 +42,9 @@ class HostQos:
         return f"{pfc}{trust} ({self.tool})"
 
 
-@dataclass(frozen=True, slots=True)
-class QosReads:
-    rails: Mapping[str, Measured[HostQos]]
-    """Rail id -> its QoS, or why it was not measured."""
-
-
 def _missing(r: RunResult) -> bool:
     """The shell could not find the tool (not a transport error or a deadline)."""
-    return r.rc == NOT_FOUND_RC and not r.transport_error and not r.timed_out
+    return r.rc == 127 and not r.transport_error and not r.timed_out
 
 
 def _from_mlnx_qos(r: RunResult, rail: Rail) -> Measured[HostQos]:
@@ -90,7 +79,8 @@ def _from_dcb(r: RunResult, rail: Rail) -> Measured[HostQos]:
     return Measured.of(HostQos(m.value.pfc_priorities, None, "dcb"))
 
 
-def measure(fabric: Fabric) -> QosReads:
+def measure(fabric: Fabric) -> Mapping[str, Measured[HostQos]]:
+    """Rail id -> its QoS, or why it was not measured."""
     down = fabric.unreachable()
     out: dict[str, Measured[HostQos]] = {
         r.id: Measured.not_measured(gone)
@@ -99,22 +89,21 @@ def measure(fabric: Fabric) -> QosReads:
     }
     rails = [r for r in fabric.cluster.rails if r.node not in down]
     if not rails:
-        return QosReads(out)
+        return out
     fabric.progress(f"host QoS: mlnx_qos on {len(rails)} rails")
     results = fabric.run_all([Job(r.node, build_mlnx_qos(r.netdev), QUICK_S) for r in rails])
-    fallback = [rail for rail, res in zip(rails, results, strict=True) if _missing(res)]
-    for rail, res in zip(rails, results, strict=True):
-        if not _missing(res):
-            out[rail.id] = _from_mlnx_qos(res, rail)
+    out |= {
+        r.id: _from_mlnx_qos(x, r) for r, x in zip(rails, results, strict=True) if not _missing(x)
+    }
+    fallback = [r for r in rails if r.id not in out]
     if fallback:
         jobs = [Job(r.node, build_dcb_pfc(r.netdev), QUICK_S) for r in fallback]
-        for rail, res in zip(fallback, fabric.run_all(jobs), strict=True):
-            out[rail.id] = _from_dcb(res, rail)
-    return QosReads(out)
+        out |= {r.id: _from_dcb(x, r) for r, x in zip(fallback, fabric.run_all(jobs), strict=True)}
+    return out
 
 
 def rail_qos(fabric: Fabric, rail: Rail) -> Measured[HostQos]:
-    return fabric.phase(NAME, measure).rails[rail.id]
+    return fabric.phase(NAME, measure)[rail.id]
 
 
 def node_qos(fabric: Fabric, node: str) -> Measured[HostQos]:

@@ -1,14 +1,10 @@
-"""Reachability of the directed rail links of the bandwidth schedule's pairs (behind a switch,
-`legs`: every leg both ways with two partners; `full`: every pair): a don't-fragment ping of
-MTU-28 bytes bound to the sending netdev, all links at once; then, only for links whose jumbo
-ping failed, a small ping, which tells an MTU on the path (small gets through, jumbo does not)
-from a link that carries nothing. The small pings are their own phase: they run only when a
-failed item asks."""
+"""Reachability of the bandwidth schedule's directed rail links: a don't-fragment ping of MTU-28
+bytes bound to the sending netdev, all links at once; then, only when a failed item asks, a small
+ping, which tells an MTU on the path (small gets through) from a link that carries nothing."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure import bwplan
@@ -27,11 +23,8 @@ SMALL_PING_B = 56
 IP_ICMP_HEADERS_B = 28
 
 
-@dataclass(frozen=True, slots=True)
-class Pings:
-    """By directed link id: the ping's result, or why it could not be sent."""
-
-    links: Mapping[str, Measured[PingResult]]
+Pings = Mapping[str, Measured[PingResult]]
+"""By directed link id: the ping's result, or why it could not be sent."""
 
 
 def passes(p: PingResult, max_loss_pct: float) -> bool:
@@ -59,15 +52,15 @@ def measure(fabric: Fabric) -> Pings:
     for d in bwplan.directed_links(fabric.cluster, fabric.plan):
         # Sent from a node that does not answer, a ping cannot run; towards one it can (its
         # kernel answers without a shell) and tells whether the fabric reaches it.
-        line = fabric.down_line((d.src.node,))
-        if line:
-            out[d.id] = Measured.failed(line)
+        gone = fabric.gone((d.src.node,))
+        if gone:
+            out[d.id] = Measured.failed(gone.reason)
         else:
             links.append(d)
     if links:
         fabric.progress(f"jumbo DF pings: {len(links)} directed links at once")
         out.update(_round(fabric, links, fabric.cluster.mtu - IP_ICMP_HEADERS_B))
-    return Pings(out)
+    return out
 
 
 def measure_small(fabric: Fabric) -> Pings:
@@ -75,12 +68,12 @@ def measure_small(fabric: Fabric) -> Pings:
         d
         for d in bwplan.directed_links(fabric.cluster, fabric.plan)
         if ((p := ping(fabric, d)).error or not answered(fabric, p.get()))
-        and not fabric.down_line((d.src.node,))
+        and not fabric.gone((d.src.node,))
     ]
     if not failed:
-        return Pings({})
+        return {}
     fabric.progress(f"small pings: {len(failed)} links whose jumbo ping failed")
-    return Pings(_round(fabric, failed, SMALL_PING_B))
+    return _round(fabric, failed, SMALL_PING_B)
 
 
 def _round(
@@ -108,9 +101,9 @@ def _round(
 
 def ping(fabric: Fabric, link: DirectedLink) -> Measured[PingResult]:
     """The jumbo DF ping over `link` (every link's in one round)."""
-    return fabric.phase(NAME, measure).links[link.id]
+    return fabric.phase(NAME, measure)[link.id]
 
 
 def small_ping(fabric: Fabric, link: DirectedLink) -> Measured[PingResult] | None:
     """A default-size ping over a link whose jumbo DF ping failed (None where it passed)."""
-    return fabric.phase(SMALL, measure_small).links.get(link.id)
+    return fabric.phase(SMALL, measure_small).get(link.id)

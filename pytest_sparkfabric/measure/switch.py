@@ -1,44 +1,18 @@
-"""The switch, read one way or the other, and one pass of read-only calls that every switch
-check asserts on (DOMAIN.md §7).
-
-`switch.api` picks the way: `rest` (JSON, `transport.switch`), `ssh` (the console commands of
-`probes.routeros_commands`, parsed by `probes.routeros`) or `auto`: REST first, and SSH where
-REST cannot be reached at all (connection, TLS, login); `Access.note` says which was used and
-why. Both give the dataclasses of `probes.routeros`, so a check cannot tell which way it was.
-"""
+"""The switch, read over REST or its SSH console as `switch.api` says (`auto`: REST first, SSH
+where REST fails), in one pass of read-only calls every switch check asserts on (DOMAIN.md §7).
+Both ways give `probes.routeros`'s dataclasses, so a check cannot tell which way it was."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pytest_sparkfabric.measure.engine import PhaseName
 from pytest_sparkfabric.outcome import Measured
-from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes import routeros as console_parse
-from pytest_sparkfabric.probes.routeros import (
-    BridgePort,
-    EthernetMonitor,
-    EthernetPort,
-    EthernetStats,
-    QosPort,
-    SystemResource,
-    bridge_ports_from_rest,
-    ethernet_from_rest,
-    ethernet_monitor_from_kv,
-    ethernet_stats_from_rows,
-    qos_ports_from_rest,
-    system_resource_from_kv,
-)
-from pytest_sparkfabric.probes.routeros_commands import (
-    BRIDGE_PORT,
-    ETHERNET,
-    QOS_PORT,
-    RESOURCE,
-    monitor_command,
-    stats_command,
-)
+from pytest_sparkfabric.probes import ParseError, routeros
+from pytest_sparkfabric.probes import routeros_commands as cmds
 from pytest_sparkfabric.probes.routeros_text import Row, rest_rows
 from pytest_sparkfabric.transport.rest import SwitchClient, SwitchError, SwitchUnreachable
 
@@ -54,25 +28,6 @@ if TYPE_CHECKING:
 Api = Literal["rest", "ssh"]
 
 
-class Reads(Protocol):
-    """One switch, read one way; every method raises SwitchError (SwitchUnreachable when the
-    switch cannot be read at all) or ParseError."""
-
-    api: Api
-
-    def ethernet(self) -> tuple[EthernetPort, ...]: ...
-
-    def monitor(self, leg: str) -> EthernetMonitor: ...
-
-    def bridge_ports(self) -> tuple[BridgePort, ...]: ...
-
-    def qos_ports(self) -> tuple[QosPort, ...]: ...
-
-    def resource(self) -> SystemResource: ...
-
-    def stats(self, legs: Sequence[str]) -> Mapping[str, EthernetStats]: ...
-
-
 def _first(items: tuple[Row, ...], what: str) -> Row:
     if not items:
         raise ParseError(what, "empty reply")
@@ -85,27 +40,27 @@ class RestReads:
     def __init__(self, client: SwitchClient) -> None:
         self.client = client
 
-    def ethernet(self) -> tuple[EthernetPort, ...]:
-        return ethernet_from_rest(rest_rows(self.client.get("/interface/ethernet")))
+    def ethernet(self) -> tuple[routeros.EthernetPort, ...]:
+        return routeros.ethernet_from_rest(rest_rows(self.client.get("/interface/ethernet")))
 
-    def monitor(self, leg: str) -> EthernetMonitor:
+    def monitor(self, leg: str) -> routeros.EthernetMonitor:
         reply = self.client.post("/interface/ethernet/monitor", {"numbers": leg, "once": ""})
-        return ethernet_monitor_from_kv(_first(rest_rows(reply), "routeros monitor"))
+        return routeros.ethernet_monitor_from_kv(_first(rest_rows(reply), "routeros monitor"))
 
-    def bridge_ports(self) -> tuple[BridgePort, ...]:
-        return bridge_ports_from_rest(rest_rows(self.client.get("/interface/bridge/port")))
+    def bridge_ports(self) -> tuple[routeros.BridgePort, ...]:
+        return routeros.bridge_ports_from_rest(rest_rows(self.client.get("/interface/bridge/port")))
 
-    def qos_ports(self) -> tuple[QosPort, ...]:
+    def qos_ports(self) -> tuple[routeros.QosPort, ...]:
         reply = self.client.get("/interface/ethernet/switch/qos/port")
-        return qos_ports_from_rest(rest_rows(reply))
+        return routeros.qos_ports_from_rest(rest_rows(reply))
 
-    def resource(self) -> SystemResource:
-        reply = self.client.get("/system/resource")
-        return system_resource_from_kv(_first(rest_rows(reply), "routeros /system/resource"))
+    def resource(self) -> routeros.SystemResource:
+        reply = rest_rows(self.client.get("/system/resource"))
+        return routeros.system_resource_from_kv(_first(reply, "routeros /system/resource"))
 
-    def stats(self, legs: Sequence[str]) -> Mapping[str, EthernetStats]:
+    def stats(self, legs: Sequence[str]) -> Mapping[str, routeros.EthernetStats]:
         reply = self.client.post("/interface/ethernet/print", {"stats": ""})
-        found = {s.name: s for s in ethernet_stats_from_rows(rest_rows(reply)) if s.name}
+        found = {s.name: s for s in routeros.ethernet_stats_from_rows(rest_rows(reply)) if s.name}
         return {leg: found[leg] for leg in legs if leg in found}
 
 
@@ -118,28 +73,33 @@ class ConsoleReads:
     def __init__(self, console: SwitchConsole) -> None:
         self.console = console
 
-    def ethernet(self) -> tuple[EthernetPort, ...]:
-        return console_parse.parse_ethernet(self.console.run(ETHERNET))
+    def ethernet(self) -> tuple[routeros.EthernetPort, ...]:
+        return routeros.parse_ethernet(self.console.run(cmds.ETHERNET))
 
-    def monitor(self, leg: str) -> EthernetMonitor:
-        return console_parse.parse_routeros_monitor(self.console.run(monitor_command(leg)))
+    def monitor(self, leg: str) -> routeros.EthernetMonitor:
+        return routeros.parse_routeros_monitor(self.console.run(cmds.monitor_command(leg)))
 
-    def bridge_ports(self) -> tuple[BridgePort, ...]:
-        return console_parse.parse_bridge_ports(self.console.run(BRIDGE_PORT))
+    def bridge_ports(self) -> tuple[routeros.BridgePort, ...]:
+        return routeros.parse_bridge_ports(self.console.run(cmds.BRIDGE_PORT))
 
-    def qos_ports(self) -> tuple[QosPort, ...]:
-        return console_parse.parse_qos_ports(self.console.run(QOS_PORT))
+    def qos_ports(self) -> tuple[routeros.QosPort, ...]:
+        return routeros.parse_qos_ports(self.console.run(cmds.QOS_PORT))
 
-    def resource(self) -> SystemResource:
-        return console_parse.parse_system_resource(self.console.run(RESOURCE))
+    def resource(self) -> routeros.SystemResource:
+        return routeros.parse_system_resource(self.console.run(cmds.RESOURCE))
 
-    def stats(self, legs: Sequence[str]) -> Mapping[str, EthernetStats]:
-        out: dict[str, EthernetStats] = {}
-        for leg in legs:
-            for s in console_parse.parse_ethernet_stats(self.console.run(stats_command(leg))):
-                if s.name == leg:
-                    out[leg] = s
-        return out
+    def stats(self, legs: Sequence[str]) -> Mapping[str, routeros.EthernetStats]:
+        return {
+            leg: s
+            for leg in legs
+            for s in routeros.parse_ethernet_stats(self.console.run(cmds.stats_command(leg)))
+            if s.name == leg
+        }
+
+
+Reads = RestReads | ConsoleReads
+"""One switch, read one way; every read raises SwitchError (SwitchUnreachable when the switch
+cannot be read at all) or ParseError."""
 
 
 @dataclass(frozen=True)
@@ -155,14 +115,12 @@ def open_access(transport: Transport, spec: SwitchSpec, base_dir: Path | None = 
         return Access(RestReads(transport.switch_client(spec, base_dir)), "REST API")
     if spec.api == "ssh":
         return Access(ConsoleReads(transport.switch_console(spec, base_dir)), "SSH console")
-    rest: Reads = RestReads(transport.switch_client(spec, base_dir))
+    rest = RestReads(transport.switch_client(spec, base_dir))
     try:
         rest.resource()
         return Access(rest, "REST API (switch.api auto: REST answered)")
-    except SwitchUnreachable as exc:
-        why = str(exc)
     except (SwitchError, ParseError) as exc:
-        # REST answers but not as RouterOS's API does: the console may still read it.
+        # Unreachable, or answering but not as RouterOS's API does: the console may read it.
         why = str(exc)
     console = ConsoleReads(transport.switch_console(spec, base_dir))
     try:
@@ -182,11 +140,11 @@ NAME: PhaseName = "switch"
 class SwitchState:
     """What the switch said; each part is measured or says why it is not."""
 
-    ethernet: Measured[Mapping[str, EthernetPort]]
-    monitor: Mapping[str, Measured[EthernetMonitor]]
-    bridge_ports: Measured[tuple[BridgePort, ...]]
-    qos: Measured[Mapping[str, QosPort]]
-    resource: Measured[SystemResource]
+    ethernet: Measured[Mapping[str, routeros.EthernetPort]]
+    monitor: Mapping[str, Measured[routeros.EthernetMonitor]]
+    bridge_ports: Measured[tuple[routeros.BridgePort, ...]]
+    qos: Measured[Mapping[str, routeros.QosPort]]
+    resource: Measured[routeros.SystemResource]
     api: str = "REST API"
     """How the switch was read (REST API, SSH console, or auto's choice and why)."""
     reads: Reads | None = field(default=None, compare=False, repr=False)
@@ -202,30 +160,22 @@ def _read(what: str, call: Callable[[], T]) -> Measured[T]:
         return Measured.failed(f"switch: {what}: {exc}")
 
 
-def _ports_by_name(reads: Reads) -> Mapping[str, EthernetPort]:
-    return {p.name: p for p in reads.ethernet() if p.name}
-
-
-def _qos_by_name(reads: Reads) -> Mapping[str, QosPort]:
-    return {q.name: q for q in reads.qos_ports() if q.name}
-
-
-def read_switch(source: Reads | SwitchClient, legs: Sequence[str], api: str = "") -> SwitchState:
-    """Read ports, each leg's link monitor, bridge ports, QoS ports and the CPU load, over
-    REST (a client) or any `Reads`.
-
-    Raises SwitchUnreachable when the switch cannot be read at all; any other failure only
-    leaves its own part unmeasured."""
-    reads: Reads = source if hasattr(source, "ethernet") else RestReads(source)  # type: ignore[assignment]
-    ethernet = _read("/interface/ethernet", lambda: _ports_by_name(reads))
-    monitor: dict[str, Measured[EthernetMonitor]] = {}
-    for leg in legs:
-        monitor[leg] = _read(f"monitor {leg}", lambda leg=leg: reads.monitor(leg))  # type: ignore[misc]
-    bridge = _read("/interface/bridge/port", reads.bridge_ports)
-    qos = _read("/interface/ethernet/switch/qos/port", lambda: _qos_by_name(reads))
-    resource = _read("/system/resource", reads.resource)
-    note = api or ("SSH console" if reads.api == "ssh" else "REST API")
-    return SwitchState(ethernet, monitor, bridge, qos, resource, note, reads)
+def read_switch(reads: Reads, legs: Sequence[str], note: str) -> SwitchState:
+    """Ports, each leg's link monitor, bridge ports, QoS ports and the CPU load. Raises
+    SwitchUnreachable when the switch cannot be read at all; any other failure only leaves its
+    own part unmeasured."""
+    return SwitchState(
+        _read("/interface/ethernet", lambda: {p.name: p for p in reads.ethernet() if p.name}),
+        {leg: _read(f"monitor {leg}", partial(reads.monitor, leg)) for leg in legs},
+        _read("/interface/bridge/port", reads.bridge_ports),
+        _read(
+            "/interface/ethernet/switch/qos/port",
+            lambda: {q.name: q for q in reads.qos_ports() if q.name},
+        ),
+        _read("/system/resource", reads.resource),
+        note,
+        reads,
+    )
 
 
 def measure(fabric: Fabric) -> Measured[SwitchState]:

@@ -13,6 +13,7 @@ import pytest
 from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.transport import Background, Job, RunResult, Transport, VirtualClock
+from pytest_sparkfabric.transport.base import not_run
 
 DIRECT = Path(__file__).resolve().parents[2] / "examples" / "direct-2.yaml"
 
@@ -30,9 +31,7 @@ class Echo(Transport):
         with self._lock:
             self.sent.append(job)
         if job.node in self.down:
-            return RunResult(
-                job.node, job.command, 255, "", "", 0.0, transport_error=f"{job.node}: down"
-            )
+            return not_run(job, f"{job.node}: down")
         return RunResult(job.node, job.command, 0, job.command, "", 0.0)
 
     def start(self, job: Job) -> Background:
@@ -75,7 +74,7 @@ def test_a_phase_runs_once_and_concurrent_callers_wait_for_it() -> None:
     assert got == [Counted(1)] * 5
 
 
-def test_measured_reads_what_ran_and_runs_nothing() -> None:
+def test_measured_reads_what_ran_and_runs_nothing_and_a_failed_phase_is_not_kept() -> None:
     fabric = _fabric()
     assert fabric.measured("tcp", Counted) is None
     fabric.phase("tcp", lambda f: Counted(7))
@@ -83,10 +82,7 @@ def test_measured_reads_what_ran_and_runs_nothing() -> None:
     assert fabric.measured("rdma", Counted) is None
     with pytest.raises(TypeError, match="phase tcp holds Counted, not int"):
         fabric.measured("tcp", int)
-
-
-def test_a_phase_that_raises_is_not_kept() -> None:
-    fabric = _fabric()
+    # A phase that raises is not kept: the next caller runs it again.
     tries: list[int] = []
 
     def measure(f: Fabric) -> Counted:
@@ -116,5 +112,6 @@ def test_jobs_of_a_node_that_does_not_answer_fail_at_once_with_its_line() -> Non
         ("spark-1", "a"),
         ("spark-1", "c"),
     ]
-    assert fabric.down_line(["spark-1", "spark-2"]) == "spark-2: down"
+    gone = fabric.gone(["spark-1", "spark-2"])
+    assert gone is not None and gone.reason == "spark-2: down"
     assert fabric.reachable() == ["spark-1"]

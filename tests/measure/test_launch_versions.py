@@ -53,17 +53,15 @@ def test_an_ompi_interface_that_does_not_exist() -> None:
     ]
 
 
-def test_the_version_table_and_the_odd_node() -> None:
+def test_the_version_table_and_the_odd_node_and_a_tie() -> None:
     fabric = sim_fabric(with_faults("mesh-3", "{fault: firmware_mismatch, node: spark-2}"))
-    table = facts.versions(fabric).nodes
+    table = facts.versions(fabric)
     assert set(table) == {"spark-1", "spark-2", "spark-3"}
     fw = {n: row["ConnectX firmware"].get() for n, row in table.items()}
     assert facts.odd_ones(fw) == {"spark-2": "28.45.4028 (NVD0000000033)"}
     kernels = {n: row["kernel"].get() for n, row in table.items()}
     assert facts.odd_ones(kernels) == {}
     assert all(row["GPU driver"].value for row in table.values())
-
-
-def test_odd_ones_with_a_tie_keeps_the_first_nodes_value() -> None:
+    # With a tie, the first node's value is the one the others differ from.
     assert facts.odd_ones({"a": "1", "b": "2"}) == {"b": "2"}
     assert facts.odd_ones({"a": "1", "b": "2", "c": "2"}) == {"a": "1"}
