@@ -48,6 +48,20 @@ ONE_CAUSE = {
 its fix starting so (issue 26)."""
 SOAK_LINK = "test_soak.py::test_soak_link[spark-2:rail{}]"
 SAYS: dict[str, dict[str, tuple[str, ...]]] = {
+    "faults/half_port": {
+        "test_bandwidth.py::test_pair_rdma[spark-1<->spark-2]": (
+            # both directions, each its own pair of rails
+            "^both rails together spark-1->spark-2: ", "\nboth rails together spark-2->spark-1: ",
+            "expected >= 180 Gb/s (default: NVIDIA Sync lower bound 184)\nrail0 ",
+            " Gb/s, rail1 0.",
+            "\nLikely cause: only one of the port's two PCIe halves",
+            # dead even in loopback: hardware, so a hardware fix, not NCCL_IB_HCA (which is set)
+            "faulty hardware, not a setting",
+            "\nFix: check the PCIe training of roceP2p1s0f1 (`lspci -vv` on its PCI function: "
+            "LnkSta 32GT/s, Width x4), then power-drain the box (shut down, unplug power for "
+            "60 s); if the half stays dead, reseat or have the unit serviced.",
+        ),
+    },
     "faults/lane_degradation": {
         SOAK_LINK.format(r): (
             f"spark-2 {netdev} receiving on cable spark-2:rail{r}<->spark-1:rail{r}",
@@ -70,6 +84,41 @@ SAYS: dict[str, dict[str, tuple[str, ...]]] = {
         "test_switch.py::test_switch_qos[spark-2]": (
             "pfc disabled while spark-2 runs PFC on priority 3", "--pfc 0,0,0,0,0,0,0,0",
             "a PFC profile for priority 3",
+        ),
+    },
+    "direct-2": {
+        "test_kernel_log.py::test_kernel_log[spark-1]": (
+            "measured=0 link down, 0 AER (0 uncorrected), 0 thermal in the last ",
+        ),
+    },
+    "faults/link_flap": {
+        "test_kernel_log.py::test_kernel_log[spark-2]": (
+            "^spark-2: the link dropped during the run (kernel log): +",
+            "`mlx5_core 0000:01:00.1 enp1s0f1np1: Link down`",
+            "`mlx5_core 0002:01:00.1 enP2p1s0f1np1: Link down`",
+        ),
+    },
+    "faults/node_unreachable": {
+        "test_soak.py::test_soak_load[spark-1]": (
+            "^not measured: the heat soak needs traffic between two nodes that answer; "
+            "spark-2: ssh: connection timed out after 10 s",
+        ),
+        "test_soak.py::test_soak_link[spark-2:rail0]": (
+            "^not measured: spark-2: ssh: connection timed out after 10 s",
+        ),
+    },
+    "mixed/switch-three": {
+        "test_bandwidth.py::test_pair_rdma[spark-2<->spark-3]": (
+            "transport retry counter exceeded (12)",
+            "qsfp56-dd-2-1 mtu 1500 l2mtu 1500, below the 4156-byte RoCE packet",
+        ),
+    },
+    "stock": {
+        "test_kernel_log.py::test_kernel_log[spark-1]": (
+            "^spark-1: the kernel log is not readable (dmesg: read kernel buffer failed: "
+            "Operation not permitted; Hint: You are currently not seeing messages from other "
+            "users and the system.)",
+            "`sudo usermod -aG adm $USER`", "kernel.dmesg_restrict=0",
         ),
     },
     "faults/rx_discards": {
@@ -183,7 +232,9 @@ def test_example(pytester: pytest.Pytester, name: str) -> None:
         assert doc.causes == ()
     items = {i.id: i for i in doc.items}
     for item_id, says in SAYS.get(name, {}).items():
-        message, props = items[item_id].message or "", items[item_id].properties
+        item = items[item_id]
+        message = item.message or "\n".join(w.message for w in item.warnings)
+        props = item.properties
         for words in says:
             key, _, value = words.partition("=")
             if key in props:

@@ -1,5 +1,5 @@
-"""How measurement failures read: a dead PCIe half, two faults at once, a shaped switch leg on
-any node, and the schedule in the progress lines (the matrix pins which checks fail)."""
+"""How measurement failures read: two faults at once, a shaped switch leg on any node, and the
+schedule in the progress lines (the matrix pins which checks fail, SAYS a dead PCIe half)."""
 
 from __future__ import annotations
 
@@ -22,27 +22,6 @@ def _touching(node: int) -> set[str]:
             out |= {f"test_pair_rdma[{pair}]", f"test_pair_tcp[{pair}]"}
             out |= {f"test_rail_rdma[spark-{a}:rail{r}<->spark-{b}:rail{r}]" for r in (0, 1)}
     return out
-
-
-def test_half_port_message_reads_as_designed(pytester: pytest.Pytester) -> None:
-    r = run_measurements(
-        pytester, write_cluster(pytester.path, "faults/half_port.yaml", changes=SHORT_SOAK)
-    )
-    msg = r.messages[f"test_pair_rdma[{D_PAIR}]"]
-    lines = msg.splitlines()
-    # Both directions, each its own pair of rails (measured at once, each its own test).
-    for head, way in ((0, "spark-1->spark-2"), (2, "spark-2->spark-1")):
-        assert lines[head].startswith(f"both rails together {way}: ")
-        assert lines[head].endswith("expected >= 180 Gb/s (default: NVIDIA Sync lower bound 184)")
-        assert lines[head + 1].startswith("rail0 ") and " Gb/s, rail1 0." in lines[head + 1]
-    assert lines[4].startswith("Likely cause: only one of the port's two PCIe halves")
-    # Dead even in loopback: hardware, so a hardware fix, not NCCL_IB_HCA (which is set).
-    assert "faulty hardware, not a setting" in lines[4]
-    assert lines[5] == (
-        "Fix: check the PCIe training of roceP2p1s0f1 (`lspci -vv` on its PCI function: "
-        "LnkSta 32GT/s, Width x4), then power-drain the box (shut down, unplug power for 60 s); "
-        "if the half stays dead, reseat or have the unit serviced."
-    )
 
 
 def test_two_faults_at_once_are_both_named(pytester: pytest.Pytester) -> None:
