@@ -62,6 +62,23 @@ SAYS: dict[str, dict[str, tuple[str, ...]]] = {
             "60 s); if the half stays dead, reseat or have the unit serviced.",
         ),
     },
+    "faults/switch_cpu_forwarding": {
+        "test_switch_traffic.py::test_switch_cpu_under_traffic": (
+            # the busiest sample names its round and when in it it was taken
+            " s in) while fabric traffic crossed",
+            "hw-offload off on: qsfp56-dd-1-1",
+            "qsfp56-dd-1-2",
+        ),
+    },
+    "faults/switch_fcs_errors": {
+        "test_switch_traffic.py::test_switch_leg_counters[spark-2]": (
+            "^spark-2: switch 192.168.88.1 port qsfp56-dd-1-5: rx-fcs-error +",
+            "RDMA round", "rs-fec-uncorrected +",
+            "Blamed on: the host->switch direction of the cable spark-2 port 1 <-> switch",
+            "direction=host->switch", "counter=rx-fcs-error", "switch_leg=qsfp56-dd-1-5",
+            "cable=spark-2 port 1 <-> switch 192.168.88.1 qsfp56-dd-1-5",
+        ),
+    },
     "faults/lane_degradation": {
         SOAK_LINK.format(r): (
             f"spark-2 {netdev} receiving on cable spark-2:rail{r}<->spark-1:rail{r}",
@@ -129,6 +146,14 @@ SAYS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }  # fmt: skip
 """What a failure's message (`^`: starts with) or a property (`name=value` starts so) says."""
+OVER_SSH = [
+    "faults/autoneg_failed",
+    "faults/pfc_stall",
+    "faults/switch_cpu_forwarding",
+    "faults/switch_fcs_errors",
+    "mixed/switch-three",  # a switch port at MTU 1500
+]
+"""The switch faults, run again with `switch.api: ssh`."""
 # Known wrong, so not pinned: example -> why (strict xfail: the day it is right, this fails and
 # asks for pins). Empty since issue 24 routed every runner through measure/prereq.py.
 NOT_YET_RIGHT: dict[str, str] = {}
@@ -223,7 +248,23 @@ def test_example(pytester: pytest.Pytester, name: str) -> None:
     run = run_suite(pytester, EXAMPLES / f"{name}.yaml", "-p", "no:html", "-q")
     doc = Results.model_validate(run.doc)
     seen = observed(doc)
-    assert seen == _pin(name, seen)
+    _judge(name, doc, _pin(name, seen))
+
+
+@pytest.mark.parametrize("name", OVER_SSH)
+def test_switch_example_over_ssh(pytester: pytest.Pytester, name: str) -> None:
+    """switch.api ssh reads the RouterOS console instead of REST: the same pins, SAYS and
+    invariants."""
+    cluster = write_cluster(pytester.path, f"{name}.yaml", changes={"switch": {"api": "ssh"}})
+    doc = Results.model_validate(run_suite(pytester, cluster, "-p", "no:html", "-q").doc)
+    _judge(name, doc, json.loads(MATRIX.read_text())[name])
+    for i in doc.items:
+        if i.outcome == "failed" and _function(i.id).startswith("test_switch") and "[" in i.id:
+            assert (i.message or "").startswith(i.id.partition("[")[2][:-1]), i.message
+
+
+def _judge(name: str, doc: Results, pin: dict[str, Any]) -> None:
+    assert observed(doc) == pin
     _check_invariants(name, doc)
     if name in ONE_CAUSE:
         assert len(doc.causes) == 1, doc.causes

@@ -1,5 +1,5 @@
-"""The reports of a whole run: HTML columns and diagnosis box, JUnit properties, and the suite
-without pytest-html."""
+"""The reports of a whole run: HTML columns and diagnosis box, JUnit properties (the suite
+without pytest-html: every fault matrix run)."""
 
 from __future__ import annotations
 
@@ -19,14 +19,10 @@ from tests.suite.runner import run_suite, write_cluster
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def mtu_fault(pytester: pytest.Pytester) -> Path:
-    return write_cluster(
+def test_html_and_junit_reports(pytester: pytest.Pytester) -> None:
+    mtu_fault = write_cluster(
         pytester.path, "direct-2.yaml", faults=[{"fault": "mtu", "node": "spark-1", "value": 1500}]
     )
-
-
-def test_html_and_junit_reports(pytester: pytest.Pytester, mtu_fault: Path) -> None:
     page, junit = pytester.path / "report.html", pytester.path / "junit.xml"
     run = run_suite(
         pytester,
@@ -100,12 +96,6 @@ def test_html_report_has_no_noise(pytester: pytest.Pytester) -> None:
         json.dumps(loop)
     )
     assert 'data-column-type="duration"' not in text and "col-duration" not in text
-
-
-def test_runs_without_pytest_html(pytester: pytest.Pytester, mtu_fault: Path) -> None:
-    run = run_suite(pytester, mtu_fault, "-p", "no:html", markers="mtu")
-    assert "test_mtu[spark-1:rail0]" in run.failed
-    assert "test_mtu[spark-2:rail0]" in run.outcomes
 
 
 def _ids_and_junit_names(out: Path, junit: Path) -> tuple[list[str], list[tuple[str, str]]]:
