@@ -3,18 +3,14 @@
 One run per file under examples/ (healthy, `faults/` one fault each, `mixed/` two or three);
 tests/data/matrix.json pins per example the verdict, the number of checks, every check that did
 not pass (outcome, rule) and the root causes (rule, objects, how many checks each explains); SAYS
-pins what some failures say. To alter a verdict, regenerate with SPARKFABRIC_UPDATE_PINS=1 and
-show the difference in review. On every run: each failure says where and, with a rule, the fix; a
-cause blames only objects on its checks' paths; each injected fault is named at its node; every
-check that did not pass is explained, or is one of the few that may stay so.
+pins what some failures say. To alter a verdict, regenerate with SPARKFABRIC_UPDATE_PINS=1
+(runner.pin) and show the difference in review. On every run: each failure says where and, with
+a rule, the fix; a cause blames only objects on its checks' paths; each injected fault is named
+at its node; every check that did not pass is explained, or is one of the few that may stay so.
 """
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,9 +18,8 @@ import yaml
 
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.results import Results
-from tests.suite.runner import EXAMPLES, run_suite, write_cluster
+from tests.suite.runner import EXAMPLES, pin, run_suite, write_cluster
 
-MATRIX = Path(__file__).resolve().parents[1] / "data" / "matrix.json"
 NAMES = sorted(
     str(p.relative_to(EXAMPLES).with_suffix(""))
     for p in [
@@ -171,18 +166,6 @@ def observed(doc: Results) -> dict[str, Any]:
     }
 
 
-def _pin(name: str, seen: dict[str, Any]) -> dict[str, Any]:
-    """The pinned entry of `name` (rewritten first under SPARKFABRIC_UPDATE_PINS, under a lock:
-    the matrix runs in parallel)."""
-    with open(MATRIX.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        pins = json.loads(MATRIX.read_text()) if MATRIX.exists() else {}
-        if os.environ.get("SPARKFABRIC_UPDATE_PINS") and name not in NOT_YET_RIGHT:
-            pins[name] = seen
-            MATRIX.write_text(json.dumps(dict(sorted(pins.items())), indent=1) + "\n")
-    return dict(pins.get(name, {}))
-
-
 def _function(item_id: str) -> str:
     return item_id.rpartition("::")[2].partition("[")[0]
 
@@ -248,7 +231,7 @@ def test_example(pytester: pytest.Pytester, name: str) -> None:
     run = run_suite(pytester, EXAMPLES / f"{name}.yaml", "-p", "no:html", "-q")
     doc = Results.model_validate(run.doc)
     seen = observed(doc)
-    _judge(name, doc, _pin(name, seen))
+    _judge(name, doc, pin(name, seen, update=name not in NOT_YET_RIGHT))
 
 
 @pytest.mark.parametrize("name", OVER_SSH)
@@ -257,7 +240,7 @@ def test_switch_example_over_ssh(pytester: pytest.Pytester, name: str) -> None:
     invariants."""
     cluster = write_cluster(pytester.path, f"{name}.yaml", changes={"switch": {"api": "ssh"}})
     doc = Results.model_validate(run_suite(pytester, cluster, "-p", "no:html", "-q").doc)
-    _judge(name, doc, json.loads(MATRIX.read_text())[name])
+    _judge(name, doc, pin(name, seen=None))
     for i in doc.items:
         if i.outcome == "failed" and _function(i.id).startswith("test_switch") and "[" in i.id:
             assert (i.message or "").startswith(i.id.partition("[")[2][:-1]), i.message
