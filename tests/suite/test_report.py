@@ -61,43 +61,6 @@ def _html_rows(page: Path) -> dict[str, dict[str, object]]:
     return {str(rows[0]["testId"]): rows[0] for rows in tests.values()}
 
 
-def test_html_report_has_no_noise(pytester: pytest.Pytester) -> None:
-    cluster = write_cluster(
-        pytester.path,
-        "direct-2.yaml",
-        faults=[{"fault": "half_port", "node": "spark-1", "rail": 1}],
-    )
-    page = pytester.path / "report.html"
-    run_suite(
-        pytester,
-        cluster,
-        "--html",
-        str(page),
-        "--self-contained-html",
-        markers="bandwidth or switch",
-    )
-    text = page.read_text()
-    rows = _html_rows(page)
-    # A direct cluster has no switch: its switch checks are deselected, never rows of "Skipped".
-    assert "::setup" not in text
-    assert not [k for k, v in rows.items() if v["result"] == "Skipped"]
-    assert not [k for k in rows if k.split("::")[0].startswith("test_switch")]
-    # A failure: cause and fix once, in the box; the log keeps what was measured and expected.
-    loop = next(v for k, v in rows.items() if k.endswith("test_nic_loopback[spark-1:rail1]"))
-    assert loop["result"] == "Failed"
-    log = str(loop["log"])
-    assert log.count("Likely cause") == 1 and log.count("Fix:") == 1, log
-    box, _, rest = log.partition("</div>")
-    assert 'class="sparkfabric-diagnosis"' in box and "Likely cause:</b>" in box
-    assert "one half carries nothing even inside the box" in box  # the evidence, too
-    assert "loopback: 0.4 Gb/s, expected &gt;= 80 Gb/s" in rest
-    # Node and rail never wrap; no Duration column (an item's time is not its measurement's).
-    assert '<td class=\\"col-sfnode\\" style=\\"white-space:nowrap\\">spark-1</td>' in (
-        json.dumps(loop)
-    )
-    assert 'data-column-type="duration"' not in text and "col-duration" not in text
-
-
 def _ids_and_junit_names(out: Path, junit: Path) -> tuple[list[str], list[tuple[str, str]]]:
     ids = [str(i["id"]) for i in json.loads(out.read_text())["items"]]
     names = [
@@ -136,28 +99,54 @@ def test_ids_do_not_depend_on_how_or_where_pytest_starts(
     assert len(names) == len(ids) + 1 and names[-1][1] == "verdict", names[-1]
 
 
-def test_pytest_html_report_opens_with_the_verdict_and_renders_in_a_browser(
+def test_the_html_report_opens_with_the_verdict_has_no_noise_and_renders_in_a_browser(
     pytester: pytest.Pytester,
 ) -> None:
     cluster = write_cluster(
-        pytester.path, "direct-2.yaml", faults=[{"fault": "nic_throttled", "node": "spark-1"}]
+        pytester.path,
+        "direct-2.yaml",
+        faults=[{"fault": "half_port", "node": "spark-1", "rail": 1}],
     )
     page = pytester.path / "report.html"
     run = run_suite(
-        pytester, cluster, "--html", str(page), "--self-contained-html", markers="bandwidth"
+        pytester,
+        cluster,
+        "--html",
+        str(page),
+        "--self-contained-html",
+        markers="bandwidth or switch",
     )
     text = page.read_text()
+    rows = _html_rows(page)
+    # A direct cluster has no switch: its switch checks are deselected, never rows of "Skipped".
+    assert "::setup" not in text
+    assert not [k for k, v in rows.items() if v["result"] == "Skipped"]
+    assert not [k for k in rows if k.split("::")[0].startswith("test_switch")]
+    # A failure: cause and fix once, in the box; the log keeps what was measured and expected.
+    loop = next(v for k, v in rows.items() if k.endswith("test_nic_loopback[spark-1:rail1]"))
+    assert loop["result"] == "Failed"
+    log = str(loop["log"])
+    assert log.count("Likely cause") == 1 and log.count("Fix:") == 1, log
+    box, _, rest = log.partition("</div>")
+    assert 'class="sparkfabric-diagnosis"' in box and "Likely cause:</b>" in box
+    assert "one half carries nothing even inside the box" in box  # the evidence, too
+    assert "loopback: 0.4 Gb/s, expected &gt;= 80 Gb/s" in rest
+    # Node and rail never wrap; no Duration column (an item's time is not its measurement's).
+    assert '<td class=\\"col-sfnode\\" style=\\"white-space:nowrap\\">spark-1</td>' in (
+        json.dumps(loop)
+    )
+    assert 'data-column-type="duration"' not in text and "col-duration" not in text
     assert run.doc["verdict"] == "rejected"
-    assert [c["rule"] for c in run.doc["causes"]] == ["nic_throttled"]
+    assert [c["rule"] for c in run.doc["causes"]] == ["half_port"]
     # Verdict first, then the fabric as an inline SVG, the bandwidth charts, the cables.
     order = [text.index(k) for k in ('data-verdict="rejected"', 'id="sf-fabric"', 'id="sf-charts"')]
     assert order == sorted(order)
-    assert 'data-rule="nic_throttled"' in text and "<svg" in text
+    assert 'data-rule="half_port"' in text and "<svg" in text
     assert "REJECTED" in text and "explains" in text
     # The terminal's last lines say the same.
     tail = run.stdout[run.stdout.index("sparkfabric verdict") :]
     assert "sparkfabric: REJECTED  cluster: direct, 2 nodes" in tail
-    assert "1. [nic_throttled] spark-1: " in tail
+    assert "1. [half_port] spark-1:rail1: " in tail, tail
     if test_browser.CHROMIUM is None:
         pytest.skip("no chromium on PATH: the page was not opened in a browser")
     shown = test_browser.chromium(pytester.path, page, "--dump-dom")
