@@ -1,5 +1,5 @@
-"""The reports of a whole run: HTML columns and diagnosis box, JUnit properties (the suite
-without pytest-html: every fault matrix run)."""
+"""The reports of a whole run: HTML columns and diagnosis box, JUnit properties, a baseline (the
+suite without pytest-html: every fault matrix run)."""
 
 from __future__ import annotations
 
@@ -17,40 +17,7 @@ from tests.report import test_browser
 from tests.suite.runner import run_suite, write_cluster
 
 pytestmark = pytest.mark.slow
-
-
-def test_html_and_junit_reports(pytester: pytest.Pytester) -> None:
-    mtu_fault = write_cluster(
-        pytester.path, "direct-2.yaml", faults=[{"fault": "mtu", "node": "spark-1", "value": 1500}]
-    )
-    page, junit = pytester.path / "report.html", pytester.path / "junit.xml"
-    run = run_suite(
-        pytester,
-        mtu_fault,
-        "--html",
-        str(page),
-        "--self-contained-html",
-        f"--junitxml={junit}",
-        markers="mtu",
-    )
-    assert "test_mtu[spark-1:rail0]" in run.failed
-    # HTML: sortable Node / Rail / Measured / Expected columns, cause and fix above the log.
-    text = page.read_text()
-    for kind, title in html.COLUMNS_TITLES:
-        assert re.search(f'<th class="sortable" data-column-type="{kind}"[^>]*>{title}</th>', text)
-    assert "col-sfmeasured" in text and "MTU 1500" in text
-    assert "sparkfabric-diagnosis" in text
-    assert "Likely cause:" in text and "Fix:" in text
-    # JUnit: measured / expected (and the diagnosis) as properties of the test case.
-    tree = ET.parse(junit)
-    case = next(c for c in tree.iter("testcase") if c.get("name") == "test_mtu[spark-1:rail0]")
-    props = {p.get("name"): p.get("value") for p in case.iter("property")}
-    assert props["node"] == "spark-1"
-    assert props["measured"] == "MTU 1500"
-    assert props["expected"] == "MTU 9000"
-    assert props["rule"] == "mtu_mismatch"
-    suite = {p.get("name"): p.get("value") for p in tree.getroot().iter("property")}
-    assert suite.get("sparkfabric_topology") == "direct"
+LOOP1 = "test_nic_loopback[spark-1:rail1]"
 
 
 def _html_rows(page: Path) -> dict[str, dict[str, object]]:
@@ -107,23 +74,35 @@ def test_the_html_report_opens_with_the_verdict_has_no_noise_and_renders_in_a_br
         "direct-2.yaml",
         faults=[{"fault": "half_port", "node": "spark-1", "rail": 1}],
     )
-    page = pytester.path / "report.html"
+    page, junit = pytester.path / "report.html", pytester.path / "junit.xml"
     run = run_suite(
         pytester,
         cluster,
         "--html",
         str(page),
         "--self-contained-html",
+        f"--junitxml={junit}",
         markers="bandwidth or switch",
     )
     text = page.read_text()
     rows = _html_rows(page)
+    # Sortable Node / Rail / Measured / Expected columns.
+    for kind, title in html.COLUMNS_TITLES:
+        assert re.search(f'<th class="sortable" data-column-type="{kind}"[^>]*>{title}</th>', text)
+    # JUnit: measured / expected (and the diagnosis) as properties of the test case.
+    tree = ET.parse(junit)
+    case = next(c for c in tree.iter("testcase") if c.get("name") == LOOP1)
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert (props["node"], props["rule"]) == ("spark-1", "half_port"), props
+    assert (props["measured"], props["expected"]) == ("0.4 Gb/s", ">= 80 Gb/s"), props
+    suite = {p.get("name"): p.get("value") for p in tree.getroot().iter("property")}
+    assert suite.get("sparkfabric_topology") == "direct"
     # A direct cluster has no switch: its switch checks are deselected, never rows of "Skipped".
     assert "::setup" not in text
     assert not [k for k, v in rows.items() if v["result"] == "Skipped"]
     assert not [k for k in rows if k.split("::")[0].startswith("test_switch")]
     # A failure: cause and fix once, in the box; the log keeps what was measured and expected.
-    loop = next(v for k, v in rows.items() if k.endswith("test_nic_loopback[spark-1:rail1]"))
+    loop = next(v for k, v in rows.items() if k.endswith(LOOP1))
     assert loop["result"] == "Failed"
     log = str(loop["log"])
     assert log.count("Likely cause") == 1 and log.count("Fix:") == 1, log
