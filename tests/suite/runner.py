@@ -41,13 +41,13 @@ MATRIX = ROOT / "tests" / "data" / "matrix.json"
 """The fault matrix's pins: per example (test_matrix.py) and per lab fault (`lab/NAME`)."""
 
 
-def pin(name: str, seen: Any, *, update: bool = True) -> Any:
+def pin(name: str, seen: Any) -> Any:
     """The pinned entry of `name`, rewritten first to `seen` under SPARKFABRIC_UPDATE_PINS (under
     a lock: the matrix runs in parallel); `seen` None only reads."""
     with open(MATRIX.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         pins = json.loads(MATRIX.read_text())
-        if os.environ.get("SPARKFABRIC_UPDATE_PINS") and update and seen is not None:
+        if os.environ.get("SPARKFABRIC_UPDATE_PINS") and seen is not None:
             pins[name] = seen
             MATRIX.write_text(json.dumps(dict(sorted(pins.items())), indent=1) + "\n")
     return pins.get(name)

@@ -149,9 +149,6 @@ OVER_SSH = [
     "mixed/switch-three",  # a switch port at MTU 1500
 ]
 """The switch faults, run again with `switch.api: ssh`."""
-# Known wrong, so not pinned: example -> why (strict xfail: the day it is right, this fails and
-# asks for pins). Empty since issue 24 routed every runner through measure/prereq.py.
-NOT_YET_RIGHT: dict[str, str] = {}
 
 
 def observed(doc: Results) -> dict[str, Any]:
@@ -218,20 +215,11 @@ def test_healthy_clusters_stay_accepted_on_other_seeds(
     assert (run.doc["verdict"], run.doc["causes"]) == ("accepted", [])
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(reason=NOT_YET_RIGHT[n], strict=True))
-        if n in NOT_YET_RIGHT
-        else n
-        for n in NAMES
-    ],
-)
+@pytest.mark.parametrize("name", NAMES)
 def test_example(pytester: pytest.Pytester, name: str) -> None:
     run = run_suite(pytester, EXAMPLES / f"{name}.yaml", "-p", "no:html", "-q")
     doc = Results.model_validate(run.doc)
-    seen = observed(doc)
-    _judge(name, doc, pin(name, seen, update=name not in NOT_YET_RIGHT))
+    _judge(name, doc, pin(name, observed(doc)))
 
 
 @pytest.mark.parametrize("name", OVER_SSH)
