@@ -79,10 +79,6 @@ class SuiteRun:
         return {k for k, v in self.outcomes.items() if v != "passed"}
 
 
-def short_id(nodeid: str) -> str:
-    return nodeid.split("::")[-1]
-
-
 def rows_of(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A results document's items as pytest saw them: `nodeid` (the stable id), `outcome`
     (an item that could not measure failed), `properties`, `message`, `skip_reason`."""
@@ -122,7 +118,7 @@ def run_suite(
     doc: dict[str, Any] = json.loads(out.read_text())
     outcomes, messages, props = {}, {}, {}
     for t in rows_of(doc):
-        key = short_id(t["nodeid"])
+        key = t["nodeid"].split("::")[-1]
         outcomes[key] = t["outcome"]
         messages[key] = t["message"] or t["skip_reason"] or ""
         props[key] = t["properties"]
