@@ -51,16 +51,6 @@ def test_a_command_past_its_deadline_is_ended_on_the_node(
     assert _sleeps(lab) == []
 
 
-def test_a_stopped_background_command_is_ended_on_the_node(
-    lab: labkit.Lab, transport: Transport
-) -> None:
-    bg = transport.start(Job("spark-1", "sleep 100", timeout_s=60))
-    time.sleep(0.5)
-    assert any("sleep 100" in p for ps in lab.stray_processes().values() for p in ps)
-    bg.stop()
-    assert _sleeps(lab) == []
-
-
 def test_five_megabytes_of_stderr_do_not_block(transport: Transport) -> None:
     t0 = time.monotonic()
     r = transport.run(

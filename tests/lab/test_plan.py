@@ -232,6 +232,7 @@ def test_derived_and_simulator_clusters_validate(tmp_path: Path) -> None:
         80,
         None,
     )
+    assert c.spec.switch.allow_http is True  # the lab switch answers HTTP only, no password
     assert c.spec.thresholds == load_cluster(path).spec.thresholds
     sim = parse_cluster(files.dump_yaml(files.sim_cluster(raw, plan), "sim", str(path)))
     assert sim.spec.transport == "sim"

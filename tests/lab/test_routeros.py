@@ -14,7 +14,7 @@ from pytest_sparkfabric.transport.rest import RestClient, SwitchError, SwitchUnr
 from sparkfabric_lab import files
 from sparkfabric_lab.assemble import build_plan
 from sparkfabric_lab.routeros import Switch, handler_for
-from tests.lab.labkit import EXAMPLES, cluster_file
+from tests.lab.labkit import cluster_file
 from tests.lab.test_plan import MGMT
 
 
@@ -59,11 +59,3 @@ def test_only_the_configured_user_gets_in(endpoint: int) -> None:
     client.base = f"http://127.0.0.1:{endpoint}/rest"
     with pytest.raises(SwitchUnreachable, match="authentication failed"):
         client.get("/system/resource")
-
-
-def test_examples_switch_section_is_rewritten(tmp_path: Path) -> None:
-    raw = yaml.safe_load((EXAMPLES / "switch-4.yaml").read_text())
-    plan = build_plan(load_cluster(EXAMPLES / "switch-4.yaml"), prefix="sf-", mgmt=MGMT)
-    sw = files.derived_cluster(raw, tmp_path, plan)["switch"]
-    assert sw["host"] == "198.18.0.2" and sw["api_port"] == 80 and "password_env" not in sw
-    assert sw["allow_http"] is True  # the lab switch answers HTTP only, with no password

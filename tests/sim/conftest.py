@@ -34,15 +34,3 @@ class Sim:
         r = self.run(node, command, timeout)
         assert r.rc == 0, (command, r.rc, r.stdout, r.stderr)
         return r.stdout
-
-
-def table(reply: list[dict[str, str]] | dict[str, str]) -> list[dict[str, str]]:
-    """A REST reply that must be a list of rows."""
-    assert isinstance(reply, list)
-    return reply
-
-
-def record(reply: list[dict[str, str]] | dict[str, str]) -> dict[str, str]:
-    """A REST reply that must be one object."""
-    assert isinstance(reply, dict)
-    return reply

@@ -9,10 +9,9 @@ from tests.sim.conftest import EXAMPLES, example, with_faults
 from tests.sim.helpers import R0, R1, nccl, rdma, tcp
 
 
-def test_one_rail_one_qp_four_qps_and_loopback() -> None:
+def test_a_loopback_runs_near_106() -> None:
+    # One rail at 1 and 4 QPs: test_fidelity.test_bandwidth_reports_round_trip.
     t = SimTransport(example("direct-2"))
-    assert 92 <= rdma(t, [R0])[0] <= 98
-    assert 105 <= rdma(t, [R0], q=4)[0] <= 112
     loop = rdma(t, [("spark-1", "rocep1s0f1", "spark-1", "rocep1s0f1", "192.168.100.11")])
     assert 104 <= loop[0] <= 108
 

@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.cluster.faults import FAULTS
 from tests.sim.conftest import EXAMPLES, example
 
 
-# The fault matrix (tests/suite/test_matrix.py) loads and runs every other example: a healthy one
-# must stay accepted with no item failing.
-@pytest.mark.parametrize(
-    "path", sorted((EXAMPLES / "lab").glob("*.yaml")), ids=lambda p: f"lab/{p.name}"
-)
-def test_every_lab_example_loads(path: Path) -> None:
-    assert load_cluster(path).nodes
-
-
+# The fault matrix (tests/suite/test_matrix.py) loads and runs every other example, test_plan
+# every lab example.
 def test_the_real_template_uses_ssh_and_every_section() -> None:
     cluster = example("cluster.example")
     spec = cluster.spec

@@ -37,24 +37,6 @@ def test_run_many_overlaps_jobs() -> None:
     assert t.clock.now() == 5.0 + RTT
 
 
-def _pair(t: SimTransport, batch: bool) -> list[float]:
-    rails = [("rocep1s0f1", 18515, "192.168.100.12"), ("roceP2p1s0f1", 18516, "192.168.101.12")]
-    servers = [t.start(Job("spark-2", SERVER.format(dev=d, port=p), 60)) for d, p, _ in rails]
-    jobs = [Job("spark-1", CLIENT.format(dev=d, port=p, peer=ip), 60) for d, p, ip in rails]
-    results = t.run_many(jobs) if batch else [t.run(j) for j in jobs]
-    for s in servers:
-        assert s.wait().rc == 0
-    return [parse_ib_write_bw(r.stdout).bw_avg_gbps for r in results]
-
-
-def test_both_halves_at_once_each_get_about_95_and_the_pair_about_190() -> None:
-    t = SimTransport(example("direct-2"))
-    rates = _pair(t, batch=True)
-    assert all(88 <= r <= 98 for r in rates)
-    assert 180 <= sum(rates) <= 198
-    assert t.clock.now() == approx(12.0 + RTT)
-
-
 def test_background_server_returns_its_report_after_the_client() -> None:
     t = SimTransport(example("direct-2"))
     server = t.start(Job("spark-2", SERVER.format(dev="rocep1s0f1", port=18515), 60))

@@ -3,7 +3,9 @@ simulated (or replayed) cluster, read back from its JSON results."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +37,20 @@ MEASURE = "bandwidth or tcp or nccl or soak"
 """The measurements: bandwidth rounds, NCCL and the heat soak."""
 MEASURE_FILES = ("test_bandwidth.py", "test_tcp.py", "test_nccl.py", "test_soak.py")
 SHORT_SOAK: dict[str, Any] = {"soak": {"duration_s": 60, "interval_s": 10}}
+MATRIX = ROOT / "tests" / "data" / "matrix.json"
+"""The fault matrix's pins: per example (test_matrix.py) and per lab fault (`lab/NAME`)."""
+
+
+def pin(name: str, seen: Any) -> Any:
+    """The pinned entry of `name`, rewritten first to `seen` under SPARKFABRIC_UPDATE_PINS (under
+    a lock: the matrix runs in parallel); `seen` None only reads."""
+    with open(MATRIX.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        pins = json.loads(MATRIX.read_text())
+        if os.environ.get("SPARKFABRIC_UPDATE_PINS") and seen is not None:
+            pins[name] = seen
+            MATRIX.write_text(json.dumps(dict(sorted(pins.items())), indent=1) + "\n")
+    return pins.get(name)
 
 
 @dataclass(frozen=True)
@@ -61,10 +77,6 @@ class SuiteRun:
     def not_passed(self) -> set[str]:
         """Failed or skipped: where a skip would be a check passing by omission."""
         return {k for k, v in self.outcomes.items() if v != "passed"}
-
-
-def short_id(nodeid: str) -> str:
-    return nodeid.split("::")[-1]
 
 
 def rows_of(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -106,7 +118,7 @@ def run_suite(
     doc: dict[str, Any] = json.loads(out.read_text())
     outcomes, messages, props = {}, {}, {}
     for t in rows_of(doc):
-        key = short_id(t["nodeid"])
+        key = t["nodeid"].split("::")[-1]
         outcomes[key] = t["outcome"]
         messages[key] = t["message"] or t["skip_reason"] or ""
         props[key] = t["properties"]

@@ -3,18 +3,14 @@
 One run per file under examples/ (healthy, `faults/` one fault each, `mixed/` two or three);
 tests/data/matrix.json pins per example the verdict, the number of checks, every check that did
 not pass (outcome, rule) and the root causes (rule, objects, how many checks each explains); SAYS
-pins what some failures say. To alter a verdict, regenerate with SPARKFABRIC_UPDATE_PINS=1 and
-show the difference in review. On every run: each failure says where and, with a rule, the fix; a
-cause blames only objects on its checks' paths; each injected fault is named at its node; every
-check that did not pass is explained, or is one of the few that may stay so.
+pins what some failures say. To alter a verdict, regenerate with SPARKFABRIC_UPDATE_PINS=1
+(runner.pin) and show the difference in review. On every run: each failure says where and, with
+a rule, the fix; a cause blames only objects on its checks' paths; each injected fault is named
+at its node; every check that did not pass is explained, or is one of the few that may stay so.
 """
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,9 +18,8 @@ import yaml
 
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.results import Results
-from tests.suite.runner import EXAMPLES, run_suite, write_cluster
+from tests.suite.runner import EXAMPLES, pin, run_suite, write_cluster
 
-MATRIX = Path(__file__).resolve().parents[1] / "data" / "matrix.json"
 NAMES = sorted(
     str(p.relative_to(EXAMPLES).with_suffix(""))
     for p in [
@@ -48,6 +43,37 @@ ONE_CAUSE = {
 its fix starting so (issue 26)."""
 SOAK_LINK = "test_soak.py::test_soak_link[spark-2:rail{}]"
 SAYS: dict[str, dict[str, tuple[str, ...]]] = {
+    "faults/half_port": {
+        "test_bandwidth.py::test_pair_rdma[spark-1<->spark-2]": (
+            # both directions, each its own pair of rails
+            "^both rails together spark-1->spark-2: ", "\nboth rails together spark-2->spark-1: ",
+            "expected >= 180 Gb/s (default: NVIDIA Sync lower bound 184)\nrail0 ",
+            " Gb/s, rail1 0.",
+            "\nLikely cause: only one of the port's two PCIe halves",
+            # dead even in loopback: hardware, so a hardware fix, not NCCL_IB_HCA (which is set)
+            "faulty hardware, not a setting",
+            "\nFix: check the PCIe training of roceP2p1s0f1 (`lspci -vv` on its PCI function: "
+            "LnkSta 32GT/s, Width x4), then power-drain the box (shut down, unplug power for "
+            "60 s); if the half stays dead, reseat or have the unit serviced.",
+        ),
+    },
+    "faults/switch_cpu_forwarding": {
+        "test_switch_traffic.py::test_switch_cpu_under_traffic": (
+            # the busiest sample names its round and when in it it was taken
+            " s in) while fabric traffic crossed",
+            "hw-offload off on: qsfp56-dd-1-1",
+            "qsfp56-dd-1-2",
+        ),
+    },
+    "faults/switch_fcs_errors": {
+        "test_switch_traffic.py::test_switch_leg_counters[spark-2]": (
+            "^spark-2: switch 192.168.88.1 port qsfp56-dd-1-5: rx-fcs-error +",
+            "RDMA round", "rs-fec-uncorrected +",
+            "Blamed on: the host->switch direction of the cable spark-2 port 1 <-> switch",
+            "direction=host->switch", "counter=rx-fcs-error", "switch_leg=qsfp56-dd-1-5",
+            "cable=spark-2 port 1 <-> switch 192.168.88.1 qsfp56-dd-1-5",
+        ),
+    },
     "faults/lane_degradation": {
         SOAK_LINK.format(r): (
             f"spark-2 {netdev} receiving on cable spark-2:rail{r}<->spark-1:rail{r}",
@@ -72,6 +98,41 @@ SAYS: dict[str, dict[str, tuple[str, ...]]] = {
             "a PFC profile for priority 3",
         ),
     },
+    "direct-2": {
+        "test_kernel_log.py::test_kernel_log[spark-1]": (
+            "measured=0 link down, 0 AER (0 uncorrected), 0 thermal in the last ",
+        ),
+    },
+    "faults/link_flap": {
+        "test_kernel_log.py::test_kernel_log[spark-2]": (
+            "^spark-2: the link dropped during the run (kernel log): +",
+            "`mlx5_core 0000:01:00.1 enp1s0f1np1: Link down`",
+            "`mlx5_core 0002:01:00.1 enP2p1s0f1np1: Link down`",
+        ),
+    },
+    "faults/node_unreachable": {
+        "test_soak.py::test_soak_load[spark-1]": (
+            "^not measured: the heat soak needs traffic between two nodes that answer; "
+            "spark-2: ssh: connection timed out after 10 s",
+        ),
+        "test_soak.py::test_soak_link[spark-2:rail0]": (
+            "^not measured: spark-2: ssh: connection timed out after 10 s",
+        ),
+    },
+    "mixed/switch-three": {
+        "test_bandwidth.py::test_pair_rdma[spark-2<->spark-3]": (
+            "transport retry counter exceeded (12)",
+            "qsfp56-dd-2-1 mtu 1500 l2mtu 1500, below the 4156-byte RoCE packet",
+        ),
+    },
+    "stock": {
+        "test_kernel_log.py::test_kernel_log[spark-1]": (
+            "^spark-1: the kernel log is not readable (dmesg: read kernel buffer failed: "
+            "Operation not permitted; Hint: You are currently not seeing messages from other "
+            "users and the system.)",
+            "`sudo usermod -aG adm $USER`", "kernel.dmesg_restrict=0",
+        ),
+    },
     "faults/rx_discards": {
         "test_qos.py::test_rail_counters[spark-2:rail1]": (
             "rx_discards_phy +", "expected <= 0.1%",
@@ -80,9 +141,14 @@ SAYS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }  # fmt: skip
 """What a failure's message (`^`: starts with) or a property (`name=value` starts so) says."""
-# Known wrong, so not pinned: example -> why (strict xfail: the day it is right, this fails and
-# asks for pins). Empty since issue 24 routed every runner through measure/prereq.py.
-NOT_YET_RIGHT: dict[str, str] = {}
+OVER_SSH = [
+    "faults/autoneg_failed",
+    "faults/pfc_stall",
+    "faults/switch_cpu_forwarding",
+    "faults/switch_fcs_errors",
+    "mixed/switch-three",  # a switch port at MTU 1500
+]
+"""The switch faults, run again with `switch.api: ssh`."""
 
 
 def observed(doc: Results) -> dict[str, Any]:
@@ -95,18 +161,6 @@ def observed(doc: Results) -> dict[str, Any]:
         "items": dict(sorted(items.items())),
         "causes": [[c.rule, list(c.objects), len(c.items)] for c in doc.causes],
     }
-
-
-def _pin(name: str, seen: dict[str, Any]) -> dict[str, Any]:
-    """The pinned entry of `name` (rewritten first under SPARKFABRIC_UPDATE_PINS, under a lock:
-    the matrix runs in parallel)."""
-    with open(MATRIX.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        pins = json.loads(MATRIX.read_text()) if MATRIX.exists() else {}
-        if os.environ.get("SPARKFABRIC_UPDATE_PINS") and name not in NOT_YET_RIGHT:
-            pins[name] = seen
-            MATRIX.write_text(json.dumps(dict(sorted(pins.items())), indent=1) + "\n")
-    return dict(pins.get(name, {}))
 
 
 def _function(item_id: str) -> str:
@@ -161,20 +215,27 @@ def test_healthy_clusters_stay_accepted_on_other_seeds(
     assert (run.doc["verdict"], run.doc["causes"]) == ("accepted", [])
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(reason=NOT_YET_RIGHT[n], strict=True))
-        if n in NOT_YET_RIGHT
-        else n
-        for n in NAMES
-    ],
-)
+@pytest.mark.parametrize("name", NAMES)
 def test_example(pytester: pytest.Pytester, name: str) -> None:
     run = run_suite(pytester, EXAMPLES / f"{name}.yaml", "-p", "no:html", "-q")
     doc = Results.model_validate(run.doc)
-    seen = observed(doc)
-    assert seen == _pin(name, seen)
+    _judge(name, doc, pin(name, observed(doc)))
+
+
+@pytest.mark.parametrize("name", OVER_SSH)
+def test_switch_example_over_ssh(pytester: pytest.Pytester, name: str) -> None:
+    """switch.api ssh reads the RouterOS console instead of REST: the same pins, SAYS and
+    invariants."""
+    cluster = write_cluster(pytester.path, f"{name}.yaml", changes={"switch": {"api": "ssh"}})
+    doc = Results.model_validate(run_suite(pytester, cluster, "-p", "no:html", "-q").doc)
+    _judge(name, doc, pin(name, seen=None))
+    for i in doc.items:
+        if i.outcome == "failed" and _function(i.id).startswith("test_switch") and "[" in i.id:
+            assert (i.message or "").startswith(i.id.partition("[")[2][:-1]), i.message
+
+
+def _judge(name: str, doc: Results, pin: dict[str, Any]) -> None:
+    assert observed(doc) == pin
     _check_invariants(name, doc)
     if name in ONE_CAUSE:
         assert len(doc.causes) == 1, doc.causes
@@ -183,7 +244,9 @@ def test_example(pytester: pytest.Pytester, name: str) -> None:
         assert doc.causes == ()
     items = {i.id: i for i in doc.items}
     for item_id, says in SAYS.get(name, {}).items():
-        message, props = items[item_id].message or "", items[item_id].properties
+        item = items[item_id]
+        message = item.message or "\n".join(w.message for w in item.warnings)
+        props = item.properties
         for words in says:
             key, _, value = words.partition("=")
             if key in props:

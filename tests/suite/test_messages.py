@@ -1,5 +1,5 @@
-"""How measurement failures read: a dead PCIe half, two faults at once, a shaped switch leg on
-any node, and the schedule in the progress lines (the matrix pins which checks fail)."""
+"""How measurement failures read: two faults at once, a shaped switch leg on any node, and the
+schedule in the progress lines (the matrix pins which checks fail, SAYS a dead PCIe half)."""
 
 from __future__ import annotations
 
@@ -24,27 +24,6 @@ def _touching(node: int) -> set[str]:
     return out
 
 
-def test_half_port_message_reads_as_designed(pytester: pytest.Pytester) -> None:
-    r = run_measurements(
-        pytester, write_cluster(pytester.path, "faults/half_port.yaml", changes=SHORT_SOAK)
-    )
-    msg = r.messages[f"test_pair_rdma[{D_PAIR}]"]
-    lines = msg.splitlines()
-    # Both directions, each its own pair of rails (measured at once, each its own test).
-    for head, way in ((0, "spark-1->spark-2"), (2, "spark-2->spark-1")):
-        assert lines[head].startswith(f"both rails together {way}: ")
-        assert lines[head].endswith("expected >= 180 Gb/s (default: NVIDIA Sync lower bound 184)")
-        assert lines[head + 1].startswith("rail0 ") and " Gb/s, rail1 0." in lines[head + 1]
-    assert lines[4].startswith("Likely cause: only one of the port's two PCIe halves")
-    # Dead even in loopback: hardware, so a hardware fix, not NCCL_IB_HCA (which is set).
-    assert "faulty hardware, not a setting" in lines[4]
-    assert lines[5] == (
-        "Fix: check the PCIe training of roceP2p1s0f1 (`lspci -vv` on its PCI function: "
-        "LnkSta 32GT/s, Width x4), then power-drain the box (shut down, unplug power for 60 s); "
-        "if the half stays dead, reseat or have the unit serviced."
-    )
-
-
 def test_two_faults_at_once_are_both_named(pytester: pytest.Pytester) -> None:
     faults = [{"fault": "nic_throttled", "node": "spark-1"}, {"fault": "nccl_socket"}]
     r = run_measurements(
@@ -59,29 +38,26 @@ def test_two_faults_at_once_are_both_named(pytester: pytest.Pytester) -> None:
     )
 
 
-def test_progress_shows_the_schedule(pytester: pytest.Pytester) -> None:
-    path = write_cluster(pytester.path, "demo.yaml", changes=SHORT_SOAK)
-    r = run_measurements(pytester, path, "-k", "rdma")
-    assert (
-        "RDMA bandwidth (legs): 4 node pairs in 4 rounds of 10 s, both rails at once "
-        "(no node in two tests at once)" in r.stdout
-    )
-    # Round by round only where rounds take real time: the simulator's are over in a moment.
-    assert "round 2/4:" not in r.stdout
-    # Each pair's first round: directions apart, legs of 4 nodes run a->b in 1 or 3.
-    rounds = {r.props[k]["round"] for k in r.outcomes if k.startswith("test_pair_rdma[")}
-    assert sorted(rounds) == ["1", "3"]
-
-
 @pytest.mark.parametrize("node", [1, 2, 4])
 def test_egress_cap_on_any_node_is_named_with_its_direction(
     pytester: pytest.Pytester, node: int
 ) -> None:
     """Whichever node's leg is shaped, exactly its pairs fail, each naming the direction into it,
-    and the bandwidth phase names that node as the suspect (not its partners)."""
+    and the bandwidth phase names that node as the suspect (not its partners); the schedule in
+    the progress lines is the plan's."""
     faults = [{"fault": "egress_cap", "node": f"spark-{node}", "value": 25000}]
     path = write_cluster(pytester.path, "faults/egress_cap.yaml", faults=faults, changes=SHORT_SOAK)
     r = run_measurements(pytester, path)
+    # The progress lines show the schedule; round by round only where rounds take real time
+    # (the simulator's are over in a moment).
+    assert (
+        "RDMA bandwidth (legs): 4 node pairs in 4 rounds of 10 s, both rails at once "
+        "(no node in two tests at once)" in r.stdout
+    )
+    assert "round 2/4:" not in r.stdout
+    # Each pair's first round: directions apart, legs of 4 nodes run a->b in 1 or 3.
+    rounds = {r.props[k]["round"] for k in r.outcomes if k.startswith("test_pair_rdma[")}
+    assert sorted(rounds) == ["1", "3"]
     expected = _touching(node)
     assert r.not_passed == expected, sorted(r.not_passed ^ expected)
     x = f"spark-{node}"

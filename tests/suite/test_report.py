@@ -1,5 +1,5 @@
-"""The reports of a whole run: HTML columns and diagnosis box, JUnit properties, and the suite
-without pytest-html."""
+"""The reports of a whole run: HTML columns and diagnosis box, JUnit properties, a baseline (the
+suite without pytest-html: every fault matrix run)."""
 
 from __future__ import annotations
 
@@ -17,44 +17,7 @@ from tests.report import test_browser
 from tests.suite.runner import run_suite, write_cluster
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def mtu_fault(pytester: pytest.Pytester) -> Path:
-    return write_cluster(
-        pytester.path, "direct-2.yaml", faults=[{"fault": "mtu", "node": "spark-1", "value": 1500}]
-    )
-
-
-def test_html_and_junit_reports(pytester: pytest.Pytester, mtu_fault: Path) -> None:
-    page, junit = pytester.path / "report.html", pytester.path / "junit.xml"
-    run = run_suite(
-        pytester,
-        mtu_fault,
-        "--html",
-        str(page),
-        "--self-contained-html",
-        f"--junitxml={junit}",
-        markers="mtu",
-    )
-    assert "test_mtu[spark-1:rail0]" in run.failed
-    # HTML: sortable Node / Rail / Measured / Expected columns, cause and fix above the log.
-    text = page.read_text()
-    for kind, title in html.COLUMNS_TITLES:
-        assert re.search(f'<th class="sortable" data-column-type="{kind}"[^>]*>{title}</th>', text)
-    assert "col-sfmeasured" in text and "MTU 1500" in text
-    assert "sparkfabric-diagnosis" in text
-    assert "Likely cause:" in text and "Fix:" in text
-    # JUnit: measured / expected (and the diagnosis) as properties of the test case.
-    tree = ET.parse(junit)
-    case = next(c for c in tree.iter("testcase") if c.get("name") == "test_mtu[spark-1:rail0]")
-    props = {p.get("name"): p.get("value") for p in case.iter("property")}
-    assert props["node"] == "spark-1"
-    assert props["measured"] == "MTU 1500"
-    assert props["expected"] == "MTU 9000"
-    assert props["rule"] == "mtu_mismatch"
-    suite = {p.get("name"): p.get("value") for p in tree.getroot().iter("property")}
-    assert suite.get("sparkfabric_topology") == "direct"
+LOOP1 = "test_nic_loopback[spark-1:rail1]"
 
 
 def _html_rows(page: Path) -> dict[str, dict[str, object]]:
@@ -63,49 +26,6 @@ def _html_rows(page: Path) -> dict[str, dict[str, object]]:
     assert blob is not None
     tests: dict[str, list[dict[str, object]]] = json.loads(unescape(blob.group(1)))["tests"]
     return {str(rows[0]["testId"]): rows[0] for rows in tests.values()}
-
-
-def test_html_report_has_no_noise(pytester: pytest.Pytester) -> None:
-    cluster = write_cluster(
-        pytester.path,
-        "direct-2.yaml",
-        faults=[{"fault": "half_port", "node": "spark-1", "rail": 1}],
-    )
-    page = pytester.path / "report.html"
-    run_suite(
-        pytester,
-        cluster,
-        "--html",
-        str(page),
-        "--self-contained-html",
-        markers="bandwidth or switch",
-    )
-    text = page.read_text()
-    rows = _html_rows(page)
-    # A direct cluster has no switch: its switch checks are deselected, never rows of "Skipped".
-    assert "::setup" not in text
-    assert not [k for k, v in rows.items() if v["result"] == "Skipped"]
-    assert not [k for k in rows if k.split("::")[0].startswith("test_switch")]
-    # A failure: cause and fix once, in the box; the log keeps what was measured and expected.
-    loop = next(v for k, v in rows.items() if k.endswith("test_nic_loopback[spark-1:rail1]"))
-    assert loop["result"] == "Failed"
-    log = str(loop["log"])
-    assert log.count("Likely cause") == 1 and log.count("Fix:") == 1, log
-    box, _, rest = log.partition("</div>")
-    assert 'class="sparkfabric-diagnosis"' in box and "Likely cause:</b>" in box
-    assert "one half carries nothing even inside the box" in box  # the evidence, too
-    assert "loopback: 0.4 Gb/s, expected &gt;= 80 Gb/s" in rest
-    # Node and rail never wrap; no Duration column (an item's time is not its measurement's).
-    assert '<td class=\\"col-sfnode\\" style=\\"white-space:nowrap\\">spark-1</td>' in (
-        json.dumps(loop)
-    )
-    assert 'data-column-type="duration"' not in text and "col-duration" not in text
-
-
-def test_runs_without_pytest_html(pytester: pytest.Pytester, mtu_fault: Path) -> None:
-    run = run_suite(pytester, mtu_fault, "-p", "no:html", markers="mtu")
-    assert "test_mtu[spark-1:rail0]" in run.failed
-    assert "test_mtu[spark-2:rail0]" in run.outcomes
 
 
 def _ids_and_junit_names(out: Path, junit: Path) -> tuple[list[str], list[tuple[str, str]]]:
@@ -146,28 +66,66 @@ def test_ids_do_not_depend_on_how_or_where_pytest_starts(
     assert len(names) == len(ids) + 1 and names[-1][1] == "verdict", names[-1]
 
 
-def test_pytest_html_report_opens_with_the_verdict_and_renders_in_a_browser(
+def test_the_html_report_opens_with_the_verdict_has_no_noise_and_renders_in_a_browser(
     pytester: pytest.Pytester,
 ) -> None:
     cluster = write_cluster(
-        pytester.path, "direct-2.yaml", faults=[{"fault": "nic_throttled", "node": "spark-1"}]
+        pytester.path,
+        "direct-2.yaml",
+        faults=[{"fault": "half_port", "node": "spark-1", "rail": 1}],
     )
-    page = pytester.path / "report.html"
+    page, junit = pytester.path / "report.html", pytester.path / "junit.xml"
     run = run_suite(
-        pytester, cluster, "--html", str(page), "--self-contained-html", markers="bandwidth"
+        pytester,
+        cluster,
+        "--html",
+        str(page),
+        "--self-contained-html",
+        f"--junitxml={junit}",
+        markers="bandwidth or switch",
     )
     text = page.read_text()
+    rows = _html_rows(page)
+    # Sortable Node / Rail / Measured / Expected columns.
+    for kind, title in html.COLUMNS_TITLES:
+        assert re.search(f'<th class="sortable" data-column-type="{kind}"[^>]*>{title}</th>', text)
+    # JUnit: measured / expected (and the diagnosis) as properties of the test case.
+    tree = ET.parse(junit)
+    case = next(c for c in tree.iter("testcase") if c.get("name") == LOOP1)
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert (props["node"], props["rule"]) == ("spark-1", "half_port"), props
+    assert (props["measured"], props["expected"]) == ("0.4 Gb/s", ">= 80 Gb/s"), props
+    suite = {p.get("name"): p.get("value") for p in tree.getroot().iter("property")}
+    assert suite.get("sparkfabric_topology") == "direct"
+    # A direct cluster has no switch: its switch checks are deselected, never rows of "Skipped".
+    assert "::setup" not in text
+    assert not [k for k, v in rows.items() if v["result"] == "Skipped"]
+    assert not [k for k in rows if k.split("::")[0].startswith("test_switch")]
+    # A failure: cause and fix once, in the box; the log keeps what was measured and expected.
+    loop = next(v for k, v in rows.items() if k.endswith(LOOP1))
+    assert loop["result"] == "Failed"
+    log = str(loop["log"])
+    assert log.count("Likely cause") == 1 and log.count("Fix:") == 1, log
+    box, _, rest = log.partition("</div>")
+    assert 'class="sparkfabric-diagnosis"' in box and "Likely cause:</b>" in box
+    assert "one half carries nothing even inside the box" in box  # the evidence, too
+    assert "loopback: 0.4 Gb/s, expected &gt;= 80 Gb/s" in rest
+    # Node and rail never wrap; no Duration column (an item's time is not its measurement's).
+    assert '<td class=\\"col-sfnode\\" style=\\"white-space:nowrap\\">spark-1</td>' in (
+        json.dumps(loop)
+    )
+    assert 'data-column-type="duration"' not in text and "col-duration" not in text
     assert run.doc["verdict"] == "rejected"
-    assert [c["rule"] for c in run.doc["causes"]] == ["nic_throttled"]
+    assert [c["rule"] for c in run.doc["causes"]] == ["half_port"]
     # Verdict first, then the fabric as an inline SVG, the bandwidth charts, the cables.
     order = [text.index(k) for k in ('data-verdict="rejected"', 'id="sf-fabric"', 'id="sf-charts"')]
     assert order == sorted(order)
-    assert 'data-rule="nic_throttled"' in text and "<svg" in text
+    assert 'data-rule="half_port"' in text and "<svg" in text
     assert "REJECTED" in text and "explains" in text
     # The terminal's last lines say the same.
     tail = run.stdout[run.stdout.index("sparkfabric verdict") :]
     assert "sparkfabric: REJECTED  cluster: direct, 2 nodes" in tail
-    assert "1. [nic_throttled] spark-1: " in tail
+    assert "1. [half_port] spark-1:rail1: " in tail, tail
     if test_browser.CHROMIUM is None:
         pytest.skip("no chromium on PATH: the page was not opened in a browser")
     shown = test_browser.chromium(pytester.path, page, "--dump-dom")

@@ -17,7 +17,8 @@ PREREQUISITES = {
 }
 
 
-@pytest.mark.parametrize("base", ["direct-2.yaml", "ring-4.yaml", "switch-8.yaml"])
+# direct-2 is examples/stock.yaml, pinned by the fault matrix.
+@pytest.mark.parametrize("base", ["ring-4.yaml", "switch-8.yaml"])
 def test_a_stock_cluster_is_incomplete_with_one_cause_per_prerequisite(
     pytester: pytest.Pytester, base: str
 ) -> None:
