@@ -4,7 +4,7 @@ and the product are checked against (neither may be checked against the other).
 Rows for 2.28.9 ("classic", 2.5.6 .. 2.30.4) and 2.30.7 ("rail_plane") come from NCCL's own
 ``parseStringList``/``matchIfList`` (src/misc/utils.cc) and the ``^``/``=`` stripping of
 ``ncclIbInit``, compiled unmodified from tags v2.30.4-1 and v2.30.7-1 and run against this
-device list (research notes /work/wt/research/FACTS.md section 1.1). Rows for 2.4.8 are read
+device list. Rows for 2.4.8 are read
 off v2.4.8-1 (net_ib.cc L107-110, utils.cc L146-203): ``^`` is skipped inside the parser and
 there is no exact mode, so ``=`` is part of the name.
 """
