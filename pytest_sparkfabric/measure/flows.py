@@ -45,8 +45,8 @@ def tool_flow(
     deadline is that plus SLACK_S, the server's (started first) also LISTEN_WAIT_S."""
     return Flow(
         key,
-        Job(*server, duration_s + SLACK_S + LISTEN_WAIT_S),
-        Job(*client, duration_s + SLACK_S),
+        Job(*server, timeout_s=duration_s + SLACK_S + LISTEN_WAIT_S),
+        Job(*client, timeout_s=duration_s + SLACK_S),
         port,
     )
 
