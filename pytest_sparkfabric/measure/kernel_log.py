@@ -4,7 +4,7 @@ Read once, after the traffic and the soak (the suite orders `test_kernel_log` la
 stamped in the window is in the log however late it is read, so one read covers every traffic
 window and the soak at one round trip per node, where a read after each phase would cost one per
 phase and see nothing more. The window is the session's own length on the transport's clock,
-counted back from the node's /proc/uptime read with the log (probes/kernel_log.py): no clock of
+counted back from the node's /proc/uptime read with the log (probes/dmesg.py): no clock of
 the node has to agree with ours, only the rate.
 """
 
@@ -18,7 +18,7 @@ from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.kernel_log import COMMAND, KernelEvent, KernelLog, parse_kernel_log
+from pytest_sparkfabric.probes.dmesg import COMMAND, KernelEvent, KernelLog, parse_kernel_log
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
