@@ -59,7 +59,6 @@ class PingResult:
     rtt_avg_ms: float | None = None
     rc: int | None = None
     path_mtu: int | None = None
-    path_mtu_from: str | None = None
     duplicates: int | None = None
     statistics: bool = False
 
@@ -150,7 +149,6 @@ def parse_ping(text_stdout: str, text_stderr: str = "", rc: int | None = None) -
         rtt_avg_ms=float(rtt.group(1)) if rtt else None,
         rc=rc,
         path_mtu=int(frag.group("mtu")) if frag else None,
-        path_mtu_from=frag.group("hop") if frag else None,
         duplicates=duplicates,
         statistics=stats is not None,
     )

@@ -24,7 +24,6 @@ T = TypeVar("T")
 N = TypeVar("N", int, float)
 Conv = Callable[[str | None], object]
 Rows = Sequence[Mapping[str, str]]
-_SIZE_FACTOR = {None: 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 _BOOL = {"yes": True, "true": True, "no": False, "false": False}
 _ZERO_RATE = re.compile(r"^\s*0+(?:\.0+)?\s*[kKMG]?(?:bps)?\s*$")
 # Counter names: MikroTik manual, ethernet.md "Stats" (the list differs per device and
@@ -45,21 +44,12 @@ def _num(pattern: str, of: Callable[[re.Match[str]], N]) -> Callable[[str | None
 
 
 _int = _num(r"(-?\d{1,15})\s*%?", lambda m: int(m[1]))
-# `3704.1MiB` (console) or `3884056576` (REST) -> bytes.
-_size = _num(
-    r"(\d{1,15}(?:\.\d{1,6})?)\s*(B|KiB|MiB|GiB|TiB)?",
-    lambda m: int(float(m[1]) * _SIZE_FACTOR[m[2]]),
-)
 _rate_gbps = _num(
     r"(\d{1,6}(?:\.\d{1,3})?)\s*([MG])bps", lambda m: float(m[1]) * (1.0 if m[2] == "G" else 0.001)
 )
 # A counter as REST (`"1503133696"`) or the console (`1 503 133 696`, grouped by three with
 # spaces: manual, ethernet.md "Stats") prints it.
 _count = _num(r"(\d{1,3}(?: \d{3}){0,6}|\d{1,20})", lambda m: int(m[1].replace(" ", "")))
-
-
-def _unit(unit: str) -> Conv:
-    return _num(rf"(-?\d{{1,9}}(?:\.\d{{1,6}})?)\s*{unit}", lambda m: float(m[1]))
 
 
 def _bool(value: str | None) -> bool | None:
@@ -102,10 +92,6 @@ class SystemResource:
     version: str | None = _p("version")
     board_name: str | None = _p("board-name")
     uptime: str | None = _p("uptime")
-    architecture: str | None = _p("architecture-name")
-    cpu_count: int | None = _p("cpu-count", _int)
-    free_memory_bytes: int | None = _p("free-memory", _size)
-    total_memory_bytes: int | None = _p("total-memory", _size)
     raw: Mapping[str, str] = _whole(dict)
 
 
@@ -114,14 +100,8 @@ class EthernetMonitor:
     name: str | None = _p("name")
     status: str | None = _p("status")
     rate_gbps: float | None = _p("rate", _rate_gbps)
-    full_duplex: bool | None = _p("full-duplex", _bool)
     auto_negotiation: str | None = _p("auto-negotiation")
     fec: str | None = _p("fec")
-    sfp_temp_c: float | None = _p("sfp-temperature", _unit("C"))
-    sfp_tx_power_dbm: float | None = _p("sfp-tx-power", _unit("dBm"))
-    sfp_rx_power_dbm: float | None = _p("sfp-rx-power", _unit("dBm"))
-    sfp_vendor_name: str | None = _p("sfp-vendor-name")
-    sfp_vendor_part_number: str | None = _p("sfp-vendor-part-number")
     raw: Mapping[str, str] = _whole(dict)
 
     @property
@@ -152,7 +132,6 @@ class BridgePort:
     hw_offload: bool | None = _p("hw-offload", _bool)
     role: str | None = _p("role")
     disabled: bool | None = _p("disabled", _bool)
-    inactive: bool | None = _p("inactive", _bool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,19 +164,9 @@ class QosPort:
 @dataclass(frozen=True, slots=True)
 class EthernetStats:
     """`/interface ethernet print stats` of one interface. A counter the device does not
-    print is None (RS-FEC counters exist only in fec91 mode, rx-drop only on some chips)."""
+    print is absent (RS-FEC counters exist only in fec91 mode, rx-drop only on some chips)."""
 
     name: str | None = _p("name")
-    rx_fcs_error: int | None = _p("rx-fcs-error", _count)
-    rx_drop: int | None = _p("rx-drop", _count)
-    tx_drop: int | None = _p("tx-drop", _count)
-    tx_drop_packet: int | None = _p("tx-drop-packet", _count)
-    rx_pause: int | None = _p("rx-pause", _count)
-    tx_pause: int | None = _p("tx-pause", _count)
-    rx_error_events: int | None = _p("rx-error-events", _count)
-    rx_too_long: int | None = _p("rx-too-long", _count)
-    rs_fec_corrected: int | None = _p("rs-fec-corrected", _count)
-    rs_fec_uncorrected: int | None = _p("rs-fec-uncorrected", _count)
     counters: Mapping[str, int] = _whole(_counters)
     """Every counter printed (rx-*, tx-*, rs-fec-*, fc-fec-*, driver-*), by its RouterOS name."""
 

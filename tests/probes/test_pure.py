@@ -398,9 +398,6 @@ def test_to_jsonable_nested() -> None:
     )
     assert isinstance(data, dict)
     # _json_properties: the typed PHY view rides along with the raw counters.
-    assert data["stats"]["phy"]["lane_errors"] == {"0": 3}
-    assert data["stats"]["phy"]["crc_errors"] is None
-    del data["stats"]["phy"]
     assert data == {
         "stats": {"counters": {"rx_err_lane_0_phy": 3}},
         "ips": ["10.0.0.1/24", "10.0.0.2"],

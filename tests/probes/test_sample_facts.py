@@ -56,12 +56,8 @@ def test_nccl_run_cut_before_average_is_none_not_zero() -> None:
     assert len(r.rows) == 1
 
 
-def test_nccl_networks_and_devices_by_host() -> None:
+def test_nccl_ib_devices() -> None:
     r = parse_nccl_tests(sample("nccl-tests/cx5-vf-2pod-all_reduce-nccl-info-ibext-elided.txt"))
-    assert r.networks_by_host() == {
-        "pod-vf08": frozenset({"IBext_v8"}),
-        "pod-vf07": frozenset({"IBext_v8"}),
-    }
     assert r.ib_devices() == frozenset({"mlx5_2"})
 
 
