@@ -23,12 +23,14 @@ from pytest_sparkfabric.probes.routeros import (
     EthernetPort,
     EthernetStats,
     QosPort,
+    Row,
     SystemResource,
     bridge_ports_from_rest,
     ethernet_from_rest,
     ethernet_monitor_from_kv,
     ethernet_stats_from_rows,
     qos_ports_from_rest,
+    rest_rows,
     system_resource_from_kv,
 )
 from pytest_sparkfabric.probes.routeros_commands import (
@@ -39,7 +41,6 @@ from pytest_sparkfabric.probes.routeros_commands import (
     monitor_command,
     stats_command,
 )
-from pytest_sparkfabric.probes.routeros_text import Row, rest_rows
 from pytest_sparkfabric.transport.rest import SwitchClient, SwitchError, SwitchUnreachable
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sparkfabric.probes.nccl_hca import find_nccl_version, grammar_for, select_hcas
+from pytest_sparkfabric.probes.ncclconf import find_nccl_version, grammar_for, select_hcas
 from tests.nccl_ib_hca_golden import DEVICES, cases, expected
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sparkfabric.probes.nccl_ifname import Iface, select_socket_ifs
+from pytest_sparkfabric.probes.ncclconf import Iface, select_socket_ifs
 
 NODE = [
     Iface("lo", True, True),

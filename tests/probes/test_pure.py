@@ -21,11 +21,11 @@ from pytest_sparkfabric.probes.iperf3 import (
     parse_iperf3_json,
 )
 from pytest_sparkfabric.probes.nccl import busbw_from_algbw
-from pytest_sparkfabric.probes.nccl_hca import select_hcas
 from pytest_sparkfabric.probes.ncclconf import (
     EnvSource,
     effective_nccl_env,
     parse_nccl_conf,
+    select_hcas,
 )
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query
 from pytest_sparkfabric.probes.perftest import (
@@ -397,7 +397,6 @@ def test_to_jsonable_nested() -> None:
         }
     )
     assert isinstance(data, dict)
-    # _json_properties: the typed PHY view rides along with the raw counters.
     assert data == {
         "stats": {"counters": {"rx_err_lane_0_phy": 3}},
         "ips": ["10.0.0.1/24", "10.0.0.2"],
