@@ -1,14 +1,10 @@
 """lldpd's ``lldpctl`` / ``lldpcli show neighbors``: who is on the other end of each port.
 
-Default text layout (lldpd src/client/text_writer.c): a rule of dashes, ``LLDP neighbors:``,
-then per neighbour ``Interface:    <local port>, via: LLDP|CDPv2|..., RID: N, Time: ...``, a
-``Chassis:`` section (``ChassisID: <subtype> <id>`` e.g. ``mac d4:01:c3:2f:cc:2e``, ``SysName``,
-``SysDescr`` - possibly continued on indented lines -, ``MgmtIP``/``MgmtIface`` pairs,
-``Capability`` lines) and a ``Port:`` section (``PortID: <subtype> <id>`` e.g. ``ifname
-bridge/ether2``, ``mac ...``, ``local Port 5``; ``PortDescr``; ``TTL``), then optional
-``VLAN``, ``LLDP-MED`` and ``Unknown TLVs`` sections. Pastes flatten or change the
-indentation, drop the trailing pad spaces and the closing rule, so neighbours are told apart
-by their ``Interface:`` line and fields by their names, never by indentation.
+Default text layout (lldpd src/client/text_writer.c): ``LLDP neighbors:``, then per neighbour
+``Interface: <local port>, via: LLDP|CDPv2|..., RID: N, Time: ...``, a ``Chassis:`` section
+(``ChassisID: <subtype> <id>``, ``SysName``, ...) and a ``Port:`` section (``PortID: <subtype>
+<id>`` e.g. ``ifname bridge/ether2``, ``PortDescr``). Pastes flatten or change the indentation,
+so neighbours are told apart by their ``Interface:`` line and fields by their names.
 """
 
 from __future__ import annotations
