@@ -31,7 +31,7 @@ def _total(parser: Callable[[str], object], text: str) -> None:
 
 
 def _samples_of(tool: str) -> list[str]:
-    return [golden.read(p) for p in SAMPLES if golden.folder_tool(p.parent.name) == tool]
+    return [golden.read(p) for p in SAMPLES if p.parent.name == tool]
 
 
 @pytest.mark.parametrize("name", sorted(PARSERS))
@@ -69,14 +69,14 @@ def _parses(parser: Callable[[str], object], folder: str) -> list[str]:
     return out
 
 
-PERFTEST = _parses(parse_ib_write_bw, "perftest")
+PERFTEST = _parses(parse_ib_write_bw, "ib_write_bw")
 
 
 @pytest.mark.parametrize("name", PERFTEST)
 @FAST
 @given(data=st.data())
 def test_ib_write_bw_result_survives_noise(name: str, data: st.DataObject) -> None:
-    text = sample(f"perftest/{name}")
+    text = sample(f"ib_write_bw/{name}")
     clean = parse_ib_write_bw(text)
     noisy = parse_ib_write_bw(data.draw(with_noise(text)))
     assert noisy.bw_avg_gbps == pytest.approx(clean.bw_avg_gbps)

@@ -17,7 +17,7 @@ from pytest_sparkfabric.probes.ping import parse_ping
 from .golden import sample
 
 approx = pytest.approx
-PLAYBOOK = "perftest/ib_write_bw-gb10-nvidia-playbook-client{}-run-infinitely-{}.txt"
+PLAYBOOK = "ib_write_bw/ib_write_bw-gb10-nvidia-playbook-client{}-run-infinitely-{}.txt"
 
 
 def test_ib_write_bw_the_playbooks_figures_per_rail_and_together() -> None:
@@ -30,7 +30,7 @@ def test_ib_write_bw_the_playbooks_figures_per_rail_and_together() -> None:
 
 def test_ib_write_bw_mb_per_sec_is_mebibytes_and_agrees_with_the_message_rate() -> None:
     r = parse_ib_write_bw(
-        sample("perftest/ib_write_bw-loopback-ib0-8M-server-and-client-superbench.txt")
+        sample("ib_write_bw/ib_write_bw-loopback-ib0-8M-server-and-client-superbench.txt")
     )
     # MB is 2^20 bytes in perftest: 24056.72 MB/sec is 201.8 Gb/s, not 2 x that.
     assert r.bw_avg_gbps == approx(24056.72 * 2**20 * 8 / 1e9)
@@ -38,7 +38,7 @@ def test_ib_write_bw_mb_per_sec_is_mebibytes_and_agrees_with_the_message_rate() 
 
 
 def test_ib_write_bw_header_without_row_is_parse_error() -> None:
-    text = sample("perftest/ib_write_bw-gb10-client-q4-rdmacm.txt")
+    text = sample("ib_write_bw/ib_write_bw-gb10-client-q4-rdmacm.txt")
     with pytest.raises(ParseError) as err:
         parse_ib_write_bw(text[: text.index(" 65536      20000")])
     assert err.value.tool == "ib_write_bw"

@@ -57,7 +57,7 @@ def _lines(folder: str) -> set[str]:
 
 def test_perftest_headers_and_cpu_util_row_are_real() -> None:
     # nccl-tests' table head: tests/sim/test_formats.py holds it to the GB10 all_gather sample.
-    real = {line.strip() for line in _lines("perftest")}
+    real = {line.strip() for line in _lines("ib_write_bw")}
     assert {r_perftest.HEADER_GBITS.strip(), r_perftest.HEADER_MB.strip()} <= real
     assert (r_perftest.HEADER_GBITS + r_perftest.CPU_HEAD).strip() in real
     row = r_perftest.row(65536, 1059332, 0.0, 92.57, 0.176557, 5.07).split()
