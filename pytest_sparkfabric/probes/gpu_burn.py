@@ -1,14 +1,12 @@
 """gpu-burn (wilicc/gpu-burn, ``gpu_burn-drv.cpp``): the soak's GPU load and its own verdict.
 
-What it prints: the ``nvidia-smi -L`` list (``GPU N: <name> (UUID: ...)``), ``Burning for N
-seconds.``, ``Initialized device N with X MB of memory (Y MB available, using Z MB of it),
-using FLOATS|DOUBLES[, using Tensor Cores]``, then progress lines rewritten with ``\\r``
-(``<pct>%  proc'd: <n> (<gflops> Gflop/s) [- ...]   errors: <n> [(WARNING!)|(DIED!)] [- ...]
-temps: <t> C|-- [- ...]``, every tenth with a TAB-indented ``Summary at:`` date), and at the
-end ``Tested N GPUs:`` with one ``GPU N: OK|FAULTY`` line each. gpu-burn exits 0 even when a
-GPU is FAULTY, and prints OK after an init error that left a GPU idle (wilicc/gpu-burn issues
-#7, #12, #14), so the verdict is read from the text: the verdict lines, the init and compute
-errors, ``(DIED!)``, ``No clients are alive!  Aborting`` and whether any work was done.
+It prints the ``nvidia-smi -L`` list, ``Burning for N seconds.``, ``Initialized device N with X
+MB of memory (Y MB available, using Z MB of it), using FLOATS|DOUBLES``, progress lines
+rewritten with ``\\r`` (``<pct>%  proc'd: <n> (<gflops> Gflop/s)   errors: <n> [(DIED!)]
+temps: <t> C``), and ``Tested N GPUs:`` with one ``GPU N: OK|FAULTY`` line each. gpu-burn exits
+0 even when a GPU is FAULTY, and prints OK after an init error that left a GPU idle (issues #7,
+#12, #14), so the verdict is read from the text: verdict lines, errors, ``(DIED!)``, ``No
+clients are alive!  Aborting`` and whether any work was done.
 """
 
 from __future__ import annotations

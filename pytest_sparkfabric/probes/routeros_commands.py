@@ -130,7 +130,3 @@ def command_problem(command: str) -> str | None:
     if verb == "get" and not 1 <= len(items) <= 2:
         return "get needs an item and at most one property"
     return None
-
-
-def is_read_only(command: str) -> bool:
-    return command_problem(command) is None

@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
 from pytest_sparkfabric.probes.nccl import parse_nccl_tests
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.probes.ping import parse_ping
@@ -54,21 +53,6 @@ def test_nccl_run_cut_before_average_is_none_not_zero() -> None:
     r = parse_nccl_tests(text[: text.index("# Out of bounds")])
     assert r.avg_busbw_gbytes_s is None and not r.completed
     assert len(r.rows) == 1
-
-
-def test_nccl_ib_devices() -> None:
-    r = parse_nccl_tests(sample("nccl-tests/cx5-vf-2pod-all_reduce-nccl-info-ibext-elided.txt"))
-    assert r.ib_devices() == frozenset({"mlx5_2"})
-
-
-def test_iperf3_error_key_is_a_result_not_a_parse_error() -> None:
-    text = (
-        '{"start": {"connected": [], "version": "iperf 3.16"}, "intervals": [], "end": {},'
-        ' "error": "unable to connect to server - server may have stopped running"}'
-    )
-    r = parse_iperf3_json(text)
-    assert r.error is not None and "unable to connect" in r.error
-    assert r.sent_gbps is None and not r.ok
 
 
 def test_ping_local_mtu_error_on_stderr() -> None:
