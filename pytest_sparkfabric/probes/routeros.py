@@ -3,26 +3,16 @@ of strings keyed by RouterOS's own property names, and one typed dataclass per r
 (`sparkfabric parse routeros-*`), so a check cannot tell REST from the console.
 
 Not TextFSM with ntc-templates (9.3.0, checked 2026-12): its templates cover three of the six
-reads (monitor once, the ethernet column table, system resource), so templates would read half
-and a reader the rest, two mechanisms for one grammar. The forms, as real outputs show them
-(tests/data/routeros-*/PROVENANCE.md):
-
-- REST JSON (every value a string: `"true"`, `"9000"`); as-value: `key=value` joined by `;`,
-  records back to back (a key seen again starts the next), a field without `=` continuing a list.
-- column table: a `Flags:` legend, maybe a v7 `Columns:` line (the `#` header row wins), rows
-  `<index> <flags> cells`, text left- and numbers right-aligned to the label (`205 149 015`),
-  one or two spaces apart, `;;; comment` before its row, a list continuing under its column.
-- items (`print terse`/`detail`): `<index> <flags> key=value ...`, values quoted or not (even
-  with spaces); detail wraps onto indented lines and puts `;;; comment` first.
-- key: value (`monitor once`, `/system resource print`, `print stats`): keys right-aligned,
-  values wrapped onto indented lines, log lines in between; several items side by side under
-  `name:` are split as table columns (a name with a space is one item unless another row fills
-  two columns).
-
-RouterOS reports a refused command on stdout with exit status 0: `read` names it. A property the
-switch did not print is None, never 0 or False. The console shows some properties only as flag
-letters (`R` running, `H` hw-offload); terse prints no legend, so each menu's is written here,
-from the legends RouterOS prints (v6 prints every letter, v7 only those in use).
+reads, so two mechanisms would read one grammar. The forms (tests/data/routeros-*/PROVENANCE.md):
+REST JSON (every value a string); as-value (`key=value` joined by `;`, a key seen again starts
+the next record); the column table (`Flags:` legend, maybe a v7 `Columns:` line, the `#` header
+row, text left- and numbers right-aligned to the label, `;;; comment` before its row); items
+(`print terse`/`detail`: `<index> <flags> key=value ...`, quoted or not, detail wrapped onto
+indented lines); key: value (`monitor once`, `print stats`: keys right-aligned, values wrapped,
+several items side by side under `name:` split as table columns). A refused command comes on
+stdout with exit status 0: `read` names it. A property the switch did not print is None, never 0
+or False. Terse prints no flag legend, so each menu's is written here, from the legends RouterOS
+prints (v6 prints every letter, v7 only those in use).
 """
 
 from __future__ import annotations
