@@ -17,7 +17,7 @@ from pytest_sparkfabric.measure import kernel_log
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Node, Verdict
-    from pytest_sparkfabric.probes.kernel_log import KernelEvent
+    from pytest_sparkfabric.probes.dmesg import KernelEvent
 
 SHOWN = 3
 

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.measure import facts, nccl_env, switch
-from pytest_sparkfabric.probes.nccl_hca import select_hcas
+from pytest_sparkfabric.probes.ncclconf import select_hcas
 from pytest_sparkfabric.probes.sysfs import find_rocev2_gid
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.kernel_log import COMMAND, KernelEvent, KernelLog, parse_kernel_log
+from pytest_sparkfabric.probes.dmesg import COMMAND, KernelEvent, KernelLog, parse_kernel_log
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:

@@ -14,13 +14,15 @@ from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure import facts
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
 from pytest_sparkfabric.outcome import Measured
-from pytest_sparkfabric.probes.nccl_hca import NcclVersion, find_nccl_version
-from pytest_sparkfabric.probes.nccl_ifname import Iface, select_socket_ifs
 from pytest_sparkfabric.probes.ncclconf import (
     Decided,
     EnvSource,
+    Iface,
+    NcclVersion,
     SourceKind,
     effective_nccl_env,
+    find_nccl_version,
+    select_socket_ifs,
 )
 from pytest_sparkfabric.transport import Job, RunResult
 

@@ -20,7 +20,7 @@ from pytest_sparkfabric.measure.prereq import (
     tool_missing,
 )
 from pytest_sparkfabric.outcome import Measured, NotMeasured
-from pytest_sparkfabric.probes.preflight import (
+from pytest_sparkfabric.probes.toolscan import (
     Found,
     Lookups,
     SudoAnswer,

@@ -13,7 +13,7 @@ from pytest_sparkfabric.measure.engine import PhaseName
 from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError, routeros
 from pytest_sparkfabric.probes import routeros_commands as cmds
-from pytest_sparkfabric.probes.routeros_text import Row, rest_rows
+from pytest_sparkfabric.probes.routeros import Row, rest_rows
 from pytest_sparkfabric.transport.rest import SwitchClient, SwitchError, SwitchUnreachable
 
 if TYPE_CHECKING:

@@ -102,7 +102,7 @@ _PARSER_PATHS: dict[str, tuple[str, str]] = {
     "mlnx_qos": ("mlnx_qos", "parse_mlnx_qos"),
     "lldpctl": ("lldp", "parse_lldpctl"),
     "sysfs-read": ("sysfs", "parse_read_files_checked"),
-    "kernel-log": ("kernel_log", "parse_kernel_log"),
+    "kernel-log": ("dmesg", "parse_kernel_log"),
 }
 
 

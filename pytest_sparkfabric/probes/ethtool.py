@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError, found_text
@@ -17,7 +17,6 @@ from pytest_sparkfabric.probes import ParseError, found_text
 _KV = re.compile(r"^\s*(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
 _SPEED = re.compile(r"^(\d{1,9})\s*Mb/s$")
 _NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)|-?inf", re.IGNORECASE)
-_CHANNEL = re.compile(r"\((?:Channel|Chan|Lane)\s*(\d{1,3})\)", re.IGNORECASE)
 _LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(km|m)\s*$")
 
 
@@ -57,8 +56,6 @@ class EthtoolLink:
     interface: str | None = None
     port: str | None = None
     lanes: int | None = None
-    supported_fec_modes: tuple[str, ...] = ()
-    advertised_link_modes: tuple[str, ...] = ()
 
 
 def _yes_no(value: str) -> bool | None:
@@ -68,21 +65,12 @@ def _yes_no(value: str) -> bool | None:
 
 def parse_ethtool(text: str) -> EthtoolLink:
     values: dict[str, str] = {}
-    modes: dict[str, list[str]] = {}
     interface: str | None = None
-    last_key: str | None = None
     for line in text.splitlines():
         if m := re.match(r"^\s*Settings for (\S+?):\s*$", line):
             interface = m.group(1)
-            continue
-        kv = _KV.match(line)
-        if kv:
-            last_key = kv.group("key")
-            values.setdefault(last_key, kv.group("value"))
-            modes.setdefault(last_key, []).extend(kv.group("value").split())
-        elif last_key is not None and line[:1].isspace() and line.strip():
-            # Continuation of a multi-line list ("Supported link modes:").
-            modes.setdefault(last_key, []).extend(line.split())
+        elif kv := _KV.match(line):
+            values.setdefault(kv.group("key"), kv.group("value"))
     keys = ("Speed", "Duplex", "Auto-negotiation", "Link detected")
     if interface is None and not any(k in values for k in keys):
         raise ParseError(
@@ -102,8 +90,6 @@ def parse_ethtool(text: str) -> EthtoolLink:
         interface=interface,
         port=values.get("Port"),
         lanes=int(lanes.group(0)) if lanes else None,
-        supported_fec_modes=tuple(modes.get("Supported FEC modes", ())),
-        advertised_link_modes=tuple(modes.get("Advertised link modes", ())),
     )
 
 
@@ -114,33 +100,14 @@ def parse_ethtool(text: str) -> EthtoolLink:
 class ModuleEeprom:
     identifier: str | None
     vendor_name: str | None
-    vendor_oui: str | None
     vendor_pn: str | None
     vendor_sn: str | None
     transceiver_type: str | None
     length_m: float | None
     temp_c: float | None
-    rx_power_dbm: tuple[float, ...]
-    tx_power_dbm: tuple[float, ...]
-    tx_bias_ma: tuple[float, ...] = ()
-    voltage_v: float | None = None
-    vendor_rev: str | None = None
-    connector: str | None = None
-    lengths_m: Mapping[str, float] = field(default_factory=dict)
     attenuation_db: Mapping[str, float] = field(default_factory=dict)
     alarms_on: tuple[str, ...] = ()
     fields: tuple[tuple[str, str], ...] = ()
-
-
-def _dbm(value: str) -> float | None:
-    # "1.0778 mW / 0.33 dBm": the dBm figure is the one after the slash.
-    part = value.split("/", 1)[1] if "/" in value else value
-    return _number(part) if "dbm" in part.lower() else None
-
-
-# Per-lane optical power by the start of its name (SFF-8636 and CMIS spellings).
-_RX = ("rcvr signal", "receiver signal", "rx power")
-_TX = ("transmit avg optical power", "tx power")
 
 
 def parse_ethtool_module(text: str) -> ModuleEeprom:
@@ -152,20 +119,13 @@ def parse_ethtool_module(text: str) -> ModuleEeprom:
             "expected 'Identifier' or 'Vendor' fields (no module, or EEPROM not readable)",
             found_text(text),
         )
-    lanes: dict[str, dict[int, float]] = {"rx": {}, "tx": {}, "bias": {}}
     lengths: dict[str, float] = {}
     attenuation: dict[str, float] = {}
     alarms: list[str] = []
     for key, value in pairs:
         lower = key.lower()
-        is_flag = "alarm" in lower or "warning" in lower
-        if is_flag and value == "On":
+        if ("alarm" in lower or "warning" in lower) and value == "On":
             alarms.append(key)
-        if (channel := _CHANNEL.search(key)) and not is_flag and "threshold" not in lower:
-            kind = "rx" if lower.startswith(_RX) else "tx" if lower.startswith(_TX) else "bias"
-            number = _number(value) if kind == "bias" else _dbm(value)
-            if number is not None and (kind != "bias" or "bias" in lower):
-                lanes[kind][int(channel.group(1))] = number
         # SFF-8636 "Length (Copper or Active cable)", CMIS "Cable assembly length" (cmis.c).
         length_key = lower.startswith("length (") or lower == "cable assembly length"
         if length_key and (m := _LENGTH.match(value)):
@@ -175,24 +135,15 @@ def parse_ethtool_module(text: str) -> ModuleEeprom:
     copper = next(
         (v for k, v in lengths.items() if "copper" in k.lower() or "assembly" in k.lower()), None
     )
-    temp, voltage = first.get("Module temperature"), first.get("Module voltage")
-    rx, tx, bias = (tuple(v for _, v in sorted(lanes[k].items())) for k in ("rx", "tx", "bias"))
+    temp = first.get("Module temperature")
     return ModuleEeprom(
         identifier=first.get("Identifier"),
         vendor_name=first.get("Vendor name"),
-        vendor_oui=first.get("Vendor OUI"),
         vendor_pn=first.get("Vendor PN"),
         vendor_sn=first.get("Vendor SN"),
         transceiver_type=first.get("Transceiver type"),
         length_m=copper or next((v for v in lengths.values() if v > 0), None),
         temp_c=_number(temp) if temp else None,
-        rx_power_dbm=rx,
-        tx_power_dbm=tx,
-        tx_bias_ma=bias,
-        voltage_v=_number(voltage) if voltage else None,
-        vendor_rev=first.get("Vendor rev"),
-        connector=first.get("Connector"),
-        lengths_m=lengths,
         attenuation_db=attenuation,
         alarms_on=tuple(alarms),
         fields=tuple(pairs),
@@ -207,22 +158,12 @@ class FecInfo:
     configured: tuple[str, ...]
     active: str | None
     interface: str | None = None
-    corrected_blocks: int | None = None
-    uncorrectable_blocks: int | None = None
-
-    _json_properties: ClassVar[tuple[str, ...]] = ("fec_active",)
-
-    @property
-    def fec_active(self) -> bool:
-        """Whether some FEC is on (ethtool prints ``None`` or ``Off`` when it is not)."""
-        return self.active is not None and self.active.lower() not in ("none", "off")
 
 
 def parse_ethtool_fec(text: str) -> FecInfo:
     configured: tuple[str, ...] | None = None
     active: str | None = None
     interface: str | None = None
-    counts: dict[str, int] = {}
     for line in text.splitlines():
         stripped = line.strip()
         if m := re.match(r"^FEC parameters for (\S+?):$", stripped):
@@ -231,83 +172,29 @@ def parse_ethtool_fec(text: str) -> FecInfo:
             configured = tuple(m.group(1).split())
         elif m := re.match(r"^Active FEC encodings?:\s*(.*)$", stripped):
             active = m.group(1).strip() or None
-        elif m := re.match(r"^(corrected_blocks|uncorrectable_blocks):\s*(\d{1,20})", stripped):
-            counts.setdefault(m.group(1), int(m.group(2)))
     if configured is None and active is None:
         raise ParseError(
             "ethtool --show-fec",
             "expected 'Configured FEC encodings' or 'Active FEC encoding' lines",
             found_text(text),
         )
-    return FecInfo(
-        configured=configured or (),
-        active=active,
-        interface=interface,
-        corrected_blocks=counts.get("corrected_blocks"),
-        uncorrectable_blocks=counts.get("uncorrectable_blocks"),
-    )
+    return FecInfo(configured or (), active, interface)
 
 
 # ---------------------------------------------------------------- ethtool -S IFACE
 # ``NIC statistics:`` then ``name: value`` lines; annotated pastes add a trailing ``# comment``
 # (which may hold digits and colons), so a line is cut at the first ``#`` after whitespace.
-# Names: Linux Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst and
-# mlx5/core/en_stats.c. The PHY statistical group (``rx_pcs_symbol_err_phy``: errors FEC could
-# not correct, ``rx_corrected_bits_phy``, per lane ``rx_err_lane_{0..3}_phy``: the pre-FEC
-# errors) exists only with the PCAM capability; ``rx_bits_phy`` is documented but not exported
-# by upstream mlx5; ``rx/tx_prioN_pause`` only for priorities with PFC on. An absent counter is
-# None, never 0: a NIC without the PHY group reads "not measured", not "clean".
+# Names: Linux Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst.
 
 _STAT = re.compile(r"^\s*(?P<name>\S(?:.*\S)?)\s*:\s*(?P<value>-?\d{1,20})\s*$")
 _COMMENT = re.compile(r"\s#.*$")
-# PhyCounters' scalar fields, in order, and the mlx5 counter each reads.
-_PHY = (
-    ("corrected_bits", "rx_corrected_bits_phy"),
-    ("bits", "rx_bits_phy"),
-    ("pcs_symbol_errors", "rx_pcs_symbol_err_phy"),
-    ("symbol_errors", "rx_symbol_err_phy"),
-    ("crc_errors", "rx_crc_errors_phy"),
-    ("link_down_events", "link_down_events_phy"),
-    ("discards", "rx_discards_phy"),
-    ("out_of_buffer", "rx_out_of_buffer"),  # software: no receive buffer posted
-    ("rx_pause", "rx_pause_ctrl_phy"),  # global pause
-    ("tx_pause", "tx_pause_ctrl_phy"),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class PhyCounters:
-    """The mlx5 physical-layer and loss counters, typed; None where the NIC has no counter."""
-
-    lane_errors: Mapping[int, int]
-    rx_prio_pause: Mapping[int, int]
-    tx_prio_pause: Mapping[int, int]
-    corrected_bits: int | None
-    bits: int | None
-    pcs_symbol_errors: int | None
-    symbol_errors: int | None
-    crc_errors: int | None
-    link_down_events: int | None
-    discards: int | None
-    out_of_buffer: int | None
-    rx_pause: int | None
-    tx_pause: int | None
-
-    _json_properties: ClassVar[tuple[str, ...]] = ("has_lane_counters",)
-
-    @property
-    def has_lane_counters(self) -> bool:
-        """Whether the NIC exports per-lane pre-FEC errors (the PCAM per-lane capability)."""
-        return bool(self.lane_errors)
 
 
 @dataclass(frozen=True, slots=True)
 class EthtoolStats(Mapping[str, int]):
-    """``ethtool -S`` counters by name, with the typed mlx5 physical-layer view ``phy``."""
+    """``ethtool -S`` counters by name."""
 
     counters: Mapping[str, int] = field(default_factory=dict)
-
-    _json_properties: ClassVar[tuple[str, ...]] = ("phy",)
 
     def __getitem__(self, key: str) -> int:
         return self.counters[key]
@@ -317,19 +204,6 @@ class EthtoolStats(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self.counters)
-
-    def _numbered(self, pattern: str) -> dict[int, int]:
-        found = ((re.fullmatch(pattern, k), v) for k, v in self.counters.items())
-        return dict(sorted((int(m[1]), v) for m, v in found if m))
-
-    @property
-    def phy(self) -> PhyCounters:
-        return PhyCounters(
-            self._numbered(r"rx_err_lane_(\d{1,3})_phy"),
-            self._numbered(r"rx_prio(\d{1,2})_pause"),
-            self._numbered(r"tx_prio(\d{1,2})_pause"),
-            *(self.counters.get(name) for _, name in _PHY),
-        )
 
 
 def parse_ethtool_stats(text: str) -> EthtoolStats:
@@ -360,7 +234,6 @@ class DriverInfo:
     driver: str
     version: str | None
     firmware_version: str | None
-    bus_info: str | None
 
 
 def parse_ethtool_driver(text: str) -> DriverInfo:
@@ -371,5 +244,5 @@ def parse_ethtool_driver(text: str) -> DriverInfo:
             fields[key.strip()] = value.strip()
     if not fields.get("driver"):
         raise ParseError("ethtool -i", "expected a 'driver: <name>' line", found_text(text))
-    get = {k: fields.get(k) or None for k in ("version", "firmware-version", "bus-info")}
-    return DriverInfo(fields["driver"], get["version"], get["firmware-version"], get["bus-info"])
+    get = {k: fields.get(k) or None for k in ("version", "firmware-version")}
+    return DriverInfo(fields["driver"], get["version"], get["firmware-version"])

@@ -1,14 +1,12 @@
 """gpu-burn (wilicc/gpu-burn, ``gpu_burn-drv.cpp``): the soak's GPU load and its own verdict.
 
-What it prints: the ``nvidia-smi -L`` list (``GPU N: <name> (UUID: ...)``), ``Burning for N
-seconds.``, ``Initialized device N with X MB of memory (Y MB available, using Z MB of it),
-using FLOATS|DOUBLES[, using Tensor Cores]``, then progress lines rewritten with ``\\r``
-(``<pct>%  proc'd: <n> (<gflops> Gflop/s) [- ...]   errors: <n> [(WARNING!)|(DIED!)] [- ...]
-temps: <t> C|-- [- ...]``, every tenth with a TAB-indented ``Summary at:`` date), and at the
-end ``Tested N GPUs:`` with one ``GPU N: OK|FAULTY`` line each. gpu-burn exits 0 even when a
-GPU is FAULTY, and prints OK after an init error that left a GPU idle (wilicc/gpu-burn issues
-#7, #12, #14), so the verdict is read from the text: the verdict lines, the init and compute
-errors, ``(DIED!)``, ``No clients are alive!  Aborting`` and whether any work was done.
+It prints the ``nvidia-smi -L`` list, ``Burning for N seconds.``, ``Initialized device N with X
+MB of memory (Y MB available, using Z MB of it), using FLOATS|DOUBLES``, progress lines
+rewritten with ``\\r`` (``<pct>%  proc'd: <n> (<gflops> Gflop/s)   errors: <n> [(DIED!)]
+temps: <t> C``), and ``Tested N GPUs:`` with one ``GPU N: OK|FAULTY`` line each. gpu-burn exits
+0 even when a GPU is FAULTY, and prints OK after an init error that left a GPU idle (issues #7,
+#12, #14), so the verdict is read from the text: verdict lines, errors, ``(DIED!)``, ``No
+clients are alive!  Aborting`` and whether any work was done.
 """
 
 from __future__ import annotations
@@ -45,25 +43,20 @@ _FAILURE = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class GpuProgress:
-    """One progress line: per GPU, the work done, Gflop/s, error count and temperature."""
+    """One progress line: per GPU, the work done, error count and temperature."""
 
     percent: float
     processed: tuple[int, ...]
-    gflops: tuple[float, ...]
     errors: tuple[int, ...]
     died: tuple[bool, ...]
-    warning: tuple[bool, ...]
     temps_c: tuple[int | None, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class GpuInit:
     device: int
-    memory_mb: int
-    available_mb: int
     used_mb: int
     precision: str
-    tensor_cores: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +101,8 @@ def _progress(m: re.Match[str]) -> GpuProgress:
     return GpuProgress(
         percent=float(m.group(1)),
         processed=tuple(int(n) for n, _ in procd),
-        gflops=tuple(float(g) for _, g in procd),
         errors=tuple(int(n) for n, _ in errors),
         died=tuple(mark == "(DIED!)" for _, mark in errors),
-        warning=tuple(mark == "(WARNING!)" for _, mark in errors),
         temps_c=tuple(None if t == "--" else int(t) for t in _TEMPS.findall(m.group("temps"))),
     )
 
@@ -140,9 +131,8 @@ def parse_gpu_burn(text: str) -> GpuBurn:
         elif m := _PROGRESS.match(piece):
             progress.append(_progress(m))
         if m := _INIT.search(line):
-            device, memory, available, used, precision, tensor = m.groups()
-            sizes = (int(device), int(memory), int(available), int(used))
-            initialized.append(GpuInit(*sizes, precision, bool(tensor)))
+            device, _, _, used, precision, _ = m.groups()
+            initialized.append(GpuInit(int(device), int(used), precision))
         if m := _BURNING.search(line):
             burn_s = int(m.group(1))
         if _ABORT in line:

@@ -1,17 +1,10 @@
 """RDMA port counters: ``/sys/class/infiniband/<dev>/ports/<port>/hw_counters/*``, name -> int.
 
-One file per counter (drivers/infiniband/hw/mlx5/counters.c: ``out_of_sequence``,
-``local_ack_timeout_err``, ``packet_seq_err``, ``np_cnp_sent``, ``rp_cnp_handled``,
-``np_ecn_marked_roce_packets``...; which ones exist depends on the firmware's capabilities, so
-an absent counter is None, never 0). Read in the forms people and tools print them:
-
-- this suite's reader (:func:`build_hw_counters`: ``SFREAD<TAB>ok<TAB>path<TAB>value`` records);
-- ``grep . .../hw_counters/*`` (``path:value``), ``show_counters`` (``Port 1 hw counters:``
-  then ``name: value``) and plain ``name: value`` lines;
-- iproute2 ``rdma statistic show [link DEV/PORT]``: ``link DEV/PORT name value ...`` on one
-  line (wrapped by mail or terminals anywhere, even between a name and its value), ``-p``
-  with one ``name value`` per indented line, and ``Optional-set:`` lines;
-- a ttar archive of the directory (prometheus/procfs fixtures: ``Path:`` / ``Lines:`` / value).
+Which counters exist depends on the firmware (drivers/infiniband/hw/mlx5/counters.c), so an
+absent counter is None, never 0. Read in the forms people and tools print them: this suite's
+SFREAD records, ``grep . .../hw_counters/*`` (``path:value``), ``show_counters`` and plain
+``name: value`` lines, iproute2 ``rdma statistic show`` (``link DEV/PORT name value ...``,
+wrapped anywhere, or ``-p`` with one pair per line) and a ttar archive of the directory.
 """
 
 from __future__ import annotations

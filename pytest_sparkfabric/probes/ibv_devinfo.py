@@ -27,10 +27,7 @@ class IbvPort:
     port: int
     state: str | None
     """PORT_ACTIVE, PORT_DOWN, ..."""
-    max_mtu_bytes: int | None
     active_mtu_bytes: int | None
-    link_layer: str | None
-    """Ethernet (RoCE) or InfiniBand (ibv_devinfo prints "IB" in some versions)."""
 
     @property
     def active(self) -> bool:
@@ -60,9 +57,7 @@ def parse_ibv_devinfo(text: str) -> tuple[IbvPort, ...]:
                     device,
                     port,
                     m.group("name") if m else fields.get("state"),
-                    _mtu(fields.get("max_mtu")),
                     _mtu(fields.get("active_mtu")),
-                    fields.get("link_layer"),
                 )
             )
 

@@ -25,7 +25,6 @@ class IpInterface:
     ipv4: tuple[IPv4Interface, ...]
     ipv6: tuple[IPv6Interface, ...]
     mac: str | None = None
-    link_type: str | None = None
 
     _json_properties: ClassVar[tuple[str, ...]] = ("admin_up", "carrier")
 
@@ -98,7 +97,6 @@ def _interface(obj: Mapping[str, Any]) -> IpInterface | None:
         tuple(a for a in addresses if isinstance(a, IPv4Interface)),
         tuple(a for a in addresses if isinstance(a, IPv6Interface)),
         _of(obj, "address", str),
-        _of(obj, "link_type", str),
     )
 
 

@@ -32,16 +32,11 @@ class Iperf3Result:
     streams: int | None
     retransmits: int | None
     version: str | None = None
-    protocol: str | None = None
     duration_s: float | None = None
     local_host: str | None = None
     remote_host: str | None = None
-    cpu_host_pct: float | None = None
-    cpu_remote_pct: float | None = None
     reverse: bool | None = None
     intervals: int | None = None
-    bidir_reverse_sent_gbps: float | None = None
-    bidir_reverse_received_gbps: float | None = None
 
     _json_properties: ClassVar[tuple[str, ...]] = ("ok",)
 
@@ -151,7 +146,6 @@ def parse_iperf3_json(text: str) -> Iperf3Result:
     end_streams = end.get("streams")
     if streams is None and isinstance(end_streams, list) and end_streams:
         streams = len(end_streams)
-    cpu = _obj(end.get("cpu_utilization_percent"))
     intervals = data.get("intervals")
     return Iperf3Result(
         error=error_text,
@@ -160,15 +154,9 @@ def parse_iperf3_json(text: str) -> Iperf3Result:
         streams=streams,
         retransmits=_int(sent.get("retransmits")),
         version=_str(start.get("version")),
-        protocol=_str(test_start.get("protocol")),
         duration_s=_num(sent.get("seconds")),
         local_host=_str(first_conn.get("local_host")),
         remote_host=_str(first_conn.get("remote_host")),
-        cpu_host_pct=_num(cpu.get("host_total")),
-        cpu_remote_pct=_num(cpu.get("remote_total")),
         reverse=bool(test_start["reverse"]) if "reverse" in test_start else None,
-        # --bidir (3.7+): the server-to-client direction has its own sums.
-        bidir_reverse_sent_gbps=_gbps(_obj(end.get("sum_sent_bidir_reverse"))),
-        bidir_reverse_received_gbps=_gbps(_obj(end.get("sum_received_bidir_reverse"))),
         intervals=len(intervals) if isinstance(intervals, list) else None,
     )

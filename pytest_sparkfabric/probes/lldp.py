@@ -1,14 +1,10 @@
 """lldpd's ``lldpctl`` / ``lldpcli show neighbors``: who is on the other end of each port.
 
-Default text layout (lldpd src/client/text_writer.c): a rule of dashes, ``LLDP neighbors:``,
-then per neighbour ``Interface:    <local port>, via: LLDP|CDPv2|..., RID: N, Time: ...``, a
-``Chassis:`` section (``ChassisID: <subtype> <id>`` e.g. ``mac d4:01:c3:2f:cc:2e``, ``SysName``,
-``SysDescr`` - possibly continued on indented lines -, ``MgmtIP``/``MgmtIface`` pairs,
-``Capability`` lines) and a ``Port:`` section (``PortID: <subtype> <id>`` e.g. ``ifname
-bridge/ether2``, ``mac ...``, ``local Port 5``; ``PortDescr``; ``TTL``), then optional
-``VLAN``, ``LLDP-MED`` and ``Unknown TLVs`` sections. Pastes flatten or change the
-indentation, drop the trailing pad spaces and the closing rule, so neighbours are told apart
-by their ``Interface:`` line and fields by their names, never by indentation.
+Default text layout (lldpd src/client/text_writer.c): ``LLDP neighbors:``, then per neighbour
+``Interface: <local port>, via: LLDP|CDPv2|..., RID: N, Time: ...``, a ``Chassis:`` section
+(``ChassisID: <subtype> <id>``, ``SysName``, ...) and a ``Port:`` section (``PortID: <subtype>
+<id>`` e.g. ``ifname bridge/ether2``, ``PortDescr``). Pastes flatten or change the indentation,
+so neighbours are told apart by their ``Interface:`` line and fields by their names.
 """
 
 from __future__ import annotations
@@ -45,13 +41,9 @@ class LldpNeighbor:
     chassis_id_type: str | None
     chassis_id: str | None
     system_name: str | None
-    system_description: str | None
     port_id_type: str | None
     port_id: str | None
     port_description: str | None
-    management_ips: tuple[str, ...] = ()
-    capabilities: tuple[str, ...] = ()
-    ttl_s: int | None = None
 
     _json_properties: ClassVar[tuple[str, ...]] = ("neighbor_mac", "port_name")
 
@@ -102,25 +94,19 @@ def _neighbor(port: str, via: str, rid: int | None, pairs: list[tuple[str, str]]
     f: dict[str, str] = {}
     for key, value in pairs:
         f.setdefault(key, value)
-    ttl = f.get("TTL", "")
     return LldpNeighbor(
         port,
         via,
         rid,
         *_split_id(f.get("ChassisID", "")),
         f.get("SysName") or None,
-        f.get("SysDescr") or None,
         *_split_id(f.get("PortID", "")),
         f.get("PortDescr") or None,
-        management_ips=tuple(v for k, v in pairs if k == "MgmtIP" and v),
-        capabilities=tuple(v for k, v in pairs if k == "Capability" and v),
-        ttl_s=int(ttl) if ttl.isdigit() else None,
     )
 
 
 def parse_lldpctl(text: str) -> LldpNeighbors:
     found: list[tuple[str, str, int | None, list[tuple[str, str]]]] = []
-    last_key: str | None = None
     seen_header = False
     for line in text.splitlines():
         stripped = line.strip()
@@ -129,18 +115,12 @@ def parse_lldpctl(text: str) -> LldpNeighbors:
         elif m := _INTERFACE.match(line):
             rid = m.group("rid")
             found.append((m.group("port"), m.group("via").strip(), int(rid) if rid else None, []))
-            last_key = None  # a continuation belongs to its own neighbour's field
         elif not found or not stripped or set(stripped) <= {"-"}:
             continue
         elif (m := _FIELD.match(line)) and not line.startswith(" " * 18):
             key, value = m.group("key"), m.group("value")
-            last_key = None if key in _SECTIONS and not value else key
-            if last_key is not None:
+            if value or key not in _SECTIONS:
                 found[-1][3].append((key, value))
-        elif last_key == "SysDescr":  # a description continued on the next lines
-            pairs = found[-1][3]
-            at = next(i for i, (k, _) in enumerate(pairs) if k == "SysDescr")
-            pairs[at] = ("SysDescr", f"{pairs[at][1]}\n{stripped}".strip())
     if not found and not seen_header:
         raise ParseError(
             TOOL,

@@ -7,13 +7,12 @@ res``). Without a header line (an elided paste) a row is read by its number of f
 may carry Open MPI's ``--tag-output`` prefix (``[1,0]<stdout>:``), which is removed; noise
 lines (NCCL INFO/WARN, UCX, X11, mpirun chatter, ``...``) may sit anywhere. A run that ends
 without ``# Avg bus bandwidth`` has ``avg_busbw_gbytes_s`` None: callers treat that as a
-failure, never as zero; ``error_lines`` keeps what the test said when it failed.
+failure, never as zero.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -34,7 +33,7 @@ _RANK = re.compile(
     r"^#\s*Rank\s+(\d{1,9})\s+(?:Group\s+(\d{1,9})\s+)?(?:Pid\s+(\d{1,12})\s+)?on\s+(\S+)\s+"
     r"device\s+(\d{1,9})\s+\[([^\]]*)\]\s*(.*?)\s*$"
 )
-_TESTS_VERSION = re.compile(r"^#\s*[rn]ccl-tests version\s+(\S+)(?:.*[rn]ccl-library=(\S+))?")
+_TESTS_VERSION = re.compile(r"^#\s*[rn]ccl-tests version\s+\S")
 _NCCL_VERSION = re.compile(r"NCCL version\s+(\S+)")
 _COLLECTIVE = re.compile(r"^#\s*Collective test (?:starting|concluded):\s*(\S+)")
 _THREADS = re.compile(r"^#?\s*nThread\s+(\d{1,9})\s+nGpus\s+(\d{1,9})")
@@ -65,11 +64,9 @@ class NcclRow:
     type: str
     redop: str | None
     root: int | None
-    oop_time_us: float
     oop_algbw_gbytes_s: float
     oop_busbw_gbytes_s: float
     oop_wrong: int | None
-    ip_time_us: float
     ip_algbw_gbytes_s: float
     ip_busbw_gbytes_s: float
     ip_wrong: int | None
@@ -99,10 +96,8 @@ class NcclNetLine:
     net: Literal["IB", "Socket"]
     devices: tuple[str, ...]
     ports: tuple[int, ...] = ()
-    link_layers: tuple[str, ...] = ()
     addresses: tuple[str, ...] = ()
     no_device: bool = False
-    relaxed_ordering: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,31 +118,17 @@ class NcclTestsRun:
     ranks: tuple[NcclRank, ...]
     transports: tuple[NcclNetLine, ...]
     networks: tuple[NcclNetworkChoice, ...]
-    nccl_tests_version: str | None = None
     nccl_version: str | None = None
-    nccl_library_version: str | None = None
     collective: str | None = None
     n_threads: int | None = None
     n_gpus: int | None = None
     columns: tuple[str, ...] = ()
-    error_lines: tuple[str, ...] = ()
 
-    _json_properties: ClassVar[tuple[str, ...]] = ("max_busbw_gbytes_s", "completed")
+    _json_properties: ClassVar[tuple[str, ...]] = ("completed",)
 
     @property
     def completed(self) -> bool:
         return self.avg_busbw_gbytes_s is not None
-
-    @property
-    def max_busbw_gbytes_s(self) -> float | None:
-        values = [max(r.oop_busbw_gbytes_s, r.ip_busbw_gbytes_s) for r in self.rows]
-        return max(values) if values else None
-
-    def networks_by_host(self) -> Mapping[str | None, frozenset[str]]:
-        out: dict[str | None, set[str]] = {}
-        for choice in self.networks:
-            out.setdefault(choice.host, set()).add(choice.network)
-        return {host: frozenset(nets) for host, nets in out.items()}
 
     def ib_devices(self) -> frozenset[str]:
         return frozenset(d for t in self.transports if t.net == "IB" for d in t.devices)
@@ -199,7 +180,8 @@ def _table_row(tokens: list[str], leading: tuple[str, ...]) -> NcclRow | None:
     )
     if not all(checks):
         return None
-    oop, ip = [(float(t[0]), float(t[1]), float(t[2]), _wrong(t[3])) for t in (timing, timing[4:])]
+    # Each half: time (not kept), algbw, busbw, #wrong.
+    oop, ip = [(float(t[1]), float(t[2]), _wrong(t[3])) for t in (timing, timing[4:])]
     return NcclRow(int(size), int(count), cells["type"], redop, _int(root), *oop, *ip)
 
 
@@ -214,10 +196,8 @@ def _net_line(line: str) -> NcclNetLine | None:
         return NcclNetLine(host, pid, "IB", (), no_device=True)
     if m := _NET_IB_USING.search(line):
         devs = _IB_DEV.findall(m["rest"])
-        names, ports, layers = (tuple(d[i] for d in devs) for i in (1, 2, 3))
-        ro = "[RO]" in m["rest"]
         return NcclNetLine(
-            host, pid, "IB", names, tuple(map(int, ports)), layers, relaxed_ordering=ro
+            host, pid, "IB", tuple(d[1] for d in devs), tuple(int(d[2]) for d in devs)
         )
     if m := _NET_SOCKET_USING.search(line):
         socks = _SOCKET_DEV.findall(m["rest"])
@@ -236,9 +216,8 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
     avg: float | None = None
     oob: int | None = None
     oob_ok: bool | None = None
-    tests_version: str | None = None
+    tests_version = False
     nccl_version: str | None = None
-    library: str | None = None
     collective: str | None = None
     n_threads: int | None = None
     n_gpus: int | None = None
@@ -263,8 +242,8 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 ranks.append(
                     NcclRank(int(rank), _int(group), _int(pid), host, int(device), bus_id, name)
                 )
-            elif m := _TESTS_VERSION.match(stripped):
-                tests_version, library = m.group(1), m.group(2)
+            elif _TESTS_VERSION.match(stripped):
+                tests_version = True
             elif m := _COLLECTIVE.match(stripped):
                 collective = collective or m.group(1)
             elif _TABLE_HEADER.match(stripped):
@@ -303,12 +282,9 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
         ranks=tuple(ranks),
         transports=tuple(transports),
         networks=tuple(networks),
-        nccl_tests_version=tests_version,
         nccl_version=nccl_version,
-        nccl_library_version=library,
         collective=collective,
         n_threads=n_threads,
         n_gpus=n_gpus,
         columns=columns,
-        error_lines=tuple(errors),
     )

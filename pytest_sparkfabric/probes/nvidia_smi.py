@@ -1,14 +1,10 @@
 """``nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]``, for any field list.
 
-nvidia-smi prints one line per GPU (or process, with ``--query-compute-apps``), cells joined
-by ``", "``. With a header, each column name carries its unit in brackets (``memory.total
-[MiB]``), also under ``nounits``; without ``nounits`` each value carries it too (``81559
-MiB``, ``0 %``, ``69.85 W``). A value the GPU cannot report is a bracketed note: ``[N/A]``,
-``[Not Supported]``, ``[Requested functionality has been deprecated]`` (driver 590 captures
-in utkuozdemir/nvidia_gpu_exporter). GB10 reports ``[N/A]`` for memory.total/used/free on its
-unified memory (NVIDIA's DGX Spark known-issues page). Those become None, never zero, and
-the note is kept beside the value. With ``-l N`` or ``srun`` over several nodes the header
-repeats; rows are read under the latest header.
+Cells are joined by ``", "``; a header names each column with its unit in brackets (``memory.total
+[MiB]``), and without ``nounits`` each value carries it too (``69.85 W``). A value the GPU cannot
+report is a bracketed note (``[N/A]``, ``[Not Supported]``; GB10 says ``[N/A]`` for its unified
+memory): None, never zero. With ``-l N`` or ``srun`` the header repeats;
+rows are read under the latest header.
 """
 
 from __future__ import annotations
@@ -50,29 +46,15 @@ class CsvColumn:
 
 
 @dataclass(frozen=True, slots=True)
-class CsvCell:
-    """A number (int when printed without a decimal point; ``unit`` the one printed after it),
-    text, or None with ``note`` the bracketed text in its place (``[N/A]``): never a 0."""
-
-    value: Value
-    raw: str
-    unit: str | None = None
-    note: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class CsvTable:
     columns: tuple[CsvColumn, ...]
-    rows: tuple[tuple[CsvCell, ...], ...]
+    rows: tuple[tuple[Value, ...], ...]
+    """A number (int when printed without a decimal point), text, or None where a bracketed
+    note (``[N/A]``) stands: never a 0."""
     header: bool
 
     def column(self, name: str) -> int | None:
         return next((i for i, c in enumerate(self.columns) if c.name == name), None)
-
-    def values(self, name: str) -> tuple[Value, ...]:
-        """The column ``name`` of every row (empty when the table has no such column)."""
-        i = self.column(name)
-        return () if i is None else tuple(row[i].value for row in self.rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +70,7 @@ class NvidiaSmiCsv:
         out: list[dict[str, Value]] = []
         for table in self.tables:
             names = [c.name or str(i + 1) for i, c in enumerate(table.columns)]
-            out += [dict(zip(names, (c.value for c in row), strict=True)) for row in table.rows]
+            out += [dict(zip(names, row, strict=True)) for row in table.rows]
         return tuple(out)
 
 
@@ -107,17 +89,15 @@ def build_gpu_query() -> shell.Command:
     )
 
 
-def _cell(token: str) -> CsvCell:
+def _cell(token: str) -> Value:
     raw = token.strip()
-    if raw.startswith("[") and raw.endswith("]"):
-        return CsvCell(None, raw, note=raw[1:-1])
-    if raw in ("N/A", "Not Supported"):
-        return CsvCell(None, raw, note=raw)
+    if (raw.startswith("[") and raw.endswith("]")) or raw in ("N/A", "Not Supported"):
+        return None
     if _NUMBER.match(raw) and not _LEADING_ZERO.match(raw):
-        return CsvCell(_number(raw), raw)
+        return _number(raw)
     if m := _WITH_UNIT.match(raw):
-        return CsvCell(_number(m.group(1)), raw, unit=m.group(2))
-    return CsvCell(raw, raw)
+        return _number(m.group(1))
+    return raw
 
 
 def _number(text: str) -> int | float | None:
@@ -141,7 +121,7 @@ def parse_nvidia_smi_csv(text: str) -> NvidiaSmiCsv:
     tables: list[CsvTable] = []
     columns: tuple[CsvColumn, ...] | None = None
     header = False
-    rows: list[tuple[CsvCell, ...]] = []
+    rows: list[tuple[Value, ...]] = []
 
     def close() -> None:
         if columns is not None and (rows or header):
@@ -188,8 +168,7 @@ def parse_gpu_query(text: str) -> tuple[GpuSample, ...]:
         else:
             continue
         for row in table.rows:
-            picked = [row[i] if i is not None else None for i in where]
-            values = [c.value if c is not None else None for c in picked]
+            values = [row[i] if i is not None else None for i in where]
             if any(isinstance(v, str) for v in values):
                 continue
             nums = [float(v) if isinstance(v, (int, float)) else None for v in values]

@@ -12,15 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from ipaddress import IPv4Address
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError, found_text, positive
 
 TOOL = "ib_write_bw"
 MB_PER_S_TO_GBPS = 2**20 * 8 / 1e9
-
-Unit = Literal["Gb/sec", "MB/sec"]
 
 # perftest_parameters.h: RESULT_LINE / RESULT_FMT (+ RESULT_FMT_CPU_UTIL with --cpu_util). The
 # table is read by its header, so an extra column (CPU_Util[%]) or a missing one is taken as it
@@ -36,7 +34,6 @@ _LINK = re.compile(r"\bLink type\s*:\s*(\S+)")
 _GID = re.compile(r"\bGID index\s*:\s*(\d{1,9})")
 _MTU = re.compile(r"\bMtu\s*:\s*(\d{1,9})\s*\[B\]")
 _RDMA_CM = re.compile(r"\brdma_cm QPs\s*:\s*(ON|OFF)")
-_NO_PEAK = "BW peak won't be measured"
 # Lines perftest prints when it gives up; kept so a failure can quote the tool.
 _ERROR = re.compile(
     r"(Couldn't|Unable to|Failed to|Completion with error|Problem in|error:|ERROR|not found)",
@@ -56,12 +53,8 @@ class BwRow:
 
 @dataclass(frozen=True, slots=True)
 class IbWriteBw:
-    """One or more perftest bandwidth reports (ib_write_bw, ib_send_bw, ib_read_bw).
-
-    ``columns`` are the table's column names as printed (the last header seen);
-    ``bidirectional`` is True for ``-b``, whose single row is the sum of both directions (each
-    side adds the peer's figures: perftest_parameters.c ``print_full_bw_report``).
-    """
+    """One or more perftest bandwidth reports (ib_write_bw, ib_send_bw, ib_read_bw);
+    ``columns`` are the table's column names as printed (the last header seen)."""
 
     device: str | None
     qps: int | None
@@ -70,11 +63,7 @@ class IbWriteBw:
     rows: tuple[BwRow, ...]
     mtu_bytes: int | None = None
     rdma_cm: bool | None = None
-    reported_unit: Unit = "Gb/sec"
-    no_peak_warning: bool = False
-    error_lines: tuple[str, ...] = ()
     test: str | None = None
-    bidirectional: bool = False
     columns: tuple[str, ...] = ()
 
     _json_properties: ClassVar[tuple[str, ...]] = (
@@ -179,27 +168,26 @@ def parse_ib_write_bw(text: str) -> IbWriteBw:
     rows: list[BwRow] = []
     columns: tuple[str, ...] = ()
     factor = 1.0
-    seen_unit: Unit | None = None
+    seen_header = False
     test: str | None = None
     for line in text.splitlines():
         header = _HEADER.search(line)
         if header:
-            unit: Unit = "Gb/sec" if header.group(1) == "Gb" else "MB/sec"
-            factor = 1.0 if unit == "Gb/sec" else MB_PER_S_TO_GBPS
-            seen_unit = seen_unit or unit
+            factor = 1.0 if header.group(1) == "Gb" else MB_PER_S_TO_GBPS
+            seen_header = True
             columns = _columns(line)
             continue
         if test is None and (title := _TITLE.match(line)):
             test = " ".join(title.group(1).split())
         if columns and (row := _row(line.split(), columns, factor)) is not None:
             rows.append(row)
-    errors = tuple(line.strip() for line in text.splitlines() if _ERROR.search(line))
     if not rows:
+        errors = [line.strip() for line in text.splitlines() if _ERROR.search(line)]
         what = (
             "expected a result row under the '#bytes #iterations BW peak' header, and there is "
             "none (a run that could not exchange data stops after the header)"
         )
-        if seen_unit is None:
+        if not seen_header:
             what = "no result table (no '#bytes #iterations BW peak' header and no row)"
         said = f"the tool said {errors[0]!r}" if errors else found_text(text, last=True)
         raise ParseError(TOOL, what, said)
@@ -214,11 +202,7 @@ def parse_ib_write_bw(text: str) -> IbWriteBw:
         rows=tuple(rows),
         mtu_bytes=_first_int(_MTU, text),
         rdma_cm=(rdma_cm.group(1) == "ON") if rdma_cm else None,
-        reported_unit=seen_unit or "Gb/sec",
-        no_peak_warning=_NO_PEAK in text,
-        error_lines=errors,
         test=test,
-        bidirectional=test is not None and test.endswith("Bidirectional"),
         columns=columns,
     )
 
@@ -240,8 +224,6 @@ _ROW = re.compile(rf"^\s*(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}(?:\s+{_NUM})?"
 class IbWriteLat:
     size_bytes: int
     iterations: int
-    t_min_us: float
-    t_max_us: float
     t_typical_us: float
     t_avg_us: float
 
@@ -268,15 +250,8 @@ def parse_ib_write_lat(text: str) -> IbWriteLat:
         )
     for line in text[head.end() :].splitlines():
         if m := _ROW.match(line):
-            size, iters, t_min, t_max, typical, avg = m.groups()
-            return IbWriteLat(
-                int(size),
-                int(iters),
-                float(t_min),
-                float(t_max),
-                float(typical),
-                float(avg or typical),
-            )
+            size, iters, _, _, typical, avg = m.groups()
+            return IbWriteLat(int(size), int(iters), float(typical), float(avg or typical))
     raise ParseError(
         "ib_write_lat",
         "the table has no result row (a wrong GID index or a path that drops RoCE prints the "

@@ -1,22 +1,13 @@
-"""iputils ``ping`` with the DF bit: the end-to-end MTU gate.
+"""iputils ``ping -M do -s <mtu-28> -I <netdev> <peer>``: the end-to-end MTU gate.
 
-``ping -M do -s <mtu-28> -I <netdev> <peer>``. Three MTU signals exist (iputils ping/ping.c,
-20240117 and s20161105):
-
-- The local route or interface MTU is smaller: the kernel refuses the send and ping prints
-  ``ping: local error: message too long, mtu=N`` to stderr (``Message`` capitalised up to
-  s20180629; ``mtu: N`` in the IPv6 code path) once per packet. Verdict ``local_mtu``.
-- A router on the path answers ICMP fragmentation-needed: ``From <hop> icmp_seq=N Frag needed
-  and DF set (mtu = N)`` on stdout. Verdict ``path_mtu`` with that MTU (the kernel caches it,
-  so later packets fail locally with the same MTU; those are the router's answer, not a local
-  setting). Old iputils count the packet as an error only: ``0 packets transmitted, 0
-  received, +1 errors`` with no loss figure.
-- A smaller MTU behind a plain L2 switch just loses the packets: ``lost`` (100% loss).
-
-Statistics read (ping_common.c ``finish``): ``T packets transmitted, R received[, +D
-duplicates][, +C corrupted][, +E errors][, L% packet loss, time Tms]`` - the loss/time part is
-absent when nothing was transmitted. Pastes under a French locale (partially translated
-catalogues: ``paquets transmis``, ``reçus``) and no-break spaces are read too.
+Three MTU signals (iputils ping/ping.c, 20240117 and s20161105): a smaller local MTU makes the
+kernel refuse the send, ``ping: local error: message too long, mtu=N`` on stderr once per packet
+(``Message`` up to s20180629, ``mtu: N`` for IPv6): ``local_mtu``. A router answering ICMP
+fragmentation-needed prints ``From <hop> icmp_seq=N Frag needed and DF set (mtu = N)``:
+``path_mtu`` (old iputils count it as an error only, with no loss figure). A smaller MTU behind
+a plain L2 switch just loses the packets: ``lost``. Statistics (ping_common.c ``finish``): ``T
+packets transmitted, R received[, +D duplicates][, +C corrupted][, +E errors][, L% packet loss,
+time Tms]``; partially translated French catalogues and no-break spaces are read too.
 """
 
 from __future__ import annotations
@@ -59,7 +50,6 @@ class PingResult:
     rtt_avg_ms: float | None = None
     rc: int | None = None
     path_mtu: int | None = None
-    path_mtu_from: str | None = None
     duplicates: int | None = None
     statistics: bool = False
 
@@ -124,7 +114,7 @@ def parse_ping(text_stdout: str, text_stderr: str = "", rc: int | None = None) -
         loss = _loss(transmitted, received, stats.group(6))
     verdict: Verdict
     error_text: str | None = None
-    if frag:
+    if frag:  # before local_mtu: the kernel caches the router's MTU, later sends fail locally
         verdict = "path_mtu"
         error_text = " ".join(frag.group(0).split())
     elif mtu:
@@ -150,7 +140,6 @@ def parse_ping(text_stdout: str, text_stderr: str = "", rc: int | None = None) -
         rtt_avg_ms=float(rtt.group(1)) if rtt else None,
         rc=rc,
         path_mtu=int(frag.group("mtu")) if frag else None,
-        path_mtu_from=frag.group("hop") if frag else None,
         duplicates=duplicates,
         statistics=stats is not None,
     )

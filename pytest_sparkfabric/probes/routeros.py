@@ -1,30 +1,249 @@
-"""What a MikroTik RouterOS switch says, as typed values: one dataclass per read, and the
-`parse_*` reads of console text or REST JSON (`sparkfabric parse routeros-*`).
+"""What a MikroTik RouterOS switch says: one reader (`read`) of every form it answers in, as rows
+of strings keyed by RouterOS's own property names, and one typed dataclass per read
+(`sparkfabric parse routeros-*`), so a check cannot tell REST from the console.
 
-Each field names the RouterOS property it comes from, so one mapping (`_from_row`) reads a row
-in either form the switch writes it: REST (every value a string: `"true"`, `"9000"`,
-`"3884056576"`) or the console (`yes`, `3704.1MiB`, `182 334 805 898`) as `routeros_text.read`
-gives it; a check cannot tell which way the switch was read. A property the switch did not
-print is None, never 0 or False. The console shows some properties only as flag letters (`R`
-running, `H` hw-offload); terse prints no legend, so each menu's is written here, from the
-legends RouterOS prints (v6 prints every letter, v7 only those in use).
+Not TextFSM with ntc-templates (9.3.0, checked 2026-12): its templates cover three of the six
+reads, so two mechanisms would read one grammar. The forms (tests/data/routeros-*/PROVENANCE.md):
+REST JSON (every value a string); as-value (`key=value` joined by `;`, a key seen again starts
+the next record); the column table (`Flags:` legend, maybe a v7 `Columns:` line, the `#` header
+row, text left- and numbers right-aligned to the label, `;;; comment` before its row); items
+(`print terse`/`detail`: `<index> <flags> key=value ...`, quoted or not, detail wrapped onto
+indented lines); key: value (`monitor once`, `print stats`: keys right-aligned, values wrapped,
+several items side by side under `name:` split as table columns). A refused command comes on
+stdout with exit status 0: `read` names it. A property the switch did not print is None, never 0
+or False. Terse prints no flag legend, so each menu's is written here, from the legends RouterOS
+prints (v6 prints every letter, v7 only those in use).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 from pytest_sparkfabric.probes import ParseError, found_text
-from pytest_sparkfabric.probes.routeros_text import read
+
+Row = dict[str, str]
+INDEX, FLAGS = ".index", ".flags"
+"""Row keys of an item's number and flag letters in a `print` (no RouterOS properties)."""
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# Console refusals, as measured on RouterOS 7.20.8 (index id 63101946964: "expected end of
+# command", "syntax error", "bad command name", "failure:", "script error:", "not enough
+# permissions (9)") and listed by an import scanner (index id 70657704534: "no such item",
+# "input does not match any value of", "invalid value for argument").
+_FAILURE = re.compile(
+    r"^(?:bad command name|syntax error|expected end of command|expected command name|"
+    r"failure:|script error:|no such item|not enough permissions|"
+    r"input does not match any value of|invalid value for argument|ambiguous value of)",
+    re.IGNORECASE,
+)
+_TOKEN = re.compile(r"\S+")
+_ITEM = re.compile(r"^[ \t]*(?P<index>\d{1,9})(?=[ \t]|$)(?P<rest>.*)$")
+# An item line: its index, flag letters, then `;;;`, a `key=` or nothing.
+_ITEM_LINE = re.compile(
+    r"^[ \t]*(?P<index>\d{1,9})(?=[ \t]|$)(?P<flags>[ \t]*(?:[A-Za-z][ \t]*)*?)"
+    r"(?P<body>(?:;;;|[a-z.][a-z0-9._/-]*=).*)?$"
+)
+_HEADER = re.compile(r"^[ \t]*#(?:[ \t]+[A-Z][A-Za-z0-9-]*)+[ \t]*$")
+_LEGEND = re.compile(r"(?:^|[,;])\s*([A-Za-z]) - ([A-Za-z][A-Za-z0-9-]*(?: [a-z][a-z-]*)*)")
+_KEY = re.compile(r"^[ \t]*(?P<key>[A-Za-z][A-Za-z0-9_.\-/]*):(?=[ \t]|$)")
+# A pair's value runs to the next ` key=` unless it is quoted.
+_PAIR = re.compile(
+    r'(?:(?<=\s)|^)([a-z.][a-z0-9._/-]*)=(?:"((?:[^"\\]|\\.)*)"|(.*?))'
+    r"(?=\s+[a-z.][a-z0-9._/-]*=|\s*$)"
+)
+_AS_VALUE = re.compile(r"^\.?[a-z][a-z0-9._/-]*=[^\n]*;")
+
+
+def rest_rows(data: Any) -> tuple[Row, ...]:
+    """A decoded REST reply as rows, every value kept as a string."""
+    items = data if isinstance(data, list) else [data]
+    if len(items) == 1 and isinstance(items[0], Mapping) and {"error", "message"} <= set(items[0]):
+        item = items[0]
+        detail = f" ({item['detail']})" if item.get("detail") else ""
+        raise ParseError("routeros REST", f"error {item['error']} {item['message']}{detail}")
+    if not all(isinstance(i, Mapping) for i in items):
+        raise ParseError("routeros REST", "reply is not a list of objects")
+    return tuple(
+        {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in i.items()} for i in items
+    )
+
+
+def read(text: str, what: str, flags: Mapping[str, str] | None = None) -> tuple[Row, ...]:
+    """Whatever RouterOS printed, as rows; ParseError (tool `what`) when it refused the command
+    or printed none of its forms. An item's flag letters become properties, `true` or `false`
+    (as REST says them), by the printed `Flags:` legend over `flags` (letter -> property).
+    Colour escapes go; CR LF (RouterOS over SSH) and lone CRs are line ends."""
+    text = _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    if text.lstrip()[:1] in ("[", "{"):
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            raise ParseError("routeros REST", "reply is not JSON") from None
+        return rest_rows(data)
+    lines = text.split("\n")
+    if refused := next((s[:200] for s in map(str.strip, lines) if _FAILURE.match(s)), None):
+        raise ParseError(what, f"RouterOS refused the command: {refused!r}")
+    if "\n" not in text.strip() and _AS_VALUE.match(text.strip()):
+        return _as_value(text.strip())
+    legend = dict(flags or {}) | {
+        letter: meaning.lower().replace(" ", "-")
+        for line in map(str.strip, lines)
+        if line.startswith("Flags:")
+        for letter, meaning in _LEGEND.findall(line[6:].strip())
+    }
+    at = next((i for i, line in enumerate(lines) if _HEADER.match(line)), None)
+    rows = _table(lines, at) if at is not None else _items(lines) or _key_values(lines)
+    if not rows and at is None:
+        raise ParseError(
+            what,
+            "nothing RouterOS prints: no REST JSON, as-value, column table ('#  NAME ...'), "
+            "item lines ('0 R name=...') or 'key: value' lines",
+            found_text(text),
+        )
+    return tuple(
+        {**{p: str(k in r[FLAGS]).lower() for k, p in legend.items()}, **r} if FLAGS in r else r
+        for r in rows
+    )
+
+
+def _spans(line: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _TOKEN.finditer(line)]
+
+
+def _cells(line: str, labels: Sequence[tuple[int, int]]) -> dict[int, str]:
+    """A line's cells by column. A token that starts or ends with a column's label is anchored
+    to it; digit groups one space before an anchored group belong to its number (numbers are
+    right-aligned: `205 149 015`); then a token one space after an anchored one continues its
+    text (text is left-aligned: `hAP ax lite`); the rest go to the column they overlap most
+    (or, overlapping none, lie nearest)."""
+    tokens = _spans(line)
+    col = [
+        next((j for j, (ls, le) in enumerate(labels) if ls == s or le == e), None)
+        for s, e in tokens
+    ]
+    for i in reversed(range(len(tokens) - 1)):
+        (s, _), (_, e) = tokens[i], tokens[i + 1]
+        if col[i] is None and col[i + 1] is not None and re.fullmatch(r"\d{1,3} \d{3}", line[s:e]):
+            col[i] = col[i + 1]
+    for i in range(1, len(tokens)):
+        if col[i] is None and col[i - 1] is not None and tokens[i - 1][1] + 1 == tokens[i][0]:
+            col[i] = col[i - 1]
+    cells: dict[int, list[tuple[int, int]]] = {}
+    for (s, e), j in zip(tokens, col, strict=True):
+        # Overlap with each label, minus the gap where none; ties: the last overlapped, the
+        # first near.
+        ov = [(min(e, le) - max(s, ls), k) for k, (ls, le) in enumerate(labels)]
+        best = max((o, k if o > 0 else -k, k) for o, k in ov)[2] if j is None else j
+        cells.setdefault(best, []).append((s, e))
+    return {j: line[c[0][0] : c[-1][1]] for j, c in cells.items()}
+
+
+def _table(lines: list[str], at: int) -> tuple[Row, ...]:
+    found = list(_TOKEN.finditer(lines[at]))[1:]
+    keys, spans = [m[0].lower() for m in found], [m.span() for m in found]
+    rows: list[Row] = []
+    comment: str | None = None
+    for line in lines[at + 1 :]:
+        m = _ITEM.match(line)
+        if line.strip().startswith(";;;"):
+            comment = line.strip()[3:].strip()
+        elif m is None and rows and line[:1].isspace() and line.strip():
+            for j, cell in _cells(line, spans).items():  # a list continues under its column
+                rows[-1][keys[j]] = f"{rows[-1][keys[j]]},{cell}" if keys[j] in rows[-1] else cell
+        elif m is not None:
+            body, row = " " * m.start("rest") + m["rest"], {INDEX: m["index"], FLAGS: ""}
+            if re.fullmatch(r"[ \tA-Za-z]*", head := body[: spans[0][0]]):
+                row[FLAGS], body = re.sub(r"\s", "", head), " " * len(head) + body[len(head) :]
+            row |= {keys[j]: cell for j, cell in _cells(body, spans).items()}
+            if comment is not None:
+                row.setdefault("comment", comment)
+            comment = None
+            rows.append(row)
+    return tuple(rows)
+
+
+def _items(lines: list[str]) -> tuple[Row, ...]:
+    rows: list[Row] = []
+    row: Row | None = None
+    for line in lines:
+        m = _ITEM_LINE.match(line)
+        if m and (m["body"] or not m["flags"].strip()):
+            row = {INDEX: m["index"], FLAGS: re.sub(r"\s", "", m["flags"])}
+            rows.append(row)
+            body = m["body"] or ""
+            if body.startswith(";;;"):
+                row["comment"] = body[3:].strip()
+                continue
+        elif row is None or not line.strip():
+            row = None
+            continue
+        elif not line[:1].isspace():
+            if len(row) == 3 and "comment" in row:  # a long comment wrapped before the pairs
+                row["comment"] = f"{row['comment']} {line.strip()}".strip()
+            continue
+        else:
+            body = line
+        for p in _PAIR.finditer(body.strip()):
+            row.setdefault(p[1], p[3].strip() if p[2] is None else re.sub(r"\\(.)", r"\1", p[2]))
+    return tuple(r for r in rows if len(r) > 2)
+
+
+def _as_value(text: str) -> tuple[Row, ...]:
+    rows: list[Row] = []
+    row: Row = {}
+    key = ""
+    for part in text.split(";"):
+        name, eq, value = part.partition("=")
+        if eq and re.fullmatch(r"\.?[a-z][a-z0-9._/-]*", name.strip()):
+            key = name.strip()
+            if not rows or key in row:
+                rows.append(row := {})
+            row[key] = value.strip()
+        elif rows:
+            row[key] = f"{row[key]};{part.strip()}"
+    return tuple(rows)
+
+
+def _key_values(lines: list[str]) -> tuple[Row, ...]:
+    kvs: list[tuple[str, str, list[str]]] = []
+    more: list[str] | None = None
+    for line in lines:
+        if m := _KEY.match(line):
+            # Blanked, not cut: the value keeps its columns for the splitter.
+            kvs.append((m["key"], " " * m.end() + line[m.end() :].rstrip(), more := []))
+        elif more is not None and line[:1] in (" ", "\t") and line.strip():
+            more.append(line.strip())
+        else:  # a log line printed into the session (column 0), an elision, or blank
+            more = None
+    labels = _spans(next((v for k, v, _ in kvs if k == "name"), ""))
+    split = [(k, _cells(v, labels)) for k, v, _ in kvs] if len(labels) > 1 else []
+    if any(len(cells) > 1 for k, cells in split if k != "name"):
+        rows: list[Row] = [{} for _ in labels]
+        for key, cells in split:
+            for j, row in enumerate(rows):
+                row.setdefault(key, cells.get(j, ""))
+        return tuple(rows)
+    one: Row = {}
+    for key, first, wrapped in kvs:
+        value = first.strip()
+        for part in wrapped:
+            # A wrapped list (`...,1G-baseT-full,` / `1G-baseX,...`) continues on the next line;
+            # anything else (the eeprom hex dump) keeps its line breaks.
+            value = f"{value}{'' if value.endswith(',') or not value else chr(10)}{part}"
+        one.setdefault(key, value)
+    return (one,) if one else ()
+
+
+# -- typed reads ------------------------------------------------------------------------------
 
 T = TypeVar("T")
 N = TypeVar("N", int, float)
 Conv = Callable[[str | None], object]
 Rows = Sequence[Mapping[str, str]]
-_SIZE_FACTOR = {None: 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 _BOOL = {"yes": True, "true": True, "no": False, "false": False}
 _ZERO_RATE = re.compile(r"^\s*0+(?:\.0+)?\s*[kKMG]?(?:bps)?\s*$")
 # Counter names: MikroTik manual, ethernet.md "Stats" (the list differs per device and
@@ -45,21 +264,12 @@ def _num(pattern: str, of: Callable[[re.Match[str]], N]) -> Callable[[str | None
 
 
 _int = _num(r"(-?\d{1,15})\s*%?", lambda m: int(m[1]))
-# `3704.1MiB` (console) or `3884056576` (REST) -> bytes.
-_size = _num(
-    r"(\d{1,15}(?:\.\d{1,6})?)\s*(B|KiB|MiB|GiB|TiB)?",
-    lambda m: int(float(m[1]) * _SIZE_FACTOR[m[2]]),
-)
 _rate_gbps = _num(
     r"(\d{1,6}(?:\.\d{1,3})?)\s*([MG])bps", lambda m: float(m[1]) * (1.0 if m[2] == "G" else 0.001)
 )
 # A counter as REST (`"1503133696"`) or the console (`1 503 133 696`, grouped by three with
 # spaces: manual, ethernet.md "Stats") prints it.
 _count = _num(r"(\d{1,3}(?: \d{3}){0,6}|\d{1,20})", lambda m: int(m[1].replace(" ", "")))
-
-
-def _unit(unit: str) -> Conv:
-    return _num(rf"(-?\d{{1,9}}(?:\.\d{{1,6}})?)\s*{unit}", lambda m: float(m[1]))
 
 
 def _bool(value: str | None) -> bool | None:
@@ -102,10 +312,6 @@ class SystemResource:
     version: str | None = _p("version")
     board_name: str | None = _p("board-name")
     uptime: str | None = _p("uptime")
-    architecture: str | None = _p("architecture-name")
-    cpu_count: int | None = _p("cpu-count", _int)
-    free_memory_bytes: int | None = _p("free-memory", _size)
-    total_memory_bytes: int | None = _p("total-memory", _size)
     raw: Mapping[str, str] = _whole(dict)
 
 
@@ -114,14 +320,8 @@ class EthernetMonitor:
     name: str | None = _p("name")
     status: str | None = _p("status")
     rate_gbps: float | None = _p("rate", _rate_gbps)
-    full_duplex: bool | None = _p("full-duplex", _bool)
     auto_negotiation: str | None = _p("auto-negotiation")
     fec: str | None = _p("fec")
-    sfp_temp_c: float | None = _p("sfp-temperature", _unit("C"))
-    sfp_tx_power_dbm: float | None = _p("sfp-tx-power", _unit("dBm"))
-    sfp_rx_power_dbm: float | None = _p("sfp-rx-power", _unit("dBm"))
-    sfp_vendor_name: str | None = _p("sfp-vendor-name")
-    sfp_vendor_part_number: str | None = _p("sfp-vendor-part-number")
     raw: Mapping[str, str] = _whole(dict)
 
     @property
@@ -152,7 +352,6 @@ class BridgePort:
     hw_offload: bool | None = _p("hw-offload", _bool)
     role: str | None = _p("role")
     disabled: bool | None = _p("disabled", _bool)
-    inactive: bool | None = _p("inactive", _bool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,19 +384,9 @@ class QosPort:
 @dataclass(frozen=True, slots=True)
 class EthernetStats:
     """`/interface ethernet print stats` of one interface. A counter the device does not
-    print is None (RS-FEC counters exist only in fec91 mode, rx-drop only on some chips)."""
+    print is absent (RS-FEC counters exist only in fec91 mode, rx-drop only on some chips)."""
 
     name: str | None = _p("name")
-    rx_fcs_error: int | None = _p("rx-fcs-error", _count)
-    rx_drop: int | None = _p("rx-drop", _count)
-    tx_drop: int | None = _p("tx-drop", _count)
-    tx_drop_packet: int | None = _p("tx-drop-packet", _count)
-    rx_pause: int | None = _p("rx-pause", _count)
-    tx_pause: int | None = _p("tx-pause", _count)
-    rx_error_events: int | None = _p("rx-error-events", _count)
-    rx_too_long: int | None = _p("rx-too-long", _count)
-    rs_fec_corrected: int | None = _p("rs-fec-corrected", _count)
-    rs_fec_uncorrected: int | None = _p("rs-fec-uncorrected", _count)
     counters: Mapping[str, int] = _whole(_counters)
     """Every counter printed (rx-*, tx-*, rs-fec-*, fc-fec-*, driver-*), by its RouterOS name."""
 
@@ -215,7 +404,7 @@ def _item(cls: Callable[..., T], what: str, *keys: str) -> Callable[[Mapping[str
     return item
 
 
-# Rows of a read (REST's or `routeros_text.read`'s) as typed values.
+# Rows of a read (REST's or the console's) as typed values.
 system_resource_from_kv = _item(
     SystemResource, "routeros /system resource", "cpu-load", "version", "board-name"
 )
@@ -229,7 +418,7 @@ ethernet_stats_from_rows = _rows_to(EthernetStats)
 def _read(
     what: str, build: Callable[[Rows], T], problem: Callable[[Rows], str], flags: Any = None
 ) -> Callable[[str], T]:
-    """The parser of one read: `routeros_text.read`, then `build` unless `problem` names one
+    """The parser of one read: `read`, then `build` unless `problem` names one
     (or `build` refuses): a ParseError quoting the text."""
 
     def parse(text: str) -> T:

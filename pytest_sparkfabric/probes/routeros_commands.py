@@ -1,14 +1,12 @@
 """The console commands the suite sends a RouterOS switch over SSH, and the test that a command
 only reads.
 
-Each REST read has its console twin in `switch_reads`, plus each leg's counters, built from
-fixed words and leg names checked by `check_leg_name`. Forms chosen on evidence: lists use
-`print terse without-paging` (one line per item with every property; a column table fits the
-terminal's width and shows only some columns); `monitor <leg> once`, one leg per command as REST
-asks; counters `print stats without-paging where name="<leg>"` (`print stats terse` prints the
-same as `print stats`, RouterOS 7.20.8, index id 63101946964), so one leg keeps the key: value
-answer to one column. `login_user` adds the console's login options (MikroTik manual, Command
-Line Interface, "Login Options": `c` colours off, `t` terminal auto-detection off).
+Each REST read has its console twin in `switch_reads`, built from fixed words and leg names
+checked by `check_leg_name`. Lists use `print terse without-paging` (one line per item with every
+property: a column table fits the terminal's width); `monitor <leg> once`, one leg per command as
+REST asks; counters `print stats without-paging where name="<leg>"` (`print stats terse` prints
+the same, RouterOS 7.20.8, index id 63101946964). `login_user` adds the console's login options
+(MikroTik manual, "Login Options": `c` colours off, `t` terminal auto-detection off).
 """
 
 from __future__ import annotations
@@ -57,15 +55,9 @@ def check_leg_name(name: str) -> str:
 
 def monitor_command(leg: str) -> str:
     """A leg named as the console reads names. A bare number is the item number of the last
-    print (MikroTik manual, Console, "Item Numbers", index id 70937031982) and `0x10` a hex
-    number (Scripting, "Data types": num takes hexadecimal input), so a leg that does not begin
-    with a letter (`1`, `100`) is selected by `[find name="<leg>"]`: `find` returns the internal
-    numbers of the items whose property equals the value, a quoted value is a str, and a
-    command in `[]` takes the path of the command around it (Scripting, "Command-line" and
-    "Common commands", newwlfz/mikrotik-docs-i18n @ee0d1a2e
-    docs/developer-guides/scripting/index.md; the manual's ssh-exec example runs `/interface
-    ethernet monitor [find where name=ether1] once`, index id 71155351262). Not tried on a
-    switch."""
+    print and `0x10` a hex number (MikroTik manual, Console, "Item Numbers"; Scripting, "Data
+    types"), so a leg that does not begin with a letter is selected by `[find name="<leg>"]`,
+    as the manual's ssh-exec example does (index id 71155351262). Not tried on a switch."""
     name = check_leg_name(leg)
     item = name if name[:1].isalpha() else f'[find name="{name}"]'
     return f"/interface ethernet monitor {item} once"
@@ -138,7 +130,3 @@ def command_problem(command: str) -> str | None:
     if verb == "get" and not 1 <= len(items) <= 2:
         return "get needs an item and at most one property"
     return None
-
-
-def is_read_only(command: str) -> bool:
-    return command_problem(command) is None

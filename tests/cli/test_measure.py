@@ -11,8 +11,8 @@ import pytest
 from pytest_sparkfabric.cli import main
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-PLAYBOOK_1 = DATA / "perftest/ib_write_bw-gb10-nvidia-playbook-client1-run-infinitely-92.57.txt"
-PLAYBOOK_2 = DATA / "perftest/ib_write_bw-gb10-nvidia-playbook-client2-run-infinitely-97.28.txt"
+PLAYBOOK_1 = DATA / "ib_write_bw/ib_write_bw-gb10-nvidia-playbook-client1-run-infinitely-92.57.txt"
+PLAYBOOK_2 = DATA / "ib_write_bw/ib_write_bw-gb10-nvidia-playbook-client2-run-infinitely-97.28.txt"
 NCCL = DATA / "nccl-tests/gb10-dell-promax-all-gather-16G.txt"
 
 

@@ -28,7 +28,7 @@ from pytest_sparkfabric.probes.ethtool import (
 )
 from pytest_sparkfabric.transport import RunResult
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "ethtool-m"
+DATA = Path(__file__).resolve().parents[1] / "data" / "ethtool-module"
 LIMITS = LaneLimits(ratio_max=100, warn_ratio=10, floor_per_s=10, heat_growth_min=2, ber_max=2.4e-5)
 
 

@@ -20,16 +20,9 @@ UPDATE_ENV = "SPARKFABRIC_UPDATE_GOLDEN"
 EXPECTED_SUFFIX = ".expected.json"
 RAW_SUFFIXES = (".txt", ".json", ".ttar")
 
-# A folder is named after its tool in probes.PARSERS, except these older names.
-FOLDER_TOOL = {"perftest": "ib_write_bw", "ethtool-m": "ethtool-module"}
-
 
 def updating() -> bool:
     return bool(os.environ.get(UPDATE_ENV))
-
-
-def folder_tool(folder: str) -> str:
-    return FOLDER_TOOL.get(folder, folder)
 
 
 def sample_folders() -> list[Path]:

@@ -22,7 +22,7 @@ SAMPLES = golden.raw_samples()
 
 @pytest.mark.parametrize("raw", SAMPLES, ids=golden.sample_id)
 def test_sample_parses_to_its_expected_json(raw: Path) -> None:
-    tool = golden.folder_tool(raw.parent.name)
+    tool = raw.parent.name
     got = outcome_to_json(PARSERS[tool], golden.read(raw))
     expected = golden.expected_path(raw)
     if golden.updating():
@@ -37,8 +37,8 @@ def test_sample_parses_to_its_expected_json(raw: Path) -> None:
 
 def test_folders_and_registered_parsers_are_the_same_tools() -> None:
     """So the folder names pin ``PARSERS``' keys: a parser comes with its real sample."""
-    folders = {golden.folder_tool(f.name) for f in golden.sample_folders()}
-    real = {golden.folder_tool(p.parent.name) for p in SAMPLES if not golden.is_synthetic(p)}
+    folders = {f.name for f in golden.sample_folders()}
+    real = {p.parent.name for p in SAMPLES if not golden.is_synthetic(p)}
     assert sorted(folders - set(PARSERS)) == [], "tests/data folders naming no parser in PARSERS"
     assert sorted(set(PARSERS) - real) == [], "parsers without a real sample in tests/data"
 

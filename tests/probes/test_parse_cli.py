@@ -16,14 +16,14 @@ from . import golden
 CRLF = golden.DATA / "iperf3/gke-iperf3.6-ctrlc-crlf-interrupt-error-partial-end.json"
 CLI_SAMPLES = [
     CRLF,
-    golden.DATA / "perftest/roce-couldnt-connect-old-merged-error-line.txt",
+    golden.DATA / "ib_write_bw/roce-couldnt-connect-old-merged-error-line.txt",
     golden.DATA / "iperf3/gke-iperf3.9-reverse-R-truncated-at-8192-bytes.json",
 ]
 
 
 @pytest.mark.parametrize("raw", CLI_SAMPLES, ids=golden.sample_id)
 def test_cli_prints_the_golden_json(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    tool = golden.folder_tool(raw.parent.name)
+    tool = raw.parent.name
     rc = main(["parse", tool, str(raw)])
     out, err = capsys.readouterr()
     expected = golden.expected_path(raw).read_text(encoding="utf-8")

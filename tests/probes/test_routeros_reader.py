@@ -1,4 +1,4 @@
-"""The RouterOS reader (routeros_text.read) beyond the golden samples (tests/data/routeros-*,
+"""The RouterOS reader (routeros.read) beyond the golden samples (tests/data/routeros-*,
 read by tests/probes/test_golden.py): forms no sample holds, refusals, errors, and layouts."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pytest_sparkfabric.probes.routeros import (
     parse_ethernet_stats,
     parse_routeros_monitor,
     parse_system_resource,
+    read,
 )
-from pytest_sparkfabric.probes.routeros_text import read
 
 from .golden import DATA, sample
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
 from pytest_sparkfabric.probes.nccl import parse_nccl_tests
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.probes.ping import parse_ping
@@ -17,7 +16,7 @@ from pytest_sparkfabric.probes.ping import parse_ping
 from .golden import sample
 
 approx = pytest.approx
-PLAYBOOK = "perftest/ib_write_bw-gb10-nvidia-playbook-client{}-run-infinitely-{}.txt"
+PLAYBOOK = "ib_write_bw/ib_write_bw-gb10-nvidia-playbook-client{}-run-infinitely-{}.txt"
 
 
 def test_ib_write_bw_the_playbooks_figures_per_rail_and_together() -> None:
@@ -30,7 +29,7 @@ def test_ib_write_bw_the_playbooks_figures_per_rail_and_together() -> None:
 
 def test_ib_write_bw_mb_per_sec_is_mebibytes_and_agrees_with_the_message_rate() -> None:
     r = parse_ib_write_bw(
-        sample("perftest/ib_write_bw-loopback-ib0-8M-server-and-client-superbench.txt")
+        sample("ib_write_bw/ib_write_bw-loopback-ib0-8M-server-and-client-superbench.txt")
     )
     # MB is 2^20 bytes in perftest: 24056.72 MB/sec is 201.8 Gb/s, not 2 x that.
     assert r.bw_avg_gbps == approx(24056.72 * 2**20 * 8 / 1e9)
@@ -38,7 +37,7 @@ def test_ib_write_bw_mb_per_sec_is_mebibytes_and_agrees_with_the_message_rate() 
 
 
 def test_ib_write_bw_header_without_row_is_parse_error() -> None:
-    text = sample("perftest/ib_write_bw-gb10-client-q4-rdmacm.txt")
+    text = sample("ib_write_bw/ib_write_bw-gb10-client-q4-rdmacm.txt")
     with pytest.raises(ParseError) as err:
         parse_ib_write_bw(text[: text.index(" 65536      20000")])
     assert err.value.tool == "ib_write_bw"
@@ -54,25 +53,6 @@ def test_nccl_run_cut_before_average_is_none_not_zero() -> None:
     r = parse_nccl_tests(text[: text.index("# Out of bounds")])
     assert r.avg_busbw_gbytes_s is None and not r.completed
     assert len(r.rows) == 1
-
-
-def test_nccl_networks_and_devices_by_host() -> None:
-    r = parse_nccl_tests(sample("nccl-tests/cx5-vf-2pod-all_reduce-nccl-info-ibext-elided.txt"))
-    assert r.networks_by_host() == {
-        "pod-vf08": frozenset({"IBext_v8"}),
-        "pod-vf07": frozenset({"IBext_v8"}),
-    }
-    assert r.ib_devices() == frozenset({"mlx5_2"})
-
-
-def test_iperf3_error_key_is_a_result_not_a_parse_error() -> None:
-    text = (
-        '{"start": {"connected": [], "version": "iperf 3.16"}, "intervals": [], "end": {},'
-        ' "error": "unable to connect to server - server may have stopped running"}'
-    )
-    r = parse_iperf3_json(text)
-    assert r.error is not None and "unable to connect" in r.error
-    assert r.sent_gbps is None and not r.ok
 
 
 def test_ping_local_mtu_error_on_stderr() -> None:

@@ -75,8 +75,8 @@ def test_nccl_tests_layout_matches_the_gb10_all_gather_sample() -> None:
 
 
 def test_perftest_report_layout_matches_real_gb10_and_raw_outputs() -> None:
-    client = sample("perftest/ib_write_bw-gb10-client-q4-rdmacm.txt").splitlines()
-    raw = sample("perftest/ib_write_bw-loopback-ib0-8M-server-and-client-superbench.txt")
+    client = sample("ib_write_bw/ib_write_bw-gb10-client-q4-rdmacm.txt").splitlines()
+    raw = sample("ib_write_bw/ib_write_bw-loopback-ib0-8M-server-and-client-superbench.txt")
     s = Sim(example("direct-2"))
     s.t.start(Job("spark-2", "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -p 18515", 60))
     out = s.ok(
@@ -107,14 +107,14 @@ def test_perftest_report_layout_matches_real_gb10_and_raw_outputs() -> None:
 
 
 def test_ethtool_module_labels_align_like_the_real_sff8636_dump() -> None:
-    real = sample("ethtool-m/sff8636-qsfp28-cwdm4-finisar-reprogrammed-cx4.txt").splitlines()
+    real = sample("ethtool-module/sff8636-qsfp28-cwdm4-finisar-reprogrammed-cx4.txt").splitlines()
     columns = {line.index(" : ") for line in real if " : " in line}
     assert columns == {41}
     s = Sim(example("mesh-3"))  # QSFP56 DACs: SFF-8636
     out = s.ok("spark-1", "ethtool -m enp1s0f1np1").splitlines()
     assert {line.index(" : ") for line in out} == columns
     cmis = sample(
-        "ethtool-m/cmis-qsfpdd-400g-passive-dac-mellanox-mcp1660-mlxsw-2020-prepatch.txt"
+        "ethtool-module/cmis-qsfpdd-400g-passive-dac-mellanox-mcp1660-mlxsw-2020-prepatch.txt"
     ).splitlines()
     qsfp112 = Sim(example("direct-2")).ok("spark-1", "ethtool -m enp1s0f1np1").splitlines()
     assert [ln[:41].rstrip() for ln in qsfp112] == [

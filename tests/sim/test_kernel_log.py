@@ -3,7 +3,7 @@ and one "Link down" / "Link up" per outage of a flapping cable on both of its en
 
 from __future__ import annotations
 
-from pytest_sparkfabric.probes.kernel_log import COMMAND, parse_kernel_log
+from pytest_sparkfabric.probes.dmesg import COMMAND, parse_kernel_log
 from sparkfabric_sim.state import FLAP_AFTER_S, FLAP_DOWN_S
 
 from .conftest import Sim, example, with_faults

@@ -1,30 +1,18 @@
 """The kernel log of a node (`dmesg`, else `journalctl -k -o short-monotonic`) as typed events.
 
-One command reads it: `cat /proc/uptime` (the node's seconds since boot, now), then `dmesg`, and
-only where dmesg is refused (Ubuntu's `kernel.dmesg_restrict=1`) `journalctl -k -b -o
-short-monotonic`. Both print each line after its boot-relative time, `[18865.848172]` (dmesg's
-default format; journalctl(1) "short-monotonic: ... monotonic timestamps instead of wallclock
-timestamps"), so one reader serves both, and the session's window is "the last N seconds before
-the uptime read with the log": no wall clock of the node, its time zone or an NTP step enters.
-`-o json` would carry the same monotonic time, in a second format to read for nothing.
+Both print each line after its boot-relative time (`[18865.848172]`), so one reader serves both
+and the session's window is "the last N seconds before the /proc/uptime read with the log": no
+wall clock of the node, its time zone or an NTP step enters. What a line says, from the kernel
+source that prints it:
 
-What a line says, from the kernel source that prints it:
-
-- mlx5 link: `mlx5e_update_carrier()` (drivers/net/ethernet/mellanox/mlx5/core/en_main.c)
-  `netdev_info(priv->netdev, "Link up\\n")` / `"Link down\\n"`, printed
-  `mlx5_core 0000:01:00.0 enp1s0f0np0: Link down` (netdev_info: driver, PCI function, netdev).
-  Another driver's link words (ixgbe's "NIC Link is Up 10 Gbps") are not mlx5 events.
-- PCIe AER: drivers/pci/pcie/aer.c. The root port says `AER: Corrected error received:
-  0000:01:00.0` (`"%s%s error received: %s\\n"`, older kernels) or `AER: Correctable error
-  message received from 0000:01:00.0` (newer), naming the function that erred; the function
-  itself prints `PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)`
-  (`aer_print_error`). Severity strings `aer_error_severity_string[]`: "Corrected",
-  "Uncorrected (Non-Fatal)", "Uncorrected (Fatal)", renamed "Correctable", "Uncorrectable
-  (...)" in later kernels: both read.
-- mlx5 thermal: `temp_warn()` (mlx5/core/events.c) `mlx5_core_warn(..., "High temperature on
-  sensors with bit set %llx %llx")`, printed with mlx5_core_warn's `func:line:(pid N):` prefix;
-  a module's `Port module event[error]: module 0, Cable error, High Temperature`
-  (`mlx5_pme_error`).
+- mlx5 link: `mlx5e_update_carrier()` (mlx5/core/en_main.c) `netdev_info(..., "Link down\n")`,
+  printed `mlx5_core 0000:01:00.0 enp1s0f0np0: Link down`; another driver's words are not mlx5's.
+- PCIe AER (drivers/pci/pcie/aer.c): the root port's `AER: Corrected error received: <bdf>` or
+  (newer) `AER: Correctable error message received from <bdf>`, and the function's own
+  `PCIe Bus Error: severity=Corrected, ...` (`aer_print_error`); severities "Corrected",
+  "Uncorrected (Non-Fatal)", "Uncorrected (Fatal)", later "Correctable"/"Uncorrectable": both.
+- mlx5 thermal: `temp_warn()` (mlx5/core/events.c) "High temperature on sensors with bit set",
+  and a module's `Port module event[error]: ..., High Temperature` (`mlx5_pme_error`).
 
 Everything else is `other`, e.g. the `Detected insufficient power on the PCIe slot (27W)` line a
 healthy Spark prints at boot (DOMAIN.md §4: it proves nothing).

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.preflight import (
+from pytest_sparkfabric.probes.toolscan import (
     Lookups,
     SudoAnswer,
     build_preflight,

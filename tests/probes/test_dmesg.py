@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.kernel_log import classify, parse_kernel_log
+from pytest_sparkfabric.probes.dmesg import classify, parse_kernel_log
 
 SAMPLE = (
     Path(__file__).parents[1]
