@@ -6,6 +6,8 @@ namespace); nothing mounted here reaches the host. In it this gives the node:
   whatever a node writes to /etc stays in the lab dir;
 - the sysfs files a Spark has (systree.render): /sys/class and /sys/bus/pci/devices are replaced,
   read-only, by copies made of symlinks to the real entries plus the fake files;
+- a stock root shell: this machine's own rc files (pyenv, cargo...) are covered by /dev/null, or
+  every ssh call would run them (0.4 s each under load) and put their PATH before the lab's tools;
 then execs sshd, whose sessions inherit all of it.
 """
 
@@ -36,6 +38,17 @@ def private_etc(upper: str, work: str) -> None:
         if not os.path.exists("/etc/nccl.conf"):
             raise OSError(f"{err}; and /etc/nccl.conf does not exist to bind over") from None
         _mount("--bind", os.path.join(upper, "nccl.conf"), "/etc/nccl.conf")
+
+
+# What bash (run by sshd, or as a login shell) reads from root's home before a command.
+SHELL_RC = (".bashrc", ".bash_profile", ".bash_login", ".profile")
+
+
+def stock_shell(home: str) -> None:
+    for name in SHELL_RC:
+        path = os.path.join(home, name)
+        if os.path.isfile(path):
+            _mount("--bind", "/dev/null", path)
 
 
 def tree_of(files: dict[str, str], top: str) -> Tree:
@@ -99,6 +112,7 @@ def _cover_of(path: str) -> str:
 def boot(spec: dict[str, Any]) -> None:
     private_etc(spec["etc_upper"], spec["etc_work"])
     cover(spec["files"], spec["sys_root"])
+    stock_shell(os.path.expanduser("~root"))
     argv = [str(a) for a in spec["exec"]]
     sys.stdout.flush()
     os.execv(argv[0], argv)

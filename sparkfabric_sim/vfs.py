@@ -53,6 +53,7 @@ class Tree:
             )
         ]
         self.files = _build(node, seed)
+        self._resolved: dict[str, str] = {}
         # lldpd(8) listens on its control socket (lldpd's default `-u /run/lldpd.socket`),
         # which lldpctl talks to: where lldpd is not installed there is none.
         self.sockets = frozenset() if "lldpctl" in node.missing else frozenset({LLDPD_SOCKET})
@@ -77,6 +78,13 @@ class Tree:
         return children
 
     def resolve(self, path: str) -> str:
+        # The links never change: each round's counter reads resolve the same paths again.
+        real = self._resolved.get(path)
+        if real is None:
+            real = self._resolved[path] = self._resolve(path)
+        return real
+
+    def _resolve(self, path: str) -> str:
         path = "/" + "/".join(p for p in path.split("/") if p and p != ".")
         for link, target in self.links:
             if path == link or path.startswith(link + "/"):

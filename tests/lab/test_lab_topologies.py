@@ -175,6 +175,8 @@ def test_hardware_tools_are_wrappers_and_kernel_tools_are_real(
     paths = r.stdout.split()
     wrappers = str(lab.dir / "bin" / node)
     assert [p.startswith(wrappers) for p in paths] == [True] * 5 + [False] * 4, paths
+    # The node's shell is stock: no rc file of this machine put its PATH before the lab's.
+    assert transport.run(Job(node, "echo $PATH", 10)).stdout.startswith(wrappers + ":")
     body = (lab.dir / "bin" / node / "ethtool").read_text()
     assert f"toolcall.py {lab.dir}/sim.sock {node} -- " in body  # the resident answers
 
