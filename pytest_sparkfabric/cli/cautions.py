@@ -1,9 +1,6 @@
-"""What a valid cluster.yaml still gets wrong at run time: `sparkfabric check`'s warnings.
-
-The file validates, yet the run would fail on it: a value `sparkfabric init` marked EDIT and
-nobody edited, a switch password variable that is not set here, a documentation address
-(RFC 5737, RFC 3849) where a real host belongs, an ssh host that does not resolve (asked only
-with `resolve=True`: it needs DNS, and `check` works offline by default).
+"""`sparkfabric check`'s warnings: what a valid cluster.yaml still gets wrong at run time (a value
+marked EDIT, an unset switch password variable, a documentation address as a host, with
+`resolve=True` an ssh host that does not resolve: it needs DNS, and check works offline).
 """
 
 from __future__ import annotations

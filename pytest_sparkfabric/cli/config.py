@@ -1,9 +1,5 @@
 """`sparkfabric init | check | schema`: write, check and describe cluster.yaml (no network).
-
-`register(subparsers)` adds the three subcommands to the `sparkfabric` parser; each sets
-`func=` to a function of the parsed arguments that returns the exit code: 0 fine, 2 the request
-itself cannot be met (bad options, impossible plan), 4 the file has problems (a usage error, as
-pytest --cluster reports the same file).
+Exit 0 fine, 2 the request cannot be met, 4 the file has problems (a usage error, as under pytest).
 """
 
 from __future__ import annotations

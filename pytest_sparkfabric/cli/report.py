@@ -1,12 +1,5 @@
-"""`sparkfabric report diff | html` and `sparkfabric cables`: read results documents written by
-`--sparkfabric-json`.
-
-- report diff OLD NEW: what changed; exit 0 no regression, 1 a regression, 4 an unreadable or
-  invalid document (a usage error, as everywhere in sparkfabric).
-- report html RESULTS: the report page (verdict, fabric picture, charts, cables) of one
-  document; exit 0 written, 4 an unreadable or invalid document.
-- cables FILE_OR_DIR...: every run of each cable (by serial) across the documents; exit 0, 4 a
-  named file that cannot be read (in a folder, files that are not results are skipped, named).
+"""`sparkfabric report diff | html` and `sparkfabric cables`: read the results documents of
+`--sparkfabric-json`. Exit 4 for an unreadable or invalid document; diff: 1 on a regression.
 """
 
 from __future__ import annotations

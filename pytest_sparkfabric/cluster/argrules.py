@@ -1,10 +1,7 @@
-"""What a cluster.yaml value that ends up on a command line may hold.
-
-Every such value is quoted where it meets a shell (`shell.py`); these rules add what quoting
-cannot: a name that starts with `-` is still read as an option by the tool it is given to, a
-host with shell metacharacters can reach a shell through ssh_config's `ProxyCommand %h` or
-mpirun's own ssh, and an interface name the kernel would never give is a typo. Each rule raises
-a PydanticCustomError whose text is the message and whose `fix` is the fix a user reads.
+"""What a cluster.yaml value that ends up on a command line may hold, beyond shell quoting: no
+name read as an option (`-x`), no host with shell metacharacters (ssh_config's `ProxyCommand %h`,
+mpirun's own ssh), no interface name the kernel would never give. Each rule raises a
+PydanticCustomError whose text is the message and whose `fix` is the fix a user reads.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""`sparkfabric init`: write a valid, commented cluster.yaml with its address plan (pure).
-
-The plan is the one field tools use (DOMAIN.md §2): /24s taken from a pool in order, host numbers
-.11, .12, ... in topology order. direct and switch: one /24 per rail, each node one address in
-each. ring and mesh: two /24s per cable (one per rail), cable i from port 0 of node i to port 1 of
-node i+1, the last one closing back to the first node.
+"""`sparkfabric init`: a valid, commented cluster.yaml with its address plan (DOMAIN.md §2): /24s
+from a pool in order, hosts .11, .12, ... in topology order; direct and switch: one /24 per rail;
+ring and mesh: two per cable, cable i from port 0 of node i to port 1 of node i+1.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Read and validate a cluster file, and tell every problem at once.
-
-Every problem is collected and reported together, each with its YAML line, its path and a fix:
-the YAML itself (`source.py`), the shape (pydantic, `spec.py`, worded by `wording.py`), then the
-cabling and address rules (`validate.py`): on a broken shape, those whose fields validated.
+"""Read and validate a cluster file and tell every problem at once, each with its line and fix:
+the YAML (`source`), the shape (`spec`, worded by `wording`), then the rules (`validate`).
 """
 
 from __future__ import annotations

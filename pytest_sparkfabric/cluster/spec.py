@@ -1,7 +1,5 @@
-"""The shape of cluster.yaml: pydantic models, SshSpec up to ClusterSpec.
-
-Each field's docstring is its description in the JSON Schema and so the field reference
-(docs/cluster-yaml.md, `sparkfabric schema`). The cabling and address rules are in `validate.py`.
+"""The shape of cluster.yaml as pydantic models; each field's docstring is its entry in the
+JSON Schema and so in docs/cluster-yaml.md. The cabling and address rules are in `validate.py`.
 """
 
 from __future__ import annotations

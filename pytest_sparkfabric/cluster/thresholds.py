@@ -1,31 +1,14 @@
 """Pass/fail limits: defaults per topology and node count, each with where it came from.
 
-Numbers are field reports, not specifications (DOMAIN.md §5), so every one can be overridden under
-`thresholds:` in cluster.yaml, and a failure always prints the value and its source.
-
-How the defaults were chosen (DOMAIN.md §4-6; each row's `source` names its figure, and
-docs/thresholds.md argues the bandwidth, latency and NCCL rows):
-
-- Bandwidth floors sit between the healthy figures and the bad signatures far below them
-  (throttled 8-25, switch CPU ~10, PFC stall ~5 Gb/s); all are one-way (DOMAIN.md §9), so they
-  judge `bandwidth.directions: apart`, `together` has its own extrapolated rows (`TOGETHER`).
-  TCP costs CPU on the GB10's cores: its 160 leaves room below 185-198 for a busy box.
-- Declared link speed: the four bandwidth floors (`SCALES_WITH_SPEED`) scale linearly with the
-  declared speed of the link they judge (`Threshold.at_speed`); no Spark figure at 100G is
-  published, so a scaled floor says "extrapolated". A floor set in cluster.yaml is never scaled.
-- NCCL bus bandwidth: a floor by topology x node count x message size (`BUSBW_FLOORS`), judged
-  at the run's largest message size; rows without a measurement behind them say "extrapolated".
-- Soak lanes (measure/soak_math.py, docs/thresholds.md): pre-FEC BER, total and per lane, at
-  most a tenth of the RS(544,514) limit (~2.4e-4). A lane stands alone when its rate is more
-  than `lane_ratio_max` (100) x the median of the other lanes that moved, never less than
-  `lane_floor_per_s` (10/s, near the few/s of a QSFP56 DAC): the failing cable's lane logged
-  ~1000x at ~2.9k/s. Standing alone and growing with temperature (`lane_heat_growth_min`)
-  fails; standing alone but flat, or above `lane_warn_ratio`, warns. A healthy PAM4 trickle of
-  thousands/s is spread across the lanes in use (DOMAIN.md §9), so it never stands alone.
-- Soak temperatures: each NIC sensor at or below its own hwmon `temp*_crit` (else `temp*_max`,
-  else `nic_temp_max_c`, the ~105 C mlx5 reports as temp_crit). The rise from the session's
-  idle baseline (read before any traffic) below `nic_rise_min_c` is a warning only: no source
-  gives a minimum rise, and a cool NIC means the soak proved less, not that the fabric is bad.
+Numbers are field reports, not specifications (DOMAIN.md §4-6): every one can be overridden
+under `thresholds:` and a failure prints the value and its source; docs/thresholds.md argues the
+bandwidth, latency and NCCL rows. Bandwidth floors sit between the healthy figures and the bad
+signatures far below them, one-way (`together` has its own extrapolated rows); the four of
+`SCALES_WITH_SPEED` scale with the declared link speed unless set in cluster.yaml. Soak lanes
+(measure/soak_math.py): a lane stands alone above `lane_ratio_max` x the median of the others
+(never below `lane_floor_per_s`) and fails when it also grows with heat; a healthy PAM4 trickle
+is spread across the lanes, so it never stands alone. A NIC above its own hwmon crit (else
+`nic_temp_max_c`) fails; a rise below `nic_rise_min_c` only warns (the soak proved less).
 """
 
 from __future__ import annotations

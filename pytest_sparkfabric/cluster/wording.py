@@ -1,8 +1,7 @@
 """pydantic's validation errors in the user's words: located sentences with a fix.
 
-Each error's `loc` is followed through the JSON Schema pydantic makes of ClusterSpec (the same
-one `sparkfabric schema` prints), which gives the field's choices, bounds, examples and keys;
-HINTS add words per shape of path where the schema alone says too little.
+Each error's `loc` is followed through ClusterSpec's JSON Schema (choices, bounds, examples,
+keys); HINTS add words per shape of path where the schema alone says too little.
 """
 
 from __future__ import annotations

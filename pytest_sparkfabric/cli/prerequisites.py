@@ -1,8 +1,6 @@
-"""`sparkfabric preflight CLUSTER.yaml`: only the suite's preflight, on every node, and per node
-what is missing with the commands that fix it. It installs nothing (the suite stays read-only).
-
-Exit 0: nothing missing; 10 (INCOMPLETE, as a run would end): something missing or a node not
-checked; 4: cluster.yaml has problems.
+"""`sparkfabric preflight CLUSTER.yaml`: the suite's preflight alone, on every node: what each lacks
+and the commands that fix it. Installs nothing. Exit 0 nothing missing, 10 something missing or
+a node not checked (INCOMPLETE), 4 cluster.yaml has problems.
 """
 
 from __future__ import annotations
