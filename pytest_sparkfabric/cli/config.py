@@ -149,7 +149,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
         sys.stdout.write(results_schema_json() if fmt == "json" else results_reference())
         return 0
-    sys.stdout.write(schema_json() if fmt == "json" else reference_markdown())
+    schema = json.dumps(ClusterSpec.model_json_schema(), indent=2) + "\n"
+    sys.stdout.write(schema if fmt == "json" else reference_markdown())
     return 0
 
 
@@ -207,14 +208,6 @@ def describe(cluster: Cluster, source: str = "cluster.yaml") -> str:
 
 
 # -- schema and the field reference -------------------------------------------------------------
-
-
-def schema() -> dict[str, Any]:
-    return ClusterSpec.model_json_schema()
-
-
-def schema_json() -> str:
-    return json.dumps(schema(), indent=2) + "\n"
 
 
 def _refs(node: Any, suffix: str = "") -> list[tuple[str, str]]:
@@ -306,7 +299,7 @@ def _default(prop: dict[str, Any], required: bool) -> str:
 
 def reference_markdown() -> str:
     """The field reference of cluster.yaml from the schema's descriptions (docs/cluster-yaml.md)."""
-    sch = schema()
+    sch = ClusterSpec.model_json_schema()
     defs: dict[str, Any] = sch.get("$defs", {})
     root = "ClusterSpec"
     defs = {root: sch, **defs}

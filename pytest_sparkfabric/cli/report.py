@@ -8,11 +8,9 @@ import argparse
 import json
 import re
 import sys
+from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from pytest_sparkfabric.report.diff import Diff
+from typing import Any
 
 USAGE_ERROR = 4
 # The comparison's defaults, as report.diff has them (a test keeps them equal). Importing
@@ -116,18 +114,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
         ber_floor=args.ber_floor,
     )
     if args.json:
-        sys.stdout.write(json.dumps(_jsonable(result), indent=2) + "\n")
+        out = asdict(result) | {"regression": result.regression}
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
         sys.stdout.write(diff.text(result, args.old, args.new))
     return 1 if result.regression else 0
-
-
-def _jsonable(d: Diff) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    out = asdict(d)
-    out["regression"] = d.regression
-    return out
 
 
 def cmd_html(args: argparse.Namespace) -> int:
