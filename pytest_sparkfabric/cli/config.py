@@ -20,7 +20,6 @@ from pytest_sparkfabric.cluster.thresholds import defaults
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `init`, `check` and `schema` to the `sparkfabric` command."""
     p = subparsers.add_parser(
         "init",
         help="print a commented cluster.yaml with its address plan",

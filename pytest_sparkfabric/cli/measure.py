@@ -13,7 +13,6 @@ from pytest_sparkfabric.probes import PARSERS, ParseError, to_json
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `parse` and `explain` to the `sparkfabric` command."""
     p = subparsers.add_parser(
         "parse",
         help="parse a saved tool output and print the result as JSON",

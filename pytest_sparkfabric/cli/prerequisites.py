@@ -24,7 +24,6 @@ SUITE = "pytest_sparkfabric.acceptance"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `preflight` to the `sparkfabric` command."""
     p = subparsers.add_parser(
         "preflight",
         help="look on every node for what the suite runs; print what is missing and its fix",

@@ -277,7 +277,13 @@ def _transport(c: Cluster) -> Iterator[Problem]:
 @_rule("topology", "nodes", "switch")
 def _switch(c: Cluster) -> Iterator[Problem]:
     sw = c.spec.switch
-    if c.topology == "switch" and sw is None:
+    if sw is not None and c.topology != "switch":
+        yield _p(
+            ("switch",),
+            f"is only for topology 'switch'; this file says {c.topology!r}",
+            "remove the switch: section, or set topology: switch",
+        )
+    if sw is None and c.topology == "switch":
         yield _p(
             ("topology",),
             "'switch' needs a switch: section that names each node's switch port",
@@ -285,12 +291,6 @@ def _switch(c: Cluster) -> Iterator[Problem]:
             "ports: {<node>: qsfp56-dd-1-1, ...}}",
         )
     if sw is None or c.topology != "switch":
-        if sw is not None:
-            yield _p(
-                ("switch",),
-                f"is only for topology 'switch'; this file says {c.topology!r}",
-                "remove the switch: section, or set topology: switch",
-            )
         return
     if sw.api in ("rest", "auto") and sw.api_port == 80 and not sw.allow_http:
         yield _p(

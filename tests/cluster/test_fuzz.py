@@ -62,15 +62,8 @@ def assert_total(text: str) -> None:
 
 @pytest.mark.slow
 @FUZZ
-@given(documents)
-def test_random_documents(data: Any) -> None:
-    assert_total(yaml.safe_dump(data))
-
-
-@pytest.mark.slow
-@FUZZ
-@given(st.dictionaries(st.sampled_from(KEYS.split()), documents, max_size=6))
-def test_random_top_level_mappings(data: dict[str, Any]) -> None:
+@given(documents | st.dictionaries(st.sampled_from(KEYS.split()), documents, max_size=6))
+def test_random_documents_and_top_level_mappings(data: Any) -> None:
     assert_total(yaml.safe_dump(data))
 
 
