@@ -123,7 +123,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         cluster = load_cluster(args.cluster)
     except ConfigError as err:
-        print(err.render())
+        print(err)
         return 4
     path, cfg = Path(args.cluster), cluster.spec.ssh_config
     if cfg and not Path(cfg).expanduser().is_absolute():

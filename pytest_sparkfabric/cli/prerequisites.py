@@ -104,7 +104,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     try:
         cluster = load_cluster(args.cluster)
     except ConfigError as err:
-        print(err.render())
+        print(err)
         return 4
     try:
         transport = make_transport(cluster)

@@ -43,12 +43,9 @@ class ConfigError(Exception):
         self.problems = sorted(
             unique.values(), key=lambda p: (p.line or 0, format_path(p.path), p.message)
         )
-        super().__init__(self.render())
-
-    def render(self) -> str:
         n = len(self.problems)
-        head = f"{self.source}: {n} problem{'s' if n != 1 else ''}"
-        return "\n".join([head, *(p.render() for p in self.problems)])
+        head = f"{source}: {n} problem{'s' if n != 1 else ''}"
+        super().__init__("\n".join([head, *(p.render() for p in self.problems)]))
 
 
 def _partial(data: dict[Any, Any], bad: set[str]) -> tuple[Cluster, set[str]]:

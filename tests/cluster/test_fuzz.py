@@ -50,7 +50,7 @@ def assert_total(text: str) -> None:
         cluster = parse_cluster(text)
     except ConfigError as err:
         assert err.problems, "a ConfigError must name at least one problem"
-        rendered = err.render()
+        rendered = str(err)
         assert rendered.startswith("cluster.yaml: ")
         for p in err.problems:
             assert p.message
