@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -148,29 +148,24 @@ def host_problem(value: str) -> str | None:
     return _HOST_NAME.problem(value)
 
 
-def _check_host(value: Any, what: str, fix: str) -> Any:
-    why = host_problem(value) if isinstance(value, str) and value else None
-    if why is None:
-        return value
-    raise _error("host", f"{seen(value)} is not {what}: {why}", fix)
+def _host_check(what: str, write: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        why = host_problem(value) if isinstance(value, str) and value else None
+        if why is None:
+            return value
+        fix = f"write {write}: letters, digits, '.', '_' and '-', not starting with '-'"
+        raise _error("host", f"{seen(value)} is not {what}: {why}", fix)
+
+    return check
 
 
-def check_ssh_host(value: Any) -> Any:
-    return _check_host(
-        value,
-        "a host name, an IP address or an ssh_config alias",
-        "write the address (10.0.0.11, fe80::1%eth0), the host name or a Host alias of your "
-        "ssh_config: letters, digits, '.', '_' and '-', not starting with '-'",
-    )
-
-
-def check_switch_host(value: Any) -> Any:
-    return _check_host(
-        value,
-        "a host name or an IP address",
-        "write the switch's address (10.0.0.2, fe80::2%eth0) or its host name: letters, "
-        "digits, '.', '_' and '-', not starting with '-'",
-    )
+check_ssh_host = _host_check(
+    "a host name, an IP address or an ssh_config alias",
+    "the address (10.0.0.11, fe80::1%eth0), the host name or a Host alias of your ssh_config",
+)
+check_switch_host = _host_check(
+    "a host name or an IP address", "the switch's address (10.0.0.2, fe80::2%eth0) or its host name"
+)
 
 
 _WHERE = {

@@ -1,14 +1,7 @@
 """Pass/fail limits: defaults per topology and node count, each with where it came from.
 
-Numbers are field reports, not specifications (DOMAIN.md §4-6): every one can be overridden
-under `thresholds:` and a failure prints the value and its source; docs/thresholds.md argues the
-bandwidth, latency and NCCL rows. Bandwidth floors sit between the healthy figures and the bad
-signatures far below them, one-way (`together` has its own extrapolated rows); the four of
-`SCALES_WITH_SPEED` scale with the declared link speed unless set in cluster.yaml. Soak lanes
-(measure/soak_math.py): a lane stands alone above `lane_ratio_max` x the median of the others
-(never below `lane_floor_per_s`) and fails when it also grows with heat; a healthy PAM4 trickle
-is spread across the lanes, so it never stands alone. A NIC above its own hwmon crit (else
-`nic_temp_max_c`) fails; a rise below `nic_rise_min_c` only warns (the soak proved less).
+Numbers are field reports, not specifications (DOMAIN.md §4-6), argued in docs/thresholds.md;
+each can be overridden under `thresholds:`, and a failure prints the value and its source.
 """
 
 from __future__ import annotations

@@ -39,9 +39,16 @@ def _p(path: Path_, message: str, fix: str) -> Problem:
     return Problem(path, None, message, fix)
 
 
-def _close(word: str, options: Sequence[str]) -> str:
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+def _unknown(path: Path_, value: str, options: Sequence[str], what: str) -> Problem:
+    """`value` names no `what` of this file; a key of the path is not repeated after it."""
+    close = difflib.get_close_matches(value, options, n=1, cutoff=0.6)
+    guess = f" (did you mean {close[0]!r}?)" if close else ""
+    shown = "" if path[-1] == value else f"{value!r} "
+    return _p(
+        path,
+        f"{shown}is not {what} of this file{guess}",
+        f"name one of: {', '.join(options) or 'none yet (add them under switch.ports)'}",
+    )
 
 
 def need(topo: str) -> str:
@@ -303,11 +310,7 @@ def _switch(c: Cluster) -> Iterator[Problem]:
     of: dict[str, str] = {}
     for name, port in sw.ports.items():
         if name not in names:
-            yield _p(
-                ("switch", "ports", name),
-                f"is not a node of this file{_close(name, names)}",
-                f"name one of: {', '.join(names)}",
-            )
+            yield _unknown(("switch", "ports", name), name, names, "a node")
         if port in of:
             yield _p(
                 ("switch", "ports", name),
@@ -324,22 +327,14 @@ def _switch(c: Cluster) -> Iterator[Problem]:
             )
     for leg in sw.link_speed:
         if leg not in of:
-            yield _p(
-                ("switch", "link_speed", leg),
-                f"is not a switch port of this file{_close(leg, list(of))}",
-                f"name one of switch.ports: {', '.join(of) or 'none'}",
-            )
+            yield _unknown(("switch", "link_speed", leg), leg, list(of), "a switch port")
 
 
 @_rule("nodes", "nccl")
 def _launch_node(c: Cluster) -> Iterator[Problem]:
     names, launch = [n.name for n in c.nodes], c.spec.nccl.launch_node
     if launch is not None and launch not in names:
-        yield _p(
-            ("nccl", "launch_node"),
-            f"{launch!r} is not a node of this file{_close(launch, names)}",
-            f"name one of: {', '.join(names)}",
-        )
+        yield _unknown(("nccl", "launch_node"), launch, names, "a node")
 
 
 @_rule("topology", "nodes", "switch", "simulate")
@@ -363,21 +358,13 @@ def _faults(c: Cluster) -> Iterator[Problem]:
                 "remove this fault",
             )
         if f.node is not None and f.node not in names:
-            yield _p(
-                (*at, "node"),
-                f"{f.node!r} is not a node of this file",
-                f"name one of: {', '.join(names)}",
-            )
+            yield _unknown((*at, "node"), f.node, names, "a node")
         elif f.node is not None and f.port is not None and f.port not in c.node(f.node).ports:
             yield _p(
                 (*at, "port"), f"{f.port} is not a cabled port of {f.node}", "name a cabled port"
             )
         if f.switch_port is not None and f.switch_port not in legs:
-            yield _p(
-                (*at, "switch_port"),
-                f"{f.switch_port!r} is not a switch port of this file",
-                f"switch ports: {', '.join(legs) or 'none (no switch: section)'}",
-            )
+            yield _unknown((*at, "switch_port"), f.switch_port, legs, "a switch port")
         if f.fault == "mtu" and f.node is None and f.switch_port is None:
             yield _p(
                 (*at, "fault"), "'mtu' needs a node (and rail) or a switch_port", fault.usage()
