@@ -42,10 +42,6 @@ def _error(kind: str, message: str, fix: str) -> PydanticCustomError:
     return PydanticCustomError(kind, "{message}", {"fix": fix, "message": message})
 
 
-def _listing(chars: set[str]) -> str:
-    return ", ".join(repr(c) for c in sorted(chars))
-
-
 def _class(ranges: str, chars: list[str]) -> str:
     return "[" + ranges + "".join("\\" + c if c in "\\]^-[" else c for c in chars) + "]"
 
@@ -80,7 +76,7 @@ class NameRule:
         value = value.removeprefix(self.prefix)
         bad = {c for c in value if not (c.isascii() and c.isalnum()) and c not in self.allowed}
         why = [f"starts with {value[0]!r}"] if value[:1] in self.not_first else []
-        why += [f"holds {_listing(bad)}"] if bad else []
+        why += [f"holds {', '.join(map(repr, sorted(bad)))}"] if bad else []
         return "it " + " and ".join(why) if why else None
 
     def check(self, value: Any, *, key: bool = False) -> Any:

@@ -12,9 +12,8 @@ from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 import yaml
 
 from pytest_sparkfabric.cluster import argrules, hardware
-from pytest_sparkfabric.cluster.plan import NODE_COUNTS
 from pytest_sparkfabric.cluster.spec import NVIDIA_APPROVED, NcclSpec
-from pytest_sparkfabric.cluster.validate import need
+from pytest_sparkfabric.cluster.validate import miscount
 
 DEFAULT_POOL = "192.168.100.0/24 to 192.168.255.0/24"
 FIRST_HOST = 11
@@ -54,15 +53,10 @@ def subnets_needed(topology: str, count: int) -> int:
 
 
 def _check(topology: str, names: Sequence[str], port: int | None, mtu: int | None) -> None:
-    lo, hi = NODE_COUNTS[topology]
-    if not lo <= len(names) <= hi:
-        other = [t for t, (a, b) in NODE_COUNTS.items() if a <= len(names) <= b]
-        fix = f"use --topology {' or '.join(other)}" if other else f"name {need(topology)} nodes"
-        why = "one switch leg per node" if topology == "switch" else "a Spark has 2 ports"
-        raise InitError(
-            f"topology {topology} needs {need(topology)} nodes ({why}); --nodes names "
-            f"{len(names)}. Fix: {fix}."
-        )
+    if wrong := miscount(topology, len(names)):
+        what, need, fits = wrong
+        fix = f"use --topology {' or '.join(fits)}" if fits else f"name {need} nodes"
+        raise InitError(f"topology {topology} {what}; --nodes names {len(names)}. Fix: {fix}.")
     for name in names:
         if not name or argrules.NODE.problem(name) or len(name) > argrules.NODE.max_length:
             raise InitError(

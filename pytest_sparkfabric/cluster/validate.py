@@ -51,24 +51,24 @@ def _unknown(path: Path_, value: str, options: Sequence[str], what: str) -> Prob
     )
 
 
-def need(topo: str) -> str:
-    """How many nodes `topo` takes, in words: `exactly 3`, `4 or more`, `2 to 128`."""
+def miscount(topo: str, n: int) -> tuple[str, str, list[str]] | None:
+    """When `topo` cannot take `n` nodes: `needs exactly 3 nodes (why)`, the count in words
+    (`exactly 3`, `4 or more`, `2 to 128`) and the topologies that can."""
     lo, hi = NODE_COUNTS[topo]
-    return f"{lo} or more" if topo == "ring" else f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
+    if lo <= n <= hi:
+        return None
+    need = f"{lo} or more" if topo == "ring" else f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
+    why = "one switch leg per node" if topo == "switch" else "a Spark has 2 ports"
+    fits = [t for t, (a, b) in NODE_COUNTS.items() if a <= n <= b]
+    return f"needs {need} nodes ({why})", need, fits
 
 
 def _cabling(c: Cluster) -> Iterator[Problem]:
     topo, nodes = c.topology, c.nodes
-    lo, hi = NODE_COUNTS[topo]
-    if not lo <= len(nodes) <= hi:
-        fits = [t for t, (a, b) in NODE_COUNTS.items() if a <= len(nodes) <= b and t != topo]
+    if wrong := miscount(topo, len(nodes)):
+        what, need, fits = wrong
         use = f"use topology {' or '.join(map(repr, fits))}, or " if fits else ""
-        why = "one switch leg per node" if topo == "switch" else "a Spark has 2 ports"
-        yield _p(
-            ("topology",),
-            f"{topo!r} needs {need(topo)} nodes ({why}); got {len(nodes)}",
-            f"{use}list {need(topo)} nodes",
-        )
+        yield _p(("topology",), f"{topo!r} {what}; got {len(nodes)}", f"{use}list {need} nodes")
     for i, n in enumerate(nodes):
         if len(n.ports) == PORTS_PER_NODE[topo]:
             continue

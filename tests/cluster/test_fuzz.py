@@ -25,6 +25,7 @@ KEYS = "topology mtu nodes switch transport ssh ports name host address netdev t
 KEYS += " simulate faults fault replay_dir arp_sysctls link_speed cables approved vendor part"
 WORDS = ["direct", "mesh", "ring", "switch", "ssh", "sim", "replay", "spark-1", "link_down"]
 WORDS += ["yes", "22", "1", "0", "~/.ssh/id", "{ranks}", "100G", "qsfp56-dd-1-1"]
+YAML_ISH = ":-[]{}#&*!|>'\"%@`,? \n\t0123456789abcnodesportsrg."
 ADDRESSES = ["192.168.100.11/24", "192.168.101.11/24", "10.0.0.1", "300.1.1.1/24", "::1/64"]
 
 text_no_surrogates = st.text(st.characters(codec="utf-8"), max_size=12)
@@ -69,7 +70,7 @@ def test_random_documents_and_top_level_mappings(data: Any) -> None:
 
 @pytest.mark.slow
 @FUZZ
-@given(st.text(max_size=200))
+@given(st.text(max_size=200) | st.text(alphabet=YAML_ISH, max_size=120))
 @example("")
 @example("\x00")
 @example("&a [*a]")
@@ -80,13 +81,7 @@ def test_random_documents_and_top_level_mappings(data: Any) -> None:
 @example("<<: {topology: ring}\n")
 @example("topology: ring\ntopology: mesh\n")
 @example("- &x [1]\n" + "- &y [*x,*x,*x,*x,*x,*x,*x,*x,*x]\n" * 1)
-def test_random_text(text: str) -> None:
-    assert_total(text)
-
-
-@FUZZ
-@given(st.text(alphabet=":-[]{}#&*!|>'\"%@`,? \n\t0123456789abcnodesportsrg.", max_size=120))
-def test_yaml_ish_text(text: str) -> None:
+def test_random_and_yaml_ish_text(text: str) -> None:
     assert_total(text)
 
 
