@@ -57,12 +57,11 @@ def _check(topology: str, names: Sequence[str], port: int | None, mtu: int | Non
         what, need, fits = wrong
         fix = f"use --topology {' or '.join(fits)}" if fits else f"name {need} nodes"
         raise InitError(f"topology {topology} {what}; --nodes names {len(names)}. Fix: {fix}.")
+    rule = argrules.NODE
     for name in names:
-        if not name or argrules.NODE.problem(name) or len(name) > argrules.NODE.max_length:
-            raise InitError(
-                f"node name {name!r} is not valid. Fix: start with a letter or digit and use "
-                "only letters, digits, '.', '_' and '-' (at most 63 characters)."
-            )
+        if not name or rule.problem(name) or len(name) > rule.max_length:
+            fix = f"{rule.words} (at most {rule.max_length} characters)"
+            raise InitError(f"node name {name!r} is not valid. Fix: {fix}.")
     if dupes := sorted({n for n in names if list(names).count(n) > 1}):
         raise InitError(
             f"node name(s) {', '.join(dupes)} given twice. Fix: every node needs its own name."
