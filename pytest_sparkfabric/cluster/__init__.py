@@ -1,7 +1,7 @@
 """cluster.yaml to a typed, validated, frozen cluster: the stage every other one starts from.
 
-`source` (YAML with lines) -> `spec` (pydantic shape, worded by `wording`) -> `validate` (the
-cabling rules) -> `model` (Cluster, Node, Rail) -> `plan` (cables, links, pairs); `load` ties them.
+`source` (YAML with lines) -> `spec` (pydantic shape) -> `validate` (the cabling rules) ->
+`model` (Cluster, Node, Rail) -> `plan` (cables, links, pairs); `load` ties them and words errors.
 """
 
 from __future__ import annotations
