@@ -36,7 +36,7 @@ def seen(value: Any) -> str:
     return "a mapping" if isinstance(value, Mapping) else f"a {type(value).__name__}"
 
 
-def _error(kind: str, message: str, fix: str) -> PydanticCustomError:
+def error(kind: str, message: str, fix: str) -> PydanticCustomError:
     # The text goes in as context, after the fix: pydantic fills `{name}`s of the template from
     # the context once each, so a user's own `{fix}` in the message stays as written.
     return PydanticCustomError(kind, "{message}", {"fix": fix, "message": message})
@@ -85,7 +85,7 @@ class NameRule:
             return value  # or the field's own type and length say what is wrong
         head = "" if key else f"{seen(value)} "
         fix = f"{self.words}, e.g. {self.example}"
-        raise _error("name_rule", f"{head}is not {self.what}: {why}", fix)
+        raise error("name_rule", f"{head}is not {self.what}: {why}", fix)
 
 
 # Linux takes at most 15 characters (IFNAMSIZ 16 with the NUL) and refuses '/', ':' and
@@ -150,7 +150,7 @@ def _host_check(what: str, write: str) -> Callable[[Any], Any]:
         if why is None:
             return value
         fix = f"write {write}: letters, digits, '.', '_' and '-', not starting with '-'"
-        raise _error("host", f"{seen(value)} is not {what}: {why}", fix)
+        raise error("host", f"{seen(value)} is not {what}: {why}", fix)
 
     return check
 
@@ -182,23 +182,23 @@ def check_template(value: Any, allowed: tuple[str, ...], text: tuple[str, ...]) 
     if not isinstance(value, str):
         return value
     if "\0" in value:
-        raise _error("template", "holds a NUL character", "remove it: no command can carry it")
+        raise error("template", "holds a NUL character", "remove it: no command can carry it")
     try:
         holes = shell.holes(value)
     except ValueError as exc:
-        raise _error(
+        raise error(
             "template", f"is not a valid template: {exc}", "write a literal { or } as {{ or }}"
         ) from None
     unknown = sorted({h.name for h in holes if h.name not in allowed})
     if unknown:
-        raise _error(
+        raise error(
             "template",
             f"uses unknown placeholder(s) {_names(unknown)}",
             f"the placeholders filled in here are {_names(allowed)}",
         )
     whole = sorted({h.name for h in holes if not h.plain})
     if whole:
-        raise _error(
+        raise error(
             "template",
             f"uses {_names(whole, ' and ')} with a format, index or attribute",
             "write each as {name}: it is filled in whole",
@@ -209,7 +209,7 @@ def check_template(value: Any, allowed: tuple[str, ...], text: tuple[str, ...]) 
             misplaced.setdefault(_WHERE[h.context], []).append(h.name)
     if misplaced:
         where = "; ".join(f"{_names(ns, ' and ')} {w}" for w, ns in misplaced.items())
-        raise _error(
+        raise error(
             "template",
             f"puts {where}",
             "write them outside quotes and comments: the suite fills each in as quoted shell words",
@@ -219,7 +219,7 @@ def check_template(value: Any, allowed: tuple[str, ...], text: tuple[str, ...]) 
 
 def check_env_value(value: Any) -> Any:
     if isinstance(value, str) and "\0" in value:
-        raise _error(
+        raise error(
             "env_value",
             f"{seen(value)} holds a NUL character",
             "remove it: no environment variable can carry it",

@@ -9,7 +9,6 @@ from ipaddress import IPv4Interface
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
-from pydantic_core import PydanticCustomError
 
 from pytest_sparkfabric.cluster import argrules
 from pytest_sparkfabric.cluster.argrules import seen
@@ -85,11 +84,8 @@ class SshSpec(_Model):
 
 def _address_text(value: Any) -> Any:
     if isinstance(value, str) and "/" not in value:
-        raise PydanticCustomError(
-            "address_prefix",
-            "{seen} has no prefix length",
-            {"seen": seen(value), "fix": f"write it with its subnet, e.g. {value.strip()}/24"},
-        )
+        fix = f"write it with its subnet, e.g. {value.strip()}/24"
+        raise argrules.error("address_prefix", f"{seen(value)} has no prefix length", fix)
     return value
 
 
@@ -114,11 +110,11 @@ def _rail_entry(value: Any) -> Any:
     if isinstance(value, str):
         return {"address": value}
     if not isinstance(value, Mapping | RailSpec):
-        raise PydanticCustomError(
+        raise argrules.error(
             "rail_type",
             "must be an address like 192.168.100.11/24 or a mapping "
-            "{address: ..., netdev: ..., rdma: ...}; got {seen}",
-            {"seen": seen(value), "fix": "write it like 192.168.100.11/24"},
+            "{address: ..., netdev: ..., rdma: ...}; got " + seen(value),
+            "write it like 192.168.100.11/24",
         )
     return value
 
