@@ -38,13 +38,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pool_help = f"where the /24s come from (default {initgen.DEFAULT_POOL})"
     p.add_argument("--subnet-pool", metavar="CIDR", help=pool_help)
     p.add_argument("--mtu", type=int, help="default 9000 (mesh: 1500, as NVIDIA documents)")
-    p.add_argument(
-        "--transport", choices=initgen.INIT_TRANSPORTS, default=_INIT_DEFAULTS["transport"]
-    )
+    p.add_argument("--transport", choices=initgen.INIT_TRANSPORTS, default="ssh")
     p.add_argument(
         "--link-speed",
         choices=tuple(LINK_SPEEDS_MBPS),
-        default=_INIT_DEFAULTS["link_speed"],
+        default="200G",
         help="the declared speed of every link (default 200G; 100G for 100G cables or breakouts)",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
@@ -87,19 +85,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=cmd_schema)
 
 
-_INIT_OPTS = ("port", "subnet_pool", "mtu", "transport", "link_speed")
-_INIT_DEFAULTS = {"transport": "ssh", "link_speed": "200G"}
-
-
 def _init_command(args: argparse.Namespace) -> str:
     """The init command line that makes this file again: the options that are not defaults."""
-    given = [(k, getattr(args, k)) for k in ("topology", "nodes", *_INIT_OPTS)]
-    given = [(k, v) for k, v in given if v is not None and v != _INIT_DEFAULTS.get(k)]
-    return " ".join(["sparkfabric init", *(f"--{k.replace('_', '-')} {v}" for k, v in given)])
+    given = [("topology", args.topology), ("nodes", args.nodes), ("port", args.port)]
+    given += [("subnet-pool", args.subnet_pool), ("mtu", args.mtu)]
+    given += [("transport", None if args.transport == "ssh" else args.transport)]
+    given += [("link-speed", None if args.link_speed == "200G" else args.link_speed)]
+    return " ".join(["sparkfabric init", *(f"--{k} {v}" for k, v in given if v is not None)])
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    opts = {k: getattr(args, k) for k in _INIT_OPTS}
+    opts = {k: getattr(args, k) for k in ("port", "subnet_pool", "mtu", "transport", "link_speed")}
     try:
         names = initgen.node_names(args.nodes)
         text = initgen.generate(args.topology, names, command=_init_command(args), **opts)
