@@ -171,12 +171,11 @@ def generate(
             )
         out.append("    ports:  # QSFP port: [rail 0 address, rail 1 address]")
         for p, (r0, r1) in sorted(ports.items()):
+            where = f"cable to the other node port {p}"
             if ring:
                 where = f"cable to {names[(i + 1) % n if p == 0 else (i - 1) % n]} port {1 - p}"
-            else:
-                where = (
-                    "to the switch" if topology == "switch" else f"cable to the other node port {p}"
-                )
+            elif topology == "switch":
+                where = "to the switch"
             std = hardware.rail_names(p, 0).netdev, hardware.rail_names(p, 1).netdev
             out.append(f"      {p}: [{r0}, {r1}]  # {where}; {std[0]}, {std[1]}")
     if topology == "switch":

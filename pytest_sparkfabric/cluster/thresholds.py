@@ -155,13 +155,6 @@ class BusbwFloor:
     source: str
     extrapolated: bool
 
-    def covers(self, topology: str, nodes: int, size_bytes: int) -> bool:
-        return (
-            topology == self.topology
-            and self.nodes_min <= nodes <= self.nodes_max
-            and self.size_min_bytes <= size_bytes < self.size_max_bytes
-        )
-
 
 _LARGE = 8 * GIB
 _MEDIUM = 256 * MIB
@@ -203,8 +196,11 @@ def busbw_floor(topology: str, nodes: int, size_bytes: int) -> Threshold | None:
     """The NCCL busbw floor at this message size, or None where no row covers it (below
     256 MiB the run is latency-bound and no figure has been published)."""
     for row in BUSBW_FLOORS:
-        if row.covers(topology, nodes, size_bytes):
-            tag = "extrapolated" if row.extrapolated else "default"
-            source = f"{tag}: {row.source}"
+        if (
+            row.topology == topology
+            and row.nodes_min <= nodes <= row.nodes_max
+            and row.size_min_bytes <= size_bytes < row.size_max_bytes
+        ):
+            source = f"{'extrapolated' if row.extrapolated else 'default'}: {row.source}"
             return Threshold("nccl_busbw_gbytes_s", row.floor_gbytes_s, "min", "GB/s", source)
     return None
