@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric import objects
-from pytest_sparkfabric.cluster.limits import declared_mbps
+from pytest_sparkfabric.cluster.model import declared_mbps
 from pytest_sparkfabric.cluster.thresholds import busbw_floor, message_bytes
 from pytest_sparkfabric.measure import nccl_run, witness
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 _SUBCOMMAND_MODULES = (
     "pytest_sparkfabric.cli.config",
     "pytest_sparkfabric.cli.measure",
-    "pytest_sparkfabric.cli.preflight",
+    "pytest_sparkfabric.cli.prerequisites",
     "pytest_sparkfabric.cli.report",
     "sparkfabric_lab.cli",
 )

@@ -1,9 +1,6 @@
-"""What a valid cluster.yaml still gets wrong at run time: `sparkfabric check`'s warnings.
-
-The file validates, yet the run would fail on it: a value `sparkfabric init` marked EDIT and
-nobody edited, a switch password variable that is not set here, a documentation address
-(RFC 5737, RFC 3849) where a real host belongs, an ssh host that does not resolve (asked only
-with `resolve=True`: it needs DNS, and `check` works offline by default).
+"""`sparkfabric check`'s warnings: what a valid cluster.yaml still gets wrong at run time (a value
+marked EDIT, an unset switch password variable, a documentation address as a host, with
+`resolve=True` an ssh host that does not resolve: it needs DNS, and check works offline).
 """
 
 from __future__ import annotations
@@ -14,9 +11,10 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from pytest_sparkfabric.cluster import Problem
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
@@ -28,17 +26,6 @@ DOC_NETWORKS = tuple(
 _EDIT = re.compile(r"#.*\bEDIT\b")
 Resolver = Callable[[str], str | None]
 """host -> None when it resolves, else why not."""
-
-
-@dataclass(frozen=True, slots=True)
-class Caution:
-    line: int | None
-    what: str
-    fix: str
-
-    def render(self) -> str:
-        where = f"line {self.line}: " if self.line else ""
-        return f"  {where}{self.what}\n    Fix: {self.fix}"
 
 
 def documentation_network(host: str) -> str | None:
@@ -56,7 +43,7 @@ def check(
     *,
     env: Mapping[str, str],
     resolve: Resolver | None = None,
-) -> list[Caution]:
+) -> list[Problem]:
     """Every warning for a valid cluster, in file order where it has a line. Only a cluster
     reached over ssh has anything to fail on: the simulator and a replay contact nothing."""
     spec, out = cluster.spec, _beyond_nvidia(cluster)
@@ -74,23 +61,24 @@ def check(
             fix += "file named by ssh_config:)"
         else:
             continue
-        line = cluster.line_of(("nodes", i, "ssh", "host"))
-        out.append(Caution(line, f"nodes[{i}].ssh.host {host} {what}", fix))
+        out.append(_at(cluster, ("nodes", i, "ssh", "host"), f"{host} {what}", fix))
     sw = spec.switch
     if sw is not None and (net := documentation_network(sw.host)):
-        what = f"switch.host {sw.host} is a documentation address ({net}): no switch answers "
-        what += "there, every switch check would fail"
-        line = cluster.line_of(("switch", "host"))
-        out.append(Caution(line, what, "set the switch's management address"))
-    if sw is not None and sw.password_env and sw.password_env not in env:
-        what = f"switch.password_env names ${sw.password_env}, which is not set here: every "
+        what = f"{sw.host} is a documentation address ({net}): no switch answers there, every "
         what += "switch check would fail"
+        out.append(_at(cluster, ("switch", "host"), what, "set the switch's management address"))
+    if sw is not None and sw.password_env and sw.password_env not in env:
+        what = f"names ${sw.password_env}, which is not set here: every switch check would fail"
         fix = f"export {sw.password_env}=... (the switch user's password) before pytest"
-        out.append(Caution(cluster.line_of(("switch", "password_env")), what, fix))
+        out.append(_at(cluster, ("switch", "password_env"), what, fix))
     return sorted(out, key=lambda w: (w.line is None, w.line or 0))
 
 
-def _beyond_nvidia(cluster: Cluster) -> list[Caution]:
+def _at(cluster: Cluster, path: tuple[str | int, ...], what: str, fix: str) -> Problem:
+    return Problem(path, cluster.line_of(path), what, fix)
+
+
+def _beyond_nvidia(cluster: Cluster) -> list[Problem]:
     """More Sparks behind a switch than NVIDIA supports: the suite tests them, NVIDIA may not."""
     from pytest_sparkfabric.cluster.plan import NVIDIA_SWITCH_NODES
 
@@ -98,7 +86,8 @@ def _beyond_nvidia(cluster: Cluster) -> list[Caution]:
     if cluster.topology != "switch" or n <= NVIDIA_SWITCH_NODES:
         return []
     return [
-        Caution(
+        Problem(
+            (),
             cluster.line_of(("nodes",)),
             f"{n} nodes behind a switch: NVIDIA supports up to {NVIDIA_SWITCH_NODES} (the suite "
             "tests any number the switch has legs for)",
@@ -108,12 +97,12 @@ def _beyond_nvidia(cluster: Cluster) -> list[Caution]:
     ]
 
 
-def _edit_marks(text: str) -> list[Caution]:
+def _edit_marks(text: str) -> list[Problem]:
     fix = "set the value for your cluster, then delete EDIT from the comment"
     lines = enumerate(text.splitlines(), 1)
     marked = [(n, raw, m.start()) for n, raw in lines if (m := _EDIT.search(raw))]
     return [
-        Caution(n, f"still marked EDIT: {raw[:at].strip() or raw.strip()}", fix)
+        Problem((), n, f"`{raw[:at].strip() or raw.strip()}` is still marked EDIT", fix)
         for n, raw, at in marked
     ]
 

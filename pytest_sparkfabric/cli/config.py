@@ -1,9 +1,5 @@
 """`sparkfabric init | check | schema`: write, check and describe cluster.yaml (no network).
-
-`register(subparsers)` adds the three subcommands to the `sparkfabric` parser; each sets
-`func=` to a function of the parsed arguments that returns the exit code: 0 fine, 2 the request
-itself cannot be met (bad options, impossible plan), 4 the file has problems (a usage error, as
-pytest --cluster reports the same file).
+Exit 0 fine, 2 the request cannot be met, 4 the file has problems (a usage error, as under pytest).
 """
 
 from __future__ import annotations
@@ -24,7 +20,6 @@ from pytest_sparkfabric.cluster.thresholds import defaults
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `init`, `check` and `schema` to the `sparkfabric` command."""
     p = subparsers.add_parser(
         "init",
         help="print a commented cluster.yaml with its address plan",
@@ -128,7 +123,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         cluster = load_cluster(args.cluster)
     except ConfigError as err:
-        print(err.render())
+        print(err)
         return 4
     path, cfg = Path(args.cluster), cluster.spec.ssh_config
     if cfg and not Path(cfg).expanduser().is_absolute():
@@ -153,7 +148,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
         sys.stdout.write(results_schema_json() if fmt == "json" else results_reference())
         return 0
-    sys.stdout.write(schema_json() if fmt == "json" else reference_markdown())
+    schema = json.dumps(ClusterSpec.model_json_schema(), indent=2) + "\n"
+    sys.stdout.write(schema if fmt == "json" else reference_markdown())
     return 0
 
 
@@ -211,14 +207,6 @@ def describe(cluster: Cluster, source: str = "cluster.yaml") -> str:
 
 
 # -- schema and the field reference -------------------------------------------------------------
-
-
-def schema() -> dict[str, Any]:
-    return ClusterSpec.model_json_schema()
-
-
-def schema_json() -> str:
-    return json.dumps(schema(), indent=2) + "\n"
 
 
 def _refs(node: Any, suffix: str = "") -> list[tuple[str, str]]:
@@ -310,7 +298,7 @@ def _default(prop: dict[str, Any], required: bool) -> str:
 
 def reference_markdown() -> str:
     """The field reference of cluster.yaml from the schema's descriptions (docs/cluster-yaml.md)."""
-    sch = schema()
+    sch = ClusterSpec.model_json_schema()
     defs: dict[str, Any] = sch.get("$defs", {})
     root = "ClusterSpec"
     defs = {root: sch, **defs}

@@ -1,11 +1,6 @@
-"""`sparkfabric parse TOOL FILE` and `sparkfabric explain FILE...` (no network).
-
-`register(subparsers)` adds both to the `sparkfabric` parser; each sets `func=` to a function of
-the parsed arguments that returns the exit code.
-
-- parse: 0 parsed (on stdout the JSON of `probes.to_json`, as the golden files store it); 2 the
-  file cannot be read or holds no output of TOOL (what was expected and what was found).
-- explain: 0 no known fault signature; 1 findings printed; 2 a file unreadable or unrecognised.
+"""`sparkfabric parse TOOL FILE` and `sparkfabric explain FILE...` (no network). parse: exit 0
+(the JSON of `probes.to_json`), 2 unreadable or not TOOL's output; explain: 0 nothing known, 1
+findings, 2 a file unreadable or unrecognised.
 """
 
 from __future__ import annotations
@@ -18,7 +13,6 @@ from pytest_sparkfabric.probes import PARSERS, ParseError, to_json
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `parse` and `explain` to the `sparkfabric` command."""
     p = subparsers.add_parser(
         "parse",
         help="parse a saved tool output and print the result as JSON",

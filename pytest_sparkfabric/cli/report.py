@@ -1,12 +1,5 @@
-"""`sparkfabric report diff | html` and `sparkfabric cables`: read results documents written by
-`--sparkfabric-json`.
-
-- report diff OLD NEW: what changed; exit 0 no regression, 1 a regression, 4 an unreadable or
-  invalid document (a usage error, as everywhere in sparkfabric).
-- report html RESULTS: the report page (verdict, fabric picture, charts, cables) of one
-  document; exit 0 written, 4 an unreadable or invalid document.
-- cables FILE_OR_DIR...: every run of each cable (by serial) across the documents; exit 0, 4 a
-  named file that cannot be read (in a folder, files that are not results are skipped, named).
+"""`sparkfabric report diff | html` and `sparkfabric cables`: read the results documents of
+`--sparkfabric-json`. Exit 4 for an unreadable or invalid document; diff: 1 on a regression.
 """
 
 from __future__ import annotations
@@ -15,11 +8,9 @@ import argparse
 import json
 import re
 import sys
+from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from pytest_sparkfabric.report.diff import Diff
+from typing import Any
 
 USAGE_ERROR = 4
 # The comparison's defaults, as report.diff has them (a test keeps them equal). Importing
@@ -123,18 +114,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
         ber_floor=args.ber_floor,
     )
     if args.json:
-        sys.stdout.write(json.dumps(_jsonable(result), indent=2) + "\n")
+        out = asdict(result) | {"regression": result.regression}
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
         sys.stdout.write(diff.text(result, args.old, args.new))
     return 1 if result.regression else 0
-
-
-def _jsonable(d: Diff) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    out = asdict(d)
-    out["regression"] = d.regression
-    return out
 
 
 def cmd_html(args: argparse.Namespace) -> int:

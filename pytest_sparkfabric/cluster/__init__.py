@@ -1,9 +1,7 @@
 """cluster.yaml to a typed, validated, frozen cluster: the stage every other one starts from.
 
-Data flows one way: `source` (YAML with lines) -> `spec` (the file's shape) -> `model`
-(Cluster, Node, Rail) -> `plan` (cables, links, pairs); `wording` and `validate` say what is wrong,
-`load` ties them together. `faults` and `thresholds` are the registries the shape is checked
-against; `hardware` holds the box's fixed names.
+`source` (YAML with lines) -> `spec` (pydantic shape) -> `validate` (the cabling rules) ->
+`model` (Cluster, Node, Rail) -> `plan` (cables, links, pairs); `load` ties them and words errors.
 """
 
 from __future__ import annotations

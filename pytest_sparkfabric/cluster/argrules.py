@@ -1,10 +1,7 @@
-"""What a cluster.yaml value that ends up on a command line may hold.
-
-Every such value is quoted where it meets a shell (`shell.py`); these rules add what quoting
-cannot: a name that starts with `-` is still read as an option by the tool it is given to, a
-host with shell metacharacters can reach a shell through ssh_config's `ProxyCommand %h` or
-mpirun's own ssh, and an interface name the kernel would never give is a typo. Each rule raises
-a PydanticCustomError whose text is the message and whose `fix` is the fix a user reads.
+"""What a cluster.yaml value that ends up on a command line may hold, beyond shell quoting: no
+name read as an option (`-x`), no host with shell metacharacters (ssh_config's `ProxyCommand %h`,
+mpirun's own ssh), no interface name the kernel would never give. Each rule raises a
+PydanticCustomError whose text is the message and whose `fix` is the fix a user reads.
 """
 
 from __future__ import annotations
@@ -12,7 +9,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,14 +36,10 @@ def seen(value: Any) -> str:
     return "a mapping" if isinstance(value, Mapping) else f"a {type(value).__name__}"
 
 
-def _error(kind: str, message: str, fix: str) -> PydanticCustomError:
+def error(kind: str, message: str, fix: str) -> PydanticCustomError:
     # The text goes in as context, after the fix: pydantic fills `{name}`s of the template from
     # the context once each, so a user's own `{fix}` in the message stays as written.
     return PydanticCustomError(kind, "{message}", {"fix": fix, "message": message})
-
-
-def _listing(chars: set[str]) -> str:
-    return ", ".join(repr(c) for c in sorted(chars))
 
 
 def _class(ranges: str, chars: list[str]) -> str:
@@ -83,7 +76,7 @@ class NameRule:
         value = value.removeprefix(self.prefix)
         bad = {c for c in value if not (c.isascii() and c.isalnum()) and c not in self.allowed}
         why = [f"starts with {value[0]!r}"] if value[:1] in self.not_first else []
-        why += [f"holds {_listing(bad)}"] if bad else []
+        why += [f"holds {', '.join(map(repr, sorted(bad)))}"] if bad else []
         return "it " + " and ".join(why) if why else None
 
     def check(self, value: Any, *, key: bool = False) -> Any:
@@ -92,7 +85,7 @@ class NameRule:
             return value  # or the field's own type and length say what is wrong
         head = "" if key else f"{seen(value)} "
         fix = f"{self.words}, e.g. {self.example}"
-        raise _error("name_rule", f"{head}is not {self.what}: {why}", fix)
+        raise error("name_rule", f"{head}is not {self.what}: {why}", fix)
 
 
 # Linux takes at most 15 characters (IFNAMSIZ 16 with the NUL) and refuses '/', ':' and
@@ -151,29 +144,24 @@ def host_problem(value: str) -> str | None:
     return _HOST_NAME.problem(value)
 
 
-def _check_host(value: Any, what: str, fix: str) -> Any:
-    why = host_problem(value) if isinstance(value, str) and value else None
-    if why is None:
-        return value
-    raise _error("host", f"{seen(value)} is not {what}: {why}", fix)
+def _host_check(what: str, write: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        why = host_problem(value) if isinstance(value, str) and value else None
+        if why is None:
+            return value
+        fix = f"write {write}: letters, digits, '.', '_' and '-', not starting with '-'"
+        raise error("host", f"{seen(value)} is not {what}: {why}", fix)
+
+    return check
 
 
-def check_ssh_host(value: Any) -> Any:
-    return _check_host(
-        value,
-        "a host name, an IP address or an ssh_config alias",
-        "write the address (10.0.0.11, fe80::1%eth0), the host name or a Host alias of your "
-        "ssh_config: letters, digits, '.', '_' and '-', not starting with '-'",
-    )
-
-
-def check_switch_host(value: Any) -> Any:
-    return _check_host(
-        value,
-        "a host name or an IP address",
-        "write the switch's address (10.0.0.2, fe80::2%eth0) or its host name: letters, "
-        "digits, '.', '_' and '-', not starting with '-'",
-    )
+check_ssh_host = _host_check(
+    "a host name, an IP address or an ssh_config alias",
+    "the address (10.0.0.11, fe80::1%eth0), the host name or a Host alias of your ssh_config",
+)
+check_switch_host = _host_check(
+    "a host name or an IP address", "the switch's address (10.0.0.2, fe80::2%eth0) or its host name"
+)
 
 
 _WHERE = {
@@ -194,23 +182,23 @@ def check_template(value: Any, allowed: tuple[str, ...], text: tuple[str, ...]) 
     if not isinstance(value, str):
         return value
     if "\0" in value:
-        raise _error("template", "holds a NUL character", "remove it: no command can carry it")
+        raise error("template", "holds a NUL character", "remove it: no command can carry it")
     try:
         holes = shell.holes(value)
     except ValueError as exc:
-        raise _error(
+        raise error(
             "template", f"is not a valid template: {exc}", "write a literal { or } as {{ or }}"
         ) from None
     unknown = sorted({h.name for h in holes if h.name not in allowed})
     if unknown:
-        raise _error(
+        raise error(
             "template",
             f"uses unknown placeholder(s) {_names(unknown)}",
             f"the placeholders filled in here are {_names(allowed)}",
         )
     whole = sorted({h.name for h in holes if not h.plain})
     if whole:
-        raise _error(
+        raise error(
             "template",
             f"uses {_names(whole, ' and ')} with a format, index or attribute",
             "write each as {name}: it is filled in whole",
@@ -221,7 +209,7 @@ def check_template(value: Any, allowed: tuple[str, ...], text: tuple[str, ...]) 
             misplaced.setdefault(_WHERE[h.context], []).append(h.name)
     if misplaced:
         where = "; ".join(f"{_names(ns, ' and ')} {w}" for w, ns in misplaced.items())
-        raise _error(
+        raise error(
             "template",
             f"puts {where}",
             "write them outside quotes and comments: the suite fills each in as quoted shell words",
@@ -231,7 +219,7 @@ def check_template(value: Any, allowed: tuple[str, ...], text: tuple[str, ...]) 
 
 def check_env_value(value: Any) -> Any:
     if isinstance(value, str) and "\0" in value:
-        raise _error(
+        raise error(
             "env_value",
             f"{seen(value)} holds a NUL character",
             "remove it: no environment variable can carry it",

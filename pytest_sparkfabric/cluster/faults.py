@@ -1,9 +1,6 @@
-"""The fault registry: every fault `simulate.faults` can inject, the one list of them.
-
-Config validation (`spec.FaultSpec`, `validate`), the field reference (docs/cluster-yaml.md), the
-simulator (`sparkfabric_sim.inject`) and the lab (`sparkfabric_lab.faultplan`) all read this
-table; each fault has its example in examples/faults/<name>.yaml. A new fault is a row here, an
-injector in the simulator, a lab plan or `lab="simulated"`, and its example.
+"""The fault registry: every fault `simulate.faults` can inject, the one list of them. A new
+fault is a row here, an injector in `sparkfabric_sim.inject`, a plan in `sparkfabric_lab.faultplan`
+(or `lab="simulated"`) and its example in examples/faults/<name>.yaml.
 """
 
 from __future__ import annotations

@@ -37,14 +37,11 @@ def rail_names(port: int, index: int) -> RailNames:
     return _NAMES[(port, index)]
 
 
-VLAN_TAG_B = 4
-
-
-def l2mtu_need(mtu: int, vlan_tags: int = 0) -> int:
-    """The smallest RouterOS l2mtu that carries `mtu`: L2MTU excludes the 14-byte Ethernet
-    header and the FCS but counts each 4-byte VLAN tag (MikroTik manual "MTU in RouterOS";
-    DOMAIN.md §7), so an untagged leg with mtu 9000 needs l2mtu >= 9000, not 9014."""
-    return mtu + VLAN_TAG_B * vlan_tags
+def l2mtu_need(mtu: int) -> int:
+    """The smallest RouterOS l2mtu that carries `mtu` on an untagged leg: L2MTU excludes the
+    14-byte Ethernet header and the FCS (it would count a 4-byte VLAN tag; MikroTik manual "MTU
+    in RouterOS", DOMAIN.md §7), so mtu 9000 needs l2mtu >= 9000, not 9014."""
+    return mtu
 
 
 ROCE_HEADERS_B = 96

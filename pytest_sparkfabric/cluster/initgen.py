@@ -1,9 +1,6 @@
-"""`sparkfabric init`: write a valid, commented cluster.yaml with its address plan (pure).
-
-The plan is the one field tools use (DOMAIN.md §2): /24s taken from a pool in order, host numbers
-.11, .12, ... in topology order. direct and switch: one /24 per rail, each node one address in
-each. ring and mesh: two /24s per cable (one per rail), cable i from port 0 of node i to port 1 of
-node i+1, the last one closing back to the first node.
+"""`sparkfabric init`: a valid, commented cluster.yaml with its address plan (DOMAIN.md §2): /24s
+from a pool in order, hosts .11, .12, ... in topology order; direct and switch: one /24 per rail;
+ring and mesh: two per cable, cable i from port 0 of node i to port 1 of node i+1.
 """
 
 from __future__ import annotations
@@ -15,14 +12,8 @@ from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 import yaml
 
 from pytest_sparkfabric.cluster import argrules, hardware
-from pytest_sparkfabric.cluster.plan import NODE_COUNTS
-from pytest_sparkfabric.cluster.spec import (
-    LINK_SPEEDS_MBPS,
-    NVIDIA_APPROVED,
-    TOPOLOGIES,
-    NcclSpec,
-)
-from pytest_sparkfabric.cluster.validate import need
+from pytest_sparkfabric.cluster.spec import NVIDIA_APPROVED, NcclSpec
+from pytest_sparkfabric.cluster.validate import miscount
 
 DEFAULT_POOL = "192.168.100.0/24 to 192.168.255.0/24"
 FIRST_HOST = 11
@@ -62,26 +53,15 @@ def subnets_needed(topology: str, count: int) -> int:
 
 
 def _check(topology: str, names: Sequence[str], port: int | None, mtu: int | None) -> None:
-    if topology not in TOPOLOGIES:
-        raise InitError(
-            f"--topology {topology!r} is not one of {', '.join(TOPOLOGIES)}. "
-            "Fix: direct for 2 nodes, mesh for 3, ring for 4 or more, switch for 2 to 128."
-        )
-    lo, hi = NODE_COUNTS[topology]
-    if not lo <= len(names) <= hi:
-        other = [t for t, (a, b) in NODE_COUNTS.items() if a <= len(names) <= b]
-        fix = f"use --topology {' or '.join(other)}" if other else f"name {need(topology)} nodes"
-        why = "one switch leg per node" if topology == "switch" else "a Spark has 2 ports"
-        raise InitError(
-            f"topology {topology} needs {need(topology)} nodes ({why}); --nodes names "
-            f"{len(names)}. Fix: {fix}."
-        )
+    if wrong := miscount(topology, len(names)):
+        what, need, fits = wrong
+        fix = f"use --topology {' or '.join(fits)}" if fits else f"name {need} nodes"
+        raise InitError(f"topology {topology} {what}; --nodes names {len(names)}. Fix: {fix}.")
+    rule = argrules.NODE
     for name in names:
-        if not name or argrules.NODE.problem(name) or len(name) > argrules.NODE.max_length:
-            raise InitError(
-                f"node name {name!r} is not valid. Fix: start with a letter or digit and use "
-                "only letters, digits, '.', '_' and '-' (at most 63 characters)."
-            )
+        if not name or rule.problem(name) or len(name) > rule.max_length:
+            fix = f"{rule.words} (at most {rule.max_length} characters)"
+            raise InitError(f"node name {name!r} is not valid. Fix: {fix}.")
     if dupes := sorted({n for n in names if list(names).count(n) > 1}):
         raise InitError(
             f"node name(s) {', '.join(dupes)} given twice. Fix: every node needs its own name."
@@ -160,17 +140,8 @@ def generate(
     link_speed: str = "200G",
     command: str = "",
 ) -> str:
-    """A commented cluster.yaml for these nodes; raise InitError for an impossible request."""
-    if transport not in INIT_TRANSPORTS:
-        raise InitError(
-            f"--transport {transport!r} is not one of {', '.join(INIT_TRANSPORTS)}. "
-            "Fix: ssh for the real nodes, sim for a simulated cluster."
-        )
-    if link_speed not in LINK_SPEEDS_MBPS:
-        raise InitError(
-            f"--link-speed {link_speed!r} is not one of {', '.join(LINK_SPEEDS_MBPS)}. "
-            "Fix: 200G for a Spark's whole port, 100G for 100G cables or breakouts."
-        )
+    """A commented cluster.yaml for these nodes; raise InitError for an impossible request.
+    topology, transport and link_speed are argparse's choices: not checked again here."""
     _check(topology, names, port, mtu)
     plans, n = address_plan(topology, len(names), port, subnet_pool), len(names)
     ring = topology in ("ring", "mesh")
@@ -200,12 +171,11 @@ def generate(
             )
         out.append("    ports:  # QSFP port: [rail 0 address, rail 1 address]")
         for p, (r0, r1) in sorted(ports.items()):
+            where = f"cable to the other node port {p}"
             if ring:
                 where = f"cable to {names[(i + 1) % n if p == 0 else (i - 1) % n]} port {1 - p}"
-            else:
-                where = (
-                    "to the switch" if topology == "switch" else f"cable to the other node port {p}"
-                )
+            elif topology == "switch":
+                where = "to the switch"
             std = hardware.rail_names(p, 0).netdev, hardware.rail_names(p, 1).netdev
             out.append(f"      {p}: [{r0}, {r1}]  # {where}; {std[0]}, {std[1]}")
     if topology == "switch":

@@ -1,22 +1,23 @@
-"""Read and validate a cluster file, and tell every problem at once.
-
-Every problem is collected and reported together, each with its YAML line, its path and a fix:
-the YAML itself (`source.py`), the shape (pydantic, `spec.py`, worded by `wording.py`), then the
-cabling and address rules (`validate.py`): on a broken shape, those whose fields validated.
+"""Read and validate a cluster file and tell every problem at once, each with its line and fix:
+the YAML (`source`), the shape (`spec`; pydantic's errors worded here), then the rules (`validate`).
 """
 
 from __future__ import annotations
 
+import datetime
+import difflib
 import os
 import stat
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from pytest_sparkfabric.cluster import validate, wording
+from pytest_sparkfabric.cluster import argrules, validate
 from pytest_sparkfabric.cluster.argrules import seen
 from pytest_sparkfabric.cluster.model import Cluster, build_nodes
 from pytest_sparkfabric.cluster.source import (
@@ -46,12 +47,9 @@ class ConfigError(Exception):
         self.problems = sorted(
             unique.values(), key=lambda p: (p.line or 0, format_path(p.path), p.message)
         )
-        super().__init__(self.render())
-
-    def render(self) -> str:
         n = len(self.problems)
-        head = f"{self.source}: {n} problem{'s' if n != 1 else ''}"
-        return "\n".join([head, *(p.render() for p in self.problems)])
+        head = f"{source}: {n} problem{'s' if n != 1 else ''}"
+        super().__init__("\n".join([head, *(p.render() for p in self.problems)]))
 
 
 def _partial(data: dict[Any, Any], bad: set[str]) -> tuple[Cluster, set[str]]:
@@ -91,7 +89,7 @@ def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = N
         spec = ClusterSpec.model_validate(data)
     except ValidationError as err:
         partial, valid = _partial(data, {str(e["loc"][0]) for e in err.errors() if e["loc"]})
-        found = wording.problems(err, located) + validate.check(partial, valid)
+        found = _worded(err, located) + validate.check(partial, valid)
         raise ConfigError(source, problems + _lined(found, located)) from None
     cluster = Cluster(spec=spec, source=path, nodes=build_nodes(spec), located=located)
     if problems := problems + _lined(validate.check(cluster), located):
@@ -157,3 +155,296 @@ def load_cluster(path: str | Path) -> Cluster:
     else:
         return parse_cluster(text, source=str(path), path=p.resolve())
     raise ConfigError(str(p), [Problem((), None, what, fix)]) from None
+
+
+# -- pydantic's validation errors in the user's words: located sentences with a fix --------------
+# Each error's `loc` is followed through ClusterSpec's JSON Schema (choices, bounds, examples,
+# keys); HINTS add words per shape of path where the schema alone says too little.
+
+Shape = tuple[str, ...]
+"""A path with list indexes and mapping keys as `*`, and `[key]` for a mapping's keys."""
+
+
+@dataclass(frozen=True)
+class Hint:
+    """`example` is YAML as the user writes it; `rule` says in words what a pattern allows."""
+
+    example: str = ""
+    rule: str = ""
+    note: str = ""
+
+
+_QSFP = "is not a QSFP port: a Spark has ports 0 and 1 (0 is the cage nearest the RJ45 port)"
+HINTS: dict[Shape, Hint] = {
+    ("topology",): Hint(note="direct: 2 nodes, mesh: 3, ring: 4 or more, switch: 2 to 128"),
+    ("mtu",): Hint(note="9000 for jumbo frames, 1500 is Ethernet's default"),
+    ("nodes",): Hint(example="[{name: spark-1, ssh: {host: 10.0.0.11}, ports: {...}}, ...]"),
+    ("nodes", "*"): Hint(example="{name: spark-1, ssh: {host: 10.0.0.11}, ports: {...}}"),
+    ("nodes", "*", "ports"): Hint(example="{1: [192.168.100.11/24, 192.168.101.11/24]}"),
+    ("nodes", "*", "ports", "[key]"): Hint(rule=_QSFP),
+    ("nodes", "*", "link_speed", "[key]"): Hint(rule=_QSFP),
+    ("nodes", "*", "ports", "*"): Hint(
+        example="[192.168.100.11/24, 192.168.101.11/24]",
+        rule="rail addresses",
+        note="one for each rail: the port's two PCIe halves",
+    ),
+    ("nodes", "*", "ports", "*", "*"): Hint(example="192.168.100.11/24"),
+    ("thresholds", "[key]"): Hint(rule="is not a known threshold"),
+    ("thresholds", "*"): Hint(example="90"),
+    ("nccl", "size"): Hint(rule="a size is a whole number with an optional K, M or G"),
+    ("simulate", "faults", "*"): Hint(example="{fault: link_down, node: spark-1}"),
+}
+_NAME_RULES = {
+    r.pattern: r
+    for r in (argrules.NETDEV, argrules.RDMA, argrules.USER, argrules.SWITCH_PORT, argrules.NODE)
+}
+_TYPE_WORDS = {
+    kind: words
+    for words, kinds in {
+        "must be text": ("string_type",),
+        "must be a whole number": ("int_type", "int_parsing", "int_from_float"),
+        "must be a whole number of sensible size": ("int_parsing_size",),
+        "must be a number": ("float_type", "float_parsing"),
+        "must be true or false": ("bool_type", "bool_parsing"),
+        "must be a mapping (key: value)": ("dict_type", "model_type", "model_attributes_type"),
+        "must be a list": ("list_type", "tuple_type", "iterable_type"),
+    }.items()
+    for kind in kinds
+}
+_LIMITS = {
+    "greater_than": ("small", "more than"),
+    "greater_than_equal": ("small", "at least"),
+    "less_than": ("large", "less than"),
+    "less_than_equal": ("large", "at most"),
+}
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    return ClusterSpec.model_json_schema()
+
+
+def _solid(node: dict[str, Any]) -> dict[str, Any]:
+    """The schema itself: $refs followed, an optional's null branch dropped."""
+    while True:
+        if "$ref" in node:
+            node = _schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+        elif "anyOf" in node:
+            # A rail's short form (text) or mapping: the mapping, which the path walks into.
+            branches = [b for b in node["anyOf"] if b.get("type") not in ("null", "string")]
+            node = branches[0] if len(branches) == 1 else node["anyOf"][0]
+        else:
+            return node
+
+
+@dataclass(frozen=True)
+class _Spot:
+    prop: dict[str, Any]  # as the parent names it: with its examples
+    node: dict[str, Any]  # _solid(prop)
+    shape: Shape
+    name: str  # the last field name on the way
+
+
+def _at(loc: Path_) -> _Spot:
+    """What the schema says at `loc` (field names, list indexes, mapping keys)."""
+    prop = node = _schema()
+    shape: Shape = ()
+    name = ""
+    for step in loc:
+        if isinstance(step, str) and step in node.get("properties", {}):
+            prop, shape, name = node["properties"][step], (*shape, step), step
+        elif "prefixItems" in node and isinstance(step, int):
+            prop, shape = (
+                node["prefixItems"][min(step, len(node["prefixItems"]) - 1)],
+                (*shape, "*"),
+            )
+        elif "items" in node:
+            prop, shape = node["items"], (*shape, "*")
+        elif isinstance(node.get("additionalProperties"), dict):
+            prop, shape = node["additionalProperties"], (*shape, "*")
+        else:
+            return _Spot({}, {}, (*shape, "?"), name)
+        node = _solid(prop)
+    return _Spot(prop, node, shape, name)
+
+
+def _inline(value: Any) -> str:
+    text = yaml.safe_dump(value, default_flow_style=True, width=10_000, sort_keys=False)
+    return text.removesuffix("\n...\n").strip()
+
+
+def _raw_at(data: Any, loc: Path_) -> tuple[Path_, Any, bool]:
+    """Follow `loc` into the user's data; stop where a scalar stands in for a mapping (the
+    short forms, e.g. a rail written as its address): the path the user sees ends there."""
+    cur = data
+    for i, step in enumerate(loc):
+        cur = dict(enumerate(cur)) if isinstance(cur, list) else cur
+        if not isinstance(cur, Mapping):
+            return loc[:i], cur, True
+        if step not in cur:
+            return loc, None, False
+        cur = cur[step]
+    return loc, cur, True
+
+
+def _guess(value: Any, options: list[Any], rest: str) -> str:
+    """`did you mean 'ssh'? The choices: ...` or just `rest`."""
+    by_lower = {str(o).lower(): str(o) for o in options}
+    close = difflib.get_close_matches(str(value).lower(), list(by_lower), n=1, cutoff=0.6)
+    return f"did you mean {by_lower[close[0]]!r}? {rest[:1].upper()}{rest[1:]}" if close else rest
+
+
+def _num(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _bounds(node: Mapping[str, Any]) -> str:
+    lo, hi = node.get("minimum"), node.get("maximum")
+    if lo is not None and hi is not None:
+        return f"use a value from {_num(lo)} to {_num(hi)}"
+    parts = [f"of at least {_num(lo)}"] if lo is not None else []
+    parts += [f"above {_num(node['exclusiveMinimum'])}"] if "exclusiveMinimum" in node else []
+    parts += [f"of at most {_num(hi)}"] if hi is not None else []
+    parts += [f"below {_num(node['exclusiveMaximum'])}"] if "exclusiveMaximum" in node else []
+    return "use a value " + " and ".join(parts) if parts else ""
+
+
+def _worded(err: ValidationError, located: Located) -> list[Problem]:
+    """Each pydantic error on ClusterSpec as a located sentence with the value seen and a fix."""
+    errors = err.errors(include_url=False)
+    missing = {tuple(e["loc"]) for e in errors if e["type"] == "missing"}
+    typos: dict[Path_, str] = {}  # a misspelt key -> the missing key it stands for
+    for e in errors:
+        where = tuple(e["loc"])
+        if e["type"] == "extra_forbidden":
+            known = list(_at(where[:-1]).node.get("properties", {}))
+            close = difflib.get_close_matches(str(where[-1]), known, n=1, cutoff=0.6)
+            if close and (*where[:-1], close[0]) in missing:
+                typos[where] = close[0]
+    told = {(*k[:-1], v) for k, v in typos.items()}
+    out = []
+    for e in errors:
+        loc: Path_ = tuple(p for p in e["loc"] if not str(p).startswith("function-"))
+        kind, ctx, value = str(e["type"]), e.get("ctx") or {}, e.get("input")
+        if kind == "missing" and loc in told:
+            continue  # told with the misspelt key
+        if loc in typos:
+            message = f"is not a known key, and {typos[loc]} is missing"
+            out.append(Problem(loc, located.line_of(loc), message, f"did you mean {typos[loc]!r}?"))
+            continue
+        if kind == "too_short" and len(value) >= int(ctx.get("min_length", 0)):
+            continue  # pydantic counts only the items that validated: theirs say it
+        on_key = loc[-1:] == ("[key]",)
+        loc = loc[:-1] if on_key else loc
+        if kind == "missing" and loc and isinstance(loc[-1], int):
+            loc, kind = loc[:-1], "too_short_fixed"  # a port's two rails: told on the list
+        shown, raw, found = _raw_at(located.data, loc)
+        if found and (shown != loc or kind == "too_short_fixed"):
+            value = raw  # a short form: the user wrote a scalar where the mapping would be
+        present: set[Any] = set()
+        if kind == "extra_forbidden" and isinstance(
+            parent := _raw_at(located.data, loc[:-1])[1], Mapping
+        ):
+            present = set(parent) - {loc[-1]}  # the keys already there are no suggestion
+        message, fix = _words(kind, ctx, value, loc, on_key, present, e)
+        out.append(Problem(shown, located.line_of(shown), message, fix))
+    return out
+
+
+def _words(
+    kind: str,
+    ctx: Mapping[str, Any],
+    value: Any,
+    loc: Path_,
+    on_key: bool,
+    present: set[Any],
+    e: Any,
+) -> tuple[str, str]:
+    """(message, fix) for one error; the message continues the path as a sentence."""
+    if "fix" in ctx:  # our own PydanticCustomError: the validator wrote the words
+        return str(e["msg"]), str(ctx["fix"])
+    key = loc[-1] if loc else None
+    spot = _at(loc)
+    if on_key:
+        parent = _at(loc[:-1])
+        keys = parent.node.get("propertyNames", {}).get("enum", [])
+        hint = HINTS.get((*parent.shape, "[key]"), Hint())
+        if not keys:
+            return (
+                f"is a key that {_TYPE_WORDS.get(kind, 'is not allowed')}",
+                "write the key as text",
+            )
+        rule = hint.rule or f"is not an allowed key: the keys are {', '.join(keys)}"
+        listing = " or ".join(keys) if len(keys) <= 3 else "one of " + ", ".join(keys)
+        return rule, _guess(key, keys, f"use {listing}")
+    hint = HINTS.get(spot.shape, Hint())
+    node = spot.node
+    note = f" ({hint.note})" if hint.note else ""
+    write = hint.example or (_inline(spot.prop["examples"][0]) if spot.prop.get("examples") else "")
+    if write and isinstance(key, str) and key == spot.name:
+        write = f"{key}: {write}"
+    like = f"write it like `{write}`" if write else ""
+    if kind == "missing":
+        return (
+            "is missing",
+            f"add `{write}`{note}" if write else "add it (see docs/cluster-yaml.md)",
+        )
+    if kind == "too_short_fixed":
+        size, n = len(node.get("prefixItems", ())), len(value) if isinstance(value, list) else 0
+        both = "both" if size == 2 else f"all {size}"
+        return f"lists {n} of its {size} {hint.rule or 'items'}", f"give {both}: `{write}`{note}"
+    if kind == "extra_forbidden":
+        parent = _at(loc[:-1])
+        known = list(parent.node.get("properties", {}))
+        where = f"keys of {parent.name}" if parent.name else "top-level keys"
+        listing = f"the {where} are: {', '.join(known)}"
+        fix = _guess(key, [k for k in known if k not in present], listing)
+        return "is not a known key", fix if fix != listing else f"remove it; {listing}"
+    if kind == "literal_error":
+        allowed = node.get("enum") or [node.get("const")]
+        words = ", ".join(map(str, allowed))
+        return f"{seen(value)} is not one of {words}", _guess(
+            value, allowed, f"use one of {words}{note}"
+        )
+    if kind.startswith("ip_"):
+        return f"{seen(value)} is not an IPv4 address with a prefix length", (
+            "write it like 192.168.100.11/24"
+        )
+    if kind in _LIMITS:
+        big, bound = _LIMITS[kind]
+        limit = _num(next(iter(ctx.values()), ""))
+        plain = str(value) if isinstance(value, int | float) else seen(value)
+        return f"{plain} is too {big}: it must be {bound} {limit}", (_bounds(node) + note).strip()
+    if kind == "string_too_short":
+        return "must not be empty", f"write `{write}`" if write else "give it a value or remove it"
+    if kind == "string_too_long":
+        name_rule = _NAME_RULES.get(node.get("pattern", ""))
+        return f"{seen(value)} is too long: at most {ctx.get('max_length')} characters", (
+            name_rule.words if name_rule else "shorten it"
+        )
+    if kind == "string_pattern_mismatch":
+        return f"{seen(value)} is not valid: {hint.rule or 'it must match ' + ctx['pattern']}", (
+            like or "fix the value"
+        )
+    if kind in ("too_short", "too_long"):
+        got = len(value) if isinstance(value, list | tuple | Mapping) else ctx.get("actual_length")
+        most = "needs at least" if kind == "too_short" else "takes at most"
+        limit = ctx.get("min_length" if kind == "too_short" else "max_length")
+        return f"{most} {limit} {hint.rule or 'items'}; got {got}", like
+    if kind == "finite_number":
+        return f"must be a finite number; got {seen(value)}", _bounds(node) or "use a number"
+    what = _TYPE_WORDS.get(kind)
+    if what is None:
+        return str(e.get("msg", kind)).removeprefix("Value error, "), like
+    got = f"{what}; got {seen(value)}"
+    required = node.get("required", [])
+    if kind.startswith("model") and len(required) == 1 and isinstance(value, str | int | float):
+        return got, f"write it like `{spot.name}: {{{required[0]}: {value}}}`"
+    if kind == "string_type" and isinstance(value, bool):
+        return got, "put it in quotes: YAML reads yes, no, on, off, true and false as true or false"
+    if kind == "string_type" and isinstance(value, int | float | datetime.date):
+        text = value.isoformat() if isinstance(value, datetime.date) else str(value)
+        return got, f"put it in quotes: `{key}: '{text}'`" if isinstance(key, str) else (
+            f"put it in quotes: `'{text}'`"
+        )
+    return got, like or ("write true or false" if kind.startswith("bool") else _bounds(node))

@@ -1,12 +1,9 @@
-"""The frozen, read-only view of a valid cluster that every other stage uses: Cluster, Node, Rail.
-
-Built from a validated `ClusterSpec` by `build_nodes` (rail names default to the Spark's own,
-`hardware.py`); `load.py` builds it, `plan.py` derives the links from it.
-"""
+"""The frozen view of a valid cluster every other stage reads (Cluster, Node, Rail), and the
+thresholds it is judged by: the defaults with cluster.yaml's overrides, each saying its source."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from ipaddress import IPv4Interface
 from pathlib import Path
@@ -20,6 +17,7 @@ from pytest_sparkfabric.cluster.spec import (
     SshSpec,
     TopologyName,
 )
+from pytest_sparkfabric.cluster.thresholds import Threshold, ThresholdName, defaults, message_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,3 +125,21 @@ def _rails(spec: ClusterSpec, n: NodeSpec) -> Iterator[Rail]:
             std = hardware.rail_names(port, index)
             netdev, rdma, multi = rs.netdev or std.netdev, rs.rdma or std.rdma, len(n.ports) > 1
             yield Rail(n.name, port, index, rs.address, netdev, rdma, std.pci, multi, speed)
+
+
+def resolve(cluster: Cluster) -> Mapping[ThresholdName, Threshold]:
+    """Defaults for this cluster with cluster.yaml's overrides applied."""
+    spec = cluster.spec
+    size, directions = message_bytes(spec.nccl.size), spec.bandwidth.directions
+    table = defaults(cluster.topology, len(cluster.nodes), size, directions)
+    src = str(cluster.source.name) if cluster.source else "cluster.yaml"
+    for name, value in spec.thresholds.items():
+        t, line = table[name], cluster.line_of(("thresholds", name))
+        where = f"set in {src}:{line}" if line else f"set in {src}"
+        table[name] = Threshold(name, value, t.kind, t.unit, where, fixed=True)
+    return table
+
+
+def declared_mbps(*rails: Rail) -> int:
+    """The declared speed a measurement over these rails is judged at: the slowest of them."""
+    return min(r.link_speed_mbps for r in rails)

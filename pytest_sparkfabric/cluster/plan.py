@@ -1,7 +1,5 @@
-"""What a valid cluster is made of, per topology: cables, links, node pairs, subnets (pure).
-
-Derived from the model (DOMAIN.md §2); the suite parametrises its tests over these, and
-`item_counts` says how many items each kind of test collects.
+"""What a valid cluster is made of, per topology: cables, links, node pairs, subnets (pure;
+DOMAIN.md §2). The suite parametrises its tests over these.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""YAML that remembers where every value came from, and the Problem a line of it has.
-
-Messages must point at a line of the user's file, so plain Python data is built from PyYAML's
-node graph with a path -> line index beside it; keys given twice are problems of their own.
+"""YAML that remembers the line of every value (messages point at the user's file), and the
+Problem a line of it has; keys given twice are problems of their own.
 """
 
 from __future__ import annotations

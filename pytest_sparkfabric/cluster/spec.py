@@ -1,7 +1,5 @@
-"""The shape of cluster.yaml: pydantic models, SshSpec up to ClusterSpec.
-
-Each field's docstring is its description in the JSON Schema and so the field reference
-(docs/cluster-yaml.md, `sparkfabric schema`). The cabling and address rules are in `validate.py`.
+"""The shape of cluster.yaml as pydantic models; each field's docstring is its entry in the
+JSON Schema and so in docs/cluster-yaml.md. The cabling and address rules are in `validate.py`.
 """
 
 from __future__ import annotations
@@ -11,7 +9,6 @@ from ipaddress import IPv4Interface
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
-from pydantic_core import PydanticCustomError
 
 from pytest_sparkfabric.cluster import argrules
 from pytest_sparkfabric.cluster.argrules import seen
@@ -74,9 +71,8 @@ class SshSpec(_Model):
     """How to reach a node's shell. ~/.ssh/config (or `ssh_config:`) applies, ProxyJump too."""
 
     host: SshHost = Field(examples=["10.0.0.11"])
-    """Management address or ~/.ssh/config alias of the node (normally its 10GbE port, not a
-    fabric address): an IPv4 or IPv6 address, a host name or a Host alias (letters, digits, '.',
-    '_', '-'; never starting with '-')."""
+    """Management address (IPv4 or IPv6; normally its 10GbE port, not a fabric address), host
+    name or ~/.ssh/config Host alias of the node: letters, digits, '.', '_', '-', not first '-'."""
     user: UserName | None = Field(None, examples=["nvidia"])
     """Login user (letters, digits, '.', '_', '@', '-'; never starting with '-'); default:
     ~/.ssh/config, else the local user."""
@@ -88,11 +84,8 @@ class SshSpec(_Model):
 
 def _address_text(value: Any) -> Any:
     if isinstance(value, str) and "/" not in value:
-        raise PydanticCustomError(
-            "address_prefix",
-            "{seen} has no prefix length",
-            {"seen": seen(value), "fix": f"write it with its subnet, e.g. {value.strip()}/24"},
-        )
+        fix = f"write it with its subnet, e.g. {value.strip()}/24"
+        raise argrules.error("address_prefix", f"{seen(value)} has no prefix length", fix)
     return value
 
 
@@ -106,23 +99,22 @@ class RailSpec(_Model):
     """IPv4 address with prefix length, e.g. 192.168.100.11/24. Every rail interface needs its
     own address; the subnet plan follows the topology."""
     netdev: NetdevName | None = Field(None, examples=["enp1s0f1np1"])
-    """Linux interface name (at most 15 letters, digits, '.', '_', '-'; not starting with '.' or
-    '-'); default: the Spark's standard name for this port and rail (port 1: enp1s0f1np1,
-    enP2p1s0f1np1)."""
+    """Linux interface name (at most 15 letters, digits, '.', '_', '-', not first '.' or '-');
+    default: the Spark's standard name (port 1: enp1s0f1np1, enP2p1s0f1np1)."""
     rdma: RdmaName | None = Field(None, examples=["rocep1s0f1"])
-    """RoCE device name (letters, digits, '.', '_', '-'; not starting with '.' or '-'); default:
-    the Spark's standard name for this port and rail (port 1: rocep1s0f1, roceP2p1s0f1)."""
+    """RoCE device name (letters, digits, '.', '_', '-', not first '.' or '-'); default: the
+    Spark's standard name (port 1: rocep1s0f1, roceP2p1s0f1)."""
 
 
 def _rail_entry(value: Any) -> Any:
     if isinstance(value, str):
         return {"address": value}
     if not isinstance(value, Mapping | RailSpec):
-        raise PydanticCustomError(
+        raise argrules.error(
             "rail_type",
             "must be an address like 192.168.100.11/24 or a mapping "
-            "{address: ..., netdev: ..., rdma: ...}; got {seen}",
-            {"seen": seen(value), "fix": "write it like 192.168.100.11/24"},
+            "{address: ..., netdev: ..., rdma: ...}; got " + seen(value),
+            "write it like 192.168.100.11/24",
         )
     return value
 
@@ -150,8 +142,7 @@ class NodeSpec(_Model):
     link_speed: Annotated[dict[PortNumber, LinkSpeed], BeforeValidator(_port_keys)] = Field(
         default_factory=dict, examples=[{1: "100G"}], json_schema_extra=_PORT_KEYS
     )
-    """Cabled port -> the speed its link is declared to run at, where it differs from the
-    cluster's `link_speed` (e.g. a 100G cable on this port)."""
+    """Cabled port -> its link's declared speed, where not the cluster's `link_speed`."""
 
 
 class SwitchSpec(_Model):
@@ -165,16 +156,14 @@ class SwitchSpec(_Model):
     """A read-only user (a group with the read, api and rest-api policies); letters, digits,
     '.', '_', '@', '-', never starting with '-'."""
     password_env: EnvName | None = Field(None, examples=["SWITCH_PASSWORD"])
-    """Environment variable that holds the password; the password itself is never in the
-    file."""
+    """Environment variable that holds the password; the password is never in the file."""
     api: Literal["rest", "ssh", "auto"] = "rest"
     """How to read the switch: its REST API, its SSH console (print/monitor only), or auto:
     REST, and SSH where REST cannot be reached (the report says which)."""
     api_port: TcpPort | None = None
     """Port of the API; default: 443 for rest, 22 for ssh (with auto: REST's)."""
     ssh_port: TcpPort | None = None
-    """SSH port of the switch with api auto; default 22 (with api ssh, api_port is the SSH
-    port)."""
+    """SSH port with api auto; default 22 (with api ssh, api_port is the SSH port)."""
     identity_file: LocalPath | None = Field(None, examples=["~/.ssh/switch_ed25519"])
     """Private key for SSH reads (api ssh or auto; the user's public key imported with
     /user/ssh-keys/import); default: ssh's own (agent, ~/.ssh/config)."""
@@ -192,8 +181,8 @@ class SwitchSpec(_Model):
         default_factory=dict,
         examples=[{"spark-1": "qsfp56-dd-1-1", "spark-2": "qsfp56-dd-1-5"}],
     )
-    """Node name -> the switch interface its cable lands on (a breakout leg, e.g. qsfp56-dd-1-1
-    and qsfp56-dd-1-5; letters, digits, '.', '_', '-'). One entry per node."""
+    """Node name -> the switch interface (breakout leg, e.g. qsfp56-dd-1-1) its cable lands on,
+    one per node: letters, digits, '.', '_', '-'."""
     link_speed: dict[str, LinkSpeed] = Field({}, examples=[{"qsfp56-dd-2-5": "100G"}])
     """Switch interface (one of `ports`) -> the speed its leg is declared to run at, where it
     differs from the cluster's `link_speed` (e.g. a 4x100G breakout). A node port's own
@@ -227,16 +216,14 @@ class NcclSpec(_Model):
     non-interactive ssh shell has no `~/nccl/build/lib` to export) and pins Open MPI's TCP
     traffic to the management netdev (never docker0 or a down one)."""
     mgmt_netdev: NetdevName = "enP7s7"
-    """The management network interface every node shares (the 10GbE port enP7s7 on a Spark):
-    {mgmt_netdev} in the launcher, for Open MPI's btl_tcp_if_include and oob_tcp_if_include."""
+    """The management netdev of every node (a Spark's 10GbE port): {mgmt_netdev} in launcher."""
     env_flag: Annotated[str, _template(("key", "value"), ("key", "value"))] = "-x {key}={value}"
-    """How one environment variable is passed to the launcher; placeholders {key} and {value},
-    each filled in as a quoted shell word (so outside quotes)."""
+    """How one variable of `env` is passed to the launcher: {key} and {value}, quoted words."""
     binary: Annotated[str, _limits(argrules.BINARY), _check(argrules.BINARY)] = (
         "~/nccl-tests/build/all_reduce_perf"
     )
-    """The nccl-tests binary to run: a name or path (letters, digits, '.', '_', '+', '/', '-';
-    ~/ at the start means the login user's home; never starting with '-')."""
+    """The nccl-tests binary to run: a name or path of letters, digits, '.', '_', '+', '/', '-'
+    (not first '-'; ~/ at the start means the login user's home)."""
     size: str = Field("16G", pattern=r"^[0-9]+[KMG]?$", examples=["16G"])
     """Message size for -b/-e: a whole number of bytes with an optional K, M or G."""
     launch_node: str | None = None
@@ -285,8 +272,7 @@ class BandwidthSpec(_Model):
     (half the rounds), each its own test, judged against the full-duplex floors (~170 Gb/s
     each way published, docs/thresholds.md)."""
     confirm: bool = True
-    """Re-test a node that fails with both its partners against a third one, to confirm it is
-    the node and not its partners (switch clusters of 4 or more nodes)."""
+    """Re-test a node failing with both partners against a third (switch, 4 or more nodes)."""
 
 
 class ApprovedCable(_Model):
@@ -348,7 +334,7 @@ class SimulateSpec(_Model):
     seed: int = 0
     """Seed of the simulator's noise, for repeatable runs."""
     faults: tuple[FaultSpec, ...] = Field((), examples=[[{"fault": "link_down", "node": "a"}]])
-    """Faults to inject; an empty list simulates a healthy cluster."""
+    """Faults to inject; none: a healthy cluster."""
     full_duplex_gbps: float = Field(170, gt=0, le=200)
     """What one port carries in each direction (Gb/s, at 200G; scaled with the link's speed)
     while both of its directions run at once. Default: the one published full-duplex run of
@@ -396,13 +382,11 @@ class ClusterSpec(_Model):
     nodes: tuple[NodeSpec, ...] = Field(
         examples=[[{"name": "spark-1", "ssh": {"host": "10.0.0.11"}, "ports": {1: ["..."]}}]]
     )
-    """The nodes. Ring and mesh: in cable order (port 0 of each node is cabled to port 1 of
-    the next)."""
+    """The nodes; ring and mesh: in cable order (port 0 of each to port 1 of the next)."""
     switch: SwitchSpec | None = None
     """The switch; required with topology switch, not allowed else."""
     transport: TransportName = "ssh"
-    """How the suite reaches the nodes: ssh (the real cluster), sim (a simulated cluster, see
-    simulate) or replay (a recording, see replay_dir)."""
+    """How the suite reaches the nodes: ssh, sim (see simulate) or replay (see replay_dir)."""
     ssh_config: str | None = None
     """An ssh_config file to use instead of ~/.ssh/config."""
     output_cap_mib: int = Field(16, ge=1, le=1024)

@@ -1,31 +1,7 @@
 """Pass/fail limits: defaults per topology and node count, each with where it came from.
 
-Numbers are field reports, not specifications (DOMAIN.md §5), so every one can be overridden under
-`thresholds:` in cluster.yaml, and a failure always prints the value and its source.
-
-How the defaults were chosen (DOMAIN.md §4-6; each row's `source` names its figure, and
-docs/thresholds.md argues the bandwidth, latency and NCCL rows):
-
-- Bandwidth floors sit between the healthy figures and the bad signatures far below them
-  (throttled 8-25, switch CPU ~10, PFC stall ~5 Gb/s); all are one-way (DOMAIN.md §9), so they
-  judge `bandwidth.directions: apart`, `together` has its own extrapolated rows (`TOGETHER`).
-  TCP costs CPU on the GB10's cores: its 160 leaves room below 185-198 for a busy box.
-- Declared link speed: the four bandwidth floors (`SCALES_WITH_SPEED`) scale linearly with the
-  declared speed of the link they judge (`Threshold.at_speed`); no Spark figure at 100G is
-  published, so a scaled floor says "extrapolated". A floor set in cluster.yaml is never scaled.
-- NCCL bus bandwidth: a floor by topology x node count x message size (`BUSBW_FLOORS`), judged
-  at the run's largest message size; rows without a measurement behind them say "extrapolated".
-- Soak lanes (measure/soak_math.py, docs/thresholds.md): pre-FEC BER, total and per lane, at
-  most a tenth of the RS(544,514) limit (~2.4e-4). A lane stands alone when its rate is more
-  than `lane_ratio_max` (100) x the median of the other lanes that moved, never less than
-  `lane_floor_per_s` (10/s, near the few/s of a QSFP56 DAC): the failing cable's lane logged
-  ~1000x at ~2.9k/s. Standing alone and growing with temperature (`lane_heat_growth_min`)
-  fails; standing alone but flat, or above `lane_warn_ratio`, warns. A healthy PAM4 trickle of
-  thousands/s is spread across the lanes in use (DOMAIN.md §9), so it never stands alone.
-- Soak temperatures: each NIC sensor at or below its own hwmon `temp*_crit` (else `temp*_max`,
-  else `nic_temp_max_c`, the ~105 C mlx5 reports as temp_crit). The rise from the session's
-  idle baseline (read before any traffic) below `nic_rise_min_c` is a warning only: no source
-  gives a minimum rise, and a cool NIC means the soak proved less, not that the fabric is bad.
+Numbers are field reports, not specifications (DOMAIN.md §4-6), argued in docs/thresholds.md;
+each can be overridden under `thresholds:`, and a failure prints the value and its source.
 """
 
 from __future__ import annotations
@@ -179,13 +155,6 @@ class BusbwFloor:
     source: str
     extrapolated: bool
 
-    def covers(self, topology: str, nodes: int, size_bytes: int) -> bool:
-        return (
-            topology == self.topology
-            and self.nodes_min <= nodes <= self.nodes_max
-            and self.size_min_bytes <= size_bytes < self.size_max_bytes
-        )
-
 
 _LARGE = 8 * GIB
 _MEDIUM = 256 * MIB
@@ -227,8 +196,11 @@ def busbw_floor(topology: str, nodes: int, size_bytes: int) -> Threshold | None:
     """The NCCL busbw floor at this message size, or None where no row covers it (below
     256 MiB the run is latency-bound and no figure has been published)."""
     for row in BUSBW_FLOORS:
-        if row.covers(topology, nodes, size_bytes):
-            tag = "extrapolated" if row.extrapolated else "default"
-            source = f"{tag}: {row.source}"
+        if (
+            row.topology == topology
+            and row.nodes_min <= nodes <= row.nodes_max
+            and row.size_min_bytes <= size_bytes < row.size_max_bytes
+        ):
+            source = f"{'extrapolated' if row.extrapolated else 'default'}: {row.source}"
             return Threshold("nccl_busbw_gbytes_s", row.floor_gbytes_s, "min", "GB/s", source)
     return None

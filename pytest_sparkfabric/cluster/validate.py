@@ -1,8 +1,7 @@
-"""The cabling, subnet, address, switch and reference rules of a cluster file (pure; DOMAIN.md §2).
+"""The cabling, subnet, address, switch and reference rules of a cluster file (DOMAIN.md §2).
 
 Each rule names the top-level fields it reads: on a file whose shape is broken elsewhere, the
-rules whose fields all validated still run (`check(cluster, valid)`), so a bad `mtu` never
-hides a duplicate node name. A rule that reads a broken field waits for its fix.
+rules whose fields all validated still run, so a bad `mtu` never hides a duplicate node name.
 """
 
 from __future__ import annotations
@@ -40,29 +39,36 @@ def _p(path: Path_, message: str, fix: str) -> Problem:
     return Problem(path, None, message, fix)
 
 
-def _close(word: str, options: Sequence[str]) -> str:
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+def _unknown(path: Path_, value: str, options: Sequence[str], what: str) -> Problem:
+    """`value` names no `what` of this file; a key of the path is not repeated after it."""
+    close = difflib.get_close_matches(value, options, n=1, cutoff=0.6)
+    guess = f" (did you mean {close[0]!r}?)" if close else ""
+    shown = "" if path[-1] == value else f"{value!r} "
+    return _p(
+        path,
+        f"{shown}is not {what} of this file{guess}",
+        f"name one of: {', '.join(options) or 'none yet (add them under switch.ports)'}",
+    )
 
 
-def need(topo: str) -> str:
-    """How many nodes `topo` takes, in words: `exactly 3`, `4 or more`, `2 to 128`."""
+def miscount(topo: str, n: int) -> tuple[str, str, list[str]] | None:
+    """When `topo` cannot take `n` nodes: `needs exactly 3 nodes (why)`, the count in words
+    (`exactly 3`, `4 or more`, `2 to 128`) and the topologies that can."""
     lo, hi = NODE_COUNTS[topo]
-    return f"{lo} or more" if topo == "ring" else f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
+    if lo <= n <= hi:
+        return None
+    need = f"{lo} or more" if topo == "ring" else f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
+    why = "one switch leg per node" if topo == "switch" else "a Spark has 2 ports"
+    fits = [t for t, (a, b) in NODE_COUNTS.items() if a <= n <= b]
+    return f"needs {need} nodes ({why})", need, fits
 
 
 def _cabling(c: Cluster) -> Iterator[Problem]:
     topo, nodes = c.topology, c.nodes
-    lo, hi = NODE_COUNTS[topo]
-    if not lo <= len(nodes) <= hi:
-        fits = [t for t, (a, b) in NODE_COUNTS.items() if a <= len(nodes) <= b and t != topo]
+    if wrong := miscount(topo, len(nodes)):
+        what, need, fits = wrong
         use = f"use topology {' or '.join(map(repr, fits))}, or " if fits else ""
-        why = "one switch leg per node" if topo == "switch" else "a Spark has 2 ports"
-        yield _p(
-            ("topology",),
-            f"{topo!r} needs {need(topo)} nodes ({why}); got {len(nodes)}",
-            f"{use}list {need(topo)} nodes",
-        )
+        yield _p(("topology",), f"{topo!r} {what}; got {len(nodes)}", f"{use}list {need} nodes")
     for i, n in enumerate(nodes):
         if len(n.ports) == PORTS_PER_NODE[topo]:
             continue
@@ -278,7 +284,13 @@ def _transport(c: Cluster) -> Iterator[Problem]:
 @_rule("topology", "nodes", "switch")
 def _switch(c: Cluster) -> Iterator[Problem]:
     sw = c.spec.switch
-    if c.topology == "switch" and sw is None:
+    if sw is not None and c.topology != "switch":
+        yield _p(
+            ("switch",),
+            f"is only for topology 'switch'; this file says {c.topology!r}",
+            "remove the switch: section, or set topology: switch",
+        )
+    if sw is None and c.topology == "switch":
         yield _p(
             ("topology",),
             "'switch' needs a switch: section that names each node's switch port",
@@ -286,12 +298,6 @@ def _switch(c: Cluster) -> Iterator[Problem]:
             "ports: {<node>: qsfp56-dd-1-1, ...}}",
         )
     if sw is None or c.topology != "switch":
-        if sw is not None:
-            yield _p(
-                ("switch",),
-                f"is only for topology 'switch'; this file says {c.topology!r}",
-                "remove the switch: section, or set topology: switch",
-            )
         return
     if sw.api in ("rest", "auto") and sw.api_port == 80 and not sw.allow_http:
         yield _p(
@@ -304,11 +310,7 @@ def _switch(c: Cluster) -> Iterator[Problem]:
     of: dict[str, str] = {}
     for name, port in sw.ports.items():
         if name not in names:
-            yield _p(
-                ("switch", "ports", name),
-                f"is not a node of this file{_close(name, names)}",
-                f"name one of: {', '.join(names)}",
-            )
+            yield _unknown(("switch", "ports", name), name, names, "a node")
         if port in of:
             yield _p(
                 ("switch", "ports", name),
@@ -325,22 +327,14 @@ def _switch(c: Cluster) -> Iterator[Problem]:
             )
     for leg in sw.link_speed:
         if leg not in of:
-            yield _p(
-                ("switch", "link_speed", leg),
-                f"is not a switch port of this file{_close(leg, list(of))}",
-                f"name one of switch.ports: {', '.join(of) or 'none'}",
-            )
+            yield _unknown(("switch", "link_speed", leg), leg, list(of), "a switch port")
 
 
 @_rule("nodes", "nccl")
 def _launch_node(c: Cluster) -> Iterator[Problem]:
     names, launch = [n.name for n in c.nodes], c.spec.nccl.launch_node
     if launch is not None and launch not in names:
-        yield _p(
-            ("nccl", "launch_node"),
-            f"{launch!r} is not a node of this file{_close(launch, names)}",
-            f"name one of: {', '.join(names)}",
-        )
+        yield _unknown(("nccl", "launch_node"), launch, names, "a node")
 
 
 @_rule("topology", "nodes", "switch", "simulate")
@@ -364,21 +358,13 @@ def _faults(c: Cluster) -> Iterator[Problem]:
                 "remove this fault",
             )
         if f.node is not None and f.node not in names:
-            yield _p(
-                (*at, "node"),
-                f"{f.node!r} is not a node of this file",
-                f"name one of: {', '.join(names)}",
-            )
+            yield _unknown((*at, "node"), f.node, names, "a node")
         elif f.node is not None and f.port is not None and f.port not in c.node(f.node).ports:
             yield _p(
                 (*at, "port"), f"{f.port} is not a cabled port of {f.node}", "name a cabled port"
             )
         if f.switch_port is not None and f.switch_port not in legs:
-            yield _p(
-                (*at, "switch_port"),
-                f"{f.switch_port!r} is not a switch port of this file",
-                f"switch ports: {', '.join(legs) or 'none (no switch: section)'}",
-            )
+            yield _unknown((*at, "switch_port"), f.switch_port, legs, "a switch port")
         if f.fault == "mtu" and f.node is None and f.switch_port is None:
             yield _p(
                 (*at, "fault"), "'mtu' needs a node (and rail) or a switch_port", fault.usage()

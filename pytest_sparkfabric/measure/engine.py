@@ -91,7 +91,7 @@ class Fabric:
         progress: Progress | None = None,
         status: Progress | None = None,
     ) -> None:
-        from pytest_sparkfabric.cluster.limits import resolve
+        from pytest_sparkfabric.cluster.model import resolve
         from pytest_sparkfabric.cluster.plan import plan
 
         self.cluster = cluster
@@ -112,7 +112,7 @@ class Fabric:
 
     def limit(self, name: ThresholdName, *over: Rail) -> Threshold:
         """The threshold `name` over these rails (bandwidth floors follow their slowest speed)."""
-        from pytest_sparkfabric.cluster.limits import declared_mbps
+        from pytest_sparkfabric.cluster.model import declared_mbps
 
         th = self.thresholds[name]
         return th.at_speed(declared_mbps(*over)) if over else th

@@ -104,18 +104,18 @@ def test_check_warns_about_what_fails_at_run_time(
     out = capsys.readouterr().out
     assert out.startswith(f"{path}: 6 warnings (valid, but the run would fail)\n")
     assert (
-        "  line 10: still marked EDIT: ssh: {host: a, user: nvidia}\n"
-        "    Fix: set the value for your cluster, then delete EDIT from the comment\n"
+        "  line 10: `ssh: {host: a, user: nvidia}` is still marked EDIT.\n"
+        "    Fix: set the value for your cluster, then delete EDIT from the comment.\n"
     ) in out
     assert (
         "  line 19: switch.host 192.0.2.1 is a documentation address (192.0.2.0/24): no switch "
-        "answers there, every switch check would fail\n"
-        "    Fix: set the switch's management address\n"
+        "answers there, every switch check would fail.\n"
+        "    Fix: set the switch's management address.\n"
     ) in out
     assert (
         "  line 21: switch.password_env names $SWITCH_PASSWORD, which is not set here: every "
-        "switch check would fail\n"
-        "    Fix: export SWITCH_PASSWORD=... (the switch user's password) before pytest\n"
+        "switch check would fail.\n"
+        "    Fix: export SWITCH_PASSWORD=... (the switch user's password) before pytest.\n"
     ) in out
     assert "does not resolve" not in out  # offline unless asked
 
@@ -150,7 +150,7 @@ def test_check_resolve_warns_about_ssh_hosts_that_do_not_resolve(
     out = capsys.readouterr().out
     assert out.startswith(f"{path}: 2 warnings")
     assert "  line 4: nodes[0].ssh.host no-such-host.invalid does not resolve (" in out
-    assert "ssh cannot reach a\n    Fix: use the node's management address" in out
+    assert "ssh cannot reach a.\n    Fix: use the node's management address" in out
     assert "127.0.0.1" not in out
 
 

@@ -21,6 +21,9 @@ EXAMPLES = ROOT / "examples" / "faults"
 
 def test_the_table_has_one_row_per_name_whose_targets_are_the_fields_of_a_fault() -> None:
     assert [f.name for f in _TABLE] == list(FAULT_NAMES)
+    # No injector, lab plan or example outside the registry.
+    assert set(INJECTORS) <= set(FAULTS) and set(APPLY) <= set(FAULTS)
+    assert {p.stem for p in EXAMPLES.glob("*.yaml")} == set(FAULTS)
     assert all(FAULTS[name].name == name for name in FAULT_NAMES)
     assert set(TARGETS) == set(FaultSpec.model_fields) - {"fault"}
     for f in FAULTS.values():
@@ -33,20 +36,11 @@ def test_every_fault_is_simulated_and_planned_or_simulated_only_in_the_lab(name:
     assert (name in APPLY) == (FAULTS[name].lab == "real")
 
 
-def test_no_injector_or_lab_plan_outside_the_registry() -> None:
-    assert set(INJECTORS) <= set(FAULTS)
-    assert set(APPLY) <= set(FAULTS)
-
-
 @pytest.mark.parametrize("name", FAULT_NAMES)
 def test_every_fault_has_its_example(name: FaultName) -> None:
     cluster = load_cluster(EXAMPLES / f"{name}.yaml")
     assert cluster.spec.simulate is not None
     assert [f.fault for f in cluster.spec.simulate.faults] == [name]
-
-
-def test_every_example_is_a_registered_fault() -> None:
-    assert {p.stem for p in EXAMPLES.glob("*.yaml")} == set(FAULTS)
 
 
 @pytest.mark.parametrize(

@@ -106,16 +106,13 @@ def test_names_and_pools() -> None:
         (("mesh", ["a", "b", "c", "d"]), {}, "topology mesh needs exactly 3 nodes (a Spark has 2 ports); --nodes names 4. Fix: use --topology ring or switch."),
         (("switch", [f"n{i}" for i in range(129)]), {}, "topology switch needs 2 to 128 nodes (one switch leg per node); --nodes names 129. Fix: use --topology ring."),
         (("direct", ["a", "a"]), {}, "node name(s) a given twice. Fix: every node needs its own name."),
-        (("direct", ["a", "b c"]), {}, "node name 'b c' is not valid. Fix: start with a letter or digit and use only letters, digits, '.', '_' and '-' (at most 63 characters)."),
-        (("bus", ["a", "b"]), {}, "--topology 'bus' is not one of direct, mesh, ring, switch. Fix: direct for 2 nodes, mesh for 3, ring for 4 or more, switch for 2 to 128."),
+        (("direct", ["a", "b c"]), {}, "node name 'b c' is not valid. Fix: use letters, digits, '.', '_' and '-' only, starting with a letter or digit (at most 63 characters)."),
         (("ring", [f"n{i}" for i in range(6)]), {"subnet_pool": "10.0.0.0/22"}, "--subnet-pool 10.0.0.0/22 holds 4 /24s; ring with 6 nodes needs 12 (2 per cable). Fix: give a /20 or larger, e.g. --subnet-pool 192.168.0.0/20."),
         (("direct", ["a", "b"]), {"subnet_pool": "10.0.0.0/25"}, "--subnet-pool 10.0.0.0/25 holds 0 /24s; direct with 2 nodes needs 2 (2 per cluster, one per rail). Fix: give a /23 or larger, e.g. --subnet-pool 192.168.0.0/23."),
         (("direct", ["a", "b"]), {"subnet_pool": "10.0.0/33"}, "--subnet-pool '10.0.0/33' is not an IPv4 network. Fix: write it like 192.168.96.0/19."),
         (("ring", ["a", "b", "c", "d"]), {"port": 1}, "--port is for direct and switch; ring nodes are cabled on both ports (port 0 of each to port 1 of the next). Fix: leave out --port."),
         (("direct", ["a", "b"]), {"port": 2}, "--port 2 does not exist. Fix: a Spark has QSFP ports 0 and 1."),
         (("direct", ["a", "b"]), {"mtu": 100}, "--mtu 100 is out of range. Fix: use 576 to 9216 (9000 for jumbo)."),
-        (("direct", ["a", "b"]), {"transport": "replay"}, "--transport 'replay' is not one of ssh, sim. Fix: ssh for the real nodes, sim for a simulated cluster."),
-        (("direct", ["a", "b"]), {"link_speed": "400G"}, "--link-speed '400G' is not one of 200G, 100G. Fix: 200G for a Spark's whole port, 100G for 100G cables or breakouts."),
     ],
 )  # fmt: skip
 def test_impossible_requests(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.cluster import load_cluster, parse_cluster
-from pytest_sparkfabric.cluster.limits import resolve
+from pytest_sparkfabric.cluster.model import resolve
 from pytest_sparkfabric.cluster.thresholds import (
     _BASE,
     BUSBW_FLOORS,

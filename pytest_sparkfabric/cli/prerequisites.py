@@ -1,8 +1,6 @@
-"""`sparkfabric preflight CLUSTER.yaml`: only the suite's preflight, on every node, and per node
-what is missing with the commands that fix it. It installs nothing (the suite stays read-only).
-
-Exit 0: nothing missing; 10 (INCOMPLETE, as a run would end): something missing or a node not
-checked; 4: cluster.yaml has problems.
+"""`sparkfabric preflight CLUSTER.yaml`: the suite's preflight alone, on every node: what each lacks
+and the commands that fix it. Installs nothing. Exit 0 nothing missing, 10 something missing or
+a node not checked (INCOMPLETE), 4 cluster.yaml has problems.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ SUITE = "pytest_sparkfabric.acceptance"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `preflight` to the `sparkfabric` command."""
     p = subparsers.add_parser(
         "preflight",
         help="look on every node for what the suite runs; print what is missing and its fix",
@@ -107,7 +104,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     try:
         cluster = load_cluster(args.cluster)
     except ConfigError as err:
-        print(err.render())
+        print(err)
         return 4
     try:
         transport = make_transport(cluster)

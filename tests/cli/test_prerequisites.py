@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.cli import main
-from pytest_sparkfabric.cli.preflight import suite_needs
+from pytest_sparkfabric.cli.prerequisites import suite_needs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # The command reads the shipped suite's marks by importing it; inside this pytest run (no
