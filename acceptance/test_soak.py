@@ -59,17 +59,6 @@ def _rate(per_s: float) -> str:
     return f"{per_s:.3g}" if per_s < 1000 else f"{per_s:,.0f}"
 
 
-def _limits(fabric: Fabric) -> LaneLimits:
-    t = fabric.thresholds
-    return LaneLimits(
-        ratio_max=t["lane_ratio_max"].value,
-        warn_ratio=t["lane_warn_ratio"].value,
-        floor_per_s=t["lane_floor_per_s"].value,
-        heat_growth_min=t["lane_heat_growth_min"].value,
-        ber_max=t["ber_max"].value,
-    )
-
-
 def _lanes(
     fabric: Fabric, rail: Rail, run: soak.SoakRun, ws: tuple[Window, ...]
 ) -> tuple[list[LaneFinding], str, float]:
@@ -82,7 +71,9 @@ def _lanes(
         lanes_reported=eth.lanes if eth is not None else None, module=module, speed_mbps=speed
     )
     temps = soak.nic_temps_at(run, rail.node, ws)
-    found = judge_lanes(ws, temps, in_use=used.lanes, speed_mbps=speed, limits=_limits(fabric))
+    found = judge_lanes(
+        ws, temps, in_use=used.lanes, speed_mbps=speed, limits=LaneLimits.of(fabric.thresholds)
+    )
     return found, used.source, float(speed or DEFAULT_SPEED_MBPS)
 
 

@@ -92,14 +92,7 @@ def _soak(fabric: Fabric) -> list[Measurement]:
     if run is None:
         return []
     out: list[Measurement] = []
-    t = fabric.thresholds
-    limits = LaneLimits(
-        t["lane_ratio_max"].value,
-        t["lane_warn_ratio"].value,
-        t["lane_floor_per_s"].value,
-        t["lane_heat_growth_min"].value,
-        t["ber_max"].value,
-    )
+    limits = LaneLimits.of(fabric.thresholds)
     eth = _phase(fabric, links.NAME, links.Links)
     for rail in fabric.cluster.rails:
         ws = [w for w in rail_counters.log(fabric).of(rail.id, soak.NAME) if w.error is None]

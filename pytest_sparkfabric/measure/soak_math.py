@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster.thresholds import Threshold, ThresholdName
     from pytest_sparkfabric.measure.counters import Window
     from pytest_sparkfabric.probes.ethtool import ModuleEeprom
 
@@ -104,6 +105,17 @@ class LaneLimits:
     floor_per_s: float
     heat_growth_min: float
     ber_max: float
+
+    @classmethod
+    def of(cls, thresholds: Mapping[ThresholdName, Threshold]) -> LaneLimits:
+        t = thresholds
+        return cls(
+            t["lane_ratio_max"].value,
+            t["lane_warn_ratio"].value,
+            t["lane_floor_per_s"].value,
+            t["lane_heat_growth_min"].value,
+            t["ber_max"].value,
+        )
 
 
 Level = Literal["fail", "warn"]
