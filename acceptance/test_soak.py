@@ -13,15 +13,11 @@ import pytest
 
 from pytest_sparkfabric.diagnosis.evidence import Finding
 from pytest_sparkfabric.diagnosis.rules import RULES
-from pytest_sparkfabric.measure import links, soak, witness
+from pytest_sparkfabric.measure import soak, witness
 from pytest_sparkfabric.measure.soak_math import (
-    DEFAULT_SPEED_MBPS,
     LaneFinding,
-    LaneLimits,
     describe,
     has_lane_counters,
-    judge_lanes,
-    lanes_in_use,
     max_ber,
     max_lane_rates,
     post_fec_growth,
@@ -30,7 +26,6 @@ from pytest_sparkfabric.measure.soak_math import (
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Node, Rail, Verdict
     from pytest_sparkfabric.diagnosis.rules import RuleId
-    from pytest_sparkfabric.measure.counters import Window
     from pytest_sparkfabric.transport import RunResult
 
 pytestmark = [
@@ -57,24 +52,6 @@ def _peers(fabric: Fabric, rail: Rail) -> list[Rail]:
 
 def _rate(per_s: float) -> str:
     return f"{per_s:.3g}" if per_s < 1000 else f"{per_s:,.0f}"
-
-
-def _lanes(
-    fabric: Fabric, rail: Rail, run: soak.SoakRun, ws: tuple[Window, ...]
-) -> tuple[list[LaneFinding], str, float]:
-    """The rail's lane findings, where its lanes in use came from, and its speed."""
-    eth = links.ethtool(fabric, rail).value
-    # A link the soak dropped reads "Speed: Unknown!" afterwards: its declared speed then.
-    speed = (eth.speed_mbps if eth is not None else None) or rail.link_speed_mbps
-    module = links.module(fabric, fabric.cluster.node(rail.node), rail.port).value
-    used = lanes_in_use(
-        lanes_reported=eth.lanes if eth is not None else None, module=module, speed_mbps=speed
-    )
-    temps = soak.nic_temps_at(run, rail.node, ws)
-    found = judge_lanes(
-        ws, temps, in_use=used.lanes, speed_mbps=speed, limits=LaneLimits.of(fabric.thresholds)
-    )
-    return found, used.source, float(speed or DEFAULT_SPEED_MBPS)
 
 
 def _seen(o: LaneFinding, started_s: float) -> str:
@@ -126,7 +103,7 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             f"error counter capability; `ethtool -S {rail.netdev} | grep rx_err_lane` must list "
             "them)",
         )
-    found_lanes, source, speed = _lanes(fabric, rail, run, ws)
+    found_lanes, source, speed = soak.lanes(fabric, rail, run, ws)
     ber = max_ber(ws, speed)
     verdict(
         lanes_in_use=source,
@@ -155,7 +132,7 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         # The far end of the cable may have seen what this end did not: a hot lane.
         for peer in _peers(fabric, rail):
             pws = tuple(w for w in soak.rail_windows(fabric, peer) if w.error is None)
-            for o in _lanes(fabric, peer, run, pws)[0]:
+            for o in soak.lanes(fabric, peer, run, pws)[0]:
                 if o.level == "fail":
                     short = f"lane {o.lane} at {_rate(o.rate_per_s)} errors/s: {o.why}"
                     found.append(Finding(RULES["marginal_cable"], peer.id, (peer.node,), short))

@@ -86,22 +86,20 @@ def _nccl(fabric: Fabric) -> list[Measurement]:
 
 def _soak(fabric: Fabric) -> list[Measurement]:
     from pytest_sparkfabric.measure import links, rail_counters, soak
-    from pytest_sparkfabric.measure.soak_math import LaneLimits, judge_lanes, lane_rates, max_ber
+    from pytest_sparkfabric.measure.soak_math import lane_rates, max_ber
 
     run = _phase(fabric, soak.NAME, soak.SoakRun)
     if run is None:
         return []
     out: list[Measurement] = []
-    limits = LaneLimits.of(fabric.thresholds)
-    eth = _phase(fabric, links.NAME, links.Links)
+    # Lanes are flagged as the soak test judged them, which read the links first; without that
+    # test there is no lane verdict to show (and nothing is measured at session end).
+    judged = all(fabric.measured(p, object) is not None for p in (links.NAME, links.CABLE))
     for rail in fabric.cluster.rails:
         ws = [w for w in rail_counters.log(fabric).of(rail.id, soak.NAME) if w.error is None]
         if not ws:
             continue
-        link = eth.ethtool[rail.id].value if eth and rail.id in eth.ethtool else None
-        speed = link.speed_mbps if link is not None else None
-        temps = soak.nic_temps_at(run, rail.node, ws)
-        found = judge_lanes(ws, temps, in_use=None, speed_mbps=speed, limits=limits)
+        found, _, speed = soak.lanes(fabric, rail, run, ws) if judged else ([], "", None)
         flagged = {o.lane for o in found}
         for w in ws:
             for lane, rate in lane_rates(w).items():

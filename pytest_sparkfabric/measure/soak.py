@@ -25,7 +25,14 @@ from pytest_sparkfabric.measure.flows import (
     wait_listening,
 )
 from pytest_sparkfabric.measure.prereq import could_not_run
-from pytest_sparkfabric.measure.soak_math import lane_rates
+from pytest_sparkfabric.measure.soak_math import (
+    DEFAULT_SPEED_MBPS,
+    LaneFinding,
+    LaneLimits,
+    judge_lanes,
+    lane_rates,
+    lanes_in_use,
+)
 from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.ethtool import build_ethtool_module, parse_ethtool_module
@@ -455,6 +462,30 @@ def nic_temps_at(run: SoakRun, node: str, ws: Sequence[Window]) -> list[float | 
     if not series:
         return [None] * len(ws)
     return [min(series, key=lambda tc: abs(tc[0] - w.end_s))[1] for w in ws]
+
+
+def lanes(
+    fabric: Fabric, rail: Rail, run: SoakRun, ws: Sequence[Window]
+) -> tuple[list[LaneFinding], str, float]:
+    """The rail's lane findings over these windows, where its lanes in use came from, and its
+    speed: what the soak test judges and the report's lane chart flags."""
+    from pytest_sparkfabric.measure import links
+
+    eth = links.ethtool(fabric, rail).value
+    # A link the soak dropped reads "Speed: Unknown!" afterwards: its declared speed then.
+    speed = (eth.speed_mbps if eth is not None else None) or rail.link_speed_mbps
+    module = links.module(fabric, fabric.cluster.node(rail.node), rail.port).value
+    used = lanes_in_use(
+        lanes_reported=eth.lanes if eth is not None else None, module=module, speed_mbps=speed
+    )
+    found = judge_lanes(
+        ws,
+        nic_temps_at(run, rail.node, ws),
+        in_use=used.lanes,
+        speed_mbps=speed,
+        limits=LaneLimits.of(fabric.thresholds),
+    )
+    return found, used.source, float(speed or DEFAULT_SPEED_MBPS)
 
 
 def memory_note(command: str) -> str:
