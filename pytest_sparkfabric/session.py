@@ -280,7 +280,7 @@ class SparkSession:
         from functools import partial
 
         from pytest_sparkfabric.diagnosis.causes import group
-        from pytest_sparkfabric.measure.suspects import suspects
+        from pytest_sparkfabric.measure.localize import suspects
 
         cables = None
         if self.cluster.topology != "switch":

@@ -163,7 +163,7 @@ def group(
 ) -> RootCauses:
     """The root causes of `failures` and the failures none explains. Failed items no finding
     explains go to `localize` with the `passed` ones, which may name suspects for them (a node
-    that fails with two or more partners which pass with others: `measure.suspects`)."""
+    that fails with two or more partners which pass with others: `measure.localize.suspects`)."""
     groups: list[_Group] = []
     placed: set[str] = set()
     ordered = [f for f in failures if _pins(f)] + [f for f in failures if not _pins(f)]

@@ -9,7 +9,7 @@ Modules (each imported where used, so `import pytest_sparkfabric.measure` stays 
   `nccl_env` (NCCL's environment and bootstrap interface), `switch`, `rdma` (loopback, pairs,
   latency; the runner `tcp` shares), `tcp`, `nccl_run`, `soak`, `preflight`;
 - `bwplan` and `schedule`: which pairs the bandwidth phases measure, in node-disjoint rounds (pure);
-- `localize`: suspect nodes and cables from a schedule's pass/fail outcomes, and retests (pure);
+- `localize`: suspect nodes and cables from a schedule's pass/fail outcomes, and retests;
 - `flows`: servers started under a deadline, waited for, always ended;
 - `soak_math`: per-lane error rates and BER over the soak's samples (pure);
 - `witness`: the session's measurements as `diagnosis.Evidence`, and failure messages;

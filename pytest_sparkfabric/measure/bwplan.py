@@ -1,15 +1,6 @@
-"""Which node pairs the bandwidth phases measure, in which rounds and directions (pure).
-
-`bandwidth.schedule` picks the kind (measure/schedule.py: `legs`, `full`, `stress`) and
-`bandwidth.directions` whether a pair's two directions run at once (`together`) or one after the
-other (`apart`). Behind a switch any two nodes can test; on a ring, mesh or direct cable only the
-cabled pairs. The schedule is laid over every node of cluster.yaml, so the test items (and their
-ids) do not depend on which nodes answer: a test with a node that does not answer is reported
-"not measured" with the reason, and its partners keep their other partner.
-
-Ports: each test's server listens on its receiving node; a node receives at most once per rail in
-a node-disjoint round, but `stress all` gives it N-1 senders, so the k-th server of a round on a
-node listens k x rails above the base.
+"""Which node pairs the bandwidth phases measure, in which rounds and directions (pure): the
+schedule laid over every node of cluster.yaml, so item ids do not depend on which nodes answer;
+the k-th server of a round on a node listens k x rails above the base port.
 """
 
 from __future__ import annotations

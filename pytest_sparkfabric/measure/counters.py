@@ -1,12 +1,6 @@
 """The one counter log: labelled snapshots of named counters per object (a host rail, a switch
-leg), and the windows between them (growth, rate), for every traffic phase and the heat soak.
-
-A phase opens a `Watch` over its objects, takes a snapshot at the start and one after each step
-(a bandwidth round, a soak sample); each pair of consecutive snapshots is a `Window` labelled by
-the step it covers, added to the session's `Log` under the object's id. A counter that went
-back between two snapshots (a reset, a reboot) is not growth: it is listed in `went_back`.
-What each counter means and what growth fails is the reader's business (rail_counters.py,
-switch_counters.py, soak_math.py): this module knows no counter names.
+leg) and the windows between them (growth, rate). A counter that went back (reset, reboot) is
+not growth: it is listed in `went_back`. What counters mean is the readers' business.
 """
 
 from __future__ import annotations

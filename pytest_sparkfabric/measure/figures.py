@@ -1,14 +1,11 @@
 """What the session measured, read from the engine's phase cache into the results document's
-`measurements`, `cables`, `phases` and `thresholds` (it starts nothing: a phase that did not run
-gives nothing). Each figure names the objects it is about by id (`pytest_sparkfabric.objects`).
-
-A cable's own status is the worst outcome of the checks that say they judge it (they record its
-id in their `cables` property: link health, EEPROM, soak lanes); traffic over it judges the path.
+`measurements`, `cables`, `phases` and `thresholds` (it starts nothing). A cable's status is the
+worst outcome of the checks that record its id in their `cables` property.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pytest_sparkfabric.results import (
@@ -236,19 +233,16 @@ def _found(fabric: Fabric) -> dict[str, str]:
 # -- phases and thresholds ----------------------------------------------------------------------
 
 
-def _rounds(fabric: Fabric, name: str) -> int | None:
+def _rounds(fabric: Fabric, name: PhaseName) -> int | None:
     from pytest_sparkfabric.measure import rdma, tcp
 
-    if name == rdma.LOOPBACK:
-        lb = _phase(fabric, name, rdma.Loopbacks)
-        return lb.rounds if lb else None
-    if name == rdma.NAME:
-        run = _phase(fabric, name, rdma.RdmaRun)
-        return len(run.schedule.rounds) if run else None
-    if name == tcp.NAME:
-        tr = _phase(fabric, name, tcp.TcpRun)
-        return max(tr.round_of.values(), default=0) if tr else None
-    return None
+    count: dict[str, Callable[[Any], int]] = {
+        rdma.LOOPBACK: lambda lb: lb.rounds,
+        rdma.NAME: lambda run: len(run.schedule.rounds),
+        tcp.NAME: lambda tr: max(tr.round_of.values(), default=0),
+    }
+    got = _phase(fabric, name, object) if name in count else None
+    return count[name](got) if got is not None else None
 
 
 def phases(fabric: Fabric) -> list[Phase]:

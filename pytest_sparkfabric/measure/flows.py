@@ -1,10 +1,6 @@
-"""Client/server measurements: servers started under a deadline, always ended.
-
-A flow is one server (ib_write_bw or iperf3 without a peer) and the client that talks to it. All
-flows of a round start their servers in the background, wait until each listens (`ss -Hltn`,
-polled on the transport's clock, bounded), run every ready client at once, and end every server
-in `finally`, whatever happened: a failed start, a timeout, an exception, Ctrl-C. A server that
-exits before it listens (tool missing, bad option) fails its flow at once, not at the limit.
+"""Client/server measurements: each round starts its servers in the background, waits until each
+listens (`ss -Hltn`, bounded), runs every ready client at once and ends every server in `finally`,
+whatever happened; a server that exits before it listens fails its flow at once.
 """
 
 from __future__ import annotations
@@ -42,6 +38,19 @@ class Flow:
     """The TCP port the server listens on (on `server.node`)."""
 
 
+def tool_flow(
+    key: Hashable, port: int, duration_s: float, server: tuple[str, str], client: tuple[str, str]
+) -> Flow:
+    """A flow of a tool that runs `duration_s` ((node, command) of each end): the client's
+    deadline is that plus SLACK_S, the server's (started first) also LISTEN_WAIT_S."""
+    return Flow(
+        key,
+        Job(*server, duration_s + SLACK_S + LISTEN_WAIT_S),
+        Job(*client, duration_s + SLACK_S),
+        port,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class FlowResult:
     client: RunResult | None
@@ -60,10 +69,13 @@ def gap_text(gap: Gap) -> str:
     return gap.reason if isinstance(gap, NotMeasured) else gap
 
 
-def _ended(bg: Background) -> RunResult | None:
+def ended(bg: Background | None) -> RunResult | None:
+    """`bg` stopped (None: it never started, or cannot even be stopped: nothing left to tell)."""
+    if bg is None:
+        return None
     try:
         return bg.stop()
-    except Exception:  # a server that cannot even be stopped has nothing left to tell
+    except Exception:
         return None
 
 
@@ -111,7 +123,7 @@ def wait_listening(
 
 
 def _exited(server: Background, port: int) -> Gap:
-    r = _ended(server)
+    r = ended(server)
     node = server.job.node
     gap = could_not_run(r)
     if gap is not None:
@@ -158,7 +170,7 @@ def run_flows(
             clients[f.key] = r
     finally:
         for key, bg in started.items():
-            servers[key] = _ended(bg)
+            servers[key] = ended(bg)
     out: dict[Hashable, FlowResult] = {}
     for f in flows:
         gap, server, client = errors.get(f.key), servers.get(f.key), clients.get(f.key)

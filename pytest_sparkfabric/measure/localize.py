@@ -1,24 +1,6 @@
-"""Where a bandwidth fault is: suspects from the pass/fail outcomes of a schedule (pure).
-
-The rule, per rail and per direction: a node that fails with two or more different partners, while
-each of those partners passes with someone else in the same role and the node itself passes with
-nobody in that role, is the suspect: the node, its port or its cable (behind a switch, its leg).
-Its partners are not suspects, and its failing pairs are not reported separately. A failing pair
-whose two ends both pass elsewhere is a suspect of its own: the cable between them (ring, mesh)
-or, behind a switch, the path between two legs that work (forwarding, ARP, the address plan).
-
-What cannot be told is `Undecided`, with the test that would tell when one exists: the unclear
-node against a third partner it has not met in that direction, which passes elsewhere. A phase
-runs `Localization.retests()` and calls `localize` again with all outcomes. Suspects behind a
-switch also carry `confirm`: the same kind of test, to confirm them against a third partner.
-
-With `legs` (two partners per node) one faulty node or cable of any N >= 3 is named exactly. Limits:
-- N = 2: both ends fail with each other and have nobody else: undecided, and no retest exists (the
-  NIC loopback self-test, run first, still tells a NIC from the cable);
-- N = 3: decided, but `legs` already met every partner, so no confirmation test exists;
-- ring and mesh: only cabled pairs can test, so a retest needs an unmeasured cable;
-- nothing passed at all (3+ nodes): one undecided "common" finding (switch, settings, plan);
-- outcomes of `stress` rounds overlap by design and are not evidence for this rule.
+"""Where a bandwidth fault is: suspects from the pass/fail outcomes of a schedule, re-tests that
+would tell what cannot be told yet, and suspects for failed items no finding explains. The rule
+and its limits: docs/measurement.md.
 """
 
 # Over 400 lines on purpose: the localization rule and its re-test planning read as one argument;
@@ -30,7 +12,12 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
+from pytest_sparkfabric.diagnosis.causes import Failure, ends
+from pytest_sparkfabric.diagnosis.evidence import Finding
+from pytest_sparkfabric.diagnosis.rules import RULES
 from pytest_sparkfabric.measure.schedule import Schedule, Transfer, rounds
+from pytest_sparkfabric.objects import Obj
+from pytest_sparkfabric.objects import node as node_obj
 
 Role = Literal["send", "receive", "both"]
 Side = Literal["send", "receive"]
@@ -410,3 +397,42 @@ def _names(names: Sequence[str]) -> str:
 
 def _rails(rails: tuple[int, ...]) -> str:
     return f" ({', '.join(f'rail {r}' for r in rails)})" if rails else ""
+
+
+# -- suspects for failed items no finding explains ---------------------------------------------
+# Outcomes are per test function, so one-rail and both-rail tests do not clear each other.
+
+
+def _test_of(item: str) -> str:
+    return item.split("[", 1)[0]
+
+
+def suspects(
+    loose: Sequence[Failure],
+    passed: Sequence[Failure],
+    cables: Sequence[tuple[str, str]] | None,
+) -> list[tuple[Finding, tuple[Obj, ...], tuple[str, ...]]]:
+    """(finding, objects, items) per suspect node; `cables` None: behind a switch."""
+    out: list[tuple[Finding, tuple[Obj, ...], tuple[str, ...]]] = []
+    tests = dict.fromkeys(_test_of(f.item) for f in loose if ends(f.path))
+    for test in tests:
+        outcomes: list[Outcome] = []
+        failed: dict[str, tuple[str, str]] = {}
+        for f, ok in [(f, False) for f in loose] + [(f, True) for f in passed]:
+            found = ends(f.path)
+            if found is None or _test_of(f.item) != test:
+                continue
+            a, b, rail = found
+            # An item measures both directions of its link (or it is one direction).
+            outcomes += [Outcome(a, b, ok, rail), Outcome(b, a, ok, rail)]
+            if not ok:
+                failed[f.item] = (a, b)
+        for suspect in localize(outcomes, cables).suspects:
+            if suspect.kind != "node":
+                continue
+            x = suspect.nodes[0]
+            mine = tuple(i for i, pair in failed.items() if x in pair)
+            if mine:
+                finding = Finding(RULES["node_suspect"], x, (x,), suspect.line())
+                out.append((finding, (node_obj(x),), mine))
+    return out

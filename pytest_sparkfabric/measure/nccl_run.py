@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.diagnosis.evidence import NcclEvidence
-from pytest_sparkfabric.measure import rail_counters, soak_temps
+from pytest_sparkfabric.measure import rail_counters, soak
 from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import NotMeasured
@@ -199,7 +199,7 @@ def run(fabric: Fabric) -> NcclRun:
 
 
 def measure(fabric: Fabric) -> NcclRun:
-    soak_temps.baseline(fabric)  # the NICs idle, before any traffic of the session
+    soak.baseline(fabric)  # the NICs idle, before any traffic of the session
     cluster = fabric.cluster
     spec = cluster.spec.nccl
     cmd = command(cluster)

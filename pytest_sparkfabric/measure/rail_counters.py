@@ -1,16 +1,6 @@
-"""Host rail counters during traffic: what is read, the session's windows (measure/counters.py)
-and what growth in them fails.
-
-Read per rail (mlx5 counters.rst; drivers/infiniband/hw/mlx5/counters.c; en_stats.c): every
-`ethtool -S` counter of the netdev and the RDMA port's `hw_counters` (prefixed `hw:`). Every
-traffic phase (each RDMA round, each TCP round, the NCCL run) adds one window per rail.
-
-Judged in every window (DOMAIN.md §6): post-FEC symbol errors, CRC errors and link-down events
-must not grow at all while traffic flows: the traffic crossed a link that lost data or dropped.
-Lossy RoCE: a lossless configuration (PFC on, host or switch) must drop nothing: any discard,
-out-of-sequence, sequence-error or ack-timeout growth fails; a lossy one (PFC off, the working
-Spark builds) may lose a little and retransmit, but discards above `thresholds.discard_pct` of
-the frames received fail. Pause, ECN and CNP growth is recorded.
+"""Host rail counters during traffic (`ethtool -S` and RDMA `hw_counters`, one window per rail per
+traffic round in measure/counters.py) and what growth fails (DOMAIN.md §6): post-FEC growth
+always; any drop on a lossless rail; drops above `discard_pct` on a lossy one.
 """
 
 from __future__ import annotations

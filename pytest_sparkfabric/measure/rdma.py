@@ -1,17 +1,6 @@
-"""RDMA bandwidth with ib_write_bw: the NIC self-test (loopback), then node pairs in rounds; and
-an `ib_write_lat` latency per measured node pair (rail 0, first node to second); and the
-runner every bandwidth tool shares (tcp.py): one round of one-rail tests at a time, a test
-with a node that does not answer not measured, the rails' counters stepped per round.
-
-Loopback comes first: server and client on one box, the client to the rail's own address, no
-cable involved. A throttled NIC (~13 Gb/s) shows here, so a slow pair later is blamed on the NIC,
-not the cable. Then every node pair runs both rails at the same time (each rail its own
-ib_write_bw), which gives the per-rail figure of each rail link and their sum for the pair (the
-number that shows a port driven on one half only), in the rounds of `bwplan.rail_tests`.
-
-Settings (cluster.yaml `bandwidth:`): `qps` 4 (one QP tops out at 92-98 Gb/s, four reach
-105-112, DOMAIN.md §5) and `duration_s` 10 (long enough for a steady average, short enough for
-an 8-node switch: 7 rounds of pairs + 2 of loopback = 90 s).
+"""RDMA bandwidth with ib_write_bw: the NIC loopback self-test first (a throttled NIC shows
+there, not as a slow cable), then node pairs both rails at once in `bwplan` rounds; ib_write_lat
+per pair; and the runner every bandwidth tool shares (tcp.py). docs/measurement.md.
 """
 
 from __future__ import annotations
@@ -21,10 +10,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster.plan import Link
-from pytest_sparkfabric.measure import bwplan, rail_counters, soak_temps, switch_counters
+from pytest_sparkfabric.measure import bwplan, rail_counters, soak, switch_counters
 from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, parsed, result_error
-from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow, FlowResult, run_flows
+from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows, tool_flow
 from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
 from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes import ParseError
@@ -190,9 +179,11 @@ def run_tests(
     return out
 
 
-def running(fabric: Fabric, what: str, plan: sched.Schedule) -> tuple[str, dict[int, str]]:
-    """The phase's start line and, per round that runs, its line (`RDMA round 1/2: a->b`):
-    counted from the tests with both nodes answering, so the lines say what runs."""
+def running(
+    fabric: Fabric, what: str, plan: sched.Schedule
+) -> tuple[str, dict[int, str], set[str]]:
+    """The phase's start line, per round that runs its line (`RDMA round 1/2: a->b`), and the
+    nodes in traffic: counted from the tests with both nodes answering, so they say what runs."""
     down = fabric.unreachable()
     live = [
         (k, [t for t in ts if t.src not in down and t.dst not in down])
@@ -204,14 +195,16 @@ def running(fabric: Fabric, what: str, plan: sched.Schedule) -> tuple[str, dict[
         for n, (k, ts) in enumerate(live, 1)
     }
     pairs = {frozenset((t.src, t.dst)) for _, ts in live for t in ts}
+    busy = {n for p in pairs for n in p}
     if not pairs:
-        return f"{what} bandwidth ({plan.kind}): no node pair answers at both ends", lines
+        return f"{what} bandwidth ({plan.kind}): no node pair answers at both ends", lines, busy
     both = " (both directions at once, each its own test)" if plan.mode == "bidirectional" else ""
     return (
         f"{what} bandwidth ({plan.kind}): {counted(len(pairs), 'node pair')} in "
         f"{counted(len(live), 'round')} of {duration(fabric.cluster.spec.bandwidth.duration_s)}"
         f"{both}",
         lines,
+        busy,
     )
 
 
@@ -220,19 +213,11 @@ def run_schedule(
 ) -> tuple[dict[str, tuple[BwResult, ...]], dict[str, int], float]:
     """Every round of `plan` with `tool`: its results by rail link (a->b first), each measured
     pair's first round, and the transport-clock seconds it took. `how` ends the start line."""
-    head, lines = running(fabric, what, plan)
+    head, lines, busy = running(fabric, what, plan)
     fabric.progress(head + how if lines else head)
     start = fabric.transport.clock.now()
     rail_tests = list(bwplan.rail_tests(fabric.plan, plan))
-    down = fabric.unreachable()
     # Counters only where traffic runs: a rail whose every partner is down proves nothing.
-    busy = {
-        n
-        for tests in rail_tests
-        for t in tests
-        if t.src.node not in down and t.dst.node not in down
-        for n in (t.src.node, t.dst.node)
-    }
     rails = [r for r in fabric.cluster.rails if r.node in busy]
     watch = rail_counters.watch(fabric, what.lower(), rails)
     results: dict[tuple[str, str], BwResult] = {}
@@ -275,12 +260,7 @@ def _flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
     client = build_ib_write_bw_client(
         t.src.rdma, t.dst.address.ip, qps=bw.qps, duration_s=dur, port=port
     )
-    return Flow(
-        t.key,
-        Job(t.dst.node, server, dur + SLACK_S + LISTEN_WAIT_S),
-        Job(t.src.node, client, dur + SLACK_S),
-        port,
-    )
+    return tool_flow(t.key, port, dur, (t.dst.node, server), (t.src.node, client))
 
 
 IB_WRITE_BW = Tool("ib_write_bw", _flow, _read, base_offset=0)
@@ -298,7 +278,7 @@ def loopback(fabric: Fabric, rail: Rail) -> BwResult:
 
 
 def measure_loopbacks(fabric: Fabric) -> Loopbacks:
-    soak_temps.baseline(fabric)  # the NICs idle, before any traffic of the session
+    soak.baseline(fabric)  # the NICs idle, before any traffic of the session
     cluster = fabric.cluster
     slots = max(len(n.rails) for n in cluster.nodes)
     down = fabric.unreachable()

@@ -1,38 +1,6 @@
-"""Bandwidth schedules: who measures with whom, in which round (pure).
-
-A round is a set of tests that run at once for one test's duration (ib_write_bw -D), so a
-schedule costs its number of rounds. A test is a `Transfer` between two nodes on every rail of the
-pair at once (DOMAIN.md §5, "both rails of a pair"). Tests that share a node would share its NIC
-and its two PCIe x4 halves and under-report each other (DOMAIN.md §1-2: "with traffic to both
-neighbours at once, plan ~100 Gb/s each"), so every round but `stress`'s is node-disjoint: a node
-is in at most one test, as sender or receiver (sending to one node while receiving from another
-is a second QP set on the same PCIe halves, and the one full-duplex figure found is not line rate
-each way).
-
-"Both ways" is `directed` (the default: each direction its own test, compared with DOMAIN.md §5's
-one-way pair figures, 185-198 Gb/s) or `bidirectional` (ib_write_bw -b, one test both ways: half
-the rounds, but the one report of two Sparks full-duplex, ~340 Gb/s (catharsis.net.au, "From 96 to
-340 Gbit/s"), is ~170 each way, below the one-way 184 floor: it would need figures we lack).
-
-- `legs` (behind a switch): every node to and from its two neighbours on a virtual ring of the
-  nodes, so `localize` can blame a node rather than its partner: 4 directed rounds for an even N,
-  5 for an odd N >= 5 (2 / 3 bidirectional); N = 3 is the triangle (legs = full, 6 rounds); N = 2
-  has one partner (2 rounds, and a fault cannot be placed on one side).
-- `full`: all pairs both ways, the circle method's N-1 rounds (N for an odd N), each run as two
-  directed rounds or one bidirectional.
-- `stress`: one round, every node sending at once, to its successor (`shift`) or to every other
-  node (`all`), to expose oversubscription, buffer and PFC problems that disjoint pairs never load.
-- ring and mesh (`over_cables`): every cable both ways in the fewest rounds its degree allows.
-
-The cable bound. A node with two cables is in four directed tests, one per round: at least 4
-rounds. An odd cycle of n cables holds at most (n-1)/2 tests a round, so its 2n tests need
-4 + 4/(n-1) rounds: 5 for n >= 5, 6 for n = 3 (bidirectionally at least 2, and 3 for an odd n).
-The construction meets every bound: each cable gets two colours (one per direction) disjoint from
-its neighbours', so each colour is a node-disjoint round. Even cycles and paths alternate {0,1},
-{2,3}; odd cycles n >= 5 walk the Petersen 5-cycle {0,1}, {2,3}, {4,0}, {1,2}, {3,4} padded with
-{1,2}, {3,4}; the triangle takes {0,1}, {2,3}, {4,5}; bidirectionally alternate 0, 1 and give an
-odd cycle's last cable 2. `Schedule.min_rounds` is the bound for any set of transfers (the tests
-check it is met). A node of 3+ cables (none in DOMAIN.md §2) falls back to first-fit matchings.
+"""Bandwidth schedules: who measures with whom, in which round (pure). Every round but
+`stress`'s is node-disjoint (tests sharing a node share its NIC and PCIe halves); the kinds and
+the cable bound each construction meets are argued in docs/measurement.md.
 """
 
 from __future__ import annotations

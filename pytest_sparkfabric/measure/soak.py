@@ -1,17 +1,7 @@
-"""The heat soak: GPUs burning on every node and every cable saturated in both directions, while
-per-lane error counters, NIC and GPU temperatures are sampled (DOMAIN.md §6).
-
-Traffic: a background ib_write_bw with `-D` of the soak's length on each rail of each cable, both
-ways (in a switch cluster each node sends to the next, so every leg carries traffic both ways).
-The soak clock starts once `nvidia-smi` shows the GPUs busy (gpu-burn takes a moment to load its
-kernels; bounded by LOAD_WAIT_S). The NIC's hwmon temperature is read once before the load starts,
-so the rise it caused can be judged. Then `ethtool -S` is read on every fabric netdev, the NIC
-hwmon temperatures, `ethtool -m` (module temperature) on every cabled port and `nvidia-smi` on
-every node, at 0, interval, 2 x interval, ... seconds
-(transport clock: virtual on the simulator), the last at the soak's end; a slow round of reads
-shifts the next one, never the end. The soak stops early when a link drops. The GPU load, the
-servers and the clients are always ended. Nodes that do not answer take no part; with fewer
-than two nodes left that share a cable (or the switch) the soak does not run.
+"""The heat soak (DOMAIN.md §6): GPU load on every node and ib_write_bw -D saturating every cable
+both ways, while lane counters, NIC (hwmon), module (`ethtool -m`) and GPU temperatures are read
+on the interval grid (transport clock) until the end or a link drop. The soak clock starts once
+`nvidia-smi` shows the GPUs busy; the load, servers and clients are always ended.
 """
 
 from __future__ import annotations
@@ -24,20 +14,33 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.measure import rail_counters, soak_temps, switch_counters
+from pytest_sparkfabric.measure import rail_counters, switch_counters
 from pytest_sparkfabric.measure.counters import Watch, Window
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
-from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, gap_text, wait_listening
+from pytest_sparkfabric.measure.flows import (
+    LISTEN_WAIT_S,
+    SLACK_S,
+    ended,
+    gap_text,
+    wait_listening,
+)
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.measure.soak_math import lane_rates
 from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.ethtool import build_ethtool_module
+from pytest_sparkfabric.probes.ethtool import build_ethtool_module, parse_ethtool_module
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
 from pytest_sparkfabric.probes.perftest import (
     build_ib_write_bw_client,
     build_ib_write_bw_server,
     parse_ib_write_bw,
+)
+from pytest_sparkfabric.probes.sysfs import (
+    build_read_globs,
+    hwmon_glob,
+    hwmon_limits_c,
+    hwmon_temps_c,
+    parse_read_files,
 )
 from pytest_sparkfabric.transport import Background, Job, RunResult
 
@@ -106,7 +109,6 @@ class SoakRun:
     """Node -> why no soak traffic reached or left it (its link partners do not answer)."""
     stopped_early: str | None = None
     duration_s: float = 0.0
-    planned_s: float = 0.0
 
     def could_not(self, node: str) -> NotMeasured | None:
         """Why the soak could not load `node` at all (its GPU load or the traffic it sends
@@ -166,22 +168,13 @@ def _wait(bg: Background | None) -> RunResult | None:
     try:
         return bg.wait()
     except Exception:
-        return _stop(bg)
-
-
-def _stop(bg: Background | None) -> RunResult | None:
-    if bg is None:
-        return None
-    try:
-        return bg.stop()
-    except Exception:
-        return None
+        return ended(bg)
 
 
 def measure(fabric: Fabric) -> SoakRun:
     cluster = fabric.cluster
     spec = cluster.spec.soak
-    out = SoakRun(planned_s=spec.duration_s)
+    out = SoakRun()
     secs = max(1, math.ceil(spec.duration_s))
     live = fabric.reachable()
     flows = traffic_plan(fabric, live)
@@ -198,7 +191,7 @@ def measure(fabric: Fabric) -> SoakRun:
     servers: dict[str, Background | None] = {}
     clients: dict[str, Background | None] = {}
     out.load_planned_s = secs
-    out.nic_start_c.update(soak_temps.baseline(fabric))
+    out.nic_start_c.update(baseline(fabric))
     try:
         out.load_started_at = fabric.transport.clock.now()
         for name in live:
@@ -239,12 +232,12 @@ def measure(fabric: Fabric) -> SoakRun:
                 del clients[key]
     finally:
         for key, bg in clients.items():
-            _traffic_result(out, key, _stop(bg))
+            _traffic_result(out, key, ended(bg))
         for key, bg in servers.items():
-            if (gap := could_not_run(_stop(bg))) is not None:
+            if (gap := could_not_run(ended(bg))) is not None:
                 out.traffic_gap.setdefault(key, gap)
         for node, bg in loads.items():
-            out.load[node] = _stop(bg)
+            out.load[node] = ended(bg)
     return out
 
 
@@ -334,7 +327,6 @@ def _sample_loop(
         if dropped:
             out.stopped_early = dropped
             fabric.progress(f"soak stopped at {shell.duration(elapsed)}: {dropped}")
-            break
         if last:
             break
         # The next reading on the interval grid (the last exactly at the end): a slow round of
@@ -359,7 +351,7 @@ def _sample(
         fabric.run_all(
             [
                 *counter_jobs,
-                *soak_temps.hwmon_jobs(fabric, nodes),
+                *hwmon_jobs(fabric, nodes),
                 *(Job(name, build_gpu_query(), QUICK_S) for name in nodes),
                 *(Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports),
             ]
@@ -371,11 +363,11 @@ def _sample(
     if not watch.last:
         watch.start(read)
     for name in nodes:
-        _nic_reading(out, name, t_s, soak_temps.nic_sensors(next(results)))
+        _nic_reading(out, name, t_s, nic_sensors(next(results)))
     for name in nodes:
         _gpu_reading(out, name, next(results))
     for rail in ports:
-        _module_reading(out, rail, soak_temps.module_temp(next(results)))
+        _module_reading(out, rail, module_temp(next(results)))
     dropped = [
         f"link down on {rail_id} (link_down_events_phy +{n})"
         for rail_id, w in grown.items()
@@ -384,7 +376,7 @@ def _sample(
     return "; ".join(dropped[:2]) if dropped else None
 
 
-def _nic_reading(out: SoakRun, name: str, t_s: float, sensors: list[soak_temps.Sensor]) -> None:
+def _nic_reading(out: SoakRun, name: str, t_s: float, sensors: list[Sensor]) -> None:
     if not sensors:
         return
     hottest = max(x.temp_c for x in sensors)
@@ -410,7 +402,7 @@ def _gpu_reading(out: SoakRun, name: str, r: RunResult) -> None:
         out.gpu_util_pct[name] = max([out.gpu_util_pct.get(name, 0.0), *utils])
 
 
-def _module_reading(out: SoakRun, rail: Rail, reading: soak_temps.ModuleTemp | None) -> None:
+def _module_reading(out: SoakRun, rail: Rail, reading: ModuleTemp | None) -> None:
     if reading is None:
         return
     node = rail.node
@@ -473,3 +465,92 @@ def memory_note(command: str) -> str:
         return ""
     n = m.group(1)
     return f" (gpu-burn reads `-m {n}` as {n} MB and aborts; write `-m {n}%`)"
+
+
+# -- temperatures (DOMAIN.md §6, §9) ------------------------------------------------------------
+# mlx5 hwmon (Linux >= 6.6): each sensor judged against its own temp*_crit/_max. The module's
+# EEPROM (SFF-8636 page 03h) gives its own alarm threshold; passive DACs read 0: not judged.
+
+BASELINE: PhaseName = "nic_baseline"
+MODULE_LIMIT_FIELD = "Module temperature high alarm threshold"
+MODULE_ALARM_PREFIX = "module temperature high"
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleTemp:
+    temp_c: float | None
+    limit_c: float | None
+    """The module's own high alarm threshold, when its EEPROM has one."""
+    alarm: str | None
+    """A high temperature alarm or warning flag the module raised."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sensor:
+    path: str
+    temp_c: float
+    limit_c: float | None
+    """The sensor's own temp*_crit, else temp*_max; None when it has neither."""
+
+    def describe(self) -> str:
+        limit = f"{self.limit_c:g} C" if self.limit_c is not None else "none"
+        return f"{self.path} {self.temp_c:.1f} C, its own limit {limit}"
+
+
+def nic_sensors(r: RunResult) -> list[Sensor]:
+    """Every NIC hwmon sensor one read of `hwmon_glob` gave (none: not readable)."""
+    if not r.ok:
+        return []
+    files = parse_read_files(r.stdout)
+    limits = hwmon_limits_c(files)
+    return [Sensor(p, t, limits.get(p)) for p, t in sorted(hwmon_temps_c(files).items())]
+
+
+def hwmon_jobs(fabric: Fabric, nodes: Sequence[str]) -> list[Job]:
+    """One read of each node's NIC hwmon sensors. One ConnectX-7 per box: the hwmon of its
+    first fabric netdev is the NIC's temperature."""
+    netdev = {n: fabric.cluster.node(n).rails[0].netdev for n in nodes}
+    return [Job(n, build_read_globs([hwmon_glob(netdev[n])]), QUICK_S) for n in nodes]
+
+
+def _nic_baseline(fabric: Fabric) -> dict[str, float]:
+    """Node -> its NIC's hottest hwmon reading now (nodes without one are left out)."""
+    nodes = fabric.reachable()
+    jobs = hwmon_jobs(fabric, nodes)
+    out: dict[str, float] = {}
+    for name, r in zip(nodes, fabric.run_all(jobs), strict=True):
+        temps = [x.temp_c for x in nic_sensors(r)]
+        if temps:
+            out[name] = max(temps)
+    return out
+
+
+def baseline(fabric: Fabric) -> dict[str, float]:
+    """The NICs' idle temperatures: read once, by the first traffic phase before it starts."""
+    return fabric.phase(BASELINE, _nic_baseline)
+
+
+def module_temp(r: RunResult) -> ModuleTemp | None:
+    """What one `ethtool -m` says about temperature; None when it could not be read (no root,
+    no module): the module is then not sampled."""
+    if not r.ok:
+        return None
+    try:
+        module = parse_ethtool_module(r.stdout)
+    except ParseError:
+        return None
+    limit = next(
+        (d for k, v in module.fields if k == MODULE_LIMIT_FIELD and (d := degrees(v)) is not None),
+        None,
+    )
+    alarm = next((a for a in module.alarms_on if a.lower().startswith(MODULE_ALARM_PREFIX)), None)
+    return ModuleTemp(module.temp_c, limit, alarm)
+
+
+def degrees(value: str) -> float | None:
+    """`60.00 degrees C / 140.00 degrees F` -> 60.0."""
+    head = value.split("degrees", 1)[0].strip()
+    try:
+        return float(head)
+    except ValueError:
+        return None

@@ -1,22 +1,6 @@
 """Link-quality maths of the heat soak (pure): per-lane error rates and BER over the counter
-log's windows (measure/counters.py), the lanes in use, and the lane judgement.
-
-DOMAIN.md §6: judge rates over a window, never totals. Pre-FEC BER = d(corrected bits) / d(bits),
-with d(bits) from `rx_bits_phy`, else estimated as speed x elapsed time; per lane the bits are
-the speed's share of one lane. The lanes in use come from the hardware (`lanes_in_use`): ethtool's
-`Lanes:` (mlx5, kernel >= 6.15), else the module EEPROM (SFF-8636 at 200G: QSFP56, 4 x 50G PAM4;
-CMIS: QSFP112, 2 x 100G PAM4), else unknown: then every lane that moved is judged. A lane whose
-counter never moved is never compared (a QSFP112 leg's idle lanes 2-3 read 0, and a median of
-zeros would make any healthy trickle an outlier).
-
-A lane is judged (`judge_lanes`, argued in docs/thresholds.md):
-- fail: its own pre-FEC BER above `ber_max`; or it stands alone (more than `lane_ratio_max` x
-  the median of the other lanes that moved, never less than `lane_floor_per_s`) and grew with
-  temperature (its rate in the hottest window at least `lane_heat_growth_min` x its rate in the
-  coolest): the seed's cable, one lane from a few/s to ~2.9k/s as the NIC reached 81 C;
-- warning: it stands alone but stayed flat as the NIC warmed, or it is above `lane_warn_ratio`
-  x its neighbours' median (and the floor) without standing alone.
-A healthy PAM4 trickle, even thousands per second, is spread over the lanes in use: no outlier.
+log's windows (DOMAIN.md §6: rates over a window, never totals), the lanes in use, and the lane
+judgement argued in docs/measurement.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
-"""The switch during traffic: each leg's counters as deltas across every traffic window (each
-bandwidth round, the heat soak), and the switch's CPU load sampled while the traffic flows.
-
-A window reads `print stats` of every leg before and after (REST or the SSH console, as the
-switch is read: `measure.switch`) and `/system resource` every CPU_EVERY_S seconds in between.
-A counter that grows on a leg during traffic names the leg, the cable and the direction:
-the switch's `rx-*` errors count frames the host sent, so they accuse the host->switch
-direction of that cable (the host's transmitter, the cable, the switch port's receiver); the
-host's own receive counters (`ethtool -S`) tell the other direction. A CPU load that is high
-while fabric traffic crosses the switch is software forwarding (~10 Gb/s ceilings, DOMAIN.md
-section 7); a read after the traffic ended cannot tell, so the load is sampled during it.
-
-The legs' counters go into the one counter log (measure/counters.py), one window per leg per
-traffic round. Outside a switch cluster (or when the switch cannot be read) a window is a
-no-op that says why; nothing here ever fails a measurement.
+"""The switch during traffic: each leg's `print stats` as windows of the counter log, and the
+cpu-load sampled while traffic flows (software forwarding shows only then). A no-op that says
+why outside a switch cluster; it never fails a measurement. docs/measurement.md.
 """
 
 from __future__ import annotations
@@ -71,8 +59,6 @@ WATCHED: tuple[Counter, ...] = (
     Counter("tx-pause", "pfc_stall", "the switch sent pause frames (flow control/PFC on)",
             "switch->host"),
 )  # fmt: skip
-INFO = ("rs-fec-corrected",)
-"""Grows on healthy links (errors FEC corrected): recorded, never failed."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,6 @@
-"""TCP bandwidth with iperf3: parallel streams on both netdevs of a pair at the same time.
-
-One TCP stream or one netdev under-reports on a Spark (DOMAIN.md §4), so every rail link of the
-pair gets its own server (bound to the far rail's address) and client (bound to the near one,
-`-P bandwidth.iperf3_streams`, `-J`), all at once. `iperf3 -J` exits 0 even when it could not
-connect: the JSON `error` key decides. Pairs run in the same schedule as RDMA
-(`bandwidth.schedule` and `bandwidth.directions`), so every node sends and receives on every rail.
+"""TCP bandwidth with iperf3 in the RDMA schedule: every rail link of a pair its own server and
+client (`-P bandwidth.iperf3_streams`, `-J`) at once, as one stream or one netdev under-reports on
+a Spark (DOMAIN.md §4). `iperf3 -J` exits 0 even when it could not connect: `error` decides.
 """
 
 from __future__ import annotations
@@ -12,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.measure import bwplan, soak_temps
+from pytest_sparkfabric.measure import bwplan, soak
 from pytest_sparkfabric.measure.engine import PhaseName
-from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, SLACK_S, Flow
+from pytest_sparkfabric.measure.flows import Flow, tool_flow
 from pytest_sparkfabric.measure.rdma import BwResult, Reading, Tool, run_schedule, schedule
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.iperf3 import (
@@ -22,7 +18,6 @@ from pytest_sparkfabric.probes.iperf3 import (
     build_iperf3_server,
     parse_iperf3_json,
 )
-from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.plan import NodePair
@@ -30,12 +25,11 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.transport import RunResult
 
 NAME: PhaseName = "tcp"
-TcpResult = BwResult
 
 
 @dataclass(frozen=True)
 class TcpRun:
-    links: dict[str, tuple[TcpResult, ...]]
+    links: dict[str, tuple[BwResult, ...]]
     """Measured rail link id -> one result per measured direction, a->b first."""
     round_of: dict[str, int]
     elapsed_s: float
@@ -52,22 +46,17 @@ def _read(r: RunResult) -> Reading:
     return Reading(gbps, None, res.streams, res.retransmits)
 
 
-def _flow(fabric: Fabric, test: bwplan.RailTest, port: int) -> Flow:
+def _flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
     bw = fabric.cluster.spec.bandwidth
-    server = build_iperf3_server(port=port, one_off=True, bind=test.dst.address.ip)
+    server = build_iperf3_server(port=port, one_off=True, bind=t.dst.address.ip)
     client = build_iperf3_client(
-        test.dst.address.ip,
+        t.dst.address.ip,
         streams=bw.iperf3_streams,
         duration_s=bw.duration_s,
         port=port,
-        bind=test.src.address.ip,
+        bind=t.src.address.ip,
     )
-    return Flow(
-        test.key,
-        Job(test.dst.node, server, bw.duration_s + SLACK_S + LISTEN_WAIT_S),
-        Job(test.src.node, client, bw.duration_s + SLACK_S),
-        port,
-    )
+    return tool_flow(t.key, port, bw.duration_s, (t.dst.node, server), (t.src.node, client))
 
 
 IPERF3 = Tool("iperf3", _flow, _read, base_offset=10)
@@ -77,14 +66,14 @@ def runs(fabric: Fabric) -> TcpRun:
     return fabric.phase(NAME, measure)
 
 
-def pair_results(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[TcpResult, ...]]:
+def pair_results(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[BwResult, ...]]:
     """The pair's first round and every measured direction of each of its rails."""
     run = runs(fabric)
     return run.round_of[pair.id], tuple(r for link in pair.links for r in run.links[link.id])
 
 
 def measure(fabric: Fabric) -> TcpRun:
-    soak_temps.baseline(fabric)  # the NICs idle, before any traffic of the session
+    soak.baseline(fabric)  # the NICs idle, before any traffic of the session
     plan = schedule(fabric)
     if not plan.rounds:
         return TcpRun({}, {}, 0.0)

@@ -1,9 +1,6 @@
 """The session's measurements as diagnosis evidence, and failure messages that carry findings.
-
-A failing bandwidth or NCCL item asks `diagnose()` what the session has seen so far. Where the
-cause cannot be told without one more measurement (a slow rail with a healthy loopback: PFC
-stall or switch forwarding? only TCP tells), that phase runs now; it is cached, so its own items
-later reuse it.
+Where the cause needs one more measurement (slow RDMA with a healthy loopback: only TCP tells),
+that phase runs now; it is cached, so its own items later reuse it.
 """
 
 from __future__ import annotations
@@ -43,7 +40,7 @@ from pytest_sparkfabric.measure import (
 from pytest_sparkfabric.measure import tcp as tcp_phase
 from pytest_sparkfabric.measure.nccl_run import NcclRun
 from pytest_sparkfabric.measure.rdma import BwResult, Loopbacks, RdmaRun
-from pytest_sparkfabric.measure.tcp import TcpResult, TcpRun
+from pytest_sparkfabric.measure.tcp import TcpRun
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.model import Rail
@@ -73,7 +70,7 @@ def _rdma(run: RdmaRun | None) -> tuple[Rate, ...]:
 
 def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[PairRates, ...]:
     """One entry per measured direction of a pair, its rails together."""
-    by_link: Mapping[str, Sequence[BwResult | TcpResult]] = run.links if run is not None else {}
+    by_link: Mapping[str, Sequence[BwResult]] = run.links if run is not None else {}
     out = []
     for pair in fabric.plan.pairs:
         per_link = [by_link.get(link.id, ()) for link in pair.links]
@@ -104,8 +101,7 @@ def _no_link(fabric: Fabric) -> tuple[Site, ...]:
     for rail in fabric.cluster.rails:
         eth = links.ethtool(fabric, rail)
         if eth.value is not None and eth.value.link_detected is False:
-            cable = objs.cable_of(fabric.plan, rail.node, rail.port)
-            out.append(Site(rail.id, (rail.node,), (cable,) if cable else (objs.rail(rail),)))
+            out.append(Site(rail.id, (rail.node,), cable(fabric, rail)))
     return tuple(out)
 
 

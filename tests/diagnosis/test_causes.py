@@ -16,7 +16,7 @@ from pytest_sparkfabric.diagnosis.causes import Failure, RootCauses, group, of_f
 from pytest_sparkfabric.diagnosis.diagnose import diagnose
 from pytest_sparkfabric.diagnosis.evidence import Evidence, Finding, Rate, Site
 from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
-from pytest_sparkfabric.measure.suspects import suspects
+from pytest_sparkfabric.measure.localize import suspects
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

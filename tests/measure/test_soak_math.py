@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_sparkfabric.measure.counters import Snapshot, Window, windows
+from pytest_sparkfabric.measure.soak import degrees, module_temp
 from pytest_sparkfabric.measure.soak_math import (
     LaneLimits,
     ber,
@@ -20,7 +21,6 @@ from pytest_sparkfabric.measure.soak_math import (
     max_ber,
     post_fec_growth,
 )
-from pytest_sparkfabric.measure.soak_temps import degrees, module_temp
 from pytest_sparkfabric.probes.ethtool import (
     ModuleEeprom,
     parse_ethtool_module,
@@ -125,38 +125,32 @@ def test_the_seeds_lane_fails_at_its_level_as_it_grows_with_heat() -> None:
     assert out[0].grew == pytest.approx(290.0) and "grew" in out[0].why
 
 
-def test_a_lane_standing_alone_but_flat_is_a_warning() -> None:
-    ws = series([(3, 3000, 4, 3)] * 3)
-    out = judge_lanes(ws, [60.0, 75.0, 81.0], in_use=None, speed_mbps=200_000, limits=LIMITS)
-    assert [(o.lane, o.level) for o in out] == [(1, "warn")]
-    above = judge_lanes(
-        series([(3, 200, 4, 3)] * 2), [60.0, 80.0], in_use=None, speed_mbps=None, limits=LIMITS
-    )
-    assert [(o.lane, o.level) for o in above] == [(1, "warn")]
-
-
-def test_a_lane_past_the_fec_margin_fails_on_its_own_ber() -> None:
-    # 50G per lane at 200G over 4 lanes: 2e6/s is a lane BER of 4e-5.
-    out = judge_lanes(
-        series([(2e6, 2e6, 2e6, 2e6)]),
-        [None],
-        in_use=(0, 1, 2, 3),
-        speed_mbps=200_000,
-        limits=LIMITS,
-    )
-    assert {o.level for o in out} == {"fail"} and "BER" in out[0].why
-
-
-def test_lanes_that_never_moved_or_are_not_in_use_are_not_compared() -> None:
-    # The QSFP112 leg: lanes 2-3 idle at 0, a PAM4 trickle of 1500 and 900/s.
-    ws = series([(1500, 900, 0, 0)] * 3)
-    assert judge_lanes(ws, [60.0, 70.0, 80.0], in_use=None, speed_mbps=200_000, limits=LIMITS) == []
-    assert (
-        judge_lanes(ws, [60.0, 70.0, 80.0], in_use=(0, 1, 2, 3), speed_mbps=200_000, limits=LIMITS)
-        == []
-    )
-    stray = series([(30, 30, 0, 50_000)])
-    assert judge_lanes(stray, [None], in_use=(0, 1), speed_mbps=200_000, limits=LIMITS) == []
+@pytest.mark.parametrize(
+    ("rates", "temps", "in_use", "speed", "want"),
+    [
+        # Stands alone but stays flat as the NIC warms: a warning.
+        ([(3, 3000, 4, 3)] * 3, [60.0, 75.0, 81.0], None, 200_000, [(1, "warn")]),
+        # Above the warn ratio without standing alone: a warning.
+        ([(3, 200, 4, 3)] * 2, [60.0, 80.0], None, None, [(1, "warn")]),
+        # 50G per lane at 200G over 4 lanes: 2e6/s is a lane BER of 4e-5, past the FEC margin.
+        ([(2e6,) * 4], [None], (0, 1, 2, 3), 200_000, [(i, "fail") for i in range(4)]),
+        # The QSFP112 leg: lanes 2-3 idle at 0 are never compared.
+        ([(1500, 900, 0, 0)] * 3, [60.0, 70.0, 80.0], None, 200_000, []),
+        ([(1500, 900, 0, 0)] * 3, [60.0, 70.0, 80.0], (0, 1, 2, 3), 200_000, []),
+        # A lane not in use is not judged.
+        ([(30, 30, 0, 50_000)], [None], (0, 1), 200_000, []),
+    ],
+)
+def test_lane_levels(
+    rates: list[tuple[float, ...]],
+    temps: list[float | None],
+    in_use: tuple[int, ...] | None,
+    speed: int | None,
+    want: list[tuple[int, str]],
+) -> None:
+    out = judge_lanes(series(rates), temps, in_use=in_use, speed_mbps=speed, limits=LIMITS)
+    assert [(o.lane, o.level) for o in out] == want
+    assert all("BER" in o.why for o in out if o.level == "fail")
 
 
 @given(
@@ -179,21 +173,19 @@ def _run(text: str, rc: int = 0) -> RunResult:
     return RunResult("spark-1", "ethtool -m enp1s0f1np1", rc, text, "", 0.1)
 
 
-def test_a_module_with_diagnostics_gives_its_own_limit() -> None:
-    text = (DATA / "sff8636-qsfp28-cwdm4-finisar-laser-off-cx4.txt").read_text()
-    m = module_temp(_run(text))
-    assert m is not None and (m.temp_c, m.limit_c, m.alarm) == (34.5, 60.0, None)
-
-
-def test_a_passive_dac_gives_neither_temperature_nor_limit() -> None:
-    text = (DATA / "sff8472-sfp-dac-ubiquiti-udc2-2m.txt").read_text()
-    m = module_temp(_run(text))
-    assert m is not None and not m.temp_c and m.limit_c is None and m.alarm is None
-
-
-def test_an_unreadable_eeprom_is_not_sampled() -> None:
-    text = (DATA / "host-ethtool6.1-veth-m-netlink-error-not-supported.txt").read_text()
-    assert module_temp(_run(text, rc=1)) is None
+@pytest.mark.parametrize(
+    ("name", "rc", "want"),
+    [
+        ("sff8636-qsfp28-cwdm4-finisar-laser-off-cx4.txt", 0, (34.5, 60.0, None)),
+        ("sff8472-sfp-dac-ubiquiti-udc2-2m.txt", 0, (None, None, None)),  # a passive DAC
+        ("host-ethtool6.1-veth-m-netlink-error-not-supported.txt", 1, None),  # not sampled
+    ],
+)
+def test_module_temperature_and_its_own_limit(
+    name: str, rc: int, want: tuple[float | None, ...] | None
+) -> None:
+    m = module_temp(_run((DATA / name).read_text(), rc))
+    assert (m and (m.temp_c, m.limit_c, m.alarm)) == want
 
 
 def test_degrees() -> None:

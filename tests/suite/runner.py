@@ -21,7 +21,7 @@ import yaml
 # copies of a module (and of its stash keys and classes).
 import pytest_sparkfabric.diagnosis.causes
 import pytest_sparkfabric.fixtures
-import pytest_sparkfabric.measure.suspects
+import pytest_sparkfabric.measure.localize
 import pytest_sparkfabric.measure.witness
 import pytest_sparkfabric.session
 import pytest_sparkfabric.verdict  # noqa: F401
