@@ -164,28 +164,6 @@ def test_cabled_as_planned_is_no_mistake_wherever_lldp_names_nothing(
     assert solve(plan, found) == ()
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.integers(3, 8), st.data())
-def test_one_swap_at_a_box_is_one_exchange_there(n: int, data: st.DataObject) -> None:
-    box = data.draw(st.integers(1, n))
-    _, mistakes = solved(ring(n), swap_at_box(ring(n), lambda xs: f"spark-{box}", []))
-    assert [(m.kind, m.fix) for m in mistakes] == [
-        ("swap", f"exchange the two cables in spark-{box} port 0 and port 1")
-    ]
-    assert len(mistakes[0].planned) == 2
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.integers(4, 8), st.data())
-def test_two_boxes_exchanged_is_one_wrong_ring_order(n: int, data: st.DataObject) -> None:
-    one, other = data.draw(st.lists(st.integers(1, n), min_size=2, max_size=2, unique=True))
-    names = iter([f"spark-{one}", f"spark-{other}"])
-    _, mistakes = solved(ring(n), exchange_boxes(ring(n), lambda xs: next(names), []))
-    assert [m.kind for m in mistakes] == ["order"]
-    order = ", ".join(f"spark-{i + 1}" for i in range(n))
-    assert mistakes[0].fix.startswith(f"re-cable the ring in the order {order}: move the cables")
-
-
 def test_the_sim_cable_swap_on_a_ring_of_four() -> None:
     plan = ring(4)
     now = swap_at_box(plan, lambda xs: "spark-2", [])

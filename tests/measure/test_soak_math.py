@@ -115,16 +115,6 @@ def test_the_cmis_sample_is_cmis() -> None:
     assert used.lanes == (0, 1) and "CMIS" in used.source
 
 
-def test_the_seeds_lane_fails_at_its_level_as_it_grows_with_heat() -> None:
-    # A QSFP56 lane trickles like its neighbours while cool, then ~2.9k/s at 81 C.
-    ws = series([(3, 4, 3, 3), (3, 4, 3, 500), (3, 4, 3, 2900)])
-    out = judge_lanes(
-        ws, [60.0, 75.0, 81.0], in_use=(0, 1, 2, 3), speed_mbps=200_000, limits=LIMITS
-    )
-    assert [(o.lane, o.level, o.rate_per_s) for o in out] == [(3, "fail", 2900.0)]
-    assert out[0].grew == pytest.approx(290.0) and "grew" in out[0].why
-
-
 @pytest.mark.parametrize(
     ("rates", "temps", "in_use", "speed", "want"),
     [
