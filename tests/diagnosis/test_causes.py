@@ -58,7 +58,9 @@ def test_one_setting_wrong_on_two_nodes_is_one_cause_with_each_fix() -> None:
         for n in ("spark-1", "spark-2")
     ]
     fails.append(Failure("test_nccl_busbw", (), (Finding(rule, "NCCL", (), "busbw 13.9"),)))
-    (only,) = group(fails).causes
+    found = group(fails)
+    (only,) = found.causes
+    assert found.lines()[-1] == "     explains 3 checks"
     assert only.objects == ("spark-1", "spark-2")
     assert only.fix == (
         "on spark-1, set NCCL_IB_HCA=a,b in /etc/nccl.conf line 2; "

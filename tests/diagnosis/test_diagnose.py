@@ -26,7 +26,6 @@ def pair(*gbps: float) -> PairRates:
 
 
 HEALTHY_LOOP = loop(A, 106, 105) + loop(B, 107, 106)
-SLOW = ("switch_cpu_forwarding", "pfc_stall", "nic_throttled")
 
 # Evidence -> (rule, certain) of every finding, most specific first, and what they say.
 CASES = {

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from pytest_sparkfabric.measure.schedule import (
     Mode,
     Schedule,
-    Transfer,
     build,
     cable_stress,
     full,
@@ -212,12 +211,6 @@ def test_bad_input_is_refused_with_names() -> None:
         legs(["a", "b", "a"])
     with pytest.raises(ValueError, match="'a' at both ends"):
         over_cables([("a", "a")])
-
-
-def test_transfer_and_partners() -> None:
-    assert Transfer("a", "b").id == "a->b"
-    assert Transfer("a", "b", both_ways=True).directions() == (("a", "b"), ("b", "a"))
-    assert _partners(legs(["a", "b", "c", "d"]), "a") == ({"b", "d"}, {"b", "d"})
 
 
 # -- rounds of arbitrary pairs ------------------------------------------------------------

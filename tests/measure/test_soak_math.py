@@ -14,7 +14,6 @@ from pytest_sparkfabric.measure.soak import degrees, module_temp
 from pytest_sparkfabric.measure.soak_math import (
     LaneLimits,
     ber,
-    has_lane_counters,
     judge_lanes,
     lane_rates,
     lanes_in_use,
@@ -24,7 +23,6 @@ from pytest_sparkfabric.measure.soak_math import (
 from pytest_sparkfabric.probes.ethtool import (
     ModuleEeprom,
     parse_ethtool_module,
-    parse_ethtool_stats,
 )
 from pytest_sparkfabric.transport import RunResult
 
@@ -61,20 +59,6 @@ def test_rates_and_ber_from_rx_bits_phy_else_estimated() -> None:
     w = series([(2e5, 0, 0, 0)])[0]
     assert ber(w, 200_000) == pytest.approx(1e-6)  # 200G x 10 s
     assert max_ber([w], 100_000) == pytest.approx(2e-6)
-
-
-def test_real_counter_names_with_digits_and_no_lane_counters() -> None:
-    text = "NIC statistics:\n     rx_err_lane_0_phy: 6\n     rx_err_lane_2_phy: 190\n"
-    w = windows(
-        "soak",
-        [
-            ("a", Snapshot(0.0, {"rx_err_lane_0_phy": 0, "rx_err_lane_2_phy": 0})),
-            ("b", Snapshot(2.0, dict(parse_ethtool_stats(text)))),
-        ],
-    )[0]
-    assert lane_rates(w) == {0: 3.0, 2: 95.0}
-    bare = windows("soak", [("a", Snapshot(0.0, {"rx_corrected_bits_phy": 0}))] * 2)
-    assert has_lane_counters([w]) and not has_lane_counters(bare)
 
 
 def test_post_fec_growth() -> None:
