@@ -64,16 +64,6 @@ def test_tooltips_summarise_series_by_their_peak_and_cap_long_lists() -> None:
     assert rail.notes[-1] == "... and 5 more"
 
 
-def test_bandwidth_matrices_per_rail_with_loopback_on_the_diagonal() -> None:
-    bandwidth = matrices(document("ring", 4, Faults(bad_cable=0)))
-    assert [m.rail for m in bandwidth] == [0, 1]
-    m1 = bandwidth[1]
-    assert m1.cells[("spark-1", "spark-2")] == 0.3 and m1.cells[("spark-2", "spark-1")] == 0.3
-    assert m1.cells[("spark-1", "spark-1")] == 105.0
-    assert ("spark-1", "spark-3") not in m1.cells  # no cable, no figure
-    assert m1.threshold == 80 and m1.loopback_threshold == 80
-
-
 def test_soak_series_mark_flagged_lanes_and_hot_nodes() -> None:
     doc = document("ring", 4, Faults(bad_cable=2, hot=3))
     loud = [s.name for s in lanes(doc) if s.outlier]
