@@ -118,20 +118,3 @@ def test_a_server_that_exits_at_once_fails_its_flow_at_once() -> None:
         "the server said: server bye"
     )
     assert t.clock.now() < 1  # one poll, not LISTEN_WAIT_S of them
-
-
-def test_a_missing_server_tool_is_named_at_once_in_the_simulator() -> None:
-    from sparkfabric_sim.transport import SimTransport
-    from tests.sim.conftest import example
-
-    t = SimTransport(example("direct-2"))
-    server = Job("spark-2", "no-such-server -p 18515", 60)
-    f = Flow("f", server, Job("spark-1", "client", 40), 18515)
-    r = run_flows(t, [f])["f"]
-    assert r.client is None and r.error is not None and r.unmeasured is not None
-    assert r.error.startswith(
-        "spark-2: no-such-server: command not found (no-such-server is not installed, or not on "
-        "PATH); the server said: "
-    )
-    assert r.unmeasured.nodes == ("spark-2",)
-    assert t.clock.now() < 1

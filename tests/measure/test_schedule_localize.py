@@ -218,21 +218,3 @@ def test_pair_level_outcomes_and_intermittent_failures() -> None:
     flaky = [*outs, Outcome("spark-2", "spark-3", False), Outcome("spark-2", "spark-1", False)]
     [suspect] = localize(flaky).suspects
     assert (suspect.nodes, suspect.role, suspect.rails) == (("spark-2",), "send", ())
-
-
-@pytest.mark.parametrize("n", [3, 4, 5, 8, 64, 65, 128])
-def test_every_single_fault_is_named(n: int) -> None:
-    """Not a sample: each node behind a switch, and each node and cable of a ring, in turn."""
-    nodes = _names(n)
-    s = legs(nodes)
-    cables = [(nodes[i], nodes[(i + 1) % n]) for i in range(n)]
-    ring = over_cables(cables)
-    every = frozenset(RAILS)
-    for x in nodes:
-        [suspect] = localize(measure(s, Fault((x,), "both", every))).suspects
-        assert suspect.nodes == (x,)
-        [suspect] = localize(measure(ring, Fault((x,), "both", every)), cables).suspects
-        assert suspect.nodes == (x,)
-    for cable in cables:
-        loc = localize(measure(ring, Fault(cable, "both", every)), cables)
-        assert [(s.kind, set(s.nodes)) for s in loc.suspects] == [("cable", set(cable))]

@@ -14,7 +14,6 @@ from pytest_sparkfabric.measure.soak import degrees, module_temp
 from pytest_sparkfabric.measure.soak_math import (
     LaneLimits,
     ber,
-    has_lane_counters,
     judge_lanes,
     lane_rates,
     lanes_in_use,
@@ -24,7 +23,6 @@ from pytest_sparkfabric.measure.soak_math import (
 from pytest_sparkfabric.probes.ethtool import (
     ModuleEeprom,
     parse_ethtool_module,
-    parse_ethtool_stats,
 )
 from pytest_sparkfabric.transport import RunResult
 
@@ -63,20 +61,6 @@ def test_rates_and_ber_from_rx_bits_phy_else_estimated() -> None:
     assert max_ber([w], 100_000) == pytest.approx(2e-6)
 
 
-def test_real_counter_names_with_digits_and_no_lane_counters() -> None:
-    text = "NIC statistics:\n     rx_err_lane_0_phy: 6\n     rx_err_lane_2_phy: 190\n"
-    w = windows(
-        "soak",
-        [
-            ("a", Snapshot(0.0, {"rx_err_lane_0_phy": 0, "rx_err_lane_2_phy": 0})),
-            ("b", Snapshot(2.0, dict(parse_ethtool_stats(text)))),
-        ],
-    )[0]
-    assert lane_rates(w) == {0: 3.0, 2: 95.0}
-    bare = windows("soak", [("a", Snapshot(0.0, {"rx_corrected_bits_phy": 0}))] * 2)
-    assert has_lane_counters([w]) and not has_lane_counters(bare)
-
-
 def test_post_fec_growth() -> None:
     a = snap(0.0, (0,) * 4, rx_pcs_symbol_err_phy=5, link_down_events_phy=1)
     b = snap(5.0, (0,) * 4, rx_pcs_symbol_err_phy=7, link_down_events_phy=2)
@@ -113,16 +97,6 @@ def test_the_cmis_sample_is_cmis() -> None:
     text = (DATA / name).read_text()
     used = lanes_in_use(lanes_reported=None, module=parse_ethtool_module(text), speed_mbps=200_000)
     assert used.lanes == (0, 1) and "CMIS" in used.source
-
-
-def test_the_seeds_lane_fails_at_its_level_as_it_grows_with_heat() -> None:
-    # A QSFP56 lane trickles like its neighbours while cool, then ~2.9k/s at 81 C.
-    ws = series([(3, 4, 3, 3), (3, 4, 3, 500), (3, 4, 3, 2900)])
-    out = judge_lanes(
-        ws, [60.0, 75.0, 81.0], in_use=(0, 1, 2, 3), speed_mbps=200_000, limits=LIMITS
-    )
-    assert [(o.lane, o.level, o.rate_per_s) for o in out] == [(3, "fail", 2900.0)]
-    assert out[0].grew == pytest.approx(290.0) and "grew" in out[0].why
 
 
 @pytest.mark.parametrize(

@@ -227,8 +227,6 @@ def document(
         cause = {"rule": "nic_throttled", "cause": why, "fix": fix, "objects": [throttled]}
         causes.append(cause | {"items": throttle_items})
     outcomes = {i["outcome"] for i in items}
-    verdict = "incomplete" if "not_measured" in outcomes else "accepted"
-    verdict = "rejected" if "failed" in outcomes else verdict
     limits = defaults(topology, n).values()
     verdict = "incomplete" if "not_measured" in outcomes else "accepted"
     verdict = "rejected" if "failed" in outcomes else verdict

@@ -9,13 +9,17 @@ from pytest_sparkfabric.report.banner import html, terminal_lines
 from tests.report.sample import Faults, document, edit
 
 
-def test_terminal_lines_of_a_healthy_run() -> None:
-    lines = terminal_lines(document("direct", 2, name="bench-pair", soak_minutes=1))
+def test_terminal_lines_and_html_of_a_healthy_run() -> None:
+    doc = document("direct", 2, name="bench-pair", soak_minutes=1)
+    lines = terminal_lines(doc)
     assert [ln.text for ln in lines] == [
         "sparkfabric: ACCEPTED  bench-pair: direct, 2 nodes, 2025-06-01 10:00 +00:00, 12 min 04 s",
         "  13 passed, 0 warned, 0 failed, 0 not measured (13 checks)",
     ]
     assert lines[0].tone == "good"
+    out = html(doc)
+    assert 'data-verdict="accepted"' in out
+    assert "sf-causes" not in out and "sf-unexplained" not in out
 
 
 def test_terminal_lines_name_each_root_cause_once_with_objects_and_fix() -> None:
@@ -81,9 +85,3 @@ def test_html_banner_escapes_everything_from_tool_output() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out
     assert 'data-rule="&lt;rule&amp;&gt;"' in out
     assert "switch &lt;admin&gt; &amp; co" in out
-
-
-def test_html_of_a_healthy_run_has_no_cause_list() -> None:
-    out = html(document("direct", 2, soak_minutes=1))
-    assert 'data-verdict="accepted"' in out
-    assert "sf-causes" not in out and "sf-unexplained" not in out

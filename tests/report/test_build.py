@@ -12,32 +12,10 @@ def _cable(r: Picture, cid: str) -> FabricCable:
     return next(c for c in r.cables if c.id == cid)
 
 
-def test_a_healthy_run_is_all_green() -> None:
-    r = picture(document("switch", 4, name="lab-4"))
-    assert {n.status for n in r.nodes} == {"pass"}
-    assert {c.status for c in r.cables} == {"pass"}
-
-
-def test_a_bad_cable_is_red_on_its_rail_and_named_by_its_cause() -> None:
-    r = picture(document("ring", 4, Faults(bad_cable=1)))
-    bad = _cable(r, "spark-2:p0<->spark-3:p1")
-    assert bad.status == "fail" and bad.causes == (1,) and not bad.elsewhere
-    rails = {x.rail: x for x in bad.rails}
-    assert rails[1].status == "fail" and not rails[1].elsewhere
-    assert rails[0].status == "pass"
-    assert any("0.3 Gb/s" in note for note in rails[1].notes)
-    others = [c for c in r.cables if c.id != bad.id]
-    assert {c.status for c in others} == {"pass"}
-
-
 def test_failures_explained_by_a_cause_elsewhere_are_collateral() -> None:
     doc = document("mesh", 3, Faults(throttled=0))
     r = picture(doc)
-    nodes = {n.name: n for n in r.nodes}
-    assert nodes["spark-1"].causes == (1,)
-    assert nodes["spark-1"].status == "fail" and not nodes["spark-1"].elsewhere
-    # Its partners fail too (the all-reduce and their transfers with spark-1), because of it.
-    assert nodes["spark-2"].status == "fail" and nodes["spark-2"].elsewhere
+    # spark-1's NIC is throttled: its cables fail because of it (its node: test_picture).
     touching = _cable(r, "spark-1:p0<->spark-2:p1")
     assert touching.status == "fail" and touching.elsewhere and touching.causes == ()
     # The inventory keeps the cable's own verdict: a vendor must not see it as failed.
@@ -84,16 +62,6 @@ def test_tooltips_summarise_series_by_their_peak_and_cap_long_lists() -> None:
     rail = picture(document("switch", 8)).cables[0].rails[0]
     assert len(rail.notes) == 12
     assert rail.notes[-1] == "... and 5 more"
-
-
-def test_bandwidth_matrices_per_rail_with_loopback_on_the_diagonal() -> None:
-    bandwidth = matrices(document("ring", 4, Faults(bad_cable=0)))
-    assert [m.rail for m in bandwidth] == [0, 1]
-    m1 = bandwidth[1]
-    assert m1.cells[("spark-1", "spark-2")] == 0.3 and m1.cells[("spark-2", "spark-1")] == 0.3
-    assert m1.cells[("spark-1", "spark-1")] == 105.0
-    assert ("spark-1", "spark-3") not in m1.cells  # no cable, no figure
-    assert m1.threshold == 80 and m1.loopback_threshold == 80
 
 
 def test_soak_series_mark_flagged_lanes_and_hot_nodes() -> None:

@@ -1,7 +1,7 @@
 """A simulated cable acceptance campaign read as its users read it: three runs of one ring
 (healthy; spark-2's two cables swapped, examples/faults/cable_swapped.yaml; fixed), the swapped
-run's pytest-html report in Chromium, its JUnit XML as a CI dashboard parses it,
-`sparkfabric cables` over the three and `report diff` between them."""
+run's pytest-html report (in Chromium: tests/suite/test_report.py), its JUnit XML as a CI
+dashboard parses it, `sparkfabric cables` over the three and `report diff` between them."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ import yaml
 from pytest_sparkfabric.cli import main
 from pytest_sparkfabric.report.diff import compare, text
 from pytest_sparkfabric.results import Results, read
-from tests.report.test_browser import CHROMIUM, chromium
 
 SWAPPED = Path(__file__).resolve().parents[2] / "examples" / "faults" / "cable_swapped.yaml"
 RUNS = ("1-healthy", "2-swapped", "3-fixed")
@@ -112,12 +111,9 @@ def test_junit_carries_the_verdict_and_its_causes(campaign: Path) -> None:
         assert causes and all(f"[{c.rule}] {', '.join(c.objects)}" in message for c in causes)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install chromium)")
-def test_the_swapped_run_report_draws_and_lists_the_wrong_cables(
-    campaign: Path, tmp_path: Path
-) -> None:
-    report = campaign / "2-swapped.html"
-    page = report.read_text()
+def test_the_swapped_run_report_draws_and_lists_the_wrong_cables(campaign: Path) -> None:
+    page = (campaign / "2-swapped.html").read_text()
+    assert "sparkfabric: lab REJECTED</title>" in page
     wrong = re.findall(
         r'<g class="sf-cable" [^>]*data-status="fail"[^>]*data-found="([^"]+)"', page
     )
@@ -129,18 +125,4 @@ def test_the_swapped_run_report_draws_and_lists_the_wrong_cables(
         "spark-1:p0&lt;-&gt;spark-2:p1",
         "spark-2:p0&lt;-&gt;spark-3:p1",
     ]
-    run = chromium(tmp_path, report, "--dump-dom")
-    assert run.returncode == 0, run.stderr[-2000:]
-    dom = run.stdout
-    assert "sparkfabric: lab REJECTED</title>" in dom
-    assert dom.count('class="sf-wrong"') == 2
-    assert dom.count('class="sf-cable-row"') == 4
-    shot = tmp_path / "report.png"
-    run = chromium(tmp_path, report, f"--screenshot={shot}", "--window-size=1200,900")
-    assert run.returncode == 0 and shot.exists(), run.stderr[-2000:]
-    from PIL import Image
-
-    with Image.open(shot) as image:
-        rgb = image.convert("RGB")
-        # The verdict banner comes before pytest-html's Environment table, near the top.
-        assert any(rgb.getpixel((600, y)) == (0xB7, 0x1C, 0x1C) for y in range(0, 300, 4))
+    assert page.count('class="sf-wrong"') == 2 and len(rows) == 4

@@ -70,16 +70,13 @@ def test_a_switch_leg_end_shows_what_it_has() -> None:
     assert rows[0][9] == "A: RSB: fec91"  # the two ends name FEC differently: both shown
 
 
-def test_ends_that_disagree_are_both_shown_and_marked() -> None:
+def test_ends_that_disagree_are_both_shown_and_nothing_read_is_a_dash() -> None:
     doc = _edited(document("direct", 2, soak_minutes=1), 0, b__serial="S2", b__vendor="Luxshare")
     table = _table(doc)
     assert 'title="the two ends differ">A: APF00000001<br>B: S2</td>' in table
     assert "<td>1 m</td>" in table
-
-
-def test_nothing_read_shows_a_dash() -> None:
-    doc = _edited(document("direct", 2, soak_minutes=1), 0, a__serial=None, b__serial=None)
-    assert _rows(_table(doc))[0][0] == "\u2014"
+    unread = _edited(document("direct", 2, soak_minutes=1), 0, a__serial=None, b__serial=None)
+    assert _rows(_table(unread))[0][0] == "\u2014"  # nothing read: a dash
 
 
 def test_a_cable_found_elsewhere_fails_and_says_where_it_runs() -> None:
