@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import itertools
 import xml.etree.ElementTree as ET
+from typing import get_args
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_sparkfabric.report.build import (
     End,
@@ -18,7 +21,7 @@ from pytest_sparkfabric.report.build import (
 )
 from pytest_sparkfabric.report.picture import cable_order, layout, render
 from pytest_sparkfabric.report.style import FILL, STROKE
-from pytest_sparkfabric.results import Results
+from pytest_sparkfabric.results import Results, Status
 from tests.report.sample import Faults, document
 
 SIZES = [
@@ -251,3 +254,45 @@ def test_switch_boxes_name_the_port_and_leg() -> None:
     assert texts == ["spark-1", "p1 \u2194 qsfp56-dd-1-1"]
     (switch,) = _groups(root, "sf-switch")
     assert _title(switch) == "switch 192.168.88.1\n2 legs"
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    topology=st.sampled_from(["direct", "mesh", "ring", "switch"]),
+    n=st.integers(2, 70),
+    data=st.data(),
+)
+def test_any_fabric_draws_well_formed_with_boxes_apart(
+    topology: str, n: int, data: st.DataObject
+) -> None:
+    n = {"direct": 2, "mesh": 3}.get(topology, n)
+    statuses: st.SearchStrategy[Status] = st.sampled_from(get_args(Status))
+    names = [f"n{i}" for i in range(n)]
+    nodes = tuple(
+        FabricNode(x, data.draw(statuses), causes=(1,) * (i % 2)) for i, x in enumerate(names)
+    )
+    if topology == "switch":
+        ends = [(End(x, "p1"), End(None, f"leg-{i}")) for i, x in enumerate(names)]
+    elif topology == "direct":
+        ends = [(End(names[0], "p0"), End(names[1], "p0"))]
+    else:
+        order = data.draw(st.permutations(names))  # cabled in any order, even not as listed
+        ends = [(End(order[i], "p0"), End(order[(i + 1) % n], "p1")) for i in range(n)]
+    kept = data.draw(st.lists(st.sampled_from(range(len(ends))), unique=True))
+    cables = tuple(
+        FabricCable(
+            f"{a.label}<->{b.label}",
+            a,
+            b,
+            data.draw(statuses),
+            rails=tuple(RailState(r, data.draw(statuses), elsewhere=True) for r in (0, 1)),
+        )
+        for i, (a, b) in enumerate(ends)
+        if i in kept
+    )
+    root = ET.fromstring(render(Picture(topology, nodes, cables)))  # type: ignore[arg-type]
+    boxes = [_rect(g) for g in _groups(root, "sf-node")]
+    assert len(boxes) == n
+    assert len(_groups(root, "sf-cable")) == len(cables)
+    for (ax, ay, aw, ah), (bx, by, bw, bh) in itertools.combinations(boxes, 2):
+        assert ax + aw <= bx or bx + bw <= ax or ay + ah <= by or by + bh <= ay
