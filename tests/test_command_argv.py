@@ -36,25 +36,10 @@ from pytest_sparkfabric.measure import (
 )
 from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS
-from pytest_sparkfabric.transport.base import Job, RunResult, Transport, VirtualClock
+from pytest_sparkfabric.transport.base import Finished, Job, RunResult, Transport, VirtualClock
 from tests.shellrun import HOME, Argv, started
 
 # -- a transport that only reads the commands --------------------------------------------------
-
-
-class _Done:
-    def __init__(self, job: Job, result: RunResult) -> None:
-        self.job = job
-        self._result = result
-
-    def done(self) -> bool:
-        return False  # a server runs until stopped: the flows poll for it as they would
-
-    def wait(self) -> RunResult:
-        return self._result
-
-    def stop(self) -> RunResult:
-        return self._result
 
 
 class ArgvTransport(Transport):
@@ -70,8 +55,9 @@ class ArgvTransport(Transport):
             self.sent.append((job, argvs))
         return RunResult(job.node, job.command, outcome.rc, outcome.stdout, "", 0.01)
 
-    def start(self, job: Job) -> _Done:
-        return _Done(job, self.run(job))
+    def start(self, job: Job) -> Finished:
+        # A server runs until stopped: the flows poll for it as they would.
+        return Finished(job, self.run(job), polls_running=None)
 
 
 def every_command(cluster: Cluster) -> list[tuple[Job, list[Argv]]]:
@@ -158,18 +144,12 @@ def shapes(cluster: Cluster) -> list[tuple[Element, ...]]:
 
 
 def _fits(argv: Argv, shape: Sequence[Element]) -> bool:
-    if len(argv) != len(shape):
-        return False
-    for arg, want in zip(argv, shape, strict=True):
-        if isinstance(want, str):
-            ok = arg == want
-        elif isinstance(want, frozenset):
-            ok = arg in want
-        else:
-            ok = want.fullmatch(arg) is not None
-        if not ok:
-            return False
-    return True
+    def fits(arg: str, want: Element) -> bool:
+        if isinstance(want, re.Pattern):
+            return want.fullmatch(arg) is not None
+        return arg == want if isinstance(want, str) else arg in want
+
+    return len(argv) == len(shape) and all(map(fits, argv, shape))
 
 
 def template_argv(template: str, values: Mapping[str, str | list[str]]) -> list[str]:
@@ -229,11 +209,10 @@ def assert_intended(cluster: Cluster) -> None:
     sent = every_command(cluster)
     allowed = shapes(cluster)
     for job, argvs in sent:
-        if job.command == REACH_COMMAND:
-            assert argvs == []  # the reach probe: a builtin, it proves the shell answers
-            continue
-        if job.command == nccl_env.VERSION_COMMAND:
-            assert argvs == []  # the NCCL library's name: `echo` of fixed globs, a builtin
+        if job.command in (REACH_COMMAND, nccl_env.VERSION_COMMAND):
+            # Builtins only: the reach probe proves the shell answers; the NCCL library's name
+            # is `echo` of fixed globs.
+            assert argvs == []
             continue
         assert argvs, f"{job.command!r} started nothing"
         for argv in argvs:
