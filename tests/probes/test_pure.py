@@ -150,12 +150,10 @@ def test_effective_sysctl_is_max_of_present(a: int | None, b: int | None) -> Non
 
 def _records(values: dict[str, str | None]) -> str:
     """What build_read_files' loop prints for these file contents."""
-    out = []
-    for path, value in values.items():
-        out.append(
-            f"SFREAD\tok\t{path}\t{value}" if value is not None else f"SFREAD\tmissing\t{path}"
-        )
-    return "\n".join(out) + "\n"
+    return "".join(
+        f"SFREAD\tok\t{path}\t{value}\n" if value is not None else f"SFREAD\tmissing\t{path}\n"
+        for path, value in values.items()
+    )
 
 
 paths = st.text(alphabet="abc/_.-0123456789", min_size=1, max_size=20)
