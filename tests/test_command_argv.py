@@ -38,6 +38,7 @@ from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS
 from pytest_sparkfabric.transport.base import Finished, Job, RunResult, Transport, VirtualClock
 from tests.shellrun import HOME, Argv, started
+from tests.sim.strategies import cluster_text
 
 # -- a transport that only reads the commands --------------------------------------------------
 
@@ -321,32 +322,15 @@ def test_every_command_runs_exactly_the_intended_argv(cluster: Cluster) -> None:
 
 # -- the reported injections (their refusal messages: tests/cluster/messages.txt) --------------
 
-RING_NODE = """\
-  - name: spark-{i}
-    ssh: {{host: {host}}}
-    ports:
-      0: [192.168.{a}.1{i}/24, 192.168.{b}.1{i}/24]
-      1: [192.168.{c}.1{i}/24, 192.168.{d}.1{i}/24]
-"""
 
-
-def _ring(host3: str = "10.0.0.13", netdev: str = "enp1s0f0np0", env: str = "{}") -> str:
-    nodes = ""
-    for i in range(1, 5):
-        out, back = 2 * (i - 1), 2 * ((i - 2) % 4)
-        host = host3 if i == 3 else f"10.0.0.1{i}"
-        nodes += RING_NODE.format(
-            i=i, host=host, a=100 + out, b=101 + out, c=100 + back, d=101 + back
-        )
-    nodes = nodes.replace(
-        "0: [192.168.100.11/24,", f"0: [{{address: 192.168.100.11/24, netdev: '{netdev}'}},", 1
-    )
-    return f"topology: ring\ntransport: sim\nnodes:\n{nodes}nccl:\n  env: {env}\n"
+def _ring(nccl: str) -> Cluster:
+    """A four-box ring (tests/sim/strategies.py) with this `nccl:` section."""
+    return parse_cluster(cluster_text("ring", 4, seed=7, mtu=9000, port=0) + "nccl:\n" + nccl)
 
 
 @pytest.mark.slow
 def test_an_env_value_reaches_the_launcher_as_one_literal_argument() -> None:
-    cluster = parse_cluster(_ring(env="{NCCL_IB_HCA: 'a b;c$(d)', NCCL_CONF_FILE: '-n x;$(id)'}"))
+    cluster = _ring("  env: {NCCL_IB_HCA: 'a b;c$(d)', NCCL_CONF_FILE: '-n x;$(id)'}\n")
     sent = every_command(cluster)
     launches = [a for _, argvs in sent for a in argvs if a[0] == "mpirun"]
     assert len(launches) == 1
@@ -359,7 +343,6 @@ def test_an_env_value_reaches_the_launcher_as_one_literal_argument() -> None:
 
 
 def test_a_home_relative_binary_still_expands_on_the_launch_node() -> None:
-    text = _ring().replace("nccl:\n", "nccl:\n  binary: ~/nccl-tests/build/all_reduce_perf\n")
-    argv = launch_argv(parse_cluster(text))
-    assert f"{HOME}/nccl-tests/build/all_reduce_perf" in argv
-    assert_intended(parse_cluster(text))
+    cluster = _ring("  binary: ~/nccl-tests/build/all_reduce_perf\n")
+    assert f"{HOME}/nccl-tests/build/all_reduce_perf" in launch_argv(cluster)
+    assert_intended(cluster)
