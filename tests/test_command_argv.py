@@ -36,25 +36,11 @@ from pytest_sparkfabric.measure import (
 )
 from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS
-from pytest_sparkfabric.transport.base import Job, RunResult, Transport, VirtualClock
+from pytest_sparkfabric.transport.base import Finished, Job, RunResult, Transport, VirtualClock
 from tests.shellrun import HOME, Argv, started
+from tests.sim.strategies import cluster_text
 
 # -- a transport that only reads the commands --------------------------------------------------
-
-
-class _Done:
-    def __init__(self, job: Job, result: RunResult) -> None:
-        self.job = job
-        self._result = result
-
-    def done(self) -> bool:
-        return False  # a server runs until stopped: the flows poll for it as they would
-
-    def wait(self) -> RunResult:
-        return self._result
-
-    def stop(self) -> RunResult:
-        return self._result
 
 
 class ArgvTransport(Transport):
@@ -70,8 +56,9 @@ class ArgvTransport(Transport):
             self.sent.append((job, argvs))
         return RunResult(job.node, job.command, outcome.rc, outcome.stdout, "", 0.01)
 
-    def start(self, job: Job) -> _Done:
-        return _Done(job, self.run(job))
+    def start(self, job: Job) -> Finished:
+        # A server runs until stopped: the flows poll for it as they would.
+        return Finished(job, self.run(job), polls_running=None)
 
 
 def every_command(cluster: Cluster) -> list[tuple[Job, list[Argv]]]:
@@ -158,18 +145,12 @@ def shapes(cluster: Cluster) -> list[tuple[Element, ...]]:
 
 
 def _fits(argv: Argv, shape: Sequence[Element]) -> bool:
-    if len(argv) != len(shape):
-        return False
-    for arg, want in zip(argv, shape, strict=True):
-        if isinstance(want, str):
-            ok = arg == want
-        elif isinstance(want, frozenset):
-            ok = arg in want
-        else:
-            ok = want.fullmatch(arg) is not None
-        if not ok:
-            return False
-    return True
+    def fits(arg: str, want: Element) -> bool:
+        if isinstance(want, re.Pattern):
+            return want.fullmatch(arg) is not None
+        return arg == want if isinstance(want, str) else arg in want
+
+    return len(argv) == len(shape) and all(map(fits, argv, shape))
 
 
 def template_argv(template: str, values: Mapping[str, str | list[str]]) -> list[str]:
@@ -229,11 +210,10 @@ def assert_intended(cluster: Cluster) -> None:
     sent = every_command(cluster)
     allowed = shapes(cluster)
     for job, argvs in sent:
-        if job.command == REACH_COMMAND:
-            assert argvs == []  # the reach probe: a builtin, it proves the shell answers
-            continue
-        if job.command == nccl_env.VERSION_COMMAND:
-            assert argvs == []  # the NCCL library's name: `echo` of fixed globs, a builtin
+        if job.command in (REACH_COMMAND, nccl_env.VERSION_COMMAND):
+            # Builtins only: the reach probe proves the shell answers; the NCCL library's name
+            # is `echo` of fixed globs.
+            assert argvs == []
             continue
         assert argvs, f"{job.command!r} started nothing"
         for argv in argvs:
@@ -342,32 +322,15 @@ def test_every_command_runs_exactly_the_intended_argv(cluster: Cluster) -> None:
 
 # -- the reported injections (their refusal messages: tests/cluster/messages.txt) --------------
 
-RING_NODE = """\
-  - name: spark-{i}
-    ssh: {{host: {host}}}
-    ports:
-      0: [192.168.{a}.1{i}/24, 192.168.{b}.1{i}/24]
-      1: [192.168.{c}.1{i}/24, 192.168.{d}.1{i}/24]
-"""
 
-
-def _ring(host3: str = "10.0.0.13", netdev: str = "enp1s0f0np0", env: str = "{}") -> str:
-    nodes = ""
-    for i in range(1, 5):
-        out, back = 2 * (i - 1), 2 * ((i - 2) % 4)
-        host = host3 if i == 3 else f"10.0.0.1{i}"
-        nodes += RING_NODE.format(
-            i=i, host=host, a=100 + out, b=101 + out, c=100 + back, d=101 + back
-        )
-    nodes = nodes.replace(
-        "0: [192.168.100.11/24,", f"0: [{{address: 192.168.100.11/24, netdev: '{netdev}'}},", 1
-    )
-    return f"topology: ring\ntransport: sim\nnodes:\n{nodes}nccl:\n  env: {env}\n"
+def _ring(nccl: str) -> Cluster:
+    """A four-box ring (tests/sim/strategies.py) with this `nccl:` section."""
+    return parse_cluster(cluster_text("ring", 4, seed=7, mtu=9000, port=0) + "nccl:\n" + nccl)
 
 
 @pytest.mark.slow
 def test_an_env_value_reaches_the_launcher_as_one_literal_argument() -> None:
-    cluster = parse_cluster(_ring(env="{NCCL_IB_HCA: 'a b;c$(d)', NCCL_CONF_FILE: '-n x;$(id)'}"))
+    cluster = _ring("  env: {NCCL_IB_HCA: 'a b;c$(d)', NCCL_CONF_FILE: '-n x;$(id)'}\n")
     sent = every_command(cluster)
     launches = [a for _, argvs in sent for a in argvs if a[0] == "mpirun"]
     assert len(launches) == 1
@@ -380,7 +343,6 @@ def test_an_env_value_reaches_the_launcher_as_one_literal_argument() -> None:
 
 
 def test_a_home_relative_binary_still_expands_on_the_launch_node() -> None:
-    text = _ring().replace("nccl:\n", "nccl:\n  binary: ~/nccl-tests/build/all_reduce_perf\n")
-    argv = launch_argv(parse_cluster(text))
-    assert f"{HOME}/nccl-tests/build/all_reduce_perf" in argv
-    assert_intended(parse_cluster(text))
+    cluster = _ring("  binary: ~/nccl-tests/build/all_reduce_perf\n")
+    assert f"{HOME}/nccl-tests/build/all_reduce_perf" in launch_argv(cluster)
+    assert_intended(cluster)

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.dmesg import classify, parse_kernel_log
 
-SAMPLE = (
-    Path(__file__).parents[1]
-    / "data/kernel-log/dmesg-tail-cx-mlx5-link-down-two-ports-mixed-noise-lkml.txt"
-)
+from .golden import sample
 
 
 def test_since_keeps_the_events_of_the_window() -> None:
     # The sample's events are pinned by its golden file: two mlx5 link downs, no ixgbe link up.
-    log = parse_kernel_log(SAMPLE.read_text(encoding="utf-8"))
+    log = parse_kernel_log(
+        sample("kernel-log/dmesg-tail-cx-mlx5-link-down-two-ports-mixed-noise-lkml.txt")
+    )
     assert [e.time_s for e in log.since(18866.0) if e.kind == "link_down"] == [18866.05799]
 
 

@@ -21,15 +21,6 @@ def test_parse_error_says_expected_and_found(tool: str) -> None:
     assert "command not found" in message, message
 
 
-def test_empty_output_is_named_as_such() -> None:
-    with pytest.raises(ParseError) as err:
-        PARSERS["ethtool-fec"]("")
-    assert str(err.value) == (
-        "ethtool --show-fec: expected 'Configured FEC encodings' or 'Active FEC encoding' lines; "
-        "found: empty output"
-    )
-
-
 def test_found_text_quotes_first_or_last_line() -> None:
     assert found_text("") == "empty output"
     assert found_text("\n \n") == "only blank lines"

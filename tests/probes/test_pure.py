@@ -1,4 +1,5 @@
-"""Command builders and the pure helpers: examples plus properties."""
+"""Command builders and the pure helpers: examples plus properties (the argv of every command
+the suite sends, iperf3's among them: tests/test_command_argv.py)."""
 
 from __future__ import annotations
 
@@ -15,17 +16,10 @@ from hypothesis import strategies as st
 from pytest_sparkfabric.probes import ParseError, to_jsonable
 from pytest_sparkfabric.probes.ethtool import EthtoolStats
 from pytest_sparkfabric.probes.ip import build_ip_addr, parse_ip_addr_json
-from pytest_sparkfabric.probes.iperf3 import (
-    build_iperf3_client,
-    build_iperf3_server,
-    parse_iperf3_json,
-)
+from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
 from pytest_sparkfabric.probes.nccl import busbw_from_algbw
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query
-from pytest_sparkfabric.probes.perftest import (
-    build_ib_write_bw_client,
-    build_ib_write_bw_server,
-)
+from pytest_sparkfabric.probes.perftest import build_ib_write_bw_client, build_ib_write_bw_server
 from pytest_sparkfabric.probes.ping import build_ping, parse_ping
 from pytest_sparkfabric.probes.sysfs import (
     build_read_files,
@@ -56,18 +50,6 @@ def test_build_ib_write_bw() -> None:
     assert shlex.split(hostile)[2] == "x; rm -rf /"
     with pytest.raises(ValueError):
         build_ib_write_bw_server("d", qps=0, duration_s=1, port=1)
-
-
-def test_build_iperf3() -> None:
-    assert build_iperf3_server(port=5201) == "iperf3 -s -p 5201 -1"
-    assert (
-        build_iperf3_server(port=5202, one_off=False, bind=IPv4Address("10.0.0.1"))
-        == "iperf3 -s -p 5202 -B 10.0.0.1"
-    )
-    assert (
-        build_iperf3_client(PEER, streams=8, duration_s=10, port=5201, bind=IPv4Address("1.2.3.4"))
-        == "iperf3 -c 192.168.100.12 -P 8 -t 10 -p 5201 -J -B 1.2.3.4"
-    )
 
 
 def test_build_ping_and_gpu_query() -> None:
@@ -150,12 +132,10 @@ def test_effective_sysctl_is_max_of_present(a: int | None, b: int | None) -> Non
 
 def _records(values: dict[str, str | None]) -> str:
     """What build_read_files' loop prints for these file contents."""
-    out = []
-    for path, value in values.items():
-        out.append(
-            f"SFREAD\tok\t{path}\t{value}" if value is not None else f"SFREAD\tmissing\t{path}"
-        )
-    return "\n".join(out) + "\n"
+    return "".join(
+        f"SFREAD\tok\t{path}\t{value}\n" if value is not None else f"SFREAD\tmissing\t{path}\n"
+        for path, value in values.items()
+    )
 
 
 paths = st.text(alphabet="abc/_.-0123456789", min_size=1, max_size=20)
@@ -253,14 +233,12 @@ def test_ping_errors_on_stderr() -> None:
 
 
 def test_parse_error_attributes_and_pickle() -> None:
-    err = ParseError("ib_write_bw", "no result row")
-    assert str(err) == "ib_write_bw: no result row"
-    with_found = ParseError("ib_write_bw", "expected a row", "'Couldn't connect'")
-    assert str(with_found) == "ib_write_bw: expected a row; found: 'Couldn't connect'"
-    assert pickle.loads(pickle.dumps(with_found)).found == "'Couldn't connect'"
-    assert isinstance(err, ValueError)
-    back = pickle.loads(pickle.dumps(err))
-    assert (back.tool, back.missing) == ("ib_write_bw", "no result row")
+    assert str(ParseError("ib_write_bw", "no result row")) == "ib_write_bw: no result row"
+    err = ParseError("ib_write_bw", "expected a row", "'Couldn't connect'")
+    assert str(err) == "ib_write_bw: expected a row; found: 'Couldn't connect'"
+    back = pickle.loads(pickle.dumps(err))  # xdist workers send it back pickled
+    assert isinstance(back, ParseError) and isinstance(back, ValueError)
+    assert (back.tool, back.missing, back.found) == ("ib_write_bw", "expected a row", err.found)
 
 
 def test_to_jsonable_nested() -> None:

@@ -1,17 +1,15 @@
 """The RouterOS reader (routeros.read) beyond the golden samples (tests/data/routeros-*,
-read by tests/probes/test_golden.py): forms no sample holds, refusals, errors, and layouts."""
+read by tests/probes/test_golden.py): forms no sample holds, refusals, errors, and layouts
+(REST and console reading the same: tests/sim/test_switch_console.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.cli import main
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.routeros import (
     parse_bridge_ports,
@@ -139,18 +137,6 @@ def test_values_that_look_like_refusals_are_read() -> None:
     assert read("   last-error: failure: x\n", "t") == ({"last-error": "failure: x"},)
 
 
-def test_sparkfabric_parse_names_the_refusal(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    saved = tmp_path / "stats.txt"
-    saved.write_text("bad command name stats (line 1 column 21)\r\n", encoding="utf-8")
-    assert main(["parse", "routeros-stats", str(saved)]) == 2
-    assert capsys.readouterr().err == (
-        f"sparkfabric parse: {saved} is not routeros-stats output: routeros /interface ethernet "
-        "print stats: RouterOS refused the command: 'bad command name stats (line 1 column 21)'\n"
-    )
-
-
 @pytest.mark.parametrize(
     ("parser", "text", "message"),
     [
@@ -173,6 +159,12 @@ def test_sparkfabric_parse_names_the_refusal(
         (parse_system_resource, "[{}, {}]", "routeros /system resource: 2 items where the menu"),
         (parse_ethernet_stats, "   name: ether1\n", "no counter (rx-*, tx-*, rs-fec-*)"),
         (
+            parse_ethernet_stats,
+            "bad command name stats (line 1 column 21)\r\n",
+            "routeros /interface ethernet print stats: RouterOS refused the command: "
+            "'bad command name stats (line 1 column 21)'",
+        ),
+        (
             parse_system_resource,
             '{"detail":"Session closed","error":400,"message":"Bad Request"}',
             "routeros REST: error 400 Bad Request (Session closed)",
@@ -189,19 +181,6 @@ def test_error_texts(parser: Callable[[str], object], text: str, message: str) -
     with pytest.raises(ParseError) as err:
         parser(text)
     assert message in str(err.value)
-
-
-def test_rest_and_console_forms_give_the_same_results() -> None:
-    rest = parse_routeros_monitor(
-        '[{"name":"qsfp56-dd-1-1","status":"link-ok","rate":"200Gbps","full-duplex":"true"}]'
-    )
-    cli = parse_routeros_monitor(
-        "       name: qsfp56-dd-1-1\n     status: link-ok\n       rate: 200Gbps\nfull-duplex: yes\n"
-    )
-    assert replace(rest, raw={}) == replace(cli, raw={})
-    assert parse_ethernet(
-        '[{"name":"x1","mtu":"9000","auto-negotiation":"false","running":"true","disabled":"false"}]'
-    ) == parse_ethernet(" 0 R  name=x1 mtu=9000 auto-negotiation=no\n")
 
 
 SAMPLE_LINES = sorted(

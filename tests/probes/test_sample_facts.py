@@ -22,8 +22,6 @@ PLAYBOOK = "ib_write_bw/ib_write_bw-gb10-nvidia-playbook-client{}-run-infinitely
 def test_ib_write_bw_the_playbooks_figures_per_rail_and_together() -> None:
     rail0 = parse_ib_write_bw(sample(PLAYBOOK.format(1, "92.57")))
     rail1 = parse_ib_write_bw(sample(PLAYBOOK.format(2, "97.28")))
-    assert rail0.bw_avg_gbps == approx((92.57 * 4 + 92.56) / 5)
-    assert rail1.bw_avg_gbps == approx((97.28 * 5 + 97.29) / 6)
     assert rail0.bw_avg_gbps + rail1.bw_avg_gbps == approx(189.85, abs=0.02)
 
 

@@ -21,8 +21,11 @@ def fault(*specs: str, base: str = "direct-2") -> SimTransport:
     return SimTransport(with_faults(base, *specs))
 
 
-def out(t: SimTransport, node: str, cmd: str, timeout: float = 60) -> str:
-    return t.run(Job(node, cmd, timeout)).stdout
+def out(t: SimTransport, node: str, cmd: str, timeout: float = 60, rc: int = 0) -> str:
+    """The command's stdout; it must exit with `rc`."""
+    r = t.run(Job(node, cmd, timeout))
+    assert r.rc == rc, (cmd, r.rc, r.stdout, r.stderr)
+    return r.stdout
 
 
 def rdma(t: SimTransport, pairs: list[tuple[str, str, str, str, str]], q: int = 1) -> list[float]:
@@ -45,11 +48,7 @@ def tcp(t: SimTransport, pairs: list[tuple[str, str, str, str]]) -> list[float]:
     for i, (cn, bind, sn, ip) in enumerate(pairs):
         t.start(Job(sn, f"iperf3 -s -1 -p {5201 + i}", 60))
         jobs.append(Job(cn, IPERF.format(peer=ip, port=5201 + i, bind=bind), 60))
-    out = []
-    for r in t.run_many(jobs):
-        result = parse_iperf3_json(r.stdout)
-        out.append(result.received_gbps or 0.0)
-    return out
+    return [parse_iperf3_json(r.stdout).received_gbps or 0.0 for r in t.run_many(jobs)]
 
 
 PLAYBOOK = "-x LD_LIBRARY_PATH=$HOME/nccl/build/lib ~/nccl-tests/build/"

@@ -87,11 +87,6 @@ def test_nccl_bus_bandwidth_by_topology() -> None:
         ["192.168.100.11", "192.168.102.12", "192.168.104.13", "192.168.106.14"],
     )
     assert ring.avg_busbw_gbytes_s is not None and 10 <= ring.avg_busbw_gbytes_s < 15
-    gather = nccl(
-        SimTransport(example("direct-2")), ["192.168.100.11", "192.168.100.12"], "all_gather_perf"
-    )
-    row = gather.rows[0]
-    assert abs(row.oop_busbw_gbytes_s - row.oop_algbw_gbytes_s / 2) < 0.011
 
 
 def test_results_depend_on_the_seed_and_not_on_call_order() -> None:

@@ -99,4 +99,5 @@ def test_a_firewall_rejects_the_test_ports_but_not_ping() -> None:
     assert r.rc == 1 and "Couldn't connect to 192.168.100.12:18515" in r.stderr
     assert " 0% packet loss" in out(t, "spark-1", "ping -c 3 -W 1 -q -I enp1s0f1np1 " + R0[4])
     t.start(Job("spark-2", "iperf3 -s -1 -p 5201", 60))
-    assert "No route to host" in out(t, "spark-1", "iperf3 -c 192.168.100.12 -P 4 -t 10 -p 5201 -J")
+    iperf3 = "iperf3 -c 192.168.100.12 -P 4 -t 10 -p 5201 -J"
+    assert "No route to host" in out(t, "spark-1", iperf3, rc=1)

@@ -20,16 +20,10 @@ from pytest_sparkfabric.probes import nvidia_smi as smi
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim import counters, gids
 from sparkfabric_sim.transport import SimTransport
-from tests.sim.helpers import PLAYBOOK
+from tests.sim.helpers import PLAYBOOK, out
 from tests.sim.strategies import cluster_text, healthy_clusters
 
 FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def out(t: SimTransport, node: str, command: str, timeout: float = 60) -> str:
-    r = t.run(Job(node, command, timeout))
-    assert r.rc == 0, (command, r.stdout, r.stderr)
-    return r.stdout
 
 
 @pytest.mark.slow

