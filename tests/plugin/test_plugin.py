@@ -50,7 +50,8 @@ def test_shipped_suite_is_collected_with_no_path_stable_ids_the_soak_then_the_ke
     assert ids.pop() == "sparkfabric::verdict"
     assert all(re.match(r"test_\w+\.py::", i) for i in ids)
     assert any("[spark-1:rail0->spark-2:rail0]" in i for i in ids)
-    again = pytester.runpytest("--cluster", str(cluster_file), "--collect-only", "-q")
+    pytester.makeini(f"[pytest]\nsparkfabric_cluster = {cluster_file}\n")  # the ini key
+    again = pytester.runpytest("--collect-only", "-q")
     assert _collected(again) == [*ids, "sparkfabric::verdict"]
     header = pytester.runpytest("--cluster", str(cluster_file), "--collect-only")  # -q hides it
     header.stdout.fnmatch_lines(["sparkfabric: cluster.yaml: direct, 2 nodes, transport sim*"])
@@ -62,33 +63,31 @@ def test_shipped_suite_is_collected_with_no_path_stable_ids_the_soak_then_the_ke
     assert soak and soak == list(range(len(ids) - len(soak), len(ids)))
 
 
-def test_explicit_path_wins(pytester: pytest.Pytester, cluster_file: Path) -> None:
-    pytester.makepyfile(test_mine="def test_mine(cluster):\n    assert cluster.mtu == 9000\n")
-    result = pytester.runpytest("--cluster", str(cluster_file), "test_mine.py", "-q")
-    result.assert_outcomes(passed=2)  # test_mine and sparkfabric::verdict
-
-
-def test_own_parametrize_of_a_noun_shadows_ours(
+def test_own_tests_take_our_fixtures_and_keep_their_own_parametrize(
     pytester: pytest.Pytester, cluster_file: Path
 ) -> None:
-    """A user's test that parametrises `node` itself keeps its values (no duplicate
-    parametrization), beside one that takes ours."""
+    """An explicit path runs that file only; a user's own parametrize of `node` stands."""
     pytester.makepyfile(
-        test_mine=(
-            "import pytest\n"
-            "@pytest.mark.parametrize('node', ['a', 'b'])\n"
-            "def test_own(node):\n    assert node in ('a', 'b')\n"
-            "def test_ours(node):\n    assert node.name.startswith('spark-')\n"
-        )
+        test_mine="""
+        import pytest
+        def test_mine(cluster):
+            assert cluster.mtu == 9000
+        @pytest.mark.parametrize('node', ['a', 'b'])
+        def test_own(node):
+            assert node in ('a', 'b')
+        def test_ours(node):
+            assert node.name.startswith('spark-')
+        def test_host(node, node_host):
+            assert node_host.interface("enp1s0f1np1").exists
+            addrs = node_host.interface("enp1s0f1np1").addresses
+            assert any(a.startswith("192.168.100.") for a in addrs)
+            assert node_host.sysctl("net.ipv6.conf.enp1s0f1np1.disable_ipv6") == 1
+            assert node_host.run("ethtool %s", "enp1s0f1np1").stdout.count("200000Mb/s") == 1
+        """
     )
     result = pytester.runpytest("--cluster", str(cluster_file), "test_mine.py", "-q")
-    result.assert_outcomes(passed=5)  # two own, two of ours (spark-1, spark-2), the verdict
-
-
-def test_ini_key_selects_the_cluster(pytester: pytest.Pytester, cluster_file: Path) -> None:
-    pytester.makeini(f"[pytest]\nsparkfabric_cluster = {cluster_file}\n")
-    result = pytester.runpytest("--collect-only", "-q")
-    assert any("test_links.py::" in i for i in _collected(result))
+    # test_mine, two own, two of ours and two hosts (spark-1, spark-2), sparkfabric::verdict
+    result.assert_outcomes(passed=8)
 
 
 def test_unreachable_node_fails_its_tests_with_one_line(pytester: pytest.Pytester) -> None:

@@ -17,7 +17,8 @@ from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port nothing listens on (bound, then let go)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -33,7 +34,7 @@ def local_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, 
             ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / name)], check=True
         )
     (d / "authorized_keys").write_text((d / "user.pub").read_text())
-    port = _free_port()
+    port = free_port()
     cfg = d / "sshd_config"
     cfg.write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d / 'host'}\n"
