@@ -45,24 +45,19 @@ def test_simulated_run_prints_few_lines_in_simulated_time(pytester: pytest.Pytes
     ), soak[0]
 
 
-def test_progress_of_a_replay_says_so() -> None:
+def test_round_lines_only_where_time_is_real_and_a_replay_says_so() -> None:
     assert progress_prefix("replay") == "sparkfabric (replayed)"
     assert progress_prefix("ssh") == "sparkfabric"
-
-
-@pytest.mark.parametrize(("transport", "shown"), [("sim", False), ("ssh", True)])
-def test_round_lines_only_where_time_is_real(transport: str, shown: bool) -> None:
     text = (ROOT / "examples" / "direct-2.yaml").read_text()
     sim = parse_cluster(text)
-    if transport == "ssh":
-        text = text.replace("transport: sim", "transport: ssh")
-        for n in (1, 2):
-            text = text.replace(
-                f"  - name: spark-{n}\n", f"  - name: spark-{n}\n    ssh: {{host: h{n}}}\n"
-            )
-    cluster = parse_cluster(text)
-    lines: list[str] = []
-    fabric = Fabric(cluster, SimTransport(sim), progress=lines.append)
-    fabric.progress("phase")
-    fabric.detail("round 1/3")
-    assert lines == (["phase", "round 1/3"] if shown else ["phase"])
+    text = text.replace("transport: sim", "transport: ssh")
+    for n in (1, 2):
+        text = text.replace(
+            f"  - name: spark-{n}\n", f"  - name: spark-{n}\n    ssh: {{host: h{n}}}\n"
+        )
+    for cluster, shown in ((sim, ["phase"]), (parse_cluster(text), ["phase", "round 1/3"])):
+        lines: list[str] = []
+        fabric = Fabric(cluster, SimTransport(sim), progress=lines.append)
+        fabric.progress("phase")
+        fabric.detail("round 1/3")
+        assert lines == shown

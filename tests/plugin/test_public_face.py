@@ -25,20 +25,10 @@ from pytest_sparkfabric.verdict import Verdict
 ROOT = Path(__file__).resolve().parents[2]
 
 FACE = {
-    "Cluster": Cluster,
-    "Node": Node,
-    "Rail": Rail,
-    "Results": Results,
-    "Link": Link,
-    "DirectedLink": DirectedLink,
-    "NodePair": NodePair,
-    "Fabric": Fabric,
-    "Measured": Measured,
-    "NotMeasured": NotMeasured,
-    "Job": Job,
-    "RunResult": RunResult,
-    "Verdict": Verdict,
-}
+    thing.__name__: thing
+    for thing in (Cluster, Node, Rail, Results, Link, DirectedLink, NodePair, Fabric, Measured,
+                  NotMeasured, Job, RunResult, Verdict)
+}  # fmt: skip
 
 
 def test_every_name_is_the_real_thing() -> None:

@@ -91,17 +91,15 @@ def test_record_then_replay_gives_the_same_answers_in_virtual_time(tmp_path: Pat
     assert not miss.ok and miss.transport_error == (
         f"a: replay: no recording of `ethtool enp1s0f1np1` in {tmp_path / 'a.jsonl'}"
     )
-
-
-def test_replay_answers_done_as_the_recording_saw_it(tmp_path: Path) -> None:
-    rec = RecordingTransport(Echo(polls=2), tmp_path)
+    # A background job's done() replays as the recording saw it.
+    rec = RecordingTransport(Echo(polls=2), tmp_path / "polls")
     ends = rec.start(Job("a", "echo ends", 5))
     assert [ends.done() for _ in range(4)] == [False, False, True, True]
     ends.stop()
     rec.start(Job("a", "echo runs", 5)).stop()  # never asked: it ran until stopped
-    replay = ReplayTransport(tmp_path)
-    again = replay.start(Job("a", "echo ends", 5))
-    assert [again.done() for _ in range(4)] == [False, False, True, True]
+    replay = ReplayTransport(tmp_path / "polls")
+    ended = replay.start(Job("a", "echo ends", 5))
+    assert [ended.done() for _ in range(4)] == [False, False, True, True]
     assert [replay.start(Job("a", "echo runs", 5)).done() for _ in range(2)] == [False, False]
 
 
