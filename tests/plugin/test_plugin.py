@@ -35,7 +35,7 @@ def _collected(result: pytest.RunResult) -> list[str]:
 
 
 def test_inert_without_cluster(pytester: pytest.Pytester) -> None:
-    # Its fixtures are not listed either: test_help.test_pytest_listings_work[inert---fixtures].
+    # Its fixtures are not listed either: test_public_face.test_pytest_listings_work.
     pytester.makepyfile(test_own="def test_one():\n    assert True\n")
     result = pytester.runpytest("-q")
     result.assert_outcomes(passed=1)
@@ -107,23 +107,6 @@ def test_unreachable_node_fails_its_tests_with_one_line(pytester: pytest.Pyteste
     )
     assert "During handling" not in out and "Traceback" not in out
     assert not [line for line in result.outlines if line.startswith("FAILED test_")]
-
-
-def test_node_host_gives_testinfra_checks_on_the_simulator(
-    pytester: pytest.Pytester, cluster_file: Path
-) -> None:
-    pytester.makepyfile(
-        test_own="""
-        def test_own(node, node_host):
-            assert node_host.interface("enp1s0f1np1").exists
-            addrs = node_host.interface("enp1s0f1np1").addresses
-            assert any(a.startswith("192.168.100.") for a in addrs)
-            assert node_host.sysctl("net.ipv6.conf.enp1s0f1np1.disable_ipv6") == 1
-            assert node_host.run("ethtool %s", "enp1s0f1np1").stdout.count("200000Mb/s") == 1
-        """
-    )
-    result = pytester.runpytest(f"--cluster={cluster_file}", "test_own.py", "-p", "no:html")
-    result.assert_outcomes(passed=3)  # two nodes and sparkfabric::verdict
 
 
 @pytest.mark.slow

@@ -69,6 +69,20 @@ def make_transport(
     )
 
 
+def tiny_tmpfs(where: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs mounted at `where` (made here) while the caller's fixture lasts."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("needs root to mount a tiny tmpfs")
+    where.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)])
+    if made.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (a container without CAP_SYS_ADMIN?)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=False)
+
+
 @pytest.fixture
 def ssh(local_sshd: tuple[int, Path]) -> Iterator[SshTransport]:
     t = make_transport(*local_sshd)

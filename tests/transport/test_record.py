@@ -5,10 +5,7 @@ recordings named by file and line."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import stat
-import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +24,7 @@ from pytest_sparkfabric.transport.record import (
     holds_recording,
 )
 from pytest_sparkfabric.transport.rest import SwitchError, SwitchUnreachable
+from tests.transport.conftest import tiny_tmpfs
 
 
 class Echo(Transport):
@@ -230,15 +228,7 @@ def test_a_planted_link_is_not_written_through(tmp_path: Path, link: str, failed
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("needs root to mount a tiny tmpfs")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)])
-    if made.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (a container without CAP_SYS_ADMIN?)")
-    yield disk
-    subprocess.run(["umount", str(disk)], check=True)
+    yield from tiny_tmpfs(tmp_path / "disk")
 
 
 def test_a_full_disk_stops_the_recording_once_with_whole_lines(tiny_disk: Path) -> None:
