@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.session import EXIT_INCOMPLETE
 from tests.suite.runner import rows_of
 
 DIRECT = """\
@@ -88,25 +87,6 @@ def test_own_tests_take_our_fixtures_and_keep_their_own_parametrize(
     result = pytester.runpytest("--cluster", str(cluster_file), "test_mine.py", "-q")
     # test_mine, two own, two of ours and two hosts (spark-1, spark-2), sparkfabric::verdict
     result.assert_outcomes(passed=8)
-
-
-def test_unreachable_node_fails_its_tests_with_one_line(pytester: pytest.Pytester) -> None:
-    cfg = pytester.makefile(
-        ".yaml",
-        down=DIRECT + "simulate:\n  faults:\n    - {fault: node_unreachable, node: spark-2}\n",
-    )
-    result = pytester.runpytest(f"--cluster={cfg}", "-m", "mtu", "-p", "no:html")
-    out = result.stdout.str()
-    assert result.ret == EXIT_INCOMPLETE
-    result.stdout.fnmatch_lines(
-        [
-            "*sparkfabric: INCOMPLETE *",
-            "*1. [[]node_unreachable] spark-2: the node cannot be logged into*",
-            "*seen: spark-2: ssh: connection timed out after 10 s*",
-        ]
-    )
-    assert "During handling" not in out and "Traceback" not in out
-    assert not [line for line in result.outlines if line.startswith("FAILED test_")]
 
 
 @pytest.mark.slow

@@ -81,6 +81,11 @@ def test_refused_connections_fail_the_whole_suite_at_once(tmp_path: Path) -> Non
     assert seconds < LIMIT_S, out[-3000:]
     _assert_every_item_not_measured_with_one_line(tests, "ssh: connection refused")
     assert "2 of 2 nodes not reachable; their tests are not measured" in out
+    # The terminal names the cause once per node, and lists no test as FAILED.
+    assert "1. [node_unreachable] spark-1: the node cannot be logged into" in out
+    assert "seen: spark-2: ssh: connection refused" in out
+    assert "During handling" not in out and "Traceback" not in out
+    assert not [line for line in out.splitlines() if line.startswith("FAILED test_")]
 
 
 def _silent_wrap() -> list[str] | None:

@@ -84,7 +84,9 @@ def test_the_supervisor_runs_in_sh_and_the_host_comes_after_double_dash() -> Non
     assert argv.index("--") == len(argv) - 3
 
 
-def test_output_rc_a_missing_tool_and_testinfra(ssh: SshTransport) -> None:
+def test_output_rc_a_missing_tool_and_testinfra(
+    ssh: SshTransport, monkeypatch: pytest.MonkeyPatch
+) -> None:
     r = ssh.run(Job("n1", "echo out; echo err >&2; exit 3", 10))
     assert (r.rc, r.stdout, r.stderr, r.timed_out) == (3, "out\n", "err\n", False)
     assert r.transport_error is None
@@ -102,6 +104,20 @@ def test_output_rc_a_missing_tool_and_testinfra(ssh: SshTransport) -> None:
     host = make_host(ssh, "n1")
     assert host.file("/etc/hostname").exists
     assert host.run("echo %s", "a b").stdout == "a b\n"
+    # A command that already exited is not signalled again.
+    bg = ssh.start(Job("n1", "echo bye", 30))
+    assert _until(bg.done, 10)
+    spawned: list[list[str]] = []
+    real = ssh_module.Proc
+
+    def counting(argv: list[str], **kw: object) -> object:
+        spawned.append(argv)
+        return real(argv, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ssh_module, "Proc", counting)
+    r = bg.stop()
+    assert spawned == []  # no second connection carrying a kill
+    assert (r.rc, r.stdout, r.stderr) == (0, "bye\n", "")
 
 
 @pytest.mark.slow
@@ -140,24 +156,6 @@ def test_stopping_ends_the_group_a_tool_that_ignores_term_included(ssh: SshTrans
     waiter.join(timeout=15)
     assert time.monotonic() - started < 30  # the grace, not the tool's 300 s
     assert (_alive(two), _alive(ignores)) == ([], [])
-
-
-def test_a_command_that_exited_is_not_signalled_again(
-    ssh: SshTransport, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    bg = ssh.start(Job("n1", "echo bye", 30))
-    assert _until(bg.done, 10)
-    spawned: list[list[str]] = []
-    real = ssh_module.Proc
-
-    def counting(argv: list[str], **kw: object) -> object:
-        spawned.append(argv)
-        return real(argv, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ssh_module, "Proc", counting)
-    r = bg.stop()
-    assert spawned == []  # no second connection carrying a kill
-    assert (r.rc, r.stdout, r.stderr) == (0, "bye\n", "")
 
 
 def test_a_lost_connection_is_named_and_leaves_nothing(ssh: SshTransport) -> None:
