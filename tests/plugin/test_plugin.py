@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -94,17 +93,9 @@ def test_results_json_is_complete_under_xdist_loadgroup(
     pytester: pytest.Pytester, cluster_file: Path
 ) -> None:
     out = pytester.path / "results.json"
+    xdist = ["-n", "2", "--dist", "loadgroup", "-m", "mtu", "-p", "no:html"]
     result = pytester.runpytest_subprocess(
-        f"--cluster={cluster_file}",
-        "-n",
-        "2",
-        "--dist",
-        "loadgroup",
-        "-m",
-        "mtu",
-        "-p",
-        "no:html",
-        f"--sparkfabric-json={out}",
+        f"--cluster={cluster_file}", *xdist, f"--sparkfabric-json={out}"
     )
     result.assert_outcomes(passed=9)  # 8 and sparkfabric::verdict
     tests = rows_of(json.loads(out.read_text()))
@@ -118,15 +109,7 @@ REPLAY = DIRECT.replace("transport: sim", "transport: replay\nreplay_dir: rec")
 BAD = DIRECT.replace("192.168.100.12/24", "192.168.100.11/24").replace(
     "transport: sim", "transport: sim\ntoplogy_extra: 1"
 )
-HUGE = DIRECT + "#" * 2**20 + "\n"
 CUT = '{"command": "ip -j addr", "rc": 0, "stdout": "['
-
-
-def _usage_error(result: pytest.RunResult) -> str:
-    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
-    err = result.stderr.str()
-    assert "Traceback" not in err and "Traceback" not in result.stdout.str()
-    return err
 
 
 @pytest.mark.parametrize(
@@ -138,12 +121,6 @@ def _usage_error(result: pytest.RunResult) -> str:
          ["unrecognized arguments: --cluster"]),
         ({"c.yaml": DIRECT}, ["--cluster=c.yaml", "-n", "2", "-p", "xdist"],
          ["use --dist loadgroup"]),
-        ({}, ["--cluster=."], ["the path is a directory, not a file."]),
-        pytest.param(
-            {"big.yaml": HUGE}, ["--cluster=big.yaml"],
-            [f"the file is {len(HUGE)} bytes; a cluster file is at most 1048576 bytes (1 MiB)."],
-            marks=pytest.mark.slow, id="huge",
-        ),
         ({"replay.yaml": REPLAY}, ["--cluster={p}/replay.yaml"],
          ["replay.yaml:3: replay_dir", "--sparkfabric-record"]),
         ({"replay.yaml": REPLAY, "rec/spark-1.jsonl": CUT},
@@ -151,9 +128,6 @@ def _usage_error(result: pytest.RunResult) -> str:
          ["sparkfabric: recording {p}/rec/spark-1.jsonl:1: not valid JSON (",
           "the line is cut short (an unfinished run?)",
           "Fix: record again with --sparkfabric-record DIR"]),
-        ({"c.yaml": DIRECT, "rec/switch/rest.jsonl": '{"key": "[]", "reply": []}\n'},
-         ["--cluster=c.yaml", "--sparkfabric-record={p}/rec"],
-         ["--sparkfabric-record {p}/rec already holds a recording."]),
         ({"c.yaml": DIRECT, "rec/spark-1.jsonl": CUT},
          ["--cluster=c.yaml", "--sparkfabric-record={p}/rec"],
          ["--sparkfabric-record {p}/rec already holds a recording.",
@@ -161,8 +135,8 @@ def _usage_error(result: pytest.RunResult) -> str:
         ({"c.yaml": DIRECT}, ["--cluster=c.yaml", "--sparkfabric-record={p}/c.yaml"],
          ["--sparkfabric-record {p}/c.yaml is not a folder."]),
     ],
-    ids=["missing", "bad", "disabled", "xdist", "folder", "huge", "no-replay-dir",
-         "damaged-recording", "switch-recording", "node-recording", "record-path-a-file"],
+    ids=["missing", "bad", "disabled", "xdist", "no-replay-dir", "damaged-recording",
+         "node-recording", "record-path-a-file"],
 )  # fmt: skip
 def test_usage_errors_say_what_is_wrong(
     pytester: pytest.Pytester, files: dict[str, str], args: list[str], said: list[str]
@@ -171,23 +145,9 @@ def test_usage_errors_say_what_is_wrong(
         (pytester.path / name).parent.mkdir(parents=True, exist_ok=True)
         (pytester.path / name).write_text(text)
     p = str(pytester.path)
-    err = _usage_error(pytester.runpytest(*(a.format(p=p) for a in args), "-p", "no:html"))
+    result = pytester.runpytest(*(a.format(p=p) for a in args), "-p", "no:html")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    err = result.stderr.str()
+    assert "Traceback" not in err and "Traceback" not in result.stdout.str()
     for words in said:
         assert words.format(p=p) in err, words
-
-
-@pytest.mark.parametrize(
-    ("path", "what"),
-    [
-        ("fifo", "the path is a FIFO (named pipe), not a regular file."),
-        ("/dev/zero", "the path is a character device, not a regular file."),
-    ],
-)
-def test_a_file_that_never_ends_is_refused_without_blocking(
-    pytester: pytest.Pytester, path: str, what: str
-) -> None:
-    if path == "fifo":
-        os.mkfifo(pytester.path / path)
-    # In a subprocess with a deadline: a read that blocks must fail this test, not hang the run.
-    result = pytester.runpytest_subprocess(f"--cluster={path}", "-p", "no:html", timeout=60)
-    assert f"{path}: 1 problem\n  {what}" in _usage_error(result)
