@@ -122,7 +122,12 @@ def _https(port: int, host: str = "127.0.0.1", **kw: Any) -> RestClient:
 # -- reads, errors ------------------------------------------------------------------------------
 
 
-def test_get_and_post_with_basic_auth_where_the_client_connects(switch: Server) -> None:
+def test_get_and_post_with_basic_auth_where_the_client_connects_not_via_a_proxy(
+    switch: Server, tls_switch: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("http_proxy", f"http://{tls_switch.origin}")  # never used
+    monkeypatch.delenv("no_proxy", raising=False)
+    before = len(tls_switch.seen)
     switch.answers["/rest/interface/ethernet"] = reply(200, ETHERNET)
     assert _http(switch).get("/interface/ethernet") == ETHERNET
     assert _http(switch).post("/interface/ethernet/monitor", {"once": ""}) == []
@@ -130,6 +135,7 @@ def test_get_and_post_with_basic_auth_where_the_client_connects(switch: Server) 
         ("GET", "/rest/interface/ethernet", AUTH),
         ("POST", "/rest/interface/ethernet/monitor", AUTH),
     ]
+    assert tls_switch.seen[before:] == []
     assert RestClient("10.0.0.2", "u", "p").base == "https://10.0.0.2/rest"
     assert RestClient("fe80::1", "u", "p", port=8443).base == "https://[fe80::1]:8443/rest"
     assert RestClient("10.0.0.2", "u", "p", port=80, allow_http=True).base == "http://10.0.0.2/rest"
@@ -246,16 +252,6 @@ def test_plain_http_is_refused_before_any_request_and_in_cluster_yaml(switch: Se
     )
     data["switch"]["allow_http"] = True
     assert parse_cluster(yaml.safe_dump(data)).spec.switch.allow_http  # type: ignore[union-attr]
-
-
-def test_the_environments_proxy_is_not_used(
-    switch: Server, tls_switch: Server, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("http_proxy", f"http://{tls_switch.origin}")
-    monkeypatch.delenv("no_proxy", raising=False)
-    before = len(tls_switch.seen)
-    assert _http(switch).get("/direct") == []
-    assert tls_switch.seen[before:] == [] and switch.seen[-1] == ("GET", "/rest/direct", AUTH)
 
 
 def test_the_certificate_is_verified_unless_told_how(

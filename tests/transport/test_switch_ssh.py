@@ -98,7 +98,7 @@ def test_failures_are_one_line_each_within_the_deadline(
     assert str(err.value) == f"ssh ro+ct@10.0.0.2:22 `{RESOURCE}`: {says}"
 
 
-def test_the_password_goes_by_askpass_to_password_prompts_only(
+def test_the_console_from_the_switch_section_the_password_by_askpass_to_prompts_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ask = (
@@ -114,9 +114,7 @@ def test_the_password_goes_by_askpass_to_password_prompts_only(
     assert console.run(RESOURCE) == "host key: 1\npassphrase: 1\npassword: [redacted]\n"
     argv = argv_file.read_text()
     assert "s3cret" not in argv and "BatchMode=no" in argv
-
-
-def test_the_console_from_the_switch_section_its_port_per_api() -> None:
+    # The console from the switch section, its port per api.
     spec = SwitchSpec(host="10.0.0.2", user="ro", password_env="SF_UNSET_VAR_X", api="ssh")
     with pytest.raises(SwitchUnreachable) as err:
         ssh_console(spec)
