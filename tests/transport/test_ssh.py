@@ -187,11 +187,10 @@ def test_a_missing_sudo_is_named(ssh: SshTransport) -> None:
 
 
 _DOUBLE_CTRL_C = """
-import sys, time
+import sys
 from pathlib import Path
-from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.transport import Job
-from tests.transport.conftest import free_port, make_transport
+from tests.transport.conftest import make_transport
 
 t = make_transport(int(sys.argv[1]), Path(sys.argv[2]))
 jobs = sys.argv[3:]
