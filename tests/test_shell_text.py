@@ -63,11 +63,15 @@ def test_fill_puts_each_value_in_as_one_word(key: str, value: str) -> None:
     assert ran(text) == [["env", f"{key}={value}", "tool", "{literal}"]]
 
 
-def test_fill_inserts_rendered_words_as_they_are() -> None:
+def test_fill_inserts_rendered_words_as_they_are_and_then_joins_commands() -> None:
     flags = shell.words(["-x", "A=a b", shell.home_path("~/x y")])
     text = shell.fill("mpirun {flags} {n}", {"flags": flags, "n": 2})
     assert text == "mpirun -x 'A=a b' ~/'x y' 2"
     assert ran(text) == [["mpirun", "-x", "A=a b", f"{HOME}/x y", "2"]]
+    text = shell.then([shell.join(["a", "1;2"]), shell.join(["b"])])
+    assert ran(text) == [["a", "1;2"], ["b"]]  # then runs commands in turn
+    with pytest.raises(ValueError):
+        shell.join([])
 
 
 @pytest.mark.parametrize("template", ["x {n!r}", "x {n:>4}", "x {n[0]}", "x {m}"])
@@ -85,13 +89,6 @@ def test_home_paths_and_globs_expand_on_the_node_and_nothing_else_does() -> None
     pattern = shell.glob("/sys/a b/hw*/t;*")
     files = ("/sys/a b/hw1/t;1", "/sys/a b/hw1/t2")
     assert ran(shell.join(["cat", pattern]), files) == [["cat", "/sys/a b/hw1/t;1"]]
-
-
-def test_then_runs_commands_in_turn() -> None:
-    text = shell.then([shell.join(["a", "1;2"]), shell.join(["b"])])
-    assert ran(text) == [["a", "1;2"], ["b"]]
-    with pytest.raises(ValueError):
-        shell.join([])
 
 
 @pytest.mark.parametrize(
@@ -167,18 +164,7 @@ def test_no_module_but_shell_py_quotes_or_assembles_command_text() -> None:
     assert len(_sources()) > 40  # the scan saw the package
 
 
-@pytest.mark.parametrize(
-    ("seconds", "text"),
-    [
-        (0.44, "0.4 s"),
-        (4.0, "4 s"),
-        (9.96, "10 s"),
-        (38.4, "38 s"),
-        (72, "1 min 12 s"),
-        (900, "15 min"),
-        (3720, "1 h 02 min"),
-        (None, "unknown"),
-    ],
-)
-def test_one_duration_form(seconds: float | None, text: str) -> None:
-    assert shell.duration(seconds) == text
+def test_one_duration_form() -> None:
+    forms = {0.44: "0.4 s", 4.0: "4 s", 9.96: "10 s", 38.4: "38 s", 72: "1 min 12 s",
+             900: "15 min", 3720: "1 h 02 min", None: "unknown"}  # fmt: skip
+    assert {seconds: shell.duration(seconds) for seconds in forms} == forms

@@ -1,16 +1,19 @@
-"""What a run prints: few progress lines that say when time is simulated, each test file named
-once, and a soak figure shown against its limit."""
+"""What a run prints: few progress lines that say when time is simulated, a soak figure against
+its limit; what nodes print is shown, never obeyed (ANSI escapes, NUL, carriage returns are
+shown as `\\x1b` and the like: issue 22 item 5)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.measure.engine import Fabric
-from pytest_sparkfabric.session import progress_prefix
+from pytest_sparkfabric.session import EXIT_INCOMPLETE, progress_prefix
 from sparkfabric_sim.transport import SimTransport
 from tests.suite.runner import write_cluster
 
@@ -45,24 +48,50 @@ def test_simulated_run_prints_few_lines_in_simulated_time(pytester: pytest.Pytes
     ), soak[0]
 
 
-def test_progress_of_a_replay_says_so() -> None:
+def test_round_lines_only_where_time_is_real_and_a_replay_says_so() -> None:
     assert progress_prefix("replay") == "sparkfabric (replayed)"
     assert progress_prefix("ssh") == "sparkfabric"
-
-
-@pytest.mark.parametrize(("transport", "shown"), [("sim", False), ("ssh", True)])
-def test_round_lines_only_where_time_is_real(transport: str, shown: bool) -> None:
     text = (ROOT / "examples" / "direct-2.yaml").read_text()
     sim = parse_cluster(text)
-    if transport == "ssh":
-        text = text.replace("transport: sim", "transport: ssh")
-        for n in (1, 2):
-            text = text.replace(
-                f"  - name: spark-{n}\n", f"  - name: spark-{n}\n    ssh: {{host: h{n}}}\n"
-            )
-    cluster = parse_cluster(text)
-    lines: list[str] = []
-    fabric = Fabric(cluster, SimTransport(sim), progress=lines.append)
-    fabric.progress("phase")
-    fabric.detail("round 1/3")
-    assert lines == (["phase", "round 1/3"] if shown else ["phase"])
+    text = text.replace("transport: sim", "transport: ssh")
+    for n in (1, 2):
+        text = text.replace(
+            f"  - name: spark-{n}\n", f"  - name: spark-{n}\n    ssh: {{host: h{n}}}\n"
+        )
+    for cluster, shown in ((sim, ["phase"]), (parse_cluster(text), ["phase", "round 1/3"])):
+        lines: list[str] = []
+        fabric = Fabric(cluster, SimTransport(sim), progress=lines.append)
+        fabric.progress("phase")
+        fabric.detail("round 1/3")
+        assert lines == shown
+
+
+HOSTILE = "\x1b]0;owned\x07\x1b[2J\x1b[31mboom\x00\x7f"
+
+
+def test_escapes_from_a_node_are_shown_not_obeyed(pytester: pytest.Pytester) -> None:
+    live = write_cluster(pytester.path, "direct-2.yaml")
+    record = pytester.path / "rec"
+    first = pytester.runpytest_inprocess(f"--cluster={live}", "-m", "links", "-p", "no:html",
+                                         f"--sparkfabric-record={record}")  # fmt: skip
+    assert first.ret == 0
+    # The node's ethtool now fails, saying something hostile on stderr.
+    path = record / "spark-1.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for entry in lines:
+        if entry["command"].startswith("ethtool enp1s0f1np1"):
+            entry.update(rc=1, stdout="", stderr=HOSTILE)
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    data = yaml.safe_load(live.read_text())
+    data.pop("simulate", None)
+    data.update(transport="replay", replay_dir=str(record))
+    replay = pytester.path / "replay.yaml"
+    replay.write_text(yaml.safe_dump(data))
+
+    result = pytester.runpytest_inprocess(f"--cluster={replay}", "-m", "links", "-p", "no:html")
+    out = result.stdout.str()
+    assert result.ret == EXIT_INCOMPLETE  # a tool that fails to run is "not measured"
+    assert not {"\x1b", "\x07", "\x00", "\x7f"} & set(out)
+    assert (
+        "spark-1: ethtool failed (rc 1): \\x1b]0;owned\\x07\\x1b[2J\\x1b[31mboom\\x00\\x7f" in out
+    )

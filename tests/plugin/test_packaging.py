@@ -42,21 +42,22 @@ def test_wheel_in_a_venv_runs_the_shipped_suite_from_an_empty_dir(tmp_path: Path
     )
     empty = tmp_path / "empty"
     empty.mkdir()
-    where = subprocess.run(
-        [str(py), "-c", "import pytest_sparkfabric.plugin as p; print(p.suite_dir())"],
-        cwd=empty,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    code = "import pytest_sparkfabric.plugin as p; print(p.suite_dir())"
+    where = subprocess.run([str(py), "-c", code], cwd=empty, capture_output=True, text=True).stdout
     assert where.startswith(str(venv)), where
     demo = ROOT / "examples" / "direct-2.yaml"
-    run = subprocess.run(
-        [str(py), "-m", "pytest", f"--cluster={demo}", "-q", "-p", "no:cacheprovider", "-m", "mtu"],
-        cwd=empty,
-        capture_output=True,
-        text=True,
-    )
+    argv = [
+        str(py),
+        "-m",
+        "pytest",
+        f"--cluster={demo}",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "mtu",
+    ]
+    run = subprocess.run(argv, cwd=empty, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "passed" in run.stdout
 
@@ -68,7 +69,7 @@ def _readme_commands() -> list[str]:
     return [line.strip() for line in section.splitlines() if line.startswith("    ")]
 
 
-def test_readme_quick_start_installs_into_a_venv_it_creates() -> None:
+def test_readme_quick_start_installs_into_a_venv_it_creates_as_ci_does() -> None:
     install, tests = _readme_commands()
     # A stock Debian/Ubuntu python3 refuses `pip install` outside a venv (PEP 668): the same
     # command line must create the venv and use it for pip and pytest.
@@ -78,10 +79,7 @@ def test_readme_quick_start_installs_into_a_venv_it_creates() -> None:
     assert steps[2].startswith("pip install -e '.[dev]'")
     assert steps[3].startswith("pytest --cluster=examples/demo.yaml")
     assert tests == '.venv/bin/python -m pytest -n auto -m "not lab"'  # the fast tier
-
-
-def test_ci_runs_the_readme_test_command_in_its_venv() -> None:
-    _, tests = _readme_commands()
+    # CI runs that test command in its own venv.
     ci = (ROOT / ".ci" / "run").read_text()
     assert "python3 -m venv .venv" in ci
     assert ".venv/bin/python -m pip install" in ci
@@ -100,12 +98,8 @@ def test_lint_and_type_tools_are_pinned_exactly() -> None:
 def test_version_flag_prints_the_installed_version() -> None:
     from importlib.metadata import version
 
-    r = subprocess.run(
-        [sys.executable, "-m", "pytest_sparkfabric.cli", "--version"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    argv = [sys.executable, "-m", "pytest_sparkfabric.cli", "--version"]
+    r = subprocess.run(argv, capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"sparkfabric {version('pytest-sparkfabric')}"
 
@@ -123,14 +117,8 @@ def test_readme_install_works_on_an_externally_managed_python(tmp_path: Path) ->
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     env = {**os.environ, "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     env.pop("VIRTUAL_ENV", None)
-    refused = subprocess.run(
-        ["python3", "-m", "pip", "install", "--dry-run", "pyyaml"],
-        cwd=clone,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    pip = ["python3", "-m", "pip", "install", "--dry-run", "pyyaml"]
+    refused = subprocess.run(pip, cwd=clone, env=env, capture_output=True, text=True)
     assert "externally-managed-environment" in refused.stderr  # the case the README is for
     install, _ = _readme_commands()
     r = subprocess.run(

@@ -1,6 +1,6 @@
-"""What users' own checks import from `pytest_sparkfabric`, and that the plugin stays cheap:
-the names are imported on first use, not when pytest loads the plugin; and the plugin uses
-pytest's public API only (no `_pytest` import, no private attribute of pytest's objects)."""
+"""The plugin's public face: what users' checks import from `pytest_sparkfabric` (imported on
+first use, not when pytest loads the plugin); pytest's public API only; a guest in every pytest
+run: pytest's help, markers and fixtures listings work with it, with and without --cluster."""
 
 from __future__ import annotations
 
@@ -23,22 +23,40 @@ from pytest_sparkfabric.transport import Job, RunResult
 from pytest_sparkfabric.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "examples" / "demo.yaml"
+OPTIONS = {
+    "--cluster=PATH": "cluster.yaml describing the fabric",
+    "--sparkfabric-record=DIR": "write every command each node ran",
+    "--sparkfabric-json=PATH": "write every measurement and verdict as JSON",
+    "--sparkfabric-baseline=OLD_JSON": "more than 10% below it fail",
+    "--sparkfabric-strict": "fail a check that passes with a warning",
+}
+
+
+@pytest.mark.parametrize("cluster", [(), (f"--cluster={DEMO}",)], ids=["inert", "with-cluster"])
+@pytest.mark.parametrize("what", ["--help", "--markers", "--fixtures"])
+def test_pytest_listings_work(tmp_path: Path, what: str, cluster: tuple[str, ...]) -> None:
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *cluster, what]
+    r = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Traceback (most recent call last)" not in r.stdout + r.stderr
+    if what == "--help":
+        # Every option of ours, with its help text whole (argparse expands % in help texts).
+        text = re.sub(r"\s+", " ", r.stdout)
+        for option, words in OPTIONS.items():
+            assert option in text and words in text, option
+    if what == "--markers" and cluster:
+        assert "@pytest.mark.bandwidth: RDMA loopback, rail and pair bandwidth" in r.stdout
+    if what == "--fixtures":  # the plugin's fixtures only where it is active
+        listed = "node_pair" in r.stdout, "verdict" in r.stdout
+        assert listed == ((True, True) if cluster else (False, False))
+
 
 FACE = {
-    "Cluster": Cluster,
-    "Node": Node,
-    "Rail": Rail,
-    "Results": Results,
-    "Link": Link,
-    "DirectedLink": DirectedLink,
-    "NodePair": NodePair,
-    "Fabric": Fabric,
-    "Measured": Measured,
-    "NotMeasured": NotMeasured,
-    "Job": Job,
-    "RunResult": RunResult,
-    "Verdict": Verdict,
-}
+    thing.__name__: thing
+    for thing in (Cluster, Node, Rail, Results, Link, DirectedLink, NodePair, Fabric, Measured,
+                  NotMeasured, Job, RunResult, Verdict)
+}  # fmt: skip
 
 
 def test_every_name_is_the_real_thing() -> None:

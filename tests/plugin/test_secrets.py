@@ -1,6 +1,5 @@
 """Secrets stay secret: the switch password reaches the switch and nothing else, even from a
-switch that echoes it back (recordings, JSON results, JUnit, HTML, terminal); results files
-are private; weaker switch access is flagged."""
+switch that echoes it back; results files are private; weaker switch access is flagged."""
 
 from __future__ import annotations
 
@@ -154,23 +153,6 @@ def test_the_switch_password_is_written_nowhere(
         assert "Authorization: [redacted]" in written[where], where
 
 
-def test_results_are_private(pytester: pytest.Pytester) -> None:
-    cluster = _cluster(pytester.path)
-    new = pytester.path / "new" / "deeper" / "results.json"
-    old = pytester.path / "old.json"
-    old.write_text("{}")
-    old.chmod(0o644)
-    for path in (new, old):
-        pytester.runpytest_inprocess(
-            f"--cluster={cluster}", "-p", "no:cacheprovider", "--collect-only", "-q",
-            f"--sparkfabric-json={path}",
-        )  # fmt: skip
-        assert json.loads(path.read_text())["cluster"]["topology"] == "switch"
-        assert _mode(path) == 0o600
-    assert _mode(new.parent) == 0o700 and _mode(new.parent.parent) == 0o700
-    assert [p.name for p in pytester.path.iterdir() if p.name.startswith(".old")] == []
-
-
 @pytest.mark.parametrize(
     ("switch", "warning"),
     [
@@ -183,12 +165,16 @@ def test_results_are_private(pytester: pytest.Pytester) -> None:
     ],
     ids=["http", "unverified"],
 )  # fmt: skip
-def test_weaker_switch_access_is_flagged_where_the_network_is_used(
+def test_weaker_switch_access_is_flagged_where_the_network_is_used_results_private(
     pytester: pytest.Pytester, switch: dict[str, Any], warning: str
 ) -> None:
     warning = f"WARNING switch 192.168.88.1: {warning}"
-    results, page = pytester.path / "results.json", pytester.path / "report.html"
-    for transport, shown in (("ssh", [warning]), ("sim", [])):
+    page = pytester.path / "report.html"
+    # Results are private: a new file in new folders, and an old one made 0644 by someone else.
+    new, old = pytester.path / "new" / "deeper" / "results.json", pytester.path / "old.json"
+    old.write_text("{}")
+    old.chmod(0o644)
+    for transport, shown, results in (("ssh", [warning], new), ("sim", [], old)):
         result = pytester.runpytest_inprocess(
             f"--cluster={_cluster(pytester.path, transport=transport, **switch)}",
             "-p", "no:cacheprovider", "--collect-only", f"--sparkfabric-json={results}",
@@ -198,3 +184,6 @@ def test_weaker_switch_access_is_flagged_where_the_network_is_used(
         assert (f"sparkfabric: {warning}" in result.stdout.lines) is bool(shown)  # the header
         assert (warning in result.stdout.lines) is bool(shown)  # the summary, again
         assert (warning.split("'")[0] in page.read_text()) is bool(shown)  # ' is escaped
+        assert _mode(results) == 0o600
+    assert _mode(new.parent) == 0o700 and _mode(new.parent.parent) == 0o700
+    assert [p.name for p in pytester.path.iterdir() if p.name.startswith(".old")] == []

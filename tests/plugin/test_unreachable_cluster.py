@@ -1,16 +1,11 @@
-"""A cluster whose hosts do not answer: the whole suite fails fast, every item with one line.
-
-Two ways of not answering, over the real ssh transport: a closed port (connection refused at
-once) and a silent drop (packets vanish; ssh waits for its connect timeout). The silent drop is
-built in a user and network namespace of its own (`unshare -rn`): a veth whose peer has no
-address, and a permanent neighbour entry so no ARP failure gives the game away. Nothing of the
-host's network is touched.
+"""A cluster whose hosts do not answer, over the real ssh transport: the whole suite fails fast,
+every item with one line. A closed port is refused at once; a silent drop (a veth whose peer has
+no address, in a user and network namespace of its own: `unshare -rn`) costs one connect timeout.
 """
 
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_sparkfabric.results import Results, read
+from tests.transport.conftest import free_port
 
 # Each runs the whole suite against a cluster that does not answer.
 pytestmark = pytest.mark.slow
@@ -30,12 +26,6 @@ SILENT_SETUP = (
     "ip neigh add 10.255.0.11 lladdr 02:00:00:00:00:11 dev sfv0 nud permanent && "
     "ip neigh add 10.255.0.12 lladdr 02:00:00:00:00:12 dev sfv0 nud permanent"
 )
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _cluster(path: Path, hosts: list[tuple[str, int]]) -> Path:
@@ -85,23 +75,23 @@ def _assert_every_item_not_measured_with_one_line(doc: Results, reason: str) -> 
 @pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the OpenSSH client (ssh)")
 def test_refused_connections_fail_the_whole_suite_at_once(tmp_path: Path) -> None:
     cluster = _cluster(
-        tmp_path / "refused.yaml", [("127.0.0.1", _closed_port()), ("127.0.0.1", _closed_port())]
+        tmp_path / "refused.yaml", [("127.0.0.1", free_port()), ("127.0.0.1", free_port())]
     )
     seconds, tests, out = _run(tmp_path, cluster, [])
     assert seconds < LIMIT_S, out[-3000:]
     _assert_every_item_not_measured_with_one_line(tests, "ssh: connection refused")
     assert "2 of 2 nodes not reachable; their tests are not measured" in out
+    # The terminal names the cause once per node, and lists no test as FAILED.
+    assert "1. [node_unreachable] spark-1: the node cannot be logged into" in out
+    assert "seen: spark-2: ssh: connection refused" in out
+    assert "During handling" not in out and "Traceback" not in out
+    assert not [line for line in out.splitlines() if line.startswith("FAILED test_")]
 
 
 def _silent_wrap() -> list[str] | None:
     if shutil.which("unshare") is None or shutil.which("ssh") is None:
         return None
-    probe = subprocess.run(
-        ["unshare", "-rn", "sh", "-c", SILENT_SETUP],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    probe = subprocess.run(["unshare", "-rn", "sh", "-c", SILENT_SETUP], capture_output=True)
     if probe.returncode != 0:
         return None
     return ["unshare", "-rn", "sh", "-c", f'{SILENT_SETUP} && exec "$@"', "sh"]

@@ -17,7 +17,8 @@ from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port nothing listens on (bound, then let go)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -33,7 +34,7 @@ def local_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, 
             ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / name)], check=True
         )
     (d / "authorized_keys").write_text((d / "user.pub").read_text())
-    port = _free_port()
+    port = free_port()
     cfg = d / "sshd_config"
     cfg.write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d / 'host'}\n"
@@ -66,6 +67,20 @@ def make_transport(
         extra_options=("StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null"),
         output_cap_bytes=output_cap_bytes,
     )
+
+
+def tiny_tmpfs(where: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs mounted at `where` (made here) while the caller's fixture lasts."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("needs root to mount a tiny tmpfs")
+    where.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)])
+    if made.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (a container without CAP_SYS_ADMIN?)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=False)
 
 
 @pytest.fixture

@@ -5,10 +5,7 @@ recordings named by file and line."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import stat
-import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +24,7 @@ from pytest_sparkfabric.transport.record import (
     holds_recording,
 )
 from pytest_sparkfabric.transport.rest import SwitchError, SwitchUnreachable
+from tests.transport.conftest import tiny_tmpfs
 
 
 class Echo(Transport):
@@ -91,17 +89,15 @@ def test_record_then_replay_gives_the_same_answers_in_virtual_time(tmp_path: Pat
     assert not miss.ok and miss.transport_error == (
         f"a: replay: no recording of `ethtool enp1s0f1np1` in {tmp_path / 'a.jsonl'}"
     )
-
-
-def test_replay_answers_done_as_the_recording_saw_it(tmp_path: Path) -> None:
-    rec = RecordingTransport(Echo(polls=2), tmp_path)
+    # A background job's done() replays as the recording saw it.
+    rec = RecordingTransport(Echo(polls=2), tmp_path / "polls")
     ends = rec.start(Job("a", "echo ends", 5))
     assert [ends.done() for _ in range(4)] == [False, False, True, True]
     ends.stop()
     rec.start(Job("a", "echo runs", 5)).stop()  # never asked: it ran until stopped
-    replay = ReplayTransport(tmp_path)
-    again = replay.start(Job("a", "echo ends", 5))
-    assert [again.done() for _ in range(4)] == [False, False, True, True]
+    replay = ReplayTransport(tmp_path / "polls")
+    ended = replay.start(Job("a", "echo ends", 5))
+    assert [ended.done() for _ in range(4)] == [False, False, True, True]
     assert [replay.start(Job("a", "echo runs", 5)).done() for _ in range(2)] == [False, False]
 
 
@@ -232,15 +228,7 @@ def test_a_planted_link_is_not_written_through(tmp_path: Path, link: str, failed
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("needs root to mount a tiny tmpfs")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)])
-    if made.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (a container without CAP_SYS_ADMIN?)")
-    yield disk
-    subprocess.run(["umount", str(disk)], check=True)
+    yield from tiny_tmpfs(tmp_path / "disk")
 
 
 def test_a_full_disk_stops_the_recording_once_with_whole_lines(tiny_disk: Path) -> None:

@@ -1,7 +1,6 @@
-"""The ssh transport against a real sshd: deadlines, stops, lost connections and a double Ctrl-C
-end the command's whole process group (a command that already exited is left alone), streams
-never block, and a node that cannot be reached fails fast with one line; control sockets live in
-a short private folder whatever TMPDIR is; what cluster.yaml says about ssh reaches it."""
+"""The ssh transport against a real sshd: deadlines, stops, lost links and a double Ctrl-C end
+the command's whole process group, streams never block, an unreachable node fails fast with one
+line; control sockets live in a short private folder whatever TMPDIR is."""
 
 from __future__ import annotations
 
@@ -37,7 +36,7 @@ from pytest_sparkfabric.transport.ssh import (
     remote_command,
     supervisor,
 )
-from tests.transport.conftest import make_transport
+from tests.transport.conftest import free_port, make_transport
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -68,7 +67,7 @@ def _term_ignoring(marker: str) -> str:
     return f"sh -c \"trap '' TERM; {marker}\"; true"
 
 
-def test_remote_command_runs_the_supervisor_in_sh() -> None:
+def test_the_supervisor_runs_in_sh_and_the_host_comes_after_double_dash() -> None:
     text = supervisor(Job("n", "ib_write_bw -d x", 30))
     assert text.startswith("echo @@sparkfabric-start >&2; ")
     assert "timeout -k 5 30 sh -c 'ib_write_bw -d x' 3<&- & " in text
@@ -76,9 +75,6 @@ def test_remote_command_runs_the_supervisor_in_sh() -> None:
     assert remote_command(Job("n", "x", 30), as_root=True).startswith("exec sh -c ")
     sudo = remote_command(Job("n", "ethtool -m x", 5, sudo=True), as_root=False)
     assert sudo.startswith("exec sh -c ") and "sudo -n ethtool -m x" in sudo
-
-
-def test_the_host_comes_after_double_dash() -> None:
     t = SshTransport({"n": SshTarget("-oProxyCommand=x", "u", 22)})
     try:
         argv = t.ssh_argv("n", "id -u")
@@ -88,13 +84,40 @@ def test_the_host_comes_after_double_dash() -> None:
     assert argv.index("--") == len(argv) - 3
 
 
-def test_command_output_and_rc(ssh: SshTransport) -> None:
+def test_output_rc_a_missing_tool_and_testinfra(
+    ssh: SshTransport, monkeypatch: pytest.MonkeyPatch
+) -> None:
     r = ssh.run(Job("n1", "echo out; echo err >&2; exit 3", 10))
     assert (r.rc, r.stdout, r.stderr, r.timed_out) == (3, "out\n", "err\n", False)
     assert r.transport_error is None
     # A command exiting 255 (ssh's own failure status) is not an ssh failure.
     r = ssh.run(Job("n1", "echo 'Permission denied' >&2; exit 255", 10))
     assert r.rc == 255 and r.transport_error is None and not r.timed_out
+    # A server that cannot start is done at once.
+    bg = ssh.start(Job("n1", "no-such-tool-here --server", 60))
+    assert _until(bg.done, 5)
+    gap = could_not_run(bg.stop())
+    assert gap is not None and gap.reason == (
+        "n1: no-such-tool-here: command not found (no-such-tool-here is not installed, or not "
+        "on PATH)"
+    )
+    host = make_host(ssh, "n1")
+    assert host.file("/etc/hostname").exists
+    assert host.run("echo %s", "a b").stdout == "a b\n"
+    # A command that already exited is not signalled again.
+    bg = ssh.start(Job("n1", "echo bye", 30))
+    assert _until(bg.done, 10)
+    spawned: list[list[str]] = []
+    real = ssh_module.Proc
+
+    def counting(argv: list[str], **kw: object) -> object:
+        spawned.append(argv)
+        return real(argv, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ssh_module, "Proc", counting)
+    r = bg.stop()
+    assert spawned == []  # no second connection carrying a kill
+    assert (r.rc, r.stdout, r.stderr) == (0, "bye\n", "")
 
 
 @pytest.mark.slow
@@ -124,52 +147,15 @@ def test_stopping_ends_the_group_a_tool_that_ignores_term_included(ssh: SshTrans
     jobs = [Job("n1", f"{two} & {two}; wait", 60), Job("n1", _term_ignoring(ignores), 60)]
     running = [ssh.start(job) for job in jobs]
     assert _until(lambda: _alive(two) and _alive(ignores), 10)
+    waiter = threading.Thread(target=running[0].wait)  # a stop is not held up by a waiter
+    waiter.start()
     started = time.monotonic()
     for bg in running:
         r = bg.stop()
         assert not r.timed_out and r.transport_error is None, r
+    waiter.join(timeout=15)
     assert time.monotonic() - started < 30  # the grace, not the tool's 300 s
     assert (_alive(two), _alive(ignores)) == ([], [])
-
-
-def test_stop_returns_promptly_while_another_thread_waits(ssh: SshTransport) -> None:
-    bg = ssh.start(Job("n1", "sleep 60", 60))
-    waiter = threading.Thread(target=bg.wait)
-    waiter.start()
-    time.sleep(0.5)
-    started = time.monotonic()
-    result = bg.stop()
-    waiter.join(timeout=15)
-    assert time.monotonic() - started < 10
-    assert not result.timed_out and result.transport_error is None
-
-
-def test_a_command_that_exited_is_not_signalled_again(
-    ssh: SshTransport, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    bg = ssh.start(Job("n1", "echo bye", 30))
-    assert _until(bg.done, 10)
-    spawned: list[list[str]] = []
-    real = ssh_module.Proc
-
-    def counting(argv: list[str], **kw: object) -> object:
-        spawned.append(argv)
-        return real(argv, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ssh_module, "Proc", counting)
-    r = bg.stop()
-    assert spawned == []  # no second connection carrying a kill
-    assert (r.rc, r.stdout, r.stderr) == (0, "bye\n", "")
-
-
-def test_a_server_that_cannot_start_is_done_at_once(ssh: SshTransport) -> None:
-    bg = ssh.start(Job("n1", "no-such-tool-here --server", 60))
-    assert _until(bg.done, 5)
-    gap = could_not_run(bg.stop())
-    assert gap is not None and gap.reason == (
-        "n1: no-such-tool-here: command not found (no-such-tool-here is not installed, or not "
-        "on PATH)"
-    )
 
 
 def test_a_lost_connection_is_named_and_leaves_nothing(ssh: SshTransport) -> None:
@@ -201,9 +187,8 @@ def test_a_missing_sudo_is_named(ssh: SshTransport) -> None:
 
 
 _DOUBLE_CTRL_C = """
-import sys, time
+import sys
 from pathlib import Path
-from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.transport import Job
 from tests.transport.conftest import make_transport
 
@@ -275,25 +260,8 @@ def test_commands_beyond_the_session_limit_keep_stderr_clean(ssh: SshTransport) 
     assert all(r.stderr == "" for r in results), [r.stderr for r in results]
 
 
-def test_refused_connection_fails_fast_with_one_line(local_sshd: tuple[int, Path]) -> None:
-    _, keydir = local_sshd
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed_port = s.getsockname()[1]
-    t = SshTransport({"spark-3": SshTarget("127.0.0.1", "root", closed_port, str(keydir / "user"))})
-    try:
-        started = time.monotonic()
-        r = t.run(Job("spark-3", "true", 10))
-        assert time.monotonic() - started < 5
-        assert r.transport_error == "spark-3: ssh: connection refused"
-        # Later jobs reuse the verdict instead of connecting again.
-        assert t.run(Job("spark-3", "true", 10)).transport_error == r.transport_error
-    finally:
-        t.close()
-
-
 @pytest.mark.slow
-def test_a_silent_node_times_out_without_stalling_the_others(
+def test_refused_and_silent_nodes_fail_with_one_line_without_stalling_the_others(
     local_sshd: tuple[int, Path],
 ) -> None:
     port, keydir = local_sshd
@@ -306,6 +274,7 @@ def test_a_silent_node_times_out_without_stalling_the_others(
             {
                 "ok": SshTarget("127.0.0.1", "root", port, str(keydir / "user")),
                 "dead": SshTarget("127.0.0.1", "root", silent.getsockname()[1], None),
+                "spark-3": SshTarget("127.0.0.1", "root", free_port(), None),
             },
             connect_timeout_s=4,
             extra_options=("StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null"),
@@ -318,23 +287,20 @@ def test_a_silent_node_times_out_without_stalling_the_others(
             errors[node] = t.run(Job(node, "true", 10)).transport_error
             done[node] = time.monotonic() - started
 
-        threads = [threading.Thread(target=run, args=(n,)) for n in ("dead", "ok")]
+        threads = [threading.Thread(target=run, args=(n,)) for n in ("dead", "ok", "spark-3")]
         for th in threads:
             th.start()
         for th in threads:
             th.join()
+        # Later jobs reuse the verdict instead of connecting again.
+        assert t.run(Job("spark-3", "true", 10)).transport_error == errors["spark-3"]
         t.close()
     finally:
         silent.close()
     assert done["ok"] < done["dead"] < 4 + 7  # ssh's ConnectTimeout, or our watchdog after it
+    assert done["spark-3"] < 5 and errors["spark-3"] == "spark-3: ssh: connection refused"
     assert errors["ok"] is None
     assert (errors["dead"] or "").startswith("dead: ssh: connection timed out after")
-
-
-def test_testinfra_host_goes_through_the_transport(ssh: SshTransport) -> None:
-    host = make_host(ssh, "n1")
-    assert host.file("/etc/hostname").exists
-    assert host.run("echo %s", "a b").stdout == "a b\n"
 
 
 # -- control sockets ----------------------------------------------------------------------------
@@ -352,25 +318,9 @@ def long_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return long
 
 
-def test_a_120_character_tmpdir_does_not_stop_ssh(
-    local_sshd: tuple[int, Path], long_tmpdir: Path
+def test_a_short_xdg_runtime_dir_is_preferred_and_an_unclosed_transport_leaves_nothing(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    t = make_transport(*local_sshd)
-    try:
-        r = t.run(Job("n1", "echo ok", 10))
-        assert (r.ok, r.stdout, r.transport_error) == (True, "ok\n", None)
-        folder = t._control_folder().path
-        assert folder is not None and folder.parent == Path("/tmp")
-        assert folder.name.startswith(f"sf{os.getpid()}-")
-        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-        (socket,) = folder.iterdir()
-        assert len(str(socket)) + 17 <= ssh_module.SUN_PATH_MAX
-    finally:
-        t.close()
-    assert not folder.exists()
-
-
-def test_an_xdg_runtime_dir_is_preferred_when_short(monkeypatch: pytest.MonkeyPatch) -> None:
     runtime = Path(tempfile.mkdtemp(prefix=ssh_module.folder_prefix(), dir="/tmp"))
     try:
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
@@ -378,6 +328,19 @@ def test_an_xdg_runtime_dir_is_preferred_when_short(monkeypatch: pytest.MonkeyPa
         assert made.path is not None and made.path.parent == runtime
     finally:
         shutil.rmtree(runtime)
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    t = SshTransport({"n": SshTarget("h")})
+    t.ssh_argv("n", "true")
+    folder = t._control_folder().path
+    assert folder is not None and folder.is_dir()
+    del t
+    gc.collect()
+    assert not folder.exists()
+    a = ssh_module.socket_name("spark-1", "10.0.0.11", "nvidia", None)
+    assert a == ssh_module.socket_name("spark-1", "10.0.0.11", "nvidia", None)
+    assert a != ssh_module.socket_name("spark-2", "10.0.0.11", "nvidia", None)
+    assert a != ssh_module.socket_name("spark-1", "10.0.0.11", "nvidia", 2222)
+    assert len(a) == 12
 
 
 def test_without_a_short_folder_ssh_runs_unmultiplexed_and_says_why(
@@ -397,9 +360,22 @@ def test_without_a_short_folder_ssh_runs_unmultiplexed_and_says_why(
     assert "ControlPath=none" in argv
 
 
-def test_openssh_socket_path_too_long_is_named_with_its_fix(
+def test_a_120_character_tmpdir_does_not_stop_ssh_but_a_long_socket_path_is_named(
     local_sshd: tuple[int, Path], long_tmpdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    t = make_transport(*local_sshd)
+    try:
+        r = t.run(Job("n1", "echo ok", 10))
+        assert (r.ok, r.stdout, r.transport_error) == (True, "ok\n", None)
+        folder = t._control_folder().path
+        assert folder is not None and folder.parent == Path("/tmp")
+        assert folder.name.startswith(f"sf{os.getpid()}-")
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        (socket,) = folder.iterdir()
+        assert len(str(socket)) + 17 <= ssh_module.SUN_PATH_MAX
+    finally:
+        t.close()
+    assert not folder.exists()
     # As if the folder were long after all (ssh_config, ProxyJump): OpenSSH itself refuses.
     monkeypatch.setattr(ssh_module, "make_folder", lambda: ssh_module.ControlFolder(long_tmpdir))
     t = make_transport(*local_sshd)
@@ -416,24 +392,6 @@ def test_openssh_socket_path_too_long_is_named_with_its_fix(
         "itself was not tried. Fix: shorten ControlPath in your ssh_config (ProxyJump hosts use "
         "it too), e.g. ControlPath ~/.ssh/cm-%C"
     )
-
-
-def test_a_transport_never_closed_leaves_no_folder() -> None:
-    t = SshTransport({"n": SshTarget("h")})
-    t.ssh_argv("n", "true")
-    folder = t._control_folder().path
-    assert folder is not None and folder.is_dir()
-    del t
-    gc.collect()
-    assert not folder.exists()
-
-
-def test_socket_names_differ_by_target() -> None:
-    a = ssh_module.socket_name("spark-1", "10.0.0.11", "nvidia", None)
-    assert a == ssh_module.socket_name("spark-1", "10.0.0.11", "nvidia", None)
-    assert a != ssh_module.socket_name("spark-2", "10.0.0.11", "nvidia", None)
-    assert a != ssh_module.socket_name("spark-1", "10.0.0.11", "nvidia", 2222)
-    assert len(a) == 12
 
 
 # -- from cluster.yaml --------------------------------------------------------------------------
@@ -454,36 +412,25 @@ nodes:
 """
 
 
-def _ssh(tmp_path: Path, extra: str, record: Path | None = None) -> SshTransport:
-    cluster = parse_cluster(
-        SSH_CLUSTER.format(extra=extra), source="c.yaml", path=tmp_path / "c.yaml"
-    )
-    t = transport_for(cluster, record_dir=record)
-    inner = t.inner if isinstance(t, RecordingTransport) else t
-    assert isinstance(inner, SshTransport)
-    return inner
+def test_ssh_config_and_the_output_cap_come_from_the_cluster_file(tmp_path: Path) -> None:
+    def ssh(extra: str, record: Path | None = None) -> SshTransport:
+        cluster = parse_cluster(
+            SSH_CLUSTER.format(extra=extra), source="c.yaml", path=tmp_path / "c.yaml"
+        )
+        t = transport_for(cluster, record_dir=record)
+        inner = t.inner if isinstance(t, RecordingTransport) else t
+        assert isinstance(inner, SshTransport)
+        return inner
 
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
+    # ~ is the home folder, a relative path is relative to the cluster file.
+    for value, expected in [
         ("~/x", os.path.expanduser("~/x")),
-        ("ssh/cfg", "{dir}/ssh/cfg"),
+        ("ssh/cfg", f"{tmp_path}/ssh/cfg"),
         ("/etc/ssh/ssh_config", "/etc/ssh/ssh_config"),
-    ],
-)
-def test_ssh_config_expands_home_and_is_relative_to_the_cluster_file(
-    tmp_path: Path, value: str, expected: str
-) -> None:
-    t = _ssh(tmp_path, f"ssh_config: {value}")
-    argv = t.ssh_argv("spark-1", "true")
-    t.close()
-    assert argv[argv.index("-F") + 1] == expected.format(dir=tmp_path)
-
-
-def test_the_output_cap_comes_from_the_cluster_file(tmp_path: Path) -> None:
-    rec = tmp_path / "rec"
-    t = _ssh(tmp_path, "output_cap_mib: 2", record=rec)
-    t.close()
-    assert t.output_cap_bytes == 2 * 2**20
-    assert _ssh(tmp_path, "").output_cap_bytes == 16 * 2**20
+    ]:
+        t = ssh(f"ssh_config: {value}")
+        argv = t.ssh_argv("spark-1", "true")
+        t.close()
+        assert argv[argv.index("-F") + 1] == expected
+    assert ssh("output_cap_mib: 2", record=tmp_path / "rec").output_cap_bytes == 2 * 2**20
+    assert ssh("").output_cap_bytes == 16 * 2**20

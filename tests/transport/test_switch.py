@@ -1,7 +1,6 @@
-"""The REST switch client against loopback servers made here: Basic auth, the password sent to
-the configured origin only (no plain HTTP unless allowed, no redirect, no proxy, the certificate
-verified), one deadline per call whatever the server trickles, malformed replies as one line,
-secrets redacted."""
+"""The REST switch client against loopback servers: the password goes to the configured origin
+only (no plain HTTP unless allowed, no redirect, no proxy, the certificate verified), one
+deadline per call whatever the server trickles, odd replies as one line, secrets redacted."""
 
 from __future__ import annotations
 
@@ -123,7 +122,12 @@ def _https(port: int, host: str = "127.0.0.1", **kw: Any) -> RestClient:
 # -- reads, errors ------------------------------------------------------------------------------
 
 
-def test_get_and_post_with_basic_auth(switch: Server) -> None:
+def test_get_and_post_with_basic_auth_where_the_client_connects_not_via_a_proxy(
+    switch: Server, tls_switch: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("http_proxy", f"http://{tls_switch.origin}")  # never used
+    monkeypatch.delenv("no_proxy", raising=False)
+    before = len(tls_switch.seen)
     switch.answers["/rest/interface/ethernet"] = reply(200, ETHERNET)
     assert _http(switch).get("/interface/ethernet") == ETHERNET
     assert _http(switch).post("/interface/ethernet/monitor", {"once": ""}) == []
@@ -131,6 +135,12 @@ def test_get_and_post_with_basic_auth(switch: Server) -> None:
         ("GET", "/rest/interface/ethernet", AUTH),
         ("POST", "/rest/interface/ethernet/monitor", AUTH),
     ]
+    assert tls_switch.seen[before:] == []
+    assert RestClient("10.0.0.2", "u", "p").base == "https://10.0.0.2/rest"
+    assert RestClient("fe80::1", "u", "p", port=8443).base == "https://[fe80::1]:8443/rest"
+    assert RestClient("10.0.0.2", "u", "p", port=80, allow_http=True).base == "http://10.0.0.2/rest"
+    with pytest.raises(SwitchUnreachable, match=r"connection refused: enable the www-ssl"):
+        RestClient("127.0.0.1", USER, "", port=1, allow_http=True, scheme="http").get("/x")
 
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -195,14 +205,6 @@ def test_every_odd_answer_is_one_line_within_the_deadline(switch: Server, odd: s
     assert isinstance(err.value, SwitchUnreachable) is (odd not in ("400", "not-json"))
 
 
-def test_where_the_client_connects() -> None:
-    assert RestClient("10.0.0.2", "u", "p").base == "https://10.0.0.2/rest"
-    assert RestClient("fe80::1", "u", "p", port=8443).base == "https://[fe80::1]:8443/rest"
-    assert RestClient("10.0.0.2", "u", "p", port=80, allow_http=True).base == "http://10.0.0.2/rest"
-    with pytest.raises(SwitchUnreachable, match=r"connection refused: enable the www-ssl"):
-        RestClient("127.0.0.1", USER, "", port=1, allow_http=True, scheme="http").get("/x")
-
-
 # -- secrets ------------------------------------------------------------------------------------
 
 
@@ -221,7 +223,7 @@ def test_secrets_are_redacted_from_replies_and_errors(switch: Server) -> None:
 # -- the password goes to the configured switch only -------------------------------------------
 
 
-def test_plain_http_is_refused_before_any_request(switch: Server) -> None:
+def test_plain_http_is_refused_before_any_request_and_in_cluster_yaml(switch: Server) -> None:
     before = len(switch.seen)
     with pytest.raises(SwitchUnreachable) as err:
         RestClient("127.0.0.1", USER, PASSWORD, port=switch.port, scheme="http")
@@ -234,16 +236,14 @@ def test_plain_http_is_refused_before_any_request(switch: Server) -> None:
     with pytest.raises(SwitchUnreachable, match="refusing to send the switch password"):
         rest_client(SwitchSpec(host="127.0.0.1", user=USER, api_port=80))
     assert len(switch.seen) == before
-
-
-def test_cluster_yaml_refuses_port_80_without_allow_http() -> None:
+    # cluster.yaml says so before any run.
     data = yaml.safe_load((EXAMPLES / "switch-8.yaml").read_text())
     data["switch"]["api_port"] = 80
     text = yaml.safe_dump(data, sort_keys=False)
     line = next(i for i, ln in enumerate(text.splitlines(), 1) if "api_port: 80" in ln)
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(ConfigError) as bad:
         parse_cluster(text, "cluster.yaml")
-    assert str(err.value) == (
+    assert str(bad.value) == (
         "cluster.yaml: 1 problem\n"
         f"  line {line}: switch.api_port 80 is plain HTTP: the switch password would cross the "
         "network unencrypted.\n"
@@ -254,17 +254,9 @@ def test_cluster_yaml_refuses_port_80_without_allow_http() -> None:
     assert parse_cluster(yaml.safe_dump(data)).spec.switch.allow_http  # type: ignore[union-attr]
 
 
-def test_the_environments_proxy_is_not_used(
-    switch: Server, tls_switch: Server, monkeypatch: pytest.MonkeyPatch
+def test_the_certificate_is_verified_unless_told_how(
+    tls_switch: Server, switch: Server, cert: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("http_proxy", f"http://{tls_switch.origin}")
-    monkeypatch.delenv("no_proxy", raising=False)
-    before = len(tls_switch.seen)
-    assert _http(switch).get("/direct") == []
-    assert tls_switch.seen[before:] == [] and switch.seen[-1] == ("GET", "/rest/direct", AUTH)
-
-
-def test_an_unverifiable_certificate_is_one_clear_line(tls_switch: Server) -> None:
     before = len(tls_switch.seen)
     with pytest.raises(SwitchUnreachable) as err:
         _https(tls_switch.port).get("/interface/ethernet")
@@ -278,11 +270,7 @@ def test_an_unverifiable_certificate_is_one_clear_line(tls_switch: Server) -> No
         "certificate (its subjectAltName must name switch.host), or set switch.verify_tls: false"
     )
     assert "\n" not in text and tls_switch.seen[before:] == []  # the password never left
-
-
-def test_ca_file_or_verify_tls_false_reads_the_switch(
-    tls_switch: Server, switch: Server, cert: tuple[Path, Path], tmp_path: Path
-) -> None:
+    # ca_file or verify_tls: false reads it.
     assert _https(tls_switch.port, ca_file=cert[1]).get("/interface/ethernet") == []
     assert tls_switch.seen[-1] == ("GET", "/rest/interface/ethernet", AUTH)
     assert _https(tls_switch.port, verify_tls=False).get("/system/resource") == []

@@ -1,7 +1,6 @@
 """The switch's console over OpenSSH: read-only before anything leaves, a deadline that closes
-the session, output capped while it arrives, ssh's failures as lines an operator can act on,
-host keys checked, the password never on a command line and given to password prompts only;
-the console recorded and replayed; `auto` choosing between REST and SSH."""
+the session, output capped, ssh's failures as lines an operator can act on, host keys checked,
+the password given to password prompts only; `auto` choosing between REST and SSH."""
 
 from __future__ import annotations
 
@@ -36,7 +35,7 @@ def _fake_ssh(tmp: Path, monkeypatch: pytest.MonkeyPatch, body: str, strict: str
     return tmp / "argv"
 
 
-def test_a_read_runs_one_command_as_user_plus_ct_with_host_keys_checked(
+def test_one_read_runs_as_user_plus_ct_with_host_keys_checked_and_nothing_else_leaves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     argv_file = _fake_ssh(tmp_path, monkeypatch, f"printf '{RESOURCE_TEXT}'")
@@ -51,12 +50,8 @@ def test_a_read_runs_one_command_as_user_plus_ct_with_host_keys_checked(
     _fake_ssh(tmp_path, monkeypatch, "", strict="accept-new")
     SshConsole("10.0.0.2", "ro").run(RESOURCE)
     assert "StrictHostKeyChecking=yes" not in argv_file.read_text()
-
-
-def test_anything_but_a_read_is_refused_before_it_leaves(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    argv_file = _fake_ssh(tmp_path, monkeypatch, "")
+    # Anything but a read is refused before it leaves.
+    argv_file.unlink()
     with pytest.raises(SwitchError) as err:
         SshConsole("10.0.0.2", "ro").run("/system reboot")
     assert str(err.value) == (
@@ -103,7 +98,7 @@ def test_failures_are_one_line_each_within_the_deadline(
     assert str(err.value) == f"ssh ro+ct@10.0.0.2:22 `{RESOURCE}`: {says}"
 
 
-def test_the_password_goes_by_askpass_to_password_prompts_only(
+def test_the_console_from_the_switch_section_the_password_by_askpass_to_prompts_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ask = (
@@ -119,9 +114,7 @@ def test_the_password_goes_by_askpass_to_password_prompts_only(
     assert console.run(RESOURCE) == "host key: 1\npassphrase: 1\npassword: [redacted]\n"
     argv = argv_file.read_text()
     assert "s3cret" not in argv and "BatchMode=no" in argv
-
-
-def test_the_console_from_the_switch_section_its_port_per_api() -> None:
+    # The console from the switch section, its port per api.
     spec = SwitchSpec(host="10.0.0.2", user="ro", password_env="SF_UNSET_VAR_X", api="ssh")
     with pytest.raises(SwitchUnreachable) as err:
         ssh_console(spec)
