@@ -20,20 +20,27 @@ def suite_dir() -> Path:
 
 
 _OPTIONS = (
-    ("cluster", "PATH", "cluster.yaml describing the fabric; runs the shipped acceptance suite "
-     "on it"),
+    (
+        "cluster",
+        "PATH",
+        "cluster.yaml describing the fabric; runs the shipped acceptance suite on it",
+    ),
     ("record", "DIR", "write every command each node ran (rc, stdout, stderr, duration) to DIR"),
     ("json", "PATH", "write every measurement and verdict as JSON to PATH"),
-    ("baseline", "OLD_JSON", "compare with an earlier run's --sparkfabric-json document: the "
-     "report shows what changed, and items whose bandwidth fell more than 10%% below it fail"),
-)  # fmt: skip
+    (
+        "baseline",
+        "OLD_JSON",
+        "compare with an earlier run's --sparkfabric-json document: the "
+        "report shows what changed, and items whose bandwidth fell more than 10%% below it fail",
+    ),
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sparkfabric", "sparkfabric: accept a DGX Spark cluster's fabric")
-    for name, metavar, help in _OPTIONS:
+    for name, metavar, text in _OPTIONS:
         flag = "--cluster" if name == "cluster" else f"--sparkfabric-{name}"
-        group.addoption(flag, dest=f"sparkfabric_{name}", metavar=metavar, default=None, help=help)
+        group.addoption(flag, dest=f"sparkfabric_{name}", metavar=metavar, default=None, help=text)
     group.addoption(
         "--sparkfabric-strict",
         dest="sparkfabric_strict",

@@ -160,6 +160,10 @@ def visible(text: str) -> str:
     return text.translate(_CONTROL)
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def duration(seconds: float | None) -> str:
     """The one duration form of every line a person reads: 0.4 s, 38 s, 1 min 12 s, 15 min,
     1 h 02 min."""

@@ -39,16 +39,16 @@ def _p(path: Path_, message: str, fix: str) -> Problem:
     return Problem(path, None, message, fix)
 
 
-def _unknown(path: Path_, value: str, options: Sequence[str], what: str) -> Problem:
-    """`value` names no `what` of this file; a key of the path is not repeated after it."""
+def _unknown(
+    path: Path_, value: str, options: Sequence[str], what: str, among: str = "", empty: str = ""
+) -> Problem:
+    """`value` names no `what` of this file; a key of the path is not repeated after it. The
+    fix names the options (`among`: where they are listed), or says `empty` when there are none."""
     close = difflib.get_close_matches(value, options, n=1, cutoff=0.6)
     guess = f" (did you mean {close[0]!r}?)" if close else ""
     shown = "" if path[-1] == value else f"{value!r} "
-    return _p(
-        path,
-        f"{shown}is not {what} of this file{guess}",
-        f"name one of: {', '.join(options) or 'none yet (add them under switch.ports)'}",
-    )
+    fix = f"name one of{among}: {', '.join(options)}" if options else empty
+    return _p(path, f"{shown}is not {what} of this file{guess}", fix or "name one")
 
 
 def miscount(topo: str, n: int) -> tuple[str, str, list[str]] | None:
@@ -327,7 +327,14 @@ def _switch(c: Cluster) -> Iterator[Problem]:
             )
     for leg in sw.link_speed:
         if leg not in of:
-            yield _unknown(("switch", "link_speed", leg), leg, list(of), "a switch port")
+            yield _unknown(
+                ("switch", "link_speed", leg),
+                leg,
+                list(of),
+                "a switch port",
+                among=" switch.ports",
+                empty="list the switch's ports under switch.ports first",
+            )
 
 
 @_rule("nodes", "nccl")
@@ -364,7 +371,13 @@ def _faults(c: Cluster) -> Iterator[Problem]:
                 (*at, "port"), f"{f.port} is not a cabled port of {f.node}", "name a cabled port"
             )
         if f.switch_port is not None and f.switch_port not in legs:
-            yield _unknown((*at, "switch_port"), f.switch_port, legs, "a switch port")
+            yield _unknown(
+                (*at, "switch_port"),
+                f.switch_port,
+                legs,
+                "a switch port",
+                empty="remove switch_port: this file has no switch: section",
+            )
         if f.fault == "mtu" and f.node is None and f.switch_port is None:
             yield _p(
                 (*at, "fault"), "'mtu' needs a node (and rail) or a switch_port", fault.usage()

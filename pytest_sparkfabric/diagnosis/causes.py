@@ -13,6 +13,7 @@ from pytest_sparkfabric.diagnosis.evidence import Finding
 from pytest_sparkfabric.diagnosis.rules import RuleId
 from pytest_sparkfabric.objects import Blame, Obj, ids, meet
 from pytest_sparkfabric.results import Cause
+from pytest_sparkfabric.shell import plural
 
 DEEPER: Mapping[RuleId, tuple[RuleId, ...]] = MappingProxyType({
     "link_down": ("autoneg_failed",),
@@ -232,7 +233,3 @@ def of_findings(findings: Sequence[Finding]) -> RootCauses:
             for f in findings
         )
     )
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"

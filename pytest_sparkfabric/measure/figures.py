@@ -86,7 +86,7 @@ def _nccl(fabric: Fabric) -> list[Measurement]:
 
 def _soak(fabric: Fabric) -> list[Measurement]:
     from pytest_sparkfabric.measure import links, rail_counters, soak
-    from pytest_sparkfabric.measure.soak_math import lane_rates, max_ber
+    from pytest_sparkfabric.measure.soak_math import LaneFinding, lane_rates, max_ber
 
     run = _phase(fabric, soak.NAME, soak.SoakRun)
     if run is None:
@@ -95,11 +95,17 @@ def _soak(fabric: Fabric) -> list[Measurement]:
     # Lanes are flagged as the soak test judged them, which read the links first; without that
     # test there is no lane verdict to show (and nothing is measured at session end).
     judged = all(fabric.measured(p, object) is not None for p in (links.NAME, links.CABLE))
+    eth = _phase(fabric, links.NAME, links.Links)
     for rail in fabric.cluster.rails:
         ws = [w for w in rail_counters.log(fabric).of(rail.id, soak.NAME) if w.error is None]
         if not ws:
             continue
-        found, _, speed = soak.lanes(fabric, rail, run, ws) if judged else ([], "", None)
+        speed: float | None = None
+        found: list[LaneFinding] = []
+        if judged:
+            found, _, speed = soak.lanes(fabric, rail, run, ws)
+        elif eth is not None and rail.id in eth.ethtool and (e := eth.ethtool[rail.id].value):
+            speed = e.speed_mbps
         flagged = {o.lane for o in found}
         for w in ws:
             for lane, rate in lane_rates(w).items():

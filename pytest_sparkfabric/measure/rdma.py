@@ -26,7 +26,7 @@ from pytest_sparkfabric.probes.perftest import (
     parse_ib_write_bw,
     parse_ib_write_lat,
 )
-from pytest_sparkfabric.shell import duration
+from pytest_sparkfabric.shell import duration, plural
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
@@ -134,10 +134,6 @@ class RdmaRun:
 # -- the runner ---------------------------------------------------------------------------------
 
 
-def counted(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
 def _reading(tool: Tool, fr: FlowResult) -> Reading:
     if fr.error:
         return Reading(None, fr.error)
@@ -200,8 +196,8 @@ def running(
         return f"{what} bandwidth ({plan.kind}): no node pair answers at both ends", lines, busy
     both = " (both directions at once, each its own test)" if plan.mode == "bidirectional" else ""
     return (
-        f"{what} bandwidth ({plan.kind}): {counted(len(pairs), 'node pair')} in "
-        f"{counted(len(live), 'round')} of {duration(fabric.cluster.spec.bandwidth.duration_s)}"
+        f"{what} bandwidth ({plan.kind}): {plural(len(pairs), 'node pair')} in "
+        f"{plural(len(live), 'round')} of {duration(fabric.cluster.spec.bandwidth.duration_s)}"
         f"{both}",
         lines,
         busy,
@@ -293,7 +289,7 @@ def measure_loopbacks(fabric: Fabric) -> Loopbacks:
     if not live:
         return Loopbacks(results, 0, 0.0)
     fabric.progress(
-        f"NIC self-test: loopback ib_write_bw on every rail, {counted(slots, 'round')} of "
+        f"NIC self-test: loopback ib_write_bw on every rail, {plural(slots, 'round')} of "
         f"{duration(cluster.spec.bandwidth.duration_s)} (every node at once, one rail per node "
         "per round)"
     )
@@ -363,8 +359,8 @@ def _localized(fabric: Fabric, run: RdmaRun) -> RdmaRun:
     if extra is None or not extra.rounds:
         return replace(run, localization=found)
     fabric.progress(
-        f"RDMA re-test of {counted(len(extra.transfers), 'direction')} against a third "
-        f"partner, {counted(len(extra.rounds), 'round')}: " + ", ".join(extra.lines())
+        f"RDMA re-test of {plural(len(extra.transfers), 'direction')} against a third "
+        f"partner, {plural(len(extra.rounds), 'round')}: " + ", ".join(extra.lines())
     )
     start = fabric.transport.clock.now()
     retested: list[BwResult] = []

@@ -8,10 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_sparkfabric.diagnosis.causes import plural
 from pytest_sparkfabric.report.style import esc, with_unit
 from pytest_sparkfabric.results import Cause, Item, Phase, Results, Verdict
-from pytest_sparkfabric.shell import duration
+from pytest_sparkfabric.shell import duration, plural
 
 Tone = Literal["good", "bad", "warn", "plain"]
 TONE: dict[Verdict, Tone] = {"accepted": "good", "rejected": "bad", "incomplete": "warn"}

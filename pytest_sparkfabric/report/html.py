@@ -12,7 +12,6 @@ of a phase waits for the whole phase, the others assert on its cached result).""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -59,7 +58,7 @@ def properties(report: pytest.TestReport) -> dict[str, str]:
 
 def _cell_text(value: str) -> str:
     # One line: pytest-html reads a sortable cell's value with a single-line pattern.
-    return escape(" ".join(value.split()))
+    return esc(" ".join(value.split()))
 
 
 def _place(cells: MutableSequence[str], ours: list[str]) -> None:
@@ -89,8 +88,8 @@ def diagnosis_html(props: dict[str, str], lines: Sequence[str] = ()) -> str | No
         rows += [(head, rest) for head, _, rest in (ln.partition(": ") for ln in lines)]
     else:
         rows += [(t, props.get(k, "")) for t, k in (("Likely cause", "cause"), ("Fix", "fix"))]
-    body = "<br>".join(f"<b>{escape(t)}:</b> {escape(v)}" for t, v in rows if v)
-    rule = f' data-rule="{escape(props["rule"])}"' if props.get("rule") else ""
+    body = "<br>".join(f"<b>{esc(t)}:</b> {esc(v)}" for t, v in rows if v)
+    rule = f' data-rule="{esc(props["rule"])}"' if props.get("rule") else ""
     return f'<div class="sparkfabric-diagnosis"{rule} style="{STYLE}">{body}</div>'
 
 
@@ -141,7 +140,7 @@ class HtmlReport:
     ) -> None:
         reason = skip_reason(report)
         if reason is not None:
-            data[:] = [f"Skipped: {escape(reason)}\n"]
+            data[:] = [f"Skipped: {esc(reason)}\n"]
             return
         if not report.failed:
             return
@@ -150,9 +149,9 @@ class HtmlReport:
         box = diagnosis_html(props, lines)
         if box is None:
             return
-        if lines and data and data[0] == escape(report.longreprtext) + "\n":
+        if lines and data and data[0] == esc(report.longreprtext) + "\n":
             # The causes and fixes are in the box: the log keeps what was measured and expected.
-            data[0] = escape("\n".join(rest)) + "\n"
+            data[0] = esc("\n".join(rest)) + "\n"
         data.insert(0, box)
 
     @pytest.hookimpl(optionalhook=True)

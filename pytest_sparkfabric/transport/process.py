@@ -80,7 +80,9 @@ def cap_text(text: str, cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES) -> str:
 
 
 class Proc:
-    """With `hold_stdin`, its stdin is a pipe nothing is written to: closing it (or this process
+    """One ssh client process (the nodes' and the switch's) whose two streams are read to the
+    end in threads, each capped: megabytes never block it (a stalled pipe hangs ssh). With
+    `hold_stdin`, its stdin is a pipe nothing is written to: closing it (or this process
     ending) tells the node's supervisor to end the command."""
 
     def __init__(

@@ -308,14 +308,23 @@ class SshTransport(Transport):
             name = socket_name(node, t.host, t.user, t.port)
             control = ["ControlMaster=auto", f"ControlPath={folder / name}", "ControlPersist=120"]
         options = [
-            "BatchMode=yes", f"ConnectTimeout={self._connect_timeout_s}",
-            "ServerAliveInterval=15", "ServerAliveCountMax=4", "LogLevel=ERROR",
-            *control, *self._extra,
-        ]  # fmt: skip
+            "BatchMode=yes",
+            f"ConnectTimeout={self._connect_timeout_s}",
+            "ServerAliveInterval=15",
+            "ServerAliveCountMax=4",
+            "LogLevel=ERROR",
+            *control,
+            *self._extra,
+        ]
         return ssh_argv(
-            t.host, remote, options, config=self._ssh_config, user=t.user, port=t.port,
+            t.host,
+            remote,
+            options,
+            config=self._ssh_config,
+            user=t.user,
+            port=t.port,
             identity_file=t.identity_file,
-        )  # fmt: skip
+        )
 
     # -- connection state ---------------------------------------------------------------------
 

@@ -95,9 +95,14 @@ class SshConsole:
 
     def _ssh(self, command: str | None, options: list[str]) -> list[str]:
         return ssh_argv(
-            self.host, command, options, config=self.ssh_config, user=login_user(self.user),
-            port=self.port, identity_file=self.identity_file,
-        )  # fmt: skip
+            self.host,
+            command,
+            options,
+            config=self.ssh_config,
+            user=login_user(self.user),
+            port=self.port,
+            identity_file=self.identity_file,
+        )
 
     def _host_key_options(self) -> list[str]:
         """StrictHostKeyChecking=yes unless the user's ssh config sets it (`ssh -G` shows the
@@ -106,8 +111,11 @@ class SshConsole:
             try:
                 shown = subprocess.run(
                     ["ssh", "-G", *self._ssh(None, [])[1:]],
-                    capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL,
-                ).stdout  # fmt: skip
+                    capture_output=True,
+                    text=True,
+                    timeout=5,
+                    stdin=subprocess.DEVNULL,
+                ).stdout
             except (OSError, subprocess.TimeoutExpired):
                 shown = ""
             own = [ln.split()[1] for ln in shown.splitlines() if ln.startswith("stricthost")]
