@@ -68,7 +68,6 @@ def test_random_documents_and_top_level_mappings(data: Any) -> None:
     assert_total(yaml.safe_dump(data))
 
 
-@pytest.mark.slow
 @FUZZ
 @given(st.text(max_size=200) | st.text(alphabet=YAML_ISH, max_size=120))
 @example("")

@@ -33,6 +33,10 @@ def with_faults(tmp_path: Path, example: str, *faults: dict[str, Any], **extra: 
     return plan_of(cluster_file(tmp_path, example, faults=faults, **extra))[1]
 
 
+def test_every_lab_example_is_planned_below() -> None:
+    assert {p.stem for p in EXAMPLES.glob("*.yaml")} == set(TOPOLOGIES)
+
+
 @pytest.mark.parametrize("example", sorted(TOPOLOGIES))
 def test_examples_build_with_real_spark_names(example: str) -> None:
     cluster, plan = plan_of(EXAMPLES / f"{example}.yaml")

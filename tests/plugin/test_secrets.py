@@ -180,7 +180,8 @@ def test_weaker_switch_access_is_flagged_where_the_network_is_used_results_priva
             "-p", "no:cacheprovider", "--collect-only", f"--sparkfabric-json={results}",
             f"--html={page}",
         )  # fmt: skip
-        assert json.loads(results.read_text())["safety"] == shown
+        written = json.loads(results.read_text())
+        assert written["safety"] == shown and written["cluster"]["topology"] == "switch"
         assert (f"sparkfabric: {warning}" in result.stdout.lines) is bool(shown)  # the header
         assert (warning in result.stdout.lines) is bool(shown)  # the summary, again
         assert (warning.split("'")[0] in page.read_text()) is bool(shown)  # ' is escaped

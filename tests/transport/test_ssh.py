@@ -147,15 +147,25 @@ def test_stopping_ends_the_group_a_tool_that_ignores_term_included(ssh: SshTrans
     jobs = [Job("n1", f"{two} & {two}; wait", 60), Job("n1", _term_ignoring(ignores), 60)]
     running = [ssh.start(job) for job in jobs]
     assert _until(lambda: _alive(two) and _alive(ignores), 10)
-    waiter = threading.Thread(target=running[0].wait)  # a stop is not held up by a waiter
-    waiter.start()
     started = time.monotonic()
     for bg in running:
         r = bg.stop()
         assert not r.timed_out and r.transport_error is None, r
-    waiter.join(timeout=15)
     assert time.monotonic() - started < 30  # the grace, not the tool's 300 s
     assert (_alive(two), _alive(ignores)) == ([], [])
+
+
+def test_stop_returns_promptly_while_another_thread_waits(ssh: SshTransport) -> None:
+    bg = ssh.start(Job("n1", "sleep 60", 60))
+    waiter = threading.Thread(target=bg.wait)
+    waiter.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    result = bg.stop()
+    waiter.join(timeout=15)
+    assert time.monotonic() - started < 10
+    assert not waiter.is_alive()
+    assert not result.timed_out and result.transport_error is None
 
 
 def test_a_lost_connection_is_named_and_leaves_nothing(ssh: SshTransport) -> None:
@@ -258,6 +268,20 @@ def test_commands_beyond_the_session_limit_keep_stderr_clean(ssh: SshTransport) 
             bg.stop()
     assert [r.stdout.strip() for r in results] == [str(i) for i in range(8)]
     assert all(r.stderr == "" for r in results), [r.stderr for r in results]
+
+
+def test_refused_connection_fails_fast_with_one_line(local_sshd: tuple[int, Path]) -> None:
+    _, keydir = local_sshd
+    t = SshTransport({"spark-3": SshTarget("127.0.0.1", "root", free_port(), str(keydir / "user"))})
+    try:
+        started = time.monotonic()
+        r = t.run(Job("spark-3", "true", 10))
+        assert time.monotonic() - started < 5
+        assert r.transport_error == "spark-3: ssh: connection refused"
+        # Later jobs reuse the verdict instead of connecting again.
+        assert t.run(Job("spark-3", "true", 10)).transport_error == r.transport_error
+    finally:
+        t.close()
 
 
 @pytest.mark.slow

@@ -26,6 +26,7 @@ from pytest_sparkfabric.transport.rest import (
     SwitchError,
     SwitchUnreachable,
     rest_client,
+    spec_path,
 )
 from tests import certs
 
@@ -282,3 +283,9 @@ def test_the_certificate_is_verified_unless_told_how(
     for bad in (tmp_path / "ca.pem", tmp_path / "missing.pem"):
         with pytest.raises(SwitchUnreachable, match=f"switch.ca_file {bad}: cannot load it as"):
             _https(443, ca_file=bad)
+
+
+def test_switch_paths_are_relative_to_the_cluster_file(tmp_path: Path) -> None:
+    assert spec_path("certs/ca.pem", tmp_path) == tmp_path / "certs" / "ca.pem"
+    assert spec_path("~/ca.pem", tmp_path) == Path.home() / "ca.pem"
+    assert spec_path(None, tmp_path) is None
