@@ -8,6 +8,7 @@ import pytest
 
 from pytest_sparkfabric.diagnosis.diagnose import diagnose
 from pytest_sparkfabric.diagnosis.evidence import Evidence, NcclEvidence, PairRates, Rate, Site
+from pytest_sparkfabric.diagnosis.miscabling import End, Wire, solve
 
 A, B = "spark-1", "spark-2"
 HCAS = ("rocep1s0f1", "roceP2p1s0f1")
@@ -133,6 +134,25 @@ CASES = {
         [("switch_cpu_forwarding", True)],
         (),
     ),
+    "miscabling and slow links name their objects": (
+        Evidence(
+            miscabled=solve(
+                [Wire(End("spark-2", 0), End("spark-3", 1)), Wire(End("spark-4", 0), End(B, 1))],
+                [Wire(End("spark-2", 1), End("spark-3", 1)), Wire(End("spark-4", 0), End(B, 0))],
+            ),
+            slow_links=(
+                Site("spark-1:rail0 at 100000Mb/s", (A,)),
+                Site("spark-2:rail0 at 100000Mb/s", (B,)),
+            ),
+        ),
+        [("miscabled", True), ("speed_degraded", True)],
+        (
+            "(spark-2:p0<->spark-3:p1, spark-4:p0<->spark-2:p1: cabled ",
+            "Fix: exchange the two cables in spark-2 port 0 and port 1.",
+            "(spark-1:rail0 at 100000Mb/s, spark-2:rail0 at 100000Mb/s: ethtool",
+            "a breakout on the Spark side",
+        ),
+    ),
     "every rail dead in loopback: a possible throttle": (
         Evidence(loopback=loop(A, 0.2, 0.1)),
         [("nic_throttled", False)],
@@ -150,3 +170,9 @@ def test_evidence_names_its_rules(
     text = "\n".join(f.render() for f in found)
     assert [s for s in says if s not in text] == []
     assert all(f.render().startswith(("Likely cause: ", "Possible cause: ")) for f in found)
+
+
+def test_a_miscabling_concerns_the_nodes_of_its_cables() -> None:
+    ev = CASES["miscabling and slow links name their objects"][0]
+    mis = next(f for f in diagnose(ev) if f.rule.id == "miscabled")
+    assert mis.concerns(["spark-4"]) and not mis.concerns([A])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -151,3 +152,12 @@ def test_usage_errors_say_what_is_wrong(
     assert "Traceback" not in err and "Traceback" not in result.stdout.str()
     for words in said:
         assert words.format(p=p) in err, words
+
+
+def test_a_fifo_is_refused_without_blocking(pytester: pytest.Pytester) -> None:
+    os.mkfifo(pytester.path / "fifo")
+    # In a subprocess with a deadline: a read that blocks must fail this test, not hang the run.
+    result = pytester.runpytest_subprocess("--cluster=fifo", "-p", "no:html", timeout=60)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    err = result.stderr.str()
+    assert "fifo: 1 problem\n  the path is a FIFO (named pipe), not a regular file." in err, err
