@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 
 GPU_FIELDS: Mapping[str, str] = {
@@ -51,8 +52,28 @@ GB10_FREE_MB = 119_000
 GPU_LIST = "GPU 0: NVIDIA GB10 (UUID: GPU-5c2d9f4e-7b1a-4c3e-9a8f-2b6d1e0c4a73)\n"
 
 
-def gpu_burn_output(seconds: int, percent: int, temp_c: int, used_mb: int | None = None) -> str:
+def gpu_burn_output(
+    seconds: int, percent: int, temp_c: int, used_mb: int | None = None, start_t: float = 0.0
+) -> str:
+    """What gpu-burn prints for a run of `seconds` that started at virtual time `start_t`.
+    listenClients() (wilicc/gpu-burn gpu_burn-drv.cpp) rewrites one progress line with `\r` at
+    each child report, its percentage the elapsed whole seconds (time(0)) over the run, and when
+    the percentage passes `nextReport` (10 at first, then the percentage plus 10) it ends the
+    line with `\n\tSummary at:   ` and date(1)'s line; one report a second is modelled."""
+    from sparkfabric_sim.render.iperf3 import EPOCH
+
     mem = used_mb if used_mb is not None else int(GB10_FREE_MB * percent / 100)
+    parts, next_report = [], 10.0
+    for s in range(1, max(seconds, 1) + 1):
+        pct = min(100.0 * s / max(seconds, 1), 100.0)
+        parts.append(
+            f"\r{pct:.1f}%  proc'd: {s * 31} (26847 Gflop/s)   errors: 0   temps: {temp_c} C "
+        )
+        if next_report < pct:
+            next_report = pct + 10.0
+            date = time.strftime("%a %b %e %H:%M:%S UTC %Y", time.gmtime(EPOCH + start_t + s))
+            parts.append(f"\n\tSummary at:   {date}\n\n")
+    progress = "".join(parts)
     return (
         f"Using compare file: compare.ptx\nBurning for {seconds} seconds.\n"
         "GPU 0: NVIDIA GB10 (UUID: GPU-5c2d9f4e-7b1a-4c3e-9a8f-2b6d1e0c4a73)\n"
@@ -60,7 +81,7 @@ def gpu_burn_output(seconds: int, percent: int, temp_c: int, used_mb: int | None
         f"using {mem} MB of it), using FLOATS\n"
         "Results are 268435456 bytes each, thus performing "
         f"{mem * 2**20 // 268435456 - 2} iterations\n"
-        f"100.0%  proc'd: {seconds * 31} (26847 Gflop/s)   errors: 0   temps: {temp_c} C \n"
+        f"{progress}\n"
         "Killing processes with SIGTERM (soft kill)\nFreed memory for dev 0\n"
         "Uninitted cublas\ndone\n\nTested 1 GPUs:\n\tGPU 0: OK\n"
     )

@@ -143,8 +143,8 @@ def gpu_burn(ctx: Ctx, argv: list[str]) -> Outcome:
         )
         ctx.spawned.append(ctx.rt.add(proc))
     temp = round(ctx.rt.gpu_temp(ctx.node.name, ctx.t + seconds))
-    text = misc.gpu_burn_output(seconds, pct, temp, use // 2**20)
-    return Outcome(0, text, "", float(seconds), text.split("100.0%")[0])
+    text = misc.gpu_burn_output(seconds, pct, temp, use // 2**20, ctx.t)
+    return Outcome(0, text, "", float(seconds), text.split("\r100.0%")[0])
 
 
 TOOLS = {"nvidia-smi": nvidia_smi, "gpu_burn": gpu_burn, "gpu-burn": gpu_burn}
