@@ -69,6 +69,14 @@ def gap_text(gap: Gap) -> str:
     return gap.reason if isinstance(gap, NotMeasured) else gap
 
 
+def start(transport: Transport, job: Job) -> Background | str:
+    """`job` started in the background, or the transport's own error as the item's line."""
+    try:
+        return transport.start(job)
+    except Exception as exc:  # the transport's own error, kept for the item
+        return f"{job.node}: could not start `{job.command}`: {exc}"
+
+
 def ended(bg: Background | None) -> RunResult | None:
     """`bg` stopped (None: it never started, or cannot even be stopped: nothing left to tell)."""
     if bg is None:
@@ -149,10 +157,11 @@ def run_flows(
     servers: dict[Hashable, RunResult | None] = {}
     try:
         for f in flows:
-            try:
-                started[f.key] = transport.start(f.server)
-            except Exception as exc:  # the transport's own error, kept for the item
-                errors[f.key] = f"{f.server.node}: could not start `{f.server.command}`: {exc}"
+            bg = start(transport, f.server)
+            if isinstance(bg, str):
+                errors[f.key] = bg
+            else:
+                started[f.key] = bg
         servers_at = {(f.server.node, f.port): started[f.key] for f in flows if f.key in started}
         why = wait_listening(transport, list(servers_at), servers=servers_at)
         for f in flows:

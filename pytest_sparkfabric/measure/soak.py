@@ -22,6 +22,7 @@ from pytest_sparkfabric.measure.flows import (
     SLACK_S,
     ended,
     gap_text,
+    start,
     wait_listening,
 )
 from pytest_sparkfabric.measure.prereq import could_not_run
@@ -162,11 +163,11 @@ def run(fabric: Fabric) -> SoakRun:
 
 
 def _start(fabric: Fabric, job: Job, errors: dict[str, str], key: str) -> Background | None:
-    try:
-        return fabric.transport.start(job)
-    except Exception as exc:  # the transport's own error, kept for the item
-        errors[key] = f"{job.node}: could not start `{job.command}`: {exc}"
+    bg = start(fabric.transport, job)
+    if isinstance(bg, str):
+        errors[key] = bg
         return None
+    return bg
 
 
 def _wait(bg: Background | None) -> RunResult | None:

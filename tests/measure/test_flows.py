@@ -118,3 +118,16 @@ def test_a_server_that_exits_at_once_fails_its_flow_at_once() -> None:
         "the server said: server bye"
     )
     assert t.clock.now() < 1  # one poll, not LISTEN_WAIT_S of them
+
+
+def test_a_server_the_transport_cannot_start_fails_its_flow_with_the_transports_words() -> None:
+    class Refusing(FakeTransport):
+        def start(self, job: Job) -> FakeBackground:
+            if job.command == "server" and job.node == "b":
+                raise OSError("no free session")
+            return super().start(job)
+
+    t = Refusing()
+    out = run_flows(t, [flow("x")])
+    assert out["x"].error == "b: could not start `server`: no free session"
+    assert out["x"].client is None and not any(j.command == "client" for j in t.ran)
