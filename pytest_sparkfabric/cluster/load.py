@@ -9,10 +9,10 @@ import difflib
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from pydantic import TypeAdapter, ValidationError
@@ -30,7 +30,7 @@ from pytest_sparkfabric.cluster.source import (
 )
 from pytest_sparkfabric.cluster.spec import ClusterSpec
 
-MAX_CLUSTER_BYTES = 2**20
+MAX_BYTES = 2**20
 _START = "start from the output of `sparkfabric init --topology ... --nodes ...`"
 
 
@@ -39,31 +39,12 @@ class ConfigError(Exception):
 
     def __init__(self, source: str, problems: list[Problem]) -> None:
         self.source = source
-        unique: dict[tuple[Path_, str], Problem] = {}
-        for p in problems:
-            unique.setdefault((p.path, p.message), p)
-        if not unique:
-            unique[((), "")] = Problem((), None, "is not a valid cluster file", "")
-        self.problems = sorted(
-            unique.values(), key=lambda p: (p.line or 0, format_path(p.path), p.message)
-        )
+        unique = {(p.path, p.message): p for p in reversed(problems)}  # the first of each stays
+        told = unique.values() or [Problem((), None, "is not a valid cluster file", "")]
+        self.problems = sorted(told, key=lambda p: (p.line or 0, format_path(p.path), p.message))
         n = len(self.problems)
         head = f"{source}: {n} problem{'s' if n != 1 else ''}"
         super().__init__("\n".join([head, *(p.render() for p in self.problems)]))
-
-
-def _partial(data: dict[Any, Any], bad: set[str]) -> tuple[Cluster, set[str]]:
-    """What of a file that failed validation is valid on its own (the fields without errors;
-    defaults stand in for the others), as a Cluster for the rules that read only those."""
-    fields = ClusterSpec.model_fields
-    good: dict[str, Any] = {
-        name: TypeAdapter[Any](info.rebuild_annotation()).validate_python(data[name])
-        for name, info in fields.items()
-        if name in data and name not in bad  # each validated as part of the whole
-    }
-    spec = ClusterSpec.model_construct(**good)
-    nodes = build_nodes(spec) if "nodes" in good else ()
-    return Cluster(spec=spec, source=None, nodes=nodes), set(fields) - bad
 
 
 def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = None) -> Cluster:
@@ -71,16 +52,16 @@ def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = N
     try:
         located = load_located(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        mark, context = getattr(exc, "problem_mark", None), getattr(exc, "context", None)
         what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        if context := getattr(exc, "context", None):
-            what = f"{context}, {what}"
-        line, what = (mark.line + 1 if mark else None), f"the file is not valid YAML: {what}"
-        raise ConfigError(source, [Problem((), line, what, "fix the YAML at that line")]) from None
+        what = f"the file is not valid YAML: {context + ', ' if context else ''}{what}"
+        problem = Problem((), mark.line + 1 if mark else None, what, "fix the YAML at that line")
+        raise ConfigError(source, [problem]) from None
     except TooComplex as exc:
-        what = f"the file cannot be read: {exc}"
-        raise ConfigError(source, [Problem((), None, what, _START)]) from None
-    problems, data = list(located.problems), located.data
+        raise ConfigError(
+            source, [Problem((), None, f"the file cannot be read: {exc}", _START)]
+        ) from None
+    problems, data = located.problems, located.data
     if not isinstance(data, dict):
         what = "the top level must be a mapping of keys (topology:, nodes:, ...); got "
         what = "the file is empty" if data is None else what + seen(data)
@@ -88,8 +69,19 @@ def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = N
     try:
         spec = ClusterSpec.model_validate(data)
     except ValidationError as err:
-        partial, valid = _partial(data, {str(e["loc"][0]) for e in err.errors() if e["loc"]})
-        found = _worded(err, located) + validate.check(partial, valid)
+        # The rules that read only fields without errors still run, on those fields alone.
+        bad = {str(e["loc"][0]) for e in err.errors() if e["loc"]}
+        fields = ClusterSpec.model_fields
+        good = {
+            name: TypeAdapter[Any](info.rebuild_annotation()).validate_python(data[name])
+            for name, info in fields.items()
+            if name in data and name not in bad
+        }
+        part = ClusterSpec.model_construct(**good)
+        partial = Cluster(
+            spec=part, source=None, nodes=build_nodes(part) if "nodes" in good else ()
+        )
+        found = _worded(err, located) + validate.check(partial, set(fields) - bad)
         raise ConfigError(source, problems + _lined(found, located)) from None
     cluster = Cluster(spec=spec, source=path, nodes=build_nodes(spec), located=located)
     if problems := problems + _lined(validate.check(cluster), located):
@@ -104,37 +96,31 @@ def _lined(found: list[Problem], located: Located) -> list[Problem]:
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"))  # fmt: skip
-_TOO_BIG = "name the cluster.yaml file (is this the right path?)"
 
 
 def _read_small_text(path: Path) -> str:
-    """The text of a regular file of at most MAX_CLUSTER_BYTES. A FIFO would block the run
-    forever and a device (/dev/zero) be read without end: both are refused by what fstat says
-    before any byte is read; raise ConfigError's (what, fix) as a ValueError."""
+    """The text of a regular file of at most MAX_BYTES; a FIFO (which would block the
+    run) and a device (/dev/zero, read without end) are refused by what fstat says before any
+    byte is read. Raise ConfigError's (what, fix) as a ValueError."""
     # O_NONBLOCK: opening a FIFO returns at once, so fstat can refuse it.
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ValueError("the path is a directory, not a file", "name the file")
         if not stat.S_ISREG(st.st_mode):
             kind = next((name for test, name in _KINDS if test(st.st_mode)), "something else")
-            if kind == "a directory":
-                raise ValueError("the path is a directory, not a file", "name the file")
             raise ValueError(f"the path is {kind}, not a regular file", "name a cluster.yaml file")
-        if st.st_size > MAX_CLUSTER_BYTES:
-            raise ValueError(
-                f"the file is {st.st_size} bytes; a cluster file is at most {MAX_CLUSTER_BYTES} "
-                "bytes (1 MiB)",
-                _TOO_BIG,
-            )
-        data = os.read(fd, MAX_CLUSTER_BYTES + 1)
-        while len(data) <= MAX_CLUSTER_BYTES and (chunk := os.read(fd, 65536)):
+        data = os.read(fd, MAX_BYTES + 1)
+        while len(data) <= MAX_BYTES and (chunk := os.read(fd, 65536)):
             data += chunk
     finally:
         os.close(fd)
-    if len(data) > MAX_CLUSTER_BYTES:
+    if len(data) > MAX_BYTES:
+        size = st.st_size if st.st_size > MAX_BYTES else f"more than {MAX_BYTES}"
         raise ValueError(
-            f"the file is larger than a cluster file's {MAX_CLUSTER_BYTES} bytes (1 MiB) at most",
-            _TOO_BIG,
+            f"the file is {size} bytes; a cluster file is at most {MAX_BYTES} bytes (1 MiB)",
+            "name the cluster.yaml file (is this the right path?)",
         )
     return data.decode("utf-8")
 
@@ -159,23 +145,18 @@ def load_cluster(path: str | Path) -> Cluster:
 
 # -- pydantic's validation errors in the user's words: located sentences with a fix --------------
 # Each error's `loc` is followed through ClusterSpec's JSON Schema (choices, bounds, examples,
-# keys); HINTS add words per shape of path where the schema alone says too little.
-
-Shape = tuple[str, ...]
-"""A path with list indexes and mapping keys as `*`, and `[key]` for a mapping's keys."""
+# keys); HINTS add words per shape of path (list indexes and mapping keys as `*`, a mapping's
+# keys as `[key]`) where the schema alone says too little.
 
 
-@dataclass(frozen=True)
-class Hint:
-    """`example` is YAML as the user writes it; `rule` says in words what a pattern allows."""
-
-    example: str = ""
-    rule: str = ""
+class Hint(NamedTuple):
+    example: str = ""  # YAML as the user writes it
+    rule: str = ""  # what a pattern (or a key) allows, in words
     note: str = ""
 
 
 _QSFP = "is not a QSFP port: a Spark has ports 0 and 1 (0 is the cage nearest the RJ45 port)"
-HINTS: dict[Shape, Hint] = {
+HINTS: dict[tuple[str, ...], Hint] = {
     ("topology",): Hint(note="direct: 2 nodes, mesh: 3, ring: 4 or more, switch: 2 to 128"),
     ("mtu",): Hint(note="9000 for jumbo frames, 1500 is Ethernet's default"),
     ("nodes",): Hint(example="[{name: spark-1, ssh: {host: 10.0.0.11}, ports: {...}}, ...]"),
@@ -184,9 +165,9 @@ HINTS: dict[Shape, Hint] = {
     ("nodes", "*", "ports", "[key]"): Hint(rule=_QSFP),
     ("nodes", "*", "link_speed", "[key]"): Hint(rule=_QSFP),
     ("nodes", "*", "ports", "*"): Hint(
-        example="[192.168.100.11/24, 192.168.101.11/24]",
-        rule="rail addresses",
-        note="one for each rail: the port's two PCIe halves",
+        "[192.168.100.11/24, 192.168.101.11/24]",
+        "rail addresses",
+        "one for each rail: the port's two PCIe halves",
     ),
     ("nodes", "*", "ports", "*", "*"): Hint(example="192.168.100.11/24"),
     ("thresholds", "[key]"): Hint(rule="is not a known threshold"),
@@ -226,51 +207,40 @@ def _schema() -> dict[str, Any]:
 
 def _solid(node: dict[str, Any]) -> dict[str, Any]:
     """The schema itself: $refs followed, an optional's null branch dropped."""
-    while True:
+    while "$ref" in node or "anyOf" in node:
         if "$ref" in node:
             node = _schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]]
-        elif "anyOf" in node:
-            # A rail's short form (text) or mapping: the mapping, which the path walks into.
+        else:  # a rail's short form (text) or mapping: the mapping, which the path walks into
             branches = [b for b in node["anyOf"] if b.get("type") not in ("null", "string")]
             node = branches[0] if len(branches) == 1 else node["anyOf"][0]
-        else:
-            return node
+    return node
 
 
-@dataclass(frozen=True)
-class _Spot:
+class _Spot(NamedTuple):
     prop: dict[str, Any]  # as the parent names it: with its examples
     node: dict[str, Any]  # _solid(prop)
-    shape: Shape
+    shape: tuple[str, ...]
     name: str  # the last field name on the way
 
 
 def _at(loc: Path_) -> _Spot:
     """What the schema says at `loc` (field names, list indexes, mapping keys)."""
     prop = node = _schema()
-    shape: Shape = ()
+    shape: tuple[str, ...] = ()
     name = ""
     for step in loc:
         if isinstance(step, str) and step in node.get("properties", {}):
-            prop, shape, name = node["properties"][step], (*shape, step), step
+            prop, name = node["properties"][step], step
         elif "prefixItems" in node and isinstance(step, int):
-            prop, shape = (
-                node["prefixItems"][min(step, len(node["prefixItems"]) - 1)],
-                (*shape, "*"),
-            )
+            prop = node["prefixItems"][min(step, len(node["prefixItems"]) - 1)]
         elif "items" in node:
-            prop, shape = node["items"], (*shape, "*")
+            prop = node["items"]
         elif isinstance(node.get("additionalProperties"), dict):
-            prop, shape = node["additionalProperties"], (*shape, "*")
+            prop = node["additionalProperties"]
         else:
             return _Spot({}, {}, (*shape, "?"), name)
-        node = _solid(prop)
+        shape, node = (*shape, step if step == name else "*"), _solid(prop)
     return _Spot(prop, node, shape, name)
-
-
-def _inline(value: Any) -> str:
-    text = yaml.safe_dump(value, default_flow_style=True, width=10_000, sort_keys=False)
-    return text.removesuffix("\n...\n").strip()
 
 
 def _raw_at(data: Any, loc: Path_) -> tuple[Path_, Any, bool]:
@@ -302,10 +272,9 @@ def _bounds(node: Mapping[str, Any]) -> str:
     lo, hi = node.get("minimum"), node.get("maximum")
     if lo is not None and hi is not None:
         return f"use a value from {_num(lo)} to {_num(hi)}"
-    parts = [f"of at least {_num(lo)}"] if lo is not None else []
-    parts += [f"above {_num(node['exclusiveMinimum'])}"] if "exclusiveMinimum" in node else []
-    parts += [f"of at most {_num(hi)}"] if hi is not None else []
-    parts += [f"below {_num(node['exclusiveMaximum'])}"] if "exclusiveMaximum" in node else []
+    words = {"minimum": "of at least", "exclusiveMinimum": "above"}
+    words |= {"maximum": "of at most", "exclusiveMaximum": "below"}
+    parts = [f"{w} {_num(node[k])}" for k, w in words.items() if node.get(k) is not None]
     return "use a value " + " and ".join(parts) if parts else ""
 
 
@@ -314,26 +283,25 @@ def _worded(err: ValidationError, located: Located) -> list[Problem]:
     errors = err.errors(include_url=False)
     missing = {tuple(e["loc"]) for e in errors if e["type"] == "missing"}
     typos: dict[Path_, str] = {}  # a misspelt key -> the missing key it stands for
-    for e in errors:
-        where = tuple(e["loc"])
-        if e["type"] == "extra_forbidden":
-            known = list(_at(where[:-1]).node.get("properties", {}))
-            close = difflib.get_close_matches(str(where[-1]), known, n=1, cutoff=0.6)
-            if close and (*where[:-1], close[0]) in missing:
-                typos[where] = close[0]
+    for e in (e for e in errors if e["type"] == "extra_forbidden"):
+        at = tuple(e["loc"])
+        known = list(_at(at[:-1]).node.get("properties", {}))
+        close = difflib.get_close_matches(str(at[-1]), known, n=1, cutoff=0.6)
+        if close and (*at[:-1], close[0]) in missing:
+            typos[at] = close[0]
     told = {(*k[:-1], v) for k, v in typos.items()}
     out = []
     for e in errors:
         loc: Path_ = tuple(p for p in e["loc"] if not str(p).startswith("function-"))
         kind, ctx, value = str(e["type"]), e.get("ctx") or {}, e.get("input")
-        if kind == "missing" and loc in told:
-            continue  # told with the misspelt key
         if loc in typos:
             message = f"is not a known key, and {typos[loc]} is missing"
             out.append(Problem(loc, located.line_of(loc), message, f"did you mean {typos[loc]!r}?"))
+        # A missing key told with its misspelling; a list too short by the items that failed.
+        if loc in typos or (kind == "missing" and loc in told):
             continue
         if kind == "too_short" and len(value) >= int(ctx.get("min_length", 0)):
-            continue  # pydantic counts only the items that validated: theirs say it
+            continue
         on_key = loc[-1:] == ("[key]",)
         loc = loc[:-1] if on_key else loc
         if kind == "missing" and loc and isinstance(loc[-1], int):
@@ -341,48 +309,38 @@ def _worded(err: ValidationError, located: Located) -> list[Problem]:
         shown, raw, found = _raw_at(located.data, loc)
         if found and (shown != loc or kind == "too_short_fixed"):
             value = raw  # a short form: the user wrote a scalar where the mapping would be
-        present: set[Any] = set()
-        if kind == "extra_forbidden" and isinstance(
-            parent := _raw_at(located.data, loc[:-1])[1], Mapping
-        ):
-            present = set(parent) - {loc[-1]}  # the keys already there are no suggestion
-        message, fix = _words(kind, ctx, value, loc, on_key, present, e)
+        parent = _raw_at(located.data, loc[:-1])[1] if kind == "extra_forbidden" else None
+        present = set(parent) - {loc[-1]} if isinstance(parent, Mapping) else set()
+        message, fix = _words(kind, ctx, value, loc, on_key, present, str(e["msg"]))
         out.append(Problem(shown, located.line_of(shown), message, fix))
     return out
 
 
 def _words(
-    kind: str,
-    ctx: Mapping[str, Any],
-    value: Any,
-    loc: Path_,
-    on_key: bool,
-    present: set[Any],
-    e: Any,
-) -> tuple[str, str]:
-    """(message, fix) for one error; the message continues the path as a sentence."""
+    kind: str, ctx: Mapping[str, Any], value: Any, loc: Path_, on_key: bool, present: set[Any],
+    msg: str,
+) -> tuple[str, str]:  # fmt: skip
+    """(message, fix) for one error; the message continues the path as a sentence. `present`:
+    the keys beside an unknown one (no suggestion)."""
     if "fix" in ctx:  # our own PydanticCustomError: the validator wrote the words
-        return str(e["msg"]), str(ctx["fix"])
-    key = loc[-1] if loc else None
-    spot = _at(loc)
+        return msg, str(ctx["fix"])
+    key, (prop, node, shape, name) = loc[-1] if loc else None, _at(loc)
     if on_key:
         parent = _at(loc[:-1])
         keys = parent.node.get("propertyNames", {}).get("enum", [])
-        hint = HINTS.get((*parent.shape, "[key]"), Hint())
         if not keys:
             return (
                 f"is a key that {_TYPE_WORDS.get(kind, 'is not allowed')}",
                 "write the key as text",
             )
-        rule = hint.rule or f"is not an allowed key: the keys are {', '.join(keys)}"
+        rule = HINTS.get((*parent.shape, "[key]"), Hint()).rule
         listing = " or ".join(keys) if len(keys) <= 3 else "one of " + ", ".join(keys)
+        rule = rule or f"is not an allowed key: the keys are {', '.join(keys)}"
         return rule, _guess(key, keys, f"use {listing}")
-    hint = HINTS.get(spot.shape, Hint())
-    node = spot.node
+    hint = HINTS.get(shape, Hint())
     note = f" ({hint.note})" if hint.note else ""
-    write = hint.example or (_inline(spot.prop["examples"][0]) if spot.prop.get("examples") else "")
-    if write and isinstance(key, str) and key == spot.name:
-        write = f"{key}: {write}"
+    write = hint.example or (_inline(prop["examples"][0]) if prop.get("examples") else "")
+    write = f"{key}: {write}" if write and isinstance(key, str) and key == name else write
     like = f"write it like `{write}`" if write else ""
     if kind == "missing":
         return (
@@ -407,39 +365,33 @@ def _words(
             value, allowed, f"use one of {words}{note}"
         )
     if kind.startswith("ip_"):
-        return f"{seen(value)} is not an IPv4 address with a prefix length", (
-            "write it like 192.168.100.11/24"
-        )
+        what = f"{seen(value)} is not an IPv4 address with a prefix length"
+        return what, "write it like 192.168.100.11/24"
     if kind in _LIMITS:
-        big, bound = _LIMITS[kind]
-        limit = _num(next(iter(ctx.values()), ""))
+        (big, bound), limit = _LIMITS[kind], _num(next(iter(ctx.values()), ""))
         plain = str(value) if isinstance(value, int | float) else seen(value)
         return f"{plain} is too {big}: it must be {bound} {limit}", (_bounds(node) + note).strip()
     if kind == "string_too_short":
         return "must not be empty", f"write `{write}`" if write else "give it a value or remove it"
     if kind == "string_too_long":
-        name_rule = _NAME_RULES.get(node.get("pattern", ""))
-        return f"{seen(value)} is too long: at most {ctx.get('max_length')} characters", (
-            name_rule.words if name_rule else "shorten it"
-        )
+        rule = _NAME_RULES.get(node.get("pattern", ""))
+        what = f"{seen(value)} is too long: at most {ctx.get('max_length')} characters"
+        return what, rule.words if rule else "shorten it"
     if kind == "string_pattern_mismatch":
-        return f"{seen(value)} is not valid: {hint.rule or 'it must match ' + ctx['pattern']}", (
-            like or "fix the value"
-        )
+        why = hint.rule or f"it must match {ctx['pattern']}"
+        return f"{seen(value)} is not valid: {why}", like or "fix the value"
     if kind in ("too_short", "too_long"):
         got = len(value) if isinstance(value, list | tuple | Mapping) else ctx.get("actual_length")
-        most = "needs at least" if kind == "too_short" else "takes at most"
-        limit = ctx.get("min_length" if kind == "too_short" else "max_length")
-        return f"{most} {limit} {hint.rule or 'items'}; got {got}", like
+        most, limit = ("needs at least", ctx.get("min_length")), ctx.get("max_length")
+        most = most if kind == "too_short" else ("takes at most", limit)
+        return f"{most[0]} {most[1]} {hint.rule or 'items'}; got {got}", like
     if kind == "finite_number":
         return f"must be a finite number; got {seen(value)}", _bounds(node) or "use a number"
-    what = _TYPE_WORDS.get(kind)
-    if what is None:
-        return str(e.get("msg", kind)).removeprefix("Value error, "), like
-    got = f"{what}; got {seen(value)}"
-    required = node.get("required", [])
+    if (what := _TYPE_WORDS.get(kind)) is None:
+        return msg.removeprefix("Value error, "), like
+    got, required = f"{what}; got {seen(value)}", node.get("required", [])
     if kind.startswith("model") and len(required) == 1 and isinstance(value, str | int | float):
-        return got, f"write it like `{spot.name}: {{{required[0]}: {value}}}`"
+        return got, f"write it like `{name}: {{{required[0]}: {value}}}`"
     if kind == "string_type" and isinstance(value, bool):
         return got, "put it in quotes: YAML reads yes, no, on, off, true and false as true or false"
     if kind == "string_type" and isinstance(value, int | float | datetime.date):
@@ -448,3 +400,8 @@ def _words(
             f"put it in quotes: `'{text}'`"
         )
     return got, like or ("write true or false" if kind.startswith("bool") else _bounds(node))
+
+
+def _inline(value: Any) -> str:
+    text = yaml.safe_dump(value, default_flow_style=True, width=10_000, sort_keys=False)
+    return text.removesuffix("\n...\n").strip()
