@@ -374,22 +374,21 @@ def _words(
     if kind == "string_too_short":
         return "must not be empty", f"write `{write}`" if write else "give it a value or remove it"
     if kind == "string_too_long":
-        rule = _NAME_RULES.get(node.get("pattern", ""))
-        what = f"{seen(value)} is too long: at most {ctx.get('max_length')} characters"
-        return what, rule.words if rule else "shorten it"
+        named = _NAME_RULES.get(node.get("pattern", ""))
+        long = f"{seen(value)} is too long: at most {ctx.get('max_length')} characters"
+        return long, named.words if named else "shorten it"
     if kind == "string_pattern_mismatch":
         why = hint.rule or f"it must match {ctx['pattern']}"
         return f"{seen(value)} is not valid: {why}", like or "fix the value"
     if kind in ("too_short", "too_long"):
         got = len(value) if isinstance(value, list | tuple | Mapping) else ctx.get("actual_length")
-        most, limit = ("needs at least", ctx.get("min_length")), ctx.get("max_length")
-        most = most if kind == "too_short" else ("takes at most", limit)
-        return f"{most[0]} {most[1]} {hint.rule or 'items'}; got {got}", like
+        most = ("needs at least", "min") if kind == "too_short" else ("takes at most", "max")
+        return f"{most[0]} {ctx.get(most[1] + '_length')} {hint.rule or 'items'}; got {got}", like
     if kind == "finite_number":
         return f"must be a finite number; got {seen(value)}", _bounds(node) or "use a number"
-    if (what := _TYPE_WORDS.get(kind)) is None:
+    if (must := _TYPE_WORDS.get(kind)) is None:
         return msg.removeprefix("Value error, "), like
-    got, required = f"{what}; got {seen(value)}", node.get("required", [])
+    got, required = f"{must}; got {seen(value)}", node.get("required", [])
     if kind.startswith("model") and len(required) == 1 and isinstance(value, str | int | float):
         return got, f"write it like `{name}: {{{required[0]}: {value}}}`"
     if kind == "string_type" and isinstance(value, bool):

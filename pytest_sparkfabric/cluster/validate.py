@@ -14,12 +14,13 @@ from itertools import combinations
 
 from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.cluster.faults import FAULTS, TARGETS
-from pytest_sparkfabric.cluster.model import Cluster, Node, Rail
+from pytest_sparkfabric.cluster.model import Cluster, Rail
 from pytest_sparkfabric.cluster.plan import NODE_COUNTS, PORTS_PER_NODE
 from pytest_sparkfabric.cluster.source import Path_, Problem, format_path
 
 Rule = Callable[[Cluster], Iterable[Problem]]
 RULES: list[tuple[frozenset[str], Rule]] = []
+_RAILS = range(hardware.RAILS_PER_PORT)
 
 
 def _rule(*fields: str) -> Callable[[Rule], Rule]:
@@ -63,44 +64,34 @@ def miscount(topo: str, n: int) -> tuple[str, str, list[str]] | None:
     return f"needs {need} nodes ({why})", need, fits
 
 
+@_rule("topology", "nodes")
 def _cabling(c: Cluster) -> Iterator[Problem]:
-    topo, nodes = c.topology, c.nodes
+    topo, nodes, ports = c.topology, c.nodes, PORTS_PER_NODE[c.topology]
     if wrong := miscount(topo, len(nodes)):
         what, need, fits = wrong
         use = f"use topology {' or '.join(map(repr, fits))}, or " if fits else ""
         yield _p(("topology",), f"{topo!r} {what}; got {len(nodes)}", f"{use}list {need} nodes")
+    if ports == 2:
+        what = f"a {topo} node is cabled on both ports 0 and 1"
+        fix = "list both ports, each with its two rail addresses"
+    else:
+        what = f"a {topo} node has one cabled port"
+        fix = "list only the cabled port (the same port number on every node)"
     for i, n in enumerate(nodes):
-        if len(n.ports) == PORTS_PER_NODE[topo]:
-            continue
-        listed = " and ".join(map(str, n.ports))
-        listed = f"port{'s' * (len(n.ports) > 1)} {listed}" if n.ports else "no port"
-        if PORTS_PER_NODE[topo] == 2:
-            what = f"a {topo} node is cabled on both ports 0 and 1"
-            fix = "list both ports, each with its two rail addresses"
-        else:
-            what = f"a {topo} node has one cabled port"
-            fix = "list only the cabled port (the same port number on every node)"
-        yield _p(("nodes", i, "ports"), f"lists {listed}; {what}", fix)
-    if topo in ("direct", "switch"):
-        single = [(i, n.ports[0]) for i, n in enumerate(nodes) if len(n.ports) == 1]
-        counts = Counter(port for _, port in single)
-        common = max(counts, key=lambda p: counts[p], default=None)  # ties: the first node's
-        users = [i for i, port in single if port == common]
-        others = f"nodes[{users[0]}] uses" if len(users) == 1 else "the other nodes use"
-        for i, port in single:
-            if port != common:
-                yield _p(
-                    ("nodes", i, "ports"),
-                    f"uses port {port}; {others} port {common}",
-                    f"a {topo} cluster uses the same port number on every node: cable port "
-                    f"{common} (or move the others)",
-                )
-
-
-_rule("topology", "nodes")(_cabling)
-
-
-_RAILS = range(hardware.RAILS_PER_PORT)
+        listed = f"port{'s' * (len(n.ports) > 1)} {' and '.join(map(str, n.ports))}"
+        if len(n.ports) != ports:
+            yield _p(
+                ("nodes", i, "ports"), f"lists {listed if n.ports else 'no port'}; {what}", fix
+            )
+    single = [(i, n.ports[0]) for i, n in enumerate(nodes) if len(n.ports) == 1 and ports == 1]
+    counts = Counter(port for _, port in single)
+    common = max(counts, key=lambda p: counts[p], default=None)  # ties: the first node's
+    users = [i for i, port in single if port == common]
+    others = f"nodes[{users[0]}] uses" if len(users) == 1 else "the other nodes use"
+    fix = f"a {topo} cluster uses the same port number on every node: cable port {common}"
+    for i, port in ((i, port) for i, port in single if port != common):
+        what = f"uses port {port}; {others} port {common}"
+        yield _p(("nodes", i, "ports"), what, fix + " (or move the others)")
 
 
 def rail_path(node: int, rail: Rail) -> Path_:
@@ -121,17 +112,12 @@ def _subnets(c: Cluster) -> Iterator[Problem]:
             counts = Counter(rail.address.network for _, rail in rails)
             common = max(counts, key=lambda net: counts[net])  # ties: the first node's subnet
             first = next(rail for _, rail in rails if rail.address.network == common)
-            for i, rail in rails:
-                if rail.address.network != common:
-                    yield _p(
-                        rail_path(i, rail),
-                        f"{rail.address} is not in {common}, the rail {r} subnet of "
-                        f"{first.node} ({first.address})",
-                        f"every node needs one address in each rail's subnet: rail {r} in {common}",
-                    )
+            fix = f"every node needs one address in each rail's subnet: rail {r} in {common}"
+            for i, rail in ((i, rail) for i, rail in rails if rail.address.network != common):
+                what = f"the rail {r} subnet of {first.node} ({first.address})"
+                yield _p(rail_path(i, rail), f"{rail.address} is not in {common}, {what}", fix)
         return
-    order = _cable_order(c)
-    if order is not None:
+    if (order := _cable_order(c)) is not None:
         wrong = next(i for i, j in enumerate(order) if i != j)
         prev, listed = nodes[order[wrong - 1]], nodes[(order[wrong - 1] + 1) % n]
         names = [nodes[i].name for i in order]
@@ -143,29 +129,28 @@ def _subnets(c: Cluster) -> Iterator[Problem]:
         )
         return
     first_use: dict[IPv4Network, tuple[int, int]] = {}
-    for i in range(n):
+    for i, r in ((i, r) for i in range(n) for r in _RAILS):
         j = (i + 1) % n
-        for r in _RAILS:
-            ra, rb = nodes[i].rail(0, r), nodes[j].rail(1, r)
-            net = ra.address.network
-            if rb.address.network != net:
-                yield _p(
-                    rail_path(j, rb),
-                    f"{rb.address} is not in {net}, the subnet of the other end of its cable, "
-                    f"{ra.id} ({ra.address})",
-                    "both ends of a cable's rail need addresses in one subnet; nodes are cabled "
-                    "port 0 to port 1 of the next node listed",
-                )
-                continue
-            cable, other = first_use.setdefault(net, (i, r))
-            touches = {i, j} & {cable, (cable + 1) % n}
-            if cable != i and (not touches or c.spec.arp_sysctls):
-                yield _p(
-                    rail_path(i, ra),
-                    f"{ra.address} is in {net}, already the subnet of rail {other} of cable "
-                    f"{nodes[cable].name}:p0<->{nodes[(cable + 1) % n].name}:p1",
-                    "every cable's rail needs its own subnet (2 per cable)",
-                )
+        ra, rb = nodes[i].rail(0, r), nodes[j].rail(1, r)
+        net = ra.address.network
+        if rb.address.network != net:
+            yield _p(
+                rail_path(j, rb),
+                f"{rb.address} is not in {net}, the subnet of the other end of its cable, "
+                f"{ra.id} ({ra.address})",
+                "both ends of a cable's rail need addresses in one subnet; nodes are cabled "
+                "port 0 to port 1 of the next node listed",
+            )
+            continue
+        cable, other = first_use.setdefault(net, (i, r))
+        touches = {i, j} & {cable, (cable + 1) % n}
+        if cable != i and (not touches or c.spec.arp_sysctls):
+            yield _p(
+                rail_path(i, ra),
+                f"{ra.address} is in {net}, already the subnet of rail {other} of cable "
+                f"{nodes[cable].name}:p0<->{nodes[(cable + 1) % n].name}:p1",
+                "every cable's rail needs its own subnet (2 per cable)",
+            )
 
 
 def _cable_order(c: Cluster) -> list[int] | None:
@@ -196,63 +181,45 @@ def _unique(c: Cluster) -> Iterator[Problem]:
     hosts: dict[tuple[str, int | None], int] = {}
     for i, n in enumerate(c.spec.nodes):
         if n.name in names:
-            yield _p(
-                ("nodes", i, "name"),
-                f"{n.name!r} is already the name of nodes[{names[n.name]}]",
-                "give every node its own name",
-            )
+            what = f"{n.name!r} is already the name of nodes[{names[n.name]}]"
+            yield _p(("nodes", i, "name"), what, "give every node its own name")
         names.setdefault(n.name, i)
-        host = (n.ssh.host, n.ssh.port) if n.ssh else None
-        if host in hosts:
-            yield _p(
-                ("nodes", i, "ssh", "host"),
-                f"{host[0]} is already the ssh host of nodes[{hosts[host]}]",
-                "every node needs its own management address",
-            )
-        if host is not None:
-            hosts.setdefault(host, i)
-        for port in n.link_speed:
-            if port not in n.ports:
-                yield _p(
-                    ("nodes", i, "link_speed", port),
-                    f"names port {port}, which is not a cabled port of {n.name}",
-                    f"give the speed of a port listed under ports ({', '.join(map(str, n.ports))})",
-                )
+        if n.ssh and (host := (n.ssh.host, n.ssh.port)) in hosts:
+            what = f"{host[0]} is already the ssh host of nodes[{hosts[host]}]"
+            fix = "every node needs its own management address"
+            yield _p(("nodes", i, "ssh", "host"), what, fix)
+        elif n.ssh:
+            hosts[host] = i
+        for port in (p for p in n.link_speed if p not in n.ports):
+            cabled = ", ".join(map(str, n.ports))
+            what = f"names port {port}, which is not a cabled port of {n.name}"
+            fix = f"give the speed of a port listed under ports ({cabled})"
+            yield _p(("nodes", i, "link_speed", port), what, fix)
 
 
 @_rule("nodes", "arp_sysctls")
 def _addresses(c: Cluster) -> Iterator[Problem]:
-    owner: dict[object, tuple[int, Rail]] = {}
+    owner: dict[object, Path_] = {}
+    # Two interfaces of one node in one subnet: ARP flux. Told once per pair of interfaces.
+    shared: dict[tuple[int, ...], list[tuple[int, Rail, Rail]]] = {}
     for i, n in enumerate(c.nodes):
         for rail in n.rails:
             ip, net, path = rail.address.ip, rail.address.network, rail_path(i, rail)
             if ip in owner:
-                first = rail_path(*owner[ip])
-                yield _p(
-                    path,
-                    f"{rail.address} is already used by {format_path(first)}",
-                    "every rail interface needs its own address",
-                )
-            owner.setdefault(ip, (i, rail))
+                what = f"{rail.address} is already used by {format_path(owner[ip])}"
+                yield _p(path, what, "every rail interface needs its own address")
+            owner.setdefault(ip, path)
             if net.prefixlen > 30 or ip in (net.network_address, net.broadcast_address):
                 yield _p(
                     path,
                     f"{rail.address} is not a usable host address of its subnet",
                     "use a host address inside a subnet of /30 or wider, e.g. 192.168.100.11/24",
                 )
-    if not c.spec.arp_sysctls:
-        yield from _arp_flux(c.nodes)
-
-
-def _arp_flux(nodes: Sequence[Node]) -> Iterator[Problem]:
-    # Two interfaces of one node in one subnet: ARP flux. Told once per pair of interfaces.
-    shared: dict[tuple[int, ...], list[tuple[int, Rail, Rail]]] = {}
-    for i, n in enumerate(nodes):
         for x, y in combinations(n.rails, 2):
             if x.address.network.overlaps(y.address.network):
                 shared.setdefault((x.port, x.index, y.port, y.index), []).append((i, x, y))
-    for (i, x, y), *rest in shared.values():
-        also = f" (so do {', '.join(nodes[j].name for j, _, _ in rest)})" if rest else ""
+    for (i, x, y), *rest in shared.values() if not c.spec.arp_sysctls else ():
+        also = f" (so do {', '.join(c.nodes[j].name for j, _, _ in rest)})" if rest else ""
         yield _p(
             rail_path(i, y),
             f"{y.address} is in {x.address.network} like {format_path(rail_path(i, x))} "
@@ -265,39 +232,35 @@ def _arp_flux(nodes: Sequence[Node]) -> Iterator[Problem]:
 
 @_rule("nodes", "transport", "replay_dir")
 def _transport(c: Cluster) -> Iterator[Problem]:
-    if c.spec.transport == "ssh":
-        for i, n in enumerate(c.nodes):
-            if n.ssh is None:
-                yield _p(
-                    ("nodes", i),
-                    f"({n.name}) has no ssh: and transport is 'ssh'",
-                    "add ssh: {host: <management address>, user: <user>}, or use transport: sim",
-                )
+    for i, n in enumerate(c.nodes if c.spec.transport == "ssh" else ()):
+        if n.ssh is None:
+            yield _p(
+                ("nodes", i),
+                f"({n.name}) has no ssh: and transport is 'ssh'",
+                "add ssh: {host: <management address>, user: <user>}, or use transport: sim",
+            )
     if c.spec.transport == "replay" and not c.spec.replay_dir:
-        yield _p(
-            ("transport",),
-            "'replay' needs replay_dir: the folder of a recording",
-            "add replay_dir: <folder>, or use transport ssh or sim",
-        )
+        what = "'replay' needs replay_dir: the folder of a recording"
+        yield _p(("transport",), what, "add replay_dir: <folder>, or use transport ssh or sim")
 
 
 @_rule("topology", "nodes", "switch")
 def _switch(c: Cluster) -> Iterator[Problem]:
-    sw = c.spec.switch
-    if sw is not None and c.topology != "switch":
+    sw, switched = c.spec.switch, c.topology == "switch"
+    if sw is not None and not switched:
         yield _p(
             ("switch",),
             f"is only for topology 'switch'; this file says {c.topology!r}",
             "remove the switch: section, or set topology: switch",
         )
-    if sw is None and c.topology == "switch":
+    if sw is None and switched:
         yield _p(
             ("topology",),
             "'switch' needs a switch: section that names each node's switch port",
             "add switch: {host: ..., user: ..., password_env: SWITCH_PASSWORD, "
             "ports: {<node>: qsfp56-dd-1-1, ...}}",
         )
-    if sw is None or c.topology != "switch":
+    if sw is None or not switched:
         return
     if sw.api in ("rest", "auto") and sw.api_port == 80 and not sw.allow_http:
         yield _p(
@@ -312,29 +275,18 @@ def _switch(c: Cluster) -> Iterator[Problem]:
         if name not in names:
             yield _unknown(("switch", "ports", name), name, names, "a node")
         if port in of:
+            what = f"{port} is already the switch port of {of[port]}"
             yield _p(
-                ("switch", "ports", name),
-                f"{port} is already the switch port of {of[port]}",
-                "each node has its own switch port (breakout leg)",
+                ("switch", "ports", name), what, "each node has its own switch port (breakout leg)"
             )
         of.setdefault(port, name)
-    for name in names:
-        if name not in sw.ports:
-            yield _p(
-                ("switch", "ports"),
-                f"has no switch port for node {name!r}",
-                f"add `{name}: <switch interface>` (e.g. qsfp56-dd-1-1)",
-            )
-    for leg in sw.link_speed:
-        if leg not in of:
-            yield _unknown(
-                ("switch", "link_speed", leg),
-                leg,
-                list(of),
-                "a switch port",
-                among=" switch.ports",
-                empty="list the switch's ports under switch.ports first",
-            )
+    for name in (name for name in names if name not in sw.ports):
+        what, fix = f"has no switch port for node {name!r}", f"add `{name}: <switch interface>`"
+        yield _p(("switch", "ports"), what, fix + " (e.g. qsfp56-dd-1-1)")
+    for leg in (leg for leg in sw.link_speed if leg not in of):
+        empty = "list the switch's ports under switch.ports first"
+        path = ("switch", "link_speed", leg)
+        yield _unknown(path, leg, list(of), "a switch port", " switch.ports", empty)
 
 
 @_rule("nodes", "nccl")
@@ -352,33 +304,22 @@ def _faults(c: Cluster) -> Iterator[Problem]:
     for i, f in enumerate(c.spec.simulate.faults if c.spec.simulate else ()):
         fault, at = FAULTS[f.fault], ("simulate", "faults", i)
         given = {k for k in TARGETS if getattr(f, k) is not None}
-        missing = [k for k in fault.required if k not in given]
-        if missing:
+        if missing := [k for k in fault.required if k not in given]:
             keys = " and ".join(map(repr, missing))
             yield _p((*at, "fault"), f"{f.fault!r} needs {keys}", fault.usage())
         for k in sorted(given - {*fault.required, *fault.allowed}):
             yield _p((*at, k), f"is not used by fault {f.fault!r}", fault.usage())
         if fault.needs_switch and c.topology != "switch":
-            yield _p(
-                (*at, "fault"),
-                f"{f.fault!r} needs topology 'switch'; this file says {c.topology!r}",
-                "remove this fault",
-            )
+            what = f"{f.fault!r} needs topology 'switch'; this file says {c.topology!r}"
+            yield _p((*at, "fault"), what, "remove this fault")
         if f.node is not None and f.node not in names:
             yield _unknown((*at, "node"), f.node, names, "a node")
         elif f.node is not None and f.port is not None and f.port not in c.node(f.node).ports:
-            yield _p(
-                (*at, "port"), f"{f.port} is not a cabled port of {f.node}", "name a cabled port"
-            )
+            what = f"{f.port} is not a cabled port of {f.node}"
+            yield _p((*at, "port"), what, "name a cabled port")
         if f.switch_port is not None and f.switch_port not in legs:
-            yield _unknown(
-                (*at, "switch_port"),
-                f.switch_port,
-                legs,
-                "a switch port",
-                empty="remove switch_port: this file has no switch: section",
-            )
+            empty = "remove switch_port: this file has no switch: section"
+            yield _unknown((*at, "switch_port"), f.switch_port, legs, "a switch port", "", empty)
         if f.fault == "mtu" and f.node is None and f.switch_port is None:
-            yield _p(
-                (*at, "fault"), "'mtu' needs a node (and rail) or a switch_port", fault.usage()
-            )
+            what = "'mtu' needs a node (and rail) or a switch_port"
+            yield _p((*at, "fault"), what, fault.usage())
