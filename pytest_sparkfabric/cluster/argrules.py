@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,14 +42,10 @@ def error(kind: str, message: str, fix: str) -> PydanticCustomError:
     return PydanticCustomError(kind, "{message}", {"fix": fix, "message": message})
 
 
-def _class(ranges: str, chars: list[str]) -> str:
-    return "[" + ranges + "".join("\\" + c if c in "\\]^-[" else c for c in chars) + "]"
-
-
 @dataclass(frozen=True)
 class NameRule:
-    """A name of ASCII letters, digits and `allowed` that does not start with `not_first`;
-    `words` says it for the fix."""
+    """A name of ASCII letters, digits and `allowed` that does not start with `not_first` (nor
+    is only `prefix`, which may stand before it: a program's `~/`); `words` says it for the fix."""
 
     what: str
     allowed: str
@@ -58,16 +54,18 @@ class NameRule:
     example: str
     words: str
     prefix: str = ""
-    """May stand before the name (a program's `~/`)."""
 
     @property
     def pattern(self) -> str:
         """The same rule as a regex (the JSON schema's, and so docs/cluster-yaml.md's)."""
+
+        def chars(ranges: str, these: Iterable[str]) -> str:
+            return "[" + ranges + "".join("\\" + c if c in "\\]^-[" else c for c in these) + "]"
+
         digits = "" if "0" in self.not_first else "0-9"
-        first = _class("A-Za-z" + digits, [c for c in self.allowed if c not in self.not_first])
-        body = _class("A-Za-z0-9", list(self.allowed))
+        first = chars("A-Za-z" + digits, [c for c in self.allowed if c not in self.not_first])
         prefix = f"(?:{re.escape(self.prefix)})?" if self.prefix else ""
-        return f"^{prefix}{first}{body}{{0,{self.max_length - 1}}}$"
+        return f"^{prefix}{first}{chars('A-Za-z0-9', self.allowed)}{{0,{self.max_length - 1}}}$"
 
     def problem(self, value: str) -> str | None:
         """Why `value` breaks the rule (its length aside: the field's own limit says it)."""
@@ -80,12 +78,15 @@ class NameRule:
         return "it " + " and ".join(why) if why else None
 
     def check(self, value: Any, *, key: bool = False) -> Any:
-        why = self.problem(value) if isinstance(value, str) and value else None
-        if why is None:
-            return value  # or the field's own type and length say what is wrong
-        head = "" if key else f"{seen(value)} "
-        fix = f"{self.words}, e.g. {self.example}"
-        raise error("name_rule", f"{head}is not {self.what}: {why}", fix)
+        # Else the field's own type and length say what is wrong.
+        if isinstance(value, str) and value and (why := self.problem(value)):
+            head = "" if key else f"{seen(value)} "
+            raise error(
+                "name_rule",
+                f"{head}is not {self.what}: {why}",
+                f"{self.words}, e.g. {self.example}",
+            )
+        return value
 
 
 # Linux takes at most 15 characters (IFNAMSIZ 16 with the NUL) and refuses '/', ':' and
@@ -146,11 +147,10 @@ def host_problem(value: str) -> str | None:
 
 def _host_check(what: str, write: str) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
-        why = host_problem(value) if isinstance(value, str) and value else None
-        if why is None:
-            return value
-        fix = f"write {write}: letters, digits, '.', '_' and '-', not starting with '-'"
-        raise error("host", f"{seen(value)} is not {what}: {why}", fix)
+        if isinstance(value, str) and value and (why := host_problem(value)):
+            fix = f"write {write}: letters, digits, '.', '_' and '-', not starting with '-'"
+            raise error("host", f"{seen(value)} is not {what}: {why}", fix)
+        return value
 
     return check
 
@@ -162,8 +162,6 @@ check_ssh_host = _host_check(
 check_switch_host = _host_check(
     "a host name or an IP address", "the switch's address (10.0.0.2, fe80::2%eth0) or its host name"
 )
-
-
 _WHERE = {
     "single-quoted": "inside single quotes",
     "double-quoted": "inside double quotes",
@@ -186,42 +184,28 @@ def check_template(value: Any, allowed: tuple[str, ...], text: tuple[str, ...]) 
     try:
         holes = shell.holes(value)
     except ValueError as exc:
-        raise error(
-            "template", f"is not a valid template: {exc}", "write a literal { or } as {{ or }}"
-        ) from None
-    unknown = sorted({h.name for h in holes if h.name not in allowed})
-    if unknown:
-        raise error(
-            "template",
-            f"uses unknown placeholder(s) {_names(unknown)}",
-            f"the placeholders filled in here are {_names(allowed)}",
-        )
-    whole = sorted({h.name for h in holes if not h.plain})
-    if whole:
-        raise error(
-            "template",
-            f"uses {_names(whole, ' and ')} with a format, index or attribute",
-            "write each as {name}: it is filled in whole",
-        )
+        fix = "write a literal { or } as {{ or }}"
+        raise error("template", f"is not a valid template: {exc}", fix) from None
+    if unknown := sorted({h.name for h in holes if h.name not in allowed}):
+        what = f"uses unknown placeholder(s) {_names(unknown)}"
+        raise error("template", what, f"the placeholders filled in here are {_names(allowed)}")
+    if whole := sorted({h.name for h in holes if not h.plain}):
+        what = f"uses {_names(whole, ' and ')} with a format, index or attribute"
+        raise error("template", what, "write each as {name}: it is filled in whole")
     misplaced: dict[str, list[str]] = {}
-    for h in holes:
-        if h.name in text and h.context != "word":
-            misplaced.setdefault(_WHERE[h.context], []).append(h.name)
+    for h in (h for h in holes if h.name in text and h.context != "word"):
+        misplaced.setdefault(_WHERE[h.context], []).append(h.name)
     if misplaced:
         where = "; ".join(f"{_names(ns, ' and ')} {w}" for w, ns in misplaced.items())
-        raise error(
-            "template",
-            f"puts {where}",
-            "write them outside quotes and comments: the suite fills each in as quoted shell words",
+        fix = (
+            "write them outside quotes and comments: the suite fills each in as quoted shell words"
         )
+        raise error("template", f"puts {where}", fix)
     return value
 
 
 def check_env_value(value: Any) -> Any:
     if isinstance(value, str) and "\0" in value:
-        raise error(
-            "env_value",
-            f"{seen(value)} holds a NUL character",
-            "remove it: no environment variable can carry it",
-        )
+        fix = "remove it: no environment variable can carry it"
+        raise error("env_value", f"{seen(value)} holds a NUL character", fix)
     return value
