@@ -96,24 +96,19 @@ def _init_command(args: argparse.Namespace) -> str:
 
 def cmd_init(args: argparse.Namespace) -> int:
     opts = {k: getattr(args, k) for k in ("port", "subnet_pool", "mtu", "transport", "link_speed")}
+    path = Path(args.output or "-")
     try:
         names = initgen.node_names(args.nodes)
         text = initgen.generate(args.topology, names, command=_init_command(args), **opts)
-    except initgen.InitError as exc:
-        print(f"sparkfabric init: {exc}", file=sys.stderr)
-        return 2
-    output = getattr(args, "output", None)
-    if not output:
-        sys.stdout.write(text)
-        return 0
-    path = Path(output)
-    if path.exists() and not getattr(args, "force", False):
-        print(f"sparkfabric init: {path} exists. Fix: add --force to replace it.", file=sys.stderr)
-        return 2
-    try:
+        if args.output and path.exists() and not args.force:
+            raise initgen.InitError(f"{path} exists. Fix: add --force to replace it.")
+        if not args.output:
+            sys.stdout.write(text)
+            return 0
         path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        print(f"sparkfabric init: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+    except (initgen.InitError, OSError) as exc:
+        why = f"cannot write {path}: {exc.strerror or exc}" if isinstance(exc, OSError) else exc
+        print(f"sparkfabric init: {why}", file=sys.stderr)
         return 2
     print(f"wrote {path}; edit the lines marked EDIT, then: sparkfabric check {path}")
     return 0
@@ -128,28 +123,25 @@ def cmd_check(args: argparse.Namespace) -> int:
     path, cfg = Path(args.cluster), cluster.spec.ssh_config
     if cfg and not Path(cfg).expanduser().is_absolute():
         cfg = str(path.resolve().parent / cfg)
-    resolve = cautions.resolver(cfg) if getattr(args, "resolve", False) else None
-    told = cautions.check(
-        cluster, path.read_text(encoding="utf-8"), env=os.environ, resolve=resolve
-    )
-    if told:
-        n = len(told)
+    resolve = cautions.resolver(cfg) if args.resolve else None
+    told = cautions.check(cluster, path.read_text("utf-8"), env=os.environ, resolve=resolve)
+    if n := len(told):
         print(f"{args.cluster}: {n} warning{'s' if n != 1 else ''} (valid, but the run would fail)")
         print("\n".join(c.render() for c in told) + "\n")
-    if not getattr(args, "quiet", False):
+    if not args.quiet:
         sys.stdout.write(describe(cluster, str(args.cluster)))
     return 0
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    fmt = getattr(args, "format", "json")
-    if getattr(args, "results", False):
+    if args.results:
         from pytest_sparkfabric.cli.report import results_reference, results_schema_json
 
-        sys.stdout.write(results_schema_json() if fmt == "json" else results_reference())
-        return 0
-    schema = json.dumps(ClusterSpec.model_json_schema(), indent=2) + "\n"
-    sys.stdout.write(schema if fmt == "json" else reference_markdown())
+        sys.stdout.write(results_schema_json() if args.format == "json" else results_reference())
+    elif args.format == "json":
+        sys.stdout.write(json.dumps(ClusterSpec.model_json_schema(), indent=2) + "\n")
+    else:
+        sys.stdout.write(reference_markdown())
     return 0
 
 
@@ -158,9 +150,10 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def describe(cluster: Cluster, source: str = "cluster.yaml") -> str:
     """The plan of a valid cluster: topology, nodes, cables, links with subnets, item counts."""
-    spec = cluster.spec
-    p = plan(cluster)
-    n = len(cluster.nodes)
+    from pytest_sparkfabric.measure import bwplan
+    from pytest_sparkfabric.transport.rest import safety_warnings
+
+    spec, p, n = cluster.spec, plan(cluster), len(cluster.nodes)
     lines = [
         f"{source}: valid",
         f"  topology {spec.topology}, {n} node{'s' if n != 1 else ''}, MTU {spec.mtu}, "
@@ -170,39 +163,24 @@ def describe(cluster: Cluster, source: str = "cluster.yaml") -> str:
     ]
     for node in cluster.nodes:
         ssh = node.ssh
-        how = ""
-        if ssh is not None:
-            how = f"  ssh {ssh.user + '@' if ssh.user else ''}{ssh.host}"
-            how += f":{ssh.port}" if ssh.port else ""
-        lines.append(f"  {node.name}{how}")
-        for r in node.rails:
-            lines.append(f"    {r.label:<9} {r.netdev:<14} {r.rdma:<13} {r.address}")
-    lines += ["", f"cables ({len(p.cables)})"]
-    lines += [f"  {c.id}" for c in p.cables]
-    lines += ["", f"links ({len(p.links)})"]
+        how = f"  ssh {ssh.user + '@' if ssh.user else ''}{ssh.host}" if ssh else ""
+        lines.append(f"  {node.name}{how}" + (f":{ssh.port}" if ssh and ssh.port else ""))
+        lines += [f"    {r.label:<9} {r.netdev:<14} {r.rdma:<13} {r.address}" for r in node.rails]
     width = max((len(link.id) for link in p.links), default=0)
-    lines += [f"  {link.id:<{width}}  {link.subnet}" for link in p.links]
+    lines += ["", f"cables ({len(p.cables)})", *(f"  {c.id}" for c in p.cables)]
+    lines += ["", f"links ({len(p.links)})", *(f"  {k.id:<{width}}  {k.subnet}" for k in p.links)]
     lines += ["", f"subnets ({len(p.subnets)})"]
-    for i in range(0, len(p.subnets), 4):
-        lines.append("  " + ", ".join(str(s) for s in p.subnets[i : i + 4]))
-    if spec.switch is not None:
-        sw = spec.switch
+    lines += ["  " + ", ".join(map(str, p.subnets[i : i + 4])) for i in range(0, len(p.subnets), 4)]
+    if (sw := spec.switch) is not None:
         lines += ["", f"switch {sw.vendor} {sw.user}@{sw.host} ({sw.api})"]
         lines += [f"  {name} -> {port}" for name, port in sw.ports.items()]
-        from pytest_sparkfabric.transport.rest import safety_warnings
-
         lines += [f"  {w}" for w in safety_warnings(cluster)]
-    lines += ["", "test items per test function"]
-    counts = item_counts(cluster)
     # Bandwidth and ping items follow bandwidth.schedule (legs: each node with two partners).
-    from pytest_sparkfabric.measure import bwplan
-
     measured = bwplan.measured_pairs(p, bwplan.build(cluster, p))
-    counts["link"] = sum(len(p.links) for p in measured)
-    counts["directed_link"] = 2 * counts["link"]
-    counts["node_pair"] = len(measured)
-    for kind, count in counts.items():
-        lines.append(f"  {ITEM_KINDS[kind]:<36} {count}")
+    counts = item_counts(cluster) | {"link": sum(len(m.links) for m in measured)}
+    counts |= {"directed_link": 2 * counts["link"], "node_pair": len(measured)}
+    lines += ["", "test items per test function"]
+    lines += [f"  {ITEM_KINDS[kind]:<36} {count}" for kind, count in counts.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -215,18 +193,17 @@ def _refs(node: Any, suffix: str = "") -> list[tuple[str, str]]:
         return []
     if "$ref" in node:
         return [(suffix, str(node["$ref"]).rsplit("/", 1)[-1])]
-    out: list[tuple[str, str]] = []
-    for branch in node.get("anyOf", []):
-        out += _refs(branch, suffix)
-    if "items" in node:
-        out += _refs(node["items"], suffix + "[]")
-    for item in node.get("prefixItems", []):
-        out += _refs(item, suffix + "[]")
+    out = [r for branch in node.get("anyOf", []) for r in _refs(branch, suffix)]
+    items = [node["items"]] if "items" in node else node.get("prefixItems", [])
+    out += [r for item in items for r in _refs(item, suffix + "[]")]
     if isinstance(node.get("additionalProperties"), dict):
         keys = node.get("propertyNames", {}).get("enum")
-        key = "<" + "|".join(str(k) for k in keys) + ">" if keys else "<name>"
+        key = "<" + "|".join(map(str, keys)) + ">" if keys else "<name>"
         out += _refs(node["additionalProperties"], f"{suffix}.{key}")
     return out
+
+
+_WORDS = {"string": "text", "integer": "whole number", "number": "number", "boolean": "bool"}
 
 
 def _type(node: Any, paths: dict[str, str]) -> str:
@@ -235,45 +212,36 @@ def _type(node: Any, paths: dict[str, str]) -> str:
     if "$ref" in node:
         name = str(node["$ref"]).rsplit("/", 1)[-1]
         return f"mapping (see `{paths.get(name, name)}`)"
-    if "enum" in node:
-        return " | ".join(f"`{v}`" for v in node["enum"])
-    if "const" in node:
-        return f"`{node['const']}`"
+    if "enum" in node or "const" in node:
+        return " | ".join(f"`{v}`" for v in node.get("enum", [node.get("const")]))
     if "anyOf" in node:
         kinds = [_type(b, paths) for b in node["anyOf"] if b.get("type") != "null"]
         return " or ".join(dict.fromkeys(kinds))
-    kind = node.get("type")
-    limits = _limits(node)
+    kind, limits = node.get("type"), _limits(node)
+    if kind == "array" and "prefixItems" in node:
+        items = [_type(i, paths) for i in node["prefixItems"]]
+        same = len(set(items)) == 1
+        return f"list of exactly {len(items)}: {items[0]}" if same else f"list [{', '.join(items)}]"
     if kind == "array":
-        if "prefixItems" in node:
-            items = [_type(i, paths) for i in node["prefixItems"]]
-            if len(set(items)) == 1:
-                return f"list of exactly {len(items)}: {items[0]}"
-            return f"list [{', '.join(items)}]"
         return f"list of {_type(node.get('items'), paths)}" + limits
     if kind == "object":
         keys = node.get("propertyNames", {}).get("enum")
         key = " | ".join(f"`{k}`" for k in keys) if keys else "name"
-        value = node.get("additionalProperties")
-        if value is None and node.get("patternProperties"):
-            value = next(iter(node["patternProperties"].values()))  # keys with a pattern
+        value = node.get("additionalProperties") or next(
+            iter(node.get("patternProperties", {}).values()), None
+        )  # keys with a pattern
         return f"mapping {key} -> {_type(value, paths)}" if isinstance(value, dict) else "mapping"
     if node.get("format") == "ipv4interface":
         return "IPv4 address/prefix"
-    words = {"string": "text", "integer": "whole number", "number": "number", "boolean": "bool"}
-    return words.get(str(kind), str(kind)) + limits
+    return _WORDS.get(str(kind), str(kind)) + limits
 
 
 def _limits(node: dict[str, Any]) -> str:
     lo = node.get("minimum", node.get("exclusiveMinimum"))
     hi = node.get("maximum", node.get("exclusiveMaximum"))
-    parts = []
-    if lo is not None:
-        parts.append(f"> {lo}" if "exclusiveMinimum" in node else f">= {lo}")
-    if hi is not None:
-        parts.append(f"< {hi}" if "exclusiveMaximum" in node else f"<= {hi}")
-    if "maxLength" in node:
-        parts.append(f"at most {node['maxLength']} characters")
+    parts = [] if lo is None else [f"> {lo}" if "exclusiveMinimum" in node else f">= {lo}"]
+    parts += [] if hi is None else [f"< {hi}" if "exclusiveMaximum" in node else f"<= {hi}"]
+    parts += [f"at most {node['maxLength']} characters"] if "maxLength" in node else []
     return f" ({', '.join(parts)})" if parts else ""
 
 
@@ -282,28 +250,22 @@ def _cell(text: str) -> str:
 
 
 def _default(prop: dict[str, Any], required: bool) -> str:
+    value = prop.get("default", ...)
     if required:
         return "required"
-    if "default" not in prop:
-        return "-"
-    value = prop["default"]
-    if value is None:
-        return "none"
-    if isinstance(value, dict | list) and not value:
-        return "empty"
+    if value is ... or value is None or value in ({}, []):
+        return "-" if value is ... else "none" if value is None else "empty"
     if isinstance(value, dict):
         return "see below"
-    return _cell(f"`{json.dumps(value)}`") if not isinstance(value, str) else f"`{_cell(value)}`"
+    return f"`{_cell(value)}`" if isinstance(value, str) else _cell(f"`{json.dumps(value)}`")
 
 
 def reference_markdown() -> str:
     """The field reference of cluster.yaml from the schema's descriptions (docs/cluster-yaml.md)."""
     sch = ClusterSpec.model_json_schema()
-    defs: dict[str, Any] = sch.get("$defs", {})
     root = "ClusterSpec"
-    defs = {root: sch, **defs}
-    paths = {root: "(top level)"}
-    order: list[str] = []
+    defs: dict[str, Any] = {root: sch, **sch.get("$defs", {})}
+    paths, order = {root: "(top level)"}, []
 
     def visit(name: str) -> None:  # depth first: each section right after the one using it
         order.append(name)
@@ -317,18 +279,15 @@ def reference_markdown() -> str:
     visit(root)
     fields: list[str] = []
     for name in order:
-        node = defs[name]
-        props: dict[str, Any] = node.get("properties", {})
-        required = set(node.get("required", []))
+        node, required = defs[name], set(defs[name].get("required", []))
         fields += ["", f"## `{paths[name]}`", ""]
-        if node.get("description"):
-            fields += [str(node["description"]).strip(), ""]
+        fields += [str(node["description"]).strip(), ""] if node.get("description") else []
         fields += ["| key | type | default | description |", "|---|---|---|---|"]
-        for key, prop in props.items():
-            fields.append(
-                f"| `{key}` | {_cell(_type(prop, paths))} | {_default(prop, key in required)} "
-                f"| {_cell(str(prop.get('description', '')))} |"
-            )
+        fields += [
+            f"| `{key}` | {_cell(_type(prop, paths))} | {_default(prop, key in required)} "
+            f"| {_cell(str(prop.get('description', '')))} |"
+            for key, prop in node.get("properties", {}).items()
+        ]
     thresholds = sorted(defaults("direct", 2).values(), key=lambda t: t.name)
     filled = {
         "@example@": initgen.generate("direct", ["spark-1", "spark-2"]).rstrip("\n"),
@@ -349,8 +308,6 @@ def reference_markdown() -> str:
 
 def _targets(fault: Fault) -> str:
     words = [", ".join(f"`{k}`" for k in fault.required)]
-    if fault.allowed:
-        words.append("optional " + ", ".join(f"`{k}`" for k in fault.allowed))
-    if fault.needs_switch:
-        words.append("topology switch only")
+    words += ["optional " + ", ".join(f"`{k}`" for k in fault.allowed)] if fault.allowed else []
+    words += ["topology switch only"] if fault.needs_switch else []
     return "; ".join(w for w in words if w) or "none"
