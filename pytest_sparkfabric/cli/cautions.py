@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster import Problem
+from pytest_sparkfabric.cluster.plan import NVIDIA_SWITCH_NODES
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
@@ -38,73 +39,53 @@ def documentation_network(host: str) -> str | None:
 
 
 def check(
-    cluster: Cluster,
-    text: str,
-    *,
-    env: Mapping[str, str],
-    resolve: Resolver | None = None,
+    cluster: Cluster, text: str, *, env: Mapping[str, str], resolve: Resolver | None = None
 ) -> list[Problem]:
     """Every warning for a valid cluster, in file order where it has a line. Only a cluster
     reached over ssh has anything to fail on: the simulator and a replay contact nothing."""
-    spec, out = cluster.spec, _beyond_nvidia(cluster)
+    spec, out = cluster.spec, []
+    if cluster.topology == "switch" and (n := len(cluster.nodes)) > NVIDIA_SWITCH_NODES:
+        # More Sparks behind a switch than NVIDIA supports: the suite tests them, NVIDIA may not.
+        what = f"{n} nodes behind a switch: NVIDIA supports up to {NVIDIA_SWITCH_NODES} (the suite "
+        what += "tests any number the switch has legs for)"
+        fix = "nothing to change for the suite; for NVIDIA support split the cluster into groups "
+        out.append(
+            Problem((), cluster.line_of(("nodes",)), what, fix + f"of {NVIDIA_SWITCH_NODES}")
+        )
     if spec.transport != "ssh":
         return out
-    out += _edit_marks(text)
+
+    def warn(path: tuple[str | int, ...], what: str, fix: str) -> None:
+        out.append(Problem(path, cluster.line_of(path), what, fix))
+
+    for n, raw in enumerate(text.splitlines(), 1):
+        if m := _EDIT.search(raw):
+            what = f"`{raw[: m.start()].strip() or raw.strip()}` is still marked EDIT"
+            fix = "set the value for your cluster, then delete EDIT from the comment"
+            out.append(Problem((), n, what, fix))
     for i, node in enumerate(spec.nodes):
         host = node.ssh.host if node.ssh else ""
         if net := documentation_network(host):
             what = f"is a documentation address ({net}): no node answers there"
-            fix = f"set {node.name}'s management address or ~/.ssh/config alias"
+            warn(("nodes", i, "ssh", "host"), f"{host} {what}",
+                 f"set {node.name}'s management address or ~/.ssh/config alias")  # fmt: skip
         elif host and resolve is not None and (why := resolve(host)):
             what = f"does not resolve ({why}): ssh cannot reach {node.name}"
             fix = "use the node's management address, or add the alias to ~/.ssh/config (or the "
-            fix += "file named by ssh_config:)"
-        else:
-            continue
-        out.append(_at(cluster, ("nodes", i, "ssh", "host"), f"{host} {what}", fix))
+            warn(("nodes", i, "ssh", "host"), f"{host} {what}", fix + "file named by ssh_config:)")
     sw = spec.switch
     if sw is not None and (net := documentation_network(sw.host)):
         what = f"{sw.host} is a documentation address ({net}): no switch answers there, every "
-        what += "switch check would fail"
-        out.append(_at(cluster, ("switch", "host"), what, "set the switch's management address"))
+        warn(
+            ("switch", "host"),
+            what + "switch check would fail",
+            "set the switch's management address",
+        )
     if sw is not None and sw.password_env and sw.password_env not in env:
         what = f"names ${sw.password_env}, which is not set here: every switch check would fail"
         fix = f"export {sw.password_env}=... (the switch user's password) before pytest"
-        out.append(_at(cluster, ("switch", "password_env"), what, fix))
+        warn(("switch", "password_env"), what, fix)
     return sorted(out, key=lambda w: (w.line is None, w.line or 0))
-
-
-def _at(cluster: Cluster, path: tuple[str | int, ...], what: str, fix: str) -> Problem:
-    return Problem(path, cluster.line_of(path), what, fix)
-
-
-def _beyond_nvidia(cluster: Cluster) -> list[Problem]:
-    """More Sparks behind a switch than NVIDIA supports: the suite tests them, NVIDIA may not."""
-    from pytest_sparkfabric.cluster.plan import NVIDIA_SWITCH_NODES
-
-    n = len(cluster.nodes)
-    if cluster.topology != "switch" or n <= NVIDIA_SWITCH_NODES:
-        return []
-    return [
-        Problem(
-            (),
-            cluster.line_of(("nodes",)),
-            f"{n} nodes behind a switch: NVIDIA supports up to {NVIDIA_SWITCH_NODES} (the suite "
-            "tests any number the switch has legs for)",
-            "nothing to change for the suite; for NVIDIA support split the cluster into groups "
-            f"of {NVIDIA_SWITCH_NODES}",
-        )
-    ]
-
-
-def _edit_marks(text: str) -> list[Problem]:
-    fix = "set the value for your cluster, then delete EDIT from the comment"
-    lines = enumerate(text.splitlines(), 1)
-    marked = [(n, raw, m.start()) for n, raw in lines if (m := _EDIT.search(raw))]
-    return [
-        Problem((), n, f"`{raw[:at].strip() or raw.strip()}` is still marked EDIT", fix)
-        for n, raw, at in marked
-    ]
 
 
 def resolver(ssh_config: str | None) -> Resolver:
