@@ -15,11 +15,10 @@ MAX_VALUES = 50_000  # YAML aliases can expand a small file into a huge one ("bi
 
 
 def format_path(path: Path_) -> str:
-    """`('nodes', 1, 'ports', 1, 0)` -> `nodes[1].ports.1[0]`."""
+    """`('nodes', 1, 'ports', 1, 0)` -> `nodes[1].ports.1[0]`: port numbers key mappings
+    (`ports`, `link_speed`) and print as `.1`, list indexes as `[1]`."""
     text = ""
     for i, part in enumerate(path):
-        # Port numbers key mappings (`ports`, `link_speed`): they print as `.1`, list indexes
-        # as `[1]`.
         if isinstance(part, int) and text and path[i - 1] not in ("ports", "link_speed"):
             text += f"[{part}]"
         else:
@@ -46,9 +45,8 @@ class Problem:
     def render(self) -> str:
         where = f"line {self.line}: " if self.line else ""
         text = f"{format_path(self.path)} {self.message}" if self.path else self.message
-        return f"  {where}{_sentence(text)}" + (
-            f"\n    Fix: {_sentence(self.fix)}" * bool(self.fix)
-        )
+        fix = f"\n    Fix: {_sentence(self.fix)}" if self.fix else ""
+        return f"  {where}{_sentence(text)}{fix}"
 
 
 class TooComplex(ValueError):
@@ -65,24 +63,18 @@ class Located:
 
     def line_of(self, path: Path_) -> int | None:
         """The line of `path`, or of its nearest ancestor that has one."""
-        for end in range(len(path), -1, -1):
-            if (line := self.lines.get(tuple(path[:end]))) is not None:
-                return line
-        return None
+        lines = (self.lines.get(tuple(path[:end])) for end in range(len(path), -1, -1))
+        return next((line for line in lines if line is not None), None)
 
 
 def load_located(text: str) -> Located:
     """Parse YAML text; raise yaml.YAMLError for syntax errors (they carry a mark) and
     TooComplex for documents that cannot be a cluster file (self-reference, alias bombs, depth)."""
-    out = Located(data=None)
-    ctor = yaml.SafeLoader("")
-    active: set[int] = set()
-    count = 0
+    out, ctor, active, count = Located(data=None), yaml.SafeLoader(""), set[int](), [0]
 
     def build(node: yaml.Node, path: Path_) -> Any:
-        nonlocal count
-        count += 1
-        if count > MAX_VALUES:
+        count[0] += 1
+        if count[0] > MAX_VALUES:
             raise TooComplex(f"the document expands to more than {MAX_VALUES} values")
         if id(node) in active:
             raise TooComplex("a YAML alias refers to the value that contains it")
@@ -94,24 +86,17 @@ def load_located(text: str) -> Located:
             result: Any = [build(item, (*path, i)) for i, item in enumerate(node.value)]
         else:
             ctor.flatten_mapping(node)
-            result = {}
-            first: dict[str | int, int] = {}
+            result, first = {}, dict[str | int, int]()
             for key_node, value_node in node.value:
                 key = ctor.construct_object(key_node, deep=True)
                 # Port numbers are written as bare ints (`0:`); any other key reads as text.
                 key = key if isinstance(key, int | str) and not isinstance(key, bool) else str(key)
-                line = key_node.start_mark.line + 1
-                if key in result:
-                    out.problems.append(
-                        Problem(
-                            (*path, key),
-                            line,
-                            f"is given twice (first on line {first[key]})",
-                            "keep one of them; YAML would silently use the last",
-                        )
-                    )
+                out.lines[(*path, key)] = line = key_node.start_mark.line + 1
+                if key in first:
+                    what = f"is given twice (first on line {first[key]})"
+                    fix = "keep one of them; YAML would silently use the last"
+                    out.problems.append(Problem((*path, key), line, what, fix))
                 first.setdefault(key, line)
-                out.lines[(*path, key)] = line
                 result[key] = build(value_node, (*path, key))
         active.discard(id(node))
         return result
