@@ -67,29 +67,25 @@ def render(checked: Preflight, down: dict[str, str]) -> list[str]:
     """Per node: nothing missing, not reachable, not checked, or each gap with its fix."""
     lines: list[str] = []
     for node, c in checked.nodes.items():
-        if node in down:
-            lines.append(f"{node}: not checked: {down[node]}")
-        elif c.found.error is not None:
-            lines.append(f"{node}: not checked: {c.found.error}")
-        elif not c.gaps:
+        if (why := down.get(node, c.found.error)) is not None:
+            lines.append(f"{node}: not checked: {why}")
+            continue
+        if not c.gaps:
             lines.append(f"{node}: nothing missing (looked for {len(c.looked_for.tools)} commands)")
-        else:
-            by: dict[str | None, list[Gap]] = {}
-            for g in c.gaps:
-                by.setdefault(g.why.missing, []).append(g)
-            lines.append(f"{node}: {len(by)} missing")
-            for missing, gaps in by.items():
-                note = " (advisory: its checks only warn)" if gaps[0].advisory else ""
-                said = "; ".join(dict.fromkeys(g.why.reason for g in gaps))
-                lines.append(f"  {missing}{note}: {said}")
-                lines.append(f"    Fix: {gaps[0].why.fix}")
+        by: dict[str | None, list[Gap]] = {}
+        for g in c.gaps:
+            by.setdefault(g.why.missing, []).append(g)
+        lines += [f"{node}: {len(by)} missing"] if by else []
+        for missing, gaps in by.items():
+            note = " (advisory: its checks only warn)" if gaps[0].advisory else ""
+            said = "; ".join(dict.fromkeys(g.why.reason for g in gaps))
+            lines += [f"  {missing}{note}: {said}", f"    Fix: {gaps[0].why.fix}"]
     return lines
 
 
 def _fixes(checked: Preflight) -> Iterable[str]:
-    gaps = [g for c in checked.nodes.values() for g in c.gaps]
     by: dict[tuple[str | None, str | None], list[str]] = {}
-    for g in gaps:
+    for g in (g for c in checked.nodes.values() for g in c.gaps):
         by.setdefault((g.why.missing, g.why.fix), []).extend(g.why.nodes)
     for (missing, fix), nodes in by.items():
         yield f"  {missing} on {', '.join(dict.fromkeys(nodes))}: {fix}"
@@ -119,14 +115,11 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     finally:
         transport.close()
     print(f"sparkfabric preflight: {args.cluster}, {len(checked.nodes)} nodes")
-    for line in render(checked, down):
-        print(line)
+    print("\n".join(render(checked, down)))
     unchecked = [n for n, c in checked.nodes.items() if n in down or c.found.error]
     if not checked.missing and not unchecked:
         print("Nothing missing: every node has what the suite runs.")
         return 0
-    fixes = list(_fixes(checked))
-    if fixes:
-        print("To fix (nothing was installed):")
-        print("\n".join(fixes))
+    if fixes := list(_fixes(checked)):
+        print("To fix (nothing was installed):\n" + "\n".join(fixes))
     return EXIT_INCOMPLETE
