@@ -67,8 +67,8 @@ def check(
         host = node.ssh.host if node.ssh else ""
         if net := documentation_network(host):
             what = f"is a documentation address ({net}): no node answers there"
-            warn(("nodes", i, "ssh", "host"), f"{host} {what}",
-                 f"set {node.name}'s management address or ~/.ssh/config alias")  # fmt: skip
+            fix = f"set {node.name}'s management address or ~/.ssh/config alias"
+            warn(("nodes", i, "ssh", "host"), f"{host} {what}", fix)
         elif host and resolve is not None and (why := resolve(host)):
             what = f"does not resolve ({why}): ssh cannot reach {node.name}"
             fix = "use the node's management address, or add the alias to ~/.ssh/config (or the "

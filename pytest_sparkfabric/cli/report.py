@@ -40,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     d.add_argument("new", metavar="NEW_JSON", help="the run to compare with it")
     d.add_argument(
         "--bw-tolerance",
+        dest="bw_tolerance_pct",
         type=_positive,
         default=BW_TOLERANCE_PCT,
         metavar="PCT",
@@ -97,6 +98,11 @@ def _positive(text: str) -> float:
     return value
 
 
+def _fail(command: str, message: object) -> int:
+    print(f"sparkfabric {command}: {message}", file=sys.stderr)
+    return USAGE_ERROR
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     from pytest_sparkfabric.report import diff
     from pytest_sparkfabric.results import ResultsError, read
@@ -104,15 +110,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     try:
         old, new = read(args.old), read(args.new)
     except ResultsError as err:
-        print(f"sparkfabric report diff: {err}", file=sys.stderr)
-        return USAGE_ERROR
-    result = diff.compare(
-        old,
-        new,
-        bw_tolerance_pct=args.bw_tolerance,
-        ber_factor=args.ber_factor,
-        ber_floor=args.ber_floor,
-    )
+        return _fail("report diff", err)
+    limits = ("bw_tolerance_pct", "ber_factor", "ber_floor")
+    result = diff.compare(old, new, **{k: getattr(args, k) for k in limits})
     if args.json:
         out = asdict(result) | {"regression": result.regression}
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
@@ -130,21 +130,15 @@ def cmd_html(args: argparse.Namespace) -> int:
         doc = read(args.results)
         base = read(args.baseline) if args.baseline else None
     except ResultsError as err:
-        print(f"sparkfabric report html: {err}", file=sys.stderr)
-        return USAGE_ERROR
-    baseline = (args.baseline, diff.compare(base, doc)) if base is not None else None
-    text = page(doc, baseline=baseline)
+        return _fail("report html", err)
+    text = page(doc, baseline=(args.baseline, diff.compare(base, doc)) if base else None)
     if not args.output:
         sys.stdout.write(text)
         return 0
     try:
         Path(args.output).write_text(text, encoding="utf-8")
     except OSError as exc:
-        print(
-            f"sparkfabric report html: cannot write {args.output}: {exc.strerror or exc}",
-            file=sys.stderr,
-        )
-        return USAGE_ERROR
+        return _fail("report html", f"cannot write {args.output}: {exc.strerror or exc}")
     print(f"wrote {args.output}")
     return 0
 
@@ -156,24 +150,18 @@ def cmd_cables(args: argparse.Namespace) -> int:
     docs = []
     for given in map(Path, args.paths):
         try:
-            if given.is_dir():
-                for path in sorted(given.glob("*.json")):
-                    try:
-                        docs.append((str(path), read(path)))
-                    except ResultsError as err:
-                        print(f"sparkfabric cables: skipped {err}", file=sys.stderr)
-            else:
+            if not given.is_dir():
                 docs.append((str(given), read(given)))
+            for path in sorted(given.glob("*.json")) if given.is_dir() else ():
+                try:
+                    docs.append((str(path), read(path)))
+                except ResultsError as err:
+                    print(f"sparkfabric cables: skipped {err}", file=sys.stderr)
         except ResultsError as err:
-            print(f"sparkfabric cables: {err}", file=sys.stderr)
-            return USAGE_ERROR
+            return _fail("cables", err)
     if not docs:
-        print(
-            f"sparkfabric cables: no results documents in {', '.join(args.paths)} (write them "
-            "with pytest --sparkfabric-json PATH)",
-            file=sys.stderr,
-        )
-        return USAGE_ERROR
+        how = "write them with pytest --sparkfabric-json PATH"
+        return _fail("cables", f"no results documents in {', '.join(args.paths)} ({how})")
     sys.stdout.write(history.text(history.runs(docs)))
     return 0
 

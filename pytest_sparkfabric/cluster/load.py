@@ -311,17 +311,17 @@ def _worded(err: ValidationError, located: Located) -> list[Problem]:
             value = raw  # a short form: the user wrote a scalar where the mapping would be
         parent = _raw_at(located.data, loc[:-1])[1] if kind == "extra_forbidden" else None
         present = set(parent) - {loc[-1]} if isinstance(parent, Mapping) else set()
-        message, fix = _words(kind, ctx, value, loc, on_key, present, str(e["msg"]))
+        message, fix = _words(kind, e, value, loc, on_key, present)
         out.append(Problem(shown, located.line_of(shown), message, fix))
     return out
 
 
 def _words(
-    kind: str, ctx: Mapping[str, Any], value: Any, loc: Path_, on_key: bool, present: set[Any],
-    msg: str,
-) -> tuple[str, str]:  # fmt: skip
+    kind: str, e: Any, value: Any, loc: Path_, on_key: bool, present: set[Any]
+) -> tuple[str, str]:
     """(message, fix) for one error; the message continues the path as a sentence. `present`:
     the keys beside an unknown one (no suggestion)."""
+    ctx, msg = e.get("ctx") or {}, str(e["msg"])
     if "fix" in ctx:  # our own PydanticCustomError: the validator wrote the words
         return msg, str(ctx["fix"])
     key, (prop, node, shape, name) = loc[-1] if loc else None, _at(loc)
