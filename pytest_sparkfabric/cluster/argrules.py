@@ -78,13 +78,17 @@ class NameRule:
         return "it " + " and ".join(why) if why else None
 
     def check(self, value: Any, *, key: bool = False) -> Any:
-        # Else the field's own type and length say what is wrong.
+        # Else the field's own type (and emptiness) say what is wrong.
+        head = "" if key else f"{seen(value)} "
         if isinstance(value, str) and value and (why := self.problem(value)):
-            head = "" if key else f"{seen(value)} "
             raise error(
                 "name_rule",
                 f"{head}is not {self.what}: {why}",
                 f"{self.words}, e.g. {self.example}",
+            )
+        if isinstance(value, str) and len(value) > self.max_length:
+            raise error(
+                "name_rule", f"{head}is too long: at most {self.max_length} characters", self.words
             )
         return value
 

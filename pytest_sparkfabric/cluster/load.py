@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from pytest_sparkfabric.cluster import argrules, validate
+from pytest_sparkfabric.cluster import validate
 from pytest_sparkfabric.cluster.argrules import seen
 from pytest_sparkfabric.cluster.model import Cluster, build_nodes
 from pytest_sparkfabric.cluster.source import (
@@ -174,10 +174,6 @@ HINTS: dict[tuple[str, ...], Hint] = {
     ("thresholds", "*"): Hint(example="90"),
     ("nccl", "size"): Hint(rule="a size is a whole number with an optional K, M or G"),
     ("simulate", "faults", "*"): Hint(example="{fault: link_down, node: spark-1}"),
-}
-_NAME_RULES = {
-    r.pattern: r
-    for r in (argrules.NETDEV, argrules.RDMA, argrules.USER, argrules.SWITCH_PORT, argrules.NODE)
 }
 _TYPE_WORDS = {
     kind: words
@@ -374,9 +370,7 @@ def _words(
     if kind == "string_too_short":
         return "must not be empty", f"write `{write}`" if write else "give it a value or remove it"
     if kind == "string_too_long":
-        named = _NAME_RULES.get(node.get("pattern", ""))
-        long = f"{seen(value)} is too long: at most {ctx.get('max_length')} characters"
-        return long, named.words if named else "shorten it"
+        return f"{seen(value)} is too long: at most {ctx['max_length']} characters", "shorten it"
     if kind == "string_pattern_mismatch":
         why = hint.rule or f"it must match {ctx['pattern']}"
         return f"{seen(value)} is not valid: {why}", like or "fix the value"
