@@ -141,21 +141,6 @@ def defaults(
     return table
 
 
-@dataclass(frozen=True, slots=True)
-class BusbwFloor:
-    """One row of the NCCL busbw floor table: topology, node count and message size ranges
-    (inclusive nodes, [min, max) bytes), the floor in GB/s and where it comes from."""
-
-    topology: str
-    nodes_min: int
-    nodes_max: int
-    size_min_bytes: int
-    size_max_bytes: int
-    floor_gbytes_s: float
-    source: str
-    extrapolated: bool
-
-
 _LARGE = 8 * GIB
 _MEDIUM = 256 * MIB
 _NO_MAX = 2**62
@@ -163,24 +148,22 @@ _NVIDIA = "NVIDIA spark_cluster_setup.py MIN_NCCL_TEST_BW 21.875 GB/s, all_gathe
 _NVIDIA_RING = "NVIDIA spark_cluster_setup.py MIN_NCCL_TEST_BW_RING 10 GB/s (3 nodes), 16 GiB"
 _MEASURED_2 = "measured 2 nodes ~19 GB/s at 256 MiB-1 GiB (NCCL 2.28.9, field report), less 10%"
 # fmt: off
-BUSBW_FLOORS: tuple[BusbwFloor, ...] = (
-    BusbwFloor("direct", 2, 2, _LARGE, _NO_MAX, 21.875,
-               f"{_NVIDIA}; measured 22.96-23.76 at 16 GiB", False),
-    BusbwFloor("direct", 2, 2, _MEDIUM, _LARGE, 17, _MEASURED_2, False),
-    BusbwFloor("switch", 2, 4, _LARGE, _NO_MAX, 21.875,
-               f"{_NVIDIA}; measured 23-24 at 4 nodes", False),
-    BusbwFloor("switch", 5, 128, _LARGE, _NO_MAX, 21.875,
-               f"{_NVIDIA} (any switched size per NVIDIA; no measurement above 4 nodes)", True),
-    BusbwFloor("switch", 2, 2, _MEDIUM, _LARGE, 17, _MEASURED_2, False),
-    BusbwFloor("switch", 3, 128, _MEDIUM, _LARGE, 17,
-               f"{_MEASURED_2}; carried over from 2 nodes", True),
-    BusbwFloor("mesh", 3, 3, _LARGE, _NO_MAX, 10, _NVIDIA_RING, False),
-    BusbwFloor("mesh", 3, 3, _MEDIUM, _LARGE, 8.5,
-               f"{_NVIDIA_RING} x 19/21.875 (the 2-node medium/large ratio)", True),
-    BusbwFloor("ring", 4, 128, _LARGE, _NO_MAX, 10,
-               f"{_NVIDIA_RING}, carried over to rings of 4+ (no measurement)", True),
-    BusbwFloor("ring", 4, 128, _MEDIUM, _LARGE, 8.5,
-               f"{_NVIDIA_RING} x 19/21.875, carried over to rings of 4+", True),
+# (topology, nodes from, nodes to, size from, size below (bytes), floor GB/s, source, extrapolated)
+BUSBW_FLOORS: tuple[tuple[str, int, int, int, int, float, str, bool], ...] = (
+    ("direct", 2, 2, _LARGE, _NO_MAX, 21.875, f"{_NVIDIA}; measured 22.96-23.76 at 16 GiB", False),
+    ("direct", 2, 2, _MEDIUM, _LARGE, 17, _MEASURED_2, False),
+    ("switch", 2, 4, _LARGE, _NO_MAX, 21.875, f"{_NVIDIA}; measured 23-24 at 4 nodes", False),
+    ("switch", 5, 128, _LARGE, _NO_MAX, 21.875,
+     f"{_NVIDIA} (any switched size per NVIDIA; no measurement above 4 nodes)", True),
+    ("switch", 2, 2, _MEDIUM, _LARGE, 17, _MEASURED_2, False),
+    ("switch", 3, 128, _MEDIUM, _LARGE, 17, f"{_MEASURED_2}; carried over from 2 nodes", True),
+    ("mesh", 3, 3, _LARGE, _NO_MAX, 10, _NVIDIA_RING, False),
+    ("mesh", 3, 3, _MEDIUM, _LARGE, 8.5,
+     f"{_NVIDIA_RING} x 19/21.875 (the 2-node medium/large ratio)", True),
+    ("ring", 4, 128, _LARGE, _NO_MAX, 10,
+     f"{_NVIDIA_RING}, carried over to rings of 4+ (no measurement)", True),
+    ("ring", 4, 128, _MEDIUM, _LARGE, 8.5,
+     f"{_NVIDIA_RING} x 19/21.875, carried over to rings of 4+", True),
 )
 # fmt: on
 
@@ -195,12 +178,8 @@ def message_bytes(size: str) -> int:
 def busbw_floor(topology: str, nodes: int, size_bytes: int) -> Threshold | None:
     """The NCCL busbw floor at this message size, or None where no row covers it (below
     256 MiB the run is latency-bound and no figure has been published)."""
-    for row in BUSBW_FLOORS:
-        if (
-            row.topology == topology
-            and row.nodes_min <= nodes <= row.nodes_max
-            and row.size_min_bytes <= size_bytes < row.size_max_bytes
-        ):
-            source = f"{'extrapolated' if row.extrapolated else 'default'}: {row.source}"
-            return Threshold("nccl_busbw_gbytes_s", row.floor_gbytes_s, "min", "GB/s", source)
+    for topo, low, high, small, large, floor, source, extrapolated in BUSBW_FLOORS:
+        if topo == topology and low <= nodes <= high and small <= size_bytes < large:
+            tag = "extrapolated" if extrapolated else "default"
+            return Threshold("nccl_busbw_gbytes_s", floor, "min", "GB/s", f"{tag}: {source}")
     return None
