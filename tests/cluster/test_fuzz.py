@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 from typing import Any
@@ -88,14 +89,14 @@ def test_random_and_yaml_ish_text(text: str) -> None:
 
 
 def paths(data: Any, here: Path_ = ()) -> list[Path_]:
-    out: list[Path_] = [here]
-    if isinstance(data, dict):
-        for k, v in data.items():
-            out += paths(v, (*here, k))
-    elif isinstance(data, list):
-        for i, v in enumerate(data):
-            out += paths(v, (*here, i))
-    return out
+    kids = (
+        data.items()
+        if isinstance(data, dict)
+        else enumerate(data)
+        if isinstance(data, list)
+        else ()
+    )
+    return [here, *(p for k, v in kids for p in paths(v, (*here, k)))]
 
 
 def get(data: Any, path: Path_) -> Any:
@@ -108,24 +109,20 @@ def mutate(data: Any, kind: str, path: Path_, value: Any, other: Path_) -> Any:
     data = copy.deepcopy(data)
     if not path:
         return value if kind == "replace" else data
-    parent = get(data, path[:-1])
-    key = path[-1]
+    parent, key = get(data, path[:-1]), path[-1]
     if kind == "delete":
         del parent[key]
     elif kind == "replace":
         parent[key] = value
+    elif kind == "duplicate" and isinstance(parent, list):
+        parent.insert(int(key), copy.deepcopy(parent[int(key)]))
     elif kind == "duplicate":
-        if isinstance(parent, list):
-            parent.insert(int(key), copy.deepcopy(parent[int(key)]))
-        else:
-            parent[f"{key}_copy"] = copy.deepcopy(parent[key])
+        parent[f"{key}_copy"] = copy.deepcopy(parent[key])
     elif kind == "swap" and other and path != other[: len(path)] and other != path[: len(other)]:
-        try:
+        with contextlib.suppress(KeyError, IndexError, TypeError):
             a, b = get(data, path), get(data, other)
             get(data, other[:-1])[other[-1]] = a
             parent[key] = b
-        except (KeyError, IndexError, TypeError):
-            pass
     return data
 
 
