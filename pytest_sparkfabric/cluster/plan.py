@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
 from ipaddress import IPv4Network
-from itertools import combinations
+from itertools import combinations, pairwise
 
 from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.cluster.model import Cluster, Rail
@@ -102,37 +102,29 @@ class Plan:
 
 
 def cables(cluster: Cluster) -> tuple[Cable, ...]:
-    nodes, topo = cluster.nodes, cluster.topology
+    nodes, topo, sw = cluster.nodes, cluster.topology, cluster.spec.switch
     if topo == "direct" and len(nodes) == 2 and nodes[0].ports:
-        port = nodes[0].ports[0]
-        return (Cable(nodes[0].name, port, nodes[1].name, port),)
+        return (Cable(nodes[0].name, nodes[0].ports[0], nodes[1].name, nodes[0].ports[0]),)
     if topo in ("ring", "mesh"):
-        n = len(nodes)
-        return tuple(Cable(nodes[i].name, 0, nodes[(i + 1) % n].name, 1) for i in range(n))
+        return tuple(Cable(a.name, 0, b.name, 1) for a, b in pairwise((*nodes, *nodes[:1])))
     if topo == "switch":
-        sw = cluster.spec.switch
-        return tuple(
-            Cable(n.name, n.ports[0], None, sw.ports.get(n.name) if sw else None)
-            for n in nodes
-            if n.ports
-        )
+        legs = sw.ports if sw else {}
+        return tuple(Cable(n.name, n.ports[0], None, legs.get(n.name)) for n in nodes if n.ports)
     return ()
 
 
 def plan(cluster: Cluster) -> Plan:
     """Links and subnets of a cluster that passed `check` (stable order)."""
-    nodes = cluster.nodes
-    links: list[Link] = []
+    nodes, rails = cluster.nodes, range(hardware.RAILS_PER_PORT)
     if cluster.topology in ("direct", "switch"):
-        for r in range(hardware.RAILS_PER_PORT):
-            for x, y in combinations(nodes, 2):
-                links.append(Link(x.rail(x.ports[0], r), y.rail(y.ports[0], r), r))
+        links = [
+            Link(x.rail(x.ports[0], r), y.rail(y.ports[0], r), r)
+            for r in rails
+            for x, y in combinations(nodes, 2)
+        ]
     else:
-        n = len(nodes)
-        for i in range(n):
-            a, b = nodes[i], nodes[(i + 1) % n]
-            for r in range(hardware.RAILS_PER_PORT):
-                links.append(Link(a.rail(0, r), b.rail(1, r), r))
+        pairs = pairwise((*nodes, *nodes[:1]))
+        links = [Link(a.rail(0, r), b.rail(1, r), r) for a, b in pairs for r in rails]
     subnets = tuple(dict.fromkeys(link.subnet for link in links))  # in order, each once
     return Plan(cluster.topology, cables(cluster), tuple(links), subnets)
 
@@ -150,14 +142,6 @@ ITEM_KINDS: dict[str, str] = {
 
 def item_counts(cluster: Cluster) -> dict[str, int]:
     """How many test items one test function of each parametrisation kind collects."""
-    p = plan(cluster)
-    rails = cluster.rails
-    return {
-        "node": len(cluster.nodes),
-        "rail": len(rails),
-        "roce_device": len(rails),
-        "link": len(p.links),
-        "directed_link": len(p.directed),
-        "node_pair": len(p.pairs),
-        "switch": 1 if cluster.spec.switch is not None else 0,
-    }
+    p, rails = plan(cluster), len(cluster.rails)
+    counts = (len(cluster.nodes), rails, rails, len(p.links), len(p.directed), len(p.pairs))
+    return dict(zip(ITEM_KINDS, (*counts, int(cluster.spec.switch is not None)), strict=True))
