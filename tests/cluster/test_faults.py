@@ -31,13 +31,11 @@ def test_the_table_has_one_row_per_name_whose_targets_are_the_fields_of_a_fault(
 
 
 @pytest.mark.parametrize("name", FAULT_NAMES)
-def test_every_fault_is_simulated_and_planned_or_simulated_only_in_the_lab(name: FaultName) -> None:
+def test_every_fault_is_simulated_has_its_example_and_a_lab_plan_or_is_simulated_there(
+    name: FaultName,
+) -> None:
     assert name in INJECTORS
     assert (name in APPLY) == (FAULTS[name].lab == "real")
-
-
-@pytest.mark.parametrize("name", FAULT_NAMES)
-def test_every_fault_has_its_example(name: FaultName) -> None:
     cluster = load_cluster(EXAMPLES / f"{name}.yaml")
     assert cluster.spec.simulate is not None
     assert [f.fault for f in cluster.spec.simulate.faults] == [name]
