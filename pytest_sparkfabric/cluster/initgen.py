@@ -144,41 +144,38 @@ def generate(
     topology, transport and link_speed are argparse's choices: not checked again here."""
     _check(topology, names, port, mtu)
     plans, n = address_plan(topology, len(names), port, subnet_pool), len(names)
-    ring = topology in ("ring", "mesh")
-    if mtu is None:
-        mtu = 1500 if topology == "mesh" else 9000
+    ring, mesh, ssh = topology in ("ring", "mesh"), topology == "mesh", transport == "ssh"
     out = [
         "# cluster.yaml for pytest-sparkfabric" + (f", written by `{command}`" if command else ""),
         "# Check it offline with `sparkfabric check cluster.yaml`; run the suite with",
         "# `pytest --cluster cluster.yaml`. Field reference: docs/cluster-yaml.md",
         f"topology: {topology}  # {_TOPOLOGY_WORDS[topology]}",
-        f"mtu: {mtu}  # every fabric netdev (and switch port) end to end; "
-        + ("NVIDIA documents 1500 for mesh" if topology == "mesh" else "jumbo frames"),
+        f"mtu: {mtu or (1500 if mesh else 9000)}  # every fabric netdev (and switch port) end to "
+        f"end; {'NVIDIA documents 1500 for mesh' if mesh else 'jumbo frames'}",
         f"link_speed: {link_speed}  # every link's declared speed (per port: nodes[].link_speed)",
-        f"transport: {transport}  # "
-        + ("the real nodes, over ssh" if transport == "ssh" else "a simulated cluster"),
+        f"transport: {transport}  # {'the real nodes, over ssh' if ssh else 'a simulated cluster'}",
     ]
-    if transport == "sim":
+    if not ssh:
         example = "{fault: link_down, node: " + _scalar(names[0]) + "}"
         out += ["simulate:", "  seed: 0", f"  faults: []  # e.g. [{example}]"]
     out.append("nodes:  # in cable order" if ring else "nodes:")
     for i, (name, ports) in enumerate(zip(names, plans, strict=True)):
         out.append(f"  - name: {_scalar(name)}")
-        if transport == "ssh":
+        if ssh:
             out.append(
                 f"    ssh: {{host: {_scalar(name)}, user: nvidia}}"
                 "  # EDIT: management address (or ~/.ssh/config alias) and user"
             )
         out.append("    ports:  # QSFP port: [rail 0 address, rail 1 address]")
         for p, (r0, r1) in sorted(ports.items()):
-            where = f"cable to the other node port {p}"
+            where = "to the switch" if topology == "switch" else f"cable to the other node port {p}"
             if ring:
                 where = f"cable to {names[(i + 1) % n if p == 0 else (i - 1) % n]} port {1 - p}"
-            elif topology == "switch":
-                where = "to the switch"
-            std = hardware.rail_names(p, 0).netdev, hardware.rail_names(p, 1).netdev
-            out.append(f"      {p}: [{r0}, {r1}]  # {where}; {std[0]}, {std[1]}")
+            std = ", ".join(hardware.rail_names(p, r).netdev for r in (0, 1))
+            out.append(f"      {p}: [{r0}, {r1}]  # {where}; {std}")
     if topology == "switch":
+        # Breakout cables are third-party parts NVIDIA's Spark list does not name: without them
+        # on the list every leg warns "not approved" on every run.
         out += [
             "switch:",
             "  vendor: routeros",
@@ -187,16 +184,14 @@ def generate(
             "  password_env: SWITCH_PASSWORD  # the password is read from this variable",
             "  ports:  # node: the switch interface (breakout leg) its cable lands on. EDIT",
             *(f"    {_scalar(name)}: {switch_port_name(i)}" for i, name in enumerate(names)),
-        ]
-        # Breakout cables are third-party parts NVIDIA's Spark list does not name: without them
-        # on the list every leg warns "not approved" on every run.
-        out += [
             "cables:",
             "  approved:  # NVIDIA's Spark DACs; add the breakout cables you bought",
             *(f"    - {{vendor: {c.vendor}, part: {c.part}}}" for c in NVIDIA_APPROVED),
+            *(
+                ["    - {vendor: PHILISUN, part: QDD-2Q56-PC01}  # the simulated breakout"]
+                * (not ssh)
+            ),
         ]
-        if transport == "sim":
-            out.append("    - {vendor: PHILISUN, part: QDD-2Q56-PC01}  # the simulated breakout")
     nccl = NcclSpec()
     out += [
         "nccl:  # as NVIDIA's nccl playbook builds it: NCCL in ~/nccl, nccl-tests in ~/nccl-tests,",
