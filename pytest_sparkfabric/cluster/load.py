@@ -93,9 +93,8 @@ def _lined(found: list[Problem], located: Located) -> list[Problem]:
     return [p if p.line else replace(p, line=located.line_of(p.path)) for p in found]
 
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"))  # fmt: skip
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
 
 
 def _read_small_text(path: Path) -> str:
