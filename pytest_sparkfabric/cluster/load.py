@@ -224,8 +224,9 @@ def _at(loc: Path_) -> _Spot:
     shape: tuple[str, ...] = ()
     name = ""
     for step in loc:
-        if isinstance(step, str) and step in node.get("properties", {}):
-            prop, name = node["properties"][step], step
+        field = isinstance(step, str) and step in node.get("properties", {})
+        if field:
+            prop, name = node["properties"][step], str(step)
         elif "prefixItems" in node and isinstance(step, int):
             prop = node["prefixItems"][min(step, len(node["prefixItems"]) - 1)]
         elif "items" in node:
@@ -234,7 +235,7 @@ def _at(loc: Path_) -> _Spot:
             prop = node["additionalProperties"]
         else:
             return _Spot({}, {}, (*shape, "?"), name)
-        shape, node = (*shape, step if step == name else "*"), _solid(prop)
+        shape, node = (*shape, name if field else "*"), _solid(prop)
     return _Spot(prop, node, shape, name)
 
 
