@@ -369,8 +369,6 @@ def _words(
         return f"{plain} is too {big}: it must be {bound} {limit}", (_bounds(node) + note).strip()
     if kind == "string_too_short":
         return "must not be empty", f"write `{write}`" if write else "give it a value or remove it"
-    if kind == "string_too_long":
-        return f"{seen(value)} is too long: at most {ctx['max_length']} characters", "shorten it"
     if kind == "string_pattern_mismatch":
         why = hint.rule or f"it must match {ctx['pattern']}"
         return f"{seen(value)} is not valid: {why}", like or "fix the value"
