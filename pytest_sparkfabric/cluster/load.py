@@ -357,9 +357,8 @@ def _words(
     if kind == "literal_error":
         allowed = node.get("enum") or [node.get("const")]
         words = ", ".join(map(str, allowed))
-        return f"{seen(value)} is not one of {words}", _guess(
-            value, allowed, f"use one of {words}{note}"
-        )
+        fix = _guess(value, allowed, f"use one of {words}{note}")
+        return f"{seen(value)} is not one of {words}", fix
     if kind.startswith("ip_"):
         what = f"{seen(value)} is not an IPv4 address with a prefix length"
         return what, "write it like 192.168.100.11/24"
@@ -387,9 +386,7 @@ def _words(
         return got, "put it in quotes: YAML reads yes, no, on, off, true and false as true or false"
     if kind == "string_type" and isinstance(value, int | float | datetime.date):
         text = value.isoformat() if isinstance(value, datetime.date) else str(value)
-        return got, f"put it in quotes: `{key}: '{text}'`" if isinstance(key, str) else (
-            f"put it in quotes: `'{text}'`"
-        )
+        return got, f"put it in quotes: `{f'{key}: ' if isinstance(key, str) else ''}'{text}'`"
     return got, like or ("write true or false" if kind.startswith("bool") else _bounds(node))
 
 
