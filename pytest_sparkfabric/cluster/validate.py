@@ -170,9 +170,8 @@ def _cable_order(c: Cluster) -> list[int] | None:
     order = [0]
     while len(order) < n:
         order.append(nxt[order[-1]])
-    if len(set(order)) != n or nxt[order[-1]] != 0 or order == list(range(n)):
-        return None
-    return order
+    cycle = len(set(order)) == n and nxt[order[-1]] == 0
+    return order if cycle and order != list(range(n)) else None
 
 
 @_rule("nodes")
