@@ -17,15 +17,7 @@ from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, ru
 from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
 from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.perftest import (
-    IbWriteLat,
-    build_ib_write_bw_client,
-    build_ib_write_bw_server,
-    build_ib_write_lat_client,
-    build_ib_write_lat_server,
-    parse_ib_write_bw,
-    parse_ib_write_lat,
-)
+from pytest_sparkfabric.probes import perftest as pt
 from pytest_sparkfabric.shell import duration, plural
 from pytest_sparkfabric.transport import Job
 
@@ -41,6 +33,16 @@ LATENCY: PhaseName = "rdma_lat"
 LAT_PORT_OFFSET = 30
 LAT_DEADLINE_S = 30.0
 """1000 round trips of ~2 us and perftest's set-up: seconds, even on a slow path."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What a client's output says: a figure, or why there is none."""
+
+    gbps: float | None
+    error: str | None = None
+    streams: int | None = None
+    retransmits: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,16 +85,6 @@ class BwResult:
 
 
 @dataclass(frozen=True, slots=True)
-class Reading:
-    """What a client's output says: a figure, or why there is none."""
-
-    gbps: float | None
-    error: str | None = None
-    streams: int | None = None
-    retransmits: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Tool:
     """A bandwidth tool: its server and client for a test on a port, and how its output reads."""
 
@@ -125,20 +117,16 @@ class RdmaRun:
 
     def directed(self) -> dict[tuple[str, str, int], BwResult]:
         """Every measured direction: (sender, receiver, rail) -> its result."""
-        out = {}
-        for r in (*(r for rs in self.links.values() for r in rs), *self.retests):
-            out[(r.src.node, r.dst.node, r.src.index)] = r
-        return out
+        every = (*(r for rs in self.links.values() for r in rs), *self.retests)
+        return {(r.src.node, r.dst.node, r.src.index): r for r in every}
 
 
 # -- the runner ---------------------------------------------------------------------------------
 
 
 def _reading(tool: Tool, fr: FlowResult) -> Reading:
-    if fr.error:
-        return Reading(None, fr.error)
-    if fr.client is None:
-        return Reading(None, "the client did not run")
+    if fr.error or fr.client is None:
+        return Reading(None, fr.error or "the client did not run")
     err = result_error(fr.client, tool.name)
     return Reading(None, err) if err else tool.read(fr.client)
 
@@ -151,8 +139,7 @@ def run_tests(
     out: dict[tuple[str, str], BwResult] = {}
     live: list[bwplan.RailTest] = []
     for t in tests:
-        why = fabric.gone((t.src.node, t.dst.node))
-        if why:
+        if why := fabric.gone((t.src.node, t.dst.node)):
             out[t.key] = BwResult(t.link, t.src, t.dst, None, why.reason, t.round, unmeasured=why)
         else:
             live.append(t)
@@ -175,51 +162,43 @@ def run_tests(
     return out
 
 
-def running(
-    fabric: Fabric, what: str, plan: sched.Schedule
-) -> tuple[str, dict[int, str], set[str]]:
-    """The phase's start line, per round that runs its line (`RDMA round 1/2: a->b`), and the
-    nodes in traffic: counted from the tests with both nodes answering, so they say what runs."""
+def run_schedule(
+    fabric: Fabric, tool: Tool, what: str, how: str, plan: sched.Schedule
+) -> tuple[dict[str, tuple[BwResult, ...]], dict[str, int], float]:
+    """Every round of `plan` with `tool`: its results by rail link (a->b first), each measured
+    pair's first round, and the transport-clock seconds it took. `how` ends the start line,
+    which (like each round's line) counts the tests with both nodes answering."""
     down = fabric.unreachable()
     live = [
-        (k, [t for t in ts if t.src not in down and t.dst not in down])
-        for k, ts in enumerate(plan.rounds, 1)
+        (k, ts)
+        for k, r in enumerate(plan.rounds, 1)
+        if (ts := [t for t in r if t.src not in down and t.dst not in down])
     ]
-    live = [(k, ts) for k, ts in live if ts]
     lines = {
         k: f"{what} round {n}/{len(live)}: " + ", ".join(t.id for t in ts)
         for n, (k, ts) in enumerate(live, 1)
     }
     pairs = {frozenset((t.src, t.dst)) for _, ts in live for t in ts}
-    busy = {n for p in pairs for n in p}
     if not pairs:
-        return f"{what} bandwidth ({plan.kind}): no node pair answers at both ends", lines, busy
-    both = " (both directions at once, each its own test)" if plan.mode == "bidirectional" else ""
-    return (
-        f"{what} bandwidth ({plan.kind}): {plural(len(pairs), 'node pair')} in "
-        f"{plural(len(live), 'round')} of {duration(fabric.cluster.spec.bandwidth.duration_s)}"
-        f"{both}",
-        lines,
-        busy,
-    )
-
-
-def run_schedule(
-    fabric: Fabric, tool: Tool, what: str, how: str, plan: sched.Schedule
-) -> tuple[dict[str, tuple[BwResult, ...]], dict[str, int], float]:
-    """Every round of `plan` with `tool`: its results by rail link (a->b first), each measured
-    pair's first round, and the transport-clock seconds it took. `how` ends the start line."""
-    head, lines, busy = running(fabric, what, plan)
-    fabric.progress(head + how if lines else head)
+        fabric.progress(f"{what} bandwidth ({plan.kind}): no node pair answers at both ends")
+    else:
+        both = (
+            " (both directions at once, each its own test)" if plan.mode == "bidirectional" else ""
+        )
+        fabric.progress(
+            f"{what} bandwidth ({plan.kind}): {plural(len(pairs), 'node pair')} in "
+            f"{plural(len(live), 'round')} of {duration(fabric.cluster.spec.bandwidth.duration_s)}"
+            f"{both}{how}"
+        )
     start = fabric.transport.clock.now()
-    rail_tests = list(bwplan.rail_tests(fabric.plan, plan))
     # Counters only where traffic runs: a rail whose every partner is down proves nothing.
-    rails = [r for r in fabric.cluster.rails if r.node in busy]
-    watch = rail_counters.watch(fabric, what.lower(), rails)
+    busy = {n for p in pairs for n in p}
+    watch = rail_counters.watch(
+        fabric, what.lower(), [r for r in fabric.cluster.rails if r.node in busy]
+    )
     results: dict[tuple[str, str], BwResult] = {}
-    for k, tests in enumerate(rail_tests, 1):
-        line = lines.get(k)
-        if line:
+    for k, tests in enumerate(bwplan.rail_tests(fabric.plan, plan), 1):
+        if line := lines.get(k):
             fabric.detail(line)
         results.update(run_tests(fabric, tool, tests, f"{what} round {k}"))
         watch.step(line or f"{what} round {k}")
@@ -238,7 +217,7 @@ def run_schedule(
 
 def _read(r: RunResult) -> Reading:
     try:
-        return Reading(parse_ib_write_bw(r.stdout).bw_avg_gbps)
+        return Reading(pt.parse_ib_write_bw(r.stdout).bw_avg_gbps)
     except ParseError as exc:
         # perftest says on stderr why the run stopped: a completion error (retries exhausted),
         # or why it gave up (`Couldn't connect to <ip>:<port>`, ...).
@@ -252,8 +231,8 @@ def _read(r: RunResult) -> Reading:
 def _flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
     bw = fabric.cluster.spec.bandwidth
     dur = bw.duration_s
-    server = build_ib_write_bw_server(t.dst.rdma, qps=bw.qps, duration_s=dur, port=port)
-    client = build_ib_write_bw_client(
+    server = pt.build_ib_write_bw_server(t.dst.rdma, qps=bw.qps, duration_s=dur, port=port)
+    client = pt.build_ib_write_bw_client(
         t.src.rdma, t.dst.address.ip, qps=bw.qps, duration_s=dur, port=port
     )
     return tool_flow(t.key, port, dur, (t.dst.node, server), (t.src.node, client))
@@ -278,7 +257,7 @@ def measure_loopbacks(fabric: Fabric) -> Loopbacks:
     cluster = fabric.cluster
     slots = max(len(n.rails) for n in cluster.nodes)
     down = fabric.unreachable()
-    results: dict[str, BwResult] = {
+    results = {
         r.id: BwResult(
             Link(r, r, r.index), r, r, None, down[r.node], 0, unmeasured=fabric.gone([r.node])
         )
@@ -324,12 +303,33 @@ def measure(fabric: Fabric) -> RdmaRun:
     if not plan.rounds:
         return RdmaRun(plan, {}, {}, 0.0)
     at_once = "(no node in two tests at once)" if plan.node_disjoint else "(every node at once)"
-    how = f", both rails at once {at_once}"
-    links, round_of, elapsed = run_schedule(fabric, IB_WRITE_BW, "RDMA", how, plan)
-    return _localized(fabric, RdmaRun(plan, links, round_of, elapsed))
-
-
-# -- where a fault is -------------------------------------------------------------------------
+    run = RdmaRun(
+        plan, *run_schedule(fabric, IB_WRITE_BW, "RDMA", f", both rails at once {at_once}", plan)
+    )
+    if plan.kind == "stress":
+        return run  # overlapping tests by design: not evidence for the rule (localize.py)
+    # Suspects from the outcomes; behind a switch a node that fails with both its partners is
+    # re-tested against a third (`bandwidth.confirm`) before it is named.
+    cables = bwplan.cables_of(fabric.plan)
+    measured = [r for results in run.links.values() for r in results]
+    found = localize(outcomes(fabric, measured), cables)
+    extra = found.retests() if fabric.cluster.spec.bandwidth.confirm else None
+    if extra is None or not extra.rounds:
+        return replace(run, localization=found)
+    fabric.progress(
+        f"RDMA re-test of {plural(len(extra.transfers), 'direction')} against a third "
+        f"partner, {plural(len(extra.rounds), 'round')}: " + ", ".join(extra.lines())
+    )
+    start = fabric.transport.clock.now()
+    retested: list[BwResult] = []
+    for tests in bwplan.rail_tests(fabric.plan, extra, len(plan.rounds) + 1):
+        retested += run_tests(fabric, IB_WRITE_BW, tests).values()
+    return replace(
+        run,
+        localization=localize(outcomes(fabric, [*measured, *retested]), cables),
+        retests=tuple(retested),
+        elapsed_s=run.elapsed_s + fabric.transport.clock.now() - start,
+    )
 
 
 def outcomes(fabric: Fabric, results: Iterable[BwResult]) -> list[Outcome]:
@@ -347,39 +347,12 @@ def outcomes(fabric: Fabric, results: Iterable[BwResult]) -> list[Outcome]:
     ]
 
 
-def _localized(fabric: Fabric, run: RdmaRun) -> RdmaRun:
-    """Suspects from the schedule's outcomes; behind a switch a node that fails with both its
-    partners is re-tested against a third (`bandwidth.confirm`) before it is named."""
-    if run.schedule.kind == "stress":
-        return run  # overlapping tests by design: not evidence for the rule (localize.py)
-    cables = bwplan.cables_of(fabric.plan)
-    measured = [r for results in run.links.values() for r in results]
-    found = localize(outcomes(fabric, measured), cables)
-    extra = found.retests() if fabric.cluster.spec.bandwidth.confirm else None
-    if extra is None or not extra.rounds:
-        return replace(run, localization=found)
-    fabric.progress(
-        f"RDMA re-test of {plural(len(extra.transfers), 'direction')} against a third "
-        f"partner, {plural(len(extra.rounds), 'round')}: " + ", ".join(extra.lines())
-    )
-    start = fabric.transport.clock.now()
-    retested: list[BwResult] = []
-    for tests in bwplan.rail_tests(fabric.plan, extra, len(run.schedule.rounds) + 1):
-        retested += run_tests(fabric, IB_WRITE_BW, tests).values()
-    return replace(
-        run,
-        localization=localize(outcomes(fabric, [*measured, *retested]), cables),
-        retests=tuple(retested),
-        elapsed_s=run.elapsed_s + fabric.transport.clock.now() - start,
-    )
-
-
 def suspects_of(fabric: Fabric, nodes: Iterable[str]) -> list[str]:
     """The suspect and undecided lines of the bandwidth phase that concern `nodes`."""
     found = pair_runs(fabric).localization
+    wanted = set(nodes)
     if found is None:
         return []
-    wanted = set(nodes)
     lines = [s.line() for s in found.suspects if wanted & set(s.nodes)]
     if len(fabric.cluster.nodes) > 2:  # two nodes: nothing to tell apart, nothing to add
         lines += [u.line() for u in found.undecided if wanted & set(u.nodes)]
@@ -393,25 +366,22 @@ class PairDirection:
 
     @property
     def total_gbps(self) -> float | None:
-        if any(r.gbps is None for r in self.rails):
-            return None
-        return sum(r.gbps or 0.0 for r in self.rails)
+        gbps = [r.gbps for r in self.rails]
+        return None if None in gbps else sum(g or 0.0 for g in gbps)
 
     @property
     def where(self) -> str:
-        first = self.rails[0]
-        return f"{first.src.node}->{first.dst.node}"
+        return f"{self.rails[0].src.node}->{self.rails[0].dst.node}"
 
 
 def pair_result(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[PairDirection, ...]]:
     """The pair's round and, per measured direction, its rails measured at the same time."""
     run = pair_runs(fabric)
     per_link = [run.links[link.id] for link in pair.links]
-    directions = []
-    for i in range(min(len(x) for x in per_link)):
-        rails = tuple(results[i] for results in per_link)
-        way = "a->b" if rails[0].src.node == pair.a else "b->a"
-        directions.append(PairDirection(way, rails))
+    directions = (
+        PairDirection("a->b" if rails[0].src.node == pair.a else "b->a", rails)
+        for rails in zip(*per_link, strict=False)
+    )
     return run.round_of[pair.id], tuple(directions)
 
 
@@ -424,16 +394,16 @@ class Latency:
 
     src: Rail
     dst: Rail
-    result: Measured[IbWriteLat]
+    result: Measured[pt.IbWriteLat]
     command: str = ""
 
 
-def _latency(fr: FlowResult) -> Measured[IbWriteLat]:
+def _latency(fr: FlowResult) -> Measured[pt.IbWriteLat]:
     if fr.unmeasured is not None:
         return Measured.not_measured(fr.unmeasured)
     if fr.error or fr.client is None:
         return Measured.failed(fr.error or "the ib_write_lat client did not run")
-    return parsed(fr.client, "ib_write_lat", parse_ib_write_lat)
+    return parsed(fr.client, "ib_write_lat", pt.parse_ib_write_lat)
 
 
 def measure_latency(fabric: Fabric) -> dict[str, Latency]:
@@ -446,12 +416,11 @@ def measure_latency(fabric: Fabric) -> dict[str, Latency]:
         flows: dict[str, Flow] = {}
         for pair in (pairs[i] for i in indices):
             a, b = pair.links[0].a, pair.links[0].b
-            why = fabric.gone((a.node, b.node))
-            if why:
+            if why := fabric.gone((a.node, b.node)):
                 out[pair.id] = Latency(a, b, Measured.not_measured(why))
                 continue
-            server = build_ib_write_lat_server(b.rdma, port=port)
-            client = build_ib_write_lat_client(a.rdma, b.address.ip, port=port)
+            server = pt.build_ib_write_lat_server(b.rdma, port=port)
+            client = pt.build_ib_write_lat_client(a.rdma, b.address.ip, port=port)
             flows[pair.id] = Flow(
                 pair.id, Job(b.node, server, deadline), Job(a.node, client, deadline), port
             )
