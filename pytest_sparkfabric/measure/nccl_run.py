@@ -15,7 +15,12 @@ from pytest_sparkfabric.measure.engine import PhaseName, result_error
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
+from pytest_sparkfabric.probes.nccl import (
+    NcclNetLine,
+    NcclNetworkChoice,
+    NcclTestsRun,
+    parse_nccl_tests,
+)
 from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:
@@ -132,41 +137,35 @@ def rank_nets(cluster: Cluster, parsed: NcclTestsRun) -> dict[str, RankNet]:
         by_host.setdefault(name, i)
         by_host.setdefault(host, i)
 
-    def rank_of(host: str | None, pid: int | None) -> int | None:
-        found = by_proc.get((host, pid))
-        return found if found is not None else by_host.get(host or "")
+    def rank_of(line: NcclNetLine | NcclNetworkChoice) -> int | None:
+        found = by_proc.get((line.host, line.pid))
+        return found if found is not None else by_host.get(line.host or "")
 
     # No line carries a host we know: every rank is judged by all lines together.
-    lines = [(x.host, x.pid) for x in parsed.transports] + [
-        (x.host, x.pid) for x in parsed.networks
-    ]
-    everyone = all(rank_of(host, pid) is None for host, pid in lines)
+    lines: list[NcclNetLine | NcclNetworkChoice] = [*parsed.transports, *parsed.networks]
+    everyone = all(rank_of(x) is None for x in lines)
 
-    def ranks(host: str | None, pid: int | None) -> list[int]:
-        rank = rank_of(host, pid)
+    def ranks(line: NcclNetLine | NcclNetworkChoice) -> list[int]:
+        rank = rank_of(line)
         return list(range(len(names))) if everyone else [] if rank is None else [rank]
 
     nets: dict[int, set[str]] = {}
     devices: dict[int, list[str]] = {}
     socket: set[int] = set()
     for t in parsed.transports:
-        for rank in ranks(t.host, t.pid):
+        for rank in ranks(t):
             if t.net == "Socket" or t.no_device:
                 socket.add(rank)
             elif t.net == "IB" or not everyone:
                 mine = devices.setdefault(rank, [])
                 mine += [d for d in t.devices if d not in mine]
     for c in parsed.networks:
-        for rank in ranks(c.host, c.pid):
+        for rank in ranks(c):
             nets.setdefault(rank, set()).add(c.network)
+    seen = {*nets, *devices, *socket}
     return {
         n: RankNet(
-            n,
-            i,
-            frozenset(nets.get(i, ())),
-            tuple(devices.get(i, ())),
-            i in socket,
-            i in nets or i in devices or i in socket,
+            n, i, frozenset(nets.get(i, ())), tuple(devices.get(i, ())), i in socket, i in seen
         )
         for i, n in enumerate(names)
     }

@@ -75,9 +75,8 @@ class Preflight:
         """Why a check with these needs on these nodes cannot measure (its first missing
         prerequisite, on every one of the nodes that lacks it), or None."""
         checks = [self.nodes[n] for n in dict.fromkeys(nodes) if n in self.nodes]
-        for need in [n for n in dict.fromkeys(needs) if n not in ADVISORY]:
-            hits = [g.why for c in checks for g in c.gaps if g.need == need]
-            if hits:
+        for need in (n for n in dict.fromkeys(needs) if n not in ADVISORY):
+            if hits := [g.why for c in checks for g in c.gaps if g.need == need]:
                 same = [w for w in hits if w.missing == hits[0].missing]
                 return NotMeasured(
                     "; ".join(dict.fromkeys(w.reason for w in same)),
@@ -105,11 +104,8 @@ def _tools(cluster: Cluster, need: str) -> tuple[str, ...]:
         launcher = shell.program(cluster.spec.nccl.launcher)
         return (*((launcher,) if launcher else ()), cluster.spec.nccl.binary)
     if need == GPU_LOAD:
-        program = shell.program(cluster.spec.soak.gpu_load)
-        return (program,) if program else ()
-    if need == SUDO_EEPROM:
-        return ()
-    return tuple(need.split("|"))
+        return tuple(p for p in (shell.program(cluster.spec.soak.gpu_load),) if p)
+    return () if need == SUDO_EEPROM else tuple(need.split("|"))
 
 
 def lookups(cluster: Cluster, node: str, needs: Iterable[str]) -> Lookups:
@@ -135,17 +131,16 @@ def gaps(cluster: Cluster, node: str, needs: Iterable[str], found: Found) -> tup
             out += [Gap(need, tool_missing(node, t)) for t in tools if not found.tools.get(t)]
         elif tools and not any(found.tools.get(t) for t in tools):
             out.append(Gap(need, tool_missing(node, tools[0])))
+        refused = [(w, a) for w, a in found.sudo.items() if not a.allowed]
         if need == NCCL and not found.libs.get(LIBNCCL):
             places = ", ".join(_lib_patterns(cluster))
             why = f"{LIBNCCL}: not found where the launcher's ranks load it ({places})"
             out.append(Gap(need, lacking(node, prereq_of(LIBNCCL), why)))
-        if need == "lldpctl" and found.tools.get("lldpctl") and not found.sockets.get(LLDPD_SOCKET):
+        elif need == "lldpctl" and found.tools.get(need) and not found.sockets.get(LLDPD_SOCKET):
             why = f"lldpd is not running (no {LLDPD_SOCKET} for lldpctl to ask)"
-            out.append(Gap(need, lacking(node, prereq_of("lldpctl"), why)))
-        if need == SUDO_EEPROM:
-            refused = [(w, a) for w, a in found.sudo.items() if not a.allowed]
-            if refused:
-                out.append(Gap(need, _sudo(node, *refused[0])))
+            out.append(Gap(need, lacking(node, prereq_of(need), why)))
+        elif need == SUDO_EEPROM and refused:
+            out.append(Gap(need, _sudo(node, *refused[0])))
     return tuple(out)
 
 
@@ -192,30 +187,32 @@ def document(fabric: Fabric) -> tuple[PreflightNode, ...]:
     from pytest_sparkfabric.results import PreflightGap, PreflightNode
 
     checked = fabric.measured(NAME, Preflight)
-    if checked is None:
-        return ()
-    return tuple(
-        PreflightNode(
-            node=c.node,
-            looked_for=(
-                *c.looked_for.tools,
-                *(" ".join(w) for w in c.looked_for.sudo),
-                *c.looked_for.sockets,
-                *c.looked_for.libs,
-            ),
-            found={k: v for k, v in c.found.value.tools.items() if v} if c.found.value else {},
-            missing=tuple(
-                PreflightGap(
-                    prerequisite=g.why.missing or "",
-                    reason=g.why.reason,
-                    fix=g.why.fix or "",
-                    needed_for=g.need,
-                    advisory=g.advisory,
-                )
-                for g in c.gaps
-            ),
-            versions=dict(c.found.value.versions) if c.found.value else {},
-            error=c.found.error,
+    out = []
+    for c in checked.nodes.values() if checked is not None else ():
+        look, found = c.looked_for, c.found.value
+        missing = tuple(
+            PreflightGap(
+                prerequisite=g.why.missing or "",
+                reason=g.why.reason,
+                fix=g.why.fix or "",
+                needed_for=g.need,
+                advisory=g.advisory,
+            )
+            for g in c.gaps
         )
-        for c in checked.nodes.values()
-    )
+        out.append(
+            PreflightNode(
+                node=c.node,
+                looked_for=(
+                    *look.tools,
+                    *(" ".join(w) for w in look.sudo),
+                    *look.sockets,
+                    *look.libs,
+                ),
+                found={k: v for k, v in found.tools.items() if v} if found else {},
+                missing=missing,
+                versions=dict(found.versions) if found else {},
+                error=c.found.error,
+            )
+        )
+    return tuple(out)

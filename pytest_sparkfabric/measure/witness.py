@@ -51,11 +51,9 @@ if TYPE_CHECKING:
 
 
 def _loopback(lb: Loopbacks | None) -> tuple[Rate, ...]:
-    if lb is None:
-        return ()
     return tuple(
         Rate(r.src.id, (r.src.node,), r.gbps, r.src.rdma, r.error, (objs.rail(r.src),))
-        for r in lb.results.values()
+        for r in (lb.results.values() if lb is not None else ())
     )
 
 
@@ -71,17 +69,15 @@ def _rdma(run: RdmaRun | None) -> tuple[Rate, ...]:
 def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[PairRates, ...]:
     """One entry per measured direction of a pair, its rails together."""
     by_link: Mapping[str, Sequence[BwResult]] = run.links if run is not None else {}
+    rdma = isinstance(run, RdmaRun)
     out = []
     for pair in fabric.plan.pairs:
-        per_link = [by_link.get(link.id, ()) for link in pair.links]
-        for i in range(min((len(x) for x in per_link), default=0)):
-            results = [res[i] for res in per_link]
-            direction = "" if results[0].src.node == pair.a else " (b->a)"
-            rdma = isinstance(run, RdmaRun)
+        ends = (pair.a, pair.b)
+        for results in zip(*(by_link.get(link.id, ()) for link in pair.links), strict=False):
             rails = tuple(
                 Rate(
-                    r.where if isinstance(r, BwResult) else link.id,
-                    (pair.a, pair.b),
+                    r.where,
+                    ends,
                     r.gbps,
                     f"rail{link.rail}",
                     None if rdma else r.error,
@@ -89,20 +85,18 @@ def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[PairRates, ...
                 )
                 for link, r in zip(pair.links, results, strict=True)
             )
+            where = pair.id + ("" if results[0].src.node == pair.a else " (b->a)")
             devices = tuple(link.a.rdma for link in pair.links) if rdma else ()
-            out.append(
-                PairRates(pair.id + direction, (pair.a, pair.b), rails, devices, objs.path(pair))
-            )
+            out.append(PairRates(where, ends, rails, devices, objs.path(pair)))
     return tuple(out)
 
 
 def _no_link(fabric: Fabric) -> tuple[Site, ...]:
-    out = []
-    for rail in fabric.cluster.rails:
-        eth = links.ethtool(fabric, rail)
-        if eth.value is not None and eth.value.link_detected is False:
-            out.append(Site(rail.id, (rail.node,), cable(fabric, rail)))
-    return tuple(out)
+    return tuple(
+        Site(rail.id, (rail.node,), cable(fabric, rail))
+        for rail in fabric.cluster.rails
+        if (eth := links.ethtool(fabric, rail).value) is not None and eth.link_detected is False
+    )
 
 
 def _slow_links(fabric: Fabric) -> tuple[Site, ...]:
@@ -117,12 +111,11 @@ def _slow_links(fabric: Fabric) -> tuple[Site, ...]:
 
 
 def _launch(fabric: Fabric) -> tuple[Site, ...]:
-    out = []
-    for n in fabric.cluster.nodes:
-        found = nccl_env.problems(fabric, n.name, down_links=False)
-        if found:
-            out.append(Site("; ".join(found), (n.name,)))
-    return tuple(out)
+    return tuple(
+        Site("; ".join(found), (n.name,))
+        for n in fabric.cluster.nodes
+        if (found := nccl_env.problems(fabric, n.name, down_links=False))
+    )
 
 
 _PERFTEST_REFUSED = re.compile(r"Couldn't connect to (\d+\.\d+\.\d+\.\d+):(\d+)")
@@ -134,68 +127,60 @@ def _refused(fabric: Fabric) -> tuple[Site, ...]:
     run now where a failed connect asks and they have not run yet (one concurrent round)."""
     failed: list[tuple[str, str, str, str]] = []
     run = fabric.measured(rdma.NAME, RdmaRun)
-    for results in run.links.values() if run is not None else ():
-        for r in results:
-            if r.error and (m := _PERFTEST_REFUSED.search(r.error)):
-                failed.append((m.group(1), m.group(2), "ib_write_bw", r.src.node))
+    for r in (r for rs in run.links.values() for r in rs) if run is not None else ():
+        if r.error and (m := _PERFTEST_REFUSED.search(r.error)):
+            failed.append((m.group(1), m.group(2), "ib_write_bw", r.src.node))
     tcp = fabric.measured(tcp_phase.NAME, TcpRun)
     for t in (t for ts in tcp.links.values() for t in ts) if tcp is not None else ():
-        if t.error and "unable to connect to server" in t.error:
-            m = _IPERF_REFUSED.search(t.command)
-            if m:
-                ip, port = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-                failed.append((ip, port, "iperf3", t.src.node))
+        refused = t.error and "unable to connect to server" in t.error
+        if refused and (m := _IPERF_REFUSED.search(t.command)):
+            ip, port = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+            failed.append((ip, port, "iperf3", t.src.node))
     if not failed:
         return ()
-    answered = set()
-    for d in bwplan.directed_links(fabric.cluster, fabric.plan):
-        p = reach.ping(fabric, d)
-        if p.value is not None and p.value.ok:
-            answered.add(str(d.dst.address.ip))
+    answered = {
+        str(d.dst.address.ip)
+        for d in bwplan.directed_links(fabric.cluster, fabric.plan)
+        if (p := reach.ping(fabric, d).value) is not None and p.ok
+    }
     owners = facts.observed_ipv4(fabric)
     seen: dict[str, dict[str, set[str]]] = {}
     for ip, port, tool, client in failed:
         server = owners[ip][0][0] if owners.get(ip) else None
         if ip in answered and server is not None and server != client:
             seen.setdefault(server, {}).setdefault(tool, set()).add(port)
-    out = []
-    for server, tools in seen.items():
-        ports = "; ".join(f"{tool} port {', '.join(sorted(p))}" for tool, p in tools.items())
-        out.append(
-            Site(
-                f"servers listened on {server} but clients could not connect ({ports}), while "
-                "its addresses answer pings",
-                (server,),
-            )
+    return tuple(
+        Site(
+            f"servers listened on {server} but clients could not connect ("
+            + "; ".join(f"{tool} port {', '.join(sorted(p))}" for tool, p in tools.items())
+            + "), while its addresses answer pings",
+            (server,),
         )
-    return tuple(out)
+        for server, tools in seen.items()
+    )
 
 
 def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
-    out = []
-    for rail in fabric.cluster.rails:
-        link = facts.pcie(fabric, rail).value
-        if link is None:
-            continue
-        if (link.width is not None and link.width < hardware.PCIE_WIDTH) or (
-            link.speed_gt_s is not None and link.speed_gt_s < hardware.PCIE_SPEED_GTS
-        ):
-            where = f"{rail.id} PCIe {rail.pci} at {link.text}"
-            out.append(Site(where, (rail.node,), pcie_half(fabric, rail)))
-    return tuple(out)
+    return tuple(
+        Site(f"{rail.id} PCIe {rail.pci} at {link.text}", (rail.node,), pcie_half(fabric, rail))
+        for rail in fabric.cluster.rails
+        if (link := facts.pcie(fabric, rail).value) is not None
+        and (
+            (link.width is not None and link.width < hardware.PCIE_WIDTH)
+            or (link.speed_gt_s is not None and link.speed_gt_s < hardware.PCIE_SPEED_GTS)
+        )
+    )
 
 
 def _duplicate_ips(fabric: Fabric) -> tuple[Site, ...]:
     out = []
-    subnets = fabric.plan.subnets
     for ip, owners in facts.observed_ipv4(fabric).items():
         # Only the fabric's subnets: loopback and management addresses are none of ours.
-        if len(owners) > 1 and any(IPv4Address(ip) in net for net in subnets):
+        if len(owners) > 1 and any(IPv4Address(ip) in net for net in fabric.plan.subnets):
             where = ", ".join(f"{node} {netdev}" for node, netdev in owners)
             found = [objs.rail_by_netdev(fabric.cluster, n, d) for n, d in owners]
             rails = tuple(o for o in found if o is not None)
-            nodes = tuple(dict.fromkeys(n for n, _ in owners))
-            out.append(Site(f"{ip} on {where}", nodes, rails))
+            out.append(Site(f"{ip} on {where}", tuple(dict.fromkeys(n for n, _ in owners)), rails))
     return tuple(out)
 
 
@@ -238,10 +223,8 @@ def _short_legs(fabric: Fabric) -> tuple[Site, ...]:
     out = []
     for node, leg in spec.ports.items():
         port = ports.get(leg)
-        if port is None:
-            continue
-        sizes = [v for v in (port.mtu_bytes, port.l2mtu_bytes) if v is not None]
-        if sizes and min(sizes) < need:
+        sizes = [v for v in (port.mtu_bytes, port.l2mtu_bytes) if v is not None] if port else []
+        if port is not None and sizes and min(sizes) < need:
             where = (
                 f"switch port {leg} mtu {port.mtu_bytes} l2mtu {port.l2mtu_bytes}, below the "
                 f"{need}-byte RoCE packet of MTU {fabric.cluster.mtu}"
