@@ -24,7 +24,7 @@ from pytest_sparkfabric.probes.ncclconf import (
     find_nccl_version,
     select_socket_ifs,
 )
-from pytest_sparkfabric.transport import Job, RunResult
+from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.measure.engine import Fabric
@@ -34,35 +34,16 @@ NAME: PhaseName = "nccl_env"
 JOB_ENV_NAME = "cluster.yaml nccl.env"
 
 
-@dataclass(frozen=True, slots=True)
-class ConfRead:
-    """One file to read: its name in reports, its kind in NCCL's order, the command."""
-
-    name: str
-    kind: SourceKind
-    command: str
-
-
-def conf_reads(job_env: Mapping[str, str]) -> tuple[ConfRead, ...]:
-    reads = [
-        ConfRead("~/.nccl.conf", "user_conf", shell.join(["cat", shell.home_path("~/.nccl.conf")])),
-        ConfRead("/etc/nccl.conf", "system_conf", shell.join(["cat", "/etc/nccl.conf"])),
+def conf_reads(job_env: Mapping[str, str]) -> list[tuple[str, SourceKind, str]]:
+    """The files to read, in NCCL's order: the name in reports, the kind, the command."""
+    reads: list[tuple[str, SourceKind, str]] = [
+        ("~/.nccl.conf", "user_conf", shell.join(["cat", shell.home_path("~/.nccl.conf")])),
+        ("/etc/nccl.conf", "system_conf", shell.join(["cat", "/etc/nccl.conf"])),
     ]
-    conf_file = job_env.get("NCCL_CONF_FILE")
-    if conf_file:
+    if conf_file := job_env.get("NCCL_CONF_FILE"):
         # NCCL opens the path as it is (no ~): quoted whole, after `--` in case of a leading -.
-        reads.insert(0, ConfRead(conf_file, "conf_file", shell.join(["cat", "--", conf_file])))
-    return tuple(reads)
-
-
-def read_error(read: ConfRead, r: RunResult) -> str | None:
-    """A missing file is normal (None); anything else that stops the read is an error."""
-    failure = r.failure()
-    if failure:
-        return failure
-    if r.rc != 0 and "No such file" not in r.stderr:
-        return f"{r.node}: cannot read {read.name}: {r.stderr.strip() or f'rc {r.rc}'}"
-    return None
+        reads.insert(0, (conf_file, "conf_file", shell.join(["cat", "--", conf_file])))
+    return reads
 
 
 # Where the NCCL packages (libnccl2) and a `make install` put the library; the shell expands
@@ -88,18 +69,28 @@ def measure(fabric: Fabric) -> NcclEnv:
     env = fabric.cluster.spec.nccl.env
     reads = conf_reads(env)
     nodes = [n.name for n in fabric.cluster.nodes]
-    jobs = [Job(n, rd.command, QUICK_S) for n in nodes for rd in reads]
-    results = fabric.run_all(jobs + [Job(n, VERSION_COMMAND, QUICK_S) for n in nodes])
+    jobs = [Job(n, command, QUICK_S) for n in nodes for _, _, command in reads]
+    results = iter(fabric.run_all(jobs + [Job(n, VERSION_COMMAND, QUICK_S) for n in nodes]))
     out: dict[str, Measured[dict[str, Decided]]] = {}
-    for i, node in enumerate(nodes):
-        mine = list(zip(reads, results[i * len(reads) : (i + 1) * len(reads)], strict=True))
-        errors = [e for rd, r in mine if (e := read_error(rd, r))]
+    for node in nodes:
         sources = [EnvSource.from_mapping(JOB_ENV_NAME, env)]
-        sources += [EnvSource.from_text(rd.name, r.stdout, rd.kind) for rd, r in mine if r.rc == 0]
-        decided = effective_nccl_env(sources)
-        out[node] = Measured.failed(errors[0]) if errors else Measured.of(decided)
-    tail = zip(nodes, results[len(jobs) :], strict=True)
-    return NcclEnv(out, {n: find_nccl_version(r.stdout) if r.rc == 0 else None for n, r in tail})
+        errors: list[str] = []
+        for (name, kind, _), r in zip(reads, results, strict=False):
+            # A missing file is normal; anything else that stops the read is an error.
+            if failure := r.failure():
+                errors.append(failure)
+            elif r.rc != 0 and "No such file" not in r.stderr:
+                errors.append(f"{r.node}: cannot read {name}: {r.stderr.strip() or f'rc {r.rc}'}")
+            if r.rc == 0:
+                sources.append(EnvSource.from_text(name, r.stdout, kind))
+        out[node] = (
+            Measured.failed(errors[0]) if errors else Measured.of(effective_nccl_env(sources))
+        )
+    found = {
+        n: find_nccl_version(r.stdout) if r.rc == 0 else None
+        for n, r in zip(nodes, results, strict=True)
+    }
+    return NcclEnv(out, found)
 
 
 def version(fabric: Fabric, node: str) -> NcclVersion | None:
