@@ -32,7 +32,6 @@ from pytest_sparkfabric.measure import (
     rdma,
     reach,
     soak,
-    tcp,
 )
 from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS
@@ -77,7 +76,7 @@ def every_command(cluster: Cluster) -> list[tuple[Job, list[Argv]]]:
         reach.ping(fabric, link)
         reach.small_ping(fabric, link)
     rdma.pair_runs(fabric)
-    tcp.runs(fabric)
+    rdma.tcp_runs(fabric)
     soak.run(fabric)
     nccl_run.run(fabric)
     return t.sent

@@ -38,22 +38,20 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Suspect:
+    """`kind` node: the node, its port or its cable/leg, `role` the direction that fails from its
+    side; cable (ring, mesh) or path (between two switch legs that work elsewhere): `role` send
+    is nodes[0]->nodes[1] only. `rails` empty: the outcomes were per pair. `cleared`: the
+    partners' (or ends') passing tests with others that rule them out; `confirm`: tests against
+    a third partner that would confirm it (switch only); `cabled`: found on a ring or mesh."""
+
     kind: SuspectKind
-    """node: the node, its port or its cable/leg; cable: the cable between two nodes (ring, mesh);
-    path: between two switch legs that both work elsewhere."""
     nodes: tuple[str, ...]
     role: Role
-    """node: the direction that fails from the node's side; cable/path: send = nodes[0]->nodes[1]
-    only, both = both ways."""
     rails: tuple[int, ...]
-    """The rails it fails on; empty when the outcomes were per pair, not per rail."""
     failed: tuple[Outcome, ...]
     cleared: tuple[Outcome, ...]
-    """The partners' (or ends') passing tests with others that rule them out."""
     confirm: tuple[Transfer, ...] = ()
-    """Tests against a third partner that would confirm it (switch only; none left: empty)."""
     cabled: bool = False
-    """Found on a ring or mesh (a node has two cables), not behind a switch (one leg)."""
 
     @property
     def confirmed(self) -> bool:
@@ -92,28 +90,25 @@ class Suspect:
 
 @dataclass(frozen=True, slots=True)
 class Undecided:
+    """`nodes`: the ends the schedule could not clear, `unclear` each with the direction in which
+    nothing cleared it; `retest`: the tests that would tell (empty: none can be run)."""
+
     nodes: tuple[str, ...]
-    """The candidates: the ends the schedule could not clear."""
     rails: tuple[int, ...]
     failed: tuple[Outcome, ...]
     reason: str
     unclear: tuple[tuple[str, Side], ...] = ()
-    """Each candidate with the direction in which nothing cleared it."""
     retest: tuple[Transfer, ...] = ()
-    """Tests that would tell; empty when none can be run."""
 
     def line(self) -> str:
         ids = sorted({f"{o.src}->{o.dst}" for o in self.failed})
         pairs = _names(ids) if len(ids) <= _SHOWN else f"{len(ids)} directions, e.g. {ids[0]}"
         head = f"{pairs}{_rails(self.rails)}: " if self.failed else f"{_rails(self.rails)[1:]}: "
+        tail = (
+            " No test can tell: no third partner is free to test against." if self.unclear else ""
+        )
         if self.retest:
             tail = " Retest: " + ", ".join(t.id for t in self.retest) + "."
-        else:
-            tail = (
-                " No test can tell: no third partner is free to test against."
-                if self.unclear
-                else ""
-            )
         return f"{head.lstrip()}undecided: {self.reason}.{tail}"
 
 
@@ -124,10 +119,8 @@ class Localization:
 
     def retests(self) -> Schedule:
         """Every confirm and retest test, node-disjoint, one direction per test."""
-        tests = [t for s in self.suspects for t in s.confirm] + [
-            t for u in self.undecided for t in u.retest
-        ]
-        wanted = list(dict.fromkeys(tests))
+        tests = [t for s in self.suspects for t in s.confirm]
+        wanted = list(dict.fromkeys(tests + [t for u in self.undecided for t in u.retest]))
         plan = tuple(tuple(wanted[i] for i in g) for g in rounds([(t.src, t.dst) for t in wanted]))
         nodes = tuple(dict.fromkeys(n for t in wanted for n in (t.src, t.dst)))
         return Schedule("retest", "directed", nodes, plan)
@@ -144,32 +137,18 @@ def localize(outcomes: Iterable[Outcome], cables: Pairs | None = None) -> Locali
     for o in outs:
         by_rail.setdefault(o.rail, []).append(o)
     # One finding per suspect across rails: a dead node is one suspect, not one per rail.
-    suspects: dict[tuple[object, ...], Suspect] = {}
-    undecided: dict[tuple[object, ...], Undecided] = {}
+    merged: dict[tuple[object, ...], Suspect | Undecided] = {}
     for rail in sorted(by_rail, key=lambda r: -1 if r is None else r):
         for f in _one_rail(by_rail[rail], () if rail is None else (rail,), cables is not None):
-            if isinstance(f, Suspect):
-                k: tuple[object, ...] = (f.kind, f.nodes, f.role)
-                had = suspects.get(k)
-                suspects[k] = (
-                    f
-                    if had is None
-                    else replace(
-                        had,
-                        rails=_union(had, f),
-                        failed=had.failed + f.failed,
-                        cleared=had.cleared + f.cleared,
-                    )
-                )
-            else:
-                k = (f.nodes, f.reason, f.unclear)
-                was = undecided.get(k)
-                undecided[k] = (
-                    f
-                    if was is None
-                    else replace(was, rails=_union(was, f), failed=was.failed + f.failed)
-                )
-    pick = _picker(outs, [*suspects.values()], [*undecided.values()], cables)
+            k = (
+                (f.kind, f.nodes, f.role)
+                if isinstance(f, Suspect)
+                else (f.nodes, f.reason, f.unclear)
+            )
+            merged[k] = _join(merged[k], f) if k in merged else f
+    suspects = [f for f in merged.values() if isinstance(f, Suspect)]
+    undecided = [f for f in merged.values() if isinstance(f, Undecided)]
+    pick = _picker(outs, suspects, undecided, cables)
     return Localization(
         tuple(
             replace(
@@ -177,17 +156,20 @@ def localize(outcomes: Iterable[Outcome], cables: Pairs | None = None) -> Locali
             )
             if s.kind == "node" and not s.confirmed and cables is None
             else s
-            for s in suspects.values()
+            for s in suspects
         ),
         tuple(
             replace(u, retest=tuple(t for n, side in u.unclear for t in pick(n, (side,))))
-            for u in undecided.values()
+            for u in undecided
         ),
     )
 
 
-def _union(a: Suspect | Undecided, b: Suspect | Undecided) -> tuple[int, ...]:
-    return tuple(sorted({*a.rails, *b.rails}))
+def _join(a: Suspect | Undecided, b: Suspect | Undecided) -> Suspect | Undecided:
+    rails = tuple(sorted({*a.rails, *b.rails}))
+    if isinstance(a, Suspect) and isinstance(b, Suspect):
+        return replace(a, rails=rails, failed=a.failed + b.failed, cleared=a.cleared + b.cleared)
+    return replace(a, rails=rails, failed=a.failed + b.failed)
 
 
 def _one_rail(
@@ -290,10 +272,7 @@ def _picker(
         if n not in involved
     }
     tested = {(o.src, o.dst) for o in outs}
-    adj: dict[str, set[str]] = {}
-    for a, b in cables or ():
-        adj.setdefault(a, set()).add(b)
-        adj.setdefault(b, set()).add(a)
+    near = {c for a, b in cables or () for c in ((a, b), (b, a))}
 
     def pick(node: str, sides: Sequence[Side]) -> tuple[Transfer, ...]:
         out: list[Transfer] = []
@@ -302,9 +281,7 @@ def _picker(
             choices = [
                 w
                 for w in used
-                if w != node
-                and way(w) not in tested
-                and (cables is None or w in adj.get(node, set()))
+                if w != node and way(w) not in tested and (cables is None or (node, w) in near)
             ]
             if choices:
                 # A partner never met in either direction first, then the least used.

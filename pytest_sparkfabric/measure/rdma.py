@@ -1,6 +1,7 @@
-"""RDMA bandwidth with ib_write_bw: the NIC loopback self-test first (a throttled NIC shows
-there, not as a slow cable), then node pairs both rails at once in `bwplan` rounds; ib_write_lat
-per pair; and the runner every bandwidth tool shares (tcp.py). docs/measurement.md.
+"""Bandwidth: the runner every client/server tool shares; RDMA with ib_write_bw, the NIC loopback
+self-test first (a throttled NIC shows there, not as a slow cable), then node pairs both rails at
+once in `bwplan` rounds; ib_write_lat per pair; TCP with iperf3 in the same rounds.
+docs/measurement.md.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
 from pytest_sparkfabric.outcome import Measured, NotMeasured
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes import perftest as pt
+from pytest_sparkfabric.probes.iperf3 import (
+    build_iperf3_client,
+    build_iperf3_server,
+    parse_iperf3_json,
+)
 from pytest_sparkfabric.shell import duration, plural
 from pytest_sparkfabric.transport import Job
 
@@ -30,6 +36,7 @@ if TYPE_CHECKING:
 NAME: PhaseName = "rdma"
 LOOPBACK: PhaseName = "loopback"
 LATENCY: PhaseName = "rdma_lat"
+TCP: PhaseName = "tcp"
 LAT_PORT_OFFSET = 30
 LAT_DEADLINE_S = 30.0
 """1000 round trips of ~2 us and perftest's set-up: seconds, even on a slow path."""
@@ -433,3 +440,64 @@ def measure_latency(fabric: Fabric) -> dict[str, Latency]:
 
 def latency(fabric: Fabric, pair: NodePair) -> Latency:
     return fabric.phase(LATENCY, measure_latency)[pair.id]
+
+
+# -- TCP ----------------------------------------------------------------------------------------
+# Every rail link of a pair its own iperf3 server and client (`-P bandwidth.iperf3_streams`, `-J`)
+# at once, as one stream or one netdev under-reports on a Spark (DOMAIN.md §4). `iperf3 -J` exits
+# 0 even when it could not connect: `error` decides.
+
+
+@dataclass(frozen=True)
+class TcpRun:
+    links: dict[str, tuple[BwResult, ...]]
+    """Measured rail link id -> one result per measured direction, a->b first."""
+    round_of: dict[str, int]
+    elapsed_s: float
+
+
+def _read_iperf3(r: RunResult) -> Reading:
+    try:
+        res = parse_iperf3_json(r.stdout)
+    except ParseError as exc:
+        return Reading(None, f"{r.node}: {exc}")
+    if res.error is not None:
+        return Reading(None, f"{r.node}: iperf3 reported an error: {res.error}")
+    gbps = res.received_gbps if res.received_gbps is not None else res.sent_gbps
+    return Reading(gbps, None, res.streams, res.retransmits)
+
+
+def _iperf3_flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
+    bw = fabric.cluster.spec.bandwidth
+    server = build_iperf3_server(port=port, one_off=True, bind=t.dst.address.ip)
+    client = build_iperf3_client(
+        t.dst.address.ip,
+        streams=bw.iperf3_streams,
+        duration_s=bw.duration_s,
+        port=port,
+        bind=t.src.address.ip,
+    )
+    return tool_flow(t.key, port, bw.duration_s, (t.dst.node, server), (t.src.node, client))
+
+
+IPERF3 = Tool("iperf3", _iperf3_flow, _read_iperf3, base_offset=10)
+
+
+def tcp_runs(fabric: Fabric) -> TcpRun:
+    return fabric.phase(TCP, measure_tcp)
+
+
+def tcp_pair_results(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[BwResult, ...]]:
+    """The pair's first round and every measured direction of each of its rails."""
+    run = tcp_runs(fabric)
+    return run.round_of[pair.id], tuple(r for link in pair.links for r in run.links[link.id])
+
+
+def measure_tcp(fabric: Fabric) -> TcpRun:
+    soak.baseline(fabric)  # the NICs idle, before any traffic of the session
+    plan = schedule(fabric)
+    if not plan.rounds:
+        return TcpRun({}, {}, 0.0)
+    streams = fabric.cluster.spec.bandwidth.iperf3_streams
+    how = f", iperf3 -P {streams} on both netdevs of each pair at once"
+    return TcpRun(*run_schedule(fabric, IPERF3, "TCP", how, plan))

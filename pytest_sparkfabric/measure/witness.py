@@ -37,10 +37,8 @@ from pytest_sparkfabric.measure import (
     switch,
     switch_counters,
 )
-from pytest_sparkfabric.measure import tcp as tcp_phase
 from pytest_sparkfabric.measure.nccl_run import NcclRun
-from pytest_sparkfabric.measure.rdma import BwResult, Loopbacks, RdmaRun
-from pytest_sparkfabric.measure.tcp import TcpRun
+from pytest_sparkfabric.measure.rdma import BwResult, Loopbacks, RdmaRun, TcpRun
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.model import Rail
@@ -130,7 +128,7 @@ def _refused(fabric: Fabric) -> tuple[Site, ...]:
     for r in (r for rs in run.links.values() for r in rs) if run is not None else ():
         if r.error and (m := _PERFTEST_REFUSED.search(r.error)):
             failed.append((m.group(1), m.group(2), "ib_write_bw", r.src.node))
-    tcp = fabric.measured(tcp_phase.NAME, TcpRun)
+    tcp = fabric.measured(rdma.TCP, TcpRun)
     for t in (t for ts in tcp.links.values() for t in ts) if tcp is not None else ():
         refused = t.error and "unable to connect to server" in t.error
         if refused and (m := _IPERF_REFUSED.search(t.command)):
@@ -239,16 +237,16 @@ def collect(
     """Evidence from every phase that has run; `loopback`/`tcp` run those phases first."""
     if loopback:
         rdma.loopbacks(fabric)
-    if tcp and fabric.measured(tcp_phase.NAME, TcpRun) is None:
+    if tcp and fabric.measured(rdma.TCP, TcpRun) is None:
         fabric.progress("slow RDMA with a healthy loopback: measuring TCP to tell the cause")
-        tcp_phase.runs(fabric)
+        rdma.tcp_runs(fabric)
     run = fabric.measured(rdma.NAME, RdmaRun)
     nccl = fabric.measured(nccl_run.NAME, NcclRun)
     return Evidence(
         loopback=_loopback(fabric.measured(rdma.LOOPBACK, Loopbacks)),
         rdma=_rdma(run),
         pairs=_pairs(fabric, run),
-        tcp=_pairs(fabric, fabric.measured(tcp_phase.NAME, TcpRun)),
+        tcp=_pairs(fabric, fabric.measured(rdma.TCP, TcpRun)),
         nccl=nccl_run.evidence(fabric.cluster, nccl) if nccl is not None else None,
         no_link=_no_link(fabric) if links else (),
         switch_cpu_load_pct=_switch_cpu(fabric) if links else None,
