@@ -106,7 +106,6 @@ class Tool:
 class Loopbacks:
     results: dict[str, BwResult]
     rounds: int
-    elapsed_s: float
 
 
 @dataclass(frozen=True)
@@ -273,19 +272,18 @@ def measure_loopbacks(fabric: Fabric) -> Loopbacks:
     }
     live = [n for n in cluster.nodes if n.name not in down]
     if not live:
-        return Loopbacks(results, 0, 0.0)
+        return Loopbacks(results, 0)
     fabric.progress(
         f"NIC self-test: loopback ib_write_bw on every rail, {plural(slots, 'round')} of "
         f"{duration(cluster.spec.bandwidth.duration_s)} (every node at once, one rail per node "
         "per round)"
     )
-    start = fabric.transport.clock.now()
     for k in range(slots):
         rails = [n.rails[k] for n in live if k < len(n.rails)]
         fabric.detail(f"loopback round {k + 1}/{slots}: " + ", ".join(r.id for r in rails))
         tests = [bwplan.RailTest(Link(r, r, r.index), "a->b", r, r, k + 1, k) for r in rails]
         results.update({r.src.id: r for r in run_tests(fabric, IB_WRITE_BW, tests).values()})
-    return Loopbacks(results, slots, fabric.transport.clock.now() - start)
+    return Loopbacks(results, slots)
 
 
 # -- node pairs -------------------------------------------------------------------------------
@@ -453,7 +451,6 @@ class TcpRun:
     links: dict[str, tuple[BwResult, ...]]
     """Measured rail link id -> one result per measured direction, a->b first."""
     round_of: dict[str, int]
-    elapsed_s: float
 
 
 def _read_iperf3(r: RunResult) -> Reading:
@@ -497,7 +494,8 @@ def measure_tcp(fabric: Fabric) -> TcpRun:
     soak.baseline(fabric)  # the NICs idle, before any traffic of the session
     plan = schedule(fabric)
     if not plan.rounds:
-        return TcpRun({}, {}, 0.0)
+        return TcpRun({}, {})
     streams = fabric.cluster.spec.bandwidth.iperf3_streams
     how = f", iperf3 -P {streams} on both netdevs of each pair at once"
-    return TcpRun(*run_schedule(fabric, IPERF3, "TCP", how, plan))
+    links, round_of, _ = run_schedule(fabric, IPERF3, "TCP", how, plan)
+    return TcpRun(links, round_of)
