@@ -178,36 +178,29 @@ def _state(name: str, iface: IpInterface | None) -> str:
     return f"{name} is up"
 
 
-def unreachable(fabric: Fabric, choice: SocketChoice) -> str | None:
-    """A node whose bootstrap address lies on a fabric rail the other nodes' bootstrap
-    addresses are not on (a ring or mesh netdev reaches one neighbour only)."""
-    rails = {r.netdev for r in fabric.cluster.node(choice.node).rails}
-    # Unset, which interface NCCL takes first follows the node's interface order, which a
-    # check cannot know for certain: only a setting that names the fabric netdev is judged.
-    here = choice.address
-    if choice.setting.endswith("unset") or here is None or choice.selected[0] not in rails:
-        return None
-    away = [
-        f"{n.name} ({c.address.ip})"
-        for n in fabric.cluster.nodes
-        if n.name != choice.node
-        and (c := socket_choice(fabric, n.name)) is not None
-        and c.address is not None
-        and c.address.ip not in here.network
-    ]
-    if not away:
-        return None
-    return (
-        f"{choice.setting} bootstraps over the fabric netdev {choice.selected[0]} "
-        f"({choice.address}), which {', '.join(away)} cannot reach"
-    )
-
-
 def problems(fabric: Fabric, node: str, *, down_links: bool = True) -> list[str]:
     """Everything wrong with the launch environment of `node` (empty: fine or not read);
     without `down_links`, nothing where a fabric netdev without link is all that is wrong."""
     choice = socket_choice(fabric, node)
     if choice is None or (choice.down_fabric and not down_links):
         return []
-    far = unreachable(fabric, choice)
-    return [*choice.problems, *([far] if far else [])]
+    # A bootstrap address on a fabric rail the other nodes' bootstrap addresses are not on (a
+    # ring or mesh netdev reaches one neighbour only). Unset, which interface NCCL takes first
+    # follows the node's interface order, which a check cannot know for certain: only a setting
+    # that names the fabric netdev is judged.
+    here, rails = choice.address, {r.netdev for r in fabric.cluster.node(node).rails}
+    if choice.setting.endswith("unset") or here is None or choice.selected[0] not in rails:
+        return list(choice.problems)
+    away = [
+        f"{n.name} ({c.address.ip})"
+        for n in fabric.cluster.nodes
+        if n.name != node
+        and (c := socket_choice(fabric, n.name)) is not None
+        and c.address is not None
+        and c.address.ip not in here.network
+    ]
+    far = (
+        f"{choice.setting} bootstraps over the fabric netdev {choice.selected[0]} ({here}), "
+        f"which {', '.join(away)} cannot reach"
+    )
+    return [*choice.problems, *([far] if away else [])]

@@ -174,8 +174,7 @@ def rank_nets(cluster: Cluster, parsed: NcclTestsRun) -> dict[str, RankNet]:
 def run(fabric: Fabric) -> NcclRun:
     """The NCCL run (once per session); NotMeasured at once when a rank's node does not answer:
     the run needs every node, and mpirun would only wait for the missing one."""
-    down = fabric.gone(n.name for n in fabric.cluster.nodes)
-    if down:
+    if down := fabric.gone(n.name for n in fabric.cluster.nodes):
         raise NotMeasured(f"NCCL needs all {len(fabric.cluster.nodes)} nodes; {down.reason}")
     done = fabric.phase(NAME, measure)
     if done.unmeasured is not None:
@@ -185,10 +184,8 @@ def run(fabric: Fabric) -> NcclRun:
 
 def measure(fabric: Fabric) -> NcclRun:
     soak.baseline(fabric)  # the NICs idle, before any traffic of the session
-    cluster = fabric.cluster
-    spec = cluster.spec.nccl
-    cmd = command(cluster)
-    node = launch_node(cluster)
+    cluster, spec = fabric.cluster, fabric.cluster.spec.nccl
+    cmd, node = command(cluster), launch_node(cluster)
     fabric.progress(
         f"NCCL: {spec.binary} on {len(cluster.nodes)} ranks from {node} "
         f"(-b/-e {spec.size}, deadline {shell.duration(spec.timeout_s)})"
@@ -196,13 +193,11 @@ def measure(fabric: Fabric) -> NcclRun:
     watch = rail_counters.watch(fabric, "nccl", cluster.rails)
     r = fabric.transport.run(Job(node, cmd, spec.timeout_s))
     watch.step(f"NCCL {spec.binary}")
-    gap = could_not_run(r)
-    if gap is not None:
+    if (gap := could_not_run(r)) is not None:
         return NcclRun(cmd, node, r, None, gap.reason, unmeasured=gap)
     failure = r.failure()
-    text = r.stdout + "\n" + r.stderr
     try:
-        parsed = parse_nccl_tests(text)
+        parsed = parse_nccl_tests(r.stdout + "\n" + r.stderr)
     except ParseError as exc:
         err = failure or result_error(r, spec.binary) or f"{node}: {exc}"
         return NcclRun(cmd, node, r, None, err)
