@@ -123,14 +123,12 @@ def wait_listening(
 
 def _exited(server: Background, port: int) -> Gap:
     r = ended(server)
-    node = server.job.node
-    gap = could_not_run(r)
-    if gap is not None:
+    if (gap := could_not_run(r)) is not None:
         return gap
     if r is not None and r.transport_error:
         return r.transport_error
     rc = f" (rc {r.rc})" if r is not None else ""
-    return f"{node}: the server exited{rc} before it listened on TCP port {port}"
+    return f"{server.job.node}: the server exited{rc} before it listened on TCP port {port}"
 
 
 def run_flows(
