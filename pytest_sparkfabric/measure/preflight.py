@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
-from pytest_sparkfabric.measure.nccl_env import LIBRARY_GLOBS
+from pytest_sparkfabric.measure.nccl_run import LIBRARY_GLOBS
 from pytest_sparkfabric.measure.prereq import (
     SUDO_ETHTOOL_FIX,
     could_not_run,

@@ -30,7 +30,6 @@ from pytest_sparkfabric.measure import (
     cabling,
     facts,
     links,
-    nccl_env,
     nccl_run,
     rdma,
     reach,
@@ -112,7 +111,7 @@ def _launch(fabric: Fabric) -> tuple[Site, ...]:
     return tuple(
         Site("; ".join(found), (n.name,))
         for n in fabric.cluster.nodes
-        if (found := nccl_env.problems(fabric, n.name, down_links=False))
+        if (found := nccl_run.problems(fabric, n.name, down_links=False))
     )
 
 
