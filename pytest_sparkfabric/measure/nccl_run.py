@@ -17,22 +17,12 @@ from pytest_sparkfabric.measure import facts, rail_counters, soak
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import Measured, NotMeasured
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, ncclconf
 from pytest_sparkfabric.probes.nccl import (
     NcclNetLine,
     NcclNetworkChoice,
     NcclTestsRun,
     parse_nccl_tests,
-)
-from pytest_sparkfabric.probes.ncclconf import (
-    Decided,
-    EnvSource,
-    Iface,
-    NcclVersion,
-    SourceKind,
-    effective_nccl_env,
-    find_nccl_version,
-    select_socket_ifs,
 )
 from pytest_sparkfabric.transport import Job, RunResult
 
@@ -245,9 +235,9 @@ def evidence(cluster: Cluster, nccl: NcclRun) -> NcclEvidence:
 JOB_ENV_NAME = "cluster.yaml nccl.env"
 
 
-def conf_reads(job_env: Mapping[str, str]) -> list[tuple[str, SourceKind, str]]:
+def conf_reads(job_env: Mapping[str, str]) -> list[tuple[str, ncclconf.SourceKind, str]]:
     """The files to read, in NCCL's order: the name in reports, the kind, the command."""
-    reads: list[tuple[str, SourceKind, str]] = [
+    reads: list[tuple[str, ncclconf.SourceKind, str]] = [
         ("~/.nccl.conf", "user_conf", shell.join(["cat", shell.home_path("~/.nccl.conf")])),
         ("/etc/nccl.conf", "system_conf", shell.join(["cat", "/etc/nccl.conf"])),
     ]
@@ -272,8 +262,8 @@ class NcclEnv:
     """By node: the NCCL variables a job there gets and where each comes from, and the
     installed NCCL's version (from the library's file name; None where none was found)."""
 
-    nodes: Mapping[str, Measured[dict[str, Decided]]]
-    versions: Mapping[str, NcclVersion | None]
+    nodes: Mapping[str, Measured[dict[str, ncclconf.Decided]]]
+    versions: Mapping[str, ncclconf.NcclVersion | None]
 
 
 def measure_env(fabric: Fabric) -> NcclEnv:
@@ -282,9 +272,9 @@ def measure_env(fabric: Fabric) -> NcclEnv:
     nodes = [n.name for n in fabric.cluster.nodes]
     jobs = [Job(n, command, QUICK_S) for n in nodes for _, _, command in reads]
     results = iter(fabric.run_all(jobs + [Job(n, VERSION_COMMAND, QUICK_S) for n in nodes]))
-    out: dict[str, Measured[dict[str, Decided]]] = {}
+    out: dict[str, Measured[dict[str, ncclconf.Decided]]] = {}
     for node in nodes:
-        sources = [EnvSource.from_mapping(JOB_ENV_NAME, env)]
+        sources = [ncclconf.EnvSource.from_mapping(JOB_ENV_NAME, env)]
         errors: list[str] = []
         for (name, kind, _), r in zip(reads, results, strict=False):
             # A missing file is normal; anything else that stops the read is an error.
@@ -293,23 +283,25 @@ def measure_env(fabric: Fabric) -> NcclEnv:
             elif r.rc != 0 and "No such file" not in r.stderr:
                 errors.append(f"{r.node}: cannot read {name}: {r.stderr.strip() or f'rc {r.rc}'}")
             if r.rc == 0:
-                sources.append(EnvSource.from_text(name, r.stdout, kind))
+                sources.append(ncclconf.EnvSource.from_text(name, r.stdout, kind))
         out[node] = (
-            Measured.failed(errors[0]) if errors else Measured.of(effective_nccl_env(sources))
+            Measured.failed(errors[0])
+            if errors
+            else Measured.of(ncclconf.effective_nccl_env(sources))
         )
     found = {
-        n: find_nccl_version(r.stdout) if r.rc == 0 else None
+        n: ncclconf.find_nccl_version(r.stdout) if r.rc == 0 else None
         for n, r in zip(nodes, results, strict=True)
     }
     return NcclEnv(out, found)
 
 
-def version(fabric: Fabric, node: str) -> NcclVersion | None:
+def version(fabric: Fabric, node: str) -> ncclconf.NcclVersion | None:
     """The NCCL version installed on `node`, None when no library was found."""
     return fabric.phase(ENV, measure_env).versions.get(node)
 
 
-def effective(fabric: Fabric, node: str) -> Measured[dict[str, Decided]]:
+def effective(fabric: Fabric, node: str) -> Measured[dict[str, ncclconf.Decided]]:
     """The NCCL environment a job on `node` really sees, each variable with its source."""
     return fabric.phase(ENV, measure_env).nodes[node]
 
@@ -344,8 +336,8 @@ def socket_choice(fabric: Fabric, node: str) -> SocketChoice | None:
     found = dict(node_facts.value.interfaces)
     d = env.value.get("NCCL_SOCKET_IFNAME")
     setting = f"NCCL_SOCKET_IFNAME={d.value} (from {d.where})" if d else "NCCL_SOCKET_IFNAME unset"
-    ifaces = [Iface(i.name, i.carrier, bool(i.ipv4 or i.ipv6)) for i in found.values()]
-    selected = select_socket_ifs(d.value if d else None, ifaces)
+    ifaces = [ncclconf.Iface(i.name, i.carrier, bool(i.ipv4 or i.ipv6)) for i in found.values()]
+    selected = ncclconf.select_socket_ifs(d.value if d else None, ifaces)
     problems: list[str] = []
     address = None
     down_fabric = False

@@ -20,13 +20,7 @@ from pytest_sparkfabric.measure.prereq import (
     tool_missing,
 )
 from pytest_sparkfabric.outcome import Measured, NotMeasured
-from pytest_sparkfabric.probes.toolscan import (
-    Found,
-    Lookups,
-    SudoAnswer,
-    build_preflight,
-    parse_preflight,
-)
+from pytest_sparkfabric.probes import toolscan
 from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:
@@ -60,8 +54,8 @@ class Gap:
 @dataclass(frozen=True, slots=True)
 class NodeCheck:
     node: str
-    looked_for: Lookups
-    found: Measured[Found]
+    looked_for: toolscan.Lookups
+    found: Measured[toolscan.Found]
     gaps: tuple[Gap, ...]
 
 
@@ -108,13 +102,13 @@ def _tools(cluster: Cluster, need: str) -> tuple[str, ...]:
     return () if need == SUDO_EEPROM else tuple(need.split("|"))
 
 
-def lookups(cluster: Cluster, node: str, needs: Iterable[str]) -> Lookups:
+def lookups(cluster: Cluster, node: str, needs: Iterable[str]) -> toolscan.Lookups:
     """What to look for on `node` for checks with these needs."""
     needs = list(dict.fromkeys(needs))
     tools = dict.fromkeys(t for need in needs for t in _tools(cluster, need))
     n = cluster.node(node)
     sudo = [("ethtool", "-m", n.rail(p, 0).netdev) for p in n.ports] if SUDO_EEPROM in needs else []
-    return Lookups(
+    return toolscan.Lookups(
         tools=tuple(tools),
         sudo=tuple(sudo),
         sockets=(LLDPD_SOCKET,) if "lldpctl" in needs else (),
@@ -122,7 +116,9 @@ def lookups(cluster: Cluster, node: str, needs: Iterable[str]) -> Lookups:
     )
 
 
-def gaps(cluster: Cluster, node: str, needs: Iterable[str], found: Found) -> tuple[Gap, ...]:
+def gaps(
+    cluster: Cluster, node: str, needs: Iterable[str], found: toolscan.Found
+) -> tuple[Gap, ...]:
     """What `found` lacks for each need, in the order of the needs."""
     out: list[Gap] = []
     for need in dict.fromkeys(needs):
@@ -144,7 +140,7 @@ def gaps(cluster: Cluster, node: str, needs: Iterable[str], found: Found) -> tup
     return tuple(out)
 
 
-def _sudo(node: str, words: str, answer: SudoAnswer) -> NotMeasured:
+def _sudo(node: str, words: str, answer: toolscan.SudoAnswer) -> NotMeasured:
     said = answer.said
     # What the check's own `sudo -n ethtool -m` would have been told: the same wording.
     why = could_not_run(RunResult(node, words, 1, "", f"{said}\n", 0.0))
@@ -162,10 +158,10 @@ def measure(fabric: Fabric, *, needs: Sequence[str] = ()) -> Preflight:
     cluster = fabric.cluster
     names = [n.name for n in cluster.nodes]
     looks = {n: lookups(cluster, n, needs) for n in names}
-    results = fabric.run_all([Job(n, build_preflight(looks[n]), QUICK_S) for n in names])
+    results = fabric.run_all([Job(n, toolscan.build_preflight(looks[n]), QUICK_S) for n in names])
     nodes: dict[str, NodeCheck] = {}
     for n, r in zip(names, results, strict=True):
-        found = parsed(r, "preflight", parse_preflight)
+        found = parsed(r, "preflight", toolscan.parse_preflight)
         missing = gaps(cluster, n, needs, found.value) if found.value is not None else ()
         nodes[n] = NodeCheck(n, looks[n], found, missing)
     short = [c.node for c in nodes.values() if any(not g.advisory for g in c.gaps)]

@@ -17,13 +17,8 @@ from pytest_sparkfabric.measure.engine import PhaseName, parsed, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows, tool_flow
 from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
 from pytest_sparkfabric.outcome import Measured, NotMeasured
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, iperf3
 from pytest_sparkfabric.probes import perftest as pt
-from pytest_sparkfabric.probes.iperf3 import (
-    build_iperf3_client,
-    build_iperf3_server,
-    parse_iperf3_json,
-)
 from pytest_sparkfabric.shell import duration, plural
 from pytest_sparkfabric.transport import Job
 
@@ -264,11 +259,9 @@ def measure_loopbacks(fabric: Fabric) -> Loopbacks:
     slots = max(len(n.rails) for n in cluster.nodes)
     down = fabric.unreachable()
     results = {
-        r.id: BwResult(
-            Link(r, r, r.index), r, r, None, down[r.node], 0, unmeasured=fabric.gone([r.node])
-        )
+        r.id: BwResult(Link(r, r, r.index), r, r, None, down[r.node], 0, unmeasured=why)
         for r in cluster.rails
-        if r.node in down
+        if (why := fabric.gone([r.node]))
     }
     live = [n for n in cluster.nodes if n.name not in down]
     if not live:
@@ -308,9 +301,8 @@ def measure(fabric: Fabric) -> RdmaRun:
     if not plan.rounds:
         return RdmaRun(plan, {}, {}, 0.0)
     at_once = "(no node in two tests at once)" if plan.node_disjoint else "(every node at once)"
-    run = RdmaRun(
-        plan, *run_schedule(fabric, IB_WRITE_BW, "RDMA", f", both rails at once {at_once}", plan)
-    )
+    how = f", both rails at once {at_once}"
+    run = RdmaRun(plan, *run_schedule(fabric, IB_WRITE_BW, "RDMA", how, plan))
     if plan.kind == "stress":
         return run  # overlapping tests by design: not evidence for the rule (localize.py)
     # Suspects from the outcomes; behind a switch a node that fails with both its partners is
@@ -455,7 +447,7 @@ class TcpRun:
 
 def _read_iperf3(r: RunResult) -> Reading:
     try:
-        res = parse_iperf3_json(r.stdout)
+        res = iperf3.parse_iperf3_json(r.stdout)
     except ParseError as exc:
         return Reading(None, f"{r.node}: {exc}")
     if res.error is not None:
@@ -466,8 +458,8 @@ def _read_iperf3(r: RunResult) -> Reading:
 
 def _iperf3_flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
     bw = fabric.cluster.spec.bandwidth
-    server = build_iperf3_server(port=port, one_off=True, bind=t.dst.address.ip)
-    client = build_iperf3_client(
+    server = iperf3.build_iperf3_server(port=port, one_off=True, bind=t.dst.address.ip)
+    client = iperf3.build_iperf3_client(
         t.dst.address.ip,
         streams=bw.iperf3_streams,
         duration_s=bw.duration_s,

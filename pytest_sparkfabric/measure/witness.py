@@ -15,16 +15,8 @@ import pytest
 from pytest_sparkfabric import objects as objs
 from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.cluster.plan import DirectedLink
+from pytest_sparkfabric.diagnosis import evidence as ev
 from pytest_sparkfabric.diagnosis.diagnose import diagnose
-from pytest_sparkfabric.diagnosis.evidence import (
-    LOW_RDMA_MAX_GBPS,
-    THROTTLED_MAX_GBPS,
-    Evidence,
-    Finding,
-    PairRates,
-    Rate,
-    Site,
-)
 from pytest_sparkfabric.measure import (
     bwplan,
     cabling,
@@ -47,23 +39,23 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.verdict import Verdict
 
 
-def _loopback(lb: Loopbacks | None) -> tuple[Rate, ...]:
+def _loopback(lb: Loopbacks | None) -> tuple[ev.Rate, ...]:
     return tuple(
-        Rate(r.src.id, (r.src.node,), r.gbps, r.src.rdma, r.error, (objs.rail(r.src),))
+        ev.Rate(r.src.id, (r.src.node,), r.gbps, r.src.rdma, r.error, (objs.rail(r.src),))
         for r in (lb.results.values() if lb is not None else ())
     )
 
 
-def _rdma(run: RdmaRun | None) -> tuple[Rate, ...]:
+def _rdma(run: RdmaRun | None) -> tuple[ev.Rate, ...]:
     return tuple(
-        Rate(r.where, (r.src.node, r.dst.node), r.gbps, r.where, r.error, (objs.direction(d),))
+        ev.Rate(r.where, (r.src.node, r.dst.node), r.gbps, r.where, r.error, (objs.direction(d),))
         for results in (run.links.values() if run is not None else ())
         for r in results
         for d in (DirectedLink(r.src, r.dst),)
     )
 
 
-def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[PairRates, ...]:
+def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[ev.PairRates, ...]:
     """One entry per measured direction of a pair, its rails together."""
     by_link: Mapping[str, Sequence[BwResult]] = run.links if run is not None else {}
     rdma = isinstance(run, RdmaRun)
@@ -72,7 +64,7 @@ def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[PairRates, ...
         ends = (pair.a, pair.b)
         for results in zip(*(by_link.get(link.id, ()) for link in pair.links), strict=False):
             rails = tuple(
-                Rate(
+                ev.Rate(
                     r.where,
                     ends,
                     r.gbps,
@@ -84,32 +76,32 @@ def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[PairRates, ...
             )
             where = pair.id + ("" if results[0].src.node == pair.a else " (b->a)")
             devices = tuple(link.a.rdma for link in pair.links) if rdma else ()
-            out.append(PairRates(where, ends, rails, devices, objs.path(pair)))
+            out.append(ev.PairRates(where, ends, rails, devices, objs.path(pair)))
     return tuple(out)
 
 
-def _no_link(fabric: Fabric) -> tuple[Site, ...]:
+def _no_link(fabric: Fabric) -> tuple[ev.Site, ...]:
     return tuple(
-        Site(rail.id, (rail.node,), cable(fabric, rail))
+        ev.Site(rail.id, (rail.node,), cable(fabric, rail))
         for rail in fabric.cluster.rails
         if (eth := links.ethtool(fabric, rail).value) is not None and eth.link_detected is False
     )
 
 
-def _slow_links(fabric: Fabric) -> tuple[Site, ...]:
+def _slow_links(fabric: Fabric) -> tuple[ev.Site, ...]:
     out = []
     for rail in fabric.cluster.rails:
         eth = links.ethtool(fabric, rail).value
         speed = eth.speed_mbps if eth is not None else None
         if eth is not None and eth.link_detected and speed and speed < rail.link_speed_mbps:
             where = f"{rail.id} at {speed}Mb/s (declared {rail.link_speed_mbps}Mb/s)"
-            out.append(Site(where, (rail.node,)))
+            out.append(ev.Site(where, (rail.node,)))
     return tuple(out)
 
 
-def _launch(fabric: Fabric) -> tuple[Site, ...]:
+def _launch(fabric: Fabric) -> tuple[ev.Site, ...]:
     return tuple(
-        Site("; ".join(found), (n.name,))
+        ev.Site("; ".join(found), (n.name,))
         for n in fabric.cluster.nodes
         if (found := nccl_run.problems(fabric, n.name, down_links=False))
     )
@@ -119,7 +111,7 @@ _PERFTEST_REFUSED = re.compile(r"Couldn't connect to (\d+\.\d+\.\d+\.\d+):(\d+)"
 _IPERF_REFUSED = re.compile(r"-c (\d+\.\d+\.\d+\.\d+)\b.*?-p (\d+)|-p (\d+)\b.*?-c (\S+)")
 
 
-def _refused(fabric: Fabric) -> tuple[Site, ...]:
+def _refused(fabric: Fabric) -> tuple[ev.Site, ...]:
     """Connects that failed to a node whose address answers pings: its firewall. The pings
     run now where a failed connect asks and they have not run yet (one concurrent round)."""
     failed: list[tuple[str, str, str, str]] = []
@@ -147,7 +139,7 @@ def _refused(fabric: Fabric) -> tuple[Site, ...]:
         if ip in answered and server is not None and server != client:
             seen.setdefault(server, {}).setdefault(tool, set()).add(port)
     return tuple(
-        Site(
+        ev.Site(
             f"servers listened on {server} but clients could not connect ("
             + "; ".join(f"{tool} port {', '.join(sorted(p))}" for tool, p in tools.items())
             + "), while its addresses answer pings",
@@ -157,9 +149,9 @@ def _refused(fabric: Fabric) -> tuple[Site, ...]:
     )
 
 
-def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
+def _narrow_pcie(fabric: Fabric) -> tuple[ev.Site, ...]:
     return tuple(
-        Site(f"{rail.id} PCIe {rail.pci} at {link.text}", (rail.node,), pcie_half(fabric, rail))
+        ev.Site(f"{rail.id} PCIe {rail.pci} at {link.text}", (rail.node,), pcie_half(fabric, rail))
         for rail in fabric.cluster.rails
         if (link := facts.pcie(fabric, rail).value) is not None
         and (
@@ -169,7 +161,7 @@ def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
     )
 
 
-def _duplicate_ips(fabric: Fabric) -> tuple[Site, ...]:
+def _duplicate_ips(fabric: Fabric) -> tuple[ev.Site, ...]:
     out = []
     for ip, owners in facts.observed_ipv4(fabric).items():
         # Only the fabric's subnets: loopback and management addresses are none of ours.
@@ -177,7 +169,9 @@ def _duplicate_ips(fabric: Fabric) -> tuple[Site, ...]:
             where = ", ".join(f"{node} {netdev}" for node, netdev in owners)
             found = [objs.rail_by_netdev(fabric.cluster, n, d) for n, d in owners]
             rails = tuple(o for o in found if o is not None)
-            out.append(Site(f"{ip} on {where}", tuple(dict.fromkeys(n for n, _ in owners)), rails))
+            out.append(
+                ev.Site(f"{ip} on {where}", tuple(dict.fromkeys(n for n, _ in owners)), rails)
+            )
     return tuple(out)
 
 
@@ -208,7 +202,7 @@ def roce_packet_bytes(netdev_mtu: int) -> int:
     return ib + ROCE_PACKET_OVERHEAD_B
 
 
-def _short_legs(fabric: Fabric) -> tuple[Site, ...]:
+def _short_legs(fabric: Fabric) -> tuple[ev.Site, ...]:
     spec = fabric.cluster.spec.switch
     if spec is None:
         return ()
@@ -226,13 +220,13 @@ def _short_legs(fabric: Fabric) -> tuple[Site, ...]:
                 f"switch port {leg} mtu {port.mtu_bytes} l2mtu {port.l2mtu_bytes}, below the "
                 f"{need}-byte RoCE packet of MTU {fabric.cluster.mtu}"
             )
-            out.append(Site(where, (node,), (objs.leg(leg), objs.node(node))))
+            out.append(ev.Site(where, (node,), (objs.leg(leg), objs.node(node))))
     return tuple(out)
 
 
 def collect(
     fabric: Fabric, *, loopback: bool = False, tcp: bool = False, links: bool = True
-) -> Evidence:
+) -> ev.Evidence:
     """Evidence from every phase that has run; `loopback`/`tcp` run those phases first."""
     if loopback:
         rdma.loopbacks(fabric)
@@ -241,7 +235,7 @@ def collect(
         rdma.tcp_runs(fabric)
     run = fabric.measured(rdma.NAME, RdmaRun)
     nccl = fabric.measured(nccl_run.NAME, NcclRun)
-    return Evidence(
+    return ev.Evidence(
         loopback=_loopback(fabric.measured(rdma.LOOPBACK, Loopbacks)),
         rdma=_rdma(run),
         pairs=_pairs(fabric, run),
@@ -262,11 +256,13 @@ def collect(
 
 def needs_tcp(fabric: Fabric, gbps: Iterable[float | None], nodes: Iterable[str]) -> bool:
     """A slow RDMA figure between NICs whose loopback is healthy: only TCP tells the cause."""
-    if not any(g is not None and g <= LOW_RDMA_MAX_GBPS for g in gbps):
+    if not any(g is not None and g <= ev.LOW_RDMA_MAX_GBPS for g in gbps):
         return False
     lb = rdma.loopbacks(fabric).results.values()
     wanted = set(nodes)
-    return all(r.gbps is None or r.gbps >= THROTTLED_MAX_GBPS for r in lb if r.src.node in wanted)
+    return all(
+        r.gbps is None or r.gbps >= ev.THROTTLED_MAX_GBPS for r in lb if r.src.node in wanted
+    )
 
 
 def path(*values: object) -> tuple[Obj, ...]:
@@ -297,34 +293,31 @@ def findings(
     tcp: bool = False,
     prefer: Sequence[RuleId] = (),
     only: Sequence[RuleId] = (),
-) -> list[Finding]:
+) -> list[ev.Finding]:
     """Findings about the objects `on` the item's path (or, without them, that concern `nodes`;
     all when both are empty), the rules in `prefer` first; `only` keeps the rules that can
     explain the item at all."""
-    found = diagnose(collect(fabric, loopback=loopback, tcp=tcp))
     wanted = list(nodes)
     mine = [
         f
-        for f in found
+        for f in diagnose(collect(fabric, loopback=loopback, tcp=tcp))
         if (f.about(on) if on else f.concerns(wanted)) and (not only or f.rule.id in only)
     ]
     rank = {rule: i for i, rule in enumerate(prefer)}
     return sorted(mine, key=lambda f: (not f.certain, rank.get(f.rule.id, len(rank))))
 
 
-def fail(verdict: Verdict, message: str, found: Sequence[Finding]) -> NoReturn:
+def fail(verdict: Verdict, message: str, found: Sequence[ev.Finding]) -> NoReturn:
     """Fail the item: what was measured and expected, then every finding (first = likely)."""
     lines = [message]
     verdict.blame(found)
     if found:
         first = found[0]
         verdict(rule=first.rule.id, cause=first.cause_text, fix=first.fix_text)
-        ids = list(dict.fromkeys(f.rule.id for f in found))
-        if len(ids) > 1:
+        if len(ids := list(dict.fromkeys(f.rule.id for f in found))) > 1:
             verdict(rules=",".join(ids))
         lines.append(first.render())
-        for f in found[1:]:
-            lines.append(f.render("Also likely" if f.certain else "Also possible"))
+        lines += [f.render("Also likely" if f.certain else "Also possible") for f in found[1:]]
     else:
         lines.append(
             "No known fault signature matches (the known ones: docs/diagnosis.md); see the "
