@@ -59,30 +59,25 @@ class Suspect:
         return self.kind == "node" and len(_partners(self.failed, self.nodes[0])) >= 3
 
     def line(self) -> str:
-        rails = _rails(self.rails)
+        x, rails = self.nodes[0], _rails(self.rails)
         if self.kind == "node":
-            x = self.nodes[0]
-            partners = _partners(self.failed, x)
+            subjects: Sequence[str] = _partners(self.failed, x)
+            head = f"{x}{rails}: fails {_VERB[self.role]} {_names(subjects)}"
             what = (
                 f"{x} itself (its NIC or its settings: both its cables fail), not its neighbours"
                 if self.cabled
                 else f"{x} (its NIC port, its cable or its switch leg), not its partners"
             )
-            text = (
-                f"{x}{rails}: fails {_VERB[self.role]} {_names(partners)}, while "
-                f"{_passes(self.cleared, partners)}: suspect {what}."
-            )
         else:
-            way = "both ways" if self.role == "both" else f"{self.nodes[0]}->{self.nodes[1]} only"
+            subjects = self.nodes
+            way = "both ways" if self.role == "both" else f"{x}->{self.nodes[1]} only"
+            head = f"{'<->'.join(self.nodes)}{rails}: fails {way}"
             what = (
                 "this cable or its two ports; reseat or swap it"
                 if self.kind == "cable"
                 else "the switch between them, not a leg (forwarding, ARP, the address plan)"
             )
-            text = (
-                f"{'<->'.join(self.nodes)}{rails}: fails {way}, while "
-                f"{_passes(self.cleared, self.nodes)}: suspect {what}."
-            )
+        text = f"{head}, while {_passes(self.cleared, subjects)}: suspect {what}."
         return text + (
             " Confirm: " + ", ".join(t.id for t in self.confirm) + "." if self.confirm else ""
         )
