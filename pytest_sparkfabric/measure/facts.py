@@ -160,17 +160,15 @@ def pcie(fabric: Fabric, rail: Rail) -> Measured[PcieLink]:
 
 def _pcie(rail: Rail, values: Mapping[str, str | None]) -> Measured[PcieLink]:
     paths = sysfs.pcie_paths(rail.pci)
-    speed = paths["current_link_speed"]
-    if values.get(speed) is None:
-        return Measured.failed(f"{rail.node}: no PCIe device {rail.pci} ({speed} missing)")
-    return Measured.of(
-        PcieLink(
-            speed_gt_s=sysfs.link_speed_gt_s(values.get(speed)),
-            width=sysfs.int_value(values.get(paths["current_link_width"])),
-            max_speed_gt_s=sysfs.link_speed_gt_s(values.get(paths["max_link_speed"])),
-            max_width=sysfs.int_value(values.get(paths["max_link_width"])),
-        )
+    if values.get(where := paths["current_link_speed"]) is None:
+        return Measured.failed(f"{rail.node}: no PCIe device {rail.pci} ({where} missing)")
+    speed, top = (
+        sysfs.link_speed_gt_s(values.get(paths[f"{k}_link_speed"])) for k in ("current", "max")
     )
+    width, widest = (
+        sysfs.int_value(values.get(paths[f"{k}_link_width"])) for k in ("current", "max")
+    )
+    return Measured.of(PcieLink(speed, width, top, widest))
 
 
 def roce(fabric: Fabric, rail: Rail) -> Measured[RoceFacts]:
@@ -182,16 +180,9 @@ def _roce(rail: Rail, values: Mapping[str, str | None]) -> Measured[RoceFacts]:
     gids = sysfs.gid_table(values, rail.rdma)
     ndev0 = values.get(_ndev0(rail.rdma))
     netdev = ndev0.strip() if ndev0 else next((g.ndev for g in gids if g.ndev), None)
-    return Measured.of(
-        RoceFacts(
-            device=rail.rdma,
-            present=values.get(paths["state"]) is not None,
-            state=sysfs.port_state(values.get(paths["state"])),
-            phys_state=sysfs.port_state(values.get(paths["phys_state"])),
-            netdev=netdev,
-            gids=gids,
-        )
-    )
+    state, phys = (sysfs.port_state(values.get(paths[k])) for k in ("state", "phys_state"))
+    present = values.get(paths["state"]) is not None
+    return Measured.of(RoceFacts(rail.rdma, present, state, phys, netdev, gids))
 
 
 # -- versions -----------------------------------------------------------------------------------

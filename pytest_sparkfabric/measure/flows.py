@@ -142,8 +142,6 @@ def run_flows(
     every `every_s` seconds while the clients run (a sample of the switch during traffic)."""
     started: dict[Hashable, Background] = {}
     errors: dict[Hashable, Gap] = {}
-    clients: dict[Hashable, RunResult] = {}
-    servers: dict[Hashable, RunResult | None] = {}
     try:
         for f in flows:
             bg = start(transport, f.server)
@@ -178,7 +176,5 @@ def run_flows(
 
 
 def _last_words(r: RunResult | None) -> str:
-    if r is None:
-        return ""
-    lines = [ln.strip() for ln in (r.stderr or r.stdout).splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in ((r.stderr or r.stdout) if r else "").splitlines() if ln.strip()]
     return lines[-1] if lines else ""

@@ -125,9 +125,8 @@ class NcclRun:
 
 
 def _last_line(r: RunResult | None) -> str:
-    if r is None:
-        return ""
-    lines = [ln.strip() for ln in (r.stderr + "\n" + r.stdout).splitlines() if ln.strip()]
+    text = r.stderr + "\n" + r.stdout if r is not None else ""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[-1] if lines else ""
 
 
