@@ -1,7 +1,6 @@
 """Which node pairs the bandwidth phases measure, in which rounds and directions (pure): the
-schedule laid over every node of cluster.yaml, so item ids do not depend on which nodes answer;
-the k-th server of a round on a node listens k x rails above the base port.
-"""
+schedule laid over every node of cluster.yaml, so item ids do not depend on which nodes answer; the
+k-th server of a round on a node listens k x rails above the base port."""
 
 from __future__ import annotations
 

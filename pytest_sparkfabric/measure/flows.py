@@ -1,7 +1,6 @@
 """Client/server measurements: each round starts its servers in the background, waits until each
 listens (`ss -Hltn`, bounded), runs every ready client at once and ends every server in `finally`,
-whatever happened; a server that exits before it listens fails its flow at once.
-"""
+whatever happened; a server that exits before it listens fails its flow at once."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Where a bandwidth fault is: suspects from the pass/fail outcomes of a schedule, re-tests that
-would tell what cannot be told yet, and suspects for failed items no finding explains. The rule
-and its limits: docs/measurement.md.
-"""
+would tell what cannot be told yet, and suspects for failed items no finding explains. The rule and
+its limits: docs/measurement.md."""
 
 from __future__ import annotations
 

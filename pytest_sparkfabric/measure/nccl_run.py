@@ -1,8 +1,6 @@
-"""NCCL: the environment a job on a node really sees (DOMAIN.md §3; NCCL's order: `nccl.env`,
-`$NCCL_CONF_FILE` or `~/.nccl.conf`, `/etc/nccl.conf`) and the bootstrap interface it gives each
-node, with why it cannot work; and nccl-tests through cluster.yaml's launcher template, the ranks
-given `nccl.env` plus `NCCL_DEBUG=INFO` only (the transport and devices are read from the log, so
-an `/etc/nccl.conf` forcing Socket shows as in production; rank i is the i-th node)."""
+"""NCCL: the environment a job on a node really sees (DOMAIN.md §3, NCCL's order), its bootstrap
+interface and why that cannot work; nccl-tests through the launcher, the ranks given `nccl.env` and
+`NCCL_DEBUG=INFO` only (an /etc/nccl.conf forcing Socket shows as in production; rank i: node i)."""
 
 from __future__ import annotations
 
@@ -235,7 +233,8 @@ JOB_ENV_NAME = "cluster.yaml nccl.env"
 
 
 def conf_reads(job_env: Mapping[str, str]) -> list[tuple[str, ncclconf.SourceKind, str]]:
-    """The files to read, in NCCL's order: the name in reports, the kind, the command."""
+    """The files to read after cluster.yaml's `nccl.env`, in NCCL's order (`$NCCL_CONF_FILE` if set,
+    else `~/.nccl.conf`, then `/etc/nccl.conf`): the name in reports, the kind, the command."""
     reads: list[tuple[str, ncclconf.SourceKind, str]] = [
         ("~/.nccl.conf", "user_conf", shell.join(["cat", shell.home_path("~/.nccl.conf")])),
         ("/etc/nccl.conf", "system_conf", shell.join(["cat", "/etc/nccl.conf"])),

@@ -1,8 +1,6 @@
-"""Bandwidth: the runner every client/server tool shares; RDMA with ib_write_bw, the NIC loopback
-self-test first (a throttled NIC shows there, not as a slow cable), then node pairs both rails at
-once in `bwplan` rounds; ib_write_lat per pair; TCP with iperf3 in the same rounds.
-docs/measurement.md.
-"""
+"""Bandwidth: the runner every client/server tool shares; ib_write_bw, the NIC loopback self-test
+first (a throttled NIC shows there, not as a slow cable), then node pairs both rails at once in
+`bwplan` rounds; ib_write_lat per pair; iperf3 (TCP) in the same rounds. docs/measurement.md."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Bandwidth schedules: who measures with whom, in which round (pure). Every round but
-`stress`'s is node-disjoint (tests sharing a node share its NIC and PCIe halves); the kinds and
-the cable bound each construction meets are argued in docs/measurement.md.
-"""
+"""Bandwidth schedules: who measures with whom, in which round (pure). Every round but `stress`'s is
+node-disjoint (tests sharing a node share its NIC and PCIe halves); the kinds and the cable bound
+each construction meets are argued in docs/measurement.md."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The session's measurements as diagnosis evidence, and failure messages that carry findings.
-Where the cause needs one more measurement (slow RDMA with a healthy loopback: only TCP tells),
-that phase runs now; it is cached, so its own items later reuse it.
-"""
+"""The session's measurements as diagnosis evidence, and failure messages that carry findings. Where
+the cause needs one more measurement (slow RDMA with a healthy loopback: only TCP tells), that phase
+runs now; it is cached, so its own items later reuse it."""
 
 from __future__ import annotations
 
