@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.cluster import hardware
-from pytest_sparkfabric.measure import facts, nccl_env, switch
+from pytest_sparkfabric.measure import facts, nccl_run, switch
 from pytest_sparkfabric.probes.ncclconf import select_hcas
 from pytest_sparkfabric.probes.sysfs import find_rocev2_gid
 
@@ -56,7 +56,7 @@ def _misnamed(env: dict[str, Decided], key: str) -> str:
 def test_nccl_transport(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     """Neither NCCL_NET=Socket nor NCCL_IB_DISABLE=1 forces NCCL onto TCP."""
     verdict(node=node.name, expected="NCCL may use IB/RoCE (no NCCL_NET=Socket, NCCL_IB_DISABLE=0)")
-    env = nccl_env.effective(fabric, node.name).get()
+    env = nccl_run.effective(fabric, node.name).get()
     net, disable = env.get("NCCL_NET"), env.get("NCCL_IB_DISABLE")
     forced = []
     culprits = []
@@ -91,10 +91,10 @@ def test_nccl_ib_hca(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     """NCCL_IB_HCA (under NCCL's prefix/exact/exclude rules) selects every cabled RoCE device."""
     need = [r.rdma for r in node.rails]
     verdict(node=node.name, expected=f"selects {', '.join(need)}")
-    env = nccl_env.effective(fabric, node.name).get()
+    env = nccl_run.effective(fabric, node.name).get()
     hca = env.get("NCCL_IB_HCA")
     value = hca.value if hca else None
-    found = nccl_env.version(fabric, node.name)
+    found = nccl_run.version(fabric, node.name)
     # Unknown version: read the value by both grammars, and need the devices under each.
     versions = [found] if found else [(2, 30, 4), (2, 30, 7)]
     picks = [[s.device for s in select_hcas(value, _devices(node), version=v)] for v in versions]
@@ -128,7 +128,7 @@ def test_nccl_gid_index(node: Node, fabric: Fabric, verdict: Verdict) -> None:
     """A pinned NCCL_IB_GID_INDEX is, on every rail, the RoCE v2 GID of the rail's IPv4 (NCCL
     uses one index for every device; unset, NCCL 2.21.5+ picks that GID per device)."""
     verdict(node=node.name, expected="NCCL_IB_GID_INDEX unset, or each rail's RoCE v2 IPv4 GID")
-    env = nccl_env.effective(fabric, node.name).get()
+    env = nccl_run.effective(fabric, node.name).get()
     pinned = env.get("NCCL_IB_GID_INDEX")
     if pinned is None:
         verdict(measured="NCCL_IB_GID_INDEX unset (NCCL picks the RoCE v2 IPv4 GID per device)")
@@ -162,14 +162,14 @@ def test_nccl_socket_ifname(node: Node, fabric: Fabric, verdict: Verdict) -> Non
     """NCCL_SOCKET_IFNAME (under NCCL's rules) and Open MPI's interface lists name a running
     interface with an address that the other nodes reach (the management port, enP7s7)."""
     verdict(node=node.name, expected="a running interface with an address every node reaches")
-    choice = nccl_env.socket_choice(fabric, node.name)
+    choice = nccl_run.socket_choice(fabric, node.name)
     if choice is None:
-        nccl_env.effective(fabric, node.name).get()
+        nccl_run.effective(fabric, node.name).get()
         facts.node(fabric, node.name).get()
         return
     picked = choice.selected[0] if choice.selected else "nothing"
     verdict(measured=f"{choice.setting}; NCCL bootstraps over {picked}")
-    found = nccl_env.problems(fabric, node.name)
+    found = nccl_run.problems(fabric, node.name)
     if found and choice.down_fabric:
         note, rule = switch.leg_note(fabric, node.name)
         verdict.fail(

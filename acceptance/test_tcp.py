@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.measure import tcp, witness
+from pytest_sparkfabric.measure import rdma, witness
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, NodePair, Verdict
@@ -19,7 +19,7 @@ def test_pair_tcp(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None
     """iperf3 -P N on every netdev of the pair at the same time, summed, in each direction the
     schedule measures."""
     th = fabric.limit("tcp_pair_gbps", *(r for link in node_pair.links for r in (link.a, link.b)))
-    round_no, results = tcp.pair_results(fabric, node_pair)
+    round_no, results = rdma.tcp_pair_results(fabric, node_pair)
     verdict(
         nodes=f"{node_pair.a},{node_pair.b}",
         round=round_no,

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_sparkfabric.cluster import parse_cluster  # noqa: E402
 from pytest_sparkfabric.cluster.initgen import generate, node_names  # noqa: E402
-from pytest_sparkfabric.measure import facts, links, nccl_env, reach  # noqa: E402
+from pytest_sparkfabric.measure import facts, links, nccl_run, reach  # noqa: E402
 from pytest_sparkfabric.measure.engine import Fabric  # noqa: E402
 from pytest_sparkfabric.transport import make_transport  # noqa: E402
 
@@ -44,7 +44,7 @@ def _durations(n: int, latency_ms: int) -> dict[str, tuple[float, float]]:
         ("facts", lambda: fabric.phase(facts.NAME, facts.measure)),
         ("links", lambda: fabric.phase(links.NAME, links.measure)),
         ("pings", lambda: fabric.phase(reach.NAME, reach.measure)),
-        ("nccl_env", lambda: fabric.phase(nccl_env.NAME, nccl_env.measure)),
+        ("nccl_env", lambda: fabric.phase(nccl_run.ENV, nccl_run.measure_env)),
         ("cable", lambda: fabric.phase(links.CABLE, links.measure_modules)),
     ]
     out = {}

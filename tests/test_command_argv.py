@@ -27,12 +27,10 @@ from pytest_sparkfabric.cluster import Cluster, argrules, parse_cluster
 from pytest_sparkfabric.measure import (
     facts,
     links,
-    nccl_env,
     nccl_run,
     rdma,
     reach,
     soak,
-    tcp,
 )
 from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS
@@ -67,7 +65,7 @@ def every_command(cluster: Cluster) -> list[tuple[Job, list[Argv]]]:
     fabric = Fabric(cluster, t)
     for node in cluster.nodes:
         facts.node(fabric, node.name)
-        nccl_env.effective(fabric, node.name)
+        nccl_run.effective(fabric, node.name)
         for port in node.ports:
             links.module(fabric, node, port)
     for rail in cluster.rails:
@@ -77,7 +75,7 @@ def every_command(cluster: Cluster) -> list[tuple[Job, list[Argv]]]:
         reach.ping(fabric, link)
         reach.small_ping(fabric, link)
     rdma.pair_runs(fabric)
-    tcp.runs(fabric)
+    rdma.tcp_runs(fabric)
     soak.run(fabric)
     nccl_run.run(fabric)
     return t.sent
@@ -210,7 +208,7 @@ def assert_intended(cluster: Cluster) -> None:
     sent = every_command(cluster)
     allowed = shapes(cluster)
     for job, argvs in sent:
-        if job.command in (REACH_COMMAND, nccl_env.VERSION_COMMAND):
+        if job.command in (REACH_COMMAND, nccl_run.VERSION_COMMAND):
             # Builtins only: the reach probe proves the shell answers; the NCCL library's name
             # is `echo` of fixed globs.
             assert argvs == []

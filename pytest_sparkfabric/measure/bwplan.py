@@ -1,7 +1,6 @@
 """Which node pairs the bandwidth phases measure, in which rounds and directions (pure): the
-schedule laid over every node of cluster.yaml, so item ids do not depend on which nodes answer;
-the k-th server of a round on a node listens k x rails above the base port.
-"""
+schedule laid over every node of cluster.yaml, so item ids do not depend on which nodes answer; the
+k-th server of a round on a node listens k x rails above the base port."""
 
 from __future__ import annotations
 
@@ -40,17 +39,14 @@ class RailTest:
 
 def cables_of(plan: Plan) -> list[tuple[str, str]] | None:
     """The pairs that can test: None behind a switch (any two), else the cabled pairs."""
-    if plan.topology == "switch":
-        return None
-    return [(p.a, p.b) for p in plan.pairs]
+    return None if plan.topology == "switch" else [(p.a, p.b) for p in plan.pairs]
 
 
 def build(cluster: Cluster, plan: Plan) -> sched.Schedule:
     """The schedule cluster.yaml asks for, over all its nodes."""
     bw = cluster.spec.bandwidth
     mode: sched.Mode = "bidirectional" if bw.directions == "together" else "directed"
-    names = [n.name for n in cluster.nodes]
-    return sched.build(bw.schedule, names, cables_of(plan), mode)
+    return sched.build(bw.schedule, [n.name for n in cluster.nodes], cables_of(plan), mode)
 
 
 def measured_pairs(plan: Plan, schedule: sched.Schedule) -> tuple[NodePair, ...]:
@@ -64,11 +60,12 @@ def directed_links(cluster: Cluster, plan: Plan) -> tuple[DirectedLink, ...]:
     switch that is every leg both ways with two partners (`legs`), not every pair (`full`)."""
     from pytest_sparkfabric.cluster.plan import DirectedLink
 
-    out: list[DirectedLink] = []
-    for pair in measured_pairs(plan, build(cluster, plan)):
-        for link in pair.links:
-            out += [DirectedLink(link.a, link.b), DirectedLink(link.b, link.a)]
-    return tuple(out)
+    return tuple(
+        DirectedLink(*ends)
+        for pair in measured_pairs(plan, build(cluster, plan))
+        for link in pair.links
+        for ends in ((link.a, link.b), (link.b, link.a))
+    )
 
 
 def rail_tests(plan: Plan, schedule: sched.Schedule, first: int = 1) -> Iterator[list[RailTest]]:

@@ -57,8 +57,7 @@ PhaseName = Literal[
 
 def result_error(r: RunResult, tool: str) -> str | None:
     """Why a run gave nothing to parse (transport, deadline, missing tool), or None."""
-    failure = r.failure() or getattr(could_not_run(r), "reason", None)
-    if failure:
+    if failure := r.failure() or getattr(could_not_run(r), "reason", None):
         return failure
     if r.rc != 0 and not r.stdout.strip():
         err = r.stderr.strip().splitlines()
@@ -68,11 +67,9 @@ def result_error(r: RunResult, tool: str) -> str | None:
 
 def parsed(r: RunResult, tool: str, parse: Callable[[str], T]) -> Measured[T]:
     """A run's stdout through `parse`, or why there is nothing to parse (the tool's own words)."""
-    unmeasured = could_not_run(r)
-    if unmeasured is not None:
+    if (unmeasured := could_not_run(r)) is not None:
         return Measured.not_measured(unmeasured)
-    err = result_error(r, tool)
-    if err:
+    if err := result_error(r, tool):
         return Measured.failed(err)
     try:
         return Measured.of(parse(r.stdout))
@@ -99,7 +96,7 @@ class Fabric:
         self.plan: Plan = plan(cluster)
         self.thresholds: Mapping[ThresholdName, Threshold] = resolve(cluster)
         self.progress: Progress = progress or (lambda _line: None)
-        self.status: Progress | None = status
+        self.status = status
         """Where `detail` lines go when given (a status line updated in place), else progress."""
         self._done: dict[PhaseName, Any] = {}
         self._locks: dict[PhaseName, threading.Lock] = {}
@@ -121,30 +118,22 @@ class Fabric:
         """`measure(self)` once per session under `name`; concurrent callers wait for the first.
         A phase that raises is not kept: the next caller runs it again (not a stale error)."""
         with self._guard:
-            if name in self._done:
-                return self._done[name]  # type: ignore[no-any-return]
             lock = self._locks.setdefault(name, threading.Lock())
         with lock:
-            with self._guard:
-                if name in self._done:
-                    return self._done[name]  # type: ignore[no-any-return]
+            if name in self._done:
+                return self._done[name]  # type: ignore[no-any-return]
             real0, clock0 = time.monotonic(), self.transport.clock.now()
             value = measure(self)
             with self._guard:
                 self._done[name] = value
-                self.timings[name] = (
-                    time.monotonic() - real0,
-                    self.transport.clock.now() - clock0,
-                )
+                self.timings[name] = (time.monotonic() - real0, self.transport.clock.now() - clock0)
             return value
 
     def measured(self, name: PhaseName, kind: type[R]) -> R | None:
         """What phase `name` produced if it has run (None if not), without running it."""
         with self._guard:
             value = self._done.get(name)
-        if value is None:
-            return None
-        if not isinstance(value, kind):
+        if value is not None and not isinstance(value, kind):
             raise TypeError(f"phase {name} holds {type(value).__name__}, not {kind.__name__}")
         return value
 
@@ -167,7 +156,7 @@ class Fabric:
         an unreachable cluster costs one connect timeout, not one per phase."""
         down = self.phase("shell", _shells)
         with self._guard:
-            return {**self._lost, **down} if self._lost else down
+            return {**self._lost, **down}
 
     @property
     def lost(self) -> dict[str, str]:
@@ -179,9 +168,7 @@ class Fabric:
         """Mark the nodes of a run that lost its ssh as gone: every later job on them is not
         measured at once."""
         down = self.measured("shell", dict) or {}
-        for node in why.nodes:
-            if node in down:
-                continue
+        for node in (n for n in why.nodes if n not in down):
             detail = why.reason.removeprefix(f"{node}: ").removeprefix("ssh: ")
             with self._guard:
                 self._lost.setdefault(node, f"{node} stopped answering ssh ({detail})")
@@ -189,11 +176,11 @@ class Fabric:
     def gone(self, nodes: Iterable[str]) -> NotMeasured | None:
         """Why some of `nodes` cannot be measured (they do not answer ssh), or None."""
         down = self.unreachable()
-        lost = [n for n in dict.fromkeys(nodes) if n in down]
-        if not lost:
-            return None
-        line = "; ".join(down[n] for n in lost)
-        return NotMeasured(line, nodes=lost, missing="ssh", fix=SSH_FIX)
+        if lost := [n for n in dict.fromkeys(nodes) if n in down]:
+            return NotMeasured(
+                "; ".join(down[n] for n in lost), nodes=lost, missing="ssh", fix=SSH_FIX
+            )
+        return None
 
     def reachable(self) -> list[str]:
         """The nodes that answered, in cluster.yaml order."""
@@ -204,8 +191,7 @@ class Fabric:
 def _shells(fabric: Fabric) -> dict[str, str]:
     nodes = [n.name for n in fabric.cluster.nodes]
     results = fabric.transport.run_many([Job(n, REACH_COMMAND, QUICK_S) for n in nodes])
-    down = {r.node: r.transport_error for r in results if r.transport_error}
-    if down:
+    if down := {r.node: r.transport_error for r in results if r.transport_error}:
         fabric.progress(
             f"{len(down)} of {len(nodes)} nodes not reachable; their tests are not measured: "
             + "; ".join(down.values())

@@ -97,26 +97,22 @@ def _ndev0(rdma: str) -> str:
 
 def measure(fabric: Fabric) -> Facts:
     nodes = [n.name for n in fabric.cluster.nodes]
-    ip_jobs = [Job(n, build_ip_addr(), QUICK_S) for n in nodes]
-    read_jobs = [
-        Job(n, sysfs.build_read_files(fact_paths(fabric.cluster, n)), QUICK_S) for n in nodes
-    ]
-    results = fabric.run_all(ip_jobs + read_jobs)
+    reads = [sysfs.build_read_files(fact_paths(fabric.cluster, n)) for n in nodes]
+    results = fabric.run_all(
+        [Job(n, build_ip_addr(), QUICK_S) for n in nodes]
+        + [Job(n, read, QUICK_S) for n, read in zip(nodes, reads, strict=True)]
+    )
     out: dict[str, Measured[NodeFacts]] = {}
-    for i, n in enumerate(nodes):
-        ip_r, read_r = results[i], results[len(nodes) + i]
-        ip = parsed(ip_r, "ip", parse_ip_addr_json)
-        err = result_error(ip_r, "ip") or result_error(read_r, "sh") or ip.error
-        if err:
-            out[n] = Measured.failed(err)
-        else:
-            files = sysfs.parse_read_files(read_r.stdout)
-            out[n] = Measured.of(NodeFacts({i.name: i for i in ip.get()}, files))
     # Once here: every address check of every rail asks who else holds its address.
     seen: dict[str, list[tuple[str, str]]] = {}
-    for n in nodes:
-        found = out[n].value
-        for iface in found.interfaces.values() if found is not None else ():
+    for n, ip_r, read_r in zip(nodes, results[: len(nodes)], results[len(nodes) :], strict=True):
+        ip = parsed(ip_r, "ip", parse_ip_addr_json)
+        if err := result_error(ip_r, "ip") or result_error(read_r, "sh") or ip.error:
+            out[n] = Measured.failed(err)
+            continue
+        interfaces = {i.name: i for i in ip.get()}
+        out[n] = Measured.of(NodeFacts(interfaces, sysfs.parse_read_files(read_r.stdout)))
+        for iface in interfaces.values():
             for addr in iface.ipv4:
                 seen.setdefault(str(addr.ip), []).append((n, iface.name))
     return Facts(out, {ip: tuple(owners) for ip, owners in seen.items()})
@@ -164,17 +160,15 @@ def pcie(fabric: Fabric, rail: Rail) -> Measured[PcieLink]:
 
 def _pcie(rail: Rail, values: Mapping[str, str | None]) -> Measured[PcieLink]:
     paths = sysfs.pcie_paths(rail.pci)
-    speed = paths["current_link_speed"]
-    if values.get(speed) is None:
-        return Measured.failed(f"{rail.node}: no PCIe device {rail.pci} ({speed} missing)")
-    return Measured.of(
-        PcieLink(
-            speed_gt_s=sysfs.link_speed_gt_s(values.get(speed)),
-            width=sysfs.int_value(values.get(paths["current_link_width"])),
-            max_speed_gt_s=sysfs.link_speed_gt_s(values.get(paths["max_link_speed"])),
-            max_width=sysfs.int_value(values.get(paths["max_link_width"])),
-        )
+    if values.get(where := paths["current_link_speed"]) is None:
+        return Measured.failed(f"{rail.node}: no PCIe device {rail.pci} ({where} missing)")
+    speed, top = (
+        sysfs.link_speed_gt_s(values.get(paths[f"{k}_link_speed"])) for k in ("current", "max")
     )
+    width, widest = (
+        sysfs.int_value(values.get(paths[f"{k}_link_width"])) for k in ("current", "max")
+    )
+    return Measured.of(PcieLink(speed, width, top, widest))
 
 
 def roce(fabric: Fabric, rail: Rail) -> Measured[RoceFacts]:
@@ -186,16 +180,9 @@ def _roce(rail: Rail, values: Mapping[str, str | None]) -> Measured[RoceFacts]:
     gids = sysfs.gid_table(values, rail.rdma)
     ndev0 = values.get(_ndev0(rail.rdma))
     netdev = ndev0.strip() if ndev0 else next((g.ndev for g in gids if g.ndev), None)
-    return Measured.of(
-        RoceFacts(
-            device=rail.rdma,
-            present=values.get(paths["state"]) is not None,
-            state=sysfs.port_state(values.get(paths["state"])),
-            phys_state=sysfs.port_state(values.get(paths["phys_state"])),
-            netdev=netdev,
-            gids=gids,
-        )
-    )
+    state, phys = (sysfs.port_state(values.get(paths[k])) for k in ("state", "phys_state"))
+    present = values.get(paths["state"]) is not None
+    return Measured.of(RoceFacts(rail.rdma, present, state, phys, netdev, gids))
 
 
 # -- versions -----------------------------------------------------------------------------------
@@ -206,23 +193,20 @@ Versions = Mapping[str, Mapping[Component, Measured[str]]]
 
 
 def _first_line(r: RunResult, tool: str) -> Measured[str]:
-    err = result_error(r, tool)
-    if err:
+    if err := result_error(r, tool):
         return Measured.failed(err)
     value = r.stdout.strip().splitlines()[0].strip() if r.stdout.strip() else ""
     return Measured.of(value) if value else Measured.failed(f"{r.node}: {tool} printed nothing")
 
 
 def _driver(r: RunResult) -> dict[Component, Measured[str]]:
-    got = parsed(r, "ethtool -i", parse_ethtool_driver)
-    if got.value is None:
-        err = Measured[str].failed(got.error or r.node)
-        return {"ConnectX firmware": err, "mlx5 driver": err}
-    info = got.value
+    info = (got := parsed(r, "ethtool -i", parse_ethtool_driver)).value
     fields: dict[Component, tuple[str, str | None]] = {
-        "ConnectX firmware": ("firmware-version", info.firmware_version),
-        "mlx5 driver": ("version", info.version),
+        "ConnectX firmware": ("firmware-version", info.firmware_version if info else None),
+        "mlx5 driver": ("version", info.version if info else None),
     }
+    if info is None:
+        return {c: Measured.failed(got.error or r.node) for c in fields}
     return {
         c: Measured.of(v) if v else Measured.failed(f"{r.node}: ethtool -i has no {key}")
         for c, (key, v) in fields.items()
@@ -241,16 +225,15 @@ def measure_versions(fabric: Fabric) -> Versions:
             Job(n.name, shell.join(["uname", "-r"]), QUICK_S),
             Job(n.name, shell.join(GPU_DRIVER_COMMAND), QUICK_S),
         ]
-    results = fabric.run_all(jobs)
-    out: dict[str, Mapping[Component, Measured[str]]] = {}
-    for i, n in enumerate(nodes):
-        eth, uname, smi = results[3 * i : 3 * i + 3]
-        out[n.name] = {
-            **_driver(eth),
-            "kernel": _first_line(uname, "uname -r"),
-            "GPU driver": _first_line(smi, "nvidia-smi"),
+    results = iter(fabric.run_all(jobs))
+    return {
+        n.name: {
+            **_driver(next(results)),
+            "kernel": _first_line(next(results), "uname -r"),
+            "GPU driver": _first_line(next(results), "nvidia-smi"),
         }
-    return out
+        for n in nodes
+    }
 
 
 def versions(fabric: Fabric) -> Versions:

@@ -37,11 +37,11 @@ def _figure(kind: str, value: float, unit: str, objects: list[str], **kw: Any) -
 
 
 def _bandwidth(fabric: Fabric) -> list[Measurement]:
-    from pytest_sparkfabric.measure import rdma, tcp
+    from pytest_sparkfabric.measure import rdma
 
     lb = _phase(fabric, rdma.LOOPBACK, rdma.Loopbacks)
     run = _phase(fabric, rdma.NAME, rdma.RdmaRun)
-    tr = _phase(fabric, tcp.NAME, tcp.TcpRun)
+    tr = _phase(fabric, rdma.TCP, rdma.TcpRun)
     found: list[tuple[str, Iterable[rdma.BwResult]]] = [
         ("loopback_gbps", lb.results.values() if lb else ()),
         ("rdma_gbps", (r for rs in run.links.values() for r in rs) if run else ()),
@@ -231,12 +231,12 @@ def _found(fabric: Fabric) -> dict[str, str]:
 
 
 def _rounds(fabric: Fabric, name: PhaseName) -> int | None:
-    from pytest_sparkfabric.measure import rdma, tcp
+    from pytest_sparkfabric.measure import rdma
 
     count: dict[str, Callable[[Any], int]] = {
         rdma.LOOPBACK: lambda lb: lb.rounds,
         rdma.NAME: lambda run: len(run.schedule.rounds),
-        tcp.NAME: lambda tr: max(tr.round_of.values(), default=0),
+        rdma.TCP: lambda tr: max(tr.round_of.values(), default=0),
     }
     got = _phase(fabric, name, object) if name in count else None
     return count[name](got) if got is not None else None

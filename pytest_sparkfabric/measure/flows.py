@@ -1,7 +1,6 @@
 """Client/server measurements: each round starts its servers in the background, waits until each
 listens (`ss -Hltn`, bounded), runs every ready client at once and ends every server in `finally`,
-whatever happened; a server that exits before it listens fails its flow at once.
-"""
+whatever happened; a server that exits before it listens fails its flow at once."""
 
 from __future__ import annotations
 
@@ -23,10 +22,6 @@ never listens at all."""
 POLL_S = 0.5
 SLACK_S = 30.0
 """Deadline beyond a tool's own duration: connection set-up, teardown, a slow node."""
-
-
-def listen_check(port: int) -> shell.Command:
-    return shell.join(["ss", "-Hltn", f"sport = :{port}"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,13 +92,11 @@ def wait_listening(
     """(node, port) -> None once a socket listens there, else why not (after `limit_s`, or at
     once where the server in `servers` for that target has already exited or `ss` could not
     run)."""
-    clock = transport.clock
-    deadline = clock.now() + limit_s
+    deadline = transport.clock.now() + limit_s
     pending = list(dict.fromkeys(targets))
     why: dict[tuple[str, int], Gap | None] = {}
     while pending:
-        jobs = [Job(node, listen_check(port), QUICK_S) for node, port in pending]
-        still: list[tuple[str, int]] = []
+        jobs = [Job(n, shell.join(["ss", "-Hltn", f"sport = :{p}"]), QUICK_S) for n, p in pending]
         for target, r in zip(pending, transport.run_many(jobs), strict=True):
             server = (servers or {}).get(target)
             gap = could_not_run(r)
@@ -115,31 +108,26 @@ def wait_listening(
             elif server is not None and server.done():
                 # A server that exited (tool missing, bad option) will never listen.
                 why[target] = _exited(server, target[1])
-            else:
-                still.append(target)
-        pending = still
-        if not pending:
-            break
-        if clock.now() >= deadline:
+        pending = [t for t in pending if t not in why]
+        if pending and transport.clock.now() >= deadline:
             for node, port in pending:
                 why[(node, port)] = (
                     f"{node}: the server did not listen on TCP port {port} within {limit_s:g} s"
                 )
             break
-        clock.sleep(POLL_S)
+        if pending:
+            transport.clock.sleep(POLL_S)
     return why
 
 
 def _exited(server: Background, port: int) -> Gap:
     r = ended(server)
-    node = server.job.node
-    gap = could_not_run(r)
-    if gap is not None:
+    if (gap := could_not_run(r)) is not None:
         return gap
     if r is not None and r.transport_error:
         return r.transport_error
     rc = f" (rc {r.rc})" if r is not None else ""
-    return f"{node}: the server exited{rc} before it listened on TCP port {port}"
+    return f"{server.job.node}: the server exited{rc} before it listened on TCP port {port}"
 
 
 def run_flows(
@@ -153,8 +141,6 @@ def run_flows(
     every `every_s` seconds while the clients run (a sample of the switch during traffic)."""
     started: dict[Hashable, Background] = {}
     errors: dict[Hashable, Gap] = {}
-    clients: dict[Hashable, RunResult] = {}
-    servers: dict[Hashable, RunResult | None] = {}
     try:
         for f in flows:
             bg = start(transport, f.server)
@@ -162,40 +148,32 @@ def run_flows(
                 errors[f.key] = bg
             else:
                 started[f.key] = bg
-        servers_at = {(f.server.node, f.port): started[f.key] for f in flows if f.key in started}
-        why = wait_listening(transport, list(servers_at), servers=servers_at)
+        at = {(f.server.node, f.port): started[f.key] for f in flows if f.key in started}
+        why = wait_listening(transport, list(at), servers=at)
         for f in flows:
-            reason = why.get((f.server.node, f.port)) if f.key in started else None
-            if reason is not None:
+            if f.key in started and (reason := why.get((f.server.node, f.port))) is not None:
                 errors[f.key] = reason
         ready = [f for f in flows if f.key in started and f.key not in errors]
         jobs = [f.client for f in ready]
-        ran = (
-            transport.run_many_ticking(jobs, every_s, tick)
-            if tick is not None and jobs
-            else transport.run_many(jobs)
-        )
-        for f, r in zip(ready, ran, strict=True):
-            clients[f.key] = r
+        if tick is not None and jobs:
+            ran = transport.run_many_ticking(jobs, every_s, tick)
+        else:
+            ran = transport.run_many(jobs)
+        clients = {f.key: r for f, r in zip(ready, ran, strict=True)}
     finally:
-        for key, bg in started.items():
-            servers[key] = ended(bg)
+        servers = {key: ended(bg) for key, bg in started.items()}
     out: dict[Hashable, FlowResult] = {}
     for f in flows:
         gap, server, client = errors.get(f.key), servers.get(f.key), clients.get(f.key)
         error = gap_text(gap) if gap is not None else None
-        said = _last_words(server)
-        if error and said:
+        if error and (said := _last_words(server)):
             error = f"{error}; the server said: {said}"
         unmeasured = gap if isinstance(gap, NotMeasured) else None
-        out[f.key] = FlowResult(
-            client, server, error, unmeasured or could_not_run(server) or could_not_run(client)
-        )
+        why_not = unmeasured or could_not_run(server) or could_not_run(client)
+        out[f.key] = FlowResult(client, server, error, why_not)
     return out
 
 
 def _last_words(r: RunResult | None) -> str:
-    if r is None:
-        return ""
-    lines = [ln.strip() for ln in (r.stderr or r.stdout).splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in ((r.stderr or r.stdout) if r else "").splitlines() if ln.strip()]
     return lines[-1] if lines else ""

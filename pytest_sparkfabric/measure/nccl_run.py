@@ -1,28 +1,36 @@
-"""NCCL bus bandwidth: nccl-tests across every node, through cluster.yaml's launcher template.
-The ranks get `nccl.env` plus `NCCL_DEBUG=INFO` and nothing else (the transport and devices are
-read from the log, DOMAIN.md §3), so an `/etc/nccl.conf` that forces Socket shows here as in
-production. Rank i runs on the i-th node of cluster.yaml, which is how log lines map to nodes."""
+"""NCCL: the environment a job on a node really sees (DOMAIN.md §3, NCCL's order), its bootstrap
+interface and why that cannot work; nccl-tests through the launcher, the ranks given `nccl.env` and
+`NCCL_DEBUG=INFO` only (an /etc/nccl.conf forcing Socket shows as in production; rank i: node i)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from ipaddress import IPv4Interface
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.diagnosis.evidence import NcclEvidence
-from pytest_sparkfabric.measure import rail_counters, soak
-from pytest_sparkfabric.measure.engine import PhaseName, result_error
+from pytest_sparkfabric.measure import facts, rail_counters, soak
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.measure.prereq import could_not_run
-from pytest_sparkfabric.outcome import NotMeasured
-from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.nccl import NcclTestsRun, parse_nccl_tests
+from pytest_sparkfabric.outcome import Measured, NotMeasured
+from pytest_sparkfabric.probes import ParseError, ncclconf
+from pytest_sparkfabric.probes.nccl import (
+    NcclNetLine,
+    NcclNetworkChoice,
+    NcclTestsRun,
+    parse_nccl_tests,
+)
 from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.probes.ip import IpInterface
 
 NAME: PhaseName = "nccl"
+ENV: PhaseName = "nccl_env"
 
 
 def hosts(cluster: Cluster) -> list[str]:
@@ -115,9 +123,8 @@ class NcclRun:
 
 
 def _last_line(r: RunResult | None) -> str:
-    if r is None:
-        return ""
-    lines = [ln.strip() for ln in (r.stderr + "\n" + r.stdout).splitlines() if ln.strip()]
+    text = r.stderr + "\n" + r.stdout if r is not None else ""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[-1] if lines else ""
 
 
@@ -132,41 +139,35 @@ def rank_nets(cluster: Cluster, parsed: NcclTestsRun) -> dict[str, RankNet]:
         by_host.setdefault(name, i)
         by_host.setdefault(host, i)
 
-    def rank_of(host: str | None, pid: int | None) -> int | None:
-        found = by_proc.get((host, pid))
-        return found if found is not None else by_host.get(host or "")
+    def rank_of(line: NcclNetLine | NcclNetworkChoice) -> int | None:
+        found = by_proc.get((line.host, line.pid))
+        return found if found is not None else by_host.get(line.host or "")
 
     # No line carries a host we know: every rank is judged by all lines together.
-    lines = [(x.host, x.pid) for x in parsed.transports] + [
-        (x.host, x.pid) for x in parsed.networks
-    ]
-    everyone = all(rank_of(host, pid) is None for host, pid in lines)
+    lines: list[NcclNetLine | NcclNetworkChoice] = [*parsed.transports, *parsed.networks]
+    everyone = all(rank_of(x) is None for x in lines)
 
-    def ranks(host: str | None, pid: int | None) -> list[int]:
-        rank = rank_of(host, pid)
+    def ranks(line: NcclNetLine | NcclNetworkChoice) -> list[int]:
+        rank = rank_of(line)
         return list(range(len(names))) if everyone else [] if rank is None else [rank]
 
     nets: dict[int, set[str]] = {}
     devices: dict[int, list[str]] = {}
     socket: set[int] = set()
     for t in parsed.transports:
-        for rank in ranks(t.host, t.pid):
+        for rank in ranks(t):
             if t.net == "Socket" or t.no_device:
                 socket.add(rank)
             elif t.net == "IB" or not everyone:
                 mine = devices.setdefault(rank, [])
                 mine += [d for d in t.devices if d not in mine]
     for c in parsed.networks:
-        for rank in ranks(c.host, c.pid):
+        for rank in ranks(c):
             nets.setdefault(rank, set()).add(c.network)
+    seen = {*nets, *devices, *socket}
     return {
         n: RankNet(
-            n,
-            i,
-            frozenset(nets.get(i, ())),
-            tuple(devices.get(i, ())),
-            i in socket,
-            i in nets or i in devices or i in socket,
+            n, i, frozenset(nets.get(i, ())), tuple(devices.get(i, ())), i in socket, i in seen
         )
         for i, n in enumerate(names)
     }
@@ -175,8 +176,7 @@ def rank_nets(cluster: Cluster, parsed: NcclTestsRun) -> dict[str, RankNet]:
 def run(fabric: Fabric) -> NcclRun:
     """The NCCL run (once per session); NotMeasured at once when a rank's node does not answer:
     the run needs every node, and mpirun would only wait for the missing one."""
-    down = fabric.gone(n.name for n in fabric.cluster.nodes)
-    if down:
+    if down := fabric.gone(n.name for n in fabric.cluster.nodes):
         raise NotMeasured(f"NCCL needs all {len(fabric.cluster.nodes)} nodes; {down.reason}")
     done = fabric.phase(NAME, measure)
     if done.unmeasured is not None:
@@ -186,10 +186,8 @@ def run(fabric: Fabric) -> NcclRun:
 
 def measure(fabric: Fabric) -> NcclRun:
     soak.baseline(fabric)  # the NICs idle, before any traffic of the session
-    cluster = fabric.cluster
-    spec = cluster.spec.nccl
-    cmd = command(cluster)
-    node = launch_node(cluster)
+    cluster, spec = fabric.cluster, fabric.cluster.spec.nccl
+    cmd, node = command(cluster), launch_node(cluster)
     fabric.progress(
         f"NCCL: {spec.binary} on {len(cluster.nodes)} ranks from {node} "
         f"(-b/-e {spec.size}, deadline {shell.duration(spec.timeout_s)})"
@@ -197,13 +195,11 @@ def measure(fabric: Fabric) -> NcclRun:
     watch = rail_counters.watch(fabric, "nccl", cluster.rails)
     r = fabric.transport.run(Job(node, cmd, spec.timeout_s))
     watch.step(f"NCCL {spec.binary}")
-    gap = could_not_run(r)
-    if gap is not None:
+    if (gap := could_not_run(r)) is not None:
         return NcclRun(cmd, node, r, None, gap.reason, unmeasured=gap)
     failure = r.failure()
-    text = r.stdout + "\n" + r.stderr
     try:
-        parsed = parse_nccl_tests(text)
+        parsed = parse_nccl_tests(r.stdout + "\n" + r.stderr)
     except ParseError as exc:
         err = failure or result_error(r, spec.binary) or f"{node}: {exc}"
         return NcclRun(cmd, node, r, None, err)
@@ -229,3 +225,183 @@ def evidence(cluster: Cluster, nccl: NcclRun) -> NcclEvidence:
         expected=expected_devices(cluster, nccl.launch_node),
         nodes=tuple(n.name for n in cluster.nodes),
     )
+
+
+# -- the environment ---------------------------------------------------------------------------
+
+JOB_ENV_NAME = "cluster.yaml nccl.env"
+
+
+def conf_reads(job_env: Mapping[str, str]) -> list[tuple[str, ncclconf.SourceKind, str]]:
+    """The files to read after cluster.yaml's `nccl.env`, in NCCL's order (`$NCCL_CONF_FILE` if set,
+    else `~/.nccl.conf`, then `/etc/nccl.conf`): the name in reports, the kind, the command."""
+    reads: list[tuple[str, ncclconf.SourceKind, str]] = [
+        ("~/.nccl.conf", "user_conf", shell.join(["cat", shell.home_path("~/.nccl.conf")])),
+        ("/etc/nccl.conf", "system_conf", shell.join(["cat", "/etc/nccl.conf"])),
+    ]
+    if conf_file := job_env.get("NCCL_CONF_FILE"):
+        # NCCL opens the path as it is (no ~): quoted whole, after `--` in case of a leading -.
+        reads.insert(0, (conf_file, "conf_file", shell.join(["cat", "--", conf_file])))
+    return reads
+
+
+# Where the NCCL packages (libnccl2) and a `make install` put the library; the shell expands
+# each pattern, and one that matches nothing is echoed as it is (no version in it).
+LIBRARY_GLOBS = (
+    "/usr/lib/*-linux-gnu/libnccl.so.2.*",
+    "/usr/local/lib/libnccl.so.2.*",
+    "/usr/local/nccl/lib/libnccl.so.2.*",
+)
+VERSION_COMMAND = "echo " + " ".join(LIBRARY_GLOBS)
+
+
+@dataclass(frozen=True, slots=True)
+class NcclEnv:
+    """By node: the NCCL variables a job there gets and where each comes from, and the
+    installed NCCL's version (from the library's file name; None where none was found)."""
+
+    nodes: Mapping[str, Measured[dict[str, ncclconf.Decided]]]
+    versions: Mapping[str, ncclconf.NcclVersion | None]
+
+
+def measure_env(fabric: Fabric) -> NcclEnv:
+    env = fabric.cluster.spec.nccl.env
+    reads = conf_reads(env)
+    nodes = [n.name for n in fabric.cluster.nodes]
+    jobs = [Job(n, command, QUICK_S) for n in nodes for _, _, command in reads]
+    results = iter(fabric.run_all(jobs + [Job(n, VERSION_COMMAND, QUICK_S) for n in nodes]))
+    out: dict[str, Measured[dict[str, ncclconf.Decided]]] = {}
+    for node in nodes:
+        sources = [ncclconf.EnvSource.from_mapping(JOB_ENV_NAME, env)]
+        errors: list[str] = []
+        for (name, kind, _), r in zip(reads, results, strict=False):
+            # A missing file is normal; anything else that stops the read is an error.
+            if failure := r.failure():
+                errors.append(failure)
+            elif r.rc != 0 and "No such file" not in r.stderr:
+                errors.append(f"{r.node}: cannot read {name}: {r.stderr.strip() or f'rc {r.rc}'}")
+            if r.rc == 0:
+                sources.append(ncclconf.EnvSource.from_text(name, r.stdout, kind))
+        out[node] = (
+            Measured.failed(errors[0])
+            if errors
+            else Measured.of(ncclconf.effective_nccl_env(sources))
+        )
+    found = {
+        n: ncclconf.find_nccl_version(r.stdout) if r.rc == 0 else None
+        for n, r in zip(nodes, results, strict=True)
+    }
+    return NcclEnv(out, found)
+
+
+def version(fabric: Fabric, node: str) -> ncclconf.NcclVersion | None:
+    """The NCCL version installed on `node`, None when no library was found."""
+    return fabric.phase(ENV, measure_env).versions.get(node)
+
+
+def effective(fabric: Fabric, node: str) -> Measured[dict[str, ncclconf.Decided]]:
+    """The NCCL environment a job on `node` really sees, each variable with its source."""
+    return fabric.phase(ENV, measure_env).nodes[node]
+
+
+# -- the launch environment ---------------------------------------------------------------------
+
+OMPI_IF_VARS = ("OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_oob_tcp_if_include")
+"""Open MPI interface lists a job's environment may carry (mpirun -x)."""
+VIRTUAL = ("docker", "virbr", "lo")
+
+
+@dataclass(frozen=True, slots=True)
+class SocketChoice:
+    """A node's NCCL_SOCKET_IFNAME as NCCL reads it, what it selects, and what is wrong."""
+
+    node: str
+    setting: str
+    """`NCCL_SOCKET_IFNAME=x (from where)`, or `NCCL_SOCKET_IFNAME unset`."""
+    selected: tuple[str, ...]
+    address: IPv4Interface | None
+    problems: tuple[str, ...]
+    down_fabric: bool = False
+    """Nothing selected because every netdev it names is a fabric rail without link: the
+    link is the cause (NVIDIA's two-node playbook bootstraps over the fabric netdev)."""
+
+
+def socket_choice(fabric: Fabric, node: str) -> SocketChoice | None:
+    """None where the node's environment or interfaces could not be read."""
+    env, node_facts = effective(fabric, node), facts.node(fabric, node)
+    if env.value is None or node_facts.value is None:
+        return None
+    found = dict(node_facts.value.interfaces)
+    d = env.value.get("NCCL_SOCKET_IFNAME")
+    setting = f"NCCL_SOCKET_IFNAME={d.value} (from {d.where})" if d else "NCCL_SOCKET_IFNAME unset"
+    ifaces = [ncclconf.Iface(i.name, i.carrier, bool(i.ipv4 or i.ipv6)) for i in found.values()]
+    selected = ncclconf.select_socket_ifs(d.value if d else None, ifaces)
+    problems: list[str] = []
+    address = None
+    down_fabric = False
+    if not selected:
+        rails = {r.netdev for r in fabric.cluster.node(node).rails}
+        named = [p.split(":")[0] for p in (d.value.lstrip("^=") if d else "").split(",") if p]
+        down_fabric = bool(named) and all(
+            n in rails and n in found and not found[n].carrier for n in named
+        )
+        why = "; ".join(_state(n, found.get(n)) for n in named if not n.startswith("^"))
+        problems.append(
+            f"{setting} selects no running interface with an address"
+            + (f" ({why})" if why else "")
+            + ": NCCL stops with 'Bootstrap : no socket interface found'"
+        )
+    else:
+        first = found[selected[0]]
+        address = first.ipv4[0] if first.ipv4 else None
+        if selected[0].startswith(VIRTUAL):
+            problems.append(
+                f"{setting} makes NCCL bootstrap over {selected[0]}, a local virtual interface "
+                "(docker0 has the same address on every node)"
+            )
+    for var in OMPI_IF_VARS:
+        value = fabric.cluster.spec.nccl.env.get(var)
+        for name in (value or "").split(","):
+            if name and "/" not in name and not (name in found and found[name].carrier):
+                problems.append(
+                    f"{var}={value} (cluster.yaml nccl.env): {_state(name, found.get(name))}"
+                )
+    return SocketChoice(node, setting, tuple(selected), address, tuple(problems), down_fabric)
+
+
+def _state(name: str, iface: IpInterface | None) -> str:
+    if iface is None:
+        return f"no interface {name}"
+    if not iface.carrier:
+        return f"{name} is down (no carrier)"
+    if not (iface.ipv4 or iface.ipv6):
+        return f"{name} has no address"
+    return f"{name} is up"
+
+
+def problems(fabric: Fabric, node: str, *, down_links: bool = True) -> list[str]:
+    """Everything wrong with the launch environment of `node` (empty: fine or not read);
+    without `down_links`, nothing where a fabric netdev without link is all that is wrong."""
+    choice = socket_choice(fabric, node)
+    if choice is None or (choice.down_fabric and not down_links):
+        return []
+    # A bootstrap address on a fabric rail the other nodes' bootstrap addresses are not on (a
+    # ring or mesh netdev reaches one neighbour only). Unset, which interface NCCL takes first
+    # follows the node's interface order, which a check cannot know for certain: only a setting
+    # that names the fabric netdev is judged.
+    here, rails = choice.address, {r.netdev for r in fabric.cluster.node(node).rails}
+    if choice.setting.endswith("unset") or here is None or choice.selected[0] not in rails:
+        return list(choice.problems)
+    away = [
+        f"{n.name} ({c.address.ip})"
+        for n in fabric.cluster.nodes
+        if n.name != node
+        and (c := socket_choice(fabric, n.name)) is not None
+        and c.address is not None
+        and c.address.ip not in here.network
+    ]
+    far = (
+        f"{choice.setting} bootstraps over the fabric netdev {choice.selected[0]} ({here}), "
+        f"which {', '.join(away)} cannot reach"
+    )
+    return [*choice.problems, *([far] if away else [])]

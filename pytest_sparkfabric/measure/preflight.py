@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
-from pytest_sparkfabric.measure.nccl_env import LIBRARY_GLOBS
+from pytest_sparkfabric.measure.nccl_run import LIBRARY_GLOBS
 from pytest_sparkfabric.measure.prereq import (
     SUDO_ETHTOOL_FIX,
     could_not_run,
@@ -20,13 +20,7 @@ from pytest_sparkfabric.measure.prereq import (
     tool_missing,
 )
 from pytest_sparkfabric.outcome import Measured, NotMeasured
-from pytest_sparkfabric.probes.toolscan import (
-    Found,
-    Lookups,
-    SudoAnswer,
-    build_preflight,
-    parse_preflight,
-)
+from pytest_sparkfabric.probes import toolscan
 from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:
@@ -60,8 +54,8 @@ class Gap:
 @dataclass(frozen=True, slots=True)
 class NodeCheck:
     node: str
-    looked_for: Lookups
-    found: Measured[Found]
+    looked_for: toolscan.Lookups
+    found: Measured[toolscan.Found]
     gaps: tuple[Gap, ...]
 
 
@@ -75,9 +69,8 @@ class Preflight:
         """Why a check with these needs on these nodes cannot measure (its first missing
         prerequisite, on every one of the nodes that lacks it), or None."""
         checks = [self.nodes[n] for n in dict.fromkeys(nodes) if n in self.nodes]
-        for need in [n for n in dict.fromkeys(needs) if n not in ADVISORY]:
-            hits = [g.why for c in checks for g in c.gaps if g.need == need]
-            if hits:
+        for need in (n for n in dict.fromkeys(needs) if n not in ADVISORY):
+            if hits := [g.why for c in checks for g in c.gaps if g.need == need]:
                 same = [w for w in hits if w.missing == hits[0].missing]
                 return NotMeasured(
                     "; ".join(dict.fromkeys(w.reason for w in same)),
@@ -105,20 +98,17 @@ def _tools(cluster: Cluster, need: str) -> tuple[str, ...]:
         launcher = shell.program(cluster.spec.nccl.launcher)
         return (*((launcher,) if launcher else ()), cluster.spec.nccl.binary)
     if need == GPU_LOAD:
-        program = shell.program(cluster.spec.soak.gpu_load)
-        return (program,) if program else ()
-    if need == SUDO_EEPROM:
-        return ()
-    return tuple(need.split("|"))
+        return tuple(p for p in (shell.program(cluster.spec.soak.gpu_load),) if p)
+    return () if need == SUDO_EEPROM else tuple(need.split("|"))
 
 
-def lookups(cluster: Cluster, node: str, needs: Iterable[str]) -> Lookups:
+def lookups(cluster: Cluster, node: str, needs: Iterable[str]) -> toolscan.Lookups:
     """What to look for on `node` for checks with these needs."""
     needs = list(dict.fromkeys(needs))
     tools = dict.fromkeys(t for need in needs for t in _tools(cluster, need))
     n = cluster.node(node)
     sudo = [("ethtool", "-m", n.rail(p, 0).netdev) for p in n.ports] if SUDO_EEPROM in needs else []
-    return Lookups(
+    return toolscan.Lookups(
         tools=tuple(tools),
         sudo=tuple(sudo),
         sockets=(LLDPD_SOCKET,) if "lldpctl" in needs else (),
@@ -126,7 +116,9 @@ def lookups(cluster: Cluster, node: str, needs: Iterable[str]) -> Lookups:
     )
 
 
-def gaps(cluster: Cluster, node: str, needs: Iterable[str], found: Found) -> tuple[Gap, ...]:
+def gaps(
+    cluster: Cluster, node: str, needs: Iterable[str], found: toolscan.Found
+) -> tuple[Gap, ...]:
     """What `found` lacks for each need, in the order of the needs."""
     out: list[Gap] = []
     for need in dict.fromkeys(needs):
@@ -135,21 +127,20 @@ def gaps(cluster: Cluster, node: str, needs: Iterable[str], found: Found) -> tup
             out += [Gap(need, tool_missing(node, t)) for t in tools if not found.tools.get(t)]
         elif tools and not any(found.tools.get(t) for t in tools):
             out.append(Gap(need, tool_missing(node, tools[0])))
+        refused = [(w, a) for w, a in found.sudo.items() if not a.allowed]
         if need == NCCL and not found.libs.get(LIBNCCL):
             places = ", ".join(_lib_patterns(cluster))
             why = f"{LIBNCCL}: not found where the launcher's ranks load it ({places})"
             out.append(Gap(need, lacking(node, prereq_of(LIBNCCL), why)))
-        if need == "lldpctl" and found.tools.get("lldpctl") and not found.sockets.get(LLDPD_SOCKET):
+        elif need == "lldpctl" and found.tools.get(need) and not found.sockets.get(LLDPD_SOCKET):
             why = f"lldpd is not running (no {LLDPD_SOCKET} for lldpctl to ask)"
-            out.append(Gap(need, lacking(node, prereq_of("lldpctl"), why)))
-        if need == SUDO_EEPROM:
-            refused = [(w, a) for w, a in found.sudo.items() if not a.allowed]
-            if refused:
-                out.append(Gap(need, _sudo(node, *refused[0])))
+            out.append(Gap(need, lacking(node, prereq_of(need), why)))
+        elif need == SUDO_EEPROM and refused:
+            out.append(Gap(need, _sudo(node, *refused[0])))
     return tuple(out)
 
 
-def _sudo(node: str, words: str, answer: SudoAnswer) -> NotMeasured:
+def _sudo(node: str, words: str, answer: toolscan.SudoAnswer) -> NotMeasured:
     said = answer.said
     # What the check's own `sudo -n ethtool -m` would have been told: the same wording.
     why = could_not_run(RunResult(node, words, 1, "", f"{said}\n", 0.0))
@@ -167,10 +158,10 @@ def measure(fabric: Fabric, *, needs: Sequence[str] = ()) -> Preflight:
     cluster = fabric.cluster
     names = [n.name for n in cluster.nodes]
     looks = {n: lookups(cluster, n, needs) for n in names}
-    results = fabric.run_all([Job(n, build_preflight(looks[n]), QUICK_S) for n in names])
+    results = fabric.run_all([Job(n, toolscan.build_preflight(looks[n]), QUICK_S) for n in names])
     nodes: dict[str, NodeCheck] = {}
     for n, r in zip(names, results, strict=True):
-        found = parsed(r, "preflight", parse_preflight)
+        found = parsed(r, "preflight", toolscan.parse_preflight)
         missing = gaps(cluster, n, needs, found.value) if found.value is not None else ()
         nodes[n] = NodeCheck(n, looks[n], found, missing)
     short = [c.node for c in nodes.values() if any(not g.advisory for g in c.gaps)]
@@ -192,30 +183,32 @@ def document(fabric: Fabric) -> tuple[PreflightNode, ...]:
     from pytest_sparkfabric.results import PreflightGap, PreflightNode
 
     checked = fabric.measured(NAME, Preflight)
-    if checked is None:
-        return ()
-    return tuple(
-        PreflightNode(
-            node=c.node,
-            looked_for=(
-                *c.looked_for.tools,
-                *(" ".join(w) for w in c.looked_for.sudo),
-                *c.looked_for.sockets,
-                *c.looked_for.libs,
-            ),
-            found={k: v for k, v in c.found.value.tools.items() if v} if c.found.value else {},
-            missing=tuple(
-                PreflightGap(
-                    prerequisite=g.why.missing or "",
-                    reason=g.why.reason,
-                    fix=g.why.fix or "",
-                    needed_for=g.need,
-                    advisory=g.advisory,
-                )
-                for g in c.gaps
-            ),
-            versions=dict(c.found.value.versions) if c.found.value else {},
-            error=c.found.error,
+    out = []
+    for c in checked.nodes.values() if checked is not None else ():
+        look, found = c.looked_for, c.found.value
+        missing = tuple(
+            PreflightGap(
+                prerequisite=g.why.missing or "",
+                reason=g.why.reason,
+                fix=g.why.fix or "",
+                needed_for=g.need,
+                advisory=g.advisory,
+            )
+            for g in c.gaps
         )
-        for c in checked.nodes.values()
-    )
+        out.append(
+            PreflightNode(
+                node=c.node,
+                looked_for=(
+                    *look.tools,
+                    *(" ".join(w) for w in look.sudo),
+                    *look.sockets,
+                    *look.libs,
+                ),
+                found={k: v for k, v in found.tools.items() if v} if found else {},
+                missing=missing,
+                versions=dict(found.versions) if found else {},
+                error=c.found.error,
+            )
+        )
+    return tuple(out)

@@ -89,23 +89,17 @@ def could_not_run(r: RunResult | None) -> NotMeasured | None:
             missing=f"sudo {asked}",
             fix=SUDO_ETHTOOL_FIX if asked.startswith("ethtool") else f"allow `{asked}` in sudoers",
         )
-    tool: str | None = None
     if lib := _NO_LIBRARY.search(r.stderr):
         p = prereq_of(lib.group(1))
-        return lacking(
-            r.node,
-            p,
-            f"{lib.group(1)} not found by the loader ({p.name} is not built, or not on the "
-            "ranks' LD_LIBRARY_PATH)",
-        )
+        why = f"{lib.group(1)} not found by the loader ({p.name} is not built, or not on the ranks'"
+        return lacking(r.node, p, why + " LD_LIBRARY_PATH)")
     if _MPI_NOT_FOUND.search(r.stderr):
         m = _MPI_EXE.search(r.stderr)
-        tool = m.group(1) if m else "all_reduce_perf"
-    elif r.rc == 127 and not r.timed_out:
+        return tool_missing(r.node, m.group(1) if m else "all_reduce_perf")
+    if r.rc == 127 and not r.timed_out:
         tool = missing_command(r.stderr) or (r.command.split() or [r.command])[0]
-    if tool is None:
-        return None
-    return tool_missing(r.node, tool)
+        return tool_missing(r.node, tool)
+    return None
 
 
 def lacking(node: str, p: Prereq, why: str) -> NotMeasured:

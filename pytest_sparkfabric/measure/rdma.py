@@ -1,7 +1,6 @@
-"""RDMA bandwidth with ib_write_bw: the NIC loopback self-test first (a throttled NIC shows
-there, not as a slow cable), then node pairs both rails at once in `bwplan` rounds; ib_write_lat
-per pair; and the runner every bandwidth tool shares (tcp.py). docs/measurement.md.
-"""
+"""Bandwidth: the runner every client/server tool shares; ib_write_bw, the NIC loopback self-test
+first (a throttled NIC shows there, not as a slow cable), then node pairs both rails at once in
+`bwplan` rounds; ib_write_lat per pair; iperf3 (TCP) in the same rounds. docs/measurement.md."""
 
 from __future__ import annotations
 
@@ -16,16 +15,8 @@ from pytest_sparkfabric.measure.engine import PhaseName, parsed, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows, tool_flow
 from pytest_sparkfabric.measure.localize import Localization, Outcome, localize
 from pytest_sparkfabric.outcome import Measured, NotMeasured
-from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.perftest import (
-    IbWriteLat,
-    build_ib_write_bw_client,
-    build_ib_write_bw_server,
-    build_ib_write_lat_client,
-    build_ib_write_lat_server,
-    parse_ib_write_bw,
-    parse_ib_write_lat,
-)
+from pytest_sparkfabric.probes import ParseError, iperf3
+from pytest_sparkfabric.probes import perftest as pt
 from pytest_sparkfabric.shell import duration, plural
 from pytest_sparkfabric.transport import Job
 
@@ -38,9 +29,20 @@ if TYPE_CHECKING:
 NAME: PhaseName = "rdma"
 LOOPBACK: PhaseName = "loopback"
 LATENCY: PhaseName = "rdma_lat"
+TCP: PhaseName = "tcp"
 LAT_PORT_OFFSET = 30
 LAT_DEADLINE_S = 30.0
 """1000 round trips of ~2 us and perftest's set-up: seconds, even on a slow path."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What a client's output says: a figure, or why there is none."""
+
+    gbps: float | None
+    error: str | None = None
+    streams: int | None = None
+    retransmits: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,16 +85,6 @@ class BwResult:
 
 
 @dataclass(frozen=True, slots=True)
-class Reading:
-    """What a client's output says: a figure, or why there is none."""
-
-    gbps: float | None
-    error: str | None = None
-    streams: int | None = None
-    retransmits: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Tool:
     """A bandwidth tool: its server and client for a test on a port, and how its output reads."""
 
@@ -107,7 +99,6 @@ class Tool:
 class Loopbacks:
     results: dict[str, BwResult]
     rounds: int
-    elapsed_s: float
 
 
 @dataclass(frozen=True)
@@ -125,20 +116,16 @@ class RdmaRun:
 
     def directed(self) -> dict[tuple[str, str, int], BwResult]:
         """Every measured direction: (sender, receiver, rail) -> its result."""
-        out = {}
-        for r in (*(r for rs in self.links.values() for r in rs), *self.retests):
-            out[(r.src.node, r.dst.node, r.src.index)] = r
-        return out
+        every = (*(r for rs in self.links.values() for r in rs), *self.retests)
+        return {(r.src.node, r.dst.node, r.src.index): r for r in every}
 
 
 # -- the runner ---------------------------------------------------------------------------------
 
 
 def _reading(tool: Tool, fr: FlowResult) -> Reading:
-    if fr.error:
-        return Reading(None, fr.error)
-    if fr.client is None:
-        return Reading(None, "the client did not run")
+    if fr.error or fr.client is None:
+        return Reading(None, fr.error or "the client did not run")
     err = result_error(fr.client, tool.name)
     return Reading(None, err) if err else tool.read(fr.client)
 
@@ -151,8 +138,7 @@ def run_tests(
     out: dict[tuple[str, str], BwResult] = {}
     live: list[bwplan.RailTest] = []
     for t in tests:
-        why = fabric.gone((t.src.node, t.dst.node))
-        if why:
+        if why := fabric.gone((t.src.node, t.dst.node)):
             out[t.key] = BwResult(t.link, t.src, t.dst, None, why.reason, t.round, unmeasured=why)
         else:
             live.append(t)
@@ -175,51 +161,43 @@ def run_tests(
     return out
 
 
-def running(
-    fabric: Fabric, what: str, plan: sched.Schedule
-) -> tuple[str, dict[int, str], set[str]]:
-    """The phase's start line, per round that runs its line (`RDMA round 1/2: a->b`), and the
-    nodes in traffic: counted from the tests with both nodes answering, so they say what runs."""
+def run_schedule(
+    fabric: Fabric, tool: Tool, what: str, how: str, plan: sched.Schedule
+) -> tuple[dict[str, tuple[BwResult, ...]], dict[str, int], float]:
+    """Every round of `plan` with `tool`: its results by rail link (a->b first), each measured
+    pair's first round, and the transport-clock seconds it took. `how` ends the start line,
+    which (like each round's line) counts the tests with both nodes answering."""
     down = fabric.unreachable()
     live = [
-        (k, [t for t in ts if t.src not in down and t.dst not in down])
-        for k, ts in enumerate(plan.rounds, 1)
+        (k, ts)
+        for k, r in enumerate(plan.rounds, 1)
+        if (ts := [t for t in r if t.src not in down and t.dst not in down])
     ]
-    live = [(k, ts) for k, ts in live if ts]
     lines = {
         k: f"{what} round {n}/{len(live)}: " + ", ".join(t.id for t in ts)
         for n, (k, ts) in enumerate(live, 1)
     }
     pairs = {frozenset((t.src, t.dst)) for _, ts in live for t in ts}
-    busy = {n for p in pairs for n in p}
     if not pairs:
-        return f"{what} bandwidth ({plan.kind}): no node pair answers at both ends", lines, busy
-    both = " (both directions at once, each its own test)" if plan.mode == "bidirectional" else ""
-    return (
-        f"{what} bandwidth ({plan.kind}): {plural(len(pairs), 'node pair')} in "
-        f"{plural(len(live), 'round')} of {duration(fabric.cluster.spec.bandwidth.duration_s)}"
-        f"{both}",
-        lines,
-        busy,
-    )
-
-
-def run_schedule(
-    fabric: Fabric, tool: Tool, what: str, how: str, plan: sched.Schedule
-) -> tuple[dict[str, tuple[BwResult, ...]], dict[str, int], float]:
-    """Every round of `plan` with `tool`: its results by rail link (a->b first), each measured
-    pair's first round, and the transport-clock seconds it took. `how` ends the start line."""
-    head, lines, busy = running(fabric, what, plan)
-    fabric.progress(head + how if lines else head)
+        fabric.progress(f"{what} bandwidth ({plan.kind}): no node pair answers at both ends")
+    else:
+        both = (
+            " (both directions at once, each its own test)" if plan.mode == "bidirectional" else ""
+        )
+        fabric.progress(
+            f"{what} bandwidth ({plan.kind}): {plural(len(pairs), 'node pair')} in "
+            f"{plural(len(live), 'round')} of {duration(fabric.cluster.spec.bandwidth.duration_s)}"
+            f"{both}{how}"
+        )
     start = fabric.transport.clock.now()
-    rail_tests = list(bwplan.rail_tests(fabric.plan, plan))
     # Counters only where traffic runs: a rail whose every partner is down proves nothing.
-    rails = [r for r in fabric.cluster.rails if r.node in busy]
-    watch = rail_counters.watch(fabric, what.lower(), rails)
+    busy = {n for p in pairs for n in p}
+    watch = rail_counters.watch(
+        fabric, what.lower(), [r for r in fabric.cluster.rails if r.node in busy]
+    )
     results: dict[tuple[str, str], BwResult] = {}
-    for k, tests in enumerate(rail_tests, 1):
-        line = lines.get(k)
-        if line:
+    for k, tests in enumerate(bwplan.rail_tests(fabric.plan, plan), 1):
+        if line := lines.get(k):
             fabric.detail(line)
         results.update(run_tests(fabric, tool, tests, f"{what} round {k}"))
         watch.step(line or f"{what} round {k}")
@@ -238,7 +216,7 @@ def run_schedule(
 
 def _read(r: RunResult) -> Reading:
     try:
-        return Reading(parse_ib_write_bw(r.stdout).bw_avg_gbps)
+        return Reading(pt.parse_ib_write_bw(r.stdout).bw_avg_gbps)
     except ParseError as exc:
         # perftest says on stderr why the run stopped: a completion error (retries exhausted),
         # or why it gave up (`Couldn't connect to <ip>:<port>`, ...).
@@ -252,8 +230,8 @@ def _read(r: RunResult) -> Reading:
 def _flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
     bw = fabric.cluster.spec.bandwidth
     dur = bw.duration_s
-    server = build_ib_write_bw_server(t.dst.rdma, qps=bw.qps, duration_s=dur, port=port)
-    client = build_ib_write_bw_client(
+    server = pt.build_ib_write_bw_server(t.dst.rdma, qps=bw.qps, duration_s=dur, port=port)
+    client = pt.build_ib_write_bw_client(
         t.src.rdma, t.dst.address.ip, qps=bw.qps, duration_s=dur, port=port
     )
     return tool_flow(t.key, port, dur, (t.dst.node, server), (t.src.node, client))
@@ -278,28 +256,25 @@ def measure_loopbacks(fabric: Fabric) -> Loopbacks:
     cluster = fabric.cluster
     slots = max(len(n.rails) for n in cluster.nodes)
     down = fabric.unreachable()
-    results: dict[str, BwResult] = {
-        r.id: BwResult(
-            Link(r, r, r.index), r, r, None, down[r.node], 0, unmeasured=fabric.gone([r.node])
-        )
+    results = {
+        r.id: BwResult(Link(r, r, r.index), r, r, None, down[r.node], 0, unmeasured=why)
         for r in cluster.rails
-        if r.node in down
+        if (why := fabric.gone([r.node]))
     }
     live = [n for n in cluster.nodes if n.name not in down]
     if not live:
-        return Loopbacks(results, 0, 0.0)
+        return Loopbacks(results, 0)
     fabric.progress(
         f"NIC self-test: loopback ib_write_bw on every rail, {plural(slots, 'round')} of "
         f"{duration(cluster.spec.bandwidth.duration_s)} (every node at once, one rail per node "
         "per round)"
     )
-    start = fabric.transport.clock.now()
     for k in range(slots):
         rails = [n.rails[k] for n in live if k < len(n.rails)]
         fabric.detail(f"loopback round {k + 1}/{slots}: " + ", ".join(r.id for r in rails))
         tests = [bwplan.RailTest(Link(r, r, r.index), "a->b", r, r, k + 1, k) for r in rails]
         results.update({r.src.id: r for r in run_tests(fabric, IB_WRITE_BW, tests).values()})
-    return Loopbacks(results, slots, fabric.transport.clock.now() - start)
+    return Loopbacks(results, slots)
 
 
 # -- node pairs -------------------------------------------------------------------------------
@@ -325,11 +300,31 @@ def measure(fabric: Fabric) -> RdmaRun:
         return RdmaRun(plan, {}, {}, 0.0)
     at_once = "(no node in two tests at once)" if plan.node_disjoint else "(every node at once)"
     how = f", both rails at once {at_once}"
-    links, round_of, elapsed = run_schedule(fabric, IB_WRITE_BW, "RDMA", how, plan)
-    return _localized(fabric, RdmaRun(plan, links, round_of, elapsed))
-
-
-# -- where a fault is -------------------------------------------------------------------------
+    run = RdmaRun(plan, *run_schedule(fabric, IB_WRITE_BW, "RDMA", how, plan))
+    if plan.kind == "stress":
+        return run  # overlapping tests by design: not evidence for the rule (localize.py)
+    # Suspects from the outcomes; behind a switch a node that fails with both its partners is
+    # re-tested against a third (`bandwidth.confirm`) before it is named.
+    cables = bwplan.cables_of(fabric.plan)
+    measured = [r for results in run.links.values() for r in results]
+    found = localize(outcomes(fabric, measured), cables)
+    extra = found.retests() if fabric.cluster.spec.bandwidth.confirm else None
+    if extra is None or not extra.rounds:
+        return replace(run, localization=found)
+    fabric.progress(
+        f"RDMA re-test of {plural(len(extra.transfers), 'direction')} against a third "
+        f"partner, {plural(len(extra.rounds), 'round')}: " + ", ".join(extra.lines())
+    )
+    start = fabric.transport.clock.now()
+    retested: list[BwResult] = []
+    for tests in bwplan.rail_tests(fabric.plan, extra, len(plan.rounds) + 1):
+        retested += run_tests(fabric, IB_WRITE_BW, tests).values()
+    return replace(
+        run,
+        localization=localize(outcomes(fabric, [*measured, *retested]), cables),
+        retests=tuple(retested),
+        elapsed_s=run.elapsed_s + fabric.transport.clock.now() - start,
+    )
 
 
 def outcomes(fabric: Fabric, results: Iterable[BwResult]) -> list[Outcome]:
@@ -347,39 +342,12 @@ def outcomes(fabric: Fabric, results: Iterable[BwResult]) -> list[Outcome]:
     ]
 
 
-def _localized(fabric: Fabric, run: RdmaRun) -> RdmaRun:
-    """Suspects from the schedule's outcomes; behind a switch a node that fails with both its
-    partners is re-tested against a third (`bandwidth.confirm`) before it is named."""
-    if run.schedule.kind == "stress":
-        return run  # overlapping tests by design: not evidence for the rule (localize.py)
-    cables = bwplan.cables_of(fabric.plan)
-    measured = [r for results in run.links.values() for r in results]
-    found = localize(outcomes(fabric, measured), cables)
-    extra = found.retests() if fabric.cluster.spec.bandwidth.confirm else None
-    if extra is None or not extra.rounds:
-        return replace(run, localization=found)
-    fabric.progress(
-        f"RDMA re-test of {plural(len(extra.transfers), 'direction')} against a third "
-        f"partner, {plural(len(extra.rounds), 'round')}: " + ", ".join(extra.lines())
-    )
-    start = fabric.transport.clock.now()
-    retested: list[BwResult] = []
-    for tests in bwplan.rail_tests(fabric.plan, extra, len(run.schedule.rounds) + 1):
-        retested += run_tests(fabric, IB_WRITE_BW, tests).values()
-    return replace(
-        run,
-        localization=localize(outcomes(fabric, [*measured, *retested]), cables),
-        retests=tuple(retested),
-        elapsed_s=run.elapsed_s + fabric.transport.clock.now() - start,
-    )
-
-
 def suspects_of(fabric: Fabric, nodes: Iterable[str]) -> list[str]:
     """The suspect and undecided lines of the bandwidth phase that concern `nodes`."""
     found = pair_runs(fabric).localization
+    wanted = set(nodes)
     if found is None:
         return []
-    wanted = set(nodes)
     lines = [s.line() for s in found.suspects if wanted & set(s.nodes)]
     if len(fabric.cluster.nodes) > 2:  # two nodes: nothing to tell apart, nothing to add
         lines += [u.line() for u in found.undecided if wanted & set(u.nodes)]
@@ -393,25 +361,22 @@ class PairDirection:
 
     @property
     def total_gbps(self) -> float | None:
-        if any(r.gbps is None for r in self.rails):
-            return None
-        return sum(r.gbps or 0.0 for r in self.rails)
+        gbps = [r.gbps for r in self.rails]
+        return None if None in gbps else sum(g or 0.0 for g in gbps)
 
     @property
     def where(self) -> str:
-        first = self.rails[0]
-        return f"{first.src.node}->{first.dst.node}"
+        return f"{self.rails[0].src.node}->{self.rails[0].dst.node}"
 
 
 def pair_result(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[PairDirection, ...]]:
     """The pair's round and, per measured direction, its rails measured at the same time."""
     run = pair_runs(fabric)
     per_link = [run.links[link.id] for link in pair.links]
-    directions = []
-    for i in range(min(len(x) for x in per_link)):
-        rails = tuple(results[i] for results in per_link)
-        way = "a->b" if rails[0].src.node == pair.a else "b->a"
-        directions.append(PairDirection(way, rails))
+    directions = (
+        PairDirection("a->b" if rails[0].src.node == pair.a else "b->a", rails)
+        for rails in zip(*per_link, strict=False)
+    )
     return run.round_of[pair.id], tuple(directions)
 
 
@@ -424,16 +389,16 @@ class Latency:
 
     src: Rail
     dst: Rail
-    result: Measured[IbWriteLat]
+    result: Measured[pt.IbWriteLat]
     command: str = ""
 
 
-def _latency(fr: FlowResult) -> Measured[IbWriteLat]:
+def _latency(fr: FlowResult) -> Measured[pt.IbWriteLat]:
     if fr.unmeasured is not None:
         return Measured.not_measured(fr.unmeasured)
     if fr.error or fr.client is None:
         return Measured.failed(fr.error or "the ib_write_lat client did not run")
-    return parsed(fr.client, "ib_write_lat", parse_ib_write_lat)
+    return parsed(fr.client, "ib_write_lat", pt.parse_ib_write_lat)
 
 
 def measure_latency(fabric: Fabric) -> dict[str, Latency]:
@@ -446,12 +411,11 @@ def measure_latency(fabric: Fabric) -> dict[str, Latency]:
         flows: dict[str, Flow] = {}
         for pair in (pairs[i] for i in indices):
             a, b = pair.links[0].a, pair.links[0].b
-            why = fabric.gone((a.node, b.node))
-            if why:
+            if why := fabric.gone((a.node, b.node)):
                 out[pair.id] = Latency(a, b, Measured.not_measured(why))
                 continue
-            server = build_ib_write_lat_server(b.rdma, port=port)
-            client = build_ib_write_lat_client(a.rdma, b.address.ip, port=port)
+            server = pt.build_ib_write_lat_server(b.rdma, port=port)
+            client = pt.build_ib_write_lat_client(a.rdma, b.address.ip, port=port)
             flows[pair.id] = Flow(
                 pair.id, Job(b.node, server, deadline), Job(a.node, client, deadline), port
             )
@@ -464,3 +428,64 @@ def measure_latency(fabric: Fabric) -> dict[str, Latency]:
 
 def latency(fabric: Fabric, pair: NodePair) -> Latency:
     return fabric.phase(LATENCY, measure_latency)[pair.id]
+
+
+# -- TCP ----------------------------------------------------------------------------------------
+# Every rail link of a pair its own iperf3 server and client (`-P bandwidth.iperf3_streams`, `-J`)
+# at once, as one stream or one netdev under-reports on a Spark (DOMAIN.md §4). `iperf3 -J` exits
+# 0 even when it could not connect: `error` decides.
+
+
+@dataclass(frozen=True)
+class TcpRun:
+    links: dict[str, tuple[BwResult, ...]]
+    """Measured rail link id -> one result per measured direction, a->b first."""
+    round_of: dict[str, int]
+
+
+def _read_iperf3(r: RunResult) -> Reading:
+    try:
+        res = iperf3.parse_iperf3_json(r.stdout)
+    except ParseError as exc:
+        return Reading(None, f"{r.node}: {exc}")
+    if res.error is not None:
+        return Reading(None, f"{r.node}: iperf3 reported an error: {res.error}")
+    gbps = res.received_gbps if res.received_gbps is not None else res.sent_gbps
+    return Reading(gbps, None, res.streams, res.retransmits)
+
+
+def _iperf3_flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
+    bw = fabric.cluster.spec.bandwidth
+    server = iperf3.build_iperf3_server(port=port, one_off=True, bind=t.dst.address.ip)
+    client = iperf3.build_iperf3_client(
+        t.dst.address.ip,
+        streams=bw.iperf3_streams,
+        duration_s=bw.duration_s,
+        port=port,
+        bind=t.src.address.ip,
+    )
+    return tool_flow(t.key, port, bw.duration_s, (t.dst.node, server), (t.src.node, client))
+
+
+IPERF3 = Tool("iperf3", _iperf3_flow, _read_iperf3, base_offset=10)
+
+
+def tcp_runs(fabric: Fabric) -> TcpRun:
+    return fabric.phase(TCP, measure_tcp)
+
+
+def tcp_pair_results(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[BwResult, ...]]:
+    """The pair's first round and every measured direction of each of its rails."""
+    run = tcp_runs(fabric)
+    return run.round_of[pair.id], tuple(r for link in pair.links for r in run.links[link.id])
+
+
+def measure_tcp(fabric: Fabric) -> TcpRun:
+    soak.baseline(fabric)  # the NICs idle, before any traffic of the session
+    plan = schedule(fabric)
+    if not plan.rounds:
+        return TcpRun({}, {})
+    streams = fabric.cluster.spec.bandwidth.iperf3_streams
+    how = f", iperf3 -P {streams} on both netdevs of each pair at once"
+    links, round_of, _ = run_schedule(fabric, IPERF3, "TCP", how, plan)
+    return TcpRun(links, round_of)

@@ -31,9 +31,7 @@ def passes(p: PingResult, max_loss_pct: float) -> bool:
     """Whether a ping counts as answered under `thresholds.ping_loss_pct`: every reply, or a
     loss no larger than the limit with at least one reply and no error (a local MTU refusal or a
     frag-needed is never loss)."""
-    if p.ok:
-        return True
-    return (
+    return p.ok or (
         p.verdict == "lost"
         and bool(p.received)
         and not p.errors
@@ -52,8 +50,7 @@ def measure(fabric: Fabric) -> Pings:
     for d in bwplan.directed_links(fabric.cluster, fabric.plan):
         # Sent from a node that does not answer, a ping cannot run; towards one it can (its
         # kernel answers without a shell) and tells whether the fabric reaches it.
-        gone = fabric.gone((d.src.node,))
-        if gone:
+        if gone := fabric.gone((d.src.node,)):
             out[d.id] = Measured.failed(gone.reason)
         else:
             links.append(d)
@@ -88,15 +85,12 @@ def _round(
         )
         for d in links
     ]
-    out: dict[str, Measured[PingResult]] = {}
-    for d, r in zip(links, fabric.run_all(jobs), strict=True):
-        failure = r.failure()
-        out[d.id] = (
-            Measured.failed(failure)
-            if failure
-            else Measured.of(parse_ping(r.stdout, r.stderr, r.rc))
-        )
-    return out
+    return {
+        d.id: Measured.failed(f)
+        if (f := r.failure())
+        else Measured.of(parse_ping(r.stdout, r.stderr, r.rc))
+        for d, r in zip(links, fabric.run_all(jobs), strict=True)
+    }
 
 
 def ping(fabric: Fabric, link: DirectedLink) -> Measured[PingResult]:

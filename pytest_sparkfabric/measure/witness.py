@@ -1,7 +1,6 @@
-"""The session's measurements as diagnosis evidence, and failure messages that carry findings.
-Where the cause needs one more measurement (slow RDMA with a healthy loopback: only TCP tells),
-that phase runs now; it is cached, so its own items later reuse it.
-"""
+"""The session's measurements as diagnosis evidence, and failure messages that carry findings. Where
+the cause needs one more measurement (slow RDMA with a healthy loopback: only TCP tells), that phase
+runs now; it is cached, so its own items later reuse it."""
 
 from __future__ import annotations
 
@@ -15,32 +14,21 @@ import pytest
 from pytest_sparkfabric import objects as objs
 from pytest_sparkfabric.cluster import hardware
 from pytest_sparkfabric.cluster.plan import DirectedLink
+from pytest_sparkfabric.diagnosis import evidence as ev
 from pytest_sparkfabric.diagnosis.diagnose import diagnose
-from pytest_sparkfabric.diagnosis.evidence import (
-    LOW_RDMA_MAX_GBPS,
-    THROTTLED_MAX_GBPS,
-    Evidence,
-    Finding,
-    PairRates,
-    Rate,
-    Site,
-)
 from pytest_sparkfabric.measure import (
     bwplan,
     cabling,
     facts,
     links,
-    nccl_env,
     nccl_run,
     rdma,
     reach,
     switch,
     switch_counters,
 )
-from pytest_sparkfabric.measure import tcp as tcp_phase
 from pytest_sparkfabric.measure.nccl_run import NcclRun
-from pytest_sparkfabric.measure.rdma import BwResult, Loopbacks, RdmaRun
-from pytest_sparkfabric.measure.tcp import TcpRun
+from pytest_sparkfabric.measure.rdma import BwResult, Loopbacks, RdmaRun, TcpRun
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.model import Rail
@@ -50,38 +38,34 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.verdict import Verdict
 
 
-def _loopback(lb: Loopbacks | None) -> tuple[Rate, ...]:
-    if lb is None:
-        return ()
+def _loopback(lb: Loopbacks | None) -> tuple[ev.Rate, ...]:
     return tuple(
-        Rate(r.src.id, (r.src.node,), r.gbps, r.src.rdma, r.error, (objs.rail(r.src),))
-        for r in lb.results.values()
+        ev.Rate(r.src.id, (r.src.node,), r.gbps, r.src.rdma, r.error, (objs.rail(r.src),))
+        for r in (lb.results.values() if lb is not None else ())
     )
 
 
-def _rdma(run: RdmaRun | None) -> tuple[Rate, ...]:
+def _rdma(run: RdmaRun | None) -> tuple[ev.Rate, ...]:
     return tuple(
-        Rate(r.where, (r.src.node, r.dst.node), r.gbps, r.where, r.error, (objs.direction(d),))
+        ev.Rate(r.where, (r.src.node, r.dst.node), r.gbps, r.where, r.error, (objs.direction(d),))
         for results in (run.links.values() if run is not None else ())
         for r in results
         for d in (DirectedLink(r.src, r.dst),)
     )
 
 
-def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[PairRates, ...]:
+def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[ev.PairRates, ...]:
     """One entry per measured direction of a pair, its rails together."""
     by_link: Mapping[str, Sequence[BwResult]] = run.links if run is not None else {}
+    rdma = isinstance(run, RdmaRun)
     out = []
     for pair in fabric.plan.pairs:
-        per_link = [by_link.get(link.id, ()) for link in pair.links]
-        for i in range(min((len(x) for x in per_link), default=0)):
-            results = [res[i] for res in per_link]
-            direction = "" if results[0].src.node == pair.a else " (b->a)"
-            rdma = isinstance(run, RdmaRun)
+        ends = (pair.a, pair.b)
+        for results in zip(*(by_link.get(link.id, ()) for link in pair.links), strict=False):
             rails = tuple(
-                Rate(
-                    r.where if isinstance(r, BwResult) else link.id,
-                    (pair.a, pair.b),
+                ev.Rate(
+                    r.where,
+                    ends,
                     r.gbps,
                     f"rail{link.rail}",
                     None if rdma else r.error,
@@ -89,113 +73,104 @@ def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[PairRates, ...
                 )
                 for link, r in zip(pair.links, results, strict=True)
             )
+            where = pair.id + ("" if results[0].src.node == pair.a else " (b->a)")
             devices = tuple(link.a.rdma for link in pair.links) if rdma else ()
-            out.append(
-                PairRates(pair.id + direction, (pair.a, pair.b), rails, devices, objs.path(pair))
-            )
+            out.append(ev.PairRates(where, ends, rails, devices, objs.path(pair)))
     return tuple(out)
 
 
-def _no_link(fabric: Fabric) -> tuple[Site, ...]:
-    out = []
-    for rail in fabric.cluster.rails:
-        eth = links.ethtool(fabric, rail)
-        if eth.value is not None and eth.value.link_detected is False:
-            out.append(Site(rail.id, (rail.node,), cable(fabric, rail)))
-    return tuple(out)
+def _no_link(fabric: Fabric) -> tuple[ev.Site, ...]:
+    return tuple(
+        ev.Site(rail.id, (rail.node,), cable(fabric, rail))
+        for rail in fabric.cluster.rails
+        if (eth := links.ethtool(fabric, rail).value) is not None and eth.link_detected is False
+    )
 
 
-def _slow_links(fabric: Fabric) -> tuple[Site, ...]:
+def _slow_links(fabric: Fabric) -> tuple[ev.Site, ...]:
     out = []
     for rail in fabric.cluster.rails:
         eth = links.ethtool(fabric, rail).value
         speed = eth.speed_mbps if eth is not None else None
         if eth is not None and eth.link_detected and speed and speed < rail.link_speed_mbps:
             where = f"{rail.id} at {speed}Mb/s (declared {rail.link_speed_mbps}Mb/s)"
-            out.append(Site(where, (rail.node,)))
+            out.append(ev.Site(where, (rail.node,)))
     return tuple(out)
 
 
-def _launch(fabric: Fabric) -> tuple[Site, ...]:
-    out = []
-    for n in fabric.cluster.nodes:
-        found = nccl_env.problems(fabric, n.name, down_links=False)
-        if found:
-            out.append(Site("; ".join(found), (n.name,)))
-    return tuple(out)
+def _launch(fabric: Fabric) -> tuple[ev.Site, ...]:
+    return tuple(
+        ev.Site("; ".join(found), (n.name,))
+        for n in fabric.cluster.nodes
+        if (found := nccl_run.problems(fabric, n.name, down_links=False))
+    )
 
 
 _PERFTEST_REFUSED = re.compile(r"Couldn't connect to (\d+\.\d+\.\d+\.\d+):(\d+)")
 _IPERF_REFUSED = re.compile(r"-c (\d+\.\d+\.\d+\.\d+)\b.*?-p (\d+)|-p (\d+)\b.*?-c (\S+)")
 
 
-def _refused(fabric: Fabric) -> tuple[Site, ...]:
+def _refused(fabric: Fabric) -> tuple[ev.Site, ...]:
     """Connects that failed to a node whose address answers pings: its firewall. The pings
     run now where a failed connect asks and they have not run yet (one concurrent round)."""
     failed: list[tuple[str, str, str, str]] = []
     run = fabric.measured(rdma.NAME, RdmaRun)
-    for results in run.links.values() if run is not None else ():
-        for r in results:
-            if r.error and (m := _PERFTEST_REFUSED.search(r.error)):
-                failed.append((m.group(1), m.group(2), "ib_write_bw", r.src.node))
-    tcp = fabric.measured(tcp_phase.NAME, TcpRun)
+    for r in (r for rs in run.links.values() for r in rs) if run is not None else ():
+        if r.error and (m := _PERFTEST_REFUSED.search(r.error)):
+            failed.append((m.group(1), m.group(2), "ib_write_bw", r.src.node))
+    tcp = fabric.measured(rdma.TCP, TcpRun)
     for t in (t for ts in tcp.links.values() for t in ts) if tcp is not None else ():
-        if t.error and "unable to connect to server" in t.error:
-            m = _IPERF_REFUSED.search(t.command)
-            if m:
-                ip, port = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-                failed.append((ip, port, "iperf3", t.src.node))
+        refused = t.error and "unable to connect to server" in t.error
+        if refused and (m := _IPERF_REFUSED.search(t.command)):
+            ip, port = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+            failed.append((ip, port, "iperf3", t.src.node))
     if not failed:
         return ()
-    answered = set()
-    for d in bwplan.directed_links(fabric.cluster, fabric.plan):
-        p = reach.ping(fabric, d)
-        if p.value is not None and p.value.ok:
-            answered.add(str(d.dst.address.ip))
+    answered = {
+        str(d.dst.address.ip)
+        for d in bwplan.directed_links(fabric.cluster, fabric.plan)
+        if (p := reach.ping(fabric, d).value) is not None and p.ok
+    }
     owners = facts.observed_ipv4(fabric)
     seen: dict[str, dict[str, set[str]]] = {}
     for ip, port, tool, client in failed:
         server = owners[ip][0][0] if owners.get(ip) else None
         if ip in answered and server is not None and server != client:
             seen.setdefault(server, {}).setdefault(tool, set()).add(port)
-    out = []
-    for server, tools in seen.items():
-        ports = "; ".join(f"{tool} port {', '.join(sorted(p))}" for tool, p in tools.items())
-        out.append(
-            Site(
-                f"servers listened on {server} but clients could not connect ({ports}), while "
-                "its addresses answer pings",
-                (server,),
-            )
+    return tuple(
+        ev.Site(
+            f"servers listened on {server} but clients could not connect ("
+            + "; ".join(f"{tool} port {', '.join(sorted(p))}" for tool, p in tools.items())
+            + "), while its addresses answer pings",
+            (server,),
         )
-    return tuple(out)
+        for server, tools in seen.items()
+    )
 
 
-def _narrow_pcie(fabric: Fabric) -> tuple[Site, ...]:
+def _narrow_pcie(fabric: Fabric) -> tuple[ev.Site, ...]:
+    return tuple(
+        ev.Site(f"{rail.id} PCIe {rail.pci} at {link.text}", (rail.node,), pcie_half(fabric, rail))
+        for rail in fabric.cluster.rails
+        if (link := facts.pcie(fabric, rail).value) is not None
+        and (
+            (link.width is not None and link.width < hardware.PCIE_WIDTH)
+            or (link.speed_gt_s is not None and link.speed_gt_s < hardware.PCIE_SPEED_GTS)
+        )
+    )
+
+
+def _duplicate_ips(fabric: Fabric) -> tuple[ev.Site, ...]:
     out = []
-    for rail in fabric.cluster.rails:
-        link = facts.pcie(fabric, rail).value
-        if link is None:
-            continue
-        if (link.width is not None and link.width < hardware.PCIE_WIDTH) or (
-            link.speed_gt_s is not None and link.speed_gt_s < hardware.PCIE_SPEED_GTS
-        ):
-            where = f"{rail.id} PCIe {rail.pci} at {link.text}"
-            out.append(Site(where, (rail.node,), pcie_half(fabric, rail)))
-    return tuple(out)
-
-
-def _duplicate_ips(fabric: Fabric) -> tuple[Site, ...]:
-    out = []
-    subnets = fabric.plan.subnets
     for ip, owners in facts.observed_ipv4(fabric).items():
         # Only the fabric's subnets: loopback and management addresses are none of ours.
-        if len(owners) > 1 and any(IPv4Address(ip) in net for net in subnets):
+        if len(owners) > 1 and any(IPv4Address(ip) in net for net in fabric.plan.subnets):
             where = ", ".join(f"{node} {netdev}" for node, netdev in owners)
             found = [objs.rail_by_netdev(fabric.cluster, n, d) for n, d in owners]
             rails = tuple(o for o in found if o is not None)
-            nodes = tuple(dict.fromkeys(n for n, _ in owners))
-            out.append(Site(f"{ip} on {where}", nodes, rails))
+            out.append(
+                ev.Site(f"{ip} on {where}", tuple(dict.fromkeys(n for n, _ in owners)), rails)
+            )
     return tuple(out)
 
 
@@ -226,7 +201,7 @@ def roce_packet_bytes(netdev_mtu: int) -> int:
     return ib + ROCE_PACKET_OVERHEAD_B
 
 
-def _short_legs(fabric: Fabric) -> tuple[Site, ...]:
+def _short_legs(fabric: Fabric) -> tuple[ev.Site, ...]:
     spec = fabric.cluster.spec.switch
     if spec is None:
         return ()
@@ -238,34 +213,32 @@ def _short_legs(fabric: Fabric) -> tuple[Site, ...]:
     out = []
     for node, leg in spec.ports.items():
         port = ports.get(leg)
-        if port is None:
-            continue
-        sizes = [v for v in (port.mtu_bytes, port.l2mtu_bytes) if v is not None]
-        if sizes and min(sizes) < need:
+        sizes = [v for v in (port.mtu_bytes, port.l2mtu_bytes) if v is not None] if port else []
+        if port is not None and sizes and min(sizes) < need:
             where = (
                 f"switch port {leg} mtu {port.mtu_bytes} l2mtu {port.l2mtu_bytes}, below the "
                 f"{need}-byte RoCE packet of MTU {fabric.cluster.mtu}"
             )
-            out.append(Site(where, (node,), (objs.leg(leg), objs.node(node))))
+            out.append(ev.Site(where, (node,), (objs.leg(leg), objs.node(node))))
     return tuple(out)
 
 
 def collect(
     fabric: Fabric, *, loopback: bool = False, tcp: bool = False, links: bool = True
-) -> Evidence:
+) -> ev.Evidence:
     """Evidence from every phase that has run; `loopback`/`tcp` run those phases first."""
     if loopback:
         rdma.loopbacks(fabric)
-    if tcp and fabric.measured(tcp_phase.NAME, TcpRun) is None:
+    if tcp and fabric.measured(rdma.TCP, TcpRun) is None:
         fabric.progress("slow RDMA with a healthy loopback: measuring TCP to tell the cause")
-        tcp_phase.runs(fabric)
+        rdma.tcp_runs(fabric)
     run = fabric.measured(rdma.NAME, RdmaRun)
     nccl = fabric.measured(nccl_run.NAME, NcclRun)
-    return Evidence(
+    return ev.Evidence(
         loopback=_loopback(fabric.measured(rdma.LOOPBACK, Loopbacks)),
         rdma=_rdma(run),
         pairs=_pairs(fabric, run),
-        tcp=_pairs(fabric, fabric.measured(tcp_phase.NAME, TcpRun)),
+        tcp=_pairs(fabric, fabric.measured(rdma.TCP, TcpRun)),
         nccl=nccl_run.evidence(fabric.cluster, nccl) if nccl is not None else None,
         no_link=_no_link(fabric) if links else (),
         switch_cpu_load_pct=_switch_cpu(fabric) if links else None,
@@ -282,11 +255,13 @@ def collect(
 
 def needs_tcp(fabric: Fabric, gbps: Iterable[float | None], nodes: Iterable[str]) -> bool:
     """A slow RDMA figure between NICs whose loopback is healthy: only TCP tells the cause."""
-    if not any(g is not None and g <= LOW_RDMA_MAX_GBPS for g in gbps):
+    if not any(g is not None and g <= ev.LOW_RDMA_MAX_GBPS for g in gbps):
         return False
     lb = rdma.loopbacks(fabric).results.values()
     wanted = set(nodes)
-    return all(r.gbps is None or r.gbps >= THROTTLED_MAX_GBPS for r in lb if r.src.node in wanted)
+    return all(
+        r.gbps is None or r.gbps >= ev.THROTTLED_MAX_GBPS for r in lb if r.src.node in wanted
+    )
 
 
 def path(*values: object) -> tuple[Obj, ...]:
@@ -317,34 +292,31 @@ def findings(
     tcp: bool = False,
     prefer: Sequence[RuleId] = (),
     only: Sequence[RuleId] = (),
-) -> list[Finding]:
+) -> list[ev.Finding]:
     """Findings about the objects `on` the item's path (or, without them, that concern `nodes`;
     all when both are empty), the rules in `prefer` first; `only` keeps the rules that can
     explain the item at all."""
-    found = diagnose(collect(fabric, loopback=loopback, tcp=tcp))
     wanted = list(nodes)
     mine = [
         f
-        for f in found
+        for f in diagnose(collect(fabric, loopback=loopback, tcp=tcp))
         if (f.about(on) if on else f.concerns(wanted)) and (not only or f.rule.id in only)
     ]
     rank = {rule: i for i, rule in enumerate(prefer)}
     return sorted(mine, key=lambda f: (not f.certain, rank.get(f.rule.id, len(rank))))
 
 
-def fail(verdict: Verdict, message: str, found: Sequence[Finding]) -> NoReturn:
+def fail(verdict: Verdict, message: str, found: Sequence[ev.Finding]) -> NoReturn:
     """Fail the item: what was measured and expected, then every finding (first = likely)."""
     lines = [message]
     verdict.blame(found)
     if found:
         first = found[0]
         verdict(rule=first.rule.id, cause=first.cause_text, fix=first.fix_text)
-        ids = list(dict.fromkeys(f.rule.id for f in found))
-        if len(ids) > 1:
+        if len(ids := list(dict.fromkeys(f.rule.id for f in found))) > 1:
             verdict(rules=",".join(ids))
         lines.append(first.render())
-        for f in found[1:]:
-            lines.append(f.render("Also likely" if f.certain else "Also possible"))
+        lines += [f.render("Also likely" if f.certain else "Also possible") for f in found[1:]]
     else:
         lines.append(
             "No known fault signature matches (the known ones: docs/diagnosis.md); see the "

@@ -4,7 +4,7 @@ measured on the simulated cluster."""
 from __future__ import annotations
 
 from pytest_sparkfabric.cluster import Cluster, parse_cluster
-from pytest_sparkfabric.measure import facts, nccl_env
+from pytest_sparkfabric.measure import facts, nccl_run
 from tests.measure.onsim import sim_fabric
 from tests.sim.conftest import EXAMPLES, example, with_faults
 
@@ -17,26 +17,26 @@ def _ring_with_env(env: str) -> Cluster:
 
 def test_unset_bootstraps_over_the_management_port_and_is_fine() -> None:
     fabric = sim_fabric(example("ring-4"))
-    choice = nccl_env.socket_choice(fabric, "spark-1")
+    choice = nccl_run.socket_choice(fabric, "spark-1")
     assert choice is not None and choice.selected[0] == "enP7s7"
     assert choice.setting == "NCCL_SOCKET_IFNAME unset"
-    assert nccl_env.problems(fabric, "spark-1") == []
+    assert nccl_run.problems(fabric, "spark-1") == []
 
 
 def test_a_stale_eth0_selects_nothing_and_says_so() -> None:
     fabric = sim_fabric(with_faults("ring-4", "{fault: nccl_socket_ifname, node: spark-2}"))
-    found = nccl_env.problems(fabric, "spark-2")
+    found = nccl_run.problems(fabric, "spark-2")
     assert found == [
         "NCCL_SOCKET_IFNAME=eth0 (from /etc/nccl.conf line 1) selects no running interface "
         "with an address (no interface eth0): NCCL stops with 'Bootstrap : no socket "
         "interface found'"
     ]
-    assert nccl_env.problems(fabric, "spark-1") == []
+    assert nccl_run.problems(fabric, "spark-1") == []
 
 
 def test_a_ring_fabric_netdev_does_not_reach_the_far_nodes() -> None:
     fabric = sim_fabric(_ring_with_env("    NCCL_SOCKET_IFNAME: enp1s0f1np1\n"))
-    found = nccl_env.problems(fabric, "spark-1")
+    found = nccl_run.problems(fabric, "spark-1")
     assert len(found) == 1
     assert "bootstraps over the fabric netdev enp1s0f1np1 (192.168.106.11/24)" in found[0]
     # Each node's port-1 netdev sits on another cable's subnet: no other node's is in reach.
@@ -48,7 +48,7 @@ def test_a_ring_fabric_netdev_does_not_reach_the_far_nodes() -> None:
 
 def test_an_ompi_interface_that_does_not_exist() -> None:
     fabric = sim_fabric(_ring_with_env("    OMPI_MCA_btl_tcp_if_include: eth1\n"))
-    assert nccl_env.problems(fabric, "spark-3") == [
+    assert nccl_run.problems(fabric, "spark-3") == [
         "OMPI_MCA_btl_tcp_if_include=eth1 (cluster.yaml nccl.env): no interface eth1"
     ]
 

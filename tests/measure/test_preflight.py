@@ -1,4 +1,6 @@
-"""The preflight phase against the simulated cluster: prepared, stock, one tool missing."""
+"""The preflight phase against the simulated cluster. A prepared cluster lacks nothing:
+tests/cli/test_prerequisites.py::test_demo_cluster_has_everything; one tool missing on one node
+blocks only its checks there: the matrix's faults/tool_missing pins those items."""
 
 from __future__ import annotations
 
@@ -49,13 +51,6 @@ def _missing(checked: Preflight) -> dict[str, list[str]]:
     return {n: sorted({g.why.missing or "" for g in c.gaps}) for n, c in checked.nodes.items()}
 
 
-def test_prepared_cluster_has_everything() -> None:
-    checked = _preflight(_cluster("ring-4.yaml"))
-    assert _missing(checked) == {f"spark-{i}": [] for i in range(1, 5)}
-    assert not checked.missing
-    assert checked.blocking(NEEDS, ["spark-1", "spark-2"]) is None
-
-
 def test_stock_nodes_block_a_check_on_every_node_that_lacks_its_tool_but_not_on_advisory() -> None:
     # What each stock node lacks, prerequisite by prerequisite: tests/cli/test_preflight.py.
     checked = _preflight(_cluster("direct-2.yaml", simulate={"profile": "stock"}))
@@ -74,20 +69,6 @@ def test_stock_nodes_block_a_check_on_every_node_that_lacks_its_tool_but_not_on_
         (True, "spark-1: `sudo -n ethtool -m` was refused: sudo asks for a password")
     ]
     assert checked.blocking(["sudo ethtool -m", "lldpctl"], ["spark-1"]) is None
-
-
-def test_one_tool_missing_on_one_node_blocks_only_what_needs_it_there() -> None:
-    checked = _preflight(_cluster("faults/tool_missing.yaml"))
-    assert _missing(checked) == {"spark-1": [], "spark-2": ["perftest"]}
-    assert checked.blocking(["ib_write_bw"], ["spark-1"]) is None
-    assert checked.blocking(["ib_write_lat"], ["spark-2"]) is None
-    why = checked.blocking(["ip", "ib_write_bw"], ["spark-1", "spark-2"])
-    assert why is not None
-    assert (why.reason, why.nodes, why.missing) == (
-        "spark-2: ib_write_bw: command not found (perftest is not installed, or not on PATH)",
-        ("spark-2",),
-        "perftest",
-    )
 
 
 def test_looks_for_the_launcher_the_binary_and_libnccl_as_cluster_yaml_runs_them() -> None:
