@@ -21,6 +21,7 @@ from pytest_sparkfabric.results import (
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.measure.engine import Fabric, PhaseName
+    from pytest_sparkfabric.measure.links import Links, Modules
     from pytest_sparkfabric.results import Status
 
 T = TypeVar("T")
@@ -84,52 +85,58 @@ def _nccl(fabric: Fabric) -> list[Measurement]:
     ]
 
 
+def _links(fabric: Fabric) -> tuple[Links | None, Modules | None]:
+    """The link and module EEPROM reads, where they ran (nothing is measured at session end)."""
+    from pytest_sparkfabric.measure import links
+
+    return _phase(fabric, links.NAME, links.Links), _phase(fabric, links.CABLE, links.Modules)
+
+
 def _soak(fabric: Fabric) -> list[Measurement]:
-    from pytest_sparkfabric.measure import links, rail_counters, soak
-    from pytest_sparkfabric.measure.soak_math import LaneFinding, lane_rates, max_ber
+    from pytest_sparkfabric.measure import counters, soak
 
     run = _phase(fabric, soak.NAME, soak.SoakRun)
     if run is None:
         return []
     out: list[Measurement] = []
-    # Lanes are flagged as the soak test judged them, which read the links first; without that
-    # test there is no lane verdict to show (and nothing is measured at session end).
-    judged = all(fabric.measured(p, object) is not None for p in (links.NAME, links.CABLE))
-    eth = _phase(fabric, links.NAME, links.Links)
+    eth, mods = _links(fabric)
     for rail in fabric.cluster.rails:
-        ws = [w for w in rail_counters.log(fabric).of(rail.id, soak.NAME) if w.error is None]
+        ws = [w for w in counters.rail_log(fabric).of(rail.id, soak.NAME) if w.error is None]
         if not ws:
             continue
-        speed: float | None = None
-        found: list[LaneFinding] = []
-        if judged:
-            found, _, speed = soak.lanes(fabric, rail, run, ws)
-        elif eth is not None and rail.id in eth.ethtool and (e := eth.ethtool[rail.id].value):
-            speed = e.speed_mbps
+        got = eth.ethtool.get(rail.id) if eth else None
+        e = got.value if got else None
+        speed: float | None = e.speed_mbps if e else None
+        found: list[soak.LaneFinding] = []
+        if eth and mods:
+            # Lanes are flagged as the soak test judged them, which read the links first;
+            # without that test there is no lane verdict to show.
+            m = mods.ports.get((rail.node, rail.port))
+            module = m.value if m else None
+            found, _, speed = soak.lanes(rail, run, ws, fabric.thresholds, e, module)
         flagged = {o.lane for o in found}
-        for w in ws:
-            for lane, rate in lane_rates(w).items():
-                out.append(
-                    _figure(
-                        "lane_error_rate_per_s",
-                        rate,
-                        "errors/s",
-                        [rail.id],
-                        node=rail.node,
-                        rail=rail.index,
-                        lane=lane,
-                        t_s=max(0.0, w.end_s - run.started_s),
-                        flagged=lane in flagged,
-                    )
-                )
-        ber = max_ber(ws, speed)
+        out += [
+            _figure(
+                "lane_error_rate_per_s",
+                rate,
+                "errors/s",
+                [rail.id],
+                node=rail.node,
+                rail=rail.index,
+                lane=lane,
+                t_s=max(0.0, w.end_s - run.started_s),
+                flagged=lane in flagged,
+            )
+            for w in ws
+            for lane, rate in soak.lane_rates(w).items()
+        ]
+        ber = soak.max_ber(ws, speed)
         if ber is not None:
             out.append(_figure("ber_max", ber, "", [rail.id], node=rail.node, rail=rail.index))
+    # The soak keeps each node's peak, not a series: a figure with no time (the picture's
+    # tooltips show it; the temperature chart waits for a series).
     for kind, peaks in (("nic_temp_c", run.nic_temp_c), ("gpu_temp_c", run.gpu_temp_c)):
-        for node, value in peaks.items():
-            # The soak keeps each node's peak, not a series: a figure with no time (the picture's
-            # tooltips show it; the temperature chart waits for a series).
-            out.append(_figure(kind, value, "C", [node], node=node))
+        out += [_figure(kind, value, "C", [node], node=node) for node, value in peaks.items()]
     return out
 
 
@@ -141,12 +148,10 @@ def measurements(fabric: Fabric) -> list[Measurement]:
 
 
 def _end(fabric: Fabric, node: str | None, port: int | str | None) -> CableEnd:
-    from pytest_sparkfabric.measure import links
-
     end: dict[str, Any] = {"node": node, "port": port if port is not None else "?"}
     if node is None or not isinstance(port, int):
         return CableEnd(**end)
-    mods = _phase(fabric, links.CABLE, links.Modules)
+    lk, mods = _links(fabric)
     mod = mods.ports.get((node, port)) if mods else None
     if mod is not None and (m := mod.value) is not None:
         end |= {
@@ -156,7 +161,6 @@ def _end(fabric: Fabric, node: str | None, port: int | str | None) -> CableEnd:
             "length_m": m.length_m,
             "type": m.transceiver_type,
         }
-    lk = _phase(fabric, links.NAME, links.Links)
     rail = next((r for r in fabric.cluster.rails if r.node == node and r.port == port), None)
     if lk and rail:
         eth, fec = lk.ethtool.get(rail.id), lk.fec.get(rail.id)
@@ -171,7 +175,7 @@ def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]
     from pytest_sparkfabric.measure import links
 
     found = _found(fabric)
-    mods = _phase(fabric, links.CABLE, links.Modules)
+    _, mods = _links(fabric)
     # Each item and figure indexed once: a walk of all of them per cable is quadratic in N.
     by_cable: dict[str, list[Status]] = {}
     for it in items:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster.plan import Link
-from pytest_sparkfabric.measure import bwplan, rail_counters, soak, switch_counters
+from pytest_sparkfabric.measure import bwplan, counters, soak
 from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, parsed, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows, tool_flow
@@ -161,7 +161,7 @@ def run_tests(
     base = fabric.cluster.spec.bandwidth.base_port + tool.base_offset
     flows = [tool.flow(fabric, t, bwplan.port(base, t)) for t in live]
     if watch:
-        done = switch_counters.run_watched(fabric, watch, flows)
+        done = counters.run_watched(fabric, watch, flows)
     else:
         done = run_flows(fabric.transport, flows)
     for t, flow in zip(live, flows, strict=True):
@@ -215,7 +215,7 @@ def run_schedule(
     rail_tests = list(bwplan.rail_tests(fabric.plan, plan))
     # Counters only where traffic runs: a rail whose every partner is down proves nothing.
     rails = [r for r in fabric.cluster.rails if r.node in busy]
-    watch = rail_counters.watch(fabric, what.lower(), rails)
+    watch = counters.watch_rails(fabric, what.lower(), rails)
     results: dict[tuple[str, str], BwResult] = {}
     for k, tests in enumerate(rail_tests, 1):
         line = lines.get(k)

@@ -28,6 +28,7 @@ from pytest_sparkfabric.diagnosis.evidence import (
 from pytest_sparkfabric.measure import (
     bwplan,
     cabling,
+    counters,
     facts,
     links,
     nccl_env,
@@ -35,7 +36,6 @@ from pytest_sparkfabric.measure import (
     rdma,
     reach,
     switch,
-    switch_counters,
 )
 from pytest_sparkfabric.measure import tcp as tcp_phase
 from pytest_sparkfabric.measure.nccl_run import NcclRun
@@ -205,7 +205,7 @@ def _switch_cpu(fabric: Fabric) -> float | None:
     during traffic, so that read may miss it)."""
     if fabric.cluster.spec.switch is None:
         return None
-    during = switch_counters.peak_cpu_pct(fabric)
+    during = counters.peak_cpu_pct(fabric)
     if during is not None:
         return during
     state = switch.state(fabric).value

@@ -3,31 +3,35 @@ module temperature with its own limit from real `ethtool -m` outputs (pure)."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.measure.counters import Snapshot, Window, windows
-from pytest_sparkfabric.measure.soak import degrees, module_temp
-from pytest_sparkfabric.measure.soak_math import (
-    LaneLimits,
+from pytest_sparkfabric.measure.counters import Snapshot, Window, window
+from pytest_sparkfabric.measure.soak import (
     ber,
+    degrees,
     judge_lanes,
     lane_rates,
     lanes_in_use,
     max_ber,
+    module_temp,
     post_fec_growth,
 )
-from pytest_sparkfabric.probes.ethtool import (
-    ModuleEeprom,
-    parse_ethtool_module,
-)
+from pytest_sparkfabric.probes.ethtool import parse_ethtool_module
 from pytest_sparkfabric.transport import RunResult
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ethtool-module"
-LIMITS = LaneLimits(ratio_max=100, warn_ratio=10, floor_per_s=10, heat_growth_min=2, ber_max=2.4e-5)
+LIMITS = {
+    "lane_ratio_max": 100,
+    "lane_warn_ratio": 10,
+    "lane_floor_per_s": 10,
+    "lane_heat_growth_min": 2,
+    "ber_max": 2.4e-5,
+}
 
 
 def snap(t: float, lanes: tuple[int, ...], **extra: int) -> Snapshot:
@@ -36,24 +40,23 @@ def snap(t: float, lanes: tuple[int, ...], **extra: int) -> Snapshot:
     return Snapshot(t, {**counters, **extra})
 
 
+def windows(*snaps: Snapshot) -> list[Window]:
+    return [window("soak", f"w{i}", a, b) for i, (a, b) in enumerate(itertools.pairwise(snaps))]
+
+
 def series(rates: list[tuple[float, ...]], dt: float = 10.0) -> list[Window]:
     """Windows of `dt` seconds, each lane at the given rate per second in that window."""
     totals = [0.0] * len(rates[0])
-    snaps = [("start", snap(0.0, tuple(0 for _ in totals)))]
+    snaps = [snap(0.0, tuple(0 for _ in totals))]
     for i, r in enumerate(rates, 1):
         totals = [a + b * dt for a, b in zip(totals, r, strict=True)]
-        snaps.append((f"w{i}", snap(i * dt, tuple(int(x) for x in totals))))
-    return windows("soak", snaps)
+        snaps.append(snap(i * dt, tuple(int(x) for x in totals)))
+    return windows(*snaps)
 
 
 def test_rates_and_ber_from_rx_bits_phy_else_estimated() -> None:
-    w = windows(
-        "soak",
-        [
-            ("a", snap(0.0, (0,) * 4, rx_bits_phy=0)),
-            ("b", snap(10.0, (100, 200, 0, 0), rx_bits_phy=2 * 10**12)),
-        ],
-    )[0]
+    a = snap(0.0, (0,) * 4, rx_bits_phy=0)
+    (w,) = windows(a, snap(10.0, (100, 200, 0, 0), rx_bits_phy=2 * 10**12))
     assert lane_rates(w) == {0: 10.0, 1: 20.0, 2: 0.0, 3: 0.0}
     assert ber(w, None) == pytest.approx(300 / 2e12)
     w = series([(2e5, 0, 0, 0)])[0]
@@ -64,14 +67,10 @@ def test_rates_and_ber_from_rx_bits_phy_else_estimated() -> None:
 def test_post_fec_growth() -> None:
     a = snap(0.0, (0,) * 4, rx_pcs_symbol_err_phy=5, link_down_events_phy=1)
     b = snap(5.0, (0,) * 4, rx_pcs_symbol_err_phy=7, link_down_events_phy=2)
-    assert post_fec_growth(windows("soak", [("a", a), ("b", b)])) == {
+    assert post_fec_growth(windows(a, b)) == {
         "rx_pcs_symbol_err_phy": 2,
         "link_down_events_phy": 1,
     }
-
-
-def _module(identifier: str) -> ModuleEeprom:
-    return parse_ethtool_module(f"Identifier : {identifier}\nVendor name : X\n")
 
 
 @pytest.mark.parametrize(
@@ -88,15 +87,15 @@ def _module(identifier: str) -> ModuleEeprom:
 def test_lanes_in_use_from_the_hardware(
     reported: int | None, ident: str | None, speed: int, lanes: tuple[int, ...] | None
 ) -> None:
-    module = _module(ident) if ident else None
-    assert lanes_in_use(lanes_reported=reported, module=module, speed_mbps=speed).lanes == lanes
+    module = parse_ethtool_module(f"Identifier : {ident}\nVendor name : X\n") if ident else None
+    assert lanes_in_use(lanes_reported=reported, module=module, speed_mbps=speed)[0] == lanes
 
 
 def test_the_cmis_sample_is_cmis() -> None:
     name = "cmis-qsfpdd-400g-passive-dac-mellanox-mcp1660-mlxsw-2020-prepatch.txt"
     text = (DATA / name).read_text()
     used = lanes_in_use(lanes_reported=None, module=parse_ethtool_module(text), speed_mbps=200_000)
-    assert used.lanes == (0, 1) and "CMIS" in used.source
+    assert used[0] == (0, 1) and "CMIS" in used[1]
 
 
 @pytest.mark.parametrize(
@@ -158,8 +157,7 @@ def _run(text: str, rc: int = 0) -> RunResult:
 def test_module_temperature_and_its_own_limit(
     name: str, rc: int, want: tuple[float | None, ...] | None
 ) -> None:
-    m = module_temp(_run((DATA / name).read_text(), rc))
-    assert (m and (m.temp_c, m.limit_c, m.alarm)) == want
+    assert module_temp(_run((DATA / name).read_text(), rc)) == want
 
 
 def test_degrees() -> None:
