@@ -1,8 +1,6 @@
 """The one counter log of every traffic phase: labelled snapshots of named counters per object (a
-host rail: `ethtool -S` and RDMA `hw_counters`; a switch leg: `print stats`), the windows between
-them (growth, rate) and what growth fails (DOMAIN.md §6, §7). A counter that went back (reset,
-reboot) is not growth: it is listed in `went_back`.
-"""
+host rail's `ethtool -S` and RDMA `hw_counters`, a switch leg's `print stats`), the windows between
+them (growth; a counter that went back is not growth) and what growth fails (DOMAIN.md §6, §7)."""
 
 from __future__ import annotations
 
@@ -74,8 +72,7 @@ def window(phase: str, label: str, a: Snapshot, b: Snapshot) -> Window:
 
 @dataclass(frozen=True, slots=True)
 class CpuSample:
-    label: str
-    """The traffic window it was sampled in; `at_s`: transport-clock seconds into it."""
+    label: str  # the traffic window it was sampled in
     at_s: float
     load_pct: int | None
     error: str | None = None
@@ -96,13 +93,11 @@ class Log:
             self.by_object.setdefault(obj, []).append(w)
 
     def of(self, obj: str, phase: str | None = None) -> tuple[Window, ...]:
-        """`obj`'s windows, of one phase or (None) all."""
         with self._lock:
             return tuple(w for w in self.by_object.get(obj, ()) if phase in (None, w.phase))
 
 
-Reads = Mapping[str, Snapshot | str]
-"""Every watched object read at once: its snapshot, or why it could not be read."""
+Reads = Mapping[str, Snapshot | str]  # each watched object's snapshot, or why it was not read
 
 
 @dataclass
@@ -143,19 +138,16 @@ class Watch:
 
 
 def rail_log(fabric: Fabric) -> Log:
-    """The session's rail windows so far: each traffic phase adds its own (`watch_rails`)."""
     return fabric.phase(RAILS, lambda _: Log())
 
 
 def switch_log(fabric: Fabric) -> Log:
-    """The session's switch leg windows and cpu samples so far (`watch_switch`)."""
     return fabric.phase(LEGS, lambda _: Log())
 
 
 # -- host rails ---------------------------------------------------------------------------------
 
-HW = "hw:"
-"""Prefix of the RDMA hw_counters in a rail's snapshot (ethtool names stand bare)."""
+HW = "hw:"  # the prefix of the RDMA hw_counters in a rail's snapshot
 RX_FRAMES = "rx_packets_phy"
 POST_FEC: Mapping[str, RuleId] = {
     "link_down_events_phy": "link_down",
@@ -220,8 +212,7 @@ def watch_rails(fabric: Fabric, phase: str, rails: Sequence[Rail]) -> Watch:
         t_s = fabric.transport.clock.now()
         return rail_reads(rails, fabric.run_all(rail_jobs(rails)), t_s)
 
-    watch = Watch(rail_log(fabric), phase, tuple(r.id for r in rails), read)
-    watch.step()
+    (watch := Watch(rail_log(fabric), phase, tuple(r.id for r in rails), read)).step()
     return watch
 
 
@@ -268,7 +259,7 @@ def totals(windows: Sequence[Window]) -> str:
 
 
 def _mode(fabric: Fabric, rail: Rail) -> tuple[bool, str]:
-    """Lossless or lossy, from the host's own QoS."""
+    """Lossless or lossy: the host's own QoS says."""
     q = qos.rail_qos(fabric, rail).value
     if q is not None and q.lossless:
         return True, f"lossless ({q.describe()})"
@@ -276,7 +267,6 @@ def _mode(fabric: Fabric, rail: Rail) -> tuple[bool, str]:
 
 
 def declare(fabric: Fabric, rail: Rail, verdict: Verdict) -> None:
-    """Record where, the mode and the limit."""
     th = fabric.thresholds["discard_pct"]
     lossless, mode = _mode(fabric, rail)
     drops = (
@@ -382,8 +372,7 @@ def watch_switch(fabric: Fabric, label: str) -> Iterator[Callable[[], None] | No
             sample = CpuSample(label, at, None, f"switch: /system resource: {exc}")
         log.cpu.append(sample)  # one append: atomic, no lock needed
 
-    watch = Watch(log, LEGS, tuple(legs), read)
-    watch.step()
+    (watch := Watch(log, LEGS, tuple(legs), read)).step()
     try:
         yield tick
     except Exception:

@@ -1,9 +1,6 @@
-"""The heat soak (DOMAIN.md §6): GPU load on every node and ib_write_bw -D saturating every cable
-both ways, while lane counters, NIC (hwmon), module (`ethtool -m`) and GPU temperatures are read
-on the interval grid (transport clock) until the end or a link drop; then the lanes' judgement
-(pure, docs/measurement.md). The clock starts once `nvidia-smi` shows the GPUs busy; the load,
-servers and clients are always ended.
-"""
+"""The heat soak (DOMAIN.md §6): GPUs loaded, every cable saturated both ways, lane counters and
+temperatures read on the interval grid from when `nvidia-smi` shows the GPUs busy until the end
+or a link drop (loads, servers and clients always ended); then the lanes' judgement (pure)."""
 
 from __future__ import annotations
 
@@ -16,34 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.measure import counters
+from pytest_sparkfabric.measure import counters, flows
 from pytest_sparkfabric.measure.counters import Watch, Window
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
-from pytest_sparkfabric.measure.flows import (
-    LISTEN_WAIT_S,
-    SLACK_S,
-    ended,
-    gap_text,
-    start,
-    wait_listening,
-)
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import NotMeasured
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, perftest, sysfs
 from pytest_sparkfabric.probes.ethtool import build_ethtool_module, parse_ethtool_module
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
-from pytest_sparkfabric.probes.perftest import (
-    build_ib_write_bw_client,
-    build_ib_write_bw_server,
-    parse_ib_write_bw,
-)
-from pytest_sparkfabric.probes.sysfs import (
-    build_read_globs,
-    hwmon_glob,
-    hwmon_limits_c,
-    hwmon_temps_c,
-    parse_read_files,
-)
 from pytest_sparkfabric.transport import Background, Job, RunResult
 
 if TYPE_CHECKING:
@@ -67,22 +44,21 @@ PROGRESS_EVERY_S = 60.0
 
 @dataclass
 class SoakRun:
-    """What the soak saw, by node (`traffic*`: by flow)."""
+    """What the soak saw, by node; `traffic*` by flow (its client's Gb/s, None: no result; why
+    it failed; why it could not run at all). Peaks are kept: the NIC's hottest hwmon sensor
+    (`nic_series`: at each reading; `nic_over`: one past its own limit), the modules' hottest
+    non-zero `ethtool -m` reading (passive DACs read 0), their lowest own alarm threshold."""
 
     started_s: float = 0.0
     """Transport-clock time of the first reading (the rails' windows: the counter log)."""
     duration_s: float = 0.0
     stopped_early: str | None = None
     nic_start_c: dict[str, float] = field(default_factory=dict)
-    """The NIC's idle temperature, read before any traffic phase of the session."""
+    """The NIC idle, read before any traffic phase of the session."""
     nic_temp_c: dict[str, float] = field(default_factory=dict)
-    """The highest NIC hwmon temperature seen; `nic_series`: (time, hottest) at each reading."""
     nic_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     nic_over: dict[str, str] = field(default_factory=dict)
-    """A NIC sensor that passed its own limit ("<sensor> <temp> C, its own limit <crit> C")."""
     module_temp_c: dict[str, float] = field(default_factory=dict)
-    """The highest non-zero `ethtool -m` temperature (passive DACs read 0), the lowest "Module
-    temperature high alarm threshold" of its modules, a temperature alarm one raised."""
     module_limit_c: dict[str, float] = field(default_factory=dict)
     module_alarm: dict[str, str] = field(default_factory=dict)
     gpu_temp_c: dict[str, float] = field(default_factory=dict)
@@ -91,14 +67,11 @@ class SoakRun:
     load: dict[str, RunResult | None] = field(default_factory=dict)
     load_error: dict[str, str] = field(default_factory=dict)
     load_planned_s: int = 0
-    """Seconds the GPU load was asked to run ({duration_s})."""
     load_ended_s: dict[str, float] = field(default_factory=dict)
     """Seconds after its start at which the GPU load was first seen ended on its own."""
     traffic: dict[str, float | None] = field(default_factory=dict)
-    """Flow -> Gb/s its client reported (None: no result)."""
     traffic_error: dict[str, str] = field(default_factory=dict)
     traffic_gap: dict[str, NotMeasured] = field(default_factory=dict)
-    """Flow -> why it could not run at all (ib_write_bw missing, a node lost)."""
     idle: dict[str, str] = field(default_factory=dict)
     """Why no soak traffic reached or left the node (its link partners do not answer)."""
 
@@ -147,14 +120,14 @@ def measure(fabric: Fabric) -> SoakRun:
     secs = max(1, math.ceil(spec.duration_s))
     out = SoakRun(load_planned_s=secs)
     live = fabric.reachable()
-    flows = traffic_plan(fabric, live)
-    busy = {r.node for src, dst, _ in flows.values() for r in (src, dst)}
+    plan = traffic_plan(fabric, live)
+    busy = {r.node for src, dst, _ in plan.values() for r in (src, dst)}
     gone = "; ".join(fabric.unreachable().values())
     for name in (n for n in live if n not in busy):
         out.idle[name] = f"{name}: no soak traffic, its link partners do not answer: {gone}"
     fabric.progress(
         f"heat soak: {shell.duration(spec.duration_s)}, GPU load on {len(live)} nodes, "
-        f"{len(flows)} saturating ib_write_bw flows, a sample every "
+        f"{len(plan)} saturating ib_write_bw flows, a sample every "
         f"{shell.duration(spec.interval_s)}"
     )
     out.nic_start_c.update(baseline(fabric))
@@ -165,7 +138,7 @@ def measure(fabric: Fabric) -> SoakRun:
     def begin(
         errors: dict[str, str], key: str, node: str, cmd: shell.Command, wait_s: float
     ) -> Background | None:
-        bg = start(fabric.transport, Job(node, cmd, secs + SLACK_S + wait_s))
+        bg = flows.start(fabric.transport, Job(node, cmd, secs + flows.SLACK_S + wait_s))
         if isinstance(bg, str):
             errors[key] = bg
             return None
@@ -185,20 +158,21 @@ def measure(fabric: Fabric) -> SoakRun:
             loads[name] = begin(out.load_error, name, name, cmd, LOAD_WAIT_S)
         _wait_for_load(fabric, [n for n, bg in loads.items() if bg is not None])
         note_load_ends()
-        for key, (_, dst, port) in flows.items():
-            server = build_ib_write_bw_server(dst.rdma, qps=SOAK_QPS, duration_s=secs, port=port)
-            servers[key] = begin(out.traffic_error, key, dst.node, server, LISTEN_WAIT_S)
-        at = {key: (dst.node, port) for key, (_, dst, port) in flows.items()}
+        bw = {"qps": SOAK_QPS, "duration_s": secs}
+        for key, (_, dst, port) in plan.items():
+            server = perftest.build_ib_write_bw_server(dst.rdma, port=port, **bw)
+            servers[key] = begin(out.traffic_error, key, dst.node, server, flows.LISTEN_WAIT_S)
+        at = {key: (dst.node, port) for key, (_, dst, port) in plan.items()}
         started = {at[k]: bg for k, bg in servers.items() if bg is not None}
-        why = wait_listening(fabric.transport, list(at.values()), servers=started)
-        for key, (src, dst, port) in flows.items():
+        why = flows.wait_listening(fabric.transport, list(at.values()), servers=started)
+        for key, (src, dst, port) in plan.items():
             if (reason := why.get(at[key])) is None:
-                client = build_ib_write_bw_client(
-                    src.rdma, dst.address.ip, qps=SOAK_QPS, duration_s=secs, port=port
+                client = perftest.build_ib_write_bw_client(
+                    src.rdma, dst.address.ip, port=port, **bw
                 )
                 clients[key] = begin(out.traffic_error, key, src.node, client, 0.0)
                 continue
-            out.traffic_error.setdefault(key, gap_text(reason))
+            out.traffic_error.setdefault(key, flows.gap_text(reason))
             if isinstance(reason, NotMeasured):
                 out.traffic_gap.setdefault(key, reason)
         with counters.watch_switch(fabric, "heat soak") as tick:
@@ -206,16 +180,20 @@ def measure(fabric: Fabric) -> SoakRun:
         if out.stopped_early is None:
             # The clients end by their own -D; their last words carry the average rate.
             # Dropped only once waited for: a Ctrl-C mid-wait still stops the rest in `finally`.
-            for key in list(clients):
-                _traffic_result(out, key, _wait(clients[key]))
+            for key, bg in list(clients.items()):
+                try:
+                    r = bg.wait() if bg is not None else None
+                except Exception:
+                    r = flows.ended(bg)
+                _traffic_result(out, key, r)
                 del clients[key]
     finally:
         for key, bg in clients.items():
-            _traffic_result(out, key, ended(bg))
+            _traffic_result(out, key, flows.ended(bg))
         for key, bg in servers.items():
-            if (gap := could_not_run(ended(bg))) is not None:
+            if (gap := could_not_run(flows.ended(bg))) is not None:
                 out.traffic_gap.setdefault(key, gap)
-        out.load = {node: ended(bg) for node, bg in loads.items()}
+        out.load = {node: flows.ended(bg) for node, bg in loads.items()}
     return out
 
 
@@ -224,15 +202,6 @@ def _done(bg: Background) -> bool:
         return bg.done()
     except Exception:  # a transport that cannot tell: left to the utilization check
         return False
-
-
-def _wait(bg: Background | None) -> RunResult | None:
-    if bg is None:
-        return None
-    try:
-        return bg.wait()
-    except Exception:
-        return ended(bg)
 
 
 def _wait_for_load(fabric: Fabric, nodes: Sequence[str]) -> None:
@@ -273,7 +242,7 @@ def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
     if (gap := could_not_run(r)) is not None:
         out.traffic_gap.setdefault(key, gap)
     try:
-        out.traffic[key] = parse_ib_write_bw(r.stdout).bw_avg_gbps
+        out.traffic[key] = perftest.parse_ib_write_bw(r.stdout).bw_avg_gbps
     except ParseError as exc:
         out.traffic[key] = None
         out.traffic_error.setdefault(key, f"{r.node}: {exc}")
@@ -428,16 +397,16 @@ def nic_sensors(r: RunResult) -> list[Sensor]:
     """Every NIC hwmon sensor one read of `hwmon_glob` gave (none: not readable)."""
     if not r.ok:
         return []
-    files = parse_read_files(r.stdout)
-    limits = hwmon_limits_c(files)
-    return [(p, t, limits.get(p)) for p, t in sorted(hwmon_temps_c(files).items())]
+    files = sysfs.parse_read_files(r.stdout)
+    limits = sysfs.hwmon_limits_c(files)
+    return [(p, t, limits.get(p)) for p, t in sorted(sysfs.hwmon_temps_c(files).items())]
 
 
 def hwmon_jobs(fabric: Fabric, nodes: Sequence[str]) -> list[Job]:
     """One read of each node's NIC hwmon sensors. One ConnectX-7 per box: the hwmon of its
     first fabric netdev is the NIC's temperature."""
     netdev = {n: fabric.cluster.node(n).rails[0].netdev for n in nodes}
-    return [Job(n, build_read_globs([hwmon_glob(netdev[n])]), QUICK_S) for n in nodes]
+    return [Job(n, sysfs.build_read_globs([sysfs.hwmon_glob(netdev[n])]), QUICK_S) for n in nodes]
 
 
 def _nic_baseline(fabric: Fabric) -> dict[str, float]:
@@ -551,15 +520,12 @@ def describe(grown: dict[str, int]) -> str:
     return ", ".join(f"{k} +{v}" for k, v in grown.items()) or "none"
 
 
-Level = Literal["fail", "warn"]
-
-
 @dataclass(frozen=True, slots=True)
 class LaneFinding:
     """A lane above its neighbours or its BER limit: the window it was worst in, and why."""
 
     lane: int
-    level: Level
+    level: Literal["fail", "warn"]
     rate_per_s: float
     median_others_per_s: float
     start_s: float
@@ -595,18 +561,17 @@ def judge_lanes(
         order.sort(key=lambda i: (temps_c[i] or 0.0, i))
     out: list[LaneFinding] = []
     for lane in judged:
-        worst = (-1.0, 0, 0.0)  # (ratio, window, median of others); every ratio is >= 0
-        for i, r in enumerate(rates):
+        seen = []  # each window's (ratio to the median of the other lanes, that median)
+        for r in rates:
             others = [r.get(o, 0.0) for o in judged if o != lane]
             median = statistics.median(others) if others else 0.0
-            ratio = r.get(lane, 0.0) / max(median, floor)
-            if ratio > worst[0]:
-                worst = (ratio, i, median)
-        ratio, i, median = worst
+            seen.append((r.get(lane, 0.0) / max(median, floor), median))
+        i = max(range(len(ws)), key=lambda k: seen[k][0])  # the worst window, the first of ties
+        ratio, median = seen[i]
         top = max(r.get(lane, 0.0) / per_lane_bits for r in rates)
         cool, hot = rates[order[0]].get(lane, 0.0), rates[order[-1]].get(lane, 0.0)
         grew = hot / max(cool, floor) if len(ws) > 1 else None
-        level: Level = "fail"
+        level: Literal["fail", "warn"] = "fail"
         if top > ber_max:
             why = f"its own pre-FEC BER reached {top:.3g}, limit {ber_max:g}"
         elif ratio > ratio_max and grew is not None and grew >= limits["lane_heat_growth_min"]:
