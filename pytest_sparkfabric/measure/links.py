@@ -67,11 +67,8 @@ def fec(fabric: Fabric, rail: Rail) -> Measured[FecInfo]:
 # -- the cable's module EEPROM ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Modules:
-    """By (node, port): the module EEPROM of every cabled port, or why it could not be read."""
-
-    ports: Mapping[tuple[str, int], Measured[ModuleEeprom]]
+Modules = Mapping[tuple[str, int], Measured[ModuleEeprom]]
+"""By (node, port): the module EEPROM of every cabled port, or why it could not be read."""
 
 
 def measure_modules(fabric: Fabric) -> Modules:
@@ -83,12 +80,12 @@ def measure_modules(fabric: Fabric) -> Modules:
         for port in n.ports
     ]
     done = zip(keys, fabric.run_all(jobs), strict=True)
-    return Modules({k: parsed(r, "ethtool -m", parse_ethtool_module) for k, r in done})
+    return {k: parsed(r, "ethtool -m", parse_ethtool_module) for k, r in done}
 
 
 def module(fabric: Fabric, node: Node, port: int) -> Measured[ModuleEeprom]:
     """What the module in `port` of `node` says it is (every port's read in one round)."""
-    return fabric.phase(CABLE, measure_modules).ports[(node.name, port)]
+    return fabric.phase(CABLE, measure_modules)[(node.name, port)]
 
 
 def advisories(cluster: Cluster, module: ModuleEeprom) -> list[tuple[str, bool]]:
