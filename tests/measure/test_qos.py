@@ -1,5 +1,6 @@
-"""Host QoS read (measure/qos.py): mlnx_qos first, iproute2 dcb where it is missing, "not
-measured" where neither is installed, never "PFC off" by omission."""
+"""Host QoS read (measure/qos.py): mlnx_qos first (tests/suite/test_qos.py reads it through the
+suite), iproute2 dcb where it is missing, "not measured" where neither is installed, never "PFC
+off" by omission."""
 
 from __future__ import annotations
 
@@ -20,12 +21,6 @@ DCB_PFC3 = (
 def _fabric(missing: set[str]) -> Fabric:
     cluster = parse_cluster((ROOT / "examples" / "direct-2.yaml").read_text())
     return Fabric(cluster, Without(cluster, missing, {"dcb": DCB_PFC3}))
-
-
-def test_mlnx_qos_is_read_where_installed() -> None:
-    f = _fabric(set())
-    q = qos.node_qos(f, "spark-1").get()
-    assert (q.pfc_priorities, q.trust, q.tool) == ((), "pcp", "mlnx_qos")
 
 
 def test_dcb_is_read_where_mlnx_qos_is_missing() -> None:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_sparkfabric.cluster.thresholds import defaults
 from pytest_sparkfabric.measure.counters import Snapshot, Window, window
 from pytest_sparkfabric.measure.soak import (
     ber,
@@ -25,13 +26,9 @@ from pytest_sparkfabric.probes.ethtool import parse_ethtool_module
 from pytest_sparkfabric.transport import RunResult
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ethtool-module"
-LIMITS = {
-    "lane_ratio_max": 100,
-    "lane_warn_ratio": 10,
-    "lane_floor_per_s": 10,
-    "lane_heat_growth_min": 2,
-    "ber_max": 2.4e-5,
-}
+LIMITS: dict[str, float] = {n: t.value for n, t in defaults("direct", 2).items()}
+"""The shipped limits: lanes at 100x (warn 10x) their neighbours over 10/s, 2x with heat, BER
+2.4e-5."""
 
 
 def snap(t: float, lanes: tuple[int, ...], **extra: int) -> Snapshot:
@@ -54,23 +51,16 @@ def series(rates: list[tuple[float, ...]], dt: float = 10.0) -> list[Window]:
     return windows(*snaps)
 
 
-def test_rates_and_ber_from_rx_bits_phy_else_estimated() -> None:
-    a = snap(0.0, (0,) * 4, rx_bits_phy=0)
-    (w,) = windows(a, snap(10.0, (100, 200, 0, 0), rx_bits_phy=2 * 10**12))
+def test_rates_ber_and_post_fec_growth() -> None:
+    a = snap(0.0, (0,) * 4, rx_bits_phy=0, rx_pcs_symbol_err_phy=5, link_down_events_phy=1)
+    grown = {"rx_bits_phy": 2 * 10**12, "rx_pcs_symbol_err_phy": 7, "link_down_events_phy": 2}
+    (w,) = windows(a, snap(10.0, (100, 200, 0, 0), **grown))
+    assert post_fec_growth([w]) == {"rx_pcs_symbol_err_phy": 2, "link_down_events_phy": 1}
     assert lane_rates(w) == {0: 10.0, 1: 20.0, 2: 0.0, 3: 0.0}
     assert ber(w, None) == pytest.approx(300 / 2e12)
     w = series([(2e5, 0, 0, 0)])[0]
     assert ber(w, 200_000) == pytest.approx(1e-6)  # 200G x 10 s
     assert max_ber([w], 100_000) == pytest.approx(2e-6)
-
-
-def test_post_fec_growth() -> None:
-    a = snap(0.0, (0,) * 4, rx_pcs_symbol_err_phy=5, link_down_events_phy=1)
-    b = snap(5.0, (0,) * 4, rx_pcs_symbol_err_phy=7, link_down_events_phy=2)
-    assert post_fec_growth(windows(a, b)) == {
-        "rx_pcs_symbol_err_phy": 2,
-        "link_down_events_phy": 1,
-    }
 
 
 @pytest.mark.parametrize(
@@ -82,20 +72,22 @@ def test_post_fec_growth() -> None:
         (None, "0x1e (QSFP+ or later with CMIS)", 100_000, (0,)),
         (None, "0x11 (QSFP28)", 100_000, None),  # 4 x 25G NRZ or 2 x 50G PAM4: unknown
         (None, None, 200_000, None),
+        # A real CMIS module's EEPROM.
+        (None, "cmis-qsfpdd-400g-passive-dac-mellanox-mcp1660-mlxsw-2020-prepatch.txt", 200_000,
+         (0, 1)),
     ],
-)
+)  # fmt: skip
 def test_lanes_in_use_from_the_hardware(
     reported: int | None, ident: str | None, speed: int, lanes: tuple[int, ...] | None
 ) -> None:
-    module = parse_ethtool_module(f"Identifier : {ident}\nVendor name : X\n") if ident else None
-    assert lanes_in_use(lanes_reported=reported, module=module, speed_mbps=speed)[0] == lanes
-
-
-def test_the_cmis_sample_is_cmis() -> None:
-    name = "cmis-qsfpdd-400g-passive-dac-mellanox-mcp1660-mlxsw-2020-prepatch.txt"
-    text = (DATA / name).read_text()
-    used = lanes_in_use(lanes_reported=None, module=parse_ethtool_module(text), speed_mbps=200_000)
-    assert used[0] == (0, 1) and "CMIS" in used[1]
+    text = f"Identifier : {ident}\nVendor name : X\n"
+    if ident and ident.endswith(".txt"):
+        text = (DATA / ident).read_text()
+    module = parse_ethtool_module(text) if ident else None
+    used, source = lanes_in_use(lanes_reported=reported, module=module, speed_mbps=speed)
+    assert used == lanes
+    if ident and "cmis" in ident.lower() and lanes:
+        assert "CMIS" in source
 
 
 @pytest.mark.parametrize(
@@ -136,14 +128,11 @@ def test_a_healthy_trickle_spread_across_lanes_is_never_flagged(
 ) -> None:
     lanes = len(in_use) if in_use else 4
     rates = tuple(level * s if i < lanes else 0.0 for i, s in enumerate(spread))
-    ws = series([rates] * 3)
+    temps = [60.0, 70.0, 80.0]
     assert (
-        judge_lanes(ws, [60.0, 70.0, 80.0], in_use=in_use, speed_mbps=200_000, limits=LIMITS) == []
+        judge_lanes(series([rates] * 3), temps, in_use=in_use, speed_mbps=200_000, limits=LIMITS)
+        == []
     )
-
-
-def _run(text: str, rc: int = 0) -> RunResult:
-    return RunResult("spark-1", "ethtool -m enp1s0f1np1", rc, text, "", 0.1)
 
 
 @pytest.mark.parametrize(
@@ -157,9 +146,6 @@ def _run(text: str, rc: int = 0) -> RunResult:
 def test_module_temperature_and_its_own_limit(
     name: str, rc: int, want: tuple[float | None, ...] | None
 ) -> None:
-    assert module_temp(_run((DATA / name).read_text(), rc)) == want
-
-
-def test_degrees() -> None:
-    assert degrees("60.00 degrees C / 140.00 degrees F") == 60.0
+    text = (DATA / name).read_text()
+    assert module_temp(RunResult("spark-1", "ethtool -m enp1s0f1np1", rc, text, "", 0.1)) == want
     assert degrees("n/a") is None
