@@ -269,19 +269,11 @@ def _mode(fabric: Fabric, rail: Rail) -> tuple[bool, str]:
 def declare(fabric: Fabric, rail: Rail, verdict: Verdict) -> None:
     th = fabric.thresholds["discard_pct"]
     lossless, mode = _mode(fabric, rail)
-    drops = (
-        "no discard or sequence-error growth"
-        if lossless
-        else f"discards {th.expected()} of frames received"
-    )
-    verdict(
-        node=rail.node,
-        rail=rail.label,
-        netdev=rail.netdev,
-        expected=f"no {', '.join(POST_FEC)} growth; {drops}",
-        source=th.source,
-        mode=mode,
-    )
+    drops = f"discards {th.expected()} of frames received"
+    if lossless:
+        drops = "no discard or sequence-error growth"
+    verdict(node=rail.node, rail=rail.label, netdev=rail.netdev)
+    verdict(expected=f"no {', '.join(POST_FEC)} growth; {drops}", source=th.source, mode=mode)
 
 
 def check(

@@ -8,7 +8,7 @@ import math
 import re
 import statistics
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -249,28 +249,40 @@ def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
 
 
 def _sample_loop(
-    fabric: Fabric,
-    out: SoakRun,
-    nodes: Sequence[str],
-    note_load_ends: Callable[[], None],
-    tick: Callable[[], None] | None,
+    fabric: Fabric, out: SoakRun, nodes: list[str], *after: Callable[[], None] | None
 ) -> None:
-    spec = fabric.cluster.spec.soak
-    clock = fabric.transport.clock
-    start = out.started_s = clock.now()
-    rails = [r for r in fabric.cluster.rails if r.node in nodes]
-    # Each round's reads run with the temperatures' (one round trip): `_sample` hands them in.
+    """Rounds of reads on the interval grid, the last at the end or when a link dropped: the
+    rails' counters (each round a window in the counter log), NIC hwmon, GPUs and modules in one
+    round trip; `after` each round (the loads' ends, the switch's cpu-load with traffic)."""
+    spec, clock, cluster = fabric.cluster.spec.soak, fabric.transport.clock, fabric.cluster
+    rails = [r for r in cluster.rails if r.node in nodes]
+    # The module sits in the port: one read per cabled port (its first rail's netdev).
+    ports = [cluster.node(n).rails_of(p)[0] for n in nodes for p in cluster.node(n).ports]
+    counter_jobs = counters.rail_jobs(rails)
+    jobs = [*counter_jobs, *hwmon_jobs(fabric, nodes)]
+    jobs += [Job(name, build_gpu_query(), QUICK_S) for name in nodes]
+    jobs += [Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports]
     watch = Watch(counters.rail_log(fabric), NAME, tuple(r.id for r in rails), lambda: {})
+    start = out.started_s = clock.now()
     shown: float | None = None  # wall clock: a line a minute, and the last one
     while True:
         elapsed = clock.now() - start
-        dropped = _sample(fabric, out, elapsed, nodes, watch)
-        note_load_ends()
-        if tick is not None:
-            tick()  # the switch's cpu-load with the soak's traffic flowing
+        results = iter(fabric.run_all(jobs))
+        read = counters.rail_reads(rails, [next(results) for _ in counter_jobs], start + elapsed)
+        grown = watch.step(f"soak {elapsed:.0f} s", read)
+        _readings(out, nodes, ports, start + elapsed, results)
+        for each in after:
+            if each is not None:
+                each()
+        downs = [
+            f"link down on {rail_id} (link_down_events_phy +{n})"
+            for rail_id, w in grown.items()
+            if (n := w.growth.get("link_down_events_phy", 0))
+        ]
+        dropped = "; ".join(downs[:2])
         # The last reading is the one taken at the end (a clock reading a hair short of it is
         # the end too: one more sample a moment later would make a window of almost no time).
-        last = dropped is not None or elapsed >= spec.duration_s - END_SLACK_S
+        last = bool(dropped) or elapsed >= spec.duration_s - END_SLACK_S
         if last:
             fabric.progress(progress_line(fabric, out, elapsed, spec.duration_s))
         elif shown is None or time.monotonic() - shown >= PROGRESS_EVERY_S:
@@ -289,32 +301,19 @@ def _sample_loop(
     out.duration_s = clock.now() - start
 
 
-def _sample(
-    fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str], watch: Watch
-) -> str | None:
-    """One round of reads at `now` seconds into the soak (the rails' counters: one window in
-    the counter log since the last round); returns why the soak must stop (a link dropped)."""
-    cluster = fabric.cluster
-    rails = [r for r in cluster.rails if r.node in nodes]
-    # The module sits in the port: one read per cabled port (its first rail's netdev).
-    ports = [cluster.node(n).rails_of(p)[0] for n in nodes for p in cluster.node(n).ports]
-    counter_jobs = counters.rail_jobs(rails)
-    jobs = [*counter_jobs, *hwmon_jobs(fabric, nodes)]
-    jobs += [Job(name, build_gpu_query(), QUICK_S) for name in nodes]
-    jobs += [Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports]
-    results = iter(fabric.run_all(jobs))
-    t_s = out.started_s + now
-    read = counters.rail_reads(rails, [next(results) for _ in counter_jobs], t_s)
-    grown = watch.step(f"soak {now:.0f} s", read)
+def _readings(
+    out: SoakRun, nodes: list[str], ports: list[Rail], t_s: float, rs: Iterator[RunResult]
+) -> None:
+    """The peaks of one round's NIC hwmon, GPU and module reads (in `_sample_loop`'s order)."""
     for name in nodes:
-        if sensors := nic_sensors(next(results)):
+        if sensors := nic_sensors(next(rs)):
             hottest = max(t for _, t, _ in sensors)
             out.nic_temp_c[name] = max(out.nic_temp_c.get(name, -273.0), hottest)
             out.nic_series.setdefault(name, []).append((t_s, hottest))
             for path, c, crit in (x for x in sensors if x[2] is not None and x[1] > x[2]):
                 out.nic_over.setdefault(name, f"{path} {c:.1f} C, its own limit {crit:g} C")
     for name in nodes:
-        gpus = _gpus(next(results)) or []
+        gpus = _gpus(next(rs)) or []
         temps = [t for t, _ in gpus if t is not None]
         utils = [u for _, u in gpus if u is not None]
         if temps:
@@ -323,7 +322,7 @@ def _sample(
         if utils:
             out.gpu_util_pct[name] = max([out.gpu_util_pct.get(name, 0.0), *utils])
     for rail in ports:
-        temp, limit, alarm = module_temp(next(results)) or (None, None, None)
+        temp, limit, alarm = module_temp(next(rs)) or (None, None, None)
         node = rail.node
         if temp:  # passive DACs read 0: nothing to judge
             out.module_temp_c[node] = max(out.module_temp_c.get(node, -273.0), temp)
@@ -331,12 +330,6 @@ def _sample(
             out.module_limit_c[node] = min(out.module_limit_c.get(node, limit), limit)
         if alarm:
             out.module_alarm.setdefault(node, f"{rail.netdev}: {alarm} On")
-    dropped = [
-        f"link down on {rail_id} (link_down_events_phy +{n})"
-        for rail_id, w in grown.items()
-        if (n := w.growth.get("link_down_events_phy", 0))
-    ]
-    return "; ".join(dropped[:2]) if dropped else None
 
 
 def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) -> str:
@@ -460,9 +453,8 @@ POST_FEC = ("rx_pcs_symbol_err_phy", "rx_crc_errors_phy", "link_down_events_phy"
 def lanes_in_use(
     *, lanes_reported: int | None, module: ModuleEeprom | None, speed_mbps: int | None
 ) -> tuple[tuple[int, ...] | None, str]:
-    """The lanes that carry the link (None: unknown) and where that came from: ethtool's
-    `Lanes:`, else the module EEPROM's management interface and the speed (DOMAIN.md §9:
-    SFF-8636 for QSFP56, CMIS for QSFP112)."""
+    """The lanes that carry the link (None: unknown) and where that came from: ethtool's, else
+    the module EEPROM's interface and the speed (DOMAIN.md §9: SFF-8636 QSFP56, CMIS QSFP112)."""
     if lanes_reported:
         n = max(1, min(lanes_reported, len(DRIVER_LANES)))
         return DRIVER_LANES[:n], f"ethtool Lanes: {lanes_reported}"
@@ -480,7 +472,7 @@ def lanes_in_use(
 
 
 def lane_rates(w: Window) -> dict[int, float]:
-    """Corrected bits per second per lane over the window (lanes whose counter was read)."""
+    """Corrected bits per second of each lane whose counter was read."""
     return dict(sorted((int(m.group(1)), w.rate(k)) for k in w.growth if (m := _LANE.match(k))))
 
 
@@ -503,11 +495,8 @@ def max_ber(ws: Sequence[Window], speed_mbps: float | None) -> float | None:
 
 
 def max_lane_rates(ws: Sequence[Window]) -> dict[int, float]:
-    out: dict[int, float] = {}
-    for w in ws:
-        for lane, rate in lane_rates(w).items():
-            out[lane] = max(out.get(lane, 0.0), rate)
-    return dict(sorted(out.items()))
+    rates = [lane_rates(w) for w in ws]
+    return {k: max(r.get(k, 0.0) for r in rates) for k in sorted({k for r in rates for k in r})}
 
 
 def post_fec_growth(ws: Sequence[Window]) -> dict[str, int]:
@@ -544,10 +533,8 @@ def judge_lanes(
     speed_mbps: float | None,
     limits: Mapping[str, float],
 ) -> list[LaneFinding]:
-    """Each lane's worst window against its neighbours and the FEC limit (`temps_c`: the NIC's
-    temperature at the end of each window, None where not read; `limits`: the values of the
-    thresholds lane_ratio_max, lane_warn_ratio, lane_floor_per_s, lane_heat_growth_min and
-    ber_max)."""
+    """Each lane's worst window against its neighbours and the FEC limit (`temps_c`: the NIC's at
+    each window's end, None: not read; `limits`: the lane_* and ber_max thresholds' values)."""
     floor, ratio_max, ber_max = (
         limits[k] for k in ("lane_floor_per_s", "lane_ratio_max", "ber_max")
     )
