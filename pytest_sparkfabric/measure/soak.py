@@ -166,15 +166,13 @@ def measure(fabric: Fabric) -> SoakRun:
         started = {at[k]: bg for k, bg in servers.items() if bg is not None}
         why = flows.wait_listening(fabric.transport, list(at.values()), servers=started)
         for key, (src, dst, port) in plan.items():
-            if (reason := why.get(at[key])) is None:
-                client = perftest.build_ib_write_bw_client(
-                    src.rdma, dst.address.ip, port=port, **bw
-                )
-                clients[key] = begin(out.traffic_error, key, src.node, client, 0.0)
+            if (reason := why.get(at[key])) is not None:
+                out.traffic_error.setdefault(key, flows.gap_text(reason))
+                if isinstance(reason, NotMeasured):
+                    out.traffic_gap.setdefault(key, reason)
                 continue
-            out.traffic_error.setdefault(key, flows.gap_text(reason))
-            if isinstance(reason, NotMeasured):
-                out.traffic_gap.setdefault(key, reason)
+            client = perftest.build_ib_write_bw_client(src.rdma, dst.address.ip, port=port, **bw)
+            clients[key] = begin(out.traffic_error, key, src.node, client, 0.0)
         with counters.watch_switch(fabric, "heat soak") as tick:
             _sample_loop(fabric, out, live, note_load_ends, tick)
         if out.stopped_early is None:
@@ -215,7 +213,11 @@ def _wait_for_load(fabric: Fabric, nodes: Sequence[str]) -> None:
     pending = list(nodes)
     while pending:
         results = fabric.run_all([Job(n, build_gpu_query(), QUICK_S) for n in pending])
-        pending = [n for n, r in zip(pending, results, strict=True) if not _gpu_busy(r)]
+        # Busy, or nvidia-smi cannot tell (then there is nothing to wait for).
+        busy = [
+            (g := _gpus(r)) is None or any((u or 0) >= GPU_BUSY_PCT for _, u in g) for r in results
+        ]
+        pending = [n for n, b in zip(pending, busy, strict=True) if not b]
         if not pending or clock.now() >= deadline:
             return
         clock.sleep(1.0)
@@ -227,12 +229,6 @@ def _gpus(r: RunResult) -> list[tuple[float | None, float | None]] | None:
         return [(g.temp_c, g.utilization_pct) for g in parse_gpu_query(r.stdout)] if r.ok else None
     except ParseError:
         return None
-
-
-def _gpu_busy(r: RunResult) -> bool:
-    """Busy, or nvidia-smi cannot tell (then there is nothing to wait for)."""
-    gpus = _gpus(r)
-    return gpus is None or any((u or 0.0) >= GPU_BUSY_PCT for _, u in gpus)
 
 
 def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
@@ -402,16 +398,16 @@ def hwmon_jobs(fabric: Fabric, nodes: Sequence[str]) -> list[Job]:
     return [Job(n, sysfs.build_read_globs([sysfs.hwmon_glob(netdev[n])]), QUICK_S) for n in nodes]
 
 
-def _nic_baseline(fabric: Fabric) -> dict[str, float]:
-    nodes = fabric.reachable()
-    found = zip(nodes, fabric.run_all(hwmon_jobs(fabric, nodes)), strict=True)
-    return {n: max(x[1] for x in s) for n, r in found if (s := nic_sensors(r))}
-
-
 def baseline(fabric: Fabric) -> dict[str, float]:
     """Node -> its NIC's hottest hwmon reading while idle (none: left out): read once, by the
     first traffic phase before it starts."""
-    return fabric.phase(BASELINE, _nic_baseline)
+
+    def read(fabric: Fabric) -> dict[str, float]:
+        nodes = fabric.reachable()
+        found = zip(nodes, fabric.run_all(hwmon_jobs(fabric, nodes)), strict=True)
+        return {n: max(x[1] for x in s) for n, r in found if (s := nic_sensors(r))}
+
+    return fabric.phase(BASELINE, read)
 
 
 def module_temp(r: RunResult) -> tuple[float | None, float | None, str | None] | None:
