@@ -64,14 +64,10 @@ def test_watch_logs_one_window_per_object_per_step_and_keeps_errors() -> None:
         ({"rx_discards_phy": 999, "hw:out_of_sequence": 48}, False, True, []),
         ({"rx_discards_phy": 20_000}, False, True, [("rx_discards_phy", 20_000, "rx_discards")]),
         # Lossless: any drop or sequence error, never pause.
-        (
-            {"rx_discards_phy": 1, "rx_prio3_pause": 10**6, "hw:out_of_sequence": 1},
-            True,
-            True,
-            [("hw:out_of_sequence", 1, "rx_discards"), ("rx_discards_phy", 1, "rx_discards")],
-        ),
+        ({"rx_discards_phy": 1, "rx_prio3_pause": 10**6, "hw:out_of_sequence": 1}, True, True,
+         [("hw:out_of_sequence", 1, "rx_discards"), ("rx_discards_phy", 1, "rx_discards")]),
     ],
-)
+)  # fmt: skip
 def test_judge(
     grow: dict[str, int], lossless: bool, post_fec: bool, want: list[tuple[str, int, str]]
 ) -> None:
