@@ -343,10 +343,8 @@ def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) ->
     done = min(elapsed, total)
     share = f" ({done / total:.0%})" if total > 0 else ""
     parts = [f"soak {shell.duration(done)} of {shell.duration(total)}{share}"]
-    if nic is not None:
-        parts.append(f"hottest NIC {nic:.0f} C")
-    if gpu is not None:
-        parts.append(f"hottest GPU {gpu:.0f} C")
+    parts += [f"hottest NIC {nic:.0f} C"] if nic is not None else []
+    parts += [f"hottest GPU {gpu:.0f} C"] if gpu is not None else []
     if rates:
         rate, where = max(rates, key=lambda x: x[0])
         shown = f"{rate:.3g}" if rate < 1000 else f"{rate:,.0f}"
@@ -364,10 +362,7 @@ def memory_note(command: str) -> str:
     """gpu-burn's `-m N` is N megabytes, `-m N%` N% of free memory (gpu_burn-drv.cpp
     `decodeUSEMEM`): the hint quotes the load's own figure, never a default of ours."""
     m = re.search(r"(?:^|\s)-m\s*(\d+)(%?)", command)
-    if m is None:
-        return ""
-    n = m.group(1)
-    return f" (gpu-burn reads `-m {n}` as {n} MB and aborts; write `-m {n}%`)"
+    return f" (gpu-burn reads `-m {m[1]}` as {m[1]} MB and aborts; write `-m {m[1]}%`)" if m else ""
 
 
 # -- temperatures (DOMAIN.md §6, §9) ------------------------------------------------------------

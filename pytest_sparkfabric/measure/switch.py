@@ -195,16 +195,13 @@ def leg_note(fabric: Fabric, node: str) -> tuple[str, RuleId | None]:
     """For a node without link: its switch leg (text), and `autoneg_failed` where the switch
     says the leg was left on auto-negotiation (nothing when the switch cannot be read)."""
     spec = fabric.cluster.spec.switch
-    leg = spec.ports.get(node) if spec else None
-    if spec is None or leg is None:
+    if (leg := spec.ports.get(node) if spec else None) is None:
         return "", None
     note = f"; its cable lands on switch port {leg}"
-    seen = state(fabric).value
-    if seen is None:
+    if (seen := state(fabric).value) is None:
         return note, None
     port = (seen.ethernet.value or {}).get(leg)
-    mon = seen.monitor.get(leg)
-    status = mon.value if mon is not None else None
+    status = mon.value if (mon := seen.monitor.get(leg)) is not None else None
     if (status and status.auto_negotiation == "failed") or (port and port.auto_negotiation):
         return f"{note}, left on auto-negotiation", "autoneg_failed"
     return note, None
