@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.measure.flows import Flow
     from pytest_sparkfabric.verdict import Verdict
 
-RAILS: PhaseName = "rail_counters"
+NAME: PhaseName = "rail_counters"
 LEGS: PhaseName = "switch_counters"
 
 
@@ -137,12 +137,17 @@ class Watch:
         return out
 
 
+def measure(fabric: Fabric) -> Log:
+    """An empty log: each traffic phase adds its windows (`watch_rails`, `watch_switch`)."""
+    return Log()
+
+
 def rail_log(fabric: Fabric) -> Log:
-    return fabric.phase(RAILS, lambda _: Log())
+    return fabric.phase(NAME, measure)
 
 
 def switch_log(fabric: Fabric) -> Log:
-    return fabric.phase(LEGS, lambda _: Log())
+    return fabric.phase(LEGS, measure)
 
 
 # -- host rails ---------------------------------------------------------------------------------
@@ -206,7 +211,7 @@ def rail_reads(rails: Sequence[Rail], results: Sequence[RunResult], t_s: float) 
 
 
 def watch_rails(fabric: Fabric, phase: str, rails: Sequence[Rail]) -> Watch:
-    """A started watch over `rails`: `step(label)` after each round of traffic."""
+    """A started watch: `step(label)` after each round of traffic."""
 
     def read() -> Reads:
         t_s = fabric.transport.clock.now()
@@ -374,7 +379,6 @@ def watch_switch(fabric: Fabric, label: str) -> Iterator[Callable[[], None] | No
 
 
 def run_watched(fabric: Fabric, label: str, flows: Sequence[Flow]) -> dict[Hashable, FlowResult]:
-    """`run_flows` inside a switch window named `label` (`watch_switch`)."""
     with watch_switch(fabric, label) as tick:
         return run_flows(fabric.transport, flows, tick=tick, every_s=CPU_EVERY_S)
 
@@ -394,7 +398,6 @@ def unread(w: Window) -> str | None:
 
 
 def leg_growth(windows: Sequence[Window]) -> list[Growth]:
-    """The watched counters that grew in these windows of one leg, with the windows."""
     out = []
     for c in WATCHED:
         parts = tuple((w.label, d) for w in windows if (d := w.growth.get(c.name, 0)) > 0)
@@ -404,6 +407,5 @@ def leg_growth(windows: Sequence[Window]) -> list[Growth]:
 
 
 def peak_cpu_pct(fabric: Fabric) -> float | None:
-    """The highest cpu-load sampled during traffic so far, or None (none sampled)."""
     loads = [s.load_pct for s in switch_log(fabric).cpu if s.load_pct is not None]
     return float(max(loads)) if loads else None

@@ -353,7 +353,6 @@ def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) ->
 
 
 def rail_windows(fabric: Fabric, rail: Rail) -> tuple[Window, ...]:
-    """The rail's counter windows over the soak (running it first)."""
     run(fabric)
     return counters.rail_log(fabric).of(rail.id, NAME)
 
@@ -378,7 +377,6 @@ Sensor = tuple[str, float, float | None]
 
 
 def nic_sensors(r: RunResult) -> list[Sensor]:
-    """Every NIC hwmon sensor one read of `hwmon_glob` gave (none: not readable)."""
     if not r.ok:
         return []
     files = sysfs.parse_read_files(r.stdout)
@@ -491,7 +489,6 @@ def max_lane_rates(ws: Sequence[Window]) -> dict[int, float]:
 
 
 def post_fec_growth(ws: Sequence[Window]) -> dict[str, int]:
-    """Post-FEC symbol errors, CRC errors and link-down events added over the windows."""
     out = {name: sum(w.growth.get(name, 0) for w in ws) for name in POST_FEC}
     return {k: v for k, v in out.items() if v}
 
