@@ -1,7 +1,6 @@
 """What the session measured, read from the engine's phase cache into the results document's
 `measurements`, `cables`, `phases` and `thresholds` (it starts nothing). A cable's status is the
-worst outcome of the checks that record its id in their `cables` property.
-"""
+worst outcome of the checks that record its id in their `cables` property."""
 
 from __future__ import annotations
 

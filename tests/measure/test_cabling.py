@@ -1,7 +1,5 @@
-"""Cabling: LLDP's far ends matched to the MACs read from every node, against the plan, solved
-into physical mistakes. The fault matrix pins the ring faults (cable_swapped, ring_order: their
-failed items, cause objects and fix) and tests/diagnosis/test_miscabling.py the solver; here the
-far ends it is solved from."""
+"""Cabling: LLDP's far ends matched to the MACs of every node, against the plan (the ring faults'
+items, causes and fixes: the fault matrix; the solver: tests/diagnosis/test_miscabling.py)."""
 
 from __future__ import annotations
 
