@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.measure import qos, rail_counters, rdma
+from pytest_sparkfabric.measure import counters, qos, rdma
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, Fabric, Node, Rail, Verdict
@@ -66,9 +66,9 @@ def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     they ran first): no post-FEC symbol, CRC or link-down growth; no drops where the host runs
     PFC (lossless), and drops below `thresholds.discard_pct` of the frames received anywhere;
     pause, ECN and CNP recorded."""
-    rail_counters.declare(fabric, rail, verdict)
+    counters.declare(fabric, rail, verdict)
     rdma.pair_runs(fabric)
-    windows = rail_counters.log(fabric).of(rail.id)
+    windows = counters.rail_log(fabric).of(rail.id)
     if not windows:
         peers = [x.b if x.a == rail else x.a for x in fabric.plan.links if rail in (x.a, x.b)]
         gone = fabric.gone([rail.node, *(p.node for p in peers)])
@@ -77,10 +77,10 @@ def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         verdict.not_measured(
             f"{rail.node} {rail.netdev}: the rail took part in no traffic round", nodes=[rail.node]
         )
-    verdict(measured=f"{rail_counters.totals(windows)} over {len(windows)} traffic window(s)")
+    verdict(measured=f"{counters.totals(windows)} over {len(windows)} traffic window(s)")
     for w in windows:
         if w.error is None:
-            rail_counters.check(fabric, rail, verdict, w)
+            counters.check(fabric, rail, verdict, w)
     unread = next((w for w in windows if w.error is not None), None)
     if unread is not None:
         verdict.not_measured(

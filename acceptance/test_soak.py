@@ -13,8 +13,8 @@ import pytest
 
 from pytest_sparkfabric.diagnosis.evidence import Finding
 from pytest_sparkfabric.diagnosis.rules import RULES
-from pytest_sparkfabric.measure import soak, witness
-from pytest_sparkfabric.measure.soak_math import (
+from pytest_sparkfabric.measure import links, soak, witness
+from pytest_sparkfabric.measure.soak import (
     LaneFinding,
     describe,
     has_lane_counters,
@@ -24,8 +24,11 @@ from pytest_sparkfabric.measure.soak_math import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pytest_sparkfabric import Fabric, Node, Rail, Verdict
     from pytest_sparkfabric.diagnosis.rules import RuleId
+    from pytest_sparkfabric.measure.counters import Window
     from pytest_sparkfabric.transport import RunResult
 
 pytestmark = [
@@ -50,6 +53,14 @@ def _peers(fabric: Fabric, rail: Rail) -> list[Rail]:
     return out
 
 
+def _lanes(
+    fabric: Fabric, rail: Rail, run: soak.SoakRun, ws: Sequence[Window]
+) -> tuple[list[LaneFinding], str, float]:
+    eth, node = links.ethtool(fabric, rail).value, fabric.cluster.node(rail.node)
+    module = links.module(fabric, node, rail.port).value
+    return soak.lanes(rail, run, ws, fabric.thresholds, eth, module)
+
+
 def _rate(per_s: float) -> str:
     return f"{per_s:.3g}" if per_s < 1000 else f"{per_s:,.0f}"
 
@@ -71,7 +82,7 @@ def _seen(o: LaneFinding, started_s: float) -> str:
 
 def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """Per-lane corrected-error rates and BER, total pre-FEC BER and post-FEC counters of the
-    rail's receiver over every sampling window of the soak (measure/soak_math.py)."""
+    rail's receiver over every sampling window of the soak (measure/soak.py)."""
     ratio_t = fabric.thresholds["lane_ratio_max"]
     ber_t = fabric.thresholds["ber_max"]
     cables = [o for o in witness.cable(fabric, rail) if o.kind == "cable"]
@@ -103,7 +114,7 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             f"error counter capability; `ethtool -S {rail.netdev} | grep rx_err_lane` must list "
             "them)",
         )
-    found_lanes, source, speed = soak.lanes(fabric, rail, run, ws)
+    found_lanes, source, speed = _lanes(fabric, rail, run, ws)
     ber = max_ber(ws, speed)
     verdict(
         lanes_in_use=source,
@@ -132,7 +143,7 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         # The far end of the cable may have seen what this end did not: a hot lane.
         for peer in _peers(fabric, rail):
             pws = tuple(w for w in soak.rail_windows(fabric, peer) if w.error is None)
-            for o in soak.lanes(fabric, peer, run, pws)[0]:
+            for o in _lanes(fabric, peer, run, pws)[0]:
                 if o.level == "fail":
                     short = f"lane {o.lane} at {_rate(o.rate_per_s)} errors/s: {o.why}"
                     found.append(Finding(RULES["marginal_cable"], peer.id, (peer.node,), short))

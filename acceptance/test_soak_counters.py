@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_sparkfabric.measure import rail_counters, soak
+from pytest_sparkfabric.measure import counters, soak
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Rail, Verdict
@@ -22,7 +22,7 @@ pytestmark = [
 
 def test_soak_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """The same judgement over each window of the soak."""
-    rail_counters.declare(fabric, rail, verdict)
+    counters.declare(fabric, rail, verdict)
     windows = soak.rail_windows(fabric, rail)
     good = [w for w in windows if w.error is None]
     if not good:
@@ -31,6 +31,6 @@ def test_soak_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             f"{rail.node} {rail.netdev}: no counter window during the soak; {why}",
             nodes=[rail.node],
         )
-    verdict(measured=rail_counters.totals(good))
+    verdict(measured=counters.totals(good))
     for w in good:
-        rail_counters.check(fabric, rail, verdict, w, post_fec=False)
+        counters.check(fabric, rail, verdict, w, post_fec=False)

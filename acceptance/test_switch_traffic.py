@@ -2,7 +2,7 @@
 counters flat across every bandwidth round and the heat soak, and the switch CPU stays idle
 while fabric traffic crosses it (a busy CPU forwards in software).
 
-Both read the windows `measure.switch_counters` kept around the traffic; the RDMA rounds run
+Both read the windows `measure.counters` kept around the traffic; the RDMA rounds run
 first if they have not (the soak and TCP rounds count when they ran before these items)."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.diagnosis.evidence import SWITCH_CPU_BUSY_PCT
-from pytest_sparkfabric.measure import rail_counters, rdma, switch_counters
+from pytest_sparkfabric.measure import counters, rdma
 from pytest_sparkfabric.measure import switch as switch_reads
 from pytest_sparkfabric.measure.soak import SoakRun
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Node, Verdict
     from pytest_sparkfabric.cluster.spec import SwitchSpec
-    from pytest_sparkfabric.measure.switch_counters import Growth, Log
+    from pytest_sparkfabric.measure.counters import Growth, Log
 
 pytestmark = [pytest.mark.bandwidth, pytest.mark.sparkfabric_needs("ib_write_bw")]
 
@@ -34,10 +34,10 @@ def _could_not_run(fabric: Fabric) -> None:
 
 def _log(fabric: Fabric, where: str, verdict: Verdict) -> Log:
     rdma.pair_runs(fabric)
-    log = switch_counters.log(fabric)
-    if not log.legs.by_object:
+    log = counters.switch_log(fabric)
+    if not log.by_object:
         _could_not_run(fabric)
-        why = log.legs.not_watched or "no traffic round crossed the switch"
+        why = log.not_watched or "no traffic round crossed the switch"
         verdict.fail(f"{where}: not measured: {why}", measured="not measured")
     return log
 
@@ -48,7 +48,7 @@ def _host_side(fabric: Fabric, node: Node) -> str:
         return "host side (switch->host) not measured: the heat soak did not run"
     parts = []
     for rail in node.rails:
-        ws = [w for w in rail_counters.log(fabric).of(rail.id, "soak") if w.error is None]
+        ws = [w for w in counters.rail_log(fabric).of(rail.id, "soak") if w.error is None]
         for name in ("rx_crc_errors_phy", "rx_pcs_symbol_err_phy"):
             if ws and all(name in w.growth for w in ws):
                 parts.append(f"{rail.netdev} {name} +{sum(w.growth[name] for w in ws)}")
@@ -70,15 +70,15 @@ def test_switch_leg_counters(
     leg = switch.ports[node.name]
     port = node.ports[0] if node.ports else 0
     cable = f"{node.name} port {port} <-> switch {switch.host} {leg}"
-    expected = "no " + ", ".join(c.name for c in switch_counters.WATCHED) + " growth"
+    expected = "no " + ", ".join(c.name for c in counters.WATCHED) + " growth"
     verdict(node=node.name, rail=f"switch {leg}", expected=expected, switch_leg=leg, cable=cable)
     where = f"{node.name}: switch {switch.host} port {leg}"
-    windows = _log(fabric, where, verdict).legs.of(leg)
-    seen = [w for w in windows if switch_counters.unread(w) is None]
+    windows = _log(fabric, where, verdict).of(leg)
+    seen = [w for w in windows if counters.unread(w) is None]
     if not seen:
-        why = next((y for w in windows if (y := switch_counters.unread(w))), "not read")
+        why = next((y for w in windows if (y := counters.unread(w))), "not read")
         verdict.fail(f"{where}: counters not measured during traffic: {why}", measured=why)
-    grew = switch_counters.leg_growth(seen)
+    grew = counters.leg_growth(seen)
     corrected = sum(w.growth.get("rs-fec-corrected", 0) for w in seen)
     info = f"; rs-fec-corrected +{corrected} (FEC at work; not an error)" if corrected else ""
     verdict(

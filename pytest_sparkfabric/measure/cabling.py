@@ -57,12 +57,10 @@ def planned(cluster: Cluster) -> tuple[Wire, ...]:
 
 
 def _netdevs(cluster: Cluster, node: str, port: int) -> tuple[str, ...]:
-    n = cluster.node(node)
-    names = []
-    for rail in range(hardware.RAILS_PER_PORT):
-        mine = next((r for r in n.rails if r.port == port and r.index == rail), None)
-        names.append(mine.netdev if mine else hardware.rail_names(port, rail).netdev)
-    return tuple(names)
+    """The port's netdevs: its rails', else the default names."""
+    mine = {r.index: r.netdev for r in cluster.node(node).rails if r.port == port}
+    rails = range(hardware.RAILS_PER_PORT)
+    return tuple(mine.get(i) or hardware.rail_names(port, i).netdev for i in rails)
 
 
 def _ends(fabric: Fabric) -> tuple[dict[str, End], dict[tuple[str, str], End]]:
@@ -112,14 +110,11 @@ def measure(fabric: Fabric) -> Cabling:
                 if (far := far_end(nb)) is not None and far.node != n
             )
             seen, how = next(hits, (None, ""))
+            why = "lldpd hears no fabric neighbour" if lit else "no link"
             if heard is None:
                 how = f"not identified: {lldp[n].error}"
             elif seen is None:
-                how = (
-                    f"not identified: lldpd hears no fabric neighbour on {', '.join(devs)}"
-                    if lit
-                    else f"not identified: no link on {', '.join(devs)}"
-                )
+                how = f"not identified: {why} on {', '.join(devs)}"
             if end in plan or lit or seen is not None:
                 ports[(n, port)] = PortPeer(end, plan.get(end), seen, lit, how)
     # A node whose interfaces were not read: its planned cables are taken as planned (its own
@@ -131,5 +126,4 @@ def measure(fabric: Fabric) -> Cabling:
 
 
 def cabling(fabric: Fabric) -> Cabling:
-    """Every node port's far end against the plan (one `lldpctl` per node, all at once)."""
     return fabric.phase(NAME, measure)

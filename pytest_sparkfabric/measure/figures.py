@@ -1,7 +1,6 @@
 """What the session measured, read from the engine's phase cache into the results document's
 `measurements`, `cables`, `phases` and `thresholds` (it starts nothing). A cable's status is the
-worst outcome of the checks that record its id in their `cables` property.
-"""
+worst outcome of the checks that record its id in their `cables` property."""
 
 from __future__ import annotations
 
@@ -21,6 +20,7 @@ from pytest_sparkfabric.results import (
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.measure.engine import Fabric, PhaseName
+    from pytest_sparkfabric.measure.links import Links, Modules
     from pytest_sparkfabric.results import Status
 
 T = TypeVar("T")
@@ -47,20 +47,13 @@ def _bandwidth(fabric: Fabric) -> list[Measurement]:
         ("rdma_gbps", (r for rs in run.links.values() for r in rs) if run else ()),
         ("tcp_gbps", (r for rs in tr.links.values() for r in rs) if tr else ()),
     ]
-    return [
-        _figure(
-            kind,
-            r.gbps,
-            "Gb/s",
-            [r.where],
-            node=r.src.node,
-            peer=None if r.loopback else r.dst.node,
-            rail=r.link.rail,
-        )
-        for kind, results in found
-        for r in results
-        if r.gbps is not None
-    ]
+    out = []
+    for kind, results in found:
+        for r in results:
+            kw = {"node": r.src.node, "peer": None if r.loopback else r.dst.node}
+            if r.gbps is not None:
+                out.append(_figure(kind, r.gbps, "Gb/s", [r.where], rail=r.link.rail, **kw))
+    return out
 
 
 def _nccl(fabric: Fabric) -> list[Measurement]:
@@ -71,65 +64,52 @@ def _nccl(fabric: Fabric) -> list[Measurement]:
         return []
     op = run.parsed.collective or "all_reduce_perf"
     nodes = [n.name for n in fabric.cluster.nodes]
-    return [
-        _figure(
-            "nccl_busbw_gbytes_s",
-            max(row.oop_busbw_gbytes_s, row.ip_busbw_gbytes_s),
-            "GB/s",
-            nodes,
-            size_bytes=row.size_bytes,
-            op=op,
-        )
-        for row in run.parsed.rows
-    ]
+    rows = [(max(r.oop_busbw_gbytes_s, r.ip_busbw_gbytes_s), r.size_bytes) for r in run.parsed.rows]
+    return [_figure("nccl_busbw_gbytes_s", v, "GB/s", nodes, size_bytes=n, op=op) for v, n in rows]
+
+
+def _links(fabric: Fabric) -> tuple[Links | None, Modules | None]:
+    """The link and module EEPROM reads, where they ran (nothing is measured at session end)."""
+    from pytest_sparkfabric.measure import links
+
+    return _phase(fabric, links.NAME, links.Links), _phase(fabric, links.CABLE, dict)
 
 
 def _soak(fabric: Fabric) -> list[Measurement]:
-    from pytest_sparkfabric.measure import links, rail_counters, soak
-    from pytest_sparkfabric.measure.soak_math import LaneFinding, lane_rates, max_ber
+    from pytest_sparkfabric.measure import counters, soak
 
     run = _phase(fabric, soak.NAME, soak.SoakRun)
     if run is None:
         return []
     out: list[Measurement] = []
-    # Lanes are flagged as the soak test judged them, which read the links first; without that
-    # test there is no lane verdict to show (and nothing is measured at session end).
-    judged = all(fabric.measured(p, object) is not None for p in (links.NAME, links.CABLE))
-    eth = _phase(fabric, links.NAME, links.Links)
+    eth, mods = _links(fabric)
     for rail in fabric.cluster.rails:
-        ws = [w for w in rail_counters.log(fabric).of(rail.id, soak.NAME) if w.error is None]
+        ws = [w for w in counters.rail_log(fabric).of(rail.id, soak.NAME) if w.error is None]
         if not ws:
             continue
-        speed: float | None = None
-        found: list[LaneFinding] = []
-        if judged:
-            found, _, speed = soak.lanes(fabric, rail, run, ws)
-        elif eth is not None and rail.id in eth.ethtool and (e := eth.ethtool[rail.id].value):
-            speed = e.speed_mbps
+        got, m = eth.ethtool.get(rail.id) if eth else None, (mods or {}).get((rail.node, rail.port))
+        e = got.value if got else None
+        speed: float | None = e.speed_mbps if e else None
+        found: list[soak.LaneFinding] = []
+        if eth and mods:
+            # Lanes are flagged as the soak test judged them, which read the links first;
+            # without that test there is no lane verdict to show.
+            found, _, speed = soak.lanes(
+                rail, run, ws, fabric.thresholds, e, m.value if m else None
+            )
         flagged = {o.lane for o in found}
+        at = {"node": rail.node, "rail": rail.index}
         for w in ws:
-            for lane, rate in lane_rates(w).items():
-                out.append(
-                    _figure(
-                        "lane_error_rate_per_s",
-                        rate,
-                        "errors/s",
-                        [rail.id],
-                        node=rail.node,
-                        rail=rail.index,
-                        lane=lane,
-                        t_s=max(0.0, w.end_s - run.started_s),
-                        flagged=lane in flagged,
-                    )
-                )
-        ber = max_ber(ws, speed)
-        if ber is not None:
-            out.append(_figure("ber_max", ber, "", [rail.id], node=rail.node, rail=rail.index))
+            t_s = max(0.0, w.end_s - run.started_s)
+            for lane, rate in soak.lane_rates(w).items():
+                kw = {"lane": lane, "t_s": t_s, "flagged": lane in flagged, **at}
+                out.append(_figure("lane_error_rate_per_s", rate, "errors/s", [rail.id], **kw))
+        if (ber := soak.max_ber(ws, speed)) is not None:
+            out.append(_figure("ber_max", ber, "", [rail.id], **at))
+    # The soak keeps each node's peak, not a series: a figure with no time (the picture's
+    # tooltips show it; the temperature chart waits for a series).
     for kind, peaks in (("nic_temp_c", run.nic_temp_c), ("gpu_temp_c", run.gpu_temp_c)):
-        for node, value in peaks.items():
-            # The soak keeps each node's peak, not a series: a figure with no time (the picture's
-            # tooltips show it; the temperature chart waits for a series).
-            out.append(_figure(kind, value, "C", [node], node=node))
+        out += [_figure(kind, value, "C", [node], node=node) for node, value in peaks.items()]
     return out
 
 
@@ -140,15 +120,18 @@ def measurements(fabric: Fabric) -> list[Measurement]:
 # -- cables -------------------------------------------------------------------------------------
 
 
-def _end(fabric: Fabric, node: str | None, port: int | str | None) -> CableEnd:
+def _end(fabric: Fabric, node: str | None, port: int | str | None) -> tuple[CableEnd, list[str]]:
+    """One end of a cable as read there, and what its module EEPROM cannot be taken for."""
     from pytest_sparkfabric.measure import links
 
     end: dict[str, Any] = {"node": node, "port": port if port is not None else "?"}
     if node is None or not isinstance(port, int):
-        return CableEnd(**end)
-    mods = _phase(fabric, links.CABLE, links.Modules)
-    mod = mods.ports.get((node, port)) if mods else None
+        return CableEnd(**end), []
+    lk, mods = _links(fabric)
+    mod = mods.get((node, port)) if mods else None
+    notes: list[str] = []
     if mod is not None and (m := mod.value) is not None:
+        notes = [f"{node}:p{port}: {n}" for n, _ in links.advisories(fabric.cluster, m)]
         end |= {
             "vendor": m.vendor_name,
             "part": m.vendor_pn,
@@ -156,7 +139,6 @@ def _end(fabric: Fabric, node: str | None, port: int | str | None) -> CableEnd:
             "length_m": m.length_m,
             "type": m.transceiver_type,
         }
-    lk = _phase(fabric, links.NAME, links.Links)
     rail = next((r for r in fabric.cluster.rails if r.node == node and r.port == port), None)
     if lk and rail:
         eth, fec = lk.ethtool.get(rail.id), lk.fec.get(rail.id)
@@ -164,14 +146,11 @@ def _end(fabric: Fabric, node: str | None, port: int | str | None) -> CableEnd:
             end["speed_mbps"] = eth.value.speed_mbps
         if fec is not None and fec.value is not None:
             end["fec"] = fec.value.active
-    return CableEnd(**end)
+    return CableEnd(**end), notes
 
 
 def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]) -> list[Cable]:
-    from pytest_sparkfabric.measure import links
-
     found = _found(fabric)
-    mods = _phase(fabric, links.CABLE, links.Modules)
     # Each item and figure indexed once: a walk of all of them per cable is quadratic in N.
     by_cable: dict[str, list[Status]] = {}
     for it in items:
@@ -187,22 +166,16 @@ def cables(fabric: Fabric, items: Sequence[Item], figures: Sequence[Measurement]
         # The rails of the node ports it plugs into (a switch leg has none).
         rails = [r for r in fabric.cluster.rails if (r.node, r.port) in ends]
         bers = [v for r in rails for v in ber_of.get(r.id, [])]
-        notes: list[str] = []
-        for node, port in ends:
-            mod = mods.ports.get((node, port)) if mods and isinstance(port, int) and node else None
-            if mod is not None and mod.value is not None:
-                notes += [
-                    f"{node}:p{port}: {n}" for n, _ in links.advisories(fabric.cluster, mod.value)
-                ]
+        (a, a_notes), (b, b_notes) = (_end(fabric, *e) for e in ends)
         out.append(
             Cable(
                 id=c.id,
-                a=_end(fabric, c.a_node, c.a_port),
-                b=_end(fabric, c.b_node, c.b_port),
+                a=a,
+                b=b,
                 found=found.get(c.id),
-                worst_ber=max(bers) if bers else None,
+                worst_ber=max(bers, default=None),
                 status=worst(by_cable.get(c.id, [])),
-                notes=tuple(notes),
+                notes=(*a_notes, *b_notes),
             )
         )
     return out

@@ -61,8 +61,7 @@ def _session_log(r: RunResult, session_s: float) -> Measured[SessionLog]:
 
 def measure(fabric: Fabric) -> Mapping[str, Measured[SessionLog]]:
     session_s = fabric.transport.clock.now() - fabric.started_s
-    nodes = [n.name for n in fabric.cluster.nodes]
-    results = fabric.run_all([Job(n, COMMAND, QUICK_S) for n in nodes])
+    results = fabric.run_all([Job(n.name, COMMAND, QUICK_S) for n in fabric.cluster.nodes])
     return {r.node: _session_log(r, session_s) for r in results}
 
 

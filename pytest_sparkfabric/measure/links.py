@@ -10,23 +10,15 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
 from pytest_sparkfabric.outcome import Measured
-from pytest_sparkfabric.probes.ethtool import (
-    EthtoolLink,
-    FecInfo,
-    ModuleEeprom,
-    build_ethtool,
-    build_ethtool_fec,
-    build_ethtool_module,
-    parse_ethtool,
-    parse_ethtool_fec,
-    parse_ethtool_module,
-)
+from pytest_sparkfabric.probes import ethtool as tool
+from pytest_sparkfabric.probes.ethtool import ModuleEeprom
 from pytest_sparkfabric.probes.ibv_devinfo import IbvPort, build_ibv_devinfo, parse_ibv_devinfo
 from pytest_sparkfabric.transport import Job
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster, Node, Rail
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.probes.ethtool import EthtoolLink, FecInfo
     from pytest_sparkfabric.transport import RunResult
 
 NAME: PhaseName = "links"
@@ -45,14 +37,13 @@ class Links:
 
 def measure(fabric: Fabric) -> Links:
     rails = fabric.cluster.rails
-    jobs = [Job(r.node, build_ethtool(r.netdev), QUICK_S) for r in rails]
-    jobs += [Job(r.node, build_ethtool_fec(r.netdev), QUICK_S) for r in rails]
+    jobs = [Job(r.node, tool.build_ethtool(r.netdev), QUICK_S) for r in rails]
+    jobs += [Job(r.node, tool.build_ethtool_fec(r.netdev), QUICK_S) for r in rails]
     results = fabric.run_all(jobs)
-    eth = zip(rails, results[: len(rails)], strict=True)
-    fec = zip(rails, results[len(rails) :], strict=True)
+    eth, fec = zip(rails, results, strict=False), zip(rails, results[len(rails) :], strict=True)
     return Links(
-        {r.id: parsed(x, "ethtool", parse_ethtool) for r, x in eth},
-        {r.id: parsed(x, "ethtool", parse_ethtool_fec) for r, x in fec},
+        {r.id: parsed(x, "ethtool", tool.parse_ethtool) for r, x in eth},
+        {r.id: parsed(x, "ethtool", tool.parse_ethtool_fec) for r, x in fec},
     )
 
 
@@ -67,52 +58,38 @@ def fec(fabric: Fabric, rail: Rail) -> Measured[FecInfo]:
 # -- the cable's module EEPROM ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Modules:
-    """By (node, port): the module EEPROM of every cabled port, or why it could not be read."""
-
-    ports: Mapping[tuple[str, int], Measured[ModuleEeprom]]
+Modules = Mapping[tuple[str, int], Measured[ModuleEeprom]]
+"""By (node, port): the module EEPROM of every cabled port, or why it could not be read."""
 
 
 def measure_modules(fabric: Fabric) -> Modules:
-    nodes = fabric.cluster.nodes
-    keys = [(n.name, port) for n in nodes for port in n.ports]
-    jobs = [
-        Job(n.name, build_ethtool_module(n.rail(port, 0).netdev), READ_TIMEOUT_S, sudo=True)
-        for n in nodes
-        for port in n.ports
-    ]
-    done = zip(keys, fabric.run_all(jobs), strict=True)
-    return Modules({k: parsed(r, "ethtool -m", parse_ethtool_module) for k, r in done})
+    ports = [(n, port) for n in fabric.cluster.nodes for port in n.ports]
+    cmd = tool.build_ethtool_module
+    jobs = [Job(n.name, cmd(n.rail(p, 0).netdev), READ_TIMEOUT_S, sudo=True) for n, p in ports]
+    done = zip(ports, fabric.run_all(jobs), strict=True)
+    return {(n.name, p): parsed(r, "ethtool -m", tool.parse_ethtool_module) for (n, p), r in done}
 
 
 def module(fabric: Fabric, node: Node, port: int) -> Measured[ModuleEeprom]:
     """What the module in `port` of `node` says it is (every port's read in one round)."""
-    return fabric.phase(CABLE, measure_modules).ports[(node.name, port)]
+    return fabric.phase(CABLE, measure_modules)[(node.name, port)]
 
 
 def advisories(cluster: Cluster, module: ModuleEeprom) -> list[tuple[str, bool]]:
     """What in this EEPROM cannot be taken at face value (never a failure on its own): each
     text with whether it is worth a warning. A 0 dB attenuation is only noted: passive DACs
     often carry that placeholder (DOMAIN.md §6)."""
-    notes: list[tuple[str, bool]] = []
     values = list(module.attenuation_db.values())
-    if values and all(v == 0 for v in values):
-        notes.append(
-            ("attenuation reads 0 dB at every frequency: a placeholder, not a measurement", False)
-        )
-    if not module.length_m:
-        notes.append(("no cable length in the EEPROM (a placeholder)", True))
-    part = module.vendor_pn or ""
-    if part and not cluster.approved_cable(module.vendor_name or "", part):
-        notes.append(
-            (
-                f"{module.vendor_name or '?'} {part} is not on the approved cable list "
-                "(cluster.yaml cables.approved)",
-                True,
-            )
-        )
-    return notes
+    part, vendor = module.vendor_pn or "", module.vendor_name or ""
+    approved = not part or cluster.approved_cable(vendor, part)
+    zero = "attenuation reads 0 dB at every frequency: a placeholder, not a measurement"
+    listed = "is not on the approved cable list (cluster.yaml cables.approved)"
+    notes = [
+        (zero, False, bool(values) and all(v == 0 for v in values)),
+        ("no cable length in the EEPROM (a placeholder)", True, not module.length_m),
+        (f"{vendor or '?'} {part} {listed}", True, not approved),
+    ]
+    return [(text, warn) for text, warn, seen in notes if seen]
 
 
 # -- the RoCE port ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.diagnosis.evidence import NcclEvidence
-from pytest_sparkfabric.measure import facts, rail_counters, soak
+from pytest_sparkfabric.measure import counters, facts, soak
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import Measured, NotMeasured
@@ -192,7 +192,7 @@ def measure(fabric: Fabric) -> NcclRun:
         f"NCCL: {spec.binary} on {len(cluster.nodes)} ranks from {node} "
         f"(-b/-e {spec.size}, deadline {shell.duration(spec.timeout_s)})"
     )
-    watch = rail_counters.watch(fabric, "nccl", cluster.rails)
+    watch = counters.watch_rails(fabric, "nccl", cluster.rails)
     r = fabric.transport.run(Job(node, cmd, spec.timeout_s))
     watch.step(f"NCCL {spec.binary}")
     if (gap := could_not_run(r)) is not None:

@@ -33,13 +33,9 @@ class HostQos:
         return bool(self.pfc_priorities)
 
     def describe(self) -> str:
-        pfc = (
-            f"PFC on priority {','.join(map(str, self.pfc_priorities))}"
-            if self.pfc_priorities
-            else "PFC off"
-        )
+        pfc = f"PFC on priority {','.join(map(str, self.pfc_priorities))}"
         trust = f", trust {self.trust}" if self.trust else ""
-        return f"{pfc}{trust} ({self.tool})"
+        return f"{pfc if self.pfc_priorities else 'PFC off'}{trust} ({self.tool})"
 
 
 def _missing(r: RunResult) -> bool:
@@ -53,26 +49,23 @@ def _from_mlnx_qos(r: RunResult, rail: Rail) -> Measured[HostQos]:
         return Measured(error=m.error, unmeasured=m.unmeasured)
     q = m.value
     if q.pfc_priorities is None:
-        return Measured.not_measured(
-            NotMeasured(
-                f"{rail.node} `mlnx_qos -i {rail.netdev}` printed no PFC table", nodes=[rail.node]
-            )
-        )
-    trust = q.trust if q.trust != "none" else None
-    return Measured.of(HostQos(q.pfc_priorities, trust, "mlnx_qos"))
+        why = f"{rail.node} `mlnx_qos -i {rail.netdev}` printed no PFC table"
+        return Measured.not_measured(NotMeasured(why, nodes=[rail.node]))
+    return Measured.of(
+        HostQos(q.pfc_priorities, q.trust if q.trust != "none" else None, "mlnx_qos")
+    )
 
 
 def _from_dcb(r: RunResult, rail: Rail) -> Measured[HostQos]:
     if _missing(r):
-        return Measured.not_measured(
-            NotMeasured(
-                f"{rail.node} has neither mlnx_qos (mlnx-tools) nor dcb (iproute2) to read "
-                f"{rail.netdev}'s PFC",
-                nodes=[rail.node],
-                missing="mlnx_qos or dcb",
-                fix="sudo apt install iproute2 (dcb), or mlnx-tools (mlnx_qos)",
-            )
+        why = NotMeasured(
+            f"{rail.node} has neither mlnx_qos (mlnx-tools) nor dcb (iproute2) to read "
+            f"{rail.netdev}'s PFC",
+            nodes=[rail.node],
+            missing="mlnx_qos or dcb",
+            fix="sudo apt install iproute2 (dcb), or mlnx-tools (mlnx_qos)",
         )
+        return Measured.not_measured(why)
     m = parsed(r, "dcb", parse_dcb_pfc)
     if m.value is None:
         return Measured(error=m.error, unmeasured=m.unmeasured)
@@ -80,7 +73,6 @@ def _from_dcb(r: RunResult, rail: Rail) -> Measured[HostQos]:
 
 
 def measure(fabric: Fabric) -> Mapping[str, Measured[HostQos]]:
-    """Rail id -> its QoS, or why it was not measured."""
     down = fabric.unreachable()
     out: dict[str, Measured[HostQos]] = {
         r.id: Measured.not_measured(gone)
@@ -96,9 +88,8 @@ def measure(fabric: Fabric) -> Mapping[str, Measured[HostQos]]:
         r.id: _from_mlnx_qos(x, r) for r, x in zip(rails, results, strict=True) if not _missing(x)
     }
     fallback = [r for r in rails if r.id not in out]
-    if fallback:
-        jobs = [Job(r.node, build_dcb_pfc(r.netdev), QUICK_S) for r in fallback]
-        out |= {r.id: _from_dcb(x, r) for r, x in zip(fallback, fabric.run_all(jobs), strict=True)}
+    jobs = [Job(r.node, build_dcb_pfc(r.netdev), QUICK_S) for r in fallback]
+    out |= {r.id: _from_dcb(x, r) for r, x in zip(fallback, fabric.run_all(jobs), strict=True)}
     return out
 
 
@@ -110,9 +101,8 @@ def node_qos(fabric: Fabric, node: str) -> Measured[HostQos]:
     """The node's QoS when all its rails agree and were read; else why not (the first rail
     that could not be read, or the rails that disagree)."""
     reads = [(r, rail_qos(fabric, r)) for r in fabric.cluster.node(node).rails]
-    for _, m in reads:
-        if m.value is None:
-            return m
+    if unread := next((m for _, m in reads if m.value is None), None):
+        return unread
     seen = {r.netdev: m.get() for r, m in reads}
     kinds = {q.pfc_priorities for q in seen.values()}
     if len(kinds) > 1:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster.plan import Link
-from pytest_sparkfabric.measure import bwplan, rail_counters, soak, switch_counters
+from pytest_sparkfabric.measure import bwplan, counters, soak
 from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, parsed, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows, tool_flow
@@ -147,7 +147,7 @@ def run_tests(
     base = fabric.cluster.spec.bandwidth.base_port + tool.base_offset
     flows = [tool.flow(fabric, t, bwplan.port(base, t)) for t in live]
     if watch:
-        done = switch_counters.run_watched(fabric, watch, flows)
+        done = counters.run_watched(fabric, watch, flows)
     else:
         done = run_flows(fabric.transport, flows)
     for t, flow in zip(live, flows, strict=True):
@@ -192,9 +192,8 @@ def run_schedule(
     start = fabric.transport.clock.now()
     # Counters only where traffic runs: a rail whose every partner is down proves nothing.
     busy = {n for p in pairs for n in p}
-    watch = rail_counters.watch(
-        fabric, what.lower(), [r for r in fabric.cluster.rails if r.node in busy]
-    )
+    rails = [r for r in fabric.cluster.rails if r.node in busy]
+    watch = counters.watch_rails(fabric, what.lower(), rails)
     results: dict[tuple[str, str], BwResult] = {}
     for k, tests in enumerate(bwplan.rail_tests(fabric.plan, plan), 1):
         if line := lines.get(k):

@@ -1,62 +1,36 @@
-"""The heat soak (DOMAIN.md §6): GPU load on every node and ib_write_bw -D saturating every cable
-both ways, while lane counters, NIC (hwmon), module (`ethtool -m`) and GPU temperatures are read
-on the interval grid (transport clock) until the end or a link drop. The soak clock starts once
-`nvidia-smi` shows the GPUs busy; the load, servers and clients are always ended.
-"""
+"""The heat soak (DOMAIN.md §6): GPUs loaded, every cable saturated both ways, lane counters and
+temperatures read on the interval grid from when `nvidia-smi` shows the GPUs busy until the end
+or a link drop (loads, servers and clients always ended); then the lanes' judgement (pure)."""
 
 from __future__ import annotations
 
 import math
 import re
+import statistics
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.measure import rail_counters, switch_counters
+from pytest_sparkfabric.measure import counters, flows
 from pytest_sparkfabric.measure.counters import Watch, Window
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
-from pytest_sparkfabric.measure.flows import (
-    LISTEN_WAIT_S,
-    SLACK_S,
-    ended,
-    gap_text,
-    start,
-    wait_listening,
-)
 from pytest_sparkfabric.measure.prereq import could_not_run
-from pytest_sparkfabric.measure.soak_math import (
-    DEFAULT_SPEED_MBPS,
-    LaneFinding,
-    LaneLimits,
-    judge_lanes,
-    lane_rates,
-    lanes_in_use,
-)
 from pytest_sparkfabric.outcome import NotMeasured
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, perftest, sysfs
 from pytest_sparkfabric.probes.ethtool import build_ethtool_module, parse_ethtool_module
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
-from pytest_sparkfabric.probes.perftest import (
-    build_ib_write_bw_client,
-    build_ib_write_bw_server,
-    parse_ib_write_bw,
-)
-from pytest_sparkfabric.probes.sysfs import (
-    build_read_globs,
-    hwmon_glob,
-    hwmon_limits_c,
-    hwmon_temps_c,
-    parse_read_files,
-)
 from pytest_sparkfabric.transport import Background, Job, RunResult
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Rail
+    from pytest_sparkfabric.cluster.thresholds import Threshold, ThresholdName
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.probes.ethtool import EthtoolLink, ModuleEeprom
 
 NAME: PhaseName = "soak"
+BASELINE: PhaseName = "nic_baseline"
 SOAK_PORT_OFFSET = 30
 SOAK_QPS = 4
 GPU_BUSY_PCT = 50.0
@@ -68,55 +42,38 @@ PROGRESS_EVERY_S = 60.0
 """Wall-clock seconds between two progress lines of a running soak (first and last always)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Traffic:
-    src: Rail
-    dst: Rail
-    port: int
-
-    @property
-    def where(self) -> str:
-        return f"{self.src.id}->{self.dst.id}"
-
-
 @dataclass
 class SoakRun:
+    """What the soak saw, by node; `traffic*` by flow (its client's Gb/s, None: no result; why
+    it failed; why it could not run at all). Peaks are kept: the NIC's hottest hwmon sensor
+    (`nic_series`: at each reading; `nic_over`: one past its own limit), the modules' hottest
+    non-zero `ethtool -m` reading (passive DACs read 0), their lowest own alarm threshold."""
+
     started_s: float = 0.0
     """Transport-clock time of the first reading (the rails' windows: the counter log)."""
-    nic_temp_c: dict[str, float] = field(default_factory=dict)
-    """Node -> the highest NIC hwmon temperature seen."""
-    nic_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    """Node -> (transport-clock time, hottest NIC sensor) at each reading."""
-    nic_over: dict[str, str] = field(default_factory=dict)
-    """Node -> a NIC sensor that passed its own limit ("<sensor> <temp> C, limit <crit> C")."""
+    duration_s: float = 0.0
+    stopped_early: str | None = None
     nic_start_c: dict[str, float] = field(default_factory=dict)
-    """Node -> the NIC's idle temperature, read before any traffic phase of the session."""
+    """The NIC idle, read before any traffic phase of the session."""
+    nic_temp_c: dict[str, float] = field(default_factory=dict)
+    nic_series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    nic_over: dict[str, str] = field(default_factory=dict)
     module_temp_c: dict[str, float] = field(default_factory=dict)
-    """Node -> the highest non-zero module temperature `ethtool -m` read (passive DACs read 0)."""
     module_limit_c: dict[str, float] = field(default_factory=dict)
-    """Node -> the lowest "Module temperature high alarm threshold" its modules' EEPROMs give."""
     module_alarm: dict[str, str] = field(default_factory=dict)
-    """Node -> a module temperature alarm flag the EEPROM raised ("<netdev>: <flag>")."""
     gpu_temp_c: dict[str, float] = field(default_factory=dict)
     gpu_util_pct: dict[str, float] = field(default_factory=dict)
-    now_c: dict[str, float] = field(default_factory=dict)
-    """"nic:<node>" / "gpu:<node>" -> the latest reading, for progress lines."""
+    gpu_now_c: dict[str, float] = field(default_factory=dict)
     load: dict[str, RunResult | None] = field(default_factory=dict)
     load_error: dict[str, str] = field(default_factory=dict)
     load_planned_s: int = 0
-    """Seconds the GPU load was asked to run ({duration_s})."""
     load_ended_s: dict[str, float] = field(default_factory=dict)
-    """Node -> seconds after its start at which the GPU load was first seen ended on its own."""
-    load_started_at: float = 0.0
+    """Seconds after its start at which the GPU load was first seen ended on its own."""
     traffic: dict[str, float | None] = field(default_factory=dict)
-    """Flow -> Gb/s its client reported (None: no result)."""
     traffic_error: dict[str, str] = field(default_factory=dict)
     traffic_gap: dict[str, NotMeasured] = field(default_factory=dict)
-    """Flow -> why it could not run at all (ib_write_bw missing, a node lost)."""
     idle: dict[str, str] = field(default_factory=dict)
-    """Node -> why no soak traffic reached or left it (its link partners do not answer)."""
-    stopped_early: str | None = None
-    duration_s: float = 0.0
+    """Why no soak traffic reached or left the node (its link partners do not answer)."""
 
     def could_not(self, node: str) -> NotMeasured | None:
         """Why the soak could not load `node` at all (its GPU load or the traffic it sends
@@ -126,28 +83,24 @@ class SoakRun:
         return gap or next(mine, None)
 
 
-def traffic_plan(fabric: Fabric, nodes: Collection[str] | None = None) -> list[Traffic]:
-    """Flows that saturate every cable both ways, at most one server per rail per node port;
-    only among `nodes` (default: all)."""
+def traffic_plan(fabric: Fabric, nodes: Collection[str]) -> dict[str, tuple[Rail, Rail, int]]:
+    """Flows (`src->dst`: the rails and the server's port) that saturate every cable both ways
+    among `nodes`, at most one server per rail per node port."""
     cluster = fabric.cluster
-    keep = set(nodes) if nodes is not None else {n.name for n in cluster.nodes}
-    base = cluster.spec.bandwidth.base_port + SOAK_PORT_OFFSET
     if cluster.topology == "switch":
-        ring = [n for n in cluster.nodes if n.name in keep]
+        ring = [n for n in cluster.nodes if n.name in nodes]
         # Each node sends to the next (two nodes: each to the other), so every leg runs both ways.
-        pairs = (
-            [(a, ring[(i + 1) % len(ring)]) for i, a in enumerate(ring)] if len(ring) > 1 else []
-        )
+        pairs = [(a, ring[(i + 1) % len(ring)]) for i, a in enumerate(ring)] if ring[1:] else []
         edges = [(a.rail(a.ports[0], r), b.rail(b.ports[0], r)) for a, b in pairs for r in (0, 1)]
     else:
-        links = [x for x in fabric.plan.links if x.a.node in keep and x.b.node in keep]
+        links = [x for x in fabric.plan.links if x.a.node in nodes and x.b.node in nodes]
         edges = [(x, y) for link in links for x, y in ((link.a, link.b), (link.b, link.a))]
+    base = cluster.spec.bandwidth.base_port + SOAK_PORT_OFFSET
     used: dict[str, int] = {}
-    out = []
+    out = {}
     for src, dst in edges:
-        k = used.get(dst.node, 0)
-        used[dst.node] = k + 1
-        out.append(Traffic(src, dst, base + k))
+        used[dst.node] = used.get(dst.node, -1) + 1
+        out[f"{src.id}->{dst.id}"] = (src, dst, base + used[dst.node])
     return out
 
 
@@ -162,105 +115,91 @@ def run(fabric: Fabric) -> SoakRun:
     return fabric.phase(NAME, measure)
 
 
-def _start(fabric: Fabric, job: Job, errors: dict[str, str], key: str) -> Background | None:
-    bg = start(fabric.transport, job)
-    if isinstance(bg, str):
-        errors[key] = bg
-        return None
-    return bg
-
-
-def _wait(bg: Background | None) -> RunResult | None:
-    if bg is None:
-        return None
-    try:
-        return bg.wait()
-    except Exception:
-        return ended(bg)
-
-
 def measure(fabric: Fabric) -> SoakRun:
-    cluster = fabric.cluster
-    spec = cluster.spec.soak
-    out = SoakRun()
+    spec = fabric.cluster.spec.soak
     secs = max(1, math.ceil(spec.duration_s))
+    out = SoakRun(load_planned_s=secs)
     live = fabric.reachable()
-    flows = traffic_plan(fabric, live)
-    busy = {f.src.node for f in flows} | {f.dst.node for f in flows}
+    plan = traffic_plan(fabric, live)
+    busy = {r.node for src, dst, _ in plan.values() for r in (src, dst)}
     gone = "; ".join(fabric.unreachable().values())
     for name in (n for n in live if n not in busy):
         out.idle[name] = f"{name}: no soak traffic, its link partners do not answer: {gone}"
     fabric.progress(
         f"heat soak: {shell.duration(spec.duration_s)}, GPU load on {len(live)} nodes, "
-        f"{len(flows)} saturating ib_write_bw flows, a sample every "
+        f"{len(plan)} saturating ib_write_bw flows, a sample every "
         f"{shell.duration(spec.interval_s)}"
     )
+    out.nic_start_c.update(baseline(fabric))
     loads: dict[str, Background | None] = {}
     servers: dict[str, Background | None] = {}
     clients: dict[str, Background | None] = {}
-    out.load_planned_s = secs
-    out.nic_start_c.update(baseline(fabric))
+
+    def begin(
+        errors: dict[str, str], key: str, node: str, cmd: shell.Command, wait_s: float
+    ) -> Background | None:
+        bg = flows.start(fabric.transport, Job(node, cmd, secs + flows.SLACK_S + wait_s))
+        if isinstance(bg, str):
+            errors[key] = bg
+            return None
+        return bg
+
+    def note_load_ends() -> None:
+        """Record, once, when each GPU load was first seen ended on its own (never blocks)."""
+        now = fabric.transport.clock.now() - load_start
+        for name, bg in loads.items():
+            if bg is not None and name not in out.load_ended_s and _done(bg):
+                out.load_ended_s[name] = now
+
     try:
-        out.load_started_at = fabric.transport.clock.now()
+        load_start = fabric.transport.clock.now()
+        cmd = shell.fill(spec.gpu_load, {"duration_s": secs})
         for name in live:
-            cmd = shell.fill(spec.gpu_load, {"duration_s": secs})
-            job = Job(name, cmd, secs + SLACK_S + LOAD_WAIT_S)
-            loads[name] = _start(fabric, job, out.load_error, name)
+            loads[name] = begin(out.load_error, name, name, cmd, LOAD_WAIT_S)
         _wait_for_load(fabric, [n for n, bg in loads.items() if bg is not None])
-        _note_load_ends(fabric, out, loads)
-        for f in flows:
-            server = build_ib_write_bw_server(
-                f.dst.rdma, qps=SOAK_QPS, duration_s=secs, port=f.port
-            )
-            job = Job(f.dst.node, server, secs + SLACK_S + LISTEN_WAIT_S)
-            servers[f.where] = _start(fabric, job, out.traffic_error, f.where)
-        targets = [(f.dst.node, f.port) for f in flows]
-        started = {(f.dst.node, f.port): bg for f in flows if (bg := servers[f.where])}
-        why = wait_listening(fabric.transport, targets, servers=started)
-        for f in flows:
-            reason = why.get((f.dst.node, f.port))
-            if reason is not None:
-                out.traffic_error.setdefault(f.where, gap_text(reason))
+        note_load_ends()
+        bw = {"qps": SOAK_QPS, "duration_s": secs}
+        for key, (_, dst, port) in plan.items():
+            server = perftest.build_ib_write_bw_server(dst.rdma, port=port, **bw)
+            servers[key] = begin(out.traffic_error, key, dst.node, server, flows.LISTEN_WAIT_S)
+        at = {key: (dst.node, port) for key, (_, dst, port) in plan.items()}
+        started = {at[k]: bg for k, bg in servers.items() if bg is not None}
+        why = flows.wait_listening(fabric.transport, list(at.values()), servers=started)
+        for key, (src, dst, port) in plan.items():
+            if (reason := why.get(at[key])) is not None:
+                out.traffic_error.setdefault(key, flows.gap_text(reason))
                 if isinstance(reason, NotMeasured):
-                    out.traffic_gap.setdefault(f.where, reason)
+                    out.traffic_gap.setdefault(key, reason)
                 continue
-            client = build_ib_write_bw_client(
-                f.src.rdma, f.dst.address.ip, qps=SOAK_QPS, duration_s=secs, port=f.port
-            )
-            clients[f.where] = _start(
-                fabric, Job(f.src.node, client, secs + SLACK_S), out.traffic_error, f.where
-            )
-        with switch_counters.watch(fabric, "heat soak") as tick:
-            _sample_loop(fabric, out, live, loads, tick)
+            client = perftest.build_ib_write_bw_client(src.rdma, dst.address.ip, port=port, **bw)
+            clients[key] = begin(out.traffic_error, key, src.node, client, 0.0)
+        with counters.watch_switch(fabric, "heat soak") as tick:
+            _sample_loop(fabric, out, live, note_load_ends, tick)
         if out.stopped_early is None:
             # The clients end by their own -D; their last words carry the average rate.
             # Dropped only once waited for: a Ctrl-C mid-wait still stops the rest in `finally`.
-            for key in list(clients):
-                _traffic_result(out, key, _wait(clients[key]))
+            for key, bg in list(clients.items()):
+                try:
+                    r = bg.wait() if bg is not None else None
+                except Exception:
+                    r = flows.ended(bg)
+                _traffic_result(out, key, r)
                 del clients[key]
     finally:
         for key, bg in clients.items():
-            _traffic_result(out, key, ended(bg))
+            _traffic_result(out, key, flows.ended(bg))
         for key, bg in servers.items():
-            if (gap := could_not_run(ended(bg))) is not None:
+            if (gap := could_not_run(flows.ended(bg))) is not None:
                 out.traffic_gap.setdefault(key, gap)
-        for node, bg in loads.items():
-            out.load[node] = ended(bg)
+        out.load = {node: flows.ended(bg) for node, bg in loads.items()}
     return out
 
 
-def _note_load_ends(fabric: Fabric, out: SoakRun, loads: dict[str, Background | None]) -> None:
-    """Record, once, when each GPU load was first seen ended on its own (never blocks)."""
-    now = fabric.transport.clock.now() - out.load_started_at
-    for name, bg in loads.items():
-        if bg is None or name in out.load_ended_s:
-            continue
-        try:
-            ended = bg.done()
-        except Exception:  # a transport that cannot tell: left to the utilization check
-            ended = False
-        if ended:
-            out.load_ended_s[name] = now
+def _done(bg: Background) -> bool:
+    try:
+        return bg.done()
+    except Exception:  # a transport that cannot tell: left to the utilization check
+        return False
 
 
 def _wait_for_load(fabric: Fabric, nodes: Sequence[str]) -> None:
@@ -274,21 +213,22 @@ def _wait_for_load(fabric: Fabric, nodes: Sequence[str]) -> None:
     pending = list(nodes)
     while pending:
         results = fabric.run_all([Job(n, build_gpu_query(), QUICK_S) for n in pending])
-        pending = [n for n, r in zip(pending, results, strict=True) if not _gpu_busy(r)]
+        # Busy, or nvidia-smi cannot tell (then there is nothing to wait for).
+        busy = [
+            (g := _gpus(r)) is None or any((u or 0) >= GPU_BUSY_PCT for _, u in g) for r in results
+        ]
+        pending = [n for n, b in zip(pending, busy, strict=True) if not b]
         if not pending or clock.now() >= deadline:
             return
         clock.sleep(1.0)
 
 
-def _gpu_busy(r: RunResult) -> bool:
-    """Busy, or nvidia-smi cannot tell (then there is nothing to wait for)."""
-    if not r.ok:
-        return True
+def _gpus(r: RunResult) -> list[tuple[float | None, float | None]] | None:
+    """(temperature, utilization) of each GPU nvidia-smi lists, or None (it could not tell)."""
     try:
-        gpus = parse_gpu_query(r.stdout)
+        return [(g.temp_c, g.utilization_pct) for g in parse_gpu_query(r.stdout)] if r.ok else None
     except ParseError:
-        return True
-    return any((g.utilization_pct or 0.0) >= GPU_BUSY_PCT for g in gpus)
+        return None
 
 
 def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
@@ -298,35 +238,47 @@ def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
     if (gap := could_not_run(r)) is not None:
         out.traffic_gap.setdefault(key, gap)
     try:
-        out.traffic[key] = parse_ib_write_bw(r.stdout).bw_avg_gbps
+        out.traffic[key] = perftest.parse_ib_write_bw(r.stdout).bw_avg_gbps
     except ParseError as exc:
         out.traffic[key] = None
         out.traffic_error.setdefault(key, f"{r.node}: {exc}")
 
 
 def _sample_loop(
-    fabric: Fabric,
-    out: SoakRun,
-    nodes: Sequence[str],
-    loads: dict[str, Background | None],
-    tick: Callable[[], None] | None,
+    fabric: Fabric, out: SoakRun, nodes: list[str], *after: Callable[[], None] | None
 ) -> None:
-    spec = fabric.cluster.spec.soak
-    clock = fabric.transport.clock
+    """Rounds of reads on the interval grid, the last at the end or when a link dropped: the
+    rails' counters (each round a window in the counter log), NIC hwmon, GPUs and modules in one
+    round trip; `after` each round (the loads' ends, the switch's cpu-load with traffic)."""
+    spec, clock, cluster = fabric.cluster.spec.soak, fabric.transport.clock, fabric.cluster
+    rails = [r for r in cluster.rails if r.node in nodes]
+    # The module sits in the port: one read per cabled port (its first rail's netdev).
+    ports = [cluster.node(n).rails_of(p)[0] for n in nodes for p in cluster.node(n).ports]
+    counter_jobs = counters.rail_jobs(rails)
+    jobs = [*counter_jobs, *hwmon_jobs(fabric, nodes)]
+    jobs += [Job(name, build_gpu_query(), QUICK_S) for name in nodes]
+    jobs += [Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports]
+    watch = Watch(counters.rail_log(fabric), NAME, tuple(r.id for r in rails), lambda: {})
     start = out.started_s = clock.now()
-    rails = [r for r in fabric.cluster.rails if r.node in nodes]
-    # Each round's reads run with the temperatures' (one round trip): `_sample` hands them in.
-    watch = Watch(rail_counters.log(fabric), NAME, tuple(r.id for r in rails), lambda: {})
     shown: float | None = None  # wall clock: a line a minute, and the last one
     while True:
         elapsed = clock.now() - start
-        dropped = _sample(fabric, out, elapsed, nodes, watch)
-        _note_load_ends(fabric, out, loads)
-        if tick is not None:
-            tick()  # the switch's cpu-load with the soak's traffic flowing
+        results = iter(fabric.run_all(jobs))
+        read = counters.rail_reads(rails, [next(results) for _ in counter_jobs], start + elapsed)
+        grown = watch.step(f"soak {elapsed:.0f} s", read)
+        _readings(out, nodes, ports, start + elapsed, results)
+        for each in after:
+            if each is not None:
+                each()
+        downs = [
+            f"link down on {rail_id} (link_down_events_phy +{n})"
+            for rail_id, w in grown.items()
+            if (n := w.growth.get("link_down_events_phy", 0))
+        ]
+        dropped = "; ".join(downs[:2])
         # The last reading is the one taken at the end (a clock reading a hair short of it is
         # the end too: one more sample a moment later would make a window of almost no time).
-        last = dropped is not None or elapsed >= spec.duration_s - END_SLACK_S
+        last = bool(dropped) or elapsed >= spec.duration_s - END_SLACK_S
         if last:
             fabric.progress(progress_line(fabric, out, elapsed, spec.duration_s))
         elif shown is None or time.monotonic() - shown >= PROGRESS_EVERY_S:
@@ -345,244 +297,290 @@ def _sample_loop(
     out.duration_s = clock.now() - start
 
 
-def _sample(
-    fabric: Fabric, out: SoakRun, now: float, nodes: Sequence[str], watch: Watch
-) -> str | None:
-    """One round of reads at `now` seconds into the soak (the rails' counters: one window in
-    the counter log since the last round); returns why the soak must stop (a link dropped)."""
-    cluster = fabric.cluster
-    rails = [r for r in cluster.rails if r.node in nodes]
-    # The module sits in the port: one read per cabled port (its first rail's netdev).
-    ports = [cluster.node(n).rails_of(p)[0] for n in nodes for p in cluster.node(n).ports]
-    counter_jobs = rail_counters.jobs(rails)
-    results = iter(
-        fabric.run_all(
-            [
-                *counter_jobs,
-                *hwmon_jobs(fabric, nodes),
-                *(Job(name, build_gpu_query(), QUICK_S) for name in nodes),
-                *(Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports),
-            ]
-        )
-    )
-    t_s = out.started_s + now
-    read = rail_counters.parse(rails, [next(results) for _ in counter_jobs], t_s)
-    grown = watch.step(f"soak {now:.0f} s", read) if watch.last else {}
-    if not watch.last:
-        watch.start(read)
+def _readings(
+    out: SoakRun, nodes: list[str], ports: list[Rail], t_s: float, rs: Iterator[RunResult]
+) -> None:
+    """The peaks of one round's NIC hwmon, GPU and module reads (in `_sample_loop`'s order)."""
     for name in nodes:
-        _nic_reading(out, name, t_s, nic_sensors(next(results)))
+        if sensors := nic_sensors(next(rs)):
+            hottest = max(t for _, t, _ in sensors)
+            out.nic_temp_c[name] = max(out.nic_temp_c.get(name, -273.0), hottest)
+            out.nic_series.setdefault(name, []).append((t_s, hottest))
+            for path, c, crit in (x for x in sensors if x[2] is not None and x[1] > x[2]):
+                out.nic_over.setdefault(name, f"{path} {c:.1f} C, its own limit {crit:g} C")
     for name in nodes:
-        _gpu_reading(out, name, next(results))
+        gpus = _gpus(next(rs)) or []
+        temps = [t for t, _ in gpus if t is not None]
+        utils = [u for _, u in gpus if u is not None]
+        if temps:
+            out.gpu_temp_c[name] = max([out.gpu_temp_c.get(name, -273.0), *temps])
+            out.gpu_now_c[name] = max(temps)
+        if utils:
+            out.gpu_util_pct[name] = max([out.gpu_util_pct.get(name, 0.0), *utils])
     for rail in ports:
-        _module_reading(out, rail, module_temp(next(results)))
-    dropped = [
-        f"link down on {rail_id} (link_down_events_phy +{n})"
-        for rail_id, w in grown.items()
-        if (n := w.growth.get("link_down_events_phy", 0))
-    ]
-    return "; ".join(dropped[:2]) if dropped else None
-
-
-def _nic_reading(out: SoakRun, name: str, t_s: float, sensors: list[Sensor]) -> None:
-    if not sensors:
-        return
-    hottest = max(x.temp_c for x in sensors)
-    out.nic_temp_c[name] = max(out.nic_temp_c.get(name, -273.0), hottest)
-    out.nic_series.setdefault(name, []).append((t_s, hottest))
-    out.now_c[f"nic:{name}"] = hottest
-    over = next((x for x in sensors if x.limit_c is not None and x.temp_c > x.limit_c), None)
-    if over is not None:
-        out.nic_over.setdefault(name, over.describe())
-
-
-def _gpu_reading(out: SoakRun, name: str, r: RunResult) -> None:
-    try:
-        gpus = parse_gpu_query(r.stdout) if r.ok else []
-    except ParseError:
-        return
-    temps = [g.temp_c for g in gpus if g.temp_c is not None]
-    utils = [g.utilization_pct for g in gpus if g.utilization_pct is not None]
-    if temps:
-        out.gpu_temp_c[name] = max([out.gpu_temp_c.get(name, -273.0), *temps])
-        out.now_c[f"gpu:{name}"] = max(temps)
-    if utils:
-        out.gpu_util_pct[name] = max([out.gpu_util_pct.get(name, 0.0), *utils])
-
-
-def _module_reading(out: SoakRun, rail: Rail, reading: ModuleTemp | None) -> None:
-    if reading is None:
-        return
-    node = rail.node
-    if reading.temp_c:  # passive DACs read 0: nothing to judge
-        out.module_temp_c[node] = max(out.module_temp_c.get(node, -273.0), reading.temp_c)
-    if reading.limit_c is not None:
-        out.module_limit_c[node] = min(
-            out.module_limit_c.get(node, reading.limit_c), reading.limit_c
-        )
-    if reading.alarm:
-        out.module_alarm.setdefault(node, f"{rail.netdev}: {reading.alarm} On")
+        temp, limit, alarm = module_temp(next(rs)) or (None, None, None)
+        node = rail.node
+        if temp:  # passive DACs read 0: nothing to judge
+            out.module_temp_c[node] = max(out.module_temp_c.get(node, -273.0), temp)
+        if limit is not None:
+            out.module_limit_c[node] = min(out.module_limit_c.get(node, limit), limit)
+        if alarm:
+            out.module_alarm.setdefault(node, f"{rail.netdev}: {alarm} On")
 
 
 def progress_line(fabric: Fabric, out: SoakRun, elapsed: float, total: float) -> str:
     """Where the soak stands: time, hottest NIC and GPU, and the fastest lane now (a healthy
     trickle of a few errors/s is no alarm; the judgement is test_soak_link's)."""
-    worst: tuple[float, str] | None = None
-    log = rail_counters.log(fabric)
-    for rail in fabric.cluster.rails:
-        ws = log.of(rail.id, NAME)
-        for lane, rate in (lane_rates(ws[-1]) if ws else {}).items():
-            if worst is None or rate > worst[0]:
-                worst = (rate, f"{rail.id} lane {lane}")
-    nic = max((v for k, v in out.now_c.items() if k.startswith("nic:")), default=None)
-    gpu = max((v for k, v in out.now_c.items() if k.startswith("gpu:")), default=None)
+    log = counters.rail_log(fabric)
+    rates = [
+        (rate, f"{rail.id} lane {lane}")
+        for rail in fabric.cluster.rails
+        if (ws := log.of(rail.id, NAME))
+        for lane, rate in lane_rates(ws[-1]).items()
+    ]
+    nic = max((s[-1][1] for s in out.nic_series.values()), default=None)
+    gpu = max(out.gpu_now_c.values(), default=None)
     done = min(elapsed, total)
     share = f" ({done / total:.0%})" if total > 0 else ""
     parts = [f"soak {shell.duration(done)} of {shell.duration(total)}{share}"]
-    if nic is not None:
-        parts.append(f"hottest NIC {nic:.0f} C")
-    if gpu is not None:
-        parts.append(f"hottest GPU {gpu:.0f} C")
-    if worst is not None:
-        rate, where = worst
+    parts += [f"hottest NIC {nic:.0f} C"] if nic is not None else []
+    parts += [f"hottest GPU {gpu:.0f} C"] if gpu is not None else []
+    if rates:
+        rate, where = max(rates, key=lambda x: x[0])
         shown = f"{rate:.3g}" if rate < 1000 else f"{rate:,.0f}"
         parts.append(f"fastest lane {shown} errors/s ({where})")
     return ", ".join(parts)
 
 
 def rail_windows(fabric: Fabric, rail: Rail) -> tuple[Window, ...]:
-    """The rail's counter windows over the soak (running it first)."""
     run(fabric)
-    return rail_counters.log(fabric).of(rail.id, NAME)
-
-
-def nic_temps_at(run: SoakRun, node: str, ws: Sequence[Window]) -> list[float | None]:
-    """The NIC's hottest sensor at the reading nearest the end of each window (None: never
-    read)."""
-    series = run.nic_series.get(node, [])
-    if not series:
-        return [None] * len(ws)
-    return [min(series, key=lambda tc: abs(tc[0] - w.end_s))[1] for w in ws]
-
-
-def lanes(
-    fabric: Fabric, rail: Rail, run: SoakRun, ws: Sequence[Window]
-) -> tuple[list[LaneFinding], str, float]:
-    """The rail's lane findings over these windows, where its lanes in use came from, and its
-    speed: what the soak test judges and the report's lane chart flags."""
-    from pytest_sparkfabric.measure import links
-
-    eth = links.ethtool(fabric, rail).value
-    # A link the soak dropped reads "Speed: Unknown!" afterwards: its declared speed then.
-    speed = (eth.speed_mbps if eth is not None else None) or rail.link_speed_mbps
-    module = links.module(fabric, fabric.cluster.node(rail.node), rail.port).value
-    used = lanes_in_use(
-        lanes_reported=eth.lanes if eth is not None else None, module=module, speed_mbps=speed
-    )
-    found = judge_lanes(
-        ws,
-        nic_temps_at(run, rail.node, ws),
-        in_use=used.lanes,
-        speed_mbps=speed,
-        limits=LaneLimits.of(fabric.thresholds),
-    )
-    return found, used.source, float(speed or DEFAULT_SPEED_MBPS)
+    return counters.rail_log(fabric).of(rail.id, NAME)
 
 
 def memory_note(command: str) -> str:
     """gpu-burn's `-m N` is N megabytes, `-m N%` N% of free memory (gpu_burn-drv.cpp
     `decodeUSEMEM`): the hint quotes the load's own figure, never a default of ours."""
     m = re.search(r"(?:^|\s)-m\s*(\d+)(%?)", command)
-    if m is None:
-        return ""
-    n = m.group(1)
-    return f" (gpu-burn reads `-m {n}` as {n} MB and aborts; write `-m {n}%`)"
+    return f" (gpu-burn reads `-m {m[1]}` as {m[1]} MB and aborts; write `-m {m[1]}%`)" if m else ""
 
 
 # -- temperatures (DOMAIN.md §6, §9) ------------------------------------------------------------
 # mlx5 hwmon (Linux >= 6.6): each sensor judged against its own temp*_crit/_max. The module's
 # EEPROM (SFF-8636 page 03h) gives its own alarm threshold; passive DACs read 0: not judged.
 
-BASELINE: PhaseName = "nic_baseline"
 MODULE_LIMIT_FIELD = "Module temperature high alarm threshold"
 MODULE_ALARM_PREFIX = "module temperature high"
 
 
-@dataclass(frozen=True, slots=True)
-class ModuleTemp:
-    temp_c: float | None
-    limit_c: float | None
-    """The module's own high alarm threshold, when its EEPROM has one."""
-    alarm: str | None
-    """A high temperature alarm or warning flag the module raised."""
-
-
-@dataclass(frozen=True, slots=True)
-class Sensor:
-    path: str
-    temp_c: float
-    limit_c: float | None
-    """The sensor's own temp*_crit, else temp*_max; None when it has neither."""
-
-    def describe(self) -> str:
-        limit = f"{self.limit_c:g} C" if self.limit_c is not None else "none"
-        return f"{self.path} {self.temp_c:.1f} C, its own limit {limit}"
+Sensor = tuple[str, float, float | None]
+"""A NIC hwmon sensor: its path, temperature and own temp*_crit, else temp*_max (None: neither)."""
 
 
 def nic_sensors(r: RunResult) -> list[Sensor]:
-    """Every NIC hwmon sensor one read of `hwmon_glob` gave (none: not readable)."""
     if not r.ok:
         return []
-    files = parse_read_files(r.stdout)
-    limits = hwmon_limits_c(files)
-    return [Sensor(p, t, limits.get(p)) for p, t in sorted(hwmon_temps_c(files).items())]
+    files = sysfs.parse_read_files(r.stdout)
+    limits = sysfs.hwmon_limits_c(files)
+    return [(p, t, limits.get(p)) for p, t in sorted(sysfs.hwmon_temps_c(files).items())]
 
 
 def hwmon_jobs(fabric: Fabric, nodes: Sequence[str]) -> list[Job]:
     """One read of each node's NIC hwmon sensors. One ConnectX-7 per box: the hwmon of its
     first fabric netdev is the NIC's temperature."""
     netdev = {n: fabric.cluster.node(n).rails[0].netdev for n in nodes}
-    return [Job(n, build_read_globs([hwmon_glob(netdev[n])]), QUICK_S) for n in nodes]
-
-
-def _nic_baseline(fabric: Fabric) -> dict[str, float]:
-    """Node -> its NIC's hottest hwmon reading now (nodes without one are left out)."""
-    nodes = fabric.reachable()
-    jobs = hwmon_jobs(fabric, nodes)
-    out: dict[str, float] = {}
-    for name, r in zip(nodes, fabric.run_all(jobs), strict=True):
-        temps = [x.temp_c for x in nic_sensors(r)]
-        if temps:
-            out[name] = max(temps)
-    return out
+    return [Job(n, sysfs.build_read_globs([sysfs.hwmon_glob(netdev[n])]), QUICK_S) for n in nodes]
 
 
 def baseline(fabric: Fabric) -> dict[str, float]:
-    """The NICs' idle temperatures: read once, by the first traffic phase before it starts."""
-    return fabric.phase(BASELINE, _nic_baseline)
+    """Node -> its NIC's hottest hwmon reading while idle (none: left out): read once, by the
+    first traffic phase before it starts."""
+
+    def read(fabric: Fabric) -> dict[str, float]:
+        nodes = fabric.reachable()
+        found = zip(nodes, fabric.run_all(hwmon_jobs(fabric, nodes)), strict=True)
+        return {n: max(x[1] for x in s) for n, r in found if (s := nic_sensors(r))}
+
+    return fabric.phase(BASELINE, read)
 
 
-def module_temp(r: RunResult) -> ModuleTemp | None:
-    """What one `ethtool -m` says about temperature; None when it could not be read (no root,
-    no module): the module is then not sampled."""
-    if not r.ok:
-        return None
+def module_temp(r: RunResult) -> tuple[float | None, float | None, str | None] | None:
+    """What one `ethtool -m` says about temperature: the module's, its own high alarm threshold
+    (from its EEPROM) and a high temperature alarm or warning flag it raised; None when it could
+    not be read (no root, no module): the module is then not sampled."""
     try:
-        module = parse_ethtool_module(r.stdout)
+        module = parse_ethtool_module(r.stdout) if r.ok else None
     except ParseError:
+        module = None
+    if module is None:
         return None
-    limit = next(
-        (d for k, v in module.fields if k == MODULE_LIMIT_FIELD and (d := degrees(v)) is not None),
-        None,
-    )
+    limits = (degrees(v) for k, v in module.fields if k == MODULE_LIMIT_FIELD)
     alarm = next((a for a in module.alarms_on if a.lower().startswith(MODULE_ALARM_PREFIX)), None)
-    return ModuleTemp(module.temp_c, limit, alarm)
+    return module.temp_c, next((d for d in limits if d is not None), None), alarm
 
 
 def degrees(value: str) -> float | None:
     """`60.00 degrees C / 140.00 degrees F` -> 60.0."""
-    head = value.split("degrees", 1)[0].strip()
     try:
-        return float(head)
+        return float(value.split("degrees", 1)[0].strip())
     except ValueError:
         return None
+
+
+# -- lanes (pure) -------------------------------------------------------------------------------
+# Per-lane error rates and BER over the soak's windows (DOMAIN.md §6: rates over a window, never
+# totals), the lanes in use, and the lane judgement argued in docs/measurement.md.
+
+DEFAULT_SPEED_MBPS = 200_000
+DRIVER_LANES: tuple[int, ...] = (0, 1, 2, 3)
+"""mlx5 exports rx_err_lane_0_phy .. rx_err_lane_3_phy only (en_stats.c)."""
+_LANE = re.compile(r"^rx_err_lane_(\d)_phy$")
+CORRECTED = "rx_corrected_bits_phy"
+BITS = "rx_bits_phy"
+POST_FEC = ("rx_pcs_symbol_err_phy", "rx_crc_errors_phy", "link_down_events_phy")
+
+
+def lanes_in_use(
+    *, lanes_reported: int | None, module: ModuleEeprom | None, speed_mbps: int | None
+) -> tuple[tuple[int, ...] | None, str]:
+    """The lanes that carry the link (None: unknown) and where that came from: ethtool's, else
+    the module EEPROM's interface and the speed (DOMAIN.md §9: SFF-8636 QSFP56, CMIS QSFP112)."""
+    if lanes_reported:
+        n = max(1, min(lanes_reported, len(DRIVER_LANES)))
+        return DRIVER_LANES[:n], f"ethtool Lanes: {lanes_reported}"
+    ident = (module.identifier or "") if module is not None else ""
+    low = ident.lower()
+    # SFF-8024 identifiers as ethtool prints them: 0x11 (QSFP28) for SFF-8636 modules, 0x1e
+    # (QSFP+ or later with CMIS) and 0x18 (QSFP-DD) for CMIS ones (ethtool sff-common.c).
+    if ("cmis" in low or low.startswith(("0x1e", "0x18"))) and speed_mbps in (100_000, 200_000):
+        n = speed_mbps // 100_000
+        return DRIVER_LANES[:n], f"module EEPROM {ident}: CMIS, {n} x 100G"
+    if low.startswith(("0x11", "0x0d")) and speed_mbps == 200_000:
+        return DRIVER_LANES, f"module EEPROM {ident}: SFF-8636 at 200G, 4 x 50G"
+    why = f"module {ident}" if ident else "no module EEPROM read"
+    return None, f"unknown (no ethtool Lanes:, {why}): every lane that moved judged"
+
+
+def lane_rates(w: Window) -> dict[int, float]:
+    """Corrected bits per second of each lane whose counter was read."""
+    return dict(sorted((int(m.group(1)), w.rate(k)) for k in w.growth if (m := _LANE.match(k))))
+
+
+def has_lane_counters(ws: Sequence[Window]) -> bool:
+    """Whether the NIC exposed rx_err_lane_*_phy at all (mlx5: the PCAM per-lane capability);
+    without them no lane can be judged, which is "not measured", never "clean"."""
+    return any(lane_rates(w) for w in ws)
+
+
+def ber(w: Window, speed_mbps: float | None) -> float | None:
+    corrected = w.growth.get(CORRECTED)
+    if corrected is None:
+        corrected = sum(v for k, v in w.growth.items() if _LANE.match(k))
+    total = w.growth.get(BITS, 0) or (speed_mbps or DEFAULT_SPEED_MBPS) * 1e6 * w.seconds
+    return corrected / total if total > 0 else None
+
+
+def max_ber(ws: Sequence[Window], speed_mbps: float | None) -> float | None:
+    return max((b for w in ws if (b := ber(w, speed_mbps)) is not None), default=None)
+
+
+def max_lane_rates(ws: Sequence[Window]) -> dict[int, float]:
+    rates = [lane_rates(w) for w in ws]
+    return {k: max(r.get(k, 0.0) for r in rates) for k in sorted({k for r in rates for k in r})}
+
+
+def post_fec_growth(ws: Sequence[Window]) -> dict[str, int]:
+    out = {name: sum(w.growth.get(name, 0) for w in ws) for name in POST_FEC}
+    return {k: v for k, v in out.items() if v}
+
+
+def describe(grown: dict[str, int]) -> str:
+    return ", ".join(f"{k} +{v}" for k, v in grown.items()) or "none"
+
+
+@dataclass(frozen=True, slots=True)
+class LaneFinding:
+    """A lane above its neighbours or its BER limit: the window it was worst in, and why."""
+
+    lane: int
+    level: Literal["fail", "warn"]
+    rate_per_s: float
+    median_others_per_s: float
+    start_s: float
+    end_s: float
+    lane_ber: float
+    grew: float | None
+    """Its rate in the hottest window / its rate in the coolest (None: one window only)."""
+    why: str
+
+
+def judge_lanes(
+    ws: Sequence[Window],
+    temps_c: Sequence[float | None],
+    *,
+    in_use: tuple[int, ...] | None,
+    speed_mbps: float | None,
+    limits: Mapping[str, float],
+) -> list[LaneFinding]:
+    """Each lane's worst window against its neighbours and the FEC limit (`temps_c`: the NIC's at
+    each window's end, None: not read; `limits`: the lane_* and ber_max thresholds' values)."""
+    floor, ratio_max, ber_max = (
+        limits[k] for k in ("lane_floor_per_s", "lane_ratio_max", "ber_max")
+    )
+    rates = [lane_rates(w) for w in ws]
+    moved = sorted({lane for r in rates for lane, v in r.items() if v > 0})
+    judged = [lane for lane in moved if in_use is None or lane in in_use]
+    per_lane_bits = (speed_mbps or DEFAULT_SPEED_MBPS) * 1e6 / len(in_use or judged or (1,))
+    # Coolest to hottest; time order stands in where a temperature was not read.
+    order = list(range(len(ws)))
+    if None not in temps_c:
+        order.sort(key=lambda i: (temps_c[i] or 0.0, i))
+    out: list[LaneFinding] = []
+    for lane in judged:
+        seen = []  # each window's (ratio to the median of the other lanes, that median)
+        for r in rates:
+            others = [r.get(o, 0.0) for o in judged if o != lane]
+            median = statistics.median(others) if others else 0.0
+            seen.append((r.get(lane, 0.0) / max(median, floor), median))
+        i = max(range(len(ws)), key=lambda k: seen[k][0])  # the worst window, the first of ties
+        ratio, median = seen[i]
+        top = max(r.get(lane, 0.0) / per_lane_bits for r in rates)
+        cool, hot = rates[order[0]].get(lane, 0.0), rates[order[-1]].get(lane, 0.0)
+        grew = hot / max(cool, floor) if len(ws) > 1 else None
+        level: Literal["fail", "warn"] = "fail"
+        if top > ber_max:
+            why = f"its own pre-FEC BER reached {top:.3g}, limit {ber_max:g}"
+        elif ratio > ratio_max and grew is not None and grew >= limits["lane_heat_growth_min"]:
+            why = f"stands alone and grew {grew:,.0f}x as the NIC warmed"
+        elif ratio > ratio_max:
+            level, why = "warn", "stands alone but stayed flat as the NIC warmed"
+        elif ratio > limits["lane_warn_ratio"]:
+            level, why = "warn", f"{ratio:,.0f}x its neighbours, below the fail level"
+        else:
+            continue
+        rate, w = rates[i].get(lane, 0.0), ws[i]
+        out.append(LaneFinding(lane, level, rate, median, w.start_s, w.end_s, top, grew, why))
+    return out
+
+
+def lanes(
+    rail: Rail,
+    run: SoakRun,
+    ws: Sequence[Window],
+    thresholds: Mapping[ThresholdName, Threshold],
+    eth: EthtoolLink | None,
+    module: ModuleEeprom | None,
+) -> tuple[list[LaneFinding], str, float]:
+    """The rail's lane findings over these windows given its `ethtool` and module EEPROM (each
+    caller reads them its own way), where its lanes in use came from, and its speed: what the
+    soak test judges and the report's lane chart flags."""
+    # A link the soak dropped reads "Speed: Unknown!" afterwards: its declared speed then.
+    speed = (eth.speed_mbps if eth is not None else None) or rail.link_speed_mbps
+    used, source = lanes_in_use(
+        lanes_reported=eth.lanes if eth is not None else None, module=module, speed_mbps=speed
+    )
+    # The NIC's hottest sensor at the reading nearest the end of each window (None: never read).
+    series = run.nic_series.get(rail.node, [])
+    temps = [min(series, key=lambda tc: abs(tc[0] - w.end_s))[1] if series else None for w in ws]
+    limits: dict[str, float] = {name: t.value for name, t in thresholds.items()}
+    found = judge_lanes(ws, temps, in_use=used, speed_mbps=speed, limits=limits)
+    return found, source, float(speed or DEFAULT_SPEED_MBPS)

@@ -65,8 +65,7 @@ class RestReads:
 
 
 class ConsoleReads:
-    """The console commands of `routeros_commands`, one per read (one per leg where REST takes
-    the leg as an argument too)."""
+    """The console commands of `routeros_commands`, one per read (and per leg)."""
 
     api: Api = "ssh"
 
@@ -105,8 +104,7 @@ cannot be read at all) or ParseError."""
 @dataclass(frozen=True)
 class Access:
     reads: Reads
-    note: str
-    """How the switch is read, for the report: `REST`, `SSH console`, or auto's choice."""
+    note: str  # how the switch is read, for the report: REST, SSH console, or auto's choice
 
 
 def open_access(transport: Transport, spec: SwitchSpec, base_dir: Path | None = None) -> Access:
@@ -138,7 +136,8 @@ NAME: PhaseName = "switch"
 
 @dataclass(frozen=True)
 class SwitchState:
-    """What the switch said; each part is measured or says why it is not."""
+    """What the switch said, each part measured or why not; how it was read (`Access.note`),
+    and those reads for the samples taken during traffic (counters, CPU)."""
 
     ethernet: Measured[Mapping[str, routeros.EthernetPort]]
     monitor: Mapping[str, Measured[routeros.EthernetMonitor]]
@@ -146,9 +145,7 @@ class SwitchState:
     qos: Measured[Mapping[str, routeros.QosPort]]
     resource: Measured[routeros.SystemResource]
     api: str = "REST API"
-    """How the switch was read (REST API, SSH console, or auto's choice and why)."""
     reads: Reads | None = field(default=None, compare=False, repr=False)
-    """The way it was read, for the samples taken later (counters, CPU during traffic)."""
 
 
 def _read(what: str, call: Callable[[], T]) -> Measured[T]:
@@ -191,7 +188,6 @@ def measure(fabric: Fabric) -> Measured[SwitchState]:
 
 
 def state(fabric: Fabric) -> Measured[SwitchState]:
-    """Everything the switch checks read, in one pass of read-only calls."""
     return fabric.phase(NAME, measure)
 
 
@@ -199,17 +195,13 @@ def leg_note(fabric: Fabric, node: str) -> tuple[str, RuleId | None]:
     """For a node without link: its switch leg (text), and `autoneg_failed` where the switch
     says the leg was left on auto-negotiation (nothing when the switch cannot be read)."""
     spec = fabric.cluster.spec.switch
-    leg = spec.ports.get(node) if spec else None
-    if spec is None or leg is None:
+    if (leg := spec.ports.get(node) if spec else None) is None:
         return "", None
     note = f"; its cable lands on switch port {leg}"
-    seen = state(fabric).value
-    if seen is None:
+    if (seen := state(fabric).value) is None:
         return note, None
     port = (seen.ethernet.value or {}).get(leg)
-    mon = seen.monitor.get(leg)
-    status = mon.value if mon is not None else None
-    failed = status is not None and status.auto_negotiation == "failed"
-    if failed or (port is not None and port.auto_negotiation):
+    status = mon.value if (mon := seen.monitor.get(leg)) is not None else None
+    if (status and status.auto_negotiation == "failed") or (port and port.auto_negotiation):
         return f"{note}, left on auto-negotiation", "autoneg_failed"
     return note, None

@@ -19,13 +19,13 @@ from pytest_sparkfabric.diagnosis.diagnose import diagnose
 from pytest_sparkfabric.measure import (
     bwplan,
     cabling,
+    counters,
     facts,
     links,
     nccl_run,
     rdma,
     reach,
     switch,
-    switch_counters,
 )
 from pytest_sparkfabric.measure.nccl_run import NcclRun
 from pytest_sparkfabric.measure.rdma import BwResult, Loopbacks, RdmaRun, TcpRun
@@ -180,7 +180,7 @@ def _switch_cpu(fabric: Fabric) -> float | None:
     during traffic, so that read may miss it)."""
     if fabric.cluster.spec.switch is None:
         return None
-    during = switch_counters.peak_cpu_pct(fabric)
+    during = counters.peak_cpu_pct(fabric)
     if during is not None:
         return during
     state = switch.state(fabric).value

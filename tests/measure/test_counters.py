@@ -1,43 +1,30 @@
-"""The one counter log (measure/counters.py) and the host rail judgement (rail_counters.py)."""
+"""The one counter log and the host rail judgement (measure/counters.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pytest_sparkfabric.measure.counters import Log, Snapshot, Watch, Window, window
-from pytest_sparkfabric.measure.rail_counters import judge, kind_of, snapshot
+import pytest
+
+from pytest_sparkfabric.measure.counters import Log, Snapshot, Watch, Window, judge, kind_of, window
 
 BEFORE = {
     "rx_packets_phy": 1_000,
     "rx_discards_phy": 5,
     "rx_prio3_pause": 7,
-    "rx_ecn_mark": 0,
     "link_down_events_phy": 2,
+    "hw:out_of_sequence": 2,
 }
-HW = {"out_of_sequence": 2, "np_cnp_sent": 1}
 
 
-def _after(**grow: int) -> dict[str, int]:
-    out = dict(BEFORE)
-    out["rx_packets_phy"] += 1_000_000
-    for k, v in grow.items():
-        out[k] = out.get(k, 0) + v
-    return out
-
-
-def _w(after: dict[str, int], hw: dict[str, int] = HW) -> Window:
-    return window("rdma", "RDMA round 1", snapshot(0.0, BEFORE, HW), snapshot(10.0, after, hw))
+def _w(**grow: int) -> Window:
+    after = {**BEFORE, "rx_packets_phy": 1_001_000}
+    after |= {k: after.get(k, 0) + v for k, v in grow.items()}
+    return window("rdma", "RDMA round 1", Snapshot(10.0, BEFORE), Snapshot(20.0, after))
 
 
 def test_window_is_growth_and_lists_what_went_back() -> None:
-    after = _after(rx_discards_phy=300)
-    after["rx_prio3_pause"] = 0  # a reset: never negative growth
-    w = window(
-        "rdma",
-        "r1",
-        snapshot(10.0, BEFORE, HW),
-        snapshot(20.0, after, {**HW, "out_of_sequence": 12}),
-    )
+    w = _w(rx_discards_phy=300, rx_prio3_pause=-7, **{"hw:out_of_sequence": 10})
     assert w.seconds == 10.0 and w.growth["rx_packets_phy"] == 1_000_000
     assert w.growth["rx_discards_phy"] == 300 and w.growth["hw:out_of_sequence"] == 10
     assert "rx_prio3_pause" not in w.growth and w.went_back == ("rx_prio3_pause",)
@@ -55,43 +42,34 @@ def test_watch_logs_one_window_per_object_per_step_and_keeps_errors() -> None:
         ]
     )
     log = Log()
-    watch = Watch(log, "soak", ("a", "b"), lambda: next(reads)).start()
-    for label in ("s1", "s2", "s3"):
+    watch = Watch(log, "soak", ("a", "b"), lambda: next(reads))
+    for label in ("start", "s1", "s2", "s3"):
         watch.step(label)
     a, b = log.of("a", "soak"), log.of("b")
-    assert [(w.label, w.growth.get("x"), w.error) for w in a] == [
-        ("s1", 3, None),
-        ("s2", None, "a: timed out"),
-        ("s3", 6, None),  # from the last good snapshot: nothing lost
-    ]
+    # s3 runs from the last good snapshot: nothing lost.
+    want = [("s1", 3, None), ("s2", None, "a: timed out"), ("s3", 6, None)]
+    assert [(w.label, w.growth.get("x"), w.error) for w in a] == want
     assert [w.error for w in b] == ["b: ethtool failed", None, None]
     assert log.of("a", "rdma") == ()
 
 
-def test_post_fec_growth_fails_every_traffic_window() -> None:
-    found = judge(_w(_after(link_down_events_phy=1)), lossless=False, discard_pct_max=0.1)
-    assert [(f.counter, f.rule) for f in found] == [("link_down_events_phy", "link_down")]
-    quiet = judge(
-        _w(_after(link_down_events_phy=1)),
-        lossless=False,
-        discard_pct_max=0.1,
-        post_fec=False,
-    )
-    assert quiet == []
-
-
-def test_lossy_fails_only_large_discards() -> None:
-    small = _w(_after(rx_discards_phy=999), {**HW, "out_of_sequence": 50})
-    assert judge(small, lossless=False, discard_pct_max=0.1) == []
-    found = judge(_w(_after(rx_discards_phy=20_000)), lossless=False, discard_pct_max=0.1)
-    assert [f.counter for f in found] == ["rx_discards_phy"]
-    assert "2% of 1000000 frames received" in found[0].why
-
-
-def test_lossless_fails_any_drop_or_sequence_error_and_never_pause() -> None:
-    d = _w(_after(rx_discards_phy=1, rx_prio3_pause=10**6), {**HW, "out_of_sequence": 3})
-    found = judge(d, lossless=True, discard_pct_max=0.1)
-    assert [(f.counter, f.growth) for f in found] == [
-        ("hw:out_of_sequence", 1),
-        ("rx_discards_phy", 1),
-    ]
+@pytest.mark.parametrize(
+    ("grow", "lossless", "post_fec", "want"),
+    [
+        ({"link_down_events_phy": 1}, False, True, [("link_down_events_phy", 1, "link_down")]),
+        ({"link_down_events_phy": 1}, False, False, []),
+        # Lossy: only discards above 0.1% of the frames received fail, never sequence errors.
+        ({"rx_discards_phy": 999, "hw:out_of_sequence": 48}, False, True, []),
+        ({"rx_discards_phy": 20_000}, False, True, [("rx_discards_phy", 20_000, "rx_discards")]),
+        # Lossless: any drop or sequence error, never pause.
+        ({"rx_discards_phy": 1, "rx_prio3_pause": 10**6, "hw:out_of_sequence": 1}, True, True,
+         [("hw:out_of_sequence", 1, "rx_discards"), ("rx_discards_phy", 1, "rx_discards")]),
+    ],
+)  # fmt: skip
+def test_judge(
+    grow: dict[str, int], lossless: bool, post_fec: bool, want: list[tuple[str, int, str]]
+) -> None:
+    found = judge(_w(**grow), lossless=lossless, discard_pct_max=0.1, post_fec=post_fec)
+    assert [(f.counter, f.growth, f.rule) for f in found] == want
+    if want == [("rx_discards_phy", 20_000, "rx_discards")]:
+        assert "2% of 1000000 frames received" in found[0].why

@@ -1,16 +1,14 @@
-"""Host QoS read (measure/qos.py): mlnx_qos first, iproute2 dcb where it is missing, "not
-measured" where neither is installed, never "PFC off" by omission."""
+"""Host QoS read (measure/qos.py): mlnx_qos first (tests/suite/test_qos.py reads it through the
+suite), iproute2 dcb where it is missing, "not measured" where neither is installed, never "PFC
+off" by omission."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.measure import qos
 from pytest_sparkfabric.measure.engine import Fabric
 from tests.measure.onsim import Without
+from tests.sim.conftest import example
 
-ROOT = Path(__file__).resolve().parents[2]
 DCB_PFC3 = (
     "pfc-cap 8 macsec-bypass off delay 4096\n"
     "prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n"
@@ -18,29 +16,16 @@ DCB_PFC3 = (
 
 
 def _fabric(missing: set[str]) -> Fabric:
-    cluster = parse_cluster((ROOT / "examples" / "direct-2.yaml").read_text())
+    cluster = example("direct-2")
     return Fabric(cluster, Without(cluster, missing, {"dcb": DCB_PFC3}))
 
 
-def test_mlnx_qos_is_read_where_installed() -> None:
-    f = _fabric(set())
-    q = qos.node_qos(f, "spark-1").get()
-    assert (q.pfc_priorities, q.trust, q.tool) == ((), "pcp", "mlnx_qos")
-
-
-def test_dcb_is_read_where_mlnx_qos_is_missing() -> None:
-    f = _fabric({"mlnx_qos"})
-    q = qos.node_qos(f, "spark-2").get()
-    assert (q.pfc_priorities, q.trust, q.tool) == ((3,), None, "dcb")
-    assert q.describe() == "PFC on priority 3 (dcb)"
-
-
-def test_neither_tool_is_not_measured_never_pfc_off() -> None:
-    f = _fabric({"mlnx_qos", "dcb"})
-    m = qos.node_qos(f, "spark-1")
-    assert m.value is None
+def test_dcb_is_read_where_mlnx_qos_is_missing_and_neither_is_not_measured() -> None:
+    q = qos.node_qos(_fabric({"mlnx_qos"}), "spark-2").get()
+    assert (q.pfc_priorities, q.trust, q.describe()) == ((3,), None, "PFC on priority 3 (dcb)")
+    m = qos.node_qos(_fabric({"mlnx_qos", "dcb"}), "spark-1")
     gap = m.unmeasured
-    assert gap is not None
+    assert m.value is None and gap is not None
     assert gap.reason == (
         "spark-1 has neither mlnx_qos (mlnx-tools) nor dcb (iproute2) to read enp1s0f1np1's PFC"
     )

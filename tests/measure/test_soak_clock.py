@@ -4,7 +4,7 @@ start only once the GPU load shows (simulated cluster, with rounds of reads made
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import replace
 
 import pytest
 
@@ -13,8 +13,7 @@ from pytest_sparkfabric.measure import soak
 from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.transport import Job, RunResult
 from tests.measure.onsim import OnSim
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.sim.conftest import EXAMPLES
 
 
 class Busy(OnSim):
@@ -33,15 +32,12 @@ class Busy(OnSim):
         if jobs and all(j.command.startswith("nvidia-smi") for j in jobs):
             self.gpu_polls += 1
             if self.gpu_polls <= self.idle_polls:
-                results = [
-                    RunResult(r.node, r.command, 0, "0, 0, 0, 0\n", "", r.duration_s)
-                    for r in results
-                ]
+                results = [replace(r, rc=0, stdout="0, 0, 0, 0\n", stderr="") for r in results]
         return results
 
 
 def _fabric(extra_s: float, idle_polls: int = 0) -> tuple[Fabric, list[str], Busy]:
-    text = (ROOT / "examples" / "direct-2.yaml").read_text()
+    text = (EXAMPLES / "direct-2.yaml").read_text()
     cluster = parse_cluster(text + "soak: {duration_s: 6, interval_s: 3}\n")
     lines: list[str] = []
     busy = Busy(cluster, extra_s, idle_polls)

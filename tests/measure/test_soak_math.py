@@ -3,31 +3,20 @@ module temperature with its own limit from real `ethtool -m` outputs (pure)."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from pytest_sparkfabric.measure.counters import Snapshot, Window, windows
-from pytest_sparkfabric.measure.soak import degrees, module_temp
-from pytest_sparkfabric.measure.soak_math import (
-    LaneLimits,
-    ber,
-    judge_lanes,
-    lane_rates,
-    lanes_in_use,
-    max_ber,
-    post_fec_growth,
-)
-from pytest_sparkfabric.probes.ethtool import (
-    ModuleEeprom,
-    parse_ethtool_module,
-)
+from pytest_sparkfabric.cluster.thresholds import defaults
+from pytest_sparkfabric.measure import soak
+from pytest_sparkfabric.measure.counters import Snapshot, Window, window
+from pytest_sparkfabric.probes.ethtool import parse_ethtool_module
 from pytest_sparkfabric.transport import RunResult
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ethtool-module"
-LIMITS = LaneLimits(ratio_max=100, warn_ratio=10, floor_per_s=10, heat_growth_min=2, ber_max=2.4e-5)
+# The shipped limits: lanes at 100x (warn 10x) their neighbours over 10/s, 2x with heat, BER 2.4e-5.
+LIMITS: dict[str, float] = {n: t.value for n, t in defaults("direct", 2).items()}
 
 
 def snap(t: float, lanes: tuple[int, ...], **extra: int) -> Snapshot:
@@ -36,42 +25,30 @@ def snap(t: float, lanes: tuple[int, ...], **extra: int) -> Snapshot:
     return Snapshot(t, {**counters, **extra})
 
 
+def windows(*snaps: Snapshot) -> list[Window]:
+    return [window("soak", f"w{i}", a, b) for i, (a, b) in enumerate(itertools.pairwise(snaps))]
+
+
 def series(rates: list[tuple[float, ...]], dt: float = 10.0) -> list[Window]:
     """Windows of `dt` seconds, each lane at the given rate per second in that window."""
     totals = [0.0] * len(rates[0])
-    snaps = [("start", snap(0.0, tuple(0 for _ in totals)))]
+    snaps = [snap(0.0, tuple(0 for _ in totals))]
     for i, r in enumerate(rates, 1):
         totals = [a + b * dt for a, b in zip(totals, r, strict=True)]
-        snaps.append((f"w{i}", snap(i * dt, tuple(int(x) for x in totals))))
-    return windows("soak", snaps)
+        snaps.append(snap(i * dt, tuple(int(x) for x in totals)))
+    return windows(*snaps)
 
 
-def test_rates_and_ber_from_rx_bits_phy_else_estimated() -> None:
-    w = windows(
-        "soak",
-        [
-            ("a", snap(0.0, (0,) * 4, rx_bits_phy=0)),
-            ("b", snap(10.0, (100, 200, 0, 0), rx_bits_phy=2 * 10**12)),
-        ],
-    )[0]
-    assert lane_rates(w) == {0: 10.0, 1: 20.0, 2: 0.0, 3: 0.0}
-    assert ber(w, None) == pytest.approx(300 / 2e12)
+def test_rates_ber_and_post_fec_growth() -> None:
+    a = snap(0.0, (0,) * 4, rx_bits_phy=0, rx_pcs_symbol_err_phy=5, link_down_events_phy=1)
+    grown = {"rx_bits_phy": 2 * 10**12, "rx_pcs_symbol_err_phy": 7, "link_down_events_phy": 2}
+    (w,) = windows(a, snap(10.0, (100, 200, 0, 0), **grown))
+    assert soak.post_fec_growth([w]) == {"rx_pcs_symbol_err_phy": 2, "link_down_events_phy": 1}
+    assert soak.lane_rates(w) == {0: 10.0, 1: 20.0, 2: 0.0, 3: 0.0}
+    assert soak.ber(w, None) == pytest.approx(300 / 2e12)
     w = series([(2e5, 0, 0, 0)])[0]
-    assert ber(w, 200_000) == pytest.approx(1e-6)  # 200G x 10 s
-    assert max_ber([w], 100_000) == pytest.approx(2e-6)
-
-
-def test_post_fec_growth() -> None:
-    a = snap(0.0, (0,) * 4, rx_pcs_symbol_err_phy=5, link_down_events_phy=1)
-    b = snap(5.0, (0,) * 4, rx_pcs_symbol_err_phy=7, link_down_events_phy=2)
-    assert post_fec_growth(windows("soak", [("a", a), ("b", b)])) == {
-        "rx_pcs_symbol_err_phy": 2,
-        "link_down_events_phy": 1,
-    }
-
-
-def _module(identifier: str) -> ModuleEeprom:
-    return parse_ethtool_module(f"Identifier : {identifier}\nVendor name : X\n")
+    assert soak.ber(w, 200_000) == pytest.approx(1e-6)  # 200G x 10 s
+    assert soak.max_ber([w], 100_000) == pytest.approx(2e-6)
 
 
 @pytest.mark.parametrize(
@@ -83,20 +60,22 @@ def _module(identifier: str) -> ModuleEeprom:
         (None, "0x1e (QSFP+ or later with CMIS)", 100_000, (0,)),
         (None, "0x11 (QSFP28)", 100_000, None),  # 4 x 25G NRZ or 2 x 50G PAM4: unknown
         (None, None, 200_000, None),
+        # A real CMIS module's EEPROM.
+        (None, "cmis-qsfpdd-400g-passive-dac-mellanox-mcp1660-mlxsw-2020-prepatch.txt", 200_000,
+         (0, 1)),
     ],
-)
+)  # fmt: skip
 def test_lanes_in_use_from_the_hardware(
     reported: int | None, ident: str | None, speed: int, lanes: tuple[int, ...] | None
 ) -> None:
-    module = _module(ident) if ident else None
-    assert lanes_in_use(lanes_reported=reported, module=module, speed_mbps=speed).lanes == lanes
-
-
-def test_the_cmis_sample_is_cmis() -> None:
-    name = "cmis-qsfpdd-400g-passive-dac-mellanox-mcp1660-mlxsw-2020-prepatch.txt"
-    text = (DATA / name).read_text()
-    used = lanes_in_use(lanes_reported=None, module=parse_ethtool_module(text), speed_mbps=200_000)
-    assert used.lanes == (0, 1) and "CMIS" in used.source
+    text = f"Identifier : {ident}\nVendor name : X\n"
+    if ident and ident.endswith(".txt"):
+        text = (DATA / ident).read_text()
+    module = parse_ethtool_module(text) if ident else None
+    used, source = soak.lanes_in_use(lanes_reported=reported, module=module, speed_mbps=speed)
+    assert used == lanes
+    if ident and "cmis" in ident.lower() and lanes:
+        assert "CMIS" in source
 
 
 @pytest.mark.parametrize(
@@ -113,6 +92,9 @@ def test_the_cmis_sample_is_cmis() -> None:
         ([(1500, 900, 0, 0)] * 3, [60.0, 70.0, 80.0], (0, 1, 2, 3), 200_000, []),
         # A lane not in use is not judged.
         ([(30, 30, 0, 50_000)], [None], (0, 1), 200_000, []),
+        # A healthy trickle spread across the lanes in use, at a few/s or thousands/s.
+        ([(3, 4.5, 1.5, 3)] * 3, [60.0, 70.0, 80.0], None, 200_000, []),
+        ([(3000, 4500, 0, 0)] * 3, [60.0, 70.0, 80.0], (0, 1), 200_000, []),
     ],
 )
 def test_lane_levels(
@@ -122,29 +104,9 @@ def test_lane_levels(
     speed: int | None,
     want: list[tuple[int, str]],
 ) -> None:
-    out = judge_lanes(series(rates), temps, in_use=in_use, speed_mbps=speed, limits=LIMITS)
+    out = soak.judge_lanes(series(rates), temps, in_use=in_use, speed_mbps=speed, limits=LIMITS)
     assert [(o.lane, o.level) for o in out] == want
     assert all("BER" in o.why for o in out if o.level == "fail")
-
-
-@given(
-    st.floats(min_value=0.0, max_value=5000.0),
-    st.lists(st.floats(min_value=0.5, max_value=1.5), min_size=4, max_size=4),
-    st.sampled_from([(0, 1), (0, 1, 2, 3), None]),
-)
-def test_a_healthy_trickle_spread_across_lanes_is_never_flagged(
-    level: float, spread: list[float], in_use: tuple[int, ...] | None
-) -> None:
-    lanes = len(in_use) if in_use else 4
-    rates = tuple(level * s if i < lanes else 0.0 for i, s in enumerate(spread))
-    ws = series([rates] * 3)
-    assert (
-        judge_lanes(ws, [60.0, 70.0, 80.0], in_use=in_use, speed_mbps=200_000, limits=LIMITS) == []
-    )
-
-
-def _run(text: str, rc: int = 0) -> RunResult:
-    return RunResult("spark-1", "ethtool -m enp1s0f1np1", rc, text, "", 0.1)
 
 
 @pytest.mark.parametrize(
@@ -158,10 +120,6 @@ def _run(text: str, rc: int = 0) -> RunResult:
 def test_module_temperature_and_its_own_limit(
     name: str, rc: int, want: tuple[float | None, ...] | None
 ) -> None:
-    m = module_temp(_run((DATA / name).read_text(), rc))
-    assert (m and (m.temp_c, m.limit_c, m.alarm)) == want
-
-
-def test_degrees() -> None:
-    assert degrees("60.00 degrees C / 140.00 degrees F") == 60.0
-    assert degrees("n/a") is None
+    r = RunResult("spark-1", "ethtool -m enp1s0f1np1", rc, (DATA / name).read_text(), "", 0.1)
+    assert soak.module_temp(r) == want
+    assert soak.degrees("n/a") is None
