@@ -1,7 +1,6 @@
 """What only the simulator's own tools show of a fault: the rates it leaves (DOMAIN.md section 5)
-and the field's texts. Which checks each fault fails, with which rule, is the fault matrix's pin
-(tests/data/matrix.json): a signature the suite reads (link state, sysctls, versions, pings,
-switch fields, NCCL conf lines) is proven there."""
+and the field's texts. What the suite reads of each (and fails, with which rule) is the fault
+matrix's pin (tests/data/matrix.json)."""
 
 from __future__ import annotations
 
