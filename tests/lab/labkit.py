@@ -24,7 +24,7 @@ import yaml
 
 from pytest_sparkfabric.cluster import Cluster, load_cluster
 from pytest_sparkfabric.probes import sysfs
-from pytest_sparkfabric.transport import Transport, make_transport
+from pytest_sparkfabric.transport import Job, Transport, make_transport
 from sparkfabric_lab import LabError, host
 from sparkfabric_lab.build import down, up
 from sparkfabric_lab.state import LabState
@@ -94,6 +94,14 @@ class Lab:
 
     def transport(self) -> Transport:
         return make_transport(self.cluster)
+
+    def ssh_error(self, node: str) -> str | None:
+        """What a fresh transport's `true` on the node fails with over ssh."""
+        t = self.transport()
+        try:
+            return t.run(Job(node, "true", 5)).transport_error
+        finally:
+            t.close()
 
     def in_node(self, node: str, argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
         """Run a command in the node's own namespaces (network and mount: its /etc, its /sys)."""

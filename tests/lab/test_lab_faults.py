@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from pytest_sparkfabric.transport import Job
 from sparkfabric_lab import host
 from sparkfabric_lab.status import status
 from tests.lab import labkit
@@ -72,12 +71,7 @@ def carries(node: str, dev: str, address: str) -> Check:
 
 def ssh_refused(node: str) -> Check:
     def check(lab: labkit.Lab) -> None:
-        t = lab.transport()
-        try:
-            r = t.run(Job(node, "true", 5))
-        finally:
-            t.close()
-        assert r.transport_error == f"{node}: ssh: connection refused"
+        assert lab.ssh_error(node) == f"{node}: ssh: connection refused"
         # `lab status` says the node has no sshd, and exits 1 as docs/lab.md says.
         st = status(lab.dir)
         assert st.rc == 1, st.lines

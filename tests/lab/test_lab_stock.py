@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.transport import Job
 from sparkfabric_lab import LabError
 from tests.lab import labkit
 
@@ -63,12 +62,7 @@ def test_spark2_is_not_measured_with_one_cause_and_spark1_is_measured(
         assert cause["rule"] == "node_unreachable", cause
         assert "NIC" not in run.output.split("root cause", 1)[-1]
         # The node is gone for good: its sshd ended with it.
-        t = lab.transport()
-        try:
-            ssh = t.run(Job(S2, "true", 5))
-        finally:
-            t.close()
-        assert ssh.transport_error == f"{S2}: ssh: connection refused", ssh
+        assert lab.ssh_error(S2) == f"{S2}: ssh: connection refused"
 
 
 def test_the_lab_refuses_to_hide_a_tool_the_host_has(tmp_path: Path) -> None:
