@@ -1,5 +1,5 @@
 """Labs side by side: each is its builder's while the builder runs, `down` removes only its own
-lab (or a stale one), and two builds at once never take the same names or subnet."""
+lab (or a stale one), and no build (two at once neither) takes names or a subnet in use."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from ipaddress import IPv4Network
 from pathlib import Path
 
 import pytest
@@ -45,13 +46,21 @@ def _removed_at_the_end(*dirs: Path) -> Iterator[None]:
                 d.parent.rmdir()
 
 
-def test_down_of_one_lab_leaves_the_one_beside_it() -> None:
+def test_names_in_use_are_refused_and_down_of_one_lab_leaves_the_one_beside_it() -> None:
     a = labkit.build(DIRECT)
     with labkit.lab_of(DIRECT) as b:
         try:
             assert a.state.prefix != b.state.prefix and a.dir != b.dir
             assert not set(a.state.namespaces) & set(b.state.namespaces)
             assert a.state.mgmt != b.state.mgmt
+            other = labkit.new_lab_dir()
+            with pytest.raises(LabError, match="exists"):
+                build.up(DIRECT, other, prefix=a.state.prefix, mgmt=labkit.free_mgmt())
+            with pytest.raises(LabError, match="in use on the host"):
+                build.up(DIRECT, other, prefix=labkit.unique_prefix(),
+                         mgmt=IPv4Network(a.state.mgmt))  # fmt: skip
+            assert not other.exists()
+            other.parent.rmdir()
             labkit.intact(a.dir, a.state)
             labkit.intact(b.dir, b.state)
         finally:

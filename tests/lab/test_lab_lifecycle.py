@@ -1,5 +1,6 @@
 """`lab up | status | down` from the command line, a half-finished up, and a run stopped by
-Ctrl-C halfway: whatever happens, nothing of the lab or of the suite is left behind."""
+Ctrl-C halfway: whatever happens, nothing of the lab or of the suite is left behind (names in
+use: test_lab_isolation)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,12 @@ import signal
 import subprocess
 import sys
 import time
-from ipaddress import IPv4Network
 from pathlib import Path
 
 import pytest
 
 from sparkfabric_lab import LabError, build, host, services
 from sparkfabric_lab.state import LabState
-from sparkfabric_lab.status import status
 from tests.lab import labkit
 
 pytestmark = labkit.lab_marks()
@@ -94,20 +93,6 @@ def test_an_up_cut_short_in_the_network_is_undone(monkeypatch: pytest.MonkeyPatc
     assert not [ns for ns in os.listdir(host.NETNS_DIR) if ns.startswith(prefix)]
     assert not host.link_exists(f"{prefix}mgmt")
     lab_dir.parent.rmdir()
-
-
-def test_names_in_use_are_refused_and_left_alone(tmp_path: Path) -> None:
-    with labkit.lab_of(labkit.EXAMPLES / "direct-2.yaml") as lab:
-        other = labkit.new_lab_dir()
-        with pytest.raises(LabError, match="exists"):
-            build.up(labkit.EXAMPLES / "direct-2.yaml", other, prefix=lab.state.prefix,
-                     mgmt=labkit.free_mgmt())  # fmt: skip
-        with pytest.raises(LabError, match="in use on the host"):
-            build.up(labkit.EXAMPLES / "direct-2.yaml", other, prefix=labkit.unique_prefix(),
-                     mgmt=IPv4Network(lab.state.mgmt))  # fmt: skip
-        assert not other.exists()
-        other.parent.rmdir()
-        assert status(lab.dir).rc == 0
 
 
 def test_ctrl_c_halfway_leaves_no_process(tmp_path: Path) -> None:

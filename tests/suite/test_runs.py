@@ -69,24 +69,24 @@ HCA = {f"test_nccl_ib_hca[{n}]" for n in BOTH} | {f"test_nccl_uses_ib[{n}]" for 
 PFC = {"fault": "host_pfc", "value": 3}
 JOB = ("completes", "busbw")
 CASES = {
-    "together-170": _duplex("together", 170, "outcome=passed", "expected=>= 165 Gb/s"),
-    "together-150": _duplex("together", 150, "outcome=failed", "expected=>= 165 Gb/s",
+    "together-170": _duplex("together", 170, "outcome=passed", "expected==>= 165 Gb/s"),
+    "together-150": _duplex("together", 150, "outcome=failed", "expected==>= 165 Gb/s",
                             "full-duplex", "extrapolated"),  # below the 165 floor
-    "apart-150": _duplex("apart", 150, "outcome=passed", "expected=>= 180 Gb/s"),
+    "apart-150": _duplex("apart", 150, "outcome=passed", "expected==>= 180 Gb/s"),
     "nccl-2.28.9": _nccl_version("2.28.9", HCA | {"test_nccl_busbw"}, "under NCCL 2.28.9"),
     "nccl-2.30.7": _nccl_version("2.30.7", set()),
     # A switch leg at MTU 1500 breaks RDMA, not only pings (issue 14): NCCL's IB transport, run
     # alone, fails with the sender's completion error and the MTU cause.
     "nccl-through-a-short-leg": Case(
         "demo.yaml",
-        {"test_nccl_completes": ("~IBV_WC_RETRY_EXC_ERR|network error", "rule=mtu_path",
+        {"test_nccl_completes": ("~IBV_WC_RETRY_EXC_ERR|network error", "rule==mtu_path",
                                  "qsfp56-dd-1-5 mtu 1500")},
         "nccl", faults=[{"fault": "mtu", "switch_port": "qsfp56-dd-1-5", "value": 1500}], nodes=3,
     ),
     # RouterOS L2MTU excludes the Ethernet header: l2mtu 9000 carries mtu 9000.
     "leg-l2mtu-9000": Case(
         "demo.yaml",
-        {"test_switch_leg_mtu[spark-1]": ("outcome=passed", "measured=mtu 9000, l2mtu 9000")},
+        {"test_switch_leg_mtu[spark-1]": ("outcome=passed", "measured==mtu 9000, l2mtu 9000")},
         "mtu or switch", set(),
         faults=[{"fault": "mtu", "value": 9000, "switch_port": "qsfp56-dd-1-1"}], nodes=2,
     ),
@@ -100,7 +100,7 @@ CASES = {
     ),
     "pfc-on-both-ends": Case(
         "direct-2.yaml",
-        {"test_host_qos[spark-1]": ("measured=PFC on priority 3, trust pcp (mlnx_qos)",),
+        {"test_host_qos[spark-1]": ("measured==PFC on priority 3, trust pcp (mlnx_qos)",),
          "test_rail_counters[spark-2:rail0]": ("mode=lossless (PFC on priority 3",)},
         "qos or bandwidth", set(), faults=[{**PFC, "node": n} for n in BOTH],
     ),
@@ -109,7 +109,7 @@ CASES = {
         {"test_host_qos[spark-2]": (
             "spark-2 enp1s0f1np1 (rail0): PFC on priority 3, trust pcp (mlnx_qos)",
             "on spark-2: `mlnx_qos -i enp1s0f1np1 --pfc 0,0,0,0,0,0,0,0`",
-            "on spark-1: `mlnx_qos -i enp1s0f1np1 --pfc 0,0,0,1,0,0,0,0`", "rule=pfc_mismatch")},
+            "on spark-1: `mlnx_qos -i enp1s0f1np1 --pfc 0,0,0,1,0,0,0,0`", "rule==pfc_mismatch")},
         "qos", {f"test_host_qos[{n}]" for n in BOTH}, faults=[{**PFC, "node": "spark-2"}],
     ),
     # A GPU load that aborts fails instead of passing by omission (issue 12).
