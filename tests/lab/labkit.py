@@ -11,19 +11,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from ipaddress import IPv4Network
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import yaml
 
 from pytest_sparkfabric.cluster import Cluster, load_cluster
 from pytest_sparkfabric.probes import sysfs
-from pytest_sparkfabric.transport import Transport, make_transport
+from pytest_sparkfabric.transport import Job, Transport, make_transport
 from sparkfabric_lab import LabError, host
 from sparkfabric_lab.build import down, up
 from sparkfabric_lab.state import LabState
@@ -35,19 +36,23 @@ EXAMPLES = REPO / "examples" / "lab"
 # Lab dirs live here, not under pytest's basetemp: other pytest runs on the machine prune old
 # basetemps, and a lab whose lab.json vanished could not be taken down.
 LAB_ROOT = Path("/run/sparkfabric-lab-tests")
-
-
-def skip_reason() -> str | None:
-    return host.why_not_root() or host.why_no_netns() or host.why_no_sshd()
+CLI = [sys.executable, "-m", "sparkfabric_lab.cli"]
+# What the kernel answers in the lab (no simulated tool involved): addresses, sysctls, MTU and
+# DF pings, NCCL config files and the sysfs reads of the links module; test_link asks ethtool
+# (the suite's node ids do not say where it lies: a name, not a path).
+T = TypeVar("T")
+KERNEL = ["-m", "addressing or ipv6 or mtu or nccl_env or links", "-k", "not test_link["]
 
 
 def lab_marks() -> list[pytest.MarkDecorator]:
-    reason = skip_reason()
-    return [
-        pytest.mark.lab,
-        pytest.mark.slow,
-        pytest.mark.skipif(reason is not None, reason=str(reason)),
-    ]
+    reason = host.why_not_root() or host.why_no_netns() or host.why_no_sshd()
+    skip = pytest.mark.skipif(reason is not None, reason=str(reason))
+    return [pytest.mark.lab, pytest.mark.slow, skip]
+
+
+def need_suite() -> None:
+    if not any((REPO / "acceptance").glob("test_*.py")):
+        pytest.skip("acceptance/ has no tests yet")
 
 
 def unique_prefix() -> str:
@@ -69,8 +74,7 @@ def free_mgmt() -> IPv4Network:
 def cluster_file(
     tmp: Path, example: str, *, faults: Sequence[Mapping[str, Any]] = (), **extra: Any
 ) -> Path:
-    data = yaml.safe_load((EXAMPLES / f"{example}.yaml").read_text())
-    data.update(extra)
+    data = {**yaml.safe_load((EXAMPLES / f"{example}.yaml").read_text()), **extra}
     if faults:
         data["simulate"] = {"faults": [dict(f) for f in faults]}
     path = tmp / f"{example}.yaml"
@@ -88,36 +92,31 @@ class Lab:
     def cluster_yaml(self) -> Path:
         return self.dir / "cluster.yaml"
 
-    def ns(self, node: str) -> str:
-        return self.state.node_ns[node]
-
     def transport(self) -> Transport:
         return make_transport(self.cluster)
 
+    def ssh_error(self, node: str) -> str | None:
+        """What a fresh transport's `true` on the node fails with over ssh."""
+        t = self.transport()
+        try:
+            return t.run(Job(node, "true", 5)).transport_error
+        finally:
+            t.close()
+
     def in_node(self, node: str, argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
         """Run a command in the node's own namespaces (network and mount: its /etc, its /sys)."""
-        pid = self.state.sshd[node]
-        return subprocess.run(
-            ["nsenter", "-t", str(pid), "-m", "-n", *argv],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        argv = ["nsenter", "-t", str(self.state.sshd[node]), "-m", "-n", *argv]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
 
     def stray_processes(self) -> dict[str, list[str]]:
         """Every process in the lab's namespaces but the lab's own (the sshd listeners, the
         resident simulator): ns -> ['pid cmdline', ...]."""
-        listeners = set(self.state.sshd.values())
-        if self.state.resident_pid is not None:
-            listeners.add(self.state.resident_pid)
+        own = {*self.state.sshd.values(), self.state.resident_pid}
         out: dict[str, list[str]] = {}
         for ns in self.state.namespaces:
             for pid in host.ns_pids(ns):
-                if pid not in listeners:
-                    cmd = host.proc_cmdline(pid).strip()
-                    if cmd:
-                        out.setdefault(ns, []).append(f"{pid} {cmd}")
+                if pid not in own and (cmd := host.proc_cmdline(pid).strip()):
+                    out.setdefault(ns, []).append(f"{pid} {cmd}")
         return out
 
 
@@ -129,8 +128,8 @@ def new_lab_dir() -> Path:
     raise RuntimeError(f"cannot make a lab dir in {LAB_ROOT}")
 
 
-def build(path: Path, lab_dir: Path | None = None) -> Lab:
-    lab_dir = lab_dir or new_lab_dir()
+def build(path: Path) -> Lab:
+    lab_dir = new_lab_dir()
     for attempt in range(3):
         try:
             state = up(path, lab_dir, prefix=unique_prefix(), mgmt=free_mgmt())
@@ -144,23 +143,37 @@ def build(path: Path, lab_dir: Path | None = None) -> Lab:
 
 
 def take_down(lab: Lab) -> list[str]:
+    """`down`'s problems and what is left of the lab after it."""
     problems = down(lab.dir, state=lab.state)
-    if lab.dir.parent.parent == LAB_ROOT:
+    for d in (lab.dir.parent, LAB_ROOT):  # LAB_ROOT only when no lab (of any run) is left in it
         with contextlib.suppress(OSError):
-            lab.dir.parent.rmdir()
-    with contextlib.suppress(OSError):
-        LAB_ROOT.rmdir()  # only when no other lab (of any run) is left in it
-    return problems + leftovers(lab)
+            d.rmdir()
+    problems += [f"netns {ns}" for ns in lab.state.namespaces if host.netns_exists(ns)]
+    problems += [f"link {n}" for n in lab.state.host_links if host.link_exists(n)]
+    return problems + ([f"file {p}" for p in lab.dir.iterdir()] if lab.dir.exists() else [])
 
 
-def leftovers(lab: Lab) -> list[str]:
-    left = [f"netns {ns}" for ns in lab.state.namespaces if host.netns_exists(ns)]
-    left += [f"link {name}" for name in lab.state.host_links if host.link_exists(name)]
-    left += [f"file {p}" for p in lab.dir.iterdir()] if lab.dir.exists() else []
-    return left
+@contextmanager
+def lab_of(path: Path) -> Iterator[Lab]:
+    lab = build(path)
+    try:
+        yield lab
+    finally:
+        problems = take_down(lab)
+        assert not problems, problems
 
 
-CLI = [sys.executable, "-m", "sparkfabric_lab.cli"]
+@contextmanager
+def labs_running(
+    paths: Mapping[str, Path], go: Callable[[str, Lab], T], workers: int
+) -> Iterator[dict[str, T]]:
+    """A lab per path (built one after the other), `go` run on all of them at once; the labs
+    are taken down at the end."""
+    with ExitStack() as stack:
+        labs = {name: stack.enter_context(lab_of(path)) for name, path in paths.items()}
+        with ThreadPoolExecutor(workers) as pool:
+            futures = {name: pool.submit(go, name, lab) for name, lab in labs.items()}
+            yield {name: f.result() for name, f in futures.items()}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -181,36 +194,7 @@ def gone(lab_dir: Path, state: LabState) -> None:
     assert not lab_dir.exists()
 
 
-@contextmanager
-def lab_of(path: Path) -> Iterator[Lab]:
-    lab = build(path)
-    try:
-        yield lab
-    finally:
-        problems = take_down(lab)
-        assert not problems, problems
-
-
 # -- running a suite ------------------------------------------------------------------------------
-
-# What the kernel answers in the lab (no simulated tool involved): addresses, sysctls, MTU and
-# DF pings, NCCL config files, iperf3, and the sysfs reads of the links module.
-KERNEL_MARKERS = "addressing or ipv6 or mtu or nccl_env or links"
-# test_link asks ethtool (the suite's node ids do not say where it lies: a name, not a path)
-KERNEL_ONLY = ("-k", "not test_link[")
-NO_SOAK = ("-m", "not soak")
-
-
-def kernel_selection(*, tcp: bool) -> list[str]:
-    markers = KERNEL_MARKERS + (" or tcp" if tcp else "")
-    return ["-m", markers, *KERNEL_ONLY]
-
-
-def shipped_suite() -> Path | None:
-    suite = REPO / "acceptance"
-    if (suite / "__init__.py").is_file() and any(suite.glob("test_*.py")):
-        return suite
-    return None
 
 
 def pytest_argv(cluster_yaml: Path, extra: Sequence[str] = ()) -> list[str]:
@@ -222,8 +206,8 @@ def pytest_argv(cluster_yaml: Path, extra: Sequence[str] = ()) -> list[str]:
 @dataclass
 class SuiteRun:
     outcomes: dict[str, str]
-    seconds: float
     output: str
+    document: dict[str, Any]
 
     @property
     def failed(self) -> set[str]:
@@ -231,41 +215,29 @@ class SuiteRun:
 
     def failures(self) -> str:
         """The FAILURES section of the run's output (why each failed test failed)."""
-        text = self.output
-        start = text.find("= FAILURES =")
-        end = text.find("short test summary info")
-        return text[start:end] if start >= 0 else text[-3000:]
+        start = self.output.find("= FAILURES =")
+        end = self.output.find("short test summary info")
+        return self.output[start:end] if start >= 0 else self.output[-3000:]
 
 
 def run_suite(
-    cluster_yaml: Path,
-    out: Path,
-    selection: Sequence[str],
-    *,
-    extra: Sequence[str] = (),
-    timeout: float = 1200,
+    cluster_yaml: Path, out: Path, selection: Sequence[str], *, extra: Sequence[str] = ()
 ) -> SuiteRun:
-    """Run the shipped suite over a lab; the outcome of every test (from --sparkfabric-json).
+    """Run the shipped suite over a lab; the outcome of every test (from --sparkfabric-json,
+    not measured as failed).
 
-    `timeout` only catches a run that hangs (every command in it has its own deadline): it is
+    The timeout only catches a run that hangs (every command in it has its own deadline): it is
     sized for four labs at once on a busy 2-core machine, not for an idle one."""
-    if shipped_suite() is None:
-        pytest.skip("acceptance/ has no tests yet")
+    need_suite()
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.json"
     argv = pytest_argv(cluster_yaml, [*selection, "--sparkfabric-json", str(results), *extra])
-    t0 = time.monotonic()
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=REPO,
-                       check=False)  # fmt: skip
-    seconds = time.monotonic() - t0
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=1200, cwd=REPO, check=False)
     # ACCEPTED 0, REJECTED 1, INCOMPLETE 10 (a hung tool: not measured)
     assert r.returncode in (0, 1, 10), f"pytest rc {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr}"
-    return SuiteRun(outcomes(results), seconds, r.stdout)
-
-
-def outcomes(results: Path) -> dict[str, str]:
-    data = json.loads(results.read_text())
-    return {t["nodeid"].split("::", 1)[-1]: t["outcome"] for t in rows_of(data)}
+    doc = json.loads(results.read_text())
+    outcomes = {t["nodeid"].split("::", 1)[-1]: t["outcome"] for t in rows_of(doc)}
+    return SuiteRun(outcomes, r.stdout, doc)
 
 
 # -- what a run may not change or leave -----------------------------------------------------------
@@ -279,15 +251,9 @@ def snapshot(lab: Lab) -> dict[str, dict[str, str]]:
         if node.name not in lab.state.sshd:
             continue  # no sshd, no mount namespace to look into (fault node_unreachable)
         paths = sorted({p for r in node.rails for p in sysfs.sysctl_paths(r.netdev).values()})
-        script = "; echo @@; ".join(
-            [
-                "ip -j addr show",
-                "ip -j link show",
-                "; ".join(f"echo {p}=$(cat {p})" for p in paths),
-                "cat /etc/nccl.conf",
-            ]
-        )
-        r = lab.in_node(node.name, ["sh", "-c", script])
+        reads = "; ".join(f"echo {p}=$(cat {p})" for p in paths)
+        script = f"ip -j addr show; echo @@; ip -j link show; echo @@; {reads}; echo @@; "
+        r = lab.in_node(node.name, ["sh", "-c", script + "cat /etc/nccl.conf"])
         assert r.returncode == 0, r.stderr
         addr, link, sysctls, conf = r.stdout.split("@@\n")
         out[node.name] = {
@@ -303,11 +269,9 @@ def strays_after(lab: Lab, grace_s: float = 10.0) -> dict[str, list[str]]:
     """Processes left in the lab's namespaces once a run is over (sshd gets `grace_s` to reap
     its sessions)."""
     deadline = time.monotonic() + grace_s
-    while True:
-        left = lab.stray_processes()
-        if not left or time.monotonic() > deadline:
-            return left
+    while (left := lab.stray_processes()) and time.monotonic() < deadline:
         time.sleep(0.1)
+    return left
 
 
 def who_holds(lab: Lab) -> str:
@@ -315,9 +279,9 @@ def who_holds(lab: Lab) -> str:
     ips = set(lab.state.mgmt_ips.values())
     r = subprocess.run(["ss", "-Htnp", "state", "established"], capture_output=True, text=True,
                        check=False)  # fmt: skip
-    lines = [ln for ln in r.stdout.splitlines() if any(f"{ip}:22 " in ln + " " for ip in ips)]
-    out = []
-    for ln in lines:
-        for pid in re.findall(r"pid=(\d+)", ln):
-            out.append(f"{ln.split()[-2]} <- pid {pid}: {host.proc_cmdline(int(pid))[:200]}")
-    return "\n".join(out)
+    return "\n".join(
+        f"{ln.split()[-2]} <- pid {pid}: {host.proc_cmdline(int(pid))[:200]}"
+        for ln in r.stdout.splitlines()
+        if any(f"{ip}:22 " in ln + " " for ip in ips)
+        for pid in re.findall(r"pid=(\d+)", ln)
+    )

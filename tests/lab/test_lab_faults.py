@@ -1,19 +1,12 @@
-"""Each fault the kernel can express, made real in a lab: the shipped suite's kernel-level
-tests fail exactly where the fault is (pinned as `lab/NAME` in tests/data/matrix.json, rewritten
-under SPARKFABRIC_UPDATE_PINS=1), the kernel shows it, and no run leaves a process.
-
-The simulated side of a fault (ethtool, perftest, NCCL) is the simulator's to test; these
-runs select what the kernel answers (labkit.kernel_selection).
-"""
+"""Each fault the kernel can express, made real in a lab: the shipped suite's kernel-level tests
+(labkit.KERNEL; the simulated side of a fault is the simulator's to test) fail exactly where the
+fault is (pinned as `lab/NAME` in tests/data/matrix.json), the kernel shows it, nothing is left."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,8 +55,7 @@ def no_carrier(*where: tuple[str, str]) -> Check:
 
 def switch_leg_mtu(leg: str, mtu: int) -> Check:
     def check(lab: labkit.Lab) -> None:
-        ns = lab.state.namespaces[-1]
-        r = host.run(["ip", "-n", ns, "-j", "link", "show", "dev", leg])
+        r = host.run(["ip", "-n", lab.state.namespaces[-1], "-j", "link", "show", "dev", leg])
         assert json.loads(r.stdout)[0]["mtu"] == mtu
 
     return check
@@ -79,14 +71,7 @@ def carries(node: str, dev: str, address: str) -> Check:
 
 def ssh_refused(node: str) -> Check:
     def check(lab: labkit.Lab) -> None:
-        from pytest_sparkfabric.transport import Job
-
-        t = lab.transport()
-        try:
-            r = t.run(Job(node, "true", 5))
-        finally:
-            t.close()
-        assert r.transport_error == f"{node}: ssh: connection refused"
+        assert lab.ssh_error(node) == f"{node}: ssh: connection refused"
         # `lab status` says the node has no sshd, and exits 1 as docs/lab.md says.
         st = status(lab.dir)
         assert st.rc == 1, st.lines
@@ -97,19 +82,23 @@ def ssh_refused(node: str) -> Check:
 
 def hangs(node: str, tool: str) -> Check:
     def check(lab: labkit.Lab) -> None:
-        r = lab.in_node(
-            node, ["timeout", "1", "sh", "-c", f"PATH={lab.dir}/bin/{node}:$PATH; {tool}"]
-        )
-        assert r.returncode == 124
+        path = f"PATH={lab.dir}/bin/{node}:$PATH"
+        assert lab.in_node(node, ["timeout", "1", "sh", "-c", f"{path}; {tool}"]).returncode == 124
 
     return check
+
+
+def unplugged(lab: labkit.Lab) -> None:
+    """The far end of a dark cable sits in a namespace of its own (and goes with the lab)."""
+    assert "unplugged" in lab.state.namespaces[-1]
 
 
 @dataclass(frozen=True)
 class Case:
     example: str
-    faults: tuple[dict[str, Any], ...]
+    fault: dict[str, Any]
     check: Check
+    also: Check | None = None
     # a node whose jumbo pings may fail as well, depending on a race the kernel runs (ARP flux)
     racy: str | None = None
 
@@ -118,119 +107,75 @@ class Case:
 
 
 S1, S2, S3 = "spark-1", "spark-2", "spark-3"
+IP_J = ["ip", "-j", "link", "show", "dev"]
 CASES: dict[str, Case] = {
     # with test_roce_mtu: the active MTU is 1024 at 1500, not 4096
-    "mtu-node-rail": Case(
-        "direct-2", ({"fault": "mtu", "node": S1, "rail": 0, "value": 1500},),
-        reads(S1, ["ip", "-j", "link", "show", "dev", "enp1s0f1np1"], '"mtu":1500,'),
-    ),
-    "mtu-switch-port": Case(
-        "switch-4", ({"fault": "mtu", "switch_port": "qsfp56-dd-1-5", "value": 1500},),
-        switch_leg_mtu("p2r0", 1500),
-    ),
+    "mtu-node-rail": Case("direct-2", dict(fault="mtu", node=S1, rail=0, value=1500),
+                          reads(S1, [*IP_J, "enp1s0f1np1"], '"mtu":1500,')),
+    "mtu-switch-port": Case("switch-4",
+                            dict(fault="mtu", switch_port="qsfp56-dd-1-5", value=1500),
+                            switch_leg_mtu("p2r0", 1500)),
     # with test_cabling: a dark cable is a cable not found (link_down)
-    "link-down-direct": Case(
-        "direct-2", ({"fault": "link_down", "node": S1},),
-        no_carrier((S1, "enp1s0f1np1"), (S2, "enP2p1s0f1np1")),
-    ),
-    "link-down-ring-port": Case(
-        "ring-4", ({"fault": "link_down", "node": S1, "port": 0},),
-        no_carrier((S1, "enp1s0f0np0"), (S2, "enP2p1s0f1np1")),
-    ),
-    "link-down-switch": Case(
-        "switch-4", ({"fault": "link_down", "node": S3},), no_carrier((S3, "enp1s0f1np1")),
-    ),
-    "duplicate-ip": Case(
-        "direct-2", ({"fault": "duplicate_ip", "node": S2, "rail": 0},),
-        carries(S2, "enp1s0f1np1", "198.19.0.11/24"),
-    ),
-    "ipv6-enabled": Case(
-        "direct-2", ({"fault": "ipv6_enabled", "node": S1, "rail": 1},),
-        reads(S1, ["ip", "-j", "addr", "show", "dev", "enP2p1s0f1np1"], '"family":"inet6"'),
-    ),
-    "rp-filter-strict": Case(
-        "direct-2", ({"fault": "rp_filter_strict", "node": S2, "rail": 0},),
-        is_line(S2, "/proc/sys/net/ipv4/conf/enp1s0f1np1/rp_filter", "1"),
-    ),
-    "arp-flux": Case(
-        "switch-4", ({"fault": "arp_flux", "node": S1},),
-        is_line(S1, "/proc/sys/net/ipv4/conf/all/arp_ignore", "0"),
-        # Real ARP flux: spark-1 answers ARP for one rail on both, a peer may cache the wrong
-        # MAC and its replies land on the other netdev, where the bound ping never sees them.
-        racy=S1,
-    ),
+    "link-down-direct": Case("direct-2", dict(fault="link_down", node=S1),
+                             no_carrier((S1, "enp1s0f1np1"), (S2, "enP2p1s0f1np1")), unplugged),
+    "link-down-ring-port": Case("ring-4", dict(fault="link_down", node=S1, port=0),
+                                no_carrier((S1, "enp1s0f0np0"), (S2, "enP2p1s0f1np1"))),
+    "link-down-switch": Case("switch-4", dict(fault="link_down", node=S3),
+                             no_carrier((S3, "enp1s0f1np1"))),
+    "duplicate-ip": Case("direct-2", dict(fault="duplicate_ip", node=S2, rail=0),
+                         carries(S2, "enp1s0f1np1", "198.19.0.11/24")),
+    "ipv6-enabled": Case("direct-2", dict(fault="ipv6_enabled", node=S1, rail=1),
+                         reads(S1, ["ip", "-j", "addr", "show", "dev", "enP2p1s0f1np1"],
+                               '"family":"inet6"')),
+    "rp-filter-strict": Case("direct-2", dict(fault="rp_filter_strict", node=S2, rail=0),
+                             is_line(S2, "/proc/sys/net/ipv4/conf/enp1s0f1np1/rp_filter", "1")),
+    # Real ARP flux: spark-1 answers ARP for one rail on both, a peer may cache the wrong MAC
+    # and its replies land on the other netdev, where the bound ping never sees them.
+    "arp-flux": Case("switch-4", dict(fault="arp_flux", node=S1),
+                     is_line(S1, "/proc/sys/net/ipv4/conf/all/arp_ignore", "0"), racy=S1),
     # every test of the node (ssh is refused), and the version table, which needs them all
-    "node-unreachable": Case(
-        "direct-2", ({"fault": "node_unreachable", "node": S2},), ssh_refused(S2),
-    ),
-    "nccl-socket": Case(
-        "direct-2", ({"fault": "nccl_socket", "node": S2},),
-        is_line(S2, "/etc/nccl.conf", "NCCL_NET=Socket"),
-    ),
-    "pcie-width": Case(
-        "direct-2", ({"fault": "pcie_width", "node": S1, "rail": 1},),
-        is_line(S1, "/sys/bus/pci/devices/0002:01:00.1/current_link_width", "2"),
-    ),
-    "command-hangs": Case(
-        "direct-2", ({"fault": "command_hangs", "command": "ping", "node": S1},),
-        hangs(S1, "ping -c 1 127.0.0.1"),
-    ),
+    "node-unreachable": Case("direct-2", dict(fault="node_unreachable", node=S2),
+                             ssh_refused(S2)),
+    "nccl-socket": Case("direct-2", dict(fault="nccl_socket", node=S2),
+                        is_line(S2, "/etc/nccl.conf", "NCCL_NET=Socket")),
+    "pcie-width": Case("direct-2", dict(fault="pcie_width", node=S1, rail=1),
+                       is_line(S1, "/sys/bus/pci/devices/0002:01:00.1/current_link_width", "2")),
+    "command-hangs": Case("direct-2", dict(fault="command_hangs", command="ping", node=S1),
+                          hangs(S1, "ping -c 1 127.0.0.1")),
 }  # fmt: skip
 
 
-@dataclass
-class Outcome:
-    lab: labkit.Lab
-    run: labkit.SuiteRun
-    strays: dict[str, list[str]]
+Outcome = tuple[labkit.Lab, labkit.SuiteRun, dict[str, list[str]]]
 
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Outcome]]:
-    if labkit.shipped_suite() is None:
-        pytest.skip("acceptance/ has no tests yet")
-    with ExitStack() as stack:
-        labs = {}
-        for name, case in CASES.items():
-            tmp = tmp_path_factory.mktemp(name)
-            path = labkit.cluster_file(tmp, case.example, faults=case.faults)
-            labs[name] = stack.enter_context(labkit.lab_of(path))
+    labkit.need_suite()
 
-        def go(name: str) -> Outcome:
-            lab = labs[name]
-            out = tmp_path_factory.mktemp(f"run-{name}")
-            run = labkit.run_suite(lab.cluster_yaml, out, labkit.kernel_selection(tcp=False))
-            return Outcome(lab, run, labkit.strays_after(lab))
+    def go(name: str, lab: labkit.Lab) -> Outcome:
+        run = labkit.run_suite(
+            lab.cluster_yaml, tmp_path_factory.mktemp(f"run-{name}"), labkit.KERNEL
+        )
+        return lab, run, labkit.strays_after(lab)
 
-        with ThreadPoolExecutor(6) as pool:
-            yield dict(zip(CASES, pool.map(go, CASES), strict=True))
+    paths = {
+        name: labkit.cluster_file(tmp_path_factory.mktemp(name), case.example, faults=[case.fault])
+        for name, case in CASES.items()
+    }
+    with labkit.labs_running(paths, go, 6) as outcomes:
+        yield outcomes
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_kernel_shows_the_fault_and_exactly_its_tests_fail(
     name: str, outcomes: dict[str, Outcome]
 ) -> None:
-    case, run = CASES[name], outcomes[name].run
-    case.check(outcomes[name].lab)
+    case, (lab, run, strays) = CASES[name], outcomes[name]
+    case.check(lab)
+    if case.also:
+        case.also(lab)
     failed = sorted(k for k in run.failed if not case.may(k))
     assert failed, "a fault case must fail something"
     assert failed == pin(f"lab/{name}", failed)
     # The command_hangs case included: the hung tool ends with its deadline.
-    assert outcomes[name].strays == {}
-
-
-def test_an_unreachable_node_fails_the_nccl_items(
-    outcomes: dict[str, Outcome], tmp_path: Path
-) -> None:
-    """NCCL needs every node: in the lab, as on a cluster, it cannot pass without one."""
-    lab = outcomes["node-unreachable"].lab
-    run = labkit.run_suite(lab.cluster_yaml, tmp_path, ["-m", "nccl"])
-    assert run.outcomes and run.failed == set(run.outcomes), run.outcomes
-    assert "NCCL needs all 2 nodes; spark-2: ssh: connection refused" in run.output
-
-
-def test_nothing_is_left_of_a_lab(tmp_path: Path) -> None:
-    path = labkit.cluster_file(tmp_path, "direct-2", faults=[{"fault": "link_down", "node": S1}])
-    lab = labkit.build(path)
-    assert "unplugged" in lab.state.namespaces[-1]
-    assert labkit.take_down(lab) == []
+    assert strays == {}

@@ -1,5 +1,5 @@
 """Labs side by side: each is its builder's while the builder runs, `down` removes only its own
-lab (or a stale one), and two builds at once never take the same names or subnet."""
+lab (or a stale one), and no build (two at once neither) takes names or a subnet in use."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from ipaddress import IPv4Network
 from pathlib import Path
 
 import pytest
@@ -41,17 +42,25 @@ def _removed_at_the_end(*dirs: Path) -> Iterator[None]:
         for d in dirs:
             if (d / "lab.json").exists():
                 build.down(d, force=True)
-            if d.parent.parent == labkit.LAB_ROOT and d.parent.exists() and not d.exists():
+            if d.parent.exists() and not d.exists():
                 d.parent.rmdir()
 
 
-def test_down_of_one_lab_leaves_the_one_beside_it() -> None:
+def test_names_in_use_are_refused_and_down_of_one_lab_leaves_the_one_beside_it() -> None:
     a = labkit.build(DIRECT)
     with labkit.lab_of(DIRECT) as b:
         try:
             assert a.state.prefix != b.state.prefix and a.dir != b.dir
             assert not set(a.state.namespaces) & set(b.state.namespaces)
             assert a.state.mgmt != b.state.mgmt
+            other = labkit.new_lab_dir()
+            with pytest.raises(LabError, match="exists"):
+                build.up(DIRECT, other, prefix=a.state.prefix, mgmt=labkit.free_mgmt())
+            with pytest.raises(LabError, match="in use on the host"):
+                build.up(DIRECT, other, prefix=labkit.unique_prefix(),
+                         mgmt=IPv4Network(a.state.mgmt))  # fmt: skip
+            assert not other.exists()
+            other.parent.rmdir()
             labkit.intact(a.dir, a.state)
             labkit.intact(b.dir, b.state)
         finally:
@@ -84,8 +93,7 @@ def test_a_live_foreign_lab_is_refused_and_force_removes_it() -> None:
                 build.down(lab_dir)
             assert str(err.value) == refusal
             down = labkit.cli("down", "--dir", str(lab_dir))
-            assert down.returncode == 1
-            assert down.stderr == f"sparkfabric lab: {refusal}\n"
+            assert (down.returncode, down.stderr) == (1, f"sparkfabric lab: {refusal}\n")
             assert f"held by running process {holder.pid}" in "\n".join(status(lab_dir).lines)
             labkit.intact(lab_dir, state)
             forced = labkit.cli("down", "--dir", str(lab_dir), "--force")
@@ -141,21 +149,18 @@ def test_two_builds_at_once_never_share_a_subnet() -> None:
     dirs = [labkit.new_lab_dir(), labkit.new_lab_dir()]
     mgmt = str(labkit.free_mgmt())
     with _removed_at_the_end(*dirs):
-        argvs = [
-            [*labkit.CLI, "up", str(DIRECT), "--dir", str(d), "--prefix", labkit.unique_prefix(),
-             "--mgmt", mgmt]
+        procs = [
+            subprocess.Popen([*labkit.CLI, "up", str(DIRECT), "--dir", str(d), "--prefix",
+                              labkit.unique_prefix(), "--mgmt", mgmt],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for d in dirs
         ]  # fmt: skip
-        procs = [
-            subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for argv in argvs
-        ]
         results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
-        rcs = sorted(rc for rc, _, _ in results)
-        assert rcs == [0, 1], results
-        winner = dirs[[rc for rc, _, _ in results].index(0)]
-        loser_err = next(err for rc, _, err in results if rc == 1)
+        rcs = [rc for rc, _, _ in results]
+        assert sorted(rcs) == [0, 1], results
+        loser_err = results[rcs.index(1)][2]
         assert f"management subnet {mgmt} is in use on the host" in loser_err
+        winner = dirs[rcs.index(0)]
         state = LabState.load(winner)
         assert state is not None
         labkit.intact(winner, state)

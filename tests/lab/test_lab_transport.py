@@ -14,19 +14,24 @@ from typing import Any
 
 import pytest
 
-from pytest_sparkfabric.transport import Job, Transport
+from pytest_sparkfabric.transport import Job, Transport, ssh
 from tests.lab import labkit
 
 pytestmark = labkit.lab_marks()
+# A tool that traps TERM (its handler only notes it) under a shell running two commands: the
+# shell, `timeout`'s direct child, dies on TERM, the tool lives on in the group.
+TRAP = "lab-term-trapper"
+TERM_TRAPPER = (
+    "python3 -c 'import signal, time; signal.signal(signal.SIGTERM, lambda *a: None); "
+    f"time.sleep(300)' {TRAP}; true"
+)
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[labkit.Lab]:
+    down = {"fault": "node_unreachable", "node": "spark-2"}
     tmp = tmp_path_factory.mktemp("transport")
-    path = labkit.cluster_file(
-        tmp, "direct-2", faults=[{"fault": "node_unreachable", "node": "spark-2"}]
-    )
-    with labkit.lab_of(path) as lab:
+    with labkit.lab_of(labkit.cluster_file(tmp, "direct-2", faults=[down])) as lab:
         yield lab
 
 
@@ -35,69 +40,6 @@ def transport(lab: labkit.Lab) -> Iterator[Transport]:
     t = lab.transport()
     yield t
     t.close()
-
-
-def _sleeps(lab: labkit.Lab) -> list[str]:
-    return [p for ps in labkit.strays_after(lab, 3).values() for p in ps if "sleep" in p]
-
-
-def test_a_command_past_its_deadline_is_ended_on_the_node(
-    lab: labkit.Lab, transport: Transport
-) -> None:
-    t0 = time.monotonic()
-    r = transport.run(Job("spark-1", "sleep 300", timeout_s=2))
-    assert r.timed_out and r.failure() is not None
-    assert time.monotonic() - t0 < 10
-    assert _sleeps(lab) == []
-
-
-def test_five_megabytes_of_stderr_do_not_block(transport: Transport) -> None:
-    t0 = time.monotonic()
-    r = transport.run(
-        Job("spark-1", "head -c 5000000 /dev/zero | tr '\\0' x >&2; echo done", timeout_s=30)
-    )
-    assert r.ok and r.stdout == "done\n"
-    assert len(r.stderr) == 5_000_000
-    assert time.monotonic() - t0 < 15
-
-
-def test_an_unreachable_node_fails_fast_with_one_line(transport: Transport) -> None:
-    t0 = time.monotonic()
-    results = transport.run_many([Job("spark-2", f"echo {i}", timeout_s=10) for i in range(3)])
-    assert time.monotonic() - t0 < 5
-    assert {r.transport_error for r in results} == {"spark-2: ssh: connection refused"}
-    assert all(r.rc == 255 and r.failure() == r.transport_error for r in results)
-
-
-def test_closing_the_transport_leaves_no_session(lab: labkit.Lab, tmp_path: Path) -> None:
-    t = lab.transport()
-    assert t.run(Job("spark-1", "true", 5)).ok
-    t.close()
-    assert labkit.strays_after(lab) == {}
-
-
-# -- nothing left running on a node --------------------------------------------------------------
-
-# A tool that traps TERM (its handler only notes it) under a shell running two commands: the
-# shell, `timeout`'s direct child, dies on TERM, the tool lives on in the group.
-TERM_TRAPPER = (
-    "python3 -c 'import signal, time; signal.signal(signal.SIGTERM, lambda *a: None); "
-    "time.sleep(300)' lab-term-trapper; true"
-)
-
-
-def _trappers(lab: labkit.Lab) -> list[str]:
-    return [p for ps in lab.stray_processes().values() for p in ps if "lab-term-trapper" in p]
-
-
-def _left(lab: labkit.Lab, grace_s: float = 5) -> list[str]:
-    """What runs on the lab's nodes besides the open connection's sshd, after `grace_s`."""
-
-    def left() -> list[str]:
-        return [p for ps in lab.stray_processes().values() for p in ps if "sshd:" not in p]
-
-    _until(lambda: not left(), grace_s)
-    return left()
 
 
 def _until(predicate: Callable[[], object], limit_s: float) -> bool:
@@ -109,27 +51,68 @@ def _until(predicate: Callable[[], object], limit_s: float) -> bool:
     return True
 
 
-def test_a_tool_that_traps_term_is_ended_at_its_deadline(
+def _running(lab: labkit.Lab, what: str) -> list[str]:
+    return [p for ps in lab.stray_processes().values() for p in ps if what in p]
+
+
+def _left(lab: labkit.Lab) -> list[str]:
+    """What runs on the lab's nodes besides the open connection's sshd, after 5 s at most."""
+
+    def left() -> list[str]:
+        return [p for ps in lab.stray_processes().values() for p in ps if "sshd:" not in p]
+
+    _until(lambda: not left(), 5)
+    return left()
+
+
+def test_a_command_past_its_deadline_is_ended_on_the_node(
     lab: labkit.Lab, transport: Transport
 ) -> None:
+    t0 = time.monotonic()
+    r = transport.run(Job("spark-1", "sleep 300", timeout_s=2))
+    assert r.timed_out and r.failure() is not None and time.monotonic() - t0 < 10
+    assert [p for ps in labkit.strays_after(lab, 3).values() for p in ps if "sleep" in p] == []
+    # the same for a tool that traps TERM
     r = transport.run(Job("spark-1", TERM_TRAPPER, timeout_s=2))
     assert r.timed_out and r.transport_error is None, r
     assert _left(lab) == []
 
 
+def test_five_megabytes_of_stderr_do_not_block(transport: Transport) -> None:
+    t0 = time.monotonic()
+    r = transport.run(
+        Job("spark-1", "head -c 5000000 /dev/zero | tr '\\0' x >&2; echo done", timeout_s=30)
+    )
+    assert r.ok and r.stdout == "done\n" and len(r.stderr) == 5_000_000
+    assert time.monotonic() - t0 < 15
+
+
+def test_an_unreachable_node_fails_fast_with_one_line(transport: Transport) -> None:
+    t0 = time.monotonic()
+    results = transport.run_many([Job("spark-2", f"echo {i}", timeout_s=10) for i in range(3)])
+    assert time.monotonic() - t0 < 5
+    assert {r.transport_error for r in results} == {"spark-2: ssh: connection refused"}
+    assert all(r.rc == 255 and r.failure() == r.transport_error for r in results)
+
+
+def test_closing_the_transport_leaves_no_session(lab: labkit.Lab) -> None:
+    t = lab.transport()
+    assert t.run(Job("spark-1", "true", 5)).ok
+    t.close()
+    assert labkit.strays_after(lab) == {}
+
+
 def test_a_stopped_tool_that_traps_term_is_ended(lab: labkit.Lab, transport: Transport) -> None:
     bg = transport.start(Job("spark-1", TERM_TRAPPER, timeout_s=120))
-    assert _until(lambda: _trappers(lab), 15)
+    assert _until(lambda: _running(lab, TRAP), 15)
     r = bg.stop()
     assert r.transport_error is None and not r.timed_out, r
     assert _left(lab) == []
 
 
 def test_a_server_that_exited_is_not_signalled_again(
-    lab: labkit.Lab, transport: Transport, monkeypatch: pytest.MonkeyPatch
+    transport: Transport, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_sparkfabric.transport import ssh
-
     bg = transport.start(Job("spark-1", "echo served", timeout_s=30))
     assert _until(bg.done, 15)
     connections: list[object] = []
@@ -166,7 +149,7 @@ def test_two_quick_ctrl_c_leave_nothing_on_the_nodes(lab: labkit.Lab, tmp_path: 
         for line in p.stdout:
             if "ready" in line:
                 break
-        assert _until(lambda: len(_trappers(lab)) >= 4, 30), lab.stray_processes()
+        assert _until(lambda: len(_running(lab, TRAP)) >= 4, 30), lab.stray_processes()
         os.killpg(p.pid, signal.SIGINT)  # Ctrl-C in a terminal ...
         time.sleep(0.03)
         os.killpg(p.pid, signal.SIGINT)  # ... twice, quickly

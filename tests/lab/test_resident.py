@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 
-from sparkfabric_lab import files
 from tests.lab.labkit import REPO, cluster_file
+from tests.lab.test_plan import sim_cluster
 
 CALL = [sys.executable, "-S", str(REPO / "sparkfabric_lab" / "toolcall.py")]
+DIRECT = REPO / "examples" / "direct-2.yaml"
 
 
 @dataclass
@@ -27,13 +27,17 @@ class Resident:
     socket: Path
     lab_json: Path
 
-    def call(self, node: str, *argv: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    def call(self, node: str, *argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*CALL, str(self.socket), node, "--", *argv], capture_output=True,
-                              text=True, timeout=timeout, check=False)  # fmt: skip
+                              text=True, timeout=30, check=False)  # fmt: skip
 
     def start(self, node: str, *argv: str) -> subprocess.Popen[str]:
         return subprocess.Popen([*CALL, str(self.socket), node, "--", *argv],
                                 stdout=subprocess.PIPE, text=True)  # fmt: skip
+
+    def end(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
 
 
 def start_resident(tmp_path: Path, cluster: Path, *extra: str) -> Resident:
@@ -53,10 +57,9 @@ def start_resident(tmp_path: Path, cluster: Path, *extra: str) -> Resident:
 
 @pytest.fixture
 def resident(tmp_path: Path) -> Iterator[Resident]:
-    r = start_resident(tmp_path, REPO / "examples" / "direct-2.yaml")
+    r = start_resident(tmp_path, DIRECT)
     yield r
-    r.proc.terminate()
-    r.proc.wait(timeout=10)
+    r.end()
 
 
 def test_a_call_prints_the_tools_output_and_exits_with_its_status(resident: Resident) -> None:
@@ -82,9 +85,8 @@ def test_a_server_in_one_call_is_answered_by_a_client_in_another(resident: Resid
 
 def test_a_killed_call_ends_its_gpu_load(resident: Resident) -> None:
     def temp() -> int:
-        r = resident.call("spark-1", "nvidia-smi", "--query-gpu=temperature.gpu",
-                          "--format=csv,noheader")  # fmt: skip
-        return int(r.stdout)
+        query = ("nvidia-smi", "--query-gpu=temperature.gpu", "--format=csv,noheader")
+        return int(resident.call("spark-1", *query).stdout)
 
     burn = resident.start("spark-1", "gpu_burn", "-m", "80%", "600")
     time.sleep(2)
@@ -104,35 +106,28 @@ def test_a_call_without_a_resident_says_what_to_do(tmp_path: Path) -> None:
 
 
 def test_the_resident_ends_with_its_lab(tmp_path: Path) -> None:
-    r = start_resident(tmp_path, REPO / "examples" / "direct-2.yaml")
-    r.lab_json.unlink()  # the lab removed from under it
-    assert r.proc.wait(timeout=10) == 0
-    assert not r.socket.exists()
-    r = start_resident(tmp_path / "2", REPO / "examples" / "direct-2.yaml")
-    os.kill(r.proc.pid, signal.SIGTERM)  # `lab down`
-    assert r.proc.wait(timeout=10) == 0
-    assert not r.socket.exists()
+    for how in ("the lab removed from under it", "`lab down`"):
+        r = start_resident(tmp_path / how, DIRECT)
+        if how == "`lab down`":
+            os.kill(r.proc.pid, signal.SIGTERM)
+        else:
+            r.lab_json.unlink()
+        assert r.proc.wait(timeout=10) == 0 and not r.socket.exists()
 
 
 def test_simulated_tools_hear_of_an_unreachable_node(tmp_path: Path) -> None:
     """The lab starts no sshd on the node, and its simulated mpirun cannot reach it either:
     NCCL in the lab fails as it would on the cluster, instead of passing on the simulator."""
-    from tests.lab.test_plan import plan_of
-
     path = cluster_file(
         tmp_path, "direct-2", faults=[{"fault": "node_unreachable", "node": "spark-2"}]
     )
-    sim = tmp_path / "sim-cluster.yaml"
-    raw = yaml.safe_load(path.read_text())
-    sim.write_text(files.dump_yaml(files.sim_cluster(raw, plan_of(path)[1]), "sim", str(path)))
-    r = start_resident(tmp_path, sim, "--no-delay")
+    r = start_resident(tmp_path, sim_cluster(tmp_path, path), "--no-delay")
     try:
         out = r.call("spark-1", "mpirun", "--allow-run-as-root", "-np", "2", "-H",
                      "198.19.0.11:1,198.19.0.12:1", "all_reduce_perf", "-b", "1G", "-e", "1G",
                      "-g", "1")  # fmt: skip
     finally:
-        r.proc.terminate()
-        r.proc.wait(timeout=10)
+        r.end()
     assert out.returncode != 0, out.stdout
     assert "port 22: Connection timed out" in out.stderr
     assert "Avg bus bandwidth" not in out.stdout

@@ -15,6 +15,7 @@ import pytest
 from sparkfabric_lab.supervise import DEFAULT_PORT, server_port
 
 SUPERVISE = [sys.executable, "-m", "sparkfabric_lab.supervise"]
+READY = "print('ready', flush=True)\n"
 
 
 @pytest.mark.parametrize(
@@ -32,17 +33,16 @@ def test_server_port(args: list[str], port: int | None) -> None:
 
 
 def _start(tmp_path: Path, script: str, *extra: str) -> subprocess.Popen[str]:
+    """The supervisor over a Python tool, once the tool says it is ready."""
     child = tmp_path / "tool.py"
     child.write_text(script)
-    return subprocess.Popen(
-        [*SUPERVISE, *extra, "--", sys.executable, str(child), *extra[1:]],
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    p = subprocess.Popen([*SUPERVISE, *extra[:1], "--", sys.executable, str(child), *extra[1:]],
+                         stdout=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    assert p.stdout is not None and p.stdout.readline() == "ready\n"
+    return p
 
 
-_HANDLER = """
+_HANDLER = f"""
 import signal, sys, time
 seen = []
 def h(signum, frame):
@@ -51,39 +51,32 @@ def h(signum, frame):
     time.sleep(0.3)  # a slow clean-up: a second signal now would find it mid-way
     sys.exit(143)
 signal.signal(signal.SIGTERM, h)
-print("ready", flush=True)
-time.sleep(60)
+{READY}time.sleep(60)
 """
 
 
 def test_a_group_signal_reaches_the_tool_once(tmp_path: Path) -> None:
     p = _start(tmp_path, _HANDLER)
-    assert p.stdout is not None and p.stdout.readline() == "ready\n"
     os.killpg(p.pid, signal.SIGTERM)  # as the plugin does ...
     os.killpg(p.pid, signal.SIGTERM)  # ... and as `timeout` does once more
-    out, _ = p.communicate(timeout=10)
-    assert out == "TERM 1\n"
-    assert p.returncode == 143
+    assert p.communicate(timeout=10)[0] == "TERM 1\n" and p.returncode == 143
 
 
 @pytest.mark.slow
 def test_a_tool_that_ignores_term_is_killed_after_the_grace(tmp_path: Path) -> None:
-    p = _start(tmp_path, "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                         "print('ready', flush=True)\ntime.sleep(60)\n")  # fmt: skip
-    assert p.stdout is not None and p.stdout.readline() == "ready\n"
+    p = _start(tmp_path, f"import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                         f"{READY}time.sleep(60)\n")  # fmt: skip
     t0 = time.monotonic()
     os.killpg(p.pid, signal.SIGTERM)
     p.communicate(timeout=10)
-    assert 1.5 < time.monotonic() - t0 < 6
-    assert p.returncode == 128 + signal.SIGKILL
+    assert 1.5 < time.monotonic() - t0 < 6 and p.returncode == 128 + signal.SIGKILL
 
 
 @pytest.mark.slow
 def test_the_tool_dies_with_its_supervisor(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     p = _start(tmp_path, f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
-                         "print('ready', flush=True)\ntime.sleep(60)\n")  # fmt: skip
-    assert p.stdout is not None and p.stdout.readline() == "ready\n"
+                         f"{READY}time.sleep(60)\n")  # fmt: skip
     child = int(pidfile.read_text())
     p.kill()  # SIGKILL: no chance to pass anything on
     p.wait()
@@ -102,15 +95,9 @@ def test_a_perftest_server_holds_its_port(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    tool = tmp_path / "ib_write_bw"
-    tool.write_text("import time\nprint('ready', flush=True)\ntime.sleep(60)\n")
-    p = subprocess.Popen(
-        [*SUPERVISE, "--perftest", "--", sys.executable, str(tool), "--", "ib_write_bw",
-         "-d", "rocep1s0f1", "-p", str(port)],
-        stdout=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
+    p = _start(tmp_path, f"import time\n{READY}time.sleep(60)\n", "--perftest", "--",
+               "ib_write_bw", "-d", "rocep1s0f1", "-p", str(port))  # fmt: skip
     try:
-        assert p.stdout is not None and p.stdout.readline() == "ready\n"
         with socket.create_connection(("127.0.0.1", port), timeout=2):
             pass
     finally:

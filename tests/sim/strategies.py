@@ -11,15 +11,11 @@ def cluster_text(topology: str, nodes: int, seed: int, mtu: int, port: int) -> s
     lines = [f"topology: {topology}", "transport: sim", f"mtu: {mtu}", "nodes:"]
     for i in range(nodes):
         lines += [f"  - name: spark-{i + 1}", "    ports:"]
-        if topology in ("direct", "switch"):
-            lines.append(f"      {port}: [192.168.100.{11 + i}/24, 192.168.101.{11 + i}/24]")
-        else:
-            out, back = 2 * i, 2 * ((i - 1) % nodes)
+        # a ring's port 0 on the subnets to the next box, port 1 on those to the previous one
+        ring = ((0, 2 * i), (1, 2 * ((i - 1) % nodes)))
+        for p, k in ((port, 0),) if topology in ("direct", "switch") else ring:
             lines.append(
-                f"      0: [192.168.{100 + out}.{11 + i}/24, 192.168.{101 + out}.{11 + i}/24]"
-            )
-            lines.append(
-                f"      1: [192.168.{100 + back}.{11 + i}/24, 192.168.{101 + back}.{11 + i}/24]"
+                f"      {p}: [192.168.{100 + k}.{11 + i}/24, 192.168.{101 + k}.{11 + i}/24]"
             )
     if topology == "switch":
         lines += ["switch:", "  host: 192.168.88.1", "  user: ro", "  ports:"]

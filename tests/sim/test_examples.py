@@ -1,13 +1,12 @@
-"""Every shipped example validates, and every fault has its example."""
+"""The shipped examples: the real template uses ssh and every section; each fault example says
+what it injects and what should fail (that it loads with its one fault, one example per fault:
+tests/cluster/test_faults.py; the fault matrix runs every other example, test_plan the lab's)."""
 
 from __future__ import annotations
 
-from pytest_sparkfabric.cluster.faults import FAULTS
 from tests.sim.conftest import EXAMPLES, example
 
 
-# The fault matrix (tests/suite/test_matrix.py) loads and runs every other example, test_plan
-# every lab example.
 def test_the_real_template_uses_ssh_and_every_section() -> None:
     cluster = example("cluster.example")
     spec = cluster.spec
@@ -16,12 +15,7 @@ def test_the_real_template_uses_ssh_and_every_section() -> None:
     assert spec.simulate is None
 
 
-def test_one_fault_example_per_fault() -> None:
-    names = {p.stem for p in (EXAMPLES / "faults").glob("*.yaml")}
-    assert names == set(FAULTS)
-    for name in names:
-        spec = example(f"faults/{name}").spec
-        assert spec.simulate is not None
-        assert [f.fault for f in spec.simulate.faults] == [name]
-        text = (EXAMPLES / "faults" / f"{name}.yaml").read_text()
-        assert text.startswith(f"# Fault: {name}.") and "Should" in text.split("topology:")[0]
+def test_every_fault_example_says_what_it_injects_and_what_should_fail() -> None:
+    for path in (EXAMPLES / "faults").glob("*.yaml"):
+        text = path.read_text()
+        assert text.startswith(f"# Fault: {path.stem}.") and "Should" in text.split("topology:")[0]

@@ -1,7 +1,6 @@
 """What only the simulator's own tools show of a fault: the rates it leaves (DOMAIN.md section 5)
-and the field's texts. Which checks each fault fails, with which rule, is the fault matrix's pin
-(tests/data/matrix.json): a signature the suite reads (link state, sysctls, versions, pings,
-switch fields, NCCL conf lines) is proven there."""
+and the field's texts. What the suite reads of each (and fails, with which rule) is the fault
+matrix's pin (tests/data/matrix.json)."""
 
 from __future__ import annotations
 
@@ -13,11 +12,10 @@ import pytest
 from pytest_sparkfabric.probes import ParseError, sysfs
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job
-from tests.sim.helpers import R0, R1, fault, nccl, out, rdma, tcp
+from tests.sim.conftest import IPS4, LOOP1, R0, R1, nccl, out, rdma, sim, tcp
 
 EEPROM = "ethtool -m enp1s0f1np1"
-IPS4 = [f"192.168.100.{11 + i}" for i in range(4)]
-LOOP1 = ("spark-1", "rocep1s0f1", "spark-1", "rocep1s0f1", "192.168.100.11")
+IB = "ib_write_bw -d {} -F --report_gbits"
 TCP0 = ("spark-1", "192.168.100.11", "spark-2", "192.168.100.12")
 TCP1 = ("spark-1", "192.168.101.11", "spark-2", "192.168.101.12")
 SPARK2_LOOP = ("spark-2", "rocep1s0f1", "spark-2", "rocep1s0f1", "192.168.100.12")
@@ -50,7 +48,7 @@ RATES: list[tuple[str, str, str, list[Any], float, float]] = [
 def test_the_fault_moves_the_rates(
     spec: str, base: str, tool: str, runs: list[Any], low: float, high: float
 ) -> None:
-    t = fault(spec, base=base)
+    t = sim(base, spec)
     if tool == "nccl":
         busbw = nccl(t, runs).avg_busbw_gbytes_s
         assert busbw is not None and low <= busbw <= high
@@ -59,24 +57,22 @@ def test_the_fault_moves_the_rates(
 
 
 def test_a_placeholder_eeprom_reads_zeroes() -> None:
-    zeroes = out(fault("{fault: eeprom_placeholder, node: spark-1}"), "spark-2", EEPROM)
-    healthy = out(fault(), "spark-2", EEPROM)
+    zeroes = out(sim("direct-2", "{fault: eeprom_placeholder, node: spark-1}"), "spark-2", EEPROM)
+    healthy = out(sim(), "spark-2", EEPROM)
     for text, length, db in ((zeroes, "0.00m", "0db"), (healthy, "1.00m", "4db")):
         assert f"Cable assembly length                     : {length}" in text  # QSFP112: CMIS
         assert f"Attenuation at 7GHz                       : {db}" in text
 
 
 def test_an_unroutable_gid_runs_the_rc_retries_out() -> None:
-    t = fault("{fault: ipv6_enabled, node: spark-2, rail: 1}")
+    t = sim("direct-2", "{fault: ipv6_enabled, node: spark-2, rail: 1}")
     read = out(t, "spark-2", sysfs.build_read_files(sysfs.gid_paths("roceP2p1s0f1")))
     gids = sysfs.gid_table(sysfs.parse_read_files(read), "roceP2p1s0f1")
     entry = sysfs.find_rocev2_gid(gids, "enP2p1s0f1np1", IPv4Address("192.168.101.12"))
     assert entry is not None and entry.index == 5  # shifted by the link-local address
     assert '"family":"inet6","local":"fe80:' in out(t, "spark-2", "ip -j addr show")
-    t.start(Job("spark-2", "ib_write_bw -d roceP2p1s0f1 -F --report_gbits -x 3 -D 5", 60))
-    r = t.run(
-        Job("spark-1", "ib_write_bw -d roceP2p1s0f1 -F --report_gbits -D 5 192.168.101.12", 60)
-    )
+    t.start(Job("spark-2", IB.format("roceP2p1s0f1") + " -x 3 -D 5", 60))
+    r = t.run(Job("spark-1", IB.format("roceP2p1s0f1") + " -D 5 192.168.101.12", 60))
     # perftest: a GID the peer cannot route -> RC retries run out, rc 1 (FACTS 3; no source path
     # prints the table head with no row and rc 0).
     assert r.rc == 1 and "#bytes" in r.stdout
@@ -86,16 +82,15 @@ def test_an_unroutable_gid_runs_the_rc_retries_out() -> None:
 
 
 def test_mtu_fault_is_a_local_error_on_the_short_side() -> None:
-    t = fault("{fault: mtu, node: spark-2, rail: 0, value: 1500}")
+    t = sim("direct-2", "{fault: mtu, node: spark-2, rail: 0, value: 1500}")
     r = t.run(Job("spark-2", "ping -M do -s 8972 -I enp1s0f1np1 -c 2 192.168.100.11", 30))
     assert r.rc == 1 and r.stderr == "ping: local error: message too long, mtu=1500\n" * 2
 
 
 def test_a_firewall_rejects_the_test_ports_but_not_ping() -> None:
-    t = fault("{fault: firewall, node: spark-2}")
-    server = t.start(Job("spark-2", "ib_write_bw -d rocep1s0f1 -F --report_gbits -p 18515", 60))
-    r = t.run(Job("spark-1", "ib_write_bw -d rocep1s0f1 -F --report_gbits -p 18515 " + R0[4], 60))
-    server.stop()
+    t = sim("direct-2", "{fault: firewall, node: spark-2}")
+    t.start(Job("spark-2", IB.format("rocep1s0f1") + " -p 18515", 60))
+    r = t.run(Job("spark-1", IB.format("rocep1s0f1") + " -p 18515 192.168.100.12", 60))
     assert r.rc == 1 and "Couldn't connect to 192.168.100.12:18515" in r.stderr
     assert " 0% packet loss" in out(t, "spark-1", "ping -c 3 -W 1 -q -I enp1s0f1np1 " + R0[4])
     t.start(Job("spark-2", "iperf3 -s -1 -p 5201", 60))

@@ -22,13 +22,10 @@ def test_rail_and_plane_label_only_from_2_30_7() -> None:
     assert old.entries == (nccl_select.Entry("rocep1s0f1", 1),)
 
 
-def test_at_most_32_entries_are_read() -> None:
+def test_at_most_32_entries_are_read_and_the_version_picks_the_grammar() -> None:
     value = ",".join(f"x{i}" for i in range(40)) + ",rocep1s0f1"
     for ver in ((2, 28, 9), (2, 30, 7)):
         assert nccl_select.select(value, DEVICES, ver) == []
-
-
-def test_version_text() -> None:
     assert nccl_select.parse_version("2.28.9+cuda13.0") == (2, 28, 9)
     assert nccl_select.grammar_of((2, 30, 4)) == "classic"
     assert nccl_select.grammar_of((2, 30, 7)) == "rail_plane"
@@ -42,11 +39,6 @@ def test_conf_files_as_nccl_reads_them() -> None:
         "/tmp/custom": "NCCL_IB_HCA=c\n",
     }
     env = nccl_conf.resolve({"NCCL_DEBUG": "INFO"}, "/home/u", files.get)
-    assert env == {
-        "NCCL_DEBUG": "INFO",
-        "NCCL_IB_HCA": "a",
-        " NCCL_NET": "Socket",
-        "X": "1 # note",
-    }
+    assert env == {"NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "a", " NCCL_NET": "Socket", "X": "1 # note"}
     custom = nccl_conf.resolve({"NCCL_CONF_FILE": "/tmp/custom"}, "/home/u", files.get)
     assert custom["NCCL_IB_HCA"] == "c" and custom["NCCL_DEBUG"] == "WARN"

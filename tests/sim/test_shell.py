@@ -8,42 +8,62 @@ from pytest_sparkfabric.probes import sysfs
 from sparkfabric_sim.sh import interp
 from sparkfabric_sim.sh.grammar import parse_script
 from sparkfabric_sim.transport import SSH_ROUND_TRIP_S as RTT
-from tests.sim.conftest import Sim, example, with_faults
+from sparkfabric_sim.transport import SimTransport
+from tests.sim.conftest import run, sim
 
 
 @pytest.fixture(scope="module")
-def s() -> Sim:
-    return Sim(example("direct-2"))
+def t() -> SimTransport:
+    return sim()
 
 
-def test_quoting_variables_and_field_splitting(s: Sim) -> None:
-    assert s.ok("spark-1", "x='a  b'; printf '<%s>' $x \"$x\"") == "<a><b><a  b>"
-    assert s.ok("spark-1", 'echo "${HOME}/x" \\$HOME') == "/root/x $HOME\n"
-    assert s.ok("spark-1", "printf '%s=%d\\n' a 1 b 2") == "a=1\nb=2\n"
+# script, its exit status, its stdout (the stderr where a third item is given)
+SCRIPTS = [
+    ("x='a  b'; printf '<%s>' $x \"$x\"", 0, "<a><b><a  b>"),
+    ('echo "${HOME}/x" \\$HOME', 0, "/root/x $HOME\n"),
+    ("printf '%s=%d\\n' a 1 b 2", 0, "a=1\nb=2\n"),
+    # a command substitution sets the status of an assignment
+    ('if v=$(cat /nope 2>/dev/null); then echo yes; else echo no; fi; echo "[$v]"', 0, "no\n[]\n"),
+    ("v=$(hostname); echo $v", 0, "spark-1\n"),
+    ("false && echo a || echo b", 0, "b\n"),
+    ("ethtool enp1s0f1np1 | grep Speed", 0, "\tSpeed: 200000Mb/s\n"),
+    ("cat /nope 2>&1", 1, "cat: /nope: No such file or directory\n", ""),
+    ("echo oops >&2", 0, "", "oops\n"),
+    # globs expand against the node's files
+    ("for f in /sys/class/net/enp1s0f1np1/device/hwmon/hwmon*/temp*_input; do echo $f; done", 0,
+     "/sys/class/net/enp1s0f1np1/device/hwmon/hwmon3/temp1_input\n"),
+    ("echo /nothing/*", 0, "/nothing/*\n"),
+    # GNU grep's exit status
+    ("grep -H -s . /etc/hostname /nope", 2, "/etc/hostname:spark-1\n", ""),
+    ("grep -H -s . /nope", 2, ""),
+    ("grep -q x /etc/hostname", 1, ""),
+    ("grep -qs spark /etc/hostname /nope", 0, ""),
+    # builtins, not found, wrappers
+    ("command -v ip", 0, "/usr/sbin/ip\n"),
+    ("command -v nosuchtool", 127, ""),
+    ("nosuchtool --x", 127, "", "sh: 1: nosuchtool: not found\n"),
+    ("test -d /sys/class/net && test -f /etc/hostname", 0, ""),
+    ("[ -e /nope ]", 1, ""),
+    ("printenv NOPE", 1, ""),
+    ("FOO=bar printenv FOO", 0, "bar\n"),
+    ("if then", 2, ""),
+    ("sudo -n sh -c 'hostname; uname -s'", 0, "spark-1\nLinux\n"),
+    ("env A=1 printenv A", 0, "1\n"),
+    ("cat ~/.nccl.conf 2>/dev/null || echo none", 0, "none\n"),
+]  # fmt: skip
 
 
-def test_command_substitution_sets_the_status_of_an_assignment(s: Sim) -> None:
-    script = 'if v=$(cat /nope 2>/dev/null); then echo yes; else echo no; fi; echo "[$v]"'
-    assert s.ok("spark-1", script) == "no\n[]\n"
-    assert s.ok("spark-1", "v=$(hostname); echo $v") == "spark-1\n"
+@pytest.mark.parametrize("case", SCRIPTS, ids=[c[0] for c in SCRIPTS])
+def test_a_script_prints_and_exits_as_sh_does(t: SimTransport, case: tuple[object, ...]) -> None:
+    script, rc, stdout, *stderr = case
+    r = run(t, "spark-1", str(script))
+    assert (r.rc, r.stdout, *([r.stderr] if stderr else [])) == (rc, stdout, *stderr)
 
 
-def test_and_or_lists_pipes_and_redirections(s: Sim) -> None:
-    assert s.ok("spark-1", "false && echo a || echo b") == "b\n"
-    assert s.ok("spark-1", "ethtool enp1s0f1np1 | grep Speed") == "\tSpeed: 200000Mb/s\n"
-    r = s.run("spark-1", "cat /nope 2>&1")
-    assert r.rc == 1 and r.stdout == "cat: /nope: No such file or directory\n" and not r.stderr
-    r = s.run("spark-1", "echo oops >&2")
-    assert r.stdout == "" and r.stderr == "oops\n"
-
-
-def test_globs_expand_against_the_node_files(s: Sim) -> None:
-    out = s.ok(
-        "spark-1",
-        "for f in /sys/class/net/enp1s0f1np1/device/hwmon/hwmon*/temp*_input; do echo $f; done",
-    )
-    assert out == "/sys/class/net/enp1s0f1np1/device/hwmon/hwmon3/temp1_input\n"
-    assert s.ok("spark-1", "echo /nothing/*") == "/nothing/*\n"
+def test_timeout_ends_a_command_at_its_limit(t: SimTransport) -> None:
+    r = run(t, "spark-1", "timeout 2 sleep 10")
+    assert (r.rc, r.duration_s) == (124, 2.0 + RTT)
+    assert run(t, "spark-1", "timeout 20 sleep 10").duration_s == 10.0 + RTT
 
 
 @pytest.mark.parametrize("hang", [False, True])
@@ -60,8 +80,8 @@ def test_the_sysfs_loop_run_at_once_prints_what_the_interpreted_loop_prints(
     assert all(interp._is_read_loop(parse_script(s).items[0].first.commands[0]) for s in scripts)
 
     def runs() -> list[tuple[object, ...]]:
-        s = Sim(with_faults("direct-2", *faults))
-        results = [s.run("spark-1", script, 30) for script in scripts]
+        t = sim("direct-2", *faults)
+        results = [run(t, "spark-1", script, 30) for script in scripts]
         return [(r.rc, r.stdout, r.stderr, r.duration_s, r.timed_out) for r in results]
 
     fast = runs()
@@ -70,32 +90,3 @@ def test_the_sysfs_loop_run_at_once_prints_what_the_interpreted_loop_prints(
     assert [r[4] for r in fast] == [hang, hang]
     records = "SFREAD\tok\t/etc/hostname\tspark-1\nSFREAD\tmissing\t/nope\n"
     assert (records in str(fast[0][1])) is not hang
-
-
-def test_grep_exit_status_is_gnu_grep_s(s: Sim) -> None:
-    r = s.run("spark-1", "grep -H -s . /etc/hostname /nope")
-    assert (r.rc, r.stdout, r.stderr) == (2, "/etc/hostname:spark-1\n", "")
-    assert s.run("spark-1", "grep -H -s . /nope").rc == 2
-    assert s.run("spark-1", "grep -q x /etc/hostname").rc == 1
-    assert s.run("spark-1", "grep -qs spark /etc/hostname /nope").rc == 0
-
-
-def test_builtins_and_not_found(s: Sim) -> None:
-    assert s.ok("spark-1", "command -v ip") == "/usr/sbin/ip\n"
-    assert s.run("spark-1", "command -v nosuchtool").rc == 127
-    r = s.run("spark-1", "nosuchtool --x")
-    assert (r.rc, r.stderr) == (127, "sh: 1: nosuchtool: not found\n")
-    assert s.run("spark-1", "test -d /sys/class/net && test -f /etc/hostname").rc == 0
-    assert s.run("spark-1", "[ -e /nope ]").rc == 1
-    assert s.run("spark-1", "printenv NOPE").rc == 1
-    assert s.ok("spark-1", "FOO=bar printenv FOO") == "bar\n"
-    assert s.run("spark-1", "if then").rc == 2
-
-
-def test_wrappers_sudo_sh_env_timeout(s: Sim) -> None:
-    assert s.ok("spark-1", "sudo -n sh -c 'hostname; uname -s'") == "spark-1\nLinux\n"
-    assert s.ok("spark-1", "env A=1 printenv A") == "1\n"
-    r = s.run("spark-1", "timeout 2 sleep 10")
-    assert (r.rc, r.duration_s) == (124, 2.0 + RTT)
-    assert s.run("spark-1", "timeout 20 sleep 10").duration_s == 10.0 + RTT
-    assert s.ok("spark-1", "cat ~/.nccl.conf 2>/dev/null || echo none") == "none\n"

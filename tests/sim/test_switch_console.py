@@ -1,4 +1,6 @@
-"""The simulated switch over SSH: RouterOS's console text, read back to what REST gives."""
+"""The simulated switch: RouterOS REST reads (string values, HTTP errors) and its console over
+SSH, read back to what REST gives (its healthy values and what its faults change, as the suite
+reads them: the fault matrix)."""
 
 from __future__ import annotations
 
@@ -15,19 +17,37 @@ from pytest_sparkfabric.probes.routeros_commands import (
     switch_reads,
 )
 from pytest_sparkfabric.transport.base import Job
+from sparkfabric_sim.switch import RestError
 from sparkfabric_sim.switch_console import grouped
 from sparkfabric_sim.transport import SimTransport
-from tests.sim.conftest import example, with_faults
+from tests.sim.conftest import sim
 
 LEGS = ("qsfp56-dd-1-1", "qsfp56-dd-1-5", "qsfp56-dd-2-1", "qsfp56-dd-2-5")
+READS = ("ethernet", "bridge", "bridge/port", "ethernet/switch/qos/port")
 
 
 def _both(*faults: str) -> tuple[RestReads, ConsoleReads, SimTransport]:
-    cluster = with_faults("demo", *faults) if faults else example("demo")
-    t = SimTransport(cluster)
-    spec = cluster.spec.switch
+    t = sim("demo", *faults)
+    spec = t.model.cluster.spec.switch
     assert spec is not None
     return RestReads(t.switch_client(spec)), ConsoleReads(t.switch_console(spec)), t
+
+
+def test_rest_reads_are_strings_and_errors_look_like_routeros_http_errors() -> None:
+    sw = sim("demo").switch
+    assert sw is not None
+    for path in [*(f"/rest/interface/{p}" for p in READS), "/rest/system/resource"]:
+        reply = sw.rest_get(path)
+        rows = reply if isinstance(reply, list) else [reply]
+        assert rows and all(isinstance(v, str) for row in rows for v in row.values()), path
+    with pytest.raises(RestError) as missing:
+        sw.rest_get("/rest/interface/nothing")
+    assert missing.value.status == 404 and missing.value.body["message"] == "Not Found"
+    with pytest.raises(RestError) as no_once:
+        sw.rest_post("/rest/interface/ethernet/monitor", {"numbers": "qsfp56-dd-1-1"})
+    assert no_once.value.status == 400
+    with pytest.raises(RestError):
+        sw.rest_post("/rest/interface/ethernet/monitor", {"numbers": "nope", "once": ""})
 
 
 @pytest.mark.parametrize(
@@ -51,7 +71,7 @@ def test_console_and_rest_read_the_same(faults: tuple[str, ...]) -> None:
     assert {k: v.counters for k, v in sa.items()} == {k: v.counters for k, v in sb.items()}
 
 
-def test_console_text_has_routeros_layout() -> None:
+def test_console_text_layout_log_and_errors_are_routeros() -> None:
     _, console, t = _both()
     text = console.console.run(RESOURCE)
     # Keys right-aligned two columns past the longest (architecture-name here).
@@ -59,12 +79,12 @@ def test_console_text_has_routeros_layout() -> None:
     assert "total-memory: 2048.0MiB" in text
     mon = console.console.run(monitor_command(LEGS[0]))
     assert "            status: link-ok\n" in mon and "full-duplex: yes" in mon
-    stats = console.console.run(stats_command(LEGS[0]))
-    assert stats.lstrip().startswith("name: qsfp56-dd-1-1")
-    assert t.switch is not None
-
-
-def test_every_command_is_logged_and_read_only() -> None:
+    assert console.console.run(stats_command(LEGS[0])).lstrip().startswith("name: qsfp56-dd-1-1")
+    assert console.console.run("/interface ethernet frobnicate").startswith("bad command name")
+    assert console.console.run("/interface ethernet monitor nope once") == "no such item\n"
+    assert grouped("182334805898") == "182 334 805 898"
+    assert grouped("0") == "0" and grouped("1000") == "1 000"
+    # every command is logged, and every one the suite sends is a read
     _, console, t = _both()
     for read in switch_reads(LEGS):
         console.console.run(read.command)
@@ -72,22 +92,10 @@ def test_every_command_is_logged_and_read_only() -> None:
     assert t.switch.console_log == [r.command for r in switch_reads(LEGS)]
 
 
-def test_unknown_commands_and_items_answer_as_routeros() -> None:
-    _, console, _ = _both()
-    assert console.console.run("/interface ethernet frobnicate").startswith("bad command name")
-    assert console.console.run("/interface ethernet monitor nope once") == "no such item\n"
-
-
-def test_grouped_digits() -> None:
-    assert grouped("182334805898") == "182 334 805 898"
-    assert grouped("0") == "0" and grouped("1000") == "1 000"
-
-
 def test_cpu_load_is_high_only_while_traffic_crosses_a_cpu_forwarding_switch() -> None:
     rest, console, t = _both("{fault: switch_cpu_forwarding}")
-    cluster = t.model
     before = console.resource().cpu_load_pct
-    a, b = cluster.nodes["spark-1"], cluster.nodes["spark-2"]
+    a, b = t.model.nodes["spark-1"], t.model.nodes["spark-2"]
     dst = next(d for d in b.cabled if d.rail == 0)
     src = next(d for d in a.cabled if d.rail == 0)
     assert dst.address is not None

@@ -7,25 +7,24 @@ import json
 
 import pytest
 
+from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job, RunResult
-from sparkfabric_sim.transport import SimTransport
-from tests.sim.conftest import example
-from tests.sim.helpers import PLAYBOOK
+from tests.sim.conftest import PLAYBOOK, run, sim
 
 IB = "ib_write_bw -d rocep1s0f1 -F --report_gbits -p 18600"
 HOSTS = "-H 192.168.100.11:1,192.168.100.12:1"
 NCCL = f"{PLAYBOOK}all_reduce_perf -b 1M -e 1M -f 2 -g 1"
 
 
-def _run(cmd: str, node: str = "spark-1") -> RunResult:
-    return SimTransport(example("direct-2")).run(Job(node, cmd, 120))
+def _run(cmd: str) -> RunResult:
+    return run(sim(), "spark-1", cmd, 120)
 
 
 def _ib(client_flags: str, server_flags: str = "") -> RunResult:
-    t = SimTransport(example("direct-2"))
+    t = sim()
     t.start(Job("spark-2", f"{IB} {server_flags}", 60))
-    return t.run(Job("spark-1", f"{IB} {client_flags} 192.168.100.12", 60))
+    return run(t, "spark-1", f"{IB} {client_flags} 192.168.100.12")
 
 
 USAGE = "\n\nUsage: iperf3 [-s|-c host] [options]"
@@ -55,38 +54,31 @@ ANSWERS = [
 @pytest.mark.parametrize(("command", "rc", "stderr"), ANSWERS)
 def test_a_flag_is_read_as_the_tool_reads_it(command: str, rc: int, stderr: str) -> None:
     r = _run(command)
-    assert r.rc == rc
-    assert (
-        r.stderr == stderr if stderr.endswith("\n") or not stderr else r.stderr.startswith(stderr)
-    )
+    whole = stderr.endswith("\n") or not stderr
+    assert r.rc == rc and (r.stderr == stderr if whole else r.stderr.startswith(stderr))
 
 
 def test_iperf3_time_is_read_with_atoi() -> None:
-    t = SimTransport(example("direct-2"))
+    t = sim()
     t.start(Job("spark-2", "iperf3 -s -1 -p 5310", 60))
-    r = t.run(Job("spark-1", "iperf3 -c 192.168.100.12 -p 5310 -t 3.9 -J", 60))
+    r = run(t, "spark-1", "iperf3 -c 192.168.100.12 -p 5310 -t 3.9 -J")
     assert r.rc == 0 and json.loads(r.stdout)["start"]["test_start"]["duration"] == 3
 
 
 # -- ib_write_bw: perftest_parameters.c (00b55b66) ------------------------------------------
 
 
-def test_ib_write_bw_mtu_flag() -> None:
+def test_ib_write_bw_mtu_cpu_util_and_duration_flags() -> None:
     r = _ib("-m 9000 -D 2", "-D 2")
     assert r.rc == 0 and " Invalid MTU - 9000 \n" in r.stderr
     assert " Mtu             : 4096[B]" in r.stdout
-
-
-def test_ib_write_bw_cpu_util_only_in_duration_mode() -> None:
+    # duration (or infinite) mode: no peak; CPU utilisation only in duration mode
+    assert _ib("-D 2", "-D 2").stdout.startswith(" WARNING: BW peak won't be measured")
     timed = _ib("-D 2 --cpu_util", "-D 2")
     assert parse_ib_write_bw(timed.stdout).rows[0].cpu_util_pct is not None
     counted = _ib("--cpu_util -n 100")
     assert counted.stderr == " CPU Utilization works only with Duration mode.\n"
     assert "CPU_Util" not in counted.stdout and parse_ib_write_bw(counted.stdout).rows
-
-
-def test_ib_write_bw_duration_or_infinite_means_no_peak() -> None:
-    assert _ib("-D 2", "-D 2").stdout.startswith(" WARNING: BW peak won't be measured")
 
 
 # -- mpirun: Open MPI v4.1.8 orted_submit.c, help-oob-tcp.txt ---------------------------------
@@ -103,8 +95,6 @@ def test_mpirun_as_root_needs_the_flag_or_both_variables() -> None:
 
 
 def test_mpirun_finds_nccl_tests_only_where_the_playbook_puts_it() -> None:
-    from pytest_sparkfabric.measure.prereq import could_not_run
-
     base = f"mpirun --allow-run-as-root -np 2 {HOSTS} -x LD_LIBRARY_PATH=$HOME/nccl/build/lib"
     # A non-interactive PATH (exported or not) has no ~/nccl-tests/build.
     for export in ("", "-x PATH "):
@@ -112,8 +102,9 @@ def test_mpirun_finds_nccl_tests_only_where_the_playbook_puts_it() -> None:
         assert r.rc == 1 and "Node:       192.168.100.11\nExecutable: all_reduce_perf\n" in r.stderr
         gap = could_not_run(r)
         assert gap is not None and gap.missing == "nccl-tests", r.stderr
-    on_path = _run(f"{base} -x PATH=$HOME/nccl-tests/build:/usr/bin all_reduce_perf -b 1M -e 1M")
-    assert on_path.rc == 0
+    assert (
+        _run(f"{base} -x PATH=$HOME/nccl-tests/build:/usr/bin all_reduce_perf -b 1M -e 1M").rc == 0
+    )
     # The control shell's LD_LIBRARY_PATH lacks ~/nccl/build/lib: the ranks cannot load NCCL.
     r = _run(f"mpirun --allow-run-as-root -np 2 {HOSTS} -x LD_LIBRARY_PATH ~/nccl-tests/build/"
              "all_reduce_perf -b 1M -e 1M")  # fmt: skip

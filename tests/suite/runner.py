@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,22 +80,33 @@ class SuiteRun:
         return {k for k, v in self.outcomes.items() if v != "passed"}
 
 
+def says(message: str, props: Mapping[str, str], words: str) -> bool:
+    """Whether a check's message or properties say `words`: `name=value` a property starting
+    so (`name==value`: being it), `^...` the message starting so (`^...$`: being it), `~` a
+    regex found in it, `!` words not in it, else words in it."""
+    key, _, value = words.partition("=")
+    if key in props:
+        return props[key] == value[1:] if value[:1] == "=" else props[key].startswith(value)
+    if words[0] == "~":
+        return re.search(words[1:], message) is not None
+    if words[0] == "^":
+        return message == words[1:-1] if words[-1] == "$" else message.startswith(words[1:])
+    return words[1:] not in message if words[0] == "!" else words in message
+
+
 def rows_of(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A results document's items as pytest saw them: `nodeid` (the stable id), `outcome`
     (an item that could not measure failed), `properties`, `message`, `skip_reason`."""
-    out = []
-    for it in doc["items"]:
-        skipped = it["outcome"] == "skipped"
-        out.append(
-            {
-                "nodeid": it["id"],
-                "outcome": "failed" if it["outcome"] == "not_measured" else it["outcome"],
-                "properties": it.get("properties", {}),
-                "message": None if skipped else it.get("message"),
-                "skip_reason": it.get("message") if skipped else None,
-            }
-        )
-    return out
+    return [
+        {
+            "nodeid": it["id"],
+            "outcome": "failed" if it["outcome"] == "not_measured" else it["outcome"],
+            "properties": it.get("properties", {}),
+            "message": None if it["outcome"] == "skipped" else it.get("message"),
+            "skip_reason": it.get("message") if it["outcome"] == "skipped" else None,
+        }
+        for it in doc["items"]
+    ]
 
 
 def run_suite(
@@ -108,21 +120,21 @@ def run_suite(
     """Run the suite (`files` of acceptance/ only, else all of it; `markers` as with -m) on
     `cluster`; extra pytest arguments in `args`."""
     out = pytester.path / "results.json"
-    if out.exists():
-        out.unlink()
+    out.unlink(missing_ok=True)
     argv = [f"--cluster={cluster}", "-p", "no:cacheprovider", f"--sparkfabric-json={out}"]
-    if markers:
-        argv += ["-m", markers]
+    argv += ["-m", markers] if markers else []
     paths = [str(SUITE / f) for f in files]
     result = pytester.runpytest_inprocess(*argv, *args, *paths, plugins=list(plugins))
     doc: dict[str, Any] = json.loads(out.read_text())
-    outcomes, messages, props = {}, {}, {}
-    for t in rows_of(doc):
-        key = t["nodeid"].split("::")[-1]
-        outcomes[key] = t["outcome"]
-        messages[key] = t["message"] or t["skip_reason"] or ""
-        props[key] = t["properties"]
-    return SuiteRun(int(result.ret), outcomes, messages, props, result.stdout.str(), doc)
+    rows = {t["nodeid"].split("::")[-1]: t for t in rows_of(doc)}
+    return SuiteRun(
+        int(result.ret),
+        {k: t["outcome"] for k, t in rows.items()},
+        {k: t["message"] or t["skip_reason"] or "" for k, t in rows.items()},
+        {k: t["properties"] for k, t in rows.items()},
+        result.stdout.str(),
+        doc,
+    )
 
 
 def run_measurements(pytester: pytest.Pytester, cluster: Path, *args: str) -> SuiteRun:
@@ -145,17 +157,13 @@ def write_cluster(
     if nodes is not None:
         data["nodes"] = data["nodes"][:nodes]
         kept = {n["name"] for n in data["nodes"]}
-        if data.get("switch"):
-            data["switch"]["ports"] = {
-                k: v for k, v in data["switch"]["ports"].items() if k in kept
-            }
+        if sw := data.get("switch"):
+            sw["ports"] = {k: v for k, v in sw["ports"].items() if k in kept}
     if faults is not None:
         data["simulate"] = {**(data.get("simulate") or {}), "faults": faults}
     for key, value in (changes or {}).items():
-        if isinstance(value, dict) and isinstance(data.get(key), dict):
-            data[key] = {**data[key], **value}
-        else:
-            data[key] = value
+        merge = isinstance(value, dict) and isinstance(data.get(key), dict)
+        data[key] = {**data[key], **value} if merge else value
     path = directory / name
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
