@@ -188,7 +188,7 @@ def test_a_missing_sudo_is_named(ssh: SshTransport) -> None:
     if subprocess.run(["sh", "-c", "command -v sudo"], capture_output=True).returncode == 0:
         pytest.skip("sudo is installed here (the message is tested as text in test_base)")
     assert ssh.run(Job("n1", "true", 10)).ok
-    ssh._root["n1"] = False  # as if logged in as a user: sudo jobs go through sudo
+    ssh.up["n1"] = False  # as if logged in as a user: sudo jobs go through sudo
     r = ssh.run(Job("n1", "ethtool -m enp1s0f0np0", 10, sudo=True))
     gap = could_not_run(r)
     assert gap is not None and gap.reason == (
@@ -349,13 +349,13 @@ def test_a_short_xdg_runtime_dir_is_preferred_and_an_unclosed_transport_leaves_n
     try:
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
         made = ssh_module.make_folder()
-        assert made.path is not None and made.path.parent == runtime
+        assert made is not None and made.parent == runtime
     finally:
         shutil.rmtree(runtime)
     monkeypatch.delenv("XDG_RUNTIME_DIR")
     t = SshTransport({"n": SshTarget("h")})
     t.ssh_argv("n", "true")
-    folder = t._control_folder().path
+    folder = t.control_folder()
     assert folder is not None and folder.is_dir()
     del t
     gc.collect()
@@ -391,7 +391,7 @@ def test_a_120_character_tmpdir_does_not_stop_ssh_but_a_long_socket_path_is_name
     try:
         r = t.run(Job("n1", "echo ok", 10))
         assert (r.ok, r.stdout, r.transport_error) == (True, "ok\n", None)
-        folder = t._control_folder().path
+        folder = t.control_folder()
         assert folder is not None and folder.parent == Path("/tmp")
         assert folder.name.startswith(f"sf{os.getpid()}-")
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
@@ -401,7 +401,7 @@ def test_a_120_character_tmpdir_does_not_stop_ssh_but_a_long_socket_path_is_name
         t.close()
     assert not folder.exists()
     # As if the folder were long after all (ssh_config, ProxyJump): OpenSSH itself refuses.
-    monkeypatch.setattr(ssh_module, "make_folder", lambda: ssh_module.ControlFolder(long_tmpdir))
+    monkeypatch.setattr(ssh_module, "make_folder", lambda: long_tmpdir)
     t = make_transport(*local_sshd)
     try:
         r = t.run(Job("n1", "true", 10))
