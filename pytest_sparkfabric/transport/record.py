@@ -87,9 +87,6 @@ class RecordingError(Exception):
         super().__init__(f"{where}: {what}.\n    Fix: {_FIX}")
 
 
-# -- the files -------------------------------------------------------------------------------
-
-
 def _append(directory: Path, name: str, data: bytes) -> None:
     """`data` at the end of directory/name (0600), never through a symbolic link, never half."""
     folder, _, file = name.rpartition("/")
@@ -177,9 +174,6 @@ def read_recording(directory: Path) -> Iterator[tuple[str, str, NodeRecord | Swi
 def check_recording(directory: Path) -> None:
     """Read every file of a recording folder through; RecordingError names the first bad line."""
     deque(read_recording(directory), maxlen=0)
-
-
-# -- recording -------------------------------------------------------------------------------
 
 
 class _Switch:
@@ -304,9 +298,6 @@ class RecordingTransport(Transport):
 
     def close(self) -> None:
         self.inner.close()
-
-
-# -- replaying -------------------------------------------------------------------------------
 
 
 class ReplayTransport(Transport):

@@ -1,13 +1,7 @@
-"""Real nodes over OpenSSH, with the guarantees testinfra's ssh backend lacks.
-
-- every command has a deadline, on the node and locally (the client is ended if the node goes
-  silent); stopping closes the channel's stdin and the node ends the command's group, so no pid
-  is signalled over a second connection (it may belong to another process by then), and our
-  process dying (a second Ctrl-C) ends the node's commands just the same;
-- both streams are drained by reader threads (megabytes never block) and capped;
-- one multiplexed connection per node (sockets in a short private folder), at most 8 channels;
-- a node that cannot be reached fails fast, once, with one clear line, for all its jobs.
-"""
+"""Real nodes over OpenSSH: every command under a deadline on the node and locally; stopping
+closes the channel's stdin and the node ends the command's group (no pid is signalled over a
+second connection), as our process dying does; streams drained and capped; one multiplexed
+connection per node, at most 8 channels; an unreachable node fails fast, once, with one line."""
 
 from __future__ import annotations
 
@@ -52,18 +46,14 @@ GRACE_S = 5
 """How long a signalled process group may take to end before it gets SIGKILL."""
 
 
-def seconds(value: float) -> str:
-    """A deadline as GNU timeout reads it, never rounded down (2.4 s stays 2.4 s)."""
-    return f"{max(value, 0.1):.3f}".rstrip("0").rstrip(".")
-
-
 def supervisor(job: Job) -> str:
     """The sh program that runs `job.command` in its own group under the job's deadline."""
     # The grace is timed by `timeout`: counting loop rounds would stretch it on a busy node.
     drain = f"{_LEFT}while left; do sleep 0.1; done"
+    seconds = f"{max(job.timeout_s, 0.1):.3f}".rstrip("0").rstrip(".")  # 2.4 s stays 2.4 s
     return (
         f"echo {START_MARK.strip()} >&2; exec 3<&0 </dev/null; "
-        f"timeout -k {GRACE_S} {seconds(job.timeout_s)} sh -c {shell.quote(job.command)} 3<&- & "
+        f"timeout -k {GRACE_S} {seconds} sh -c {shell.quote(job.command)} 3<&- & "
         "g=$!; "
         # The watcher: the channel's end of file ends the group (ESRCH: not yet its own group).
         "{ read -r _ <&3; kill -TERM -$g 2>/dev/null || kill -TERM $g 2>/dev/null; } & w=$!; "
@@ -124,8 +114,7 @@ _TOO_LONG = re.compile(
 
 
 def folder_prefix() -> str:
-    """Control folders of this process start so (tests check that none is left behind)."""
-    return f"sf{os.getpid()}-"
+    return f"sf{os.getpid()}-"  # tests check that no control folder is left behind
 
 
 def candidates() -> list[str]:
@@ -188,6 +177,7 @@ _UNREACHABLE = (
     ("connection reset", "connection reset"),
 )
 MAX_CHANNELS_PER_NODE = 8
+_OPTIONS = ["BatchMode=yes", "ServerAliveInterval=15", "ServerAliveCountMax=4", "LogLevel=ERROR"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,10 +242,8 @@ class SshBackground:
             short = " ".join(job.command.split())
             short = short if len(short) <= 60 else short[:56].rstrip() + " ..."
             error = f"{job.node}: ssh: connection lost during '{short}'"
-        out = proc.out.text()
-        return RunResult(
-            job.node, job.command, rc, out, err, duration, timed_out, error, proc.started
-        )
+        out, started = proc.out.text(), proc.started
+        return RunResult(job.node, job.command, rc, out, err, duration, timed_out, error, started)
 
 
 class SshTransport(Transport):
@@ -287,6 +275,7 @@ class SshTransport(Transport):
         self._closed = False
 
     def control_folder(self) -> Path | None:
+        """The private folder of this transport's control sockets, made at first use."""
         with self._folder_lock:
             if not self._folder_made:
                 self._folder, self._folder_made = make_folder(), True
@@ -299,20 +288,11 @@ class SshTransport(Transport):
 
     def ssh_argv(self, node: str, remote: str | None) -> list[str]:
         t = self._targets[node]
-        folder = self.control_folder()
-        control = ["ControlMaster=no", "ControlPath=none"]
+        control, folder = ["ControlMaster=no", "ControlPath=none"], self.control_folder()
         if folder is not None:
             path = folder / socket_name(node, t.host, t.user, t.port)
             control = ["ControlMaster=auto", f"ControlPath={path}", "ControlPersist=120"]
-        options = [
-            "BatchMode=yes",
-            f"ConnectTimeout={self.connect_timeout_s}",
-            "ServerAliveInterval=15",
-            "ServerAliveCountMax=4",
-            "LogLevel=ERROR",
-            *control,
-            *self._extra,
-        ]
+        options = [*_OPTIONS, f"ConnectTimeout={self.connect_timeout_s}", *control, *self._extra]
         port = str(t.port) if t.port else None
         config = self.switch_ssh_config
         return ssh_argv(t.host, remote, options, config, t.user, port, t.identity_file)
@@ -350,14 +330,12 @@ class SshTransport(Transport):
                 return Finished(job, not_run(job, state))
             if self._closed:
                 # The session is ending (Ctrl-C): a command started now would outlive it.
-                return Finished(
-                    job, not_run(job, f"{job.node}: not started: the run is being ended")
-                )
-            remote = remote_command(job, as_root=state)
-            proc = Proc(
-                self.ssh_argv(job.node, remote), cap_bytes=self.output_cap_bytes, hold_stdin=True
+                why = f"{job.node}: not started: the run is being ended"
+                return Finished(job, not_run(job, why))
+            argv = self.ssh_argv(job.node, remote_command(job, as_root=state))
+            bg = SshBackground(
+                self, job, Proc(argv, cap_bytes=self.output_cap_bytes, hold_stdin=True)
             )
-            bg = SshBackground(self, job, proc)
             self._live.add(bg)
         return bg
 

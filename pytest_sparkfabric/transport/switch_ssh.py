@@ -84,7 +84,7 @@ class SshConsole:
         self.host, self.user, self.port = host, user, port or SSH_PORT
         self.identity_file, self.ssh_config, self.timeout_s = identity_file, ssh_config, timeout_s
         self._password = password
-        self._secrets = Secrets.of(user, password)
+        self._secrets = Secrets(user, password)
         self._askpass: Path | None = None
         self._host_keys: list[str] | None = None
 
