@@ -7,41 +7,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.transport.base import (
-    Background,
-    Clock,
-    Job,
-    RealClock,
-    RunResult,
-    Transport,
-    VirtualClock,
-)
+from pytest_sparkfabric.transport.base import Background, Job, RunResult, Transport, VirtualClock
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
 
-__all__ = [
-    "Background",
-    "Clock",
-    "Job",
-    "RealClock",
-    "RunResult",
-    "Transport",
-    "VirtualClock",
-    "make_transport",
-]
+__all__ = ["Background", "Job", "RunResult", "Transport", "VirtualClock", "make_transport"]
 
 
 def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Transport:
     """The transport cluster.yaml asks for, recording into `record_dir` if given."""
-    kind = cluster.spec.transport
     cap_bytes = cluster.spec.output_cap_mib * 2**20
     inner: Transport
-    if kind == "sim":
+    if cluster.spec.transport == "sim":
         from sparkfabric_sim.transport import SimTransport
 
         inner = SimTransport(cluster)
-    elif kind == "replay":
+    elif cluster.spec.transport == "replay":
         from pytest_sparkfabric.transport.record import ReplayTransport
 
         base = cluster.source.parent if cluster.source else Path.cwd()

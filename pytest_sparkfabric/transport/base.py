@@ -77,15 +77,11 @@ class Background(Protocol):
 
     job: Job
 
-    def done(self) -> bool:
-        """Whether the command has ended on its own (never blocks, never signals)."""
-        ...
+    def done(self) -> bool: ...  # whether it has ended on its own (never blocks, never signals)
 
     def wait(self) -> RunResult: ...
 
-    def stop(self) -> RunResult:
-        """End the command now (its whole process group) unless it already ended."""
-        ...
+    def stop(self) -> RunResult: ...  # end it now (its whole process group) unless it ended
 
 
 class Finished:
@@ -145,7 +141,7 @@ class VirtualClock:
 
 def step_through(clock: VirtualClock, end: float, every_s: float, tick: Callable[[], None]) -> None:
     """Move a modelled clock to `end` in steps of `every_s`, calling `tick()` at each step
-    before `end`: what a real clock would have shown a sampler while the jobs ran."""
+    before `end`, as a real clock would have shown a sampler while the jobs ran."""
     t = clock.now() + every_s
     while t < end:
         clock.advance_to(t)
@@ -154,17 +150,14 @@ def step_through(clock: VirtualClock, end: float, every_s: float, tick: Callable
     clock.advance_to(end)
 
 
-Tick = Callable[[], None]
-"""Called every so often while commands run (a sample of the switch during traffic); it must
-not raise."""
+Tick = Callable[[], None]  # called while commands run (a switch sample); it must not raise
 
 
 class Transport(ABC):
     """Runs commands on the cluster's nodes. Subclasses: ssh, sim, replay, recording."""
 
     clock: Clock
-    switch_ssh_config: str | None = None
-    """The ssh_config file (cluster.yaml ssh_config) the switch's SSH reads use too."""
+    switch_ssh_config: str | None = None  # cluster.yaml's ssh_config, for the switch's SSH too
 
     @abstractmethod
     def run(self, job: Job) -> RunResult: ...
@@ -180,8 +173,7 @@ class Transport(ABC):
 
     def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
         """`run_many(jobs)`, calling `tick()` every `every_s` seconds while they run (never
-        before the first interval, never after they ended). Transports on a modelled clock step
-        that clock through the jobs' time instead (sim, replay)."""
+        before the first interval, never after they ended); sim and replay step their clock."""
         pool = ThreadPoolExecutor(max_workers=min(64, max(1, len(jobs))))
         futures = [pool.submit(self.run, j) for j in jobs]
         timeout = None if every_s == float("inf") else every_s

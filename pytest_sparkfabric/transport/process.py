@@ -9,7 +9,6 @@ import signal
 import subprocess
 import threading
 import time
-from collections import deque
 from typing import IO
 
 DEFAULT_OUTPUT_CAP_BYTES = 16 * 1024 * 1024
@@ -22,31 +21,26 @@ class CappedOutput:
 
     def __init__(self, cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES) -> None:
         self.cap_bytes = max(2, cap_bytes)
-        self._head = bytearray()
-        self._tail: deque[bytes] = deque()
-        self._tail_len = self.dropped = 0
+        self._head, self._tail, self._total = bytearray(), bytearray(), 0
+        self._keep = self.cap_bytes - self.cap_bytes // 2  # of the tail
         self._lock = threading.Lock()
+
+    @property
+    def dropped(self) -> int:
+        return max(0, self._total - self.cap_bytes)
 
     def add(self, chunk: bytes) -> None:
         with self._lock:
-            room = self.cap_bytes // 2 - len(self._head)
-            self._head += chunk[: max(0, room)]
-            chunk = chunk[max(0, room) :]
-            self._tail.append(chunk)
-            self._tail_len += len(chunk)
-            excess = self._tail_len - (self.cap_bytes - self.cap_bytes // 2)
-            while excess > 0:
-                cut = min(excess, len(self._tail[0]))
-                self._tail[0] = self._tail[0][cut:]
-                if not self._tail[0]:
-                    self._tail.popleft()
-                self._tail_len -= cut
-                self.dropped += cut
-                excess -= cut
+            room = max(0, self.cap_bytes // 2 - len(self._head))
+            self._head += chunk[:room]
+            self._tail += chunk[room:]
+            self._total += len(chunk)
+            if len(self._tail) > 2 * self._keep:  # cut in halves: amortised, bounded memory
+                del self._tail[: -self._keep]
 
     def text(self) -> str:
         with self._lock:
-            head, tail = bytes(self._head).decode(errors="replace"), b"".join(self._tail)
+            head, tail = self._head.decode(errors="replace"), self._tail[-self._keep :]
             marker = (
                 f"\n[sparkfabric: {self.dropped} bytes of output dropped here: only the first "
                 f"and last {self.cap_bytes // 2} bytes of a stream are kept (output_cap_mib in "
