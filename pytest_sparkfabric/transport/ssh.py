@@ -36,9 +36,9 @@ __all__ = ["Proc", "SshBackground", "SshTarget", "SshTransport", "remote_command
 # supervisor outside the group. Deadline: `timeout` sends the group TERM, then KILL after the
 # grace. Stop, Ctrl-C, lost connection: the job's stdin is the ssh channel and nothing is written
 # to it, so its end of file means "end it now". Afterwards the supervisor gives the group the
-# grace to end (a tool may trap TERM), KILLs what is left, then reports the exit status. The
-# start mark is the node's first word on stderr: whatever ssh itself prints comes before it
-# (its own failure, or its notes when sshd's MaxSessions sends it to a connection of its own).
+# grace to end (a tool may trap TERM), KILLs what is left, then reports the exit status. What
+# comes before the start mark on stderr is not the command's: ssh's own failure, its notes when
+# sshd's MaxSessions sends it to a connection of its own, the login shell's startup files.
 START_MARK = "@@sparkfabric-start\n"
 _END_MARK = "@@sparkfabric-rc:"
 _END_RE = re.compile(re.escape(_END_MARK) + r"(\d+)\n?\Z")

@@ -10,6 +10,7 @@ import subprocess
 import tempfile
 import time
 import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,24 +68,20 @@ _REASONS = (
 )  # fmt: skip
 
 
+@dataclass(eq=False)
 class SshConsole:
     """RouterOS's console over OpenSSH, one read-only command per session, under a deadline."""
 
-    def __init__(
-        self,
-        host: str,
-        user: str,
-        *,
-        port: int | None = None,
-        identity_file: str | None = None,
-        ssh_config: str | None = None,
-        password: str | None = None,
-        timeout_s: float = TIMEOUT_S,
-    ) -> None:
-        self.host, self.user, self.port = host, user, port or SSH_PORT
-        self.identity_file, self.ssh_config, self.timeout_s = identity_file, ssh_config, timeout_s
-        self._password = password
-        self._secrets = Secrets(user, password)
+    host: str
+    user: str
+    port: int = SSH_PORT
+    identity_file: str | None = None
+    ssh_config: str | None = None
+    password: str | None = field(default=None, repr=False)
+    timeout_s: float = TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        self._secrets = Secrets(self.user, self.password)
         self._askpass: Path | None = None
         self._host_keys: list[str] | None = None
 
@@ -92,7 +89,7 @@ class SshConsole:
         """The ssh command line of one read (no password on it, ever); None: without options,
         for `ssh -G`."""
         options = [] if command is None else [
-            *self._host_key_options(), f"BatchMode={'yes' if self._password is None else 'no'}",
+            *self._host_key_options(), f"BatchMode={'yes' if self.password is None else 'no'}",
             f"ConnectTimeout={CONNECT_TIMEOUT_S}", "ControlMaster=no", "ControlPath=none",
             "LogLevel=ERROR", "NumberOfPasswordPrompts=1",
         ]  # fmt: skip
@@ -121,7 +118,7 @@ class SshConsole:
         return self._host_keys
 
     def _env(self) -> dict[str, str] | None:
-        if self._password is None:
+        if self.password is None:
             return None
         if self._askpass is None:
             folder = Path(tempfile.mkdtemp(prefix="sf-askpass-"))
@@ -132,7 +129,7 @@ class SshConsole:
                 fh.write(_ASKPASS)
         askpass = {"SSH_ASKPASS": str(self._askpass), "SSH_ASKPASS_REQUIRE": "force"}
         display = os.environ.get("DISPLAY", ":0")
-        return {**os.environ, **askpass, "DISPLAY": display, _PASSWORD_VAR: self._password}
+        return {**os.environ, **askpass, "DISPLAY": display, _PASSWORD_VAR: self.password}
 
     def run(self, command: str) -> str:
         """RouterOS's answer to `command`. SwitchError when the command is not a plain read
@@ -194,7 +191,7 @@ def ssh_console(
     return SshConsole(
         spec.host,
         spec.user,
-        port=port,
+        port=port or SSH_PORT,
         identity_file=str(identity) if identity else None,
         ssh_config=ssh_config,
         password=spec_password(spec, required=identity is None, fix=fix),
