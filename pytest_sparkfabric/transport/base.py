@@ -169,18 +169,26 @@ class Transport(ABC):
         """Run jobs concurrently (results in job order); per-node limits apply inside `run`."""
         if len(jobs) <= 1:
             return [self.run(j) for j in jobs]
-        return self.run_many_ticking(jobs, float("inf"), lambda: None)
+        return self._in_pool(min(64, len(jobs)), lambda pool: list(pool.map(self.run, jobs)))
 
     def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
         """`run_many(jobs)`, calling `tick()` every `every_s` seconds while they run (never
         before the first interval, never after they ended); sim and replay step their clock."""
-        pool = ThreadPoolExecutor(max_workers=min(64, max(1, len(jobs))))
-        futures = [pool.submit(self.run, j) for j in jobs]
-        timeout = None if every_s == float("inf") else every_s
-        try:
-            while wait(futures, timeout=timeout).not_done:
+
+        def ticking(pool: ThreadPoolExecutor) -> list[RunResult]:
+            future = pool.submit(self.run_many, jobs)
+            while wait([future], timeout=every_s).not_done:
                 tick()
-            return [f.result() for f in futures]
+            return future.result()
+
+        return self._in_pool(1, ticking)
+
+    def _in_pool(
+        self, workers: int, use: Callable[[ThreadPoolExecutor], list[RunResult]]
+    ) -> list[RunResult]:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            return use(pool)
         except BaseException as exc:
             pool.shutdown(wait=False, cancel_futures=True)
             if not isinstance(exc, Exception):

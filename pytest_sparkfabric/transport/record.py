@@ -333,7 +333,10 @@ class ReplayTransport(Transport):
         return result, rec.polls_running
 
     def run(self, job: Job) -> RunResult:
-        return self.run_many_ticking([job], float("inf"), lambda: None)[0]
+        return self.run_many([job])[0]
+
+    def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:
+        return self.run_many_ticking(jobs, float("inf"), lambda: None)
 
     def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
         results = [self._answer(j)[0] for j in jobs]
