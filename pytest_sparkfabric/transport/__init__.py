@@ -32,11 +32,7 @@ def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Trans
         from pytest_sparkfabric.transport.rest import spec_path
         from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport
 
-        targets = {
-            n.name: SshTarget(n.ssh.host, n.ssh.user, n.ssh.port, n.ssh.identity_file)
-            for n in cluster.nodes
-            if n.ssh is not None
-        }
+        targets = {n.name: SshTarget(**n.ssh.model_dump()) for n in cluster.nodes if n.ssh}
         cfg = spec_path(cluster.spec.ssh_config or None, cluster.source and cluster.source.parent)
         inner = SshTransport(
             targets, ssh_config=str(cfg) if cfg else None, output_cap_bytes=cap_bytes
