@@ -7,41 +7,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.transport.base import (
-    Background,
-    Clock,
-    Job,
-    RealClock,
-    RunResult,
-    Transport,
-    VirtualClock,
-)
+from pytest_sparkfabric.transport.base import Background, Job, RunResult, Transport, VirtualClock
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
 
-__all__ = [
-    "Background",
-    "Clock",
-    "Job",
-    "RealClock",
-    "RunResult",
-    "Transport",
-    "VirtualClock",
-    "make_transport",
-]
+__all__ = ["Background", "Job", "RunResult", "Transport", "VirtualClock", "make_transport"]
 
 
 def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Transport:
     """The transport cluster.yaml asks for, recording into `record_dir` if given."""
-    kind = cluster.spec.transport
     cap_bytes = cluster.spec.output_cap_mib * 2**20
     inner: Transport
-    if kind == "sim":
+    if cluster.spec.transport == "sim":
         from sparkfabric_sim.transport import SimTransport
 
         inner = SimTransport(cluster)
-    elif kind == "replay":
+    elif cluster.spec.transport == "replay":
         from pytest_sparkfabric.transport.record import ReplayTransport
 
         base = cluster.source.parent if cluster.source else Path.cwd()
@@ -50,11 +32,7 @@ def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Trans
         from pytest_sparkfabric.transport.rest import spec_path
         from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport
 
-        targets = {
-            n.name: SshTarget(n.ssh.host, n.ssh.user, n.ssh.port, n.ssh.identity_file)
-            for n in cluster.nodes
-            if n.ssh is not None
-        }
+        targets = {n.name: SshTarget(**n.ssh.model_dump()) for n in cluster.nodes if n.ssh}
         cfg = spec_path(cluster.spec.ssh_config or None, cluster.source and cluster.source.parent)
         inner = SshTransport(
             targets, ssh_config=str(cfg) if cfg else None, output_cap_bytes=cap_bytes

@@ -1,6 +1,5 @@
-"""The one I/O seam: jobs go in, RunResults come out, every command under a deadline; and the
-switch's read-only client, handed out by the same transport (the simulator's and a recording's
-own, the real REST API's by default)."""
+"""The one I/O seam: jobs go in, RunResults come out, every command under a deadline; the switch's
+read-only clients are handed out by the same transport."""
 
 from __future__ import annotations
 
@@ -9,8 +8,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -48,16 +46,14 @@ class RunResult:
         return self.rc == 0 and not self.timed_out and self.transport_error is None
 
     def failure(self) -> str | None:
-        """One line saying why this run produced nothing usable, or None if it ran."""
-        if self.transport_error:
-            return self.transport_error
-        if self.timed_out:
+        """One line saying why this run produced nothing usable, or None if it ran (a missing
+        tool, rc 127, is measure/prereq.py's `could_not_run`)."""
+        if self.timed_out and not self.transport_error:
             return (
                 f"{self.node}: `{self.command}` did not finish within its deadline "
                 f"({self.duration_s:.0f} s) and was ended"
             )
-        # A missing tool (rc 127) is measure/prereq.py's `could_not_run`: one wording, its fix.
-        return None
+        return self.transport_error
 
 
 def not_run(job: Job, error: str) -> RunResult:
@@ -71,7 +67,7 @@ _NOT_FOUND = re.compile(r"^(?:.*?: )?([^\s:]+): (?:command )?not found\s*$", re.
 
 
 def missing_command(stderr: str) -> str | None:
-    """The command a shell could not find, from its complaint on stderr (the first one)."""
+    """The command a shell could not find, from its first complaint on stderr."""
     m = _NOT_FOUND.search(stderr)
     return m.group(1) if m else None
 
@@ -81,15 +77,11 @@ class Background(Protocol):
 
     job: Job
 
-    def done(self) -> bool:
-        """Whether the command has ended on its own (never blocks, never signals)."""
-        ...
+    def done(self) -> bool: ...  # whether it has ended on its own (never blocks, never signals)
 
     def wait(self) -> RunResult: ...
 
-    def stop(self) -> RunResult:
-        """End the command now (its whole process group) unless it already ended."""
-        ...
+    def stop(self) -> RunResult: ...  # end it now (its whole process group) unless it ended
 
 
 class Finished:
@@ -136,12 +128,11 @@ class VirtualClock:
         with self._lock:
             return self._now
 
-    def sleep(self, seconds: float) -> None:
-        self.advance(seconds)
-
     def advance(self, seconds: float) -> None:
         with self._lock:
             self._now += max(0.0, seconds)
+
+    sleep = advance
 
     def advance_to(self, t: float) -> None:
         with self._lock:
@@ -150,7 +141,7 @@ class VirtualClock:
 
 def step_through(clock: VirtualClock, end: float, every_s: float, tick: Callable[[], None]) -> None:
     """Move a modelled clock to `end` in steps of `every_s`, calling `tick()` at each step
-    before `end`: what a real clock would have shown a sampler while the jobs ran."""
+    before `end`, as a real clock would have shown a sampler while the jobs ran."""
     t = clock.now() + every_s
     while t < end:
         clock.advance_to(t)
@@ -159,17 +150,14 @@ def step_through(clock: VirtualClock, end: float, every_s: float, tick: Callable
     clock.advance_to(end)
 
 
-Tick = Callable[[], None]
-"""Called every so often while commands run (a sample of the switch during traffic); it must
-not raise."""
+Tick = Callable[[], None]  # called while commands run (a switch sample); it must not raise
 
 
 class Transport(ABC):
     """Runs commands on the cluster's nodes. Subclasses: ssh, sim, replay, recording."""
 
     clock: Clock
-    switch_ssh_config: str | None = None
-    """The ssh_config file (cluster.yaml ssh_config) the switch's SSH reads use too."""
+    switch_ssh_config: str | None = None  # cluster.yaml's ssh_config, for the switch's SSH too
 
     @abstractmethod
     def run(self, job: Job) -> RunResult: ...
@@ -181,33 +169,31 @@ class Transport(ABC):
         """Run jobs concurrently (results in job order); per-node limits apply inside `run`."""
         if len(jobs) <= 1:
             return [self.run(j) for j in jobs]
-        pool = ThreadPoolExecutor(max_workers=min(64, len(jobs)))
+        return self._in_pool(min(64, len(jobs)), lambda pool: list(pool.map(self.run, jobs)))
+
+    def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
+        """`run_many(jobs)`, calling `tick()` every `every_s` seconds while they run (never
+        before the first interval, never after they ended); sim and replay step their clock."""
+
+        def ticking(pool: ThreadPoolExecutor) -> list[RunResult]:
+            future = pool.submit(self.run_many, jobs)
+            while wait([future], timeout=every_s).not_done:
+                tick()
+            return future.result()
+
+        return self._in_pool(1, ticking)
+
+    def _in_pool(
+        self, workers: int, use: Callable[[ThreadPoolExecutor], list[RunResult]]
+    ) -> list[RunResult]:
+        pool = ThreadPoolExecutor(max_workers=workers)
         try:
-            return list(pool.map(self.run, jobs))
+            return use(pool)
         except BaseException as exc:
             pool.shutdown(wait=False, cancel_futures=True)
             if not isinstance(exc, Exception):
                 # Ctrl-C: do not wait for the jobs' deadlines; end what runs on the nodes.
                 self.close()
-            raise
-        finally:
-            pool.shutdown(wait=False)
-
-    def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
-        """`run_many(jobs)`, calling `tick()` every `every_s` seconds while they run (never
-        before the first interval, never after they ended). Transports on a modelled clock step
-        that clock through the jobs' time instead (sim, replay)."""
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparkfabric-ticking")
-        future = pool.submit(self.run_many, jobs)
-        try:
-            while True:
-                try:
-                    return future.result(timeout=every_s)
-                except FutureTimeout:
-                    tick()
-        except BaseException as exc:
-            if not isinstance(exc, Exception):
-                self.close()  # Ctrl-C: end what runs on the nodes, as run_many does
             raise
         finally:
             pool.shutdown(wait=False)
@@ -220,8 +206,7 @@ class Transport(ABC):
         return ssh_console(spec, base_dir, self.switch_ssh_config)
 
     def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> SwitchClient:
-        """The switch's REST client, unless the transport has a switch of its own (sim, replay)
-        or wraps the calls (recording). `base_dir`: the cluster file's folder."""
+        """The switch's REST client, likewise."""
         from pytest_sparkfabric.transport.rest import rest_client
 
         return rest_client(spec, base_dir)

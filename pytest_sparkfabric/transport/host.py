@@ -1,8 +1,5 @@
-"""Adapter: a testinfra Host whose backend runs through our Transport.
-
-testinfra gives users a familiar API (`node_host.file(...)`, `.interface(...)`, `.sysctl(...)`),
-but its backends have no per-command deadline; ours does, so all commands come through here.
-"""
+"""A testinfra Host (`node_host.file(...)`, `.interface(...)`, `.sysctl(...)`) whose backend
+runs through our Transport: testinfra's own backends have no per-command deadline."""
 
 from __future__ import annotations
 
@@ -13,8 +10,6 @@ from testinfra.backend.base import BaseBackend, CommandResult
 
 from pytest_sparkfabric.transport.base import Job, Transport
 
-DEFAULT_TIMEOUT_S = 60.0
-
 
 class NodeUnreachable(RuntimeError):
     pass
@@ -24,8 +19,7 @@ class SparkfabricBackend(BaseBackend):  # type: ignore[misc]
     NAME = "sparkfabric"
 
     def __init__(self, transport: Transport, node: str) -> None:
-        self._transport = transport
-        self._node = node
+        self._transport, self._node = transport, node
         super().__init__(node)
 
     def get_pytest_id(self) -> str:
@@ -33,8 +27,8 @@ class SparkfabricBackend(BaseBackend):  # type: ignore[misc]
 
     def run(self, command: str, *args: str, **kwargs: Any) -> CommandResult:
         text = self.quote(command, *args)
-        timeout = float(kwargs.get("timeout", DEFAULT_TIMEOUT_S))
-        result = self._transport.run(Job(self._node, text, timeout, sudo=self.sudo))
+        job = Job(self._node, text, float(kwargs.get("timeout", 60.0)), sudo=self.sudo)
+        result = self._transport.run(job)
         if result.transport_error:
             raise NodeUnreachable(result.transport_error)
         return self.result(result.rc, self.encode(text), result.stdout, result.stderr)

@@ -1,5 +1,5 @@
-"""One local process (the nodes' ssh clients and the switch console's) whose two streams are
-read to the end in threads (a pipe nobody reads stalls it) and capped, head and tail kept."""
+"""One local ssh client process (the nodes' and the switch console's) whose two streams are read
+to the end in threads (a pipe nobody reads stalls it) and capped, head and tail kept."""
 
 from __future__ import annotations
 
@@ -9,19 +9,10 @@ import signal
 import subprocess
 import threading
 import time
-from collections import deque
 from typing import IO
 
 DEFAULT_OUTPUT_CAP_BYTES = 16 * 1024 * 1024
 """Most output kept per command and stream: a tool printing without end costs bounded memory."""
-_MARKER_MAX = 256
-
-
-def _cut_marker(dropped: int, cap_bytes: int) -> str:
-    return (
-        f"\n[sparkfabric: {dropped} bytes of output dropped here: only the first and last "
-        f"{cap_bytes // 2} bytes of a stream are kept (output_cap_mib in cluster.yaml)]\n"
-    )
 
 
 class CappedOutput:
@@ -30,49 +21,38 @@ class CappedOutput:
 
     def __init__(self, cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES) -> None:
         self.cap_bytes = max(2, cap_bytes)
-        self._half = self.cap_bytes // 2
-        self._head = bytearray()
-        self._tail: deque[bytes] = deque()
-        self._tail_len = 0
-        self.dropped = 0
+        self._head, self._tail, self._total = bytearray(), bytearray(), 0
+        self._keep = self.cap_bytes - self.cap_bytes // 2  # of the tail
         self._lock = threading.Lock()
+
+    @property
+    def dropped(self) -> int:
+        return max(0, self._total - self.cap_bytes)
 
     def add(self, chunk: bytes) -> None:
         with self._lock:
-            room = self._half - len(self._head)
-            if room > 0:
-                self._head += chunk[:room]
-                chunk = chunk[room:]
-            if not chunk:
-                return
-            self._tail.append(chunk)
-            self._tail_len += len(chunk)
-            excess = self._tail_len - (self.cap_bytes - self._half)
-            while excess > 0:
-                first = self._tail[0]
-                if len(first) <= excess:
-                    self._tail.popleft()
-                    cut = len(first)
-                else:
-                    self._tail[0] = first[excess:]
-                    cut = excess
-                self._tail_len -= cut
-                self.dropped += cut
-                excess -= cut
+            room = max(0, self.cap_bytes // 2 - len(self._head))
+            self._head += chunk[:room]
+            self._tail += chunk[room:]
+            self._total += len(chunk)
+            if len(self._tail) > 2 * self._keep:  # cut in halves: amortised, bounded memory
+                del self._tail[: -self._keep]
 
     def text(self) -> str:
         with self._lock:
-            head = bytes(self._head).decode(errors="replace")
-            tail = b"".join(self._tail).decode(errors="replace")
-            if not self.dropped:
-                return head + tail
-            return head + _cut_marker(self.dropped, self.cap_bytes) + tail
+            head, tail = self._head.decode(errors="replace"), self._tail[-self._keep :]
+            marker = (
+                f"\n[sparkfabric: {self.dropped} bytes of output dropped here: only the first "
+                f"and last {self.cap_bytes // 2} bytes of a stream are kept (output_cap_mib in "
+                "cluster.yaml)]\n"
+            )
+            return head + (marker if self.dropped else "") + tail.decode(errors="replace")
 
 
 def cap_text(text: str, cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES) -> str:
-    """`text` cut as CappedOutput would (a text already cut so stays as it is)."""
+    """`text` cut as CappedOutput would (a text already cut, its marker included, stays)."""
     data = text.encode(errors="replace")
-    if len(data) <= cap_bytes + _MARKER_MAX:
+    if len(data) <= cap_bytes + 256:
         return text
     out = CappedOutput(cap_bytes)
     out.add(data)
@@ -80,10 +60,9 @@ def cap_text(text: str, cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES) -> str:
 
 
 class Proc:
-    """One ssh client process (the nodes' and the switch's) whose two streams are read to the
-    end in threads, each capped: megabytes never block it (a stalled pipe hangs ssh). With
-    `hold_stdin`, its stdin is a pipe nothing is written to: closing it (or this process
-    ending) tells the node's supervisor to end the command."""
+    """One ssh client process, both streams drained in threads and capped: megabytes never
+    block it. With `hold_stdin`, its stdin is a pipe nothing is written to: closing it (or this
+    process ending) tells the node's supervisor to end the command."""
 
     def __init__(
         self,
@@ -102,13 +81,9 @@ class Proc:
             env=env,
             start_new_session=True,
         )
-        self.out = CappedOutput(cap_bytes)
-        self.err = CappedOutput(cap_bytes)
-        assert self.popen.stdout is not None and self.popen.stderr is not None
-        self._threads = [
-            threading.Thread(target=_drain, args=(self.popen.stdout, self.out), daemon=True),
-            threading.Thread(target=_drain, args=(self.popen.stderr, self.err), daemon=True),
-        ]
+        self.out, self.err = CappedOutput(cap_bytes), CappedOutput(cap_bytes)
+        streams = ((self.popen.stdout, self.out), (self.popen.stderr, self.err))
+        self._threads = [threading.Thread(target=_drain, args=s, daemon=True) for s in streams]
         for t in self._threads:
             t.start()
 
@@ -150,25 +125,16 @@ def _drain(stream: IO[bytes], sink: CappedOutput) -> None:
     stream.close()
 
 
-def ssh_argv(
-    host: str,
-    remote: str | None,
-    options: list[str],
-    *,
-    config: str | None = None,
-    user: str | None = None,
-    port: int | None = None,
-    identity_file: str | None = None,
-) -> list[str]:
-    """An OpenSSH command line (the nodes' and the switch console's): `-o` options, then `--`,
-    the host and the remote command (None: a control command such as `-O exit` is among the
-    options)."""
-    argv = ["ssh", "-T", *(["-F", config] if config else [])]
+def ssh_argv(host: str, remote: str | None, options: list[str], *flags: str | None) -> list[str]:
+    """An OpenSSH command line: `-F config`, `-l user`, `-p port` and `-i identity` from
+    `flags` (config, user, port, identity; None: left out), `-o` options, then `--`, the host
+    and the remote command (None: a control command such as `-O exit` is among the options)."""
+    argv = ["ssh", "-T"]
+    for flag, value in zip(("-F", "-l", "-p", "-i"), flags, strict=False):
+        if value:
+            argv += [flag, os.path.expanduser(value) if flag == "-i" else value]
     for option in options:
         argv += ["-o", option]
-    argv += [*(["-l", user] if user else []), *(["-p", str(port)] if port else [])]
-    if identity_file:
-        argv += ["-i", os.path.expanduser(identity_file)]
     return [*argv, "--", host, *([remote] if remote is not None else [])]
 
 

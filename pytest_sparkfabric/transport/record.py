@@ -1,7 +1,6 @@
-"""Record every command a session ran and every switch call (`spark-1.jsonl`, `switch/rest.jsonl`,
-`switch/ssh.jsonl`: one record a line, private, never through a symbolic link, lines whole on a
-full disk); replay them by file and key in recorded order, the last answer repeating once a
-key's run out. Recordings are edited by hand: every line is checked before a replay starts."""
+"""Record every command and switch call of a session (`spark-1.jsonl`, `switch/rest.jsonl`,
+`switch/ssh.jsonl`: one record a line, private, whole lines); replay them by file and key in
+recorded order, the last answer repeating. Every line is checked before a replay starts."""
 
 from __future__ import annotations
 
@@ -88,23 +87,21 @@ class RecordingError(Exception):
         super().__init__(f"{where}: {what}.\n    Fix: {_FIX}")
 
 
-# -- the files -------------------------------------------------------------------------------
-
-
 def _append(directory: Path, name: str, data: bytes) -> None:
     """`data` at the end of directory/name (0600), never through a symbolic link, never half."""
-    *folders, file = name.split("/")
+    folder, _, file = name.rpartition("/")
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for folder in folders:
+        if folder:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(folder, DIR_MODE, dir_fd=fd)
             sub = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             os.close(fd)
             fd = sub
             os.fchmod(fd, DIR_MODE)  # mkdir's mode passes through the umask
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
-        out = os.open(file, flags, 0o600, dir_fd=fd)
+        out = os.open(
+            file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600, dir_fd=fd
+        )
     finally:
         os.close(fd)
     try:
@@ -164,8 +161,7 @@ def _read(path: Path, model: type[_Line]) -> Iterator[Any]:
 
 
 def read_recording(directory: Path) -> Iterator[tuple[str, str, NodeRecord | SwitchRecord]]:
-    """(file name in the folder, key, record) of every line; RecordingError names the first
-    bad line."""
+    """(file name in the folder, key, record) of every line; RecordingError at the first bad one."""
     for path in sorted(directory.glob("*.jsonl")):
         for rec in _read(path, NodeRecord):
             yield path.name, rec.command, rec
@@ -177,11 +173,7 @@ def read_recording(directory: Path) -> Iterator[tuple[str, str, NodeRecord | Swi
 
 def check_recording(directory: Path) -> None:
     """Read every file of a recording folder through; RecordingError names the first bad line."""
-    for _ in read_recording(directory):
-        pass
-
-
-# -- recording -------------------------------------------------------------------------------
+    deque(read_recording(directory), maxlen=0)
 
 
 class _Switch:
@@ -205,16 +197,15 @@ class _Switch:
 class _RecordedBackground:
     def __init__(self, rec: RecordingTransport, inner: Background) -> None:
         self.job, self._rec, self._inner = inner.job, rec, inner
-        self._written = False
-        self._polls_running = 0
+        self._asked, self._written = 0, False
         self._ended_after: int | None = None
 
     def done(self) -> bool:
         # How many times it was still running when asked: a replay answers the same way.
         ended = self._inner.done()
-        if self._ended_after is None and ended:
-            self._ended_after = self._polls_running
-        self._polls_running += not ended
+        if ended and self._ended_after is None:
+            self._ended_after = self._asked
+        self._asked += not ended
         return ended
 
     def wait(self) -> RunResult:
@@ -226,7 +217,7 @@ class _RecordedBackground:
     def _keep(self, r: RunResult) -> RunResult:
         if not self._written:
             self._written = True
-            self._rec.write(self.job, r, polls_running=self._ended_after)
+            self._rec.written([self.job], [r], self._ended_after)
         return r
 
 
@@ -247,10 +238,9 @@ class RecordingTransport(Transport):
         """`record` as one whole JSON line of file `name`, from any thread."""
         data = (record.model_dump_json(exclude_defaults=True) + "\n").encode()
         with self._lock:
-            if self.failed is not None:
-                return
             try:
-                _append(self.directory, name, data)
+                if self.failed is None:
+                    _append(self.directory, name, data)
             except OSError as err:
                 self.failed = (
                     f"sparkfabric: recording stopped: {self.directory / name}: "
@@ -260,29 +250,28 @@ class RecordingTransport(Transport):
                 )
                 warnings.warn(self.failed, RuntimeWarning, stacklevel=2)
 
-    def write(self, job: Job, r: RunResult, *, polls_running: int | None = None) -> None:
+    def written(
+        self, jobs: Sequence[Job], results: list[RunResult], polls_running: int | None = None
+    ) -> list[RunResult]:
         cap = self.output_cap_bytes
-        record = NodeRecord(
-            command=job.command, rc=r.rc, stdout=cap_text(r.stdout, cap),
-            stderr=cap_text(r.stderr, cap), duration_s=round(r.duration_s, 3),
-            timed_out=r.timed_out, sudo=job.sudo, timeout_s=job.timeout_s,
-            transport_error=r.transport_error, polls_running=polls_running,
-        )  # fmt: skip
-        self.append(f"{job.node}.jsonl", record)
+        for job, r in zip(jobs, results, strict=True):
+            record = NodeRecord(
+                command=job.command, rc=r.rc, stdout=cap_text(r.stdout, cap),
+                stderr=cap_text(r.stderr, cap), duration_s=round(r.duration_s, 3),
+                timed_out=r.timed_out, sudo=job.sudo, timeout_s=job.timeout_s,
+                transport_error=r.transport_error, polls_running=polls_running,
+            )  # fmt: skip
+            self.append(f"{job.node}.jsonl", record)
+        return results
 
     def run(self, job: Job) -> RunResult:
-        return self._written([job], [self.inner.run(job)])[0]
+        return self.written([job], [self.inner.run(job)])[0]
 
     def run_many(self, jobs: Sequence[Job]) -> list[RunResult]:
-        return self._written(jobs, self.inner.run_many(jobs))
+        return self.written(jobs, self.inner.run_many(jobs))
 
     def run_many_ticking(self, jobs: Sequence[Job], every_s: float, tick: Tick) -> list[RunResult]:
-        return self._written(jobs, self.inner.run_many_ticking(jobs, every_s, tick))
-
-    def _written(self, jobs: Sequence[Job], results: list[RunResult]) -> list[RunResult]:
-        for job, r in zip(jobs, results, strict=True):
-            self.write(job, r)
-        return results
+        return self.written(jobs, self.inner.run_many_ticking(jobs, every_s, tick))
 
     def start(self, job: Job) -> Background:
         return _RecordedBackground(self, self.inner.start(job))
@@ -296,7 +285,7 @@ class RecordingTransport(Transport):
         return _Switch(partial(self._switch_call, inner, SWITCH_SSH_RECORDING))
 
     def _switch_call(
-        self, inner: Any, name: str, key: str, what: str, call: Callable[[Any], Any]
+        self, inner: Any, name: str, key: str, _: str, call: Callable[..., Any]
     ) -> Any:
         try:
             reply = call(inner)
@@ -309,9 +298,6 @@ class RecordingTransport(Transport):
 
     def close(self) -> None:
         self.inner.close()
-
-
-# -- replaying -------------------------------------------------------------------------------
 
 
 class ReplayTransport(Transport):

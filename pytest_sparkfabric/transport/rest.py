@@ -18,7 +18,6 @@ import ssl
 import time
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -28,16 +27,8 @@ if TYPE_CHECKING:
 
 TIMEOUT_S = 15.0
 MAX_REPLY_BYTES = 8 * 2**20
-
-
-# -- secrets: the one place they are taken out of text (the password, the Basic token, any
-# echoed `Authorization:` header); both switch clients pass every reply and error through it,
-# so terminal, reports, results and recordings only ever get redacted text.
-
-REDACTED = "[redacted]"
 MAX_DEPTH = 32
 """RouterOS replies are a list of flat objects; anything nested deeper is not a RouterOS reply."""
-
 # The header as an echoing server prints it: `Authorization: Basic dG9r`, `"authorization":
 # "Basic dG9r"`, `Authorization=Bearer x`.
 _HEADER = re.compile(
@@ -45,36 +36,29 @@ _HEADER = re.compile(
 )
 
 
-class TooDeep(ValueError):
-    """A reply nested deeper than MAX_DEPTH."""
-
-
-@dataclass(frozen=True, slots=True)
 class Secrets:
-    values: tuple[str, ...] = ()
-    """Longest first: the token is replaced before a password that may be part of it."""
-    basic_auth: str = ""
-    """The `Authorization` header value of HTTP Basic auth (RFC 7617)."""
+    """The one place secrets are taken out of text (the password, the Basic token, any echoed
+    `Authorization:` header); both switch clients pass every reply and error through it, so
+    terminal, reports, results and recordings only ever get redacted text."""
 
-    @classmethod
-    def of(cls, user: str, password: str | None) -> Secrets:
-        if password is None:
-            return cls()
-        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    def __init__(self, user: str, password: str | None) -> None:
+        token = base64.b64encode(f"{user}:{password or ''}".encode()).decode("ascii")
+        self.basic_auth = f"Basic {token}"  # HTTP Basic auth, RFC 7617
         # The password as it stands inside a JSON string too (an echoed request body).
-        forms = {token, password, json.dumps(password)[1:-1]} - {""}
-        return cls(tuple(sorted(forms, key=len, reverse=True)), f"Basic {token}")
+        forms = {token, password, json.dumps(password)[1:-1]} if password is not None else set()
+        # Longest first: the token is replaced before a password that may be part of it.
+        self._values = sorted(forms - {""}, key=len, reverse=True)
 
     def text(self, text: str) -> str:
-        text = _HEADER.sub(lambda m: m.group(1) + REDACTED, text)
-        for value in self.values:
-            text = text.replace(value, REDACTED)
+        text = _HEADER.sub(lambda m: m.group(1) + "[redacted]", text)
+        for value in self._values:
+            text = text.replace(value, "[redacted]")
         return text
 
     def reply(self, value: Any, depth: int = 0) -> Any:
-        """A decoded JSON reply with every string (keys too) redacted; TooDeep past MAX_DEPTH."""
+        """A decoded JSON reply with every string (keys too) redacted."""
         if depth > MAX_DEPTH:
-            raise TooDeep(f"the reply nests deeper than {MAX_DEPTH} levels")
+            raise not_readable(f"the reply nests deeper than {MAX_DEPTH} levels")
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, list):
@@ -177,23 +161,20 @@ class RestClient:
                 "switch.api_port or set it to the www-ssl port), or set switch.allow_http: true "
                 "on a management network you trust"
             )
-        self.user = user
-        self.timeout_s = timeout_s
-        self._secrets = Secrets.of(user, password)
-        self._tls: ssl.SSLContext | None = None
-        if scheme == "https":
-            self._tls = ssl.create_default_context()
-            if not verify_tls:
-                self._tls.check_hostname = False
-                self._tls.verify_mode = ssl.CERT_NONE
-            elif ca_file is not None:
-                try:
-                    self._tls.load_verify_locations(cafile=str(ca_file))
-                except (OSError, ssl.SSLError) as exc:
-                    raise SwitchUnreachable(
-                        f"switch.ca_file {ca_file}: cannot load it as PEM certificates ({exc}): "
-                        "export the certificate authority of the switch's certificate as PEM"
-                    ) from None
+        self.user, self.timeout_s = user, timeout_s
+        self._secrets = Secrets(user, password)
+        self._tls = ssl.create_default_context() if scheme == "https" else None
+        if self._tls is not None and not verify_tls:
+            self._tls.check_hostname = False
+            self._tls.verify_mode = ssl.CERT_NONE
+        elif self._tls is not None and ca_file is not None:
+            try:
+                self._tls.load_verify_locations(cafile=str(ca_file))
+            except (OSError, ssl.SSLError) as exc:
+                raise SwitchUnreachable(
+                    f"switch.ca_file {ca_file}: cannot load it as PEM certificates ({exc}): "
+                    "export the certificate authority of the switch's certificate as PEM"
+                ) from None
 
     def get(self, path: str) -> Any:
         return self._call("GET", path, None)
@@ -208,8 +189,6 @@ class RestClient:
                 return self._secrets.reply(self._exchange(method, url, body))
             except TimeoutError:
                 raise SwitchUnreachable(f"no answer within {self.timeout_s:g} s") from None
-            except TooDeep as exc:
-                raise not_readable(str(exc)) from None
             except http.client.HTTPException as exc:
                 raise not_readable(_malformed(exc)) from None
             except OSError as exc:
@@ -229,9 +208,8 @@ class RestClient:
             "Accept: application/json",
             "Connection: close",
             f"Content-Length: {len(data)}",
+            *(["Content-Type: application/json"] if body is not None else []),
         ]
-        if body is not None:
-            head.append("Content-Type: application/json")
         sock = socket.create_connection((host, port), timeout=_left(deadline))
         try:
             if self._tls is not None:
@@ -251,9 +229,6 @@ class RestClient:
             sock.close()
         if len(raw) > MAX_REPLY_BYTES:
             raise not_readable(f"the reply is over {MAX_REPLY_BYTES // 2**20} MiB")
-        return self._decode(reply, raw, url)
-
-    def _decode(self, reply: http.client.HTTPResponse, raw: bytes, url: str) -> Any:
         if 300 <= reply.status < 400:
             raise SwitchUnreachable(_redirect(reply.status, reply.getheader("Location"), url))
         if reply.status == 401:
@@ -312,18 +287,13 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-# -- cluster.yaml's switch: section, for both clients ---------------------------------------
-
-
 def spec_password(
     spec: SwitchSpec, *, required: bool = True, fix: str = "export it before running the suite"
 ) -> str | None:
     """The password switch.password_env names (None: none asked for, or not set where it is
     not `required`); SwitchUnreachable when a required one is not set."""
-    if spec.password_env is None:
-        return None
-    value = os.environ.get(spec.password_env)
-    if value is None and required:
+    value = os.environ.get(spec.password_env) if spec.password_env else None
+    if value is None and required and spec.password_env:
         raise SwitchUnreachable(
             f"the password variable ${spec.password_env} (switch.password_env) is not set: {fix}"
         )
@@ -332,20 +302,18 @@ def spec_password(
 
 def spec_path(value: str | None, base_dir: Path | None) -> Path | None:
     """A path from cluster.yaml: `~` expanded, relative to the cluster file's folder."""
-    if value is None:
-        return None
-    path = Path(value).expanduser()
-    return path if path.is_absolute() or base_dir is None else base_dir / path
+    path = Path(value).expanduser() if value is not None else None
+    return path if path is None or path.is_absolute() or base_dir is None else base_dir / path
 
 
 def safety_warnings(cluster: Cluster) -> list[str]:
     """One line per way the switch's password is less protected than by default, for the
     terminal header, the HTML report and the JSON results (a run over ssh reads the real
-    switch; sim and replay send nothing)."""
+    switch; sim and replay send nothing; api ssh sends no password over REST)."""
     spec = cluster.spec.switch
     if spec is None or cluster.topology != "switch" or cluster.spec.transport != "ssh":
         return []
-    if spec.api == "ssh":  # no REST, no password on the wire
+    if spec.api == "ssh":
         return []
     if spec.api_port == 80:
         what = "and its password" if spec.password_env else "(no password set) and the replies"

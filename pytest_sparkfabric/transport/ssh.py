@@ -1,13 +1,7 @@
-"""Real nodes over OpenSSH, with the guarantees testinfra's ssh backend lacks.
-
-- every command has a deadline, on the node and locally (the client is ended if the node goes
-  silent); stopping closes the channel's stdin and the node ends the command's group, so no pid
-  is signalled over a second connection (it may belong to another process by then), and our
-  process dying (a second Ctrl-C) ends the node's commands just the same;
-- both streams are drained by reader threads (megabytes never block) and capped;
-- one multiplexed connection per node (sockets in a short private folder), at most 8 channels;
-- a node that cannot be reached fails fast, once, with one clear line, for all its jobs.
-"""
+"""Real nodes over OpenSSH: every command under a deadline on the node and locally; stopping
+closes the channel's stdin and the node ends the command's group (no pid is signalled over a
+second connection), as our process dying does; streams drained and capped; one multiplexed
+connection per node, at most 8 channels; an unreachable node fails fast, once, with one line."""
 
 from __future__ import annotations
 
@@ -20,13 +14,12 @@ import threading
 import time
 import warnings
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.transport.base import (
-    Background,
     Finished,
     Job,
     RealClock,
@@ -38,34 +31,29 @@ from pytest_sparkfabric.transport.process import DEFAULT_OUTPUT_CAP_BYTES, Proc,
 
 __all__ = ["Proc", "SshBackground", "SshTarget", "SshTransport", "remote_command"]
 
-
 # -- the node side: each job's sh supervisor and its markers ----------------------------------
 # The command runs in a process group of its own (GNU `timeout` makes one) under a small sh
 # supervisor outside the group. Deadline: `timeout` sends the group TERM, then KILL after the
 # grace. Stop, Ctrl-C, lost connection: the job's stdin is the ssh channel and nothing is written
 # to it, so its end of file means "end it now". Afterwards the supervisor gives the group the
-# grace to end (a tool may trap TERM), KILLs what is left, then reports the exit status. Markers
-# on stderr tell ssh's own failure (before the start mark) from a command that exited 255.
-START_MARK = "@@sparkfabric-start"
+# grace to end (a tool may trap TERM), KILLs what is left, then reports the exit status. What
+# comes before the start mark on stderr is not the command's: ssh's own failure, its notes when
+# sshd's MaxSessions sends it to a connection of its own, the login shell's startup files.
+START_MARK = "@@sparkfabric-start\n"
 _END_MARK = "@@sparkfabric-rc:"
 _END_RE = re.compile(re.escape(_END_MARK) + r"(\d+)\n?\Z")
-_START_RE = re.compile(re.escape(START_MARK) + r"\n")
 GRACE_S = 5
 """How long a signalled process group may take to end before it gets SIGKILL."""
-
-
-def seconds(value: float) -> str:
-    """A deadline as GNU timeout reads it, never rounded down (2.4 s stays 2.4 s)."""
-    return f"{max(value, 0.1):.3f}".rstrip("0").rstrip(".")
 
 
 def supervisor(job: Job) -> str:
     """The sh program that runs `job.command` in its own group under the job's deadline."""
     # The grace is timed by `timeout`: counting loop rounds would stretch it on a busy node.
     drain = f"{_LEFT}while left; do sleep 0.1; done"
+    seconds = f"{max(job.timeout_s, 0.1):.3f}".rstrip("0").rstrip(".")  # 2.4 s stays 2.4 s
     return (
-        f"echo {START_MARK} >&2; exec 3<&0 </dev/null; "
-        f"timeout -k {GRACE_S} {seconds(job.timeout_s)} sh -c {shell.quote(job.command)} 3<&- & "
+        f"echo {START_MARK.strip()} >&2; exec 3<&0 </dev/null; "
+        f"timeout -k {GRACE_S} {seconds} sh -c {shell.quote(job.command)} 3<&- & "
         "g=$!; "
         # The watcher: the channel's end of file ends the group (ESRCH: not yet its own group).
         "{ read -r _ <&3; kill -TERM -$g 2>/dev/null || kill -TERM $g 2>/dev/null; } & w=$!; "
@@ -103,10 +91,13 @@ def remote_command(job: Job, *, as_root: bool) -> str:
 
 def read_marks(stderr: str) -> tuple[bool, int | None, str]:
     """Whether the supervisor started, the exit status it reported (None: it never did), and
-    the command's own stderr without the markers."""
-    own, started = _START_RE.subn("", stderr, count=1)
+    the command's own stderr (ssh's own words before the start mark and the marks left out), or
+    all of it when the supervisor never started (ssh's complaint)."""
+    _, started, own = stderr.partition(START_MARK)
+    if not started:
+        return False, None, stderr
     end = _END_RE.search(own)
-    return started == 1, int(end.group(1)) if end else None, _END_RE.sub("", own)
+    return True, int(end.group(1)) if end else None, _END_RE.sub("", own)
 
 
 # -- control sockets ----------------------------------------------------------------------------
@@ -115,8 +106,6 @@ def read_marks(stderr: str) -> tuple[bool, int | None, str]:
 # "..." too long`. So the folder is made where paths are short ($XDG_RUNTIME_DIR, TMPDIR, /tmp),
 # 0700, named after this process, and each node's socket is a 12-character hash in it.
 SUN_PATH_MAX = 107
-_OPENSSH_SUFFIX = 17  # ".XXXXXXXXXXXXXXXX" while the master binds, before it renames
-_NAME_LEN = 12
 # OpenSSH: the path with its bind suffix (mux.c, via misc.c unix_listener) or the path alone
 # (ssh.c, checked before connecting) does not fit sun_path.
 _TOO_LONG = re.compile(
@@ -125,14 +114,7 @@ _TOO_LONG = re.compile(
 
 
 def folder_prefix() -> str:
-    """Control folders of this process start so (tests check that none is left behind)."""
-    return f"sf{os.getpid()}-"
-
-
-def _fits(base: str) -> bool:
-    # base/sfPID-XXXXXXXX/<name>.<suffix>
-    longest = len(base) + 1 + len(folder_prefix()) + 8 + 1 + _NAME_LEN + _OPENSSH_SUFFIX
-    return longest <= SUN_PATH_MAX
+    return f"sf{os.getpid()}-"  # tests check that no control folder is left behind
 
 
 def candidates() -> list[str]:
@@ -140,37 +122,32 @@ def candidates() -> list[str]:
     return list(dict.fromkeys(c for c in found if c))
 
 
-@dataclass(frozen=True, slots=True)
-class ControlFolder:
-    path: Path | None
-    """None: no short private folder could be made; connections are not multiplexed."""
-    why_not: str = ""
-
-
-def make_folder() -> ControlFolder:
-    """A new private folder for control sockets, or why there is none (one line, with the fix)."""
+def make_folder() -> Path | None:
+    """A new private folder for control sockets, or None (warned, with the fix)."""
     tried: list[str] = []
     for base in candidates():
-        if not _fits(base):
+        # base/sfPID-XXXXXXXX/<12-character name>.<OpenSSH's 17-character bind suffix>
+        if len(base) + len(folder_prefix()) + 10 + 12 + 17 > SUN_PATH_MAX:
             tried.append(f"{base} is too long a path")
             continue
         try:
-            return ControlFolder(Path(tempfile.mkdtemp(prefix=folder_prefix(), dir=base)))
+            return Path(tempfile.mkdtemp(prefix=folder_prefix(), dir=base))
         except OSError as err:
             tried.append(f"{base}: {err.strerror or err}")
-    return ControlFolder(
-        None,
-        "sparkfabric: no short private folder for ssh control sockets ("
-        + "; ".join(tried)
-        + "): every command opens its own ssh connection, which is slower. "
+    warnings.warn(
+        f"sparkfabric: no short private folder for ssh control sockets ({'; '.join(tried)}): "
+        "every command opens its own ssh connection, which is slower. "
         "Fix: make /tmp writable, or set XDG_RUNTIME_DIR to a short folder you own",
+        RuntimeWarning,
+        stacklevel=2,
     )
+    return None
 
 
 def socket_name(node: str, host: str, user: str | None, port: int | None) -> str:
     """As unique as ssh's %C (a hash of where the connection goes), and short."""
     key = "\0".join((node, host, user or "", str(port or "")))
-    return hashlib.sha256(key.encode()).hexdigest()[:_NAME_LEN]
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 def too_long_message(node: str, stderr: str) -> str | None:
@@ -199,9 +176,8 @@ _UNREACHABLE = (
     ("connection closed by", "connection closed by the node"),
     ("connection reset", "connection reset"),
 )
-
-
 MAX_CHANNELS_PER_NODE = 8
+_OPTIONS = ["BatchMode=yes", "ServerAliveInterval=15", "ServerAliveCountMax=4", "LogLevel=ERROR"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,25 +188,9 @@ class SshTarget:
     identity_file: str | None = None
 
 
-# OpenSSH prints these when a node's multiplexed connection is full (sshd MaxSessions) and it
-# opens another connection instead: the command still runs, the lines are not its output.
-_MUX_NOISE = re.compile(
-    r"^(ControlSocket .* already exists, disabling multiplexing"
-    r"|mux_client_request_session: session request failed: .*)\r?\n",
-    re.M,
-)
-
-
-def _shorten(command: str, width: int = 60) -> str:
-    one_line = " ".join(command.split())
-    return one_line if len(one_line) <= width else one_line[: width - 4].rstrip() + " ..."
-
-
 class SshBackground:
     def __init__(self, transport: SshTransport, job: Job, proc: Proc) -> None:
-        self.job = job
-        self._t = transport
-        self._proc = proc
+        self.job, self._t, self._proc = job, transport, proc
         self._result: RunResult | None = None
         self._stopped = False
         self._lock = threading.Lock()
@@ -241,8 +201,9 @@ class SshBackground:
     def wait(self) -> RunResult:
         with self._lock:
             if self._result is None:
-                self._result = self._t._finish(self.job, self._proc, stopped=self._stopped)
-                self._t._forget(self)
+                self._result = self._finish(self._stopped)
+                with self._t._live_lock:
+                    self._t._live.discard(self)
             return self._result
 
     def ask_to_stop(self) -> None:
@@ -255,6 +216,34 @@ class SshBackground:
         # Before taking the lock: a wait() in another thread then returns as the node ends it.
         self.ask_to_stop()
         return self.wait()
+
+    def _finish(self, stopped: bool) -> RunResult:
+        job, proc = self.job, self._proc
+        # Stopped: the node needs the grace at most (a group that ignores TERM), plus a round
+        # trip; else the deadline too.
+        left = 0.0 if stopped else job.timeout_s - (time.monotonic() - proc.started)
+        finished = proc.wait(left + 2 * GRACE_S + self._t.connect_timeout_s)
+        if not finished:
+            # The node stopped answering: the closed stdin ends the group if it ever hears.
+            proc.end_stdin()
+            proc.kill()
+        duration = time.monotonic() - proc.started
+        ran, reported, err = read_marks(proc.err.text())
+        rc = reported if reported is not None else proc.popen.returncode
+        error: str | None = None
+        timed_out = False
+        if not finished:
+            rc, timed_out = (143, False) if stopped else (124, True)
+        elif reported is not None:
+            timed_out = not stopped and rc in (124, 137) and duration >= job.timeout_s * 0.95
+        elif not ran and rc == 255:
+            error = self._t.reason(job.node, err)  # ssh itself failed: the node never ran it
+        elif ran and not stopped:
+            short = " ".join(job.command.split())
+            short = short if len(short) <= 60 else short[:56].rstrip() + " ..."
+            error = f"{job.node}: ssh: connection lost during '{short}'"
+        out, started = proc.out.text(), proc.started
+        return RunResult(job.node, job.command, rc, out, err, duration, timed_out, error, started)
 
 
 class SshTransport(Transport):
@@ -269,179 +258,106 @@ class SshTransport(Transport):
     ) -> None:
         self.clock = RealClock()
         self._targets = dict(targets)
-        self._ssh_config = os.path.expanduser(ssh_config) if ssh_config else None
-        self.switch_ssh_config = self._ssh_config
-        self._connect_timeout_s = connect_timeout_s
+        self.switch_ssh_config = os.path.expanduser(ssh_config) if ssh_config else None
+        self.connect_timeout_s = connect_timeout_s
         self._extra = extra_options
         self.output_cap_bytes = output_cap_bytes
-        self._folder: ControlFolder | None = None
+        self._folder: Path | None = None
+        self._folder_made = False
         self._folder_lock = threading.Lock()
-        self._remove_folder: weakref.finalize[..., SshTransport] | None = None
+        self._remove_folder: Callable[[], object] = lambda: None
         self._channels = {n: threading.BoundedSemaphore(MAX_CHANNELS_PER_NODE) for n in targets}
         self._connect_locks = {n: threading.Lock() for n in targets}
-        self._state: dict[str, str | None] = {}  # node -> None (up) or the unreachable line
-        self._root: dict[str, bool] = {}
+        self.up: dict[str, bool | str] = {}
+        """node -> whether its ssh user is root, or the line saying why it cannot be reached"""
         self._live: set[SshBackground] = set()
         self._live_lock = threading.Lock()
         self._closed = False
 
-    # -- ssh command lines ------------------------------------------------------------------
-
-    def _control_folder(self) -> ControlFolder:
+    def control_folder(self) -> Path | None:
+        """The private folder of this transport's control sockets, made at first use."""
         with self._folder_lock:
-            if self._folder is None:
-                self._folder = make_folder()
-                if self._folder.path is not None:
+            if not self._folder_made:
+                self._folder, self._folder_made = make_folder(), True
+                if self._folder is not None:
                     # A transport nobody closed still leaves no folder behind at exit.
                     self._remove_folder = weakref.finalize(
-                        self, shutil.rmtree, str(self._folder.path), True
+                        self, shutil.rmtree, str(self._folder), True
                     )
-                else:
-                    warnings.warn(self._folder.why_not, RuntimeWarning, stacklevel=2)
             return self._folder
 
     def ssh_argv(self, node: str, remote: str | None) -> list[str]:
         t = self._targets[node]
-        folder = self._control_folder().path
-        control = ["ControlMaster=no", "ControlPath=none"]
+        control, folder = ["ControlMaster=no", "ControlPath=none"], self.control_folder()
         if folder is not None:
-            name = socket_name(node, t.host, t.user, t.port)
-            control = ["ControlMaster=auto", f"ControlPath={folder / name}", "ControlPersist=120"]
-        options = [
-            "BatchMode=yes",
-            f"ConnectTimeout={self._connect_timeout_s}",
-            "ServerAliveInterval=15",
-            "ServerAliveCountMax=4",
-            "LogLevel=ERROR",
-            *control,
-            *self._extra,
-        ]
-        return ssh_argv(
-            t.host,
-            remote,
-            options,
-            config=self._ssh_config,
-            user=t.user,
-            port=t.port,
-            identity_file=t.identity_file,
-        )
+            path = folder / socket_name(node, t.host, t.user, t.port)
+            control = ["ControlMaster=auto", f"ControlPath={path}", "ControlPersist=120"]
+        options = [*_OPTIONS, f"ConnectTimeout={self.connect_timeout_s}", *control, *self._extra]
+        port = str(t.port) if t.port else None
+        config = self.switch_ssh_config
+        return ssh_argv(t.host, remote, options, config, t.user, port, t.identity_file)
 
-    # -- connection state ---------------------------------------------------------------------
-
-    def _connect(self, node: str) -> str | None:
-        """Open (once) the node's master connection; the unreachable line or None."""
+    def _connect(self, node: str) -> bool | str:
+        """Open (once) the node's master connection: whether it logs in as root, or the line
+        saying why it cannot be reached."""
         with self._connect_locks[node]:
-            if node in self._state:
-                return self._state[node]
-            proc = Proc(self.ssh_argv(node, "id -u"), cap_bytes=65536)
-            limit = self._connect_timeout_s + 5
-            if not proc.wait(limit):
-                proc.kill()
-                self._state[node] = f"{node}: ssh: connection timed out after {limit} s"
-                return self._state[node]
-            rc = proc.popen.returncode
-            if rc == 0:
-                self._state[node] = None
-                self._root[node] = proc.out.text().strip() == "0"
-            else:
-                self._state[node] = self._reason(node, proc.err.text())
-            return self._state[node]
+            if node not in self.up:
+                proc = Proc(self.ssh_argv(node, "id -u"), cap_bytes=65536)
+                limit = self.connect_timeout_s + 5
+                if not proc.wait(limit):
+                    proc.kill()
+                    self.up[node] = f"{node}: ssh: connection timed out after {limit} s"
+                elif proc.popen.returncode == 0:
+                    self.up[node] = proc.out.text().strip() == "0"
+                else:
+                    self.up[node] = self.reason(node, proc.err.text())
+            return self.up[node]
 
-    def _reason(self, node: str, stderr: str) -> str:
-        too_long = too_long_message(node, stderr)
+    def reason(self, node: str, stderr: str) -> str:
         why = reason(stderr, _UNREACHABLE, "exit status 255")
-        return too_long or f"{node}: ssh: {why.replace('{t}', str(self._connect_timeout_s))}"
-
-    # -- running ------------------------------------------------------------------------------
+        timeout = str(self.connect_timeout_s)
+        return too_long_message(node, stderr) or f"{node}: ssh: {why.replace('{t}', timeout)}"
 
     def run(self, job: Job) -> RunResult:
-        down = self._connect(job.node)
-        if down:
-            return not_run(job, down)
         with self._channels[job.node]:
             # Tracked like a background job, so close() ends it after a Ctrl-C mid-run.
-            return self._spawn(job).wait()
+            return self.start(job).wait()
 
-    def start(self, job: Job) -> Background:
-        down = self._connect(job.node)
-        if down:
-            return Finished(job, not_run(job, down))
-        return self._spawn(job)
-
-    def _spawn(self, job: Job) -> SshBackground | Finished:
-        remote = remote_command(job, as_root=self._root.get(job.node, False))
+    def start(self, job: Job) -> SshBackground | Finished:
+        state = self._connect(job.node)
         with self._live_lock:
+            if isinstance(state, str):
+                return Finished(job, not_run(job, state))
             if self._closed:
                 # The session is ending (Ctrl-C): a command started now would outlive it.
                 why = f"{job.node}: not started: the run is being ended"
                 return Finished(job, not_run(job, why))
-            proc = Proc(
-                self.ssh_argv(job.node, remote), cap_bytes=self.output_cap_bytes, hold_stdin=True
+            argv = self.ssh_argv(job.node, remote_command(job, as_root=state))
+            bg = SshBackground(
+                self, job, Proc(argv, cap_bytes=self.output_cap_bytes, hold_stdin=True)
             )
-            bg = SshBackground(self, job, proc)
             self._live.add(bg)
         return bg
-
-    def _forget(self, bg: SshBackground) -> None:
-        with self._live_lock:
-            self._live.discard(bg)
-
-    def _finish(self, job: Job, proc: Proc, *, stopped: bool = False) -> RunResult:
-        if stopped:
-            # The node needs the grace at most (a group that ignores TERM), plus a round trip.
-            finished = proc.wait(2 * GRACE_S + self._connect_timeout_s)
-        else:
-            limit = job.timeout_s + 2 * GRACE_S + self._connect_timeout_s
-            finished = proc.wait(limit - (time.monotonic() - proc.started))
-        if not finished:
-            # The node stopped answering: the closed stdin ends the group if it ever hears.
-            proc.end_stdin()
-            proc.kill()
-        duration = time.monotonic() - proc.started
-        out = proc.out.text()
-        raw = _MUX_NOISE.sub("", proc.err.text())
-        ran, reported, err = read_marks(raw)
-        rc = reported if reported is not None else proc.popen.returncode
-        error: str | None = None
-        timed_out = False
-        if not finished:
-            rc, timed_out = (143, False) if stopped else (124, True)
-        elif reported is not None:
-            timed_out = not stopped and rc in (124, 137) and duration >= job.timeout_s * 0.95
-        elif not ran and rc == 255:
-            error = self._reason(job.node, err)  # ssh itself failed: the node never ran it
-        elif not ran and job.sudo and "sudo:" in err and "password" in err:
-            error = (
-                f"{job.node}: `sudo -n {job.command.split()[0]}` was refused: the ssh user needs "
-                "passwordless sudo for it (or connect as root)"
-            )
-        elif ran and not stopped:
-            error = f"{job.node}: ssh: connection lost during '{_shorten(job.command)}'"
-        return RunResult(
-            job.node, job.command, rc, out, err, duration, timed_out, error, proc.started
-        )
 
     def close(self) -> None:
         """End every command still running, then the connections. The work happens in its own
         thread: a second Ctrl-C interrupts only the waiting here, not the ending."""
         with self._live_lock:
             self._closed = True
-        ender = threading.Thread(target=self._end_everything, name="sparkfabric-ssh-close")
+            live = list(self._live)
+        ender = threading.Thread(target=self._end_everything, args=(live,))
         ender.start()
         ender.join()
 
-    def _end_everything(self) -> None:
-        with self._live_lock:
-            live = list(self._live)
+    def _end_everything(self, live: list[SshBackground]) -> None:
         for bg in live:
             bg.ask_to_stop()
         for bg in live:
             bg.stop()  # leaves the live set once the node has ended it (or stopped answering)
-        for node, state in list(self._state.items()):
-            if state is None and self._folder is not None and self._folder.path is not None:
+        for node, state in list(self.up.items()):
+            if not isinstance(state, str) and self._folder is not None:
                 argv = self.ssh_argv(node, None)
                 p = Proc([*argv[:-2], "-O", "exit", *argv[-2:]], cap_bytes=65536)
                 if not p.wait(5):
                     p.kill()
-        if self._remove_folder is not None:
-            self._remove_folder()
+        self._remove_folder()

@@ -1,7 +1,6 @@
-"""The switch's console over OpenSSH: one read-only RouterOS command per session
-(`ssh ... user+ct@switch '<command>'`, MikroTik's "Executing remote commands"), checked read-only
-before it leaves, under a deadline kept here (no shell on the switch runs our supervisor: ending
-the client ends the command). A password goes by an askpass helper; host keys are checked."""
+"""The switch's console over OpenSSH: one read-only RouterOS command per session (`ssh ...
+user+ct@switch '<command>'`, MikroTik's "Executing remote commands"), under a deadline kept here
+(ending the client ends the command). A password goes by an askpass helper; host keys checked."""
 
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ import subprocess
 import tempfile
 import time
 import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,40 +68,34 @@ _REASONS = (
 )  # fmt: skip
 
 
+@dataclass(eq=False)
 class SshConsole:
     """RouterOS's console over OpenSSH, one read-only command per session, under a deadline."""
 
-    def __init__(
-        self,
-        host: str,
-        user: str,
-        *,
-        port: int | None = None,
-        identity_file: str | None = None,
-        ssh_config: str | None = None,
-        password: str | None = None,
-        timeout_s: float = TIMEOUT_S,
-    ) -> None:
-        self.host = host
-        self.user = user
-        self.port = port or SSH_PORT
-        self.identity_file = identity_file
-        self.ssh_config = ssh_config
-        self.timeout_s = timeout_s
-        self._password = password
-        self._secrets = Secrets.of(user, password)
+    host: str
+    user: str
+    port: int = SSH_PORT
+    identity_file: str | None = None
+    ssh_config: str | None = None
+    password: str | None = field(default=None, repr=False)
+    timeout_s: float = TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        self._secrets = Secrets(self.user, self.password)
         self._askpass: Path | None = None
         self._host_keys: list[str] | None = None
 
-    def _ssh(self, command: str | None, options: list[str]) -> list[str]:
+    def argv(self, command: str | None) -> list[str]:
+        """The ssh command line of one read (no password on it, ever); None: without options,
+        for `ssh -G`."""
+        options = [] if command is None else [
+            *self._host_key_options(), f"BatchMode={'yes' if self.password is None else 'no'}",
+            f"ConnectTimeout={CONNECT_TIMEOUT_S}", "ControlMaster=no", "ControlPath=none",
+            "LogLevel=ERROR", "NumberOfPasswordPrompts=1",
+        ]  # fmt: skip
+        user, port = login_user(self.user), str(self.port)
         return ssh_argv(
-            self.host,
-            command,
-            options,
-            config=self.ssh_config,
-            user=login_user(self.user),
-            port=self.port,
-            identity_file=self.identity_file,
+            self.host, command, options, self.ssh_config, user, port, self.identity_file
         )
 
     def _host_key_options(self) -> list[str]:
@@ -110,7 +104,7 @@ class SshConsole:
         if self._host_keys is None:
             try:
                 shown = subprocess.run(
-                    ["ssh", "-G", *self._ssh(None, [])[1:]],
+                    ["ssh", "-G", *self.argv(None)[1:]],
                     capture_output=True,
                     text=True,
                     timeout=5,
@@ -123,40 +117,24 @@ class SshConsole:
             self._host_keys = [] if keep else ["StrictHostKeyChecking=yes"]
         return self._host_keys
 
-    def argv(self, command: str) -> list[str]:
-        """The ssh command line of one read (no password on it, ever)."""
-        batch = "no" if self._password is not None else "yes"
-        return self._ssh(command, [
-            *self._host_key_options(), f"BatchMode={batch}", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
-            "ControlMaster=no", "ControlPath=none", "LogLevel=ERROR", "NumberOfPasswordPrompts=1",
-        ])  # fmt: skip
-
     def _env(self) -> dict[str, str] | None:
-        if self._password is None:
+        if self.password is None:
             return None
         if self._askpass is None:
             folder = Path(tempfile.mkdtemp(prefix="sf-askpass-"))
-            path = folder / "askpass"
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+            weakref.finalize(self, shutil.rmtree, str(folder), True)
+            self._askpass = folder / "askpass"
+            fd = os.open(self._askpass, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
             with os.fdopen(fd, "w") as fh:
                 fh.write(_ASKPASS)
-            weakref.finalize(self, shutil.rmtree, str(folder), True)
-            self._askpass = path
-        env = dict(os.environ)
-        env.update(
-            {
-                "SSH_ASKPASS": str(self._askpass),
-                "SSH_ASKPASS_REQUIRE": "force",
-                "DISPLAY": env.get("DISPLAY", ":0"),
-                _PASSWORD_VAR: self._password,
-            }
-        )
-        return env
+        askpass = {"SSH_ASKPASS": str(self._askpass), "SSH_ASKPASS_REQUIRE": "force"}
+        display = os.environ.get("DISPLAY", ":0")
+        return {**os.environ, **askpass, "DISPLAY": display, _PASSWORD_VAR: self.password}
 
     def run(self, command: str) -> str:
-        """RouterOS's answer to `command` (stdout as text). SwitchError when the command is not
-        a plain read (nothing is sent) or the switch did not answer in time; SwitchUnreachable
-        when ssh cannot log in at all or the answer is over MAX_REPLY_BYTES."""
+        """RouterOS's answer to `command`. SwitchError when the command is not a plain read
+        (nothing is sent) or had no answer in time; SwitchUnreachable when ssh cannot log in or
+        the answer is over MAX_REPLY_BYTES."""
         problem = command_problem(command)
         if problem is not None:
             raise SwitchError(
@@ -196,33 +174,25 @@ class SshConsole:
             why = reason(errors, _REASONS, "ssh exited with status 255")
             raise SwitchUnreachable(why.replace("HOST", self.host).replace("PORT", str(self.port)))
         if proc.popen.returncode != 0 and not text.strip():
-            last = errors.strip().splitlines()[-1:] or ["no output"]
-            raise SwitchError(f"exit status {proc.popen.returncode}: {last[0]}")
+            raise SwitchError(
+                f"exit status {proc.popen.returncode}: {reason(errors, (), 'no output')}"
+            )
         return text
-
-
-def ssh_port(spec: SwitchSpec) -> int:
-    """The switch's SSH port: api_port with api ssh, ssh_port with auto, else 22."""
-    if spec.api == "ssh" and spec.api_port is not None:
-        return spec.api_port
-    return spec.ssh_port or SSH_PORT
 
 
 def ssh_console(
     spec: SwitchSpec, base_dir: Path | None = None, ssh_config: str | None = None
 ) -> SshConsole:
-    """The real switch's console, as cluster.yaml's switch: section describes it."""
+    """The real switch's console, as cluster.yaml's switch: section describes it (its SSH port:
+    api_port with api ssh, ssh_port with auto, else 22)."""
     identity = spec_path(spec.identity_file, base_dir)
-    password = spec_password(
-        spec,
-        required=identity is None,
-        fix="export it, or set switch.identity_file to a key the switch knows",
-    )
+    fix = "export it, or set switch.identity_file to a key the switch knows"
+    port = spec.api_port if spec.api == "ssh" and spec.api_port is not None else spec.ssh_port
     return SshConsole(
         spec.host,
         spec.user,
-        port=ssh_port(spec),
+        port=port or SSH_PORT,
         identity_file=str(identity) if identity else None,
         ssh_config=ssh_config,
-        password=password,
+        password=spec_password(spec, required=identity is None, fix=fix),
     )

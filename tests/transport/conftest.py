@@ -58,14 +58,14 @@ def local_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, 
 
 
 def make_transport(
-    port: int, keydir: Path, *, connect_timeout_s: int = 5, output_cap_bytes: int = 16 * 2**20
+    port: int, keydir: Path, connect_timeout_s: int = 5, cap: int = 16 * 2**20, **more: SshTarget
 ) -> SshTransport:
-    target = SshTarget("127.0.0.1", "root", port, str(keydir / "user"))
+    """A transport to the local sshd as node n1 (and the `more` nodes)."""
     return SshTransport(
-        {"n1": target},
+        {"n1": SshTarget("127.0.0.1", "root", port, str(keydir / "user")), **more},
         connect_timeout_s=connect_timeout_s,
         extra_options=("StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null"),
-        output_cap_bytes=output_cap_bytes,
+        output_cap_bytes=cap,
     )
 
 

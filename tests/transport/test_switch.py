@@ -11,7 +11,6 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,6 @@ from pytest_sparkfabric.transport.rest import (
     SwitchError,
     SwitchUnreachable,
     rest_client,
-    spec_path,
 )
 from tests import certs
 
@@ -51,47 +49,46 @@ def raw(*parts: bytes, every_s: float = 0.0) -> Answer:
 
 def reply(code: int, body: object, **headers: str) -> Answer:
     data = json.dumps(body).encode()
-    head = "".join(f"{k.replace('_', '-')}: {v}\r\n" for k, v in headers.items())
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
     return raw(f"HTTP/1.1 {code} X\r\nContent-Length: {len(data)}\r\n{head}\r\n".encode() + data)
 
 
-@dataclass
-class Server:
-    """A loopback HTTP(S) server that logs every request (method, path, Authorization) and
-    answers `answers[path]`, or 200 `[]`."""
+class Server(ThreadingHTTPServer):
+    """A loopback HTTP(S) server that logs every request (method, path, Authorization) in
+    `seen` and answers `answers[path]`, or 200 `[]`."""
 
-    origin: str = ""
-    port: int = 0
-    seen: list[tuple[str, str, str | None]] = field(default_factory=list)
-    answers: dict[str, Answer] = field(default_factory=dict)
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, str | None]] = []
+        self.answers: dict[str, Answer] = {}
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.port = int(self.server_address[1])
+        self.origin = f"127.0.0.1:{self.port}"
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.seen.append((self.command, self.path, self.headers.get("Authorization")))
+        with contextlib.suppress(OSError):  # the client may have given up (the deadline tests)
+            self.server.answers.get(self.path, reply(200, []))(self)
+
+    do_POST = do_GET
 
 
 def _serve(tls: ssl.SSLContext | None = None) -> Iterator[Server]:
-    server = Server()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _serve(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            server.seen.append((self.command, self.path, self.headers.get("Authorization")))
-            # The client may have given up first (the deadline tests).
-            with contextlib.suppress(OSError):
-                server.answers.get(self.path, reply(200, []))(self)
-
-        do_GET = do_POST = _serve
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    if tls is not None:
-        httpd.socket = tls.wrap_socket(httpd.socket, server_side=True)
-    server.port = int(httpd.server_address[1])
-    server.origin = f"127.0.0.1:{server.port}"
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield server
-    httpd.shutdown()
-    httpd.server_close()
+    with Server() as server:
+        if tls is not None:
+            server.socket = tls.wrap_socket(server.socket, server_side=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        yield server
+        server.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -283,9 +280,3 @@ def test_the_certificate_is_verified_unless_told_how(
     for bad in (tmp_path / "ca.pem", tmp_path / "missing.pem"):
         with pytest.raises(SwitchUnreachable, match=f"switch.ca_file {bad}: cannot load it as"):
             _https(443, ca_file=bad)
-
-
-def test_switch_paths_are_relative_to_the_cluster_file(tmp_path: Path) -> None:
-    assert spec_path("certs/ca.pem", tmp_path) == tmp_path / "certs" / "ca.pem"
-    assert spec_path("~/ca.pem", tmp_path) == Path.home() / "ca.pem"
-    assert spec_path(None, tmp_path) is None

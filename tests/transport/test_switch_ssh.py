@@ -8,6 +8,8 @@ import os
 import stat
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -93,8 +95,7 @@ def test_failures_are_one_line_each_within_the_deadline(
     start = time.monotonic()
     with pytest.raises(error) as err:
         SshConsole("10.0.0.2", "ro", timeout_s=1).run(RESOURCE)
-    assert time.monotonic() - start < 4
-    assert type(err.value) is error
+    assert time.monotonic() - start < 4 and type(err.value) is error
     assert str(err.value) == f"ssh ro+ct@10.0.0.2:22 `{RESOURCE}`: {says}"
 
 
@@ -160,40 +161,31 @@ def test_host_keys_are_checked_against_a_real_sshd(
     assert known.read_text().startswith(f"[127.0.0.1]:{port} ")
 
 
-# -- auto ----------------------------------------------------------------
-
-
-class _Switch:
+def _switch(text: str | None) -> Any:
     """A transport whose REST is refused and whose console answers `text` (None: refused)."""
 
-    def __init__(self, text: str | None) -> None:
-        self.text = text
-
-    def switch_client(self, spec: SwitchSpec, base_dir: Path | None = None) -> _Switch:
-        return self
-
-    def switch_console(self, spec: SwitchSpec, base_dir: Path | None = None) -> _Switch:
-        return self
-
-    def get(self, path: str) -> object:
+    def get(path: str) -> object:
         raise SwitchUnreachable(f"GET https://h/rest{path}: connection refused")
 
-    def run(self, command: str) -> str:
-        if self.text is None:
+    def run(command: str) -> str:
+        if text is None:
             raise SwitchUnreachable("ssh: authentication failed")
-        return self.text
+        return text
+
+    switch = SimpleNamespace(get=get, run=run)
+    return SimpleNamespace(switch_client=lambda *_: switch, switch_console=lambda *_: switch)
 
 
 def test_auto_falls_back_to_ssh_and_says_why_or_names_both() -> None:
     spec = SwitchSpec(host="h", user="u", api="auto")
-    access = open_access(_Switch(RESOURCE_TEXT), spec)  # type: ignore[arg-type]
+    access = open_access(_switch(RESOURCE_TEXT), spec)
     assert access.reads.api == "ssh"
     assert access.note == (
         "SSH console (switch.api auto: REST failed: GET https://h/rest/system/resource: "
         "connection refused)"
     )
     with pytest.raises(SwitchUnreachable) as err:
-        open_access(_Switch(None), spec)  # type: ignore[arg-type]
+        open_access(_switch(None), spec)
     assert str(err.value) == (
         "switch.api auto: neither way reads it; REST: GET https://h/rest/system/resource: "
         "connection refused; SSH: ssh: authentication failed"
