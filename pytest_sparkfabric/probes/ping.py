@@ -143,8 +143,3 @@ def parse_ping(text_stdout: str, text_stderr: str = "", rc: int | None = None) -
         duplicates=duplicates,
         statistics=stats is not None,
     )
-
-
-def parse_ping_text(text: str) -> PingResult:
-    """For ``sparkfabric parse ping FILE``: stdout and stderr together, exit code unknown."""
-    return parse_ping(text, "", None)
