@@ -29,6 +29,7 @@ from pytest_sparkfabric.probes import ParseError, found_text
 TOOL = "kernel-log"
 EventKind = Literal["link_down", "link_up", "aer", "thermal", "other"]
 Severity = Literal["corrected", "uncorrected", "fatal"]
+Source = Literal["dmesg", "journalctl"]
 
 COMMAND = "cat /proc/uptime; dmesg 2>&1 || journalctl -k -b -o short-monotonic --no-pager 2>&1"
 """dmesg first: where it answers (root, or dmesg_restrict=0) it is the whole ring; journalctl
@@ -57,27 +58,27 @@ JOURNAL_REFUSED = (
 
 @dataclass(frozen=True, slots=True)
 class KernelEvent:
+    """One kernel message: seconds since boot as stamped, the PCI function it is about (for a
+    root port's AER report: the one that erred), and the message after the time stamp (and,
+    from journalctl, `host kernel:`)."""
+
     time_s: float
-    """Seconds since boot, as the line is stamped."""
-    driver: str | None
     pci: str | None
-    """The PCI function the line is about (for an AER report of a root port: the one that erred)."""
     netdev: str | None
     kind: EventKind
     severity: Severity | None
     line: str
-    """The message as printed (after the time stamp and, from journalctl, `host kernel:`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class KernelLog:
+    """`uptime_s`: /proc/uptime when the log was read (None in a saved log); `source`: which
+    reader answered (None: neither could be read, `refused` says why in the tools' words)."""
+
     uptime_s: float | None
-    """The node's seconds since boot when the log was read (/proc/uptime; None in a saved log)."""
     events: tuple[KernelEvent, ...]
-    source: Literal["dmesg", "journalctl"] | None
-    """Which reader answered; None when neither could be read."""
+    source: Source | None
     refused: str | None
-    """Why the log could not be read (both readers refused), in the tools' own words."""
 
     def since(self, t_s: float) -> tuple[KernelEvent, ...]:
         return tuple(e for e in self.events if e.time_s >= t_s)
@@ -92,10 +93,8 @@ def _severity(word: str, fatal: str | None) -> Severity:
 def classify(t_s: float, text: str) -> KernelEvent:
     """One kernel message (without its time stamp) as an event."""
     m = _DEVICE.match(text)
-    driver, pci, netdev, msg = (
-        (m["driver"], m["pci"].lower(), m["netdev"], m["msg"]) if m else (None, None, None, text)
-    )
-    mlx5 = driver is not None and driver.startswith("mlx5")
+    pci, netdev, msg = (m["pci"].lower(), m["netdev"], m["msg"]) if m else (None, None, text)
+    mlx5 = m is not None and m["driver"].startswith("mlx5")
     body = _FUNC_PREFIX.sub("", msg).strip()
     kind: EventKind = "other"
     severity: Severity | None = None
@@ -107,7 +106,7 @@ def classify(t_s: float, text: str) -> KernelEvent:
         kind, severity, pci = "aer", _severity(got[1], got[2]), got[3].lower()
     elif mlx5 and ("High temperature" in body or "High Temperature" in body):
         kind = "thermal"
-    return KernelEvent(t_s, driver, pci, netdev, kind, severity, text)
+    return KernelEvent(t_s, pci, netdev, kind, severity, text)
 
 
 _UPTIME = re.compile(r"^(\d+\.\d+) \d+\.\d+$")
@@ -119,15 +118,10 @@ def parse_kernel_log(text: str) -> KernelLog:
     up = _UPTIME.match(lines[0].strip()) if lines else None
     events: list[KernelEvent] = []
     journal = False
-    for line in lines[1:] if up else lines:
-        m = _STAMP.match(line)
-        if m is None:
-            continue
-        body = m[2]
-        j = _JOURNAL.match(body)
-        if j is not None:
-            journal, body = True, j[1]
-        events.append(classify(float(m[1]), body))
+    for m in filter(None, map(_STAMP.match, lines[1:] if up else lines)):
+        j = _JOURNAL.match(m[2])
+        journal = journal or j is not None
+        events.append(classify(float(m[1]), j[1] if j else m[2]))
     dmesg_refused = DMESG_REFUSED in text or "dmesg: not found" in text
     journal_refused = any(w in text for w in JOURNAL_REFUSED) or "journalctl: not found" in text
     said = (DMESG_REFUSED, *JOURNAL_REFUSED, "not found")
@@ -136,11 +130,11 @@ def parse_kernel_log(text: str) -> KernelLog:
         if dmesg_refused and journal_refused
         else None
     )
-    source: Literal["dmesg", "journalctl"] | None = (
-        None if refused else ("journalctl" if journal or dmesg_refused else "dmesg")
-    )
     if not events and refused is None and not dmesg_refused and up is None:
         raise ParseError(
             TOOL, "no '[seconds] message' line of dmesg or journalctl", found_text(text)
         )
-    return KernelLog(float(up[1]) if up else None, tuple(events), source, refused)
+    source: Source = "journalctl" if journal or dmesg_refused else "dmesg"
+    return KernelLog(
+        float(up[1]) if up else None, tuple(events), None if refused else source, refused
+    )

@@ -49,13 +49,11 @@ class HwCounters:
         return next((p for p in self.ports if (p.device, p.port) == (device, port)), None)
 
 
-def hw_counters_glob(device: str, port: int = 1) -> str:
-    return f"/sys/class/infiniband/{device}/ports/{port}/hw_counters/*"
-
-
 def build_hw_counters(devices: Sequence[str], port: int = 1) -> shell.Command:
     """Every hw_counters file of each device's port, in one round trip."""
-    return build_read_globs([hw_counters_glob(d, port) for d in devices])
+    return build_read_globs(
+        [f"/sys/class/infiniband/{d}/ports/{port}/hw_counters/*" for d in devices]
+    )
 
 
 class _Collector(dict[tuple[str | None, int | None], dict[str, int]]):
@@ -66,14 +64,6 @@ class _Collector(dict[tuple[str | None, int | None], dict[str, int]]):
 def _where(path: str) -> tuple[str | None, int | None]:
     m = _PATH.search(path)
     return (m.group("dev"), int(m.group("port"))) if m else (None, None)
-
-
-def _sfread(text: str, out: _Collector) -> None:
-    for path, value in parse_read_files(text).items():
-        name = path.rsplit("/", 1)[-1]
-        if value is not None and "/hw_counters/" in path and _NUMBER.match(value.strip()):
-            device, port = _where(path)
-            out.add(device, port, name, int(value.strip()))
 
 
 def _rdma_statistic(tokens: list[str], device: str, port: int, out: _Collector) -> None:
@@ -90,8 +80,9 @@ def _rdma_statistic(tokens: list[str], device: str, port: int, out: _Collector) 
 
 def parse_hw_counters(text: str) -> HwCounters:
     out = _Collector()
-    if "SFREAD\t" in text:
-        _sfread(text, out)
+    for path, value in parse_read_files(text).items() if "SFREAD\t" in text else ():
+        if value is not None and "/hw_counters/" in path and _NUMBER.match(value.strip()):
+            out.add(*_where(path), path.rsplit("/", 1)[-1], int(value.strip()))
     link: tuple[str, int] | None = None
     link_tokens: list[str] = []
     ttar_name: tuple[str, str | None, int | None] | None = None
