@@ -29,34 +29,31 @@ PACKAGES = ("perftest", "openmpi-bin", "libnccl2", "iperf3", "lldpd")
 
 @dataclass(frozen=True, slots=True)
 class Lookups:
-    """What to look for on one node."""
+    """What to look for on one node: command names or paths (`~/`: the login user's home),
+    commands the run will start under `sudo -n` (word by word), sockets, library name -> the
+    glob patterns where the loader would find it, Debian packages."""
 
     tools: Sequence[str] = ()
-    """Command names or paths (`~/` = the login user's home)."""
     sudo: Sequence[Sequence[str]] = ()
-    """Commands the run will start under `sudo -n`, word by word."""
     sockets: Sequence[str] = ()
     libs: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    """Library name -> the glob patterns where the loader would find it."""
     packages: Sequence[str] = PACKAGES
 
 
 @dataclass(frozen=True, slots=True)
 class SudoAnswer:
     allowed: bool
-    said: str
-    """sudo's first line: the allowed command's path, or why it refused."""
+    said: str  # sudo's first line: the allowed command's path, or why it refused
 
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """What one node has of what was looked for."""
+    """What one node has of what was looked for (a library: the files found, empty: none)."""
 
     tools: Mapping[str, str | None]
     sudo: Mapping[str, SudoAnswer]
     sockets: Mapping[str, bool]
     libs: Mapping[str, tuple[str, ...]]
-    """Library name -> the files found (empty: none)."""
     versions: Mapping[str, str]
 
 
