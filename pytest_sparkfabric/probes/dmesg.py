@@ -1,21 +1,10 @@
-"""The kernel log of a node (`dmesg`, else `journalctl -k -o short-monotonic`) as typed events.
+"""The kernel log (`dmesg`, else `journalctl -k -o short-monotonic`) as typed events.
 
-Both print each line after its boot-relative time (`[18865.848172]`), so one reader serves both
-and the session's window is "the last N seconds before the /proc/uptime read with the log": no
-wall clock of the node, its time zone or an NTP step enters. What a line says, from the kernel
-source that prints it:
-
-- mlx5 link: `mlx5e_update_carrier()` (mlx5/core/en_main.c) `netdev_info(..., "Link down\n")`,
-  printed `mlx5_core 0000:01:00.0 enp1s0f0np0: Link down`; another driver's words are not mlx5's.
-- PCIe AER (drivers/pci/pcie/aer.c): the root port's `AER: Corrected error received: <bdf>` or
-  (newer) `AER: Correctable error message received from <bdf>`, and the function's own
-  `PCIe Bus Error: severity=Corrected, ...` (`aer_print_error`); severities "Corrected",
-  "Uncorrected (Non-Fatal)", "Uncorrected (Fatal)", later "Correctable"/"Uncorrectable": both.
-- mlx5 thermal: `temp_warn()` (mlx5/core/events.c) "High temperature on sensors with bit set",
-  and a module's `Port module event[error]: ..., High Temperature` (`mlx5_pme_error`).
-
-Everything else is `other`, e.g. the `Detected insufficient power on the PCIe slot (27W)` line a
-healthy Spark prints at boot (DOMAIN.md §4: it proves nothing).
+Both stamp each line with seconds since boot, so the session's window is "the last N seconds
+before the /proc/uptime read": no node clock enters. Wordings, from the kernel source that
+prints each: mlx5e_update_carrier() (mlx5 en_main.c) "Link down"/"Link up"; PCIe AER (pcie/aer.c)
+"AER: ... error received" and "PCIe Bus Error: severity=..."; mlx5 events.c temp_warn() and
+mlx5_pme_error "High Temperature". Everything else is `other` (DOMAIN.md §4).
 """
 
 from __future__ import annotations

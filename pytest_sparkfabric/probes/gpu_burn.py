@@ -1,12 +1,9 @@
 """gpu-burn (wilicc/gpu-burn, ``gpu_burn-drv.cpp``): the soak's GPU load and its own verdict.
 
-It prints the ``nvidia-smi -L`` list, ``Initialized device N with X MB of memory (Y MB
-available, using Z MB of it), using FLOATS|DOUBLES``, progress lines rewritten with ``\\r``
-(``<pct>%  proc'd: <n> (<gflops> Gflop/s)   errors: <n> [(DIED!)]  temps: <t> C``), and
-``Tested N GPUs:`` with one ``GPU N: OK|FAULTY`` line each. gpu-burn exits 0 even when a GPU is
-FAULTY, and prints OK after an init error that left a GPU idle (issues #7, #12, #14), so the
-verdict is read from the text: verdict lines, errors, ``(DIED!)``, ``No clients are alive!
-Aborting`` and whether any work was done.
+gpu-burn exits 0 even when a GPU is FAULTY, and prints OK after an init error that left a GPU
+idle (issues #7, #12, #14), so the verdict is read from the text: ``GPU N: OK|FAULTY`` lines,
+errors, ``(DIED!)``, ``No clients are alive!`` and whether any work was done (``proc'd``).
+Progress lines are rewritten in place with ``\\r``.
 """
 
 from __future__ import annotations

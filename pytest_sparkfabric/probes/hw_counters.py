@@ -1,10 +1,8 @@
-"""RDMA port counters: ``/sys/class/infiniband/<dev>/ports/<port>/hw_counters/*``, name -> int.
+"""RDMA port counters, ``/sys/class/infiniband/<dev>/ports/<port>/hw_counters/*``: name -> int.
 
-Which counters exist depends on the firmware (drivers/infiniband/hw/mlx5/counters.c), so an
-absent counter is None, never 0. Read in the forms people and tools print them: this suite's
-SFREAD records, ``grep . .../hw_counters/*`` (``path:value``), ``show_counters`` and plain
-``name: value`` lines, iproute2 ``rdma statistic show`` (``link DEV/PORT name value ...``,
-wrapped anywhere, or ``-p`` with one pair per line) and a ttar archive of the directory.
+Which exist depends on the firmware (mlx5 counters.c): an absent counter is None, never 0. Read
+in the forms people and tools print them: SFREAD records, ``grep .`` (``path:value``),
+``name: value`` lines, iproute2 ``rdma statistic show`` (wrapped anywhere, or ``-p``) and ttar.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""rdma-core ``ibv_devinfo``: each RDMA device's ports, their state and active MTU.
-
-Format from libibverbs ``examples/devinfo.c`` ``print_hca_cap()``: a ``hca_id:\\t<dev>`` line,
-then per port ``\\t\\tport:\\t<n>`` and ``\\t\\t\\t<key>:\\t\\t<value>`` lines, where the state and
-the MTUs read ``<name> (<enum>)`` (``PORT_ACTIVE (4)``, ``4096 (5)``). On RoCE the active MTU is
-the largest IB MTU that fits the netdev MTU less the RoCE headers (4096 at MTU 9000); a GB10's
-ports that are down read ``PORT_DOWN (1)`` and ``1024 (3)`` (tests/data/ibv_devinfo/).
-"""
+"""rdma-core ``ibv_devinfo`` (libibverbs ``examples/devinfo.c``): each RDMA device's ports,
+their state and active MTU (``PORT_ACTIVE (4)``, ``4096 (5)``)."""
 
 from __future__ import annotations
 

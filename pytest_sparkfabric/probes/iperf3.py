@@ -1,11 +1,9 @@
 """iperf3 with ``-J``: command lines and the JSON report.
 
-With ``-J`` an error goes into a top-level ``"error"`` key (iperf_error.c), and 3.11-3.13 even
-exit 0 on a refused connection (esnet/iperf#1405): a result with ``error`` set, not a parse
-failure, also when ``end`` holds plausible sender figures (a client interrupted with Ctrl-C).
-iperf 3.6 writes duplicate keys in ``start`` (Python's json keeps the last one, harmless here).
-Saved outputs may start with a terminal's ``^C`` echo and use CRLF; a document cut short (a pipe
-buffer of 8192 bytes, a killed client) is a ParseError that says where it stops.
+An ``"error"`` key (3.11-3.13 exit 0 on a refused connection, esnet/iperf#1405) is a result, not
+a parse failure, also beside plausible ``end`` figures (a client interrupted with Ctrl-C). A
+stray line around the document is tolerated; one cut short (a pipe buffer of 8192 bytes, a
+killed client) is a ParseError that says where it stops.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """lldpd's ``lldpctl`` / ``lldpcli show neighbors``: who is on the other end of each port.
 
-Default text layout (lldpd src/client/text_writer.c): ``LLDP neighbors:``, then per neighbour
-``Interface: <local port>, via: LLDP|CDPv2|..., RID: N, Time: ...``, a ``Chassis:`` section
-(``ChassisID: <subtype> <id>``, ``SysName``, ...) and a ``Port:`` section (``PortID: <subtype>
-<id>`` e.g. ``ifname bridge/ether2``, ``PortDescr``). Pastes flatten or change the indentation,
-so neighbours are told apart by their ``Interface:`` line and fields by their names.
+Layout from lldpd src/client/text_writer.c. Pastes flatten or change the indentation, so
+neighbours are told apart by their ``Interface:`` line and fields by their names.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``mlnx_qos -i <netdev>``: a rail's PFC and trust state, as the host sees them.
 
-Layout from Mellanox/mlnx-tools ``python/mlnx_qos`` (``pretty_print``): ``DCBX mode:``,
-``Priority trust state: pcp|dscp`` (or ``... is not supported on your system``), ``Receive
-buffer size (bytes):``, ``PFC configuration:`` with rows ``priority 0..7`` and ``enabled`` (1 =
-PFC on), then ``tc: N ratelimit: X, tsa: ...`` lines. Pastes collapse spaces and TABs, so lines
-are read by their words. No PFC table: ``pfc_enabled`` None, "not shown", which is not "off".
+Layout from Mellanox/mlnx-tools ``python/mlnx_qos`` (``pretty_print``); pastes collapse spaces
+and TABs, so lines are read by their words. No PFC table: ``pfc_enabled`` None, "not shown",
+which is not "off".
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """nccl-tests text output (``all_reduce_perf``, ``all_gather_perf``) and NCCL_DEBUG=INFO lines.
 
-The table is read by its column header: the current one (``size count type redop root time
-algbw busbw #wrong`` twice), older ones (no ``root``; all_gather without ``redop``; ``error``
-instead of ``#wrong``, ``N/A`` when validation is off) and NCCL 1.0's (``bytes N type op ...
-res``); without a header line (an elided paste) a row is read by its number of fields. Open
-MPI's ``--tag-output`` prefix (``[1,0]<stdout>:``) is removed; noise lines may sit anywhere. A
-run that ends without ``# Avg bus bandwidth`` has ``avg_busbw_gbytes_s`` None: a failure,
-never zero.
+The table is read by its column header, of any nccl-tests generation (NCCL 1.0's included), or
+without one (an elided paste) by its number of fields. Open MPI's ``--tag-output`` prefix is
+removed; noise lines may sit anywhere. A run that ends without ``# Avg bus bandwidth`` has
+``avg_busbw_gbytes_s`` None: a failure, never zero.
 """
 
 from __future__ import annotations

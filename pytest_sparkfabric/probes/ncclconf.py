@@ -125,25 +125,13 @@ def effective_nccl_env(sources: Sequence[EnvSource]) -> dict[str, Decided]:
     return decided
 
 
-# -- NCCL_IB_HCA: the RDMA devices and ports a value selects, as the NCCL on the node does.
-# Source: NVIDIA/nccl src/misc/utils.cc (``parseStringList``, ``matchIf``, ``matchPort``,
-# ``matchIfList``) and the IB init (src/transport/net_ib.cc, net_ib/init.cc in 2.29+)::
-#
-#     searchNot = env[0] == '^';  if (searchNot) env++;
-#     searchExact = env[0] == '='; if (searchExact) env++;
-#     nUserIfs = parseStringList(env, userIfs, MAX_IB_DEVS);
-#     keep (device, port) when matchIfList(name, port, userIfs, nUserIfs, searchExact) ^ searchNot
-#
-# The list grammar depends on the version (``Grammar``):
-# - up to 2.4.8: only ``^``, skipped inside ``parseStringList``; no exact mode (``=`` is a name
-#   character);
-# - 2.5.6 to 2.30.4: ``^`` then ``=`` stripped once each (no second stripping: ``==x`` and
-#   ``^^x`` keep the second character in the name); ``name:N`` is port ``atoi(N)``, so
-#   ``name:`` is port 0, which no device has;
-# - 2.30.7 on (commit 7ec092af): ``name[:port[:rail[:plane]]]``; an empty field means "any", so
-#   ``name:`` takes every port; rail and plane only label the device.
-# Always: unset or empty selects everything; ``^`` alone selects nothing; at most 32 entries
-# (MAX_IB_DEVS); case-sensitive prefix match unless ``=``.
+# -- NCCL_IB_HCA, as the NCCL on the node reads it (src/misc/utils.cc ``parseStringList``,
+# ``matchIfList``; the IB init strips one ``^`` (exclude), then one ``=`` (exact), so ``==x`` and
+# ``^^x`` keep the second character in the name). The list grammar depends on the version: up
+# to 2.4.8 only ``^`` (``=`` is a name character); 2.5.6 to 2.30.4 ``name:N`` is port
+# ``atoi(N)`` (``name:`` is port 0, which no device has); 2.30.7 on (commit 7ec092af)
+# ``name[:port[:rail[:plane]]]`` with an empty field meaning "any". Always: unset or empty
+# selects everything, ``^`` alone nothing; at most 32 entries; case-sensitive prefix match.
 
 MAX_IB_DEVS = 32
 Grammar = Literal["caret_only", "classic", "rail_plane"]
@@ -212,15 +200,10 @@ def select_hcas(
     return tuple(HcaSelection(d, p) for d in devices for p in ports if listed(d, p) != exclude)
 
 
-# -- NCCL_SOCKET_IFNAME: the interfaces NCCL may use (bootstrap, Socket transport, the IB
-# transport's out-of-band address). Source: NVIDIA/nccl v2.30.7-1 src/misc/socket.cc
-# (``ncclFindInterfaces``) and src/os/linux.cc (the interface scan), with the list grammar of
-# NCCL_IB_HCA's classic form: one leading ``^`` (exclude), then one ``=`` (exact); entries matched
-# by prefix, any ``:port`` ignored; a value of one character or less counts as unset. Only
-# running interfaces with an IPv4 or IPv6 address count. Unset, NCCL tries ``ib`` interfaces,
-# then (skipping NCCL_COMM_ID's subnet search) all but ``docker``, ``lo`` and ``virbr``, then
-# ``docker``, ``lo``, ``virbr`` in that order.
-
+# -- NCCL_SOCKET_IFNAME (NVIDIA/nccl v2.30.7-1 src/misc/socket.cc ``ncclFindInterfaces``): one
+# ``^`` then one ``=``, prefixes, any ``:port`` ignored; a value of one character or less counts
+# as unset. Only running interfaces with an address count. Unset: ``ib``, then all but
+# ``docker``, ``lo`` and ``virbr`` (skipping NCCL_COMM_ID's subnet search), then each of those.
 UNSET_ORDER = (
     ("ib", False),
     ("docker,lo,virbr", True),

@@ -1,10 +1,8 @@
 """``nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]``, for any field list.
 
-Cells are joined by ``", "``; a header names each column with its unit in brackets (``memory.total
-[MiB]``), and without ``nounits`` each value carries it too (``69.85 W``). A value the GPU cannot
-report is a bracketed note (``[N/A]``, ``[Not Supported]``; GB10 says ``[N/A]`` for its unified
-memory): None, never zero. With ``-l N`` or ``srun`` the header repeats; rows are read under
-the latest header.
+Cells are joined by ``", "``; a header gives each column's unit (``memory.total [MiB]``). A value
+the GPU cannot report (``[N/A]``, ``[Not Supported]``) is None, never zero. With ``-l N`` or
+``srun`` the header repeats: rows are read under the latest header.
 """
 
 from __future__ import annotations

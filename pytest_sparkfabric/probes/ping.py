@@ -1,13 +1,9 @@
 """iputils ``ping -M do -s <mtu-28> -I <netdev> <peer>``: the end-to-end MTU gate.
 
-Three MTU signals (iputils ping/ping.c, 20240117 and s20161105): a smaller local MTU makes the
-kernel refuse the send, ``ping: local error: message too long, mtu=N`` on stderr once per packet
-(``Message`` up to s20180629, ``mtu: N`` for IPv6): ``local_mtu``. A router answering ICMP
-fragmentation-needed prints ``From <hop> icmp_seq=N Frag needed and DF set (mtu = N)``:
-``path_mtu`` (old iputils count it as an error only, with no loss figure). A smaller MTU behind
-a plain L2 switch just loses the packets: ``lost``. Statistics (ping_common.c ``finish``): ``T
-packets transmitted, R received[, +D duplicates][, +C corrupted][, +E errors][, L% packet loss,
-time Tms]``; partially translated French catalogues and no-break spaces are read too.
+Three MTU signals (iputils ping.c): a smaller local MTU makes the kernel refuse the send
+(``local error: message too long, mtu=N``): ``local_mtu``; a router's ICMP fragmentation-needed
+(``Frag needed and DF set (mtu = N)``): ``path_mtu``; a smaller MTU behind a plain L2 switch just
+loses the packets: ``lost``. Statistics as ping_common.c ``finish`` prints them, French too.
 """
 
 from __future__ import annotations

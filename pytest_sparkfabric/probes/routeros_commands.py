@@ -1,12 +1,8 @@
 """The console commands the suite sends a RouterOS switch over SSH, and the test that a command
-only reads.
-
-Each REST read has its console twin in `switch_reads`, built from fixed words and leg names
-checked by `check_leg_name`. Lists use `print terse without-paging` (one line per item with every
-property: a column table fits the terminal's width); `monitor <leg> once`, one leg per command as
-REST asks; counters `print stats without-paging where name="<leg>"` (`print stats terse` prints
-the same, RouterOS 7.20.8, index id 63101946964). `login_user` adds the console's login options
-(MikroTik manual, "Login Options": `c` colours off, `t` terminal auto-detection off).
+only reads. Lists use `print terse without-paging` (one line per item with every property);
+`monitor <leg> once`, one leg per command as REST asks; counters `print stats without-paging
+where name="<leg>"` (RouterOS 7.20.8, index id 63101946964). `login_user` adds the console's
+login options (MikroTik manual, "Login Options": `c` colours off, `t` terminal detection off).
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
-"""The preflight script: one shell script per node that looks for everything the selected checks
-will run there, and the parser of what it prints. One record per line, tab-separated:
+"""The preflight script (one per node: is everything the selected checks run there present?) and
+the parser of what it prints, one tab-separated record per line:
 
-    tool    NAME    PATH            `command -v NAME` (empty: not found), as sh(1) resolves it
-    sudo    WORDS   RC  FIRST LINE  `sudo -n -l WORDS`: sudo(8) -l with a command prints its
-                                    full path and exits 0 when the policy allows it without a
-                                    password; with -n it exits 1 ("a password is required")
+    tool    NAME    PATH            `command -v NAME` (empty: not found)
+    sudo    WORDS   RC  FIRST LINE  `sudo -n -l WORDS`: 0 and the command's path when allowed
+                                    without a password, 1 ("a password is required") if not
     socket  PATH    yes|no          `test -S PATH`
-    lib     NAME    MATCHES         `echo` of the library's globs (a pattern that matches
-                                    nothing is echoed as it is, with its `*`) and the
-                                    loader cache's lines for it (`ldconfig -p`)
+    lib     NAME    MATCHES         `echo` of the library's globs (no match: echoed with its
+                                    `*`) and its `ldconfig -p` lines
     version NAME    TEXT            dpkg-query's version of a package (empty: not a package)
     end                             the script ran to its end
 
