@@ -1,14 +1,10 @@
-"""Every real sample in tests/data parses to the expected JSON beside it (tests/probes/golden.py).
-
-One generic test covers every sample with the parser ``sparkfabric parse`` uses for its tool;
-the checks after it keep the layout honest (the folders are the registered parsers, each with
-a real sample and a PROVENANCE.md listing every sample, no expected file without its sample).
-``SPARKFABRIC_UPDATE_GOLDEN=1`` rewrites the expected files; review each diff by eye.
-"""
+"""Every sample in tests/data parses to the expected JSON beside it (tests/probes/golden.py), with
+the parser ``sparkfabric parse`` uses for its tool; the checks after it keep the layout honest."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,7 +13,7 @@ from pytest_sparkfabric.probes import PARSERS, outcome_to_json
 
 from . import golden
 
-SAMPLES = golden.raw_samples()
+SAMPLES = golden.raw_samples
 
 
 @pytest.mark.parametrize("raw", SAMPLES, ids=golden.sample_id)
@@ -25,7 +21,7 @@ def test_sample_parses_to_its_expected_json(raw: Path) -> None:
     tool = raw.parent.name
     got = outcome_to_json(PARSERS[tool], golden.read(raw))
     expected = golden.expected_path(raw)
-    if golden.updating():
+    if os.environ.get(golden.UPDATE_ENV):
         expected.write_text(got, encoding="utf-8")
     assert expected.exists(), (
         f"{golden.sample_id(raw)} has no expected parse beside it: run "
@@ -38,7 +34,7 @@ def test_sample_parses_to_its_expected_json(raw: Path) -> None:
 def test_folders_and_registered_parsers_are_the_same_tools() -> None:
     """So the folder names pin ``PARSERS``' keys: a parser comes with its real sample."""
     folders = {f.name for f in golden.sample_folders()}
-    real = {p.parent.name for p in SAMPLES if not golden.is_synthetic(p)}
+    real = {p.parent.name for p in golden.real_samples}
     assert sorted(folders - set(PARSERS)) == [], "tests/data folders naming no parser in PARSERS"
     assert sorted(set(PARSERS) - real) == [], "parsers without a real sample in tests/data"
 
