@@ -121,11 +121,8 @@ def _row(tokens: list[str], columns: tuple[str, ...], factor: float) -> BwRow | 
         return None
     cells = {name.split("[", 1)[0]: value for name, value in zip(columns, tokens, strict=True)}
     size, iterations = cells.get("#bytes", ""), cells.get("#iterations", "")
-    if not (size.isdigit() and iterations.isdigit()) or not {
-        "BW peak",
-        "BW average",
-        "MsgRate",
-    } <= set(cells):
+    need = {"BW peak", "BW average", "MsgRate"}
+    if not (size.isdigit() and iterations.isdigit() and need <= set(cells)):
         return None
     cpu = cells.get("CPU_Util")
     return BwRow(

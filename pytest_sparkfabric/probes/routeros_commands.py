@@ -10,12 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-ReadName = Literal["ethernet", "monitor", "bridge-port", "qos-port", "resource", "stats"]
-
-VERBS = ("print", "monitor", "get")
-"""The only console verbs the suite sends: none of them changes the switch."""
+VERBS = ("print", "monitor", "get")  # the only console verbs sent: none changes the switch
 
 # The same characters cluster.yaml allows for switch.ports (cluster/argrules.py SWITCH_PORT).
 _LEG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
@@ -32,9 +28,7 @@ RESOURCE = "/system resource print"
 
 @dataclass(frozen=True, slots=True)
 class SwitchRead:
-    """One console command of a pass over the switch."""
-
-    name: ReadName
+    name: str  # ethernet, monitor, bridge-port, qos-port, resource, stats
     command: str
     leg: str | None = None
 
@@ -76,7 +70,6 @@ def switch_reads(legs: Sequence[str]) -> tuple[SwitchRead, ...]:
 
 
 def login_user(user: str) -> str:
-    """The SSH login name that turns console colours and terminal detection off."""
     return f"{user}+ct"
 
 
