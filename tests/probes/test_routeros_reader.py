@@ -100,31 +100,14 @@ def test_forms_without_a_golden_sample(text: str, rows: list[dict[str, str]]) ->
 
 def test_crlf_and_colour_escapes_change_nothing() -> None:
     for path in sorted(DATA.glob("routeros-*/*.txt")):
-        if path.name.startswith("synthetic-error-"):
+        if path.name.startswith(("synthetic-error-", "synthetic-refused-")):
             continue
         text = sample(f"{path.parent.name}/{path.name}")
         assert read("\x1b[m" + text.replace("\n", "\r\n"), "t") == read(text, "t"), path.name
 
 
-REFUSALS = [
-    "bad command name stats (line 1 column 21)",
-    "syntax error (line 1 column 5)",
-    "expected end of command (line 1 column 29)",
-    "no such item",
-    "input does not match any value of interface",
-    "not enough permissions (9)",
-    "failure: not allowed by device-mode",
-]
-
-
-@pytest.mark.parametrize("line", REFUSALS)
-def test_a_refusal_is_named_not_read_as_an_empty_answer(line: str) -> None:
-    with pytest.raises(ParseError) as err:
-        parse_routeros_monitor(f"\r\n\x1b[31m{line}\x1b[m\r\n")
-    assert str(err.value) == f"routeros monitor: RouterOS refused the command: {line!r}"
-
-
 def test_values_that_look_like_refusals_are_read() -> None:
+    # Refusals themselves: the synthetic-refused-* samples in tests/data/routeros-monitor.
     (row,) = read(" 0 R  name=ether1 comment=syntax error here\n", "t")
     assert row["comment"] == "syntax error here"
     assert read("   last-error: failure: x\n", "t") == ({"last-error": "failure: x"},)
