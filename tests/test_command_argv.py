@@ -1,13 +1,8 @@
-"""Every command the suite sends, read by the simulator's shell, runs exactly the intended argv.
-
-The suite's measurement phases run against a transport that sends nothing anywhere: it hands
-each command's text to the simulator's own POSIX sh (sparkfabric_sim/sh) and records the
-argv of every program that shell starts. Each argv must have one of the shapes the tools are
-meant to get (the table in `shapes`), with every name from cluster.yaml as one whole element;
-the NCCL launcher and the GPU load are compared with what Python's shlex makes of the operator's
-template, each placeholder standing for its value. Values are generated with shell
-metacharacters wherever validation lets them through (environment values, NCCL_CONF_FILE).
-"""
+"""Every command the suite sends runs exactly the intended argv: the measurement phases run
+against a transport that hands each command's text to the simulator's POSIX sh and records the
+argv of every program it starts. Each must have one of the shapes in `shapes`, every name from
+cluster.yaml one whole element; the NCCL launcher and the GPU load are what Python's shlex makes
+of the operator's template. Values carry shell metacharacters wherever validation lets them."""
 
 from __future__ import annotations
 

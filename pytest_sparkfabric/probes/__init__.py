@@ -1,20 +1,16 @@
-"""Pure probes: one module per tool, each builds a command line and parses its output.
+"""Pure probes, one module per tool: text in, a frozen dataclass out, or :class:`ParseError`.
 
-Nothing here runs a command: a probe turns text into a frozen dataclass, or raises
-:class:`ParseError` when the text lacks what the tool prints on success, and never lets an
-error of its own escape. :data:`PARSERS` (tool name -> parser) is what ``sparkfabric parse``
-offers and the golden test reads; :func:`to_json` is the JSON both print and store.
+:data:`PARSERS` (tool name -> parser) is what ``sparkfabric parse`` offers and the golden test
+reads; :func:`to_json` is the JSON both print and store.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
 import importlib
-import ipaddress
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = [
@@ -31,9 +27,8 @@ _FOUND_CHARS = 120
 
 
 def found_text(text: str, *, last: bool = False) -> str:
-    """The first (``last``: the final) non-blank line, cut to 120 characters, and the line
-    count, for "expected X, found Y"; an empty input says so (a command printed nothing). The
-    final line is the better quote for output that stopped early: where the tool got to."""
+    """The first (``last``: the final, where output that stopped early got to) non-blank line,
+    cut to 120 characters, and the line count, for "expected X, found Y"."""
     lines = [line.strip() for line in text.replace("\r", "\n").split("\n")]
     lines = [line for line in lines if line]
     if not lines:
@@ -57,14 +52,11 @@ def positive(name: str, value: int, *, least: int = 1) -> str:
 
 
 class ParseError(ValueError):
-    """The tool output lacks what a successful run prints: ``missing`` says what (and, where
-    known, the usual cause), ``found`` quotes the text instead; an operator reads the message."""
+    """The output lacks what a successful run prints: ``missing`` says what (and, where known,
+    the usual cause), ``found`` quotes the text instead."""
 
     def __init__(self, tool: str, missing: str, found: str | None = None) -> None:
-        message = f"{tool}: {missing}"
-        if found:
-            message += f"; found: {found}"
-        super().__init__(message)
+        super().__init__(f"{tool}: {missing}" + (f"; found: {found}" if found else ""))
         self.tool = tool
         self.missing = missing
         self.found = found
@@ -74,82 +66,64 @@ class ParseError(ValueError):
         return (type(self), (self.tool, self.missing, self.found))
 
 
-# Lazy on purpose: importing the package must stay cheap, and the probe modules import
-# ParseError from here, so importing them eagerly would be circular.
-_PARSER_PATHS: dict[str, tuple[str, str]] = {
-    "ib_write_bw": ("perftest", "parse_ib_write_bw"),
-    "ib_write_lat": ("perftest", "parse_ib_write_lat"),
-    "iperf3": ("iperf3", "parse_iperf3_json"),
-    "nccl-tests": ("nccl", "parse_nccl_tests"),
-    "nccl-conf": ("ncclconf", "parse_nccl_conf_text"),
-    "ethtool": ("ethtool", "parse_ethtool"),
-    "ethtool-stats": ("ethtool", "parse_ethtool_stats"),
-    "ethtool-module": ("ethtool", "parse_ethtool_module"),
-    "ethtool-fec": ("ethtool", "parse_ethtool_fec"),
-    "ip-addr": ("ip", "parse_ip_addr_json"),
-    "ping": ("ping", "parse_ping_text"),
-    "nvidia-smi": ("nvidia_smi", "parse_nvidia_smi_csv"),
-    "gpu-burn": ("gpu_burn", "parse_gpu_burn"),
-    "ibdev2netdev": ("ibdev2netdev", "parse_ibdev2netdev"),
-    "ibv_devinfo": ("ibv_devinfo", "parse_ibv_devinfo"),
-    "routeros-monitor": ("routeros", "parse_routeros_monitors"),
-    "routeros-resource": ("routeros", "parse_system_resource"),
-    "routeros-ethernet": ("routeros", "parse_ethernet"),
-    "routeros-bridge-port": ("routeros", "parse_bridge_ports"),
-    "routeros-qos": ("routeros", "parse_qos_ports"),
-    "routeros-stats": ("routeros", "parse_ethernet_stats"),
-    "hw-counters": ("hw_counters", "parse_hw_counters"),
-    "mlnx_qos": ("mlnx_qos", "parse_mlnx_qos"),
-    "lldpctl": ("lldp", "parse_lldpctl"),
-    "sysfs-read": ("sysfs", "parse_read_files_checked"),
-    "kernel-log": ("dmesg", "parse_kernel_log"),
+def _lazy(path: str) -> Callable[[str], object]:
+    # Lazy on purpose: importing the package stays cheap, and the probe modules import
+    # ParseError from here, so importing them eagerly would be circular.
+    module, name = path.split(":")
+
+    def parse(text: str) -> object:
+        parser: Callable[[str], object] = getattr(
+            importlib.import_module(f"{__name__}.{module}"), name
+        )
+        return parser(text)
+
+    return parse
+
+
+PARSERS: Mapping[str, Callable[[str], object]] = {
+    tool: _lazy(path)
+    for tool, path in {
+        "ib_write_bw": "perftest:parse_ib_write_bw",
+        "ib_write_lat": "perftest:parse_ib_write_lat",
+        "iperf3": "iperf3:parse_iperf3_json",
+        "nccl-tests": "nccl:parse_nccl_tests",
+        "nccl-conf": "ncclconf:parse_nccl_conf_text",
+        "ethtool": "ethtool:parse_ethtool",
+        "ethtool-stats": "ethtool:parse_ethtool_stats",
+        "ethtool-module": "ethtool:parse_ethtool_module",
+        "ethtool-fec": "ethtool:parse_ethtool_fec",
+        "ip-addr": "ip:parse_ip_addr_json",
+        "ping": "ping:parse_ping",
+        "nvidia-smi": "nvidia_smi:parse_nvidia_smi_csv",
+        "gpu-burn": "gpu_burn:parse_gpu_burn",
+        "ibdev2netdev": "ibdev2netdev:parse_ibdev2netdev",
+        "ibv_devinfo": "ibv_devinfo:parse_ibv_devinfo",
+        "routeros-monitor": "routeros:parse_routeros_monitors",
+        "routeros-resource": "routeros:parse_system_resource",
+        "routeros-ethernet": "routeros:parse_ethernet",
+        "routeros-bridge-port": "routeros:parse_bridge_ports",
+        "routeros-qos": "routeros:parse_qos_ports",
+        "routeros-stats": "routeros:parse_ethernet_stats",
+        "hw-counters": "hw_counters:parse_hw_counters",
+        "mlnx_qos": "mlnx_qos:parse_mlnx_qos",
+        "lldpctl": "lldp:parse_lldpctl",
+        "sysfs-read": "sysfs:parse_read_files_checked",
+        "kernel-log": "dmesg:parse_kernel_log",
+    }.items()
 }
-
-
-class _LazyParsers(Mapping[str, Callable[[str], object]]):
-    def __getitem__(self, key: str) -> Callable[[str], object]:
-        module_name, func_name = _PARSER_PATHS[key]
-        module = importlib.import_module(f"{__name__}.{module_name}")
-        func: Callable[[str], object] = getattr(module, func_name)
-        return func
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_PARSER_PATHS)
-
-    def __len__(self) -> int:
-        return len(_PARSER_PATHS)
-
-
-PARSERS: Mapping[str, Callable[[str], object]] = _LazyParsers()
-
-_Address = (
-    ipaddress.IPv4Address,
-    ipaddress.IPv6Address,
-    ipaddress.IPv4Interface,
-    ipaddress.IPv6Interface,
-    ipaddress.IPv4Network,
-    ipaddress.IPv6Network,
-)
 
 
 def to_jsonable(obj: object) -> object:
     """A probe result as JSON data: a dataclass is its fields plus the derived values its class
-    lists in ``_json_properties``; NaN and infinities (not JSON) become None."""
+    lists in ``_json_properties``; NaN and infinities become None; addresses their text."""
     if obj is None or isinstance(obj, (bool, int, str)):
         return obj
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
-    if isinstance(obj, enum.Enum):
-        return to_jsonable(obj.value)
-    if isinstance(obj, _Address):
-        return str(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out: dict[str, object] = {
-            f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)
-        }
-        for name in getattr(type(obj), "_json_properties", ()):
-            out[name] = to_jsonable(getattr(obj, name))
-        return out
+        names = [f.name for f in dataclasses.fields(obj)]
+        names += getattr(type(obj), "_json_properties", ())
+        return {name: to_jsonable(getattr(obj, name)) for name in names}
     if isinstance(obj, Mapping):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (frozenset, set)):
@@ -160,17 +134,16 @@ def to_jsonable(obj: object) -> object:
 
 
 def to_json(obj: object) -> str:
-    """The JSON text of a probe result: sorted keys, two-space indent, a final newline."""
+    """Sorted keys, two-space indent, a final newline."""
     return json.dumps(to_jsonable(obj), indent=2, sort_keys=True) + "\n"
 
 
 def outcome_to_json(parser: Callable[[str], object], text: str) -> str:
-    """A parser's result as JSON, or ``{"parse_error": ...}``: so an error-path golden file
-    pins the message an operator would read."""
+    """A parser's result as JSON, or ``{"parse_error": ...}`` (an error-path golden file pins
+    the message an operator would read)."""
     try:
-        result = parser(text)
+        return to_json(parser(text))
     except ParseError as err:
         return to_json(
             {"parse_error": {"tool": err.tool, "missing": err.missing, "found": err.found}}
         )
-    return to_json(result)

@@ -1,8 +1,7 @@
 """iproute2 ``dcb pfc show dev <netdev>``: which priorities have PFC on, where mlnx_qos is absent.
 
-Format from iproute2 man/man8/dcb-pfc.8 (dcb since iproute2 5.11): ``pfc-cap 8 macsec-bypass off
-delay 4096`` then ``prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off`` (``-s`` adds
-``requests``/``indications`` counters, ignored here). Lines are read by their words.
+Format from iproute2 man/man8/dcb-pfc.8 (since iproute2 5.11): ``pfc-cap 8 macsec-bypass off
+delay 4096`` then ``prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off``.
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
-"""The kernel log of a node (`dmesg`, else `journalctl -k -o short-monotonic`) as typed events.
+"""The kernel log (`dmesg`, else `journalctl -k -o short-monotonic`) as typed events.
 
-Both print each line after its boot-relative time (`[18865.848172]`), so one reader serves both
-and the session's window is "the last N seconds before the /proc/uptime read with the log": no
-wall clock of the node, its time zone or an NTP step enters. What a line says, from the kernel
-source that prints it:
-
-- mlx5 link: `mlx5e_update_carrier()` (mlx5/core/en_main.c) `netdev_info(..., "Link down\n")`,
-  printed `mlx5_core 0000:01:00.0 enp1s0f0np0: Link down`; another driver's words are not mlx5's.
-- PCIe AER (drivers/pci/pcie/aer.c): the root port's `AER: Corrected error received: <bdf>` or
-  (newer) `AER: Correctable error message received from <bdf>`, and the function's own
-  `PCIe Bus Error: severity=Corrected, ...` (`aer_print_error`); severities "Corrected",
-  "Uncorrected (Non-Fatal)", "Uncorrected (Fatal)", later "Correctable"/"Uncorrectable": both.
-- mlx5 thermal: `temp_warn()` (mlx5/core/events.c) "High temperature on sensors with bit set",
-  and a module's `Port module event[error]: ..., High Temperature` (`mlx5_pme_error`).
-
-Everything else is `other`, e.g. the `Detected insufficient power on the PCIe slot (27W)` line a
-healthy Spark prints at boot (DOMAIN.md §4: it proves nothing).
+Both stamp each line with seconds since boot, so the session's window is "the last N seconds
+before the /proc/uptime read": no node clock enters. Wordings, from the kernel source that
+prints each: mlx5e_update_carrier() (mlx5 en_main.c) "Link down"/"Link up"; PCIe AER (pcie/aer.c)
+"AER: ... error received" and "PCIe Bus Error: severity=..."; mlx5 events.c temp_warn() and
+mlx5_pme_error "High Temperature". Everything else is `other` (DOMAIN.md §4).
 """
 
 from __future__ import annotations
@@ -29,6 +18,7 @@ from pytest_sparkfabric.probes import ParseError, found_text
 TOOL = "kernel-log"
 EventKind = Literal["link_down", "link_up", "aer", "thermal", "other"]
 Severity = Literal["corrected", "uncorrected", "fatal"]
+Source = Literal["dmesg", "journalctl"]
 
 COMMAND = "cat /proc/uptime; dmesg 2>&1 || journalctl -k -b -o short-monotonic --no-pager 2>&1"
 """dmesg first: where it answers (root, or dmesg_restrict=0) it is the whole ring; journalctl
@@ -57,27 +47,27 @@ JOURNAL_REFUSED = (
 
 @dataclass(frozen=True, slots=True)
 class KernelEvent:
+    """One kernel message: seconds since boot as stamped, the PCI function it is about (for a
+    root port's AER report: the one that erred), and the message after the time stamp (and,
+    from journalctl, `host kernel:`)."""
+
     time_s: float
-    """Seconds since boot, as the line is stamped."""
-    driver: str | None
     pci: str | None
-    """The PCI function the line is about (for an AER report of a root port: the one that erred)."""
     netdev: str | None
     kind: EventKind
     severity: Severity | None
     line: str
-    """The message as printed (after the time stamp and, from journalctl, `host kernel:`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class KernelLog:
+    """`uptime_s`: /proc/uptime when the log was read (None in a saved log); `source`: which
+    reader answered (None: neither could be read, `refused` says why in the tools' words)."""
+
     uptime_s: float | None
-    """The node's seconds since boot when the log was read (/proc/uptime; None in a saved log)."""
     events: tuple[KernelEvent, ...]
-    source: Literal["dmesg", "journalctl"] | None
-    """Which reader answered; None when neither could be read."""
+    source: Source | None
     refused: str | None
-    """Why the log could not be read (both readers refused), in the tools' own words."""
 
     def since(self, t_s: float) -> tuple[KernelEvent, ...]:
         return tuple(e for e in self.events if e.time_s >= t_s)
@@ -92,10 +82,8 @@ def _severity(word: str, fatal: str | None) -> Severity:
 def classify(t_s: float, text: str) -> KernelEvent:
     """One kernel message (without its time stamp) as an event."""
     m = _DEVICE.match(text)
-    driver, pci, netdev, msg = (
-        (m["driver"], m["pci"].lower(), m["netdev"], m["msg"]) if m else (None, None, None, text)
-    )
-    mlx5 = driver is not None and driver.startswith("mlx5")
+    pci, netdev, msg = (m["pci"].lower(), m["netdev"], m["msg"]) if m else (None, None, text)
+    mlx5 = m is not None and m["driver"].startswith("mlx5")
     body = _FUNC_PREFIX.sub("", msg).strip()
     kind: EventKind = "other"
     severity: Severity | None = None
@@ -107,7 +95,7 @@ def classify(t_s: float, text: str) -> KernelEvent:
         kind, severity, pci = "aer", _severity(got[1], got[2]), got[3].lower()
     elif mlx5 and ("High temperature" in body or "High Temperature" in body):
         kind = "thermal"
-    return KernelEvent(t_s, driver, pci, netdev, kind, severity, text)
+    return KernelEvent(t_s, pci, netdev, kind, severity, text)
 
 
 _UPTIME = re.compile(r"^(\d+\.\d+) \d+\.\d+$")
@@ -119,15 +107,10 @@ def parse_kernel_log(text: str) -> KernelLog:
     up = _UPTIME.match(lines[0].strip()) if lines else None
     events: list[KernelEvent] = []
     journal = False
-    for line in lines[1:] if up else lines:
-        m = _STAMP.match(line)
-        if m is None:
-            continue
-        body = m[2]
-        j = _JOURNAL.match(body)
-        if j is not None:
-            journal, body = True, j[1]
-        events.append(classify(float(m[1]), body))
+    for m in filter(None, map(_STAMP.match, lines[1:] if up else lines)):
+        j = _JOURNAL.match(m[2])
+        journal = journal or j is not None
+        events.append(classify(float(m[1]), j[1] if j else m[2]))
     dmesg_refused = DMESG_REFUSED in text or "dmesg: not found" in text
     journal_refused = any(w in text for w in JOURNAL_REFUSED) or "journalctl: not found" in text
     said = (DMESG_REFUSED, *JOURNAL_REFUSED, "not found")
@@ -136,11 +119,11 @@ def parse_kernel_log(text: str) -> KernelLog:
         if dmesg_refused and journal_refused
         else None
     )
-    source: Literal["dmesg", "journalctl"] | None = (
-        None if refused else ("journalctl" if journal or dmesg_refused else "dmesg")
-    )
     if not events and refused is None and not dmesg_refused and up is None:
         raise ParseError(
             TOOL, "no '[seconds] message' line of dmesg or journalctl", found_text(text)
         )
-    return KernelLog(float(up[1]) if up else None, tuple(events), source, refused)
+    source: Source = "journalctl" if journal or dmesg_refused else "dmesg"
+    return KernelLog(
+        float(up[1]) if up else None, tuple(events), None if refused else source, refused
+    )

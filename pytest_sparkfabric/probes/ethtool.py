@@ -9,13 +9,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError, found_text
 
 _KV = re.compile(r"^\s*(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
-_SPEED = re.compile(r"^(\d{1,9})\s*Mb/s$")
 _NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)|-?inf", re.IGNORECASE)
 _LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(km|m)\s*$")
 
@@ -31,26 +29,22 @@ build_ethtool_driver = _build("-i")
 build_ethtool_module = _build("-m")  # the cable's EEPROM (root)
 
 
-def _number(text: str) -> float | None:
-    m = _NUMBER.search(text)
+def _number(text: str | None) -> float | None:
+    m = _NUMBER.search(text or "")
     return float(m.group(0)) if m else None
 
 
-def _lines_kv(text: str) -> Iterator[tuple[str, str]]:
-    for line in text.splitlines():
-        m = _KV.match(line)
-        if m:
-            yield m.group("key"), m.group("value")
+def _pairs(text: str) -> list[tuple[str, str]]:
+    return [(m["key"], m["value"]) for line in text.splitlines() if (m := _KV.match(line))]
 
 
-# ---------------------------------------------------------------- ethtool IFACE
+def _first(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    return dict(reversed(pairs))  # the first of a repeated key wins
 
 
 @dataclass(frozen=True, slots=True)
 class EthtoolLink:
     speed_mbps: int | None
-    duplex: Literal["Full", "Half"] | None
-    autoneg: bool | None
     link_detected: bool | None
     link_detected_reason: str | None = None
     interface: str | None = None
@@ -58,42 +52,31 @@ class EthtoolLink:
     lanes: int | None = None
 
 
-def _yes_no(value: str) -> bool | None:
-    word = value.split(" ", 1)[0].lower()
+def _yes_no(value: str | None) -> bool | None:
+    word = (value or "").split(" ", 1)[0].lower()
     return {"yes": True, "on": True, "no": False, "off": False}.get(word)
 
 
 def parse_ethtool(text: str) -> EthtoolLink:
-    values: dict[str, str] = {}
-    interface: str | None = None
-    for line in text.splitlines():
-        if m := re.match(r"^\s*Settings for (\S+?):\s*$", line):
-            interface = m.group(1)
-        elif kv := _KV.match(line):
-            values.setdefault(kv.group("key"), kv.group("value"))
+    settings = re.findall(r"^\s*Settings for (\S+?):\s*$", text, re.M)
+    values = _first(_pairs(text))
     keys = ("Speed", "Duplex", "Auto-negotiation", "Link detected")
-    if interface is None and not any(k in values for k in keys):
+    if not settings and not any(k in values for k in keys):
         raise ParseError(
             "ethtool", "expected 'Speed:', 'Duplex:' or 'Link detected:' lines", found_text(text)
         )
-    speed = _SPEED.match(values.get("Speed", ""))
-    duplex = values.get("Duplex", "")
+    speed = re.match(r"^(\d{1,9})\s*Mb/s$", values.get("Speed", ""))
     link = values.get("Link detected")
-    reason = re.search(r"\((.*)\)", link) if link else None
-    lanes = re.match(r"^\d{1,3}$", values.get("Lanes", ""))
+    reason = re.search(r"\((.*)\)", link or "")
+    lanes = values.get("Lanes", "")
     return EthtoolLink(
-        speed_mbps=int(speed.group(1)) if speed else None,
-        duplex="Full" if duplex == "Full" else "Half" if duplex == "Half" else None,
-        autoneg=_yes_no(values["Auto-negotiation"]) if "Auto-negotiation" in values else None,
-        link_detected=_yes_no(link) if link is not None else None,
-        link_detected_reason=reason.group(1) if reason else None,
-        interface=interface,
-        port=values.get("Port"),
-        lanes=int(lanes.group(0)) if lanes else None,
+        int(speed.group(1)) if speed else None,
+        _yes_no(link),
+        reason.group(1) if reason else None,
+        settings[-1] if settings else None,
+        values.get("Port"),
+        int(lanes) if re.fullmatch(r"\d{1,3}", lanes) else None,
     )
-
-
-# ---------------------------------------------------------------- ethtool -m IFACE
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +94,8 @@ class ModuleEeprom:
 
 
 def parse_ethtool_module(text: str) -> ModuleEeprom:
-    pairs = list(_lines_kv(text))
-    first = dict(reversed(pairs))  # the first of a repeated key wins
+    pairs = _pairs(text)
+    first = _first(pairs)
     if not any(k in first for k in ("Identifier", "Vendor name", "Vendor PN")):
         raise ParseError(
             "ethtool -m",
@@ -120,37 +103,32 @@ def parse_ethtool_module(text: str) -> ModuleEeprom:
             found_text(text),
         )
     lengths: dict[str, float] = {}
-    attenuation: dict[str, float] = {}
-    alarms: list[str] = []
     for key, value in pairs:
-        lower = key.lower()
-        if ("alarm" in lower or "warning" in lower) and value == "On":
-            alarms.append(key)
         # SFF-8636 "Length (Copper or Active cable)", CMIS "Cable assembly length" (cmis.c).
-        length_key = lower.startswith("length (") or lower == "cable assembly length"
-        if length_key and (m := _LENGTH.match(value)):
+        lower = key.lower()
+        is_length = lower.startswith("length (") or lower == "cable assembly length"
+        if is_length and (m := _LENGTH.match(value)):
             lengths[key] = float(m.group(1)) * (1000.0 if m.group(2) == "km" else 1.0)
-        if "attenuation" in lower and (n := _number(value)) is not None:
-            attenuation[key] = n
     copper = next(
         (v for k, v in lengths.items() if "copper" in k.lower() or "assembly" in k.lower()), None
     )
+    attenuation = {
+        k: n for k, v in pairs if "attenuation" in k.lower() and (n := _number(v)) is not None
+    }
+    alarms = [k for k, v in pairs if ("alarm" in k.lower() or "warning" in k.lower()) and v == "On"]
     temp = first.get("Module temperature")
     return ModuleEeprom(
-        identifier=first.get("Identifier"),
-        vendor_name=first.get("Vendor name"),
-        vendor_pn=first.get("Vendor PN"),
-        vendor_sn=first.get("Vendor SN"),
-        transceiver_type=first.get("Transceiver type"),
-        length_m=copper or next((v for v in lengths.values() if v > 0), None),
-        temp_c=_number(temp) if temp else None,
-        attenuation_db=attenuation,
-        alarms_on=tuple(alarms),
-        fields=tuple(pairs),
+        first.get("Identifier"),
+        first.get("Vendor name"),
+        first.get("Vendor PN"),
+        first.get("Vendor SN"),
+        first.get("Transceiver type"),
+        copper or next((v for v in lengths.values() if v > 0), None),
+        _number(temp) if temp else None,
+        attenuation,
+        tuple(alarms),
+        tuple(pairs),
     )
-
-
-# ---------------------------------------------------------------- ethtool --show-fec IFACE
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,15 +140,13 @@ class FecInfo:
 
 def parse_ethtool_fec(text: str) -> FecInfo:
     configured: tuple[str, ...] | None = None
-    active: str | None = None
-    interface: str | None = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if m := re.match(r"^FEC parameters for (\S+?):$", stripped):
+    active = interface = None
+    for line in map(str.strip, text.splitlines()):
+        if m := re.match(r"^FEC parameters for (\S+?):$", line):
             interface = m.group(1)
-        elif m := re.match(r"^(?:Supported/)?Configured FEC encodings:\s*(.*)$", stripped):
+        elif m := re.match(r"^(?:Supported/)?Configured FEC encodings:\s*(.*)$", line):
             configured = tuple(m.group(1).split())
-        elif m := re.match(r"^Active FEC encodings?:\s*(.*)$", stripped):
+        elif m := re.match(r"^Active FEC encodings?:\s*(.*)$", line):
             active = m.group(1).strip() or None
     if configured is None and active is None:
         raise ParseError(
@@ -181,11 +157,10 @@ def parse_ethtool_fec(text: str) -> FecInfo:
     return FecInfo(configured or (), active, interface)
 
 
-# ---------------------------------------------------------------- ethtool -S IFACE
-# ``NIC statistics:`` then ``name: value`` lines; annotated pastes add a trailing ``# comment``
-# (which may hold digits and colons), so a line is cut at the first ``#`` after whitespace.
-# Names: Linux Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst.
-
+# ``ethtool -S``: ``NIC statistics:`` then ``name: value`` lines; annotated pastes add a trailing
+# ``# comment`` after the value (names may hold digits and colons), so a line is cut at the
+# first ``#`` after whitespace. Names: Linux Documentation/networking/device_drivers/ethernet/
+# mellanox/mlx5/counters.rst.
 _STAT = re.compile(r"^\s*(?P<name>\S(?:.*\S)?)\s*:\s*(?P<value>-?\d{1,20})\s*$")
 _COMMENT = re.compile(r"\s#.*$")
 
@@ -208,13 +183,10 @@ class EthtoolStats(Mapping[str, int]):
 
 def parse_ethtool_stats(text: str) -> EthtoolStats:
     counters: dict[str, int] = {}
-    header = False
-    for raw in text.splitlines():
-        line = _COMMENT.sub("", raw)
-        header = header or line.strip() == "NIC statistics:"
-        if m := _STAT.match(line):
-            counters.setdefault(m.group("name"), int(m.group("value")))
-    if not counters and not header:
+    lines = [_COMMENT.sub("", raw) for raw in text.splitlines()]
+    for m in filter(None, map(_STAT.match, lines)):
+        counters.setdefault(m.group("name"), int(m.group("value")))
+    if not counters and "NIC statistics:" not in map(str.strip, lines):
         raise ParseError(
             "ethtool -S",
             "expected a 'NIC statistics:' header or 'name: value' counter lines",
@@ -223,12 +195,9 @@ def parse_ethtool_stats(text: str) -> EthtoolStats:
     return EthtoolStats(counters)
 
 
-# ---------------------------------------------------------------- ethtool -i IFACE
-# `driver`, `version` (the kernel release for the in-box mlx5, the MLNX_OFED/DOCA release when
-# that driver is installed), `firmware-version` (maybe with the PSID in parentheses),
-# `expansion-rom-version`, `bus-info`, `supports-*` (tests/probes/ethtool_i_samples/).
-
-
+# ``ethtool -i``: `driver`, `version` (the kernel release for the in-box mlx5, the MLNX_OFED/DOCA
+# release when that driver is installed), `firmware-version` (maybe with the PSID in
+# parentheses), `bus-info`, `supports-*` (tests/probes/ethtool_i_samples/).
 @dataclass(frozen=True, slots=True)
 class DriverInfo:
     driver: str
@@ -244,5 +213,6 @@ def parse_ethtool_driver(text: str) -> DriverInfo:
             fields[key.strip()] = value.strip()
     if not fields.get("driver"):
         raise ParseError("ethtool -i", "expected a 'driver: <name>' line", found_text(text))
-    get = {k: fields.get(k) or None for k in ("version", "firmware-version")}
-    return DriverInfo(fields["driver"], get["version"], get["firmware-version"])
+    return DriverInfo(
+        fields["driver"], fields.get("version") or None, fields.get("firmware-version") or None
+    )

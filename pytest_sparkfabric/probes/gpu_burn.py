@@ -1,12 +1,9 @@
 """gpu-burn (wilicc/gpu-burn, ``gpu_burn-drv.cpp``): the soak's GPU load and its own verdict.
 
-It prints the ``nvidia-smi -L`` list, ``Burning for N seconds.``, ``Initialized device N with X
-MB of memory (Y MB available, using Z MB of it), using FLOATS|DOUBLES``, progress lines
-rewritten with ``\\r`` (``<pct>%  proc'd: <n> (<gflops> Gflop/s)   errors: <n> [(DIED!)]
-temps: <t> C``), and ``Tested N GPUs:`` with one ``GPU N: OK|FAULTY`` line each. gpu-burn exits
-0 even when a GPU is FAULTY, and prints OK after an init error that left a GPU idle (issues #7,
-#12, #14), so the verdict is read from the text: verdict lines, errors, ``(DIED!)``, ``No
-clients are alive!  Aborting`` and whether any work was done.
+gpu-burn exits 0 even when a GPU is FAULTY, and prints OK after an init error that left a GPU
+idle (issues #7, #12, #14), so the verdict is read from the text: ``GPU N: OK|FAULTY`` lines,
+errors, ``(DIED!)``, ``No clients are alive!`` and whether any work was done (``proc'd``).
+Progress lines are rewritten in place with ``\\r``.
 """
 
 from __future__ import annotations
@@ -21,16 +18,12 @@ TOOL = "gpu-burn"
 
 _GPU = re.compile(r"^\s*GPU (\d{1,3}): (.+?) \(UUID: ([^)]*)\)\s*$")
 _INIT = re.compile(
-    r"Initialized device (\d{1,3}) with (\d{1,9}) MB of memory \((\d{1,9}) MB available, "
-    r"using (\d{1,9}) MB of it\), using (FLOATS|DOUBLES)(, using Tensor Cores)?"
+    r"Initialized device (\d{1,3}) with \d{1,9} MB of memory \(\d{1,9} MB available, "
+    r"using (\d{1,9}) MB of it\), using (?:FLOATS|DOUBLES)"
 )
-_BURNING = re.compile(r"Burning for (\d{1,9}) sec")
-_PROGRESS = re.compile(
-    r"^\s*(\d{1,3}(?:\.\d)?)%\s+proc'd:(?P<procd>.*?)errors:(?P<errors>.*?)temps:(?P<temps>.*)$"
-)
-_PROCD = re.compile(r"(-?\d{1,12}) \((\d{1,9}(?:\.\d+)?) Gflop/s\)")
+_PROGRESS = re.compile(r"^\s*\d{1,3}(?:\.\d)?%\s+proc'd:(?P<procd>.*?)errors:(?P<errors>.*?)temps:")
+_PROCD = re.compile(r"(-?\d{1,12}) \(\d{1,9}(?:\.\d+)? Gflop/s\)")
 _ERRORS = re.compile(r"(-?\d{1,12})\s*(\((?:WARNING|DIED)!\))?")
-_TEMPS = re.compile(r"(\d{1,3}|--) C")
 _TESTED = re.compile(r"^\s*Tested (\d{1,3}) GPUs:")
 _VERDICT = re.compile(r"^\s*GPU (\d{1,3}): (OK|FAULTY)\s*$")
 _ABORT = "No clients are alive!"
@@ -43,27 +36,23 @@ _FAILURE = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class GpuProgress:
-    """One progress line: per GPU, the work done, error count and temperature."""
+    """One progress line: per GPU, the work done, the error count, whether it died."""
 
-    percent: float
     processed: tuple[int, ...]
     errors: tuple[int, ...]
     died: tuple[bool, ...]
-    temps_c: tuple[int | None, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class GpuInit:
     device: int
     used_mb: int
-    precision: str
 
 
 @dataclass(frozen=True, slots=True)
 class GpuBurn:
     gpus: tuple[str, ...]
     initialized: tuple[GpuInit, ...]
-    burn_s: int | None
     progress: tuple[GpuProgress, ...]
     verdicts: tuple[tuple[int, bool], ...] | None
     failures: tuple[str, ...]
@@ -84,27 +73,13 @@ class GpuBurn:
     @property
     def all_ok(self) -> bool:
         """gpu-burn's own verdict held up: every GPU OK, work done, nothing died or failed."""
+        verdicts = self.verdicts or ()
         return (
-            self.verdicts is not None
-            and bool(self.verdicts)
-            and all(ok for _, ok in self.verdicts)
+            bool(verdicts)
+            and all(ok for _, ok in verdicts)
             and self.did_work
-            and not self.died
-            and not self.aborted
-            and not self.failures
+            and not (self.died or self.aborted or self.failures)
         )
-
-
-def _progress(m: re.Match[str]) -> GpuProgress:
-    procd = _PROCD.findall(m.group("procd"))
-    errors = _ERRORS.findall(m.group("errors"))
-    return GpuProgress(
-        percent=float(m.group(1)),
-        processed=tuple(int(n) for n, _ in procd),
-        errors=tuple(int(n) for n, _ in errors),
-        died=tuple(mark == "(DIED!)" for _, mark in errors),
-        temps_c=tuple(None if t == "--" else int(t) for t in _TEMPS.findall(m.group("temps"))),
-    )
 
 
 def parse_gpu_burn(text: str) -> GpuBurn:
@@ -113,28 +88,26 @@ def parse_gpu_burn(text: str) -> GpuBurn:
     progress: list[GpuProgress] = []
     verdicts: list[tuple[int, bool]] | None = None
     failures: list[str] = []
-    burn_s: int | None = None
     aborted = False
     last: str | None = None
     # Progress lines are rewritten in place with \r: each CR-separated piece is a line.
     for piece in text.replace("\r", "\n").split("\n"):
-        line = piece.strip()
-        if not line:
+        if not (line := piece.strip()):
             continue
         last = line
         if m := _GPU.match(piece):
             gpus.append(m.group(2))
-        elif m := _TESTED.match(piece):
+        elif _TESTED.match(piece):
             verdicts = []
         elif verdicts is not None and (m := _VERDICT.match(piece)):
             verdicts.append((int(m.group(1)), m.group(2) == "OK"))
         elif m := _PROGRESS.match(piece):
-            progress.append(_progress(m))
+            errors = _ERRORS.findall(m.group("errors"))
+            procd = tuple(int(n) for n in _PROCD.findall(m.group("procd")))
+            died = tuple(mark == "(DIED!)" for _, mark in errors)
+            progress.append(GpuProgress(procd, tuple(int(n) for n, _ in errors), died))
         if m := _INIT.search(line):
-            device, _, _, used, precision, _ = m.groups()
-            initialized.append(GpuInit(int(device), int(used), precision))
-        if m := _BURNING.search(line):
-            burn_s = int(m.group(1))
+            initialized.append(GpuInit(int(m.group(1)), int(m.group(2))))
         if _ABORT in line:
             aborted = True
         elif _FAILURE.search(line) and not _INIT.search(line):
@@ -146,6 +119,7 @@ def parse_gpu_burn(text: str) -> GpuBurn:
             "progress ('proc'd:') or 'Tested N GPUs:' lines",
             found_text(text),
         )
-    lists = (tuple(gpus), tuple(initialized), burn_s, tuple(progress))
     said = tuple(verdicts) if verdicts is not None else None
-    return GpuBurn(*lists, said, tuple(failures), aborted, last)
+    return GpuBurn(
+        tuple(gpus), tuple(initialized), tuple(progress), said, tuple(failures), aborted, last
+    )

@@ -1,10 +1,8 @@
-"""RDMA port counters: ``/sys/class/infiniband/<dev>/ports/<port>/hw_counters/*``, name -> int.
+"""RDMA port counters, ``/sys/class/infiniband/<dev>/ports/<port>/hw_counters/*``: name -> int.
 
-Which counters exist depends on the firmware (drivers/infiniband/hw/mlx5/counters.c), so an
-absent counter is None, never 0. Read in the forms people and tools print them: this suite's
-SFREAD records, ``grep . .../hw_counters/*`` (``path:value``), ``show_counters`` and plain
-``name: value`` lines, iproute2 ``rdma statistic show`` (``link DEV/PORT name value ...``,
-wrapped anywhere, or ``-p`` with one pair per line) and a ttar archive of the directory.
+Which exist depends on the firmware (mlx5 counters.c): an absent counter is None, never 0. Read
+in the forms people and tools print them: SFREAD records, ``grep .`` (``path:value``),
+``name: value`` lines, iproute2 ``rdma statistic show`` (wrapped anywhere, or ``-p``) and ttar.
 """
 
 from __future__ import annotations
@@ -49,13 +47,11 @@ class HwCounters:
         return next((p for p in self.ports if (p.device, p.port) == (device, port)), None)
 
 
-def hw_counters_glob(device: str, port: int = 1) -> str:
-    return f"/sys/class/infiniband/{device}/ports/{port}/hw_counters/*"
-
-
 def build_hw_counters(devices: Sequence[str], port: int = 1) -> shell.Command:
     """Every hw_counters file of each device's port, in one round trip."""
-    return build_read_globs([hw_counters_glob(d, port) for d in devices])
+    return build_read_globs(
+        [f"/sys/class/infiniband/{d}/ports/{port}/hw_counters/*" for d in devices]
+    )
 
 
 class _Collector(dict[tuple[str | None, int | None], dict[str, int]]):
@@ -66,14 +62,6 @@ class _Collector(dict[tuple[str | None, int | None], dict[str, int]]):
 def _where(path: str) -> tuple[str | None, int | None]:
     m = _PATH.search(path)
     return (m.group("dev"), int(m.group("port"))) if m else (None, None)
-
-
-def _sfread(text: str, out: _Collector) -> None:
-    for path, value in parse_read_files(text).items():
-        name = path.rsplit("/", 1)[-1]
-        if value is not None and "/hw_counters/" in path and _NUMBER.match(value.strip()):
-            device, port = _where(path)
-            out.add(device, port, name, int(value.strip()))
 
 
 def _rdma_statistic(tokens: list[str], device: str, port: int, out: _Collector) -> None:
@@ -90,8 +78,9 @@ def _rdma_statistic(tokens: list[str], device: str, port: int, out: _Collector) 
 
 def parse_hw_counters(text: str) -> HwCounters:
     out = _Collector()
-    if "SFREAD\t" in text:
-        _sfread(text, out)
+    for path, value in parse_read_files(text).items() if "SFREAD\t" in text else ():
+        if value is not None and "/hw_counters/" in path and _NUMBER.match(value.strip()):
+            out.add(*_where(path), path.rsplit("/", 1)[-1], int(value.strip()))
     link: tuple[str, int] | None = None
     link_tokens: list[str] = []
     ttar_name: tuple[str, str | None, int | None] | None = None

@@ -1,11 +1,5 @@
-"""rdma-core ``ibv_devinfo``: each RDMA device's ports, their state and active MTU.
-
-Format from libibverbs ``examples/devinfo.c`` ``print_hca_cap()``: a ``hca_id:\\t<dev>`` line,
-then per port ``\\t\\tport:\\t<n>`` and ``\\t\\t\\t<key>:\\t\\t<value>`` lines, where the state and
-the MTUs read ``<name> (<enum>)`` (``PORT_ACTIVE (4)``, ``4096 (5)``). On RoCE the active MTU is
-the largest IB MTU that fits the netdev MTU less the RoCE headers (4096 at MTU 9000); a GB10's
-ports that are down read ``PORT_DOWN (1)`` and ``1024 (3)`` (tests/data/ibv_devinfo/).
-"""
+"""rdma-core ``ibv_devinfo`` (libibverbs ``examples/devinfo.c``): each RDMA device's ports,
+their state and active MTU (``PORT_ACTIVE (4)``, ``4096 (5)``)."""
 
 from __future__ import annotations
 
@@ -25,8 +19,7 @@ _ENUM = re.compile(r"^(?P<name>\S+)\s+\((?P<num>\d+)\)$")
 class IbvPort:
     device: str
     port: int
-    state: str | None
-    """PORT_ACTIVE, PORT_DOWN, ..."""
+    state: str | None  # PORT_ACTIVE, PORT_DOWN, ...
     active_mtu_bytes: int | None
 
     @property
@@ -38,43 +31,26 @@ def build_ibv_devinfo(device: str, port: int = 1) -> shell.Command:
     return shell.join(["ibv_devinfo", "-d", device, "-i", str(port)])
 
 
-def _mtu(value: str | None) -> int | None:
-    m = _ENUM.match(value or "")
-    return int(m.group("name")) if m and m.group("name").isdigit() else None
-
-
 def parse_ibv_devinfo(text: str) -> tuple[IbvPort, ...]:
-    ports: list[IbvPort] = []
+    blocks: list[tuple[str, int, dict[str, str]]] = []
     device: str | None = None
-    port: int | None = None
-    fields: dict[str, str] = {}
-
-    def close() -> None:
-        if device is not None and port is not None:
-            m = _ENUM.match(fields.get("state", ""))
-            ports.append(
-                IbvPort(
-                    device,
-                    port,
-                    m.group("name") if m else fields.get("state"),
-                    _mtu(fields.get("active_mtu")),
-                )
-            )
-
+    fields: dict[str, str] | None = None  # of the current port
     for line in text.splitlines():
         if m := _HCA.match(line):
-            close()
-            device, port, fields = m.group("dev"), None, {}
+            device, fields = m.group("dev"), None
         elif (m := _PORT.match(line)) and device is not None:
-            close()
-            port, fields = int(m.group("port")), {}
-        elif (m := _FIELD.match(line)) and port is not None:
+            blocks.append((device, int(m.group("port")), fields := {}))
+        elif (m := _FIELD.match(line)) and fields is not None:
             fields.setdefault(m.group("key"), m.group("value"))
-    close()
-    if not ports:
+    if not blocks:
         raise ParseError(
             "ibv_devinfo",
             "expected 'hca_id:' and 'port:' blocks (no RDMA device of that name?)",
             found_text(text),
         )
+    ports = []
+    for dev, port, found in blocks:
+        state, mtu = (_ENUM.match(found.get(k, "")) for k in ("state", "active_mtu"))
+        mtu_bytes = int(mtu["name"]) if mtu and mtu["name"].isdigit() else None
+        ports.append(IbvPort(dev, port, state["name"] if state else found.get("state"), mtu_bytes))
     return tuple(ports)

@@ -1,17 +1,14 @@
 """iperf3 with ``-J``: command lines and the JSON report.
 
-With ``-J`` an error goes into a top-level ``"error"`` key instead of stderr (iperf_error.c);
-3.11-3.13 even exit 0 on a refused connection (esnet/iperf#1405). That is a result (``error``
-set), not a parse failure, also when ``end`` holds plausible sender figures (a client
-interrupted with Ctrl-C). iperf 3.6 writes duplicate keys in ``start`` (sock_bufsize,
-sndbuf_actual, rcvbuf_actual once per stream): Python's json keeps the last one, harmless
-here. Saved outputs may start with a terminal's ``^C`` echo and use CRLF line ends; a document
-cut short (a pipe buffer of 8192 bytes, a killed client) is a ParseError that says where it
-stops.
+An ``"error"`` key (3.11-3.13 exit 0 on a refused connection, esnet/iperf#1405) is a result, not
+a parse failure, also beside plausible ``end`` figures (a client interrupted with Ctrl-C). A
+stray line around the document is tolerated; one cut short (a pipe buffer of 8192 bytes, a
+killed client) is a ParseError that says where it stops.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,12 +28,7 @@ class Iperf3Result:
     received_gbps: float | None
     streams: int | None
     retransmits: int | None
-    version: str | None = None
-    duration_s: float | None = None
     local_host: str | None = None
-    remote_host: str | None = None
-    reverse: bool | None = None
-    intervals: int | None = None
 
     _json_properties: ClassVar[tuple[str, ...]] = ("ok",)
 
@@ -45,11 +37,15 @@ class Iperf3Result:
         return self.error is None and self.received_gbps is not None
 
 
+def _bind(bind: IPv4Address | None) -> list[str]:
+    return ["-B", str(IPv4Address(bind))] if bind is not None else []
+
+
 def build_iperf3_server(
     *, port: int, one_off: bool = True, bind: IPv4Address | None = None
 ) -> shell.Command:
     parts = ["iperf3", "-s", "-p", positive("port", port), *(["-1"] if one_off else [])]
-    return shell.join(parts + (["-B", str(IPv4Address(bind))] if bind is not None else []))
+    return shell.join(parts + _bind(bind))
 
 
 def build_iperf3_client(
@@ -62,50 +58,35 @@ def build_iperf3_client(
 ) -> shell.Command:
     parts = ["iperf3", "-c", str(IPv4Address(peer)), "-P", positive("streams", streams)]
     parts += ["-t", positive("duration_s", duration_s), "-p", positive("port", port), "-J"]
-    return shell.join(parts + (["-B", str(IPv4Address(bind))] if bind is not None else []))
+    return shell.join(parts + _bind(bind))
 
 
 def _obj(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _num(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def _int(value: object) -> int | None:
     # int() of an int, not of its float: exact above 2**53, and no OverflowError.
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if isinstance(value, float) and not value.is_integer():
-        return None
-    return int(value)
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+    return int(value) if isinstance(value, int) or value.is_integer() else None
 
 
 def _gbps(section: Mapping[str, Any]) -> float | None:
-    bps = _num(section.get("bits_per_second"))
-    return None if bps is None else bps / 1e9
+    bps = section.get("bits_per_second")
+    return bps / 1e9 if isinstance(bps, (int, float)) and not isinstance(bps, bool) else None
 
 
 def _load(text: str) -> object:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        pass
     start, end = text.find("{"), text.rfind("}")
+    # Also tolerates a stray line around the document (an ssh banner, a warning, a ``^C`` echo).
+    for candidate in (text, text[start : end + 1] if start >= 0 else ""):
+        with contextlib.suppress(ValueError, RecursionError):
+            return json.loads(candidate)
     if start < 0:
         raise ParseError(
             TOOL, "expected a JSON report (was -J given? did iperf3 run?)", found_text(text)
         )
-    # Tolerates a stray line around the document (an ssh banner, a warning, a ``^C`` echo).
-    try:
-        return json.loads(text[start : end + 1])
-    except (ValueError, RecursionError):
-        pass
     try:
         return json.loads(text[start:])
     except RecursionError:
@@ -124,16 +105,13 @@ def parse_iperf3_json(text: str) -> Iperf3Result:
     data = _load(text)
     if not isinstance(data, Mapping):
         raise ParseError(TOOL, "JSON output is not an object")
-    start = _obj(data.get("start"))
-    end = _obj(data.get("end"))
-    test_start = _obj(start.get("test_start"))
+    start, end = _obj(data.get("start")), _obj(data.get("end"))
     connected = start.get("connected")
     first_conn = _obj(connected[0]) if isinstance(connected, list) and connected else {}
     error = data.get("error")
-    error_text = error if isinstance(error, str) else (None if error is None else str(error))
-    sent = _obj(end.get("sum_sent"))
-    received = _obj(end.get("sum_received"))
-    if not sent and not received and _obj(end.get("sum")):
+    error_text = None if error is None else str(error)
+    sent, received = _obj(end.get("sum_sent")), _obj(end.get("sum_received"))
+    if not sent and not received:
         # UDP runs summarise in end.sum only.
         sent = received = _obj(end.get("sum"))
     if error_text is None and not sent and not received:
@@ -142,21 +120,16 @@ def parse_iperf3_json(text: str) -> Iperf3Result:
             "expected end.sum_sent/sum_received or an error key (the run did not finish)",
             f"keys {sorted(str(k) for k in data)} and end keys {sorted(str(k) for k in end)}",
         )
-    streams = _int(test_start.get("num_streams"))
+    streams = _int(_obj(start.get("test_start")).get("num_streams"))
     end_streams = end.get("streams")
     if streams is None and isinstance(end_streams, list) and end_streams:
         streams = len(end_streams)
-    intervals = data.get("intervals")
+    host = first_conn.get("local_host")
     return Iperf3Result(
-        error=error_text,
-        sent_gbps=_gbps(sent) if sent else None,
-        received_gbps=_gbps(received) if received else None,
-        streams=streams,
-        retransmits=_int(sent.get("retransmits")),
-        version=_str(start.get("version")),
-        duration_s=_num(sent.get("seconds")),
-        local_host=_str(first_conn.get("local_host")),
-        remote_host=_str(first_conn.get("remote_host")),
-        reverse=bool(test_start["reverse"]) if "reverse" in test_start else None,
-        intervals=len(intervals) if isinstance(intervals, list) else None,
+        error_text,
+        _gbps(sent),
+        _gbps(received),
+        streams,
+        _int(sent.get("retransmits")),
+        host if isinstance(host, str) else None,
     )

@@ -1,10 +1,7 @@
 """lldpd's ``lldpctl`` / ``lldpcli show neighbors``: who is on the other end of each port.
 
-Default text layout (lldpd src/client/text_writer.c): ``LLDP neighbors:``, then per neighbour
-``Interface: <local port>, via: LLDP|CDPv2|..., RID: N, Time: ...``, a ``Chassis:`` section
-(``ChassisID: <subtype> <id>``, ``SysName``, ...) and a ``Port:`` section (``PortID: <subtype>
-<id>`` e.g. ``ifname bridge/ether2``, ``PortDescr``). Pastes flatten or change the indentation,
-so neighbours are told apart by their ``Interface:`` line and fields by their names.
+Layout from lldpd src/client/text_writer.c. Pastes flatten or change the indentation, so
+neighbours are told apart by their ``Interface:`` line and fields by their names.
 """
 
 from __future__ import annotations
@@ -19,8 +16,8 @@ from pytest_sparkfabric.probes import ParseError, found_text
 TOOL = "lldpctl"
 
 _INTERFACE = re.compile(
-    r"^\s*Interface:\s*(?P<port>[^,\s]+),\s*via:\s*(?P<via>[^,]+?)(?:,\s*RID:\s*(?P<rid>\d+))?"
-    r"(?:,\s*Time:\s*(?P<time>.*?))?\s*$"
+    r"^\s*Interface:\s*(?P<port>[^,\s]+),\s*via:\s*[^,]+?(?:,\s*RID:\s*\d+)?"
+    r"(?:,\s*Time:\s*.*?)?\s*$"
 )
 _FIELD = re.compile(r"^\s*(?P<key>[A-Za-z][\w -]*?):\s*(?P<value>.*?)\s*$")
 _MAC = re.compile(r"^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$")
@@ -29,15 +26,10 @@ _SECTIONS = {"Chassis", "Port", "VLAN", "LLDP-MED", "Unknown TLVs", "PMD autoneg
 
 @dataclass(frozen=True, slots=True)
 class LldpNeighbor:
-    """One neighbour seen on ``local_port``.
-
-    ``chassis_id``/``port_id`` keep lldpd's subtype word (``mac``, ``ifname``, ``local``,
-    ``ip``) apart from the identifier itself.
-    """
+    """One neighbour seen on ``local_port``; ``chassis_id``/``port_id`` keep lldpd's subtype
+    word (``mac``, ``ifname``, ``local``, ``ip``) apart from the identifier itself."""
 
     local_port: str
-    via: str
-    rid: int | None
     chassis_id_type: str | None
     chassis_id: str | None
     system_name: str | None
@@ -90,14 +82,10 @@ def _split_id(value: str) -> tuple[str | None, str | None]:
     return (kind, ident.strip() or None) if ident else (None, kind)
 
 
-def _neighbor(port: str, via: str, rid: int | None, pairs: list[tuple[str, str]]) -> LldpNeighbor:
-    f: dict[str, str] = {}
-    for key, value in pairs:
-        f.setdefault(key, value)
+def _neighbor(port: str, pairs: list[tuple[str, str]]) -> LldpNeighbor:
+    f = dict(reversed(pairs))  # the first of a repeated key wins
     return LldpNeighbor(
         port,
-        via,
-        rid,
         *_split_id(f.get("ChassisID", "")),
         f.get("SysName") or None,
         *_split_id(f.get("PortID", "")),
@@ -106,21 +94,20 @@ def _neighbor(port: str, via: str, rid: int | None, pairs: list[tuple[str, str]]
 
 
 def parse_lldpctl(text: str) -> LldpNeighbors:
-    found: list[tuple[str, str, int | None, list[tuple[str, str]]]] = []
+    found: list[tuple[str, list[tuple[str, str]]]] = []
     seen_header = False
     for line in text.splitlines():
         stripped = line.strip()
         if stripped in ("LLDP neighbors:", "LLDP interfaces:"):
             seen_header = True
         elif m := _INTERFACE.match(line):
-            rid = m.group("rid")
-            found.append((m.group("port"), m.group("via").strip(), int(rid) if rid else None, []))
+            found.append((m.group("port"), []))
         elif not found or not stripped or set(stripped) <= {"-"}:
             continue
         elif (m := _FIELD.match(line)) and not line.startswith(" " * 18):
             key, value = m.group("key"), m.group("value")
             if value or key not in _SECTIONS:
-                found[-1][3].append((key, value))
+                found[-1][1].append((key, value))
     if not found and not seen_header:
         raise ParseError(
             TOOL,

@@ -1,12 +1,8 @@
 """``mlnx_qos -i <netdev>``: a rail's PFC and trust state, as the host sees them.
 
-Layout from Mellanox/mlnx-tools ``python/mlnx_qos`` (``pretty_print``): ``DCBX mode: OS
-controlled|Firmware controlled``; ``Priority trust state: pcp|dscp`` (or ``Priority trust state
-is not supported on your system``); ``Receive buffer size (bytes): ...``; ``PFC configuration:``
-with rows ``priority 0..7`` and ``enabled`` (1 = PFC on that priority); then per traffic class
-``tc: N ratelimit: X, tsa: ...`` lines. Pastes collapse spaces, change TABs to spaces, put blank
-lines between lines or elide the tail, so lines are read by their words, never by indentation.
-A paste without the PFC table has ``pfc_enabled`` None: "not shown", which is not "off".
+Layout from Mellanox/mlnx-tools ``python/mlnx_qos`` (``pretty_print``); pastes collapse spaces
+and TABs, so lines are read by their words. No PFC table: ``pfc_enabled`` None, "not shown",
+which is not "off".
 """
 
 from __future__ import annotations
@@ -34,8 +30,6 @@ _OTHER = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class MlnxQos:
-    """``pfc_enabled`` is one flag per priority 0..7, None when the paste shows no PFC table."""
-
     dcbx_mode: str | None
     trust: Trust | None
     pfc_enabled: tuple[bool, ...] | None

@@ -1,10 +1,8 @@
 """``nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]``, for any field list.
 
-Cells are joined by ``", "``; a header names each column with its unit in brackets (``memory.total
-[MiB]``), and without ``nounits`` each value carries it too (``69.85 W``). A value the GPU cannot
-report is a bracketed note (``[N/A]``, ``[Not Supported]``; GB10 says ``[N/A]`` for its unified
-memory): None, never zero. With ``-l N`` or ``srun`` the header repeats;
-rows are read under the latest header.
+Cells are joined by ``", "``; a header gives each column's unit (``memory.total [MiB]``). A value
+the GPU cannot report (``[N/A]``, ``[Not Supported]``) is None, never zero. With ``-l N`` or
+``srun`` the header repeats: rows are read under the latest header.
 """
 
 from __future__ import annotations
@@ -20,10 +18,10 @@ from pytest_sparkfabric.probes import ParseError, found_text
 TOOL = "nvidia-smi"
 QUERY_FIELDS = ("temperature.gpu", "power.draw", "clocks.sm", "utilization.gpu")
 
-_NUMBER = re.compile(r"^-?\d{1,15}(?:\.\d{1,15})?$")
-# Serials, bus IDs and masked IDs are digit strings with leading zeros: text, not numbers.
-_LEADING_ZERO = re.compile(r"^-?0\d")
-_WITH_UNIT = re.compile(r"^(-?\d{1,15}(?:\.\d{1,15})?) ([A-Za-z%/]{1,8})$")
+# A number, or one with its unit; serials, bus IDs and masked IDs are digit strings with leading
+# zeros: text, not numbers.
+_N = r"(-?\d{1,15}(?:\.\d{1,15})?)"
+_NUMBER = re.compile(rf"^(?:(?!-?0\d){_N}|{_N} [A-Za-z%/]{{1,8}})$")
 _HEADER_CELL = re.compile(r"^([a-z][A-Za-z0-9_.]*)(?: \[([^\]]{1,12})\])?$")
 # What nvidia-smi prints instead of a table when it cannot run (nvidia-smi's own messages).
 _FAILURES = (
@@ -53,9 +51,6 @@ class CsvTable:
     note (``[N/A]``) stands: never a 0."""
     header: bool
 
-    def column(self, name: str) -> int | None:
-        return next((i for i, c in enumerate(self.columns) if c.name == name), None)
-
 
 @dataclass(frozen=True, slots=True)
 class NvidiaSmiCsv:
@@ -67,19 +62,16 @@ class NvidiaSmiCsv:
     def records(self) -> tuple[dict[str, Value], ...]:
         """Every row as field -> value (``"1"``, ``"2"``... for the columns of a headerless
         table, in the order they were queried)."""
-        out: list[dict[str, Value]] = []
-        for table in self.tables:
-            names = [c.name or str(i + 1) for i, c in enumerate(table.columns)]
-            out += [dict(zip(names, row, strict=True)) for row in table.rows]
-        return tuple(out)
+        return tuple(
+            dict(zip([c.name or str(i + 1) for i, c in enumerate(t.columns)], row, strict=True))
+            for t in self.tables
+            for row in t.rows
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class GpuSample:
-    index: int
     temp_c: float | None
-    power_w: float | None
-    sm_clock_mhz: float | None
     utilization_pct: float | None
 
 
@@ -93,31 +85,19 @@ def _cell(token: str) -> Value:
     raw = token.strip()
     if (raw.startswith("[") and raw.endswith("]")) or raw in ("N/A", "Not Supported"):
         return None
-    if _NUMBER.match(raw) and not _LEADING_ZERO.match(raw):
-        return _number(raw)
-    if m := _WITH_UNIT.match(raw):
-        return _number(m.group(1))
-    return raw
-
-
-def _number(text: str) -> int | float | None:
-    if "." not in text:
-        return int(text)
-    value = float(text)
+    if not (m := _NUMBER.match(raw)):
+        return raw
+    number = m.group(1) or m.group(2)
+    if "." not in number:
+        return int(number)
+    value = float(number)
     return value if math.isfinite(value) else None
 
 
-def _header(cells: list[str]) -> tuple[CsvColumn, ...] | None:
-    """The columns of a header line (lower-case dotted names, maybe ``[unit]``), or None: a
-    data line always holds a number, an upper-case letter, a path or a bracketed note."""
-    matches = [_HEADER_CELL.match(cell.strip()) for cell in cells]
-    if not all(matches):
-        return None
-    return tuple(CsvColumn(m.group(1), m.group(2)) for m in matches if m)
-
-
 def parse_nvidia_smi_csv(text: str) -> NvidiaSmiCsv:
-    """Every CSV table in the text; each row read under the header before it, if any."""
+    """Every CSV table in the text; each row read under the header before it, if any. A header
+    line is all lower-case dotted names, maybe with ``[unit]``: a data line always holds a
+    number, an upper-case letter, a path or a bracketed note."""
     tables: list[CsvTable] = []
     columns: tuple[CsvColumn, ...] | None = None
     header = False
@@ -136,8 +116,9 @@ def parse_nvidia_smi_csv(text: str) -> NvidiaSmiCsv:
         if len(cells) == 1 and ": " in line:
             # A message ("bash: nvidia-smi: command not found", "NVML: ..."), not a value.
             continue
-        head = _header(cells)
-        if head is not None:
+        heads = [_HEADER_CELL.match(cell.strip()) for cell in cells]
+        if all(heads):
+            head = tuple(CsvColumn(m.group(1), m.group(2)) for m in heads if m)
             if head != columns or not header:
                 close()
                 columns, header, rows = head, True, []
@@ -145,7 +126,7 @@ def parse_nvidia_smi_csv(text: str) -> NvidiaSmiCsv:
         if columns is None or len(cells) != len(columns):
             close()
             columns, header, rows = tuple(CsvColumn(None) for _ in cells), False, []
-        rows.append(tuple(_cell(c) for c in cells))
+        rows.append(tuple(map(_cell, cells)))
     close()
     if not tables:
         raise ParseError(TOOL, "expected a CSV header or value line", found_text(text))
@@ -161,18 +142,18 @@ def parse_gpu_query(text: str) -> tuple[GpuSample, ...]:
     except ParseError:
         tables = ()
     for table in tables:
+        names = [c.name for c in table.columns]
         if table.header:
-            where = [table.column(f) for f in QUERY_FIELDS]
-        elif len(table.columns) == len(QUERY_FIELDS):
+            where = [names.index(f) if f in names else None for f in QUERY_FIELDS]
+        elif len(names) == len(QUERY_FIELDS):
             where = list(range(len(QUERY_FIELDS)))
         else:
             continue
         for row in table.rows:
             values = [row[i] if i is not None else None for i in where]
-            if any(isinstance(v, str) for v in values):
-                continue
-            nums = [float(v) if isinstance(v, (int, float)) else None for v in values]
-            samples.append(GpuSample(len(samples), nums[0], nums[1], nums[2], nums[3]))
+            if not any(isinstance(v, str) for v in values):
+                nums = [None if v is None else float(v) for v in values]
+                samples.append(GpuSample(nums[0], nums[3]))
     if not samples:
         raise ParseError(
             TOOL,

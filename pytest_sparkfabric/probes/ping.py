@@ -1,13 +1,9 @@
 """iputils ``ping -M do -s <mtu-28> -I <netdev> <peer>``: the end-to-end MTU gate.
 
-Three MTU signals (iputils ping/ping.c, 20240117 and s20161105): a smaller local MTU makes the
-kernel refuse the send, ``ping: local error: message too long, mtu=N`` on stderr once per packet
-(``Message`` up to s20180629, ``mtu: N`` for IPv6): ``local_mtu``. A router answering ICMP
-fragmentation-needed prints ``From <hop> icmp_seq=N Frag needed and DF set (mtu = N)``:
-``path_mtu`` (old iputils count it as an error only, with no loss figure). A smaller MTU behind
-a plain L2 switch just loses the packets: ``lost``. Statistics (ping_common.c ``finish``): ``T
-packets transmitted, R received[, +D duplicates][, +C corrupted][, +E errors][, L% packet loss,
-time Tms]``; partially translated French catalogues and no-break spaces are read too.
+Three MTU signals (iputils ping.c): a smaller local MTU makes the kernel refuse the send
+(``local error: message too long, mtu=N``): ``local_mtu``; a router's ICMP fragmentation-needed
+(``Frag needed and DF set (mtu = N)``): ``path_mtu``; a smaller MTU behind a plain L2 switch just
+loses the packets: ``lost``. Statistics as ping_common.c ``finish`` prints them, French too.
 """
 
 from __future__ import annotations
@@ -48,10 +44,6 @@ class PingResult:
     error_text: str | None = None
     errors: int | None = None
     rtt_avg_ms: float | None = None
-    rc: int | None = None
-    path_mtu: int | None = None
-    duplicates: int | None = None
-    statistics: bool = False
 
     _json_properties: ClassVar[tuple[str, ...]] = ("ok",)
 
@@ -77,74 +69,51 @@ def build_ping(
     return shell.join(argv)
 
 
-def _first_error_line(stdout: str, stderr: str) -> str | None:
+def _first_error_line(stdout: str, stderr: str) -> str:
     for line in (*stderr.splitlines(), *stdout.splitlines()):
         if line.strip().startswith("ping:"):
             return line.strip()
-    stripped = stderr.strip()
-    return stripped.splitlines()[0] if stripped else None
-
-
-def _normal(text: str) -> str:
-    # No-break spaces come from localized catalogues (fr: "64\u00a0octets"); CRs from pastes.
-    return text.replace("\u00a0", " ").replace("\r", "")
-
-
-def _loss(transmitted: int, received: int, printed: str | None) -> float | None:
-    if printed is not None:
-        return float(printed.replace(",", "."))
-    # Nothing transmitted: iputils prints no loss figure, and none can be computed.
-    return None if transmitted == 0 else (transmitted - received) * 100.0 / transmitted
+    return stderr.strip().splitlines()[0] if stderr.strip() else "no ping statistics"
 
 
 def parse_ping(text_stdout: str, text_stderr: str = "", rc: int | None = None) -> PingResult:
     """Classify one ping run. Never raises: text that holds no statistics is an ``error``."""
-    stdout, stderr = _normal(text_stdout), _normal(text_stderr)
-    both = f"{stdout}\n{stderr}"
-    mtu = _MTU.search(both)
-    frag = _FRAG.search(both)
+    # No-break spaces come from localized catalogues (fr: "64\u00a0octets"); CRs from pastes.
+    stdout, stderr = (
+        t.replace("\u00a0", " ").replace("\r", "") for t in (text_stdout, text_stderr)
+    )
+    mtu = _MTU.search(f"{stdout}\n{stderr}")
+    frag = _FRAG.search(f"{stdout}\n{stderr}")
     stats = _STATS.search(stdout) or _STATS.search(stderr)
     rtt = _RTT.search(stdout)
-    transmitted = received = errors = duplicates = None
+    sent = got = errors = None
     loss: float | None = None
     if stats:
-        transmitted, received = int(stats.group(1)), int(stats.group(2))
-        duplicates = int(stats.group(3)) if stats.group(3) else 0
-        errors = int(stats.group(5)) if stats.group(5) else 0
-        loss = _loss(transmitted, received, stats.group(6))
-    verdict: Verdict
+        sent, got, errors = int(stats.group(1)), int(stats.group(2)), int(stats.group(5) or 0)
+        if stats.group(6) is not None:
+            loss = float(stats.group(6).replace(",", "."))
+        elif sent:  # nothing transmitted: no loss figure is printed, none can be computed
+            loss = (sent - got) * 100.0 / sent
+    verdict: Verdict = "lost"
     error_text: str | None = None
     if frag:  # before local_mtu: the kernel caches the router's MTU, later sends fail locally
-        verdict = "path_mtu"
-        error_text = " ".join(frag.group(0).split())
+        verdict, error_text = "path_mtu", " ".join(frag.group(0).split())
     elif mtu:
-        verdict = "local_mtu"
-        error_text = mtu.group(0)
-    elif stats is None or transmitted == 0 or (rc is not None and rc >= 2):
-        verdict = "error"
-        error_text = _first_error_line(stdout, stderr) or "no ping statistics"
-    elif received == transmitted and not errors and (rc is None or rc == 0):
+        verdict, error_text = "local_mtu", mtu.group(0)
+    elif not sent or (rc is not None and rc >= 2):
+        verdict, error_text = "error", _first_error_line(stdout, stderr)
+    elif got == sent and not errors and (rc is None or rc == 0):
         verdict = "ok"
     else:
-        verdict = "lost"
         shown = f"{loss:g}% loss" if loss is not None else "no loss figure"
-        error_text = f"{transmitted} sent, {received} received ({shown})"
+        error_text = f"{sent} sent, {got} received ({shown})"
     return PingResult(
-        transmitted=transmitted,
-        received=received,
-        loss_pct=loss,
-        local_mtu_error=int(mtu.group(1)) if mtu else None,
-        verdict=verdict,
-        error_text=error_text,
-        errors=errors,
-        rtt_avg_ms=float(rtt.group(1)) if rtt else None,
-        rc=rc,
-        path_mtu=int(frag.group("mtu")) if frag else None,
-        duplicates=duplicates,
-        statistics=stats is not None,
+        sent,
+        got,
+        loss,
+        int(mtu.group(1)) if mtu else None,
+        verdict,
+        error_text,
+        errors,
+        float(rtt.group(1)) if rtt else None,
     )
-
-
-def parse_ping_text(text: str) -> PingResult:
-    """For ``sparkfabric parse ping FILE``: stdout and stderr together, exit code unknown."""
-    return parse_ping(text, "", None)

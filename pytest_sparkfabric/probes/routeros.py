@@ -1,18 +1,13 @@
 """What a MikroTik RouterOS switch says: one reader (`read`) of every form it answers in, as rows
-of strings keyed by RouterOS's own property names, and one typed dataclass per read
-(`sparkfabric parse routeros-*`), so a check cannot tell REST from the console.
-
-Not TextFSM with ntc-templates (9.3.0, checked 2026-12): its templates cover three of the six
-reads, so two mechanisms would read one grammar. The forms (tests/data/routeros-*/PROVENANCE.md):
-REST JSON (every value a string); as-value (`key=value` joined by `;`, a key seen again starts
-the next record); the column table (`Flags:` legend, maybe a v7 `Columns:` line, the `#` header
-row, text left- and numbers right-aligned to the label, `;;; comment` before its row); items
-(`print terse`/`detail`: `<index> <flags> key=value ...`, quoted or not, detail wrapped onto
-indented lines); key: value (`monitor once`, `print stats`: keys right-aligned, values wrapped,
-several items side by side under `name:` split as table columns). A refused command comes on
-stdout with exit status 0: `read` names it. A property the switch did not print is None, never 0
-or False. Terse prints no flag legend, so each menu's is written here, from the legends RouterOS
-prints (v6 prints every letter, v7 only those in use).
+of strings keyed by RouterOS's property names, and one typed dataclass per read (`sparkfabric
+parse routeros-*`), so a check cannot tell REST from the console. (Not ntc-templates' TextFSM:
+it covers three of the six reads.) The forms (tests/data/routeros-*/PROVENANCE.md): REST JSON;
+as-value (`key=value;...`, a key seen again starts the next record); the column table (`Flags:`
+legend, maybe `Columns:`, the `#` header row, text left- and numbers right-aligned to the label,
+`;;; comment` before its row); items (`print terse`/`detail`: `<index> <flags> key=value ...`,
+detail wrapped onto indented lines); key: value (`monitor once`, `print stats`: several items
+side by side under `name:` split as table columns). A refused command comes on stdout with exit
+status 0: `read` names it. A property the switch did not print is None, never 0 or False.
 """
 
 from __future__ import annotations
@@ -26,14 +21,11 @@ from typing import Any, TypeVar
 from pytest_sparkfabric.probes import ParseError, found_text
 
 Row = dict[str, str]
-INDEX, FLAGS = ".index", ".flags"
-"""Row keys of an item's number and flag letters in a `print` (no RouterOS properties)."""
+INDEX, FLAGS = ".index", ".flags"  # an item's number and flag letters (no RouterOS properties)
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-# Console refusals, as measured on RouterOS 7.20.8 (index id 63101946964: "expected end of
-# command", "syntax error", "bad command name", "failure:", "script error:", "not enough
-# permissions (9)") and listed by an import scanner (index id 70657704534: "no such item",
-# "input does not match any value of", "invalid value for argument").
+# Console refusals, as measured on RouterOS 7.20.8 (index id 63101946964) and listed by an import
+# scanner (index id 70657704534).
 _FAILURE = re.compile(
     r"^(?:bad command name|syntax error|expected end of command|expected command name|"
     r"failure:|script error:|no such item|not enough permissions|"
@@ -286,24 +278,16 @@ def _counters(row: Mapping[str, str]) -> dict[str, int]:
 
 def _p(key: str, conv: Conv | None = None) -> Any:
     """A field read from property `key` of a row (a string unless `conv` makes it a value)."""
-    return field(default=None, metadata={"key": key, "conv": conv or (lambda v: v)})
+    return field(default=None, metadata={"of": lambda row: (conv or (lambda v: v))(row.get(key))})
 
 
 def _whole(of: Callable[[Mapping[str, str]], object]) -> Any:
     """A field made from the whole row."""
-    return field(default_factory=dict, metadata={"row": of})
+    return field(default_factory=dict, metadata={"of": of})
 
 
 def _from_row(cls: Callable[..., T], row: Mapping[str, str]) -> T:
-    return cls(
-        **{
-            f.name: f.metadata["row"](row)
-            if "row" in f.metadata
-            else f.metadata["conv"](row.get(f.metadata["key"]))
-            for f in fields(cls)  # type: ignore[arg-type]
-            if f.metadata
-        }
-    )
+    return cls(**{f.name: f.metadata["of"](row) for f in fields(cls)})  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,8 +295,6 @@ class SystemResource:
     cpu_load_pct: int | None = _p("cpu-load", _int)
     version: str | None = _p("version")
     board_name: str | None = _p("board-name")
-    uptime: str | None = _p("uptime")
-    raw: Mapping[str, str] = _whole(dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,7 +321,6 @@ class EthernetPort:
     auto_negotiation: bool | None = _p("auto-negotiation", _bool)
     speed: str | None = _p("speed")
     running: bool | None = _p("running", _bool)
-    disabled: bool | None = _p("disabled", _bool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,8 +331,6 @@ class BridgePort:
     bridge: str | None = _p("bridge")
     hw_requested: bool | None = _p("hw", _bool)
     hw_offload: bool | None = _p("hw-offload", _bool)
-    role: str | None = _p("role")
-    disabled: bool | None = _p("disabled", _bool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,12 +362,12 @@ class QosPort:
 
 @dataclass(frozen=True, slots=True)
 class EthernetStats:
-    """`/interface ethernet print stats` of one interface. A counter the device does not
-    print is absent (RS-FEC counters exist only in fec91 mode, rx-drop only on some chips)."""
+    """`/interface ethernet print stats` of one interface: every counter printed (rx-*, tx-*,
+    rs-fec-*, fc-fec-*, driver-*) by its RouterOS name; one the device does not print is absent
+    (RS-FEC counters exist only in fec91 mode, rx-drop only on some chips)."""
 
     name: str | None = _p("name")
     counters: Mapping[str, int] = _whole(_counters)
-    """Every counter printed (rx-*, tx-*, rs-fec-*, fc-fec-*, driver-*), by its RouterOS name."""
 
 
 def _rows_to(cls: Callable[..., T]) -> Callable[[Rows], tuple[T, ...]]:

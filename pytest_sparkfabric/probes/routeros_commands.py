@@ -1,12 +1,8 @@
 """The console commands the suite sends a RouterOS switch over SSH, and the test that a command
-only reads.
-
-Each REST read has its console twin in `switch_reads`, built from fixed words and leg names
-checked by `check_leg_name`. Lists use `print terse without-paging` (one line per item with every
-property: a column table fits the terminal's width); `monitor <leg> once`, one leg per command as
-REST asks; counters `print stats without-paging where name="<leg>"` (`print stats terse` prints
-the same, RouterOS 7.20.8, index id 63101946964). `login_user` adds the console's login options
-(MikroTik manual, "Login Options": `c` colours off, `t` terminal auto-detection off).
+only reads. Lists use `print terse without-paging` (one line per item with every property);
+`monitor <leg> once`, one leg per command as REST asks; counters `print stats without-paging
+where name="<leg>"` (RouterOS 7.20.8, index id 63101946964). `login_user` adds the console's
+login options (MikroTik manual, "Login Options": `c` colours off, `t` terminal detection off).
 """
 
 from __future__ import annotations
@@ -14,12 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-ReadName = Literal["ethernet", "monitor", "bridge-port", "qos-port", "resource", "stats"]
-
-VERBS = ("print", "monitor", "get")
-"""The only console verbs the suite sends: none of them changes the switch."""
+VERBS = ("print", "monitor", "get")  # the only console verbs sent: none changes the switch
 
 # The same characters cluster.yaml allows for switch.ports (cluster/argrules.py SWITCH_PORT).
 _LEG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
@@ -36,9 +28,7 @@ RESOURCE = "/system resource print"
 
 @dataclass(frozen=True, slots=True)
 class SwitchRead:
-    """One console command of a pass over the switch."""
-
-    name: ReadName
+    name: str  # ethernet, monitor, bridge-port, qos-port, resource, stats
     command: str
     leg: str | None = None
 
@@ -80,7 +70,6 @@ def switch_reads(legs: Sequence[str]) -> tuple[SwitchRead, ...]:
 
 
 def login_user(user: str) -> str:
-    """The SSH login name that turns console colours and terminal detection off."""
     return f"{user}+ct"
 
 

@@ -1,9 +1,9 @@
 """Many small /proc and /sys files in one command, and what they mean.
 
-One round trip reads every file; a file that is missing or unreadable (an unused GID slot
-reads EINVAL) is reported as missing instead of failing the whole read. Each record is
-``SFREAD<TAB>ok<TAB>path<TAB>content`` or ``SFREAD<TAB>missing<TAB>path``; content that spans
-lines continues on the following lines.
+One round trip reads every file; a missing or unreadable one (an unused GID slot reads EINVAL)
+is reported missing instead of failing the read. Each record is ``SFREAD<TAB>ok<TAB>path<TAB>
+content`` (content that spans lines continues on the following lines) or ``SFREAD<TAB>missing
+<TAB>path``.
 """
 
 from __future__ import annotations
@@ -24,27 +24,24 @@ _LOOP = (
 )
 
 
-def _check(path: str) -> str:
-    if not path or any(c in path for c in "\t\n\0"):
-        raise ValueError(f"unreadable path for a one-line record: {path!r}")
-    return path
+def _loop(paths: Sequence[str], expand: bool) -> shell.Command:
+    for p in paths:
+        if not p or any(c in p for c in "\t\n\0"):
+            raise ValueError(f"unreadable path for a one-line record: {p!r}")
+    if not paths:
+        return shell.join(["true"])
+    return shell.fill(_LOOP, {"paths": shell.words(shell.glob(p) if expand else p for p in paths)})
 
 
 def build_read_files(paths: Sequence[str]) -> shell.Command:
     """A POSIX sh loop that prints one record per path (quoted, never glob-expanded)."""
-    if not paths:
-        return shell.join(["true"])
-    return shell.fill(_LOOP, {"paths": shell.words(_check(p) for p in paths)})
+    return _loop(paths, False)
 
 
 def build_read_globs(patterns: Sequence[str]) -> shell.Command:
-    """Like build_read_files, but ``*`` in a pattern expands (hwmon/*/temp*_input).
-
-    A pattern that matches nothing stays literal, so it comes back as one missing record.
-    """
-    if not patterns:
-        return shell.join(["true"])
-    return shell.fill(_LOOP, {"paths": shell.words(shell.glob(_check(p)) for p in patterns)})
+    """Like build_read_files, but ``*`` expands (hwmon/*/temp*_input); a pattern that matches
+    nothing stays literal, so it comes back as one missing record."""
+    return _loop(patterns, True)
 
 
 def parse_read_files(text: str) -> dict[str, str | None]:
@@ -53,19 +50,12 @@ def parse_read_files(text: str) -> dict[str, str | None]:
     for line in text.split("\n"):
         fields = line.split("\t", 3)
         if fields[0] == _TAG and len(fields) >= 3 and fields[1] in ("ok", "missing"):
-            path = fields[2]
-            if fields[1] == "ok" and len(fields) == 4:
-                out[path] = fields[3]
-                current = path
-            else:
-                out[path] = None
-                current = None
-        elif current is not None and out.get(current) is not None:
+            ok = fields[1] == "ok" and len(fields) == 4
+            current = fields[2] if ok else None
+            out[fields[2]] = fields[3] if ok else None
+        elif current is not None:
             out[current] = f"{out[current]}\n{line}"
-    for path, value in out.items():
-        if value is not None:
-            out[path] = value.rstrip("\n")
-    return out
+    return {path: v if v is None else v.rstrip("\n") for path, v in out.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,22 +67,18 @@ class FileReads:
 
 def parse_read_files_checked(text: str) -> FileReads:
     """:func:`parse_read_files` for ``sparkfabric parse sysfs-read``: no record is an error."""
-    files = parse_read_files(text)
-    if not files:
-        raise ParseError(
-            "sysfs read",
-            f"expected '{_TAG}<TAB>ok|missing<TAB>path' records (the reader did not run)",
-            found_text(text),
-        )
-    return FileReads(files)
+    if files := parse_read_files(text):
+        return FileReads(files)
+    raise ParseError(
+        "sysfs read",
+        f"expected '{_TAG}<TAB>ok|missing<TAB>path' records (the reader did not run)",
+        found_text(text),
+    )
 
 
 def int_value(value: str | None) -> int | None:
     m = re.match(r"^\s*(-?\d{1,18})\b", value or "")
     return int(m.group(1)) if m else None
-
-
-# ---------------------------------------------------------------- sysctls
 
 
 def sysctl_paths(netdev: str) -> dict[str, str]:
@@ -101,12 +87,6 @@ def sysctl_paths(netdev: str) -> dict[str, str]:
     names = ("arp_ignore", "arp_announce", "rp_filter")
     out = {f"{dev}.{name}": f"{base}/{dev}/{name}" for name in names for dev in ("all", netdev)}
     return out | {"disable_ipv6": f"/proc/sys/net/ipv6/conf/{netdev}/disable_ipv6"}
-
-
-def effective_sysctl(all_value: int | None, if_value: int | None) -> int | None:
-    """The kernel uses max(conf.all.X, conf.IF.X) for arp_ignore, arp_announce, rp_filter."""
-    present = [v for v in (all_value, if_value) if v is not None]
-    return max(present) if present else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,19 +99,18 @@ class NetSysctls:
 
 
 def net_sysctls(values: Mapping[str, str | None], netdev: str) -> NetSysctls:
+    """The kernel uses max(conf.all.X, conf.IF.X) for arp_ignore, arp_announce, rp_filter."""
     paths = sysctl_paths(netdev)
 
+    def value(name: str) -> int | None:
+        return int_value(values.get(paths[name]))
+
     def eff(name: str) -> int | None:
-        return effective_sysctl(
-            int_value(values.get(paths[f"all.{name}"])),
-            int_value(values.get(paths[f"{netdev}.{name}"])),
-        )
+        present = [v for v in (value(f"all.{name}"), value(f"{netdev}.{name}")) if v is not None]
+        return max(present) if present else None
 
-    ipv6 = int_value(values.get(paths["disable_ipv6"]))
-    return NetSysctls(netdev, eff("arp_ignore"), eff("arp_announce"), eff("rp_filter"), ipv6)
-
-
-# ---------------------------------------------------------------- RoCE GID table
+    sysctls = (eff("arp_ignore"), eff("arp_announce"), eff("rp_filter"), value("disable_ipv6"))
+    return NetSysctls(netdev, *sysctls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,41 +122,32 @@ class GidEntry:
     ipv4: IPv4Address | None
 
 
+def _port(device: str, port: int) -> str:
+    return f"/sys/class/infiniband/{device}/ports/{port}"
+
+
 def gid_paths(device: str, indices: Iterable[int] = range(16), port: int = 1) -> list[str]:
-    base = f"/sys/class/infiniband/{device}/ports/{port}"
-    out: list[str] = []
-    for i in indices:
-        out += [f"{base}/gids/{i}", f"{base}/gid_attrs/types/{i}", f"{base}/gid_attrs/ndevs/{i}"]
-    return out
+    base = _port(device, port)
+    kinds = ("gids", "gid_attrs/types", "gid_attrs/ndevs")
+    return [f"{base}/{kind}/{i}" for i in indices for kind in kinds]
 
 
 def gid_table(values: Mapping[str, str | None], device: str, port: int = 1) -> tuple[GidEntry, ...]:
     """Populated GIDs (the all-zero GID marks an empty slot), by index."""
-    base = f"/sys/class/infiniband/{device}/ports/{port}"
-    prefix = f"{base}/gids/"
+    base = _port(device, port)
     out: list[GidEntry] = []
     for path, raw in values.items():
-        tail = path[len(prefix) :]
-        if not path.startswith(prefix) or raw is None or not re.fullmatch(r"\d{1,9}", tail):
+        tail = path.removeprefix(f"{base}/gids/")
+        if tail == path or raw is None or not re.fullmatch(r"\d{1,9}", tail):
             continue
-        index = int(tail)
         try:
             address = IPv6Address(raw.strip())
         except (AddressValueError, ValueError):
             continue
-        if address.packed == bytes(16):
-            continue
-        gid_type = values.get(f"{base}/gid_attrs/types/{index}")
-        ndev = values.get(f"{base}/gid_attrs/ndevs/{index}")
-        out.append(
-            GidEntry(
-                index=index,
-                gid=raw.strip(),
-                type=gid_type.strip() if gid_type else None,
-                ndev=ndev.strip() if ndev else None,
-                ipv4=address.ipv4_mapped,
-            )
-        )
+        if address.packed != bytes(16):
+            attrs = [values.get(f"{base}/gid_attrs/{a}/{tail}") for a in ("types", "ndevs")]
+            kind, ndev = (a.strip() if a else None for a in attrs)
+            out.append(GidEntry(int(tail), raw.strip(), kind, ndev, address.ipv4_mapped))
     return tuple(sorted(out, key=lambda e: e.index))
 
 
@@ -185,9 +155,6 @@ def find_rocev2_gid(entries: Iterable[GidEntry], netdev: str, ipv4: IPv4Address)
     """The RoCE v2 GID carrying this netdev's IPv4 address: the index may differ per rail."""
     want = ("RoCE v2", netdev, ipv4)
     return next((e for e in entries if (e.type, e.ndev, e.ipv4) == want), None)
-
-
-# ---------------------------------------------------------------- IB port, PCIe, hwmon
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,23 +165,19 @@ class PortState:
 
 def port_state(value: str | None) -> PortState:
     """``4: ACTIVE`` (state) or ``5: LinkUp`` (phys_state)."""
-    if value is None:
-        return PortState(None, None)
-    m = re.match(r"^\s*(\d{1,3})\s*:\s*(\S.*?)\s*$", value)
+    m = re.match(r"^\s*(\d{1,3})\s*:\s*(\S.*?)\s*$", value or "")
     if m:
         return PortState(int(m.group(1)), m.group(2))
-    return PortState(None, value.strip() or None)
+    return PortState(None, (value or "").strip() or None)
 
 
 def ib_port_paths(device: str, port: int = 1) -> dict[str, str]:
-    base = f"/sys/class/infiniband/{device}/ports/{port}"
-    return {"state": f"{base}/state", "phys_state": f"{base}/phys_state"}
+    return {n: f"{_port(device, port)}/{n}" for n in ("state", "phys_state")}
 
 
 def pcie_paths(bdf: str) -> dict[str, str]:
-    base = f"/sys/bus/pci/devices/{bdf}"
     names = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width")
-    return {n: f"{base}/{n}" for n in names}
+    return {n: f"/sys/bus/pci/devices/{bdf}/{n}" for n in names}
 
 
 def link_speed_gt_s(value: str | None) -> float | None:
@@ -244,5 +207,5 @@ def hwmon_temps_c(values: Mapping[str, str | None]) -> dict[str, float]:
 
 def hwmon_limits_c(values: Mapping[str, str | None]) -> dict[str, float]:
     """Each sensor's own limit by its ``temp*_input`` path: ``temp*_crit``, else ``temp*_max``
-    (hwmon sysfs-interface: the kernel's Documentation/hwmon/sysfs-interface.rst)."""
+    (the kernel's Documentation/hwmon/sysfs-interface.rst)."""
     return {**_hwmon_c(values, "max"), **_hwmon_c(values, "crit")}

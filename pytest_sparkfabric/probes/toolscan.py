@@ -1,14 +1,12 @@
-"""The preflight script: one shell script per node that looks for everything the selected checks
-will run there, and the parser of what it prints. One record per line, tab-separated:
+"""The preflight script (one per node: is everything the selected checks run there present?) and
+the parser of what it prints, one tab-separated record per line:
 
-    tool    NAME    PATH            `command -v NAME` (empty: not found), as sh(1) resolves it
-    sudo    WORDS   RC  FIRST LINE  `sudo -n -l WORDS`: sudo(8) -l with a command prints its
-                                    full path and exits 0 when the policy allows it without a
-                                    password; with -n it exits 1 ("a password is required")
+    tool    NAME    PATH            `command -v NAME` (empty: not found)
+    sudo    WORDS   RC  FIRST LINE  `sudo -n -l WORDS`: 0 and the command's path when allowed
+                                    without a password, 1 ("a password is required") if not
     socket  PATH    yes|no          `test -S PATH`
-    lib     NAME    MATCHES         `echo` of the library's globs (a pattern that matches
-                                    nothing is echoed as it is, with its `*`) and the
-                                    loader cache's lines for it (`ldconfig -p`)
+    lib     NAME    MATCHES         `echo` of the library's globs (no match: echoed with its
+                                    `*`) and its `ldconfig -p` lines
     version NAME    TEXT            dpkg-query's version of a package (empty: not a package)
     end                             the script ran to its end
 
@@ -29,34 +27,31 @@ PACKAGES = ("perftest", "openmpi-bin", "libnccl2", "iperf3", "lldpd")
 
 @dataclass(frozen=True, slots=True)
 class Lookups:
-    """What to look for on one node."""
+    """What to look for on one node: command names or paths (`~/`: the login user's home),
+    commands the run will start under `sudo -n` (word by word), sockets, library name -> the
+    glob patterns where the loader would find it, Debian packages."""
 
     tools: Sequence[str] = ()
-    """Command names or paths (`~/` = the login user's home)."""
     sudo: Sequence[Sequence[str]] = ()
-    """Commands the run will start under `sudo -n`, word by word."""
     sockets: Sequence[str] = ()
     libs: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    """Library name -> the glob patterns where the loader would find it."""
     packages: Sequence[str] = PACKAGES
 
 
 @dataclass(frozen=True, slots=True)
 class SudoAnswer:
     allowed: bool
-    said: str
-    """sudo's first line: the allowed command's path, or why it refused."""
+    said: str  # sudo's first line: the allowed command's path, or why it refused
 
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """What one node has of what was looked for."""
+    """What one node has of what was looked for (a library: the files found, empty: none)."""
 
     tools: Mapping[str, str | None]
     sudo: Mapping[str, SudoAnswer]
     sockets: Mapping[str, bool]
     libs: Mapping[str, tuple[str, ...]]
-    """Library name -> the files found (empty: none)."""
     versions: Mapping[str, str]
 
 

@@ -1,5 +1,5 @@
 """`sparkfabric explain` on saved outputs, and `parse` of a missing file (what `parse` prints
-of each sample: tests/probes/test_parse_cli.py against the golden files)."""
+of each sample: tests/probes/test_golden.py against the golden files)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,10 @@
-"""The golden-file layout of ``tests/data`` (the ntc-templates habit), and noise for samples.
-
-Each real raw output ``tests/data/<folder>/<name>.txt`` (or ``.json``, ``.ttar``) has its
-expected parse beside it, ``<name>.expected.json``: what :func:`outcome_to_json` makes of it with
-the parser ``probes.PARSERS`` registers for the folder's tool (``sparkfabric parse``'s JSON, or
-``{"parse_error": ...}``). Every folder has a PROVENANCE.md naming each sample's source.
-``SPARKFABRIC_UPDATE_GOLDEN=1`` rewrites the expected files: review every diff against the
-PROVENANCE notes before committing it.
-"""
+"""The golden-file layout of ``tests/data`` (each ``<folder>/<name>.txt|.json|.ttar`` beside its
+``<name>.expected.json``, read by the parser ``PARSERS`` registers for the folder), and noise for
+samples. ``SPARKFABRIC_UPDATE_GOLDEN=1`` rewrites the expected files: review every diff against
+the folder's PROVENANCE.md before committing it."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -19,10 +13,6 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 UPDATE_ENV = "SPARKFABRIC_UPDATE_GOLDEN"
 EXPECTED_SUFFIX = ".expected.json"
 RAW_SUFFIXES = (".txt", ".json", ".ttar")
-
-
-def updating() -> bool:
-    return bool(os.environ.get(UPDATE_ENV))
 
 
 def sample_folders() -> list[Path]:
@@ -37,17 +27,8 @@ def raw_files(folder: Path) -> list[Path]:
     )
 
 
-def raw_samples() -> list[Path]:
-    return [p for folder in sample_folders() for p in raw_files(folder)]
-
-
 def expected_path(raw: Path) -> Path:
     return raw.with_name(raw.name[: -len(raw.suffix)] + EXPECTED_SUFFIX)
-
-
-def is_synthetic(raw: Path) -> bool:
-    """Samples made for the suite rather than captured from a tool say so in their name."""
-    return raw.name.startswith("synthetic-")
 
 
 def read(raw: Path) -> str:
@@ -61,6 +42,11 @@ def sample(relative: str) -> str:
 
 def sample_id(raw: Path) -> str:
     return f"{raw.parent.name}/{raw.name}"
+
+
+raw_samples = [p for folder in sample_folders() for p in raw_files(folder)]
+# Samples made for the suite rather than captured from a tool say so in their name.
+real_samples = [p for p in raw_samples if not p.name.startswith("synthetic-")]
 
 
 # Lines that really interleave with tool output: NCCL INFO/WARN, mpirun, author elisions,

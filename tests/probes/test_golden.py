@@ -1,23 +1,21 @@
-"""Every real sample in tests/data parses to the expected JSON beside it (tests/probes/golden.py).
-
-One generic test covers every sample with the parser ``sparkfabric parse`` uses for its tool;
-the checks after it keep the layout honest (the folders are the registered parsers, each with
-a real sample and a PROVENANCE.md listing every sample, no expected file without its sample).
-``SPARKFABRIC_UPDATE_GOLDEN=1`` rewrites the expected files; review each diff by eye.
-"""
+"""Every sample in tests/data parses to the expected JSON beside it (tests/probes/golden.py), with
+the parser ``sparkfabric parse`` uses for its tool, and the CLI prints that JSON; the checks after
+it keep the layout honest; a parser that cannot decide says what it expected and what it found."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.probes import PARSERS, outcome_to_json
+from pytest_sparkfabric.cli import main
+from pytest_sparkfabric.probes import PARSERS, ParseError, found_text, outcome_to_json
 
 from . import golden
 
-SAMPLES = golden.raw_samples()
+SAMPLES = golden.raw_samples
 
 
 @pytest.mark.parametrize("raw", SAMPLES, ids=golden.sample_id)
@@ -25,7 +23,7 @@ def test_sample_parses_to_its_expected_json(raw: Path) -> None:
     tool = raw.parent.name
     got = outcome_to_json(PARSERS[tool], golden.read(raw))
     expected = golden.expected_path(raw)
-    if golden.updating():
+    if os.environ.get(golden.UPDATE_ENV):
         expected.write_text(got, encoding="utf-8")
     assert expected.exists(), (
         f"{golden.sample_id(raw)} has no expected parse beside it: run "
@@ -38,7 +36,7 @@ def test_sample_parses_to_its_expected_json(raw: Path) -> None:
 def test_folders_and_registered_parsers_are_the_same_tools() -> None:
     """So the folder names pin ``PARSERS``' keys: a parser comes with its real sample."""
     folders = {f.name for f in golden.sample_folders()}
-    real = {p.parent.name for p in SAMPLES if not golden.is_synthetic(p)}
+    real = {p.parent.name for p in golden.real_samples}
     assert sorted(folders - set(PARSERS)) == [], "tests/data folders naming no parser in PARSERS"
     assert sorted(set(PARSERS) - real) == [], "parsers without a real sample in tests/data"
 
@@ -60,3 +58,60 @@ def test_no_expected_file_without_its_sample() -> None:
         if not any(golden.expected_path(r) == p for r in golden.raw_files(folder))
     ]
     assert orphans == []
+
+
+# Parsers that never raise: ping classifies any text (an unreadable run is verdict "error"),
+# and an nccl.conf with no KEY=VALUE line is a valid, empty configuration.
+TOTAL = {"ping", "nccl-conf"}
+
+
+@pytest.mark.parametrize("tool", sorted(set(PARSERS) - TOTAL))
+def test_parse_error_says_expected_and_found(tool: str) -> None:
+    text = "bash: command not found\n"
+    with pytest.raises(ParseError) as err:
+        PARSERS[tool](text)
+    message = str(err.value)
+    assert err.value.missing and err.value.found, message
+    assert "command not found" in message, message
+
+
+def test_found_text_quotes_first_or_last_line() -> None:
+    assert found_text("") == "empty output"
+    assert found_text("\n \n") == "only blank lines"
+    assert found_text("a\nb\n") == "'a' (+1 more lines)"
+    assert found_text("a\r\nb\n", last=True) == "2 lines ending with 'b'"
+    assert found_text("x" * 200).endswith("...'") and len(found_text("x" * 200)) == 122
+
+
+CRLF = golden.DATA / "iperf3/gke-iperf3.6-ctrlc-crlf-interrupt-error-partial-end.json"
+CLI_SAMPLES = [
+    CRLF,
+    golden.DATA / "ib_write_bw/roce-couldnt-connect-old-merged-error-line.txt",
+    golden.DATA / "iperf3/gke-iperf3.9-reverse-R-truncated-at-8192-bytes.json",
+]
+
+
+@pytest.mark.parametrize("raw", CLI_SAMPLES, ids=golden.sample_id)
+def test_cli_prints_the_golden_json(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tool = raw.parent.name
+    rc = main(["parse", tool, str(raw)])
+    out, err = capsys.readouterr()
+    expected = golden.expected_path(raw).read_text(encoding="utf-8")
+    error = json.loads(expected).get("parse_error")
+    if error is None:
+        assert (rc, out, err) == (0, expected, "")
+    else:
+        assert rc == 2 and out == ""
+        assert err.startswith(f"sparkfabric parse: {raw} is not {tool} output: {error['tool']}: ")
+        assert error["missing"] in err and (error["found"] or "") in err
+
+
+def test_cli_reads_stdin_bytes_untouched(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class _Stdin:
+        buffer = CRLF.open("rb")
+
+    monkeypatch.setattr("sys.stdin", _Stdin)
+    assert main(["parse", "iperf3", "-"]) == 0
+    assert capsys.readouterr().out == golden.expected_path(CRLF).read_text(encoding="utf-8")

@@ -16,7 +16,7 @@ from pytest_sparkfabric.probes.ping import parse_ping
 from . import golden
 from .golden import mutated, sample, with_noise
 
-SAMPLES = golden.raw_samples()
+SAMPLES = golden.raw_samples
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -1,5 +1,5 @@
-"""Command builders and the pure helpers: examples plus properties (the argv of every command
-the suite sends, iperf3's among them: tests/test_command_argv.py)."""
+"""Command builders and the pure helpers no golden file reads: examples plus properties (the argv
+of every command the suite sends: tests/test_command_argv.py)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,16 @@ import contextlib
 import json
 import pickle
 import shlex
-from ipaddress import IPv4Address, IPv4Interface, IPv6Address
+from ipaddress import IPv4Address, IPv6Address
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_sparkfabric.probes import ParseError, to_jsonable
-from pytest_sparkfabric.probes.ethtool import EthtoolStats
+from pytest_sparkfabric.probes.dcb import build_dcb_pfc, parse_dcb_pfc
+from pytest_sparkfabric.probes.ethtool import parse_ethtool_driver
 from pytest_sparkfabric.probes.ip import build_ip_addr, parse_ip_addr_json
 from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
 from pytest_sparkfabric.probes.nccl import busbw_from_algbw
@@ -23,7 +25,6 @@ from pytest_sparkfabric.probes.perftest import build_ib_write_bw_client, build_i
 from pytest_sparkfabric.probes.ping import build_ping, parse_ping
 from pytest_sparkfabric.probes.sysfs import (
     build_read_files,
-    effective_sysctl,
     find_rocev2_gid,
     gid_paths,
     gid_table,
@@ -37,41 +38,53 @@ from pytest_sparkfabric.probes.sysfs import (
 
 FAST = settings(max_examples=60, deadline=None)
 PEER = IPv4Address("192.168.100.12")
+PFC_3 = "prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n"
 
-# ---------------------------------------------------------------- builders
+
+@pytest.mark.parametrize(
+    ("command", "text"),
+    [
+        (
+            build_ib_write_bw_server("rocep1s0f1", qps=4, duration_s=10, port=18515, gid_index=3),
+            "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -D 10 -p 18515 -x 3",
+        ),
+        (
+            build_ib_write_bw_client("rocep1s0f1", PEER, qps=1, duration_s=5, port=18516),
+            "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 1 -D 5 -p 18516 192.168.100.12",
+        ),
+        (
+            build_ping(PEER, interface="enp1s0f1np1", payload_bytes=8972),
+            "ping -M do -s 8972 -I enp1s0f1np1 -c 3 -W 1 -w 5 192.168.100.12",
+        ),
+        (
+            build_ping(PEER, interface="e", payload_bytes=1, count=3, deadline_s=9),
+            "ping -M do -s 1 -I e -c 3 -W 1 -w 9 192.168.100.12",
+        ),
+        (
+            build_gpu_query(),
+            "nvidia-smi --query-gpu=temperature.gpu,power.draw,clocks.sm,utilization.gpu"
+            " --format=csv,noheader,nounits",
+        ),
+        (build_ip_addr(None), "ip -j addr show"),
+        (build_ip_addr(["a b", "c"]), "ip -j addr show dev 'a b'; ip -j addr show dev c"),
+        (build_dcb_pfc("enp1s0f1np1"), "dcb pfc show dev enp1s0f1np1"),
+        (build_read_files([]), "true"),
+    ],
+)
+def test_command_text(command: str, text: str) -> None:
+    assert command == text
 
 
-def test_build_ib_write_bw() -> None:
-    server = build_ib_write_bw_server("rocep1s0f1", qps=4, duration_s=10, port=18515, gid_index=3)
-    assert server == "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -D 10 -p 18515 -x 3"
-    client = build_ib_write_bw_client("rocep1s0f1", PEER, qps=1, duration_s=5, port=18516)
-    assert client == "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 1 -D 5 -p 18516 192.168.100.12"
+def test_builders_quote_names_and_refuse_bad_numbers() -> None:
     hostile = build_ib_write_bw_server("x; rm -rf /", qps=1, duration_s=1, port=1)
     assert shlex.split(hostile)[2] == "x; rm -rf /"
+    assert "'/tmp/it'\"'\"'s here'" in build_read_files(["/proc/x", "/tmp/it's here"])
     with pytest.raises(ValueError):
         build_ib_write_bw_server("d", qps=0, duration_s=1, port=1)
-
-
-def test_build_ping_and_gpu_query() -> None:
-    assert (
-        build_ping(PEER, interface="enp1s0f1np1", payload_bytes=8972)
-        == "ping -M do -s 8972 -I enp1s0f1np1 -c 3 -W 1 -w 5 192.168.100.12"
-    )
-    assert "-w 9" in build_ping(PEER, interface="e", payload_bytes=1, count=3, deadline_s=9)
     with pytest.raises(ValueError):
         build_ping(PEER, interface="e", payload_bytes=70000)
-    assert build_gpu_query() == (
-        "nvidia-smi --query-gpu=temperature.gpu,power.draw,clocks.sm,utilization.gpu"
-        " --format=csv,noheader,nounits"
-    )
-
-
-def test_build_ip_addr() -> None:
-    assert build_ip_addr(None) == "ip -j addr show"
-    assert build_ip_addr(["a b", "c"]) == "ip -j addr show dev 'a b'; ip -j addr show dev c"
-
-
-# ---------------------------------------------------------------- ip -j
+    with pytest.raises(ValueError):
+        build_read_files(["a\tb"])
 
 
 def test_ip_addr_json_skips_what_a_family_filter_leaves_empty() -> None:
@@ -90,21 +103,12 @@ json_values = st.recursive(
     ),
     max_leaves=20,
 )
+addr_info = st.fixed_dictionaries({}, optional={"local": json_values, "prefixlen": json_values})
 ip_like = st.lists(
     st.fixed_dictionaries(
         {},
-        optional={
-            "ifname": json_values,
-            "mtu": json_values,
-            "flags": json_values,
-            "addr_info": st.lists(
-                st.fixed_dictionaries(
-                    {}, optional={"local": json_values, "prefixlen": json_values}
-                ),
-                max_size=3,
-            )
-            | json_values,
-        },
+        optional={k: json_values for k in ("ifname", "mtu", "flags")}
+        | {"addr_info": st.lists(addr_info, max_size=3) | json_values},
     ),
     max_size=4,
 )
@@ -113,29 +117,9 @@ ip_like = st.lists(
 @FAST
 @given(doc=ip_like | json_values)
 def test_ip_and_iperf3_total_on_any_json(doc: object) -> None:
-    text = json.dumps(doc)
     for parser in (parse_ip_addr_json, parse_iperf3_json):
         with contextlib.suppress(ParseError):
-            to_jsonable(parser(text))
-
-
-# ---------------------------------------------------------------- sysctls, sysfs
-
-
-@given(a=st.none() | st.integers(0, 8), b=st.none() | st.integers(0, 8))
-def test_effective_sysctl_is_max_of_present(a: int | None, b: int | None) -> None:
-    got = effective_sysctl(a, b)
-    present = [v for v in (a, b) if v is not None]
-    assert got == (max(present) if present else None)
-    assert effective_sysctl(b, a) == got
-
-
-def _records(values: dict[str, str | None]) -> str:
-    """What build_read_files' loop prints for these file contents."""
-    return "".join(
-        f"SFREAD\tok\t{path}\t{value}\n" if value is not None else f"SFREAD\tmissing\t{path}\n"
-        for path, value in values.items()
-    )
+            to_jsonable(parser(json.dumps(doc)))
 
 
 paths = st.text(alphabet="abc/_.-0123456789", min_size=1, max_size=20)
@@ -147,46 +131,41 @@ contents = st.none() | st.text(alphabet="abc 0123456789:.\n", max_size=20).map(
 @FAST
 @given(values=st.dictionaries(paths, contents, max_size=6))
 def test_read_files_round_trip(values: dict[str, str | None]) -> None:
-    assert parse_read_files(_records(values)) == values
+    """What build_read_files' loop prints for these file contents reads back."""
+    text = "".join(
+        f"SFREAD\tok\t{path}\t{value}\n" if value is not None else f"SFREAD\tmissing\t{path}\n"
+        for path, value in values.items()
+    )
+    assert parse_read_files(text) == values
 
 
-def test_read_files_command_quotes_paths() -> None:
-    cmd = build_read_files(["/proc/x", "/tmp/it's here"])
-    assert "'/tmp/it'\"'\"'s here'" in cmd
-    assert build_read_files([]) == "true"
-    with pytest.raises(ValueError):
-        build_read_files(["a\tb"])
-
-
-def test_net_sysctls_effective_values() -> None:
+def test_net_sysctls_are_the_max_of_all_and_the_interface() -> None:
     p = sysctl_paths("enp1s0f1np1")
-    values: dict[str, str | None] = {
-        p["all.arp_ignore"]: "0",
-        p["enp1s0f1np1.arp_ignore"]: "1",
-        p["all.arp_announce"]: "2",
-        p["enp1s0f1np1.arp_announce"]: "0",
-        p["all.rp_filter"]: "1",
-        p["enp1s0f1np1.rp_filter"]: None,
-        p["disable_ipv6"]: "1",
-    }
+    values = dict(zip(p.values(), ["0", "1", "2", "0", "1", None, "1"], strict=True))
+    assert list(p) == [
+        "all.arp_ignore",
+        "enp1s0f1np1.arp_ignore",
+        "all.arp_announce",
+        "enp1s0f1np1.arp_announce",
+        "all.rp_filter",
+        "enp1s0f1np1.rp_filter",
+        "disable_ipv6",
+    ]
     s = net_sysctls(values, "enp1s0f1np1")
     assert (s.arp_ignore, s.arp_announce, s.rp_filter, s.disable_ipv6) == (1, 2, 1, 1)
+    assert net_sysctls({}, "x").arp_ignore is None
 
 
 def test_gid_table_and_rocev2_lookup() -> None:
     base = "/sys/class/infiniband/rocep1s0f1/ports/1"
     values = dict.fromkeys(gid_paths("rocep1s0f1", range(6)))
-    values.update(
-        {
-            f"{base}/gids/0": "fe80:0000:0000:0000:4ebb:47ff:fe00:0001",
-            f"{base}/gid_attrs/types/0": "IB/RoCE v1",
-            f"{base}/gid_attrs/ndevs/0": "enp1s0f1np1",
-            f"{base}/gids/3": "0000:0000:0000:0000:0000:ffff:c0a8:640b",
-            f"{base}/gid_attrs/types/3": "RoCE v2",
-            f"{base}/gid_attrs/ndevs/3": "enp1s0f1np1",
-            f"{base}/gids/4": "0000:0000:0000:0000:0000:0000:0000:0000",
-        }
-    )
+    for i, gid, kind in [
+        (0, "fe80:0000:0000:0000:4ebb:47ff:fe00:0001", "IB/RoCE v1"),
+        (3, "0000:0000:0000:0000:0000:ffff:c0a8:640b", "RoCE v2"),
+        (4, "0000:0000:0000:0000:0000:0000:0000:0000", "RoCE v2"),
+    ]:
+        values[f"{base}/gids/{i}"], values[f"{base}/gid_attrs/types/{i}"] = gid, kind
+        values[f"{base}/gid_attrs/ndevs/{i}"] = "enp1s0f1np1"
     table = gid_table(values, "rocep1s0f1")
     assert [e.index for e in table] == [0, 3]
     assert table[1].ipv4 == IPv4Address("192.168.100.11")
@@ -213,14 +192,10 @@ def test_port_pcie_hwmon_helpers() -> None:
     assert temps == {"/sys/x/hwmon/hwmon3/temp1_input": 81.0}
 
 
-# ---------------------------------------------------------------- small helpers
-
-
 def test_busbw_from_algbw() -> None:
     assert busbw_from_algbw(10.0, 2, "all_reduce") == 10.0
     assert busbw_from_algbw(45.88, 2, "all_gather") == pytest.approx(22.94)
     assert busbw_from_algbw(10.0, 4, "all_reduce") == pytest.approx(15.0)
-    assert busbw_from_algbw(10.0, 1, "all_gather") == 0.0
     with pytest.raises(ValueError):
         busbw_from_algbw(1.0, 0, "all_reduce")
 
@@ -232,30 +207,42 @@ def test_ping_errors_on_stderr() -> None:
     assert r.error_text == "ping: connect: Network is unreachable"
 
 
-def test_parse_error_attributes_and_pickle() -> None:
-    assert str(ParseError("ib_write_bw", "no result row")) == "ib_write_bw: no result row"
+@pytest.mark.parametrize(
+    ("text", "priorities"),
+    [("pfc-cap 8 macsec-bypass off delay 4096\n" + PFC_3, (3,)), (PFC_3.replace("on", "off"), ())],
+)
+def test_dcb_pfc_flags(text: str, priorities: tuple[int, ...]) -> None:
+    # dcb pfc show dev X, as iproute2's man dcb-pfc.8 prints it.
+    assert parse_dcb_pfc(text).pfc_priorities == priorities
+    with pytest.raises(ParseError, match="prio-pfc"):
+        parse_dcb_pfc("Error: Device does not support DCB.\n")
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "firmware"),
+    [
+        # MLNX_OFED: its own version, the firmware with its PSID
+        ("cx7-mlnx-ofed-23.10-fw-28.39.3560.txt", "23.10-3.2.2", "28.39.3560 (MT_0000000838)"),
+        # GB10's inbox driver: the kernel release
+        ("gb10-inbox-6.11-nvidia-fw-28.45.4028-excerpt.txt", "6.11.0-1014-nvidia", "28.45.4028"),
+    ],
+)
+def test_ethtool_driver_version_and_firmware(name: str, version: str, firmware: str) -> None:
+    # Samples and their provenance: tests/probes/ethtool_i_samples/.
+    text = (Path(__file__).parent / "ethtool_i_samples" / name).read_text()
+    info = parse_ethtool_driver(text)
+    assert (info.driver, info.version, info.firmware_version) == ("mlx5_core", version, firmware)
+    with pytest.raises(ParseError, match="driver"):
+        parse_ethtool_driver("Cannot get driver information: No such device\n")
+
+
+def test_parse_error_pickles_with_its_attributes_and_json_has_no_infinity() -> None:
     err = ParseError("ib_write_bw", "expected a row", "'Couldn't connect'")
     assert str(err) == "ib_write_bw: expected a row; found: 'Couldn't connect'"
     back = pickle.loads(pickle.dumps(err))  # xdist workers send it back pickled
     assert isinstance(back, ParseError) and isinstance(back, ValueError)
     assert (back.tool, back.missing, back.found) == ("ib_write_bw", "expected a row", err.found)
-
-
-def test_to_jsonable_nested() -> None:
-    stats = EthtoolStats({"rx_err_lane_0_phy": 3})
-    data = to_jsonable(
-        {
-            "stats": stats,
-            "ips": (IPv4Interface("10.0.0.1/24"), IPv4Address("10.0.0.2")),
-            "flags": frozenset({"UP", "LOWER_UP"}),
-            "inf": float("-inf"),
-        }
-    )
-    assert isinstance(data, dict)
-    assert data == {
-        "stats": {"counters": {"rx_err_lane_0_phy": 3}},
-        "ips": ["10.0.0.1/24", "10.0.0.2"],
-        "flags": ["LOWER_UP", "UP"],
+    assert to_jsonable({"inf": float("-inf"), "s": frozenset({"b", "a"})}) == {
         "inf": None,
+        "s": ["a", "b"],
     }
-    json.dumps(data)

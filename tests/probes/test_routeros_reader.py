@@ -1,24 +1,15 @@
-"""The RouterOS reader (routeros.read) beyond the golden samples (tests/data/routeros-*,
-read by tests/probes/test_golden.py): forms no sample holds, refusals, errors, and layouts
-(REST and console reading the same: tests/sim/test_switch_console.py)."""
+"""The RouterOS reader (routeros.read) beyond the golden samples (tests/data/routeros-*, error
+texts among them): forms no sample holds, refusals, and layouts (REST and console reading the
+same: tests/sim/test_switch_console.py)."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.routeros import (
-    parse_bridge_ports,
-    parse_ethernet,
-    parse_ethernet_stats,
-    parse_routeros_monitor,
-    parse_system_resource,
-    read,
-)
+from pytest_sparkfabric.probes.routeros import parse_routeros_monitor, read
 
 from .golden import DATA, sample
 
@@ -109,78 +100,26 @@ def test_forms_without_a_golden_sample(text: str, rows: list[dict[str, str]]) ->
 
 def test_crlf_and_colour_escapes_change_nothing() -> None:
     for path in sorted(DATA.glob("routeros-*/*.txt")):
+        if path.name.startswith(("synthetic-error-", "synthetic-refused-")):
+            continue
         text = sample(f"{path.parent.name}/{path.name}")
         assert read("\x1b[m" + text.replace("\n", "\r\n"), "t") == read(text, "t"), path.name
 
 
-REFUSALS = [
-    "bad command name stats (line 1 column 21)",
-    "syntax error (line 1 column 5)",
-    "expected end of command (line 1 column 29)",
-    "no such item",
-    "input does not match any value of interface",
-    "not enough permissions (9)",
-    "failure: not allowed by device-mode",
-]
-
-
-@pytest.mark.parametrize("line", REFUSALS)
-def test_a_refusal_is_named_not_read_as_an_empty_answer(line: str) -> None:
-    with pytest.raises(ParseError) as err:
-        parse_routeros_monitor(f"\r\n\x1b[31m{line}\x1b[m\r\n")
-    assert str(err.value) == f"routeros monitor: RouterOS refused the command: {line!r}"
-
-
 def test_values_that_look_like_refusals_are_read() -> None:
+    # Refusals themselves: the synthetic-refused-* samples in tests/data/routeros-monitor.
     (row,) = read(" 0 R  name=ether1 comment=syntax error here\n", "t")
     assert row["comment"] == "syntax error here"
     assert read("   last-error: failure: x\n", "t") == ({"last-error": "failure: x"},)
 
 
-@pytest.mark.parametrize(
-    ("parser", "text", "message"),
-    [
-        (
-            parse_ethernet,
-            "",
-            "routeros /interface ethernet print: nothing RouterOS prints: no REST JSON, as-value, "
-            "column table ('#  NAME ...'), item lines ('0 R name=...') or 'key: value' lines; "
-            "found: empty output",
-        ),
-        (
-            parse_ethernet,
-            " 0   interface=ether1\n",
-            "routeros /interface ethernet print: no item has the property 'name'; "
-            "found: '0   interface=ether1'",
-        ),
-        (parse_bridge_ports, " 0 R name=e1\n", "no item has the property 'interface'"),
-        (parse_routeros_monitor, "   rate: 1Gbps\n", "routeros monitor: no 'name' or 'status'"),
-        (parse_routeros_monitor, "[]", "routeros monitor: empty reply; found: '[]'"),
-        (parse_system_resource, "[{}, {}]", "routeros /system resource: 2 items where the menu"),
-        (parse_ethernet_stats, "   name: ether1\n", "no counter (rx-*, tx-*, rs-fec-*)"),
-        (
-            parse_ethernet_stats,
-            "bad command name stats (line 1 column 21)\r\n",
-            "routeros /interface ethernet print stats: RouterOS refused the command: "
-            "'bad command name stats (line 1 column 21)'",
-        ),
-        (
-            parse_system_resource,
-            '{"detail":"Session closed","error":400,"message":"Bad Request"}',
-            "routeros REST: error 400 Bad Request (Session closed)",
-        ),
-        (parse_system_resource, "[{", "routeros REST: reply is not JSON"),
-        (
-            parse_routeros_monitor,
-            "  name: ether2  ether3\nstatus: link-ok link-ok\n",
-            "routeros monitor: 2 interfaces (ether2, ether3) where one was asked for",
-        ),
-    ],
-)
-def test_error_texts(parser: Callable[[str], object], text: str, message: str) -> None:
+def test_a_monitor_of_two_interfaces_is_not_one_legs_read() -> None:
+    # The other error texts: the synthetic-error-* samples in tests/data/routeros-*.
     with pytest.raises(ParseError) as err:
-        parser(text)
-    assert message in str(err.value)
+        parse_routeros_monitor("  name: ether2  ether3\nstatus: link-ok link-ok\n")
+    assert str(err.value).startswith(
+        "routeros monitor: 2 interfaces (ether2, ether3) where one was asked for"
+    )
 
 
 SAMPLE_LINES = sorted(

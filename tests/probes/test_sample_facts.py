@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes.dmesg import parse_kernel_log
 from pytest_sparkfabric.probes.nccl import parse_nccl_tests
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.probes.ping import parse_ping
@@ -57,3 +58,11 @@ def test_ping_local_mtu_error_on_stderr() -> None:
     stdout = "PING 10.200.3.5 (10.200.3.5) 1373(1401) bytes of data.\n"
     r = parse_ping(stdout, sample("ping/local-mtu-error-stderr.txt"), 1)
     assert r.verdict == "local_mtu" and r.local_mtu_error == 1400
+
+
+def test_kernel_log_since_keeps_the_events_of_the_window() -> None:
+    # The sample's events are pinned by its golden file: two mlx5 link downs, no ixgbe link up.
+    log = parse_kernel_log(
+        sample("kernel-log/dmesg-tail-cx-mlx5-link-down-two-ports-mixed-noise-lkml.txt")
+    )
+    assert [e.time_s for e in log.since(18866.0) if e.kind == "link_down"] == [18866.05799]

@@ -33,9 +33,7 @@ from . import golden
 
 
 def _real(folder: str) -> Iterator[str]:
-    for p in golden.raw_files(golden.DATA / folder):
-        if not golden.is_synthetic(p):
-            yield golden.read(p)
+    return (golden.read(p) for p in golden.real_samples if p.parent.name == folder)
 
 
 def _lines(folder: str) -> set[str]:

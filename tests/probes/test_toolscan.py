@@ -8,18 +8,20 @@ from hypothesis import strategies as st
 
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.toolscan import (
+    Found,
     Lookups,
     SudoAnswer,
     build_preflight,
     parse_preflight,
 )
 
+AR = "~/nccl-tests/build/all_reduce_perf"
 # What the script prints on a stock DGX OS node (the simulator's stock profile, as bash/dash
 # print it: `command -v` prints nothing for a missing command; sudo -n -l asks for a password).
 STOCK = (
     "tool\tib_write_bw\t\n"
     "tool\tethtool\t/usr/sbin/ethtool\n"
-    "tool\t~/nccl-tests/build/all_reduce_perf\t\n"
+    f"tool\t{AR}\t\n"
     "sudo\tethtool -m enp1s0f1np1\t1\tsudo: a password is required\n"
     "socket\t/run/lldpd.socket\tno\n"
     "lib\tlibnccl.so.2\t/home/u/nccl/build/lib/libnccl.so.2* /usr/lib/*-linux-gnu/libnccl.so.2.*\n"
@@ -31,32 +33,24 @@ STOCK = (
 
 def test_parse_stock_node() -> None:
     found = parse_preflight(STOCK)
-    assert found.tools == {
-        "ib_write_bw": None,
-        "ethtool": "/usr/sbin/ethtool",
-        "~/nccl-tests/build/all_reduce_perf": None,
-    }
-    assert found.sudo == {
-        "ethtool -m enp1s0f1np1": SudoAnswer(False, "sudo: a password is required")
-    }
-    assert found.sockets == {"/run/lldpd.socket": False}
-    assert found.libs == {"libnccl.so.2": ()}
-    assert found.versions == {"libnccl2": "2.28.9-1+cuda13.0"}
+    assert found == Found(
+        {"ib_write_bw": None, "ethtool": "/usr/sbin/ethtool", AR: None},
+        {"ethtool -m enp1s0f1np1": SudoAnswer(False, "sudo: a password is required")},
+        {"/run/lldpd.socket": False},
+        {"libnccl.so.2": ()},
+        {"libnccl2": "2.28.9-1+cuda13.0"},
+    )
 
 
 def test_parse_allowed_sudo_and_found_library_among_noise() -> None:
-    text = (
+    found = parse_preflight(
         "Welcome to DGX OS\r\n"
         "sudo\tethtool -m enp1s0f0np0\t0\t/usr/sbin/ethtool -m enp1s0f0np0\n"
         "lib\tlibnccl.so.2\t/usr/lib/*-linux-gnu/libnccl.so.2.* libnccl.so.2 (libc6,AArch64) "
-        "=> /usr/local/nccl/lib/libnccl.so.2\n"
-        "socket\t/run/lldpd.socket\tyes\n"
-        "end\n"
+        "=> /usr/local/nccl/lib/libnccl.so.2\nsocket\t/run/lldpd.socket\tyes\nend\n"
     )
-    found = parse_preflight(text)
-    assert found.sudo["ethtool -m enp1s0f0np0"].allowed
+    assert found.sudo["ethtool -m enp1s0f0np0"].allowed and found.sockets["/run/lldpd.socket"]
     assert found.libs["libnccl.so.2"] == ("/usr/local/nccl/lib/libnccl.so.2",)
-    assert found.sockets["/run/lldpd.socket"]
 
 
 def test_a_script_that_stopped_early_is_a_parse_error_quoting_its_last_line() -> None:
@@ -70,7 +64,7 @@ def test_a_script_that_stopped_early_is_a_parse_error_quoting_its_last_line() ->
 
 def test_the_script_quotes_every_value_and_expands_only_the_home() -> None:
     look = Lookups(
-        tools=("ib_write_bw", "~/nccl-tests/build/all_reduce_perf"),
+        tools=("ib_write_bw", AR),
         sudo=(("ethtool", "-m", "enp1s0f1np1"),),
         sockets=("/run/lldpd.socket",),
         libs={"libnccl.so.2": ("/usr/lib/*-linux-gnu/libnccl.so.2.*",)},
