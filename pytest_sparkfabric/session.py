@@ -252,7 +252,7 @@ class SparkSession:
         cables = None
         if self.cluster.topology != "switch":
             cables = [(c.a_node, c.b_node) for c in self.plan.cables if c.b_node is not None]
-        causes = group(self._failures, self._passed, partial(suspects, cables=cables)).causes
+        causes = group(self._failures, self._passed, partial(suspects, cables=cables))
         self.results = results_of(
             self.cluster,
             items=self.items,
