@@ -62,9 +62,7 @@ class Verdict:
 
     def __call__(self, **props: object) -> None:
         """Record properties (node=, rail=, measured=, expected=, source=, ...)."""
-        for key, value in props.items():
-            if value is not None:
-                self.item.user_properties.append((key, _text(value)))
+        self.item.user_properties += [(k, _text(v)) for k, v in props.items() if v is not None]
 
     @property
     def path(self) -> tuple[Obj, ...]:
@@ -115,21 +113,16 @@ class Verdict:
         `objects`: what the rule blames where it is not the item itself (a rail without carrier
         blames its cable); `fix`: the exact setting and file, where the check knows them."""
         self(**props)
-        text = message
         r = RULES[rule] if isinstance(rule, str) else rule
         if r is not None:
-            finding = Finding(
-                r,
-                message.splitlines()[0] if message else r.id,
-                (),
-                "",
-                fix,
-                objects=tuple(objects) if objects is not None else self.path,
+            blamed = tuple(objects) if objects is not None else self.path
+            f = Finding(
+                r, message.splitlines()[0] if message else r.id, (), "", fix, objects=blamed
             )
-            self.blame([finding])
-            self(cause=r.cause, fix=finding.fix_text, rule=r.id)
-            text += f"\nLikely cause: {r.cause}\nFix: {finding.fix_text}"
-        pytest.fail(visible(text), pytrace=False)
+            self.blame([f])
+            self(cause=r.cause, fix=f.fix_text, rule=r.id)
+            message += f"\nLikely cause: {r.cause}\nFix: {f.fix_text}"
+        pytest.fail(visible(message), pytrace=False)
 
     def require(
         self, ok: bool, message: str, rule: RuleId | Rule | None = None, **props: object
