@@ -4,6 +4,7 @@ causes are grouped once (`conclude`, by the verdict item or at a cut-short sessi
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
@@ -55,21 +56,21 @@ class SparkSession:
 
         self.cluster = cluster
         self.suite = suite
+        self.record_dir = record_dir
+        self.baseline = baseline
         self.plan = plan(cluster)
         self.safety: list[str] = safety_warnings(cluster)
         """How the run is less safe than by default: in the header and every report."""
-        self.record_dir = record_dir
-        self.baseline = baseline
         self.strict = bool(config.getoption("sparkfabric_strict", False))
         self._transport: Transport | None = None
         self._fabric: Fabric | None = None
+        """The fabric if any test used it (None: nothing was measured)."""
         self._lock = threading.Lock()
         self.terminal = Terminal(config, progress_prefix(cluster.spec.transport))
         self.items: list[Item] = []
         self._failures: list[Failure] = []
         self._passed: list[Failure] = []
-        self.started = datetime.now(UTC).astimezone()
-        self._t0 = time.monotonic()
+        self.started, self._t0 = datetime.now(UTC).astimezone(), time.monotonic()
         self.results: Results | None = None
         self.suite_property: Callable[[str, str], None] | None = None
         """pytest's `record_testsuite_property` (JUnit XML), once the first item has set up."""
@@ -98,11 +99,6 @@ class SparkSession:
                 status = partial(show, status=True)
                 self._fabric = Fabric(self.cluster, transport, progress=show, status=status)
             return self._fabric
-
-    @property
-    def measured_fabric(self) -> Fabric | None:
-        """The fabric if any test used it (None: nothing was measured); starts nothing."""
-        return self._fabric
 
     def close(self) -> None:
         """End every command the session still runs on the nodes (the transport tracks them)."""
@@ -363,10 +359,8 @@ def _figure(props: dict[str, str]) -> tuple[float | str | None, str | None]:
     """The item's figure: `measured_gbps=` / `measured_gbytes_s=` as numbers with their unit,
     else the `measured` text."""
     for key, unit in (("measured_gbps", "Gb/s"), ("measured_gbytes_s", "GB/s")):
-        try:
+        with contextlib.suppress(KeyError, ValueError):
             return float(props[key]), unit
-        except (KeyError, ValueError):
-            pass
     return props.get("measured"), None
 
 
