@@ -4,12 +4,14 @@ causes are grouped once (`conclude`, by the verdict item or at a cut-short sessi
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import pickle
 import signal
 import threading
 import time
 from collections.abc import Callable, Generator
-from dataclasses import asdict, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -169,10 +171,9 @@ class SparkSession:
             outcome, report.outcome = "failed", "failed"
             report.longrepr = "\n".join(f"warning (strict): {w.message}" for w in warnings)
         record = _item_record(item, report, outcome, path, warnings, findings)
-        report.sparkfabric = {  # type: ignore[attr-defined]
-            "item": record.model_dump(mode="json"),
-            "failure": asdict(Failure(item.nodeid, path, findings)),
-        }
+        # Plain data on the report: an xdist worker sends it to the controller.
+        blob = base64.b64encode(pickle.dumps((record, Failure(item.nodeid, path, findings))))
+        report.sparkfabric = {"outcome": outcome, "found": blob.decode()}  # type: ignore[attr-defined]
         return report
 
     def _unmeasured(self, exc: NotMeasured, path: tuple[Obj, ...]) -> Finding:
@@ -219,8 +220,7 @@ class SparkSession:
     def pytest_report_teststatus(
         self, report: pytest.TestReport, config: pytest.Config
     ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
-        outcome = getattr(report, "sparkfabric", {"item": {}})["item"].get("outcome")
-        word, letter = _STATUS.get(outcome, ("", ""))
+        word, letter = _STATUS.get(str(getattr(report, "sparkfabric", {}).get("outcome")), ("", ""))
         return (word, letter, (word.upper(), {"yellow": True})) if word else None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -228,14 +228,11 @@ class SparkSession:
         data = getattr(report, "sparkfabric", None)
         if data is None:
             return
-        # Here rather than in the report hook: an xdist controller sees only log reports, so
-        # what a worker found arrives as plain data and is read back into findings.
-        from pytest_sparkfabric.results import Item
-
-        item = Item.model_validate(data["item"])
+        # Here rather than in the report hook: an xdist controller sees only log reports.
+        item, failure = pickle.loads(base64.b64decode(data["found"]))
         self.items.append(item)
         failed = item.outcome in ("failed", "not_measured")
-        (self._failures if failed else self._passed).append(_failure(data["failure"]))
+        (self._failures if failed else self._passed).append(failure)
 
     def conclude(self, *, interrupted: bool = False) -> Results:
         """The run's results document, built once: root causes grouped, figures read."""
@@ -292,30 +289,6 @@ class SparkSession:
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-
-
-def _failure(data: dict[str, Any]) -> Failure:
-    """A `Failure` back from the plain data the report hook put on its report."""
-    from pytest_sparkfabric.diagnosis.causes import Failure
-    from pytest_sparkfabric.diagnosis.evidence import Finding
-    from pytest_sparkfabric.diagnosis.rules import RULES
-    from pytest_sparkfabric.objects import Obj, Spot
-
-    def objs(found: list[dict[str, Any]]) -> tuple[Obj, ...]:
-        return tuple(Obj(o["id"], o["kind"], tuple(Spot(**s) for s in o["spots"])) for o in found)
-
-    blamed = tuple(
-        Finding(
-            **{
-                **f,
-                "rule": RULES[f["rule"]["id"]],
-                "nodes": tuple(f["nodes"]),
-                "objects": objs(f["objects"]),
-            }
-        )
-        for f in data["blamed"]
-    )
-    return Failure(data["item"], objs(data["path"]), blamed)
 
 
 def _item_record(
