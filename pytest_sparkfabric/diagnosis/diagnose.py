@@ -6,6 +6,7 @@ reads one signature of DOMAIN.md §4-5 from an `Evidence` (the thresholds are in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from pytest_sparkfabric.diagnosis.evidence import (
     DEAD_RAIL_MAX_GBPS,
@@ -43,17 +44,10 @@ EGRESS_SHARE_MAX = 0.75
 
 
 def _find(
-    rule: RuleId,
-    where: str,
-    nodes: Iterable[str],
-    seen: str,
-    fix: str = "",
-    *,
-    certain: bool = True,
-    objects: tuple[Obj, ...] = (),
-    cause: str = "",
+    rule: RuleId, where: str, nodes: Iterable[str], seen: str, *more: Any, **kw: Any
 ) -> Finding:
-    return Finding(RULES[rule], where, tuple(nodes), seen, fix, certain, objects, cause)
+    """A finding of `rule` (`more`, `kw`: Finding's fix, certain, objects and cause)."""
+    return Finding(RULES[rule], where, tuple(nodes), seen, *more, **kw)
 
 
 def _g(r: Rate) -> float:
@@ -142,19 +136,11 @@ def _link_down(ev: Evidence) -> list[Finding]:
 
 def _miscabled(ev: Evidence) -> list[Finding]:
     """One finding per physical mistake; a missing cable is `_link_down`'s (no carrier)."""
-    return [
-        _find(
-            "miscabled",
-            ", ".join(w.id for w in m.planned or m.found),
-            m.nodes,
-            m.seen,
-            m.fix,
-            objects=m.objects,
-            cause=m.cause,
-        )
-        for m in ev.miscabled
-        if m.kind != "missing"
-    ]
+    out = []
+    for m in (m for m in ev.miscabled if m.kind != "missing"):
+        where = ", ".join(w.id for w in m.planned or m.found)
+        out.append(_find("miscabled", where, m.nodes, m.seen, m.fix, True, m.objects, m.cause))
+    return out
 
 
 def _speed_degraded(ev: Evidence) -> list[Finding]:
@@ -166,41 +152,35 @@ def _speed_degraded(ev: Evidence) -> list[Finding]:
 
 
 def _nic_throttled(ev: Evidence) -> list[Finding]:
-    return [
-        _find(
-            "nic_throttled",
-            node,
-            rates[0].nodes[:1],
-            f"loopback {_each(rates)} with no cable involved; healthy ~106 Gb/s",
-            certain=any(_g(r) > DEAD_RAIL_MAX_GBPS for r in rates),
-            objects=(node_obj(node),),
+    out = []
+    for node, rates in _throttled(ev).items():
+        seen = f"loopback {_each(rates)} with no cable involved; healthy ~106 Gb/s"
+        certain = any(_g(r) > DEAD_RAIL_MAX_GBPS for r in rates)
+        out.append(
+            _find("nic_throttled", node, rates[0].nodes[:1], seen, "", certain, (node_obj(node),))
         )
-        for node, rates in _throttled(ev).items()
-    ]
+    return out
 
 
 def _live_and_dead(p: PairRates) -> bool:
     """One rail of the pair carries ~nothing while another runs near line rate."""
     rates = [r.gbps for r in p.rails if r.gbps is not None]
-    return any(g >= LIVE_RAIL_MIN_GBPS for g in rates) and any(
-        g <= DEAD_RAIL_MAX_GBPS for g in rates
-    )
+    live = any(g >= LIVE_RAIL_MIN_GBPS for g in rates)
+    return live and any(g <= DEAD_RAIL_MAX_GBPS for g in rates)
 
 
 def _half_port(ev: Evidence) -> list[Finding]:
     halves = _dead_halves(ev)
-    out = [
-        _find(
-            "half_port",
-            ", ".join(r.where for r in dead),
-            dead[0].nodes[:1],
-            f"loopback {_each(dead + live)}: one half carries nothing even inside the box",
-            _DEAD_HALF_FIX.format(devices=", ".join(r.label or r.where for r in dead)),
-            objects=_objects(dead),
-            cause=_DEAD_HALF,
+    out = []
+    for dead, live in halves.values():
+        where = ", ".join(r.where for r in dead)
+        seen = f"loopback {_each(dead + live)}: one half carries nothing even inside the box"
+        fix = _DEAD_HALF_FIX.format(devices=", ".join(r.label or r.where for r in dead))
+        out.append(
+            _find(
+                "half_port", where, dead[0].nodes[:1], seen, fix, True, _objects(dead), _DEAD_HALF
+            )
         )
-        for dead, live in halves.values()
-    ]
     skip = _down_nodes(ev) | set(_throttled(ev)) | set(halves)
     for kind, groups in (("RDMA", ev.pairs), ("TCP", ev.tcp)):
         for p in groups:
@@ -208,16 +188,8 @@ def _half_port(ev: Evidence) -> list[Finding]:
                 continue
             hca = f" (NCCL_IB_HCA={','.join(p.devices)})" if p.devices else ""
             fix = f"drive both netdevs / both RoCE devices{hca}" if hca else ""
-            out.append(
-                _find(
-                    "half_port",
-                    p.where,
-                    p.nodes,
-                    f"{kind} {_each(p.rails)}",
-                    fix,
-                    objects=p.objects,
-                )
-            )
+            seen = f"{kind} {_each(p.rails)}"
+            out.append(_find("half_port", p.where, p.nodes, seen, fix, objects=p.objects))
     return out
 
 
@@ -279,8 +251,7 @@ def _switch_or_pfc(ev: Evidence) -> list[Finding]:
     tcp_fine = [p for p in tcp if (p.total_gbps or 0.0) >= TCP_FINE_MIN_GBPS]
     cpu = ev.switch_cpu_load_pct
     busy = cpu is not None and cpu >= SWITCH_CPU_BUSY_PCT
-    nccl = ev.nccl
-    crawl = nccl is not None and not nccl.socket and nccl.busbw_gbytes_s is not None
+    busbw = ev.nccl.busbw_gbytes_s if ev.nccl is not None and not ev.nccl.socket else None
     where = "the switch" if not nodes else "between " + ", ".join(nodes)
     # Both are settings of what all the traffic crosses: the switch where there is one.
     objs = ev.shared or _objects(slow)
@@ -297,9 +268,8 @@ def _switch_or_pfc(ev: Evidence) -> list[Finding]:
     if slow:
         seen = f"{_summary(slow)}; measure TCP (iperf3 -P on both halves) to tell them apart"
         out = [_find(r, where, nodes, seen, certain=False, objects=objs) for r in (sw, "pfc_stall")]
-        unknown = [
-            n for n in nodes if not any(r.gbps is not None and n in r.nodes for r in ev.loopback)
-        ]
+        known = {n for r in ev.loopback if r.gbps is not None for n in r.nodes}
+        unknown = [n for n in nodes if n not in known]
         if unknown:
             seen = f"{_summary(slow)}; no loopback measured on {', '.join(unknown)}"
             boxes = tuple(map(node_obj, unknown))
@@ -308,8 +278,8 @@ def _switch_or_pfc(ev: Evidence) -> list[Finding]:
     if tcp_slow and (busy or not ev.rdma):
         seen = f"TCP {_each(tcp_slow[:3])}{cpu_text}"
         return [_find(sw, "the switch", (), seen, certain=busy, objects=ev.shared)]
-    if crawl and nccl is not None and (nccl.busbw_gbytes_s or 0.0) < NCCL_CRAWL_MAX_GBYTES_S:
-        seen = f"NCCL {nccl.busbw_gbytes_s:g} GB/s over IB{cpu_text}"
+    if busbw is not None and busbw < NCCL_CRAWL_MAX_GBYTES_S:
+        seen = f"NCCL {busbw:g} GB/s over IB{cpu_text}"
         return [_find(sw, "the switch", (), seen, certain=busy, objects=ev.shared)]
     return []
 
@@ -343,11 +313,8 @@ def _nccl_single_hca(ev: Evidence) -> list[Finding]:
         seen = "NET/IB line: " + "; ".join(short[:4])
         seen += f"; busbw {busbw:g} GB/s" if busbw is not None else ""
         # NCCL leaves out the devices of a port without link by itself.
-        seen += (
-            "; with links down that may be NCCL leaving them out, not a setting"
-            if ev.no_link
-            else ""
-        )
+        down = "; with links down that may be NCCL leaving them out, not a setting"
+        seen += down if ev.no_link else ""
         return [_find("nccl_single_hca", n.where, n.nodes, seen, fix, certain=not ev.no_link)]
     lo, hi = SINGLE_HCA_GBYTES_S
     if not n.devices and busbw is not None and lo <= busbw <= hi:
@@ -363,9 +330,9 @@ def _sites(
 
     def find(ev: Evidence) -> list[Finding]:
         return [
-            _find(rule, s.nodes[0], s.nodes, s.where, objects=s.objects)
-            if seen is None
-            else _find(rule, s.where, s.nodes, seen, objects=s.objects)
+            _find(
+                rule, s.where if seen else s.nodes[0], s.nodes, seen or s.where, objects=s.objects
+            )
             for s in field(ev)
         ]
 
