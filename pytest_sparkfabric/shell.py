@@ -99,6 +99,9 @@ def program(template: str) -> str | None:
     return words[0] if words and "{" not in words[0] else None
 
 
+_QUOTED: dict[str, Context] = {"'": "single-quoted", '"': "double-quoted"}
+
+
 def holes(template: str) -> list[Hole]:
     """Every placeholder of a shell template with the quoting context it stands in.
 
@@ -114,24 +117,18 @@ def holes(template: str) -> list[Hole]:
         for c in literal:
             if escaped:
                 escaped, at_word_start = False, False
-                continue
-            if state == "comment":
-                if c == "\n":
-                    state, at_word_start = "word", True
-            elif state == "single-quoted":
-                if c == "'":
-                    state = "word"
+            elif state == "comment" and c == "\n":
+                state, at_word_start = "word", True
+            elif state == "single-quoted" and c == "'":
+                state = "word"
             elif state == "double-quoted":
-                if c == "\\":
-                    escaped = True
-                elif c == '"':
-                    state = "word"
+                escaped, state = c == "\\", "word" if c == '"' else state
+            elif state in ("comment", "single-quoted"):
+                pass
             elif c == "\\":
                 escaped = True
-            elif c == "'":
-                state, at_word_start = "single-quoted", False
-            elif c == '"':
-                state, at_word_start = "double-quoted", False
+            elif c in _QUOTED:
+                state, at_word_start = _QUOTED[c], False
             elif c == "#" and at_word_start:
                 state = "comment"
             else:
