@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.objects import Obj
     from pytest_sparkfabric.report.diff import Baseline
-    from pytest_sparkfabric.results import Item, Outcome, Results
+    from pytest_sparkfabric.results import Item, Outcome, Results, WarningNote
     from pytest_sparkfabric.transport import Transport
 
 VERDICT_ID = "sparkfabric::verdict"
@@ -296,11 +296,11 @@ def _item_record(
     report: pytest.TestReport,
     outcome: Outcome,
     path: tuple[Obj, ...],
-    warnings: list[Any],
+    warnings: list[WarningNote],
     findings: tuple[Finding, ...],
 ) -> Item:
     from pytest_sparkfabric import objects
-    from pytest_sparkfabric.results import Item, WarningNote
+    from pytest_sparkfabric.results import Item
     from pytest_sparkfabric.shell import visible
 
     props: dict[str, str] = {}
@@ -321,10 +321,7 @@ def _item_record(
         message=visible(message) if message else None,
         duration_s=round(report.duration, 3),
         properties=props,
-        warnings=tuple(
-            WarningNote(message=w.message, rule=w.rule, objects=objects.ids(w.objects))
-            for w in warnings
-        ),
+        warnings=tuple(warnings),
     )
 
 

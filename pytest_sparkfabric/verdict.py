@@ -5,7 +5,6 @@ warnings and the item's objects go in its stash, for the session's one report ho
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NoReturn
 
 import pytest
@@ -13,23 +12,17 @@ import pytest
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.diagnosis.evidence import Finding
 from pytest_sparkfabric.diagnosis.rules import RULES, Rule, RuleId
-from pytest_sparkfabric.objects import Obj
+from pytest_sparkfabric.objects import Obj, ids
 from pytest_sparkfabric.outcome import NotMeasured
+from pytest_sparkfabric.results import WarningNote
 from pytest_sparkfabric.shell import visible
 
 BLAMED = pytest.StashKey[tuple[Finding, ...]]()
 """On a failed item: the causes its failure message gave, the likely one first."""
 PATH = pytest.StashKey[tuple[Obj, ...]]()
 """On an item whose failure is about more than its parameters: what it is about."""
-WARNINGS = pytest.StashKey[list["Warned"]]()
+WARNINGS = pytest.StashKey[list[WarningNote]]()
 """On an item that passed with something worth reading."""
-
-
-@dataclass(frozen=True, slots=True)
-class Warned:
-    message: str
-    rule: RuleId | None
-    objects: tuple[Obj, ...]
 
 
 def item_path(item: pytest.Item) -> tuple[Obj, ...]:
@@ -85,7 +78,8 @@ class Verdict:
     ) -> None:
         """The check passes, with a warning worth reading (listed under the verdict;
         `--sparkfabric-strict` fails the check on it)."""
-        found = Warned(visible(message), rule, tuple(objects if objects is not None else self.path))
+        about = ids(self.path if objects is None else objects)
+        found = WarningNote(message=visible(message), rule=rule, objects=about)
         self.item.stash.setdefault(WARNINGS, []).append(found)
 
     def not_measured(
