@@ -161,13 +161,10 @@ def rail_by_netdev(cluster: Cluster, node_name: str, netdev: str) -> Obj | None:
 _RAIL = re.compile(r"^(?:p(?P<port>\d+))?rail(?P<rail>\d+)$")
 _PORT = re.compile(r"^p(?P<port>\d+)$")
 _JOINED: dict[tuple[str, Kind, Kind], Kind] = {
-    ("<->", "rail", "rail"): "link",
-    ("->", "rail", "rail"): "direction",
-    ("<->", "port", "port"): "cable",
-    ("<->", "port", "leg"): "cable",
-    ("<->", "node", "node"): "pair",
-    ("->", "node", "node"): "direction",
-}
+    ("<->", "rail", "rail"): "link", ("->", "rail", "rail"): "direction",
+    ("<->", "port", "port"): "cable", ("<->", "port", "leg"): "cable",
+    ("<->", "node", "node"): "pair", ("->", "node", "node"): "direction",
+}  # fmt: skip
 
 
 def _end(text: str) -> tuple[Kind, Spot] | None:

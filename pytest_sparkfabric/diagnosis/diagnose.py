@@ -224,14 +224,8 @@ def _slow_rails(ev: Evidence) -> list[Rate]:
     rates = list(ev.rdma) or [r for p in ev.pairs for r in p.rails]
     skip = set(_throttled(ev)) | _down_nodes(ev) | set(_dead_halves(ev)) | set(_egress_capped(ev))
     half = {p.nodes for p in ev.pairs if _live_and_dead(p)}
-    return [
-        r
-        for r in rates
-        if r.gbps is not None
-        and r.gbps <= LOW_RDMA_MAX_GBPS
-        and not set(r.nodes) & skip
-        and tuple(r.nodes) not in half
-    ]
+    slow = [r for r in rates if r.gbps is not None and r.gbps <= LOW_RDMA_MAX_GBPS]
+    return [r for r in slow if not set(r.nodes) & skip and tuple(r.nodes) not in half]
 
 
 def _summary(rates: list[Rate]) -> str:
