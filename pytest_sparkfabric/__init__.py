@@ -27,19 +27,17 @@ if TYPE_CHECKING:
     __version__: str
 
 _HOMES = {
-    "Cluster": "pytest_sparkfabric.cluster",
-    "Node": "pytest_sparkfabric.cluster",
-    "Rail": "pytest_sparkfabric.cluster",
-    "Link": "pytest_sparkfabric.cluster.plan",
-    "DirectedLink": "pytest_sparkfabric.cluster.plan",
-    "NodePair": "pytest_sparkfabric.cluster.plan",
-    "Fabric": "pytest_sparkfabric.measure.engine",
-    "Measured": "pytest_sparkfabric.outcome",
-    "NotMeasured": "pytest_sparkfabric.outcome",
-    "Results": "pytest_sparkfabric.results",
-    "Job": "pytest_sparkfabric.transport.base",
-    "RunResult": "pytest_sparkfabric.transport.base",
-    "Verdict": "pytest_sparkfabric.verdict",
+    name: f"pytest_sparkfabric.{home}"
+    for home, names in (
+        ("cluster", "Cluster Node Rail"),
+        ("cluster.plan", "Link DirectedLink NodePair"),
+        ("measure.engine", "Fabric"),
+        ("outcome", "Measured NotMeasured"),
+        ("results", "Results"),
+        ("transport.base", "Job RunResult"),
+        ("verdict", "Verdict"),
+    )
+    for name in names.split()
 }
 
 __all__ = sorted([*_HOMES, "__version__"])

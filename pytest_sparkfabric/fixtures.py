@@ -1,13 +1,13 @@
 """Fixtures of the shipped suite, registered only when --cluster is given (one `Suite` per run).
-Nouns are parametrised as private indirect fixtures (`_sf_node`) under the public ones: ids stay
-readable and stable, and a user's own `node` (fixture or parametrize) shadows ours."""
+Nouns are parametrised on private names (`_sf_node`) the public fixtures take: ids stay readable
+and stable, and a user's own `node` (fixture or parametrize) shadows ours."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -41,33 +41,21 @@ MARKERS = (
 )
 
 
-PARAMETRISED = ("node", "rail", "link", "rail_link", "node_pair")
 Params = dict[str, tuple[list[Any], list[str]]]
 
 
 def parameters(c: Cluster, plan: Plan) -> Params:
-    """Each noun's values and ids; bandwidth items follow the schedule (bandwidth.schedule): the
-    pairs it measures."""
+    """Each noun's values and ids; bandwidth items follow the schedule (bwplan): the pairs it
+    measures."""
     measured = bwplan.measured_pairs(plan, bwplan.build(c, plan))
-    bw_links = [link for pair in measured for link in pair.links]
-    directed = list(bwplan.directed_links(c, plan))
-    return {
-        "_sf_node": (list(c.nodes), [n.name for n in c.nodes]),
-        "_sf_rail": (list(c.rails), [r.id for r in c.rails]),
-        "_sf_link": (directed, [d.id for d in directed]),
-        "_sf_rail_link": (bw_links, [link.id for link in bw_links]),
-        "_sf_node_pair": (list(measured), [p.id for p in measured]),
+    values: dict[str, list[Any]] = {
+        "_sf_node": list(c.nodes),
+        "_sf_rail": list(c.rails),
+        "_sf_link": list(bwplan.directed_links(c, plan)),
+        "_sf_rail_link": [link for pair in measured for link in pair.links],
+        "_sf_node_pair": list(measured),
     }
-
-
-def _indirect(name: str) -> Any:
-    """The private fixture a noun is parametrised on (`pytest_generate_tests`): its value."""
-
-    @pytest.fixture(name=name)
-    def value(self: Suite) -> Any:
-        return self._param(name)
-
-    return value
+    return {k: (v, [getattr(x, "id", None) or x.name for x in v]) for k, v in values.items()}
 
 
 class Suite:
@@ -76,22 +64,12 @@ class Suite:
 
     No fixture of ours takes `request`: pytest builds a new `request` fixture definition, with
     an inspect.signature call, each time a fixture that asks for it is looked up, in every item,
-    session-scoped ones included (about a fifth of the 64-node suite's setup CPU). A noun's
-    value is read from the item being set up instead."""
+    session-scoped ones included (about a fifth of the 64-node suite's setup CPU)."""
 
     def __init__(self, session: SparkSession) -> None:
         self.s = session
         self._params: Params | None = None
         self._item: pytest.Item | None = None
-
-    def _param(self, name: str) -> Any:
-        return cast(pytest.Function, self._item).callspec.params[name]
-
-    _sf_node = _indirect("_sf_node")
-    _sf_rail = _indirect("_sf_rail")
-    _sf_link = _indirect("_sf_link")
-    _sf_rail_link = _indirect("_sf_rail_link")
-    _sf_node_pair = _indirect("_sf_node_pair")
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         # Worked out once per run, not per test function: at 64 nodes the schedule alone costs
@@ -100,7 +78,7 @@ class Suite:
             self._params = parameters(self.s.cluster, self.s.plan)
         for name, (values, ids) in self._params.items():
             if name in metafunc.fixturenames:
-                metafunc.parametrize(name, values, ids=ids, indirect=True)
+                metafunc.parametrize(name, values, ids=ids)
 
     def pytest_pycollect_makemodule(
         self, module_path: Path, parent: pytest.Collector
@@ -136,7 +114,7 @@ class Suite:
         )
         # With `--dist loadgroup`, one group keeps the session's shared measurements on one
         # worker; the user's own tests that use none of our fixtures stay free to spread.
-        ours = {"fabric", "node_host", "cluster", "switch", *(f"_sf_{n}" for n in PARAMETRISED)}
+        ours = {"fabric", "node_host", "cluster", "switch", *(self._params or {})}
         for item in items:
             if not ours.isdisjoint(getattr(item, "fixturenames", ())):
                 item.add_marker(pytest.mark.xdist_group("sparkfabric"))

@@ -30,11 +30,8 @@ class Spot:
     def meets(self, other: Spot) -> bool:
         if self.leg is not None or other.leg is not None:
             return self.leg == other.leg
-        return (
-            self.node == other.node
-            and (self.port is None or other.port is None or self.port == other.port)
-            and (self.rail is None or other.rail is None or self.rail == other.rail)
-        )
+        pairs = ((self.port, other.port), (self.rail, other.rail))
+        return self.node == other.node and all(a is None or b is None or a == b for a, b in pairs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +43,7 @@ class Obj:
     spots: tuple[Spot, ...] = ()
 
     def meets(self, other: Obj) -> bool:
-        if self.kind == "cluster" or other.kind == "cluster":
+        if "cluster" in (self.kind, other.kind):
             return True
         return any(a.meets(b) for a in self.spots for b in other.spots)
 
@@ -68,16 +65,11 @@ SWITCH = Obj("switch", "cluster")
 
 def meet(a: Sequence[Obj], b: Sequence[Obj]) -> bool:
     """Whether two sets of objects share a place; an empty set is the whole cluster."""
-    if not a or not b:
-        return True
-    return any(x.meets(y) for x in a for y in b)
+    return not a or not b or any(x.meets(y) for x in a for y in b)
 
 
 def ids(objects: Iterable[Obj]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(o.id for o in objects))
-
-
-# -- constructors ------------------------------------------------------------------------------
 
 
 def node(name: str) -> Obj:
@@ -115,10 +107,10 @@ def direction(d: DirectedLink) -> Obj:
 
 def cable_of(plan: Plan, node_name: str, port_number: int) -> Obj | None:
     """The cable plugged into a node's port, if cluster.yaml cables it."""
-    for c in plan.cables:
-        if (node_name, port_number) in ((c.a_node, c.a_port), (c.b_node, c.b_port)):
-            return cable(c)
-    return None
+    end = (node_name, port_number)
+    return next(
+        (cable(c) for c in plan.cables if end in ((c.a_node, c.a_port), (c.b_node, c.b_port))), None
+    )
 
 
 def blamed_as(what: Blame, plan: Plan, nodes: Sequence[str], on: Sequence[Obj]) -> tuple[Obj, ...]:
@@ -130,14 +122,14 @@ def blamed_as(what: Blame, plan: Plan, nodes: Sequence[str], on: Sequence[Obj]) 
         found = [cable_of(plan, n, p) for n, p in spots if n is not None and p is not None]
         return tuple({c.id: c for c in found if c is not None}.values())
     names = tuple(nodes) or tuple(dict.fromkeys(n for o in on for n in o.nodes))
-    if what == "node":
-        return tuple(map(node, names))
     legs = [
         leg(str(c.b_port))
         for n in names
         for c in plan.cables
         if c.a_node == n and c.b_node is None and c.b_port is not None
     ]
+    if what == "node":
+        return tuple(map(node, names))
     return (*legs, *map(node, names)) if legs else ()
 
 
@@ -163,24 +155,16 @@ def path(value: object) -> tuple[Obj, ...]:
 
 
 def rail_by_netdev(cluster: Cluster, node_name: str, netdev: str) -> Obj | None:
-    for r in cluster.rails:
-        if r.node == node_name and r.netdev == netdev:
-            return rail(r)
-    return None
+    return next((rail(r) for r in cluster.rails if (r.node, r.netdev) == (node_name, netdev)), None)
 
-
-# -- reading ids back ---------------------------------------------------------------------------
 
 _RAIL = re.compile(r"^(?:p(?P<port>\d+))?rail(?P<rail>\d+)$")
 _PORT = re.compile(r"^p(?P<port>\d+)$")
 _JOINED: dict[tuple[str, Kind, Kind], Kind] = {
-    ("<->", "rail", "rail"): "link",
-    ("->", "rail", "rail"): "direction",
-    ("<->", "port", "port"): "cable",
-    ("<->", "port", "leg"): "cable",
-    ("<->", "node", "node"): "pair",
-    ("->", "node", "node"): "direction",
-}
+    ("<->", "rail", "rail"): "link", ("->", "rail", "rail"): "direction",
+    ("<->", "port", "port"): "cable", ("<->", "port", "leg"): "cable",
+    ("<->", "node", "node"): "pair", ("->", "node", "node"): "direction",
+}  # fmt: skip
 
 
 def _end(text: str) -> tuple[Kind, Spot] | None:
@@ -192,8 +176,7 @@ def _end(text: str) -> tuple[Kind, Spot] | None:
     if name == "switch":
         return ("leg", Spot(None, leg=rest)) if rest else None
     if m := _RAIL.match(rest):
-        port = int(m["port"]) if m["port"] is not None else None
-        return "rail", Spot(name, port, int(m["rail"]))
+        return "rail", Spot(name, int(m["port"]) if m["port"] else None, int(m["rail"]))
     if m := _PORT.match(rest):
         return "port", Spot(name, int(m["port"]))
     return None
@@ -203,11 +186,11 @@ def parse(text: str) -> Obj | None:
     """What an id names (node names cannot hold `:`, `<` or `>`), or None for other text."""
     if text in (CLUSTER.id, SWITCH.id):
         return CLUSTER if text == CLUSTER.id else SWITCH
-    for sep in ("<->", "->"):
-        if sep in text:
-            left, _, right = text.partition(sep)
-            a, b = _end(left), _end(right)
-            kind = _JOINED.get((sep, a[0], b[0])) if a and b else None
-            return Obj(text, kind, (a[1], b[1])) if kind and a and b else None
-    one = _end(text)
-    return Obj(text, one[0], (one[1],)) if one else None
+    sep = next((s for s in ("<->", "->") if s in text), None)
+    if sep is None:
+        one = _end(text)
+        return Obj(text, one[0], (one[1],)) if one else None
+    left, _, right = text.partition(sep)
+    a, b = _end(left), _end(right)
+    kind = _JOINED.get((sep, a[0], b[0])) if a and b else None
+    return Obj(text, kind, (a[1], b[1])) if kind and a and b else None

@@ -4,10 +4,28 @@ the `sparkfabric_cluster` ini key) it registers its options and nothing else."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_sparkfabric.session import SESSION_KEY, get_session
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.cluster import Cluster
+
+_OPTIONS = {
+    "cluster": (
+        "PATH",
+        "cluster.yaml describing the fabric; runs the shipped acceptance suite on it",
+    ),
+    "record": ("DIR", "write every command each node ran (rc, stdout, stderr, duration) to DIR"),
+    "json": ("PATH", "write every measurement and verdict as JSON to PATH"),
+    "baseline": (
+        "OLD_JSON",
+        "compare with an earlier run's --sparkfabric-json document: the report shows what "
+        "changed, and items whose bandwidth fell more than 10%% below it fail",
+    ),
+}
 
 
 def suite_dir() -> Path:
@@ -19,26 +37,9 @@ def suite_dir() -> Path:
     raise pytest.UsageError(f"sparkfabric: the acceptance suite is missing next to {here}")
 
 
-_OPTIONS = (
-    (
-        "cluster",
-        "PATH",
-        "cluster.yaml describing the fabric; runs the shipped acceptance suite on it",
-    ),
-    ("record", "DIR", "write every command each node ran (rc, stdout, stderr, duration) to DIR"),
-    ("json", "PATH", "write every measurement and verdict as JSON to PATH"),
-    (
-        "baseline",
-        "OLD_JSON",
-        "compare with an earlier run's --sparkfabric-json document: the "
-        "report shows what changed, and items whose bandwidth fell more than 10%% below it fail",
-    ),
-)
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sparkfabric", "sparkfabric: accept a DGX Spark cluster's fabric")
-    for name, metavar, text in _OPTIONS:
+    for name, (metavar, text) in _OPTIONS.items():
         flag = "--cluster" if name == "cluster" else f"--sparkfabric-{name}"
         group.addoption(flag, dest=f"sparkfabric_{name}", metavar=metavar, default=None, help=text)
     group.addoption(
@@ -50,11 +51,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "unapproved cable, advisory evidence not readable)",
     )
     parser.addini("sparkfabric_cluster", "default for --cluster", default=None)
-
-
-def _cluster_arg(config: pytest.Config) -> str | None:
-    value = config.getoption("sparkfabric_cluster", None) or config.getini("sparkfabric_cluster")
-    return str(value) if value else None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -70,50 +66,34 @@ def pytest_load_initial_conftests(
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "sparkfabric: a test of the shipped fabric suite")
-    path = _cluster_arg(config)
-    if path is None:
+    path = config.getoption("sparkfabric_cluster", None) or config.getini("sparkfabric_cluster")
+    if not path:
         return
+    from pytest_sparkfabric import fixtures
     from pytest_sparkfabric.cluster import ConfigError, load_cluster
+    from pytest_sparkfabric.report import register as register_reports
+    from pytest_sparkfabric.report.diff import Baseline
+    from pytest_sparkfabric.session import SparkSession
 
     base = Path(config.invocation_params.dir)
-    p = Path(path) if Path(path).is_absolute() else base / path
+    p = base / str(path)  # an absolute path stays as it is
     try:
         cluster = load_cluster(p)
     except ConfigError as err:
         raise pytest.UsageError(str(err)) from None
     if cluster.spec.transport == "replay":
-        replay = (cluster.source.parent if cluster.source else base) / str(cluster.spec.replay_dir)
-        if not replay.is_dir():
-            line = cluster.line_of(("replay_dir",))
-            where = f"{p}:{line}" if line else str(p)
-            raise pytest.UsageError(
-                f"{where}: replay_dir {replay} is not a folder.\n"
-                "    Fix: point it at a recording made with --sparkfabric-record DIR"
-            )
-        # A damaged recording is a usage error naming its file and line, before any test runs.
-        from pytest_sparkfabric.transport.record import RecordingError, check_recording
-
-        try:
-            check_recording(replay)
-        except RecordingError as err:
-            raise pytest.UsageError(f"sparkfabric: recording {err}") from None
+        _check_replay(cluster, p, base)
     _refuse_xdist_spreading(config)
-    from pytest_sparkfabric import fixtures
-    from pytest_sparkfabric.session import SparkSession
-
     record = config.getoption("sparkfabric_record")
     if record and not hasattr(config, "workerinput"):
         _refuse_used_record_folder(Path(record))
-    from pytest_sparkfabric.report import register as register_reports
-    from pytest_sparkfabric.report.diff import Baseline
-
-    base = config.getoption("sparkfabric_baseline", None)
+    old = config.getoption("sparkfabric_baseline", None)
     session = SparkSession(
         config,
         cluster,
         suite=suite_dir(),
         record_dir=Path(record) if record else None,
-        baseline=Baseline.load(str(base)) if base else None,
+        baseline=Baseline.load(str(old)) if old else None,
     )
     config.stash[SESSION_KEY] = session
     for marker in fixtures.MARKERS:
@@ -127,6 +107,24 @@ def pytest_configure(config: pytest.Config) -> None:
         fixtures.session_fixtures(session), "sparkfabric-session-fixtures"
     )
     config.pluginmanager.register(session, "sparkfabric-session")
+
+
+def _check_replay(cluster: Cluster, p: Path, base: Path) -> None:
+    """A missing or damaged recording is a usage error naming its file and line, before any
+    test runs."""
+    from pytest_sparkfabric.transport.record import RecordingError, check_recording
+
+    replay = (cluster.source.parent if cluster.source else base) / str(cluster.spec.replay_dir)
+    if not replay.is_dir():
+        line = cluster.line_of(("replay_dir",))
+        raise pytest.UsageError(
+            f"{f'{p}:{line}' if line else p}: replay_dir {replay} is not a folder.\n"
+            "    Fix: point it at a recording made with --sparkfabric-record DIR"
+        )
+    try:
+        check_recording(replay)
+    except RecordingError as err:
+        raise pytest.UsageError(f"sparkfabric: recording {err}") from None
 
 
 def _refuse_used_record_folder(folder: Path) -> None:
@@ -147,8 +145,7 @@ def _refuse_used_record_folder(folder: Path) -> None:
 def _refuse_xdist_spreading(config: pytest.Config) -> None:
     # Every xdist worker would run its own measurements, and bandwidth tests on different
     # workers would overlap on the same nodes and measure each other.
-    workers = config.getoption("numprocesses", None)
-    dist = config.getoption("dist", "no")
+    workers, dist = config.getoption("numprocesses", None), config.getoption("dist", "no")
     if workers and dist not in ("loadgroup", "no"):
         raise pytest.UsageError(
             "sparkfabric: the suite schedules its own concurrency (pings at once, bandwidth in "
@@ -161,14 +158,9 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     s = get_session(config)
     if s is None:
         return None
-    c = s.cluster
-    src = c.source.name if c.source else "cluster.yaml"
     from pytest_sparkfabric.shell import visible
 
-    return [
-        visible(
-            f"sparkfabric: {src}: {c.topology}, {len(c.nodes)} nodes, "
-            f"transport {c.spec.transport}, MTU {c.mtu}"
-        ),
-        *(visible(f"sparkfabric: {w}") for w in s.safety),
-    ]
+    c = s.cluster
+    src = c.source.name if c.source else "cluster.yaml"
+    head = f"{src}: {c.topology}, {len(c.nodes)} nodes, transport {c.spec.transport}, MTU {c.mtu}"
+    return [visible(f"sparkfabric: {line}") for line in (head, *s.safety)]

@@ -14,12 +14,7 @@ DIR_MODE = 0o700
 def make_private_dir(path: Path) -> None:
     """Make `path` and each missing parent 0700; folders that exist already keep their mode
     (they are the operator's)."""
-    missing: list[Path] = []
-    p = path
-    while not p.exists() and p != p.parent:
-        missing.append(p)
-        p = p.parent
-    for d in reversed(missing):
+    for d in reversed([p for p in (path, *path.parents) if not p.exists()]):
         # Another process may make the same folder at the same moment.
         with contextlib.suppress(FileExistsError):
             d.mkdir(mode=DIR_MODE)

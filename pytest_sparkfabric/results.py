@@ -285,21 +285,16 @@ def parse(data: bytes | str, name: str = "results") -> Results:
 
 def _explain(name: str, exc: ValidationError) -> str:
     errors = exc.errors(include_url=False)
-    first = errors[0]
-    if first["type"] == "json_invalid":
-        return f"{name}: not JSON ({first['msg'].removeprefix('Invalid JSON: ')})"
-    version = [e for e in errors if e["loc"] == ("version",)]
-    if version:
+    if errors[0]["type"] == "json_invalid":
+        return f"{name}: not JSON ({errors[0]['msg'].removeprefix('Invalid JSON: ')})"
+    if any(e["loc"] == ("version",) for e in errors):
         return (
             f"{name}: a results document of another version (this sparkfabric reads version "
             f"{VERSION}); render or compare it with the sparkfabric that wrote it"
         )
-    shown = [f"  {'.'.join(map(str, e['loc'])) or '(top)'}: {e['msg']}" for e in errors[:5]]
-    more = f"\n  ... and {len(errors) - 5} more" if len(errors) > 5 else ""
-    return (
-        f"{name}: not a sparkfabric results document:\n"
-        + "\n".join(shown)
-        + more
-        + "\n  Fix: give a file written by pytest --sparkfabric-json PATH (its schema: "
-        "sparkfabric schema --results)"
+    shown = "".join(
+        f"\n  {'.'.join(map(str, e['loc'])) or '(top)'}: {e['msg']}" for e in errors[:5]
     )
+    more = f"\n  ... and {len(errors) - 5} more" if len(errors) > 5 else ""
+    fix = "give a file written by pytest --sparkfabric-json PATH (its schema: sparkfabric schema"
+    return f"{name}: not a sparkfabric results document:{shown}{more}\n  Fix: {fix} --results)"

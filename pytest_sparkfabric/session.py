@@ -4,11 +4,16 @@ causes are grouped once (`conclude`, by the verdict item or at a cut-short sessi
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import pickle
 import signal
 import threading
 import time
 from collections.abc import Callable, Generator
+from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -18,20 +23,21 @@ import pytest
 from pytest_sparkfabric.outcome import NotMeasured
 
 if TYPE_CHECKING:
-    from pytest_sparkfabric import objects
     from pytest_sparkfabric.cluster import Cluster
-    from pytest_sparkfabric.cluster.plan import Plan
-    from pytest_sparkfabric.diagnosis.causes import Failure, RootCauses
+    from pytest_sparkfabric.diagnosis.causes import Failure
     from pytest_sparkfabric.diagnosis.evidence import Finding
+    from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.objects import Obj
     from pytest_sparkfabric.report.diff import Baseline
-    from pytest_sparkfabric.results import Item, Outcome, Results
+    from pytest_sparkfabric.results import Item, Outcome, Results, WarningNote
     from pytest_sparkfabric.transport import Transport
 
 VERDICT_ID = "sparkfabric::verdict"
 EXIT_INCOMPLETE = 10
 """Exit status of a run whose verdict is INCOMPLETE (ACCEPTED 0, REJECTED 1, usage error 4); apart
 from every code pytest uses (0-6), so CI can tell "the cluster is bad" from "we could not look"."""
+_STATUS = {"not_measured": ("not measured", "N"), "warned": ("warned", "W")}
 
 
 class SparkSession:
@@ -50,32 +56,27 @@ class SparkSession:
         from pytest_sparkfabric.report.progress import Terminal
         from pytest_sparkfabric.transport.rest import safety_warnings
 
-        self.config = config
         self.cluster = cluster
         self.suite = suite
-        self.plan: Plan = plan(cluster)
-        self.safety: list[str] = safety_warnings(cluster)
-        """How the run is less safe than by default: in the header and every report."""
         self.record_dir = record_dir
         self.baseline = baseline
+        self.plan = plan(cluster)
+        self.safety: list[str] = safety_warnings(cluster)
+        """How the run is less safe than by default: in the header and every report."""
         self.strict = bool(config.getoption("sparkfabric_strict", False))
         self._transport: Transport | None = None
         self._fabric: Fabric | None = None
+        """The fabric if any test used it (None: nothing was measured)."""
         self._lock = threading.Lock()
         self.terminal = Terminal(config, progress_prefix(cluster.spec.transport))
         self.items: list[Item] = []
         self._failures: list[Failure] = []
         self._passed: list[Failure] = []
-        self._seen: dict[str, Failure] = {}
-        """An item's failure as this process found it, until its log report arrives."""
-        self.started = datetime.now(UTC).astimezone()
-        self._t0 = time.monotonic()
+        self.started, self._t0 = datetime.now(UTC).astimezone(), time.monotonic()
         self.results: Results | None = None
         self.suite_property: Callable[[str, str], None] | None = None
         """pytest's `record_testsuite_property` (JUnit XML), once the first item has set up."""
         self._old_sigterm: Any = None
-
-    # -- the cluster ----------------------------------------------------------------------------
 
     @property
     def transport(self) -> Transport:
@@ -96,29 +97,17 @@ class SparkSession:
             if self._fabric is None:
                 from pytest_sparkfabric.measure.engine import Fabric
 
-                self._fabric = Fabric(
-                    self.cluster,
-                    transport,
-                    progress=self.terminal.show,
-                    status=lambda line: self.terminal.show(line, status=True),
-                )
-            return self._fabric
-
-    @property
-    def measured_fabric(self) -> Fabric | None:
-        """The fabric if any test used it (None: nothing was measured); starts nothing."""
-        with self._lock:
+                show = self.terminal.show
+                status = partial(show, status=True)
+                self._fabric = Fabric(self.cluster, transport, progress=show, status=status)
             return self._fabric
 
     def close(self) -> None:
         """End every command the session still runs on the nodes (the transport tracks them)."""
         with self._lock:
-            transport = self._transport
-            self._transport = None
+            transport, self._transport = self._transport, None
         if transport is not None:
             transport.close()
-
-    # -- what each item found ---------------------------------------------------------------------
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -148,11 +137,10 @@ class SparkSession:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         """The one place an item's outcome is decided and recorded (on the report, as plain
-        attributes, so it reaches an xdist controller too)."""
+        data, so it reaches an xdist controller too)."""
         report = yield
         if item.nodeid == VERDICT_ID or report.skipped or (report.when != "call" and report.passed):
             return report
-        from pytest_sparkfabric import objects
         from pytest_sparkfabric.diagnosis.causes import Failure
         from pytest_sparkfabric.shell import visible
         from pytest_sparkfabric.verdict import BLAMED, WARNINGS, item_path, widen
@@ -163,7 +151,7 @@ class SparkSession:
         warnings = item.stash.get(WARNINGS, []) if report.when == "call" else []
         outcome: Outcome = "failed" if report.failed else "warned" if warnings else "passed"
         if isinstance(exc, NotMeasured):
-            found = self._unmeasured_finding(exc, path)
+            found = self._unmeasured(exc, path)
             outcome, findings = "not_measured", (found,)
             if found.rule.id in ("node_unreachable", "prerequisite_missing"):
                 # Checks of other nodes that needed the lost one, or its missing tool (NCCL,
@@ -173,7 +161,7 @@ class SparkSession:
             fix = f"\nFix: {exc.fix}" if exc.fix else ""
             report.longrepr = visible(f"not measured: {exc.reason}{fix}")
         elif report.failed:
-            findings = self._on_cables(item.stash.get(BLAMED, ()), path)
+            findings = tuple(self._on_cables(f, path) for f in item.stash.get(BLAMED, ()))
         elif self.baseline is not None and (
             why := self.baseline.regression(_item_record(item, report, outcome, path, [], ()))
         ):
@@ -183,22 +171,18 @@ class SparkSession:
             outcome, report.outcome = "failed", "failed"
             report.longrepr = "\n".join(f"warning (strict): {w.message}" for w in warnings)
         record = _item_record(item, report, outcome, path, warnings, findings)
-        report.sparkfabric_outcome = outcome  # type: ignore[attr-defined]
-        report.sparkfabric_item = record.model_dump(mode="json")  # type: ignore[attr-defined]
-        self._seen[item.nodeid] = Failure(item.nodeid, path, findings)
-        report.sparkfabric_failure = {  # type: ignore[attr-defined]
-            "path": list(objects.ids(path)),
-            "findings": [_finding_json(f) for f in findings],
-        }
+        # Plain data on the report: an xdist worker sends it to the controller.
+        blob = base64.b64encode(pickle.dumps((record, Failure(item.nodeid, path, findings))))
+        report.sparkfabric = {"outcome": outcome, "found": blob.decode()}  # type: ignore[attr-defined]
         return report
 
-    def _unmeasured_finding(self, exc: NotMeasured, path: tuple[objects.Obj, ...]) -> Finding:
+    def _unmeasured(self, exc: NotMeasured, path: tuple[Obj, ...]) -> Finding:
         from pytest_sparkfabric import objects
         from pytest_sparkfabric.diagnosis.evidence import Finding
         from pytest_sparkfabric.diagnosis.rules import RULES
 
         nodes = exc.nodes or tuple(dict.fromkeys(n for o in path for n in o.nodes))
-        fabric = self.measured_fabric
+        fabric = self._fabric
         if fabric is not None and exc.missing == "ssh":
             fabric.lose(exc)  # every later check on it: not measured at once, saying so
         down = {**(fabric.measured("shell", dict) or {}), **fabric.lost} if fabric else {}
@@ -206,93 +190,67 @@ class SparkSession:
         if lost:
             # What could not run without a node that does not answer is that node's cause.
             nodes, exc.missing = tuple(lost), "ssh"
-        blamed = tuple(map(objects.node, nodes)) or path
+        cause = ""
         if exc.missing == "ssh":
-            gone = fabric.lost if fabric is not None else {}
-            mid_run = nodes and all(n in gone for n in nodes)
-            cause = "stopped answering ssh during the run" if mid_run else ""
-            rule = RULES["node_unreachable"]
+            rule: RuleId = "node_unreachable"
+            if nodes and fabric is not None and all(n in fabric.lost for n in nodes):
+                cause = "stopped answering ssh during the run"
         elif exc.missing is not None:
-            rule, cause = RULES["prerequisite_missing"], f"{exc.missing} missing"
+            rule, cause = "prerequisite_missing", f"{exc.missing} missing"
         else:
             # One cause per node: what stopped each check there is its evidence.
             where = f" on {', '.join(nodes)}" if nodes else ""
-            rule, cause = RULES["not_measured"], f"could not measure{where}"
+            rule, cause = "not_measured", f"could not measure{where}"
         first = (exc.reason.strip().splitlines() or [exc.reason])[0]
-        return Finding(rule, first, nodes, "", exc.fix or "", objects=blamed, cause=cause)
+        blamed = tuple(map(objects.node, nodes)) or path
+        return Finding(RULES[rule], first, nodes, "", exc.fix or "", objects=blamed, cause=cause)
 
-    def _on_cables(
-        self, found: tuple[Finding, ...], path: tuple[objects.Obj, ...]
-    ) -> tuple[Finding, ...]:
+    def _on_cables(self, f: Finding, path: tuple[Obj, ...]) -> Finding:
         """A fault seen on a rail or a link blames what its rule names (`causes.BLAMES`):
         the cable, the node or the switch leg, so its items share one root cause."""
-        from dataclasses import replace
-
         from pytest_sparkfabric import objects
         from pytest_sparkfabric.diagnosis.causes import BLAMES
 
-        out = []
-        for f in found:
-            on = f.objects or path
-            what = BLAMES.get(f.rule.id)
-            if what and on and all(o.kind in ("rail", "link", "direction", "pair") for o in on):
-                f = replace(f, objects=objects.blamed_as(what, self.plan, f.nodes, on) or on)
-            out.append(f)
-        return tuple(out)
+        on = f.objects or path
+        what = BLAMES.get(f.rule.id)
+        if what and on and all(o.kind in ("rail", "link", "direction", "pair") for o in on):
+            return replace(f, objects=objects.blamed_as(what, self.plan, f.nodes, on) or on)
+        return f
 
     def pytest_report_teststatus(
         self, report: pytest.TestReport, config: pytest.Config
     ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
-        outcome = getattr(report, "sparkfabric_outcome", None)
-        if outcome == "not_measured":
-            return "not measured", "N", ("NOT MEASURED", {"yellow": True})
-        if outcome == "warned":
-            return "warned", "W", ("WARNED", {"yellow": True})
-        return None
+        word, letter = _STATUS.get(str(getattr(report, "sparkfabric", {}).get("outcome")), ("", ""))
+        return (word, letter, (word.upper(), {"yellow": True})) if word else None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.terminal.close()
-        record = getattr(report, "sparkfabric_item", None)
-        if record is None:
+        data = getattr(report, "sparkfabric", None)
+        if data is None:
             return
-        # Here rather than in the report hook: an xdist controller sees only log reports, so
-        # what a worker found arrives as plain data and is read back into findings.
-        from pytest_sparkfabric.results import Item
-
-        item = Item.model_validate(record)
+        # Here rather than in the report hook: an xdist controller sees only log reports.
+        item, failure = pickle.loads(base64.b64decode(data["found"]))
         self.items.append(item)
-        failure = self._seen.pop(report.nodeid, None) or _failure_of(
-            report.nodeid, getattr(report, "sparkfabric_failure", {})
-        )
-        (self._failures if item.outcome in ("failed", "not_measured") else self._passed).append(
-            failure
-        )
-
-    # -- the verdict ----------------------------------------------------------------------------
-
-    def root_causes(self) -> RootCauses:
-        """The run's root causes so far (the one grouping of its failures)."""
-        from functools import partial
-
-        from pytest_sparkfabric.diagnosis.causes import group
-        from pytest_sparkfabric.measure.localize import suspects
-
-        cables = None
-        if self.cluster.topology != "switch":
-            cables = [(c.a_node, c.b_node) for c in self.plan.cables if c.b_node is not None]
-        return group(self._failures, self._passed, partial(suspects, cables=cables))
+        failed = item.outcome in ("failed", "not_measured")
+        (self._failures if failed else self._passed).append(failure)
 
     def conclude(self, *, interrupted: bool = False) -> Results:
         """The run's results document, built once: root causes grouped, figures read."""
         if self.results is not None and not interrupted:
             return self.results
+        from pytest_sparkfabric.diagnosis.causes import group
+        from pytest_sparkfabric.measure.localize import suspects
         from pytest_sparkfabric.report import results_of
 
+        cables = None
+        if self.cluster.topology != "switch":
+            cables = [(c.a_node, c.b_node) for c in self.plan.cables if c.b_node is not None]
+        causes = group(self._failures, self._passed, partial(suspects, cables=cables))
         self.results = results_of(
             self.cluster,
             items=self.items,
-            causes=self.root_causes().causes,
-            fabric=self.measured_fabric,
+            causes=causes,
+            fabric=self._fabric,
             started=self.started,
             duration_s=time.monotonic() - self._t0,
             interrupted=interrupted,
@@ -302,11 +260,7 @@ class SparkSession:
             self.suite_property("sparkfabric_verdict", self.results.verdict)
         return self.results
 
-    # -- the session ----------------------------------------------------------------------------
-
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.started = datetime.now(UTC).astimezone()
-        self._t0 = time.monotonic()
         if threading.current_thread() is threading.main_thread():
             # A CI cancel or a job timeout sends SIGTERM: end like ^C (remote work ended,
             # verdict INCOMPLETE, reports written with what was measured).
@@ -314,19 +268,17 @@ class SparkSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         if self._old_sigterm is not None:
             # The reports take seconds and hold what was measured: a SIGTERM now lets them finish.
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         self.close()
         if hasattr(session.config, "workerinput"):
             return
-        results = self.conclude(interrupted=interrupted)
+        results = self.conclude(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
         ran = not session.config.option.collectonly
         if ran and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            session.exitstatus = {"accepted": 0, "rejected": 1}.get(
-                results.verdict, EXIT_INCOMPLETE
-            )
+            codes = {"accepted": 0, "rejected": 1}
+            session.exitstatus = codes.get(results.verdict, EXIT_INCOMPLETE)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.close()
@@ -339,57 +291,22 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
-def _finding_json(f: Finding) -> dict[str, Any]:
-    from pytest_sparkfabric import objects
-
-    return {
-        **{k: getattr(f, k) for k in ("where", "evidence", "fix", "certain", "cause")},
-        "rule": f.rule.id,
-        "nodes": list(f.nodes),
-        "objects": list(objects.ids(f.objects)),
-    }
-
-
-def _failure_of(nodeid: str, data: dict[str, Any]) -> Failure:
-    from pytest_sparkfabric import objects
-    from pytest_sparkfabric.diagnosis.causes import Failure
-    from pytest_sparkfabric.diagnosis.evidence import Finding
-    from pytest_sparkfabric.diagnosis.rules import RULES
-
-    def objs(ids: list[str]) -> tuple[objects.Obj, ...]:
-        return tuple(o for o in map(objects.parse, ids) if o is not None)
-
-    findings = tuple(
-        Finding(
-            **{
-                **f,
-                "rule": RULES[f["rule"]],
-                "nodes": tuple(f["nodes"]),
-                "objects": objs(f["objects"]),
-            }
-        )
-        for f in data.get("findings", [])
-    )
-    return Failure(nodeid, objs(data.get("path", [])), findings)
-
-
 def _item_record(
     item: pytest.Item,
     report: pytest.TestReport,
     outcome: Outcome,
-    path: tuple[objects.Obj, ...],
-    warnings: list[Any],
+    path: tuple[Obj, ...],
+    warnings: list[WarningNote],
     findings: tuple[Finding, ...],
 ) -> Item:
     from pytest_sparkfabric import objects
-    from pytest_sparkfabric.results import Item, WarningNote
+    from pytest_sparkfabric.results import Item
     from pytest_sparkfabric.shell import visible
 
     props: dict[str, str] = {}
     for key, value in report.user_properties:
         props.setdefault(str(key), str(value))
     measured, unit = _figure(props)
-    rule = findings[0].rule.id if findings else props.get("rule")
     message = report.longreprtext if report.failed else None
     return Item(
         id=item.nodeid,
@@ -400,14 +317,11 @@ def _item_record(
         expected=props.get("expected"),
         unit=unit,
         objects=objects.ids(path),
-        rule=rule,
+        rule=findings[0].rule.id if findings else props.get("rule"),
         message=visible(message) if message else None,
         duration_s=round(report.duration, 3),
         properties=props,
-        warnings=tuple(
-            WarningNote(message=w.message, rule=w.rule, objects=objects.ids(w.objects))
-            for w in warnings
-        ),
+        warnings=tuple(warnings),
     )
 
 
@@ -415,11 +329,8 @@ def _figure(props: dict[str, str]) -> tuple[float | str | None, str | None]:
     """The item's figure: `measured_gbps=` / `measured_gbytes_s=` as numbers with their unit,
     else the `measured` text."""
     for key, unit in (("measured_gbps", "Gb/s"), ("measured_gbytes_s", "GB/s")):
-        if key in props:
-            try:
-                return float(props[key]), unit
-            except ValueError:
-                pass
+        with contextlib.suppress(KeyError, ValueError):
+            return float(props[key]), unit
     return props.get("measured"), None
 
 
@@ -433,8 +344,7 @@ def get_session(config: pytest.Config) -> SparkSession | None:
 
 def progress_prefix(transport: str) -> str:
     """How progress lines start: they say when the times in them are modelled, not waited."""
-    note = {"sim": " (simulated time)", "replay": " (replayed)"}.get(transport, "")
-    return f"sparkfabric{note}"
+    return "sparkfabric" + {"sim": " (simulated time)", "replay": " (replayed)"}.get(transport, "")
 
 
 def item_needs(item: pytest.Item) -> tuple[tuple[str, ...], bool]:
@@ -446,26 +356,20 @@ def item_needs(item: pytest.Item) -> tuple[tuple[str, ...], bool]:
 
 
 def item_nodes(item: pytest.Item) -> list[str]:
-    """The nodes whose shell an item's fabric parameters need (node, rail, link, rail_link,
-    node_pair): both ends of a rail link or node pair (a server and a client), the sending end
-    of a directed link."""
-    from pytest_sparkfabric.cluster import Node, Rail
-    from pytest_sparkfabric.cluster.plan import DirectedLink, Link, NodePair
+    """The nodes whose shell an item's fabric parameters need: a node's, a rail's, both ends of
+    a rail link or node pair (a server and a client), the sending end of a directed link."""
+    from pytest_sparkfabric import objects
+    from pytest_sparkfabric.cluster.plan import DirectedLink, NodePair
 
-    params = getattr(getattr(item, "callspec", None), "params", {})
     out: list[str] = []
-    for value in params.values():
-        if isinstance(value, Node):
-            out.append(value.name)
-        elif isinstance(value, Rail):
-            out.append(value.node)
-        elif isinstance(value, DirectedLink):
+    for value in getattr(getattr(item, "callspec", None), "params", {}).values():
+        if isinstance(value, DirectedLink):
             # A ping runs on its sending node; the far end's kernel answers without a shell.
             out.append(value.src.node)
-        elif isinstance(value, Link):
-            out += [value.a.node, value.b.node]
         elif isinstance(value, NodePair):
             out += [value.a, value.b]
+        else:
+            out += [n for o in objects.path(value) for n in o.nodes]
     return list(dict.fromkeys(out))
 
 

@@ -35,10 +35,9 @@ def _word(arg: Arg) -> str:
 
 def join(argv: Iterable[Arg]) -> Command:
     """The command line that runs `argv` as it is: one word per element."""
-    words = [_word(a) for a in argv]
-    if not words:
+    if not (text := words(argv).text):
         raise ValueError("an empty command")
-    return Command(" ".join(words))
+    return Command(text)
 
 
 def then(commands: Iterable[Command]) -> Command:
@@ -48,10 +47,8 @@ def then(commands: Iterable[Command]) -> Command:
 
 def home_path(path: str) -> Words:
     """A path that may start with `~/` (the login user's home, expanded by the node's shell)."""
-    if path.startswith("~/"):
-        rest = path[2:]
-        return Words("~/" + quote(rest) if rest else "~/")
-    return Words(quote(path))
+    rest = path.removeprefix("~/")
+    return Words(quote(path) if rest == path else "~/" + quote(rest) if rest else "~/")
 
 
 def glob(pattern: str) -> Words:
@@ -65,10 +62,9 @@ def words(items: Iterable[Arg]) -> Words:
 
 
 def fill(template: str, values: Mapping[str, Arg]) -> Command:
-    """`template` (shell text) with each `{name}` replaced by `values[name]` as quoted words.
-
-    `{{` and `}}` stand for literal braces. A placeholder takes no format spec, conversion,
-    index or attribute: `holes` (and cluster.yaml's validation) rejects those first."""
+    """`template` (shell text) with each `{name}` replaced by `values[name]` as quoted words
+    (`{{`, `}}`: literal braces); no format spec, conversion, index or attribute (`holes` and
+    cluster.yaml's validation reject those first)."""
     out: list[str] = []
     for literal, name, spec, conversion in string.Formatter().parse(template):
         out.append(literal)
@@ -103,6 +99,9 @@ def program(template: str) -> str | None:
     return words[0] if words and "{" not in words[0] else None
 
 
+_QUOTED: dict[str, Context] = {"'": "single-quoted", '"': "double-quoted"}
+
+
 def holes(template: str) -> list[Hole]:
     """Every placeholder of a shell template with the quoting context it stands in.
 
@@ -118,24 +117,18 @@ def holes(template: str) -> list[Hole]:
         for c in literal:
             if escaped:
                 escaped, at_word_start = False, False
-                continue
-            if state == "comment":
-                if c == "\n":
-                    state, at_word_start = "word", True
-            elif state == "single-quoted":
-                if c == "'":
-                    state = "word"
+            elif state == "comment" and c == "\n":
+                state, at_word_start = "word", True
+            elif state == "single-quoted" and c == "'":
+                state = "word"
             elif state == "double-quoted":
-                if c == "\\":
-                    escaped = True
-                elif c == '"':
-                    state = "word"
+                escaped, state = c == "\\", "word" if c == '"' else state
+            elif state in ("comment", "single-quoted"):
+                pass
             elif c == "\\":
                 escaped = True
-            elif c == "'":
-                state, at_word_start = "single-quoted", False
-            elif c == '"':
-                state, at_word_start = "double-quoted", False
+            elif c in _QUOTED:
+                state, at_word_start = _QUOTED[c], False
             elif c == "#" and at_word_start:
                 state = "comment"
             else:

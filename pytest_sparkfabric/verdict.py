@@ -5,7 +5,6 @@ warnings and the item's objects go in its stash, for the session's one report ho
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NoReturn
 
 import pytest
@@ -13,23 +12,17 @@ import pytest
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.diagnosis.evidence import Finding
 from pytest_sparkfabric.diagnosis.rules import RULES, Rule, RuleId
-from pytest_sparkfabric.objects import Obj
+from pytest_sparkfabric.objects import Obj, ids
 from pytest_sparkfabric.outcome import NotMeasured
+from pytest_sparkfabric.results import WarningNote
 from pytest_sparkfabric.shell import visible
 
 BLAMED = pytest.StashKey[tuple[Finding, ...]]()
 """On a failed item: the causes its failure message gave, the likely one first."""
 PATH = pytest.StashKey[tuple[Obj, ...]]()
 """On an item whose failure is about more than its parameters: what it is about."""
-WARNINGS = pytest.StashKey[list["Warned"]]()
+WARNINGS = pytest.StashKey[list[WarningNote]]()
 """On an item that passed with something worth reading."""
-
-
-@dataclass(frozen=True, slots=True)
-class Warned:
-    message: str
-    rule: RuleId | None
-    objects: tuple[Obj, ...]
 
 
 def item_path(item: pytest.Item) -> tuple[Obj, ...]:
@@ -62,9 +55,7 @@ class Verdict:
 
     def __call__(self, **props: object) -> None:
         """Record properties (node=, rail=, measured=, expected=, source=, ...)."""
-        for key, value in props.items():
-            if value is not None:
-                self.item.user_properties.append((key, _text(value)))
+        self.item.user_properties += [(k, _text(v)) for k, v in props.items() if v is not None]
 
     @property
     def path(self) -> tuple[Obj, ...]:
@@ -87,7 +78,8 @@ class Verdict:
     ) -> None:
         """The check passes, with a warning worth reading (listed under the verdict;
         `--sparkfabric-strict` fails the check on it)."""
-        found = Warned(visible(message), rule, tuple(objects if objects is not None else self.path))
+        about = ids(self.path if objects is None else objects)
+        found = WarningNote(message=visible(message), rule=rule, objects=about)
         self.item.stash.setdefault(WARNINGS, []).append(found)
 
     def not_measured(
@@ -115,21 +107,16 @@ class Verdict:
         `objects`: what the rule blames where it is not the item itself (a rail without carrier
         blames its cable); `fix`: the exact setting and file, where the check knows them."""
         self(**props)
-        text = message
         r = RULES[rule] if isinstance(rule, str) else rule
         if r is not None:
-            finding = Finding(
-                r,
-                message.splitlines()[0] if message else r.id,
-                (),
-                "",
-                fix,
-                objects=tuple(objects) if objects is not None else self.path,
+            blamed = tuple(objects) if objects is not None else self.path
+            f = Finding(
+                r, message.splitlines()[0] if message else r.id, (), "", fix, objects=blamed
             )
-            self.blame([finding])
-            self(cause=r.cause, fix=finding.fix_text, rule=r.id)
-            text += f"\nLikely cause: {r.cause}\nFix: {finding.fix_text}"
-        pytest.fail(visible(text), pytrace=False)
+            self.blame([f])
+            self(cause=r.cause, fix=f.fix_text, rule=r.id)
+            message += f"\nLikely cause: {r.cause}\nFix: {f.fix_text}"
+        pytest.fail(visible(message), pytrace=False)
 
     def require(
         self, ok: bool, message: str, rule: RuleId | Rule | None = None, **props: object

@@ -75,10 +75,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     for line in errors:
         print(f"sparkfabric explain: {line}", file=sys.stderr)
     if result.findings:
-        from pytest_sparkfabric.diagnosis.causes import of_findings
+        from pytest_sparkfabric.diagnosis.causes import lines, of_findings
 
         print()
-        for line in of_findings(result.findings).lines():
+        for line in lines(of_findings(result.findings)):
             print(line)
     elif result.lines:
         print("\nNo known fault signature in these outputs (the known ones: docs/diagnosis.md).")

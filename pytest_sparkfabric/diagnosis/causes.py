@@ -66,31 +66,19 @@ Localizer = Callable[
 """(unexplained failures, passed items) -> (finding, objects it blames, items it explains)."""
 
 
-def cause_lines(c: Cause, number: int) -> list[str]:
-    """`1. [rule] objects: cause` then its fix, evidence and what it explains."""
-    guess = "" if c.certain else " (possible)"
-    out = [f"{number}. [{c.rule}] {', '.join(c.objects) or 'the cluster'}: {c.cause}{guess}"]
-    out.append(f"   Fix: {c.fix.rstrip('.')}.")
-    out += [f"   seen: {e}" for e in c.evidence[:_EVIDENCE_LISTED]]
-    if c.items:
-        out.append(f"   explains {plural(len(c.items), 'check')}")
+def lines(causes: Sequence[Cause]) -> list[str]:
+    """The causes numbered (`sparkfabric explain`; a run's are the banner's): `1. [rule]
+    objects: cause`, then its fix, evidence and what it explains."""
+    if not causes:
+        return ["no root causes"]
+    out = [plural(len(causes), "root cause") + ":"]
+    for n, c in enumerate(causes, 1):
+        guess = "" if c.certain else " (possible)"
+        out.append(f"  {n}. [{c.rule}] {', '.join(c.objects) or 'the cluster'}: {c.cause}{guess}")
+        out.append(f"     Fix: {c.fix.rstrip('.')}.")
+        out += [f"     seen: {e}" for e in c.evidence[:_EVIDENCE_LISTED]]
+        out += [f"     explains {plural(len(c.items), 'check')}"] if c.items else []
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class RootCauses:
-    causes: tuple[Cause, ...] = ()
-    unexplained: tuple[str, ...] = ()
-    """Failed items no cause explains, in the order they failed (the banner names them)."""
-
-    def lines(self) -> list[str]:
-        """The causes numbered (`sparkfabric explain`; a run's are the banner's)."""
-        if not self.causes:
-            return ["no root causes"]
-        out = [plural(len(self.causes), "root cause") + ":"]
-        for n, c in enumerate(self.causes, 1):
-            out += [f"  {line}" for line in cause_lines(c, n)]
-        return out
 
 
 @dataclass
@@ -103,27 +91,20 @@ class _Group:
     """Each object's own fix, for a setting wrong on several (`on spark-1, set ...`)."""
 
     def takes(self, f: Finding, path: Sequence[Obj]) -> bool:
-        rule = f.rule.id
+        rule, mine = f.rule.id, self.finding.rule.id
         if rule in BY_REASON:
-            return self.finding.rule.id == rule and self.finding.cause_text == f.cause_text
-        if self.finding.rule.id not in (rule, *DEEPER.get(rule, ())):
+            return mine == rule and self.finding.cause_text == f.cause_text
+        if mine not in (rule, *DEEPER.get(rule, ())):
             return False
-        return (rule in SETTINGS and self.finding.rule.id == rule) or meet(
-            self.objects, f.objects or path
-        )
+        return (rule in SETTINGS and mine == rule) or meet(self.objects, f.objects or path)
 
     def widen(self, objects: Sequence[Obj], f: Finding) -> None:
         """A setting found wrong on one more object: the cause names it, and its fix."""
-        if self.finding.rule.id in BY_REASON:
+        rule = self.finding.rule.id
+        if rule in BY_REASON or (rule in SETTINGS and objects):
             self.objects = tuple({o.id: o for o in (*self.objects, *objects)}.values())
-        elif self.finding.rule.id in SETTINGS and objects:
-            self.objects = tuple({o.id: o for o in (*self.objects, *objects)}.values())
-            if f.fix_text not in self.fixes:
-                self.fixes.append(f.fix_text)
-
-    @property
-    def fix(self) -> str:
-        return "; ".join(self.fixes) if len(self.fixes) > 1 else self.finding.fix_text
+        if rule in SETTINGS and objects and f.fix_text not in self.fixes:
+            self.fixes.append(f.fix_text)
 
     def add(self, item: str, f: Finding) -> None:
         self.items.append(item)
@@ -131,25 +112,39 @@ class _Group:
         if seen and seen not in self.evidence:
             self.evidence.append(seen)
 
+    def cause(self) -> Cause:
+        f = self.finding
+        return Cause(
+            rule=f.rule.id,
+            cause=f.cause_text,
+            fix="; ".join(self.fixes) if len(self.fixes) > 1 else f.fix_text,
+            objects=ids(self.objects),
+            evidence=tuple(self.evidence[:_EVIDENCE_SHOWN]),
+            items=tuple(self.items),
+            certain=f.certain,
+        )
+
 
 def _deepest(groups: list[_Group]) -> list[_Group]:
     """Each group whose cause is the consequence of a deeper one on a meeting object, folded
     into it (whichever of the two failed first)."""
-    out = list(groups)
     while True:
-        for g in out:
-            deeper = DEEPER.get(g.finding.rule.id, ())
-            home = next(
-                (h for h in out if h.finding.rule.id in deeper and meet(h.objects, g.objects)),
-                None,
-            )
-            if home is not None:
-                home.items += g.items
-                home.evidence += [e for e in g.evidence if e not in home.evidence]
-                out.remove(g)
-                break
-        else:
-            return out
+        deeper = DEEPER.get
+        found = next(
+            (
+                (g, h)
+                for g in groups
+                for h in groups
+                if h.finding.rule.id in deeper(g.finding.rule.id, ()) and meet(h.objects, g.objects)
+            ),
+            None,
+        )
+        if found is None:
+            return groups
+        g, home = found
+        home.items += g.items
+        home.evidence += [e for e in g.evidence if e not in home.evidence]
+        groups.remove(g)
 
 
 def _pins(failure: Failure) -> bool:
@@ -161,14 +156,12 @@ def group(
     failures: Sequence[Failure],
     passed: Sequence[Failure] = (),
     localize: Localizer | None = None,
-) -> RootCauses:
-    """The root causes of `failures` and the failures none explains. Failed items no finding
-    explains go to `localize` with the `passed` ones, which may name suspects for them (a node
-    that fails with two or more partners which pass with others: `measure.localize.suspects`)."""
+) -> tuple[Cause, ...]:
+    """The root causes of `failures`. Failed items no finding explains go to `localize` with
+    the `passed` ones, which may name suspects for them (a node that fails with two or more
+    partners which pass with others: `measure.localize.suspects`)."""
     groups: list[_Group] = []
-    placed: set[str] = set()
-    ordered = [f for f in failures if _pins(f)] + [f for f in failures if not _pins(f)]
-    for failure in ordered:
+    for failure in sorted(failures, key=lambda f: not _pins(f)):
         if not failure.blamed:
             continue
         likely = failure.blamed[0]
@@ -179,7 +172,7 @@ def group(
         elif _pins(failure) or likely.rule.id in BY_REASON:
             home.widen(likely.objects or failure.path, likely)
         home.add(failure.item, likely)
-        placed.add(failure.item)
+    placed = {i for g in groups for i in g.items}
     groups = _deepest(groups)
     loose = [f for f in failures if f.item not in placed]
     for finding, objects, items in localize(loose, passed) if localize else ():
@@ -187,49 +180,33 @@ def group(
         for item in items:
             g.add(item, finding)
         groups.append(g)
-        placed.update(items)
     groups.sort(key=lambda g: (not g.finding.certain, -len(g.items)))
-    causes = tuple(
-        Cause(
-            rule=g.finding.rule.id,
-            cause=g.finding.cause_text,
-            fix=g.fix,
-            objects=ids(g.objects),
-            evidence=tuple(g.evidence[:_EVIDENCE_SHOWN]),
-            items=tuple(g.items),
-            certain=g.finding.certain,
-        )
-        for g in groups
-    )
-    unexplained = tuple(f.item for f in failures if f.item not in placed)
-    return RootCauses(causes, unexplained)
+    return tuple(g.cause() for g in groups)
 
 
 def ends(path: Sequence[Obj]) -> tuple[str, str, int | None] | None:
     """The two nodes (and the rail, if one) of a node-to-node item's path."""
     if len(path) != 1 or path[0].kind not in ("link", "direction", "pair"):
         return None
-    nodes = list(dict.fromkeys(s.node for s in path[0].spots if s.node is not None))
+    nodes = path[0].nodes
     rails = {s.rail for s in path[0].spots}
-    if len(nodes) != 2:
-        return None
-    return nodes[0], nodes[1], rails.pop() if len(rails) == 1 else None
+    return (
+        (nodes[0], nodes[1], rails.pop() if len(rails) == 1 else None) if len(nodes) == 2 else None
+    )
 
 
-def of_findings(findings: Sequence[Finding]) -> RootCauses:
+def of_findings(findings: Sequence[Finding]) -> tuple[Cause, ...]:
     """Findings with no test items behind them (saved outputs): one root cause each, named by
     the objects they blame or, without any, where they were seen."""
-    return RootCauses(
-        tuple(
-            Cause(
-                rule=f.rule.id,
-                cause=f.cause_text,
-                fix=f.fix_text,
-                objects=ids(f.objects) or (f.where,),
-                evidence=(f"{f.where}: {f.evidence}",),
-                items=(),
-                certain=f.certain,
-            )
-            for f in findings
+    return tuple(
+        Cause(
+            rule=f.rule.id,
+            cause=f.cause_text,
+            fix=f.fix_text,
+            objects=ids(f.objects) or (f.where,),
+            evidence=(f"{f.where}: {f.evidence}",),
+            items=(),
+            certain=f.certain,
         )
+        for f in findings
     )

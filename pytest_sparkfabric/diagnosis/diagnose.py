@@ -1,16 +1,12 @@
-"""diagnose(): a session's evidence -> the causes it shows, most specific first.
-
-Each diagnoser reads one signature of DOMAIN.md §4-5 from an `Evidence` (the thresholds are in
-`diagnosis.evidence`, with their sources) and returns findings of the rules it knows. The rules
-themselves (cause, fix) are data in `diagnosis.rules`.
-"""
-
-# Over 400 lines on purpose: one small diagnoser per rule and the table that orders them; a module
-# per rule would scatter the order that matters.
+"""diagnose(): a session's evidence -> the causes it shows, most specific first. Each diagnoser
+reads one signature of DOMAIN.md §4-5 from an `Evidence` (the thresholds are in
+`diagnosis.evidence`, with their sources); the rules themselves (cause, fix) are data in
+`diagnosis.rules`. One module on purpose: the order of the diagnosers (`DIAGNOSERS`) matters."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from pytest_sparkfabric.diagnosis.evidence import (
     DEAD_RAIL_MAX_GBPS,
@@ -32,6 +28,7 @@ from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
 from pytest_sparkfabric.objects import Obj
 from pytest_sparkfabric.objects import node as node_obj
 
+Diagnoser = Callable[[Evidence], list[Finding]]
 _DEAD_HALF = (
     f"{RULES['half_port'].cause}: the other carries (almost) nothing even in loopback, inside "
     "the box, so that half or its PCIe link is faulty hardware, not a setting"
@@ -41,58 +38,69 @@ _DEAD_HALF_FIX = (
     "Width x4), then power-drain the box (shut down, unplug power for 60 s); if the half stays "
     "dead, reseat or have the unit serviced"
 )
+EGRESS_SHARE_MAX = 0.75
+"""Into a node at most this share of what it sends: one direction capped, not a NIC or cable
+(a throttled NIC, a dead half or a bad cable slow both directions alike)."""
 
 
-def _gb(value: float) -> str:
-    return f"{value:.1f} Gb/s"
+def _find(
+    rule: RuleId, where: str, nodes: Iterable[str], seen: str, *more: Any, **kw: Any
+) -> Finding:
+    """A finding of `rule` (`more`, `kw`: Finding's fix, certain, objects and cause)."""
+    return Finding(RULES[rule], where, tuple(nodes), seen, *more, **kw)
+
+
+def _g(r: Rate) -> float:
+    return r.gbps or 0.0
 
 
 def _each(rates: Iterable[Rate | PairRates]) -> str:
     """`rail0 12.0 Gb/s, rail1 0.1 Gb/s`: each figure with its label (a pair: its total)."""
     return ", ".join(
-        f"{r.label or r.where} {_gb(r.gbps or 0.0)}"
+        f"{r.label or r.where} {_g(r):.1f} Gb/s"
         if isinstance(r, Rate)
-        else f"{r.where} {_gb(r.total_gbps or 0.0)}"
+        else f"{r.where} {r.total_gbps or 0.0:.1f} Gb/s"
         for r in rates
     )
 
 
-def _loopbacks(ev: Evidence) -> dict[str, list[Rate]]:
-    out: dict[str, list[Rate]] = {}
+def _nodes(items: Iterable[Site | Rate]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n for x in items for n in x.nodes))
+
+
+def _objects(items: Iterable[Rate | Site | PairRates]) -> tuple[Obj, ...]:
+    return tuple({o.id: o for x in items for o in x.objects}.values())
+
+
+def _loopbacks(ev: Evidence) -> dict[str, tuple[list[Rate], list[Rate], list[Rate], int]]:
+    """Each box's loopback rates: (dead, in the throttled band, live, how many)."""
+    boxes: dict[str, list[Rate]] = {}
     for r in ev.loopback:
         if r.gbps is not None:
-            out.setdefault(r.nodes[0] if r.nodes else r.where, []).append(r)
-    return out
+            boxes.setdefault(r.nodes[0] if r.nodes else r.where, []).append(r)
+    return {
+        node: (
+            [r for r in rates if _g(r) <= DEAD_RAIL_MAX_GBPS],
+            [r for r in rates if DEAD_RAIL_MAX_GBPS < _g(r) < THROTTLED_MAX_GBPS],
+            [r for r in rates if _g(r) >= LIVE_RAIL_MIN_GBPS],
+            len(rates),
+        )
+        for node, rates in boxes.items()
+    }
 
 
 def _throttled(ev: Evidence) -> dict[str, list[Rate]]:
     """Boxes whose loopback crawls: some rail in the throttled band, or every rail ~0."""
-    out: dict[str, list[Rate]] = {}
-    for node, rates in _loopbacks(ev).items():
-        band = [r for r in rates if DEAD_RAIL_MAX_GBPS < (r.gbps or 0.0) < THROTTLED_MAX_GBPS]
-        dead = [r for r in rates if (r.gbps or 0.0) <= DEAD_RAIL_MAX_GBPS]
-        if band or len(dead) == len(rates):
-            out[node] = band or dead
-    return out
+    return {n: b or d for n, (d, b, _, k) in _loopbacks(ev).items() if b or len(d) == k}
 
 
 def _dead_halves(ev: Evidence) -> dict[str, tuple[list[Rate], list[Rate]]]:
     """Boxes where one rail carries ~nothing even in loopback while another runs: (dead, live)."""
-    out: dict[str, tuple[list[Rate], list[Rate]]] = {}
-    for node, rates in _loopbacks(ev).items():
-        dead = [r for r in rates if (r.gbps or 0.0) <= DEAD_RAIL_MAX_GBPS]
-        live = [r for r in rates if (r.gbps or 0.0) >= LIVE_RAIL_MIN_GBPS]
-        if dead and live:
-            out[node] = (dead, live)
-    return out
-
-
-def _loopback_known(ev: Evidence, node: str) -> bool:
-    return any(r.gbps is not None and node in r.nodes for r in ev.loopback)
+    return {n: (d, live) for n, (d, _, live, _) in _loopbacks(ev).items() if d and live}
 
 
 def _down_nodes(ev: Evidence) -> set[str]:
-    return {n for s in ev.no_link for n in s.nodes}
+    return set(_nodes(ev.no_link))
 
 
 def _short_leg(ev: Evidence) -> list[Finding]:
@@ -101,136 +109,88 @@ def _short_leg(ev: Evidence) -> list[Finding]:
     out = []
     nccl_failed = ev.nccl is not None and not ev.nccl.completed and not ev.nccl.socket
     for leg in ev.short_legs:
-        failed = [r for r in ev.rdma if r.gbps is None and set(r.nodes) & set(leg.nodes)]
-        seen = (
-            [f"RDMA without a result on {', '.join(r.where for r in failed[:3])}"] if failed else []
-        )
-        if nccl_failed:
-            seen.append("NCCL over IB did not complete")
+        failed = [r.where for r in ev.rdma if r.gbps is None and set(r.nodes) & set(leg.nodes)]
+        seen = [f"RDMA without a result on {', '.join(failed[:3])}"] if failed else []
+        seen += ["NCCL over IB did not complete"] if nccl_failed else []
         if seen:
             out.append(
-                Finding(
-                    RULES["mtu_path"], leg.where, leg.nodes, "; ".join(seen), objects=leg.objects
-                )
+                _find("mtu_path", leg.where, leg.nodes, "; ".join(seen), objects=leg.objects)
             )
     return out
-
-
-def _objects(items: Iterable[Rate | Site | PairRates]) -> tuple[Obj, ...]:
-    return tuple({o.id: o for x in items for o in x.objects}.values())
 
 
 def _link_down(ev: Evidence) -> list[Finding]:
     """One finding per cable: the rails without carrier grouped by the cable they are on."""
     by_cable: dict[str, list[Site]] = {}
     for s in ev.no_link:
-        key = ",".join(o.id for o in s.objects) or "?"
-        by_cable.setdefault(key, []).append(s)
+        by_cable.setdefault(",".join(o.id for o in s.objects) or "?", []).append(s)
     out = []
     for sites in by_cable.values():
         where = ", ".join(s.where for s in sites)
-        nodes = tuple(dict.fromkeys(n for s in sites for n in s.nodes))
-        seen = f"{where}: no carrier (ethtool: Link detected: no)"
         cable = _objects(sites)
+        seen = f"{where}: no carrier (ethtool: Link detected: no)"
         head = cable[0].id if len(cable) == 1 else where
-        out.append(Finding(RULES["link_down"], head, nodes, seen, objects=cable))
+        out.append(_find("link_down", head, _nodes(sites), seen, objects=cable))
     return out
 
 
 def _miscabled(ev: Evidence) -> list[Finding]:
     """One finding per physical mistake; a missing cable is `_link_down`'s (no carrier)."""
-    return [
-        Finding(
-            RULES["miscabled"],
-            ", ".join(w.id for w in m.planned or m.found),
-            m.nodes,
-            m.seen,
-            m.fix,
-            objects=m.objects,
-            cause=m.cause,
-        )
-        for m in ev.miscabled
-        if m.kind != "missing"
-    ]
+    out = []
+    for m in (m for m in ev.miscabled if m.kind != "missing"):
+        where = ", ".join(w.id for w in m.planned or m.found)
+        out.append(_find("miscabled", where, m.nodes, m.seen, m.fix, True, m.objects, m.cause))
+    return out
 
 
 def _speed_degraded(ev: Evidence) -> list[Finding]:
     if not ev.slow_links:
         return []
     where = ", ".join(s.where for s in ev.slow_links)
-    nodes = tuple(dict.fromkeys(n for s in ev.slow_links for n in s.nodes))
     seen = "ethtool: link up below its declared speed (cluster.yaml link_speed)"
-    return [Finding(RULES["speed_degraded"], where, nodes, seen)]
+    return [_find("speed_degraded", where, _nodes(ev.slow_links), seen)]
 
 
 def _nic_throttled(ev: Evidence) -> list[Finding]:
     out = []
     for node, rates in _throttled(ev).items():
-        seen = _each(rates)
-        certain = any((r.gbps or 0.0) > DEAD_RAIL_MAX_GBPS for r in rates)
+        seen = f"loopback {_each(rates)} with no cable involved; healthy ~106 Gb/s"
+        certain = any(_g(r) > DEAD_RAIL_MAX_GBPS for r in rates)
         out.append(
-            Finding(
-                RULES["nic_throttled"],
-                node,
-                rates[0].nodes[:1],
-                f"loopback {seen} with no cable involved; healthy ~106 Gb/s",
-                certain=certain,
-                objects=(node_obj(node),),
-            )
+            _find("nic_throttled", node, rates[0].nodes[:1], seen, "", certain, (node_obj(node),))
         )
     return out
 
 
 def _live_and_dead(p: PairRates) -> bool:
     """One rail of the pair carries ~nothing while another runs near line rate."""
-    live = any(r.gbps is not None and r.gbps >= LIVE_RAIL_MIN_GBPS for r in p.rails)
-    dead = any(r.gbps is not None and r.gbps <= DEAD_RAIL_MAX_GBPS for r in p.rails)
-    return live and dead
+    rates = [r.gbps for r in p.rails if r.gbps is not None]
+    live = any(g >= LIVE_RAIL_MIN_GBPS for g in rates)
+    return live and any(g <= DEAD_RAIL_MAX_GBPS for g in rates)
 
 
 def _half_port(ev: Evidence) -> list[Finding]:
-    out: list[Finding] = []
-    down = _down_nodes(ev)
-    throttled = set(_throttled(ev))
     halves = _dead_halves(ev)
+    out = []
     for dead, live in halves.values():
-        seen = _each(dead + live)
-        names = ", ".join(r.label or r.where for r in dead)
+        where = ", ".join(r.where for r in dead)
+        seen = f"loopback {_each(dead + live)}: one half carries nothing even inside the box"
+        fix = _DEAD_HALF_FIX.format(devices=", ".join(r.label or r.where for r in dead))
         out.append(
-            Finding(
-                RULES["half_port"],
-                ", ".join(r.where for r in dead),
-                dead[0].nodes[:1],
-                f"loopback {seen}: one half carries nothing even inside the box",
-                _DEAD_HALF_FIX.format(devices=names),
-                objects=_objects(dead),
-                cause=_DEAD_HALF,
+            _find(
+                "half_port", where, dead[0].nodes[:1], seen, fix, True, _objects(dead), _DEAD_HALF
             )
         )
+    skip = _down_nodes(ev) | set(_throttled(ev)) | set(halves)
     for kind, groups in (("RDMA", ev.pairs), ("TCP", ev.tcp)):
         for p in groups:
-            if not _live_and_dead(p) or set(p.nodes) & (down | throttled | set(halves)):
-                continue
-            if any(f.where == p.where for f in out):
+            if not _live_and_dead(p) or set(p.nodes) & skip or any(f.where == p.where for f in out):
                 continue
             hca = f" (NCCL_IB_HCA={','.join(p.devices)})" if p.devices else ""
-            seen = _each(p.rails)
-            out.append(
-                Finding(
-                    RULES["half_port"],
-                    p.where,
-                    p.nodes,
-                    f"{kind} {seen}",
-                    f"drive both netdevs / both RoCE devices{hca}" if hca else "",
-                    objects=p.objects,
-                )
-            )
+            fix = f"drive both netdevs / both RoCE devices{hca}" if hca else ""
+            seen = f"{kind} {_each(p.rails)}"
+            out.append(_find("half_port", p.where, p.nodes, seen, fix, objects=p.objects))
     return out
-
-
-EGRESS_SHARE_MAX = 0.75
-"""Into a node at most this share of what it sends: one direction capped, not a NIC or cable
-(a throttled NIC, a dead half or a bad cable slow both directions alike)."""
 
 
 def _egress_capped(ev: Evidence) -> dict[str, tuple[list[Rate], list[Rate]]]:
@@ -240,12 +200,10 @@ def _egress_capped(ev: Evidence) -> dict[str, tuple[list[Rate], list[Rate]]]:
     for x in dict.fromkeys(n for r in rates for n in r.nodes):
         into = [r for r in rates if r.nodes[1] == x]
         sent = [r for r in rates if r.nodes[0] == x]
-        if not into or not sent:
-            continue
-        fine = min(r.gbps or 0.0 for r in sent)
-        worst = max(r.gbps or 0.0 for r in into)
-        if fine >= LIVE_RAIL_MIN_GBPS and worst < EGRESS_SHARE_MAX * fine:
-            out[x] = (into, sent)
+        if into and sent:
+            fine = min(map(_g, sent))
+            if fine >= LIVE_RAIL_MIN_GBPS and max(map(_g, into)) < EGRESS_SHARE_MAX * fine:
+                out[x] = (into, sent)
     return out
 
 
@@ -255,9 +213,9 @@ def _egress_cap(ev: Evidence) -> list[Finding]:
         senders = ", ".join(dict.fromkeys(r.nodes[0] for r in into))
         seen = (
             f"RDMA into {x} from {senders} {_summary(into)[5:]}, while {x} sends at "
-            f"{min(r.gbps or 0.0 for r in sent):.1f} Gb/s or more: one direction only, toward {x}"
+            f"{min(map(_g, sent)):.1f} Gb/s or more: one direction only, toward {x}"
         )
-        found.append(Finding(RULES["egress_rate_cap"], f"the switch leg toward {x}", (x,), seen))
+        found.append(_find("egress_rate_cap", f"the switch leg toward {x}", (x,), seen))
     return found
 
 
@@ -266,24 +224,14 @@ def _slow_rails(ev: Evidence) -> list[Rate]:
     rates = list(ev.rdma) or [r for p in ev.pairs for r in p.rails]
     skip = set(_throttled(ev)) | _down_nodes(ev) | set(_dead_halves(ev)) | set(_egress_capped(ev))
     half = {p.nodes for p in ev.pairs if _live_and_dead(p)}
-    return [
-        r
-        for r in rates
-        if r.gbps is not None
-        and r.gbps <= LOW_RDMA_MAX_GBPS
-        and not set(r.nodes) & skip
-        and tuple(r.nodes) not in half
-    ]
-
-
-def _tcp_between(ev: Evidence, nodes: set[str]) -> list[PairRates]:
-    return [p for p in ev.tcp if p.total_gbps is not None and set(p.nodes) <= nodes]
+    slow = [r for r in rates if r.gbps is not None and r.gbps <= LOW_RDMA_MAX_GBPS]
+    return [r for r in slow if not set(r.nodes) & skip and tuple(r.nodes) not in half]
 
 
 def _summary(rates: list[Rate]) -> str:
-    values = sorted(r.gbps or 0.0 for r in rates)
+    values = sorted(map(_g, rates))
     if len(values) == 1:
-        return f"RDMA {rates[0].label or rates[0].where} {_gb(values[0])}"
+        return f"RDMA {rates[0].label or rates[0].where} {values[0]:.1f} Gb/s"
     lo, hi = f"{values[0]:.1f}", f"{values[-1]:.1f}"
     return f"RDMA {len(values)} rails at {lo if lo == hi else f'{lo}-{hi}'} Gb/s"
 
@@ -291,50 +239,42 @@ def _summary(rates: list[Rate]) -> str:
 def _switch_or_pfc(ev: Evidence) -> list[Finding]:
     slow = _slow_rails(ev)
     nodes = tuple(sorted({n for r in slow for n in r.nodes}))
-    tcp = _tcp_between(ev, set(nodes)) if slow else list(ev.tcp)
+    tcp = [p for p in ev.tcp if p.total_gbps is not None and set(p.nodes) <= set(nodes)]
+    tcp = tcp if slow else list(ev.tcp)
     tcp_slow = [p for p in tcp if (p.total_gbps or 0.0) <= TCP_SLOW_MAX_GBPS]
     tcp_fine = [p for p in tcp if (p.total_gbps or 0.0) >= TCP_FINE_MIN_GBPS]
     cpu = ev.switch_cpu_load_pct
     busy = cpu is not None and cpu >= SWITCH_CPU_BUSY_PCT
-    nccl = ev.nccl
-    crawl = (
-        nccl is not None
-        and not nccl.socket
-        and nccl.busbw_gbytes_s is not None
-        and nccl.busbw_gbytes_s < NCCL_CRAWL_MAX_GBYTES_S
-    )
-    sw, pfc = RULES["switch_cpu_forwarding"], RULES["pfc_stall"]
+    busbw = ev.nccl.busbw_gbytes_s if ev.nccl is not None and not ev.nccl.socket else None
     where = "the switch" if not nodes else "between " + ", ".join(nodes)
     # Both are settings of what all the traffic crosses: the switch where there is one.
     objs = ev.shared or _objects(slow)
     cpu_text = f"; switch cpu-load {cpu:.0f}%" if busy and cpu is not None else ""
+    sw: RuleId = "switch_cpu_forwarding"
     if slow and tcp_slow:
         seen = f"{_summary(slow)} and TCP too ({_each(tcp_slow[:3])}){cpu_text}"
-        return [Finding(sw, where, nodes, seen, objects=objs)]
+        return [_find(sw, where, nodes, seen, objects=objs)]
     if slow and tcp_fine:
         seen = f"{_summary(slow)} while TCP between the same nodes is fine ({_each(tcp_fine[:3])})"
-        return [Finding(pfc, where, nodes, seen, objects=objs)]
+        return [_find("pfc_stall", where, nodes, seen, objects=objs)]
     if slow and busy:
-        return [Finding(sw, where, nodes, f"{_summary(slow)}{cpu_text}", objects=objs)]
+        return [_find(sw, where, nodes, f"{_summary(slow)}{cpu_text}", objects=objs)]
     if slow:
-        unknown = [n for n in nodes if not _loopback_known(ev, n)]
-        tell = "measure TCP (iperf3 -P on both halves) to tell them apart"
-        out = [
-            Finding(sw, where, nodes, f"{_summary(slow)}; {tell}", certain=False, objects=objs),
-            Finding(pfc, where, nodes, f"{_summary(slow)}; {tell}", certain=False, objects=objs),
-        ]
+        seen = f"{_summary(slow)}; measure TCP (iperf3 -P on both halves) to tell them apart"
+        out = [_find(r, where, nodes, seen, certain=False, objects=objs) for r in (sw, "pfc_stall")]
+        known = {n for r in ev.loopback if r.gbps is not None for n in r.nodes}
+        unknown = [n for n in nodes if n not in known]
         if unknown:
             seen = f"{_summary(slow)}; no loopback measured on {', '.join(unknown)}"
-            boxes = tuple(node_obj(n) for n in unknown)
-            rule = RULES["nic_throttled"]
-            out.insert(0, Finding(rule, where, nodes, seen, certain=False, objects=boxes))
+            boxes = tuple(map(node_obj, unknown))
+            out.insert(0, _find("nic_throttled", where, nodes, seen, certain=False, objects=boxes))
         return out
     if tcp_slow and (busy or not ev.rdma):
         seen = f"TCP {_each(tcp_slow[:3])}{cpu_text}"
-        return [Finding(sw, "the switch", (), seen, certain=busy, objects=ev.shared)]
-    if crawl and nccl is not None:
-        seen = f"NCCL {nccl.busbw_gbytes_s:g} GB/s over IB{cpu_text}"
-        return [Finding(sw, "the switch", (), seen, certain=busy, objects=ev.shared)]
+        return [_find(sw, "the switch", (), seen, certain=busy, objects=ev.shared)]
+    if busbw is not None and busbw < NCCL_CRAWL_MAX_GBYTES_S:
+        seen = f"NCCL {busbw:g} GB/s over IB{cpu_text}"
+        return [_find(sw, "the switch", (), seen, certain=busy, objects=ev.shared)]
     return []
 
 
@@ -344,10 +284,10 @@ def _nccl_socket(ev: Evidence) -> list[Finding]:
         return []
     said = "'Using network Socket'" if "Socket" in n.networks else "NET/Socket, no IB device"
     busbw = f", busbw {n.busbw_gbytes_s:g} GB/s" if n.busbw_gbytes_s is not None else ""
-    seen = f"NCCL_DEBUG=INFO says {said}{busbw}"
     # With the RoCE ports down NCCL finds no IB device and falls back by itself.
     down = "; with links down that may be the fallback, not a setting" if ev.no_link else ""
-    return [Finding(RULES["nccl_socket"], n.where, (), seen + down, certain=not down)]
+    seen = f"NCCL_DEBUG=INFO says {said}{busbw}{down}"
+    return [_find("nccl_socket", n.where, (), seen, certain=not down)]
 
 
 def _nccl_single_hca(ev: Evidence) -> list[Finding]:
@@ -358,23 +298,22 @@ def _nccl_single_hca(ev: Evidence) -> list[Finding]:
     fix = f"list both RoCE devices of the cabled port: {hca}" if hca else ""
     short: list[str] = []
     for rank, devs in n.devices.items():
-        if n.expected:
-            if set(n.expected) - set(devs):
-                short.append(f"{rank} uses {','.join(devs) or 'no device'}")
-        elif len(devs) == 1 and devs[0].startswith("roce"):
+        if n.expected and set(n.expected) - set(devs):
+            short.append(f"{rank} uses {','.join(devs) or 'no device'}")
+        elif not n.expected and len(devs) == 1 and devs[0].startswith("roce"):
             short.append(f"{rank} uses {devs[0]} only")
+    busbw = n.busbw_gbytes_s
     if short:
-        busbw = f"; busbw {n.busbw_gbytes_s:g} GB/s" if n.busbw_gbytes_s is not None else ""
-        seen = "NET/IB line: " + "; ".join(short[:4]) + busbw
+        seen = "NET/IB line: " + "; ".join(short[:4])
+        seen += f"; busbw {busbw:g} GB/s" if busbw is not None else ""
         # NCCL leaves out the devices of a port without link by itself.
         down = "; with links down that may be NCCL leaving them out, not a setting"
         seen += down if ev.no_link else ""
-        rule = RULES["nccl_single_hca"]
-        return [Finding(rule, n.where, n.nodes, seen, fix, certain=not ev.no_link)]
+        return [_find("nccl_single_hca", n.where, n.nodes, seen, fix, certain=not ev.no_link)]
     lo, hi = SINGLE_HCA_GBYTES_S
-    if not n.devices and n.busbw_gbytes_s is not None and lo <= n.busbw_gbytes_s <= hi:
-        seen = f"busbw {n.busbw_gbytes_s:g} GB/s, the one-rail figure; no NET/IB line to confirm"
-        return [Finding(RULES["nccl_single_hca"], n.where, n.nodes, seen, fix, certain=False)]
+    if not n.devices and busbw is not None and lo <= busbw <= hi:
+        seen = f"busbw {busbw:g} GB/s, the one-rail figure; no NET/IB line to confirm"
+        return [_find("nccl_single_hca", n.where, n.nodes, seen, fix, certain=False)]
     return []
 
 
@@ -385,16 +324,14 @@ def _sites(
 
     def find(ev: Evidence) -> list[Finding]:
         return [
-            Finding(RULES[rule], s.nodes[0], s.nodes, s.where, objects=s.objects)
-            if seen is None
-            else Finding(RULES[rule], s.where, s.nodes, seen, objects=s.objects)
+            _find(
+                rule, s.where if seen else s.nodes[0], s.nodes, seen or s.where, objects=s.objects
+            )
             for s in field(ev)
         ]
 
     return find
 
-
-Diagnoser = Callable[[Evidence], list[Finding]]
 
 DIAGNOSERS: tuple[Diagnoser, ...] = (
     _miscabled,

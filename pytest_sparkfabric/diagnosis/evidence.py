@@ -1,8 +1,6 @@
-"""What the diagnosers read (a session's measurements or saved tool outputs) and what they say.
-
+"""What the diagnosers read (a session's measurements or saved tool outputs) and what they say:
 `measure.witness` builds an `Evidence` from a session, `diagnosis.explain` from saved files;
-`diagnose()` turns it into `Finding`s, each naming its rule, where, and the numbers that show it.
-"""
+`diagnose()` turns it into `Finding`s, each naming its rule, where, and the numbers that show it."""
 
 from __future__ import annotations
 
@@ -143,7 +141,7 @@ class Finding:
 
     def concerns(self, nodes: Iterable[str]) -> bool:
         wanted = set(nodes)
-        return not self.nodes or not wanted or bool(wanted & set(self.nodes))
+        return not self.nodes or not wanted or not wanted.isdisjoint(self.nodes)
 
     def about(self, path: Sequence[Obj]) -> bool:
         """Whether it blames an object on `path` (an empty path: the whole cluster)."""

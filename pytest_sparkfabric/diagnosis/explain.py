@@ -25,25 +25,19 @@ _ADDRESS = re.compile(r"^\s*(local|remote) address:\s*LID\s+(\S+)")
 _GID = re.compile(r"^\s*GID:\s*(\S+)")
 _NCCL = re.compile(r"(#\s*Avg bus bandwidth|#\s*size\s+count\s+type|NCCL INFO|nccl-tests version)")
 _PERFTEST = re.compile(r"(#bytes\s+#iterations|RDMA_Write BW Test|ib_write_bw)")
+UNRECOGNISED = (
+    "not an output of ib_write_bw, iperf3 -J, nccl-tests or RouterOS /system resource print"
+)
 
 
-class Unrecognised(ValueError):
-    """No known tool wrote this text."""
-
-
-def detect(text: str) -> Tool:
-    stripped = text.lstrip()
-    if stripped.startswith("{") and any(k in text for k in ('"start"', '"end"', '"error"')):
+def detect(text: str) -> Tool | None:
+    if text.lstrip().startswith("{") and any(k in text for k in ('"start"', '"end"', '"error"')):
         return "iperf3"
     if _NCCL.search(text):
         return "nccl-tests"
     if _PERFTEST.search(text):
         return "ib_write_bw"
-    if re.search(r"^\s*cpu-load\s*:", text, re.MULTILINE):
-        return "routeros-resource"
-    raise Unrecognised(
-        "not an output of ib_write_bw, iperf3 -J, nccl-tests or RouterOS /system resource print"
-    )
+    return "routeros-resource" if re.search(r"^\s*cpu-load\s*:", text, re.MULTILINE) else None
 
 
 def is_loopback(text: str) -> bool:
@@ -51,22 +45,16 @@ def is_loopback(text: str) -> bool:
     ends: dict[str, set[tuple[str, str]]] = {"local": set(), "remote": set()}
     last: tuple[str, str] | None = None
     for line in text.splitlines():
-        m = _ADDRESS.match(line)
-        if m:
+        if m := _ADDRESS.match(line):
             last = (m.group(1), m.group(2))
-            ends[m.group(1)].add((m.group(2), ""))
-            continue
-        g = _GID.match(line)
-        if g and last is not None:
-            side, lid = last
-            ends[side].discard((lid, ""))
-            ends[side].add((lid, g.group(1)))
+            ends[last[0]].add((last[1], ""))
+        elif (g := _GID.match(line)) and last is not None:
+            ends[last[0]].discard((last[1], ""))
+            ends[last[0]].add((last[1], g.group(1)))
             last = None
     # RoCE prints LID 0000 for every QP: only a GID (or a real IB LID) names the port.
     local, remote = ({e for e in ends[k] if e[1] or int(e[0], 16) != 0} for k in ends)
-    if not local or not remote:
-        return False
-    return local == remote
+    return bool(local) and local == remote
 
 
 @dataclass
@@ -111,10 +99,9 @@ def explain(files: Sequence[tuple[str, str]]) -> Explained:
     nccl: NcclEvidence | None = None
     cpu: float | None = None
     for name, text in files:
-        try:
-            tool = detect(text)
-        except Unrecognised as exc:
-            out.errors.append(f"{name}: {exc}")
+        tool = detect(text)
+        if tool is None:
+            out.errors.append(f"{name}: {UNRECOGNISED}")
             continue
         try:
             if tool == "ib_write_bw":
@@ -161,17 +148,15 @@ def explain(files: Sequence[tuple[str, str]]) -> Explained:
                 cpu = seen if _keep(out, name, line, seen) else None
         except ParseError as exc:
             out.errors.append(f"{name}: looks like {tool}, but {exc.missing}")
-    pairs: tuple[PairRates, ...] = ()
-    if len(rdma) >= 2:
-        pairs = (PairRates("the ib_write_bw files together", (), tuple(rdma)),)
-    tcp_pairs = (PairRates("the iperf3 files together", (), tuple(tcp)),) if tcp else ()
-    ev = Evidence(
-        loopback=tuple(loopback),
-        rdma=tuple(rdma),
-        pairs=pairs,
-        tcp=tcp_pairs,
-        nccl=nccl,
-        switch_cpu_load_pct=cpu,
+    rdma_together = (PairRates("the ib_write_bw files together", (), tuple(rdma)),)
+    out.findings = diagnose(
+        Evidence(
+            loopback=tuple(loopback),
+            rdma=tuple(rdma),
+            pairs=rdma_together if len(rdma) >= 2 else (),
+            tcp=(PairRates("the iperf3 files together", (), tuple(tcp)),) if tcp else (),
+            nccl=nccl,
+            switch_cpu_load_pct=cpu,
+        )
     )
-    out.findings = diagnose(ev)
     return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import permutations
 from typing import Literal
 
 from pytest_sparkfabric import objects
@@ -192,25 +193,16 @@ def _shape(planned: list[Wire], found: list[Wire]) -> Mistake | None:
             )
             cause = f"the cable of {kept.text} sits in {now.text}, not {home.text}"
             return Mistake("moved", (p,), (f,), fix, cause)
-    if len(planned) == len(found) == 2:
-        for u in {e for w in planned for e in (w.a, w.b)}:
-            for v in {e for w in planned for e in (w.a, w.b)} - {u}:
-                if (
-                    u.node is None
-                    or u.node != v.node
-                    or _exchanged(planned, u, v) != set(w.key for w in found)
-                ):
-                    continue
-                fix = f"exchange the two cables in {u.node} port {min(u.port or 0, v.port or 0)}"
-                fix += f" and port {max(u.port or 0, v.port or 0)}"
-                cause = f"the two cables of {u.node} sit in each other's port"
-                return Mistake("swap", tuple(planned), tuple(found), fix, cause)
+    two = len(planned) == len(found) == 2
+    for u, v in permutations({e for w in planned for e in (w.a, w.b)} if two else (), 2):
+        swap = {u: v, v: u}
+        moved = {frozenset(swap.get(e, e) for e in (w.a, w.b)) for w in planned}
+        if u.node is not None and u.node == v.node and moved == {w.key for w in found}:
+            low, high = sorted((u.port or 0, v.port or 0))
+            fix = f"exchange the two cables in {u.node} port {low} and port {high}"
+            cause = f"the two cables of {u.node} sit in each other's port"
+            return Mistake("swap", tuple(planned), tuple(found), fix, cause)
     return None
-
-
-def _exchanged(wires: Iterable[Wire], u: End, v: End) -> set[frozenset[End]]:
-    swap = {u: v, v: u}
-    return {frozenset(swap.get(e, e) for e in (w.a, w.b)) for w in wires}
 
 
 def _merge_by_box(pieces: Sequence[Piece]) -> list[Piece]:

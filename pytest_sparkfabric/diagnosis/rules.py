@@ -1,10 +1,7 @@
-"""The rules: symptom -> cause -> fix, as data (DOMAIN.md §8).
-
-A rule says what it explains, the likely cause and the fix. Tests name the rule their check
+"""The rules: symptom -> cause -> fix, as data (DOMAIN.md §8). Tests name the rule their check
 belongs to (`verdict.fail(message, "mtu_path")`); `diagnose()` picks rules from a session's
 evidence. `RuleId` is the closed set of names, so a misspelt rule fails mypy; docs/diagnosis.md
-shows the table (tests/test_user_docs.py keeps the two in step).
-"""
+shows the table (tests/test_user_docs.py keeps the two in step)."""
 
 from __future__ import annotations
 
@@ -14,49 +11,16 @@ from types import MappingProxyType
 from typing import Literal
 
 RuleId = Literal[
-    "link_down",
-    "admin_down",
-    "autoneg_failed",
-    "speed_degraded",
-    "fec_not_rs",
-    "pcie_degraded",
-    "pcie_aer",
-    "rdma_netdev_mismatch",
-    "mtu_local",
-    "mtu_path",
-    "mtu_mismatch",
-    "unreachable_rail",
-    "address_mismatch",
-    "duplicate_ip",
-    "arp_flux",
-    "rp_filter_strict",
-    "ipv6_enabled",
-    "gid_missing",
-    "nccl_socket",
-    "nccl_single_hca",
-    "nccl_wrong_hca",
-    "nic_throttled",
-    "half_port",
-    "switch_cpu_forwarding",
-    "pfc_stall",
-    "marginal_cable",
-    "ber_high",
-    "post_fec_errors",
-    "egress_rate_cap",
-    "nic_overheated",
-    "node_suspect",
-    "node_unreachable",
-    "prerequisite_missing",
-    "not_measured",
-    "baseline_regression",
-    "pfc_mismatch",
-    "rx_discards",
-    "miscabled",
-    "nccl_gid_index",
-    "nccl_socket_ifname",
-    "version_drift",
-    "firewall",
-]
+    "link_down", "admin_down", "autoneg_failed", "speed_degraded", "fec_not_rs",
+    "pcie_degraded", "pcie_aer", "rdma_netdev_mismatch", "mtu_local", "mtu_path",
+    "mtu_mismatch", "unreachable_rail", "address_mismatch", "duplicate_ip", "arp_flux",
+    "rp_filter_strict", "ipv6_enabled", "gid_missing", "nccl_socket", "nccl_single_hca",
+    "nccl_wrong_hca", "nic_throttled", "half_port", "switch_cpu_forwarding", "pfc_stall",
+    "marginal_cable", "ber_high", "post_fec_errors", "egress_rate_cap", "nic_overheated",
+    "node_suspect", "node_unreachable", "prerequisite_missing", "not_measured",
+    "baseline_regression", "pfc_mismatch", "rx_discards", "miscabled", "nccl_gid_index",
+    "nccl_socket_ifname", "version_drift", "firewall",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

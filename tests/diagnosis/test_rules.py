@@ -13,18 +13,11 @@ from pytest_sparkfabric.diagnosis.rules import RULES, RuleId
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_rule_ids_are_the_table_in_its_order() -> None:
+def test_rule_ids_are_the_table_each_rule_says_cause_and_fix_and_it_is_read_only() -> None:
     assert get_args(RuleId) == tuple(RULES)
-    assert all(key == rule.id for key, rule in RULES.items())
-
-
-def test_every_rule_says_cause_and_fix() -> None:
-    for rule in RULES.values():
-        assert rule.symptom and rule.cause and rule.fix, rule.id
+    for key, rule in RULES.items():
+        assert key == rule.id and rule.symptom and rule.cause and rule.fix, rule.id
         assert not rule.fix.endswith("."), f"{rule.id}: a fix is one line without a full stop"
-
-
-def test_the_table_cannot_be_changed_at_run_time() -> None:
     with pytest.raises(TypeError):
         RULES["link_down"] = RULES["admin_down"]  # type: ignore[index]
 
@@ -63,19 +56,10 @@ def test_a_misspelt_rule_fails_mypy(tmp_path: Path) -> None:
 
     snippet = tmp_path / "uses_rules.py"
     snippet.write_text(SNIPPET)
-    out, err, _ = api.run(
-        [
-            "--strict",
-            "--no-incremental",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--config-file",
-            str(ROOT / "pyproject.toml"),
-            str(snippet),
-        ]
-    )
-    reported = {
-        int(line.split(":")[1]) for line in out.splitlines() if line.startswith(str(snippet))
-    }
+    cache, config = str(tmp_path / "cache"), str(ROOT / "pyproject.toml")
+    argv = ["--strict", "--no-incremental", "--cache-dir", cache, "--config-file", config]
+    out, err, _ = api.run([*argv, str(snippet)])
+    lines = out.splitlines()
+    reported = {int(line.split(":")[1]) for line in lines if line.startswith(str(snippet))}
     typos = {i for i, line in enumerate(SNIPPET.splitlines(), 1) if line.endswith("# typo")}
     assert reported == typos, textwrap.indent(out + err, "  ")

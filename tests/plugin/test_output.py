@@ -78,9 +78,10 @@ def test_escapes_from_a_node_are_shown_not_obeyed(pytester: pytest.Pytester) -> 
     # The node's ethtool now fails, saying something hostile on stderr.
     path = record / "spark-1.jsonl"
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    for entry in lines:
-        if entry["command"].startswith("ethtool enp1s0f1np1"):
-            entry.update(rc=1, stdout="", stderr=HOSTILE)
+    hostile = {"rc": 1, "stdout": "", "stderr": HOSTILE}
+    lines = [
+        {**e, **hostile} if e["command"].startswith("ethtool enp1s0f1np1") else e for e in lines
+    ]
     path.write_text("".join(json.dumps(e) + "\n" for e in lines))
     data = yaml.safe_load(live.read_text())
     data.pop("simulate", None)

@@ -27,19 +27,14 @@ def test_every_subpackage_is_listed_for_the_wheel() -> None:
 
 @pytest.mark.skipif(not os.environ.get("CI"), reason="builds a wheel and a venv: run in CI only")
 def test_wheel_in_a_venv_runs_the_shipped_suite_from_an_empty_dir(tmp_path: Path) -> None:
-    wheels = tmp_path / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
-        check=True,
-    )
-    venv = tmp_path / "venv"
+    wheels, venv = tmp_path / "wheels", tmp_path / "venv"
+    pip = [sys.executable, "-m", "pip"]
+    subprocess.run([*pip, "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)], check=True)
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     py = venv / "bin" / "python"
-    wheel = next(wheels.glob("*.whl"))
-    subprocess.run(
-        [str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheel)],
-        check=True,
-    )
+    wheel = str(next(wheels.glob("*.whl")))
+    install = [str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", wheel]
+    subprocess.run(install, check=True)
     empty = tmp_path / "empty"
     empty.mkdir()
     code = "import pytest_sparkfabric.plugin as p; print(p.suite_dir())"

@@ -37,13 +37,13 @@ class _EchoingSwitch:
 
     def __init__(self, password: str) -> None:
         self.password = password
+        self.header = "Basic " + base64.b64encode(f"{USER}:{password}".encode()).decode()
         self.sim: SimSwitch | None = None
         self.authorised = 0
 
     def authorized(self, header: str | None) -> bool:
-        token = base64.b64encode(f"{USER}:{self.password}".encode()).decode()
-        self.authorised += header == f"Basic {token}"
-        return header == f"Basic {token}"
+        self.authorised += header == self.header
+        return header == self.header
 
     def answer(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         assert self.sim is not None, "the run's simulated transport was not made"
@@ -88,8 +88,7 @@ def served(
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Echoing)
     httpd.daemon_threads = True
     httpd.socket = certs.server_context(key, crt).wrap_socket(httpd.socket, server_side=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield switch, int(httpd.server_address[1]), crt
     httpd.shutdown()
     httpd.server_close()
@@ -106,10 +105,6 @@ def _cluster(directory: Path, *, transport: str = "sim", **switch: Any) -> Path:
     path = directory / "cluster.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
-
-
-def _mode(path: Path) -> int:
-    return stat.S_IMODE(path.stat().st_mode)
 
 
 def test_the_switch_password_is_written_nowhere(
@@ -144,13 +139,14 @@ def test_the_switch_password_is_written_nowhere(
     assert outcomes["test_switch_leg[spark-1]"] == "passed", text[-3000:]
     written = {str(p): p.read_text() for p in out.rglob("*") if p.is_file()}
     written["the terminal output"] = text
-    token = base64.b64encode(f"{USER}:{secret}".encode()).decode()
+    token = switch.header.split()[1]
     for where, content in written.items():
         assert secret not in content and token not in content, f"{where} holds the password"
-    sinks = ["rec/switch/rest.jsonl", "json/results.json", "junit.xml", "report.html"]
-    for where in (str(out / s) for s in sinks):
-        assert "password=[redacted]; you sent: Host: " in written[where], where
-        assert "Authorization: [redacted]" in written[where], where
+    for sink in ("rec/switch/rest.jsonl", "json/results.json", "junit.xml", "report.html"):
+        said = written[str(out / sink)]
+        assert (
+            "password=[redacted]; you sent: Host: " in said and "Authorization: [redacted]" in said
+        )
 
 
 @pytest.mark.parametrize(
@@ -185,6 +181,6 @@ def test_weaker_switch_access_is_flagged_where_the_network_is_used_results_priva
         assert (f"sparkfabric: {warning}" in result.stdout.lines) is bool(shown)  # the header
         assert (warning in result.stdout.lines) is bool(shown)  # the summary, again
         assert (warning.split("'")[0] in page.read_text()) is bool(shown)  # ' is escaped
-        assert _mode(results) == 0o600
-    assert _mode(new.parent) == 0o700 and _mode(new.parent.parent) == 0o700
+        assert stat.S_IMODE(results.stat().st_mode) == 0o600
+    assert {stat.S_IMODE(p.stat().st_mode) for p in (new.parent, new.parent.parent)} == {0o700}
     assert [p.name for p in pytester.path.iterdir() if p.name.startswith(".old")] == []
