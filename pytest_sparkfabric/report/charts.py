@@ -11,7 +11,7 @@ import math
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -78,11 +78,11 @@ class Matrix:
 
 @dataclass(frozen=True, slots=True)
 class Series:
-    """One line of a soak chart: a lane (`spark-1:p0rail1 lane 2`) or a node's sensor."""
+    """One line of a soak chart, a lane (`spark-1:p0rail1 lane 2`) or a node's sensor: (seconds
+    into the soak, value), the peak where a time was read twice."""
 
     name: str
     points: tuple[tuple[float, float], ...]
-    """(seconds into the soak, value), the peak where a time was read twice."""
     outlier: bool = False
 
 
@@ -120,40 +120,30 @@ def matrices(doc: Results) -> list[Matrix]:
     return out
 
 
-def _points(rows: Iterable[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
-    peak: dict[float, float] = {}
-    for t, v in rows:
-        peak[t] = max(peak.get(t, v), v)
-    return tuple(sorted(peak.items()))
-
-
-def _series(doc: Results, kind: str, key: Callable[[Any], str | None]) -> dict[str, Series]:
-    rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
+def _series(doc: Results, kind: str, key: Callable[[Any], str | None]) -> list[Series]:
+    peaks: dict[str, dict[float, float]] = defaultdict(dict)
     flagged: set[str] = set()
     for m in doc.measurements:
-        name = key(m) if m.kind == kind and m.t_s is not None else None
-        if name:
-            rows[name].append((m.t_s or 0.0, m.value))
-            if m.flagged:
-                flagged.add(name)
-    return {n: Series(n, _points(r), n in flagged) for n, r in sorted(rows.items())}
+        if (name := key(m) if m.kind == kind and m.t_s is not None else None) is not None:
+            peaks[name][m.t_s or 0.0] = max(peaks[name].get(m.t_s or 0.0, m.value), m.value)
+            flagged |= {name} if m.flagged else set()
+    return [Series(n, tuple(sorted(p.items())), n in flagged) for n, p in sorted(peaks.items())]
 
 
 def lanes(doc: Results) -> list[Series]:
     """Corrected bits per second on each lane over the soak; an outlier is flagged."""
-    named = _series(
-        doc,
-        "lane_error_rate_per_s",
-        lambda m: f"{m.objects[0]} lane {m.lane}" if m.objects and m.lane is not None else None,
-    )
-    return list(named.values())
+
+    def lane(m: Any) -> str | None:
+        return f"{m.objects[0]} lane {m.lane}" if m.objects and m.lane is not None else None
+
+    return _series(doc, "lane_error_rate_per_s", lane)
 
 
 def temps(doc: Results, kind: str) -> list[Series]:
     """Each node's `nic_temp_c` or `gpu_temp_c` over the soak; a flagged or hot node is out."""
     series = _series(doc, kind, lambda m: m.node)
-    hot = hot_nodes({n: max(v for _, v in s.points) for n, s in series.items() if s.points})
-    return [Series(s.name, s.points, s.outlier or s.name in hot) for s in series.values()]
+    hot = hot_nodes({s.name: max(v for _, v in s.points) for s in series if s.points})
+    return [Series(s.name, s.points, s.outlier or s.name in hot) for s in series]
 
 
 def hot_nodes(peaks: Mapping[str, float], margin_c: float = HOT_MARGIN_C) -> set[str]:

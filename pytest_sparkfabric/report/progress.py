@@ -1,6 +1,5 @@
 """Progress that fits a terminal: a phase's rounds and soak readings as one status line updated in
-place on a TTY, or plain lines at most one per `PLAIN_EVERY_S` in a CI log. `Status` is pure;
-`Terminal` writes what it returns with pytest's terminal reporter."""
+place on a TTY, or plain lines at most one per `PLAIN_EVERY_S` in a CI log."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ import contextlib
 import re
 import shutil
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -17,8 +15,6 @@ from pytest_sparkfabric.shell import duration, visible
 
 PLAIN_EVERY_S = 30.0
 """Without a TTY, a status line at most this often (the first and a phase's start always)."""
-CLEAR = "\r\x1b[K"
-"""Back to the line's start and erase it (ECMA-48 CR + EL)."""
 _ROUND = re.compile(r"\bround (\d+)/(\d+)\b")
 _SHARE = re.compile(r"\((\d+)%\)")
 
@@ -42,45 +38,6 @@ def eta_text(elapsed_s: float, share: float | None) -> str | None:
     return f"ETA {duration(max(0.0, elapsed_s * (1 - share) / share))}"
 
 
-@dataclass
-class Status:
-    """The status line of one run."""
-
-    tty: bool
-    width: int = 80
-    phase_started: float | None = None
-    last_plain: float | None = None
-    open: bool = field(default=False)
-    """A status line is on the screen, with the cursor at its end (TTY only)."""
-
-    def phase(self, now: float) -> None:
-        """A phase started (its own line was written): ETAs count from here."""
-        self.phase_started = now
-        self.last_plain = None
-
-    def show(self, line: str, now: float) -> str | None:
-        """What to write for a status update: on a TTY the line in place (no newline), else the
-        plain line (with its ETA) or None when the last one is under PLAIN_EVERY_S old."""
-        if self.phase_started is None:
-            self.phase_started = now
-        eta = eta_text(now - self.phase_started, done_share(line))
-        text = f"{line}, {eta}" if eta else line
-        if self.tty:
-            self.open = True
-            return CLEAR + text[: max(10, self.width - 1)]
-        if self.last_plain is not None and now - self.last_plain < PLAIN_EVERY_S:
-            return None
-        self.last_plain = now
-        return text
-
-    def close(self) -> str | None:
-        """Erase the status line before other output (TTY), or None when none is shown."""
-        if not self.open:
-            return None
-        self.open = False
-        return CLEAR
-
-
 class Terminal:
     """Progress lines on pytest's terminal, through the terminal reporter's public API only:
     phase lines between the result letters, a status line rewritten in place on a TTY (in a CI
@@ -89,32 +46,15 @@ class Terminal:
     def __init__(self, config: pytest.Config, prefix: str) -> None:
         self.config = config
         self.prefix = prefix
-        self.state: Status | None = None
+        self.phase_started: float | None = None
+        self.last_plain: float | None = None
+        self.open = False
+        """A status line is on the screen, with the cursor at its end (TTY only)."""
 
     def _reporter(self) -> Any:
         if self.config.get_verbosity() < 0:
             return None
         return self.config.pluginmanager.get_plugin("terminalreporter")
-
-    def _write(self, reporter: Any, text: str, *, status: bool) -> None:
-        if self.state is None:
-            self.state = Status(tty=bool(reporter.isatty), width=shutil.get_terminal_size().columns)
-        now = time.monotonic()
-        if not status:
-            self.close()
-            reporter.write_line(text)
-            self.state.phase(now)
-            return
-        was_open = self.state.open
-        shown = self.state.show(text, now)
-        if shown is None:
-            return
-        if not self.state.tty:
-            reporter.write_line(shown)
-            return
-        if not was_open:
-            reporter.ensure_newline()
-        reporter.rewrite(shown.removeprefix(CLEAR), erase=True)
 
     def show(self, line: str, *, status: bool = False) -> None:
         reporter = self._reporter()
@@ -126,8 +66,29 @@ class Terminal:
         with quiet or contextlib.nullcontext():
             self._write(reporter, visible(f"{self.prefix}: {line}"), status=status)
 
+    def _write(self, reporter: Any, text: str, *, status: bool) -> None:
+        now = time.monotonic()
+        if not status:  # a phase started (its own line): ETAs count from here
+            self.close()
+            reporter.write_line(text)
+            self.phase_started, self.last_plain = now, None
+            return
+        if self.phase_started is None:
+            self.phase_started = now
+        eta = eta_text(now - self.phase_started, done_share(text))
+        text = f"{text}, {eta}" if eta else text
+        if reporter.isatty:
+            if not self.open:
+                reporter.ensure_newline()
+            self.open = True
+            reporter.rewrite(text[: max(10, shutil.get_terminal_size().columns - 1)], erase=True)
+        elif self.last_plain is None or now - self.last_plain >= PLAIN_EVERY_S:
+            self.last_plain = now
+            reporter.write_line(text)
+
     def close(self) -> None:
         """Erase an open status line before pytest writes its next result."""
         reporter = self._reporter()
-        if reporter is not None and self.state is not None and self.state.close() is not None:
+        if reporter is not None and self.open:
+            self.open = False
             reporter.rewrite("", erase=True)
