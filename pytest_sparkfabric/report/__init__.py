@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_sparkfabric.private_files import write_private
+from pytest_sparkfabric.report import banner
 from pytest_sparkfabric.report.diff import Baseline
 from pytest_sparkfabric.report.html import HtmlReport
 from pytest_sparkfabric.results import (
@@ -39,14 +40,13 @@ MARKUP = {"good": {"green": True, "bold": True}, "bad": {"red": True}, "warn": {
 
 
 class Outputs:
-    """A pytest plugin: the JSON results file, the guard around the other writers, and the
-    verdict as the terminal's last lines."""
+    """A pytest plugin: the JSON results file, and the verdict as the terminal's last lines
+    (with one line per report file that could not be written)."""
 
     def __init__(self, results: ResultsOf, json_path: Path | None) -> None:
         self.results = results
         self.json_path = json_path
         self.lost: list[str] = []
-        """One line per report file that could not be written."""
 
     def lose(self, what: str, exc: OSError) -> None:
         line = f"sparkfabric: could not write {what}: {exc.strerror or exc}"
@@ -75,8 +75,6 @@ class Outputs:
             for text in doc.safety:
                 terminalreporter.write_line(visible(text), yellow=True)
         elif doc is not None:
-            from pytest_sparkfabric.report import banner
-
             terminalreporter.section("sparkfabric verdict", bold=True)
             for line in banner.terminal_lines(doc):
                 terminalreporter.write_line(visible(line.text), **MARKUP.get(line.tone, {}))
@@ -94,46 +92,34 @@ class Guard:
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
+        option = session.config.option
         try:
             yield
         except OSError as exc:
-            self._lost(session, exc)
-        # The HTML report and JUnit XML name hosts, users and addresses, as the JSON does.
-        for option in ("htmlpath", "xmlpath"):
-            path = getattr(session.config.option, option, None)
-            if path:
+            # Name the file that was lost (a write that fails on a full disk names none), remove
+            # what was half written, and give pytest-html its turn when JUnit XML failed first.
+            writer = None  # which writer raised, by its traceback
+            for frame, _ in traceback.walk_tb(exc.__traceback__):
+                name = frame.f_globals.get("__name__", "")
+                writer = "pytest_html" if name.startswith("pytest_html") else writer
+                writer = "junitxml" if name.endswith("junitxml") else writer
+            path = getattr(option, "htmlpath" if writer == "pytest_html" else "xmlpath", None)
+            self.outputs.lose(str(path or exc.filename or "a report"), exc)
+            if path and not exc.filename:
                 with contextlib.suppress(OSError):
-                    Path(path).chmod(0o600)
-
-    def _lost(self, session: pytest.Session, exc: OSError) -> None:
-        """Name the file that was lost (a write that fails on a full disk names none), remove
-        what was half written, and give pytest-html its turn when JUnit XML failed before it."""
-        option = session.config.option
-        writer = _writer_of(exc)
-        path = getattr(option, "htmlpath" if writer == "pytest_html" else "xmlpath", None)
-        self.outputs.lose(str(path or exc.filename or "a report"), exc)
-        if path and not exc.filename:
-            with contextlib.suppress(OSError):
-                Path(path).unlink()
-        if writer == "junitxml" and getattr(option, "htmlpath", None):
-            for plugin in session.config.pluginmanager.get_plugins():
-                if type(plugin).__module__.startswith("pytest_html."):
+                    Path(path).unlink()
+            if writer == "junitxml" and getattr(option, "htmlpath", None):
+                for plugin in session.config.pluginmanager.get_plugins():
                     finish = getattr(plugin, "pytest_sessionfinish", None)
-                    if finish is not None:
+                    if finish is not None and type(plugin).__module__.startswith("pytest_html."):
                         try:
                             finish(session)
                         except OSError as again:
                             self.outputs.lose(str(option.htmlpath), again)
-
-
-def _writer_of(exc: BaseException) -> str | None:
-    """Which report writer raised: pytest-html or pytest's JUnit XML (by its traceback)."""
-    found = None
-    for frame, _ in traceback.walk_tb(exc.__traceback__):
-        name = frame.f_globals.get("__name__", "")
-        found = "pytest_html" if name.startswith("pytest_html") else found
-        found = "junitxml" if name.endswith("junitxml") else found
-    return found
+        # The HTML report and JUnit XML name hosts, users and addresses, as the JSON does.
+        for path in filter(None, (getattr(option, o, None) for o in ("htmlpath", "xmlpath"))):
+            with contextlib.suppress(OSError):
+                Path(path).chmod(0o600)
 
 
 def register(config: pytest.Config, results: ResultsOf, baseline: Baseline | None = None) -> None:
@@ -146,18 +132,6 @@ def register(config: pytest.Config, results: ResultsOf, baseline: Baseline | Non
     config.pluginmanager.register(outputs, "sparkfabric-outputs")
     config.pluginmanager.register(Guard(outputs), "sparkfabric-guard")
     config.pluginmanager.register(HtmlReport(results, baseline), "sparkfabric-html")
-
-
-def cluster_info(cluster: Cluster) -> ClusterInfo:
-    name = Path(cluster.source).name if cluster.source else "cluster.yaml"
-    return ClusterInfo(
-        name=Path(name).stem,
-        path=str(cluster.source) if cluster.source else None,
-        topology=cluster.topology,
-        transport=cluster.spec.transport,
-        nodes=tuple(NodeInfo(name=n.name, ports=tuple(n.ports)) for n in cluster.nodes),
-        switch=str(cluster.spec.switch.host) if cluster.spec.switch else None,
-    )
 
 
 def results_of(
@@ -176,10 +150,19 @@ def results_of(
     from pytest_sparkfabric.measure import figures, preflight
 
     measured = figures.measurements(fabric) if fabric is not None else []
+    name = Path(cluster.source).name if cluster.source else "cluster.yaml"
+    info = ClusterInfo(
+        name=Path(name).stem,
+        path=str(cluster.source) if cluster.source else None,
+        topology=cluster.topology,
+        transport=cluster.spec.transport,
+        nodes=tuple(NodeInfo(name=n.name, ports=tuple(n.ports)) for n in cluster.nodes),
+        switch=str(cluster.spec.switch.host) if cluster.spec.switch else None,
+    )
     return Results(
         verdict=verdict_of(Counts.of(i.outcome for i in items), interrupted=interrupted),
         interrupted=interrupted,
-        cluster=cluster_info(cluster),
+        cluster=info,
         started=started,
         duration_s=round(max(0.0, duration_s), 3),
         causes=tuple(causes),

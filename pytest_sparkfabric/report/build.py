@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.report.style import number, size_bytes
@@ -25,7 +25,7 @@ from pytest_sparkfabric.results import (
 
 @dataclass(frozen=True, slots=True)
 class End:
-    """One end of a cable: a node's QSFP port (`p0`, `p1`) or a switch leg (node None)."""
+    """A node's QSFP port (`p0`, `p1`) or a switch leg (node None)."""
 
     node: str | None
     port: str
@@ -53,7 +53,7 @@ class FabricNode:
     status: Status
     notes: tuple[str, ...] = ()
     causes: tuple[int, ...] = ()
-    """Numbers (1-based, in the banner's order) of the root causes that name this node."""
+    """Numbers (1-based, in the banner's order) of the root causes that name it."""
     elsewhere: bool = False
 
 
@@ -107,22 +107,15 @@ LINK_QUALITY_KINDS = frozenset({"lane_error_rate_per_s", "ber_max"})
 # -- the fabric ---------------------------------------------------------------------------------
 
 
-def _end(d: CableEnd) -> End:
-    return End(
-        d.node, f"p{d.port}" if d.node is not None and isinstance(d.port, int) else str(d.port)
-    )
+def _end(d: CableEnd | objects.Spot) -> End:
+    port = d.leg if isinstance(d, objects.Spot) and d.node is None else d.port
+    return End(d.node, f"p{port}" if d.node is not None and isinstance(port, int) else str(port))
 
 
 def _found(d: Cable) -> tuple[End, End] | None:
     """Where the cable runs, when LLDP found it elsewhere than the plan (`Cable.found`)."""
     ref = objects.parse(d.found) if d.found and d.found != d.id else None
-    if ref is None or ref.kind != "cable":
-        return None
-    a, b = (
-        End(s.node, f"p{s.port}") if s.node is not None else End(None, str(s.leg))
-        for s in ref.spots
-    )
-    return a, b
+    return (_end(ref.spots[0]), _end(ref.spots[1])) if ref and ref.kind == "cable" else None
 
 
 def _drawn(d: Cable) -> FabricCable:
@@ -150,33 +143,24 @@ Target = tuple[str, str, int | None]
 """("node", name, None) or ("cable", cable id, rail index or None for the whole cable)."""
 
 
-@dataclass
 class _Index:
     """Which drawn object each id reaches."""
 
-    cables: list[FabricCable]
-    at_port: dict[tuple[str, str], str] = field(default_factory=dict)
-    at_leg: dict[str, str] = field(default_factory=dict)
-    of_node: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-
-    def __post_init__(self) -> None:
-        for c in self.cables:
+    def __init__(self, cables: Sequence[FabricCable]) -> None:
+        self.cables = cables
+        self.at = {(e.node, e.port): c.id for c in cables for e in (c.a, c.b)}
+        self.of_node: dict[str, list[str]] = defaultdict(list)
+        for c in cables:
             for e in (c.a, c.b):
-                if e.node is None:
-                    self.at_leg[e.port] = c.id
-                else:
-                    self.at_port[(e.node, e.port)] = c.id
+                if e.node is not None:
                     self.of_node[e.node].append(c.id)
 
     def cables_at(self, p: objects.Spot) -> list[str]:
-        if p.leg is not None:
-            return [self.at_leg[p.leg]] if p.leg in self.at_leg else []
-        if p.node is None:
-            return []
-        if p.port is not None:
-            found = self.at_port.get((p.node, f"p{p.port}"))
-            return [found] if found else []
-        return list(self.of_node.get(p.node, ()))
+        if p.leg is None and p.port is None:
+            return list(self.of_node.get(p.node, ())) if p.node else []
+        key = (None, p.leg) if p.leg is not None else (p.node, f"p{p.port}")
+        found = self.at.get(key) if p.leg is not None or p.node is not None else None
+        return [found] if found else []
 
     def between(self, a: objects.Spot, b: objects.Spot) -> list[str]:
         """The cables a path from a to b crosses: the one joining them, else (through a
@@ -204,8 +188,6 @@ class _Index:
 
 
 def picture(doc: Results) -> Picture:
-    items, causes = doc.items, doc.causes
-    names = [n.name for n in doc.cluster.nodes]
     bare = [_drawn(d) for d in doc.cables]
     index = _Index(bare)
     named: dict[int, set[tuple[str, str]]] = {}
@@ -213,7 +195,7 @@ def picture(doc: Results) -> Picture:
     marks: dict[tuple[str, str], list[int]] = defaultdict(list)
     statuses: dict[Target, list[Status]] = defaultdict(list)
     blamed: set[Target] = set()
-    for n, cause in enumerate(causes, 1):
+    for n, cause in enumerate(doc.causes, 1):
         named[n] = {(k, name) for o in cause.objects for k, name, _ in index.targets(o)}
         for iid in cause.items:
             explaining[iid].append(n)
@@ -230,7 +212,7 @@ def picture(doc: Results) -> Picture:
         statuses[("cable", d.id, None)].append(own)
         if own in ("fail", "not_measured"):
             blamed.add(("cable", d.id, None))
-    for item in items:
+    for item in doc.items:
         status = STATUS_OF[item.outcome]
         targets = [t for o in item.objects for t in index.targets(o)]
         if not targets and item.node:
@@ -246,7 +228,7 @@ def picture(doc: Results) -> Picture:
         return status in ("fail", "not_measured") and not any(k in blamed for k in keys)
 
     nodes = []
-    for name in names:
+    for name in (n.name for n in doc.cluster.nodes):
         here: Target = ("node", name, None)
         status, mine = worst(statuses[here]), marks[("node", name)]
         away = elsewhere(status, [here]) and not mine

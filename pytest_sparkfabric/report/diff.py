@@ -28,7 +28,6 @@ BW_UNITS = frozenset({"Gb/s", "GB/s"})
 
 Judge = Callable[[float, float], "bool | None"]
 """(old, new) -> None: no change worth naming; True: a regression; False: an improvement."""
-Change = Literal["moved", "changed", "unread"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +57,7 @@ class FigureChange:
 
 @dataclass(frozen=True, slots=True)
 class CableChange:
-    change: Change
+    change: Literal["moved", "changed", "unread"]
     serial: str | None
     before: str | None
     """Where the cable (or the position's old serial) was."""
@@ -113,25 +112,22 @@ def _subject(m: Measurement) -> str:
     return where
 
 
-def _figures(doc: Results, pick: str) -> dict[Any, Measurement]:
+def _figures(doc: Results, bw: bool) -> dict[Any, Measurement]:
     """Per figure, its worst value in the run (lowest bandwidth, highest BER); series (values
     with a time) are left out."""
     out: dict[Any, Measurement] = {}
     for m in doc.measurements:
-        is_bw, is_ber = m.unit in BW_UNITS, "ber" in m.kind.split("_")
-        if m.t_s is not None or not (is_bw if pick == "bw" else is_ber):
-            continue
-        k = (m.kind, m.objects, m.node, m.peer, m.rail, m.lane, m.size_bytes, m.op)
-        seen = out.get(k)
-        if seen is None or (m.value < seen.value if pick == "bw" else m.value > seen.value):
-            out[k] = m
+        if m.t_s is None and (m.unit in BW_UNITS if bw else "ber" in m.kind.split("_")):
+            k = (m.kind, m.objects, m.node, m.peer, m.rail, m.lane, m.size_bytes, m.op)
+            seen = out.get(k)
+            if seen is None or (m.value < seen.value if bw else m.value > seen.value):
+                out[k] = m
     return out
 
 
-def _figure_changes(old: Results, new: Results, pick: str, judge: Judge) -> list[FigureChange]:
-    before = _figures(old, pick)
-    out = []
-    for k, m in _figures(new, pick).items():
+def _figure_changes(old: Results, new: Results, bw: bool, judge: Judge) -> list[FigureChange]:
+    before, out = _figures(old, bw), []
+    for k, m in _figures(new, bw).items():
         if k in before and (verdict := judge(before[k].value, m.value)) is not None:
             out.append(FigureChange(m.kind, _subject(m), before[k].value, m.value, m.unit, verdict))
     return sorted(out, key=lambda f: (not f.regression, f.kind, f.subject))
@@ -181,8 +177,8 @@ def compare(
         tuple(items["not_measured"]),
         tuple(items["fixed"]),
         tuple(items["gone"]),
-        tuple(_figure_changes(before, after, "bw", bandwidth)),
-        tuple(_figure_changes(before, after, "ber", ber)),
+        tuple(_figure_changes(before, after, True, bandwidth)),
+        tuple(_figure_changes(before, after, False, ber)),
         tuple(_cables(before, after)),
         (f"the runs are of different clusters: {a} and {b}",) if a != b else (),
     )
@@ -271,26 +267,23 @@ class Baseline:
         except ResultsError as err:
             raise pytest.UsageError(f"--sparkfabric-baseline {err}") from None
 
-    def figure(self, item_id: str) -> tuple[float, str] | None:
-        for it in self.doc.items:
-            ok = it.id == item_id and it.outcome in ("passed", "warned")
-            if ok and isinstance(it.measured, float) and it.unit in BW_UNITS:
-                return it.measured, str(it.unit)
-        return None
-
     def regression(self, item: Item) -> tuple[str, Finding] | None:
         """Why a passing item regressed against the baseline (message, finding), or None."""
-        was = self.figure(item.id)
         now = item.measured
-        if was is None or not isinstance(now, float) or item.unit != was[1] or was[0] <= 0:
+        for was in self.doc.items:
+            if was.id == item.id and was.outcome in ("passed", "warned"):
+                break
+        else:
             return None
-        drop_pct = (was[0] - now) / was[0] * 100
+        old = was.measured
+        if not isinstance(old, float) or was.unit not in BW_UNITS or not isinstance(now, float):
+            return None
+        drop_pct = (old - now) / old * 100 if old > 0 and item.unit == was.unit else 0.0
         if drop_pct <= self.tolerance_pct:
             return None
         rule = RULES["baseline_regression"]
         text = (
             f"regressed against the baseline {self.name}: {now:.1f} {item.unit}, was "
-            f"{was[0]:.1f} {item.unit} ({drop_pct:.0f}% lower; tolerance "
-            f"{self.tolerance_pct:g}%)"
+            f"{old:.1f} {item.unit} ({drop_pct:.0f}% lower; tolerance {self.tolerance_pct:g}%)"
         )
         return f"{text}\nFix: {rule.fix}", Finding(rule, text, (), "")

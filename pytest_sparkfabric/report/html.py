@@ -11,7 +11,6 @@ of a phase waits for the whole phase, the others assert on its cached result).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -19,13 +18,13 @@ import pytest
 from pytest_sparkfabric.report.style import esc
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, MutableSequence, Sequence
+    from collections.abc import Callable, MutableSequence
 
     from pytest_sparkfabric.report.diff import Baseline, Diff
     from pytest_sparkfabric.results import PreflightNode, Results
 
 NOWRAP = ' style="white-space:nowrap"'  # short names a wrap would break (`spark-` / `1`)
-# (column type / css suffix, title, user property, style)
+# (column type / css suffix, title, user property, style), after Result and Test
 COLUMNS = (
     ("sfnode", "Node", "node", NOWRAP),
     ("sfrail", "Rail", "rail", NOWRAP),
@@ -33,7 +32,6 @@ COLUMNS = (
     ("sfexpected", "Expected", "expected", ""),
 )
 COLUMNS_TITLES = tuple((kind, title) for kind, title, *_ in COLUMNS)
-FIRST = 2  # after Result and Test
 STYLE = (
     "border-left:4px solid #c00;background:#fff4f4;padding:6px 10px;margin:4px 0 8px;"
     "white-space:normal;font-family:sans-serif"
@@ -56,27 +54,13 @@ def properties(report: pytest.TestReport) -> dict[str, str]:
     return out
 
 
-def _cell_text(value: str) -> str:
-    # One line: pytest-html reads a sortable cell's value with a single-line pattern.
-    return esc(" ".join(value.split()))
-
-
 def _place(cells: MutableSequence[str], ours: list[str]) -> None:
     """Our columns after Result and Test, and pytest-html's Duration column gone."""
-    cells[FIRST:FIRST] = ours
+    cells[2:2] = ours
     cells[:] = [c for c in cells if 'type="duration"' not in c and '"col-duration"' not in c]
 
 
-def skip_reason(report: pytest.TestReport) -> str | None:
-    """A skipped test's reason as a sentence (pytest keeps it as (file, line, 'Skipped: ...'))."""
-    if not report.skipped:
-        return None
-    longrepr = report.longrepr
-    reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr or "")
-    return reason.removeprefix("Skipped: ")
-
-
-def diagnosis_html(props: dict[str, str], lines: Sequence[str] = ()) -> str | None:
+def diagnosis_html(props: dict[str, str], lines: list[str] | None = None) -> str | None:
     """The cause-and-fix box shown above a failed test's log, or None without a diagnosis.
 
     `lines` are the message's own diagnosis lines (each cause with its evidence, then its fix);
@@ -93,20 +77,8 @@ def diagnosis_html(props: dict[str, str], lines: Sequence[str] = ()) -> str | No
     return f'<div class="sparkfabric-diagnosis"{rule} style="{STYLE}">{body}</div>'
 
 
-def split_diagnosis(message: str) -> tuple[list[str], list[str]]:
-    """A failure message as (its other lines, its diagnosis lines: causes and their fixes)."""
-    rest: list[str] = []
-    diagnosis: list[str] = []
-    for line in message.splitlines():
-        if line.startswith(DIAGNOSIS_HEADS) or (diagnosis and line.startswith("Fix: ")):
-            diagnosis.append(line)
-        else:
-            rest.append(line)
-    return rest, diagnosis
-
-
 class HtmlReport:
-    """The pytest-html hooks, registered as a plugin object with the run's ReportData."""
+    """The pytest-html hooks, registered as a plugin object with the run's results."""
 
     def __init__(
         self, results: Callable[[], Results | None], baseline: Baseline | None = None
@@ -118,17 +90,18 @@ class HtmlReport:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: MutableSequence[str]) -> None:
-        heads = [
-            f'<th class="sortable" data-column-type="{k}"{s}>{t}</th>' for k, t, _, s in COLUMNS
-        ]
-        _place(cells, heads)
+        _place(
+            cells,
+            [f'<th class="sortable" data-column-type="{k}"{s}>{t}</th>' for k, t, _, s in COLUMNS],
+        )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(
         self, report: pytest.TestReport, cells: MutableSequence[str]
     ) -> None:
         props = properties(report)
-        text = {k: _cell_text(props.get(key, "")) for k, _, key, _ in COLUMNS}
+        # One line: pytest-html reads a sortable cell's value with a single-line pattern.
+        text = {k: esc(" ".join(props.get(key, "").split())) for k, _, key, _ in COLUMNS}
         _place(cells, [f'<td class="col-{k}"{s}>{text[k]}</td>' for k, _, _, s in COLUMNS])
         if report.skipped and report.when == "setup":
             # A test skipped by a fixture is still that test, not its `::setup` phase.
@@ -138,18 +111,22 @@ class HtmlReport:
     def pytest_html_results_table_html(
         self, report: pytest.TestReport, data: MutableSequence[str]
     ) -> None:
-        reason = skip_reason(report)
-        if reason is not None:
-            data[:] = [f"Skipped: {esc(reason)}\n"]
+        if report.skipped:  # its reason as a sentence (pytest keeps (file, line, 'Skipped: ...'))
+            longrepr = report.longrepr
+            reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr or "")
+            data[:] = [f"Skipped: {esc(reason.removeprefix('Skipped: '))}\n"]
             return
         if not report.failed:
             return
-        props = properties(report)
-        rest, lines = split_diagnosis(report.longreprtext)
-        box = diagnosis_html(props, lines)
-        if box is None:
+        message = report.longreprtext
+        rest: list[str] = []
+        lines: list[str] = []  # the causes and their fixes
+        for line in message.splitlines():
+            diagnosis = line.startswith(DIAGNOSIS_HEADS) or (lines and line.startswith("Fix: "))
+            (lines if diagnosis else rest).append(line)
+        if (box := diagnosis_html(properties(report), lines)) is None:
             return
-        if lines and data and data[0] == esc(report.longreprtext) + "\n":
+        if lines and data and data[0] == esc(message) + "\n":
             # The causes and fixes are in the box: the log keeps what was measured and expected.
             data[0] = esc("\n".join(rest)) + "\n"
         data.insert(0, box)
@@ -166,23 +143,16 @@ class HtmlReport:
             self.page.title = f"sparkfabric: {doc.cluster.name} {doc.verdict.upper()}"
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_summary(
-        self,
-        prefix: MutableSequence[str],
-        summary: MutableSequence[str],
-        postfix: MutableSequence[str],
-        session: pytest.Session,
-    ) -> None:
-        doc = self.results()
+    def pytest_html_results_summary(self, prefix: MutableSequence[str]) -> None:
+        doc, base = self.results(), self.baseline
         if doc is None:
             return
-        baseline = None
-        if self.baseline is not None:
-            from pytest_sparkfabric.report.diff import compare
+        from pytest_sparkfabric.report.diff import compare
 
-            base = self.baseline
-            baseline = (base.name, compare(base.doc, doc, bw_tolerance_pct=base.tolerance_pct))
-        prefix.append(ENVIRONMENT_LAST + fragment(doc, baseline=baseline))
+        against = None
+        if base is not None:
+            against = base.name, compare(base.doc, doc, bw_tolerance_pct=base.tolerance_pct)
+        prefix.append(ENVIRONMENT_LAST + fragment(doc, against))
 
 
 CSS = """
@@ -214,48 +184,13 @@ CSS = """
 """
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
-    key: str
-    title: str
-    html: str
-
-
-def sections(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> list[Section]:
-    """The report's sections in reading order: verdict first, then what changed against the
-    baseline, the fabric, the charts and the cable inventory."""
-    from pytest_sparkfabric.report import banner, build, charts, inventory, picture
-    from pytest_sparkfabric.report.diff import html as diff_html
-
-    out = [Section("verdict", "", banner.html(doc))]
-    if baseline is not None:
-        name, d = baseline
-        out.append(Section("baseline", f"Against the baseline {name}", diff_html(d, name)))
-    drawn = build.picture(doc)
-    svg = picture.render(drawn)
-    out.append(Section("fabric", "The fabric as cabled", f'<div class="sf-picture">{svg}</div>'))
-    figures = charts.render(doc)
-    if figures:
-        body = "".join(charts.figure_html(c) for c in figures)
-        out.append(Section("charts", "Measurements", f'<div class="sf-charts">{body}</div>'))
-    if doc.cables:
-        table = inventory.html(build.cable_rows(doc, drawn))
-        out.append(Section("cables", "Cables", f'<div class="sf-inventory-wrap">{table}</div>'))
-    if doc.preflight:
-        out.append(Section("preflight", "What the nodes have", _preflight(doc.preflight)))
-    return out
-
-
 def _preflight(nodes: tuple[PreflightNode, ...]) -> str:
     """One row per node: what the preflight found missing there and its fix."""
     rows = []
     for n in nodes:
-        if n.error:
-            rows.append(
-                f"<tr><td>{esc(n.node)}</td><td colspan=2>not checked: {esc(n.error)}</td></tr>"
-            )
-        elif not n.missing:
-            rows.append(f"<tr><td>{esc(n.node)}</td><td colspan=2>nothing missing</td></tr>")
+        if n.error or not n.missing:
+            what = f"not checked: {esc(n.error)}" if n.error else "nothing missing"
+            rows.append(f"<tr><td>{esc(n.node)}</td><td colspan=2>{what}</td></tr>")
         for g in n.missing:
             note = " (advisory)" if g.advisory else ""
             rows.append(
@@ -266,14 +201,32 @@ def _preflight(nodes: tuple[PreflightNode, ...]) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
-def fragment(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> str:
-    """All sections in one <div>, with their CSS: for pytest-html's summary prefix."""
+def fragment(doc: Results, baseline: tuple[str, Diff] | None = None) -> str:
+    """The report's sections in one <div> with their CSS (pytest-html's summary prefix), in
+    reading order: verdict first, then what changed against the baseline, the fabric, the
+    charts, the cable inventory and what the nodes have."""
+    from pytest_sparkfabric.report import banner, build, charts, inventory, picture
+    from pytest_sparkfabric.report.diff import html as diff_html
+
+    drawn = build.picture(doc)
+    sections = [("verdict", "", banner.html(doc))]
+    if baseline is not None:
+        name, d = baseline
+        sections.append(("baseline", f"Against the baseline {name}", diff_html(d, name)))
+    svg = picture.render(drawn)
+    sections.append(("fabric", "The fabric as cabled", f'<div class="sf-picture">{svg}</div>'))
+    if figures := "".join(charts.figure_html(c) for c in charts.render(doc)):
+        sections.append(("charts", "Measurements", f'<div class="sf-charts">{figures}</div>'))
+    if doc.cables:
+        table = inventory.html(build.cable_rows(doc, drawn))
+        sections.append(("cables", "Cables", f'<div class="sf-inventory-wrap">{table}</div>'))
+    if doc.preflight:
+        sections.append(("preflight", "What the nodes have", _preflight(doc.preflight)))
     parts = [f'<div class="sf-report"><style>{CSS}</style>']
-    for s in sections(doc, baseline=baseline):
-        heading = f"<h2>{esc(s.title)}</h2>" if s.title else ""
-        parts.append(f'<section class="sf-section" id="sf-{s.key}">{heading}{s.html}</section>')
-    parts.append("</div>")
-    return "".join(parts)
+    for key, title, body in sections:
+        heading = f"<h2>{esc(title)}</h2>" if title else ""
+        parts.append(f'<section class="sf-section" id="sf-{key}">{heading}{body}</section>')
+    return "".join(parts) + "</div>"
 
 
 def page(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> str:
@@ -282,7 +235,5 @@ def page(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>{esc(title)}</title></head><body>"
-        + fragment(doc, baseline=baseline)
-        + "</body></html>\n"
+        f"<title>{esc(title)}</title></head><body>{fragment(doc, baseline)}</body></html>\n"
     )
