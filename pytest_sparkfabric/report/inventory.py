@@ -13,29 +13,17 @@ from pytest_sparkfabric.report.build import cable_rows, label, placed
 from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc, number
 from pytest_sparkfabric.results import Cable, CableEnd, Results, Status
 
-COLUMNS = (
-    "serial",
-    "cable",
-    "end A",
-    "end B",
-    "vendor",
-    "part",
-    "length",
-    "type",
-    "speed",
-    "FEC",
-    "worst lane BER",
-    "verdict",
-)
 NOT_READ = "\u2014"  # an em dash: not read
-
-
-def _len(v: float | None) -> str | None:
-    return None if v is None else f"{number(v)} m"
-
-
-def _speed(v: int | None) -> str | None:
-    return None if v is None else f"{number(v / 1000)}G"
+ENDS: tuple[tuple[str, Callable[[CableEnd], str | None]], ...] = (
+    ("vendor", lambda e: e.vendor),
+    ("part", lambda e: e.part),
+    ("length", lambda e: None if e.length_m is None else f"{number(e.length_m)} m"),
+    ("type", lambda e: e.type),
+    ("speed", lambda e: None if e.speed_mbps is None else f"{number(e.speed_mbps / 1000)}G"),
+    ("FEC", lambda e: e.fec),
+)
+"""The EEPROM and link columns, read at both ends."""
+COLUMNS = ("serial", "cable", "end A", "end B", *(t for t, _ in ENDS), "worst lane BER", "verdict")
 
 
 def _pair(c: Cable, get: Callable[[CableEnd], str | None]) -> str:
@@ -47,12 +35,6 @@ def _pair(c: Cable, get: Callable[[CableEnd], str | None]) -> str:
     return f'<td class="sf-differs" title="the two ends differ">A: {esc(a)}<br>B: {esc(b)}</td>'
 
 
-def _found(c: Cable) -> str:
-    if not c.found or c.found == c.id:
-        return ""
-    return f'<br><small class="sf-found">found: <code>{esc(c.found)}</code></small>'
-
-
 def html(rows: Sequence[tuple[Cable, Status]]) -> str:
     """The table as a <table> element (`build.cable_rows`)."""
     head = "".join(f"<th>{esc(c)}</th>" for c in COLUMNS)
@@ -60,18 +42,16 @@ def html(rows: Sequence[tuple[Cable, Status]]) -> str:
     for c, status in rows:
         ber = f"{number(c.worst_ber)}" if c.worst_ber is not None else NOT_READ
         notes = "".join(f"<br><small>{esc(n)}</small>" for n in c.notes)
+        found = ""
+        if c.found and c.found != c.id:
+            found = f'<br><small class="sf-found">found: <code>{esc(c.found)}</code></small>'
         body.append(
             f'<tr class="sf-cable-row" data-serial="{esc(c.serial or "")}" '
             f'data-cable="{esc(c.id)}" data-status="{status}">'
             + _pair(c, lambda e: e.serial)
-            + f"<td><code>{esc(c.id)}</code>{_found(c)}</td>"
+            + f"<td><code>{esc(c.id)}</code>{found}</td>"
             + f"<td>{esc(label(c.a))}</td><td>{esc(label(c.b))}</td>"
-            + _pair(c, lambda e: e.vendor)
-            + _pair(c, lambda e: e.part)
-            + _pair(c, lambda e: _len(e.length_m))
-            + _pair(c, lambda e: e.type)
-            + _pair(c, lambda e: _speed(e.speed_mbps))
-            + _pair(c, lambda e: e.fec)
+            + "".join(_pair(c, get) for _, get in ENDS)
             + f"<td>{esc(ber)}</td>"
             + f'<td style="background:{FILL[status]};color:{STROKE[status]};'
             f'font-weight:bold">{esc(LABEL[status])}{notes}</td></tr>'
@@ -102,50 +82,42 @@ class Run:
     source: str
 
 
-def _lowest_rdma(doc: Results, where: str) -> float | None:
-    """The lowest RDMA figure of a direction whose every node end is on the cable's ends."""
-    ref = objects.parse(where)
-    ends = [s for s in ref.spots if s.node is not None] if ref else []
-    found = []
-    for m in doc.measurements:
-        d = objects.parse(m.objects[0]) if m.kind == "rdma_gbps" and m.objects else None
-        if ends and d is not None and all(any(e.meets(s) for s in d.spots) for e in ends):
-            found.append(m.value)
-    return min(found, default=None)
-
-
 def runs(docs: Sequence[tuple[str, Results]]) -> list[Run]:
-    """Every cable of every document, by serial, then date."""
+    """Every cable of every document, by serial, then date; with the lowest RDMA figure of a
+    direction whose every node end is on the cable's ends."""
     out = []
     for source, doc in docs:
         for cable, status in cable_rows(doc):
             serial, where = placed(cable)
+            ref = objects.parse(where)
+            ends = [s for s in ref.spots if s.node is not None] if ref else []
+            found = []
+            for m in doc.measurements:
+                d = objects.parse(m.objects[0]) if m.kind == "rdma_gbps" and m.objects else None
+                if ends and d is not None and all(any(e.meets(s) for s in d.spots) for e in ends):
+                    found.append(m.value)
             planned = cable.id if where != cable.id else None
-            rdma = _lowest_rdma(doc, where)
             run = (serial or UNREAD, doc.started, doc.cluster.name, where, planned)
-            out.append(Run(*run, cable.worst_ber, rdma, status, source))
+            out.append(Run(*run, cable.worst_ber, min(found, default=None), status, source))
     return sorted(out, key=lambda r: (r.serial == UNREAD, r.serial, r.started, r.where))
 
 
 def text(rows: Sequence[Run]) -> str:
     """One table, a serial named once above its runs."""
     table = [HEAD]
-    last = None
-    for r in rows:
-        where = r.where + (f" (planned {r.planned})" if r.planned else "")
+    for k, r in enumerate(rows):
         table.append(
             (
-                r.serial if r.serial != last else "",
+                r.serial if k == 0 or r.serial != rows[k - 1].serial else "",
                 r.started.strftime("%Y-%m-%d %H:%M %z"),
                 r.cluster,
-                where,
+                r.where + (f" (planned {r.planned})" if r.planned else ""),
                 number(r.ber) if r.ber is not None else NOT_READ,
                 f"{number(r.rdma_gbps)} Gb/s" if r.rdma_gbps is not None else NOT_READ,
                 LABEL[r.status],
                 r.source,
             )
         )
-        last = r.serial
     widths = [max(len(row[i]) for row in table) for i in range(len(HEAD))]
     return "".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n"
