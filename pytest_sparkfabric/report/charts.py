@@ -132,11 +132,11 @@ def _series(doc: Results, kind: str, key: Callable[[Any], str | None]) -> list[S
 
 def lanes(doc: Results) -> list[Series]:
     """Corrected bits per second on each lane over the soak; an outlier is flagged."""
-
-    def lane(m: Any) -> str | None:
-        return f"{m.objects[0]} lane {m.lane}" if m.objects and m.lane is not None else None
-
-    return _series(doc, "lane_error_rate_per_s", lane)
+    return _series(
+        doc,
+        "lane_error_rate_per_s",
+        lambda m: f"{m.objects[0]} lane {m.lane}" if m.objects and m.lane is not None else None,
+    )
 
 
 def temps(doc: Results, kind: str) -> list[Series]:
@@ -148,12 +148,11 @@ def temps(doc: Results, kind: str) -> list[Series]:
 
 def hot_nodes(peaks: Mapping[str, float], margin_c: float = HOT_MARGIN_C) -> set[str]:
     """Nodes whose peak is `margin_c` above the median peak of the others (3 nodes or more)."""
-    if len(peaks) < 3:
-        return set()
+    others = {n: [p for m, p in peaks.items() if m != n] for n in peaks}
     return {
         n
         for n, v in peaks.items()
-        if v > statistics.median(p for m, p in peaks.items() if m != n) + margin_c
+        if len(peaks) >= 3 and v > statistics.median(others[n]) + margin_c
     }
 
 
@@ -178,9 +177,11 @@ def _figure(width_in: float, height_in: float) -> Figure:
     return Figure(figsize=(width_in, height_in), layout="constrained")
 
 
-def _inline(svg: str, key: str, title: str) -> str:
-    """matplotlib's SVG file as an element for one HTML page."""
-    svg = svg[svg.index("<svg") :]
+def _chart(fig: Figure, key: str, title: str, caption: str) -> Chart:
+    """The figure as an SVG element for one HTML page (its ids prefixed with the key)."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    svg = buf.getvalue()[buf.getvalue().index("<svg") :]
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
     # Its `*{stroke-linejoin:...}` rule would apply to the whole page, not just the chart.
     svg = re.sub(r"<style[^>]*>.*?</style>\s*", "", svg, flags=re.S)
@@ -190,15 +191,8 @@ def _inline(svg: str, key: str, title: str) -> str:
         return f"{m[1]}{key}-{m[2]}" if m[2] in ids else m[0]
 
     svg = re.sub(r'(\bid="|href="#|url\(#)([^")]+)', prefixed, svg)
-    return svg.replace(
-        "<svg ", f'<svg class="sf-chart-svg" role="img" aria-label="{esc(title)}" ', 1
-    ).strip()
-
-
-def _svg(fig: Figure, key: str, title: str) -> str:
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    return _inline(buf.getvalue(), key, title)
+    head = f'<svg class="sf-chart-svg" role="img" aria-label="{esc(title)}" '
+    return Chart(key, title, caption, svg.replace("<svg ", head, 1).strip())
 
 
 # -- bandwidth heatmap --------------------------------------------------------------------------
@@ -268,7 +262,7 @@ def heatmap(m: Matrix) -> Chart:
         )
         + "Grey: not in this schedule."
     )
-    return Chart(f"bw-rail{m.rail}", title, caption, _svg(fig, f"bw-rail{m.rail}", title))
+    return _chart(fig, f"bw-rail{m.rail}", title, caption)
 
 
 # -- NCCL bus bandwidth -------------------------------------------------------------------------
@@ -315,7 +309,7 @@ def busbw(doc: Results) -> Chart | None:
         if floor is not None
         else ""
     ) + (f"Below it: {', '.join(below)} (marked X)." if below else "All above it.")
-    return Chart("nccl-busbw", title, caption, _svg(fig, "nccl-busbw", title))
+    return _chart(fig, "nccl-busbw", title, caption)
 
 
 # -- the soak -----------------------------------------------------------------------------------
@@ -364,7 +358,7 @@ def lane_errors(doc: Results) -> Chart | None:
         f"{len(series)} lanes on {rails} rails; grey: lanes in line with their neighbours; "
         f"red: outliers ({len(loud)}). Zero is drawn at {number(ZERO_PER_S)}/s."
     )
-    return Chart("soak-lanes", title, caption, _svg(fig, "soak-lanes", title))
+    return _chart(fig, "soak-lanes", title, caption)
 
 
 def _temps_axis(ax: Axes, series: Sequence[Series], label: str, colour: Mapping[str, str]) -> None:
@@ -401,17 +395,10 @@ def temperatures(doc: Results) -> Chart | None:
     hot = sorted({s.name for _, series in groups for s in series if s.outlier})
     title = "Soak: temperatures"
     caption = f"Hot: {', '.join(hot)} (red)." if hot else "No node runs hot against the others."
-    return Chart("soak-temps", title, caption, _svg(fig, "soak-temps", title))
+    return _chart(fig, "soak-temps", title, caption)
 
 
 def render(doc: Results) -> list[Chart]:
     """Every chart the document has data for, in reading order."""
     out = [heatmap(m) for m in matrices(doc)]
     return out + [c for c in (busbw(doc), lane_errors(doc), temperatures(doc)) if c]
-
-
-def figure_html(chart: Chart) -> str:
-    return (
-        f'<figure class="sf-chart" data-chart="{esc(chart.key)}">{chart.svg}'
-        f"<figcaption><b>{esc(chart.title)}.</b> {esc(chart.caption)}</figcaption></figure>"
-    )

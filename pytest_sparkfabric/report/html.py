@@ -215,7 +215,11 @@ def fragment(doc: Results, baseline: tuple[str, Diff] | None = None) -> str:
         sections.append(("baseline", f"Against the baseline {name}", diff_html(d, name)))
     svg = picture.render(drawn)
     sections.append(("fabric", "The fabric as cabled", f'<div class="sf-picture">{svg}</div>'))
-    if figures := "".join(charts.figure_html(c) for c in charts.render(doc)):
+    if figures := "".join(
+        f'<figure class="sf-chart" data-chart="{esc(c.key)}">{c.svg}<figcaption><b>'
+        f"{esc(c.title)}.</b> {esc(c.caption)}</figcaption></figure>"
+        for c in charts.render(doc)
+    ):
         sections.append(("charts", "Measurements", f'<div class="sf-charts">{figures}</div>'))
     if doc.cables:
         table = inventory.html(build.cable_rows(doc, drawn))
