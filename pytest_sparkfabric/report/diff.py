@@ -105,32 +105,25 @@ def _items(old: Results, new: Results) -> dict[str, list[ItemChange]]:
     return out
 
 
-def _subject(m: Measurement) -> str:
-    where = ", ".join(m.objects) or str(m.node or "")  # the ids of pytest_sparkfabric.objects
-    if m.size_bytes is not None:
-        where += f" {m.op or ''} {m.size_bytes} B".rstrip()
-    return where
-
-
-def _figures(doc: Results, bw: bool) -> dict[Any, Measurement]:
-    """Per figure, its worst value in the run (lowest bandwidth, highest BER); series (values
-    with a time) are left out."""
-    out: dict[Any, Measurement] = {}
-    for m in doc.measurements:
-        if m.t_s is None and (m.unit in BW_UNITS if bw else "ber" in m.kind.split("_")):
-            k = (m.kind, m.objects, m.node, m.peer, m.rail, m.lane, m.size_bytes, m.op)
-            seen = out.get(k)
-            if seen is None or (m.value < seen.value if bw else m.value > seen.value):
-                out[k] = m
-    return out
-
-
-def _figure_changes(old: Results, new: Results, bw: bool, judge: Judge) -> list[FigureChange]:
-    before, out = _figures(old, bw), []
-    for k, m in _figures(new, bw).items():
-        if k in before and (verdict := judge(before[k].value, m.value)) is not None:
-            out.append(FigureChange(m.kind, _subject(m), before[k].value, m.value, m.unit, verdict))
-    return sorted(out, key=lambda f: (not f.regression, f.kind, f.subject))
+def _figures(old: Results, new: Results, bw: bool, judge: Judge) -> tuple[FigureChange, ...]:
+    """The figures of both runs that changed, each at its worst value in its run (lowest
+    bandwidth, highest BER); series (values with a time) are left out."""
+    worst: list[dict[Any, Measurement]] = [{}, {}]
+    for doc, out in zip((old, new), worst, strict=True):
+        for m in doc.measurements:
+            if m.t_s is None and (m.unit in BW_UNITS if bw else "ber" in m.kind.split("_")):
+                k = (m.kind, m.objects, m.node, m.peer, m.rail, m.lane, m.size_bytes, m.op)
+                seen = out.get(k)
+                if seen is None or (m.value < seen.value if bw else m.value > seen.value):
+                    out[k] = m
+    changes = []
+    for k, m in worst[1].items():
+        if k in worst[0] and (verdict := judge(worst[0][k].value, m.value)) is not None:
+            where = ", ".join(m.objects) or str(m.node or "")  # the ids of objects
+            if m.size_bytes is not None:
+                where += f" {m.op or ''} {m.size_bytes} B".rstrip()
+            changes.append(FigureChange(m.kind, where, worst[0][k].value, m.value, m.unit, verdict))
+    return tuple(sorted(changes, key=lambda f: (not f.regression, f.kind, f.subject)))
 
 
 def _cables(old: Results, new: Results) -> list[CableChange]:
@@ -177,8 +170,8 @@ def compare(
         tuple(items["not_measured"]),
         tuple(items["fixed"]),
         tuple(items["gone"]),
-        tuple(_figure_changes(before, after, True, bandwidth)),
-        tuple(_figure_changes(before, after, False, ber)),
+        _figures(before, after, True, bandwidth),
+        _figures(before, after, False, ber),
         tuple(_cables(before, after)),
         (f"the runs are of different clusters: {a} and {b}",) if a != b else (),
     )
@@ -187,34 +180,29 @@ def compare(
 # -- text and HTML ------------------------------------------------------------------------------
 
 
-def _was(c: ItemChange) -> str:
-    return "new item" if c.before is None else f"was {c.before.replace('_', ' ')}"
-
-
-def _figure_line(f: FigureChange) -> str:
-    pct = f.change_pct
-    rel = f" ({pct:+.0f}%)" if pct is not None and f.unit in BW_UNITS else ""
-    unit = f" {f.unit}" if f.unit else ""
-    return f"{f.kind} {f.subject}: {number(f.before)} -> {number(f.after)}{unit}{rel}"
-
-
-def _cable_line(c: CableChange) -> str:
-    if c.change == "moved":
-        return f"cable {c.serial} moved from {c.before} to {c.after}"
-    if c.change == "changed":
-        return f"cable at {c.before}: serial {c.serial} -> {c.other_serial}"
-    return f"cable at {c.before}: serial {c.serial} no longer read"
-
-
 def sections(d: Diff) -> list[tuple[str, list[str]]]:
     """(heading, lines) in reading order, empty groups left out."""
+    cables = {
+        "moved": "cable {c.serial} moved from {c.before} to {c.after}",
+        "changed": "cable at {c.before}: serial {c.serial} -> {c.other_serial}",
+        "unread": "cable at {c.before}: serial {c.serial} no longer read",
+    }
+
+    def was(c: ItemChange) -> str:
+        return "new item" if c.before is None else f"was {c.before.replace('_', ' ')}"
+
+    def figure(f: FigureChange) -> str:
+        pct, unit = f.change_pct, f" {f.unit}" if f.unit else ""
+        rel = f" ({pct:+.0f}%)" if pct is not None and f.unit in BW_UNITS else ""
+        return f"{f.kind} {f.subject}: {number(f.before)} -> {number(f.after)}{unit}{rel}"
+
     groups = [
-        ("new failures", [f"{c.id} ({_was(c)})" for c in d.new_failures]),
-        ("newly not measured", [f"{c.id} ({_was(c)})" for c in d.newly_not_measured]),
-        ("bandwidth beyond the tolerance", [_figure_line(f) for f in d.bandwidth]),
-        ("BER beyond the factor", [_figure_line(f) for f in d.ber]),
+        ("new failures", [f"{c.id} ({was(c)})" for c in d.new_failures]),
+        ("newly not measured", [f"{c.id} ({was(c)})" for c in d.newly_not_measured]),
+        ("bandwidth beyond the tolerance", [figure(f) for f in d.bandwidth]),
+        ("BER beyond the factor", [figure(f) for f in d.ber]),
         ("fixed", [f"{c.id} (was {str(c.before).replace('_', ' ')})" for c in d.fixed]),
-        ("cables", [_cable_line(c) for c in d.cables]),
+        ("cables", [cables[c.change].format(c=c) for c in d.cables]),
         ("items no longer run", [c.id for c in d.gone]),
         ("notes", list(d.notes)),
     ]
@@ -222,17 +210,14 @@ def sections(d: Diff) -> list[tuple[str, list[str]]]:
 
 
 def headline(d: Diff) -> str:
-    if d.regression:
-        n = d.regressions
-        return f"REGRESSED: {n} regression{'s' if n != 1 else ''}"
-    return "no regression"
+    n = d.regressions
+    return f"REGRESSED: {n} regression{'s' if n != 1 else ''}" if n else "no regression"
 
 
 def text(d: Diff, old_name: str = "OLD", new_name: str = "NEW") -> str:
     lines = [f"sparkfabric report diff {old_name} -> {new_name}: {headline(d)}"]
     for heading, rows in sections(d):
-        lines.append(f"{heading} ({len(rows)}):")
-        lines += [f"  {r}" for r in rows]
+        lines += [f"{heading} ({len(rows)}):", *(f"  {r}" for r in rows)]
     return "\n".join(lines) + "\n"
 
 
