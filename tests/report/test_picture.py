@@ -58,8 +58,8 @@ def _points(d: str) -> list[tuple[float, float]]:
     return [(float(x), float(y)) for x, y in (p.split(",") for p in d[1:].split(" L"))]
 
 
-def _rails(g: ET.Element) -> dict[str | None, ET.Element]:
-    return {p.get("data-rail"): p for p in g.iter(f"{SVG}path") if p.get("data-rail")}
+def _rails(g: ET.Element) -> dict[str, ET.Element]:
+    return {str(p.get("data-rail")): p for p in g.iter(f"{SVG}path") if p.get("data-rail")}
 
 
 @pytest.mark.parametrize(("topology", "n"), SIZES)
