@@ -1,13 +1,20 @@
 """Reports an operator can hand over: the JSON results, the HTML report, JUnit, the terminal, each
 drawn from the one results document the session builds at the run's end. A report that cannot
 be written costs only itself: the others are still written, the verdict still printed, and one
-line names the file that was lost."""
+line names the file that was lost.
+
+The pytest-html 4 hooks add sortable Node / Rail / Measured / Expected columns and, for a
+failure, the likely cause and fix above the log; every hook is optional, so `-p no:html` works.
+Noise pytest-html would add is left out: a skipped test shows its reason as text under its own
+name (not `::setup` and a raw tuple); cause and fix appear once, in the box, not again in the
+log; the Duration column goes, because an item's time is not its measurement's (the first item
+of a phase waits for the whole phase, the others assert on its cached result)."""
 
 from __future__ import annotations
 
 import contextlib
 import traceback
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, MutableSequence, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +24,8 @@ import pytest
 from pytest_sparkfabric.private_files import write_private
 from pytest_sparkfabric.report import banner
 from pytest_sparkfabric.report.diff import Baseline
-from pytest_sparkfabric.report.html import HtmlReport
+from pytest_sparkfabric.report.html import fragment
+from pytest_sparkfabric.report.style import esc
 from pytest_sparkfabric.results import (
     Cause,
     ClusterInfo,
@@ -37,16 +45,69 @@ __all__ = ["register", "results_of"]
 
 ResultsOf = Callable[[], "Results | None"]
 MARKUP = {"good": {"green": True, "bold": True}, "bad": {"red": True}, "warn": {"yellow": True}}
+NOWRAP = ' style="white-space:nowrap"'  # short names a wrap would break (`spark-` / `1`)
+# (column type / css suffix, title, user property, style), after Result and Test
+COLUMNS = (
+    ("sfnode", "Node", "node", NOWRAP),
+    ("sfrail", "Rail", "rail", NOWRAP),
+    ("sfmeasured", "Measured", "measured", ""),
+    ("sfexpected", "Expected", "expected", ""),
+)
+STYLE = (
+    "border-left:4px solid #c00;background:#fff4f4;padding:6px 10px;margin:4px 0 8px;"
+    "white-space:normal;font-family:sans-serif"
+)
+ENVIRONMENT_LAST = (
+    "<style>body{display:flex;flex-direction:column}"
+    "body>#environment-header,body>#environment{order:1;align-self:flex-start}</style>"
+)
+"""pytest-html puts its Environment table above the summary: the verdict goes first, the table
+after the results (the page's elements keep their source order otherwise)."""
+# Lines of a failure message that say why and what to do (verdict.fail, Finding.render).
+DIAGNOSIS_HEADS = ("Likely cause: ", "Possible cause: ", "Also likely: ", "Also possible: ")
+
+
+def properties(report: pytest.TestReport) -> dict[str, str]:
+    """The test's recorded properties (the first value of each name)."""
+    return {str(k): str(v) for k, v in reversed(getattr(report, "user_properties", []))}
+
+
+def _place(cells: MutableSequence[str], ours: list[str]) -> None:
+    """Our columns after Result and Test, and pytest-html's Duration column gone."""
+    cells[2:2] = ours
+    cells[:] = [c for c in cells if 'type="duration"' not in c and '"col-duration"' not in c]
+
+
+def diagnosis_html(props: dict[str, str], lines: list[str] | None = None) -> str | None:
+    """The cause-and-fix box shown above a failed test's log, or None without a diagnosis.
+
+    `lines` are the message's own diagnosis lines (each cause with its evidence, then its fix);
+    without them the box shows the recorded cause and fix."""
+    if "cause" not in props and "fix" not in props:
+        return None
+    rows = [(t, props.get(k, "")) for t, k in (("Measured", "measured"), ("Expected", "expected"))]
+    if lines:
+        rows += [(head, rest) for head, _, rest in (ln.partition(": ") for ln in lines)]
+    else:
+        rows += [(t, props.get(k, "")) for t, k in (("Likely cause", "cause"), ("Fix", "fix"))]
+    body = "<br>".join(f"<b>{esc(t)}:</b> {esc(v)}" for t, v in rows if v)
+    rule = f' data-rule="{esc(props["rule"])}"' if props.get("rule") else ""
+    return f'<div class="sparkfabric-diagnosis"{rule} style="{STYLE}">{body}</div>'
 
 
 class Outputs:
-    """A pytest plugin: the JSON results file, and the verdict as the terminal's last lines
-    (with one line per report file that could not be written)."""
+    """A pytest plugin: the JSON results file, the pytest-html hooks, and the verdict as the
+    terminal's last lines (with one line per report file that could not be written)."""
 
-    def __init__(self, results: ResultsOf, json_path: Path | None) -> None:
+    def __init__(
+        self, results: ResultsOf, json_path: Path | None, baseline: Baseline | None
+    ) -> None:
         self.results = results
         self.json_path = json_path
+        self.baseline = baseline
         self.lost: list[str] = []
+        self.page: Any = None
+        """pytest-html's report object, whose title is set once the verdict is known."""
 
     def lose(self, what: str, exc: OSError) -> None:
         line = f"sparkfabric: could not write {what}: {exc.strerror or exc}"
@@ -56,6 +117,8 @@ class Outputs:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         doc = self.results()
+        if doc is not None and self.page is not None:
+            self.page.title = f"sparkfabric: {doc.cluster.name} {doc.verdict.upper()}"
         if doc is None or self.json_path is None or hasattr(session.config, "workerinput"):
             return
         try:  # 0600: it names hosts, users and addresses
@@ -80,6 +143,66 @@ class Outputs:
                 terminalreporter.write_line(visible(line.text), **MARKUP.get(line.tone, {}))
         for lost in self.lost:
             terminalreporter.write_line(visible(lost), red=True)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_header(self, cells: MutableSequence[str]) -> None:
+        _place(
+            cells,
+            [f'<th class="sortable" data-column-type="{k}"{s}>{t}</th>' for k, t, _, s in COLUMNS],
+        )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_row(
+        self, report: pytest.TestReport, cells: MutableSequence[str]
+    ) -> None:
+        props = properties(report)
+        # One line: pytest-html reads a sortable cell's value with a single-line pattern.
+        text = {k: esc(" ".join(props.get(key, "").split())) for k, _, key, _ in COLUMNS}
+        _place(cells, [f'<td class="col-{k}"{s}>{text[k]}</td>' for k, _, _, s in COLUMNS])
+        if report.skipped and report.when == "setup":
+            # A test skipped by a fixture is still that test, not its `::setup` phase.
+            cells[1] = cells[1].replace(f"{report.nodeid}::setup</td>", f"{report.nodeid}</td>")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_html(
+        self, report: pytest.TestReport, data: MutableSequence[str]
+    ) -> None:
+        if report.skipped:  # its reason as a sentence (pytest keeps (file, line, 'Skipped: ...'))
+            longrepr = report.longrepr
+            reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr or "")
+            data[:] = [f"Skipped: {esc(reason.removeprefix('Skipped: '))}\n"]
+            return
+        if not report.failed:
+            return
+        message = report.longreprtext
+        rest: list[str] = []
+        lines: list[str] = []  # the causes and their fixes
+        for line in message.splitlines():
+            diagnosis = line.startswith(DIAGNOSIS_HEADS) or (lines and line.startswith("Fix: "))
+            (lines if diagnosis else rest).append(line)
+        if (box := diagnosis_html(properties(report), lines)) is None:
+            return
+        if lines and data and data[0] == esc(message) + "\n":
+            # The causes and fixes are in the box: the log keeps what was measured and expected.
+            data[0] = esc("\n".join(rest)) + "\n"
+        data.insert(0, box)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_report_title(self, report: Any) -> None:
+        # Asked when the session starts, long before the verdict: kept, and named at the end.
+        self.page = report
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: MutableSequence[str]) -> None:
+        doc, base = self.results(), self.baseline
+        if doc is None:
+            return
+        from pytest_sparkfabric.report.diff import compare
+
+        against = None
+        if base is not None:
+            against = base.name, compare(base.doc, doc, bw_tolerance_pct=base.tolerance_pct)
+        prefix.append(ENVIRONMENT_LAST + fragment(doc, against))
 
 
 class Guard:
@@ -128,10 +251,9 @@ def register(config: pytest.Config, results: ResultsOf, baseline: Baseline | Non
     if config.pluginmanager.get_plugin("sparkfabric-outputs") is not None:
         return
     out = config.getoption("sparkfabric_json", None)
-    outputs = Outputs(results, Path(out) if out else None)
+    outputs = Outputs(results, Path(out) if out else None, baseline)
     config.pluginmanager.register(outputs, "sparkfabric-outputs")
     config.pluginmanager.register(Guard(outputs), "sparkfabric-guard")
-    config.pluginmanager.register(HtmlReport(results, baseline), "sparkfabric-html")
 
 
 def results_of(
@@ -150,9 +272,8 @@ def results_of(
     from pytest_sparkfabric.measure import figures, preflight
 
     measured = figures.measurements(fabric) if fabric is not None else []
-    name = Path(cluster.source).name if cluster.source else "cluster.yaml"
     info = ClusterInfo(
-        name=Path(name).stem,
+        name=Path(cluster.source or "cluster.yaml").stem,
         path=str(cluster.source) if cluster.source else None,
         topology=cluster.topology,
         transport=cluster.spec.transport,

@@ -118,13 +118,6 @@ def _found(d: Cable) -> tuple[End, End] | None:
     return (_end(ref.spots[0]), _end(ref.spots[1])) if ref and ref.kind == "cable" else None
 
 
-def _drawn(d: Cable) -> FabricCable:
-    found = _found(d)
-    a, b = found or (_end(d.a), _end(d.b))
-    planned = (_end(d.a), _end(d.b)) if found else None
-    return FabricCable(d.id, a, b, "unknown", planned=planned, serial=placed(d)[0])
-
-
 def label(e: CableEnd) -> str:
     return _end(e).label
 
@@ -188,7 +181,11 @@ class _Index:
 
 
 def picture(doc: Results) -> Picture:
-    bare = [_drawn(d) for d in doc.cables]
+    bare = []
+    for d in doc.cables:
+        plan, found = (_end(d.a), _end(d.b)), _found(d)
+        a, b = found or plan
+        bare.append(FabricCable(d.id, a, b, "unknown", planned=found and plan, serial=placed(d)[0]))
     index = _Index(bare)
     named: dict[int, set[tuple[str, str]]] = {}
     explaining: dict[str, list[int]] = defaultdict(list)
@@ -267,10 +264,8 @@ def _value(m: Measurement) -> str:
     return f"{number(m.value)} {m.unit}".rstrip()
 
 
-def _figure_text(m: Measurement) -> str:
-    label = KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
-    where = f" {m.node}->{m.peer}" if m.node and m.peer else ""
-    return f"{label}{where}: {_value(m)}"
+def _kind(m: Measurement) -> str:
+    return KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
 
 
 def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
@@ -292,16 +287,15 @@ def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
                 if was is None or (was.size_bytes or 0) < m.size_bytes:
                     largest[sized] = m
             else:
-                figures[t].append(_figure_text(m))
+                where = f" {m.node}->{m.peer}" if m.node and m.peer else ""
+                figures[t].append(f"{_kind(m)}{where}: {_value(m)}")
     notes: dict[Target, list[str]] = defaultdict(list)
     for (t, kind), value in peaks.items():
         label, unit = PEAKS[kind]
         notes[t].append(f"{label}: {number(value)} {unit}")
     for (t, _, op), m in largest.items():
-        label = KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
-        what = f"{label} {op}".strip()
         size = size_bytes(m.size_bytes or 0)
-        notes[t].append(f"{what} at {size}B: {_value(m)}")
+        notes[t].append(f"{_kind(m)} {op}".strip() + f" at {size}B: {_value(m)}")
     for t, lines in figures.items():
         notes[t] += lines
     return notes

@@ -21,7 +21,9 @@ PORT_LABEL_MIN = 48.0
 NAME_CHARS, SECOND_CHARS = 17, 21
 ELSEWHERE = " (explained by a root cause elsewhere)"
 RAIL_OFFSET = 2.5
-DASH = 'stroke-dasharray="7 4"'
+DASH = ' stroke-dasharray="7 4"'
+AWAY = ' data-elsewhere="true"'
+"""What a root cause elsewhere explains is marked, and drawn dashed."""
 PLANNED = " planned"
 """Key of the route a wrong cable should take (the plan's), drawn faint under the real one."""
 
@@ -172,32 +174,12 @@ def _path(points: tuple[Pt, ...]) -> str:
     return "M" + " L".join(f"{f1(x)},{f1(y)}" for x, y in points)
 
 
-def _offset(points: tuple[Pt, ...], d: float) -> tuple[Pt, ...]:
-    """The same route moved d to one side (a line along its normal; an orthogonal route
-    diagonally, which moves each of its segments sideways by d)."""
-    if len(points) == 2:
-        (x1, y1), (x2, y2) = points
-        length = math.hypot(x2 - x1, y2 - y1) or 1.0
-        nx, ny = -(y2 - y1) / length * d, (x2 - x1) / length * d
-        return ((x1 + nx, y1 + ny), (x2 + nx, y2 + ny))
-    return tuple((x + d, y + d) for x, y in points)
-
-
 def _state(status: Status, elsewhere: bool) -> str:
     return LABEL[status] + (ELSEWHERE if elsewhere else "")
 
 
 def _tip(*lines: str) -> str:
     return f"<title>{esc(chr(10).join(lines))}</title>"
-
-
-def _dash(on: bool) -> str:
-    return f" {DASH}" if on else ""
-
-
-def _elsewhere(on: bool) -> str:
-    """What a root cause elsewhere explains is marked, and drawn dashed."""
-    return ' data-elsewhere="true"' if on else ""
 
 
 def _text(cls: str, x: float, y: float, attrs: str, text: str) -> str:
@@ -224,7 +206,7 @@ def _planned(c: FabricCable, route: tuple[Pt, ...] | None) -> str:
     where = f"{c.planned[0].label} <-> {c.planned[1].label}"
     return (
         f'<path class="sf-planned" data-cable="{esc(c.id)}" d="{_path(route)}" fill="none" '
-        f'stroke="#9e9e9e" stroke-width="2" {DASH}>'
+        f'stroke="#9e9e9e" stroke-width="2"{DASH}>'
         f"{_tip(f'planned: {where}', 'no cable runs here')}</path>"
     )
 
@@ -238,24 +220,29 @@ def _cable(c: FabricCable, route: tuple[Pt, ...]) -> str:
     found_attr = f' data-found="{esc(found)}"' if c.planned is not None else ""
     out = (
         f'<g class="sf-cable" data-cable="{esc(c.id)}" data-status="{c.status}"'
-        f"{_elsewhere(c.elsewhere)}{found_attr}>{_tip(*tip)}"
+        f"{AWAY if c.elsewhere else ''}{found_attr}>{_tip(*tip)}"
         f'<path class="sf-halo" d="{_path(route)}" fill="none" stroke="{STROKE[c.status]}" '
         'stroke-opacity="0.25" stroke-width="9" stroke-linejoin="round"/>'
     )
     if not c.rails:
         out += (
             f'<path class="sf-rail" d="{_path(route)}" fill="none" stroke="{STROKE[c.status]}" '
-            f'stroke-width="3"{_dash(c.elsewhere)}/>'
-        )
-    for i, r in enumerate(c.rails):
-        d = (i - (len(c.rails) - 1) / 2) * 2 * RAIL_OFFSET
-        out += (
-            f'<path class="sf-rail" data-rail="{r.rail}" data-status="{r.status}" '
-            f'd="{_path(_offset(route, d))}" fill="none" stroke="{STROKE[r.status]}" '
-            f'stroke-width="2.5"{_dash(r.elsewhere)}>'
-            f"{_tip(f'{c.id} rail {r.rail}', _state(r.status, r.elsewhere), *r.notes)}</path>"
+            f'stroke-width="3"{DASH if c.elsewhere else ""}/>'
         )
     (x1, y1), (x2, y2) = route[0], route[1]
+    length = math.hypot(x2 - x1, y2 - y1) or 1.0
+    for i, r in enumerate(c.rails):
+        # The route moved d to one side: a line along its normal, an orthogonal route
+        # diagonally (which moves each of its segments sideways by d).
+        d = (i - (len(c.rails) - 1) / 2) * 2 * RAIL_OFFSET
+        nx, ny = -(y2 - y1) / length * d, (x2 - x1) / length * d
+        moved = tuple((x + nx, y + ny) if len(route) == 2 else (x + d, y + d) for x, y in route)
+        out += (
+            f'<path class="sf-rail" data-rail="{r.rail}" data-status="{r.status}" '
+            f'd="{_path(moved)}" fill="none" stroke="{STROKE[r.status]}" '
+            f'stroke-width="2.5"{DASH if r.elsewhere else ""}>'
+            f"{_tip(f'{c.id} rail {r.rail}', _state(r.status, r.elsewhere), *r.notes)}</path>"
+        )
     mx, my = route[len(route) // 2] if len(route) > 2 else ((x1 + x2) / 2, (y1 + y2) / 2)
     if c.planned is not None:
         wrong = f'text-anchor="middle" font-size="11" font-weight="bold" fill="{STROKE["fail"]}"'
@@ -299,9 +286,10 @@ def _node(n: FabricNode, box: Box, second: str) -> str:
         )
     return (
         f'<g class="sf-node" data-node="{esc(n.name)}" data-status="{n.status}"'
-        f"{_elsewhere(n.elsewhere)}>{tip}"
+        f"{AWAY if n.elsewhere else ''}>{tip}"
         f'<rect x="{f1(box.x)}" y="{f1(box.y)}" width="{f1(box.w)}" height="{f1(box.h)}" rx="6" '
-        f'fill="{fill}" stroke="{STROKE[n.status]}" stroke-width="2"{_dash(n.elsewhere)}/>'
+        f'fill="{fill}" stroke="{STROKE[n.status]}" stroke-width="2"'
+        f"{DASH if n.elsewhere else ''}/>"
         f"{text}{_badges(n.causes, box.x + box.w - 2, box.y - 2)}</g>"
     )
 
@@ -316,7 +304,7 @@ def _legend() -> str:
         )
         x += 48 + 6.5 * len(LABEL[status])
     return out + (
-        f'<path d="M{f1(x)},{y - 1.5} h22" stroke="{STROKE["fail"]}" stroke-width="2.5" '
+        f'<path d="M{f1(x)},{y - 1.5} h22" stroke="{STROKE["fail"]}" stroke-width="2.5"'
         f'{DASH}/><text x="{f1(x + 28)}" y="{y + 2}">failed, explained by a root cause '
         f'elsewhere</text><text x="{MARGIN}" y="{y + 18}">Cables as found (LLDP); grey dashed: '
         "where the plan runs a wrong cable. Badges: the root causes above. Hover for measured "

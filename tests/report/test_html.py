@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import re
 
-from pytest_sparkfabric.report import html
+from pytest_sparkfabric.report import diagnosis_html, html
 from tests.report.sample import Faults, document
 
 
 def test_diagnosis_box_escapes_and_orders() -> None:
-    box = html.diagnosis_html(
+    box = diagnosis_html(
         {"measured": "MTU <1500>", "expected": "MTU 9000", "cause": "c", "fix": "f", "rule": "r"}
     )
     assert box is not None
     assert "MTU &lt;1500&gt;" in box
     assert re.search(r"Measured.*Expected.*Likely cause.*Fix", box)
-    assert html.diagnosis_html({"measured": "x"}) is None
+    assert diagnosis_html({"measured": "x"}) is None
 
 
 def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:
