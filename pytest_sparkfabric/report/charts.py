@@ -36,12 +36,9 @@ RC: dict[RcKeyType, Any] = {
     "grid.linewidth": 0.6,
     "path.simplify": True,
 }
-ZERO_PER_S = 0.1
-"""Where a lane rate of zero is drawn on the log axis."""
-ANNOTATE_MAX = 10
-"""Heatmaps of at most this many nodes print each cell's value."""
-LABELLED_MAX = 8
-"""At most this many series get their own colour and legend entry; the rest are grey."""
+ZERO_PER_S = 0.1  # where a lane rate of zero is drawn on the log axis
+ANNOTATE_MAX = 10  # heatmaps of at most this many nodes print each cell's value
+LABELLED_MAX = 8  # at most this many series get their own colour and legend entry, the rest grey
 FAIL = STROKE["fail"]
 QUIET = "#90a4ae"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
@@ -171,10 +168,11 @@ def _styled() -> Iterator[None]:
         yield
 
 
-def _figure(width_in: float, height_in: float) -> Figure:
+def _figure(width_in: float, height_in: float, panels: int = 1) -> tuple[Figure, list[Axes]]:
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width_in, height_in), layout="constrained")
+    fig = Figure(figsize=(width_in, height_in), layout="constrained")
+    return fig, list(fig.subplots(1, panels, squeeze=False)[0])
 
 
 def _chart(fig: Figure, key: str, title: str, caption: str) -> Chart:
@@ -217,8 +215,7 @@ def heatmap(m: Matrix) -> Chart:
     norm = TwoSlopeNorm(thr, 0.0, top) if thr and 0 < thr < top else Normalize(0, top)
     cmap = colormaps["RdYlGn"].with_extremes(bad="#eeeeee")
     side = min(9.0, max(3.4, 1.6 + 0.11 * n))
-    fig = _figure(side + 1.3, side)
-    ax = fig.add_subplot()
+    fig, (ax,) = _figure(side + 1.3, side)
     image = ax.imshow(data, cmap=cmap, norm=norm, interpolation="none", aspect="equal")
     ax.grid(False)
     font = max(4.0, min(8.0, 260 / max(n, 1)))
@@ -250,18 +247,13 @@ def heatmap(m: Matrix) -> Chart:
         bar.ax.axhline(thr, color="#000", lw=2)
     title = f"RDMA bandwidth, rail {m.rail}"
     ax.set_title(f"{title}: row sends, column receives")
-    caption = (
-        f"{len(measured)} figures; diagonal: loopback. "
-        + (f"Threshold {number(thr)} Gb/s (black line on the scale); " if thr else "")
-        + f"{low} below it, outlined. "
-        + (
-            f"Red: {sum(s == 'fail' for *_, s in m.lost)} failed without a figure; amber: "
-            f"{sum(s != 'fail' for *_, s in m.lost)} not measured. "
-            if m.lost
-            else ""
-        )
-        + "Grey: not in this schedule."
-    )
+    red = sum(s == "fail" for *_, s in m.lost)
+    caption = f"{len(measured)} figures; diagonal: loopback. "
+    caption += f"Threshold {number(thr)} Gb/s (black line on the scale); " if thr else ""
+    caption += f"{low} below it, outlined. "
+    if m.lost:
+        caption += f"Red: {red} failed without a figure; amber: {len(m.lost) - red} not measured. "
+    caption += "Grey: not in this schedule."
     return _chart(fig, f"bw-rail{m.rail}", title, caption)
 
 
@@ -280,8 +272,7 @@ def busbw(doc: Results) -> Chart | None:
             by_op[m.op or "nccl"][m.size_bytes] = m.value * 8
     if not by_op:
         return None
-    fig = _figure(7.0, 3.4)
-    ax = fig.add_subplot()
+    fig, (ax,) = _figure(7.0, 3.4)
     floor_gbytes = _threshold(doc, "nccl_busbw_gbytes_s")
     floor = floor_gbytes * 8 if floor_gbytes is not None else None
     below, top = [], floor or 0.0
@@ -303,12 +294,10 @@ def busbw(doc: Results) -> Chart | None:
     ax.legend(fontsize=8, loc="upper left")
     title = "NCCL bus bandwidth by message size"
     ax.set_title(title)
-    caption = (
-        f"Floor {number(floor)} Gb/s ({number(floor / 8)} GB/s as nccl-tests print it), judged "
-        "at the largest size. "
-        if floor is not None
-        else ""
-    ) + (f"Below it: {', '.join(below)} (marked X)." if below else "All above it.")
+    caption = f"Below it: {', '.join(below)} (marked X)." if below else "All above it."
+    if floor is not None:
+        said = f"{number(floor / 8)} GB/s as nccl-tests print it"
+        caption = f"Floor {number(floor)} Gb/s ({said}), judged at the largest size. {caption}"
     return _chart(fig, "nccl-busbw", title, caption)
 
 
@@ -333,8 +322,7 @@ def lane_errors(doc: Results) -> Chart | None:
     series = lanes(doc)
     if not series:
         return None
-    fig = _figure(8.0, 3.8)
-    ax = fig.add_subplot()
+    fig, (ax,) = _figure(8.0, 3.8)
     quiet = [s for s in series if not s.outlier]
     loud = [s for s in series if s.outlier]
     _draw_quiet(ax, quiet, ZERO_PER_S)
@@ -361,37 +349,30 @@ def lane_errors(doc: Results) -> Chart | None:
     return _chart(fig, "soak-lanes", title, caption)
 
 
-def _temps_axis(ax: Axes, series: Sequence[Series], label: str, colour: Mapping[str, str]) -> None:
-    rest = [s for s in series if not s.outlier]
-    if len(colour) <= LABELLED_MAX:
-        for s in rest:
-            ax.plot(*_minutes(s), lw=1.1, color=colour[s.name], label=_plain(s.name))
-    else:
-        _draw_quiet(ax, rest, None)
-    for s in series:
-        if s.outlier:
-            ax.plot(*_minutes(s), color=FAIL, lw=2.2, label=_plain(f"{s.name} (hot)"))
-    ax.set_title(label)
-    ax.set_xlabel("minutes into the soak")
-    ax.set_ylabel("\u00b0C")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="lower right")
-
-
 @_styled()
 def temperatures(doc: Results) -> Chart | None:
     panels = [(f"{k} temperature", temps(doc, f"{k.lower()}_temp_c")) for k in ("NIC", "GPU")]
     groups = [(title, series) for title, series in panels if series]
     if not groups:
         return None
-    fig = _figure(4.2 * len(groups), 3.4)
-    axes = fig.subplots(1, len(groups), squeeze=False)[0]
+    fig, axes = _figure(4.2 * len(groups), 3.4, len(groups))
     # One colour per node in both panels (red stays for the hot ones).
     nodes = sorted({s.name for _, series in groups for s in series})
-    palette = [c for c in PALETTE if c != FAIL]
-    colour = {node: palette[i % len(palette)] for i, node in enumerate(nodes)}
-    for ax, (title, series) in zip(axes, groups, strict=True):
-        _temps_axis(ax, series, title, colour)
+    colour = {node: PALETTE[i % len(PALETTE)] for i, node in enumerate(nodes)}
+    for ax, (label, series) in zip(axes, groups, strict=True):
+        rest = [s for s in series if not s.outlier]
+        if len(colour) <= LABELLED_MAX:
+            for s in rest:
+                ax.plot(*_minutes(s), lw=1.1, color=colour[s.name], label=_plain(s.name))
+        else:
+            _draw_quiet(ax, rest, None)
+        for s in (s for s in series if s.outlier):
+            ax.plot(*_minutes(s), color=FAIL, lw=2.2, label=_plain(f"{s.name} (hot)"))
+        ax.set_title(label)
+        ax.set_xlabel("minutes into the soak")
+        ax.set_ylabel("\u00b0C")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="lower right")
     hot = sorted({s.name for _, series in groups for s in series if s.outlier})
     title = "Soak: temperatures"
     caption = f"Hot: {', '.join(hot)} (red)." if hot else "No node runs hot against the others."
