@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from pytest_sparkfabric.report.progress import Terminal, done_share, eta_text
+from pytest_sparkfabric.report.banner import Terminal, done_share, eta_text
 
 CLEAR = "\r\x1b[K"
 
@@ -60,9 +60,9 @@ class _Reporter:
 
 def _run(tty: bool, monkeypatch: pytest.MonkeyPatch, *lines: str) -> list[str]:
     clock = iter([0.0, 10.0, 20.0, 45.0, 46.0])
-    monkeypatch.setattr("pytest_sparkfabric.report.progress.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("pytest_sparkfabric.report.banner.time.monotonic", lambda: next(clock))
     size = os.terminal_size((40, 24))
-    monkeypatch.setattr("pytest_sparkfabric.report.progress.shutil.get_terminal_size", lambda: size)
+    monkeypatch.setattr("pytest_sparkfabric.report.banner.shutil.get_terminal_size", lambda: size)
     reporter = _Reporter(tty)
     terminal = Terminal(reporter, "sparkfabric")  # type: ignore[arg-type]
     terminal.show("RDMA bandwidth: 4 rounds")
