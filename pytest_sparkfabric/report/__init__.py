@@ -68,7 +68,6 @@ DIAGNOSIS_HEADS = ("Likely cause: ", "Possible cause: ", "Also likely: ", "Also 
 
 
 def properties(report: pytest.TestReport) -> dict[str, str]:
-    """The test's recorded properties (the first value of each name)."""
     return {str(k): str(v) for k, v in reversed(getattr(report, "user_properties", []))}
 
 

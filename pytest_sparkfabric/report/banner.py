@@ -1,10 +1,8 @@
 """The verdict first: the banner and root-cause list of the HTML report, and the last lines of a
 terminal run. Both say the same thing in the same order: verdict, cluster, counts, causes (each
 with its objects, fix and the failed items it explains), then the failures no cause explains.
-
-And progress that fits a terminal while the run lasts: a phase's rounds and soak readings as one
-status line updated in place on a TTY, or plain lines at most one per `PLAIN_EVERY_S` in a CI
-log."""
+Progress while the run lasts: a status line updated in place on a TTY, in a CI log plain lines
+at most one per `PLAIN_EVERY_S`."""
 
 from __future__ import annotations
 
@@ -33,7 +31,7 @@ MESSAGE_CAUSES_MAX = 360
 
 
 class Line(NamedTuple):
-    """A terminal line and how to show it (the caller maps tones to its own colours)."""
+    """A terminal line and its tone (the caller maps tones to its own colours)."""
 
     text: str
     tone: Tone = "plain"
@@ -136,7 +134,6 @@ def _items_block(ids: Sequence[str], by_id: Mapping[str, Item], summary: str) ->
 
 
 def html(doc: Results) -> str:
-    """The banner and root-cause list as one <section>."""
     counts, causes_line, loose = _summary(doc)
     verdict, rest = headline(doc)
     by_id = {i.id: i for i in doc.items}

@@ -380,6 +380,5 @@ def temperatures(doc: Results) -> Chart | None:
 
 
 def render(doc: Results) -> list[Chart]:
-    """Every chart the document has data for, in reading order."""
     out = [heatmap(m) for m in matrices(doc)]
     return out + [c for c in (busbw(doc), lane_errors(doc), temperatures(doc)) if c]

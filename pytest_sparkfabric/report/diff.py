@@ -152,8 +152,6 @@ def compare(
     ber_factor: float = BER_FACTOR,
     ber_floor: float = BER_FLOOR,
 ) -> Diff:
-    """How `after` differs from `before`."""
-
     def bandwidth(v_old: float, v_new: float) -> bool | None:
         pct = (v_new - v_old) / v_old * 100 if v_old > 0 else 0.0
         return pct < 0 if abs(pct) > bw_tolerance_pct else None
@@ -228,10 +226,9 @@ def html(d: Diff, baseline: str) -> str:
     ]
     for heading, rows in sections(d):
         items = "".join(f"<li>{esc(r)}</li>" for r in rows)
-        parts.append(f"<details><summary>{esc(heading)} ({len(rows)})</summary>")
-        parts.append(f"<ul>{items}</ul></details>")
-    parts.append("</section>")
-    return "".join(parts)
+        head = f"<summary>{esc(heading)} ({len(rows)})</summary>"
+        parts.append(f"<details>{head}<ul>{items}</ul></details>")
+    return "".join(parts) + "</section>"
 
 
 # -- --sparkfabric-baseline ---------------------------------------------------------------------
@@ -239,8 +236,7 @@ def html(d: Diff, baseline: str) -> str:
 
 @dataclass(frozen=True)
 class Baseline:
-    name: str
-    """The file as given."""
+    name: str  # the file as given
     doc: Results
     tolerance_pct: float = BW_TOLERANCE_PCT
 

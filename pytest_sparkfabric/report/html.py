@@ -43,7 +43,6 @@ CSS = """
 
 
 def _preflight(nodes: tuple[PreflightNode, ...]) -> str:
-    """One row per node: what the preflight found missing there and its fix."""
     rows = []
     for n in nodes:
         if n.error or not n.missing:

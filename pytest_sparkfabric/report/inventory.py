@@ -36,7 +36,6 @@ def _pair(c: Cable, get: Callable[[CableEnd], str | None]) -> str:
 
 
 def html(rows: Sequence[tuple[Cable, Status]]) -> str:
-    """The table as a <table> element (`build.cable_rows`)."""
     head = "".join(f"<th>{esc(c)}</th>" for c in COLUMNS)
     body = []
     for c, status in rows:

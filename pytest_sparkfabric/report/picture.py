@@ -313,7 +313,7 @@ def _legend() -> str:
 
 
 def render(fabric: Picture) -> str:
-    """The picture as an <svg> element (no XML prolog), for inline use in HTML."""
+    """An <svg> element (no XML prolog), for inline use in HTML."""
     lay = layout(fabric)
     nodes = {n.name: n for n in fabric.nodes}
     w, h = f1(lay.width), f1(lay.height)
