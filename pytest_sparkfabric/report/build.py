@@ -104,9 +104,6 @@ LINK_QUALITY_KINDS = frozenset({"lane_error_rate_per_s", "ber_max"})
 """Figures read at a receiving rail that judge the cable it is on, not the node."""
 
 
-# -- the fabric ---------------------------------------------------------------------------------
-
-
 def _end(d: CableEnd | objects.Spot) -> End:
     port = d.leg if isinstance(d, objects.Spot) and d.node is None else d.port
     return End(d.node, f"p{port}" if d.node is not None and isinstance(port, int) else str(port))
@@ -271,37 +268,31 @@ def _kind(m: Measurement) -> str:
 def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
     """Tooltip lines per drawn object: series as their peak, sized figures (NCCL) at their
     largest size, then every other figure."""
-    peaks: dict[tuple[Target, str], float] = {}
+    peaks: dict[tuple[Target, str], Measurement] = {}
     largest: dict[tuple[Target, str, str], Measurement] = {}
     figures: dict[Target, list[str]] = defaultdict(list)
     for m in doc.measurements:
         quality = m.kind in LINK_QUALITY_KINDS
-        targets = dict.fromkeys(t for o in m.objects for t in index.targets(o, quality))
-        for t in targets:
+        for t in dict.fromkeys(t for o in m.objects for t in index.targets(o, quality)):
             if m.kind in PEAKS:
-                key = (t, m.kind)
-                peaks[key] = max(peaks.get(key, m.value), m.value)
+                if (was := peaks.get((t, m.kind))) is None or was.value < m.value:
+                    peaks[(t, m.kind)] = m
             elif m.size_bytes is not None:
-                sized = (t, m.kind, m.op or "")
-                was = largest.get(sized)
+                was = largest.get((t, m.kind, m.op or ""))
                 if was is None or (was.size_bytes or 0) < m.size_bytes:
-                    largest[sized] = m
+                    largest[(t, m.kind, m.op or "")] = m
             else:
                 where = f" {m.node}->{m.peer}" if m.node and m.peer else ""
                 figures[t].append(f"{_kind(m)}{where}: {_value(m)}")
     notes: dict[Target, list[str]] = defaultdict(list)
-    for (t, kind), value in peaks.items():
-        label, unit = PEAKS[kind]
-        notes[t].append(f"{label}: {number(value)} {unit}")
+    for (t, kind), m in peaks.items():
+        notes[t].append(f"{PEAKS[kind][0]}: {number(m.value)} {PEAKS[kind][1]}")
     for (t, _, op), m in largest.items():
         size = size_bytes(m.size_bytes or 0)
         notes[t].append(f"{_kind(m)} {op}".strip() + f" at {size}B: {_value(m)}")
     for t, lines in figures.items():
         notes[t] += lines
     return notes
-
-
-# -- the inventory ------------------------------------------------------------------------------
 
 
 def cable_rows(doc: Results, drawn: Picture | None = None) -> list[tuple[Cable, Status]]:

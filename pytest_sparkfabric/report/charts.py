@@ -56,9 +56,6 @@ class Chart:
     svg: str
 
 
-# -- the data -----------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class Matrix:
     """One rail's node x node bandwidth (Gb/s): row sends, column receives; the diagonal is
@@ -193,9 +190,6 @@ def _chart(fig: Figure, key: str, title: str, caption: str) -> Chart:
     return Chart(key, title, caption, svg.replace("<svg ", head, 1).strip())
 
 
-# -- bandwidth heatmap --------------------------------------------------------------------------
-
-
 @_styled()
 def heatmap(m: Matrix) -> Chart:
     import numpy as np
@@ -257,9 +251,6 @@ def heatmap(m: Matrix) -> Chart:
     return _chart(fig, f"bw-rail{m.rail}", title, caption)
 
 
-# -- NCCL bus bandwidth -------------------------------------------------------------------------
-
-
 @_styled()
 def busbw(doc: Results) -> Chart | None:
     """Bus bandwidth in Gb/s, the unit of every other bandwidth in the report (nccl-tests print
@@ -299,9 +290,6 @@ def busbw(doc: Results) -> Chart | None:
         said = f"{number(floor / 8)} GB/s as nccl-tests print it"
         caption = f"Floor {number(floor)} Gb/s ({said}), judged at the largest size. {caption}"
     return _chart(fig, "nccl-busbw", title, caption)
-
-
-# -- the soak -----------------------------------------------------------------------------------
 
 
 def _minutes(s: Series, floor: float | None = None) -> tuple[list[float], list[float]]:

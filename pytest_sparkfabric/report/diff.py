@@ -175,9 +175,6 @@ def compare(
     )
 
 
-# -- text and HTML ------------------------------------------------------------------------------
-
-
 def sections(d: Diff) -> list[tuple[str, list[str]]]:
     """(heading, lines) in reading order, empty groups left out."""
     cables = {
@@ -229,9 +226,6 @@ def html(d: Diff, baseline: str) -> str:
         head = f"<summary>{esc(heading)} ({len(rows)})</summary>"
         parts.append(f"<details>{head}<ul>{items}</ul></details>")
     return "".join(parts) + "</section>"
-
-
-# -- --sparkfabric-baseline ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

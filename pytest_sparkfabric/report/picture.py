@@ -167,9 +167,6 @@ def _switch_layout(fabric: Picture, names: list[str]) -> Layout:
     return Layout(boxes, routes, width, height, bar)
 
 
-# -- drawing ------------------------------------------------------------------------------------
-
-
 def _path(points: tuple[Pt, ...]) -> str:
     return "M" + " L".join(f"{f1(x)},{f1(y)}" for x, y in points)
 
