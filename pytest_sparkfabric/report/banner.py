@@ -217,8 +217,7 @@ class Terminal:
         self.prefix = prefix
         self.phase_started: float | None = None
         self.last_plain: float | None = None
-        self.open = False
-        """A status line is on the screen, with the cursor at its end (TTY only)."""
+        self.open = False  # a status line is on the screen, with the cursor at its end (TTY only)
 
     def _reporter(self) -> Any:
         if self.config.get_verbosity() < 0:

@@ -33,8 +33,7 @@ Judge = Callable[[float, float], "bool | None"]
 @dataclass(frozen=True, slots=True)
 class ItemChange:
     id: str
-    before: str | None
-    """The outcome in the old run (None: the item did not exist)."""
+    before: str | None  # the outcome in the old run (None: the item did not exist)
     after: str | None
     measured_before: Any = None
     measured_after: Any = None
@@ -59,11 +58,9 @@ class FigureChange:
 class CableChange:
     change: Literal["moved", "changed", "unread"]
     serial: str | None
-    before: str | None
-    """Where the cable (or the position's old serial) was."""
+    before: str | None  # where the cable (or the position's old serial) was
     after: str | None
-    other_serial: str | None = None
-    """For `changed`: the serial now at the position."""
+    other_serial: str | None = None  # for `changed`: the serial now at the position
 
 
 @dataclass(frozen=True)

@@ -73,8 +73,7 @@ class Run:
     started: datetime
     cluster: str
     where: str
-    planned: str | None
-    """The plan's place for the cable, when it ran elsewhere."""
+    planned: str | None  # the plan's place for the cable, when it ran elsewhere
     ber: float | None
     rdma_gbps: float | None
     status: Status

@@ -22,8 +22,7 @@ NAME_CHARS, SECOND_CHARS = 17, 21
 ELSEWHERE = " (explained by a root cause elsewhere)"
 RAIL_OFFSET = 2.5
 DASH = ' stroke-dasharray="7 4"'
-AWAY = ' data-elsewhere="true"'
-"""What a root cause elsewhere explains is marked, and drawn dashed."""
+AWAY = ' data-elsewhere="true"'  # what a root cause elsewhere explains is marked, and drawn dashed
 PLANNED = " planned"
 """Key of the route a wrong cable should take (the plan's), drawn faint under the real one."""
 
