@@ -1,14 +1,6 @@
-"""Reports an operator can hand over: the JSON results, the HTML report, JUnit, the terminal, each
-drawn from the one results document the session builds at the run's end. A report that cannot
-be written costs only itself: the others are still written, the verdict still printed, and one
-line names the file that was lost.
-
-The pytest-html 4 hooks add sortable Node / Rail / Measured / Expected columns and, for a
-failure, the likely cause and fix above the log; every hook is optional, so `-p no:html` works.
-Noise pytest-html would add is left out: a skipped test shows its reason as text under its own
-name (not `::setup` and a raw tuple); cause and fix appear once, in the box, not again in the
-log; the Duration column goes, because an item's time is not its measurement's (the first item
-of a phase waits for the whole phase, the others assert on its cached result)."""
+"""The JSON results, the pytest-html hooks, JUnit and the terminal, each drawn from the one results
+document built at the run's end. A report that cannot be written costs only itself: the others
+are still written, the verdict still printed, one line names the file that was lost."""
 
 from __future__ import annotations
 
@@ -44,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["register", "results_of"]
 
 ResultsOf = Callable[[], "Results | None"]
+Cells = MutableSequence[str]  # what pytest-html hands its hooks to edit
 MARKUP = {"good": {"green": True, "bold": True}, "bad": {"red": True}, "warn": {"yellow": True}}
 NOWRAP = ' style="white-space:nowrap"'  # short names a wrap would break (`spark-` / `1`)
 # (column type / css suffix, title, user property, style), after Result and Test
@@ -71,7 +64,7 @@ def properties(report: pytest.TestReport) -> dict[str, str]:
     return {str(k): str(v) for k, v in reversed(getattr(report, "user_properties", []))}
 
 
-def _place(cells: MutableSequence[str], ours: list[str]) -> None:
+def _place(cells: Cells, ours: list[str]) -> None:
     """Our columns after Result and Test, and pytest-html's Duration column gone."""
     cells[2:2] = ours
     cells[:] = [c for c in cells if 'type="duration"' not in c and '"col-duration"' not in c]
@@ -98,11 +91,9 @@ class Outputs:
     """A pytest plugin: the JSON results file, the pytest-html hooks, and the verdict as the
     terminal's last lines (with one line per report file that could not be written)."""
 
-    def __init__(
-        self, results: ResultsOf, json_path: Path | None, baseline: Baseline | None
-    ) -> None:
+    def __init__(self, results: ResultsOf, json: Path | None, baseline: Baseline | None) -> None:
         self.results = results
-        self.json_path = json_path
+        self.json_path = json
         self.baseline = baseline
         self.lost: list[str] = []
         self.page: Any = None
@@ -143,17 +134,19 @@ class Outputs:
         for lost in self.lost:
             terminalreporter.write_line(visible(lost), red=True)
 
+    # pytest-html 4 (every hook optional: `-p no:html` works): sortable Node / Rail / Measured /
+    # Expected columns; no Duration column (an item's time is not its measurement's: the first
+    # item of a phase waits for the whole phase); a failure's cause and fix once, in a box above
+    # its log; a skipped test's reason as text under its own name.
     @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_table_header(self, cells: MutableSequence[str]) -> None:
+    def pytest_html_results_table_header(self, cells: Cells) -> None:
         _place(
             cells,
             [f'<th class="sortable" data-column-type="{k}"{s}>{t}</th>' for k, t, _, s in COLUMNS],
         )
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_table_row(
-        self, report: pytest.TestReport, cells: MutableSequence[str]
-    ) -> None:
+    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: Cells) -> None:
         props = properties(report)
         # One line: pytest-html reads a sortable cell's value with a single-line pattern.
         text = {k: esc(" ".join(props.get(key, "").split())) for k, _, key, _ in COLUMNS}
@@ -163,9 +156,7 @@ class Outputs:
             cells[1] = cells[1].replace(f"{report.nodeid}::setup</td>", f"{report.nodeid}</td>")
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_table_html(
-        self, report: pytest.TestReport, data: MutableSequence[str]
-    ) -> None:
+    def pytest_html_results_table_html(self, report: pytest.TestReport, data: Cells) -> None:
         if report.skipped:  # its reason as a sentence (pytest keeps (file, line, 'Skipped: ...'))
             longrepr = report.longrepr
             reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr or "")
@@ -192,7 +183,7 @@ class Outputs:
         self.page = report
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_summary(self, prefix: MutableSequence[str]) -> None:
+    def pytest_html_results_summary(self, prefix: Cells) -> None:
         doc, base = self.results(), self.baseline
         if doc is None:
             return

@@ -1,8 +1,6 @@
-"""The verdict first: the banner and root-cause list of the HTML report, and the last lines of a
-terminal run. Both say the same thing in the same order: verdict, cluster, counts, causes (each
-with its objects, fix and the failed items it explains), then the failures no cause explains.
-Progress while the run lasts: a status line updated in place on a TTY, in a CI log plain lines
-at most one per `PLAIN_EVERY_S`."""
+"""The verdict first: the HTML banner and the terminal's last lines say the same in the same order
+(verdict, cluster, counts, causes with objects, fix and items, then what no cause explains); and
+progress while the run lasts, one status line in place on a TTY, few plain lines in a CI log."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The fabric picture's model of a results document (pure): what `picture` draws and the cable
-table marks. Each drawn object takes the worst outcome of the items whose object ids reach it
-(a link or direction reaches its cable on its rail, a rail its node's NIC); root causes mark the
-objects they name with their number."""
+"""The fabric picture's model of a results document (pure): each drawn object takes the worst
+outcome of the items whose ids reach it (a link or direction its cable on its rail, a rail its
+node's NIC); root causes mark the objects they name with their number."""
 
 from __future__ import annotations
 

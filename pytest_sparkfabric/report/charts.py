@@ -1,7 +1,6 @@
-"""Static charts as inline SVG from a results document (matplotlib's SVG backend, imported only
-when a chart is drawn): bandwidth heatmaps per rail, NCCL busbw by size, the soak's lane error
-rates and temperatures, all in Gb/s. Output is stable: glyphs as paths, fixed hash salt, ids
-prefixed per chart, no date or creator metadata."""
+"""Static charts as inline SVG (matplotlib's SVG backend, imported only to draw): bandwidth heatmaps
+per rail, NCCL busbw by size, the soak's lane error rates and temperatures, all in Gb/s. Stable
+output: glyphs as paths, fixed hash salt, ids prefixed per chart, no date or creator metadata."""
 
 from __future__ import annotations
 

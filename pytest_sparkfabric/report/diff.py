@@ -1,8 +1,6 @@
-"""Two results documents compared (pure): new failures, fixes, figures beyond a tolerance (a
-bandwidth drop, a BER rise above the noise floor), cables moved or changed (never a regression by
-themselves: a replaced cable is often the fix); and `--sparkfabric-baseline`, which fails a
-passing bandwidth item that fell beyond the tolerance (`baseline_regression`). Only
-`Baseline.load` reads a file (a bad one is a usage error)."""
+"""Two results documents compared (pure): new failures, fixes, figures beyond a tolerance, cables
+moved or changed (never a regression by themselves: a replaced cable is often the fix); and
+`--sparkfabric-baseline`, which fails a passing bandwidth item that fell beyond the tolerance."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The fabric as cabled, as one inline SVG (pure string building): direct side by side, ring and
-mesh on a circle in cable order (over 16 nodes a serpentine of rows of 8), switch as a bar above
-a grid with one gutter lane per leg. Each cable has a stroke per rail over a halo in its worst
-colour, a <title> tooltip with its figures, and a badge per root cause that names it."""
+"""The fabric as cabled, one inline SVG: direct side by side, ring and mesh on a circle in cable
+order (a serpentine of rows over 16 nodes), switch as a bar over a grid, a lane per leg; each
+cable a stroke per rail over a halo, a tooltip of its figures, a badge per root cause on it."""
 
 from __future__ import annotations
 
