@@ -71,10 +71,8 @@ def _place(cells: Cells, ours: list[str]) -> None:
 
 
 def diagnosis_html(props: dict[str, str], lines: list[str] | None = None) -> str | None:
-    """The cause-and-fix box shown above a failed test's log, or None without a diagnosis.
-
-    `lines` are the message's own diagnosis lines (each cause with its evidence, then its fix);
-    without them the box shows the recorded cause and fix."""
+    """The cause-and-fix box above a failed test's log (None without a diagnosis): the message's
+    own diagnosis `lines` (each cause with its evidence, then its fix), else the recorded ones."""
     if "cause" not in props and "fix" not in props:
         return None
     rows = [(t, props.get(k, "")) for t, k in (("Measured", "measured"), ("Expected", "expected"))]
@@ -88,16 +86,14 @@ def diagnosis_html(props: dict[str, str], lines: list[str] | None = None) -> str
 
 
 class Outputs:
-    """A pytest plugin: the JSON results file, the pytest-html hooks, and the verdict as the
-    terminal's last lines (with one line per report file that could not be written)."""
+    """A pytest plugin: the JSON results file, the pytest-html hooks, the terminal's last lines."""
 
     def __init__(self, results: ResultsOf, json: Path | None, baseline: Baseline | None) -> None:
         self.results = results
         self.json_path = json
         self.baseline = baseline
         self.lost: list[str] = []
-        self.page: Any = None
-        """pytest-html's report object, whose title is set once the verdict is known."""
+        self.page: Any = None  # pytest-html's report, titled once the verdict is known
 
     def lose(self, what: str, exc: OSError) -> None:
         line = f"sparkfabric: could not write {what}: {exc.strerror or exc}"
@@ -236,8 +232,7 @@ class Guard:
 
 
 def register(config: pytest.Config, results: ResultsOf, baseline: Baseline | None = None) -> None:
-    """Register the report plugins (idempotent; works with `-p no:html`: every pytest-html
-    hook is optional). The JSON results go where --sparkfabric-json says, if it is given."""
+    """Register the report plugins (idempotent); the JSON results go to --sparkfabric-json."""
     if config.pluginmanager.get_plugin("sparkfabric-outputs") is not None:
         return
     out = config.getoption("sparkfabric_json", None)
@@ -257,8 +252,7 @@ def results_of(
     interrupted: bool = False,
     safety: Sequence[str] = (),
 ) -> Results:
-    """The run's results document, put together once at its end: its items, root causes and
-    what its fabric measured."""
+    """The run's results document, put together once at its end."""
     from pytest_sparkfabric.measure import figures, preflight
 
     measured = figures.measurements(fabric) if fabric is not None else []

@@ -36,8 +36,7 @@ class Line(NamedTuple):
 
 
 def headline(doc: Results) -> tuple[str, str]:
-    """(`REJECTED` or `ACCEPTED with 2 warnings`, `tri: mesh, 3 nodes, 2025-06-01 10:00 +00:00,
-    12 min 04 s`)."""
+    """(`ACCEPTED with 2 warnings`, `tri: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12 min 04 s`)."""
     when = doc.started.strftime("%Y-%m-%d %H:%M %z")
     if doc.started.utcoffset() is not None:
         when = when[:-2] + ":" + when[-2:]
@@ -48,8 +47,7 @@ def headline(doc: Results) -> tuple[str, str]:
 
 
 def _summary(doc: Results) -> tuple[str, str | None, list[Item]]:
-    """The count line, the causes line (None when nothing failed and no cause was found) and
-    the failed or unmeasured items that no root cause explains."""
+    """The count line, the causes line (None: no failure, no cause), the unexplained failures."""
     c = doc.counts
     counts = (
         f"{c.passed} passed, {c.warned} warned, {c.failed} failed, {c.not_measured} not measured "
@@ -98,8 +96,7 @@ def terminal_lines(doc: Results, *, listed: int = 5) -> list[Line]:
 
 
 def verdict_text(doc: Results) -> str:
-    """The verdict, its causes and warnings as plain text (the `sparkfabric::verdict` check's
-    failure message: what a CI dashboard shows)."""
+    """The `sparkfabric::verdict` check's failure message: what a CI dashboard shows."""
     lines = [line.text for line in terminal_lines(doc)]
     # pytest keeps about 500 characters of it in the JUnit `message` attribute: the causes
     # come first, one short line, then the whole banner (in the element text).
@@ -198,17 +195,15 @@ def done_share(line: str) -> float | None:
 
 
 def eta_text(elapsed_s: float, share: float | None) -> str | None:
-    """`ETA 4 min 10 s` from the time so far and the share done, or None before anything is
-    done."""
+    """`ETA 4 min 10 s` from the time so far and the share done (None before anything is)."""
     if share is None or share <= 0 or elapsed_s <= 0:
         return None
     return f"ETA {duration(max(0.0, elapsed_s * (1 - share) / share))}"
 
 
 class Terminal:
-    """Progress lines on pytest's terminal, through the terminal reporter's public API only:
-    phase lines between the result letters, a status line rewritten in place on a TTY (in a CI
-    log, a plain line at most every PLAIN_EVERY_S)."""
+    """Progress on pytest's terminal through the terminal reporter's public API only: phase lines
+    between the result letters, a status line in place (TTY) or every PLAIN_EVERY_S (a log)."""
 
     def __init__(self, config: pytest.Config, prefix: str) -> None:
         self.config = config

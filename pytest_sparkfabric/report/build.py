@@ -41,9 +41,7 @@ class RailState:
     rail: int
     status: Status
     notes: tuple[str, ...] = ()
-    elsewhere: bool = False
-    """Everything that failed here is explained by a root cause that names other objects (a
-    collateral failure: drawn dashed, not solid)."""
+    elsewhere: bool = False  # all that failed here a cause on other objects explains: dashed
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +73,7 @@ class FabricCable:
 
 @dataclass(frozen=True, slots=True)
 class Picture:
-    """The fabric as drawn: nodes in cluster.yaml order; cables as cabled (a ring is drawn by
-    following them)."""
+    """The fabric as drawn: nodes in cluster.yaml order, cables as cabled."""
 
     topology: Topology
     nodes: tuple[FabricNode, ...]
@@ -152,8 +149,7 @@ class _Index:
         return [found] if found else []
 
     def between(self, a: objects.Spot, b: objects.Spot) -> list[str]:
-        """The cables a path from a to b crosses: the one joining them, else (through a
-        switch) each end's own."""
+        """The cables from a to b: the one joining them, else (a switch) each end's own."""
         ca, cb = self.cables_at(a), self.cables_at(b)
         shared = [c for c in ca if c in cb]
         return shared or ca + cb
@@ -265,8 +261,7 @@ def _kind(m: Measurement) -> str:
 
 
 def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
-    """Tooltip lines per drawn object: series as their peak, sized figures (NCCL) at their
-    largest size, then every other figure."""
+    """Tooltip lines per object: series' peaks, sized figures at their largest, the others."""
     peaks: dict[tuple[Target, str], Measurement] = {}
     largest: dict[tuple[Target, str, str], Measurement] = {}
     figures: dict[Target, list[str]] = defaultdict(list)

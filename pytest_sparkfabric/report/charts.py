@@ -71,8 +71,7 @@ class Matrix:
 
 @dataclass(frozen=True, slots=True)
 class Series:
-    """One line of a soak chart, a lane (`spark-1:p0rail1 lane 2`) or a node's sensor: (seconds
-    into the soak, value), the peak where a time was read twice."""
+    """A soak line (a lane, a node's sensor): (seconds in, value), a time read twice its peak."""
 
     name: str
     points: tuple[tuple[float, float], ...]
@@ -150,8 +149,7 @@ def hot_nodes(peaks: Mapping[str, float], margin_c: float = HOT_MARGIN_C) -> set
 
 
 def _plain(text: object) -> str:
-    """A name as a label: matplotlib reads `$...$` as math, and names come from cluster.yaml
-    and tool output."""
+    """A name (from cluster.yaml, tool output) as a label: matplotlib reads `$...$` as math."""
     return str(text).replace("$", r"\$")
 
 
@@ -252,8 +250,7 @@ def heatmap(m: Matrix) -> Chart:
 
 @_styled()
 def busbw(doc: Results) -> Chart | None:
-    """Bus bandwidth in Gb/s, the unit of every other bandwidth in the report (nccl-tests print
-    GB/s: x 8), with the floor drawn inside the axes."""
+    """Bus bandwidth in Gb/s, the report's one unit (nccl-tests print GB/s), and the floor."""
     from matplotlib.ticker import FuncFormatter
 
     by_op: dict[str, dict[int, float]] = defaultdict(dict)

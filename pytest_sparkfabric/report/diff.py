@@ -101,8 +101,7 @@ def _items(old: Results, new: Results) -> dict[str, list[ItemChange]]:
 
 
 def _figures(old: Results, new: Results, bw: bool, judge: Judge) -> tuple[FigureChange, ...]:
-    """The figures of both runs that changed, each at its worst value in its run (lowest
-    bandwidth, highest BER); series (values with a time) are left out."""
+    """Figures that changed, each at its worst in its run (lowest bandwidth, highest BER)."""
     worst: list[dict[Any, Measurement]] = [{}, {}]
     for doc, out in zip((old, new), worst, strict=True):
         for m in doc.measurements:
@@ -122,8 +121,7 @@ def _figures(old: Results, new: Results, bw: bool, judge: Judge) -> tuple[Figure
 
 
 def _cables(old: Results, new: Results) -> list[CableChange]:
-    """Moves (a serial now runs elsewhere: both places as found), and places of the plan whose
-    cable was replaced or is no longer read."""
+    """Moves (a serial runs elsewhere, as found), and places whose cable changed or is unread."""
     was = {s: where for s, where in map(placed, old.cables) if s}
     now = {s: where for s, where in map(placed, new.cables) if s}
     out = [CableChange("moved", s, w, now[s]) for s, w in was.items() if now.get(s, w) != w]

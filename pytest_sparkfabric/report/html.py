@@ -59,9 +59,8 @@ def _preflight(nodes: tuple[PreflightNode, ...]) -> str:
 
 
 def fragment(doc: Results, baseline: tuple[str, Diff] | None = None) -> str:
-    """The report's sections in one <div> with their CSS (pytest-html's summary prefix), in
-    reading order: verdict first, then what changed against the baseline, the fabric, the
-    charts, the cable inventory and what the nodes have."""
+    """The sections in reading order (verdict, baseline, fabric, charts, cables, what the nodes
+    have) in one <div> with their CSS: pytest-html's summary prefix."""
     from pytest_sparkfabric.report import banner, build, charts, inventory, picture
     from pytest_sparkfabric.report.diff import html as diff_html
 

@@ -81,8 +81,7 @@ class Run:
 
 
 def runs(docs: Sequence[tuple[str, Results]]) -> list[Run]:
-    """Every cable of every document, by serial, then date; with the lowest RDMA figure of a
-    direction whose every node end is on the cable's ends."""
+    """Every cable of every document by serial, then date, with its lowest RDMA figure."""
     out = []
     for source, doc in docs:
         for cable, status in cable_rows(doc):

@@ -64,8 +64,7 @@ class Layout:
 
 
 def cable_order(fabric: Picture) -> list[str]:
-    """Nodes in the order the cables join them, starting at the first node; nodes the walk
-    does not reach follow in cluster.yaml order."""
+    """Nodes in the order the cables join them, the rest in cluster.yaml order."""
     names = [n.name for n in fabric.nodes]
     nbrs: dict[str, list[str]] = {n: [] for n in names}
     for c in fabric.cables:
