@@ -174,16 +174,20 @@ class _Index:
 
 def picture(doc: Results) -> Picture:
     bare = []
+    statuses: dict[Target, list[Status]] = defaultdict(list)
+    blamed: set[Target] = set()
     for d in doc.cables:
         plan, found = (_end(d.a), _end(d.b)), _found(d)
         a, b = found or plan
         bare.append(FabricCable(d.id, a, b, "unknown", planned=found and plan, serial=placed(d)[0]))
+        # The cable's own verdict (link, FEC, EEPROM, soak lanes): its own failure.
+        statuses[("cable", d.id, None)].append("fail" if found else d.status)
+        if found or d.status in ("fail", "not_measured"):
+            blamed.add(("cable", d.id, None))
     index = _Index(bare)
     named: dict[int, set[tuple[str, str]]] = {}
     explaining: dict[str, list[int]] = defaultdict(list)
     marks: dict[tuple[str, str], list[int]] = defaultdict(list)
-    statuses: dict[Target, list[Status]] = defaultdict(list)
-    blamed: set[Target] = set()
     for n, cause in enumerate(doc.causes, 1):
         named[n] = {(k, name) for o in cause.objects for k, name, _ in index.targets(o)}
         for iid in cause.items:
@@ -195,12 +199,6 @@ def picture(doc: Results) -> Picture:
             if cause.certain:
                 statuses[(kind, name, None)].append("fail")
                 blamed.add((kind, name, None))
-    for d in doc.cables:
-        # The cable's own verdict (link, FEC, EEPROM, soak lanes): its own failure.
-        own: Status = "fail" if _found(d) else d.status
-        statuses[("cable", d.id, None)].append(own)
-        if own in ("fail", "not_measured"):
-            blamed.add(("cable", d.id, None))
     for item in doc.items:
         status = STATUS_OF[item.outcome]
         targets = [t for o in item.objects for t in index.targets(o)]

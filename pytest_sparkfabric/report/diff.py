@@ -61,6 +61,9 @@ class CableChange:
     other_serial: str | None = None  # for `changed`: the serial now at the position
 
 
+Changes = tuple[ItemChange, ...]
+
+
 @dataclass(frozen=True)
 class Diff:
     new_failures: tuple[ItemChange, ...] = ()
@@ -82,10 +85,10 @@ class Diff:
         return len(self.new_failures) + len(self.newly_not_measured) + figures
 
 
-def _items(old: Results, new: Results) -> dict[str, list[ItemChange]]:
+def _items(old: Results, new: Results) -> tuple[Changes, Changes, Changes, Changes]:
     """New failures, newly not measured (but not after a failure), fixed, and gone items."""
     before = {i.id: i for i in old.items}
-    out: dict[str, list[ItemChange]] = {"failed": [], "not_measured": [], "fixed": [], "gone": []}
+    out: dict[str, list[ItemChange]] = {"failed": [], "not_measured": [], "fixed": []}
     for now in {i.id: i for i in new.items}.values():
         was = before.pop(now.id, None)
         then = was.outcome if was else None
@@ -96,8 +99,8 @@ def _items(old: Results, new: Results) -> dict[str, list[ItemChange]]:
             out[now.outcome].append(change)
         elif then in ("failed", "not_measured") and now.outcome == "passed":
             out["fixed"].append(change)
-    out["gone"] = [ItemChange(i.id, i.outcome, None, i.measured) for i in before.values()]
-    return out
+    gone = [ItemChange(i.id, i.outcome, None, i.measured) for i in before.values()]
+    return tuple(out["failed"]), tuple(out["not_measured"]), tuple(out["fixed"]), tuple(gone)
 
 
 def _figures(old: Results, new: Results, bw: bool, judge: Judge) -> tuple[FigureChange, ...]:
@@ -154,13 +157,9 @@ def compare(
             return True
         return False if v_old > max(v_new, ber_floor) * ber_factor else None
 
-    items = _items(before, after)
     a, b = before.cluster.name, after.cluster.name
     return Diff(
-        tuple(items["failed"]),
-        tuple(items["not_measured"]),
-        tuple(items["fixed"]),
-        tuple(items["gone"]),
+        *_items(before, after),
         _figures(before, after, True, bandwidth),
         _figures(before, after, False, ber),
         tuple(_cables(before, after)),
