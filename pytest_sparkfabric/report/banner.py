@@ -221,31 +221,28 @@ class Terminal:
         reporter = self._reporter()
         if reporter is None:
             return
+        now, text = time.monotonic(), visible(f"{self.prefix}: {line}")
         # Progress is written while a test runs: step around output capture to the terminal.
         capture = self.config.pluginmanager.get_plugin("capturemanager")
         quiet = capture.global_and_fixture_disabled() if capture is not None else None
         with quiet or contextlib.nullcontext():
-            self._write(reporter, visible(f"{self.prefix}: {line}"), status=status)
-
-    def _write(self, reporter: Any, text: str, *, status: bool) -> None:
-        now = time.monotonic()
-        if not status:  # a phase started (its own line): ETAs count from here
-            self.close()
-            reporter.write_line(text)
-            self.phase_started, self.last_plain = now, None
-            return
-        if self.phase_started is None:
-            self.phase_started = now
-        eta = eta_text(now - self.phase_started, done_share(text))
-        text = f"{text}, {eta}" if eta else text
-        if reporter.isatty:
-            if not self.open:
-                reporter.ensure_newline()
-            self.open = True
-            reporter.rewrite(text[: max(10, shutil.get_terminal_size().columns - 1)], erase=True)
-        elif self.last_plain is None or now - self.last_plain >= PLAIN_EVERY_S:
-            self.last_plain = now
-            reporter.write_line(text)
+            if not status:  # a phase started (its own line): ETAs count from here
+                self.close()
+                reporter.write_line(text)
+                self.phase_started, self.last_plain = now, None
+                return
+            self.phase_started = now if self.phase_started is None else self.phase_started
+            eta = eta_text(now - self.phase_started, done_share(text))
+            text = f"{text}, {eta}" if eta else text
+            if reporter.isatty:
+                if not self.open:
+                    reporter.ensure_newline()
+                self.open = True
+                width = shutil.get_terminal_size().columns
+                reporter.rewrite(text[: max(10, width - 1)], erase=True)
+            elif self.last_plain is None or now - self.last_plain >= PLAIN_EVERY_S:
+                self.last_plain = now
+                reporter.write_line(text)
 
     def close(self) -> None:
         """Erase an open status line before pytest writes its next result."""
