@@ -148,12 +148,6 @@ class _Index:
         found = self.at.get(key) if p.leg is not None or p.node is not None else None
         return [found] if found else []
 
-    def between(self, a: objects.Spot, b: objects.Spot) -> list[str]:
-        """The cables from a to b: the one joining them, else (a switch) each end's own."""
-        ca, cb = self.cables_at(a), self.cables_at(b)
-        shared = [c for c in ca if c in cb]
-        return shared or ca + cb
-
     def targets(self, text: str, link_quality: bool = False) -> list[Target]:
         """The drawn objects an id reaches; a rail id reaches its node (the NIC), or with
         `link_quality` the cable on that rail."""
@@ -169,7 +163,9 @@ class _Index:
             return [("cable", text, None)]
         if ref.kind in ("port", "leg"):
             return [("cable", c, None) for c in self.cables_at(pts[0])]
-        return [("cable", c, ref.rail) for c in self.between(pts[0], pts[1])]
+        # A path crosses the cable joining its ends, else (through a switch) each end's own.
+        ca, cb = self.cables_at(pts[0]), self.cables_at(pts[1])
+        return [("cable", c, ref.rail) for c in [c for c in ca if c in cb] or ca + cb]
 
 
 def picture(doc: Results) -> Picture:
