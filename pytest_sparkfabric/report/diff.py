@@ -47,10 +47,6 @@ class FigureChange:
     unit: str
     regression: bool
 
-    @property
-    def change_pct(self) -> float | None:
-        return (self.after - self.before) / self.before * 100 if self.before else None
-
 
 @dataclass(frozen=True, slots=True)
 class CableChange:
@@ -179,8 +175,8 @@ def sections(d: Diff) -> list[tuple[str, list[str]]]:
         return "new item" if c.before is None else f"was {c.before.replace('_', ' ')}"
 
     def figure(f: FigureChange) -> str:
-        pct, unit = f.change_pct, f" {f.unit}" if f.unit else ""
-        rel = f" ({pct:+.0f}%)" if pct is not None and f.unit in BW_UNITS else ""
+        pct, unit = (f.after - f.before) / (f.before or 1) * 100, f" {f.unit}" if f.unit else ""
+        rel = f" ({pct:+.0f}%)" if f.before and f.unit in BW_UNITS else ""
         return f"{f.kind} {f.subject}: {number(f.before)} -> {number(f.after)}{unit}{rel}"
 
     groups = [

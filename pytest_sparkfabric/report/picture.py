@@ -261,22 +261,22 @@ def _port_labels(c: FabricCable, route: tuple[Pt, ...]) -> str:
     return "".join(out)
 
 
-def _short(text: str, most: int) -> str:
-    return text if len(text) <= most else text[: most - 1] + "\u2026"
-
-
 def _node(n: FabricNode, box: Box, second: str) -> str:
     causes = (f"root cause {k}" for k in n.causes)
     tip = _tip(f"node {n.name}", _state(n.status, n.elsewhere), *n.notes, *causes)
     cx, fill = f1(box.x + box.w / 2), "#ffffff" if n.elsewhere else FILL[n.status]
+    name, second = (
+        t if len(t) <= k else t[: k - 1] + "\u2026"
+        for t, k in ((n.name, NAME_CHARS), (second, SECOND_CHARS))
+    )
     text = (
         f'<text x="{cx}" y="{f1(box.y + (17 if second else 26))}" text-anchor="middle" '
-        f'font-size="13" font-weight="bold" fill="#212121">{esc(_short(n.name, NAME_CHARS))}</text>'
+        f'font-size="13" font-weight="bold" fill="#212121">{esc(name)}</text>'
     )
     if second:
         text += (
             f'<text x="{cx}" y="{f1(box.y + 33)}" text-anchor="middle" font-size="10" '
-            f'fill="#424242">{esc(_short(second, SECOND_CHARS))}</text>'
+            f'fill="#424242">{esc(second)}</text>'
         )
     return (
         f'<g class="sf-node" data-node="{esc(n.name)}" data-status="{n.status}"'
