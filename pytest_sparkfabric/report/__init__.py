@@ -50,12 +50,11 @@ STYLE = (
     "border-left:4px solid #c00;background:#fff4f4;padding:6px 10px;margin:4px 0 8px;"
     "white-space:normal;font-family:sans-serif"
 )
+# pytest-html puts its Environment table above the summary: the verdict first, the table after.
 ENVIRONMENT_LAST = (
     "<style>body{display:flex;flex-direction:column}"
     "body>#environment-header,body>#environment{order:1;align-self:flex-start}</style>"
 )
-"""pytest-html puts its Environment table above the summary: the verdict goes first, the table
-after the results (the page's elements keep their source order otherwise)."""
 # Lines of a failure message that say why and what to do (verdict.fail, Finding.render).
 DIAGNOSIS_HEADS = ("Likely cause: ", "Possible cause: ", "Also likely: ", "Also possible: ")
 

@@ -24,8 +24,7 @@ BACKGROUND: dict[Verdict, str] = {
     "rejected": "#b71c1c",
     "incomplete": "#e65100",
 }
-MESSAGE_CAUSES_MAX = 360
-"""The causes line of the verdict check's message, short enough for a JUnit message attribute."""
+MESSAGE_CAUSES_MAX = 360  # the verdict message's causes line, short for a JUnit message attribute
 
 
 class Line(NamedTuple):
@@ -177,8 +176,7 @@ def html(doc: Results) -> str:
 
 # -- progress ---------------------------------------------------------------------------------
 
-PLAIN_EVERY_S = 30.0
-"""Without a TTY, a status line at most this often (the first and a phase's start always)."""
+PLAIN_EVERY_S = 30.0  # without a TTY, a status line at most this often (and a phase's first)
 _ROUND = re.compile(r"\bround (\d+)/(\d+)\b")
 _SHARE = re.compile(r"\((\d+)%\)")
 

@@ -96,8 +96,8 @@ PEAKS = {
     "gpu_temp_c": ("peak GPU temperature", "C"),
 }
 """Series shown in a tooltip by their peak: one line per object, not one per sample."""
+# Figures read at a receiving rail that judge the cable it is on, not the node.
 LINK_QUALITY_KINDS = frozenset({"lane_error_rate_per_s", "ber_max"})
-"""Figures read at a receiving rail that judge the cable it is on, not the node."""
 
 
 def _end(d: CableEnd | objects.Spot) -> End:
@@ -125,8 +125,7 @@ def placed(c: Cable) -> tuple[str | None, str]:
     return serial, c.found
 
 
-Target = tuple[str, str, int | None]
-"""("node", name, None) or ("cable", cable id, rail index or None for the whole cable)."""
+Target = tuple[str, str, int | None]  # ("node", name, None), ("cable", id, rail or None: all)
 
 
 class _Index:

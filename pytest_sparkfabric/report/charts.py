@@ -42,9 +42,7 @@ FAIL = STROKE["fail"]
 QUIET = "#90a4ae"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 """matplotlib's tab10 without its red (red marks what is out of line) and grey (the quiet)."""
-HOT_MARGIN_C = 10.0
-"""A node's temperature series is highlighted when its peak is this far above the median peak
-of the others (a display aid for the eye, not a verdict)."""
+HOT_MARGIN_C = 10.0  # a node this far above the others' median peak is highlighted (no verdict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,12 +138,10 @@ def temps(doc: Results, kind: str) -> list[Series]:
 
 def hot_nodes(peaks: Mapping[str, float], margin_c: float = HOT_MARGIN_C) -> set[str]:
     """Nodes whose peak is `margin_c` above the median peak of the others (3 nodes or more)."""
+    if len(peaks) < 3:
+        return set()
     others = {n: [p for m, p in peaks.items() if m != n] for n in peaks}
-    return {
-        n
-        for n, v in peaks.items()
-        if len(peaks) >= 3 and v > statistics.median(others[n]) + margin_c
-    }
+    return {n for n, v in peaks.items() if v > statistics.median(others[n]) + margin_c}
 
 
 def _plain(text: object) -> str:

@@ -22,8 +22,7 @@ ELSEWHERE = " (explained by a root cause elsewhere)"
 RAIL_OFFSET = 2.5
 DASH = ' stroke-dasharray="7 4"'
 AWAY = ' data-elsewhere="true"'  # what a root cause elsewhere explains is marked, and drawn dashed
-PLANNED = " planned"
-"""Key of the route a wrong cable should take (the plan's), drawn faint under the real one."""
+PLANNED = " planned"  # key of the plan's route of a wrong cable, drawn faint under the real one
 
 Pt = tuple[float, float]
 
