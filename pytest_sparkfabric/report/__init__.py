@@ -18,20 +18,13 @@ from pytest_sparkfabric.report import banner
 from pytest_sparkfabric.report.diff import Baseline
 from pytest_sparkfabric.report.html import fragment
 from pytest_sparkfabric.report.style import esc
-from pytest_sparkfabric.results import (
-    Cause,
-    ClusterInfo,
-    Counts,
-    Item,
-    NodeInfo,
-    Results,
-    verdict_of,
-)
+from pytest_sparkfabric.results import ClusterInfo, Counts, NodeInfo, Results, verdict_of
 from pytest_sparkfabric.shell import visible
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
     from pytest_sparkfabric.measure.engine import Fabric
+    from pytest_sparkfabric.results import Cause, Item
 
 __all__ = ["register", "results_of"]
 

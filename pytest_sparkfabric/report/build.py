@@ -7,19 +7,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import objects
 from pytest_sparkfabric.report.style import number, size_bytes
-from pytest_sparkfabric.results import (
-    STATUS_OF,
-    Cable,
-    CableEnd,
-    Measurement,
-    Results,
-    Status,
-    Topology,
-    worst,
-)
+from pytest_sparkfabric.results import STATUS_OF, worst
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.results import Cable, CableEnd, Measurement, Results, Status, Topology
 
 
 @dataclass(frozen=True, slots=True)
