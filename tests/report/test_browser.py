@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_sparkfabric.report import page
 from pytest_sparkfabric.report.diff import compare
-from pytest_sparkfabric.report.html import page
 from tests.report.sample import Faults, document
 
 CHROMIUM = next(

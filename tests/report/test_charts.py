@@ -121,7 +121,7 @@ def _python(code: str) -> str:
         # Loading the plugin and the report modules does not import matplotlib.
         (
             "import pytest_sparkfabric.plugin, pytest_sparkfabric.cli\n"
-            "from pytest_sparkfabric.report import build, charts, html, picture, diff",
+            "from pytest_sparkfabric.report import build, charts, picture, diff",
             ("matplotlib", "numpy", "jsonschema"),
         ),
         # The command line does not load pytest or the report.

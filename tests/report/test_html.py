@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from pytest_sparkfabric.report import diagnosis_html, html
+from pytest_sparkfabric.report import diagnosis_html, fragment
 from tests.report.sample import Faults, document
 
 
@@ -41,5 +41,5 @@ def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:
         "<tr><td>spark-1</td><td colspan=2>nothing missing</td></tr>"
         "<tr><td>spark-2</td><td>spark-2: iperf3: command not found (iperf3 is not installed, "
         "or not on PATH)</td><td><code>sudo apt install iperf3</code></td></tr></table></section>"
-    ) in html.fragment(doc)
-    assert 'id="sf-preflight"' not in html.fragment(document("direct", 2, Faults()))
+    ) in fragment(doc)
+    assert 'id="sf-preflight"' not in fragment(document("direct", 2, Faults()))
