@@ -149,7 +149,7 @@ def cmd_html(args: argparse.Namespace) -> int:
 
 
 def cmd_cables(args: argparse.Namespace) -> int:
-    from pytest_sparkfabric.report import inventory as history
+    from pytest_sparkfabric.report import build as history
     from pytest_sparkfabric.results import ResultsError, read
 
     docs = []

@@ -321,7 +321,7 @@ def _preflight(nodes: tuple[PreflightNode, ...]) -> str:
 def fragment(doc: Results, baseline: tuple[str, Diff] | None = None) -> str:
     """The sections in reading order (verdict, baseline, fabric, charts, cables, what the nodes
     have) in one <div> with their CSS: pytest-html's summary prefix."""
-    from pytest_sparkfabric.report import banner, build, charts, inventory, picture
+    from pytest_sparkfabric.report import build, charts, picture
     from pytest_sparkfabric.report.diff import html as diff_html
 
     drawn = build.picture(doc)
@@ -338,7 +338,7 @@ def fragment(doc: Results, baseline: tuple[str, Diff] | None = None) -> str:
     ):
         sections.append(("charts", "Measurements", f'<div class="sf-charts">{figures}</div>'))
     if doc.cables:
-        table = inventory.html(build.cable_rows(doc, drawn))
+        table = build.cable_table(build.cable_rows(doc, drawn))
         sections.append(("cables", "Cables", f'<div class="sf-inventory-wrap">{table}</div>'))
     if doc.preflight:
         sections.append(("preflight", "What the nodes have", _preflight(doc.preflight)))

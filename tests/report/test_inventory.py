@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from pytest_sparkfabric.report.build import cable_rows
-from pytest_sparkfabric.report.inventory import COLUMNS, html
+from pytest_sparkfabric.report.build import COLUMNS, cable_rows, cable_table
 from pytest_sparkfabric.results import Results
 from tests.report.sample import Faults, document
 
@@ -18,7 +17,7 @@ def _rows(doc: Results, **changes: object) -> tuple[str, list[list[str]]]:
     for key, value in changes.items():
         end, _, field = key.partition("__")
         (raw["cables"][0][end] if field else raw["cables"][0])[field or key] = value
-    table = html(cable_rows(Results.model_validate(raw)))
+    table = cable_table(cable_rows(Results.model_validate(raw)))
     root = ET.fromstring(table.replace("<br>", "<br/>"))
     rows = [["".join(td.itertext()) for td in tr] for tr in root.iter("tr")]
     assert rows[0] == list(COLUMNS)
