@@ -27,9 +27,7 @@ BACKGROUND: dict[Verdict, str] = {
 MESSAGE_CAUSES_MAX = 360  # the verdict message's causes line, short for a JUnit message attribute
 
 
-class Line(NamedTuple):
-    """A terminal line and its tone (the caller maps tones to its own colours)."""
-
+class Line(NamedTuple):  # the caller maps tones to its own colours
     text: str
     tone: Tone = "plain"
 

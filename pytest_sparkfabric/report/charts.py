@@ -209,8 +209,7 @@ def heatmap(m: Matrix) -> Chart:
     cell = min(10.0, max(7.0, 60 / max(n, 1)))  # a cell's figure, as large as the cell allows
     ax.set_xticks(range(n), [_plain(x) for x in m.nodes], rotation=90, fontsize=font)
     ax.set_yticks(range(n), [_plain(x) for x in m.nodes], fontsize=font)
-    ax.set_xlabel("receiver")
-    ax.set_ylabel("sender")
+    ax.set(xlabel="receiver", ylabel="sender")
     low = 0
     for (i, j), v in np.ndenumerate(data):
         limit = m.loopback_threshold if i == j else thr
@@ -256,8 +255,7 @@ def busbw(doc: Results) -> Chart | None:
     if not by_op:
         return None
     fig, (ax,) = _figure(7.0, 3.4)
-    floor_gbytes = _threshold(doc, "nccl_busbw_gbytes_s")
-    floor = floor_gbytes * 8 if floor_gbytes is not None else None
+    floor = None if (gbytes := _threshold(doc, "nccl_busbw_gbytes_s")) is None else gbytes * 8
     below, top = [], floor or 0.0
     for op, points in sorted(by_op.items()):
         xs, ys = sorted(points), [points[x] for x in sorted(points)]
@@ -271,8 +269,7 @@ def busbw(doc: Results) -> Chart | None:
         ax.axhline(floor, color=FAIL, ls="--", lw=1.2, label=f"floor {number(floor)} Gb/s")
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: size_bytes(v)))
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("bus bandwidth (Gb/s)")
+    ax.set(xlabel="message size (bytes)", ylabel="bus bandwidth (Gb/s)")
     ax.set_ylim(0, max(top, 1.0) * 1.2)
     ax.legend(fontsize=8, loc="upper left")
     title = "NCCL bus bandwidth by message size"
@@ -315,8 +312,7 @@ def lane_errors(doc: Results) -> Chart | None:
         ax.axhline(ratio * floor, color="#555", ls=":", lw=1.2, label=label)
     ax.set_yscale("log")
     ax.set_ylim(bottom=ZERO_PER_S / 2)
-    ax.set_xlabel("minutes into the soak")
-    ax.set_ylabel("corrected bits/s per lane")
+    ax.set(xlabel="minutes into the soak", ylabel="corrected bits/s per lane")
     title = "Soak: per-lane error rate"
     ax.set_title(title)
     if ax.get_legend_handles_labels()[0]:
@@ -348,9 +344,7 @@ def temperatures(doc: Results) -> Chart | None:
             _draw_quiet(ax, rest, None)
         for s in (s for s in series if s.outlier):
             ax.plot(*_minutes(s), color=FAIL, lw=2.2, label=_plain(f"{s.name} (hot)"))
-        ax.set_title(label)
-        ax.set_xlabel("minutes into the soak")
-        ax.set_ylabel("\u00b0C")
+        ax.set(title=label, xlabel="minutes into the soak", ylabel="\u00b0C")
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="lower right")
     hot = sorted({s.name for _, series in groups for s in series if s.outlier})

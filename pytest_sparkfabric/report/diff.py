@@ -19,13 +19,11 @@ from pytest_sparkfabric.results import Item, Measurement, Results, ResultsError,
 BW_TOLERANCE_PCT = 10.0
 BER_FACTOR = 10.0
 BER_FLOOR = 1e-8
-"""A BER at or below this counts as clean. Healthy copper logs a steady trickle of up to a few
-thousand corrected bits/s (about 1e-8 at 200 Gb/s), so a rise within it is no regression; a
-regression needs factor x this (1e-7 by default), still far below the soak's limit."""
+"""A BER at or below this is clean: healthy copper logs up to a few thousand corrected bits/s
+(about 1e-8 at 200 Gb/s); a regression needs factor x this, still far below the soak's limit."""
 BW_UNITS = frozenset({"Gb/s", "GB/s"})
 
-Judge = Callable[[float, float], "bool | None"]
-"""(old, new) -> None: no change worth naming; True: a regression; False: an improvement."""
+Judge = Callable[[float, float], "bool | None"]  # (old, new): None same, True worse, False better
 
 
 @dataclass(frozen=True, slots=True)
