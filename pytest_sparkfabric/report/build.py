@@ -107,17 +107,13 @@ def _found(d: Cable) -> tuple[End, End] | None:
     return (_end(ref.spots[0]), _end(ref.spots[1])) if ref and ref.kind == "cable" else None
 
 
-def label(e: CableEnd) -> str:
-    return _end(e).label
-
-
 def placed(c: Cable) -> tuple[str | None, str]:
     """(serial, where it runs) of the cable in a place of the plan: as found where LLDP found
     it elsewhere, with the serial read at the end it was found from."""
     if not c.found or c.found == c.id:
         return c.serial, c.id
     first = c.found.partition("<->")[0]
-    serial = next((e.serial for e in (c.a, c.b) if label(e) == first and e.serial), c.serial)
+    serial = next((e.serial for e in (c.a, c.b) if _end(e).label == first and e.serial), c.serial)
     return serial, c.found
 
 
@@ -282,13 +278,8 @@ def cable_rows(doc: Results, drawn: Picture | None = None) -> list[tuple[Cable, 
     """Each cable with its verdict in the cable table. A cable whose failures all have a root
     cause elsewhere keeps its own verdict: the table is the record a cable vendor sees. A cable
     found elsewhere than planned fails."""
-    by_id = {c.id: c for c in (drawn or picture(doc)).cables}
-    out = []
-    for d in doc.cables:
-        c = by_id.get(d.id)
-        status = c.status if c is not None and not c.elsewhere else d.status
-        out.append((d, "fail" if _found(d) else status))
-    return out
+    kept = {c.id: c.status for c in (drawn or picture(doc)).cables if not c.elsewhere}
+    return [(d, "fail" if _found(d) else kept.get(d.id, d.status)) for d in doc.cables]
 
 
 NOT_READ = "\u2014"  # an em dash: not read
@@ -327,7 +318,7 @@ def cable_table(rows: Sequence[tuple[Cable, Status]]) -> str:
             f'data-cable="{esc(c.id)}" data-status="{status}">'
             + _pair(c, lambda e: e.serial)
             + f"<td><code>{esc(c.id)}</code>{found}</td>"
-            + f"<td>{esc(label(c.a))}</td><td>{esc(label(c.b))}</td>"
+            + f"<td>{esc(_end(c.a).label)}</td><td>{esc(_end(c.b).label)}</td>"
             + "".join(_pair(c, get) for _, get in ENDS)
             + f"<td>{esc(ber)}</td>"
             + f'<td style="background:{FILL[status]};color:{STROKE[status]};'

@@ -190,8 +190,7 @@ def heatmap(m: Matrix) -> Chart:
     from matplotlib.colors import Normalize, TwoSlopeNorm
     from matplotlib.patches import Rectangle
 
-    n = len(m.nodes)
-    where = {name: i for i, name in enumerate(m.nodes)}
+    n, where = len(m.nodes), {name: i for i, name in enumerate(m.nodes)}
     data = np.full((n, n), np.nan)
     for (src, dst), gbps in m.cells.items():
         if src in where and dst in where:
@@ -209,7 +208,8 @@ def heatmap(m: Matrix) -> Chart:
     cell = min(10.0, max(7.0, 60 / max(n, 1)))  # a cell's figure, as large as the cell allows
     ax.set_xticks(range(n), [_plain(x) for x in m.nodes], rotation=90, fontsize=font)
     ax.set_yticks(range(n), [_plain(x) for x in m.nodes], fontsize=font)
-    ax.set(xlabel="receiver", ylabel="sender")
+    title = f"RDMA bandwidth, rail {m.rail}"
+    ax.set(xlabel="receiver", ylabel="sender", title=f"{title}: row sends, column receives")
     low = 0
     for (i, j), v in np.ndenumerate(data):
         limit = m.loopback_threshold if i == j else thr
@@ -231,8 +231,6 @@ def heatmap(m: Matrix) -> Chart:
         bar.solids.set_rasterized(False)
     if thr is not None:
         bar.ax.axhline(thr, color="#000", lw=2)
-    title = f"RDMA bandwidth, rail {m.rail}"
-    ax.set_title(f"{title}: row sends, column receives")
     red = sum(s == "fail" for *_, s in m.lost)
     caption = f"{len(measured)} figures; diagonal: loopback. "
     caption += f"Threshold {number(thr)} Gb/s (black line on the scale); " if thr else ""
@@ -269,11 +267,10 @@ def busbw(doc: Results) -> Chart | None:
         ax.axhline(floor, color=FAIL, ls="--", lw=1.2, label=f"floor {number(floor)} Gb/s")
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: size_bytes(v)))
-    ax.set(xlabel="message size (bytes)", ylabel="bus bandwidth (Gb/s)")
+    title = "NCCL bus bandwidth by message size"
+    ax.set(xlabel="message size (bytes)", ylabel="bus bandwidth (Gb/s)", title=title)
     ax.set_ylim(0, max(top, 1.0) * 1.2)
     ax.legend(fontsize=8, loc="upper left")
-    title = "NCCL bus bandwidth by message size"
-    ax.set_title(title)
     caption = f"Below it: {', '.join(below)} (marked X)." if below else "All above it."
     if floor is not None:
         said = f"{number(floor / 8)} GB/s as nccl-tests print it"
@@ -300,9 +297,8 @@ def lane_errors(doc: Results) -> Chart | None:
     if not series:
         return None
     fig, (ax,) = _figure(8.0, 3.8)
-    quiet = [s for s in series if not s.outlier]
     loud = [s for s in series if s.outlier]
-    _draw_quiet(ax, quiet, ZERO_PER_S)
+    _draw_quiet(ax, [s for s in series if not s.outlier], ZERO_PER_S)
     for k, s in enumerate(loud):
         label = _plain(s.name) if k < LABELLED_MAX else None
         ax.plot(*_minutes(s, ZERO_PER_S), color=FAIL, lw=2, label=label)
@@ -312,9 +308,8 @@ def lane_errors(doc: Results) -> Chart | None:
         ax.axhline(ratio * floor, color="#555", ls=":", lw=1.2, label=label)
     ax.set_yscale("log")
     ax.set_ylim(bottom=ZERO_PER_S / 2)
-    ax.set(xlabel="minutes into the soak", ylabel="corrected bits/s per lane")
     title = "Soak: per-lane error rate"
-    ax.set_title(title)
+    ax.set(xlabel="minutes into the soak", ylabel="corrected bits/s per lane", title=title)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, loc="upper left")
     rails = len({s.name.rpartition(" lane ")[0] for s in series})
