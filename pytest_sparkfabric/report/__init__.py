@@ -184,9 +184,8 @@ class Outputs:
 
 
 class Guard:
-    """Innermost around every `pytest_sessionfinish`: pytest-html's and pytest's JUnit writer
-    raise on a full disk; the error becomes one line instead of ending the run before its
-    summary (and the verdict) is printed."""
+    """Innermost around every `pytest_sessionfinish`: a writer (pytest-html, JUnit XML) raising on
+    a full disk costs one line, not the run's summary and verdict."""
 
     def __init__(self, outputs: Outputs) -> None:
         self.outputs = outputs

@@ -79,10 +79,6 @@ def cable_order(fabric: Picture) -> list[str]:
     return order
 
 
-def _shift(boxes: Boxes, dx: float, dy: float) -> Boxes:
-    return {n: replace(b, x=b.x + dx, y=b.y + dy) for n, b in boxes.items()}
-
-
 def _place(order: list[str], *, grid: bool, snake: bool = True, gap_x: float = GAP_X) -> Boxes:
     """Boxes side by side (two nodes), on a circle, or on a grid of rows (a serpentine)."""
     n, boxes = len(order), {}
@@ -122,7 +118,8 @@ def layout(fabric: Picture) -> Layout:
     left_room = MARGIN + (24.0 if grid else 0.0)
     width = max(MIN_WIDTH, x1 - x0 + left_room + MARGIN)
     left_room = max(left_room, (width - (x1 - x0)) / 2)
-    boxes = _shift(boxes, left_room - x0, MARGIN + LEGEND_H - y0)
+    dx, dy = left_room - x0, MARGIN + LEGEND_H - y0
+    boxes = {n: replace(b, x=b.x + dx, y=b.y + dy) for n, b in boxes.items()}
     bottom = max((b.y + b.h for b in boxes.values()), default=0.0)
     lane_y = bottom + GAP_Y / 2
     routes: dict[str, tuple[Pt, ...]] = {}
@@ -144,8 +141,8 @@ def _switch_layout(fabric: Picture, names: list[str]) -> Layout:
     lane_w = 9.0
     gap_x = max(GAP_X, 24 + lane_w * max(1, math.ceil(len(names) / ROW)))
     top = MARGIN + LEGEND_H + BAR_H + GAP_Y
-    grid = _place(names, grid=True, snake=False, gap_x=gap_x)
-    boxes = _shift(grid, MARGIN + gap_x / 2, top)
+    grid = _place(names, grid=True, snake=False, gap_x=gap_x).items()
+    boxes = {n: replace(b, x=b.x + MARGIN + gap_x / 2, y=b.y + top) for n, b in grid}
     width = max(MIN_WIDTH, max((b.x + b.w for b in boxes.values()), default=0.0) + MARGIN)
     bar = Box(MARGIN, MARGIN + LEGEND_H, width - 2 * MARGIN, BAR_H)
     bar_bottom = bar.y + bar.h
