@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_sparkfabric.report.html import page  # noqa: E402
+from pytest_sparkfabric.report import page  # noqa: E402
 from pytest_sparkfabric.results import Results  # noqa: E402
 from tests.report.sample import Faults, document  # noqa: E402
 

@@ -53,7 +53,7 @@ class SparkSession:
         baseline: Baseline | None = None,
     ) -> None:
         from pytest_sparkfabric.cluster.plan import plan
-        from pytest_sparkfabric.report.progress import Terminal
+        from pytest_sparkfabric.report.banner import Terminal
         from pytest_sparkfabric.transport.rest import safety_warnings
 
         self.cluster = cluster

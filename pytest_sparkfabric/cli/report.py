@@ -122,8 +122,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_html(args: argparse.Namespace) -> int:
-    from pytest_sparkfabric.report import diff
-    from pytest_sparkfabric.report.html import page
+    from pytest_sparkfabric.report import diff, page
     from pytest_sparkfabric.results import ResultsError, read
 
     try:
@@ -144,7 +143,7 @@ def cmd_html(args: argparse.Namespace) -> int:
 
 
 def cmd_cables(args: argparse.Namespace) -> int:
-    from pytest_sparkfabric.report import inventory as history
+    from pytest_sparkfabric.report import build as history
     from pytest_sparkfabric.results import ResultsError, read
 
     docs = []

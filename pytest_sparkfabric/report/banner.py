@@ -1,122 +1,99 @@
-"""The verdict first: the banner and root-cause list of the HTML report, and the last lines of a
-terminal run. Both say the same thing in the same order: verdict, cluster, counts, causes (each
-with its objects, fix and the failed items it explains), then the failures no cause explains."""
+"""The verdict first: the HTML banner and the terminal's last lines say the same in the same order
+(verdict, cluster, counts, causes with objects, fix and items, then what no cause explains); and
+progress while the run lasts, one status line in place on a TTY, few plain lines in a CI log."""
 
 from __future__ import annotations
 
+import contextlib
+import re
+import shutil
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, NamedTuple
+
+import pytest
 
 from pytest_sparkfabric.report.style import esc, with_unit
-from pytest_sparkfabric.results import Cause, Item, Phase, Results, Verdict
-from pytest_sparkfabric.shell import duration, plural
+from pytest_sparkfabric.results import Item, Results, Verdict
+from pytest_sparkfabric.shell import duration, plural, visible
 
 Tone = Literal["good", "bad", "warn", "plain"]
 TONE: dict[Verdict, Tone] = {"accepted": "good", "rejected": "bad", "incomplete": "warn"}
-COLOUR: dict[Verdict, tuple[str, str]] = {  # (background, text)
-    "accepted": ("#1b5e20", "#ffffff"),
-    "rejected": ("#b71c1c", "#ffffff"),
-    "incomplete": ("#e65100", "#ffffff"),
+BACKGROUND: dict[Verdict, str] = {
+    "accepted": "#1b5e20",
+    "rejected": "#b71c1c",
+    "incomplete": "#e65100",
 }
+MESSAGE_CAUSES_MAX = 360  # the verdict message's causes line, short for a JUnit message attribute
 
 
-def verdict_word(doc: Results) -> str:
-    """`REJECTED`, `ACCEPTED with 2 warnings`."""
-    word, warned = doc.verdict.upper(), len(doc.warnings())
-    return f"{word} with {plural(warned, 'warning')}" if warned else word
-
-
-def headline(doc: Results) -> str:
-    """`REJECTED  tri: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12 min 04 s`."""
-    when = doc.started.strftime("%Y-%m-%d %H:%M %z")
-    if doc.started.utcoffset() is not None:
-        when = when[:-2] + ":" + when[-2:]
-    c = doc.cluster
-    return (
-        f"{verdict_word(doc)}  {c.name}: {c.topology}, {plural(len(c.nodes), 'node')}, "
-        f"{when}, {duration(doc.duration_s)}"
-    )
-
-
-def count_line(doc: Results) -> str:
-    c = doc.counts
-    return (
-        f"{c.passed} passed, {c.warned} warned, {c.failed} failed, {c.not_measured} not measured "
-        f"({c.total} checks)"
-    )
-
-
-def unexplained(causes: Sequence[Cause], items: Sequence[Item]) -> list[Item]:
-    """Failed or unmeasured items that no root cause explains."""
-    explained = {i for c in causes for i in c.items}
-    return [i for i in items if i.outcome in ("failed", "not_measured") and i.id not in explained]
-
-
-def causes_line(causes: Sequence[Cause], items: Sequence[Item]) -> str:
-    failed = [i for i in items if i.outcome in ("failed", "not_measured")]
-    explained = len(failed) - len(unexplained(causes, items))
-    if not causes:
-        return "no root cause found" if failed else "no root causes"
-    verb = "explains" if len(causes) == 1 else "explain"
-    return (
-        f"{plural(len(causes), 'root cause')} {verb} {explained} of "
-        f"{plural(len(failed), 'failure')}"
-    )
-
-
-# -- terminal -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Line:
-    """A terminal line and how to show it (the caller maps tones to its own colours)."""
-
+class Line(NamedTuple):  # the caller maps tones to its own colours
     text: str
     tone: Tone = "plain"
 
 
+def headline(doc: Results) -> tuple[str, str]:
+    """(`ACCEPTED with 2 warnings`, `tri: mesh, 3 nodes, 2025-06-01 10:00 +00:00, 12 min 04 s`)."""
+    when = doc.started.strftime("%Y-%m-%d %H:%M %z")
+    if doc.started.utcoffset() is not None:
+        when = when[:-2] + ":" + when[-2:]
+    c, warned = doc.cluster, len(doc.warnings())
+    word = doc.verdict.upper() + (f" with {plural(warned, 'warning')}" if warned else "")
+    nodes = plural(len(c.nodes), "node")
+    return word, f"{c.name}: {c.topology}, {nodes}, {when}, {duration(doc.duration_s)}"
+
+
+def _summary(doc: Results) -> tuple[str, str | None, list[Item]]:
+    """The count line, the causes line (None: no failure, no cause), the unexplained failures."""
+    c = doc.counts
+    counts = (
+        f"{c.passed} passed, {c.warned} warned, {c.failed} failed, {c.not_measured} not measured "
+        f"({c.total} checks)"
+    )
+    failed = [i for i in doc.items if i.outcome in ("failed", "not_measured")]
+    explained = {i for cause in doc.causes for i in cause.items}
+    loose = [i for i in failed if i.id not in explained]
+    n, verb = len(doc.causes), "explains" if len(doc.causes) == 1 else "explain"
+    line = f"{plural(n, 'root cause')} {verb} {len(failed) - len(loose)} of "
+    line += plural(len(failed), "failure")
+    if not n:
+        line = "no root cause found" if failed else "no root causes"
+    return counts, line if n or failed else None, loose
+
+
 def terminal_lines(doc: Results, *, listed: int = 5) -> list[Line]:
     """The run's last lines; at most `listed` unexplained failures are named."""
-    causes, items = doc.causes, doc.items
-    out = [Line(f"sparkfabric: {headline(doc)}", TONE[doc.verdict]), Line(f"  {count_line(doc)}")]
+    counts, causes_line, loose = _summary(doc)
+    word, what = headline(doc)
+    out = [Line(f"sparkfabric: {word}  {what}", TONE[doc.verdict]), Line(f"  {counts}")]
     # How the run was less safe than by default: again at the end, the header is far up.
     out += [Line(line, "warn") for line in doc.safety]
-    if causes or any(i.outcome in ("failed", "not_measured") for i in items):
-        out.append(Line(f"  {causes_line(causes, items)}{':' if causes else ''}"))
-    for n, c in enumerate(causes, 1):
+    if causes_line is not None:
+        out.append(Line(f"  {causes_line}{':' if doc.causes else ''}"))
+    for n, c in enumerate(doc.causes, 1):
         out.append(
             Line(f"  {n}. [{c.rule}] {', '.join(c.objects) or 'the cluster'}: {c.cause}", "bad")
         )
         out.append(Line(f"     Fix: {c.fix}"))
         out += [Line(f"     seen: {e}") for e in c.evidence[:2]]
-        if c.items:
-            out.append(Line(f"     explains {plural(len(c.items), 'check')}"))
-    loose = unexplained(causes, items)
-    if loose and causes:
-        out.append(Line(f"  {plural(len(loose), 'failure')} no cause explains:", "warn"))
-    elif loose:
-        out.append(Line("  failures:", "warn"))
-    out += _first(listed, [item.id for item in loose])
+        out += [Line(f"     explains {plural(len(c.items), 'check')}")] if c.items else []
+    named = [f"{plural(len(loose), 'failure')} no cause explains:" if doc.causes else "failures:"]
     warned = doc.warnings()
-    if warned:
-        out.append(Line(f"  {plural(len(warned), 'warning')}:", "warn"))
-        out += _first(listed, [f"{item.id}: {w.message}" for item, w in warned])
+    warnings = [f"{plural(len(warned), 'warning')}:"] if warned else []
+    for head, lines in (
+        (named if loose else [], [item.id for item in loose]),
+        (warnings, [f"{item.id}: {w.message}" for item, w in warned]),
+    ):
+        more = (
+            [f"... and {len(lines) - listed} more (see the report)"] if len(lines) > listed else []
+        )
+        out += [Line(f"  {h}", "warn") for h in head]
+        out += [Line(f"    {text}") for text in [*lines[:listed], *more]]
     return out
 
 
-def _first(listed: int, lines: Sequence[str]) -> list[Line]:
-    more = [f"... and {len(lines) - listed} more (see the report)"] if len(lines) > listed else []
-    return [Line(f"    {text}") for text in [*lines[:listed], *more]]
-
-
-MESSAGE_CAUSES_MAX = 360
-"""The causes line of the verdict check's message, short enough for a JUnit message attribute."""
-
-
 def verdict_text(doc: Results) -> str:
-    """The verdict, its causes and warnings as plain text (the `sparkfabric::verdict` check's
-    failure message: what a CI dashboard shows)."""
+    """The `sparkfabric::verdict` check's failure message: what a CI dashboard shows."""
     lines = [line.text for line in terminal_lines(doc)]
     # pytest keeps about 500 characters of it in the JUnit `message` attribute: the causes
     # come first, one short line, then the whole banner (in the element text).
@@ -134,80 +111,138 @@ def verdict_text(doc: Results) -> str:
     return "\n".join([lines[0], short, *lines[1:]] if short else lines)
 
 
-# -- HTML ---------------------------------------------------------------------------------------
-
-
-def _item_li(item: Item) -> str:
-    figures = (("measured", item.measured, item.unit), ("expected", item.expected, None))
-    detail = ", ".join(f"{k} {with_unit(v, unit)}" for k, v, unit in figures if v is not None)
-    first = (item.message or "").strip().splitlines()[:1]
-    note = detail or (first[0] if first else item.outcome.replace("_", " "))
-    return (
-        f'<li data-item="{esc(item.id)}"><code>{esc(item.id)}</code>'
-        f'<span class="sf-item-note"> {esc(note)}</span></li>'
-    )
-
-
 def _items_block(ids: Sequence[str], by_id: Mapping[str, Item], summary: str) -> str:
-    rows = [_item_li(by_id.get(i, Item(id=i, outcome="failed"))) for i in ids]
+    rows = []
+    for item in (by_id.get(i, Item(id=i, outcome="failed")) for i in ids):
+        figures = (("measured", item.measured, item.unit), ("expected", item.expected, None))
+        detail = ", ".join(f"{k} {with_unit(v, unit)}" for k, v, unit in figures if v is not None)
+        first = (item.message or "").strip().splitlines()[:1]
+        note = detail or (first[0] if first else item.outcome.replace("_", " "))
+        rows.append(
+            f'<li data-item="{esc(item.id)}"><code>{esc(item.id)}</code>'
+            f'<span class="sf-item-note"> {esc(note)}</span></li>'
+        )
     return f"<details><summary>{esc(summary)}</summary><ul>{''.join(rows)}</ul></details>"
 
 
-def _phases(phases: Sequence[Phase]) -> str:
-    if not phases:
-        return ""
-    rows = []
-    for p in phases:
-        rounds = "" if p.rounds is None else p.rounds
-        cells = (p.name, rounds, duration(p.real_s), duration(p.transport_s))
-        rows.append("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in cells) + "</tr>")
-    return (
-        '<details class="sf-phases"><summary>phases</summary><table><thead><tr><th>phase</th>'
-        "<th>rounds</th><th>real time</th><th>transport clock</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table></details>"
-    )
-
-
 def html(doc: Results) -> str:
-    """The banner and root-cause list as one <section>."""
-    causes, items, transport = doc.causes, doc.items, doc.cluster.transport
-    bg, fg = COLOUR[doc.verdict]
-    verdict, _, rest = headline(doc).partition("  ")
-    by_id = {i.id: i for i in items}
+    counts, causes_line, loose = _summary(doc)
+    verdict, rest = headline(doc)
+    by_id = {i.id: i for i in doc.items}
+    transport = f"; transport {esc(doc.cluster.transport)}" if doc.cluster.transport else ""
     parts = [
         f'<section class="sf-banner sf-{doc.verdict}" data-verdict="{doc.verdict}">',
-        f'<div class="sf-verdict" style="background:{bg};color:{fg}">'
+        f'<div class="sf-verdict" style="background:{BACKGROUND[doc.verdict]};color:#ffffff">'
         f'<span class="sf-verdict-word">{esc(verdict)}</span> '
         f'<span class="sf-verdict-what">{esc(rest)}</span></div>',
-        f'<p class="sf-counts">{esc(count_line(doc))}'
-        + (f"; transport {esc(transport)}" if transport else "")
-        + "</p>",
+        f'<p class="sf-counts">{esc(counts)}{transport}</p>',
     ]
     parts += [f'<p class="sf-warning"><strong>{esc(w)}</strong></p>' for w in doc.safety]
-    failed = [i for i in items if i.outcome in ("failed", "not_measured")]
-    if causes or failed:
-        parts.append(f'<h2 class="sf-causes-head">{esc(causes_line(causes, items))}</h2>')
-    if causes:
-        parts.append('<ol class="sf-causes">')
-        for n, c in enumerate(causes, 1):
-            objs = "".join(f'<code class="sf-object">{esc(o)}</code> ' for o in c.objects)
-            evidence = "".join(f"<li>{esc(e)}</li>" for e in c.evidence)
-            explains = f"explains {plural(len(c.items), 'failed check')}"
-            parts.append(
-                f'<li class="sf-cause" data-rule="{esc(c.rule)}" value="{n}">'
-                f'<p><strong>{esc(c.cause)}</strong> <span class="sf-rule">[{esc(c.rule)}]</span>'
-                f"</p><p>{objs}</p><p><b>Fix:</b> {esc(c.fix)}</p>"
-                + (f'<ul class="sf-evidence">{evidence}</ul>' if evidence else "")
-                + (_items_block(c.items, by_id, explains) if c.items else "")
-                + "</li>"
-            )
-        parts.append("</ol>")
-    loose = unexplained(causes, items)
+    if causes_line is not None:
+        parts.append(f'<h2 class="sf-causes-head">{esc(causes_line)}</h2>')
+    parts += ['<ol class="sf-causes">'] if doc.causes else []
+    for n, c in enumerate(doc.causes, 1):
+        objs = "".join(f'<code class="sf-object">{esc(o)}</code> ' for o in c.objects)
+        evidence = "".join(f"<li>{esc(e)}</li>" for e in c.evidence)
+        explains = f"explains {plural(len(c.items), 'failed check')}"
+        parts.append(
+            f'<li class="sf-cause" data-rule="{esc(c.rule)}" value="{n}">'
+            f'<p><strong>{esc(c.cause)}</strong> <span class="sf-rule">[{esc(c.rule)}]</span>'
+            f"</p><p>{objs}</p><p><b>Fix:</b> {esc(c.fix)}</p>"
+            + (f'<ul class="sf-evidence">{evidence}</ul>' if evidence else "")
+            + (_items_block(c.items, by_id, explains) if c.items else "")
+            + "</li>"
+        )
+    parts += ["</ol>"] if doc.causes else []
     if loose:
-        title = f"{plural(len(loose), 'failure')} no cause explains" if causes else "failures"
+        title = f"{plural(len(loose), 'failure')} no cause explains" if doc.causes else "failures"
         block = _items_block([i.id for i in loose], by_id, title)
         parts.append(f'<div class="sf-unexplained">{block}</div>')
-    parts.append(_phases(doc.phases))
-    parts.append("</section>")
-    return "".join(parts)
+    rows = [
+        (p.name, "" if p.rounds is None else p.rounds, duration(p.real_s), duration(p.transport_s))
+        for p in doc.phases
+    ]
+    if rows:
+        body = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in r) + "</tr>" for r in rows)
+        parts.append(
+            '<details class="sf-phases"><summary>phases</summary><table><thead><tr><th>phase</th>'
+            "<th>rounds</th><th>real time</th><th>transport clock</th></tr></thead><tbody>"
+            f"{body}</tbody></table></details>"
+        )
+    return "".join(parts) + "</section>"
+
+
+# -- progress ---------------------------------------------------------------------------------
+
+PLAIN_EVERY_S = 30.0  # without a TTY, a status line at most this often (and a phase's first)
+_ROUND = re.compile(r"\bround (\d+)/(\d+)\b")
+_SHARE = re.compile(r"\((\d+)%\)")
+
+
+def done_share(line: str) -> float | None:
+    """How much of its phase a status line says is done: `round 3/5` is the start of round 3
+    (2 of 5 done), `soak 2 min of 10 min (20%)` is a fifth; None when the line does not say."""
+    if m := _ROUND.search(line):
+        k, n = int(m[1]), int(m[2])
+        return (k - 1) / n if n else None
+    if m := _SHARE.search(line):
+        return min(1.0, int(m[1]) / 100)
+    return None
+
+
+def eta_text(elapsed_s: float, share: float | None) -> str | None:
+    """`ETA 4 min 10 s` from the time so far and the share done (None before anything is)."""
+    if share is None or share <= 0 or elapsed_s <= 0:
+        return None
+    return f"ETA {duration(max(0.0, elapsed_s * (1 - share) / share))}"
+
+
+class Terminal:
+    """Progress on pytest's terminal through the terminal reporter's public API only: phase lines
+    between the result letters, a status line in place (TTY) or every PLAIN_EVERY_S (a log)."""
+
+    def __init__(self, config: pytest.Config, prefix: str) -> None:
+        self.config = config
+        self.prefix = prefix
+        self.phase_started: float | None = None
+        self.last_plain: float | None = None
+        self.open = False  # a status line is on the screen, with the cursor at its end (TTY only)
+
+    def _reporter(self) -> Any:
+        if self.config.get_verbosity() < 0:
+            return None
+        return self.config.pluginmanager.get_plugin("terminalreporter")
+
+    def show(self, line: str, *, status: bool = False) -> None:
+        reporter = self._reporter()
+        if reporter is None:
+            return
+        now, text = time.monotonic(), visible(f"{self.prefix}: {line}")
+        # Progress is written while a test runs: step around output capture to the terminal.
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        quiet = capture.global_and_fixture_disabled() if capture is not None else None
+        with quiet or contextlib.nullcontext():
+            if not status:  # a phase started (its own line): ETAs count from here
+                self.close()
+                reporter.write_line(text)
+                self.phase_started, self.last_plain = now, None
+                return
+            self.phase_started = now if self.phase_started is None else self.phase_started
+            eta = eta_text(now - self.phase_started, done_share(text))
+            text = f"{text}, {eta}" if eta else text
+            if reporter.isatty:
+                if not self.open:
+                    reporter.ensure_newline()
+                self.open = True
+                width = shutil.get_terminal_size().columns
+                reporter.rewrite(text[: max(10, width - 1)], erase=True)
+            elif self.last_plain is None or now - self.last_plain >= PLAIN_EVERY_S:
+                self.last_plain = now
+                reporter.write_line(text)
+
+    def close(self) -> None:
+        """Erase an open status line before pytest writes its next result."""
+        reporter = self._reporter()
+        if reporter is not None and self.open:
+            self.open = False
+            reporter.rewrite("", erase=True)

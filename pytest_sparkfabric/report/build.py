@@ -1,31 +1,26 @@
-"""The fabric picture's model of a results document (pure): what `picture` draws and the cable
-table marks. Each drawn object takes the worst outcome of the items whose object ids reach it
-(a link or direction reaches its cable on its rail, a rail its node's NIC); root causes mark the
-objects they name with their number."""
+"""What the picture draws (pure): each object the worst outcome of the items whose ids reach it (a
+link its cable on its rail, a rail its node's NIC), marked by the causes naming it; and the cables
+by serial: one run's table (both ends, A / B where they differ), every run of each (`cables`)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import objects
-from pytest_sparkfabric.report.style import number, size_bytes
-from pytest_sparkfabric.results import (
-    STATUS_OF,
-    Cable,
-    CableEnd,
-    Measurement,
-    Results,
-    Status,
-    Topology,
-    worst,
-)
+from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc, number, size_bytes
+from pytest_sparkfabric.results import STATUS_OF, worst
+
+if TYPE_CHECKING:
+    from pytest_sparkfabric.results import Cable, CableEnd, Measurement, Results, Status, Topology
 
 
 @dataclass(frozen=True, slots=True)
 class End:
-    """One end of a cable: a node's QSFP port (`p0`, `p1`) or a switch leg (node None)."""
+    """A node's QSFP port (`p0`, `p1`) or a switch leg (node None)."""
 
     node: str | None
     port: str
@@ -42,9 +37,7 @@ class RailState:
     rail: int
     status: Status
     notes: tuple[str, ...] = ()
-    elsewhere: bool = False
-    """Everything that failed here is explained by a root cause that names other objects (a
-    collateral failure: drawn dashed, not solid)."""
+    elsewhere: bool = False  # all that failed here a cause on other objects explains: dashed
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +46,7 @@ class FabricNode:
     status: Status
     notes: tuple[str, ...] = ()
     causes: tuple[int, ...] = ()
-    """Numbers (1-based, in the banner's order) of the root causes that name this node."""
+    """Numbers (1-based, in the banner's order) of the root causes that name it."""
     elsewhere: bool = False
 
 
@@ -76,8 +69,7 @@ class FabricCable:
 
 @dataclass(frozen=True, slots=True)
 class Picture:
-    """The fabric as drawn: nodes in cluster.yaml order; cables as cabled (a ring is drawn by
-    following them)."""
+    """The fabric as drawn: nodes in cluster.yaml order, cables as cabled."""
 
     topology: Topology
     nodes: tuple[FabricNode, ...]
@@ -100,40 +92,19 @@ PEAKS = {
     "gpu_temp_c": ("peak GPU temperature", "C"),
 }
 """Series shown in a tooltip by their peak: one line per object, not one per sample."""
+# Figures read at a receiving rail that judge the cable it is on, not the node.
 LINK_QUALITY_KINDS = frozenset({"lane_error_rate_per_s", "ber_max"})
-"""Figures read at a receiving rail that judge the cable it is on, not the node."""
 
 
-# -- the fabric ---------------------------------------------------------------------------------
-
-
-def _end(d: CableEnd) -> End:
-    return End(
-        d.node, f"p{d.port}" if d.node is not None and isinstance(d.port, int) else str(d.port)
-    )
+def _end(d: CableEnd | objects.Spot) -> End:
+    port = d.leg if isinstance(d, objects.Spot) and d.node is None else d.port
+    return End(d.node, f"p{port}" if d.node is not None and isinstance(port, int) else str(port))
 
 
 def _found(d: Cable) -> tuple[End, End] | None:
     """Where the cable runs, when LLDP found it elsewhere than the plan (`Cable.found`)."""
     ref = objects.parse(d.found) if d.found and d.found != d.id else None
-    if ref is None or ref.kind != "cable":
-        return None
-    a, b = (
-        End(s.node, f"p{s.port}") if s.node is not None else End(None, str(s.leg))
-        for s in ref.spots
-    )
-    return a, b
-
-
-def _drawn(d: Cable) -> FabricCable:
-    found = _found(d)
-    a, b = found or (_end(d.a), _end(d.b))
-    planned = (_end(d.a), _end(d.b)) if found else None
-    return FabricCable(d.id, a, b, "unknown", planned=planned, serial=placed(d)[0])
-
-
-def label(e: CableEnd) -> str:
-    return _end(e).label
+    return (_end(ref.spots[0]), _end(ref.spots[1])) if ref and ref.kind == "cable" else None
 
 
 def placed(c: Cable) -> tuple[str | None, str]:
@@ -142,48 +113,31 @@ def placed(c: Cable) -> tuple[str | None, str]:
     if not c.found or c.found == c.id:
         return c.serial, c.id
     first = c.found.partition("<->")[0]
-    serial = next((e.serial for e in (c.a, c.b) if label(e) == first and e.serial), c.serial)
+    serial = next((e.serial for e in (c.a, c.b) if _end(e).label == first and e.serial), c.serial)
     return serial, c.found
 
 
-Target = tuple[str, str, int | None]
-"""("node", name, None) or ("cable", cable id, rail index or None for the whole cable)."""
+Target = tuple[str, str, int | None]  # ("node", name, None), ("cable", id, rail or None: all)
 
 
-@dataclass
 class _Index:
     """Which drawn object each id reaches."""
 
-    cables: list[FabricCable]
-    at_port: dict[tuple[str, str], str] = field(default_factory=dict)
-    at_leg: dict[str, str] = field(default_factory=dict)
-    of_node: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-
-    def __post_init__(self) -> None:
-        for c in self.cables:
+    def __init__(self, cables: Sequence[FabricCable]) -> None:
+        self.cables = cables
+        self.at = {(e.node, e.port): c.id for c in cables for e in (c.a, c.b)}
+        self.of_node: dict[str, list[str]] = defaultdict(list)
+        for c in cables:
             for e in (c.a, c.b):
-                if e.node is None:
-                    self.at_leg[e.port] = c.id
-                else:
-                    self.at_port[(e.node, e.port)] = c.id
+                if e.node is not None:
                     self.of_node[e.node].append(c.id)
 
     def cables_at(self, p: objects.Spot) -> list[str]:
-        if p.leg is not None:
-            return [self.at_leg[p.leg]] if p.leg in self.at_leg else []
-        if p.node is None:
-            return []
-        if p.port is not None:
-            found = self.at_port.get((p.node, f"p{p.port}"))
-            return [found] if found else []
-        return list(self.of_node.get(p.node, ()))
-
-    def between(self, a: objects.Spot, b: objects.Spot) -> list[str]:
-        """The cables a path from a to b crosses: the one joining them, else (through a
-        switch) each end's own."""
-        ca, cb = self.cables_at(a), self.cables_at(b)
-        shared = [c for c in ca if c in cb]
-        return shared or ca + cb
+        if p.leg is None and p.port is None:
+            return list(self.of_node.get(p.node, ())) if p.node else []
+        key = (None, p.leg) if p.leg is not None else (p.node, f"p{p.port}")
+        found = self.at.get(key) if p.leg is not None or p.node is not None else None
+        return [found] if found else []
 
     def targets(self, text: str, link_quality: bool = False) -> list[Target]:
         """The drawn objects an id reaches; a rail id reaches its node (the NIC), or with
@@ -200,20 +154,28 @@ class _Index:
             return [("cable", text, None)]
         if ref.kind in ("port", "leg"):
             return [("cable", c, None) for c in self.cables_at(pts[0])]
-        return [("cable", c, ref.rail) for c in self.between(pts[0], pts[1])]
+        # A path crosses the cable joining its ends, else (through a switch) each end's own.
+        ca, cb = self.cables_at(pts[0]), self.cables_at(pts[1])
+        return [("cable", c, ref.rail) for c in [c for c in ca if c in cb] or ca + cb]
 
 
 def picture(doc: Results) -> Picture:
-    items, causes = doc.items, doc.causes
-    names = [n.name for n in doc.cluster.nodes]
-    bare = [_drawn(d) for d in doc.cables]
+    bare = []
+    statuses: dict[Target, list[Status]] = defaultdict(list)
+    blamed: set[Target] = set()
+    for d in doc.cables:
+        plan, found = (_end(d.a), _end(d.b)), _found(d)
+        a, b = found or plan
+        bare.append(FabricCable(d.id, a, b, "unknown", planned=found and plan, serial=placed(d)[0]))
+        # The cable's own verdict (link, FEC, EEPROM, soak lanes): its own failure.
+        statuses[("cable", d.id, None)].append("fail" if found else d.status)
+        if found or d.status in ("fail", "not_measured"):
+            blamed.add(("cable", d.id, None))
     index = _Index(bare)
     named: dict[int, set[tuple[str, str]]] = {}
     explaining: dict[str, list[int]] = defaultdict(list)
     marks: dict[tuple[str, str], list[int]] = defaultdict(list)
-    statuses: dict[Target, list[Status]] = defaultdict(list)
-    blamed: set[Target] = set()
-    for n, cause in enumerate(causes, 1):
+    for n, cause in enumerate(doc.causes, 1):
         named[n] = {(k, name) for o in cause.objects for k, name, _ in index.targets(o)}
         for iid in cause.items:
             explaining[iid].append(n)
@@ -224,13 +186,7 @@ def picture(doc: Results) -> Picture:
             if cause.certain:
                 statuses[(kind, name, None)].append("fail")
                 blamed.add((kind, name, None))
-    for d in doc.cables:
-        # The cable's own verdict (link, FEC, EEPROM, soak lanes): its own failure.
-        own: Status = "fail" if _found(d) else d.status
-        statuses[("cable", d.id, None)].append(own)
-        if own in ("fail", "not_measured"):
-            blamed.add(("cable", d.id, None))
-    for item in items:
+    for item in doc.items:
         status = STATUS_OF[item.outcome]
         targets = [t for o in item.objects for t in index.targets(o)]
         if not targets and item.node:
@@ -246,7 +202,7 @@ def picture(doc: Results) -> Picture:
         return status in ("fail", "not_measured") and not any(k in blamed for k in keys)
 
     nodes = []
-    for name in names:
+    for name in (n.name for n in doc.cluster.nodes):
         here: Target = ("node", name, None)
         status, mine = worst(statuses[here]), marks[("node", name)]
         away = elsewhere(status, [here]) and not mine
@@ -285,57 +241,151 @@ def _value(m: Measurement) -> str:
     return f"{number(m.value)} {m.unit}".rstrip()
 
 
-def _figure_text(m: Measurement) -> str:
-    label = KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
-    where = f" {m.node}->{m.peer}" if m.node and m.peer else ""
-    return f"{label}{where}: {_value(m)}"
+def _kind(m: Measurement) -> str:
+    return KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
 
 
 def _notes(doc: Results, index: _Index) -> dict[Target, list[str]]:
-    """Tooltip lines per drawn object: series as their peak, sized figures (NCCL) at their
-    largest size, then every other figure."""
-    peaks: dict[tuple[Target, str], float] = {}
+    """Tooltip lines per object: series' peaks, sized figures at their largest, the others."""
+    peaks: dict[tuple[Target, str], Measurement] = {}
     largest: dict[tuple[Target, str, str], Measurement] = {}
     figures: dict[Target, list[str]] = defaultdict(list)
     for m in doc.measurements:
         quality = m.kind in LINK_QUALITY_KINDS
-        targets = dict.fromkeys(t for o in m.objects for t in index.targets(o, quality))
-        for t in targets:
+        for t in dict.fromkeys(t for o in m.objects for t in index.targets(o, quality)):
             if m.kind in PEAKS:
-                key = (t, m.kind)
-                peaks[key] = max(peaks.get(key, m.value), m.value)
+                if (was := peaks.get((t, m.kind))) is None or was.value < m.value:
+                    peaks[(t, m.kind)] = m
             elif m.size_bytes is not None:
-                sized = (t, m.kind, m.op or "")
-                was = largest.get(sized)
+                was = largest.get((t, m.kind, m.op or ""))
                 if was is None or (was.size_bytes or 0) < m.size_bytes:
-                    largest[sized] = m
+                    largest[(t, m.kind, m.op or "")] = m
             else:
-                figures[t].append(_figure_text(m))
+                where = f" {m.node}->{m.peer}" if m.node and m.peer else ""
+                figures[t].append(f"{_kind(m)}{where}: {_value(m)}")
     notes: dict[Target, list[str]] = defaultdict(list)
-    for (t, kind), value in peaks.items():
-        label, unit = PEAKS[kind]
-        notes[t].append(f"{label}: {number(value)} {unit}")
+    for (t, kind), m in peaks.items():
+        notes[t].append(f"{PEAKS[kind][0]}: {number(m.value)} {PEAKS[kind][1]}")
     for (t, _, op), m in largest.items():
-        label = KIND_LABELS.get(m.kind, m.kind.replace("_", " "))
-        what = f"{label} {op}".strip()
         size = size_bytes(m.size_bytes or 0)
-        notes[t].append(f"{what} at {size}B: {_value(m)}")
+        notes[t].append(f"{_kind(m)} {op}".strip() + f" at {size}B: {_value(m)}")
     for t, lines in figures.items():
         notes[t] += lines
     return notes
-
-
-# -- the inventory ------------------------------------------------------------------------------
 
 
 def cable_rows(doc: Results, drawn: Picture | None = None) -> list[tuple[Cable, Status]]:
     """Each cable with its verdict in the cable table. A cable whose failures all have a root
     cause elsewhere keeps its own verdict: the table is the record a cable vendor sees. A cable
     found elsewhere than planned fails."""
-    by_id = {c.id: c for c in (drawn or picture(doc)).cables}
+    kept = {c.id: c.status for c in (drawn or picture(doc)).cables if not c.elsewhere}
+    return [(d, "fail" if _found(d) else kept.get(d.id, d.status)) for d in doc.cables]
+
+
+NOT_READ = "\u2014"  # an em dash: not read
+ENDS: tuple[tuple[str, Callable[[CableEnd], str | None]], ...] = (
+    ("vendor", lambda e: e.vendor),
+    ("part", lambda e: e.part),
+    ("length", lambda e: None if e.length_m is None else f"{number(e.length_m)} m"),
+    ("type", lambda e: e.type),
+    ("speed", lambda e: None if e.speed_mbps is None else f"{number(e.speed_mbps / 1000)}G"),
+    ("FEC", lambda e: e.fec),
+)
+"""The EEPROM and link columns, read at both ends."""
+COLUMNS = ("serial", "cable", "end A", "end B", *(t for t, _ in ENDS), "worst lane BER", "verdict")
+
+
+def _pair(c: Cable, get: Callable[[CableEnd], str | None]) -> str:
+    a, b = get(c.a), get(c.b)
+    if a is None and b is None:
+        return f'<td class="sf-none">{NOT_READ}</td>'
+    if a is None or b is None or a == b:
+        return f"<td>{esc(a if a is not None else b)}</td>"
+    return f'<td class="sf-differs" title="the two ends differ">A: {esc(a)}<br>B: {esc(b)}</td>'
+
+
+def cable_table(rows: Sequence[tuple[Cable, Status]]) -> str:
+    head = "".join(f"<th>{esc(c)}</th>" for c in COLUMNS)
+    body = []
+    for c, status in rows:
+        ber = f"{number(c.worst_ber)}" if c.worst_ber is not None else NOT_READ
+        notes = "".join(f"<br><small>{esc(n)}</small>" for n in c.notes)
+        found = ""
+        if c.found and c.found != c.id:
+            found = f'<br><small class="sf-found">found: <code>{esc(c.found)}</code></small>'
+        body.append(
+            f'<tr class="sf-cable-row" data-serial="{esc(c.serial or "")}" '
+            f'data-cable="{esc(c.id)}" data-status="{status}">'
+            + _pair(c, lambda e: e.serial)
+            + f"<td><code>{esc(c.id)}</code>{found}</td>"
+            + f"<td>{esc(_end(c.a).label)}</td><td>{esc(_end(c.b).label)}</td>"
+            + "".join(_pair(c, get) for _, get in ENDS)
+            + f"<td>{esc(ber)}</td>"
+            + f'<td style="background:{FILL[status]};color:{STROKE[status]};'
+            f'font-weight:bold">{esc(LABEL[status])}{notes}</td></tr>'
+        )
+    return (
+        f'<table class="sf-inventory"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+# -- every run of each cable --------------------------------------------------------------------
+
+UNREAD = "(serial unread)"
+HEAD = ("serial", "date", "cluster", "cable as it ran", "worst BER", "RDMA", "verdict", "file")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    serial: str
+    started: datetime
+    cluster: str
+    where: str
+    planned: str | None  # the plan's place for the cable, when it ran elsewhere
+    ber: float | None
+    rdma_gbps: float | None
+    status: Status
+    source: str
+
+
+def runs(docs: Sequence[tuple[str, Results]]) -> list[Run]:
+    """Every cable of every document by serial, then date, with its lowest RDMA figure."""
     out = []
-    for d in doc.cables:
-        c = by_id.get(d.id)
-        status = c.status if c is not None and not c.elsewhere else d.status
-        out.append((d, "fail" if _found(d) else status))
-    return out
+    for source, doc in docs:
+        for cable, status in cable_rows(doc):
+            serial, where = placed(cable)
+            ref = objects.parse(where)
+            ends = [s for s in ref.spots if s.node is not None] if ref else []
+            found = []
+            for m in doc.measurements:
+                d = objects.parse(m.objects[0]) if m.kind == "rdma_gbps" and m.objects else None
+                if ends and d is not None and all(any(e.meets(s) for s in d.spots) for e in ends):
+                    found.append(m.value)
+            planned = cable.id if where != cable.id else None
+            run = (serial or UNREAD, doc.started, doc.cluster.name, where, planned)
+            out.append(Run(*run, cable.worst_ber, min(found, default=None), status, source))
+    return sorted(out, key=lambda r: (r.serial == UNREAD, r.serial, r.started, r.where))
+
+
+def text(rows: Sequence[Run]) -> str:
+    """One table, a serial named once above its runs."""
+    table = [HEAD]
+    for k, r in enumerate(rows):
+        table.append(
+            (
+                r.serial if k == 0 or r.serial != rows[k - 1].serial else "",
+                r.started.strftime("%Y-%m-%d %H:%M %z"),
+                r.cluster,
+                r.where + (f" (planned {r.planned})" if r.planned else ""),
+                number(r.ber) if r.ber is not None else NOT_READ,
+                f"{number(r.rdma_gbps)} Gb/s" if r.rdma_gbps is not None else NOT_READ,
+                LABEL[r.status],
+                r.source,
+            )
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(HEAD))]
+    return "".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n"
+        for row in table
+    )

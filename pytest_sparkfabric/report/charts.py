@@ -1,7 +1,6 @@
-"""Static charts as inline SVG from a results document (matplotlib's SVG backend, imported only
-when a chart is drawn): bandwidth heatmaps per rail, NCCL busbw by size, the soak's lane error
-rates and temperatures, all in Gb/s. Output is stable: glyphs as paths, fixed hash salt, ids
-prefixed per chart, no date or creator metadata."""
+"""Static charts as inline SVG (matplotlib's SVG backend, imported only to draw): bandwidth heatmaps
+per rail, NCCL busbw by size, the soak's lane error rates and temperatures, all in Gb/s. Stable
+output: glyphs as paths, fixed hash salt, ids prefixed per chart, no date or creator metadata."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ import math
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,19 +35,14 @@ RC: dict[RcKeyType, Any] = {
     "grid.linewidth": 0.6,
     "path.simplify": True,
 }
-ZERO_PER_S = 0.1
-"""Where a lane rate of zero is drawn on the log axis."""
-ANNOTATE_MAX = 10
-"""Heatmaps of at most this many nodes print each cell's value."""
-LABELLED_MAX = 8
-"""At most this many series get their own colour and legend entry; the rest are grey."""
+ZERO_PER_S = 0.1  # where a lane rate of zero is drawn on the log axis
+ANNOTATE_MAX = 10  # heatmaps of at most this many nodes print each cell's value
+LABELLED_MAX = 8  # at most this many series get their own colour and legend entry, the rest grey
 FAIL = STROKE["fail"]
 QUIET = "#90a4ae"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 """matplotlib's tab10 without its red (red marks what is out of line) and grey (the quiet)."""
-HOT_MARGIN_C = 10.0
-"""A node's temperature series is highlighted when its peak is this far above the median peak
-of the others (a display aid for the eye, not a verdict)."""
+HOT_MARGIN_C = 10.0  # a node this far above the others' median peak is highlighted (no verdict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +51,6 @@ class Chart:
     title: str
     caption: str
     svg: str
-
-
-# -- the data -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +69,10 @@ class Matrix:
 
 @dataclass(frozen=True, slots=True)
 class Series:
-    """One line of a soak chart: a lane (`spark-1:p0rail1 lane 2`) or a node's sensor."""
+    """A soak line (a lane, a node's sensor): (seconds in, value), a time read twice its peak."""
 
     name: str
     points: tuple[tuple[float, float], ...]
-    """(seconds into the soak, value), the peak where a time was read twice."""
     outlier: bool = False
 
 
@@ -120,56 +110,42 @@ def matrices(doc: Results) -> list[Matrix]:
     return out
 
 
-def _points(rows: Iterable[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
-    peak: dict[float, float] = {}
-    for t, v in rows:
-        peak[t] = max(peak.get(t, v), v)
-    return tuple(sorted(peak.items()))
-
-
-def _series(doc: Results, kind: str, key: Callable[[Any], str | None]) -> dict[str, Series]:
-    rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
+def _series(doc: Results, kind: str, key: Callable[[Any], str | None]) -> list[Series]:
+    peaks: dict[str, dict[float, float]] = defaultdict(dict)
     flagged: set[str] = set()
     for m in doc.measurements:
-        name = key(m) if m.kind == kind and m.t_s is not None else None
-        if name:
-            rows[name].append((m.t_s or 0.0, m.value))
-            if m.flagged:
-                flagged.add(name)
-    return {n: Series(n, _points(r), n in flagged) for n, r in sorted(rows.items())}
+        if (name := key(m) if m.kind == kind and m.t_s is not None else None) is not None:
+            peaks[name][m.t_s or 0.0] = max(peaks[name].get(m.t_s or 0.0, m.value), m.value)
+            flagged |= {name} if m.flagged else set()
+    return [Series(n, tuple(sorted(p.items())), n in flagged) for n, p in sorted(peaks.items())]
 
 
 def lanes(doc: Results) -> list[Series]:
     """Corrected bits per second on each lane over the soak; an outlier is flagged."""
-    named = _series(
+    return _series(
         doc,
         "lane_error_rate_per_s",
         lambda m: f"{m.objects[0]} lane {m.lane}" if m.objects and m.lane is not None else None,
     )
-    return list(named.values())
 
 
 def temps(doc: Results, kind: str) -> list[Series]:
     """Each node's `nic_temp_c` or `gpu_temp_c` over the soak; a flagged or hot node is out."""
     series = _series(doc, kind, lambda m: m.node)
-    hot = hot_nodes({n: max(v for _, v in s.points) for n, s in series.items() if s.points})
-    return [Series(s.name, s.points, s.outlier or s.name in hot) for s in series.values()]
+    hot = hot_nodes({s.name: max(v for _, v in s.points) for s in series if s.points})
+    return [Series(s.name, s.points, s.outlier or s.name in hot) for s in series]
 
 
 def hot_nodes(peaks: Mapping[str, float], margin_c: float = HOT_MARGIN_C) -> set[str]:
     """Nodes whose peak is `margin_c` above the median peak of the others (3 nodes or more)."""
     if len(peaks) < 3:
         return set()
-    return {
-        n
-        for n, v in peaks.items()
-        if v > statistics.median(p for m, p in peaks.items() if m != n) + margin_c
-    }
+    others = {n: [p for m, p in peaks.items() if m != n] for n in peaks}
+    return {n for n, v in peaks.items() if v > statistics.median(others[n]) + margin_c}
 
 
 def _plain(text: object) -> str:
-    """A name as a label: matplotlib reads `$...$` as math, and names come from cluster.yaml
-    and tool output."""
+    """A name (from cluster.yaml, tool output) as a label: matplotlib reads `$...$` as math."""
     return str(text).replace("$", r"\$")
 
 
@@ -182,15 +158,18 @@ def _styled() -> Iterator[None]:
         yield
 
 
-def _figure(width_in: float, height_in: float) -> Figure:
+def _figure(width_in: float, height_in: float, panels: int = 1) -> tuple[Figure, list[Axes]]:
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width_in, height_in), layout="constrained")
+    fig = Figure(figsize=(width_in, height_in), layout="constrained")
+    return fig, list(fig.subplots(1, panels, squeeze=False)[0])
 
 
-def _inline(svg: str, key: str, title: str) -> str:
-    """matplotlib's SVG file as an element for one HTML page."""
-    svg = svg[svg.index("<svg") :]
+def _chart(fig: Figure, key: str, title: str, caption: str) -> Chart:
+    """The figure as an SVG element for one HTML page (its ids prefixed with the key)."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    svg = buf.getvalue()[buf.getvalue().index("<svg") :]
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
     # Its `*{stroke-linejoin:...}` rule would apply to the whole page, not just the chart.
     svg = re.sub(r"<style[^>]*>.*?</style>\s*", "", svg, flags=re.S)
@@ -200,18 +179,8 @@ def _inline(svg: str, key: str, title: str) -> str:
         return f"{m[1]}{key}-{m[2]}" if m[2] in ids else m[0]
 
     svg = re.sub(r'(\bid="|href="#|url\(#)([^")]+)', prefixed, svg)
-    return svg.replace(
-        "<svg ", f'<svg class="sf-chart-svg" role="img" aria-label="{esc(title)}" ', 1
-    ).strip()
-
-
-def _svg(fig: Figure, key: str, title: str) -> str:
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    return _inline(buf.getvalue(), key, title)
-
-
-# -- bandwidth heatmap --------------------------------------------------------------------------
+    head = f'<svg class="sf-chart-svg" role="img" aria-label="{esc(title)}" '
+    return Chart(key, title, caption, svg.replace("<svg ", head, 1).strip())
 
 
 @_styled()
@@ -221,8 +190,7 @@ def heatmap(m: Matrix) -> Chart:
     from matplotlib.colors import Normalize, TwoSlopeNorm
     from matplotlib.patches import Rectangle
 
-    n = len(m.nodes)
-    where = {name: i for i, name in enumerate(m.nodes)}
+    n, where = len(m.nodes), {name: i for i, name in enumerate(m.nodes)}
     data = np.full((n, n), np.nan)
     for (src, dst), gbps in m.cells.items():
         if src in where and dst in where:
@@ -233,16 +201,15 @@ def heatmap(m: Matrix) -> Chart:
     norm = TwoSlopeNorm(thr, 0.0, top) if thr and 0 < thr < top else Normalize(0, top)
     cmap = colormaps["RdYlGn"].with_extremes(bad="#eeeeee")
     side = min(9.0, max(3.4, 1.6 + 0.11 * n))
-    fig = _figure(side + 1.3, side)
-    ax = fig.add_subplot()
+    fig, (ax,) = _figure(side + 1.3, side)
     image = ax.imshow(data, cmap=cmap, norm=norm, interpolation="none", aspect="equal")
     ax.grid(False)
     font = max(4.0, min(8.0, 260 / max(n, 1)))
     cell = min(10.0, max(7.0, 60 / max(n, 1)))  # a cell's figure, as large as the cell allows
     ax.set_xticks(range(n), [_plain(x) for x in m.nodes], rotation=90, fontsize=font)
     ax.set_yticks(range(n), [_plain(x) for x in m.nodes], fontsize=font)
-    ax.set_xlabel("receiver")
-    ax.set_ylabel("sender")
+    title = f"RDMA bandwidth, rail {m.rail}"
+    ax.set(xlabel="receiver", ylabel="sender", title=f"{title}: row sends, column receives")
     low = 0
     for (i, j), v in np.ndenumerate(data):
         limit = m.loopback_threshold if i == j else thr
@@ -264,30 +231,19 @@ def heatmap(m: Matrix) -> Chart:
         bar.solids.set_rasterized(False)
     if thr is not None:
         bar.ax.axhline(thr, color="#000", lw=2)
-    title = f"RDMA bandwidth, rail {m.rail}"
-    ax.set_title(f"{title}: row sends, column receives")
-    caption = (
-        f"{len(measured)} figures; diagonal: loopback. "
-        + (f"Threshold {number(thr)} Gb/s (black line on the scale); " if thr else "")
-        + f"{low} below it, outlined. "
-        + (
-            f"Red: {sum(s == 'fail' for *_, s in m.lost)} failed without a figure; amber: "
-            f"{sum(s != 'fail' for *_, s in m.lost)} not measured. "
-            if m.lost
-            else ""
-        )
-        + "Grey: not in this schedule."
-    )
-    return Chart(f"bw-rail{m.rail}", title, caption, _svg(fig, f"bw-rail{m.rail}", title))
-
-
-# -- NCCL bus bandwidth -------------------------------------------------------------------------
+    red = sum(s == "fail" for *_, s in m.lost)
+    caption = f"{len(measured)} figures; diagonal: loopback. "
+    caption += f"Threshold {number(thr)} Gb/s (black line on the scale); " if thr else ""
+    caption += f"{low} below it, outlined. "
+    if m.lost:
+        caption += f"Red: {red} failed without a figure; amber: {len(m.lost) - red} not measured. "
+    caption += "Grey: not in this schedule."
+    return _chart(fig, f"bw-rail{m.rail}", title, caption)
 
 
 @_styled()
 def busbw(doc: Results) -> Chart | None:
-    """Bus bandwidth in Gb/s, the unit of every other bandwidth in the report (nccl-tests print
-    GB/s: x 8), with the floor drawn inside the axes."""
+    """Bus bandwidth in Gb/s, the report's one unit (nccl-tests print GB/s), and the floor."""
     from matplotlib.ticker import FuncFormatter
 
     by_op: dict[str, dict[int, float]] = defaultdict(dict)
@@ -296,10 +252,8 @@ def busbw(doc: Results) -> Chart | None:
             by_op[m.op or "nccl"][m.size_bytes] = m.value * 8
     if not by_op:
         return None
-    fig = _figure(7.0, 3.4)
-    ax = fig.add_subplot()
-    floor_gbytes = _threshold(doc, "nccl_busbw_gbytes_s")
-    floor = floor_gbytes * 8 if floor_gbytes is not None else None
+    fig, (ax,) = _figure(7.0, 3.4)
+    floor = None if (gbytes := _threshold(doc, "nccl_busbw_gbytes_s")) is None else gbytes * 8
     below, top = [], floor or 0.0
     for op, points in sorted(by_op.items()):
         xs, ys = sorted(points), [points[x] for x in sorted(points)]
@@ -313,22 +267,15 @@ def busbw(doc: Results) -> Chart | None:
         ax.axhline(floor, color=FAIL, ls="--", lw=1.2, label=f"floor {number(floor)} Gb/s")
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: size_bytes(v)))
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("bus bandwidth (Gb/s)")
+    title = "NCCL bus bandwidth by message size"
+    ax.set(xlabel="message size (bytes)", ylabel="bus bandwidth (Gb/s)", title=title)
     ax.set_ylim(0, max(top, 1.0) * 1.2)
     ax.legend(fontsize=8, loc="upper left")
-    title = "NCCL bus bandwidth by message size"
-    ax.set_title(title)
-    caption = (
-        f"Floor {number(floor)} Gb/s ({number(floor / 8)} GB/s as nccl-tests print it), judged "
-        "at the largest size. "
-        if floor is not None
-        else ""
-    ) + (f"Below it: {', '.join(below)} (marked X)." if below else "All above it.")
-    return Chart("nccl-busbw", title, caption, _svg(fig, "nccl-busbw", title))
-
-
-# -- the soak -----------------------------------------------------------------------------------
+    caption = f"Below it: {', '.join(below)} (marked X)." if below else "All above it."
+    if floor is not None:
+        said = f"{number(floor / 8)} GB/s as nccl-tests print it"
+        caption = f"Floor {number(floor)} Gb/s ({said}), judged at the largest size. {caption}"
+    return _chart(fig, "nccl-busbw", title, caption)
 
 
 def _minutes(s: Series, floor: float | None = None) -> tuple[list[float], list[float]]:
@@ -349,11 +296,9 @@ def lane_errors(doc: Results) -> Chart | None:
     series = lanes(doc)
     if not series:
         return None
-    fig = _figure(8.0, 3.8)
-    ax = fig.add_subplot()
-    quiet = [s for s in series if not s.outlier]
+    fig, (ax,) = _figure(8.0, 3.8)
     loud = [s for s in series if s.outlier]
-    _draw_quiet(ax, quiet, ZERO_PER_S)
+    _draw_quiet(ax, [s for s in series if not s.outlier], ZERO_PER_S)
     for k, s in enumerate(loud):
         label = _plain(s.name) if k < LABELLED_MAX else None
         ax.plot(*_minutes(s, ZERO_PER_S), color=FAIL, lw=2, label=label)
@@ -363,10 +308,8 @@ def lane_errors(doc: Results) -> Chart | None:
         ax.axhline(ratio * floor, color="#555", ls=":", lw=1.2, label=label)
     ax.set_yscale("log")
     ax.set_ylim(bottom=ZERO_PER_S / 2)
-    ax.set_xlabel("minutes into the soak")
-    ax.set_ylabel("corrected bits/s per lane")
     title = "Soak: per-lane error rate"
-    ax.set_title(title)
+    ax.set(xlabel="minutes into the soak", ylabel="corrected bits/s per lane", title=title)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, loc="upper left")
     rails = len({s.name.rpartition(" lane ")[0] for s in series})
@@ -374,24 +317,7 @@ def lane_errors(doc: Results) -> Chart | None:
         f"{len(series)} lanes on {rails} rails; grey: lanes in line with their neighbours; "
         f"red: outliers ({len(loud)}). Zero is drawn at {number(ZERO_PER_S)}/s."
     )
-    return Chart("soak-lanes", title, caption, _svg(fig, "soak-lanes", title))
-
-
-def _temps_axis(ax: Axes, series: Sequence[Series], label: str, colour: Mapping[str, str]) -> None:
-    rest = [s for s in series if not s.outlier]
-    if len(colour) <= LABELLED_MAX:
-        for s in rest:
-            ax.plot(*_minutes(s), lw=1.1, color=colour[s.name], label=_plain(s.name))
-    else:
-        _draw_quiet(ax, rest, None)
-    for s in series:
-        if s.outlier:
-            ax.plot(*_minutes(s), color=FAIL, lw=2.2, label=_plain(f"{s.name} (hot)"))
-    ax.set_title(label)
-    ax.set_xlabel("minutes into the soak")
-    ax.set_ylabel("\u00b0C")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="lower right")
+    return _chart(fig, "soak-lanes", title, caption)
 
 
 @_styled()
@@ -400,28 +326,28 @@ def temperatures(doc: Results) -> Chart | None:
     groups = [(title, series) for title, series in panels if series]
     if not groups:
         return None
-    fig = _figure(4.2 * len(groups), 3.4)
-    axes = fig.subplots(1, len(groups), squeeze=False)[0]
+    fig, axes = _figure(4.2 * len(groups), 3.4, len(groups))
     # One colour per node in both panels (red stays for the hot ones).
     nodes = sorted({s.name for _, series in groups for s in series})
-    palette = [c for c in PALETTE if c != FAIL]
-    colour = {node: palette[i % len(palette)] for i, node in enumerate(nodes)}
-    for ax, (title, series) in zip(axes, groups, strict=True):
-        _temps_axis(ax, series, title, colour)
+    colour = {node: PALETTE[i % len(PALETTE)] for i, node in enumerate(nodes)}
+    for ax, (label, series) in zip(axes, groups, strict=True):
+        rest = [s for s in series if not s.outlier]
+        if len(colour) <= LABELLED_MAX:
+            for s in rest:
+                ax.plot(*_minutes(s), lw=1.1, color=colour[s.name], label=_plain(s.name))
+        else:
+            _draw_quiet(ax, rest, None)
+        for s in (s for s in series if s.outlier):
+            ax.plot(*_minutes(s), color=FAIL, lw=2.2, label=_plain(f"{s.name} (hot)"))
+        ax.set(title=label, xlabel="minutes into the soak", ylabel="\u00b0C")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="lower right")
     hot = sorted({s.name for _, series in groups for s in series if s.outlier})
     title = "Soak: temperatures"
     caption = f"Hot: {', '.join(hot)} (red)." if hot else "No node runs hot against the others."
-    return Chart("soak-temps", title, caption, _svg(fig, "soak-temps", title))
+    return _chart(fig, "soak-temps", title, caption)
 
 
 def render(doc: Results) -> list[Chart]:
-    """Every chart the document has data for, in reading order."""
     out = [heatmap(m) for m in matrices(doc)]
     return out + [c for c in (busbw(doc), lane_errors(doc), temperatures(doc)) if c]
-
-
-def figure_html(chart: Chart) -> str:
-    return (
-        f'<figure class="sf-chart" data-chart="{esc(chart.key)}">{chart.svg}'
-        f"<figcaption><b>{esc(chart.title)}.</b> {esc(chart.caption)}</figcaption></figure>"
-    )

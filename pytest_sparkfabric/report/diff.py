@@ -1,8 +1,6 @@
-"""Two results documents compared (pure): new failures, fixes, figures beyond a tolerance (a
-bandwidth drop, a BER rise above the noise floor), cables moved or changed (never a regression by
-themselves: a replaced cable is often the fix); and `--sparkfabric-baseline`, which fails a
-passing bandwidth item that fell beyond the tolerance (`baseline_regression`). Only
-`Baseline.load` reads a file (a bad one is a usage error)."""
+"""Two results documents compared (pure): new failures, fixes, figures beyond a tolerance, cables
+moved or changed (never a regression by themselves: a replaced cable is often the fix); and
+`--sparkfabric-baseline`, which fails a passing bandwidth item that fell beyond the tolerance."""
 
 from __future__ import annotations
 
@@ -21,21 +19,17 @@ from pytest_sparkfabric.results import Item, Measurement, Results, ResultsError,
 BW_TOLERANCE_PCT = 10.0
 BER_FACTOR = 10.0
 BER_FLOOR = 1e-8
-"""A BER at or below this counts as clean. Healthy copper logs a steady trickle of up to a few
-thousand corrected bits/s (about 1e-8 at 200 Gb/s), so a rise within it is no regression; a
-regression needs factor x this (1e-7 by default), still far below the soak's limit."""
+"""A BER at or below this is clean: healthy copper logs up to a few thousand corrected bits/s
+(about 1e-8 at 200 Gb/s); a regression needs factor x this, still far below the soak's limit."""
 BW_UNITS = frozenset({"Gb/s", "GB/s"})
 
-Judge = Callable[[float, float], "bool | None"]
-"""(old, new) -> None: no change worth naming; True: a regression; False: an improvement."""
-Change = Literal["moved", "changed", "unread"]
+Judge = Callable[[float, float], "bool | None"]  # (old, new): None same, True worse, False better
 
 
 @dataclass(frozen=True, slots=True)
 class ItemChange:
     id: str
-    before: str | None
-    """The outcome in the old run (None: the item did not exist)."""
+    before: str | None  # the outcome in the old run (None: the item did not exist)
     after: str | None
     measured_before: Any = None
     measured_after: Any = None
@@ -51,20 +45,17 @@ class FigureChange:
     unit: str
     regression: bool
 
-    @property
-    def change_pct(self) -> float | None:
-        return (self.after - self.before) / self.before * 100 if self.before else None
-
 
 @dataclass(frozen=True, slots=True)
 class CableChange:
-    change: Change
+    change: Literal["moved", "changed", "unread"]
     serial: str | None
-    before: str | None
-    """Where the cable (or the position's old serial) was."""
+    before: str | None  # where the cable (or the position's old serial) was
     after: str | None
-    other_serial: str | None = None
-    """For `changed`: the serial now at the position."""
+    other_serial: str | None = None  # for `changed`: the serial now at the position
+
+
+Changes = tuple[ItemChange, ...]
 
 
 @dataclass(frozen=True)
@@ -88,10 +79,10 @@ class Diff:
         return len(self.new_failures) + len(self.newly_not_measured) + figures
 
 
-def _items(old: Results, new: Results) -> dict[str, list[ItemChange]]:
+def _items(old: Results, new: Results) -> tuple[Changes, Changes, Changes, Changes]:
     """New failures, newly not measured (but not after a failure), fixed, and gone items."""
     before = {i.id: i for i in old.items}
-    out: dict[str, list[ItemChange]] = {"failed": [], "not_measured": [], "fixed": [], "gone": []}
+    out: dict[str, list[ItemChange]] = {"failed": [], "not_measured": [], "fixed": []}
     for now in {i.id: i for i in new.items}.values():
         was = before.pop(now.id, None)
         then = was.outcome if was else None
@@ -102,44 +93,32 @@ def _items(old: Results, new: Results) -> dict[str, list[ItemChange]]:
             out[now.outcome].append(change)
         elif then in ("failed", "not_measured") and now.outcome == "passed":
             out["fixed"].append(change)
-    out["gone"] = [ItemChange(i.id, i.outcome, None, i.measured) for i in before.values()]
-    return out
+    gone = [ItemChange(i.id, i.outcome, None, i.measured) for i in before.values()]
+    return tuple(out["failed"]), tuple(out["not_measured"]), tuple(out["fixed"]), tuple(gone)
 
 
-def _subject(m: Measurement) -> str:
-    where = ", ".join(m.objects) or str(m.node or "")  # the ids of pytest_sparkfabric.objects
-    if m.size_bytes is not None:
-        where += f" {m.op or ''} {m.size_bytes} B".rstrip()
-    return where
-
-
-def _figures(doc: Results, pick: str) -> dict[Any, Measurement]:
-    """Per figure, its worst value in the run (lowest bandwidth, highest BER); series (values
-    with a time) are left out."""
-    out: dict[Any, Measurement] = {}
-    for m in doc.measurements:
-        is_bw, is_ber = m.unit in BW_UNITS, "ber" in m.kind.split("_")
-        if m.t_s is not None or not (is_bw if pick == "bw" else is_ber):
-            continue
-        k = (m.kind, m.objects, m.node, m.peer, m.rail, m.lane, m.size_bytes, m.op)
-        seen = out.get(k)
-        if seen is None or (m.value < seen.value if pick == "bw" else m.value > seen.value):
-            out[k] = m
-    return out
-
-
-def _figure_changes(old: Results, new: Results, pick: str, judge: Judge) -> list[FigureChange]:
-    before = _figures(old, pick)
-    out = []
-    for k, m in _figures(new, pick).items():
-        if k in before and (verdict := judge(before[k].value, m.value)) is not None:
-            out.append(FigureChange(m.kind, _subject(m), before[k].value, m.value, m.unit, verdict))
-    return sorted(out, key=lambda f: (not f.regression, f.kind, f.subject))
+def _figures(old: Results, new: Results, bw: bool, judge: Judge) -> tuple[FigureChange, ...]:
+    """Figures that changed, each at its worst in its run (lowest bandwidth, highest BER)."""
+    worst: list[dict[Any, Measurement]] = [{}, {}]
+    for doc, out in zip((old, new), worst, strict=True):
+        for m in doc.measurements:
+            if m.t_s is None and (m.unit in BW_UNITS if bw else "ber" in m.kind.split("_")):
+                k = (m.kind, m.objects, m.node, m.peer, m.rail, m.lane, m.size_bytes, m.op)
+                seen = out.get(k)
+                if seen is None or (m.value < seen.value if bw else m.value > seen.value):
+                    out[k] = m
+    changes = []
+    for k, m in worst[1].items():
+        if k in worst[0] and (verdict := judge(worst[0][k].value, m.value)) is not None:
+            where = ", ".join(m.objects) or str(m.node or "")  # the ids of objects
+            if m.size_bytes is not None:
+                where += f" {m.op or ''} {m.size_bytes} B".rstrip()
+            changes.append(FigureChange(m.kind, where, worst[0][k].value, m.value, m.unit, verdict))
+    return tuple(sorted(changes, key=lambda f: (not f.regression, f.kind, f.subject)))
 
 
 def _cables(old: Results, new: Results) -> list[CableChange]:
-    """Moves (a serial now runs elsewhere: both places as found), and places of the plan whose
-    cable was replaced or is no longer read."""
+    """Moves (a serial runs elsewhere, as found), and places whose cable changed or is unread."""
     was = {s: where for s, where in map(placed, old.cables) if s}
     now = {s: where for s, where in map(placed, new.cables) if s}
     out = [CableChange("moved", s, w, now[s]) for s, w in was.items() if now.get(s, w) != w]
@@ -163,8 +142,6 @@ def compare(
     ber_factor: float = BER_FACTOR,
     ber_floor: float = BER_FLOOR,
 ) -> Diff:
-    """How `after` differs from `before`."""
-
     def bandwidth(v_old: float, v_new: float) -> bool | None:
         pct = (v_new - v_old) / v_old * 100 if v_old > 0 else 0.0
         return pct < 0 if abs(pct) > bw_tolerance_pct else None
@@ -174,51 +151,39 @@ def compare(
             return True
         return False if v_old > max(v_new, ber_floor) * ber_factor else None
 
-    items = _items(before, after)
     a, b = before.cluster.name, after.cluster.name
     return Diff(
-        tuple(items["failed"]),
-        tuple(items["not_measured"]),
-        tuple(items["fixed"]),
-        tuple(items["gone"]),
-        tuple(_figure_changes(before, after, "bw", bandwidth)),
-        tuple(_figure_changes(before, after, "ber", ber)),
+        *_items(before, after),
+        _figures(before, after, True, bandwidth),
+        _figures(before, after, False, ber),
         tuple(_cables(before, after)),
         (f"the runs are of different clusters: {a} and {b}",) if a != b else (),
     )
 
 
-# -- text and HTML ------------------------------------------------------------------------------
-
-
-def _was(c: ItemChange) -> str:
-    return "new item" if c.before is None else f"was {c.before.replace('_', ' ')}"
-
-
-def _figure_line(f: FigureChange) -> str:
-    pct = f.change_pct
-    rel = f" ({pct:+.0f}%)" if pct is not None and f.unit in BW_UNITS else ""
-    unit = f" {f.unit}" if f.unit else ""
-    return f"{f.kind} {f.subject}: {number(f.before)} -> {number(f.after)}{unit}{rel}"
-
-
-def _cable_line(c: CableChange) -> str:
-    if c.change == "moved":
-        return f"cable {c.serial} moved from {c.before} to {c.after}"
-    if c.change == "changed":
-        return f"cable at {c.before}: serial {c.serial} -> {c.other_serial}"
-    return f"cable at {c.before}: serial {c.serial} no longer read"
-
-
 def sections(d: Diff) -> list[tuple[str, list[str]]]:
     """(heading, lines) in reading order, empty groups left out."""
+    cables = {
+        "moved": "cable {c.serial} moved from {c.before} to {c.after}",
+        "changed": "cable at {c.before}: serial {c.serial} -> {c.other_serial}",
+        "unread": "cable at {c.before}: serial {c.serial} no longer read",
+    }
+
+    def was(c: ItemChange) -> str:
+        return "new item" if c.before is None else f"was {c.before.replace('_', ' ')}"
+
+    def figure(f: FigureChange) -> str:
+        pct, unit = (f.after - f.before) / (f.before or 1) * 100, f" {f.unit}" if f.unit else ""
+        rel = f" ({pct:+.0f}%)" if f.before and f.unit in BW_UNITS else ""
+        return f"{f.kind} {f.subject}: {number(f.before)} -> {number(f.after)}{unit}{rel}"
+
     groups = [
-        ("new failures", [f"{c.id} ({_was(c)})" for c in d.new_failures]),
-        ("newly not measured", [f"{c.id} ({_was(c)})" for c in d.newly_not_measured]),
-        ("bandwidth beyond the tolerance", [_figure_line(f) for f in d.bandwidth]),
-        ("BER beyond the factor", [_figure_line(f) for f in d.ber]),
+        ("new failures", [f"{c.id} ({was(c)})" for c in d.new_failures]),
+        ("newly not measured", [f"{c.id} ({was(c)})" for c in d.newly_not_measured]),
+        ("bandwidth beyond the tolerance", [figure(f) for f in d.bandwidth]),
+        ("BER beyond the factor", [figure(f) for f in d.ber]),
         ("fixed", [f"{c.id} (was {str(c.before).replace('_', ' ')})" for c in d.fixed]),
-        ("cables", [_cable_line(c) for c in d.cables]),
+        ("cables", [cables[c.change].format(c=c) for c in d.cables]),
         ("items no longer run", [c.id for c in d.gone]),
         ("notes", list(d.notes)),
     ]
@@ -226,17 +191,14 @@ def sections(d: Diff) -> list[tuple[str, list[str]]]:
 
 
 def headline(d: Diff) -> str:
-    if d.regression:
-        n = d.regressions
-        return f"REGRESSED: {n} regression{'s' if n != 1 else ''}"
-    return "no regression"
+    n = d.regressions
+    return f"REGRESSED: {n} regression{'s' if n != 1 else ''}" if n else "no regression"
 
 
 def text(d: Diff, old_name: str = "OLD", new_name: str = "NEW") -> str:
     lines = [f"sparkfabric report diff {old_name} -> {new_name}: {headline(d)}"]
     for heading, rows in sections(d):
-        lines.append(f"{heading} ({len(rows)}):")
-        lines += [f"  {r}" for r in rows]
+        lines += [f"{heading} ({len(rows)}):", *(f"  {r}" for r in rows)]
     return "\n".join(lines) + "\n"
 
 
@@ -247,19 +209,14 @@ def html(d: Diff, baseline: str) -> str:
     ]
     for heading, rows in sections(d):
         items = "".join(f"<li>{esc(r)}</li>" for r in rows)
-        parts.append(f"<details><summary>{esc(heading)} ({len(rows)})</summary>")
-        parts.append(f"<ul>{items}</ul></details>")
-    parts.append("</section>")
-    return "".join(parts)
-
-
-# -- --sparkfabric-baseline ---------------------------------------------------------------------
+        head = f"<summary>{esc(heading)} ({len(rows)})</summary>"
+        parts.append(f"<details>{head}<ul>{items}</ul></details>")
+    return "".join(parts) + "</section>"
 
 
 @dataclass(frozen=True)
 class Baseline:
-    name: str
-    """The file as given."""
+    name: str  # the file as given
     doc: Results
     tolerance_pct: float = BW_TOLERANCE_PCT
 
@@ -271,26 +228,23 @@ class Baseline:
         except ResultsError as err:
             raise pytest.UsageError(f"--sparkfabric-baseline {err}") from None
 
-    def figure(self, item_id: str) -> tuple[float, str] | None:
-        for it in self.doc.items:
-            ok = it.id == item_id and it.outcome in ("passed", "warned")
-            if ok and isinstance(it.measured, float) and it.unit in BW_UNITS:
-                return it.measured, str(it.unit)
-        return None
-
     def regression(self, item: Item) -> tuple[str, Finding] | None:
         """Why a passing item regressed against the baseline (message, finding), or None."""
-        was = self.figure(item.id)
         now = item.measured
-        if was is None or not isinstance(now, float) or item.unit != was[1] or was[0] <= 0:
+        for was in self.doc.items:
+            if was.id == item.id and was.outcome in ("passed", "warned"):
+                break
+        else:
             return None
-        drop_pct = (was[0] - now) / was[0] * 100
+        old = was.measured
+        if not isinstance(old, float) or was.unit not in BW_UNITS or not isinstance(now, float):
+            return None
+        drop_pct = (old - now) / old * 100 if old > 0 and item.unit == was.unit else 0.0
         if drop_pct <= self.tolerance_pct:
             return None
         rule = RULES["baseline_regression"]
         text = (
             f"regressed against the baseline {self.name}: {now:.1f} {item.unit}, was "
-            f"{was[0]:.1f} {item.unit} ({drop_pct:.0f}% lower; tolerance "
-            f"{self.tolerance_pct:g}%)"
+            f"{old:.1f} {item.unit} ({drop_pct:.0f}% lower; tolerance {self.tolerance_pct:g}%)"
         )
         return f"{text}\nFix: {rule.fix}", Finding(rule, text, (), "")

@@ -1,33 +1,28 @@
-"""The fabric as cabled, as one inline SVG (pure string building): direct side by side, ring and
-mesh on a circle in cable order (over 16 nodes a serpentine of rows of 8), switch as a bar above
-a grid with one gutter lane per leg. Each cable has a stroke per rail over a halo in its worst
-colour, a <title> tooltip with its figures, and a badge per root cause that names it."""
+"""The fabric as cabled, one inline SVG: direct side by side, ring and mesh on a circle in cable
+order (a serpentine of rows over 16 nodes), switch as a bar over a grid, a lane per leg; each
+cable a stroke per rail over a halo, a tooltip of its figures, a badge per root cause on it."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pytest_sparkfabric.report.build import FabricCable, FabricNode, Picture
-from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc
+from pytest_sparkfabric.report.style import FILL, LABEL, STROKE, esc, f1
 from pytest_sparkfabric.results import Status, worst
 
 BOX_W, BOX_H = 132, 42
 GAP_X, GAP_Y = 56, 70
-MARGIN = 36
-LEGEND_H = 40
-DASH = 'stroke-dasharray="7 4"'
-CIRCLE_MAX = 16
+MARGIN, LEGEND_H, BAR_H = 36, 40, 30
+CIRCLE_MAX, ROW = 16, 8
 MIN_WIDTH = 820.0
 PORT_LABEL_MIN = 48.0
-ROW = 8
-NAME_CHARS = 17
-SECOND_CHARS = 21
+NAME_CHARS, SECOND_CHARS = 17, 21
 ELSEWHERE = " (explained by a root cause elsewhere)"
 RAIL_OFFSET = 2.5
-BAR_H = 30
-PLANNED = " planned"
-"""Key of the route a wrong cable should take (the plan's), drawn faint under the real one."""
+DASH = ' stroke-dasharray="7 4"'
+AWAY = ' data-elsewhere="true"'  # what a root cause elsewhere explains is marked, and drawn dashed
+PLANNED = " planned"  # key of the plan's route of a wrong cable, drawn faint under the real one
 
 Pt = tuple[float, float]
 
@@ -55,9 +50,12 @@ class Box:
         return (cx + dx * scale, cy + dy * scale)
 
 
+Boxes = dict[str, Box]
+
+
 @dataclass(frozen=True, slots=True)
 class Layout:
-    boxes: dict[str, Box]
+    boxes: Boxes
     routes: dict[str, tuple[Pt, ...]]
     width: float
     height: float
@@ -65,8 +63,7 @@ class Layout:
 
 
 def cable_order(fabric: Picture) -> list[str]:
-    """Nodes in the order the cables join them, starting at the first node; nodes the walk
-    does not reach follow in cluster.yaml order."""
+    """Nodes in the order the cables join them, the rest in cluster.yaml order."""
     names = [n.name for n in fabric.nodes]
     nbrs: dict[str, list[str]] = {n: [] for n in names}
     for c in fabric.cables:
@@ -74,57 +71,36 @@ def cable_order(fabric: Picture) -> list[str]:
             nbrs[c.a.node].append(c.b.node)
             nbrs[c.b.node].append(c.a.node)
     order: list[str] = []
-    seen: set[str] = set()
     for start in names:
         here: str | None = start
-        while here is not None and here not in seen:
+        while here is not None and here not in order:
             order.append(here)
-            seen.add(here)
-            here = next((n for n in nbrs[here] if n not in seen), None)
+            here = next((n for n in nbrs[here] if n not in order), None)
     return order
 
 
-def _shift(boxes: dict[str, Box], dx: float, dy: float) -> dict[str, Box]:
-    return {n: Box(b.x + dx, b.y + dy, b.w, b.h) for n, b in boxes.items()}
-
-
-def _circle(order: list[str]) -> dict[str, Box]:
-    n = len(order)
-    # Neighbouring centres at least a box width plus a gap apart along the chord.
-    radius = max(150.0, (BOX_W + 50) / (2 * math.sin(math.pi / n)))
-    boxes = {}
-    for i, name in enumerate(order):
-        angle = 2 * math.pi * i / n
-        cx, cy = radius * math.sin(angle), -radius * math.cos(angle)
-        boxes[name] = Box(cx - BOX_W / 2, cy - BOX_H / 2)
-    return boxes
-
-
-def _grid(order: list[str], *, snake: bool, gap_x: float) -> dict[str, Box]:
-    boxes = {}
+def _place(order: list[str], *, grid: bool, snake: bool = True, gap_x: float = GAP_X) -> Boxes:
+    """Boxes side by side (two nodes), on a circle, or on a grid of rows (a serpentine)."""
+    n, boxes = len(order), {}
+    if n <= 2 and not grid:
+        return {name: Box(i * (BOX_W + 4 * GAP_X), 0.0) for i, name in enumerate(order)}
     for i, name in enumerate(order):
         row, col = divmod(i, ROW)
-        if snake and row % 2:
-            col = ROW - 1 - col
+        col = ROW - 1 - col if snake and row % 2 else col
         boxes[name] = Box(col * (BOX_W + gap_x), row * (BOX_H + GAP_Y))
+        if not grid:
+            # Neighbouring centres at least a box width plus a gap apart along the chord.
+            radius = max(150.0, (BOX_W + 50) / (2 * math.sin(math.pi / n)))
+            angle = 2 * math.pi * i / n
+            cx, cy = radius * math.sin(angle), -radius * math.cos(angle)
+            boxes[name] = Box(cx - BOX_W / 2, cy - BOX_H / 2)
     return boxes
 
 
 def _adjacent(a: Box, b: Box) -> bool:
     """Two grid neighbours (same row or column, next cell) see each other in a straight line."""
     same_row = a.y == b.y and abs(a.x - b.x) <= a.w + 2 * GAP_X
-    same_col = a.x == b.x and abs(a.y - b.y) <= a.h + GAP_Y
-    return same_row or same_col
-
-
-def _straight(a: Box, b: Box) -> tuple[Pt, ...]:
-    return (a.edge_towards(b.centre), b.edge_towards(a.centre))
-
-
-def _around(a: Box, b: Box, left: float, bottom: float) -> tuple[Pt, ...]:
-    """From a's bottom down to the margin below every row, left, up, and into b's left side."""
-    ax, ay = a.x + a.w / 2, a.y + a.h
-    return ((ax, ay), (ax, bottom), (left, bottom), (left, b.centre[1]), (b.x, b.centre[1]))
+    return same_row or (a.x == b.x and abs(a.y - b.y) <= a.h + GAP_Y)
 
 
 def layout(fabric: Picture) -> Layout:
@@ -133,12 +109,7 @@ def layout(fabric: Picture) -> Layout:
         return _switch_layout(fabric, names)
     order = cable_order(fabric) if fabric.topology in ("ring", "mesh") else names
     grid = len(order) > CIRCLE_MAX
-    if len(order) <= 2:
-        boxes = {n: Box(i * (BOX_W + 4 * GAP_X), 0.0) for i, n in enumerate(order)}
-    elif grid:
-        boxes = _grid(order, snake=True, gap_x=GAP_X)
-    else:
-        boxes = _circle(order)
+    boxes = _place(order, grid=grid)
     # Room on the left for the closing cable of a serpentine; the legend on top; a small
     # cluster centred in a picture as wide as the legend.
     x0 = min((b.x for b in boxes.values()), default=0.0)
@@ -147,7 +118,8 @@ def layout(fabric: Picture) -> Layout:
     left_room = MARGIN + (24.0 if grid else 0.0)
     width = max(MIN_WIDTH, x1 - x0 + left_room + MARGIN)
     left_room = max(left_room, (width - (x1 - x0)) / 2)
-    boxes = _shift(boxes, left_room - x0, MARGIN + LEGEND_H - y0)
+    dx, dy = left_room - x0, MARGIN + LEGEND_H - y0
+    boxes = {n: replace(b, x=b.x + dx, y=b.y + dy) for n, b in boxes.items()}
     bottom = max((b.y + b.h for b in boxes.values()), default=0.0)
     lane_y = bottom + GAP_Y / 2
     routes: dict[str, tuple[Pt, ...]] = {}
@@ -157,148 +129,115 @@ def layout(fabric: Picture) -> Layout:
         a, b = boxes.get(ea.node or ""), boxes.get(eb.node or "")
         if a is None or b is None or a is b:
             continue
+        routes[key] = (a.edge_towards(b.centre), b.edge_towards(a.centre))
         if grid and not _adjacent(a, b):
-            routes[key] = _around(a, b, MARGIN, lane_y)
-        else:
-            routes[key] = _straight(a, b)
-    height = (lane_y if grid else bottom) + MARGIN
-    return Layout(boxes, routes, width, height)
+            # From a's bottom down to the margin below every row, left, up, into b's left side.
+            ax, ay, by = a.x + a.w / 2, a.y + a.h, b.centre[1]
+            routes[key] = ((ax, ay), (ax, lane_y), (MARGIN, lane_y), (MARGIN, by), (b.x, by))
+    return Layout(boxes, routes, width, (lane_y if grid else bottom) + MARGIN)
 
 
 def _switch_layout(fabric: Picture, names: list[str]) -> Layout:
-    rows = max(1, math.ceil(len(names) / ROW))
     lane_w = 9.0
-    gap_x = max(GAP_X, 24 + lane_w * rows)
+    gap_x = max(GAP_X, 24 + lane_w * max(1, math.ceil(len(names) / ROW)))
     top = MARGIN + LEGEND_H + BAR_H + GAP_Y
-    boxes = _shift(_grid(names, snake=False, gap_x=gap_x), MARGIN + gap_x / 2, top)
+    grid = _place(names, grid=True, snake=False, gap_x=gap_x).items()
+    boxes = {n: replace(b, x=b.x + MARGIN + gap_x / 2, y=b.y + top) for n, b in grid}
     width = max(MIN_WIDTH, max((b.x + b.w for b in boxes.values()), default=0.0) + MARGIN)
     bar = Box(MARGIN, MARGIN + LEGEND_H, width - 2 * MARGIN, BAR_H)
     bar_bottom = bar.y + bar.h
     routes: dict[str, tuple[Pt, ...]] = {}
     for c in fabric.cables:
-        node = c.a.node if c.a.node is not None else c.b.node
-        box = boxes.get(node or "")
+        box = boxes.get((c.a.node if c.a.node is not None else c.b.node) or "")
         if box is None:
             continue
-        row = round((box.y - top) / (BOX_H + GAP_Y))
-        x = box.x + box.w / 2
-        if row == 0:
-            routes[c.id] = ((x, box.y), (x, bar_bottom))
-            continue
-        channel = box.y - GAP_Y / 2
-        lane = box.x - 12 - lane_w * (row - 1)
-        routes[c.id] = ((x, box.y), (x, channel), (lane, channel), (lane, bar_bottom))
+        row, x = round((box.y - top) / (BOX_H + GAP_Y)), box.x + box.w / 2
+        routes[c.id] = ((x, box.y), (x, bar_bottom))
+        if row:  # along the gutter above its row, then up its own lane left of the boxes
+            channel, lane = box.y - GAP_Y / 2, box.x - 12 - lane_w * (row - 1)
+            routes[c.id] = ((x, box.y), (x, channel), (lane, channel), (lane, bar_bottom))
     height = max((b.y + b.h for b in boxes.values()), default=top) + MARGIN
     return Layout(boxes, routes, width, height, bar)
 
 
-# -- drawing ------------------------------------------------------------------------------------
-
-
-def _f(v: float) -> str:
-    return f"{v:.1f}".rstrip("0").rstrip(".")
-
-
 def _path(points: tuple[Pt, ...]) -> str:
-    return "M" + " L".join(f"{_f(x)},{_f(y)}" for x, y in points)
-
-
-def _offset(points: tuple[Pt, ...], d: float) -> tuple[Pt, ...]:
-    """The same route moved d to one side (a line along its normal; an orthogonal route
-    diagonally, which moves each of its segments sideways by d)."""
-    if len(points) == 2:
-        (x1, y1), (x2, y2) = points
-        length = math.hypot(x2 - x1, y2 - y1) or 1.0
-        nx, ny = -(y2 - y1) / length * d, (x2 - x1) / length * d
-        return ((x1 + nx, y1 + ny), (x2 + nx, y2 + ny))
-    return tuple((x + d, y + d) for x, y in points)
-
-
-def _midpoint(points: tuple[Pt, ...]) -> Pt:
-    if len(points) == 2:
-        return ((points[0][0] + points[1][0]) / 2, (points[0][1] + points[1][1]) / 2)
-    return points[len(points) // 2]
+    return "M" + " L".join(f"{f1(x)},{f1(y)}" for x, y in points)
 
 
 def _state(status: Status, elsewhere: bool) -> str:
     return LABEL[status] + (ELSEWHERE if elsewhere else "")
 
 
-def elsewhere_attr(flag: bool) -> str:
-    return ' data-elsewhere="true"' if flag else ""
-
-
-def _tooltip(lines: list[str]) -> str:
+def _tip(*lines: str) -> str:
     return f"<title>{esc(chr(10).join(lines))}</title>"
 
 
+def _text(cls: str, x: float, y: float, attrs: str, text: str) -> str:
+    """Text over the lines (a white outline keeps it readable)."""
+    return (
+        f'<text class="{cls}" x="{f1(x)}" y="{f1(y)}" {attrs} stroke="#fff" stroke-width="3" '
+        f'paint-order="stroke">{esc(text)}</text>'
+    )
+
+
 def _badges(numbers: tuple[int, ...], x: float, y: float) -> str:
-    out = []
-    for i, n in enumerate(numbers):
-        cx = x + i * 17
-        out.append(
-            f'<g class="sf-badge" data-cause="{n}"><circle cx="{_f(cx)}" cy="{_f(y)}" r="8" '
-            f'fill="{STROKE["fail"]}"/><text x="{_f(cx)}" y="{_f(y + 3.5)}" '
-            f'text-anchor="middle" font-size="10" font-weight="bold" fill="#fff">{n}</text></g>'
-        )
-    return "".join(out)
+    return "".join(
+        f'<g class="sf-badge" data-cause="{n}"><circle cx="{f1(x + i * 17)}" cy="{f1(y)}" r="8" '
+        f'fill="{STROKE["fail"]}"/><text x="{f1(x + i * 17)}" y="{f1(y + 3.5)}" '
+        f'text-anchor="middle" font-size="10" font-weight="bold" fill="#fff">{n}</text></g>'
+        for i, n in enumerate(numbers)
+    )
 
 
 def _planned(c: FabricCable, route: tuple[Pt, ...] | None) -> str:
     """Where a wrong cable should run: a faint dashed line the real one leaves empty."""
     if c.planned is None or route is None:
         return ""
-    pa, pb = c.planned
+    where = f"{c.planned[0].label} <-> {c.planned[1].label}"
     return (
         f'<path class="sf-planned" data-cable="{esc(c.id)}" d="{_path(route)}" fill="none" '
-        f'stroke="#9e9e9e" stroke-width="2" {DASH}>'
-        + _tooltip([f"planned: {pa.label} <-> {pb.label}", "no cable runs here"])
-        + "</path>"
+        f'stroke="#9e9e9e" stroke-width="2"{DASH}>'
+        f"{_tip(f'planned: {where}', 'no cable runs here')}</path>"
     )
 
 
 def _cable(c: FabricCable, route: tuple[Pt, ...]) -> str:
-    found = f"{c.a.label} <-> {c.b.label}"
-    tip = [f"cable {c.id}"]
+    found, tip = f"{c.a.label} <-> {c.b.label}", [f"cable {c.id}"]
     if c.planned is not None:
         tip.append(f"WRONG: runs {found}, planned {c.planned[0].label} <-> {c.planned[1].label}")
     tip += [f"serial {c.serial}"] if c.serial else []
     tip += [_state(c.status, c.elsewhere), *c.notes, *(f"root cause {n}" for n in c.causes)]
     found_attr = f' data-found="{esc(found)}"' if c.planned is not None else ""
-    parts = [
+    out = (
         f'<g class="sf-cable" data-cable="{esc(c.id)}" data-status="{c.status}"'
-        f"{elsewhere_attr(c.elsewhere)}{found_attr}>",
-        _tooltip(tip),
+        f"{AWAY if c.elsewhere else ''}{found_attr}>{_tip(*tip)}"
         f'<path class="sf-halo" d="{_path(route)}" fill="none" stroke="{STROKE[c.status]}" '
-        f'stroke-opacity="0.25" stroke-width="9" stroke-linejoin="round"/>',
-    ]
-    strokes = c.rails
-    if not strokes:
-        dash = f" {DASH}" if c.elsewhere else ""
-        parts.append(
-            f'<path class="sf-rail" d="{_path(route)}" fill="none" '
-            f'stroke="{STROKE[c.status]}" stroke-width="3"{dash}/>'
+        'stroke-opacity="0.25" stroke-width="9" stroke-linejoin="round"/>'
+    )
+    if not c.rails:
+        out += (
+            f'<path class="sf-rail" d="{_path(route)}" fill="none" stroke="{STROKE[c.status]}" '
+            f'stroke-width="3"{DASH if c.elsewhere else ""}/>'
         )
-    for i, r in enumerate(strokes):
-        d = (i - (len(strokes) - 1) / 2) * 2 * RAIL_OFFSET
-        parts.append(
+    (x1, y1), (x2, y2) = route[0], route[1]
+    length = math.hypot(x2 - x1, y2 - y1) or 1.0
+    for i, r in enumerate(c.rails):
+        # The route moved d to one side: a line along its normal, an orthogonal route
+        # diagonally (which moves each of its segments sideways by d).
+        d = (i - (len(c.rails) - 1) / 2) * 2 * RAIL_OFFSET
+        nx, ny = -(y2 - y1) / length * d, (x2 - x1) / length * d
+        moved = tuple((x + nx, y + ny) if len(route) == 2 else (x + d, y + d) for x, y in route)
+        out += (
             f'<path class="sf-rail" data-rail="{r.rail}" data-status="{r.status}" '
-            f'd="{_path(_offset(route, d))}" fill="none" stroke="{STROKE[r.status]}" '
-            f'stroke-width="2.5"{f" {DASH}" if r.elsewhere else ""}>'
-            + _tooltip([f"{c.id} rail {r.rail}", _state(r.status, r.elsewhere), *r.notes])
-            + "</path>"
+            f'd="{_path(moved)}" fill="none" stroke="{STROKE[r.status]}" '
+            f'stroke-width="2.5"{DASH if r.elsewhere else ""}>'
+            f"{_tip(f'{c.id} rail {r.rail}', _state(r.status, r.elsewhere), *r.notes)}</path>"
         )
-    mx, my = _midpoint(route)
+    mx, my = route[len(route) // 2] if len(route) > 2 else ((x1 + x2) / 2, (y1 + y2) / 2)
     if c.planned is not None:
-        parts.append(
-            f'<text class="sf-wrong" x="{_f(mx)}" y="{_f(my + 18)}" text-anchor="middle" '
-            f'font-size="11" font-weight="bold" fill="{STROKE["fail"]}" stroke="#fff" '
-            f'stroke-width="3" paint-order="stroke">wrong cable</text>'
-        )
-    if c.causes:
-        parts.append(_badges(c.causes, mx + 10, my - 10))
-    parts.append("</g>")
-    return "".join(parts)
+        wrong = f'text-anchor="middle" font-size="11" font-weight="bold" fill="{STROKE["fail"]}"'
+        out += _text("sf-wrong", mx, my + 18, wrong, "wrong cable")
+    return out + _badges(c.causes, mx + 10, my - 10) + "</g>"
 
 
 def _port_labels(c: FabricCable, route: tuple[Pt, ...]) -> str:
@@ -313,98 +252,85 @@ def _port_labels(c: FabricCable, route: tuple[Pt, ...]) -> str:
         # Along the cable off the box, then to its side (above a level cable), off the stroke.
         side = -1.0 if uy <= 0.1 else 1.0
         x, y = p[0] + ux * 16 - uy * 10 * side, p[1] + uy * 16 + ux * 10 * side + 4
-        out.append(
-            f'<text class="sf-port" x="{_f(x)}" y="{_f(y)}" font-size="11" text-anchor="middle" '
-            f'fill="#212121" stroke="#fff" stroke-width="3" paint-order="stroke">'
-            f"{esc(end.port)}</text>"
-        )
+        attrs = 'font-size="11" text-anchor="middle" fill="#212121"'
+        out.append(_text("sf-port", x, y, attrs, end.port))
     return "".join(out)
 
 
-def _short(text: str, most: int = NAME_CHARS) -> str:
-    return text if len(text) <= most else text[: most - 1] + "\u2026"
-
-
 def _node(n: FabricNode, box: Box, second: str) -> str:
-    tip = [f"node {n.name}", _state(n.status, n.elsewhere), *n.notes]
-    tip += [f"root cause {k}" for k in n.causes]
-    cx = box.x + box.w / 2
-    name_y = box.y + (17 if second else 26)
+    causes = (f"root cause {k}" for k in n.causes)
+    tip = _tip(f"node {n.name}", _state(n.status, n.elsewhere), *n.notes, *causes)
+    cx, fill = f1(box.x + box.w / 2), "#ffffff" if n.elsewhere else FILL[n.status]
+    name, second = (
+        t if len(t) <= k else t[: k - 1] + "\u2026"
+        for t, k in ((n.name, NAME_CHARS), (second, SECOND_CHARS))
+    )
     text = (
-        f'<text x="{_f(cx)}" y="{_f(name_y)}" text-anchor="middle" font-size="13" '
-        f'font-weight="bold" fill="#212121">{esc(_short(n.name))}</text>'
+        f'<text x="{cx}" y="{f1(box.y + (17 if second else 26))}" text-anchor="middle" '
+        f'font-size="13" font-weight="bold" fill="#212121">{esc(name)}</text>'
     )
     if second:
         text += (
-            f'<text x="{_f(cx)}" y="{_f(box.y + 33)}" text-anchor="middle" font-size="10" '
-            f'fill="#424242">{esc(_short(second, SECOND_CHARS))}</text>'
+            f'<text x="{cx}" y="{f1(box.y + 33)}" text-anchor="middle" font-size="10" '
+            f'fill="#424242">{esc(second)}</text>'
         )
     return (
         f'<g class="sf-node" data-node="{esc(n.name)}" data-status="{n.status}"'
-        f"{elsewhere_attr(n.elsewhere)}>"
-        + _tooltip(tip)
-        + f'<rect x="{_f(box.x)}" y="{_f(box.y)}" width="{_f(box.w)}" height="{_f(box.h)}" '
-        f'rx="6" fill="{"#ffffff" if n.elsewhere else FILL[n.status]}" '
-        f'stroke="{STROKE[n.status]}" stroke-width="2"{f" {DASH}" if n.elsewhere else ""}/>'
-        + text
-        + _badges(n.causes, box.x + box.w - 2, box.y - 2)
-        + "</g>"
+        f"{AWAY if n.elsewhere else ''}>{tip}"
+        f'<rect x="{f1(box.x)}" y="{f1(box.y)}" width="{f1(box.w)}" height="{f1(box.h)}" rx="6" '
+        f'fill="{fill}" stroke="{STROKE[n.status]}" stroke-width="2"'
+        f"{DASH if n.elsewhere else ''}/>"
+        f"{text}{_badges(n.causes, box.x + box.w - 2, box.y - 2)}</g>"
     )
 
 
 def _legend() -> str:
-    statuses: tuple[Status, ...] = ("pass", "fail", "not_measured", "unknown")
     x, y = float(MARGIN), MARGIN - 12
-    out = ['<g class="sf-legend" font-size="11" fill="#333">']
-    for status in statuses:
-        out.append(
-            f'<rect x="{_f(x)}" y="{y - 4}" width="22" height="5" fill="{STROKE[status]}"/>'
-            f'<text x="{_f(x + 28)}" y="{y + 2}">{LABEL[status]}</text>'
+    out = '<g class="sf-legend" font-size="11" fill="#333">'
+    for status in ("pass", "fail", "not_measured", "unknown"):
+        out += (
+            f'<rect x="{f1(x)}" y="{y - 4}" width="22" height="5" fill="{STROKE[status]}"/>'
+            f'<text x="{f1(x + 28)}" y="{y + 2}">{LABEL[status]}</text>'
         )
         x += 48 + 6.5 * len(LABEL[status])
-    out.append(
-        f'<path d="M{_f(x)},{y - 1.5} h22" stroke="{STROKE["fail"]}" stroke-width="2.5" '
-        f'{DASH}/><text x="{_f(x + 28)}" y="{y + 2}">failed, explained by a root cause '
-        "elsewhere</text>"
+    return out + (
+        f'<path d="M{f1(x)},{y - 1.5} h22" stroke="{STROKE["fail"]}" stroke-width="2.5"'
+        f'{DASH}/><text x="{f1(x + 28)}" y="{y + 2}">failed, explained by a root cause '
+        f'elsewhere</text><text x="{MARGIN}" y="{y + 18}">Cables as found (LLDP); grey dashed: '
+        "where the plan runs a wrong cable. Badges: the root causes above. Hover for measured "
+        "values.</text></g>"
     )
-    out.append(
-        f'<text x="{MARGIN}" y="{y + 18}">Cables as found (LLDP); grey dashed: where the plan '
-        "runs a wrong cable. Badges: the root causes above. Hover for measured values.</text></g>"
-    )
-    return "".join(out)
 
 
 def render(fabric: Picture) -> str:
-    """The picture as an <svg> element (no XML prolog), for inline use in HTML."""
+    """An <svg> element (no XML prolog), for inline use in HTML."""
     lay = layout(fabric)
     nodes = {n.name: n for n in fabric.nodes}
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="sf-fabric" '
-        f'data-topology="{esc(fabric.topology)}" width="{_f(lay.width)}" '
-        f'height="{_f(lay.height)}" viewBox="0 0 {_f(lay.width)} {_f(lay.height)}" '
-        f'role="img" font-family="DejaVu Sans, Verdana, sans-serif">',
-        f"<title>{esc(f'{fabric.topology} fabric, {len(fabric.nodes)} nodes')}</title>",
-        _legend(),
-    ]
-    if lay.switch is not None:
-        sw = lay.switch
-        legs = [c.status for c in fabric.cables]
-        parts.append(
-            f'<g class="sf-switch" data-status="{worst(legs)}">'
-            + _tooltip([f"switch {fabric.switch or ''}".rstrip(), f"{len(legs)} legs"])
-            + f'<rect x="{_f(sw.x)}" y="{_f(sw.y)}" width="{_f(sw.w)}" height="{_f(sw.h)}" '
+    w, h = f1(lay.width), f1(lay.height)
+    out = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="sf-fabric" data-topology='
+        f'"{esc(fabric.topology)}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+        f'font-family="DejaVu Sans, Verdana, sans-serif">'
+        f"{_tip(f'{fabric.topology} fabric, {len(fabric.nodes)} nodes')}{_legend()}"
+    )
+    if (sw := lay.switch) is not None:
+        legs, name = [c.status for c in fabric.cables], f"switch {fabric.switch or ''}".rstrip()
+        out += (
+            f'<g class="sf-switch" data-status="{worst(legs)}">{_tip(name, f"{len(legs)} legs")}'
+            f'<rect x="{f1(sw.x)}" y="{f1(sw.y)}" width="{f1(sw.w)}" height="{f1(sw.h)}" '
             f'rx="4" fill="#eceff1" stroke="#455a64" stroke-width="2"/>'
-            f'<text x="{_f(sw.x + 10)}" y="{_f(sw.y + 20)}" font-size="13" font-weight="bold" '
-            f'fill="#263238">{esc(("switch " + (fabric.switch or "")).rstrip())}</text></g>'
+            f'<text x="{f1(sw.x + 10)}" y="{f1(sw.y + 20)}" font-size="13" font-weight="bold" '
+            f'fill="#263238">{esc(name)}</text></g>'
         )
-    parts += [_planned(c, lay.routes.get(c.id + PLANNED)) for c in fabric.cables]
-    parts += [_cable(c, r) for c in fabric.cables if (r := lay.routes.get(c.id))]
+    out += "".join(_planned(c, lay.routes.get(c.id + PLANNED)) for c in fabric.cables)
+    drawn = [(c, r) for c in fabric.cables if (r := lay.routes.get(c.id))]
+    out += "".join(_cable(c, r) for c, r in drawn)
     if fabric.topology != "switch":
-        parts += [_port_labels(c, r) for c in fabric.cables if (r := lay.routes.get(c.id))]
+        out += "".join(_port_labels(c, r) for c, r in drawn)
     second: dict[str, str] = {}
     for c in fabric.cables if fabric.topology == "switch" else ():
         own, leg = (c.a, c.b) if c.b.node is None else (c.b, c.a)
         if own.node is not None and leg.node is None:
             second[own.node] = f"{own.port} \u2194 {leg.port}"
-    parts += [_node(nodes[name], box, second.get(name, "")) for name, box in lay.boxes.items()]
-    return "".join(parts) + "</svg>"
+    out += "".join(_node(nodes[n], box, second.get(n, "")) for n, box in lay.boxes.items())
+    return out + "</svg>"

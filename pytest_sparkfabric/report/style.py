@@ -7,34 +7,28 @@ from html import escape
 
 from pytest_sparkfabric.results import Status
 
-# Stroke / text colour and a light fill per verdict; red and green differ in lightness too, so
-# they stay apart for red-green colour blindness and in greyscale print.
-STROKE: dict[Status, str] = {
-    "pass": "#2e7d32",
-    "warn": "#9e7c00",
-    "fail": "#c62828",
-    "not_measured": "#b26a00",
-    "unknown": "#757575",
+# Stroke / text colour, a light fill and the word per verdict; red and green differ in lightness
+# too, so they stay apart for red-green colour blindness and in greyscale print.
+_STATUS: dict[Status, tuple[str, str, str]] = {
+    "pass": ("#2e7d32", "#e8f5e9", "passed"),
+    "warn": ("#9e7c00", "#fff8c4", "passed with a warning"),
+    "fail": ("#c62828", "#ffcdd2", "failed"),
+    "not_measured": ("#b26a00", "#ffe0b2", "not measured"),
+    "unknown": ("#757575", "#f5f5f5", "not checked"),
 }
-FILL: dict[Status, str] = {
-    "pass": "#e8f5e9",
-    "warn": "#fff8c4",
-    "fail": "#ffcdd2",
-    "not_measured": "#ffe0b2",
-    "unknown": "#f5f5f5",
-}
-LABEL: dict[Status, str] = {
-    "pass": "passed",
-    "warn": "passed with a warning",
-    "fail": "failed",
-    "not_measured": "not measured",
-    "unknown": "not checked",
-}
+STROKE: dict[Status, str] = {k: v[0] for k, v in _STATUS.items()}
+FILL: dict[Status, str] = {k: v[1] for k, v in _STATUS.items()}
+LABEL: dict[Status, str] = {k: v[2] for k, v in _STATUS.items()}
 
 
 def esc(value: object) -> str:
     """Text for HTML or SVG content and attribute values (quotes escaped too)."""
     return escape(str(value), quote=True)
+
+
+def f1(v: float) -> str:
+    """A coordinate: at most one decimal, no trailing zero."""
+    return f"{v:.1f}".rstrip("0").rstrip(".")
 
 
 def number(value: float) -> str:

@@ -22,18 +22,12 @@ PART, COPPER = "NJAAKK-N911", "Copper cable"
 
 @dataclass(frozen=True)
 class Faults:
-    bad_cable: int | None = None
-    """Index of a cable whose rail 1 runs at 0.3 Gb/s and whose lane 2 is an outlier."""
-    throttled: int | None = None
-    """Index of a node whose NIC is throttled (loopback and its transfers ~13 Gb/s)."""
-    unmeasured: bool = False
-    """The soak of the first cable could not run (not measured)."""
-    hot: int | None = None
-    """Index of a node whose NIC runs 20 C hotter than the others."""
-    swap_serial: bool = False
-    """The first two cables' serials exchanged (moved cables)."""
-    hostile: bool = False
-    """Tool output with markup in it (vendor names, a cause, messages)."""
+    bad_cable: int | None = None  # the cable whose rail 1 runs at 0.3 Gb/s, lane 2 an outlier
+    throttled: int | None = None  # the node whose NIC is throttled (it moves ~13 Gb/s)
+    unmeasured: bool = False  # the soak of the first cable could not run (not measured)
+    hot: int | None = None  # the node whose NIC runs 20 C hotter than the others
+    swap_serial: bool = False  # the first two cables' serials exchanged (moved cables)
+    hostile: bool = False  # tool output with markup in it (vendor names, a cause, messages)
 
 
 def names(n: int) -> list[str]:
@@ -71,11 +65,8 @@ def _pairs(topology: str, nodes: list[str]) -> list[tuple[str, int, str, int]]:
                 {(min(i, (i + k) % n), max(i, (i + k) % n)) for i in range(n) for k in (1, 2)}
             )
         return [(nodes[i], 1, nodes[j], 1) for i, j in pairs]
-    out = []
-    for a, ap, b, bp in _cables(topology, nodes):
-        if b is not None and isinstance(bp, int):
-            out.append((a, ap, b, bp))
-    return out
+    cabled = _cables(topology, nodes)
+    return [(a, ap, b, bp) for a, ap, b, bp in cabled if b is not None and isinstance(bp, int)]
 
 
 def document(

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_sparkfabric.report import page
 from pytest_sparkfabric.report.diff import compare
-from pytest_sparkfabric.report.html import page
 from tests.report.sample import Faults, document
 
 CHROMIUM = next(
@@ -44,15 +44,6 @@ def _console(stderr: str) -> list[str]:
     return [m.group(1) for line in stderr.splitlines() if (m := CONSOLE.search(line))]
 
 
-@pytest.fixture(scope="module")
-def report_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    old = document("mesh", 3, soak_minutes=3)
-    new = document("mesh", 3, Faults(bad_cable=1, throttled=0, hostile=True), soak_minutes=3)
-    path = tmp_path_factory.mktemp("report") / "report.html"
-    path.write_text(page(new, baseline=("last-month.json", compare(old, new))))
-    return path
-
-
 def test_the_console_check_sees_what_chromium_reports(tmp_path: Path) -> None:
     bad = tmp_path / "bad.html"
     bad.write_text(
@@ -66,11 +57,14 @@ def test_the_console_check_sees_what_chromium_reports(tmp_path: Path) -> None:
     assert any("height" in line for line in found), run.stderr[-3000:]
 
 
-def test_the_report_renders_with_its_banner_and_svg_and_no_console_message(
-    tmp_path: Path, report_page: Path
+def test_the_report_renders_its_banner_and_svg_paints_the_verdict_colour_and_is_silent(
+    tmp_path: Path,
 ) -> None:
-    text = report_page.read_text()
-    assert not re.search(r'(?:src|href)="(?:https?:)?//', text), "the page fetches something"
+    old = document("mesh", 3, soak_minutes=3)
+    new = document("mesh", 3, Faults(bad_cable=1, throttled=0, hostile=True), soak_minutes=3)
+    report_page = tmp_path / "report.html"
+    report_page.write_text(page(new, baseline=("last-month.json", compare(old, new))))
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', report_page.read_text()), "it fetches"
     run = chromium(tmp_path, report_page, "--dump-dom")
     assert run.returncode == 0, run.stderr[-2000:]
     assert _console(run.stderr) == []
@@ -84,19 +78,10 @@ def test_the_report_renders_with_its_banner_and_svg_and_no_console_message(
     assert dom.count('class="sf-cable-row"') == 3
     # Tool output with markup stayed text: no element was made from it.
     assert "<script" not in dom and "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
-
-
-def test_the_report_paints_the_verdict_colour_at_the_top(tmp_path: Path, report_page: Path) -> None:
     from PIL import Image
 
-    shot = tmp_path / "report.png"
-    run = chromium(
-        tmp_path,
-        report_page,
-        f"--screenshot={shot}",
-        "--window-size=1200,1600",
-        "--hide-scrollbars",
-    )
+    shot, size = tmp_path / "report.png", "--window-size=1200,1600"
+    run = chromium(tmp_path, report_page, f"--screenshot={shot}", size, "--hide-scrollbars")
     assert run.returncode == 0 and shot.exists(), run.stderr[-2000:]
     assert _console(run.stderr) == []
     with Image.open(shot) as image:

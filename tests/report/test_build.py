@@ -3,26 +3,20 @@ drawn object, collateral failures, root-cause marks, tooltips, matrices and seri
 
 from __future__ import annotations
 
-from pytest_sparkfabric.report.build import FabricCable, Picture, cable_rows, picture
+from pytest_sparkfabric.report.build import cable_rows, picture
 from pytest_sparkfabric.report.charts import hot_nodes, lanes, matrices, temps
 from tests.report.sample import Faults, document, edit, plus_items
 
 
-def _cable(r: Picture, cid: str) -> FabricCable:
-    return next(c for c in r.cables if c.id == cid)
-
-
-def test_failures_explained_by_a_cause_elsewhere_are_collateral() -> None:
+def test_failures_are_collateral_when_a_cause_elsewhere_explains_them_else_blamed_here() -> None:
     doc = document("mesh", 3, Faults(throttled=0))
     r = picture(doc)
     # spark-1's NIC is throttled: its cables fail because of it (its node: test_picture).
-    touching = _cable(r, "spark-1:p0<->spark-2:p1")
+    touching = r.cables[0]
+    assert touching.id == "spark-1:p0<->spark-2:p1"
     assert touching.status == "fail" and touching.elsewhere and touching.causes == ()
     # The inventory keeps the cable's own verdict: a vendor must not see it as failed.
-    assert next(st for c, st in cable_rows(doc, r) if c.id == touching.id) == "pass"
-
-
-def test_an_unexplained_failure_is_blamed_where_it_happened() -> None:
+    assert cable_rows(doc, r)[0][1] == "pass"
     cable = picture(edit(document("direct", 2, Faults(bad_cable=0)), causes=[])).cables[0]
     assert cable.status == "fail" and not cable.elsewhere
     assert next(x for x in cable.rails if x.rail == 1).elsewhere is False
@@ -46,8 +40,7 @@ def test_switch_path_reaches_both_legs() -> None:
 
 def test_an_item_without_objects_counts_for_its_node() -> None:
     doc = plus_items(document("direct", 2), {"id": "t::x", "outcome": "failed", "node": "spark-2"})
-    nodes = {n.name: n for n in picture(doc).nodes}
-    assert nodes["spark-2"].status == "fail" and nodes["spark-1"].status == "pass"
+    assert [n.status for n in picture(doc).nodes] == ["pass", "fail"]
 
 
 def test_tooltips_summarise_series_by_their_peak_and_cap_long_lists() -> None:
@@ -72,13 +65,10 @@ def test_soak_series_mark_flagged_lanes_and_hot_nodes() -> None:
     assert not [s.name for s in temps(doc, "gpu_temp_c") if s.outlier]
 
 
-def test_hot_nodes_needs_three_and_a_margin() -> None:
+def test_hot_nodes_needs_three_and_a_margin_and_no_measurements_no_series() -> None:
     assert hot_nodes({"a": 60, "b": 90}) == set()
     assert hot_nodes({"a": 60, "b": 61, "c": 70.6}) == {"c"}
     assert hot_nodes({"a": 60, "b": 61, "c": 70.5}) == set()
-
-
-def test_no_series_when_the_document_has_no_measurements() -> None:
     doc = edit(document("direct", 2), measurements=[])
     assert (lanes(doc), temps(doc, "nic_temp_c"), matrices(doc)) == ([], [], [])
 

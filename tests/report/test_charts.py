@@ -12,7 +12,7 @@ import pytest
 
 from pytest_sparkfabric.report import charts
 from pytest_sparkfabric.results import Results
-from tests.report.sample import Faults, document, edit
+from tests.report.sample import Faults, document, edit, plus_items
 
 HIGHER = ("plugin", "session", "fixtures", "measure", "transport")
 KEYS = ["bw-rail0", "bw-rail1", "nccl-busbw", "soak-lanes", "soak-temps"]
@@ -55,16 +55,13 @@ def test_each_chart_is_one_inline_svg_element_its_ids_unique_on_the_page(
         assert refs and set(refs) <= set(ids), c.key
 
 
-def test_the_same_data_gives_the_same_bytes(report: Results, drawn: list[charts.Chart]) -> None:
-    again = charts.render(report)
-    assert [c.svg for c in again] == [c.svg for c in drawn]
-
-
-def test_global_matplotlib_settings_are_left_alone(report: Results) -> None:
+def test_the_same_data_gives_the_same_bytes_and_global_settings_are_left_alone(
+    report: Results, drawn: list[charts.Chart]
+) -> None:
     import matplotlib
 
     before = dict(matplotlib.rcParams)
-    charts.heatmap(charts.matrices(report)[0])
+    assert [c.svg for c in charts.render(report)] == [c.svg for c in drawn]
     assert dict(matplotlib.rcParams) == before
 
 
@@ -80,28 +77,16 @@ def test_heatmap_marks_cells_below_the_threshold(drawn: list[charts.Chart]) -> N
 
 
 def test_heatmap_draws_failed_directions_without_a_figure_red_never_grey() -> None:
-    raw = document("ring", 4, soak_minutes=1).model_dump()
-    lost = "spark-1:p0rail0<->spark-2:p1rail0"
-    raw["measurements"] = [
-        m
-        for m in raw["measurements"]
-        if not (
-            m["kind"] == "rdma_gbps"
-            and m["rail"] == 0
-            and {m["node"], m["peer"]} == {"spark-1", "spark-2"}
-        )
+    doc = document("ring", 4, soak_minutes=1)
+    lost, kept = "spark-1:p0rail0<->spark-2:p1rail0", "spark-2:p0rail0->spark-3:p1rail0"
+    pair = {"spark-1", "spark-2"}
+    gone = [
+        m for m in doc.measurements if m.kind != "rdma_gbps" or m.rail or {m.node, m.peer} != pair
     ]
-    raw["items"] = [
-        *raw["items"],
-        {"id": f"t.py::rdma[{lost}]", "outcome": "failed", "objects": [lost]},
-        # A direction that has its figure keeps it, whatever else failed on it.
-        {
-            "id": "t.py::x",
-            "outcome": "not_measured",
-            "objects": ["spark-2:p0rail0->spark-3:p1rail0"],
-        },
-    ]
-    rail0 = charts.matrices(Results.model_validate(raw))[0]
+    items = [{"id": "t::r", "outcome": "failed", "objects": [lost]}]
+    # A direction that has its figure keeps it, whatever else failed on it.
+    items.append({"id": "t::x", "outcome": "not_measured", "objects": [kept]})
+    rail0 = charts.matrices(edit(plus_items(doc, *items), measurements=gone))[0]
     assert rail0.lost == (("spark-1", "spark-2", "fail"), ("spark-2", "spark-1", "fail"))
     caption = charts.heatmap(rail0).caption
     assert "Red: 2 failed without a figure; amber: 0 not measured." in caption
@@ -136,7 +121,7 @@ def _python(code: str) -> str:
         # Loading the plugin and the report modules does not import matplotlib.
         (
             "import pytest_sparkfabric.plugin, pytest_sparkfabric.cli\n"
-            "from pytest_sparkfabric.report import build, charts, html, picture, diff",
+            "from pytest_sparkfabric.report import build, charts, picture, diff",
             ("matplotlib", "numpy", "jsonschema"),
         ),
         # The command line does not load pytest or the report.

@@ -30,10 +30,9 @@ def _r(raw: Raw) -> Results:
 
 
 def _write(tmp_path: Path, name: str, doc: Results | Raw) -> str:
-    path = tmp_path / name
     raw = doc.model_dump(mode="json") if isinstance(doc, Results) else doc
-    path.write_text(json.dumps(raw))
-    return str(path)
+    (tmp_path / name).write_text(json.dumps(raw))
+    return str(tmp_path / name)
 
 
 def test_a_bad_cable_shows_as_new_failures_bandwidth_and_ber_each_group_counted() -> None:
@@ -68,10 +67,11 @@ def test_a_bad_cable_shows_as_new_failures_bandwidth_and_ber_each_group_counted(
 
 def test_fixing_is_no_regression_and_lists_what_was_fixed() -> None:
     d = compare(_doc(Faults(bad_cable=1)), _doc())
-    assert not d.regression
-    assert len(d.fixed) == 4 and not d.new_failures
+    assert not d.regression and len(d.fixed) == 4 and "fixed (4):" in text(d)
     assert all(not f.regression for f in (*d.bandwidth, *d.ber))
-    assert "fixed (4):" in text(d)
+    assert compare(_doc(name="a"), _doc(name="b")).notes == (
+        "the runs are of different clusters: a and b",
+    )
 
 
 def test_not_measured_now_is_a_regression_but_failed_then_not_measured_is_not_new() -> None:
@@ -125,15 +125,7 @@ def test_cables_known_by_serial_moved_and_changed() -> None:
     )
 
 
-def test_a_different_cluster_is_noted() -> None:
-    d = compare(_doc(name="a"), _doc(name="b"))
-    assert d.notes == ("the runs are of different clusters: a and b",)
-
-
-# -- the command --------------------------------------------------------------------------------
-
-
-def test_cli_exit_0_without_and_1_with_a_regression(
+def test_cli_exit_codes_options_and_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     good = _write(tmp_path, "good.json", _doc())
@@ -143,19 +135,20 @@ def test_cli_exit_0_without_and_1_with_a_regression(
     assert main(["report", "diff", good, bad]) == 1
     out = capsys.readouterr().out
     assert out.startswith(f"sparkfabric report diff {good} -> {bad}: REGRESSED: 8 regressions\n")
-
-
-def test_cli_options_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    old, new = _doc(), _raw()
+    new = _raw()
     first = next(m for m in new["measurements"] if m["kind"] == "rdma_gbps")
     first["value"] = round(first["value"] * 0.93, 1)
-    a, b = _write(tmp_path, "a.json", old), _write(tmp_path, "b.json", new)
-    assert main(["report", "diff", a, b]) == 0  # 7% lower: within the default 10%
+    b = _write(tmp_path, "b.json", new)
+    assert main(["report", "diff", good, b]) == 0  # 7% lower: within the default 10%
     capsys.readouterr()
-    assert main(["report", "diff", "--bw-tolerance", "5", "--json", a, b]) == 1
+    assert main(["report", "diff", "--bw-tolerance", "5", "--json", good, b]) == 1
     result = json.loads(capsys.readouterr().out)
     assert result["regression"] is True
     assert [(f["after"], f["regression"]) for f in result["bandwidth"]] == [(first["value"], True)]
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "diff", "--bw-tolerance", "-3", "a", "b"])
+    assert exc.value.code == 2
+    assert "-3 must be above 0" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -188,32 +181,21 @@ def test_cli_bad_input_is_a_usage_error_naming_the_file(
     assert message in err
 
 
-def test_cli_bad_tolerance_is_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exc:
-        main(["report", "diff", "--bw-tolerance", "-3", "a", "b"])
-    assert exc.value.code == 2
-    assert "-3 must be above 0" in capsys.readouterr().err
-
-
-def test_cli_html_writes_one_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_html_writes_one_page_and_defaults_are_the_comparison_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     old = _write(tmp_path, "old.json", _doc())
     new = _write(tmp_path, "new.json", _doc(Faults(bad_cable=1)))
     out = tmp_path / "report.html"
     assert main(["report", "html", new, "-o", str(out), "--baseline", old]) == 0
     assert capsys.readouterr().out == f"wrote {out}\n"
     page = out.read_text()
-    assert page.startswith("<!DOCTYPE html>")
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page
     assert 'data-verdict="rejected"' in page
     assert '<section class="sf-baseline" data-regression="true">' in page
-    assert "<script" not in page
-
-
-def test_the_command_defaults_are_the_comparison_defaults() -> None:
+    # The command's defaults are the comparison's.
     from pytest_sparkfabric.cli import report as cli
     from pytest_sparkfabric.report import diff
 
-    assert (cli.BW_TOLERANCE_PCT, cli.BER_FACTOR, cli.BER_FLOOR) == (
-        diff.BW_TOLERANCE_PCT,
-        diff.BER_FACTOR,
-        diff.BER_FLOOR,
-    )
+    defaults = ("BW_TOLERANCE_PCT", "BER_FACTOR", "BER_FLOOR")
+    assert [getattr(cli, k) for k in defaults] == [getattr(diff, k) for k in defaults]

@@ -5,42 +5,28 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from pytest_sparkfabric.report.build import cable_rows
-from pytest_sparkfabric.report.inventory import COLUMNS, html
+from pytest_sparkfabric.report.build import COLUMNS, cable_rows, cable_table
 from pytest_sparkfabric.results import Results
 from tests.report.sample import Faults, document
 
 
-def _table(doc: Results) -> str:
-    return html(cable_rows(doc))
-
-
-def _rows(table: str) -> list[list[str]]:
-    root = ET.fromstring(table.replace("<br>", "<br/>"))
-    return [
-        ["".join(td.itertext()) for td in tr]
-        for tr in root.iter("tr")
-        if tr.get("class") == "sf-cable-row"
-    ]
-
-
-def _edited(doc: Results, index: int, **changes: object) -> Results:
+def _rows(doc: Results, **changes: object) -> tuple[str, list[list[str]]]:
+    """The table of the document, its first cable changed (`b__serial`: end B's serial), and the
+    text of its rows."""
     raw = doc.model_dump()
     for key, value in changes.items():
         end, _, field = key.partition("__")
-        if field:
-            raw["cables"][index][end][field] = value
-        else:
-            raw["cables"][index][key] = value
-    return Results.model_validate(raw)
+        (raw["cables"][0][end] if field else raw["cables"][0])[field or key] = value
+    table = cable_table(cable_rows(Results.model_validate(raw)))
+    root = ET.fromstring(table.replace("<br>", "<br/>"))
+    rows = [["".join(td.itertext()) for td in tr] for tr in root.iter("tr")]
+    assert rows[0] == list(COLUMNS)
+    return table, rows[1:]
 
 
 def test_one_row_per_cable_with_its_record() -> None:
-    table = _table(document("ring", 4, Faults(bad_cable=1), soak_minutes=1))
-    head = ET.fromstring(table.replace("<br>", "<br/>")).find("thead/tr")
-    assert head is not None and [th.text for th in head] == list(COLUMNS)
-    rows = _rows(table)
-    assert len(rows) == 4
+    table, rows = _rows(document("ring", 4, Faults(bad_cable=1), soak_minutes=1))
+    assert len(rows) == 4 and rows[0][-1] == "passed"
     assert rows[1] == [
         "APF00000002",
         "spark-2:p0<->spark-3:p1",
@@ -55,12 +41,11 @@ def test_one_row_per_cable_with_its_record() -> None:
         "2.9e-05",
         "failed",
     ]
-    assert rows[0][-1] == "passed"
     assert 'data-serial="APF00000002"' in table
 
 
 def test_a_switch_leg_end_shows_what_it_has() -> None:
-    rows = _rows(_table(document("switch", 2, soak_minutes=1)))
+    _, rows = _rows(document("switch", 2, soak_minutes=1))
     assert rows[0][:4] == [
         "APF00000001",
         "spark-1:p1<->switch:qsfp56-dd-1-1",
@@ -71,23 +56,21 @@ def test_a_switch_leg_end_shows_what_it_has() -> None:
 
 
 def test_ends_that_disagree_are_both_shown_and_nothing_read_is_a_dash() -> None:
-    doc = _edited(document("direct", 2, soak_minutes=1), 0, b__serial="S2", b__vendor="Luxshare")
-    table = _table(doc)
+    doc = document("direct", 2, soak_minutes=1)
+    table, _ = _rows(doc, b__serial="S2", b__vendor="Luxshare")
     assert 'title="the two ends differ">A: APF00000001<br>B: S2</td>' in table
     assert "<td>1 m</td>" in table
-    unread = _edited(document("direct", 2, soak_minutes=1), 0, a__serial=None, b__serial=None)
-    assert _rows(_table(unread))[0][0] == "\u2014"  # nothing read: a dash
+    assert _rows(doc, a__serial=None, b__serial=None)[1][0][0] == "\u2014"  # nothing read
 
 
 def test_a_cable_found_elsewhere_fails_and_says_where_it_runs() -> None:
-    doc = _edited(document("ring", 4, soak_minutes=1), 0, found="spark-1:p0<->spark-2:p0")
-    rows = _rows(_table(doc))
+    _, rows = _rows(document("ring", 4, soak_minutes=1), found="spark-1:p0<->spark-2:p0")
     assert rows[0][1] == "spark-1:p0<->spark-2:p1found: spark-1:p0<->spark-2:p0"
     assert rows[0][-1] == "failed"
     assert {r[-1] for r in rows[1:]} == {"passed"}
 
 
 def test_values_from_the_eeprom_are_escaped() -> None:
-    table = _table(document("direct", 2, Faults(hostile=True), soak_minutes=1))
+    table, _ = _rows(document("direct", 2, Faults(hostile=True), soak_minutes=1))
     assert "<b>" not in table
     assert "&lt;b&gt;Amphenol&lt;/b&gt; &amp; co" in table

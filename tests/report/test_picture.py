@@ -1,5 +1,5 @@
 """The fabric picture: every node and cable drawn, colours by verdict, tooltips, escaping, and
-layouts that keep node boxes apart from 2 to 64 nodes."""
+layouts that keep node boxes apart from 2 to 70 nodes."""
 
 from __future__ import annotations
 
@@ -11,38 +11,37 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.report.build import (
-    End,
-    FabricCable,
-    FabricNode,
-    Picture,
-    RailState,
-    picture,
-)
+from pytest_sparkfabric.report.build import End, FabricCable, FabricNode, Picture, RailState
+from pytest_sparkfabric.report.build import picture as model
 from pytest_sparkfabric.report.picture import cable_order, layout, render
 from pytest_sparkfabric.report.style import FILL, STROKE
 from pytest_sparkfabric.results import Results, Status
 from tests.report.sample import Faults, document
 
-SIZES = [
-    ("direct", 2),
-    ("mesh", 3),
-    ("ring", 4),
-    ("ring", 8),
-    ("ring", 16),
-    ("ring", 17),
-    ("ring", 64),
-    ("switch", 2),
-    ("switch", 3),
-    ("switch", 4),
-    ("switch", 8),
-    ("switch", 9),
-    ("switch", 64),
-]
-
-
-NS = {"svg": "http://www.w3.org/2000/svg"}
 SVG = "{http://www.w3.org/2000/svg}"
+SIZES = [("direct", 2), ("mesh", 3), ("ring", 4), ("ring", 16), ("ring", 17), ("ring", 64)]
+SIZES += [("switch", n) for n in (2, 3, 8, 9, 64)]
+
+
+def _drawn(svg: str) -> tuple[ET.Element, dict[str, ET.Element], dict[str, ET.Element]]:
+    """The picture checked well formed, inside its viewBox, its node boxes apart: the root and
+    its node and cable groups by name."""
+    root = ET.fromstring(svg)
+    width, height = float(root.get("width", 0)), float(root.get("height", 0))
+    assert root.get("viewBox") == f"0 0 {root.get('width')} {root.get('height')}"
+    nodes = {str(g.get("data-node")): g for g in _groups(root, "sf-node")}
+    cables = {str(g.get("data-cable")): g for g in _groups(root, "sf-cable")}
+    rects = [r for r in (g.find(f"{SVG}rect") for g in nodes.values()) if r is not None]
+    boxes = [[float(r.get(k, "0")) for k in ("x", "y", "width", "height")] for r in rects]
+    assert len(boxes) == len(nodes)
+    for x, y, w, h in boxes:
+        assert x >= 0 and x + w <= width and y >= 0 and y + h <= height
+    for (ax, ay, aw, ah), (bx, by, bw, bh) in itertools.combinations(boxes, 2):
+        assert ax + aw <= bx or bx + bw <= ax or ay + ah <= by or by + bh <= ay, "boxes overlap"
+    for path in (p for g in cables.values() for p in g.iter(f"{SVG}path")):
+        for x, y in _points(path.get("d", "")):
+            assert -1 <= x <= width + 1 and -1 <= y <= height + 1
+    return root, nodes, cables
 
 
 def _groups(root: ET.Element, cls: str) -> list[ET.Element]:
@@ -50,15 +49,8 @@ def _groups(root: ET.Element, cls: str) -> list[ET.Element]:
 
 
 def _title(el: ET.Element) -> str:
-    t = el.find("svg:title", NS)
+    t = el.find(f"{SVG}title")
     return t.text or "" if t is not None else ""
-
-
-def _rect(el: ET.Element) -> tuple[float, float, float, float]:
-    r = el.find("svg:rect", NS)
-    assert r is not None
-    x, y, w, h = (float(r.get(k, "0")) for k in ("x", "y", "width", "height"))
-    return x, y, w, h
 
 
 def _points(d: str) -> list[tuple[float, float]]:
@@ -66,72 +58,50 @@ def _points(d: str) -> list[tuple[float, float]]:
     return [(float(x), float(y)) for x, y in (p.split(",") for p in d[1:].split(" L"))]
 
 
-def _fabric(topology: str, n: int, faults: Faults | None = None) -> Picture:
-    return picture(document(topology, n, faults, soak_minutes=1))
+def _rails(g: ET.Element) -> dict[str, ET.Element]:
+    return {str(p.get("data-rail")): p for p in g.iter(f"{SVG}path") if p.get("data-rail")}
 
 
 @pytest.mark.parametrize(("topology", "n"), SIZES)
 def test_every_node_and_cable_is_drawn_apart_inside_and_with_a_tooltip(
     topology: str, n: int
 ) -> None:
-    fabric = _fabric(topology, n)
-    root = ET.fromstring(render(fabric))
-    width, height = float(root.get("width", 0)), float(root.get("height", 0))
-    assert root.get("viewBox") == f"0 0 {root.get('width')} {root.get('height')}"
-    nodes = _groups(root, "sf-node")
-    assert [g.get("data-node") for g in sorted(nodes, key=lambda g: g.get("data-node", ""))] == (
-        sorted(x.name for x in fabric.nodes)
-    )
-    boxes = [_rect(g) for g in nodes]
-    for x, y, w, h in boxes:
-        assert x >= 0 and x + w <= width and y >= 0 and y + h <= height
-    for (ax, ay, aw, ah), (bx, by, bw, bh) in itertools.combinations(boxes, 2):
-        assert ax + aw <= bx or bx + bw <= ax or ay + ah <= by or by + bh <= ay, "boxes overlap"
-    cables = _groups(root, "sf-cable")
+    fabric = model(document(topology, n, soak_minutes=1))
+    _, nodes, cables = _drawn(render(fabric))
+    assert sorted(nodes) == sorted(x.name for x in fabric.nodes)
     assert len(cables) == len(fabric.cables) == (n if topology != "direct" else 1)
-    for g in cables:
-        for path in g.iter(f"{SVG}path"):
-            for x, y in _points(path.get("d", "")):
-                assert -1 <= x <= width + 1 and -1 <= y <= height + 1
-    for g in nodes:
-        assert _title(g).startswith(f"node {g.get('data-node')}\npassed")
-    for g in _groups(root, "sf-cable"):
+    for name, g in nodes.items():
+        assert _title(g).startswith(f"node {name}\npassed")
+    for name, g in cables.items():
         tip = _title(g).splitlines()
-        assert tip[:3] == [f"cable {g.get('data-cable')}", f"serial {tip[1][7:]}", "passed"]
-        rails = [p for p in g.iter(f"{SVG}path") if p.get("data-rail") is not None]
-        assert sorted(p.get("data-rail", "") for p in rails) == ["0", "1"]
-        assert all(" Gb/s" in _title(p) for p in rails)
+        assert tip[:3] == [f"cable {name}", f"serial {tip[1][7:]}", "passed"]
+        assert sorted(_rails(g)) == ["0", "1"]
+        assert all(" Gb/s" in _title(p) for p in _rails(g).values())
 
 
 def test_colours_follow_each_rail_and_node_verdict() -> None:
-    fabric = _fabric("ring", 4, Faults(bad_cable=1, unmeasured=True))
-    root = ET.fromstring(render(fabric))
-    cables = {g.get("data-cable"): g for g in _groups(root, "sf-cable")}
+    doc = document("ring", 4, Faults(bad_cable=1, unmeasured=True), soak_minutes=1)
+    _, nodes, cables = _drawn(render(model(doc)))
     bad = cables["spark-2:p0<->spark-3:p1"]
     assert bad.get("data-status") == "fail"
-    strokes = {
-        p.get("data-rail"): p.get("stroke")
-        for p in bad.iter(f"{SVG}path")
-        if p.get("data-rail") is not None
+    assert {k: p.get("stroke") for k, p in _rails(bad).items()} == {
+        "0": STROKE["pass"],
+        "1": STROKE["fail"],
     }
-    assert strokes == {"0": STROKE["pass"], "1": STROKE["fail"]}
     halo = next(p for p in bad.iter(f"{SVG}path") if p.get("class") == "sf-halo")
     assert halo.get("stroke") == STROKE["fail"]
-    first = cables["spark-1:p0<->spark-2:p1"]
-    assert first.get("data-status") == "not_measured"
-    nodes = {g.get("data-node"): g for g in _groups(root, "sf-node")}
-    spark4 = nodes["spark-4"].find("svg:rect", NS)
+    assert cables["spark-1:p0<->spark-2:p1"].get("data-status") == "not_measured"
+    spark4 = nodes["spark-4"].find(f"{SVG}rect")
     assert spark4 is not None
     assert (spark4.get("fill"), spark4.get("stroke")) == (FILL["pass"], STROKE["pass"])
-    badges = [b.get("data-cause") for b in _groups(bad, "sf-badge")]
-    assert badges == ["1"]
+    assert [b.get("data-cause") for b in _groups(bad, "sf-badge")] == ["1"]
 
 
 def test_a_wrong_cable_is_drawn_where_it_runs_and_its_planned_route_left_empty() -> None:
     raw = document("ring", 4, soak_minutes=1).model_dump()
     raw["cables"][0]["found"] = "spark-1:p0<->spark-3:p1"  # planned to spark-2 port 1
-    root = ET.fromstring(render(picture(Results.model_validate(raw))))
-    cable = next(g for g in _groups(root, "sf-cable") if g.get("data-found"))
+    root, _, cables = _drawn(render(model(Results.model_validate(raw))))
+    (cable,) = [g for g in cables.values() if g.get("data-found")]
     assert cable.get("data-cable") == "spark-1:p0<->spark-2:p1"
     assert cable.get("data-found") == "spark-1:p0 <-> spark-3:p1"
     assert cable.get("data-status") == "fail"
@@ -144,10 +114,8 @@ def test_a_wrong_cable_is_drawn_where_it_runs_and_its_planned_route_left_empty()
 
 
 def test_collateral_failures_are_dashed_and_the_culprit_solid() -> None:
-    root = ET.fromstring(render(_fabric("mesh", 3, Faults(throttled=0))))
-    nodes = {g.get("data-node"): g for g in _groups(root, "sf-node")}
-    culprit = nodes["spark-1"].find("svg:rect", NS)
-    partner = nodes["spark-2"].find("svg:rect", NS)
+    _, nodes, _ = _drawn(render(model(document("mesh", 3, Faults(throttled=0), soak_minutes=1))))
+    culprit, partner = (nodes[n].find(f"{SVG}rect") for n in ("spark-1", "spark-2"))
     assert culprit is not None and partner is not None
     assert culprit.get("stroke-dasharray") is None and culprit.get("fill") == FILL["fail"]
     assert partner.get("stroke-dasharray") and partner.get("stroke") == STROKE["fail"]
@@ -156,79 +124,43 @@ def test_collateral_failures_are_dashed_and_the_culprit_solid() -> None:
     assert [b.get("data-cause") for b in _groups(nodes["spark-1"], "sf-badge")] == ["1"]
 
 
-def test_names_and_values_are_escaped() -> None:
-    hostile = "x<y&\"z'>"
-    fabric = Picture(
-        "direct",
-        (
-            FabricNode(hostile, "fail", ("<script>alert(1)</script>",), (1,)),
-            FabricNode("b", "pass"),
-        ),
-        (
-            FabricCable(
-                f"{hostile}:p1<->b:p1",
-                End(hostile, "p1"),
-                End("b", "p1"),
-                "fail",
-                ("vendor <b>&amp;",),
-                (RailState(0, "fail", ("</title><svg>",)),),
-            ),
-        ),
-    )
-    svg = render(fabric)
+def test_names_and_values_are_escaped_and_long_names_shortened_on_the_box() -> None:
+    hostile, long = "x<y&\"z'>", "gx10-rack4-slot12-east"
+    note = FabricNode(hostile, "fail", ("<script>alert(1)</script>",), (1,))
+    nodes = (note, FabricNode(long, "pass"))
+    cid = f"{hostile}:p1<->{long}:p1"
+    rails = (RailState(0, "fail", ("</title><svg>",)),)
+    cable = FabricCable(cid, End(hostile, "p1"), End(long, "p1"), "fail", ("vendor <b>&",), rails)
+    svg = render(Picture("direct", nodes, (cable,)))
     assert "<script>" not in svg and "<b>" not in svg and "</title><svg>" not in svg
-    root = ET.fromstring(svg)
-    node = next(g for g in _groups(root, "sf-node") if g.get("data-node") == hostile)
-    assert "<script>alert(1)</script>" in _title(node)
-    cable = _groups(root, "sf-cable")[0]
-    assert cable.get("data-cable") == f"{hostile}:p1<->b:p1"
-    assert "vendor <b>&amp;" in _title(cable)
-
-
-def test_long_names_are_shortened_on_the_box_but_whole_in_the_tooltip() -> None:
-    name = "gx10-rack4-slot12-east"
-    fabric = Picture(
-        "direct",
-        (FabricNode(name, "pass"), FabricNode("b", "pass")),
-        (FabricCable("c", End(name, "p0"), End("b", "p0"), "pass"),),
-    )
-    root = ET.fromstring(render(fabric))
-    node = _groups(root, "sf-node")[0]
-    texts = [t.text for t in node.iter(f"{SVG}text")]
-    assert texts == [name[:16] + "\u2026"]
-    assert _title(node).startswith(f"node {name}")
+    _, drawn, cables = _drawn(svg)
+    assert "<script>alert(1)</script>" in _title(drawn[hostile])
+    assert "vendor <b>&" in _title(cables[cid])
+    assert [t.text for t in drawn[long].iter(f"{SVG}text")] == [long[:16] + "\u2026"]
+    assert _title(drawn[long]).startswith(f"node {long}")
 
 
 def test_a_ring_is_drawn_in_cable_order_not_list_order() -> None:
-    names = ["a", "b", "c", "d"]
-    cabled = [("a", "c"), ("c", "b"), ("b", "d"), ("d", "a")]
-    fabric = Picture(
-        "ring",
-        tuple(FabricNode(n, "pass") for n in names),
-        tuple(
-            FabricCable(f"{x}:p0<->{y}:p1", End(x, "p0"), End(y, "p1"), "pass") for x, y in cabled
-        ),
-    )
+    cabled = [(End(x, "p0"), End(y, "p1")) for x, y in ("ac", "cb", "bd", "da")]
+    cables = tuple(FabricCable(f"{a.label}<->{b.label}", a, b, "pass") for a, b in cabled)
+    fabric = Picture("ring", tuple(FabricNode(n, "pass") for n in "abcd"), cables)
     assert cable_order(fabric) == ["a", "c", "b", "d"]
     lay = layout(fabric)
     # On the circle, every cable joins neighbours: no chord crosses the middle.
     centre_x = sum(b.centre[0] for b in lay.boxes.values()) / 4
     centre_y = sum(b.centre[1] for b in lay.boxes.values()) / 4
-    for route in lay.routes.values():
-        (x1, y1), (x2, y2) = route
-        mid = ((x1 + x2) / 2 - centre_x, (y1 + y2) / 2 - centre_y)
-        assert abs(mid[0]) + abs(mid[1]) > 50
+    for (x1, y1), (x2, y2) in lay.routes.values():
+        assert abs((x1 + x2) / 2 - centre_x) + abs((y1 + y2) / 2 - centre_y) > 50
 
 
 def test_a_large_ring_closes_round_the_margin() -> None:
-    lay = layout(_fabric("ring", 17))
-    long_routes = [r for r in lay.routes.values() if len(r) > 2]
-    assert len(long_routes) == 1
-    assert long_routes[0][0][1] < long_routes[0][1][1]  # leaves the last node downwards
+    lay = layout(model(document("ring", 17, soak_minutes=1)))
+    (long_route,) = [r for r in lay.routes.values() if len(r) > 2]
+    assert long_route[0][1] < long_route[1][1]  # leaves the last node downwards
 
 
-def test_switch_legs_each_have_their_own_lane() -> None:
-    fabric = _fabric("switch", 64)
+def test_switch_legs_each_have_their_own_lane_and_boxes_name_port_and_leg() -> None:
+    fabric = model(document("switch", 64, soak_minutes=1))
     lay = layout(fabric)
     assert lay.switch is not None
     tops = [r[-1] for r in lay.routes.values()]
@@ -236,22 +168,17 @@ def test_switch_legs_each_have_their_own_lane() -> None:
     assert len({x for x, _ in tops}) == 64, "two legs share a line into the switch"
     # No leg runs through a node box it does not belong to.
     for cable in fabric.cables:
-        route = lay.routes[cable.id]
         own = lay.boxes[cable.a.node or ""]
-        for (x1, y1), (x2, y2) in itertools.pairwise(route):
+        for (x1, y1), (x2, y2) in itertools.pairwise(lay.routes[cable.id]):
             for name, box in lay.boxes.items():
-                if box is own:
-                    continue
                 inside_x = min(x1, x2) < box.x + box.w and max(x1, x2) > box.x
                 inside_y = min(y1, y2) < box.y + box.h and max(y1, y2) > box.y
-                assert not (inside_x and inside_y), f"{cable.id} crosses {name}"
-
-
-def test_switch_boxes_name_the_port_and_leg() -> None:
-    root = ET.fromstring(render(_fabric("switch", 2)))
-    node = _groups(root, "sf-node")[0]
-    texts = [t.text for t in node.iter(f"{SVG}text")]
-    assert texts == ["spark-1", "p1 \u2194 qsfp56-dd-1-1"]
+                assert box is own or not (inside_x and inside_y), f"{cable.id} crosses {name}"
+    root, nodes, _ = _drawn(render(model(document("switch", 2, soak_minutes=1))))
+    assert [t.text for t in nodes["spark-1"].iter(f"{SVG}text")] == [
+        "spark-1",
+        "p1 \u2194 qsfp56-dd-1-1",
+    ]
     (switch,) = _groups(root, "sf-switch")
     assert _title(switch) == "switch 192.168.88.1\n2 legs"
 
@@ -290,9 +217,5 @@ def test_any_fabric_draws_well_formed_with_boxes_apart(
         for i, (a, b) in enumerate(ends)
         if i in kept
     )
-    root = ET.fromstring(render(Picture(topology, nodes, cables)))  # type: ignore[arg-type]
-    boxes = [_rect(g) for g in _groups(root, "sf-node")]
-    assert len(boxes) == n
-    assert len(_groups(root, "sf-cable")) == len(cables)
-    for (ax, ay, aw, ah), (bx, by, bw, bh) in itertools.combinations(boxes, 2):
-        assert ax + aw <= bx or bx + bw <= ax or ay + ah <= by or by + bh <= ay
+    _, drawn, lines = _drawn(render(Picture(topology, nodes, cables)))  # type: ignore[arg-type]
+    assert len(drawn) == n and len(lines) == len(cables)

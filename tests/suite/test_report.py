@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.report import html
+from pytest_sparkfabric.report import COLUMNS
 from tests.report import test_browser
 from tests.suite.runner import run_suite, write_cluster
 
@@ -87,7 +87,7 @@ def test_the_html_report_opens_with_the_verdict_has_no_noise_and_renders_in_a_br
     text = page.read_text()
     rows = _html_rows(page)
     # Sortable Node / Rail / Measured / Expected columns.
-    for kind, title in html.COLUMNS_TITLES:
+    for kind, title, *_ in COLUMNS:
         assert re.search(f'<th class="sortable" data-column-type="{kind}"[^>]*>{title}</th>', text)
     # JUnit: measured / expected (and the diagnosis) as properties of the test case.
     tree = ET.parse(junit)
