@@ -1,7 +1,13 @@
 """The results document of one run (`--sparkfabric-json PATH`): typed, frozen, the one model.
 The reports and `--sparkfabric-baseline` read it back with `read()`; `sparkfabric schema
 --results` prints the JSON Schema generated from it. A change that breaks a reader of this
-version raises `VERSION`. Object ids follow `pytest_sparkfabric.objects`."""
+version raises `VERSION`.
+
+Object ids follow one grammar (`pytest_sparkfabric.objects`): node `spark-1`; port `spark-1:p0`;
+rail `spark-1:p0rail1` (`spark-1:rail1` where a node has one cabled port); switch leg
+`switch:qsfp56-dd-1-1`; link `spark-1:p0rail1<->spark-2:p1rail1`; direction
+`spark-1:p0rail1->spark-2:p1rail1`; cable `spark-1:p0<->spark-2:p1` or
+`spark-1:p1<->switch:qsfp56-dd-1-1`; node pair `spark-1<->spark-2`."""
 
 from __future__ import annotations
 

@@ -187,3 +187,21 @@ def test_schema_describes_every_field_and_the_docs_are_its_reference(
         "sparkfabric schema --format markdown > docs/cluster-yaml.md"
     )
     assert all(f"| `{name.split('.')[1]}` |" in generated for name, _ in fields)
+
+
+def test_schema_results_is_the_models_schema_and_the_docs_are_its_reference(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pytest_sparkfabric import results
+
+    assert run(["schema", "--results"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["$id"] == f"urn:sparkfabric:results:{results.VERSION}"
+    assert schema["properties"] == results.Results.model_json_schema()["properties"]
+    assert run(["schema", "--results", "--format", "markdown"]) == 0
+    docs = DOCS.with_name("results-json.md").read_text(encoding="utf-8")
+    assert docs == capsys.readouterr().out, (
+        "docs/results-json.md is out of date: "
+        "sparkfabric schema --results --format markdown > docs/results-json.md"
+    )
+    assert "node pair `spark-1<->spark-2`" in docs
