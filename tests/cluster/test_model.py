@@ -1,11 +1,21 @@
-"""The model other stages read: rail names, declared link speeds, the approved cable list."""
+"""The model other stages read: rail names, declared link speeds, the approved cable list; the
+shipped template (examples/cluster.example.yaml) uses ssh and every section."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_sparkfabric.cluster import parse_cluster
+from pytest_sparkfabric.cluster import load_cluster, parse_cluster
 from tests.cluster.samples import DIRECT, SIM, SWITCH
+from tests.sim.conftest import EXAMPLES
+
+
+def test_the_real_template_uses_ssh_and_every_section() -> None:
+    cluster = load_cluster(EXAMPLES / "cluster.example.yaml")
+    spec = cluster.spec
+    assert spec.transport == "ssh" and all(n.ssh is not None for n in cluster.nodes)
+    assert spec.switch is not None and spec.thresholds and spec.nccl.env
+    assert spec.simulate is None
 
 
 def test_rails_take_the_spark_names_unless_the_file_gives_its_own() -> None:

@@ -246,12 +246,7 @@ def test_perftest_report_round_trip(
 
 
 def test_perftest_failures_are_parse_errors_quoting_the_tool() -> None:
-    t = r_perftest.BwTest("rocep1s0f1", 1, False, 4096, 3, [_qp(0)], [_qp(1)])
-    no_row = r_perftest.report(
-        t, duration_mode=True, gbits=True, size=65536, iterations=1, avg_gbps=None, peak_gbps=0
-    )
-    with pytest.raises(ParseError, match="expected a result row"):
-        parse_ib_write_bw(no_row)
+    # A head without a row (RC retries run out): tests/sim/test_faults.py (unroutable GID).
     with pytest.raises(ParseError, match=re.escape("Couldn't connect to 10.0.0.2:18515")):
         parse_ib_write_bw(r_perftest.connect_failed("10.0.0.2", 18515))
     with pytest.raises(ParseError, match="IB device rocep9s0f0 not found"):
