@@ -57,9 +57,7 @@ small_env = st.dictionaries(
 
 @FAST
 @given(layers=st.lists(st.tuples(kinds, small_env), max_size=5))
-def test_nccl_precedence_earlier_kind_always_wins(
-    layers: list[tuple[str, dict[str, str]]],
-) -> None:
+def test_nccl_precedence_earlier_kind_always_wins(layers: list[tuple[str, dict[str, str]]]) -> None:
     order = {"process": 0, "user_conf": 1, "system_conf": 2}
     sources = [
         EnvSource.from_mapping(f"s{i}", env, kind)  # type: ignore[arg-type]
