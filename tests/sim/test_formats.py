@@ -20,6 +20,7 @@ from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.ethtool import parse_ethtool_stats
 from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
+from pytest_sparkfabric.probes.lldp import parse_lldpctl
 from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS, parse_nvidia_smi_csv
 from pytest_sparkfabric.probes.perftest import MB_PER_S_TO_GBPS, parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job
@@ -293,6 +294,29 @@ def test_iperf3_keys_are_keys_of_real_documents() -> None:
         "start.test_start.interval",
     }
     assert sorted(sim_keys - real - newer) == []
+
+
+# lldpctl: one neighbour per lit fabric netdev (a healthy ring's and a swapped cable's far ends,
+# read through measure/cabling: tests/measure/test_cabling.py; a ring's swap or order as the
+# suite reads it: the matrix's faults/cable_swapped, ring_order).
+
+
+def _far(t: SimTransport, node: str) -> dict[str, tuple[str | None, str | None]]:
+    far = parse_lldpctl(out(t, node, "lldpctl")).neighbors
+    return {n.local_port: (n.system_name, n.port_description) for n in far}
+
+
+def test_the_port_id_is_the_far_netdevs_mac() -> None:
+    t = sim()
+    text = out(t, "spark-1", "lldpctl")
+    n = parse_lldpctl(text).on("enp1s0f1np1")[0]
+    assert n.neighbor_mac is not None and n.neighbor_mac in out(t, "spark-2", "ip -j link show")
+    assert text.startswith("-" * 79 + "\nLLDP neighbors:\n")
+
+
+def test_a_down_cable_hears_nothing_and_a_switch_port_is_not_modelled() -> None:
+    assert _far(sim("direct-2", "{fault: link_down, node: spark-2, port: 1}"), "spark-1") == {}
+    assert _far(sim("switch-8"), "spark-1") == {}
 
 
 # ---------------------------------------------------------------- round trips
