@@ -7,35 +7,24 @@ blocking reasons and fix, and the advisory EEPROM read that only warns: tests/su
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import yaml
-
-from pytest_sparkfabric.cluster import Cluster, load_cluster
-from pytest_sparkfabric.cluster.load import parse_cluster
+from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.measure.preflight import lookups, preflight
 from pytest_sparkfabric.transport import make_transport
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def _cluster(name: str, **changes: dict[str, Any]) -> Cluster:
-    path = EXAMPLES / name
-    data = yaml.safe_load(path.read_text())
-    for key, values in changes.items():
-        data.setdefault(key, {}).update(values)
-    return parse_cluster(yaml.safe_dump(data), source=str(path), path=path)
+from tests.suite.runner import EXAMPLES, write_cluster
 
 
-def test_looks_for_the_launcher_the_binary_and_libnccl_as_cluster_yaml_runs_them() -> None:
-    cluster = _cluster(
-        "direct-2.yaml",
-        nccl={
-            "binary": "~/nccl-tests/build/all_reduce_perf",
-            "env": {"LD_LIBRARY_PATH": "/home/u/nccl/build/lib:relative"},
-        },
-        soak={"gpu_load": "~/gpu-burn/gpu_burn {duration_s}"},
+def test_looks_for_the_launcher_the_binary_and_libnccl_as_cluster_yaml_runs_them(
+    tmp_path: Path,
+) -> None:
+    nccl = {
+        "binary": "~/nccl-tests/build/all_reduce_perf",
+        "env": {"LD_LIBRARY_PATH": "/home/u/nccl/build/lib:relative"},
+    }
+    soak = {"gpu_load": "~/gpu-burn/gpu_burn {duration_s}"}
+    cluster = load_cluster(
+        write_cluster(tmp_path, "direct-2.yaml", changes=dict(nccl=nccl, soak=soak))
     )
     look = lookups(cluster, "spark-1", ["nccl.launcher", "soak.gpu_load"])
     assert look.tools == ("mpirun", "~/nccl-tests/build/all_reduce_perf", "~/gpu-burn/gpu_burn")
