@@ -19,14 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_sparkfabric.cluster import Cluster, argrules, parse_cluster
-from pytest_sparkfabric.measure import (
-    facts,
-    links,
-    nccl_run,
-    rdma,
-    reach,
-    soak,
-)
+from pytest_sparkfabric.measure import facts, links, nccl_run, rdma, reach, soak
 from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.probes.nvidia_smi import QUERY_FIELDS
 from pytest_sparkfabric.transport.base import Finished, Job, RunResult, Transport, VirtualClock
@@ -120,11 +113,7 @@ def shapes(cluster: Cluster) -> list[tuple[Element, ...]]:
         ("iperf3", "-s", "-p", NUM, "-1", "-B", addr),
         ("iperf3", "-c", addr, "-P", NUM, "-t", NUM, "-p", NUM, "-J", "-B", addr),
         ("ss", "-Hltn", re.compile(r"sport = :\d+")),
-        (
-            "nvidia-smi",
-            "--query-gpu=" + ",".join(QUERY_FIELDS),
-            "--format=csv,noheader,nounits",
-        ),
+        ("nvidia-smi", "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"),
         ("cat", "--", sysfs),
         ("cat", f"{HOME}/.nccl.conf"),
         ("cat", "/etc/nccl.conf"),

@@ -1,6 +1,6 @@
 """The fault registry is the one list: every entry has its injector, its lab plan (or says it is
-simulated only) and its example (its row in the field reference is generated from it:
-tests/cli/test_config.py keeps docs/cluster-yaml.md in step)."""
+simulated only) and its example, which says what it injects and what should fail (its field
+reference row is generated from it: tests/cli/test_config.py keeps docs/cluster-yaml.md in step)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,9 @@ def test_every_fault_is_simulated_has_its_example_and_a_lab_plan_or_is_simulated
     cluster = load_cluster(EXAMPLES / f"{name}.yaml")
     assert cluster.spec.simulate is not None
     assert [f.fault for f in cluster.spec.simulate.faults] == [name]
+    # It says what it injects and what should fail.
+    text = (EXAMPLES / f"{name}.yaml").read_text()
+    assert text.startswith(f"# Fault: {name}.") and "Should" in text.split("topology:")[0]
 
 
 @pytest.mark.parametrize(

@@ -128,6 +128,7 @@ CASES: dict[str, str] = {
         SWITCH, (SWITCH[SWITCH.index("switch:") : SWITCH.index("transport:")], "")
     ),
     "switch-only-for-switch": DIRECT + "switch: {host: s, user: u}\n",
+    "plain-http": edit(SWITCH, ("  user: sparkfabric\n", "  user: sparkfabric\n  api_port: 80\n")),
     "switch-ports": edit(SWITCH, ("spark-3: qsfp56-dd-2-1", "spark-33: qsfp56-dd-1-5")),
     "switch-leg-speed": edit(
         SWITCH, ("  ports: {spark-1", "  link_speed: {qsfp56-dd-1-2: 100G}\n  ports: {spark-1")

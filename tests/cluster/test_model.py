@@ -1,22 +1,29 @@
-"""The model other stages read: rail names, declared link speeds, the approved cable list."""
+"""The model other stages read: rail names, declared link speeds, the approved cable list; the
+shipped template (examples/cluster.example.yaml) uses ssh and every section."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_sparkfabric.cluster import parse_cluster
+from pytest_sparkfabric.cluster import load_cluster, parse_cluster
 from tests.cluster.samples import DIRECT, SIM, SWITCH
+from tests.sim.conftest import EXAMPLES
+
+
+def test_the_real_template_uses_ssh_and_every_section() -> None:
+    cluster = load_cluster(EXAMPLES / "cluster.example.yaml")
+    spec = cluster.spec
+    assert spec.transport == "ssh" and all(n.ssh is not None for n in cluster.nodes)
+    assert spec.switch is not None and spec.thresholds and spec.nccl.env
+    assert spec.simulate is None
 
 
 def test_rails_take_the_spark_names_unless_the_file_gives_its_own() -> None:
     cluster = parse_cluster(SWITCH.replace("netdev: enp1s0f1np1", "netdev: fab0"))
     given, default = cluster.node("spark-1").rail(1, 0), cluster.node("spark-2").rail(1, 1)
     assert (given.netdev, given.rdma, given.pci) == ("fab0", "rocep1s0f1", "0000:01:00.1")
-    assert (default.netdev, default.rdma, default.id) == (
-        "enP2p1s0f1np1",
-        "roceP2p1s0f1",
-        "spark-2:rail1",
-    )
+    assert (default.netdev, default.rdma) == ("enP2p1s0f1np1", "roceP2p1s0f1")
+    assert default.id == "spark-2:rail1"
     quoted = parse_cluster(DIRECT.replace("      1: [192.168.100.12", "      '1': [192.168.100.12"))
     assert quoted.node("spark-2").ports == (1,)
     assert [f.fault for f in parse_cluster(SIM).spec.simulate.faults] == [  # type: ignore[union-attr]

@@ -3,7 +3,7 @@ to Socket fails on its own node: the matrix's faults/nccl_socket pins test_nccl_
 
 from __future__ import annotations
 
-from pytest_sparkfabric.cluster import Cluster, parse_cluster
+from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.diagnosis.diagnose import diagnose
 from pytest_sparkfabric.diagnosis.evidence import Evidence
 from pytest_sparkfabric.measure import nccl_run
@@ -22,8 +22,7 @@ nccl:
 """
 
 
-def cluster() -> Cluster:
-    return parse_cluster(DIRECT)
+CLUSTER = parse_cluster(DIRECT)
 
 
 def log(devices: dict[str, str]) -> str:
@@ -50,7 +49,7 @@ def log(devices: dict[str, str]) -> str:
 
 
 def test_command_uses_the_template_adds_nccl_debug_info_and_the_playbook_paths() -> None:
-    c = cluster()
+    c = CLUSTER
     cmd = nccl_run.command(c)
     assert cmd.startswith("mpirun --allow-run-as-root -np 2 -H 192.168.100.11:1,192.168.100.12:1 ")
     assert "-x NCCL_DEBUG=INFO" in cmd and "NCCL_DEBUG=WARN" not in cmd
@@ -68,7 +67,7 @@ def test_command_uses_the_template_adds_nccl_debug_info_and_the_playbook_paths()
 
 
 def test_ranks_map_to_nodes_by_host_and_pid() -> None:
-    c = cluster()
+    c = CLUSTER
     both = "rocep1s0f1,roceP2p1s0f1"
     parsed = parse_nccl_tests(log({"spark-1": both, "spark-2": "rocep1s0f1"}))
     ranks = nccl_run.rank_nets(c, parsed)
@@ -84,7 +83,7 @@ def test_ranks_map_to_nodes_by_host_and_pid() -> None:
 
 
 def test_incomplete_run_is_a_failure_not_a_zero() -> None:
-    c = cluster()
+    c = CLUSTER
     both = "rocep1s0f1,roceP2p1s0f1"
     text = log({"spark-1": both, "spark-2": both}).split("# Out of bounds")[0]
     parsed = parse_nccl_tests(text)

@@ -1,6 +1,6 @@
 """NCCL's configuration as NCCL reads it: precedence (conf-file lines: tests/data/nccl-conf),
-NCCL_IB_HCA per NCCL version (against NCCL's own results), NCCL_SOCKET_IFNAME (src/misc/socket.cc,
-v2.30.7-1)."""
+NCCL_IB_HCA per NCCL version (the product's and the simulator's, against NCCL's own results),
+NCCL_SOCKET_IFNAME (src/misc/socket.cc, v2.30.7-1)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pytest_sparkfabric.probes.ncclconf import (
     select_hcas,
     select_socket_ifs,
 )
+from sparkfabric_sim import nccl_select
 from tests.nccl_ib_hca_golden import DEVICES, cases, expected
 
 FAST = settings(max_examples=60, deadline=None)
@@ -56,9 +57,7 @@ small_env = st.dictionaries(
 
 @FAST
 @given(layers=st.lists(st.tuples(kinds, small_env), max_size=5))
-def test_nccl_precedence_earlier_kind_always_wins(
-    layers: list[tuple[str, dict[str, str]]],
-) -> None:
+def test_nccl_precedence_earlier_kind_always_wins(layers: list[tuple[str, dict[str, str]]]) -> None:
     order = {"process": 0, "user_conf": 1, "system_conf": 2}
     sources = [
         EnvSource.from_mapping(f"s{i}", env, kind)  # type: ignore[arg-type]
@@ -111,11 +110,16 @@ def test_hca_total(spec: str, devices: list[str]) -> None:
     assert set(_names(spec, tuple(devices))) <= set(devices)
 
 
+@pytest.mark.parametrize("simulator", [False, True], ids=["product", "simulator"])
 @pytest.mark.parametrize(("value", "version"), cases())
-def test_selection_matches_nccl(value: str | None, version: str) -> None:
+def test_selection_matches_nccl(value: str | None, version: str, simulator: bool) -> None:
+    """Each against NCCL's own results, never against the other."""
     ver = find_nccl_version(f"NCCL version {version}+cuda13.0")
-    assert ver is not None
-    chosen = tuple(s.device for s in select_hcas(value, DEVICES, version=ver))
+    assert ver is not None and nccl_select.parse_version(f"{version}+cuda13.0") == ver
+    if simulator:
+        chosen = tuple(nccl_select.select(value, DEVICES, ver))
+    else:
+        chosen = tuple(s.device for s in select_hcas(value, DEVICES, version=ver))
     assert chosen == expected(value, version)
 
 
@@ -126,9 +130,10 @@ def test_version_from_log_and_library_and_its_grammar() -> None:
     assert find_nccl_version(libs) == (2, 30, 7)
     assert find_nccl_version("/usr/lib/*/libnccl.so.2.*") is None
     assert grammar_for(None) == "classic"  # unknown: every release from 2019 to April 2026
-    assert grammar_for((2, 30, 4)) == "classic"
-    assert grammar_for((2, 30, 7)) == "rail_plane"
-    assert grammar_for((2, 4, 8)) == "caret_only"
+    for grammar in (grammar_for, nccl_select.grammar_of):
+        assert grammar((2, 30, 4)) == "classic"
+        assert grammar((2, 30, 7)) == "rail_plane"
+        assert grammar((2, 4, 8)) == "caret_only"
 
 
 # ---------------------------------------------------------------- NCCL_SOCKET_IFNAME

@@ -201,7 +201,7 @@ def test_busbw_from_algbw() -> None:
 
 
 def test_ping_errors_on_stderr() -> None:
-    # Lost and local-MTU runs round-trip in test_sim_outputs.py and test_sample_facts.py.
+    # Lost and local-MTU runs round-trip in sim/test_formats.py and test_sample_facts.py.
     assert parse_ping("", "ping: SO_BINDTODEVICE enp9: No such device\n", 2).verdict == "error"
     r = parse_ping("", "ping: connect: Network is unreachable\n", 2)
     assert r.error_text == "ping: connect: Network is unreachable"

@@ -1,6 +1,7 @@
 """The RouterOS reader (routeros.read) beyond the golden samples (tests/data/routeros-*, error
 texts among them): forms no sample holds, refusals, and layouts (REST and console reading the
-same: tests/sim/test_switch_console.py)."""
+same: tests/sim/test_switch_console.py). That it is total: every routeros-* parser is read()
+then rows, fuzzed on any text and on mutated samples in tests/probes/test_properties.py."""
 
 from __future__ import annotations
 
@@ -120,32 +121,6 @@ def test_a_monitor_of_two_interfaces_is_not_one_legs_read() -> None:
     assert str(err.value).startswith(
         "routeros monitor: 2 interfaces (ether2, ether3) where one was asked for"
     )
-
-
-SAMPLE_LINES = sorted(
-    {line for p in DATA.glob("routeros-*/*.txt") for line in p.read_bytes().decode().split("\n")}
-)
-
-
-@FAST
-@given(
-    lines=st.lists(
-        st.sampled_from(SAMPLE_LINES) | st.text(' \t#;:=",.-_*0123456789abcRSXHDIname\x1b\r'),
-        max_size=12,
-    ),
-    tail=st.text(max_size=60),
-)
-def test_the_reader_is_total(lines: list[str], tail: str) -> None:
-    """Rows of strings, or a ParseError that says what is missing; nothing else escapes."""
-    for text in ("\n".join(lines), tail, "\n".join(lines) + tail):
-        try:
-            rows = read(text, "t")
-        except ParseError as err:
-            assert err.tool and err.missing
-        else:
-            assert all(
-                isinstance(k, str) and isinstance(v, str) for r in rows for k, v in r.items()
-            )
 
 
 # Layouts as RouterOS lays them out: widths from the widest cell, numbers right-aligned and

@@ -52,16 +52,6 @@ def out(t: SimTransport, node: str, cmd: str, timeout: float = 60, rc: int = 0) 
     return r.stdout
 
 
-class Sim:
-    """A SimTransport `t` with `ok`, the stdout of a command that succeeds."""
-
-    def __init__(self, cluster: Cluster) -> None:
-        self.t = SimTransport(cluster)
-
-    def ok(self, node: str, command: str, timeout: float = 120.0) -> str:
-        return out(self.t, node, command, timeout)
-
-
 def rdma(t: SimTransport, pairs: list[Pair], q: int = 1) -> list[float]:
     """(client node, client dev, server node, server dev, server ip) -> Gb/s, all at once."""
     servers, jobs = [], []

@@ -62,11 +62,8 @@ def test_console_and_rest_read_the_same(faults: tuple[str, ...]) -> None:
         a, b = console.monitor(leg), rest.monitor(leg)
         assert dataclasses.replace(a, raw={}) == dataclasses.replace(b, raw={})
     ra, rb = console.resource(), rest.resource()
-    assert (ra.cpu_load_pct, ra.version, ra.board_name) == (
-        rb.cpu_load_pct,
-        rb.version,
-        rb.board_name,
-    )
+    assert ra.cpu_load_pct == rb.cpu_load_pct and ra.board_name == rb.board_name
+    assert ra.version == rb.version
     sa, sb = console.stats(LEGS), rest.stats(LEGS)
     assert {k: v.counters for k, v in sa.items()} == {k: v.counters for k, v in sb.items()}
 

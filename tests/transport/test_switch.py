@@ -16,9 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from pytest_sparkfabric.cluster import ConfigError, parse_cluster
 from pytest_sparkfabric.cluster.spec import SwitchSpec
 from pytest_sparkfabric.transport.rest import (
     RestClient,
@@ -221,7 +219,7 @@ def test_secrets_are_redacted_from_replies_and_errors(switch: Server) -> None:
 # -- the password goes to the configured switch only -------------------------------------------
 
 
-def test_plain_http_is_refused_before_any_request_and_in_cluster_yaml(switch: Server) -> None:
+def test_plain_http_is_refused_before_any_request(switch: Server) -> None:
     before = len(switch.seen)
     with pytest.raises(SwitchUnreachable) as err:
         RestClient("127.0.0.1", USER, PASSWORD, port=switch.port, scheme="http")
@@ -234,22 +232,8 @@ def test_plain_http_is_refused_before_any_request_and_in_cluster_yaml(switch: Se
     with pytest.raises(SwitchUnreachable, match="refusing to send the switch password"):
         rest_client(SwitchSpec(host="127.0.0.1", user=USER, api_port=80))
     assert len(switch.seen) == before
-    # cluster.yaml says so before any run.
-    data = yaml.safe_load((EXAMPLES / "switch-8.yaml").read_text())
-    data["switch"]["api_port"] = 80
-    text = yaml.safe_dump(data, sort_keys=False)
-    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "api_port: 80" in ln)
-    with pytest.raises(ConfigError) as bad:
-        parse_cluster(text, "cluster.yaml")
-    assert str(bad.value) == (
-        "cluster.yaml: 1 problem\n"
-        f"  line {line}: switch.api_port 80 is plain HTTP: the switch password would cross the "
-        "network unencrypted.\n"
-        "    Fix: use HTTPS (the www-ssl service: drop api_port, or name its port), or set "
-        "allow_http: true on a management network you trust."
-    )
-    data["switch"]["allow_http"] = True
-    assert parse_cluster(yaml.safe_dump(data)).spec.switch.allow_http  # type: ignore[union-attr]
+    # cluster.yaml refuses it before any run: tests/cluster/messages.txt [plain-http]; with
+    # allow_http it loads (the lab's switch: tests/lab/test_plan.py).
 
 
 def test_the_certificate_is_verified_unless_told_how(
