@@ -1,8 +1,7 @@
 """Pass/fail limits: defaults per topology and node count, each with where it came from.
 
 Numbers are field reports, not specifications (DOMAIN.md §4-6), argued in docs/thresholds.md;
-each can be overridden under `thresholds:`, and a failure prints the value and its source.
-"""
+each can be overridden under `thresholds:`, and a failure prints the value and its source."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Pure probes, one module per tool: text in, a frozen dataclass out, or :class:`ParseError`.
-
-:data:`PARSERS` (tool name -> parser) is what ``sparkfabric parse`` offers and the golden test
-reads; :func:`to_json` is the JSON both print and store.
-"""
+"""Pure probes, one module per tool: text in, a frozen dataclass out, or `ParseError`. `PARSERS`
+(tool -> parser) is what `sparkfabric parse` offers and the golden test reads; `to_json`
+the JSON both print."""
 
 from __future__ import annotations
 
@@ -17,7 +15,6 @@ __all__ = [
     "PARSERS",
     "ParseError",
     "found_text",
-    "outcome_to_json",
     "positive",
     "to_json",
     "to_jsonable",
@@ -136,14 +133,3 @@ def to_jsonable(obj: object) -> object:
 def to_json(obj: object) -> str:
     """Sorted keys, two-space indent, a final newline."""
     return json.dumps(to_jsonable(obj), indent=2, sort_keys=True) + "\n"
-
-
-def outcome_to_json(parser: Callable[[str], object], text: str) -> str:
-    """A parser's result as JSON, or ``{"parse_error": ...}`` (an error-path golden file pins
-    the message an operator would read)."""
-    try:
-        return to_json(parser(text))
-    except ParseError as err:
-        return to_json(
-            {"parse_error": {"tool": err.tool, "missing": err.missing, "found": err.found}}
-        )

@@ -1,9 +1,6 @@
-"""perftest ``ib_write_bw`` and ``ib_write_lat``: command lines and the text reports.
-
-Without ``--report_gbits`` perftest prints MB/sec where a MB is 2^20 bytes (perftest_resources.c
-``print_report_bw``: ``format_factor = (user_param->report_fmt == MBS) ? 0x100000 :
-125000000``; the MsgRate column agrees), so MB/sec is ``x * 2**20 * 8 / 1e9`` Gb/s.
-"""
+"""perftest `ib_write_bw` and `ib_write_lat`: command lines and text reports. Without
+`--report_gbits` a MB/sec is 2^20 bytes (perftest_resources.c `print_report_bw`), so Gb/s is
+`x * 2**20 * 8 / 1e9`."""
 
 from __future__ import annotations
 
