@@ -40,11 +40,10 @@ def found_text(text: str, *, last: bool = False) -> str:
     return f"{quote!r} (+{len(lines) - 1} more lines)"
 
 
-def positive(name: str, value: int, *, least: int = 1) -> str:
-    """A command-line number as text; ValueError when it is below ``least`` (or a bool)."""
-    if isinstance(value, bool) or value < least:
-        qualifier = "a positive integer" if least == 1 else f">= {least}"
-        raise ValueError(f"{name} must be {qualifier}, got {value!r}")
+def positive(name: str, value: int) -> str:
+    """A command-line number as text; ValueError when it is below 1 (or a bool)."""
+    if isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return str(value)
 
 

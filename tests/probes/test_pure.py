@@ -44,8 +44,8 @@ PFC_3 = "prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n"
     ("command", "text"),
     [
         (
-            build_ib_write_bw_server("rocep1s0f1", qps=4, duration_s=10, port=18515, gid_index=3),
-            "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -D 10 -p 18515 -x 3",
+            build_ib_write_bw_server("rocep1s0f1", qps=4, duration_s=10, port=18515),
+            "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -D 10 -p 18515",
         ),
         (
             build_ib_write_bw_client("rocep1s0f1", PEER, qps=1, duration_s=5, port=18516),
