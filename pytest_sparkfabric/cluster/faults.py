@@ -130,4 +130,3 @@ _TABLE: tuple[Fault, ...] = (
 # fmt: on
 
 FAULTS: Mapping[FaultName, Fault] = {f.name: f for f in _TABLE}
-FAULT_NAMES: tuple[FaultName, ...] = get_args(FaultName)

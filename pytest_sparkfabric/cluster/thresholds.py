@@ -6,7 +6,7 @@ each can be overridden under `thresholds:`, and a failure prints the value and i
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal, get_args
+from typing import Literal
 
 GIB = 2**30
 MIB = 2**20
@@ -118,7 +118,6 @@ TOGETHER: tuple[Threshold, ...] = (
 
 # fmt: on
 
-NAMES: tuple[ThresholdName, ...] = get_args(ThresholdName)
 Directions = Literal["apart", "together"]
 
 
