@@ -1,7 +1,6 @@
 """`sparkfabric check`'s warnings: what a valid cluster.yaml still gets wrong at run time (a value
 marked EDIT, an unset switch password variable, a documentation address as a host, with
-`resolve=True` an ssh host that does not resolve: it needs DNS, and check works offline).
-"""
+`resolve=True` an ssh host that does not resolve: it needs DNS, and check works offline)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """`sparkfabric parse TOOL FILE` and `sparkfabric explain FILE...` (no network). parse: exit 0
 (the JSON of `probes.to_json`), 2 unreadable or not TOOL's output; explain: 0 nothing known, 1
-findings, 2 a file unreadable or unrecognised.
-"""
+findings, 2 a file unreadable or unrecognised."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """`sparkfabric preflight CLUSTER.yaml`: the suite's preflight alone, on every node: what each lacks
 and the commands that fix it. Installs nothing. Exit 0 nothing missing, 10 something missing or
-a node not checked (INCOMPLETE), 4 cluster.yaml has problems.
-"""
+a node not checked (INCOMPLETE), 4 cluster.yaml has problems."""
 
 from __future__ import annotations
 

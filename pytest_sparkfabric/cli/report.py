@@ -1,6 +1,5 @@
 """`sparkfabric report diff | html` and `sparkfabric cables`: read the results documents of
-`--sparkfabric-json`. Exit 4 for an unreadable or invalid document; diff: 1 on a regression.
-"""
+`--sparkfabric-json`. Exit 4 for an unreadable or invalid document; diff: 1 on a regression."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """What a cluster.yaml value that ends up on a command line may hold, beyond shell quoting: no
 name read as an option (`-x`), no host with shell metacharacters (ssh_config's `ProxyCommand %h`,
 mpirun's own ssh), no interface name the kernel would never give. Each rule raises a
-PydanticCustomError whose text is the message and whose `fix` is the fix a user reads.
-"""
+PydanticCustomError whose text is the message and whose `fix` is the fix a user reads."""
 
 from __future__ import annotations
 

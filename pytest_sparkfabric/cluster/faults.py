@@ -1,7 +1,6 @@
 """The fault registry: every fault `simulate.faults` can inject, the one list of them. A new
 fault is a row here, an injector in `sparkfabric_sim.inject`, a plan in `sparkfabric_lab.faultplan`
-(or `lab="simulated"`) and its example in examples/faults/<name>.yaml.
-"""
+(or `lab="simulated"`) and its example in examples/faults/<name>.yaml."""
 
 from __future__ import annotations
 
@@ -131,4 +130,3 @@ _TABLE: tuple[Fault, ...] = (
 # fmt: on
 
 FAULTS: Mapping[FaultName, Fault] = {f.name: f for f in _TABLE}
-FAULT_NAMES: tuple[FaultName, ...] = get_args(FaultName)

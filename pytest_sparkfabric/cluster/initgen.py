@@ -1,7 +1,6 @@
 """`sparkfabric init`: a valid, commented cluster.yaml with its address plan (DOMAIN.md §2): /24s
 from a pool in order, hosts .11, .12, ... in topology order; direct and switch: one /24 per rail;
-ring and mesh: two per cable, cable i from port 0 of node i to port 1 of node i+1.
-"""
+ring and mesh: two per cable, cable i from port 0 of node i to port 1 of node i+1."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """What a valid cluster is made of, per topology: cables, links, node pairs, subnets (pure;
-DOMAIN.md §2). The suite parametrises its tests over these.
-"""
+DOMAIN.md §2). The suite parametrises its tests over these."""
 
 from __future__ import annotations
 

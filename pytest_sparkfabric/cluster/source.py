@@ -1,6 +1,5 @@
 """YAML that remembers the line of every value (messages point at the user's file), and the
-Problem a line of it has; keys given twice are problems of their own.
-"""
+Problem a line of it has; keys given twice are problems of their own."""
 
 from __future__ import annotations
 

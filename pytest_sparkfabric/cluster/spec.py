@@ -1,6 +1,5 @@
 """The shape of cluster.yaml as pydantic models; each field's docstring is its entry in the
-JSON Schema and so in docs/cluster-yaml.md. The cabling and address rules are in `validate.py`.
-"""
+JSON Schema and so in docs/cluster-yaml.md. The cabling and address rules are in `validate.py`."""
 
 from __future__ import annotations
 

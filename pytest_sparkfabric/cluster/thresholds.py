@@ -1,13 +1,12 @@
 """Pass/fail limits: defaults per topology and node count, each with where it came from.
 
 Numbers are field reports, not specifications (DOMAIN.md §4-6), argued in docs/thresholds.md;
-each can be overridden under `thresholds:`, and a failure prints the value and its source.
-"""
+each can be overridden under `thresholds:`, and a failure prints the value and its source."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal, get_args
+from typing import Literal
 
 GIB = 2**30
 MIB = 2**20
@@ -119,7 +118,6 @@ TOGETHER: tuple[Threshold, ...] = (
 
 # fmt: on
 
-NAMES: tuple[ThresholdName, ...] = get_args(ThresholdName)
 Directions = Literal["apart", "together"]
 
 

@@ -1,8 +1,7 @@
 """The cabling, subnet, address, switch and reference rules of a cluster file (DOMAIN.md §2).
 
 Each rule names the top-level fields it reads: on a file whose shape is broken elsewhere, the
-rules whose fields all validated still run, so a bad `mtu` never hides a duplicate node name.
-"""
+rules whose fields all validated still run, so a bad `mtu` never hides a duplicate node name."""
 
 from __future__ import annotations
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Literal, get_args
 from pytest_sparkfabric.measure import qos
 from pytest_sparkfabric.measure import switch as switch_phase
 from pytest_sparkfabric.measure.engine import QUICK_S, result_error
-from pytest_sparkfabric.measure.flows import FlowResult, run_flows
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.ethtool import build_ethtool_stats, parse_ethtool_stats
 from pytest_sparkfabric.probes.hw_counters import build_hw_counters, parse_hw_counters
@@ -22,12 +21,9 @@ from pytest_sparkfabric.transport import Job, RunResult
 from pytest_sparkfabric.transport.rest import SwitchError
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable
-
     from pytest_sparkfabric.cluster import Rail
     from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.engine import Fabric, PhaseName
-    from pytest_sparkfabric.measure.flows import Flow
     from pytest_sparkfabric.verdict import Verdict
 
 NAME: PhaseName = "rail_counters"
@@ -376,11 +372,6 @@ def watch_switch(fabric: Fabric, label: str) -> Iterator[Callable[[], None] | No
         watch.step(label)  # the window of traffic that failed still counts (an interrupt does not)
         raise
     watch.step(label)
-
-
-def run_watched(fabric: Fabric, label: str, flows: Sequence[Flow]) -> dict[Hashable, FlowResult]:
-    with watch_switch(fabric, label) as tick:
-        return run_flows(fabric.transport, flows, tick=tick, every_s=CPU_EVERY_S)
 
 
 @dataclass(frozen=True)

@@ -86,13 +86,12 @@ def wait_listening(
     transport: Transport,
     targets: Sequence[tuple[str, int]],
     *,
-    limit_s: float = LISTEN_WAIT_S,
     servers: Mapping[tuple[str, int], Background] | None = None,
 ) -> dict[tuple[str, int], Gap | None]:
-    """(node, port) -> None once a socket listens there, else why not (after `limit_s`, or at
-    once where the server in `servers` for that target has already exited or `ss` could not
+    """(node, port) -> None once a socket listens there, else why not (after LISTEN_WAIT_S, or
+    at once where the server in `servers` for that target has already exited or `ss` could not
     run)."""
-    deadline = transport.clock.now() + limit_s
+    deadline = transport.clock.now() + LISTEN_WAIT_S
     pending = list(dict.fromkeys(targets))
     why: dict[tuple[str, int], Gap | None] = {}
     while pending:
@@ -110,10 +109,9 @@ def wait_listening(
                 why[target] = _exited(server, target[1])
         pending = [t for t in pending if t not in why]
         if pending and transport.clock.now() >= deadline:
+            within = f"within {LISTEN_WAIT_S:g} s"
             for node, port in pending:
-                why[(node, port)] = (
-                    f"{node}: the server did not listen on TCP port {port} within {limit_s:g} s"
-                )
+                why[(node, port)] = f"{node}: the server did not listen on TCP port {port} {within}"
             break
         if pending:
             transport.clock.sleep(POLL_S)

@@ -5,6 +5,7 @@ first (a throttled NIC shows there, not as a slow cable), then node pairs both r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -146,10 +147,8 @@ def run_tests(
         return out
     base = fabric.cluster.spec.bandwidth.base_port + tool.base_offset
     flows = [tool.flow(fabric, t, bwplan.port(base, t)) for t in live]
-    if watch:
-        done = counters.run_watched(fabric, watch, flows)
-    else:
-        done = run_flows(fabric.transport, flows)
+    with counters.watch_switch(fabric, watch) if watch else nullcontext() as tick:
+        done = run_flows(fabric.transport, flows, tick=tick, every_s=counters.CPU_EVERY_S)
     for t, flow in zip(live, flows, strict=True):
         fr = done[t.key]
         got = _reading(tool, fr)

@@ -1,8 +1,6 @@
-"""Pure probes, one module per tool: text in, a frozen dataclass out, or :class:`ParseError`.
-
-:data:`PARSERS` (tool name -> parser) is what ``sparkfabric parse`` offers and the golden test
-reads; :func:`to_json` is the JSON both print and store.
-"""
+"""Pure probes, one module per tool: text in, a frozen dataclass out, or `ParseError`. `PARSERS`
+(tool -> parser) is what `sparkfabric parse` offers and the golden test reads; `to_json`
+the JSON both print."""
 
 from __future__ import annotations
 
@@ -17,7 +15,6 @@ __all__ = [
     "PARSERS",
     "ParseError",
     "found_text",
-    "outcome_to_json",
     "positive",
     "to_json",
     "to_jsonable",
@@ -43,11 +40,10 @@ def found_text(text: str, *, last: bool = False) -> str:
     return f"{quote!r} (+{len(lines) - 1} more lines)"
 
 
-def positive(name: str, value: int, *, least: int = 1) -> str:
-    """A command-line number as text; ValueError when it is below ``least`` (or a bool)."""
-    if isinstance(value, bool) or value < least:
-        qualifier = "a positive integer" if least == 1 else f">= {least}"
-        raise ValueError(f"{name} must be {qualifier}, got {value!r}")
+def positive(name: str, value: int) -> str:
+    """A command-line number as text; ValueError when it is below 1 (or a bool)."""
+    if isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return str(value)
 
 
@@ -136,14 +132,3 @@ def to_jsonable(obj: object) -> object:
 def to_json(obj: object) -> str:
     """Sorted keys, two-space indent, a final newline."""
     return json.dumps(to_jsonable(obj), indent=2, sort_keys=True) + "\n"
-
-
-def outcome_to_json(parser: Callable[[str], object], text: str) -> str:
-    """A parser's result as JSON, or ``{"parse_error": ...}`` (an error-path golden file pins
-    the message an operator would read)."""
-    try:
-        return to_json(parser(text))
-    except ParseError as err:
-        return to_json(
-            {"parse_error": {"tool": err.tool, "missing": err.missing, "found": err.found}}
-        )

@@ -1,8 +1,5 @@
-"""iproute2 ``dcb pfc show dev <netdev>``: which priorities have PFC on, where mlnx_qos is absent.
-
-Format from iproute2 man/man8/dcb-pfc.8 (since iproute2 5.11): ``pfc-cap 8 macsec-bypass off
-delay 4096`` then ``prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off``.
-"""
+"""iproute2 `dcb pfc show dev <netdev>` (man dcb-pfc(8), iproute2 5.11+): which priorities have PFC
+on where mlnx_qos is absent, from the `prio-pfc 0:off ... 7:off` line."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The kernel log (`dmesg`, else `journalctl -k -o short-monotonic`) as typed events.
-
-Both stamp each line with seconds since boot, so the session's window is "the last N seconds
-before the /proc/uptime read": no node clock enters. Wordings, from the kernel source that
-prints each: mlx5e_update_carrier() (mlx5 en_main.c) "Link down"/"Link up"; PCIe AER (pcie/aer.c)
-"AER: ... error received" and "PCIe Bus Error: severity=..."; mlx5 events.c temp_warn() and
-mlx5_pme_error "High Temperature". Everything else is `other` (DOMAIN.md §4).
-"""
+"""The kernel log (`dmesg`, else `journalctl -k -o short-monotonic`) as typed events, the window
+by seconds since boot (no node clock). Wordings from the kernel: mlx5 en_main.c "Link down/up",
+pcie/aer.c "AER: ..."/"PCIe Bus Error", mlx5 events.c "High Temperature"; the rest `other`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""ethtool: link settings, ``-S`` counters, ``-i`` driver, module EEPROM (``-m``), ``--show-fec``.
-
-Indentation is whatever the paste or the ethtool version used (tabs, 6 or 8 spaces, none after
-a ``grep``), so every parser reads ``key: value`` lines regardless of leading whitespace.
-"""
+"""ethtool: link settings, `-S` counters, `-i` driver, `-m` module EEPROM, `--show-fec`; every
+parser reads `key: value` lines whatever the indentation (tabs, spaces, none after `grep`)."""
 
 from __future__ import annotations
 

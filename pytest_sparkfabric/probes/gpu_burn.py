@@ -1,10 +1,6 @@
-"""gpu-burn (wilicc/gpu-burn, ``gpu_burn-drv.cpp``): the soak's GPU load and its own verdict.
-
-gpu-burn exits 0 even when a GPU is FAULTY, and prints OK after an init error that left a GPU
-idle (issues #7, #12, #14), so the verdict is read from the text: ``GPU N: OK|FAULTY`` lines,
-errors, ``(DIED!)``, ``No clients are alive!`` and whether any work was done (``proc'd``).
-Progress lines are rewritten in place with ``\\r``.
-"""
+"""gpu-burn (wilicc/gpu-burn): the soak's GPU load and its verdict, read from the text (it exits 0
+on a FAULTY GPU and prints OK after an init error, issues #7, #12, #14): `GPU N: OK|FAULTY`,
+errors, `(DIED!)`, `No clients are alive!`, `proc'd`; progress lines rewritten with `\\r`."""
 
 from __future__ import annotations
 

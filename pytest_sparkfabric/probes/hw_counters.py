@@ -1,9 +1,6 @@
-"""RDMA port counters, ``/sys/class/infiniband/<dev>/ports/<port>/hw_counters/*``: name -> int.
-
-Which exist depends on the firmware (mlx5 counters.c): an absent counter is None, never 0. Read
-in the forms people and tools print them: SFREAD records, ``grep .`` (``path:value``),
-``name: value`` lines, iproute2 ``rdma statistic show`` (wrapped anywhere, or ``-p``) and ttar.
-"""
+"""RDMA port counters (`/sys/class/infiniband/<dev>/ports/<port>/hw_counters/*`), name -> int, an
+absent one None (mlx5 counters.c: firmware decides), from SFREAD records, `grep .`, `name: value`,
+iproute2 `rdma statistic show` (wrapped or `-p`) and ttar."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Mellanox ``ibdev2netdev``: which RoCE device and port belongs to which netdev, Up or Down.
-
-Plain form ``rocep1s0f0 port 1 ==> enp1s0f0np0 (Up)``; ``-v`` puts the PCI address first and
-the part, board description, firmware and port state before the arrow (``0000:02:00.0 mlx5_0
-(MT4115 - MT1523X04353) CX456A - ConnectX-4 QSFP fw 12.23.1020 port 1 (ACTIVE) ==> enp2s0f0
-(Up)``): the board description can be long and padded, so a line is read around its fixed
-words (``port``, ``==>``), never by column.
-"""
+"""Mellanox `ibdev2netdev` (plain, or `-v` with PCI address, part, board and firmware before the
+arrow): which RoCE device and port is which netdev, Up or Down. Lines are read around their fixed
+words (`port`, `==>`), never by column: `-v`'s board description is long and padded."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""iperf3 with ``-J``: command lines and the JSON report.
-
-An ``"error"`` key (3.11-3.13 exit 0 on a refused connection, esnet/iperf#1405) is a result, not
-a parse failure, also beside plausible ``end`` figures (a client interrupted with Ctrl-C). A
-stray line around the document is tolerated; one cut short (a pipe buffer of 8192 bytes, a
-killed client) is a ParseError that says where it stops.
-"""
+"""iperf3 `-J`: command lines and the JSON report. An `"error"` key is a result, not a parse
+failure (3.11-3.13 exit 0 on a refused connection, esnet/iperf#1405); a stray line around the
+document is tolerated; one cut short (8192-byte pipe, killed client) says where it stops."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""lldpd's ``lldpctl`` / ``lldpcli show neighbors``: who is on the other end of each port.
-
-Layout from lldpd src/client/text_writer.c. Pastes flatten or change the indentation, so
-neighbours are told apart by their ``Interface:`` line and fields by their names.
-"""
+"""lldpd's `lldpctl` / `lldpcli show neighbors` (src/client/text_writer.c): who is on the other
+end of each port; neighbours told apart by `Interface:` and fields by name (pastes reindent)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""``mlnx_qos -i <netdev>``: a rail's PFC and trust state, as the host sees them.
-
-Layout from Mellanox/mlnx-tools ``python/mlnx_qos`` (``pretty_print``); pastes collapse spaces
-and TABs, so lines are read by their words. No PFC table: ``pfc_enabled`` None, "not shown",
-which is not "off".
-"""
+"""`mlnx_qos -i <netdev>` (mlnx-tools `pretty_print`): a rail's PFC and trust state, read by words
+(pastes collapse blanks); no PFC table: `pfc_enabled` None, "not shown", which is not "off"."""
 
 from __future__ import annotations
 

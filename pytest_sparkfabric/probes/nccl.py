@@ -1,10 +1,6 @@
-"""nccl-tests text output (``all_reduce_perf``, ``all_gather_perf``) and NCCL_DEBUG=INFO lines.
-
-The table is read by its column header, of any nccl-tests generation (NCCL 1.0's included), or
-without one (an elided paste) by its number of fields. Open MPI's ``--tag-output`` prefix is
-removed; noise lines may sit anywhere. A run that ends without ``# Avg bus bandwidth`` has
-``avg_busbw_gbytes_s`` None: a failure, never zero.
-"""
+"""nccl-tests text output (`all_reduce_perf`, `all_gather_perf`) and NCCL_DEBUG=INFO lines: the
+table by its header (any generation) or field count, `--tag-output` prefixes dropped, noise
+anywhere; no `# Avg bus bandwidth` leaves `avg_busbw_gbytes_s` None: a failure, never zero."""
 
 from __future__ import annotations
 
@@ -16,7 +12,6 @@ from pytest_sparkfabric.probes import ParseError, found_text
 
 TOOL = "nccl-tests"
 
-BusbwOp = Literal["all_reduce", "all_gather", "reduce_scatter"]
 
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _NUM_RE = re.compile(rf"^{_NUM}$")
@@ -116,16 +111,6 @@ class NcclTestsRun:
     @property
     def completed(self) -> bool:
         return self.avg_busbw_gbytes_s is not None
-
-    def ib_devices(self) -> frozenset[str]:
-        return frozenset(d for t in self.transports if t.net == "IB" for d in t.devices)
-
-
-def busbw_from_algbw(algbw: float, ranks: int, op: BusbwOp) -> float:
-    """nccl-tests' bus bandwidth: all_reduce x 2(n-1)/n; all_gather, reduce_scatter x (n-1)/n."""
-    if isinstance(ranks, bool) or ranks < 1:
-        raise ValueError(f"ranks must be >= 1, got {ranks!r}")
-    return algbw * (ranks - 1) / ranks * (2 if op == "all_reduce" else 1)
 
 
 def _int(token: str | None) -> int | None:

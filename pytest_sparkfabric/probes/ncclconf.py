@@ -6,8 +6,7 @@ skipped; the key is everything before the first ``=``, the value everything afte
 trimming at all (``NCCL_IB_HCA = x`` sets ``"NCCL_IB_HCA "``, ``X=1 # note`` sets ``"1 # note"``:
 such entries carry a ``note``). Precedence: the process environment; then ``$NCCL_CONF_FILE``
 if the environment sets it non-empty, else ``~/.nccl.conf``; then ``/etc/nccl.conf``. A value
-already set is never overwritten, by a later source or a later line of the same file.
-"""
+already set is never overwritten, by a later source or a later line of the same file."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""``nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]``, for any field list.
-
-Cells are joined by ``", "``; a header gives each column's unit (``memory.total [MiB]``). A value
-the GPU cannot report (``[N/A]``, ``[Not Supported]``) is None, never zero. With ``-l N`` or
-``srun`` the header repeats: rows are read under the latest header.
-"""
+"""`nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]`, any field list: units from
+the header (`memory.total [MiB]`), `[N/A]`/`[Not Supported]` None, never zero; a repeated header
+(`-l N`, `srun`) starts the rows read under it."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""perftest ``ib_write_bw`` and ``ib_write_lat``: command lines and the text reports.
-
-Without ``--report_gbits`` perftest prints MB/sec where a MB is 2^20 bytes (perftest_resources.c
-``print_report_bw``: ``format_factor = (user_param->report_fmt == MBS) ? 0x100000 :
-125000000``; the MsgRate column agrees), so MB/sec is ``x * 2**20 * 8 / 1e9`` Gb/s.
-"""
+"""perftest `ib_write_bw` and `ib_write_lat`: command lines and text reports. Without
+`--report_gbits` a MB/sec is 2^20 bytes (perftest_resources.c `print_report_bw`), so Gb/s is
+`x * 2**20 * 8 / 1e9`."""
 
 from __future__ import annotations
 
@@ -82,32 +79,19 @@ def _command(tool: str, device: str, port: int, *flags: str) -> list[str]:
     return [tool, "-d", device, "-F", *flags, "-p", positive("port", port)]
 
 
-def _bw_command(
-    device: str, qps: int, duration_s: int, port: int, gid_index: int | None
-) -> list[str]:
-    flags = ("--report_gbits", "-q", positive("qps", qps), "-D", positive("duration_s", duration_s))
-    gid = [] if gid_index is None else ["-x", positive("gid_index", gid_index, least=0)]
-    return _command("ib_write_bw", device, port, *flags) + gid
+def _bw_flags(qps: int, duration_s: int) -> tuple[str, ...]:
+    return ("--report_gbits", "-q", positive("qps", qps), "-D", positive("duration_s", duration_s))
 
 
-def build_ib_write_bw_server(
-    device: str, *, qps: int, duration_s: int, port: int, gid_index: int | None = None
-) -> shell.Command:
-    return shell.join(_bw_command(device, qps, duration_s, port, gid_index))
+def build_ib_write_bw_server(device: str, *, qps: int, duration_s: int, port: int) -> shell.Command:
+    return shell.join(_command("ib_write_bw", device, port, *_bw_flags(qps, duration_s)))
 
 
 def build_ib_write_bw_client(
-    device: str,
-    peer: IPv4Address,
-    *,
-    qps: int,
-    duration_s: int,
-    port: int,
-    gid_index: int | None = None,
+    device: str, peer: IPv4Address, *, qps: int, duration_s: int, port: int
 ) -> shell.Command:
-    return shell.join(
-        [*_bw_command(device, qps, duration_s, port, gid_index), str(IPv4Address(peer))]
-    )
+    flags = _bw_flags(qps, duration_s)
+    return shell.join([*_command("ib_write_bw", device, port, *flags), str(IPv4Address(peer))])
 
 
 def _first_int(pattern: re.Pattern[str], text: str) -> int | None:

@@ -1,10 +1,6 @@
-"""iputils ``ping -M do -s <mtu-28> -I <netdev> <peer>``: the end-to-end MTU gate.
-
-Three MTU signals (iputils ping.c): a smaller local MTU makes the kernel refuse the send
-(``local error: message too long, mtu=N``): ``local_mtu``; a router's ICMP fragmentation-needed
-(``Frag needed and DF set (mtu = N)``): ``path_mtu``; a smaller MTU behind a plain L2 switch just
-loses the packets: ``lost``. Statistics as ping_common.c ``finish`` prints them, French too.
-"""
+"""iputils `ping -M do -s <mtu-28> -I <netdev> <peer>`, the MTU gate (ping.c): `local error:
+message too long, mtu=N` is `local_mtu`, `Frag needed and DF set (mtu = N)` `path_mtu`, packets
+lost behind a plain L2 switch `lost`; statistics as ping_common.c `finish` prints, French too."""
 
 from __future__ import annotations
 

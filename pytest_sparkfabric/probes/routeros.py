@@ -7,8 +7,7 @@ legend, maybe `Columns:`, the `#` header row, text left- and numbers right-align
 `;;; comment` before its row); items (`print terse`/`detail`: `<index> <flags> key=value ...`,
 detail wrapped onto indented lines); key: value (`monitor once`, `print stats`: several items
 side by side under `name:` split as table columns). A refused command comes on stdout with exit
-status 0: `read` names it. A property the switch did not print is None, never 0 or False.
-"""
+status 0: `read` names it. A property the switch did not print is None, never 0 or False."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The console commands the suite sends a RouterOS switch over SSH, and the test that a command
-only reads. Lists use `print terse without-paging` (one line per item with every property);
-`monitor <leg> once`, one leg per command as REST asks; counters `print stats without-paging
-where name="<leg>"` (RouterOS 7.20.8, index id 63101946964). `login_user` adds the console's
-login options (MikroTik manual, "Login Options": `c` colours off, `t` terminal detection off).
-"""
+"""The read-only RouterOS console commands the suite sends over SSH (`print terse without-paging`,
+`monitor <leg> once`, `print stats without-paging where name=...`; RouterOS 7.20.8) and the check
+that a command only reads; `login_user` adds the `+ct` login options (colours, terminal off)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Many small /proc and /sys files in one command, and what they mean.
-
-One round trip reads every file; a missing or unreadable one (an unused GID slot reads EINVAL)
-is reported missing instead of failing the read. Each record is ``SFREAD<TAB>ok<TAB>path<TAB>
-content`` (content that spans lines continues on the following lines) or ``SFREAD<TAB>missing
-<TAB>path``.
-"""
+"""Many small /proc and /sys files in one round trip, and what they mean: records `SFREAD<TAB>ok
+<TAB>path<TAB>content` (continued on following lines) or `SFREAD<TAB>missing<TAB>path`; a missing
+or unreadable file (an unused GID slot reads EINVAL) is missing, never a failed read."""
 
 from __future__ import annotations
 

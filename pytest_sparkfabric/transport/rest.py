@@ -2,8 +2,7 @@
 (paths relative to `/rest`) answer the decoded JSON reply; only reads are ever sent.
 
 HTTP/1.1 is written here over one socket per call so that one wall-clock deadline covers the
-whole call: a socket timeout restarts at every byte (a trickling switch would never time out).
-"""
+whole call: a socket timeout restarts at every byte (a trickling switch would never time out)."""
 
 from __future__ import annotations
 

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from pytest_sparkfabric.cluster import load_cluster
-from pytest_sparkfabric.cluster.faults import _TABLE, FAULT_NAMES, FAULTS, TARGETS, FaultName
+from pytest_sparkfabric.cluster.faults import _TABLE, FAULTS, TARGETS, FaultName
 from pytest_sparkfabric.cluster.spec import FaultSpec
 from sparkfabric_lab.faultplan import APPLY
 from sparkfabric_sim.inject import INJECTORS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "faults"
+
+FAULT_NAMES = get_args(FaultName)
 
 
 def test_the_table_has_one_row_per_name_whose_targets_are_the_fields_of_a_fault() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
@@ -13,7 +14,6 @@ from pytest_sparkfabric.cluster.thresholds import (
     BUSBW_FLOORS,
     GIB,
     MIB,
-    NAMES,
     ThresholdName,
     busbw_floor,
     defaults,
@@ -23,7 +23,7 @@ from tests.cluster.samples import DIRECT, SWITCH
 
 
 def test_every_name_has_one_default() -> None:
-    assert [t.name for t in _BASE] == list(NAMES)
+    assert [t.name for t in _BASE] == list(get_args(ThresholdName))
 
 
 @pytest.mark.parametrize(

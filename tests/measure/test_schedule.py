@@ -91,29 +91,15 @@ def test_full(nodes: list[str], mode: Mode) -> None:
     assert len(s.rounds) == pair_rounds * (2 if mode == "directed" else 1) == s.min_rounds
 
 
-@given(node_names(), st.data())
-def test_stress_shift_loads_every_leg_both_ways(nodes: list[str], data: st.DataObject) -> None:
+@given(node_names())
+def test_stress_loads_every_leg_both_ways(nodes: list[str]) -> None:
     n = len(nodes)
-    shift = data.draw(st.integers(1, n - 1))
-    s = stress(nodes, "shift", shift)
+    s = stress(nodes)
     assert len(s.rounds) == 1 and not s.node_disjoint and s.min_rounds == 1
     senders = Counter(t.src for t in s.transfers)
     receivers = Counter(t.dst for t in s.transfers)
     assert senders == receivers == Counter(nodes), "every node sends once and receives once"
-    assert all(t.dst == nodes[(nodes.index(t.src) + shift) % n] for t in s.transfers)
-
-
-@given(node_names(high=16))
-def test_stress_all_to_all(nodes: list[str]) -> None:
-    s = stress(nodes, "all")
-    assert len(s.rounds) == 1
-    assert sorted(s.directed()) == sorted(permutations(nodes, 2))
-
-
-@pytest.mark.parametrize("shift", [0, 4, -1])
-def test_stress_shift_out_of_range(shift: int) -> None:
-    with pytest.raises(ValueError, match="between 1 and 3 for 4 nodes"):
-        stress(["a", "b", "c", "d"], "shift", shift)
+    assert all(t.dst == nodes[(nodes.index(t.src) + 1) % n] for t in s.transfers)
 
 
 @st.composite
@@ -197,20 +183,11 @@ def test_build_dispatch() -> None:
     ring = [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")]
     assert build("legs", nodes) == legs(nodes)
     assert build("full", nodes, mode="bidirectional") == full(nodes, "bidirectional")
-    assert build("stress", nodes, pattern="all") == stress(nodes, "all")
+    assert build("stress", nodes) == stress(nodes)
     assert build("full", nodes, ring).directed() == build("legs", nodes, ring).directed()
     assert build("full", nodes, ring).kind == "full"
     assert build("stress", nodes, ring) == cable_stress(ring)
     assert build("legs", ["a", "b", "c"], ring) == over_cables([("a", "b"), ("b", "c")])
-    with pytest.raises(ValueError, match="come from localize"):
-        build("retest", nodes)
-
-
-def test_bad_input_is_refused_with_names() -> None:
-    with pytest.raises(ValueError, match="named twice: a"):
-        legs(["a", "b", "a"])
-    with pytest.raises(ValueError, match="'a' at both ends"):
-        over_cables([("a", "a")])
 
 
 # -- rounds of arbitrary pairs ------------------------------------------------------------
@@ -255,8 +232,6 @@ def test_a_complete_graph_takes_a_tournament_and_a_ring_two_or_three(
     assert len(groups) == want
 
 
-def test_refuses_self_pair_and_handles_empty() -> None:
-    with pytest.raises(ValueError, match="two nodes"):
-        rounds([("a", "a")])
+def test_handles_empty() -> None:
     assert rounds([]) == []
     assert tournament(["a"]) == []

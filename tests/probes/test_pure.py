@@ -19,7 +19,6 @@ from pytest_sparkfabric.probes.dcb import build_dcb_pfc, parse_dcb_pfc
 from pytest_sparkfabric.probes.ethtool import parse_ethtool_driver
 from pytest_sparkfabric.probes.ip import build_ip_addr, parse_ip_addr_json
 from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
-from pytest_sparkfabric.probes.nccl import busbw_from_algbw
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query
 from pytest_sparkfabric.probes.perftest import build_ib_write_bw_client, build_ib_write_bw_server
 from pytest_sparkfabric.probes.ping import build_ping, parse_ping
@@ -45,8 +44,8 @@ PFC_3 = "prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n"
     ("command", "text"),
     [
         (
-            build_ib_write_bw_server("rocep1s0f1", qps=4, duration_s=10, port=18515, gid_index=3),
-            "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -D 10 -p 18515 -x 3",
+            build_ib_write_bw_server("rocep1s0f1", qps=4, duration_s=10, port=18515),
+            "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 4 -D 10 -p 18515",
         ),
         (
             build_ib_write_bw_client("rocep1s0f1", PEER, qps=1, duration_s=5, port=18516),
@@ -190,14 +189,6 @@ def test_port_pcie_hwmon_helpers() -> None:
     assert link_speed_gt_s("Unknown") is None
     temps = hwmon_temps_c({"/sys/x/hwmon/hwmon3/temp1_input": "81000", "/sys/x/name": "mlx5"})
     assert temps == {"/sys/x/hwmon/hwmon3/temp1_input": 81.0}
-
-
-def test_busbw_from_algbw() -> None:
-    assert busbw_from_algbw(10.0, 2, "all_reduce") == 10.0
-    assert busbw_from_algbw(45.88, 2, "all_gather") == pytest.approx(22.94)
-    assert busbw_from_algbw(10.0, 4, "all_reduce") == pytest.approx(15.0)
-    with pytest.raises(ValueError):
-        busbw_from_algbw(1.0, 0, "all_reduce")
 
 
 def test_ping_errors_on_stderr() -> None:
