@@ -168,6 +168,8 @@ def test_shipped_suite_passes_changes_nothing_and_leaves_no_process(
     for run in runs[topo].real:
         assert run.outcomes, run.output[-2000:]
         assert not run.failed, run.failures()
+    main = runs[topo].real[0].outcomes  # iperf3 between the namespaces, real (not the soak run)
+    assert {v for k, v in main.items() if k.startswith("test_pair_tcp[")} == {"passed"}, main
     before, after = runs[topo].before, runs[topo].after
     assert before.keys() == after.keys()
     for node, seen in before.items():

@@ -1,6 +1,6 @@
-"""SshTransport against a real sshd in a lab node: a stop and a double Ctrl-C end the remote
-command's whole group (a tool that traps TERM too), closing leaves no session. Deadlines, floods
-of output and unreachable nodes over a real sshd: tests/transport/test_ssh.py."""
+"""SshTransport against a real sshd in a lab node: a stop and a Ctrl-C (once or twice) end the
+remote command's whole group (a tool that traps TERM too), closing leaves no session. Deadlines,
+floods of output and unreachable nodes over a real sshd: tests/transport/test_ssh.py."""
 
 from __future__ import annotations
 
@@ -71,10 +71,20 @@ def test_closing_the_transport_leaves_no_session(lab: labkit.Lab) -> None:
 
 
 def test_a_stopped_tool_that_traps_term_is_ended(lab: labkit.Lab, transport: Transport) -> None:
-    bg = transport.start(Job("spark-1", TERM_TRAPPER, timeout_s=120))
-    assert _until(lambda: _running(lab, TRAP), 15)
-    r = bg.stop()
-    assert r.transport_error is None and not r.timed_out, r
+    """And a plain two-process group: both ended whole, within the grace (not the tools' 300 s)."""
+    two = "sleep 300.5"
+    jobs = [Job("spark-1", TERM_TRAPPER, 120), Job("spark-1", f"{two} & {two}; wait", 120)]
+    running = [transport.start(job) for job in jobs]
+
+    def both() -> list[str]:  # the two sleeps themselves, not the shell around them
+        return [p for p in _running(lab, two) if p.split(maxsplit=1)[1] == two]
+
+    assert _until(lambda: _running(lab, TRAP) and len(both()) == 2, 15), lab.stray_processes()
+    started = time.monotonic()
+    for bg in running:
+        r = bg.stop()
+        assert r.transport_error is None and not r.timed_out, r
+    assert time.monotonic() - started < 30
     assert _left(lab) == []
 
 
@@ -107,7 +117,10 @@ def test_hold(fabric):
 """
 
 
-def test_two_quick_ctrl_c_leave_nothing_on_the_nodes(lab: labkit.Lab, tmp_path: Path) -> None:
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_once_or_twice_quickly_leaves_nothing_on_the_nodes(
+    lab: labkit.Lab, tmp_path: Path, presses: int
+) -> None:
     (tmp_path / "test_hold.py").write_text(_HOLD)
     argv = labkit.pytest_argv(lab.cluster_yaml, ["-s", "-p", "no:html", "test_hold.py"])
     p = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -118,12 +131,13 @@ def test_two_quick_ctrl_c_leave_nothing_on_the_nodes(lab: labkit.Lab, tmp_path: 
             if "ready" in line:
                 break
         assert _until(lambda: len(_running(lab, TRAP)) >= 4, 30), lab.stray_processes()
-        os.killpg(p.pid, signal.SIGINT)  # Ctrl-C in a terminal ...
-        time.sleep(0.03)
-        os.killpg(p.pid, signal.SIGINT)  # ... twice, quickly
-        p.wait(timeout=60)
+        for press in range(presses):  # Ctrl-C in a terminal, once or twice quickly
+            time.sleep(0.03 * press)
+            os.killpg(p.pid, signal.SIGINT)
+        rest, _ = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
+    assert p.returncode == 2 and "KeyboardInterrupt" in rest, rest[-2000:]
     assert labkit.strays_after(lab, 10) == {}, labkit.who_holds(lab)

@@ -1,6 +1,6 @@
-"""Host QoS read (measure/qos.py): mlnx_qos first (tests/suite/test_qos.py reads it through the
-suite), iproute2 dcb where it is missing, "not measured" where neither is installed, never "PFC
-off" by omission."""
+"""Host QoS read (measure/qos.py): mlnx_qos first (tests/suite/test_runs.py's pfc-* rows read it
+through the suite), iproute2 dcb where it is missing, "not measured" where neither is installed,
+never "PFC off" by omission."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The plugin as pytest sees it: the shipped suite, usage errors, ids (inert: test_public_face)."""
+"""The plugin as pytest sees it: inert without --cluster, the shipped suite, usage errors, ids."""
 
 from __future__ import annotations
 
@@ -31,6 +31,14 @@ def cluster_file(pytester: pytest.Pytester) -> Path:
 
 def _collected(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines if "::" in line]
+
+
+def test_inert_without_cluster(pytester: pytest.Pytester) -> None:
+    # Its fixtures are not listed either: test_public_face.test_pytest_listings_work.
+    pytester.makepyfile(test_own="def test_one():\n    assert True\n")
+    result = pytester.runpytest("-v")
+    result.assert_outcomes(passed=1)
+    assert "sparkfabric::verdict" not in result.stdout.str() and result.ret == 0
 
 
 def test_shipped_suite_is_collected_with_no_path_stable_ids_the_soak_then_the_kernel_log_last(

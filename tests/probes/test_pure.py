@@ -230,6 +230,7 @@ def test_ethtool_driver_version_and_firmware(name: str, version: str, firmware: 
 def test_parse_error_pickles_with_its_attributes_and_json_has_no_infinity() -> None:
     err = ParseError("ib_write_bw", "expected a row", "'Couldn't connect'")
     assert str(err) == "ib_write_bw: expected a row; found: 'Couldn't connect'"
+    assert str(ParseError("ib_write_bw", "expected a row")) == "ib_write_bw: expected a row"
     back = pickle.loads(pickle.dumps(err))  # xdist workers send it back pickled
     assert isinstance(back, ParseError) and isinstance(back, ValueError)
     assert (back.tool, back.missing, back.found) == ("ib_write_bw", "expected a row", err.found)
