@@ -218,7 +218,7 @@ def watch_rails(fabric: Fabric, phase: str, rails: Sequence[Rail]) -> Watch:
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class CounterFault:
     counter: str
     growth: int
     why: str
@@ -227,13 +227,13 @@ class Finding:
 
 def judge(
     w: Window, *, lossless: bool, discard_pct_max: float, post_fec: bool = True
-) -> list[Finding]:
+) -> list[CounterFault]:
     """What in this window's growth fails: any post-FEC growth (`post_fec`); on a lossless rail
     any drop or sequence error; on a lossy one discards above `discard_pct_max` percent of the
     frames received in the window."""
     why = "grew during traffic, expected no growth at all"
     out = [
-        Finding(name, n, why, rule)
+        CounterFault(name, n, why, rule)
         for name, rule in POST_FEC.items()
         if post_fec and (n := w.growth.get(name, 0)) > 0
     ]
@@ -247,7 +247,7 @@ def judge(
             why = f"{pct:.3g}% of {frames} frames received, expected <= {discard_pct_max:g}%"
         else:
             continue
-        out.append(Finding(name, n, why, "rx_discards"))
+        out.append(CounterFault(name, n, why, "rx_discards"))
     return out
 
 

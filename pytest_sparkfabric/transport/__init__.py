@@ -7,12 +7,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.transport.base import Background, Job, RunResult, Transport, VirtualClock
+from pytest_sparkfabric.transport.base import (
+    Background,
+    Clock,
+    Job,
+    RealClock,
+    RunResult,
+    Transport,
+    VirtualClock,
+)
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
 
-__all__ = ["Background", "Job", "RunResult", "Transport", "VirtualClock", "make_transport"]
+__all__ = [
+    "Background",
+    "Clock",
+    "Job",
+    "RealClock",
+    "RunResult",
+    "Transport",
+    "VirtualClock",
+    "make_transport",
+]
 
 
 def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Transport:
