@@ -99,7 +99,9 @@ class SparkSession:
 
                 show = self.terminal.show
                 status = partial(show, status=True)
-                self._fabric = Fabric(self.cluster, transport, progress=show, status=status)
+                self._fabric = Fabric(
+                    self.cluster, transport, progress=show, status=status, plan=self.plan
+                )
             return self._fabric
 
     def close(self) -> None:
@@ -136,8 +138,8 @@ class SparkSession:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """The one place an item's outcome is decided and recorded (on the report, as plain
-        data, so it reaches an xdist controller too)."""
+        """The one place an item's outcome is decided and recorded (on the report, pickled, so
+        it reaches an xdist controller too)."""
         report = yield
         if item.nodeid == VERDICT_ID or report.skipped or (report.when != "call" and report.passed):
             return report
@@ -171,7 +173,7 @@ class SparkSession:
             outcome, report.outcome = "failed", "failed"
             report.longrepr = "\n".join(f"warning (strict): {w.message}" for w in warnings)
         record = _item_record(item, report, outcome, path, warnings, findings)
-        # Plain data on the report: an xdist worker sends it to the controller.
+        # A string on the report: an xdist worker sends it to the controller.
         blob = base64.b64encode(pickle.dumps((record, Failure(item.nodeid, path, findings))))
         report.sparkfabric = {"outcome": outcome, "found": blob.decode()}  # type: ignore[attr-defined]
         return report

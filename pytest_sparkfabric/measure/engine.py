@@ -87,13 +87,14 @@ class Fabric:
         *,
         progress: Progress | None = None,
         status: Progress | None = None,
+        plan: Plan | None = None,
     ) -> None:
+        from pytest_sparkfabric.cluster import plan as planning
         from pytest_sparkfabric.cluster.model import resolve
-        from pytest_sparkfabric.cluster.plan import plan
 
         self.cluster = cluster
         self.transport = transport
-        self.plan: Plan = plan(cluster)
+        self.plan: Plan = plan or planning.plan(cluster)
         self.thresholds: Mapping[ThresholdName, Threshold] = resolve(cluster)
         self.progress: Progress = progress or (lambda _line: None)
         self.status = status

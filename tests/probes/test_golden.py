@@ -30,6 +30,7 @@ def test_sample_parses_to_its_expected_json(raw: Path) -> None:
     expected = golden.expected_path(raw)
     if os.environ.get(golden.UPDATE_ENV):
         expected.write_text(got, encoding="utf-8")
+        pytest.skip(f"wrote {expected.name}: review its diff, then run without {golden.UPDATE_ENV}")
     assert expected.exists(), (
         f"{golden.sample_id(raw)} has no expected parse beside it: run "
         f"{golden.UPDATE_ENV}=1 pytest tests/probes/test_golden.py, then review "

@@ -140,7 +140,7 @@ def test_cli_exit_codes_options_and_json(
     first["value"] = round(first["value"] * 0.93, 1)
     b = _write(tmp_path, "b.json", new)
     assert main(["report", "diff", good, b]) == 0  # 7% lower: within the default 10%
-    capsys.readouterr()
+    assert capsys.readouterr().out.endswith(": no regression\n")
     assert main(["report", "diff", "--bw-tolerance", "5", "--json", good, b]) == 1
     result = json.loads(capsys.readouterr().out)
     assert result["regression"] is True
