@@ -13,7 +13,7 @@ from pytest_sparkfabric.session import SESSION_KEY, get_session
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
 
-_OPTIONS = {
+_OPTIONS = {  # name -> (metavar, help); metavar None: a switch
     "cluster": (
         "PATH",
         "cluster.yaml describing the fabric; runs the shipped acceptance suite on it",
@@ -24,6 +24,11 @@ _OPTIONS = {
         "OLD_JSON",
         "compare with an earlier run's --sparkfabric-json document: the report shows what "
         "changed, and items whose bandwidth fell more than 10%% below it fail",
+    ),
+    "strict": (
+        None,
+        "fail a check that passes with a warning (an outlier lane below the fail level, an "
+        "unapproved cable, advisory evidence not readable)",
     ),
 }
 
@@ -41,15 +46,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sparkfabric", "sparkfabric: accept a DGX Spark cluster's fabric")
     for name, (metavar, text) in _OPTIONS.items():
         flag = "--cluster" if name == "cluster" else f"--sparkfabric-{name}"
-        group.addoption(flag, dest=f"sparkfabric_{name}", metavar=metavar, default=None, help=text)
-    group.addoption(
-        "--sparkfabric-strict",
-        dest="sparkfabric_strict",
-        action="store_true",
-        default=False,
-        help="fail a check that passes with a warning (an outlier lane below the fail level, an "
-        "unapproved cable, advisory evidence not readable)",
-    )
+        how = {"metavar": metavar, "default": None} if metavar else {"action": "store_true"}
+        group.addoption(flag, dest=f"sparkfabric_{name}", help=text, **how)
     parser.addini("sparkfabric_cluster", "default for --cluster", default=None)
 
 

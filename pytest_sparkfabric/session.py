@@ -68,7 +68,7 @@ class SparkSession:
         self._fabric: Fabric | None = None
         """The fabric if any test used it (None: nothing was measured)."""
         self._lock = threading.Lock()
-        self.terminal = Terminal(config, progress_prefix(cluster.spec.transport))
+        self.terminal = Terminal(config, cluster.spec.transport)
         self.items: list[Item] = []
         self._failures: list[Failure] = []
         self._passed: list[Failure] = []
@@ -97,8 +97,7 @@ class SparkSession:
             if self._fabric is None:
                 from pytest_sparkfabric.measure.engine import Fabric
 
-                show = self.terminal.show
-                status = partial(show, status=True)
+                show, status = self.terminal.show, self.terminal.status
                 self._fabric = Fabric(
                     self.cluster, transport, progress=show, status=status, plan=self.plan
                 )
@@ -342,11 +341,6 @@ SESSION_KEY = pytest.StashKey[SparkSession]()
 def get_session(config: pytest.Config) -> SparkSession | None:
     """The run's session, or None where the plugin is inert (no --cluster)."""
     return config.stash.get(SESSION_KEY, None)
-
-
-def progress_prefix(transport: str) -> str:
-    """How progress lines start: they say when the times in them are modelled, not waited."""
-    return "sparkfabric" + {"sim": " (simulated time)", "replay": " (replayed)"}.get(transport, "")
 
 
 def item_needs(item: pytest.Item) -> tuple[tuple[str, ...], bool]:

@@ -26,6 +26,8 @@ QUICK_S = 20.0
 REACH_COMMAND = "true"
 """The first command of a session on every node: it only proves the node's shell answers."""
 Progress = Callable[[str], None]
+Status = Callable[[str, float | None], None]
+"""A status line and the share of its phase done (None: it does not say), for the ETA."""
 
 PhaseName = Literal[
     "shell",
@@ -86,7 +88,7 @@ class Fabric:
         transport: Transport,
         *,
         progress: Progress | None = None,
-        status: Progress | None = None,
+        status: Status | None = None,
         plan: Plan | None = None,
     ) -> None:
         from pytest_sparkfabric.cluster import plan as planning
@@ -97,7 +99,7 @@ class Fabric:
         self.plan: Plan = plan or planning.plan(cluster)
         self.thresholds: Mapping[ThresholdName, Threshold] = resolve(cluster)
         self.progress: Progress = progress or (lambda _line: None)
-        self.status = status
+        self.status: Status = status or (lambda line, _done: self.progress(line))
         """Where `detail` lines go when given (a status line updated in place), else progress."""
         self._done: dict[PhaseName, Any] = {}
         self._locks: dict[PhaseName, threading.Lock] = {}
@@ -138,11 +140,11 @@ class Fabric:
             raise TypeError(f"phase {name} holds {type(value).__name__}, not {kind.__name__}")
         return value
 
-    def detail(self, line: str) -> None:
-        """A progress line worth reading only while it takes real time (a round of a phase):
-        on a modelled clock (simulator, replay) the phase is over in a moment."""
+    def detail(self, line: str, done: float | None = None) -> None:
+        """A progress line worth reading only while it takes real time (a round of a phase,
+        `done` of it done): on a modelled clock (simulator, replay) it is over in a moment."""
         if self.cluster.spec.transport == "ssh":
-            (self.status or self.progress)(line)
+            self.status(line, done)
 
     def run_all(self, jobs: Sequence[Job]) -> list[RunResult]:
         """Run jobs concurrently; a job on a node found unreachable fails at once with its line."""

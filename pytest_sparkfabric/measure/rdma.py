@@ -173,7 +173,7 @@ def run_schedule(
         if (ts := [t for t in r if t.src not in down and t.dst not in down])
     ]
     lines = {
-        k: f"{what} round {n}/{len(live)}: " + ", ".join(t.id for t in ts)
+        k: (f"{what} round {n}/{len(live)}: " + ", ".join(t.id for t in ts), (n - 1) / len(live))
         for n, (k, ts) in enumerate(live, 1)
     }
     pairs = {frozenset((t.src, t.dst)) for _, ts in live for t in ts}
@@ -195,8 +195,9 @@ def run_schedule(
     watch = counters.watch_rails(fabric, what.lower(), rails)
     results: dict[tuple[str, str], BwResult] = {}
     for k, tests in enumerate(bwplan.rail_tests(fabric.plan, plan), 1):
-        if line := lines.get(k):
-            fabric.detail(line)
+        line, done = lines.get(k, (None, None))
+        if line:
+            fabric.detail(line, done)
         results.update(run_tests(fabric, tool, tests, f"{what} round {k}"))
         watch.step(line or f"{what} round {k}")
     links: dict[str, tuple[BwResult, ...]] = {}
@@ -269,7 +270,9 @@ def measure_loopbacks(fabric: Fabric) -> Loopbacks:
     )
     for k in range(slots):
         rails = [n.rails[k] for n in live if k < len(n.rails)]
-        fabric.detail(f"loopback round {k + 1}/{slots}: " + ", ".join(r.id for r in rails))
+        fabric.detail(
+            f"loopback round {k + 1}/{slots}: " + ", ".join(r.id for r in rails), k / slots
+        )
         tests = [bwplan.RailTest(Link(r, r, r.index), "a->b", r, r, k + 1, k) for r in rails]
         results.update({r.src.id: r for r in run_tests(fabric, IB_WRITE_BW, tests).values()})
     return Loopbacks(results, slots)

@@ -283,7 +283,8 @@ def _sample_loop(
             fabric.progress(progress_line(fabric, out, elapsed, spec.duration_s))
         elif shown is None or time.monotonic() - shown >= PROGRESS_EVERY_S:
             shown = time.monotonic()
-            fabric.detail(progress_line(fabric, out, elapsed, spec.duration_s))
+            done = min(1.0, elapsed / spec.duration_s) if spec.duration_s > 0 else None
+            fabric.detail(progress_line(fabric, out, elapsed, spec.duration_s), done)
         if dropped:
             out.stopped_early = dropped
             fabric.progress(f"soak stopped at {shell.duration(elapsed)}: {dropped}")

@@ -5,7 +5,6 @@ progress while the run lasts, one status line in place on a TTY, few plain lines
 from __future__ import annotations
 
 import contextlib
-import re
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -175,19 +174,6 @@ def html(doc: Results) -> str:
 # -- progress ---------------------------------------------------------------------------------
 
 PLAIN_EVERY_S = 30.0  # without a TTY, a status line at most this often (and a phase's first)
-_ROUND = re.compile(r"\bround (\d+)/(\d+)\b")
-_SHARE = re.compile(r"\((\d+)%\)")
-
-
-def done_share(line: str) -> float | None:
-    """How much of its phase a status line says is done: `round 3/5` is the start of round 3
-    (2 of 5 done), `soak 2 min of 10 min (20%)` is a fifth; None when the line does not say."""
-    if m := _ROUND.search(line):
-        k, n = int(m[1]), int(m[2])
-        return (k - 1) / n if n else None
-    if m := _SHARE.search(line):
-        return min(1.0, int(m[1]) / 100)
-    return None
 
 
 def eta_text(elapsed_s: float, share: float | None) -> str | None:
@@ -201,9 +187,11 @@ class Terminal:
     """Progress on pytest's terminal through the terminal reporter's public API only: phase lines
     between the result letters, a status line in place (TTY) or every PLAIN_EVERY_S (a log)."""
 
-    def __init__(self, config: pytest.Config, prefix: str) -> None:
+    def __init__(self, config: pytest.Config, transport: str) -> None:
         self.config = config
-        self.prefix = prefix
+        # Progress lines say when the times in them are modelled, not waited.
+        extra = {"sim": " (simulated time)", "replay": " (replayed)"}.get(transport, "")
+        self.prefix = "sparkfabric" + extra
         self.phase_started: float | None = None
         self.last_plain: float | None = None
         self.open = False  # a status line is on the screen, with the cursor at its end (TTY only)
@@ -213,7 +201,8 @@ class Terminal:
             return None
         return self.config.pluginmanager.get_plugin("terminalreporter")
 
-    def show(self, line: str, *, status: bool = False) -> None:
+    def show(self, line: str, *, status: bool = False, done: float | None = None) -> None:
+        """A phase's own line, or (`status`) where it stands, `done` the share of it done."""
         reporter = self._reporter()
         if reporter is None:
             return
@@ -228,7 +217,7 @@ class Terminal:
                 self.phase_started, self.last_plain = now, None
                 return
             self.phase_started = now if self.phase_started is None else self.phase_started
-            eta = eta_text(now - self.phase_started, done_share(text))
+            eta = eta_text(now - self.phase_started, done)
             text = f"{text}, {eta}" if eta else text
             if reporter.isatty:
                 if not self.open:
@@ -239,6 +228,9 @@ class Terminal:
             elif self.last_plain is None or now - self.last_plain >= PLAIN_EVERY_S:
                 self.last_plain = now
                 reporter.write_line(text)
+
+    def status(self, line: str, done: float | None) -> None:
+        self.show(line, status=True, done=done)
 
     def close(self) -> None:
         """Erase an open status line before pytest writes its next result."""

@@ -13,7 +13,8 @@ import yaml
 
 from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.measure.engine import Fabric
-from pytest_sparkfabric.session import EXIT_INCOMPLETE, progress_prefix
+from pytest_sparkfabric.report.banner import Terminal
+from pytest_sparkfabric.session import EXIT_INCOMPLETE
 from sparkfabric_sim.transport import SimTransport
 from tests.suite.runner import write_cluster
 
@@ -49,8 +50,8 @@ def test_simulated_run_prints_few_lines_in_simulated_time(pytester: pytest.Pytes
 
 
 def test_round_lines_only_where_time_is_real_and_a_replay_says_so() -> None:
-    assert progress_prefix("replay") == "sparkfabric (replayed)"
-    assert progress_prefix("ssh") == "sparkfabric"
+    assert Terminal(None, "replay").prefix == "sparkfabric (replayed)"  # type: ignore[arg-type]
+    assert Terminal(None, "ssh").prefix == "sparkfabric"  # type: ignore[arg-type]
     text = (ROOT / "examples" / "direct-2.yaml").read_text()
     sim = parse_cluster(text)
     text = text.replace("transport: sim", "transport: ssh")

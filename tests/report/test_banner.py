@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from pytest_sparkfabric.report.banner import Terminal, done_share, eta_text, html, terminal_lines
+from pytest_sparkfabric.report.banner import Terminal, eta_text, html, terminal_lines
 from tests.report.sample import Faults, document, edit
 
 
@@ -94,12 +94,6 @@ def test_html_banner_escapes_everything_from_tool_output() -> None:
 CLEAR = "\r\x1b[K"
 
 
-def test_share_done_from_rounds_and_soak_seconds() -> None:
-    assert done_share("RDMA round 3/5: spark-1<->spark-2") == 2 / 5
-    assert done_share("soak 2 min of 10 min (20%), hottest NIC 60 C") == 0.2
-    assert done_share("jumbo DF pings: 24 directed links at once") is None
-
-
 @pytest.mark.parametrize(
     ("elapsed", "share", "eta"),
     [
@@ -141,16 +135,16 @@ class _Reporter:
         self.out.append(CLEAR + text)
 
 
-def _run(tty: bool, monkeypatch: pytest.MonkeyPatch, *lines: str) -> list[str]:
+def _run(tty: bool, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     clock = iter([0.0, 10.0, 20.0, 45.0, 46.0])
     monkeypatch.setattr("pytest_sparkfabric.report.banner.time.monotonic", lambda: next(clock))
     size = os.terminal_size((40, 24))
     monkeypatch.setattr("pytest_sparkfabric.report.banner.shutil.get_terminal_size", lambda: size)
     reporter = _Reporter(tty)
-    terminal = Terminal(reporter, "sparkfabric")  # type: ignore[arg-type]
+    terminal = Terminal(reporter, "ssh")  # type: ignore[arg-type]
     terminal.show("RDMA bandwidth: 4 rounds")
-    for line in lines or [f"RDMA round {k}/4: a<->b" for k in range(1, 5)]:
-        terminal.show(line, status=True)
+    for k in range(4):
+        terminal.status(f"RDMA round {k + 1}/4: a<->b", k / 4)
     terminal.close()
     terminal.close()
     return reporter.out
