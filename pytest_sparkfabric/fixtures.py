@@ -66,8 +66,9 @@ class Suite:
     an inspect.signature call, each time a fixture that asks for it is looked up, in every item,
     session-scoped ones included (about a fifth of the 64-node suite's setup CPU)."""
 
-    def __init__(self, session: SparkSession) -> None:
+    def __init__(self, session: SparkSession, suite: Path) -> None:
         self.s = session
+        self.suite = suite.resolve()
         self._params: Params | None = None
         self._item: pytest.Item | None = None
 
@@ -88,7 +89,7 @@ class Suite:
         ids follow the rootdir, which moves with all three. The terminal, JUnit XML, the HTML
         report and the JSON results then name every item alike."""
         try:
-            rel = module_path.resolve().relative_to(self.s.suite.resolve())
+            rel = module_path.resolve().relative_to(self.suite)
         except ValueError:
             return None
         return pytest.Module.from_parent(parent, path=module_path, nodeid=rel.as_posix())

@@ -70,7 +70,6 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_sparkfabric import fixtures
     from pytest_sparkfabric.cluster import ConfigError, load_cluster
     from pytest_sparkfabric.report import register as register_reports
-    from pytest_sparkfabric.report.diff import Baseline
     from pytest_sparkfabric.session import SparkSession
 
     base = Path(config.invocation_params.dir)
@@ -85,22 +84,14 @@ def pytest_configure(config: pytest.Config) -> None:
     record = config.getoption("sparkfabric_record")
     if record and not hasattr(config, "workerinput"):
         _refuse_used_record_folder(Path(record))
-    old = config.getoption("sparkfabric_baseline", None)
-    session = SparkSession(
-        config,
-        cluster,
-        suite=suite_dir(),
-        record_dir=Path(record) if record else None,
-        baseline=Baseline.load(str(old)) if old else None,
-    )
-    config.stash[SESSION_KEY] = session
+    session = config.stash[SESSION_KEY] = SparkSession(config, cluster)
     for marker in fixtures.MARKERS:
         config.addinivalue_line("markers", marker)
     # The reports first: of the first-tried session-finish hooks, pluggy calls the one registered
     # last first, so the session has built the results before the JSON is written (and before
     # pytest's JUnit XML and pytest-html write theirs).
     register_reports(config, lambda: session.results, session.baseline)
-    config.pluginmanager.register(fixtures.Suite(session), "sparkfabric-fixtures")
+    config.pluginmanager.register(fixtures.Suite(session, suite_dir()), "sparkfabric-fixtures")
     config.pluginmanager.register(
         fixtures.session_fixtures(session), "sparkfabric-session-fixtures"
     )

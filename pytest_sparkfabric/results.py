@@ -44,7 +44,6 @@ _RANK: dict[Status, int] = {"unknown": 0, "pass": 1, "warn": 2, "not_measured": 
 
 
 def worst(statuses: Iterable[Status]) -> Status:
-    """fail > not measured > warn > pass > unknown."""
     return max(statuses, key=_RANK.__getitem__, default="unknown")
 
 

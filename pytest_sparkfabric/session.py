@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.diagnosis.rules import RuleId
     from pytest_sparkfabric.measure.engine import Fabric
     from pytest_sparkfabric.objects import Obj
-    from pytest_sparkfabric.report.diff import Baseline
     from pytest_sparkfabric.results import Item, Outcome, Results, WarningNote
     from pytest_sparkfabric.transport import Transport
 
@@ -43,23 +42,16 @@ _STATUS = {"not_measured": ("not measured", "N"), "warned": ("warned", "W")}
 class SparkSession:
     """Registered as a pytest plugin object when --cluster is given."""
 
-    def __init__(
-        self,
-        config: pytest.Config,
-        cluster: Cluster,
-        *,
-        suite: Path,
-        record_dir: Path | None = None,
-        baseline: Baseline | None = None,
-    ) -> None:
+    def __init__(self, config: pytest.Config, cluster: Cluster) -> None:
         from pytest_sparkfabric.cluster.plan import plan
         from pytest_sparkfabric.report.banner import Terminal
+        from pytest_sparkfabric.report.diff import Baseline
         from pytest_sparkfabric.transport.rest import safety_warnings
 
         self.cluster = cluster
-        self.suite = suite
-        self.record_dir = record_dir
-        self.baseline = baseline
+        record, old = (config.getoption(f"sparkfabric_{k}") for k in ("record", "baseline"))
+        self.record_dir = Path(record) if record else None
+        self.baseline = Baseline.load(str(old)) if old else None
         self.plan = plan(cluster)
         self.safety: list[str] = safety_warnings(cluster)
         """How the run is less safe than by default: in the header and every report."""
@@ -97,9 +89,9 @@ class SparkSession:
             if self._fabric is None:
                 from pytest_sparkfabric.measure.engine import Fabric
 
-                show, status = self.terminal.show, self.terminal.status
+                t = self.terminal
                 self._fabric = Fabric(
-                    self.cluster, transport, progress=show, status=status, plan=self.plan
+                    self.cluster, transport, progress=t.show, status=t.status, plan=self.plan
                 )
             return self._fabric
 

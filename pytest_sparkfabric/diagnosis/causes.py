@@ -188,11 +188,9 @@ def ends(path: Sequence[Obj]) -> tuple[str, str, int | None] | None:
     """The two nodes (and the rail, if one) of a node-to-node item's path."""
     if len(path) != 1 or path[0].kind not in ("link", "direction", "pair"):
         return None
-    nodes = path[0].nodes
-    rails = {s.rail for s in path[0].spots}
-    return (
-        (nodes[0], nodes[1], rails.pop() if len(rails) == 1 else None) if len(nodes) == 2 else None
-    )
+    if len(nodes := path[0].nodes) != 2:
+        return None
+    return nodes[0], nodes[1], path[0].rail
 
 
 def of_findings(findings: Sequence[Finding]) -> tuple[Cause, ...]:

@@ -99,10 +99,6 @@ def _dead_halves(ev: Evidence) -> dict[str, tuple[list[Rate], list[Rate]]]:
     return {n: (d, live) for n, (d, _, live, _) in _loopbacks(ev).items() if d and live}
 
 
-def _down_nodes(ev: Evidence) -> set[str]:
-    return set(_nodes(ev.no_link))
-
-
 def _short_leg(ev: Evidence) -> list[Finding]:
     """RDMA without a result through a switch leg too small for a RoCE packet: the frames are
     dropped without a word (an L2 switch sends no ICMP), RC retries run out."""
@@ -181,7 +177,7 @@ def _half_port(ev: Evidence) -> list[Finding]:
                 "half_port", where, dead[0].nodes[:1], seen, fix, True, _objects(dead), _DEAD_HALF
             )
         )
-    skip = _down_nodes(ev) | set(_throttled(ev)) | set(halves)
+    skip = {*_nodes(ev.no_link), *_throttled(ev), *halves}
     for kind, groups in (("RDMA", ev.pairs), ("TCP", ev.tcp)):
         for p in groups:
             if not _live_and_dead(p) or set(p.nodes) & skip or any(f.where == p.where for f in out):
@@ -222,7 +218,7 @@ def _egress_cap(ev: Evidence) -> list[Finding]:
 def _slow_rails(ev: Evidence) -> list[Rate]:
     """Rails that crawl on nodes whose NIC is not throttled, outside a half-used port."""
     rates = list(ev.rdma) or [r for p in ev.pairs for r in p.rails]
-    skip = set(_throttled(ev)) | _down_nodes(ev) | set(_dead_halves(ev)) | set(_egress_capped(ev))
+    skip = {*_throttled(ev), *_nodes(ev.no_link), *_dead_halves(ev), *_egress_capped(ev)}
     half = {p.nodes for p in ev.pairs if _live_and_dead(p)}
     slow = [r for r in rates if r.gbps is not None and r.gbps <= LOW_RDMA_MAX_GBPS]
     return [r for r in slow if not set(r.nodes) & skip and tuple(r.nodes) not in half]

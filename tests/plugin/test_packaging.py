@@ -41,18 +41,8 @@ def test_wheel_in_a_venv_runs_the_shipped_suite_from_an_empty_dir(tmp_path: Path
     where = subprocess.run([str(py), "-c", code], cwd=empty, capture_output=True, text=True).stdout
     assert where.startswith(str(venv)), where
     demo = ROOT / "examples" / "direct-2.yaml"
-    argv = [
-        str(py),
-        "-m",
-        "pytest",
-        f"--cluster={demo}",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-m",
-        "mtu",
-    ]
-    run = subprocess.run(argv, cwd=empty, capture_output=True, text=True)
+    argv = [str(py), "-m", "pytest", f"--cluster={demo}", "-p", "no:cacheprovider"]
+    run = subprocess.run([*argv, "-q", "-m", "mtu"], cwd=empty, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "passed" in run.stdout
 
