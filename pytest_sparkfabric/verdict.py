@@ -110,9 +110,8 @@ class Verdict:
         r = RULES[rule] if isinstance(rule, str) else rule
         if r is not None:
             blamed = tuple(objects) if objects is not None else self.path
-            f = Finding(
-                r, message.splitlines()[0] if message else r.id, (), "", fix, objects=blamed
-            )
+            where = message.splitlines()[0] if message else r.id
+            f = Finding(r, where, (), "", fix, objects=blamed)
             self.blame([f])
             self(cause=r.cause, fix=f.fix_text, rule=r.id)
             message += f"\nLikely cause: {r.cause}\nFix: {f.fix_text}"

@@ -66,19 +66,22 @@ Localizer = Callable[
 """(unexplained failures, passed items) -> (finding, objects it blames, items it explains)."""
 
 
+def numbered(n: int, c: Cause, *, banner: bool = False) -> list[str]:
+    """Cause `n` as `1. [rule] objects: cause`, then its fix, evidence and what it explains;
+    the banner's says nothing of possible and leaves the fix as it is."""
+    guess = "" if c.certain or banner else " (possible)"
+    out = [f"  {n}. [{c.rule}] {', '.join(c.objects) or 'the cluster'}: {c.cause}{guess}"]
+    out.append(f"     Fix: {c.fix if banner else c.fix.rstrip('.') + '.'}")
+    out += [f"     seen: {e}" for e in c.evidence[:_EVIDENCE_LISTED]]
+    return out + ([f"     explains {plural(len(c.items), 'check')}"] if c.items else [])
+
+
 def lines(causes: Sequence[Cause]) -> list[str]:
-    """The causes numbered (`sparkfabric explain`; a run's are the banner's): `1. [rule]
-    objects: cause`, then its fix, evidence and what it explains."""
+    """The causes numbered (`sparkfabric explain`)."""
     if not causes:
         return ["no root causes"]
-    out = [plural(len(causes), "root cause") + ":"]
-    for n, c in enumerate(causes, 1):
-        guess = "" if c.certain else " (possible)"
-        out.append(f"  {n}. [{c.rule}] {', '.join(c.objects) or 'the cluster'}: {c.cause}{guess}")
-        out.append(f"     Fix: {c.fix.rstrip('.')}.")
-        out += [f"     seen: {e}" for e in c.evidence[:_EVIDENCE_LISTED]]
-        out += [f"     explains {plural(len(c.items), 'check')}"] if c.items else []
-    return out
+    head = [plural(len(causes), "root cause") + ":"]
+    return head + [line for n, c in enumerate(causes, 1) for line in numbered(n, c)]
 
 
 @dataclass

@@ -12,6 +12,7 @@ from typing import Any, Literal, NamedTuple
 
 import pytest
 
+from pytest_sparkfabric.diagnosis.causes import numbered
 from pytest_sparkfabric.report.style import esc, with_unit
 from pytest_sparkfabric.results import Item, Results, Verdict
 from pytest_sparkfabric.shell import duration, plural, visible
@@ -70,12 +71,8 @@ def terminal_lines(doc: Results, *, listed: int = 5) -> list[Line]:
     if causes_line is not None:
         out.append(Line(f"  {causes_line}{':' if doc.causes else ''}"))
     for n, c in enumerate(doc.causes, 1):
-        out.append(
-            Line(f"  {n}. [{c.rule}] {', '.join(c.objects) or 'the cluster'}: {c.cause}", "bad")
-        )
-        out.append(Line(f"     Fix: {c.fix}"))
-        out += [Line(f"     seen: {e}") for e in c.evidence[:2]]
-        out += [Line(f"     explains {plural(len(c.items), 'check')}")] if c.items else []
+        first, *rest = numbered(n, c, banner=True)
+        out += [Line(first, "bad"), *map(Line, rest)]
     named = [f"{plural(len(loose), 'failure')} no cause explains:" if doc.causes else "failures:"]
     warned = doc.warnings()
     warnings = [f"{plural(len(warned), 'warning')}:"] if warned else []
