@@ -406,21 +406,20 @@ def measure_latency(fabric: Fabric) -> dict[str, Latency]:
     out: dict[str, Latency] = {}
     # Pairs that share no node at once: a ping-pong is disturbed by nothing but its own NIC.
     for indices in sched.rounds([(p.a, p.b) for p in pairs]):
+        ends = {pairs[i].id: (pairs[i].links[0].a, pairs[i].links[0].b) for i in indices}
         flows: dict[str, Flow] = {}
-        for pair in (pairs[i] for i in indices):
-            a, b = pair.links[0].a, pair.links[0].b
+        for key, (a, b) in ends.items():
             if why := fabric.gone((a.node, b.node)):
-                out[pair.id] = Latency(a, b, Measured.not_measured(why))
+                out[key] = Latency(a, b, Measured.not_measured(why))
                 continue
             server = pt.build_ib_write_lat_server(b.rdma, port=port)
             client = pt.build_ib_write_lat_client(a.rdma, b.address.ip, port=port)
-            flows[pair.id] = Flow(
-                pair.id, Job(b.node, server, deadline), Job(a.node, client, deadline), port
+            flows[key] = Flow(
+                key, Job(b.node, server, deadline), Job(a.node, client, deadline), port
             )
         done = run_flows(fabric.transport, list(flows.values())) if flows else {}
         for key, f in flows.items():
-            link = next(p.links[0] for p in pairs if p.id == key)
-            out[key] = Latency(link.a, link.b, _latency(done[key]), f.client.command)
+            out[key] = Latency(*ends[key], _latency(done[key]), f.client.command)
     return out
 
 
