@@ -117,6 +117,8 @@ def shapes(cluster: Cluster) -> list[tuple[Element, ...]]:
         ("cat", "--", sysfs),
         ("cat", f"{HOME}/.nccl.conf"),
         ("cat", "/etc/nccl.conf"),
+        ("ldconfig", "-p"),
+        ("grep", "-F", "libnccl.so.2"),
         tuple(launch_argv(cluster)),
         tuple(gpu_load_argv(cluster)),
     ]
@@ -192,9 +194,8 @@ def assert_intended(cluster: Cluster) -> None:
     sent = every_command(cluster)
     allowed = shapes(cluster)
     for job, argvs in sent:
-        if job.command in (REACH_COMMAND, nccl_run.VERSION_COMMAND):
-            # Builtins only: the reach probe proves the shell answers; the NCCL library's name
-            # is `echo` of fixed globs.
+        if job.command == REACH_COMMAND:
+            # A builtin only: the reach probe proves the shell answers.
             assert argvs == []
             continue
         assert argvs, f"{job.command!r} started nothing"

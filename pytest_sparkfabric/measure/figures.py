@@ -41,7 +41,7 @@ def _bandwidth(fabric: Fabric) -> list[Measurement]:
 
     lb = _phase(fabric, rdma.LOOPBACK, rdma.Loopbacks)
     run = _phase(fabric, rdma.NAME, rdma.RdmaRun)
-    tr = _phase(fabric, rdma.TCP, rdma.TcpRun)
+    tr = _phase(fabric, rdma.TCP, rdma.RdmaRun)
     found: list[tuple[str, Iterable[rdma.BwResult]]] = [
         ("loopback_gbps", lb.results.values() if lb else ()),
         ("rdma_gbps", (r for rs in run.links.values() for r in rs) if run else ()),

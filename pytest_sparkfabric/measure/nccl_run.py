@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.diagnosis.evidence import NcclEvidence
 from pytest_sparkfabric.measure import counters, facts, soak
-from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, result_error
+from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed, result_error
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import Measured, NotMeasured
-from pytest_sparkfabric.probes import ParseError, ncclconf
+from pytest_sparkfabric.probes import ParseError, ncclconf, toolscan
 from pytest_sparkfabric.probes.nccl import (
     NcclNetLine,
     NcclNetworkChoice,
@@ -233,8 +233,9 @@ JOB_ENV_NAME = "cluster.yaml nccl.env"
 
 
 def conf_reads(job_env: Mapping[str, str]) -> list[tuple[str, ncclconf.SourceKind, str]]:
-    """The files to read after cluster.yaml's `nccl.env`, in NCCL's order (`$NCCL_CONF_FILE` if set,
-    else `~/.nccl.conf`, then `/etc/nccl.conf`): the name in reports, the kind, the command."""
+    """The files to read after cluster.yaml's `nccl.env`: `$NCCL_CONF_FILE` where it sets one,
+    `~/.nccl.conf` and `/etc/nccl.conf`, every one read (ncclconf.effective_nccl_env skips
+    `~/.nccl.conf` when `$NCCL_CONF_FILE` is set, as NCCL does): report name, kind, command."""
     reads: list[tuple[str, ncclconf.SourceKind, str]] = [
         ("~/.nccl.conf", "user_conf", shell.join(["cat", shell.home_path("~/.nccl.conf")])),
         ("/etc/nccl.conf", "system_conf", shell.join(["cat", "/etc/nccl.conf"])),
@@ -245,14 +246,17 @@ def conf_reads(job_env: Mapping[str, str]) -> list[tuple[str, ncclconf.SourceKin
     return reads
 
 
-# Where the NCCL packages (libnccl2) and a `make install` put the library; the shell expands
-# each pattern, and one that matches nothing is echoed as it is (no version in it).
+# Where the NCCL packages (libnccl2) and a `make install` put the library, looked for by the
+# preflight's own lookup (one command for the library; its version is in the file's name).
+LIBNCCL = "libnccl.so.2"
 LIBRARY_GLOBS = (
     "/usr/lib/*-linux-gnu/libnccl.so.2.*",
     "/usr/local/lib/libnccl.so.2.*",
     "/usr/local/nccl/lib/libnccl.so.2.*",
 )
-VERSION_COMMAND = "echo " + " ".join(LIBRARY_GLOBS)
+LIBRARY_LOOKUP = toolscan.build_preflight(
+    toolscan.Lookups(libs={LIBNCCL: LIBRARY_GLOBS}, packages=())
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +273,7 @@ def measure_env(fabric: Fabric) -> NcclEnv:
     reads = conf_reads(env)
     nodes = [n.name for n in fabric.cluster.nodes]
     jobs = [Job(n, command, QUICK_S) for n in nodes for _, _, command in reads]
-    results = iter(fabric.run_all(jobs + [Job(n, VERSION_COMMAND, QUICK_S) for n in nodes]))
+    results = iter(fabric.run_all(jobs + [Job(n, LIBRARY_LOOKUP, QUICK_S) for n in nodes]))
     out: dict[str, Measured[dict[str, ncclconf.Decided]]] = {}
     for node in nodes:
         sources = [ncclconf.EnvSource.from_mapping(JOB_ENV_NAME, env)]
@@ -287,9 +291,10 @@ def measure_env(fabric: Fabric) -> NcclEnv:
             if errors
             else Measured.of(ncclconf.effective_nccl_env(sources))
         )
+    libs = [parsed(r, "sh", toolscan.parse_preflight).value for r in results]
     found = {
-        n: ncclconf.find_nccl_version(r.stdout) if r.rc == 0 else None
-        for n, r in zip(nodes, results, strict=True)
+        n: ncclconf.find_nccl_version(" ".join(f.libs.get(LIBNCCL, ()))) if f else None
+        for n, f in zip(nodes, libs, strict=True)
     }
     return NcclEnv(out, found)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
-from pytest_sparkfabric.measure.nccl_run import LIBRARY_GLOBS
+from pytest_sparkfabric.measure.nccl_run import LIBNCCL, LIBRARY_GLOBS
 from pytest_sparkfabric.measure.prereq import (
     SUDO_ETHTOOL_FIX,
     could_not_run,
@@ -34,7 +34,6 @@ NCCL = "nccl.launcher"
 GPU_LOAD = "soak.gpu_load"
 SUDO_EEPROM = "sudo ethtool -m"
 LLDPD_SOCKET = "/run/lldpd.socket"
-LIBNCCL = "libnccl.so.2"
 ADVISORY = frozenset({SUDO_EEPROM, "lldpctl"})
 """What only advisory checks need: its absence is a warning there, never "not measured"."""
 

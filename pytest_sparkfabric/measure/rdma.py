@@ -104,6 +104,9 @@ class Loopbacks:
 
 @dataclass(frozen=True)
 class RdmaRun:
+    """A bandwidth phase over the pair schedule: ib_write_bw (`rdma`, the only one localized
+    and re-tested) or iperf3 (`tcp`)."""
+
     schedule: sched.Schedule
     links: dict[str, tuple[BwResult, ...]]
     """Measured rail link id -> its results, one per measured direction, a->b first."""
@@ -160,12 +163,9 @@ def run_tests(
     return out
 
 
-def run_schedule(
-    fabric: Fabric, tool: Tool, what: str, how: str, plan: sched.Schedule
-) -> tuple[dict[str, tuple[BwResult, ...]], dict[str, int], float]:
-    """Every round of `plan` with `tool`: its results by rail link (a->b first), each measured
-    pair's first round, and the transport-clock seconds it took. `how` ends the start line,
-    which (like each round's line) counts the tests with both nodes answering."""
+def run_schedule(fabric: Fabric, tool: Tool, what: str, how: str, plan: sched.Schedule) -> RdmaRun:
+    """Every round of `plan` with `tool`. `how` ends the start line, which (like each round's
+    line) counts the tests with both nodes answering."""
     down = fabric.unreachable()
     live = [
         (k, ts)
@@ -207,7 +207,7 @@ def run_schedule(
             got = tuple(results[k] for k in ((link.id, "a->b"), (link.id, "b->a")) if k in results)
             links[link.id] = got
             round_of.setdefault(pair.id, min(r.round for r in got))
-    return links, round_of, fabric.transport.clock.now() - start
+    return RdmaRun(plan, links, round_of, fabric.transport.clock.now() - start)
 
 
 # -- ib_write_bw --------------------------------------------------------------------------------
@@ -301,7 +301,7 @@ def measure(fabric: Fabric) -> RdmaRun:
         return RdmaRun(plan, {}, {}, 0.0)
     at_once = "(no node in two tests at once)" if plan.node_disjoint else "(every node at once)"
     how = f", both rails at once {at_once}"
-    run = RdmaRun(plan, *run_schedule(fabric, IB_WRITE_BW, "RDMA", how, plan))
+    run = run_schedule(fabric, IB_WRITE_BW, "RDMA", how, plan)
     if plan.kind == "stress":
         return run  # overlapping tests by design: not evidence for the rule (localize.py)
     # Suspects from the outcomes; behind a switch a node that fails with both its partners is
@@ -409,21 +409,20 @@ def measure_latency(fabric: Fabric) -> dict[str, Latency]:
     out: dict[str, Latency] = {}
     # Pairs that share no node at once: a ping-pong is disturbed by nothing but its own NIC.
     for indices in sched.rounds([(p.a, p.b) for p in pairs]):
+        ends = {pairs[i].id: (pairs[i].links[0].a, pairs[i].links[0].b) for i in indices}
         flows: dict[str, Flow] = {}
-        for pair in (pairs[i] for i in indices):
-            a, b = pair.links[0].a, pair.links[0].b
+        for key, (a, b) in ends.items():
             if why := fabric.gone((a.node, b.node)):
-                out[pair.id] = Latency(a, b, Measured.not_measured(why))
+                out[key] = Latency(a, b, Measured.not_measured(why))
                 continue
             server = pt.build_ib_write_lat_server(b.rdma, port=port)
             client = pt.build_ib_write_lat_client(a.rdma, b.address.ip, port=port)
-            flows[pair.id] = Flow(
-                pair.id, Job(b.node, server, deadline), Job(a.node, client, deadline), port
+            flows[key] = Flow(
+                key, Job(b.node, server, deadline), Job(a.node, client, deadline), port
             )
         done = run_flows(fabric.transport, list(flows.values())) if flows else {}
         for key, f in flows.items():
-            link = next(p.links[0] for p in pairs if p.id == key)
-            out[key] = Latency(link.a, link.b, _latency(done[key]), f.client.command)
+            out[key] = Latency(*ends[key], _latency(done[key]), f.client.command)
     return out
 
 
@@ -435,13 +434,6 @@ def latency(fabric: Fabric, pair: NodePair) -> Latency:
 # Every rail link of a pair its own iperf3 server and client (`-P bandwidth.iperf3_streams`, `-J`)
 # at once, as one stream or one netdev under-reports on a Spark (DOMAIN.md §4). `iperf3 -J` exits
 # 0 even when it could not connect: `error` decides.
-
-
-@dataclass(frozen=True)
-class TcpRun:
-    links: dict[str, tuple[BwResult, ...]]
-    """Measured rail link id -> one result per measured direction, a->b first."""
-    round_of: dict[str, int]
 
 
 def _read_iperf3(r: RunResult) -> Reading:
@@ -471,7 +463,7 @@ def _iperf3_flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
 IPERF3 = Tool("iperf3", _iperf3_flow, _read_iperf3, base_offset=10)
 
 
-def tcp_runs(fabric: Fabric) -> TcpRun:
+def tcp_runs(fabric: Fabric) -> RdmaRun:
     return fabric.phase(TCP, measure_tcp)
 
 
@@ -481,12 +473,11 @@ def tcp_pair_results(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[BwResul
     return run.round_of[pair.id], tuple(r for link in pair.links for r in run.links[link.id])
 
 
-def measure_tcp(fabric: Fabric) -> TcpRun:
+def measure_tcp(fabric: Fabric) -> RdmaRun:
     soak.baseline(fabric)  # the NICs idle, before any traffic of the session
     plan = schedule(fabric)
     if not plan.rounds:
-        return TcpRun({}, {})
+        return RdmaRun(plan, {}, {}, 0.0)
     streams = fabric.cluster.spec.bandwidth.iperf3_streams
     how = f", iperf3 -P {streams} on both netdevs of each pair at once"
-    links, round_of, _ = run_schedule(fabric, IPERF3, "TCP", how, plan)
-    return TcpRun(links, round_of)
+    return run_schedule(fabric, IPERF3, "TCP", how, plan)

@@ -28,7 +28,7 @@ from pytest_sparkfabric.measure import (
     switch,
 )
 from pytest_sparkfabric.measure.nccl_run import NcclRun
-from pytest_sparkfabric.measure.rdma import BwResult, Loopbacks, RdmaRun, TcpRun
+from pytest_sparkfabric.measure.rdma import BwResult, Loopbacks, RdmaRun
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.model import Rail
@@ -54,10 +54,9 @@ def _rdma(run: RdmaRun | None) -> tuple[ev.Rate, ...]:
     )
 
 
-def _pairs(fabric: Fabric, run: RdmaRun | TcpRun | None) -> tuple[ev.PairRates, ...]:
+def _pairs(fabric: Fabric, run: RdmaRun | None, rdma: bool) -> tuple[ev.PairRates, ...]:
     """One entry per measured direction of a pair, its rails together."""
     by_link: Mapping[str, Sequence[BwResult]] = run.links if run is not None else {}
-    rdma = isinstance(run, RdmaRun)
     out = []
     for pair in fabric.plan.pairs:
         ends = (pair.a, pair.b)
@@ -118,7 +117,7 @@ def _refused(fabric: Fabric) -> tuple[ev.Site, ...]:
     for r in (r for rs in run.links.values() for r in rs) if run is not None else ():
         if r.error and (m := _PERFTEST_REFUSED.search(r.error)):
             failed.append((m.group(1), m.group(2), "ib_write_bw", r.src.node))
-    tcp = fabric.measured(rdma.TCP, TcpRun)
+    tcp = fabric.measured(rdma.TCP, RdmaRun)
     for t in (t for ts in tcp.links.values() for t in ts) if tcp is not None else ():
         refused = t.error and "unable to connect to server" in t.error
         if refused and (m := _IPERF_REFUSED.search(t.command)):
@@ -229,7 +228,7 @@ def collect(
     """Evidence from every phase that has run; `loopback`/`tcp` run those phases first."""
     if loopback:
         rdma.loopbacks(fabric)
-    if tcp and fabric.measured(rdma.TCP, TcpRun) is None:
+    if tcp and fabric.measured(rdma.TCP, RdmaRun) is None:
         fabric.progress("slow RDMA with a healthy loopback: measuring TCP to tell the cause")
         rdma.tcp_runs(fabric)
     run = fabric.measured(rdma.NAME, RdmaRun)
@@ -237,8 +236,8 @@ def collect(
     return ev.Evidence(
         loopback=_loopback(fabric.measured(rdma.LOOPBACK, Loopbacks)),
         rdma=_rdma(run),
-        pairs=_pairs(fabric, run),
-        tcp=_pairs(fabric, fabric.measured(rdma.TCP, TcpRun)),
+        pairs=_pairs(fabric, run, rdma=True),
+        tcp=_pairs(fabric, fabric.measured(rdma.TCP, RdmaRun), rdma=False),
         nccl=nccl_run.evidence(fabric.cluster, nccl) if nccl is not None else None,
         no_link=_no_link(fabric) if links else (),
         switch_cpu_load_pct=_switch_cpu(fabric) if links else None,

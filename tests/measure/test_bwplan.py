@@ -1,8 +1,9 @@
 """The schedule as the bandwidth phases run it, over clusters `sparkfabric init` writes: every
 node sends and receives on every rail, servers never share a port, `legs` stays within 3 rounds
-at any size (its exact count: test_schedule.test_legs_at_every_size), and a fault on any one node
-of a switch is localized to that node from the planner's own transfers (every role and rail:
-test_schedule_localize.test_switch_node_fault_is_named)."""
+at any size (its exact count: test_schedule.test_legs_at_every_size), and the rail tests are the
+schedule's directions on every rail of the pair, so a fault on any one node of a switch is
+localized from them as from the schedule (every role, rail and mode, with the third-partner
+confirmation: test_schedule_localize.test_switch_node_fault_is_named)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.cluster.initgen import generate, node_names
 from pytest_sparkfabric.cluster.plan import plan
 from pytest_sparkfabric.measure import bwplan
-from pytest_sparkfabric.measure.localize import Outcome, localize
 
 
 def cluster_of(topology: str, n: int, schedule: str = "legs", directions: str = "together") -> Any:
@@ -47,11 +47,17 @@ def test_every_node_sends_and_receives_on_every_rail(case: tuple[str, int, str, 
     schedule = bwplan.build(cluster, p)
     sent: set[tuple[str, int, int]] = set()
     got: set[tuple[str, int, int]] = set()
+    tested: list[tuple[str, str, int]] = []
     for tests in bwplan.rail_tests(p, schedule):
         ports = [(t.dst.node, bwplan.port(18515, t)) for t in tests]
         assert len(ports) == len(set(ports)), "two servers on one node and port in one round"
         sent |= {(t.src.node, t.src.port, t.src.index) for t in tests}
         got |= {(t.dst.node, t.dst.port, t.dst.index) for t in tests}
+        tested += [(t.src.node, t.dst.node, t.link.rail) for t in tests]
+    pairs = {frozenset((x.a, x.b)): x for x in p.pairs}
+    want = [(a, b, k.rail) for a, b in schedule.directed() for k in pairs[frozenset((a, b))].links]
+    assert sorted(tested) == sorted(want)
+    assert (bwplan.cables_of(p) is None) == (topology == "switch")
     rails = {(r.node, r.port, r.index) for r in cluster.rails}
     assert sent == rails and got == rails
     if kind == "legs" and directions == "together":
@@ -59,31 +65,3 @@ def test_every_node_sends_and_receives_on_every_rail(case: tuple[str, int, str, 
     # The pings and the items follow the same pairs, both ways.
     directed = bwplan.directed_links(cluster, p)
     assert len(directed) == 2 * sum(len(x.links) for x in bwplan.measured_pairs(p, schedule))
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.integers(4, 64), st.data(), st.sampled_from(["receive", "send"]))
-def test_a_fault_on_any_one_node_is_localized_to_it(n: int, data: st.DataObject, side: str) -> None:
-    """Outcomes as the phase would see them with one node's direction broken on both rails (an
-    egress cap toward it: receive), then the third-partner re-tests: that node, and only it."""
-    cluster = cluster_of("switch", n)
-    p = plan(cluster)
-    x = data.draw(st.sampled_from([node.name for node in cluster.nodes]))
-
-    def passed(src: str, dst: str) -> bool:
-        return not (dst == x if side == "receive" else src == x)
-
-    outcomes = [
-        Outcome(t.src.node, t.dst.node, passed(t.src.node, t.dst.node), t.link.rail)
-        for tests in bwplan.rail_tests(p, bwplan.build(cluster, p))
-        for t in tests
-    ]
-    found = localize(outcomes, bwplan.cables_of(p))
-    assert [s.nodes for s in found.suspects] == [(x,)]
-    retests = found.retests()
-    assert retests.rounds, "a switch of 4+ nodes always has a third partner to confirm with"
-    for t in retests.transfers:
-        outcomes += [Outcome(t.src, t.dst, passed(t.src, t.dst), r) for r in (0, 1)]
-    confirmed = localize(outcomes, bwplan.cables_of(p))
-    assert [(s.nodes, s.confirmed) for s in confirmed.suspects] == [((x,), True)]
-    assert not confirmed.undecided

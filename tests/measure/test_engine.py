@@ -60,12 +60,11 @@ def test_a_phase_runs_once_and_concurrent_callers_wait_for_it() -> None:
         return Counted(len(calls))
 
     got: list[Counted] = []
-    threads = [threading.Thread(target=lambda: got.append(fabric.phase("tcp", measure)))]
+    threads = [
+        threading.Thread(target=lambda: got.append(fabric.phase("tcp", measure))) for _ in range(5)
+    ]
     threads[0].start()
     started.wait(5)
-    threads += [
-        threading.Thread(target=lambda: got.append(fabric.phase("tcp", measure))) for _ in range(4)
-    ]
     for t in threads[1:]:
         t.start()
     for t in threads:

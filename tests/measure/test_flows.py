@@ -39,6 +39,7 @@ class FakeTransport(Transport):
         self.on_client: Callable[[Job], RunResult] | None = None
         self.server_exits = False
         self.down = down
+        self.refuses: str | None = None
 
     def run(self, job: Job) -> RunResult:
         self.ran.append(job)
@@ -55,6 +56,8 @@ class FakeTransport(Transport):
 
     def start(self, job: Job) -> FakeBackground:
         assert job.timeout_s > 0
+        if self.refuses is not None:
+            raise OSError(self.refuses)
         bg = FakeBackground(self, job)
         self.started.append(bg)
         return bg
@@ -115,13 +118,8 @@ def test_a_server_that_exits_at_once_fails_its_flow_at_once() -> None:
 
 
 def test_a_server_the_transport_cannot_start_fails_its_flow_with_the_transports_words() -> None:
-    class Refusing(FakeTransport):
-        def start(self, job: Job) -> FakeBackground:
-            if job.command == "server" and job.node == "b":
-                raise OSError("no free session")
-            return super().start(job)
-
-    t = Refusing()
+    t = FakeTransport()
+    t.refuses = "no free session"
     out = run_flows(t, [flow("x")])
     assert out["x"].error == "b: could not start `server`: no free session"
     assert out["x"].client is None and not any(j.command == "client" for j in t.ran)

@@ -20,9 +20,8 @@ nodes:
 nccl:
   env: {NCCL_IB_GID_INDEX: "3", NCCL_DEBUG: WARN}
 """
-
-
 CLUSTER = parse_cluster(DIRECT)
+BOTH = "rocep1s0f1,roceP2p1s0f1"
 
 
 def log(devices: dict[str, str]) -> str:
@@ -49,15 +48,14 @@ def log(devices: dict[str, str]) -> str:
 
 
 def test_command_uses_the_template_adds_nccl_debug_info_and_the_playbook_paths() -> None:
-    c = CLUSTER
-    cmd = nccl_run.command(c)
+    cmd = nccl_run.command(CLUSTER)
     assert cmd.startswith("mpirun --allow-run-as-root -np 2 -H 192.168.100.11:1,192.168.100.12:1 ")
     assert "-x NCCL_DEBUG=INFO" in cmd and "NCCL_DEBUG=WARN" not in cmd
     assert "-x NCCL_IB_GID_INDEX=3" in cmd
     assert "NCCL_IB_HCA" not in cmd  # the nodes' own NCCL config decides, as in production
     assert cmd.endswith("all_reduce_perf -b 16G -e 16G -f 2 -g 1")
-    assert nccl_run.launch_node(c) == "spark-1"
-    assert nccl_run.expected_devices(c, "spark-2") == ("rocep1s0f1", "roceP2p1s0f1")
+    assert nccl_run.launch_node(CLUSTER) == "spark-1"
+    assert nccl_run.expected_devices(CLUSTER, "spark-2") == ("rocep1s0f1", "roceP2p1s0f1")
     # The default launcher's values, not the control shell's exports (a non-interactive ssh
     # shell has neither), and MPI's TCP pinned to the management netdev.
     lib = "$HOME/nccl/build/lib:/usr/local/cuda/lib64:/usr/lib/aarch64-linux-gnu/openmpi/lib"
@@ -67,25 +65,22 @@ def test_command_uses_the_template_adds_nccl_debug_info_and_the_playbook_paths()
 
 
 def test_ranks_map_to_nodes_by_host_and_pid() -> None:
-    c = CLUSTER
-    both = "rocep1s0f1,roceP2p1s0f1"
-    parsed = parse_nccl_tests(log({"spark-1": both, "spark-2": "rocep1s0f1"}))
-    ranks = nccl_run.rank_nets(c, parsed)
+    parsed = parse_nccl_tests(log({"spark-1": BOTH, "spark-2": "rocep1s0f1"}))
+    ranks = nccl_run.rank_nets(CLUSTER, parsed)
     assert ranks["spark-1"].devices == ("rocep1s0f1", "roceP2p1s0f1")
     assert ranks["spark-2"].devices == ("rocep1s0f1",)
     assert ranks["spark-2"].rank == 1 and ranks["spark-2"].networks == frozenset({"IB"})
     run = nccl_run.NcclRun("cmd", "spark-1", None, parsed, None, ranks)
     assert run.problems() == []
     assert run.busbw_by_size() == {17179869184: 22.98}
-    found = diagnose(Evidence(nccl=nccl_run.evidence(c, run)))
+    found = diagnose(Evidence(nccl=nccl_run.evidence(CLUSTER, run)))
     assert [f.rule.id for f in found] == ["nccl_single_hca"]
     assert "spark-2 (rank 1) uses rocep1s0f1" in found[0].evidence
 
 
 def test_incomplete_run_is_a_failure_not_a_zero() -> None:
-    c = CLUSTER
-    both = "rocep1s0f1,roceP2p1s0f1"
-    text = log({"spark-1": both, "spark-2": both}).split("# Out of bounds")[0]
+    text = log({"spark-1": BOTH, "spark-2": BOTH}).split("# Out of bounds")[0]
     parsed = parse_nccl_tests(text)
-    run = nccl_run.NcclRun("cmd", "spark-1", None, parsed, None, nccl_run.rank_nets(c, parsed))
+    ranks = nccl_run.rank_nets(CLUSTER, parsed)
+    run = nccl_run.NcclRun("cmd", "spark-1", None, parsed, None, ranks)
     assert any("without '# Avg bus bandwidth'" in p for p in run.problems())

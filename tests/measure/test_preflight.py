@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_sparkfabric.cluster import load_cluster
-from pytest_sparkfabric.measure.engine import Fabric
 from pytest_sparkfabric.measure.preflight import lookups, preflight
-from pytest_sparkfabric.transport import make_transport
+from tests.measure.onsim import sim_fabric
 from tests.suite.runner import EXAMPLES, write_cluster
 
 
@@ -34,11 +33,7 @@ def test_looks_for_the_launcher_the_binary_and_libnccl_as_cluster_yaml_runs_them
 
 def test_sudo_refused_on_one_node_is_looked_for_on_every_cabled_port() -> None:
     cluster = load_cluster(EXAMPLES / "faults/sudo_refused.yaml")
-    transport = make_transport(cluster)
-    try:
-        checked = preflight(Fabric(cluster, transport), lambda: ("sudo ethtool -m",))
-    finally:
-        transport.close()
+    checked = preflight(sim_fabric(cluster), lambda: ("sudo ethtool -m",))
     missing = {n: sorted({g.why.missing or "" for g in c.gaps}) for n, c in checked.nodes.items()}
     assert missing == {"spark-1": ["sudo ethtool -m"], "spark-2": []}
     assert checked.nodes["spark-2"].looked_for.sudo == (("ethtool", "-m", "enp1s0f1np1"),)
