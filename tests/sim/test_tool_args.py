@@ -10,9 +10,9 @@ import pytest
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job, RunResult
-from tests.sim.conftest import PLAYBOOK, run, sim
+from tests.sim.conftest import IB, PLAYBOOK, run, served, sim
 
-IB = "ib_write_bw -d rocep1s0f1 -F --report_gbits -p 18600"
+BW = IB.format("rocep1s0f1") + " -p 18600"
 HOSTS = "-H 192.168.100.11:1,192.168.100.12:1"
 NCCL = f"{PLAYBOOK}all_reduce_perf -b 1M -e 1M -f 2 -g 1"
 
@@ -21,10 +21,14 @@ def _run(cmd: str) -> RunResult:
     return run(sim(), "spark-1", cmd, 120)
 
 
+def _ran(cmd: str) -> None:
+    """mpirun started the ranks and nccl-tests ran to its end."""
+    r = _run(cmd)
+    assert r.rc == 0 and "# Collective test concluded: all_reduce_perf" in r.stdout, r.stderr
+
+
 def _ib(client_flags: str, server_flags: str = "") -> RunResult:
-    t = sim()
-    t.start(Job("spark-2", f"{IB} {server_flags}", 60))
-    return run(t, "spark-1", f"{IB} {client_flags} 192.168.100.12")
+    return served(sim(), "spark-2", BW, "spark-1", f"{client_flags} 192.168.100.12", server_flags)
 
 
 USAGE = "\n\nUsage: iperf3 [-s|-c host] [options]"
@@ -88,10 +92,9 @@ def test_mpirun_as_root_needs_the_flag_or_both_variables() -> None:
     r = _run(f"mpirun -np 2 {HOSTS} {NCCL}")
     assert r.rc == 1 and "mpirun has detected an attempt to run as root." in r.stderr
     only_one = _run(f"OMPI_ALLOW_RUN_AS_ROOT=1 mpirun -np 2 {HOSTS} {NCCL}")
-    assert only_one.rc == 1
-    both = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
-    assert _run(f"{both} mpirun -np 2 {HOSTS} {NCCL}").rc == 0
-    assert _run(f"mpirun --allow-run-as-root -np 2 {HOSTS} {NCCL}").rc == 0
+    assert only_one.rc == 1 and "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 to confirm" in only_one.stderr
+    _ran(f"OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 {HOSTS} {NCCL}")
+    _ran(f"mpirun --allow-run-as-root -np 2 {HOSTS} {NCCL}")
 
 
 def test_mpirun_finds_nccl_tests_only_where_the_playbook_puts_it() -> None:
@@ -102,9 +105,7 @@ def test_mpirun_finds_nccl_tests_only_where_the_playbook_puts_it() -> None:
         assert r.rc == 1 and "Node:       192.168.100.11\nExecutable: all_reduce_perf\n" in r.stderr
         gap = could_not_run(r)
         assert gap is not None and gap.missing == "nccl-tests", r.stderr
-    assert (
-        _run(f"{base} -x PATH=$HOME/nccl-tests/build:/usr/bin all_reduce_perf -b 1M -e 1M").rc == 0
-    )
+    _ran(f"{base} -x PATH=$HOME/nccl-tests/build:/usr/bin all_reduce_perf -b 1M -e 1M")
     # The control shell's LD_LIBRARY_PATH lacks ~/nccl/build/lib: the ranks cannot load NCCL.
     r = _run(f"mpirun --allow-run-as-root -np 2 {HOSTS} -x LD_LIBRARY_PATH ~/nccl-tests/build/"
              "all_reduce_perf -b 1M -e 1M")  # fmt: skip
@@ -119,5 +120,5 @@ def test_mpirun_oob_interface_must_exist_on_every_node() -> None:
     assert r.rc == 1
     assert "None of the TCP networks specified to be included for out-of-band" in r.stderr
     assert "  Value given: docker0\n" in r.stderr
-    assert _run(f"{base} --mca oob_tcp_if_include enP7s7 {NCCL}").rc == 0
-    assert _run(f"{base} --mca oob_tcp_if_include 192.168.100.0/24 {NCCL}").rc == 0
+    _ran(f"{base} --mca oob_tcp_if_include enP7s7 {NCCL}")
+    _ran(f"{base} --mca oob_tcp_if_include 192.168.100.0/24 {NCCL}")
