@@ -39,19 +39,7 @@ def transports(labs: dict[str, labkit.Lab]) -> Iterator[dict[str, Transport]]:
         t.close()
 
 
-@pytest.fixture(params=TOPOS)
-def topo(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def lab(labs: dict[str, labkit.Lab], topo: str) -> labkit.Lab:
-    return labs[topo]
-
-
-@pytest.fixture
-def transport(transports: dict[str, Transport], topo: str) -> Transport:
-    return transports[topo]
+EACH = pytest.mark.parametrize("topo", TOPOS)
 
 
 @dataclass
@@ -115,7 +103,11 @@ def runs(
 # -- the lab as built --
 
 
-def test_the_lab_is_as_planned(lab: labkit.Lab, transport: Transport) -> None:
+@EACH
+def test_the_lab_is_as_planned(
+    labs: dict[str, labkit.Lab], transports: dict[str, Transport], topo: str
+) -> None:
+    lab, transport = labs[topo], transports[topo]
     st = status(lab.dir)
     assert st.rc == 0, st.lines
     assert sum("listening" in line for line in st.lines) == len(lab.cluster.nodes)
@@ -144,9 +136,11 @@ def test_only_cabled_nodes_reach_each_other(
     assert r.rc != 0, "spark-1 reached spark-3 although no cable joins them"
 
 
+@EACH
 def test_hardware_tools_are_wrappers_and_kernel_tools_are_real(
-    lab: labkit.Lab, transport: Transport
+    labs: dict[str, labkit.Lab], transports: dict[str, Transport], topo: str
 ) -> None:
+    lab, transport = labs[topo], transports[topo]
     node = lab.cluster.nodes[0].name
     tools = "ethtool ib_write_bw mpirun nvidia-smi gpu_burn ip ping iperf3 timeout"
     r = transport.run(Job(node, f"for t in {tools}; do command -v $t; done", 10))
@@ -162,6 +156,7 @@ def test_hardware_tools_are_wrappers_and_kernel_tools_are_real(
 # -- the shipped suite over ssh --
 
 
+@EACH
 def test_shipped_suite_passes_changes_nothing_and_leaves_no_process(
     runs: dict[str, Runs], topo: str
 ) -> None:
