@@ -15,7 +15,7 @@ import pytest
 from sparkfabric_lab import host
 from sparkfabric_lab.status import status
 from tests.lab import labkit
-from tests.suite.runner import pin
+from tests.suite.runner import SuiteRun, pin
 
 pytestmark = labkit.lab_marks()
 Check = Callable[[labkit.Lab], None]
@@ -146,7 +146,7 @@ CASES: dict[str, Case] = {
 }  # fmt: skip
 
 
-Outcome = tuple[labkit.Lab, labkit.SuiteRun, dict[str, list[str]]]
+Outcome = tuple[labkit.Lab, SuiteRun, dict[str, list[str]]]
 
 
 @pytest.fixture(scope="module")
@@ -188,4 +188,4 @@ def test_an_unreachable_node_fails_the_nccl_items(
     """NCCL needs every node (the kernel selection runs none of its items: a run of its own)."""
     run = labkit.run_suite(outcomes["node-unreachable"][0].cluster_yaml, tmp_path, ["-m", "nccl"])
     assert run.outcomes and run.failed == set(run.outcomes), run.outcomes
-    assert "NCCL needs all 2 nodes; spark-2: ssh: connection refused" in run.output
+    assert "NCCL needs all 2 nodes; spark-2: ssh: connection refused" in run.stdout

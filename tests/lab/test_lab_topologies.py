@@ -18,6 +18,7 @@ from pytest_sparkfabric.probes.ip import parse_ip_addr_json
 from pytest_sparkfabric.transport import Job, Transport
 from sparkfabric_lab.status import status
 from tests.lab import labkit
+from tests.suite.runner import SuiteRun
 
 pytestmark = labkit.lab_marks()
 TOPOS = ("direct-2", "mesh-3", "ring-4", "switch-4")
@@ -44,8 +45,8 @@ EACH = pytest.mark.parametrize("topo", TOPOS)
 
 @dataclass
 class Runs:
-    real: list[labkit.SuiteRun]
-    replay: labkit.SuiteRun | None
+    real: list[SuiteRun]
+    replay: SuiteRun | None
     before: dict[str, dict[str, str]]
     after: dict[str, dict[str, str]] = field(default_factory=dict)
     strays: dict[str, list[str]] = field(default_factory=dict)
@@ -161,7 +162,7 @@ def test_shipped_suite_passes_changes_nothing_and_leaves_no_process(
     runs: dict[str, Runs], topo: str
 ) -> None:
     for run in runs[topo].real:
-        assert run.outcomes, run.output[-2000:]
+        assert run.outcomes, run.stdout[-2000:]
         assert not run.failed, run.failures()
     main = runs[topo].real[0].outcomes  # iperf3 between the namespaces, real (not the soak run)
     assert {v for k, v in main.items() if k.startswith("test_pair_tcp[")} == {"passed"}, main

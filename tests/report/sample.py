@@ -142,25 +142,25 @@ def document(
         cid = cable_id(a, ap, b, bp)
         unmeasured = f.unmeasured and index == 0
         worst_ber = 0.0
-        for node, end_port in ((a, ap), (b, bp)) if not unmeasured else ():
-            if node is None or not isinstance(end_port, int):
+        for end, end_port in ((a, ap), (b, bp)) if not unmeasured else ():
+            if end is None or not isinstance(end_port, int):
                 continue
             for rail in (0, 1):
-                rid = rail_id(topology, node, end_port, rail)
+                rid = rail_id(topology, end, end_port, rail)
                 hot_lane = cid == bad_id and rail == 1
                 for lane, minute in product(range(4), range(soak_minutes + 1)):
                     flagged = hot_lane and lane == 2 and minute >= soak_minutes // 2
                     rate = float((minute + lane) % 4)
                     rate = 2900.0 * 10 ** (minute - soak_minutes // 2) if flagged else rate
-                    at = {"node": node, "rail": rail, "lane": lane, "flagged": flagged}
+                    at = {"node": end, "rail": rail, "lane": lane, "flagged": flagged}
                     t_s = minute * 60.0
                     measure("lane_error_rate_per_s", rate, "errors/s", [rid], t_s=t_s, **at)
                 ber = 2.9e-5 if hot_lane else 1.5e-11
                 worst_ber = max(worst_ber, ber)
-                at = {"node": node, "rail": rid.split(":")[1], "objects": [rid, cid]}
+                at = {"node": end, "rail": rid.split(":")[1], "objects": [rid, cid]}
                 iid = f"test_soak.py::test_lanes[{rid}]"
                 figure(iid, ber < 2.4e-5, ber, "<= 2.4e-05", "", **at, blame=bad_items)
-                measure("ber_max", ber, "", [rid], node=node, rail=rail)
+                measure("ber_max", ber, "", [rid], node=end, rail=rail)
         if unmeasured:
             why = "not measured: gpu-burn is not installed on " + a
             item(f"test_soak.py::test_cable[{cid}]", None, objects=[cid], message=why)

@@ -128,27 +128,16 @@ def test_the_html_report_opens_with_the_verdict_has_no_noise_and_renders_in_a_br
     assert "1. [half_port] spark-1:rail1: " in tail, tail
     if test_browser.CHROMIUM is None:
         pytest.skip("no chromium on PATH: the page was not opened in a browser")
-    shown = test_browser.chromium(pytester.path, page, "--dump-dom")
-    assert shown.returncode == 0, shown.stderr[-2000:]
-    assert test_browser._console(shown.stderr) == []
-    dom = shown.stdout
+    dom = test_browser.shown(pytester.path, page)
     assert '<span class="sf-verdict-word">REJECTED</span>' in dom
     assert len(re.findall(r'<svg\b[^>]*\bclass="sf-fabric"', dom)) == 1
     assert len(re.findall(r'<svg\b[^>]*\bclass="sf-chart-svg"', dom)) >= 2
     # pytest-html's own table is still there, with the same ids as the JSON results.
     assert "test_bandwidth.py::test_nic_loopback[spark-1:rail0]" in dom
     # Painted: the verdict banner near the top, above pytest-html's Environment table.
-    shot = pytester.path / "report.png"
-    painted = test_browser.chromium(
-        pytester.path, page, f"--screenshot={shot}", "--window-size=1200,900"
-    )
-    assert painted.returncode == 0 and shot.exists(), painted.stderr[-2000:]
-    from PIL import Image
-
-    with Image.open(shot) as image:
-        rgb = image.convert("RGB")
-        red = [y for y in range(0, 300, 4) if rgb.getpixel((600, y)) == test_browser.BANNER_RED]
-        assert red, [rgb.getpixel((600, y)) for y in range(0, 300, 20)]
+    rgb = test_browser.painted(pytester.path, page, "--window-size=1200,900")
+    red = [y for y in range(0, 300, 4) if rgb.getpixel((600, y)) == test_browser.BANNER_RED]
+    assert red, [rgb.getpixel((600, y)) for y in range(0, 300, 20)]
 
 
 def test_baseline_fails_items_that_regressed(pytester: pytest.Pytester) -> None:
