@@ -151,13 +151,9 @@ Outcome = tuple[labkit.Lab, SuiteRun, dict[str, list[str]]]
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Outcome]]:
-    labkit.need_suite()
-
     def go(name: str, lab: labkit.Lab) -> Outcome:
-        run = labkit.run_suite(
-            lab.cluster_yaml, tmp_path_factory.mktemp(f"run-{name}"), labkit.KERNEL
-        )
-        return lab, run, labkit.strays_after(lab)
+        out = tmp_path_factory.mktemp(f"run-{name}")
+        return lab, labkit.run_suite(lab.cluster_yaml, out, labkit.KERNEL), labkit.strays_after(lab)
 
     paths = {
         name: labkit.cluster_file(tmp_path_factory.mktemp(name), case.example, faults=[case.fault])

@@ -88,7 +88,6 @@ def runs(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Runs]:
     """All four labs at once for the main part; the soaks two at a time."""
-    labkit.need_suite()
     for t in transports.values():
         t.close()  # this module's own ssh sessions are not the run's to answer for
     outs = {topo: tmp_path_factory.mktemp(f"run-{topo}") for topo in labs}
