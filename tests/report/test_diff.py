@@ -168,10 +168,8 @@ def test_cli_bad_input_is_a_usage_error_naming_the_file(
 ) -> None:
     good = _write(tmp_path, "good.json", _doc())
     bad = tmp_path / "bad.json"
-    if isinstance(content, bytes):
-        bad.write_bytes(content)
-    elif content is not None:
-        bad.write_text(content)
+    if content is not None:
+        bad.write_bytes(content if isinstance(content, bytes) else content.encode())
     assert main(["report", "diff", good, str(bad)]) == 4
     err = capsys.readouterr().err
     assert err.startswith(f"sparkfabric report diff: {bad}")
