@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-import yaml
 
 from pytest_sparkfabric.cluster import Cluster, load_cluster
 from pytest_sparkfabric.probes import sysfs
@@ -29,7 +28,7 @@ from sparkfabric_lab import LabError, host
 from sparkfabric_lab.build import down, up
 from sparkfabric_lab.state import LabState
 from sparkfabric_lab.status import status
-from tests.suite.runner import rows_of
+from tests.suite.runner import SuiteRun, write_cluster
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "lab"
@@ -50,11 +49,6 @@ def lab_marks() -> list[pytest.MarkDecorator]:
     return [pytest.mark.lab, pytest.mark.slow, skip]
 
 
-def need_suite() -> None:
-    if not any((REPO / "acceptance").glob("test_*.py")):
-        pytest.skip("acceptance/ has no tests yet")
-
-
 def unique_prefix() -> str:
     """`t` + 4 random characters: labs of test runs side by side (other sessions too) never
     share a namespace name."""
@@ -71,15 +65,10 @@ def free_mgmt() -> IPv4Network:
     raise RuntimeError("no free management /24 in 198.18.100-219")
 
 
-def cluster_file(
-    tmp: Path, example: str, *, faults: Sequence[Mapping[str, Any]] = (), **extra: Any
-) -> Path:
-    data = {**yaml.safe_load((EXAMPLES / f"{example}.yaml").read_text()), **extra}
-    if faults:
-        data["simulate"] = {"faults": [dict(f) for f in faults]}
-    path = tmp / f"{example}.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
+def cluster_file(tmp: Path, example: str, *, faults: Sequence[Mapping[str, Any]] = ()) -> Path:
+    """A lab example (examples/lab) with these faults, written to `tmp`."""
+    faulted = [dict(f) for f in faults] or None
+    return write_cluster(tmp, f"lab/{example}.yaml", faults=faulted, name=f"{example}.yaml")
 
 
 @dataclass
@@ -203,23 +192,6 @@ def pytest_argv(cluster_yaml: Path, extra: Sequence[str] = ()) -> list[str]:
             "-p", "no:cacheprovider", "-p", "no:randomly", *extra]  # fmt: skip
 
 
-@dataclass
-class SuiteRun:
-    outcomes: dict[str, str]
-    output: str
-    document: dict[str, Any]
-
-    @property
-    def failed(self) -> set[str]:
-        return {k for k, v in self.outcomes.items() if v == "failed"}
-
-    def failures(self) -> str:
-        """The FAILURES section of the run's output (why each failed test failed)."""
-        start = self.output.find("= FAILURES =")
-        end = self.output.find("short test summary info")
-        return self.output[start:end] if start >= 0 else self.output[-3000:]
-
-
 def run_suite(
     cluster_yaml: Path, out: Path, selection: Sequence[str], *, extra: Sequence[str] = ()
 ) -> SuiteRun:
@@ -228,16 +200,13 @@ def run_suite(
 
     The timeout only catches a run that hangs (every command in it has its own deadline): it is
     sized for four labs at once on a busy 2-core machine, not for an idle one."""
-    need_suite()
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.json"
     argv = pytest_argv(cluster_yaml, [*selection, "--sparkfabric-json", str(results), *extra])
     r = subprocess.run(argv, capture_output=True, text=True, timeout=1200, cwd=REPO, check=False)
     # ACCEPTED 0, REJECTED 1, INCOMPLETE 10 (a hung tool: not measured)
     assert r.returncode in (0, 1, 10), f"pytest rc {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr}"
-    doc = json.loads(results.read_text())
-    outcomes = {t["nodeid"].split("::", 1)[-1]: t["outcome"] for t in rows_of(doc)}
-    return SuiteRun(outcomes, r.stdout, doc)
+    return SuiteRun.of(r.returncode, r.stdout, json.loads(results.read_text()))
 
 
 # -- what a run may not change or leave -----------------------------------------------------------

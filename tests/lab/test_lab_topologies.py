@@ -18,6 +18,7 @@ from pytest_sparkfabric.probes.ip import parse_ip_addr_json
 from pytest_sparkfabric.transport import Job, Transport
 from sparkfabric_lab.status import status
 from tests.lab import labkit
+from tests.suite.runner import SuiteRun
 
 pytestmark = labkit.lab_marks()
 TOPOS = ("direct-2", "mesh-3", "ring-4", "switch-4")
@@ -39,25 +40,13 @@ def transports(labs: dict[str, labkit.Lab]) -> Iterator[dict[str, Transport]]:
         t.close()
 
 
-@pytest.fixture(params=TOPOS)
-def topo(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def lab(labs: dict[str, labkit.Lab], topo: str) -> labkit.Lab:
-    return labs[topo]
-
-
-@pytest.fixture
-def transport(transports: dict[str, Transport], topo: str) -> Transport:
-    return transports[topo]
+EACH = pytest.mark.parametrize("topo", TOPOS)
 
 
 @dataclass
 class Runs:
-    real: list[labkit.SuiteRun]
-    replay: labkit.SuiteRun | None
+    real: list[SuiteRun]
+    replay: SuiteRun | None
     before: dict[str, dict[str, str]]
     after: dict[str, dict[str, str]] = field(default_factory=dict)
     strays: dict[str, list[str]] = field(default_factory=dict)
@@ -99,7 +88,6 @@ def runs(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Runs]:
     """All four labs at once for the main part; the soaks two at a time."""
-    labkit.need_suite()
     for t in transports.values():
         t.close()  # this module's own ssh sessions are not the run's to answer for
     outs = {topo: tmp_path_factory.mktemp(f"run-{topo}") for topo in labs}
@@ -115,7 +103,11 @@ def runs(
 # -- the lab as built --
 
 
-def test_the_lab_is_as_planned(lab: labkit.Lab, transport: Transport) -> None:
+@EACH
+def test_the_lab_is_as_planned(
+    labs: dict[str, labkit.Lab], transports: dict[str, Transport], topo: str
+) -> None:
+    lab, transport = labs[topo], transports[topo]
     st = status(lab.dir)
     assert st.rc == 0, st.lines
     assert sum("listening" in line for line in st.lines) == len(lab.cluster.nodes)
@@ -144,9 +136,11 @@ def test_only_cabled_nodes_reach_each_other(
     assert r.rc != 0, "spark-1 reached spark-3 although no cable joins them"
 
 
+@EACH
 def test_hardware_tools_are_wrappers_and_kernel_tools_are_real(
-    lab: labkit.Lab, transport: Transport
+    labs: dict[str, labkit.Lab], transports: dict[str, Transport], topo: str
 ) -> None:
+    lab, transport = labs[topo], transports[topo]
     node = lab.cluster.nodes[0].name
     tools = "ethtool ib_write_bw mpirun nvidia-smi gpu_burn ip ping iperf3 timeout"
     r = transport.run(Job(node, f"for t in {tools}; do command -v $t; done", 10))
@@ -162,11 +156,12 @@ def test_hardware_tools_are_wrappers_and_kernel_tools_are_real(
 # -- the shipped suite over ssh --
 
 
+@EACH
 def test_shipped_suite_passes_changes_nothing_and_leaves_no_process(
     runs: dict[str, Runs], topo: str
 ) -> None:
     for run in runs[topo].real:
-        assert run.outcomes, run.output[-2000:]
+        assert run.outcomes, run.stdout[-2000:]
         assert not run.failed, run.failures()
     main = runs[topo].real[0].outcomes  # iperf3 between the namespaces, real (not the soak run)
     assert {v for k, v in main.items() if k.startswith("test_pair_tcp[")} == {"passed"}, main

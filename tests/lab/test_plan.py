@@ -256,14 +256,11 @@ def test_wrappers_pass_socket_node_and_argv_and_hang_only_on_their_arguments(
 def test_register_wires_up_down_status() -> None:
     parser = argparse.ArgumentParser()
     cli_lab.register(parser.add_subparsers(dest="command"))
-
-    def parse(*argv: str) -> argparse.Namespace:
-        return parser.parse_args(["lab", *argv])
-
-    args = parse("up", "c.yaml", "--dir", "/tmp/x", "--prefix", "ab-", "--mgmt", "198.18.9.0/24")
+    up = ["lab", "up", "c.yaml", "--dir", "/tmp/x", "--prefix", "ab-", "--mgmt", "198.18.9.0/24"]
+    args, down = parser.parse_args(up), parser.parse_args(["lab", "down"])
     assert args.func is cli_lab.cmd_up and args.cluster == "c.yaml" and args.prefix == "ab-"
-    assert parse("down").func is cli_lab.cmd_down and parse("down").dir == "/run/sparkfabric-lab"
-    assert parse("status", "--dir", "/x").func is cli_lab.cmd_status
+    assert down.func is cli_lab.cmd_down and down.dir == "/run/sparkfabric-lab"
+    assert parser.parse_args(["lab", "status", "--dir", "/x"]).func is cli_lab.cmd_status
 
 
 @pytest.mark.parametrize(

@@ -86,14 +86,21 @@ def document(
     throttled = nodes[f.throttled] if f.throttled is not None else None
     bad = cables[f.bad_cable] if f.bad_cable is not None else None
     bad_id = cable_id(*bad) if bad else None
+    throttle_items: list[str] = []
+    bad_items: list[str] = []
 
     def item(iid: str, ok: bool | None, **kw: Any) -> str:
         outcome = "not_measured" if ok is None else ("passed" if ok else "failed")
         items.append({"id": iid, "outcome": outcome, **kw})
         return iid
 
-    def figure(iid: str, ok: bool, value: float, expected: str, unit: str, **kw: Any) -> str:
-        return item(iid, ok, measured=value, expected=expected, unit=unit, **kw)
+    def figure(iid: str, ok: bool, value: float, expected: str, unit: str, **kw: Any) -> None:
+        """An item with its figure; a failed one is explained by the throttled NIC's cause
+        unless `blame` names another cause's list."""
+        blame = kw.pop("blame", throttle_items)
+        item(iid, ok, measured=value, expected=expected, unit=unit, **kw)
+        if not ok:
+            blame.append(iid)
 
     def measure(kind: str, value: float, unit: str, objects: list[str], **kw: Any) -> None:
         measurements.append(dict(kind=kind, value=value, unit=unit, objects=objects, **kw))
@@ -102,45 +109,30 @@ def document(
         ends = [e for a, ap, b, bp in cables for e in ((a, ap), (b, bp))]
         return sorted({p for nd, p in ends if nd == node and isinstance(p, int)})
 
-    # Loopback per node rail.
-    throttle_items: list[str] = []
-    for node in nodes:
-        for port in ports(node):
-            for rail in (0, 1):
-                rid = rail_id(topology, node, port, rail)
-                v = THROTTLED_GBPS if node == throttled else 106.0 - rail
-                at: Doc = {"node": node, "rail": rid.split(":")[1], "objects": [rid]}
-                iid = figure(f"test_nic.py::test_loopback[{rid}]", v >= 80, v, *GBPS_80, **at)
-                measure("loopback_gbps", v, "Gb/s", [rid], node=node, rail=rail)
-                if v < 80:
-                    throttle_items.append(iid)
-    # Directed RDMA per rail of every measured pair.
-    bad_items: list[str] = []
-    for one, one_port, two, two_port in _pairs(topology, nodes):
+    for node in nodes:  # loopback per node rail
+        for port, rail in product(ports(node), (0, 1)):
+            rid = rail_id(topology, node, port, rail)
+            v = THROTTLED_GBPS if node == throttled else 106.0 - rail
+            at: Doc = {"node": node, "rail": rid.split(":")[1], "objects": [rid]}
+            figure(f"test_nic.py::test_loopback[{rid}]", v >= 80, v, *GBPS_80, **at)
+            measure("loopback_gbps", v, "Gb/s", [rid], node=node, rail=rail)
+    for one, one_port, two, two_port in _pairs(topology, nodes):  # RDMA per rail, each way
         for rail in (0, 1):
             ends = ((one, one_port), (two, two_port))
             for (s, sp), (d, dp) in (ends, ends[::-1]):
-                src, dst = rail_id(topology, s, sp, rail), rail_id(topology, d, dp, rail)
-                direction = f"{src}->{dst}"
+                direction = f"{rail_id(topology, s, sp, rail)}->{rail_id(topology, d, dp, rail)}"
                 v = HEALTHY_GBPS - (sum(map(ord, direction)) % 5) * 0.4
                 on_bad = bad and ({s, d} == {bad[0], bad[2]} if bad[2] else bad[0] in (s, d))
-                if on_bad and rail == 1:
-                    v = 0.3
-                if throttled in (s, d):
-                    v = min(v, THROTTLED_GBPS)
+                v = 0.3 if on_bad and rail == 1 else v
+                v = round(min(v, THROTTLED_GBPS) if throttled in (s, d) else v, 1)
                 low = f"{direction}: {v:.1f} Gb/s, expected >= 80" if v < 80 else None
                 at = {"node": s, "rail": f"rail{rail}", "objects": [direction], "message": low}
                 iid = f"test_bandwidth.py::test_rail_rdma[{direction}]"
-                figure(iid, v >= 80, round(v, 1), *GBPS_80, **at)
-                measure("rdma_gbps", round(v, 1), "Gb/s", [direction], node=s, peer=d, rail=rail)
-                if v < 80:
-                    (throttle_items if throttled in (s, d) else bad_items).append(iid)
-    # NCCL.
+                blame = throttle_items if throttled in (s, d) else bad_items
+                figure(iid, v >= 80, v, *GBPS_80, **at, blame=blame)
+                measure("rdma_gbps", v, "Gb/s", [direction], node=s, peer=d, rail=rail)
     peak = 23.5 if throttled is None else 6.0
-    iid = "test_nccl.py::test_all_reduce"
-    figure(iid, peak >= 19, peak, ">= 19 GB/s", "GB/s", objects=nodes)
-    if peak < 19:
-        throttle_items.append(iid)
+    figure("test_nccl.py::test_all_reduce", peak >= 19, peak, ">= 19 GB/s", "GB/s", objects=nodes)
     for size in SIZES:
         bw = round(peak * size / (size + (1 << 24)), 3)
         measure("nccl_busbw_gbytes_s", bw, "GB/s", nodes, size_bytes=size, op="all_reduce_perf")
@@ -153,28 +145,22 @@ def document(
         for end, end_port in ((a, ap), (b, bp)) if not unmeasured else ():
             if end is None or not isinstance(end_port, int):
                 continue
-            node = end
             for rail in (0, 1):
-                rid = rail_id(topology, node, end_port, rail)
+                rid = rail_id(topology, end, end_port, rail)
                 hot_lane = cid == bad_id and rail == 1
                 for lane, minute in product(range(4), range(soak_minutes + 1)):
                     flagged = hot_lane and lane == 2 and minute >= soak_minutes // 2
                     rate = float((minute + lane) % 4)
-                    if flagged:
-                        rate = 2900.0 * 10 ** (minute - soak_minutes // 2)
-                    at = {"node": node, "rail": rail, "lane": lane, "flagged": flagged}
-                    measure(
-                        "lane_error_rate_per_s", rate, "errors/s", [rid], t_s=minute * 60.0, **at
-                    )
+                    rate = 2900.0 * 10 ** (minute - soak_minutes // 2) if flagged else rate
+                    at = {"node": end, "rail": rail, "lane": lane, "flagged": flagged}
+                    t_s = minute * 60.0
+                    measure("lane_error_rate_per_s", rate, "errors/s", [rid], t_s=t_s, **at)
                 ber = 2.9e-5 if hot_lane else 1.5e-11
                 worst_ber = max(worst_ber, ber)
-                at = {"node": node, "rail": rid.split(":")[1], "objects": [rid, cid]}
-                iid = figure(
-                    f"test_soak.py::test_lanes[{rid}]", ber < 2.4e-5, ber, "<= 2.4e-05", "", **at
-                )
-                measure("ber_max", ber, "", [rid], node=node, rail=rail)
-                if ber >= 2.4e-5:
-                    bad_items.append(iid)
+                at = {"node": end, "rail": rid.split(":")[1], "objects": [rid, cid]}
+                iid = f"test_soak.py::test_lanes[{rid}]"
+                figure(iid, ber < 2.4e-5, ber, "<= 2.4e-05", "", **at, blame=bad_items)
+                measure("ber_max", ber, "", [rid], node=end, rail=rail)
         if unmeasured:
             why = "not measured: gpu-burn is not installed on " + a
             item(f"test_soak.py::test_cable[{cid}]", None, objects=[cid], message=why)
@@ -184,25 +170,22 @@ def document(
         end_a = {**eeprom, "node": a, "port": ap, "speed_mbps": 200000, "fec": "RS"}
         end_b = {**(eeprom if b else {}), "node": b, "port": bp, "speed_mbps": 200000}
         status = "fail" if cid == bad_id else ("not_measured" if unmeasured else "pass")
-        row = {
-            "id": cid,
-            "a": end_a,
-            "b": end_b | {"fec": "RS" if b else "fec91"},
-            "status": status,
-        }
-        cable_rows.append(row | {"worst_ber": None if unmeasured else worst_ber})
+        end_b["fec"] = "RS" if b else "fec91"
+        worst = None if unmeasured else worst_ber
+        cable_rows.append({"id": cid, "a": end_a, "b": end_b, "status": status, "worst_ber": worst})
     if f.swap_serial and len(cable_rows) > 1:
         first, second = cable_rows[0], cable_rows[1]
         for end in ("a", "b"):
             s1, s2 = first[end].get("serial"), second[end].get("serial")
             if s1 and s2:
                 first[end]["serial"], second[end]["serial"] = s2, s1
-    for i, node in enumerate(nodes):
-        for kind, base in (("nic_temp_c", 62.0), ("gpu_temp_c", 70.0)):
-            for minute in range(soak_minutes + 1):
-                hotter = 20 if f.hot == i and kind == "nic_temp_c" else 0
-                v = base + min(minute, 6) * 1.5 + (i % 3) * 0.7 + hotter
-                measure(kind, round(v, 1), "C", [node], node=node, t_s=minute * 60.0)
+    temps = (("nic_temp_c", 62.0), ("gpu_temp_c", 70.0))
+    for (i, node), (kind, base), minute in product(
+        enumerate(nodes), temps, range(soak_minutes + 1)
+    ):
+        hotter = 20 if f.hot == i and kind == "nic_temp_c" else 0
+        v = base + min(minute, 6) * 1.5 + (i % 3) * 0.7 + hotter
+        measure(kind, round(v, 1), "C", [node], node=node, t_s=minute * 60.0)
     if bad_id:
         why = "one lane of the cable logs far more errors than the others: a marginal cable"
         rule, markup = (
@@ -210,28 +193,31 @@ def document(
         )
         seen = ["lane 2 rose from 2.9k to millions of corrected bits/s under load"]
         fix = "replace the cable before it drops the link"
-        cause = {"rule": rule, "cause": why + markup, "fix": fix, "evidence": seen}
-        causes.append(cause | {"objects": [bad_id], "items": bad_items})
+        causes.append({"rule": rule, "cause": why + markup, "fix": fix, "evidence": seen,
+                       "objects": [bad_id], "items": bad_items})  # fmt: skip
     if throttled:
         why = "the NIC is throttled: ~13 Gb/s even in loopback while the link says 200G"
         fix = "reboot both boxes with the cables attached; if it persists, unplug power for 60 s"
-        cause = {"rule": "nic_throttled", "cause": why, "fix": fix, "objects": [throttled]}
-        causes.append(cause | {"items": throttle_items})
+        causes.append({"rule": "nic_throttled", "cause": why, "fix": fix,
+                       "objects": [throttled], "items": throttle_items})  # fmt: skip
     outcomes = {i["outcome"] for i in items}
-    limits = defaults(topology, n).values()
     verdict = "incomplete" if "not_measured" in outcomes else "accepted"
-    verdict = "rejected" if "failed" in outcomes else verdict
+    cluster = {
+        "name": name or f"{topology}-{n}",
+        "path": f"examples/{topology}-{n}.yaml",
+        "topology": topology,
+        "transport": "sim",
+        "nodes": [{"name": nd, "ports": ports(nd)} for nd in nodes],
+        "switch": "192.168.88.1" if topology == "switch" else None,
+    }
+    limits = {
+        t.name: {"value": t.value, "kind": t.kind, "unit": t.unit, "source": t.source}
+        for t in defaults(topology, n).values()
+    }
     return Results.model_validate(
         {
-            "verdict": verdict,
-            "cluster": {
-                "name": name or f"{topology}-{n}",
-                "path": f"examples/{topology}-{n}.yaml",
-                "topology": topology,
-                "transport": "sim",
-                "nodes": [{"name": nd, "ports": ports(nd)} for nd in nodes],
-                "switch": "192.168.88.1" if topology == "switch" else None,
-            },
+            "verdict": "rejected" if "failed" in outcomes else verdict,
+            "cluster": cluster,
             "started": "2025-06-01T10:00:00+00:00",
             "duration_s": 724.0,
             "causes": causes,
@@ -243,10 +229,7 @@ def document(
                 {"name": "bandwidth", "rounds": 3, "real_s": 41.0, "transport_s": 36.0},
                 {"name": "soak", "rounds": None, "real_s": 12.5, "transport_s": 600.0},
             ],
-            "thresholds": {
-                t.name: {"value": t.value, "kind": t.kind, "unit": t.unit, "source": t.source}
-                for t in limits
-            },
+            "thresholds": limits,
         }
     )
 

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from pytest_sparkfabric.report import page
 from pytest_sparkfabric.report.diff import compare
@@ -44,6 +45,24 @@ def _console(stderr: str) -> list[str]:
     return [m.group(1) for line in stderr.splitlines() if (m := CONSOLE.search(line))]
 
 
+def shown(tmp_path: Path, html: Path) -> str:
+    """The page's DOM as Chromium built it, with nothing said on its console."""
+    run = chromium(tmp_path, html, "--dump-dom")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert _console(run.stderr) == []
+    return run.stdout
+
+
+def painted(tmp_path: Path, html: Path, *extra: str) -> Image.Image:
+    """The page painted (RGB), with nothing said on its console."""
+    shot = tmp_path / "report.png"
+    run = chromium(tmp_path, html, f"--screenshot={shot}", *extra)
+    assert run.returncode == 0 and shot.exists(), run.stderr[-2000:]
+    assert _console(run.stderr) == []
+    with Image.open(shot) as image:
+        return image.convert("RGB")
+
+
 def test_the_console_check_sees_what_chromium_reports(tmp_path: Path) -> None:
     bad = tmp_path / "bad.html"
     bad.write_text(
@@ -65,10 +84,7 @@ def test_the_report_renders_its_banner_and_svg_paints_the_verdict_colour_and_is_
     report_page = tmp_path / "report.html"
     report_page.write_text(page(new, baseline=("last-month.json", compare(old, new))))
     assert not re.search(r'(?:src|href)="(?:https?:)?//', report_page.read_text()), "it fetches"
-    run = chromium(tmp_path, report_page, "--dump-dom")
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert _console(run.stderr) == []
-    dom = run.stdout
+    dom = shown(tmp_path, report_page)
     assert '<span class="sf-verdict-word">REJECTED</span>' in dom
     assert "2 root causes explain" in dom
     assert '<section class="sf-baseline" data-regression="true">' in dom
@@ -78,14 +94,7 @@ def test_the_report_renders_its_banner_and_svg_paints_the_verdict_colour_and_is_
     assert dom.count('class="sf-cable-row"') == 3
     # Tool output with markup stayed text: no element was made from it.
     assert "<script" not in dom and "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
-    from PIL import Image
-
-    shot, size = tmp_path / "report.png", "--window-size=1200,1600"
-    run = chromium(tmp_path, report_page, f"--screenshot={shot}", size, "--hide-scrollbars")
-    assert run.returncode == 0 and shot.exists(), run.stderr[-2000:]
-    assert _console(run.stderr) == []
-    with Image.open(shot) as image:
-        rgb = image.convert("RGB")
-        assert rgb.getpixel((600, 10)) == BANNER_RED
-        colours = rgb.getcolors(maxcolors=1 << 20)
-        assert colours is not None and len(colours) > 50  # charts and picture were painted
+    rgb = painted(tmp_path, report_page, "--window-size=1200,1600", "--hide-scrollbars")
+    assert rgb.getpixel((600, 10)) == BANNER_RED
+    colours = rgb.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 50  # charts and picture were painted

@@ -23,14 +23,9 @@ def test_failures_are_collateral_when_a_cause_elsewhere_explains_them_else_blame
 
 
 def test_switch_path_reaches_both_legs() -> None:
-    doc = plus_items(
-        document("switch", 3),
-        {
-            "id": "test_x.py::test_pair[spark-1:rail1->spark-3:rail1]",
-            "outcome": "not_measured",
-            "objects": ["spark-1:rail1->spark-3:rail1"],
-        },
-    )
+    pair = "spark-1:rail1->spark-3:rail1"
+    item = {"id": f"test_x.py::test_pair[{pair}]", "outcome": "not_measured", "objects": [pair]}
+    doc = plus_items(document("switch", 3), item)
     legs = {c.a.node: c for c in picture(edit(doc, verdict="incomplete")).cables}
     for node in ("spark-1", "spark-3"):
         assert legs[node].status == "not_measured"
@@ -77,13 +72,8 @@ def test_a_cable_a_cause_blames_fails_though_only_its_rails_were_checked() -> No
     doc = document("direct", 2)
     (cable,) = doc.cables
     item = {"id": "t::soak[spark-2:rail0]", "outcome": "failed", "objects": ["spark-2:rail0"]}
-    cause = {
-        "rule": "marginal_cable",
-        "cause": "a marginal cable",
-        "fix": "replace the cable",
-        "objects": [cable.id],
-        "items": [item["id"]],
-    }
+    cause: dict[str, object] = {"rule": "marginal_cable", "cause": "a marginal cable"}
+    cause |= {"fix": "replace the cable", "objects": [cable.id], "items": [item["id"]]}
     doc = edit(plus_items(doc, item), causes=[cause], verdict="rejected")
     drawn = picture(doc).cables[0]
     assert drawn.status == "fail" and drawn.causes == (1,) and not drawn.elsewhere

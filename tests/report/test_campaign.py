@@ -62,7 +62,7 @@ def test_cables_lists_every_run_of_each_serial(
     head, *rows = out.splitlines()
     assert re.split(r"\s{2,}", head) == HEAD
     assert len(rows) == 4 * 3
-    serials = [r.split()[0] for r in rows[::3]]
+    serials = [r.split()[0] for r in rows[::3]]  # a serial once, its other runs indented
     assert serials == sorted(serials) and all(
         r.startswith(" ") for i, r in enumerate(rows) if i % 3
     )
@@ -121,8 +121,6 @@ def test_the_swapped_run_report_draws_and_lists_the_wrong_cables(campaign: Path)
     rows = re.findall(
         r'<tr class="sf-cable-row" [^>]*data-cable="([^"]+)" data-status="(\w+)"', page
     )
-    assert [c for c, status in rows if status == "fail"] == [
-        "spark-1:p0&lt;-&gt;spark-2:p1",
-        "spark-2:p0&lt;-&gt;spark-3:p1",
-    ]
+    failed = ["spark-1:p0&lt;-&gt;spark-2:p1", "spark-2:p0&lt;-&gt;spark-3:p1"]
+    assert [c for c, status in rows if status == "fail"] == failed
     assert page.count('class="sf-wrong"') == 2 and len(rows) == 4

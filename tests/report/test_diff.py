@@ -113,16 +113,13 @@ def test_cables_known_by_serial_moved_and_changed() -> None:
         "  cable APF00000001 moved from spark-1:p0<->spark-2:p1 to spark-2:p0<->spark-3:p1",
         "  cable APF00000002 moved from spark-2:p0<->spark-3:p1 to spark-1:p0<->spark-2:p1",
     ]
-    replaced = _raw()
-    replaced["cables"][0]["a"]["serial"] = replaced["cables"][0]["b"]["serial"] = "NEW1"
-    assert "cable at spark-1:p0<->spark-2:p1: serial APF00000001 -> NEW1" in text(
-        compare(_doc(), _r(replaced))
-    )
-    new = _raw()
-    new["cables"][3]["a"]["serial"] = new["cables"][3]["b"]["serial"] = None
-    assert "cable at spark-4:p0<->spark-1:p1: serial APF00000004 no longer read" in text(
-        compare(_doc(), _r(new))
-    )
+    for index, serial, says in (
+        (0, "NEW1", "cable at spark-1:p0<->spark-2:p1: serial APF00000001 -> NEW1"),
+        (3, None, "cable at spark-4:p0<->spark-1:p1: serial APF00000004 no longer read"),
+    ):
+        new = _raw()
+        new["cables"][index]["a"]["serial"] = new["cables"][index]["b"]["serial"] = serial
+        assert says in text(compare(_doc(), _r(new)))
 
 
 def test_cli_exit_codes_options_and_json(
@@ -171,10 +168,8 @@ def test_cli_bad_input_is_a_usage_error_naming_the_file(
 ) -> None:
     good = _write(tmp_path, "good.json", _doc())
     bad = tmp_path / "bad.json"
-    if isinstance(content, bytes):
-        bad.write_bytes(content)
-    elif content is not None:
-        bad.write_text(content)
+    if content is not None:
+        bad.write_bytes(content if isinstance(content, bytes) else content.encode())
     assert main(["report", "diff", good, str(bad)]) == 4
     err = capsys.readouterr().err
     assert err.startswith(f"sparkfabric report diff: {bad}")

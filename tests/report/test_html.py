@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from pytest_sparkfabric.report import diagnosis_html, fragment
-from tests.report.sample import Faults, document
+from tests.report.sample import document, edit
 
 
 def test_diagnosis_box_escapes_and_orders() -> None:
@@ -20,21 +20,11 @@ def test_diagnosis_box_escapes_and_orders() -> None:
 
 
 def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:
-    from tests.report.sample import edit
-
-    gap = {
-        "prerequisite": "iperf3",
-        "reason": "spark-2: iperf3: command not found (iperf3 is not installed, or not on PATH)",
-        "fix": "sudo apt install iperf3",
-        "needed_for": "iperf3",
-    }
-    doc = edit(
-        document("direct", 2, Faults()),
-        preflight=[
-            {"node": "spark-1", "found": {"iperf3": "/usr/bin/iperf3"}},
-            {"node": "spark-2", "missing": [gap]},
-        ],
-    )
+    why = "spark-2: iperf3: command not found (iperf3 is not installed, or not on PATH)"
+    gap = {"prerequisite": "iperf3", "needed_for": "iperf3", "reason": why}
+    found = {"node": "spark-1", "found": {"iperf3": "/usr/bin/iperf3"}}
+    missing = {"node": "spark-2", "missing": [gap | {"fix": "sudo apt install iperf3"}]}
+    doc = edit(document(), preflight=[found, missing])
     assert (
         '<section class="sf-section" id="sf-preflight"><h2>What the nodes have</h2>'
         "<table><tr><th>node</th><th>missing</th><th>fix</th></tr>"
@@ -42,4 +32,4 @@ def test_the_page_says_what_each_node_lacks_and_its_fix() -> None:
         "<tr><td>spark-2</td><td>spark-2: iperf3: command not found (iperf3 is not installed, "
         "or not on PATH)</td><td><code>sudo apt install iperf3</code></td></tr></table></section>"
     ) in fragment(doc)
-    assert 'id="sf-preflight"' not in fragment(document("direct", 2, Faults()))
+    assert 'id="sf-preflight"' not in fragment(document())

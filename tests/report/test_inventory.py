@@ -28,30 +28,16 @@ def test_one_row_per_cable_with_its_record() -> None:
     table, rows = _rows(document("ring", 4, Faults(bad_cable=1), soak_minutes=1))
     assert len(rows) == 4 and rows[0][-1] == "passed"
     assert rows[1] == [
-        "APF00000002",
-        "spark-2:p0<->spark-3:p1",
-        "spark-2:p0",
-        "spark-3:p1",
-        "Amphenol",
-        "NJAAKK-N911",
-        "1 m",
-        "Copper cable",
-        "200G",
-        "RS",
-        "2.9e-05",
-        "failed",
-    ]
+        "APF00000002", "spark-2:p0<->spark-3:p1", "spark-2:p0", "spark-3:p1", "Amphenol",
+        "NJAAKK-N911", "1 m", "Copper cable", "200G", "RS", "2.9e-05", "failed",
+    ]  # fmt: skip
     assert 'data-serial="APF00000002"' in table
 
 
 def test_a_switch_leg_end_shows_what_it_has() -> None:
     _, rows = _rows(document("switch", 2, soak_minutes=1))
-    assert rows[0][:4] == [
-        "APF00000001",
-        "spark-1:p1<->switch:qsfp56-dd-1-1",
-        "spark-1:p1",
-        "switch:qsfp56-dd-1-1",
-    ]
+    ends = ["spark-1:p1<->switch:qsfp56-dd-1-1", "spark-1:p1", "switch:qsfp56-dd-1-1"]
+    assert rows[0][:4] == ["APF00000001", *ends]
     assert rows[0][9] == "A: RSB: fec91"  # the two ends name FEC differently: both shown
 
 

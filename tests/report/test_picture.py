@@ -58,6 +58,10 @@ def _points(d: str) -> list[tuple[float, float]]:
     return [(float(x), float(y)) for x, y in (p.split(",") for p in d[1:].split(" L"))]
 
 
+def _texts(g: ET.Element) -> list[str | None]:
+    return [t.text for t in g.iter(f"{SVG}text")]
+
+
 def _rails(g: ET.Element) -> dict[str, ET.Element]:
     return {str(p.get("data-rail")): p for p in g.iter(f"{SVG}path") if p.get("data-rail")}
 
@@ -84,10 +88,8 @@ def test_colours_follow_each_rail_and_node_verdict() -> None:
     _, nodes, cables = _drawn(render(model(doc)))
     bad = cables["spark-2:p0<->spark-3:p1"]
     assert bad.get("data-status") == "fail"
-    assert {k: p.get("stroke") for k, p in _rails(bad).items()} == {
-        "0": STROKE["pass"],
-        "1": STROKE["fail"],
-    }
+    strokes = {k: p.get("stroke") for k, p in _rails(bad).items()}
+    assert strokes == {"0": STROKE["pass"], "1": STROKE["fail"]}
     halo = next(p for p in bad.iter(f"{SVG}path") if p.get("class") == "sf-halo")
     assert halo.get("stroke") == STROKE["fail"]
     assert cables["spark-1:p0<->spark-2:p1"].get("data-status") == "not_measured"
@@ -105,10 +107,9 @@ def test_a_wrong_cable_is_drawn_where_it_runs_and_its_planned_route_left_empty()
     assert cable.get("data-cable") == "spark-1:p0<->spark-2:p1"
     assert cable.get("data-found") == "spark-1:p0 <-> spark-3:p1"
     assert cable.get("data-status") == "fail"
-    assert "WRONG: runs spark-1:p0 <-> spark-3:p1, planned spark-1:p0 <-> spark-2:p1" in (
-        _title(cable)
-    )
-    assert [t.text for t in cable.iter(f"{SVG}text")] == ["wrong cable"]
+    wrong = "WRONG: runs spark-1:p0 <-> spark-3:p1, planned spark-1:p0 <-> spark-2:p1"
+    assert wrong in _title(cable)
+    assert _texts(cable) == ["wrong cable"]
     (planned,) = [p for p in root.iter(f"{SVG}path") if p.get("class") == "sf-planned"]
     assert planned.get("data-cable") == "spark-1:p0<->spark-2:p1"
 
@@ -136,7 +137,7 @@ def test_names_and_values_are_escaped_and_long_names_shortened_on_the_box() -> N
     _, drawn, cables = _drawn(svg)
     assert "<script>alert(1)</script>" in _title(drawn[hostile])
     assert "vendor <b>&" in _title(cables[cid])
-    assert [t.text for t in drawn[long].iter(f"{SVG}text")] == [long[:16] + "\u2026"]
+    assert _texts(drawn[long]) == [long[:16] + "\u2026"]
     assert _title(drawn[long]).startswith(f"node {long}")
 
 
@@ -175,10 +176,7 @@ def test_switch_legs_each_have_their_own_lane_and_boxes_name_port_and_leg() -> N
                 inside_y = min(y1, y2) < box.y + box.h and max(y1, y2) > box.y
                 assert box is own or not (inside_x and inside_y), f"{cable.id} crosses {name}"
     root, nodes, _ = _drawn(render(model(document("switch", 2, soak_minutes=1))))
-    assert [t.text for t in nodes["spark-1"].iter(f"{SVG}text")] == [
-        "spark-1",
-        "p1 \u2194 qsfp56-dd-1-1",
-    ]
+    assert _texts(nodes["spark-1"]) == ["spark-1", "p1 \u2194 qsfp56-dd-1-1"]
     (switch,) = _groups(root, "sf-switch")
     assert _title(switch) == "switch 192.168.88.1\n2 legs"
 
@@ -206,16 +204,11 @@ def test_any_fabric_draws_well_formed_with_boxes_apart(
         order = data.draw(st.permutations(names))  # cabled in any order, even not as listed
         ends = [(End(order[i], "p0"), End(order[(i + 1) % n], "p1")) for i in range(n)]
     kept = data.draw(st.lists(st.sampled_from(range(len(ends))), unique=True))
-    cables = tuple(
-        FabricCable(
-            f"{a.label}<->{b.label}",
-            a,
-            b,
-            data.draw(statuses),
-            rails=tuple(RailState(r, data.draw(statuses), elsewhere=True) for r in (0, 1)),
-        )
-        for i, (a, b) in enumerate(ends)
-        if i in kept
-    )
-    _, drawn, lines = _drawn(render(Picture(topology, nodes, cables)))  # type: ignore[arg-type]
+    cables = []
+    for a, b in (end for i, end in enumerate(ends) if i in kept):
+        status = data.draw(statuses)
+        rails = tuple(RailState(r, data.draw(statuses), elsewhere=True) for r in (0, 1))
+        cables.append(FabricCable(f"{a.label}<->{b.label}", a, b, status, rails=rails))
+    picture = Picture(topology, nodes, tuple(cables))  # type: ignore[arg-type]
+    _, drawn, lines = _drawn(render(picture))
     assert len(drawn) == n and len(lines) == len(cables)

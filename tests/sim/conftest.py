@@ -15,7 +15,8 @@ from sparkfabric_sim.transport import SimTransport
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PLAYBOOK = "-x LD_LIBRARY_PATH=$HOME/nccl/build/lib ~/nccl-tests/build/"
 """The end of a playbook-built node's mpirun line: NCCL's library path, nccl-tests' folder."""
-IB = "ib_write_bw -d {dev} -F --report_gbits -q {q} -D 10 -p {port}"
+IB = "ib_write_bw -d {} -F --report_gbits"
+"""ib_write_bw on a device, as the suite runs it (the simulator tests' one form)."""
 Pair = tuple[str, str, str, str, str]
 R0: Pair = ("spark-1", "rocep1s0f1", "spark-2", "rocep1s0f1", "192.168.100.12")
 R1: Pair = ("spark-1", "roceP2p1s0f1", "spark-2", "roceP2p1s0f1", "192.168.101.12")
@@ -36,9 +37,11 @@ def with_faults(name: str, *faults: str, seed: int = 7) -> Cluster:
     return parse_cluster(text, source=f"{name}+faults")
 
 
-def sim(name: str = "direct-2", *faults: str) -> SimTransport:
-    """The example on the simulator; given faults, `with_faults` of it."""
-    return SimTransport(with_faults(name, *faults) if faults else example(name))
+def sim(name: str = "direct-2", *faults: str, seed: int | None = None) -> SimTransport:
+    """The example on the simulator; given faults or a seed, `with_faults` of it."""
+    if faults or seed is not None:
+        return SimTransport(with_faults(name, *faults, seed=7 if seed is None else seed))
+    return SimTransport(example(name))
 
 
 def run(t: SimTransport, node: str, cmd: str, timeout: float = 60) -> RunResult:
@@ -47,17 +50,26 @@ def run(t: SimTransport, node: str, cmd: str, timeout: float = 60) -> RunResult:
 
 def out(t: SimTransport, node: str, cmd: str, timeout: float = 60, rc: int = 0) -> str:
     """The command's stdout; it must exit with `rc`."""
-    r = t.run(Job(node, cmd, timeout))
+    r = run(t, node, cmd, timeout)
     assert r.rc == rc, (cmd, r.rc, r.stdout, r.stderr)
     return r.stdout
+
+
+def served(
+    t: SimTransport, server: str, cmd: str, node: str, peer: str, flags: str = ""
+) -> RunResult:
+    """`cmd` started on `server` (with `flags`), then run on `node` against `peer`."""
+    t.start(Job(server, f"{cmd} {flags}".rstrip(), 60))
+    return run(t, node, f"{cmd} {peer}")
 
 
 def rdma(t: SimTransport, pairs: list[Pair], q: int = 1) -> list[float]:
     """(client node, client dev, server node, server dev, server ip) -> Gb/s, all at once."""
     servers, jobs = [], []
     for i, (cn, cd, sn, sd, ip) in enumerate(pairs):
-        servers.append(t.start(Job(sn, IB.format(dev=sd, q=q, port=18515 + i), 60)))
-        jobs.append(Job(cn, IB.format(dev=cd, q=q, port=18515 + i) + f" {ip}", 60))
+        flags = f" -q {q} -D 10 -p {18515 + i}"
+        servers.append(t.start(Job(sn, IB.format(sd) + flags, 60)))
+        jobs.append(Job(cn, IB.format(cd) + f"{flags} {ip}", 60))
     results = t.run_many(jobs)
     for s in servers:
         s.stop()
@@ -90,4 +102,4 @@ def nccl(t: SimTransport, ips: list[str], binary: str = "all_reduce_perf") -> Nc
     cmd = f"mpirun --allow-run-as-root -np {len(ips)} -H {hosts} {flags} {PLAYBOOK}{binary}"
     node = t.model.host_node(ips[0])
     assert node is not None
-    return parse_nccl_tests(t.run(Job(node, cmd + " -b 16G -e 16G -f 2 -g 1", 3600)).stdout)
+    return parse_nccl_tests(run(t, node, cmd + " -b 16G -e 16G -f 2 -g 1", 3600).stdout)

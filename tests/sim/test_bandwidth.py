@@ -6,7 +6,7 @@ from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.probes.perftest import parse_ib_write_lat
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.transport import SimTransport
-from tests.sim.conftest import EXAMPLES, IPS4, LOOP1, R0, R1, nccl, rdma, sim, tcp, with_faults
+from tests.sim.conftest import EXAMPLES, IPS4, LOOP1, R0, R1, nccl, rdma, served, sim, tcp
 
 BACK = [
     ("spark-2", "rocep1s0f1", "spark-1", "rocep1s0f1", "192.168.100.11"),
@@ -74,15 +74,14 @@ def test_results_depend_on_the_seed_and_not_on_call_order() -> None:
     a0, a1 = rdma(first, [R0])[0], rdma(first, [R1])[0]
     b1, b0 = rdma(second, [R1])[0], rdma(second, [R0])[0]
     assert (a0, a1) == (b0, b1)
-    assert rdma(SimTransport(with_faults("direct-2", seed=8)), [R0])[0] != a0
+    assert rdma(sim(seed=8), [R0])[0] != a0
 
 
 def test_rdma_latency_one_cable_a_switch_hop_and_software_forwarding() -> None:
     lat, err = {}, {}
     for name in ("direct-2", "demo", "faults/switch_cpu_forwarding", "faults/firewall"):
-        t = sim(name)
-        t.start(Job("spark-2", "ib_write_lat -d rocep1s0f1 -F -p 18600", 60))
-        r = t.run(Job("spark-1", "ib_write_lat -d rocep1s0f1 -F -p 18600 192.168.100.12", 60))
+        lat_cmd = "ib_write_lat -d rocep1s0f1 -F -p 18600"
+        r = served(sim(name), "spark-2", lat_cmd, "spark-1", "192.168.100.12")
         if r.rc == 0:
             lat[name] = round(parse_ib_write_lat(r.stdout).t_avg_us * 100)
         else:

@@ -12,10 +12,9 @@ import pytest
 from pytest_sparkfabric.probes import ParseError, sysfs
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job
-from tests.sim.conftest import IPS4, LOOP1, R0, R1, nccl, out, rdma, sim, tcp
+from tests.sim.conftest import IB, IPS4, LOOP1, R0, R1, nccl, out, rdma, run, served, sim, tcp
 
 EEPROM = "ethtool -m enp1s0f1np1"
-IB = "ib_write_bw -d {} -F --report_gbits"
 TCP0 = ("spark-1", "192.168.100.11", "spark-2", "192.168.100.12")
 TCP1 = ("spark-1", "192.168.101.11", "spark-2", "192.168.101.12")
 SPARK2_LOOP = ("spark-2", "rocep1s0f1", "spark-2", "rocep1s0f1", "192.168.100.12")
@@ -71,8 +70,9 @@ def test_an_unroutable_gid_runs_the_rc_retries_out() -> None:
     entry = sysfs.find_rocev2_gid(gids, "enP2p1s0f1np1", IPv4Address("192.168.101.12"))
     assert entry is not None and entry.index == 5  # shifted by the link-local address
     assert '"family":"inet6","local":"fe80:' in out(t, "spark-2", "ip -j addr show")
-    t.start(Job("spark-2", IB.format("roceP2p1s0f1") + " -x 3 -D 5", 60))
-    r = t.run(Job("spark-1", IB.format("roceP2p1s0f1") + " -D 5 192.168.101.12", 60))
+    r = served(
+        t, "spark-2", IB.format("roceP2p1s0f1") + " -D 5", "spark-1", "192.168.101.12", "-x 3"
+    )
     # perftest: a GID the peer cannot route -> RC retries run out, rc 1 (FACTS 3; no source path
     # prints the table head with no row and rc 0).
     assert r.rc == 1 and "#bytes" in r.stdout
@@ -83,14 +83,13 @@ def test_an_unroutable_gid_runs_the_rc_retries_out() -> None:
 
 def test_mtu_fault_is_a_local_error_on_the_short_side() -> None:
     t = sim("direct-2", "{fault: mtu, node: spark-2, rail: 0, value: 1500}")
-    r = t.run(Job("spark-2", "ping -M do -s 8972 -I enp1s0f1np1 -c 2 192.168.100.11", 30))
+    r = run(t, "spark-2", "ping -M do -s 8972 -I enp1s0f1np1 -c 2 192.168.100.11", 30)
     assert r.rc == 1 and r.stderr == "ping: local error: message too long, mtu=1500\n" * 2
 
 
 def test_a_firewall_rejects_the_test_ports_but_not_ping() -> None:
     t = sim("direct-2", "{fault: firewall, node: spark-2}")
-    t.start(Job("spark-2", IB.format("rocep1s0f1") + " -p 18515", 60))
-    r = t.run(Job("spark-1", IB.format("rocep1s0f1") + " -p 18515 192.168.100.12", 60))
+    r = served(t, "spark-2", IB.format("rocep1s0f1") + " -p 18515", "spark-1", R0[4])
     assert r.rc == 1 and "Couldn't connect to 192.168.100.12:18515" in r.stderr
     assert " 0% packet loss" in out(t, "spark-1", "ping -c 3 -W 1 -q -I enp1s0f1np1 " + R0[4])
     t.start(Job("spark-2", "iperf3 -s -1 -p 5201", 60))

@@ -15,7 +15,7 @@ from pytest_sparkfabric.probes import nvidia_smi as smi
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim import counters, gids
 from sparkfabric_sim.transport import SimTransport
-from tests.sim.conftest import PLAYBOOK, out
+from tests.sim.conftest import PLAYBOOK, out, run
 from tests.sim.strategies import cluster_text, healthy_clusters
 
 FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -66,7 +66,7 @@ def test_jumbo_df_pings_between_linked_rails_succeed(cluster: Cluster, data: st.
     link = data.draw(st.sampled_from(plan(cluster).links))
     for a, b in ((link.a, link.b), (link.b, link.a)):
         cmd = ping.build_ping(b.address.ip, interface=a.netdev, payload_bytes=cluster.mtu - 28)
-        r = t.run(Job(a.node, cmd, 30))
+        r = run(t, a.node, cmd, 30)
         result = ping.parse_ping(r.stdout, r.stderr, r.rc)
         assert result.ok and result.transmitted == result.received == 3
 

@@ -11,7 +11,7 @@ from pytest_sparkfabric.probes import ethtool as e
 from pytest_sparkfabric.probes import perftest as p
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.transport import SimTransport
-from tests.sim.conftest import out, with_faults
+from tests.sim.conftest import out, sim, with_faults
 
 
 def test_seeds_spread_over_the_range() -> None:
@@ -21,7 +21,7 @@ def test_seeds_spread_over_the_range() -> None:
     client = p.build_ib_write_bw_client("rocep1s0f1", peer, qps=1, duration_s=5, port=18600)
     values = []
     for seed in range(20):
-        t = SimTransport(with_faults("direct-2", seed=seed))
+        t = sim(seed=seed)
         t.start(Job("spark-2", server, 60))
         values.append(p.parse_ib_write_bw(out(t, "spark-1", client)).bw_avg_gbps)
     assert max(values) - min(values) >= 3.0 and min(values) >= 92.0 and max(values) <= 98.0

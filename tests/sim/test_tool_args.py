@@ -1,5 +1,6 @@
-"""The simulated tools read their arguments as the real ones do (issue 12 item 6, issue 14 item 3):
-a flag the suite gets wrong fails here as on a box. Each expectation names its source."""
+"""The simulated tools read their arguments and print as the real ones do (issue 12 item 6, issue
+14 item 3): a flag the suite gets wrong fails here as on a box. Each expectation names its source
+(NCCL's device selection: NCCL's own per version, tests/nccl_ib_hca_golden.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,18 @@ import json
 import pytest
 
 from pytest_sparkfabric.measure.prereq import could_not_run
+from pytest_sparkfabric.probes.ethtool import parse_ethtool_stats
+from pytest_sparkfabric.probes.hw_counters import build_hw_counters, parse_hw_counters
+from pytest_sparkfabric.probes.mlnx_qos import parse_mlnx_qos
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
 from pytest_sparkfabric.transport.base import Job, RunResult
-from tests.sim.conftest import PLAYBOOK, run, sim
+from sparkfabric_sim import nccl_conf, nccl_select
+from sparkfabric_sim.tools.qos import render
+from tests.nccl_ib_hca_golden import DEVICES
+from tests.probes.golden import sample
+from tests.sim.conftest import IB, PLAYBOOK, out, run, served, sim
 
-IB = "ib_write_bw -d rocep1s0f1 -F --report_gbits -p 18600"
+BW = IB.format("rocep1s0f1") + " -p 18600"
 HOSTS = "-H 192.168.100.11:1,192.168.100.12:1"
 NCCL = f"{PLAYBOOK}all_reduce_perf -b 1M -e 1M -f 2 -g 1"
 
@@ -21,10 +29,14 @@ def _run(cmd: str) -> RunResult:
     return run(sim(), "spark-1", cmd, 120)
 
 
+def _ran(cmd: str) -> None:
+    """mpirun started the ranks and nccl-tests ran to its end."""
+    r = _run(cmd)
+    assert r.rc == 0 and "# Collective test concluded: all_reduce_perf" in r.stdout, r.stderr
+
+
 def _ib(client_flags: str, server_flags: str = "") -> RunResult:
-    t = sim()
-    t.start(Job("spark-2", f"{IB} {server_flags}", 60))
-    return run(t, "spark-1", f"{IB} {client_flags} 192.168.100.12")
+    return served(sim(), "spark-2", BW, "spark-1", f"{client_flags} 192.168.100.12", server_flags)
 
 
 USAGE = "\n\nUsage: iperf3 [-s|-c host] [options]"
@@ -88,10 +100,9 @@ def test_mpirun_as_root_needs_the_flag_or_both_variables() -> None:
     r = _run(f"mpirun -np 2 {HOSTS} {NCCL}")
     assert r.rc == 1 and "mpirun has detected an attempt to run as root." in r.stderr
     only_one = _run(f"OMPI_ALLOW_RUN_AS_ROOT=1 mpirun -np 2 {HOSTS} {NCCL}")
-    assert only_one.rc == 1
-    both = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
-    assert _run(f"{both} mpirun -np 2 {HOSTS} {NCCL}").rc == 0
-    assert _run(f"mpirun --allow-run-as-root -np 2 {HOSTS} {NCCL}").rc == 0
+    assert only_one.rc == 1 and "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 to confirm" in only_one.stderr
+    _ran(f"OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 {HOSTS} {NCCL}")
+    _ran(f"mpirun --allow-run-as-root -np 2 {HOSTS} {NCCL}")
 
 
 def test_mpirun_finds_nccl_tests_only_where_the_playbook_puts_it() -> None:
@@ -102,9 +113,7 @@ def test_mpirun_finds_nccl_tests_only_where_the_playbook_puts_it() -> None:
         assert r.rc == 1 and "Node:       192.168.100.11\nExecutable: all_reduce_perf\n" in r.stderr
         gap = could_not_run(r)
         assert gap is not None and gap.missing == "nccl-tests", r.stderr
-    assert (
-        _run(f"{base} -x PATH=$HOME/nccl-tests/build:/usr/bin all_reduce_perf -b 1M -e 1M").rc == 0
-    )
+    _ran(f"{base} -x PATH=$HOME/nccl-tests/build:/usr/bin all_reduce_perf -b 1M -e 1M")
     # The control shell's LD_LIBRARY_PATH lacks ~/nccl/build/lib: the ranks cannot load NCCL.
     r = _run(f"mpirun --allow-run-as-root -np 2 {HOSTS} -x LD_LIBRARY_PATH ~/nccl-tests/build/"
              "all_reduce_perf -b 1M -e 1M")  # fmt: skip
@@ -119,5 +128,63 @@ def test_mpirun_oob_interface_must_exist_on_every_node() -> None:
     assert r.rc == 1
     assert "None of the TCP networks specified to be included for out-of-band" in r.stderr
     assert "  Value given: docker0\n" in r.stderr
-    assert _run(f"{base} --mca oob_tcp_if_include enP7s7 {NCCL}").rc == 0
-    assert _run(f"{base} --mca oob_tcp_if_include 192.168.100.0/24 {NCCL}").rc == 0
+    _ran(f"{base} --mca oob_tcp_if_include enP7s7 {NCCL}")
+    _ran(f"{base} --mca oob_tcp_if_include 192.168.100.0/24 {NCCL}")
+
+
+# -- mlnx_qos and counters: tests/data/mlnx_qos, mlx5 counter names (research/FACTS.md §7-8) --
+
+SAMPLE = "mlnx_qos/cx-ens6-trust-pcp-pfc-all-off-receive-buffer-trailing-comma.txt"
+
+
+def test_pfc_off_is_the_real_sample_byte_for_byte_but_its_tabs() -> None:
+    # The sample's source turned mlnx_qos's TABs into 8 spaces; everything else is as printed.
+    assert render(frozenset()).replace("\t", " " * 8) == sample(SAMPLE)
+    q = parse_mlnx_qos(render(frozenset({3})))
+    assert (q.pfc_priorities, q.trust, q.dcbx_mode) == ((3,), "pcp", "OS controlled")
+
+
+def test_host_pfc_shows_in_mlnx_qos_and_its_per_priority_pause_counters() -> None:
+    t = sim("faults/host_pfc")  # PFC on priority 3 on spark-2 only
+    for node, priorities in (("spark-2", (3,)), ("spark-1", ())):
+        assert parse_mlnx_qos(out(t, node, "mlnx_qos -i enp1s0f1np1")).pfc_priorities == priorities
+    on = parse_ethtool_stats(out(t, "spark-2", "ethtool -S enp1s0f1np1"))
+    off = parse_ethtool_stats(out(t, "spark-1", "ethtool -S enp1s0f1np1"))
+    assert "rx_prio3_pause" in on and "tx_prio3_pause" in on
+    assert not any(k.endswith("_pause") and "prio" in k for k in off)
+
+
+def test_the_rdma_port_exposes_the_lossy_roce_hw_counters() -> None:
+    port = parse_hw_counters(out(sim(), "spark-1", str(build_hw_counters(["rocep1s0f1"])))).port(
+        "rocep1s0f1"
+    )
+    assert port is not None
+    for name in ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "np_cnp_sent"):
+        assert port.get(name) == 0
+
+
+# -- NCCL_IB_HCA and nccl.conf: labels, the 32-entry limit, conf files as NCCL reads them -----
+def test_rail_and_plane_label_only_from_2_30_7() -> None:
+    f = nccl_select.hca_filter("rocep1s0f1::0:1,roceP2p1s0f1:1:1", (2, 30, 7))
+    assert f.label("rocep1s0f1", 1) == nccl_select.Entry("rocep1s0f1", -1, 0, 1)
+    assert f.label("roceP2p1s0f1", 1) == nccl_select.Entry("roceP2p1s0f1", 1, 1, -1)
+    old = nccl_select.hca_filter("rocep1s0f1:1:0:1", (2, 28, 9))
+    assert old.entries == (nccl_select.Entry("rocep1s0f1", 1),)
+
+
+def test_at_most_32_entries_are_read_and_the_version_picks_the_grammar() -> None:
+    value = ",".join(f"x{i}" for i in range(40)) + ",rocep1s0f1"
+    for ver in ((2, 28, 9), (2, 30, 7)):
+        assert nccl_select.select(value, DEVICES, ver) == []
+
+
+def test_conf_files_as_nccl_reads_them() -> None:
+    files = {
+        "/home/u/.nccl.conf": "NCCL_IB_HCA=a\r\n#NCCL_DEBUG=INFO\n NCCL_NET=Socket\nX=1 # note\n",
+        "/etc/nccl.conf": "NCCL_IB_HCA=b\nNCCL_DEBUG=WARN\nnoequals\n",
+        "/tmp/custom": "NCCL_IB_HCA=c\n",
+    }
+    env = nccl_conf.resolve({"NCCL_DEBUG": "INFO"}, "/home/u", files.get)
+    assert env == {"NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "a", " NCCL_NET": "Socket", "X": "1 # note"}
+    custom = nccl_conf.resolve({"NCCL_CONF_FILE": "/tmp/custom"}, "/home/u", files.get)
+    assert custom["NCCL_IB_HCA"] == "c" and custom["NCCL_DEBUG"] == "WARN"

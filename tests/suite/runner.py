@@ -66,9 +66,17 @@ class SuiteRun:
     stdout: str
     doc: dict[str, Any]
 
-    @property
-    def causes(self) -> list[dict[str, Any]]:
-        return list(self.doc.get("causes", []))
+    @classmethod
+    def of(cls, ret: int, stdout: str, doc: dict[str, Any]) -> SuiteRun:
+        rows = {t["nodeid"].split("::")[-1]: t for t in rows_of(doc)}
+        return cls(
+            ret,
+            {k: t["outcome"] for k, t in rows.items()},
+            {k: t["message"] or t["skip_reason"] or "" for k, t in rows.items()},
+            {k: t["properties"] for k, t in rows.items()},
+            stdout,
+            doc,
+        )
 
     @property
     def failed(self) -> set[str]:
@@ -78,6 +86,11 @@ class SuiteRun:
     def not_passed(self) -> set[str]:
         """Failed or skipped: where a skip would be a check passing by omission."""
         return {k for k, v in self.outcomes.items() if v != "passed"}
+
+    def failures(self) -> str:
+        """The FAILURES section of the run's output (why each failed test failed)."""
+        start, end = self.stdout.find("= FAILURES ="), self.stdout.find("short test summary info")
+        return self.stdout[start:end] if start >= 0 else self.stdout[-3000:]
 
 
 def says(message: str, props: Mapping[str, str], words: str) -> bool:
@@ -125,16 +138,7 @@ def run_suite(
     argv += ["-m", markers] if markers else []
     paths = [str(SUITE / f) for f in files]
     result = pytester.runpytest_inprocess(*argv, *args, *paths, plugins=list(plugins))
-    doc: dict[str, Any] = json.loads(out.read_text())
-    rows = {t["nodeid"].split("::")[-1]: t for t in rows_of(doc)}
-    return SuiteRun(
-        int(result.ret),
-        {k: t["outcome"] for k, t in rows.items()},
-        {k: t["message"] or t["skip_reason"] or "" for k, t in rows.items()},
-        {k: t["properties"] for k, t in rows.items()},
-        result.stdout.str(),
-        doc,
-    )
+    return SuiteRun.of(int(result.ret), result.stdout.str(), json.loads(out.read_text()))
 
 
 def run_measurements(pytester: pytest.Pytester, cluster: Path, *args: str) -> SuiteRun:

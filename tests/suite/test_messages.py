@@ -46,9 +46,8 @@ def _only_its_pairs_name_it(r: SuiteRun, node: int, pairs: list[tuple[int, int]]
 
 def test_two_faults_at_once_are_both_named(pytester: pytest.Pytester) -> None:
     faults = [{"fault": "nic_throttled", "node": "spark-1"}, {"fault": "nccl_socket"}]
-    r = run_measurements(
-        pytester, write_cluster(pytester.path, "direct-2.yaml", faults=faults, changes=SHORT_SOAK)
-    )
+    path = write_cluster(pytester.path, "direct-2.yaml", faults=faults, changes=SHORT_SOAK)
+    r = run_measurements(pytester, path)
     msg = r.messages["test_nccl_busbw"]
     assert RULES["nccl_socket"].cause in msg and RULES["nic_throttled"].cause in msg
     assert RULES["nic_throttled"].cause in r.messages["test_pair_rdma[spark-1<->spark-2]"]

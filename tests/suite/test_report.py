@@ -28,14 +28,6 @@ def _html_rows(page: Path) -> dict[str, dict[str, object]]:
     return {str(rows[0]["testId"]): rows[0] for rows in tests.values()}
 
 
-def _ids_and_junit_names(out: Path, junit: Path) -> tuple[list[str], list[tuple[str, str]]]:
-    ids = [str(i["id"]) for i in json.loads(out.read_text())["items"]]
-    names = [
-        (str(c.get("classname")), str(c.get("name"))) for c in ET.parse(junit).iter("testcase")
-    ]
-    return ids, names
-
-
 def test_ids_do_not_depend_on_how_or_where_pytest_starts(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -47,17 +39,16 @@ def test_ids_do_not_depend_on_how_or_where_pytest_starts(
         monkeypatch.chdir(where)
         if how == "ini":
             (where / "pytest.ini").write_text(f"[pytest]\nsparkfabric_cluster = {cluster}\n")
-            argv = []
-        elif how == "equals":
-            argv = [f"--cluster={cluster}"]
-        else:
-            argv = ["--cluster", os.path.relpath(cluster, where)]
+        relative = ["--cluster", os.path.relpath(cluster, where)]
+        argv = {"equals": [f"--cluster={cluster}"], "ini": []}.get(how, relative)
         out, junit = where / "r.json", where / "j.xml"
         pytester.runpytest_inprocess(
             *argv, "-p", "no:cacheprovider", "-p", "no:html", "-m", "mtu",
             f"--sparkfabric-json={out}", f"--junitxml={junit}",
         )  # fmt: skip
-        seen[how] = _ids_and_junit_names(out, junit)
+        ids = [str(i["id"]) for i in json.loads(out.read_text())["items"]]
+        cases = ET.parse(junit).iter("testcase")
+        seen[how] = ids, [(str(c.get("classname")), str(c.get("name"))) for c in cases]
     assert seen["equals"] == seen["two words"] == seen["ini"]
     ids, names = seen["equals"]
     assert "test_mtu.py::test_mtu[spark-2:rail0]" in ids
@@ -69,21 +60,11 @@ def test_ids_do_not_depend_on_how_or_where_pytest_starts(
 def test_the_html_report_opens_with_the_verdict_has_no_noise_and_renders_in_a_browser(
     pytester: pytest.Pytester,
 ) -> None:
-    cluster = write_cluster(
-        pytester.path,
-        "direct-2.yaml",
-        faults=[{"fault": "half_port", "node": "spark-1", "rail": 1}],
-    )
     page, junit = pytester.path / "report.html", pytester.path / "junit.xml"
-    run = run_suite(
-        pytester,
-        cluster,
-        "--html",
-        str(page),
-        "--self-contained-html",
-        f"--junitxml={junit}",
-        markers="bandwidth or switch",
-    )
+    args = ["--html", str(page), "--self-contained-html", f"--junitxml={junit}"]
+    half = [{"fault": "half_port", "node": "spark-1", "rail": 1}]
+    cluster = write_cluster(pytester.path, "direct-2.yaml", faults=half)
+    run = run_suite(pytester, cluster, *args, markers="bandwidth or switch")
     text = page.read_text()
     rows = _html_rows(page)
     # Sortable Node / Rail / Measured / Expected columns.
@@ -111,9 +92,8 @@ def test_the_html_report_opens_with_the_verdict_has_no_noise_and_renders_in_a_br
     assert "one half carries nothing even inside the box" in box  # the evidence, too
     assert "loopback: 0.4 Gb/s, expected &gt;= 80 Gb/s" in rest
     # Node and rail never wrap; no Duration column (an item's time is not its measurement's).
-    assert '<td class=\\"col-sfnode\\" style=\\"white-space:nowrap\\">spark-1</td>' in (
-        json.dumps(loop)
-    )
+    nowrap = '<td class=\\"col-sfnode\\" style=\\"white-space:nowrap\\">spark-1</td>'
+    assert nowrap in json.dumps(loop)
     assert 'data-column-type="duration"' not in text and "col-duration" not in text
     assert run.doc["verdict"] == "rejected"
     assert [c["rule"] for c in run.doc["causes"]] == ["half_port"]
@@ -128,27 +108,16 @@ def test_the_html_report_opens_with_the_verdict_has_no_noise_and_renders_in_a_br
     assert "1. [half_port] spark-1:rail1: " in tail, tail
     if test_browser.CHROMIUM is None:
         pytest.skip("no chromium on PATH: the page was not opened in a browser")
-    shown = test_browser.chromium(pytester.path, page, "--dump-dom")
-    assert shown.returncode == 0, shown.stderr[-2000:]
-    assert test_browser._console(shown.stderr) == []
-    dom = shown.stdout
+    dom = test_browser.shown(pytester.path, page)
     assert '<span class="sf-verdict-word">REJECTED</span>' in dom
     assert len(re.findall(r'<svg\b[^>]*\bclass="sf-fabric"', dom)) == 1
     assert len(re.findall(r'<svg\b[^>]*\bclass="sf-chart-svg"', dom)) >= 2
     # pytest-html's own table is still there, with the same ids as the JSON results.
     assert "test_bandwidth.py::test_nic_loopback[spark-1:rail0]" in dom
     # Painted: the verdict banner near the top, above pytest-html's Environment table.
-    shot = pytester.path / "report.png"
-    painted = test_browser.chromium(
-        pytester.path, page, f"--screenshot={shot}", "--window-size=1200,900"
-    )
-    assert painted.returncode == 0 and shot.exists(), painted.stderr[-2000:]
-    from PIL import Image
-
-    with Image.open(shot) as image:
-        rgb = image.convert("RGB")
-        red = [y for y in range(0, 300, 4) if rgb.getpixel((600, y)) == test_browser.BANNER_RED]
-        assert red, [rgb.getpixel((600, y)) for y in range(0, 300, 20)]
+    rgb = test_browser.painted(pytester.path, page, "--window-size=1200,900")
+    red = [y for y in range(0, 300, 4) if rgb.getpixel((600, y)) == test_browser.BANNER_RED]
+    assert red, [rgb.getpixel((600, y)) for y in range(0, 300, 20)]
 
 
 def test_baseline_fails_items_that_regressed(pytester: pytest.Pytester) -> None:
@@ -190,6 +159,6 @@ def test_a_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
         f"--cluster={cluster}", f"--sparkfabric-baseline={bad}", "-p", "no:cacheprovider"
     )
     assert result.ret == 4
-    assert (
-        f"--sparkfabric-baseline {bad}: not a sparkfabric results document" in result.stderr.str()
+    assert f"--sparkfabric-baseline {bad}: not a sparkfabric results document" in (
+        result.stderr.str()
     )

@@ -177,12 +177,8 @@ def test_a_run_says(pytester: pytest.Pytester, name: str) -> None:
 def test_one_node_down_of_four(pytester: pytest.Pytester) -> None:
     """Its items fail with its one line, the phases go on without it, and a phase that cannot
     run without it fails at once."""
-    path = write_cluster(
-        pytester.path,
-        "demo.yaml",
-        faults=[{"fault": "node_unreachable", "node": "spark-3"}],
-        changes=SHORT_SOAK,
-    )
+    down = [{"fault": "node_unreachable", "node": "spark-3"}]
+    path = write_cluster(pytester.path, "demo.yaml", faults=down, changes=SHORT_SOAK)
     r = run_measurements(pytester, path)
     assert "1 of 4 nodes not reachable; their tests are not measured: " + DOWN in r.stdout
     involving = {k for k in r.outcomes if "spark-3" in k}
@@ -191,13 +187,9 @@ def test_one_node_down_of_four(pytester: pytest.Pytester) -> None:
         assert r.outcomes[key] == "failed", key
         assert r.messages[key] == f"not measured: {DOWN}", (key, r.messages[key])
     # The others are measured as usual, without spark-3 in their rounds.
-    for key in (
-        "test_pair_rdma[spark-1<->spark-2]",
-        "test_pair_tcp[spark-1<->spark-4]",
-        "test_nic_loopback[spark-4:rail1]",
-        "test_soak_link[spark-1:rail0]",
-        "test_soak_load[spark-4]",
-    ):
+    for key in ("test_pair_rdma[spark-1<->spark-2]", "test_pair_tcp[spark-1<->spark-4]",
+                "test_nic_loopback[spark-4:rail1]", "test_soak_link[spark-1:rail0]",
+                "test_soak_load[spark-4]"):  # fmt: skip
         assert r.outcomes[key] == "passed", (key, r.messages[key])
     # NCCL needs every node: it fails at once, it does not wait for mpirun to give up.
     for key in ("test_nccl_completes", "test_nccl_busbw", "test_nccl_uses_ib[spark-1]"):

@@ -26,9 +26,8 @@ def test_a_stock_cluster_is_incomplete_with_one_cause_per_prerequisite(
     changes = {"simulate": STOCK, **SHORT_SOAK}
     run = run_suite(pytester, write_cluster(pytester.path, base, changes=changes), "-p", "no:html")
     assert (run.ret, run.doc["verdict"]) == (INCOMPLETE, "incomplete")
-    failed = [i["id"] for i in run.doc["items"] if i["outcome"] == "failed"]
-    assert failed == []
-    causes = {c["cause"]: c for c in run.causes}
+    assert [i["id"] for i in run.doc["items"] if i["outcome"] == "failed"] == []
+    causes = {c["cause"]: c for c in run.doc["causes"]}
     assert sorted(causes) == sorted(PREREQUISITES)
     for text, fix in PREREQUISITES.items():
         assert causes[text]["rule"] == "prerequisite_missing"
@@ -59,7 +58,6 @@ def test_a_stock_cluster_preflight_is_in_the_results_and_not_measures_tcp(
     assert tcp["message"] == (
         f"not measured: spark-1: {IPERF3}; spark-2: {IPERF3}\nFix: sudo apt install iperf3"
     )
-    assert [(c["rule"], c["cause"], c["objects"]) for c in run.causes] == [
-        ("prerequisite_missing", "iperf3 missing", ["spark-1", "spark-2"])
-    ]
+    causes = [(c["rule"], c["cause"], c["objects"]) for c in run.doc["causes"]]
+    assert causes == [("prerequisite_missing", "iperf3 missing", ["spark-1", "spark-2"])]
     assert run.doc["verdict"] == "incomplete" and run.ret == INCOMPLETE
