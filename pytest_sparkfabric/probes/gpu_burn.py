@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes import ParseError
 
 TOOL = "gpu-burn"
 
@@ -113,7 +113,7 @@ def parse_gpu_burn(text: str) -> GpuBurn:
             TOOL,
             "expected gpu-burn output: 'GPU N: ... (UUID: ...)', 'Initialized device', "
             "progress ('proc'd:') or 'Tested N GPUs:' lines",
-            found_text(text),
+            text=text,
         )
     said = tuple(verdicts) if verdicts is not None else None
     return GpuBurn(

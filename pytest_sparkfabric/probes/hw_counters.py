@@ -4,12 +4,13 @@ iproute2 `rdma statistic show` (wrapped or `-p`) and ttar."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.sysfs import build_read_globs, parse_read_files
 
 TOOL = "hw_counters"
@@ -63,14 +64,11 @@ def _where(path: str) -> tuple[str | None, int | None]:
 
 def _rdma_statistic(tokens: list[str], device: str, port: int, out: _Collector) -> None:
     """``name value`` pairs of one ``link`` record, whatever the line breaks were."""
-    i = 0
-    while i + 1 < len(tokens):
-        name, value = tokens[i], tokens[i + 1]
+    pairs = itertools.pairwise(tokens)
+    for name, value in pairs:
         if _WORD.match(name) and _NUMBER.match(value):
             out.add(device, port, name, int(value))
-            i += 2
-        else:
-            i += 1
+            next(pairs, None)  # the value is not the next pair's name
 
 
 def parse_hw_counters(text: str) -> HwCounters:
@@ -115,6 +113,6 @@ def parse_hw_counters(text: str) -> HwCounters:
             TOOL,
             "expected hw_counters values: 'name: value', 'path:value', SFREAD records or "
             "'link DEV/PORT name value ...' (rdma statistic)",
-            found_text(text),
+            text=text,
         )
     return HwCounters(tuple(HwCounterSet(d, p, c) for (d, p), c in out.items()))

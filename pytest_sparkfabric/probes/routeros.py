@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes import ParseError
 
 Row = dict[str, str]
 INDEX, FLAGS = ".index", ".flags"  # an item's number and flag letters (no RouterOS properties)
@@ -93,16 +93,12 @@ def read(text: str, what: str, flags: Mapping[str, str] | None = None) -> tuple[
             what,
             "nothing RouterOS prints: no REST JSON, as-value, column table ('#  NAME ...'), "
             "item lines ('0 R name=...') or 'key: value' lines",
-            found_text(text),
+            text=text,
         )
     return tuple(
         {**{p: str(k in r[FLAGS]).lower() for k, p in legend.items()}, **r} if FLAGS in r else r
         for r in rows
     )
-
-
-def _spans(line: str) -> list[tuple[int, int]]:
-    return [m.span() for m in _TOKEN.finditer(line)]
 
 
 def _cells(line: str, labels: Sequence[tuple[int, int]]) -> dict[int, str]:
@@ -111,7 +107,7 @@ def _cells(line: str, labels: Sequence[tuple[int, int]]) -> dict[int, str]:
     right-aligned: `205 149 015`); then a token one space after an anchored one continues its
     text (text is left-aligned: `hAP ax lite`); the rest go to the column they overlap most
     (or, overlapping none, lie nearest)."""
-    tokens = _spans(line)
+    tokens = [m.span() for m in _TOKEN.finditer(line)]
     col = [
         next((j for j, (ls, le) in enumerate(labels) if ls == s or le == e), None)
         for s, e in tokens
@@ -210,7 +206,7 @@ def _key_values(lines: list[str]) -> tuple[Row, ...]:
             more.append(line.strip())
         else:  # a log line printed into the session (column 0), an elision, or blank
             more = None
-    labels = _spans(next((v for k, v, _ in kvs if k == "name"), ""))
+    labels = [m.span() for m in _TOKEN.finditer(next((v for k, v, _ in kvs if k == "name"), ""))]
     split = [(k, _cells(v, labels)) for k, v, _ in kvs] if len(labels) > 1 else []
     if any(len(cells) > 1 for k, cells in split if k != "name"):
         rows: list[Row] = [{} for _ in labels]
@@ -406,7 +402,7 @@ def _read(
                 raise ParseError(what, why)
             return build(rows)
         except ParseError as err:
-            raise ParseError(err.tool, err.missing, found_text(text)) from None
+            raise ParseError(err.tool, err.missing, text=text) from None
 
     return parse
 
