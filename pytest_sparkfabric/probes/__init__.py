@@ -124,5 +124,4 @@ def to_jsonable(obj: object) -> object:
 
 
 def to_json(obj: object) -> str:
-    """Sorted keys, two-space indent, a final newline."""
     return json.dumps(to_jsonable(obj), indent=2, sort_keys=True) + "\n"

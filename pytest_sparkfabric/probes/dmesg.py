@@ -75,7 +75,6 @@ def _severity(word: str, fatal: str | None) -> Severity:
 
 
 def classify(t_s: float, text: str) -> KernelEvent:
-    """One kernel message (without its time stamp) as an event."""
     m = _DEVICE.match(text)
     pci, netdev, msg = (m["pci"].lower(), m["netdev"], m["msg"]) if m else (None, None, text)
     mlx5 = m is not None and m["driver"].startswith("mlx5")

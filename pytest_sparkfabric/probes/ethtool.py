@@ -164,8 +164,6 @@ _COMMENT = re.compile(r"\s#.*$")
 
 @dataclass(frozen=True, slots=True)
 class EthtoolStats(Mapping[str, int]):
-    """``ethtool -S`` counters by name."""
-
     counters: Mapping[str, int] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> int:

@@ -46,7 +46,6 @@ class HwCounters:
 
 
 def build_hw_counters(devices: Sequence[str], port: int = 1) -> shell.Command:
-    """Every hw_counters file of each device's port, in one round trip."""
     return build_read_globs(
         [f"/sys/class/infiniband/{d}/ports/{port}/hw_counters/*" for d in devices]
     )

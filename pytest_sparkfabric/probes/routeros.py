@@ -277,7 +277,6 @@ def _p(key: str, conv: Conv | None = None) -> Any:
 
 
 def _whole(of: Callable[[Mapping[str, str]], object]) -> Any:
-    """A field made from the whole row."""
     return field(default_factory=dict, metadata={"of": of})
 
 
@@ -330,8 +329,6 @@ class BridgePort:
 
 @dataclass(frozen=True, slots=True)
 class QosPort:
-    """An `/interface ethernet switch qos port print` item."""
-
     name: str | None = _p("name")
     trust_l3: str | None = _p("trust-l3")
     pfc: str | None = _p("pfc")
