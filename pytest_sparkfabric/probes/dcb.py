@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError
 
-TOOL = "dcb"
-
 _PRIO = re.compile(r"\b([0-7]):(on|off)\b")
 
 
@@ -32,4 +30,4 @@ def parse_dcb_pfc(text: str) -> DcbPfc:
         flags = dict(_PRIO.findall(line)) if line.split()[:1] == ["prio-pfc"] else {}
         if len(flags) == 8:
             return DcbPfc(tuple(flags[str(p)] == "on" for p in range(8)))
-    raise ParseError(TOOL, "expected a 'prio-pfc 0:on|off ... 7:on|off' line", text=text)
+    raise ParseError("dcb", "expected a 'prio-pfc 0:on|off ... 7:on|off' line", text=text)

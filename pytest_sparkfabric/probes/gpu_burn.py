@@ -10,8 +10,6 @@ from typing import ClassVar
 
 from pytest_sparkfabric.probes import ParseError
 
-TOOL = "gpu-burn"
-
 _GPU = re.compile(r"^\s*GPU (\d{1,3}): (.+?) \(UUID: ([^)]*)\)\s*$")
 _INIT = re.compile(
     r"Initialized device (\d{1,3}) with \d{1,9} MB of memory \(\d{1,9} MB available, "
@@ -110,7 +108,7 @@ def parse_gpu_burn(text: str) -> GpuBurn:
             failures.append(line)
     if not (gpus or initialized or progress or verdicts is not None or failures or aborted):
         raise ParseError(
-            TOOL,
+            "gpu-burn",
             "expected gpu-burn output: 'GPU N: ... (UUID: ...)', 'Initialized device', "
             "progress ('proc'd:') or 'Tested N GPUs:' lines",
             text=text,

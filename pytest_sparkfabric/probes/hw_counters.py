@@ -13,8 +13,6 @@ from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.sysfs import build_read_globs, parse_read_files
 
-TOOL = "hw_counters"
-
 _PATH = re.compile(r"/sys/class/infiniband/(?P<dev>[^/\s]+)/ports/(?P<port>\d{1,3})/hw_counters/")
 _PATH_VALUE = re.compile(r"^(?P<path>\S*/hw_counters/(?P<name>\w+)):\s*(?P<value>-?\d{1,20})\s*$")
 _NAME_VALUE = re.compile(r"^\s*(?P<name>[a-z][a-z0-9_]*):\s*(?P<value>-?\d{1,20})\s*$")
@@ -109,7 +107,7 @@ def parse_hw_counters(text: str) -> HwCounters:
         _rdma_statistic(link_tokens, *link, out)
     if not out:
         raise ParseError(
-            TOOL,
+            "hw_counters",
             "expected hw_counters values: 'name: value', 'path:value', SFREAD records or "
             "'link DEV/PORT name value ...' (rdma statistic)",
             text=text,

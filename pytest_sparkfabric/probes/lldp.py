@@ -10,8 +10,6 @@ from typing import ClassVar
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError
 
-TOOL = "lldpctl"
-
 _INTERFACE = re.compile(
     r"^\s*Interface:\s*(?P<port>[^,\s]+),\s*via:\s*[^,]+?(?:,\s*RID:\s*\d+)?"
     r"(?:,\s*Time:\s*.*?)?\s*$"
@@ -102,7 +100,7 @@ def parse_lldpctl(text: str) -> LldpNeighbors:
                 found[-1][1].append((key, value))
     if not found and not seen_header:
         raise ParseError(
-            TOOL,
+            "lldpctl",
             "expected 'LLDP neighbors:' and 'Interface: <port>, via: ...' lines (is lldpd "
             "running?)",
             text=text,

@@ -10,8 +10,6 @@ from typing import ClassVar, Literal
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError
 
-TOOL = "mlnx_qos"
-
 Trust = Literal["pcp", "dscp", "none"]
 
 _DCBX = re.compile(r"^DCBX mode:\s*(.+?)\s*$")
@@ -65,7 +63,7 @@ def parse_mlnx_qos(text: str) -> MlnxQos:
         recognised = True
     if not recognised:
         raise ParseError(
-            TOOL,
+            "mlnx_qos",
             "expected 'DCBX mode:', 'Priority trust state:', 'PFC configuration:' or 'tc:' lines",
             text=text,
         )

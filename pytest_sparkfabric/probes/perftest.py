@@ -12,7 +12,6 @@ from typing import ClassVar
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError, found_text, positive
 
-TOOL = "ib_write_bw"
 MB_PER_S_TO_GBPS = 2**20 * 8 / 1e9
 
 # perftest_parameters.h RESULT_LINE / RESULT_FMT (+ RESULT_FMT_CPU_UTIL with --cpu_util): rows
@@ -134,7 +133,7 @@ def parse_ib_write_bw(text: str) -> IbWriteBw:
             else "no result table (no '#bytes #iterations BW peak' header and no row)"
         )
         said = f"the tool said {errors[0]!r}" if errors else found_text(text, last=True)
-        raise ParseError(TOOL, what, said)
+        raise ParseError("ib_write_bw", what, said)
     device = _DEVICE.search(text)
     ints = {k: int(m[1]) if (m := p.search(text)) else None for k, p in _INTS.items()}
     return IbWriteBw(device[1] if device else None, rows=tuple(rows), columns=columns, **ints)

@@ -387,15 +387,18 @@ ethernet_stats_from_rows = _rows_to(EthernetStats)
 
 
 def _read(
-    what: str, build: Callable[[Rows], T], problem: Callable[[Rows], str], flags: Any = None
+    what: str, build: Callable[[Rows], T], problem: str | Callable[[Rows], str], flags: Any = None
 ) -> Callable[[str], T]:
-    """The parser of one read: `read`, then `build` unless `problem` names one
-    (or `build` refuses): a ParseError quoting the text."""
+    """The parser of one read: `read`, then `build` unless `problem` names one (a string: the
+    property some item must have) or `build` refuses: a ParseError quoting the text."""
 
     def parse(text: str) -> T:
         rows = read(text, what, flags)
         try:
-            if why := problem(rows):
+            if isinstance(problem, str):
+                if not any(problem in r for r in rows):
+                    raise ParseError(what, f"no item has the property {problem!r}")
+            elif why := problem(rows):
                 raise ParseError(what, why)
             return build(rows)
         except ParseError as err:
@@ -404,22 +407,15 @@ def _read(
     return parse
 
 
-def _lacks(key: str) -> Callable[[Rows], str]:
-    return lambda rows: "" if any(key in r for r in rows) else f"no item has the property {key!r}"
-
-
 # Each in any form the console prints, or the REST reply of the same read.
 parse_ethernet = _read(
-    "routeros /interface ethernet print", ethernet_from_rest, _lacks("name"), ETHERNET_FLAGS
+    "routeros /interface ethernet print", ethernet_from_rest, "name", ETHERNET_FLAGS
 )
 parse_bridge_ports = _read(
-    "routeros /interface bridge port print",
-    bridge_ports_from_rest,
-    _lacks("interface"),
-    BRIDGE_PORT_FLAGS,
+    "routeros /interface bridge port print", bridge_ports_from_rest, "interface", BRIDGE_PORT_FLAGS
 )
 parse_qos_ports = _read(
-    "routeros /interface ethernet switch qos port print", qos_ports_from_rest, _lacks("name")
+    "routeros /interface ethernet switch qos port print", qos_ports_from_rest, "name"
 )
 parse_routeros_monitors = _read(
     "routeros monitor",
