@@ -90,10 +90,18 @@ CLI_SAMPLES = [
 ]
 
 
-@pytest.mark.parametrize("raw", CLI_SAMPLES, ids=golden.sample_id)
-def test_cli_prints_the_golden_json(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("raw", "stdin"),
+    [*((r, False) for r in CLI_SAMPLES), (CRLF, True)],
+    ids=lambda v: golden.sample_id(v) if isinstance(v, Path) else ("stdin" if v else "file"),
+)
+def test_cli_prints_the_golden_json(
+    raw: Path, stdin: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     tool = raw.parent.name
-    rc = main(["parse", tool, str(raw)])
+    if stdin:  # `-` reads stdin's bytes untouched (the sample's CRLFs kept)
+        monkeypatch.setattr("sys.stdin", type("Stdin", (), {"buffer": raw.open("rb")}))
+    rc = main(["parse", tool, "-" if stdin else str(raw)])
     out, err = capsys.readouterr()
     expected = golden.expected_path(raw).read_text(encoding="utf-8")
     error = json.loads(expected).get("parse_error")
@@ -103,14 +111,3 @@ def test_cli_prints_the_golden_json(raw: Path, capsys: pytest.CaptureFixture[str
         assert rc == 2 and out == ""
         assert err.startswith(f"sparkfabric parse: {raw} is not {tool} output: {error['tool']}: ")
         assert error["missing"] in err and (error["found"] or "") in err
-
-
-def test_cli_reads_stdin_bytes_untouched(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    class _Stdin:
-        buffer = CRLF.open("rb")
-
-    monkeypatch.setattr("sys.stdin", _Stdin)
-    assert main(["parse", "iperf3", "-"]) == 0
-    assert capsys.readouterr().out == golden.expected_path(CRLF).read_text(encoding="utf-8")
