@@ -11,15 +11,6 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = [
-    "PARSERS",
-    "ParseError",
-    "found_text",
-    "positive",
-    "to_json",
-    "to_jsonable",
-]
-
 _FOUND_CHARS = 120
 
 
@@ -49,9 +40,12 @@ def positive(name: str, value: int) -> str:
 
 class ParseError(ValueError):
     """The output lacks what a successful run prints: ``missing`` says what (and, where known,
-    the usual cause), ``found`` quotes the text instead."""
+    the usual cause), ``found`` quotes the text instead (`found_text` of ``text``, if given)."""
 
-    def __init__(self, tool: str, missing: str, found: str | None = None) -> None:
+    def __init__(
+        self, tool: str, missing: str, found: str | None = None, *, text: str | None = None
+    ) -> None:
+        found = found_text(text) if text is not None else found
         super().__init__(f"{tool}: {missing}" + (f"; found: {found}" if found else ""))
         self.tool = tool
         self.missing = missing
@@ -130,5 +124,4 @@ def to_jsonable(obj: object) -> object:
 
 
 def to_json(obj: object) -> str:
-    """Sorted keys, two-space indent, a final newline."""
     return json.dumps(to_jsonable(obj), indent=2, sort_keys=True) + "\n"

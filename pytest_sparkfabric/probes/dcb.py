@@ -7,9 +7,7 @@ import re
 from dataclasses import dataclass
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError, found_text
-
-TOOL = "dcb"
+from pytest_sparkfabric.probes import ParseError
 
 _PRIO = re.compile(r"\b([0-7]):(on|off)\b")
 
@@ -29,9 +27,7 @@ def build_dcb_pfc(netdev: str) -> shell.Command:
 
 def parse_dcb_pfc(text: str) -> DcbPfc:
     for line in text.splitlines():
-        words = line.split()
-        if words[:1] == ["prio-pfc"]:
-            flags = dict(_PRIO.findall(line))
-            if len(flags) == 8:
-                return DcbPfc(tuple(flags[str(p)] == "on" for p in range(8)))
-    raise ParseError(TOOL, "expected a 'prio-pfc 0:on|off ... 7:on|off' line", found_text(text))
+        flags = dict(_PRIO.findall(line)) if line.split()[:1] == ["prio-pfc"] else {}
+        if len(flags) == 8:
+            return DcbPfc(tuple(flags[str(p)] == "on" for p in range(8)))
+    raise ParseError("dcb", "expected a 'prio-pfc 0:on|off ... 7:on|off' line", text=text)

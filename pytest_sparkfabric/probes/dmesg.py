@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes import ParseError
 
 TOOL = "kernel-log"
 EventKind = Literal["link_down", "link_up", "aer", "thermal", "other"]
@@ -75,7 +75,6 @@ def _severity(word: str, fatal: str | None) -> Severity:
 
 
 def classify(t_s: float, text: str) -> KernelEvent:
-    """One kernel message (without its time stamp) as an event."""
     m = _DEVICE.match(text)
     pci, netdev, msg = (m["pci"].lower(), m["netdev"], m["msg"]) if m else (None, None, text)
     mlx5 = m is not None and m["driver"].startswith("mlx5")
@@ -115,9 +114,7 @@ def parse_kernel_log(text: str) -> KernelLog:
         else None
     )
     if not events and refused is None and not dmesg_refused and up is None:
-        raise ParseError(
-            TOOL, "no '[seconds] message' line of dmesg or journalctl", found_text(text)
-        )
+        raise ParseError(TOOL, "no '[seconds] message' line of dmesg or journalctl", text=text)
     source: Source = "journalctl" if journal or dmesg_refused else "dmesg"
     return KernelLog(
         float(up[1]) if up else None, tuple(events), None if refused else source, refused

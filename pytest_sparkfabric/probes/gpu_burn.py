@@ -8,9 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pytest_sparkfabric.probes import ParseError, found_text
-
-TOOL = "gpu-burn"
+from pytest_sparkfabric.probes import ParseError
 
 _GPU = re.compile(r"^\s*GPU (\d{1,3}): (.+?) \(UUID: ([^)]*)\)\s*$")
 _INIT = re.compile(
@@ -110,10 +108,10 @@ def parse_gpu_burn(text: str) -> GpuBurn:
             failures.append(line)
     if not (gpus or initialized or progress or verdicts is not None or failures or aborted):
         raise ParseError(
-            TOOL,
+            "gpu-burn",
             "expected gpu-burn output: 'GPU N: ... (UUID: ...)', 'Initialized device', "
             "progress ('proc'd:') or 'Tested N GPUs:' lines",
-            found_text(text),
+            text=text,
         )
     said = tuple(verdicts) if verdicts is not None else None
     return GpuBurn(

@@ -4,15 +4,14 @@ iproute2 `rdma statistic show` (wrapped or `-p`) and ttar."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.sysfs import build_read_globs, parse_read_files
-
-TOOL = "hw_counters"
 
 _PATH = re.compile(r"/sys/class/infiniband/(?P<dev>[^/\s]+)/ports/(?P<port>\d{1,3})/hw_counters/")
 _PATH_VALUE = re.compile(r"^(?P<path>\S*/hw_counters/(?P<name>\w+)):\s*(?P<value>-?\d{1,20})\s*$")
@@ -45,7 +44,6 @@ class HwCounters:
 
 
 def build_hw_counters(devices: Sequence[str], port: int = 1) -> shell.Command:
-    """Every hw_counters file of each device's port, in one round trip."""
     return build_read_globs(
         [f"/sys/class/infiniband/{d}/ports/{port}/hw_counters/*" for d in devices]
     )
@@ -63,14 +61,11 @@ def _where(path: str) -> tuple[str | None, int | None]:
 
 def _rdma_statistic(tokens: list[str], device: str, port: int, out: _Collector) -> None:
     """``name value`` pairs of one ``link`` record, whatever the line breaks were."""
-    i = 0
-    while i + 1 < len(tokens):
-        name, value = tokens[i], tokens[i + 1]
+    pairs = itertools.pairwise(tokens)
+    for name, value in pairs:
         if _WORD.match(name) and _NUMBER.match(value):
             out.add(device, port, name, int(value))
-            i += 2
-        else:
-            i += 1
+            next(pairs, None)  # the value is not the next pair's name
 
 
 def parse_hw_counters(text: str) -> HwCounters:
@@ -112,9 +107,9 @@ def parse_hw_counters(text: str) -> HwCounters:
         _rdma_statistic(link_tokens, *link, out)
     if not out:
         raise ParseError(
-            TOOL,
+            "hw_counters",
             "expected hw_counters values: 'name: value', 'path:value', SFREAD records or "
             "'link DEV/PORT name value ...' (rdma statistic)",
-            found_text(text),
+            text=text,
         )
     return HwCounters(tuple(HwCounterSet(d, p, c) for (d, p), c in out.items()))

@@ -72,8 +72,8 @@ def _interface(obj: Mapping[str, Any]) -> IpInterface | None:
         return None
     addresses: list[IPv4Interface | IPv6Interface] = []
     for info in _of(obj, "addr_info", list) or []:
-        local = _of(info, "local", str) if isinstance(info, Mapping) else None
-        prefix = _of(info, "prefixlen", int) if isinstance(info, Mapping) else None
+        info = info if isinstance(info, Mapping) else {}
+        local, prefix = _of(info, "local", str), _of(info, "prefixlen", int)
         if local is not None and prefix is not None:
             with contextlib.suppress(ValueError):
                 addresses.append(ip_interface(f"{local}/{prefix}"))

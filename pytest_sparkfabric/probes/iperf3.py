@@ -12,7 +12,7 @@ from ipaddress import IPv4Address
 from typing import Any, ClassVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError, found_text, positive
+from pytest_sparkfabric.probes import ParseError, positive
 
 TOOL = "iperf3"
 
@@ -80,9 +80,7 @@ def _load(text: str) -> object:
         with contextlib.suppress(ValueError, RecursionError):
             return json.loads(candidate)
     if start < 0:
-        raise ParseError(
-            TOOL, "expected a JSON report (was -J given? did iperf3 run?)", found_text(text)
-        )
+        raise ParseError(TOOL, "expected a JSON report (was -J given? did iperf3 run?)", text=text)
     try:
         return json.loads(text[start:])
     except RecursionError:
@@ -104,8 +102,7 @@ def parse_iperf3_json(text: str) -> Iperf3Result:
     start, end = _obj(data.get("start")), _obj(data.get("end"))
     connected = start.get("connected")
     first_conn = _obj(connected[0]) if isinstance(connected, list) and connected else {}
-    error = data.get("error")
-    error_text = None if error is None else str(error)
+    error_text = None if (error := data.get("error")) is None else str(error)
     sent, received = _obj(end.get("sum_sent")), _obj(end.get("sum_received"))
     if not sent and not received:
         # UDP runs summarise in end.sum only.
@@ -121,11 +118,5 @@ def parse_iperf3_json(text: str) -> Iperf3Result:
     if streams is None and isinstance(end_streams, list) and end_streams:
         streams = len(end_streams)
     host = first_conn.get("local_host")
-    return Iperf3Result(
-        error_text,
-        _gbps(sent),
-        _gbps(received),
-        streams,
-        _int(sent.get("retransmits")),
-        host if isinstance(host, str) else None,
-    )
+    retransmits, host = _int(sent.get("retransmits")), host if isinstance(host, str) else None
+    return Iperf3Result(error_text, _gbps(sent), _gbps(received), streams, retransmits, host)

@@ -8,9 +8,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError, found_text
-
-TOOL = "lldpctl"
+from pytest_sparkfabric.probes import ParseError
 
 _INTERFACE = re.compile(
     r"^\s*Interface:\s*(?P<port>[^,\s]+),\s*via:\s*[^,]+?(?:,\s*RID:\s*\d+)?"
@@ -39,13 +37,8 @@ class LldpNeighbor:
     @property
     def neighbor_mac(self) -> str | None:
         """The neighbour's MAC: the port ID when it is a MAC, else the chassis ID when it is."""
-        for kind, value in (
-            (self.port_id_type, self.port_id),
-            (self.chassis_id_type, self.chassis_id),
-        ):
-            if kind == "mac" and value is not None and _MAC.match(value):
-                return value.lower()
-        return None
+        ids = ((self.port_id_type, self.port_id), (self.chassis_id_type, self.chassis_id))
+        return next((v.lower() for k, v in ids if k == "mac" and v and _MAC.match(v)), None)
 
     @property
     def port_name(self) -> str | None:
@@ -107,9 +100,9 @@ def parse_lldpctl(text: str) -> LldpNeighbors:
                 found[-1][1].append((key, value))
     if not found and not seen_header:
         raise ParseError(
-            TOOL,
+            "lldpctl",
             "expected 'LLDP neighbors:' and 'Interface: <port>, via: ...' lines (is lldpd "
             "running?)",
-            found_text(text),
+            text=text,
         )
     return LldpNeighbors(tuple(_neighbor(*n) for n in found))

@@ -8,15 +8,14 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError, found_text
-
-TOOL = "mlnx_qos"
+from pytest_sparkfabric.probes import ParseError
 
 Trust = Literal["pcp", "dscp", "none"]
 
 _DCBX = re.compile(r"^DCBX mode:\s*(.+?)\s*$")
 _TRUST = re.compile(r"^Priority trust state:\s*(\w+)")
 _TRUST_NONE = "Priority trust state is not supported"
+_TRUSTS: dict[str, Trust] = {"pcp": "pcp", "dscp": "dscp"}
 _PFC_ROW = re.compile(r"^(priority|enabled|buffer)((?:\s+\d{1,9})+)\s*$")
 # Lines that show the text is mlnx_qos's even without the fields read here.
 _OTHER = re.compile(
@@ -52,23 +51,21 @@ def parse_mlnx_qos(text: str) -> MlnxQos:
     for raw in text.splitlines():
         line = " ".join(raw.split())
         if m := _DCBX.match(line):
-            dcbx, recognised = m.group(1), True
+            dcbx = m.group(1)
         elif line.startswith(_TRUST_NONE):
-            trust, recognised = "none", True
+            trust = "none"
         elif m := _TRUST.match(line):
-            word = m.group(1).lower()
-            trust = "pcp" if word == "pcp" else "dscp" if word == "dscp" else None
-            recognised = True
+            trust = _TRUSTS.get(m.group(1).lower())
         elif m := _PFC_ROW.match(line):
             pfc.setdefault(m.group(1), tuple(int(t) for t in m.group(2).split()))
-            recognised = True
-        elif _OTHER.match(line):
-            recognised = True
+        elif not _OTHER.match(line):
+            continue
+        recognised = True
     if not recognised:
         raise ParseError(
-            TOOL,
+            "mlnx_qos",
             "expected 'DCBX mode:', 'Priority trust state:', 'PFC configuration:' or 'tc:' lines",
-            found_text(text),
+            text=text,
         )
     enabled = pfc.get("enabled")
     return MlnxQos(dcbx, trust, tuple(v == 1 for v in enabled) if enabled is not None else None)

@@ -10,9 +10,6 @@ from typing import ClassVar, Literal
 
 from pytest_sparkfabric.probes import ParseError, found_text
 
-TOOL = "nccl-tests"
-
-
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _NUM_RE = re.compile(rf"^{_NUM}$")
 _INT_RE = re.compile(r"^-?\d{1,20}$")
@@ -214,7 +211,7 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 networks.append(NcclNetworkChoice(*_prefix(line), m.group(1)))
     if not (rows or ranks or transports or networks or started) and avg is None and oob is None:
         raise ParseError(
-            TOOL,
+            "nccl-tests",
             "expected a result table, a '# Avg bus bandwidth' line or an NCCL line (did the "
             "test start?)",
             f"the test said {errors[0]!r}" if errors else found_text(text),

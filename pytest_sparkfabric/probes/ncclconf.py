@@ -44,7 +44,7 @@ class EnvSource:
 
     @classmethod
     def from_text(cls, name: str, text: str, kind: SourceKind) -> EnvSource:
-        return cls(name, kind, parse_nccl_conf(text))
+        return cls(name, kind, parse_nccl_conf_text(text).entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,8 @@ class NcclConf:
     entries: tuple[ConfEntry, ...]
 
 
-def parse_nccl_conf(text: str) -> tuple[ConfEntry, ...]:
+def parse_nccl_conf_text(text: str) -> NcclConf:
+    """Total: a file with no ``KEY=VALUE`` line is a valid, empty configuration."""
     entries: list[ConfEntry] = []
     for line_no, raw in enumerate(text.split("\n"), start=1):
         # setEnvFile drops the line end, CR included; nothing else is trimmed.
@@ -98,12 +99,7 @@ def parse_nccl_conf(text: str) -> tuple[ConfEntry, ...]:
         # An empty key: NCCL's setenv("") fails and nothing is set.
         if eq and key and not key.startswith("#"):
             entries.append(ConfEntry(key, value, line_no, _note(key, value)))
-    return tuple(entries)
-
-
-def parse_nccl_conf_text(text: str) -> NcclConf:
-    """Total: a file with no ``KEY=VALUE`` line is a valid, empty configuration."""
-    return NcclConf(parse_nccl_conf(text))
+    return NcclConf(tuple(entries))
 
 
 def effective_nccl_env(sources: Sequence[EnvSource]) -> dict[str, Decided]:

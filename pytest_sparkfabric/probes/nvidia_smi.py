@@ -4,13 +4,12 @@ the header (`memory.total [MiB]`), `[N/A]`/`[Not Supported]` None, never zero; a
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import ClassVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes import ParseError
 
 TOOL = "nvidia-smi"
 QUERY_FIELDS = ("temperature.gpu", "power.draw", "clocks.sm", "utilization.gpu")
@@ -84,11 +83,8 @@ def _cell(token: str) -> Value:
         return None
     if not (m := _NUMBER.match(raw)):
         return raw
-    number = m.group(1) or m.group(2)
-    if "." not in number:
-        return int(number)
-    value = float(number)
-    return value if math.isfinite(value) else None
+    number = m.group(1) or m.group(2)  # at most 15+15 digits: always finite
+    return float(number) if "." in number else int(number)
 
 
 def parse_nvidia_smi_csv(text: str) -> NvidiaSmiCsv:
@@ -126,7 +122,7 @@ def parse_nvidia_smi_csv(text: str) -> NvidiaSmiCsv:
         rows.append(tuple(map(_cell, cells)))
     close()
     if not tables:
-        raise ParseError(TOOL, "expected a CSV header or value line", found_text(text))
+        raise ParseError(TOOL, "expected a CSV header or value line", text=text)
     return NvidiaSmiCsv(tuple(tables))
 
 
@@ -156,6 +152,6 @@ def parse_gpu_query(text: str) -> tuple[GpuSample, ...]:
             TOOL,
             "expected a 'temperature, power, clock, utilization' CSV line per GPU (is the "
             "driver loaded?)",
-            found_text(text),
+            text=text,
         )
     return tuple(samples)

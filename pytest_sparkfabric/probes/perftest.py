@@ -12,7 +12,6 @@ from typing import ClassVar
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError, found_text, positive
 
-TOOL = "ib_write_bw"
 MB_PER_S_TO_GBPS = 2**20 * 8 / 1e9
 
 # perftest_parameters.h RESULT_LINE / RESULT_FMT (+ RESULT_FMT_CPU_UTIL with --cpu_util): rows
@@ -22,9 +21,11 @@ _HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(Gb|MB)/sec\]")
 _COLUMN = re.compile(r"#bytes|#iterations|BW peak\[[^\]]*\]|BW average\[[^\]]*\]|\S+")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 _DEVICE = re.compile(r"\bDevice\s*:\s*(\S+)")
-_QPS = re.compile(r"\bNumber of qps\s*:\s*(\d{1,9})")
-_GID = re.compile(r"\bGID index\s*:\s*(\d{1,9})")
-_MTU = re.compile(r"\bMtu\s*:\s*(\d{1,9})\s*\[B\]")
+_INTS = {
+    "qps": re.compile(r"\bNumber of qps\s*:\s*(\d{1,9})"),
+    "gid_index": re.compile(r"\bGID index\s*:\s*(\d{1,9})"),
+    "mtu_bytes": re.compile(r"\bMtu\s*:\s*(\d{1,9})\s*\[B\]"),
+}
 # Lines perftest prints when it gives up; kept so a failure can quote the tool.
 _ERROR = re.compile(
     r"(Couldn't|Unable to|Failed to|Completion with error|Problem in|error:|ERROR|not found)",
@@ -75,8 +76,12 @@ class IbWriteBw:
         return sum(r.bw_avg_gbps for r in top) / len(top)
 
 
-def _command(tool: str, device: str, port: int, *flags: str) -> list[str]:
-    return [tool, "-d", device, "-F", *flags, "-p", positive("port", port)]
+def _command(
+    tool: str, device: str, port: int, peer: IPv4Address | None, *flags: str
+) -> shell.Command:
+    """The server's command line without a peer, the client's with one."""
+    argv = [tool, "-d", device, "-F", *flags, "-p", positive("port", port)]
+    return shell.join(argv + ([] if peer is None else [str(IPv4Address(peer))]))
 
 
 def _bw_flags(qps: int, duration_s: int) -> tuple[str, ...]:
@@ -84,19 +89,13 @@ def _bw_flags(qps: int, duration_s: int) -> tuple[str, ...]:
 
 
 def build_ib_write_bw_server(device: str, *, qps: int, duration_s: int, port: int) -> shell.Command:
-    return shell.join(_command("ib_write_bw", device, port, *_bw_flags(qps, duration_s)))
+    return _command("ib_write_bw", device, port, None, *_bw_flags(qps, duration_s))
 
 
 def build_ib_write_bw_client(
     device: str, peer: IPv4Address, *, qps: int, duration_s: int, port: int
 ) -> shell.Command:
-    flags = _bw_flags(qps, duration_s)
-    return shell.join([*_command("ib_write_bw", device, port, *flags), str(IPv4Address(peer))])
-
-
-def _first_int(pattern: re.Pattern[str], text: str) -> int | None:
-    m = pattern.search(text)
-    return int(m.group(1)) if m else None
+    return _command("ib_write_bw", device, port, peer, *_bw_flags(qps, duration_s))
 
 
 def _row(tokens: list[str], columns: tuple[str, ...], factor: float) -> BwRow | None:
@@ -108,15 +107,9 @@ def _row(tokens: list[str], columns: tuple[str, ...], factor: float) -> BwRow | 
     need = {"BW peak", "BW average", "MsgRate"}
     if not (size.isdigit() and iterations.isdigit() and need <= set(cells)):
         return None
-    cpu = cells.get("CPU_Util")
-    return BwRow(
-        int(size),
-        int(iterations),
-        float(cells["BW peak"]) * factor,
-        float(cells["BW average"]) * factor,
-        float(cells["MsgRate"]),
-        float(cpu) if cpu is not None else None,
-    )
+    peak, avg = (float(cells[k]) * factor for k in ("BW peak", "BW average"))
+    cpu = None if (cpu_text := cells.get("CPU_Util")) is None else float(cpu_text)
+    return BwRow(int(size), int(iterations), peak, avg, float(cells["MsgRate"]), cpu)
 
 
 def parse_ib_write_bw(text: str) -> IbWriteBw:
@@ -140,16 +133,10 @@ def parse_ib_write_bw(text: str) -> IbWriteBw:
             else "no result table (no '#bytes #iterations BW peak' header and no row)"
         )
         said = f"the tool said {errors[0]!r}" if errors else found_text(text, last=True)
-        raise ParseError(TOOL, what, said)
+        raise ParseError("ib_write_bw", what, said)
     device = _DEVICE.search(text)
-    return IbWriteBw(
-        device.group(1) if device else None,
-        _first_int(_QPS, text),
-        _first_int(_GID, text),
-        tuple(rows),
-        _first_int(_MTU, text),
-        columns,
-    )
+    ints = {k: int(m[1]) if (m := p.search(text)) else None for k, p in _INTS.items()}
+    return IbWriteBw(device[1] if device else None, rows=tuple(rows), columns=columns, **ints)
 
 
 # ib_write_lat: one RDMA write ping-pong. One row under `#bytes #iterations t_min[usec] t_max[usec]
@@ -170,11 +157,11 @@ class IbWriteLat:
 
 
 def build_ib_write_lat_server(device: str, *, port: int) -> shell.Command:
-    return shell.join(_command("ib_write_lat", device, port))
+    return _command("ib_write_lat", device, port, None)
 
 
 def build_ib_write_lat_client(device: str, peer: IPv4Address, *, port: int) -> shell.Command:
-    return shell.join([*_command("ib_write_lat", device, port), str(IPv4Address(peer))])
+    return _command("ib_write_lat", device, port, peer)
 
 
 def parse_ib_write_lat(text: str) -> IbWriteLat:

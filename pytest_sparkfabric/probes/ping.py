@@ -78,8 +78,7 @@ def parse_ping(text_stdout: str, text_stderr: str = "", rc: int | None = None) -
     stdout, stderr = (
         t.replace("\u00a0", " ").replace("\r", "") for t in (text_stdout, text_stderr)
     )
-    mtu = _MTU.search(f"{stdout}\n{stderr}")
-    frag = _FRAG.search(f"{stdout}\n{stderr}")
+    mtu, frag = (p.search(f"{stdout}\n{stderr}") for p in (_MTU, _FRAG))
     stats = _STATS.search(stdout) or _STATS.search(stderr)
     rtt = _RTT.search(stdout)
     sent = got = errors = None
@@ -103,13 +102,5 @@ def parse_ping(text_stdout: str, text_stderr: str = "", rc: int | None = None) -
     else:
         shown = f"{loss:g}% loss" if loss is not None else "no loss figure"
         error_text = f"{sent} sent, {got} received ({shown})"
-    return PingResult(
-        sent,
-        got,
-        loss,
-        int(mtu.group(1)) if mtu else None,
-        verdict,
-        error_text,
-        errors,
-        float(rtt.group(1)) if rtt else None,
-    )
+    mtu_bytes, rtt_ms = int(mtu[1]) if mtu else None, float(rtt[1]) if rtt else None
+    return PingResult(sent, got, loss, mtu_bytes, verdict, error_text, errors, rtt_ms)

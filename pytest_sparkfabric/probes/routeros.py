@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes import ParseError
 
 Row = dict[str, str]
 INDEX, FLAGS = ".index", ".flags"  # an item's number and flag letters (no RouterOS properties)
@@ -93,16 +93,12 @@ def read(text: str, what: str, flags: Mapping[str, str] | None = None) -> tuple[
             what,
             "nothing RouterOS prints: no REST JSON, as-value, column table ('#  NAME ...'), "
             "item lines ('0 R name=...') or 'key: value' lines",
-            found_text(text),
+            text=text,
         )
     return tuple(
         {**{p: str(k in r[FLAGS]).lower() for k, p in legend.items()}, **r} if FLAGS in r else r
         for r in rows
     )
-
-
-def _spans(line: str) -> list[tuple[int, int]]:
-    return [m.span() for m in _TOKEN.finditer(line)]
 
 
 def _cells(line: str, labels: Sequence[tuple[int, int]]) -> dict[int, str]:
@@ -111,7 +107,7 @@ def _cells(line: str, labels: Sequence[tuple[int, int]]) -> dict[int, str]:
     right-aligned: `205 149 015`); then a token one space after an anchored one continues its
     text (text is left-aligned: `hAP ax lite`); the rest go to the column they overlap most
     (or, overlapping none, lie nearest)."""
-    tokens = _spans(line)
+    tokens = [m.span() for m in _TOKEN.finditer(line)]
     col = [
         next((j for j, (ls, le) in enumerate(labels) if ls == s or le == e), None)
         for s, e in tokens
@@ -210,7 +206,7 @@ def _key_values(lines: list[str]) -> tuple[Row, ...]:
             more.append(line.strip())
         else:  # a log line printed into the session (column 0), an elision, or blank
             more = None
-    labels = _spans(next((v for k, v, _ in kvs if k == "name"), ""))
+    labels = [m.span() for m in _TOKEN.finditer(next((v for k, v, _ in kvs if k == "name"), ""))]
     split = [(k, _cells(v, labels)) for k, v, _ in kvs] if len(labels) > 1 else []
     if any(len(cells) > 1 for k, cells in split if k != "name"):
         rows: list[Row] = [{} for _ in labels]
@@ -281,7 +277,6 @@ def _p(key: str, conv: Conv | None = None) -> Any:
 
 
 def _whole(of: Callable[[Mapping[str, str]], object]) -> Any:
-    """A field made from the whole row."""
     return field(default_factory=dict, metadata={"of": of})
 
 
@@ -334,8 +329,6 @@ class BridgePort:
 
 @dataclass(frozen=True, slots=True)
 class QosPort:
-    """An `/interface ethernet switch qos port print` item."""
-
     name: str | None = _p("name")
     trust_l3: str | None = _p("trust-l3")
     pfc: str | None = _p("pfc")
@@ -394,39 +387,35 @@ ethernet_stats_from_rows = _rows_to(EthernetStats)
 
 
 def _read(
-    what: str, build: Callable[[Rows], T], problem: Callable[[Rows], str], flags: Any = None
+    what: str, build: Callable[[Rows], T], problem: str | Callable[[Rows], str], flags: Any = None
 ) -> Callable[[str], T]:
-    """The parser of one read: `read`, then `build` unless `problem` names one
-    (or `build` refuses): a ParseError quoting the text."""
+    """The parser of one read: `read`, then `build` unless `problem` names one (a string: the
+    property some item must have) or `build` refuses: a ParseError quoting the text."""
 
     def parse(text: str) -> T:
         rows = read(text, what, flags)
         try:
-            if why := problem(rows):
+            if isinstance(problem, str):
+                if not any(problem in r for r in rows):
+                    raise ParseError(what, f"no item has the property {problem!r}")
+            elif why := problem(rows):
                 raise ParseError(what, why)
             return build(rows)
         except ParseError as err:
-            raise ParseError(err.tool, err.missing, found_text(text)) from None
+            raise ParseError(err.tool, err.missing, text=text) from None
 
     return parse
 
 
-def _lacks(key: str) -> Callable[[Rows], str]:
-    return lambda rows: "" if any(key in r for r in rows) else f"no item has the property {key!r}"
-
-
 # Each in any form the console prints, or the REST reply of the same read.
 parse_ethernet = _read(
-    "routeros /interface ethernet print", ethernet_from_rest, _lacks("name"), ETHERNET_FLAGS
+    "routeros /interface ethernet print", ethernet_from_rest, "name", ETHERNET_FLAGS
 )
 parse_bridge_ports = _read(
-    "routeros /interface bridge port print",
-    bridge_ports_from_rest,
-    _lacks("interface"),
-    BRIDGE_PORT_FLAGS,
+    "routeros /interface bridge port print", bridge_ports_from_rest, "interface", BRIDGE_PORT_FLAGS
 )
 parse_qos_ports = _read(
-    "routeros /interface ethernet switch qos port print", qos_ports_from_rest, _lacks("name")
+    "routeros /interface ethernet switch qos port print", qos_ports_from_rest, "name"
 )
 parse_routeros_monitors = _read(
     "routeros monitor",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ipaddress import AddressValueError, IPv4Address, IPv6Address
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes import ParseError
 
 _TAG = "SFREAD"
 _LOOP = (
@@ -68,7 +68,7 @@ def parse_read_files_checked(text: str) -> FileReads:
     raise ParseError(
         "sysfs read",
         f"expected '{_TAG}<TAB>ok|missing<TAB>path' records (the reader did not run)",
-        found_text(text),
+        text=text,
     )
 
 
@@ -96,17 +96,12 @@ class NetSysctls:
 
 def net_sysctls(values: Mapping[str, str | None], netdev: str) -> NetSysctls:
     """The kernel uses max(conf.all.X, conf.IF.X) for arp_ignore, arp_announce, rp_filter."""
-    paths = sysctl_paths(netdev)
-
-    def value(name: str) -> int | None:
-        return int_value(values.get(paths[name]))
-
-    def eff(name: str) -> int | None:
-        present = [v for v in (value(f"all.{name}"), value(f"{netdev}.{name}")) if v is not None]
-        return max(present) if present else None
-
-    sysctls = (eff("arp_ignore"), eff("arp_announce"), eff("rp_filter"), value("disable_ipv6"))
-    return NetSysctls(netdev, *sysctls)
+    got = {name: int_value(values.get(path)) for name, path in sysctl_paths(netdev).items()}
+    ignore, announce, rp_filter = (
+        max((v for v in (got[f"all.{n}"], got[f"{netdev}.{n}"]) if v is not None), default=None)
+        for n in ("arp_ignore", "arp_announce", "rp_filter")
+    )
+    return NetSysctls(netdev, ignore, announce, rp_filter, got["disable_ipv6"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +156,7 @@ class PortState:
 
 def port_state(value: str | None) -> PortState:
     """``4: ACTIVE`` (state) or ``5: LinkUp`` (phys_state)."""
-    m = re.match(r"^\s*(\d{1,3})\s*:\s*(\S.*?)\s*$", value or "")
-    if m:
+    if m := re.match(r"^\s*(\d{1,3})\s*:\s*(\S.*?)\s*$", value or ""):
         return PortState(int(m.group(1)), m.group(2))
     return PortState(None, (value or "").strip() or None)
 
@@ -187,21 +181,19 @@ def hwmon_glob(netdev: str) -> str:
     return f"/sys/class/net/{netdev}/device/hwmon/hwmon*/temp*"
 
 
-def _hwmon_c(values: Mapping[str, str | None], kind: str) -> dict[str, float]:
+def hwmon_temps_c(values: Mapping[str, str | None], *kinds: str) -> dict[str, float]:
+    """``temp*_input`` files (milli-degrees Celsius) by path, in degrees; with ``kinds``, those
+    files of each sensor by its ``temp*_input`` path instead, a later kind winning."""
     out: dict[str, float] = {}
-    for path, raw in values.items():
-        m = re.search(rf"^(.*/temp\d{{1,3}})_{kind}$", path)
-        if m and (milli := int_value(raw)) is not None:
-            out[m.group(1) + "_input"] = milli / 1000.0
+    for kind in kinds or ("input",):
+        for path, raw in values.items():
+            m = re.search(rf"^(.*/temp\d{{1,3}})_{kind}$", path)
+            if m and (milli := int_value(raw)) is not None:
+                out[m.group(1) + "_input"] = milli / 1000.0
     return out
 
 
-def hwmon_temps_c(values: Mapping[str, str | None]) -> dict[str, float]:
-    """``temp*_input`` files (milli-degrees Celsius) by path, in degrees."""
-    return _hwmon_c(values, "input")
-
-
 def hwmon_limits_c(values: Mapping[str, str | None]) -> dict[str, float]:
-    """Each sensor's own limit by its ``temp*_input`` path: ``temp*_crit``, else ``temp*_max``
-    (the kernel's Documentation/hwmon/sysfs-interface.rst)."""
-    return {**_hwmon_c(values, "max"), **_hwmon_c(values, "crit")}
+    """Each sensor's own limit: ``temp*_crit``, else ``temp*_max`` (the kernel's
+    Documentation/hwmon/sysfs-interface.rst)."""
+    return hwmon_temps_c(values, "max", "crit")

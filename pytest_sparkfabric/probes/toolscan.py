@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.probes import ParseError, found_text
 
-TOOL = "preflight"
 # perftest, Open MPI, NCCL: their Debian packages (nccl-tests built from source has none).
 PACKAGES = ("perftest", "openmpi-bin", "libnccl2", "iperf3", "lldpd")
 
@@ -113,7 +112,7 @@ def parse_preflight(text: str) -> Found:
             versions[name] = value.strip()
     if not ended:
         raise ParseError(
-            TOOL,
+            "preflight",
             "no closing 'end' line: the script stopped early (killed, or the shell failed)",
             found_text(text, last=True),
         )

@@ -48,22 +48,15 @@ def test_folders_and_registered_parsers_are_the_same_tools() -> None:
 
 
 @pytest.mark.parametrize("folder", golden.sample_folders(), ids=lambda p: p.name)
-def test_every_sample_has_provenance(folder: Path) -> None:
+def test_every_sample_has_provenance_and_every_expected_file_its_sample(folder: Path) -> None:
     provenance = folder / "PROVENANCE.md"
     assert provenance.exists(), f"tests/data/{folder.name} has no PROVENANCE.md"
     text = provenance.read_text(encoding="utf-8")
     unlisted = [p.name for p in golden.raw_files(folder) if p.name not in text]
     assert unlisted == [], f"tests/data/{folder.name}/PROVENANCE.md does not list {unlisted}"
-
-
-def test_no_expected_file_without_its_sample() -> None:
-    orphans = [
-        str(p.relative_to(golden.DATA))
-        for folder in golden.sample_folders()
-        for p in folder.glob(f"*{golden.EXPECTED_SUFFIX}")
-        if not any(golden.expected_path(r) == p for r in golden.raw_files(folder))
-    ]
-    assert orphans == []
+    expected = {golden.expected_path(r) for r in golden.raw_files(folder)}
+    orphans = [p.name for p in folder.glob(f"*{golden.EXPECTED_SUFFIX}") if p not in expected]
+    assert orphans == [], f"tests/data/{folder.name}: expected files without a sample"
 
 
 # Parsers that never raise: ping classifies any text (an unreadable run is verdict "error"),
@@ -97,10 +90,18 @@ CLI_SAMPLES = [
 ]
 
 
-@pytest.mark.parametrize("raw", CLI_SAMPLES, ids=golden.sample_id)
-def test_cli_prints_the_golden_json(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("raw", "stdin"),
+    [*((r, False) for r in CLI_SAMPLES), (CRLF, True)],
+    ids=lambda v: golden.sample_id(v) if isinstance(v, Path) else ("stdin" if v else "file"),
+)
+def test_cli_prints_the_golden_json(
+    raw: Path, stdin: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     tool = raw.parent.name
-    rc = main(["parse", tool, str(raw)])
+    if stdin:  # `-` reads stdin's bytes untouched (the sample's CRLFs kept)
+        monkeypatch.setattr("sys.stdin", type("Stdin", (), {"buffer": raw.open("rb")}))
+    rc = main(["parse", tool, "-" if stdin else str(raw)])
     out, err = capsys.readouterr()
     expected = golden.expected_path(raw).read_text(encoding="utf-8")
     error = json.loads(expected).get("parse_error")
@@ -110,14 +111,3 @@ def test_cli_prints_the_golden_json(raw: Path, capsys: pytest.CaptureFixture[str
         assert rc == 2 and out == ""
         assert err.startswith(f"sparkfabric parse: {raw} is not {tool} output: {error['tool']}: ")
         assert error["missing"] in err and (error["found"] or "") in err
-
-
-def test_cli_reads_stdin_bytes_untouched(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    class _Stdin:
-        buffer = CRLF.open("rb")
-
-    monkeypatch.setattr("sys.stdin", _Stdin)
-    assert main(["parse", "iperf3", "-"]) == 0
-    assert capsys.readouterr().out == golden.expected_path(CRLF).read_text(encoding="utf-8")

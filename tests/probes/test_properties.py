@@ -20,33 +20,23 @@ SAMPLES = golden.raw_samples
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _total(parser: Callable[[str], object], text: str) -> None:
+@pytest.mark.parametrize("any_text", [True, False], ids=["any-text", "mutated-sample"])
+@pytest.mark.parametrize("name", sorted(PARSERS))
+@FAST
+@given(data=st.data())
+def test_parser_total(name: str, any_text: bool, data: st.DataObject) -> None:
     """A result (that converts to JSON data) or ParseError; nothing else may escape."""
+    if any_text:
+        text = data.draw(st.text(max_size=400))
+    else:
+        samples = [golden.read(p) for p in SAMPLES if p.parent.name == name]
+        text = data.draw(mutated(data.draw(st.sampled_from(samples))))
     try:
-        result = parser(text)
+        result = PARSERS[name](text)
     except ParseError as err:
         assert err.tool and err.missing
         return
     to_jsonable(result)
-
-
-def _samples_of(tool: str) -> list[str]:
-    return [golden.read(p) for p in SAMPLES if p.parent.name == tool]
-
-
-@pytest.mark.parametrize("name", sorted(PARSERS))
-@FAST
-@given(text=st.text(max_size=400))
-def test_registry_parser_total_on_any_text(name: str, text: str) -> None:
-    _total(PARSERS[name], text)
-
-
-@pytest.mark.parametrize("name", sorted(PARSERS))
-@FAST
-@given(data=st.data())
-def test_parser_total_on_mutated_samples(name: str, data: st.DataObject) -> None:
-    text = data.draw(st.sampled_from(_samples_of(name)))
-    _total(PARSERS[name], data.draw(mutated(text)))
 
 
 @FAST
