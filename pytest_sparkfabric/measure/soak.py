@@ -404,7 +404,6 @@ DRIVER_LANES: tuple[int, ...] = (0, 1, 2, 3)
 _LANE = re.compile(r"^rx_err_lane_(\d)_phy$")
 CORRECTED = "rx_corrected_bits_phy"
 BITS = "rx_bits_phy"
-POST_FEC = ("rx_pcs_symbol_err_phy", "rx_crc_errors_phy", "link_down_events_phy")
 
 
 def lanes_in_use(
@@ -457,7 +456,7 @@ def max_lane_rates(ws: Sequence[Window]) -> dict[int, float]:
 
 
 def post_fec_growth(ws: Sequence[Window]) -> dict[str, int]:
-    out = {name: sum(w.growth.get(name, 0) for w in ws) for name in POST_FEC}
+    out = {name: sum(w.growth.get(name, 0) for w in ws) for name in counters.POST_FEC}
     return {k: v for k, v in out.items() if v}
 
 
