@@ -252,12 +252,26 @@ def judge(
     return out
 
 
+def _growth(windows: Sequence[Window]) -> dict[str, int]:
+    """Each post-FEC counter's growth over `windows`."""
+    return {name: sum(w.growth.get(name, 0) for w in windows) for name in POST_FEC}
+
+
+def post_fec_growth(windows: Sequence[Window]) -> dict[str, int]:
+    """The post-FEC counters that grew over `windows`, and by how much."""
+    return {k: v for k, v in _growth(windows).items() if v}
+
+
+def describe(grown: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} +{v}" for k, v in grown.items()) or "none"
+
+
 def totals(windows: Sequence[Window]) -> str:
+    """Each kind's and each post-FEC counter's growth over `windows`, zeros too."""
     if not windows:
         return "no counters"
     sums = {k: sum(sum(of_kind(w, k).values()) for w in windows) for k in get_args(Kind)}
-    sums |= {name: sum(w.growth.get(name, 0) for w in windows) for name in POST_FEC}
-    return ", ".join(f"{k} +{v}" for k, v in sums.items())
+    return describe(sums | _growth(windows))
 
 
 def _mode(fabric: Fabric, rail: Rail) -> tuple[bool, str]:

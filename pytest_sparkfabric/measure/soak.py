@@ -455,15 +455,6 @@ def max_lane_rates(ws: Sequence[Window]) -> dict[int, float]:
     return {k: max(r.get(k, 0.0) for r in rates) for k in sorted({k for r in rates for k in r})}
 
 
-def post_fec_growth(ws: Sequence[Window]) -> dict[str, int]:
-    out = {name: sum(w.growth.get(name, 0) for w in ws) for name in counters.POST_FEC}
-    return {k: v for k, v in out.items() if v}
-
-
-def describe(grown: dict[str, int]) -> str:
-    return ", ".join(f"{k} +{v}" for k, v in grown.items()) or "none"
-
-
 @dataclass(frozen=True, slots=True)
 class LaneFinding:
     """A lane above its neighbours or its BER limit: the window it was worst in, and why."""
