@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from pytest_sparkfabric.measure import qos
 from pytest_sparkfabric.measure import switch as switch_phase
-from pytest_sparkfabric.measure.engine import QUICK_S, result_error
+from pytest_sparkfabric.measure.engine import QUICK_S, parsed, result_error
+from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.probes import ParseError, sysfs
 from pytest_sparkfabric.probes.ethtool import build_ethtool_stats, parse_ethtool_stats
 from pytest_sparkfabric.probes.hw_counters import build_hw_counters, parse_hw_counters
@@ -33,16 +34,19 @@ BASELINE: PhaseName = "nic_baseline"
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """One object's counters at transport-clock time `t_s`."""
+    """One object's counters at transport-clock time `t_s`; `partial`: why some of them (a rail's
+    RDMA hw_counters) could not be read."""
 
     t_s: float
     values: Mapping[str, int] = field(default_factory=dict)
+    partial: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Window:
     """One object's counters across one step (`label`) of a phase, or why it was not measured;
-    `growth` holds every counter read at both ends that did not go back."""
+    `growth` holds every counter read at both ends that did not go back (`partial`: why some
+    were not, from either end's snapshot)."""
 
     phase: str
     label: str
@@ -51,6 +55,7 @@ class Window:
     growth: Mapping[str, int] = field(default_factory=dict)
     went_back: tuple[str, ...] = ()
     error: str | None = None
+    partial: str | None = None
 
     @property
     def seconds(self) -> float:
@@ -64,7 +69,7 @@ def window(phase: str, label: str, a: Snapshot, b: Snapshot) -> Window:
     growth = {k: b.values[k] - v for k, v in a.values.items() if k in b.values}
     back = tuple(sorted(k for k, v in growth.items() if v < 0))
     kept = {k: v for k, v in growth.items() if v >= 0}
-    return Window(phase, label, a.t_s, b.t_s, kept, back)
+    return Window(phase, label, a.t_s, b.t_s, kept, back, partial=a.partial or b.partial)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,20 +195,28 @@ def rail_reads(rails: Sequence[Rail], results: Sequence[RunResult], t_s: float) 
     """The snapshots in the results of `rail_jobs(rails)`, or why each rail's could not be read."""
     nodes = list(dict.fromkeys(r.node for r in rails))
     hw: dict[tuple[str, str | None], Mapping[str, int]] = {}
+    hw_unread: dict[str, str] = {}
     for n, r in zip(nodes, results[len(rails) :], strict=True):
-        try:
-            sets = parse_hw_counters(r.stdout).ports if r.ok else ()
-        except ParseError:
-            sets = ()
-        hw |= {(n, s.device): s.counters for s in sets}
+        got = parsed(r, "hw_counters", parse_hw_counters)
+        if got.value is None:
+            hw_unread[n] = got.error or "no reading"
+        else:
+            hw |= {(n, s.device): s.counters for s in got.value.ports}
     out: dict[str, Snapshot | str] = {}
     for rail, r in zip(rails, results, strict=False):
-        rdma = {HW + k: v for k, v in hw.get((rail.node, rail.rdma), {}).items()}
         try:
-            stats = result_error(r, "ethtool") or {**parse_ethtool_stats(r.stdout), **rdma}
+            stats = result_error(r, "ethtool") or parse_ethtool_stats(r.stdout)
         except ParseError as exc:
             stats = f"{rail.node}: {exc}"
-        out[rail.id] = stats if isinstance(stats, str) else Snapshot(t_s, stats)
+        if isinstance(stats, str):
+            out[rail.id] = stats
+            continue
+        # Without its hw_counters the snapshot still holds the ethtool ones, and says why.
+        if (rdma := hw.get((rail.node, rail.rdma))) is None:
+            gap = hw_unread.get(rail.node, f"{rail.node}: hw_counters lists no {rail.rdma}")
+            out[rail.id] = Snapshot(t_s, stats, gap)
+        else:
+            out[rail.id] = Snapshot(t_s, {**stats, **{HW + k: v for k, v in rdma.items()}})
     return out
 
 
@@ -293,16 +306,24 @@ def declare(fabric: Fabric, rail: Rail, verdict: Verdict) -> None:
 
 
 def check(
-    fabric: Fabric, rail: Rail, verdict: Verdict, w: Window, *, post_fec: bool = True
+    fabric: Fabric, rail: Rail, verdict: Verdict, ws: Sequence[Window], *, post_fec: bool = True
 ) -> None:
-    """Fail the item, naming the counters, when the rail's growth over `w` fails."""
+    """Fail the item, naming the counters, when the rail's growth over a window of `ws` fails;
+    else, on a lossless rail, not measured where a window lacks the hw_counters (its sequence
+    errors could not grow, so no pass may rest on them)."""
     lossless, mode = _mode(fabric, rail)
     pct = fabric.thresholds["discard_pct"].value
-    found = judge(w, lossless=lossless, discard_pct_max=pct, post_fec=post_fec)
-    if found:
-        text = "; ".join(f"{f.counter} +{f.growth} ({f.why})" for f in found[:3])
-        where = f"{rail.node} {rail.netdev} ({rail.label}), {mode}, during {w.label}"
-        verdict.fail(f"{where}: {text}", found[0].rule)
+    where = f"{rail.node} {rail.netdev} ({rail.label}), {mode}"
+    for w in ws:
+        if found := judge(w, lossless=lossless, discard_pct_max=pct, post_fec=post_fec):
+            text = "; ".join(f"{f.counter} +{f.growth} ({f.why})" for f in found[:3])
+            verdict.fail(f"{where}, during {w.label}: {text}", found[0].rule)
+    if lossless and (gap := next((w for w in ws if w.partial), None)) is not None:
+        raise NotMeasured(
+            f"{where}, during {gap.label}: no RDMA hw_counters, so no sequence error can be "
+            f"judged; {gap.partial}",
+            nodes=[rail.node],
+        )
 
 
 # -- switch legs --------------------------------------------------------------------------------
