@@ -82,12 +82,9 @@ class CpuSample:
 
 @dataclass
 class Log:
-    """Every window of the session by object id, in the order they ran; the switch's also holds
-    the cpu-load sampled during traffic, and why no window reads it at all (`not_watched`)."""
+    """Every window of the session by object id, in the order they ran."""
 
     by_object: dict[str, list[Window]] = field(default_factory=dict)
-    cpu: list[CpuSample] = field(default_factory=list)
-    not_watched: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, obj: str, w: Window) -> None:
@@ -97,6 +94,15 @@ class Log:
     def of(self, obj: str, phase: str | None = None) -> tuple[Window, ...]:
         with self._lock:
             return tuple(w for w in self.by_object.get(obj, ()) if phase in (None, w.phase))
+
+
+@dataclass
+class SwitchLog(Log):
+    """The switch legs' log, with the cpu-load sampled during traffic and why no window reads
+    the switch at all (`not_watched`): they describe the run, not a rail."""
+
+    cpu: list[CpuSample] = field(default_factory=list)
+    not_watched: str | None = None
 
 
 Reads = Mapping[str, Snapshot | str]  # each watched object's snapshot, or why it was not read
@@ -148,8 +154,8 @@ def rail_log(fabric: Fabric) -> Log:
     return fabric.phase(NAME, measure)
 
 
-def switch_log(fabric: Fabric) -> Log:
-    return fabric.phase(LEGS, measure)
+def switch_log(fabric: Fabric) -> SwitchLog:
+    return fabric.phase(LEGS, lambda _: SwitchLog())
 
 
 # -- host rails ---------------------------------------------------------------------------------
