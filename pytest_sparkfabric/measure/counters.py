@@ -271,14 +271,10 @@ def judge(
     return out
 
 
-def _growth(windows: Sequence[Window]) -> dict[str, int]:
-    """Each post-FEC counter's growth over `windows`."""
-    return {name: sum(w.growth.get(name, 0) for w in windows) for name in POST_FEC}
-
-
-def post_fec_growth(windows: Sequence[Window]) -> dict[str, int]:
-    """The post-FEC counters that grew over `windows`, and by how much."""
-    return {k: v for k, v in _growth(windows).items() if v}
+def post_fec_growth(windows: Sequence[Window], *, zeros: bool = False) -> dict[str, int]:
+    """The post-FEC counters' growth over `windows`: those that grew, all with `zeros`."""
+    grown = {name: sum(w.growth.get(name, 0) for w in windows) for name in POST_FEC}
+    return grown if zeros else {k: v for k, v in grown.items() if v}
 
 
 def describe(grown: Mapping[str, int]) -> str:
@@ -290,7 +286,7 @@ def totals(windows: Sequence[Window]) -> str:
     if not windows:
         return "no counters"
     sums = {k: sum(sum(of_kind(w, k).values()) for w in windows) for k in get_args(Kind)}
-    return describe(sums | _growth(windows))
+    return describe(sums | post_fec_growth(windows, zeros=True))
 
 
 def _mode(fabric: Fabric, rail: Rail) -> tuple[bool, str]:
@@ -375,7 +371,7 @@ WATCHED: tuple[Counter, ...] = (
 def watch_switch(fabric: Fabric, label: str) -> Iterator[Callable[[], None] | None]:
     """A window over the traffic inside it: the legs' counters before and after, and a tick
     that samples the cpu-load (call it every CPU_EVERY_S s while the traffic flows). None
-    outside a switch cluster or when the switch cannot be read (`Log.not_watched`)."""
+    outside a switch cluster or when the switch cannot be read (`SwitchLog.not_watched`)."""
     spec = fabric.cluster.spec.switch
     if fabric.cluster.topology != "switch" or spec is None:
         yield None
