@@ -78,9 +78,7 @@ def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             f"{rail.node} {rail.netdev}: the rail took part in no traffic round", nodes=[rail.node]
         )
     verdict(measured=f"{counters.totals(windows)} over {len(windows)} traffic window(s)")
-    for w in windows:
-        if w.error is None:
-            counters.check(fabric, rail, verdict, w)
+    counters.check(fabric, rail, verdict, [w for w in windows if w.error is None])
     unread = next((w for w in windows if w.error is not None), None)
     if unread is not None:
         verdict.not_measured(

@@ -14,14 +14,8 @@ import pytest
 from pytest_sparkfabric.diagnosis.evidence import Finding
 from pytest_sparkfabric.diagnosis.rules import RULES
 from pytest_sparkfabric.measure import links, soak, witness
-from pytest_sparkfabric.measure.soak import (
-    LaneFinding,
-    describe,
-    has_lane_counters,
-    max_ber,
-    max_lane_rates,
-    post_fec_growth,
-)
+from pytest_sparkfabric.measure.counters import describe, post_fec_growth
+from pytest_sparkfabric.measure.soak import LaneFinding, has_lane_counters, max_ber, max_lane_rates
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -32,5 +32,4 @@ def test_soak_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
             nodes=[rail.node],
         )
     verdict(measured=counters.totals(good))
-    for w in good:
-        counters.check(fabric, rail, verdict, w, post_fec=False)
+    counters.check(fabric, rail, verdict, good, post_fec=False)

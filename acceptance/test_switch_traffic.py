@@ -19,7 +19,7 @@ from pytest_sparkfabric.measure.soak import SoakRun
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Node, Verdict
     from pytest_sparkfabric.cluster.spec import SwitchSpec
-    from pytest_sparkfabric.measure.counters import Growth, Log
+    from pytest_sparkfabric.measure.counters import Growth, SwitchLog
 
 pytestmark = [pytest.mark.bandwidth, pytest.mark.sparkfabric_needs("ib_write_bw")]
 
@@ -32,7 +32,7 @@ def _could_not_run(fabric: Fabric) -> None:
             raise r.unmeasured
 
 
-def _log(fabric: Fabric, where: str, verdict: Verdict) -> Log:
+def _log(fabric: Fabric, where: str, verdict: Verdict) -> SwitchLog:
     rdma.pair_runs(fabric)
     log = counters.switch_log(fabric)
     if not log.by_object:

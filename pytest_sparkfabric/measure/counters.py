@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from pytest_sparkfabric.measure import qos
 from pytest_sparkfabric.measure import switch as switch_phase
-from pytest_sparkfabric.measure.engine import QUICK_S, result_error
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.measure.engine import QUICK_S, parsed, result_error
+from pytest_sparkfabric.outcome import NotMeasured
+from pytest_sparkfabric.probes import ParseError, sysfs
 from pytest_sparkfabric.probes.ethtool import build_ethtool_stats, parse_ethtool_stats
 from pytest_sparkfabric.probes.hw_counters import build_hw_counters, parse_hw_counters
 from pytest_sparkfabric.transport import Job, RunResult
@@ -28,20 +29,24 @@ if TYPE_CHECKING:
 
 NAME: PhaseName = "rail_counters"
 LEGS: PhaseName = "switch_counters"
+BASELINE: PhaseName = "nic_baseline"
 
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """One object's counters at transport-clock time `t_s`."""
+    """One object's counters at transport-clock time `t_s`; `partial`: why some of them (a rail's
+    RDMA hw_counters) could not be read."""
 
     t_s: float
     values: Mapping[str, int] = field(default_factory=dict)
+    partial: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Window:
     """One object's counters across one step (`label`) of a phase, or why it was not measured;
-    `growth` holds every counter read at both ends that did not go back."""
+    `growth` holds every counter read at both ends that did not go back (`partial`: why some
+    were not, from either end's snapshot)."""
 
     phase: str
     label: str
@@ -50,6 +55,7 @@ class Window:
     growth: Mapping[str, int] = field(default_factory=dict)
     went_back: tuple[str, ...] = ()
     error: str | None = None
+    partial: str | None = None
 
     @property
     def seconds(self) -> float:
@@ -63,7 +69,7 @@ def window(phase: str, label: str, a: Snapshot, b: Snapshot) -> Window:
     growth = {k: b.values[k] - v for k, v in a.values.items() if k in b.values}
     back = tuple(sorted(k for k, v in growth.items() if v < 0))
     kept = {k: v for k, v in growth.items() if v >= 0}
-    return Window(phase, label, a.t_s, b.t_s, kept, back)
+    return Window(phase, label, a.t_s, b.t_s, kept, back, partial=a.partial or b.partial)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +82,9 @@ class CpuSample:
 
 @dataclass
 class Log:
-    """Every window of the session by object id, in the order they ran; the switch's also holds
-    the cpu-load sampled during traffic, and why no window reads it at all (`not_watched`)."""
+    """Every window of the session by object id, in the order they ran."""
 
     by_object: dict[str, list[Window]] = field(default_factory=dict)
-    cpu: list[CpuSample] = field(default_factory=list)
-    not_watched: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, obj: str, w: Window) -> None:
@@ -91,6 +94,15 @@ class Log:
     def of(self, obj: str, phase: str | None = None) -> tuple[Window, ...]:
         with self._lock:
             return tuple(w for w in self.by_object.get(obj, ()) if phase in (None, w.phase))
+
+
+@dataclass
+class SwitchLog(Log):
+    """The switch legs' log, with the cpu-load sampled during traffic and why no window reads
+    the switch at all (`not_watched`): they describe the run, not a rail."""
+
+    cpu: list[CpuSample] = field(default_factory=list)
+    not_watched: str | None = None
 
 
 Reads = Mapping[str, Snapshot | str]  # each watched object's snapshot, or why it was not read
@@ -142,8 +154,8 @@ def rail_log(fabric: Fabric) -> Log:
     return fabric.phase(NAME, measure)
 
 
-def switch_log(fabric: Fabric) -> Log:
-    return fabric.phase(LEGS, measure)
+def switch_log(fabric: Fabric) -> SwitchLog:
+    return fabric.phase(LEGS, lambda _: SwitchLog())
 
 
 # -- host rails ---------------------------------------------------------------------------------
@@ -189,20 +201,28 @@ def rail_reads(rails: Sequence[Rail], results: Sequence[RunResult], t_s: float) 
     """The snapshots in the results of `rail_jobs(rails)`, or why each rail's could not be read."""
     nodes = list(dict.fromkeys(r.node for r in rails))
     hw: dict[tuple[str, str | None], Mapping[str, int]] = {}
+    hw_unread: dict[str, str] = {}
     for n, r in zip(nodes, results[len(rails) :], strict=True):
-        try:
-            sets = parse_hw_counters(r.stdout).ports if r.ok else ()
-        except ParseError:
-            sets = ()
-        hw |= {(n, s.device): s.counters for s in sets}
+        got = parsed(r, "hw_counters", parse_hw_counters)
+        if got.value is None:
+            hw_unread[n] = got.error or "no reading"
+        else:
+            hw |= {(n, s.device): s.counters for s in got.value.ports}
     out: dict[str, Snapshot | str] = {}
     for rail, r in zip(rails, results, strict=False):
-        rdma = {HW + k: v for k, v in hw.get((rail.node, rail.rdma), {}).items()}
         try:
-            stats = result_error(r, "ethtool") or {**parse_ethtool_stats(r.stdout), **rdma}
+            stats = result_error(r, "ethtool") or parse_ethtool_stats(r.stdout)
         except ParseError as exc:
             stats = f"{rail.node}: {exc}"
-        out[rail.id] = stats if isinstance(stats, str) else Snapshot(t_s, stats)
+        if isinstance(stats, str):
+            out[rail.id] = stats
+            continue
+        # Without its hw_counters the snapshot still holds the ethtool ones, and says why.
+        if (rdma := hw.get((rail.node, rail.rdma))) is None:
+            gap = hw_unread.get(rail.node, f"{rail.node}: hw_counters lists no {rail.rdma}")
+            out[rail.id] = Snapshot(t_s, stats, gap)
+        else:
+            out[rail.id] = Snapshot(t_s, {**stats, **{HW + k: v for k, v in rdma.items()}})
     return out
 
 
@@ -251,12 +271,22 @@ def judge(
     return out
 
 
+def post_fec_growth(windows: Sequence[Window], *, zeros: bool = False) -> dict[str, int]:
+    """The post-FEC counters' growth over `windows`: those that grew, all with `zeros`."""
+    grown = {name: sum(w.growth.get(name, 0) for w in windows) for name in POST_FEC}
+    return grown if zeros else {k: v for k, v in grown.items() if v}
+
+
+def describe(grown: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} +{v}" for k, v in grown.items()) or "none"
+
+
 def totals(windows: Sequence[Window]) -> str:
+    """Each kind's and each post-FEC counter's growth over `windows`, zeros too."""
     if not windows:
         return "no counters"
     sums = {k: sum(sum(of_kind(w, k).values()) for w in windows) for k in get_args(Kind)}
-    sums |= {name: sum(w.growth.get(name, 0) for w in windows) for name in POST_FEC}
-    return ", ".join(f"{k} +{v}" for k, v in sums.items())
+    return describe(sums | post_fec_growth(windows, zeros=True))
 
 
 def _mode(fabric: Fabric, rail: Rail) -> tuple[bool, str]:
@@ -278,16 +308,24 @@ def declare(fabric: Fabric, rail: Rail, verdict: Verdict) -> None:
 
 
 def check(
-    fabric: Fabric, rail: Rail, verdict: Verdict, w: Window, *, post_fec: bool = True
+    fabric: Fabric, rail: Rail, verdict: Verdict, ws: Sequence[Window], *, post_fec: bool = True
 ) -> None:
-    """Fail the item, naming the counters, when the rail's growth over `w` fails."""
+    """Fail the item, naming the counters, when the rail's growth over a window of `ws` fails;
+    else, on a lossless rail, not measured where a window lacks the hw_counters (its sequence
+    errors could not grow, so no pass may rest on them)."""
     lossless, mode = _mode(fabric, rail)
     pct = fabric.thresholds["discard_pct"].value
-    found = judge(w, lossless=lossless, discard_pct_max=pct, post_fec=post_fec)
-    if found:
-        text = "; ".join(f"{f.counter} +{f.growth} ({f.why})" for f in found[:3])
-        where = f"{rail.node} {rail.netdev} ({rail.label}), {mode}, during {w.label}"
-        verdict.fail(f"{where}: {text}", found[0].rule)
+    where = f"{rail.node} {rail.netdev} ({rail.label}), {mode}"
+    for w in ws:
+        if found := judge(w, lossless=lossless, discard_pct_max=pct, post_fec=post_fec):
+            text = "; ".join(f"{f.counter} +{f.growth} ({f.why})" for f in found[:3])
+            verdict.fail(f"{where}, during {w.label}: {text}", found[0].rule)
+    if lossless and (gap := next((w for w in ws if w.partial), None)) is not None:
+        raise NotMeasured(
+            f"{where}, during {gap.label}: no RDMA hw_counters, so no sequence error can be "
+            f"judged; {gap.partial}",
+            nodes=[rail.node],
+        )
 
 
 # -- switch legs --------------------------------------------------------------------------------
@@ -333,7 +371,7 @@ WATCHED: tuple[Counter, ...] = (
 def watch_switch(fabric: Fabric, label: str) -> Iterator[Callable[[], None] | None]:
     """A window over the traffic inside it: the legs' counters before and after, and a tick
     that samples the cpu-load (call it every CPU_EVERY_S s while the traffic flows). None
-    outside a switch cluster or when the switch cannot be read (`Log.not_watched`)."""
+    outside a switch cluster or when the switch cannot be read (`SwitchLog.not_watched`)."""
     spec = fabric.cluster.spec.switch
     if fabric.cluster.topology != "switch" or spec is None:
         yield None
@@ -400,3 +438,37 @@ def leg_growth(windows: Sequence[Window]) -> list[Growth]:
 def peak_cpu_pct(fabric: Fabric) -> float | None:
     loads = [s.load_pct for s in switch_log(fabric).cpu if s.load_pct is not None]
     return float(max(loads)) if loads else None
+
+
+# -- the NICs' temperature ----------------------------------------------------------------------
+# mlx5 hwmon (Linux >= 6.6): each sensor judged against its own temp*_crit/_max. Read idle once,
+# by the first traffic phase before it starts, and by the soak at each of its readings.
+
+Sensor = tuple[str, float, float | None]
+"""A NIC hwmon sensor: its path, temperature and own temp*_crit, else temp*_max (None: neither)."""
+
+
+def nic_sensors(r: RunResult) -> list[Sensor]:
+    if not r.ok:
+        return []
+    files = sysfs.parse_read_files(r.stdout)
+    limits = sysfs.hwmon_limits_c(files)
+    return [(p, t, limits.get(p)) for p, t in sorted(sysfs.hwmon_temps_c(files).items())]
+
+
+def hwmon_jobs(fabric: Fabric, nodes: Sequence[str]) -> list[Job]:
+    """One read of each node's NIC hwmon sensors. One ConnectX-7 per box: the hwmon of its
+    first fabric netdev is the NIC's temperature."""
+    netdev = {n: fabric.cluster.node(n).rails[0].netdev for n in nodes}
+    return [Job(n, sysfs.build_read_globs([sysfs.hwmon_glob(netdev[n])]), QUICK_S) for n in nodes]
+
+
+def baseline(fabric: Fabric) -> dict[str, float]:
+    """Node -> its NIC's hottest hwmon reading while idle (none: left out)."""
+
+    def read(fabric: Fabric) -> dict[str, float]:
+        nodes = fabric.reachable()
+        found = zip(nodes, fabric.run_all(hwmon_jobs(fabric, nodes)), strict=True)
+        return {n: max(x[1] for x in s) for n, r in found if (s := nic_sensors(r))}
+
+    return fabric.phase(BASELINE, read)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster.plan import Link
-from pytest_sparkfabric.measure import bwplan, counters, soak
+from pytest_sparkfabric.measure import bwplan, counters
 from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, parsed, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows, tool_flow
@@ -213,7 +213,7 @@ def run_schedule(fabric: Fabric, tool: Tool, what: str, how: str, plan: sched.Sc
 # -- ib_write_bw --------------------------------------------------------------------------------
 
 
-def _read(r: RunResult) -> Reading:
+def read_ib_write_bw(r: RunResult) -> Reading:
     try:
         return Reading(pt.parse_ib_write_bw(r.stdout).bw_avg_gbps)
     except ParseError as exc:
@@ -236,7 +236,7 @@ def _flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
     return tool_flow(t.key, port, dur, (t.dst.node, server), (t.src.node, client))
 
 
-IB_WRITE_BW = Tool("ib_write_bw", _flow, _read, base_offset=0)
+IB_WRITE_BW = Tool("ib_write_bw", _flow, read_ib_write_bw, base_offset=0)
 
 
 # -- loopback ---------------------------------------------------------------------------------
@@ -251,7 +251,7 @@ def loopback(fabric: Fabric, rail: Rail) -> BwResult:
 
 
 def measure_loopbacks(fabric: Fabric) -> Loopbacks:
-    soak.baseline(fabric)  # the NICs idle, before any traffic of the session
+    counters.baseline(fabric)  # the NICs idle, before any traffic of the session
     cluster = fabric.cluster
     slots = max(len(n.rails) for n in cluster.nodes)
     down = fabric.unreachable()
@@ -474,7 +474,7 @@ def tcp_pair_results(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[BwResul
 
 
 def measure_tcp(fabric: Fabric) -> RdmaRun:
-    soak.baseline(fabric)  # the NICs idle, before any traffic of the session
+    counters.baseline(fabric)  # the NICs idle, before any traffic of the session
     plan = schedule(fabric)
     if not plan.rounds:
         return RdmaRun(plan, {}, {}, 0.0)

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.measure import counters, flows
+from pytest_sparkfabric.measure import counters, flows, rdma
 from pytest_sparkfabric.measure.counters import Watch, Window
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import NotMeasured
-from pytest_sparkfabric.probes import ParseError, perftest, sysfs
+from pytest_sparkfabric.probes import ParseError, perftest
 from pytest_sparkfabric.probes.ethtool import build_ethtool_module, parse_ethtool_module
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query, parse_gpu_query
 from pytest_sparkfabric.transport import Background, Job, RunResult
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.probes.ethtool import EthtoolLink, ModuleEeprom
 
 NAME: PhaseName = "soak"
-BASELINE: PhaseName = "nic_baseline"
 SOAK_PORT_OFFSET = 30
 SOAK_QPS = 4
 GPU_BUSY_PCT = 50.0
@@ -130,7 +129,7 @@ def measure(fabric: Fabric) -> SoakRun:
         f"{len(plan)} saturating ib_write_bw flows, a sample every "
         f"{shell.duration(spec.interval_s)}"
     )
-    out.nic_start_c.update(baseline(fabric))
+    out.nic_start_c.update(counters.baseline(fabric))
     loads: dict[str, Background | None] = {}
     servers: dict[str, Background | None] = {}
     clients: dict[str, Background | None] = {}
@@ -237,11 +236,11 @@ def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
         return
     if (gap := could_not_run(r)) is not None:
         out.traffic_gap.setdefault(key, gap)
-    try:
-        out.traffic[key] = perftest.parse_ib_write_bw(r.stdout).bw_avg_gbps
-    except ParseError as exc:
-        out.traffic[key] = None
-        out.traffic_error.setdefault(key, f"{r.node}: {exc}")
+    # The bandwidth items' own reading: it keeps perftest's "Failed status" line.
+    got = rdma.read_ib_write_bw(r)
+    out.traffic[key] = got.gbps
+    if got.error is not None:
+        out.traffic_error.setdefault(key, got.error)
 
 
 def _sample_loop(
@@ -255,7 +254,7 @@ def _sample_loop(
     # The module sits in the port: one read per cabled port (its first rail's netdev).
     ports = [cluster.node(n).rails_of(p)[0] for n in nodes for p in cluster.node(n).ports]
     counter_jobs = counters.rail_jobs(rails)
-    jobs = [*counter_jobs, *hwmon_jobs(fabric, nodes)]
+    jobs = [*counter_jobs, *counters.hwmon_jobs(fabric, nodes)]
     jobs += [Job(name, build_gpu_query(), QUICK_S) for name in nodes]
     jobs += [Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports]
     watch = Watch(counters.rail_log(fabric), NAME, tuple(r.id for r in rails), lambda: {})
@@ -303,7 +302,7 @@ def _readings(
 ) -> None:
     """The peaks of one round's NIC hwmon, GPU and module reads (in `_sample_loop`'s order)."""
     for name in nodes:
-        if sensors := nic_sensors(next(rs)):
+        if sensors := counters.nic_sensors(next(rs)):
             hottest = max(t for _, t, _ in sensors)
             out.nic_temp_c[name] = max(out.nic_temp_c.get(name, -273.0), hottest)
             out.nic_series.setdefault(name, []).append((t_s, hottest))
@@ -365,43 +364,12 @@ def memory_note(command: str) -> str:
     return f" (gpu-burn reads `-m {m[1]}` as {m[1]} MB and aborts; write `-m {m[1]}%`)" if m else ""
 
 
-# -- temperatures (DOMAIN.md §6, §9) ------------------------------------------------------------
-# mlx5 hwmon (Linux >= 6.6): each sensor judged against its own temp*_crit/_max. The module's
-# EEPROM (SFF-8636 page 03h) gives its own alarm threshold; passive DACs read 0: not judged.
+# -- the modules' temperature (DOMAIN.md §6, §9) -------------------------------------------------
+# The module's EEPROM (SFF-8636 page 03h) gives its own alarm threshold; passive DACs read 0: not
+# judged. The NICs' hwmon sensors: counters.nic_sensors.
 
 MODULE_LIMIT_FIELD = "Module temperature high alarm threshold"
 MODULE_ALARM_PREFIX = "module temperature high"
-
-
-Sensor = tuple[str, float, float | None]
-"""A NIC hwmon sensor: its path, temperature and own temp*_crit, else temp*_max (None: neither)."""
-
-
-def nic_sensors(r: RunResult) -> list[Sensor]:
-    if not r.ok:
-        return []
-    files = sysfs.parse_read_files(r.stdout)
-    limits = sysfs.hwmon_limits_c(files)
-    return [(p, t, limits.get(p)) for p, t in sorted(sysfs.hwmon_temps_c(files).items())]
-
-
-def hwmon_jobs(fabric: Fabric, nodes: Sequence[str]) -> list[Job]:
-    """One read of each node's NIC hwmon sensors. One ConnectX-7 per box: the hwmon of its
-    first fabric netdev is the NIC's temperature."""
-    netdev = {n: fabric.cluster.node(n).rails[0].netdev for n in nodes}
-    return [Job(n, sysfs.build_read_globs([sysfs.hwmon_glob(netdev[n])]), QUICK_S) for n in nodes]
-
-
-def baseline(fabric: Fabric) -> dict[str, float]:
-    """Node -> its NIC's hottest hwmon reading while idle (none: left out): read once, by the
-    first traffic phase before it starts."""
-
-    def read(fabric: Fabric) -> dict[str, float]:
-        nodes = fabric.reachable()
-        found = zip(nodes, fabric.run_all(hwmon_jobs(fabric, nodes)), strict=True)
-        return {n: max(x[1] for x in s) for n, r in found if (s := nic_sensors(r))}
-
-    return fabric.phase(BASELINE, read)
 
 
 def module_temp(r: RunResult) -> tuple[float | None, float | None, str | None] | None:
@@ -437,7 +405,6 @@ DRIVER_LANES: tuple[int, ...] = (0, 1, 2, 3)
 _LANE = re.compile(r"^rx_err_lane_(\d)_phy$")
 CORRECTED = "rx_corrected_bits_phy"
 BITS = "rx_bits_phy"
-POST_FEC = ("rx_pcs_symbol_err_phy", "rx_crc_errors_phy", "link_down_events_phy")
 
 
 def lanes_in_use(
@@ -487,15 +454,6 @@ def max_ber(ws: Sequence[Window], speed_mbps: float | None) -> float | None:
 def max_lane_rates(ws: Sequence[Window]) -> dict[int, float]:
     rates = [lane_rates(w) for w in ws]
     return {k: max(r.get(k, 0.0) for r in rates) for k in sorted({k for r in rates for k in r})}
-
-
-def post_fec_growth(ws: Sequence[Window]) -> dict[str, int]:
-    out = {name: sum(w.growth.get(name, 0) for w in ws) for name in POST_FEC}
-    return {k: v for k, v in out.items() if v}
-
-
-def describe(grown: dict[str, int]) -> str:
-    return ", ".join(f"{k} +{v}" for k, v in grown.items()) or "none"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_sparkfabric.cluster.thresholds import defaults
-from pytest_sparkfabric.measure import soak
+from pytest_sparkfabric.measure import counters, soak
 from pytest_sparkfabric.measure.counters import Snapshot, Window, window
 from pytest_sparkfabric.probes.ethtool import parse_ethtool_module
 from pytest_sparkfabric.transport import RunResult
@@ -45,7 +45,7 @@ def test_rates_ber_and_post_fec_growth() -> None:
     a = snap(0.0, (0,) * 4, rx_bits_phy=0, rx_pcs_symbol_err_phy=5, link_down_events_phy=1)
     grown = {"rx_bits_phy": 2 * 10**12, "rx_pcs_symbol_err_phy": 7, "link_down_events_phy": 2}
     (w,) = windows(a, snap(10.0, (100, 200, 0, 0), **grown))
-    assert soak.post_fec_growth([w]) == {"rx_pcs_symbol_err_phy": 2, "link_down_events_phy": 1}
+    assert counters.post_fec_growth([w]) == {"rx_pcs_symbol_err_phy": 2, "link_down_events_phy": 1}
     assert soak.lane_rates(w) == {0: 10.0, 1: 20.0, 2: 0.0, 3: 0.0}
     assert soak.ber(w, None) == pytest.approx(300 / 2e12)
     w = series([(2e5, 0, 0, 0)])[0]
