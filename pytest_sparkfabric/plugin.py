@@ -12,6 +12,7 @@ from pytest_sparkfabric.session import SESSION_KEY, get_session
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
+    from pytest_sparkfabric.transport.record import Recording
 
 _OPTIONS = {
     "cluster": (
@@ -81,8 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
         cluster = load_cluster(p)
     except ConfigError as err:
         raise pytest.UsageError(str(err)) from None
-    if cluster.spec.transport == "replay":
-        _check_replay(cluster, p, base)
+    recording = _load_replay(cluster, p, base) if cluster.spec.transport == "replay" else None
     _refuse_xdist_spreading(config)
     record = config.getoption("sparkfabric_record")
     if record and not hasattr(config, "workerinput"):
@@ -94,6 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
         suite=suite_dir(),
         record_dir=Path(record) if record else None,
         baseline=Baseline.load(str(old)) if old else None,
+        recording=recording,
     )
     config.stash[SESSION_KEY] = session
     for marker in fixtures.MARKERS:
@@ -109,10 +110,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(session, "sparkfabric-session")
 
 
-def _check_replay(cluster: Cluster, p: Path, base: Path) -> None:
-    """A missing or damaged recording is a usage error naming its file and line, before any
-    test runs."""
-    from pytest_sparkfabric.transport.record import RecordingError, check_recording
+def _load_replay(cluster: Cluster, p: Path, base: Path) -> Recording:
+    """The recording to replay, read once; missing or damaged, a usage error naming its file and
+    line, before any test runs."""
+    from pytest_sparkfabric.transport.record import Recording, RecordingError
 
     replay = (cluster.source.parent if cluster.source else base) / str(cluster.spec.replay_dir)
     if not replay.is_dir():
@@ -122,7 +123,7 @@ def _check_replay(cluster: Cluster, p: Path, base: Path) -> None:
             "    Fix: point it at a recording made with --sparkfabric-record DIR"
         )
     try:
-        check_recording(replay)
+        return Recording(replay)
     except RecordingError as err:
         raise pytest.UsageError(f"sparkfabric: recording {err}") from None
 

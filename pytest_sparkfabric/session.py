@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.report.diff import Baseline
     from pytest_sparkfabric.results import Item, Outcome, Results, WarningNote
     from pytest_sparkfabric.transport import Transport
+    from pytest_sparkfabric.transport.record import Recording
 
 VERDICT_ID = "sparkfabric::verdict"
 EXIT_INCOMPLETE = 10
@@ -51,6 +52,7 @@ class SparkSession:
         suite: Path,
         record_dir: Path | None = None,
         baseline: Baseline | None = None,
+        recording: Recording | None = None,
     ) -> None:
         from pytest_sparkfabric.cluster.plan import plan
         from pytest_sparkfabric.report.banner import Terminal
@@ -60,6 +62,7 @@ class SparkSession:
         self.suite = suite
         self.record_dir = record_dir
         self.baseline = baseline
+        self.recording = recording  # the replayed recording, read and checked at configure
         self.plan = plan(cluster)
         self.safety: list[str] = safety_warnings(cluster)
         """How the run is less safe than by default: in the header and every report."""
@@ -85,7 +88,9 @@ class SparkSession:
                 from pytest_sparkfabric.transport import make_transport
 
                 try:
-                    self._transport = make_transport(self.cluster, record_dir=self.record_dir)
+                    self._transport = make_transport(
+                        self.cluster, record_dir=self.record_dir, recording=self.recording
+                    )
                 except FileNotFoundError as err:
                     raise pytest.UsageError(f"sparkfabric: {err}") from None
             return self._transport
