@@ -213,15 +213,13 @@ class _Switch:
 class _RecordedBackground:
     def __init__(self, rec: RecordingTransport, inner: Background) -> None:
         self.job, self._rec, self._inner = inner.job, rec, inner
-        self._asked, self._written = 0, False
-        self._ended_after: int | None = None
+        self._running, self._ended, self._written = 0, False, False
 
     def done(self) -> bool:
         # How many times it was still running when asked: a replay answers the same way.
         ended = self._inner.done()
-        if ended and self._ended_after is None:
-            self._ended_after = self._asked
-        self._asked += not ended
+        self._running += not ended
+        self._ended |= ended
         return ended
 
     def wait(self) -> RunResult:
@@ -233,7 +231,7 @@ class _RecordedBackground:
     def _keep(self, r: RunResult) -> RunResult:
         if not self._written:
             self._written = True
-            self._rec.written([self.job], [r], self._ended_after)
+            self._rec.written([self.job], [r], self._running if self._ended else None)
         return r
 
 
