@@ -12,6 +12,7 @@ from pytest_sparkfabric.session import SESSION_KEY, get_session
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
+    from pytest_sparkfabric.transport.record import Recording
 
 _OPTIONS = {  # name -> (metavar, help); metavar None: a switch
     "cluster": (
@@ -78,13 +79,12 @@ def pytest_configure(config: pytest.Config) -> None:
         cluster = load_cluster(p)
     except ConfigError as err:
         raise pytest.UsageError(str(err)) from None
-    if cluster.spec.transport == "replay":
-        _check_replay(cluster, p, base)
+    recording = _load_replay(cluster, p, base) if cluster.spec.transport == "replay" else None
     _refuse_xdist_spreading(config)
     record = config.getoption("sparkfabric_record")
     if record and not hasattr(config, "workerinput"):
         _refuse_used_record_folder(Path(record))
-    session = config.stash[SESSION_KEY] = SparkSession(config, cluster)
+    session = config.stash[SESSION_KEY] = SparkSession(config, cluster, recording=recording)
     for marker in fixtures.MARKERS:
         config.addinivalue_line("markers", marker)
     # The reports first: of the first-tried session-finish hooks, pluggy calls the one registered
@@ -98,10 +98,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(session, "sparkfabric-session")
 
 
-def _check_replay(cluster: Cluster, p: Path, base: Path) -> None:
-    """A missing or damaged recording is a usage error naming its file and line, before any
-    test runs."""
-    from pytest_sparkfabric.transport.record import RecordingError, check_recording
+def _load_replay(cluster: Cluster, p: Path, base: Path) -> Recording:
+    """The recording to replay, read once; missing or damaged, a usage error naming its file and
+    line, before any test runs."""
+    from pytest_sparkfabric.transport.record import Recording, RecordingError
 
     replay = (cluster.source.parent if cluster.source else base) / str(cluster.spec.replay_dir)
     if not replay.is_dir():
@@ -111,7 +111,7 @@ def _check_replay(cluster: Cluster, p: Path, base: Path) -> None:
             "    Fix: point it at a recording made with --sparkfabric-record DIR"
         )
     try:
-        check_recording(replay)
+        return Recording(replay)
     except RecordingError as err:
         raise pytest.UsageError(f"sparkfabric: recording {err}") from None
 

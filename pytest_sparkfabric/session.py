@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.objects import Obj
     from pytest_sparkfabric.results import Item, Outcome, Results, WarningNote
     from pytest_sparkfabric.transport import Transport
+    from pytest_sparkfabric.transport.record import Recording
 
 VERDICT_ID = "sparkfabric::verdict"
 EXIT_INCOMPLETE = 10
@@ -42,7 +43,9 @@ _STATUS = {"not_measured": ("not measured", "N"), "warned": ("warned", "W")}
 class SparkSession:
     """Registered as a pytest plugin object when --cluster is given."""
 
-    def __init__(self, config: pytest.Config, cluster: Cluster) -> None:
+    def __init__(
+        self, config: pytest.Config, cluster: Cluster, *, recording: Recording | None = None
+    ) -> None:
         from pytest_sparkfabric.cluster.plan import plan
         from pytest_sparkfabric.report.banner import Terminal
         from pytest_sparkfabric.report.diff import Baseline
@@ -52,6 +55,7 @@ class SparkSession:
         record, old = (config.getoption(f"sparkfabric_{k}") for k in ("record", "baseline"))
         self.record_dir = Path(record) if record else None
         self.baseline = Baseline.load(str(old)) if old else None
+        self.recording = recording  # the replayed recording, read and checked at configure
         self.plan = plan(cluster)
         self.safety: list[str] = safety_warnings(cluster)
         """How the run is less safe than by default: in the header and every report."""
@@ -77,7 +81,9 @@ class SparkSession:
                 from pytest_sparkfabric.transport import make_transport
 
                 try:
-                    self._transport = make_transport(self.cluster, record_dir=self.record_dir)
+                    self._transport = make_transport(
+                        self.cluster, record_dir=self.record_dir, recording=self.recording
+                    )
                 except FileNotFoundError as err:
                     raise pytest.UsageError(f"sparkfabric: {err}") from None
             return self._transport

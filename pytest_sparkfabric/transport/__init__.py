@@ -19,6 +19,7 @@ from pytest_sparkfabric.transport.base import (
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
+    from pytest_sparkfabric.transport.record import Recording
 
 __all__ = [
     "Background",
@@ -32,8 +33,11 @@ __all__ = [
 ]
 
 
-def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Transport:
-    """The transport cluster.yaml asks for, recording into `record_dir` if given."""
+def make_transport(
+    cluster: Cluster, *, record_dir: Path | None = None, recording: Recording | None = None
+) -> Transport:
+    """The transport cluster.yaml asks for, recording into `record_dir` if given; `transport:
+    replay` replays `recording` (None: it reads replay_dir)."""
     cap_bytes = cluster.spec.output_cap_mib * 2**20
     inner: Transport
     if cluster.spec.transport == "sim":
@@ -41,10 +45,10 @@ def make_transport(cluster: Cluster, *, record_dir: Path | None = None) -> Trans
 
         inner = SimTransport(cluster)
     elif cluster.spec.transport == "replay":
-        from pytest_sparkfabric.transport.record import ReplayTransport
+        from pytest_sparkfabric.transport.record import Recording, ReplayTransport
 
         base = cluster.source.parent if cluster.source else Path.cwd()
-        inner = ReplayTransport(base / str(cluster.spec.replay_dir))
+        inner = ReplayTransport(recording or Recording(base / str(cluster.spec.replay_dir)))
     else:
         from pytest_sparkfabric.transport.rest import spec_path
         from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport

@@ -1,6 +1,7 @@
 """Record every command and switch call of a session (`spark-1.jsonl`, `switch/rest.jsonl`,
 `switch/ssh.jsonl`: one record a line, private, whole lines); replay them by file and key in
-recorded order, the last answer repeating. Every line is checked before a replay starts."""
+recorded order, the last answer repeating. A recording is read and checked whole, once, before
+a replay starts (`Recording`)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,10 @@ class NodeRecord(_Line):
     polls_running: int | None = Field(None, ge=0)
     """Background jobs: how often it was still running when asked (None: until stopped)."""
 
+    @property
+    def key(self) -> str:
+        return self.command
+
 
 class SwitchRecord(_Line):
     """One switch call (key: method, path and body as JSON; or the console command)."""
@@ -77,6 +82,9 @@ class SwitchRecord(_Line):
 
 class ConsoleRecord(SwitchRecord):
     reply: str | None = None  # RouterOS's text answer
+
+
+_SWITCH_FILES = ((SWITCH_RECORDING, SwitchRecord), (SWITCH_SSH_RECORDING, ConsoleRecord))
 
 
 class RecordingError(Exception):
@@ -160,20 +168,28 @@ def _read(path: Path, model: type[_Line]) -> Iterator[Any]:
                 raise RecordingError(path, number, _what(err, raw)) from None
 
 
-def read_recording(directory: Path) -> Iterator[tuple[str, str, NodeRecord | SwitchRecord]]:
-    """(file name in the folder, key, record) of every line; RecordingError at the first bad one."""
-    for path in sorted(directory.glob("*.jsonl")):
-        for rec in _read(path, NodeRecord):
-            yield path.name, rec.command, rec
-    for name, model in ((SWITCH_RECORDING, SwitchRecord), (SWITCH_SSH_RECORDING, ConsoleRecord)):
-        if (directory / name).exists() or (directory / name).is_symlink():
-            for rec in _read(directory / name, model):
-                yield name, rec.key, rec
+class Recording:
+    """A recording folder, read and checked whole at once (RecordingError names the first bad
+    line), then answered from by file and key in recorded order, the last answer repeating."""
 
+    def __init__(self, directory: Path) -> None:
+        if not directory.is_dir():
+            raise FileNotFoundError(f"replay_dir {directory} does not exist")
+        self.directory = directory
+        self._answers: defaultdict[tuple[str, str], deque[Any]] = defaultdict(deque)
+        nodes = [(p.name, NodeRecord) for p in sorted(directory.glob("*.jsonl"))]
+        # A switch file that is a link is named as one, not skipped.
+        switch = [(n, m) for n, m in _SWITCH_FILES if os.path.lexists(directory / n)]
+        for name, model in [*nodes, *switch]:
+            for record in _read(directory / name, model):
+                self._answers[name, record.key].append(record)
+        self._lock = threading.Lock()
 
-def check_recording(directory: Path) -> None:
-    """Read every file of a recording folder through; RecordingError names the first bad line."""
-    deque(read_recording(directory), maxlen=0)
+    def take(self, name: str, key: str) -> Any:
+        """The next recorded answer of `key` in file `name` (the last repeats), or None."""
+        with self._lock:
+            queue = self._answers.get((name, key))
+            return (queue.popleft() if len(queue) > 1 else queue[0]) if queue else None
 
 
 class _Switch:
@@ -197,15 +213,13 @@ class _Switch:
 class _RecordedBackground:
     def __init__(self, rec: RecordingTransport, inner: Background) -> None:
         self.job, self._rec, self._inner = inner.job, rec, inner
-        self._asked, self._written = 0, False
-        self._ended_after: int | None = None
+        self._running, self._ended, self._written = 0, False, False
 
     def done(self) -> bool:
         # How many times it was still running when asked: a replay answers the same way.
         ended = self._inner.done()
-        if ended and self._ended_after is None:
-            self._ended_after = self._asked
-        self._asked += not ended
+        self._running += not ended
+        self._ended |= ended
         return ended
 
     def wait(self) -> RunResult:
@@ -217,7 +231,7 @@ class _RecordedBackground:
     def _keep(self, r: RunResult) -> RunResult:
         if not self._written:
             self._written = True
-            self._rec.written([self.job], [r], self._ended_after)
+            self._rec.written([self.job], [r], self._running if self._ended else None)
         return r
 
 
@@ -301,28 +315,15 @@ class RecordingTransport(Transport):
 
 
 class ReplayTransport(Transport):
-    """Answers commands from a recording, matched by node and exact command text. A damaged file
-    raises RecordingError (file, line, fix) here, before anything is answered."""
+    """Answers commands from a loaded recording, matched by node and exact command text."""
 
     clock: VirtualClock
 
-    def __init__(self, directory: Path) -> None:
-        if not directory.is_dir():
-            raise FileNotFoundError(f"replay_dir {directory} does not exist")
-        self.clock, self.directory = VirtualClock(), directory
-        self._answers: dict[tuple[str, str], deque[Any]] = defaultdict(deque)
-        for name, key, record in read_recording(directory):
-            self._answers[name, key].append(record)
-        self._lock = threading.Lock()
-
-    def take(self, name: str, key: str) -> Any:
-        """The next recorded answer of `key` in file `name` (the last repeats), or None."""
-        with self._lock:
-            queue = self._answers.get((name, key))
-            return (queue.popleft() if len(queue) > 1 else queue[0]) if queue else None
+    def __init__(self, recording: Recording) -> None:
+        self.clock, self.recording, self.directory = VirtualClock(), recording, recording.directory
 
     def _answer(self, job: Job) -> tuple[RunResult, int | None]:
-        rec = self.take(f"{job.node}.jsonl", job.command)
+        rec = self.recording.take(f"{job.node}.jsonl", job.command)
         if not isinstance(rec, NodeRecord):
             miss = f"replay: no recording of `{job.command}` in {self.directory / job.node}.jsonl"
             return not_run(job, f"{job.node}: {miss}"), 0
@@ -355,7 +356,7 @@ class ReplayTransport(Transport):
         return _Switch(partial(self._switch_call, SWITCH_SSH_RECORDING))
 
     def _switch_call(self, name: str, key: str, what: str, call: object) -> Any:
-        rec = self.take(name, key)
+        rec = self.recording.take(name, key)
         if not isinstance(rec, SwitchRecord):  # never recorded: unreachable, the file named
             raise SwitchUnreachable(f"replay: no recording of {what} in {self.directory / name}")
         if rec.error is not None:

@@ -186,12 +186,8 @@ class RestClient:
         try:
             try:
                 return self._secrets.reply(self._exchange(method, url, body))
-            except TimeoutError:
-                raise SwitchUnreachable(f"no answer within {self.timeout_s:g} s") from None
-            except http.client.HTTPException as exc:
-                raise not_readable(_malformed(exc)) from None
-            except OSError as exc:
-                raise SwitchUnreachable(_reason(exc)) from None
+            except (OSError, http.client.HTTPException) as exc:
+                raise _failure(exc, self.timeout_s) from None
         except SwitchError as exc:
             raise type(exc)(self._secrets.text(f"{method} {url}: {exc}")) from None
 
@@ -248,16 +244,6 @@ class RestClient:
             raise SwitchError("the reply is not JSON") from None
 
 
-def _malformed(exc: http.client.HTTPException) -> str:
-    if isinstance(exc, http.client.RemoteDisconnected):
-        return "the switch closed the connection without an answer"
-    if isinstance(exc, http.client.BadStatusLine):
-        return f"the reply is not HTTP (status line {str(exc)[:60]!r})"
-    if isinstance(exc, http.client.IncompleteRead):
-        return f"the reply ended early ({len(exc.partial)} bytes read)"
-    return str(exc) or type(exc).__name__
-
-
 def _redirect(code: int, location: str | None, url: str) -> str:
     target = urllib.parse.urljoin(url, location or "?")
     head = f"the switch redirected (HTTP {code}) to {target}; not followed"
@@ -270,20 +256,32 @@ def _redirect(code: int, location: str | None, url: str) -> str:
     )
 
 
-def _reason(exc: OSError) -> str:
+def _failure(exc: OSError | http.client.HTTPException, timeout_s: float) -> SwitchUnreachable:
+    if isinstance(exc, TimeoutError):
+        return SwitchUnreachable(f"no answer within {timeout_s:g} s")
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return not_readable("the switch closed the connection without an answer")
+    if isinstance(exc, http.client.BadStatusLine):
+        return not_readable(f"the reply is not HTTP (status line {str(exc)[:60]!r})")
+    if isinstance(exc, http.client.IncompleteRead):
+        return not_readable(f"the reply ended early ({len(exc.partial)} bytes read)")
+    if isinstance(exc, http.client.HTTPException):
+        return not_readable(str(exc) or type(exc).__name__)
     if isinstance(exc, ssl.SSLCertVerificationError):
-        return (
+        return SwitchUnreachable(
             f"TLS certificate not verified ({exc.verify_message}): set switch.ca_file to the "
             "PEM of the certificate authority that signed the switch's certificate (its "
             "subjectAltName must name switch.host), or set switch.verify_tls: false"
         )
     if isinstance(exc, ssl.SSLError):
-        return f"TLS failed ({exc.reason or exc}): is switch.api_port the www-ssl (HTTPS) service?"
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused: enable the www-ssl service (/ip service) or set switch.api_port"
-    if isinstance(exc, socket.gaierror):
-        return f"could not resolve the host name switch.host ({exc.strerror})"
-    return exc.strerror or str(exc)
+        why = f"TLS failed ({exc.reason or exc}): is switch.api_port the www-ssl (HTTPS) service?"
+    elif isinstance(exc, ConnectionRefusedError):
+        why = "connection refused: enable the www-ssl service (/ip service) or set switch.api_port"
+    elif isinstance(exc, socket.gaierror):
+        why = f"could not resolve the host name switch.host ({exc.strerror})"
+    else:
+        why = exc.strerror or str(exc)
+    return SwitchUnreachable(why)
 
 
 def spec_password(

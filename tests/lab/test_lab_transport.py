@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import pytest
 
 from pytest_sparkfabric.transport import Job, Transport, ssh
 from tests.lab import labkit
+from tests.transport.conftest import until
 
 pytestmark = labkit.lab_marks()
 # A tool that traps TERM (its handler only notes it) under a shell running two commands: the
@@ -40,15 +41,6 @@ def transport(lab: labkit.Lab) -> Iterator[Transport]:
     t.close()
 
 
-def _until(predicate: Callable[[], object], limit_s: float) -> bool:
-    deadline = time.monotonic() + limit_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
-
-
 def _running(lab: labkit.Lab, what: str) -> list[str]:
     return [p for ps in lab.stray_processes().values() for p in ps if what in p]
 
@@ -59,7 +51,7 @@ def _left(lab: labkit.Lab) -> list[str]:
     def left() -> list[str]:
         return [p for ps in lab.stray_processes().values() for p in ps if "sshd:" not in p]
 
-    _until(lambda: not left(), 5)
+    until(lambda: not left(), 5)
     return left()
 
 
@@ -79,7 +71,7 @@ def test_a_stopped_tool_that_traps_term_is_ended(lab: labkit.Lab, transport: Tra
     def both() -> list[str]:  # the two sleeps themselves, not the shell around them
         return [p for p in _running(lab, two) if p.split(maxsplit=1)[1] == two]
 
-    assert _until(lambda: _running(lab, TRAP) and len(both()) == 2, 15), lab.stray_processes()
+    assert until(lambda: _running(lab, TRAP) and len(both()) == 2, 15), lab.stray_processes()
     started = time.monotonic()
     for bg in running:
         r = bg.stop()
@@ -92,7 +84,7 @@ def test_a_server_that_exited_is_not_signalled_again(
     transport: Transport, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bg = transport.start(Job("spark-1", "echo served", timeout_s=30))
-    assert _until(bg.done, 15)
+    assert until(bg.done, 15)
     connections: list[object] = []
     real = ssh.Proc
 
@@ -130,7 +122,7 @@ def test_ctrl_c_once_or_twice_quickly_leaves_nothing_on_the_nodes(
         for line in p.stdout:
             if "ready" in line:
                 break
-        assert _until(lambda: len(_running(lab, TRAP)) >= 4, 30), lab.stray_processes()
+        assert until(lambda: len(_running(lab, TRAP)) >= 4, 30), lab.stray_processes()
         for press in range(presses):  # Ctrl-C in a terminal, once or twice quickly
             time.sleep(0.03 * press)
             os.killpg(p.pid, signal.SIGINT)

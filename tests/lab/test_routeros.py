@@ -30,9 +30,7 @@ def endpoint(tmp_path: Path) -> Iterator[int]:
 
 
 def _client(port: int, user: str) -> RestClient:
-    client = RestClient("127.0.0.1", user, "", port=80, allow_http=True)
-    client.base = f"http://127.0.0.1:{port}/rest"
-    return client
+    return RestClient("127.0.0.1", user, "", port=port, scheme="http", allow_http=True)
 
 
 def test_the_plugin_reads_the_lab_switch_over_http(endpoint: int) -> None:

@@ -37,9 +37,15 @@ def test_background_server_returns_its_report_after_the_client() -> None:
     done = server.wait()
     assert done.rc == 0 and "Waiting for client to connect" in done.stdout
     assert run(t, "spark-2", "ss -Hltn 'sport = :18515'").stdout == ""
+    # A client without its server fails as perftest does.
+    r = run(sim(), "spark-1", SERVER.format(1) + " 192.168.100.12")
+    assert r.rc == 1
+    assert (
+        r.stderr == "Couldn't connect to 192.168.100.12:1\n Unable to init the socket connection\n"
+    )
 
 
-def test_a_server_nobody_calls_times_out_and_stop_ends_it_now() -> None:
+def test_a_server_nobody_calls_times_out_stop_ends_it_now_and_close_ends_the_rest() -> None:
     t = sim()
     r = t.start(Job("spark-2", SERVER.format(18515), 30)).wait()
     assert (r.rc, r.timed_out, t.clock.now()) == (124, True, 30.0)
@@ -48,14 +54,9 @@ def test_a_server_nobody_calls_times_out_and_stop_ends_it_now() -> None:
     stopped = other.stop()
     assert stopped.rc == 143 and "Waiting for client" in stopped.stdout and not stopped.timed_out
     assert t.clock.now() == approx(34.0 + RTT)
-
-
-def test_client_without_server_fails_like_perftest() -> None:
-    r = run(sim(), "spark-1", SERVER.format(1) + " 192.168.100.12")
-    assert r.rc == 1
-    assert (
-        r.stderr == "Couldn't connect to 192.168.100.12:1\n Unable to init the socket connection\n"
-    )
+    t.start(Job("spark-2", "iperf3 -s -1 -p 5201", 60))
+    t.close()
+    assert run(t, "spark-2", "ss -Hltn").stdout == ""
 
 
 def test_gpu_load_runs_for_its_duration_or_until_stopped() -> None:
@@ -93,13 +94,6 @@ def test_testinfra_host_goes_through_the_simulation() -> None:
     assert host.sysctl("net.ipv4.conf.all.rp_filter") == 2
     assert host.run("uname -r").stdout.startswith("6.")
     assert host.system_info.distribution == "ubuntu"
-
-
-def test_close_stops_everything_left_running() -> None:
-    t = sim()
-    t.start(Job("spark-2", "iperf3 -s -1 -p 5201", 60))
-    t.close()
-    assert run(t, "spark-2", "ss -Hltn").stdout == ""
 
 
 def test_a_deadline_keeps_the_rows_printed_before_it() -> None:

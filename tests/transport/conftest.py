@@ -7,7 +7,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,14 @@ import pytest
 from pytest_sparkfabric.transport.ssh import SshTarget, SshTransport
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+
+
+def until(predicate: Callable[[], object], limit_s: float) -> bool:
+    """Whether `predicate()` holds within `limit_s` (polled, then asked once more at the end)."""
+    deadline = time.monotonic() + limit_s
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return bool(predicate())
 
 
 def free_port() -> int:

@@ -18,10 +18,10 @@ from pytest_sparkfabric.transport import Job, RunResult, Transport, VirtualClock
 from pytest_sparkfabric.transport.base import Background, Finished
 from pytest_sparkfabric.transport.record import (
     SWITCH_RECORDING,
+    Recording,
     RecordingError,
     RecordingTransport,
     ReplayTransport,
-    check_recording,
     holds_recording,
 )
 from pytest_sparkfabric.transport.rest import SwitchError, SwitchUnreachable
@@ -70,7 +70,7 @@ def test_record_then_replay_gives_the_same_answers_in_virtual_time(tmp_path: Pat
     bg = rec.start(Job("b", "echo srv", 5)).wait()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "b.jsonl"]
 
-    replay = ReplayTransport(tmp_path)
+    replay = ReplayTransport(Recording(tmp_path))
     again = [replay.run(Job("a", "echo x", 5)) for _ in range(3)]
     # In recorded order; the last answer repeats once they run out (a longer soak).
     assert [r.stdout for r in again] == [r.stdout for r in first] + [first[1].stdout]
@@ -89,7 +89,7 @@ def test_record_then_replay_gives_the_same_answers_in_virtual_time(tmp_path: Pat
     assert [ends.done() for _ in range(4)] == [False, False, True, True]
     ends.stop()
     rec.start(Job("a", "echo runs", 5)).stop()  # never asked: it ran until stopped
-    replay = ReplayTransport(tmp_path / "polls")
+    replay = ReplayTransport(Recording(tmp_path / "polls"))
     ended = replay.start(Job("a", "echo ends", 5))
     assert [ended.done() for _ in range(4)] == [False, False, True, True]
     assert [replay.start(Job("a", "echo runs", 5)).done() for _ in range(2)] == [False, False]
@@ -130,7 +130,7 @@ def test_switch_calls_record_and_replay_errors_and_misses_included(tmp_path: Pat
         path.read_text().splitlines()[0]
         == '{"key":"[\\"GET\\", \\"/a\\", null]","reply":[{"path":"/a"}]}'
     )
-    replay = ReplayTransport(tmp_path)
+    replay = ReplayTransport(Recording(tmp_path))
     assert calls(replay) == first
     for bad, error, says in [
         ("/gone", SwitchUnreachable, "GET /gone: connection refused"),
@@ -146,6 +146,7 @@ def test_switch_calls_record_and_replay_errors_and_misses_included(tmp_path: Pat
 
 
 GOOD = '{"command": "echo x", "rc": 0, "stdout": "x\\n", "stderr": "", "duration_s": 0.1}\n'
+FOLDER, LINK = "<a folder>", "<a symbolic link>"
 
 
 @pytest.mark.parametrize(
@@ -170,35 +171,28 @@ GOOD = '{"command": "echo x", "rc": 0, "stdout": "x\\n", "stderr": "", "duration
         (SWITCH_RECORDING, '{"key": 1}\n', 1, "'key': input should be a valid string (got 1)"),
         ("switch/ssh.jsonl", '{"key": "/system resource print", "reply": [1]}\n', 1,
          "'reply': input should be a valid string (got [1])"),
+        ("spark-1.jsonl", FOLDER, None, "a folder, not a recording file"),
+        ("spark-1.jsonl", LINK, None, "cannot be read (a symbolic link, not followed)"),
+        (SWITCH_RECORDING, LINK, None, "cannot be read (a symbolic link, not followed)"),
     ],
 )  # fmt: skip
 def test_a_damaged_recording_names_file_and_line(
-    tmp_path: Path, name: str, content: str, line: int, what: str
+    tmp_path: Path, name: str, content: str, line: int | None, what: str
 ) -> None:
     path = tmp_path / name
     path.parent.mkdir(exist_ok=True)
-    path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    if content == FOLDER:
+        path.mkdir()
+    elif content == LINK:
+        (tmp_path / "elsewhere.txt").write_text(GOOD)
+        path.symlink_to(tmp_path / "elsewhere.txt")
+    else:
+        path.write_bytes(content.encode("utf-8", "surrogateescape"))
     with pytest.raises(RecordingError) as err:
-        check_recording(tmp_path)
+        Recording(tmp_path)
     assert str(err.value) == (
-        f"{path}:{line}: {what}.\n"
+        f"{path}{'' if line is None else f':{line}'}: {what}.\n"
         "    Fix: record again with --sparkfabric-record DIR, or repair or delete that line"
-    )
-    with pytest.raises(RecordingError):
-        ReplayTransport(tmp_path)
-
-
-def test_a_folder_or_a_link_named_like_a_recording_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "spark-1.jsonl").mkdir()
-    with pytest.raises(RecordingError, match=r"spark-1.jsonl: a folder, not a recording file"):
-        check_recording(tmp_path)
-    (tmp_path / "spark-1.jsonl").rmdir()
-    (tmp_path / "elsewhere.txt").write_text(GOOD)
-    (tmp_path / "spark-1.jsonl").symlink_to(tmp_path / "elsewhere.txt")
-    with pytest.raises(RecordingError) as err:
-        check_recording(tmp_path)
-    assert str(err.value).startswith(
-        f"{tmp_path / 'spark-1.jsonl'}: cannot be read (a symbolic link, not followed)."
     )
 
 
@@ -235,5 +229,5 @@ def test_a_full_disk_stops_the_recording_once_with_whole_lines(tiny_disk: Path) 
         "device; its lines so far are whole and replay, nothing later was recorded. Fix: "
         "record into a new folder on a disk with room (--sparkfabric-record DIR)"
     ]
-    check_recording(tiny_disk / "rec")
+    Recording(tiny_disk / "rec")
     assert 10 < len((tiny_disk / "rec" / "a.jsonl").read_text().splitlines()) < 60

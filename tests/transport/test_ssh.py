@@ -15,7 +15,6 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -35,7 +34,7 @@ from pytest_sparkfabric.transport.ssh import (
     remote_command,
     supervisor,
 )
-from tests.transport.conftest import free_port, make_transport
+from tests.transport.conftest import free_port, make_transport, until
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,13 +48,6 @@ def _alive(marker: str) -> list[str]:
     out = subprocess.run(["pgrep", "-af", marker], capture_output=True, text=True).stdout
     # Only the command itself counts: not the ssh client, the supervisor or a shell around it.
     return [ln for ln in out.splitlines() if ln.split(maxsplit=1)[-1] == marker]
-
-
-def _until(predicate: Callable[[], object], limit_s: float) -> bool:
-    deadline = time.monotonic() + limit_s
-    while not predicate() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return bool(predicate())
 
 
 def test_the_supervisor_runs_in_sh_and_the_host_comes_after_double_dash() -> None:
@@ -85,7 +77,7 @@ def test_output_rc_a_missing_tool_and_testinfra(ssh: SshTransport) -> None:
     assert (r.rc, r.transport_error, r.timed_out) == (255, None, False)
     # A server that cannot start is done at once.
     bg = ssh.start(Job("n1", "no-such-tool-here --server", 60))
-    assert _until(bg.done, 5)
+    assert until(bg.done, 5)
     gap = could_not_run(bg.stop())
     assert gap is not None and gap.reason == (
         "n1: no-such-tool-here: command not found (no-such-tool-here is not installed, or not "
@@ -133,7 +125,7 @@ def test_stop_returns_promptly_while_another_thread_waits(ssh: SshTransport) -> 
 def test_a_lost_connection_is_named_and_leaves_nothing(ssh: SshTransport) -> None:
     marker = _marker()
     bg = ssh.start(Job("n1", f"echo start; {marker}", 60))
-    assert _until(lambda: _alive(marker), 10)
+    assert until(lambda: _alive(marker), 10)
     pid = int(_alive(marker)[0].split()[0])
     # The sshd process serving the connection, above the command: ending it drops the link.
     while Path(f"/proc/{pid}/comm").read_text().strip() != "sshd":
@@ -141,7 +133,7 @@ def test_a_lost_connection_is_named_and_leaves_nothing(ssh: SshTransport) -> Non
     os.kill(pid, signal.SIGKILL)
     r = bg.wait()
     assert r.failure() == f"n1: ssh: connection lost during 'echo start; {marker}'"
-    assert _until(lambda: not _alive(marker), 5), _alive(marker)
+    assert until(lambda: not _alive(marker), 5), _alive(marker)
 
 
 def test_a_missing_sudo_is_named(ssh: SshTransport) -> None:
