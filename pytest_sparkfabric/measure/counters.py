@@ -15,7 +15,7 @@ from pytest_sparkfabric.measure import qos
 from pytest_sparkfabric.measure import switch as switch_phase
 from pytest_sparkfabric.measure.engine import QUICK_S, parsed, result_error
 from pytest_sparkfabric.outcome import NotMeasured
-from pytest_sparkfabric.probes import ParseError, sysfs
+from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.ethtool import build_ethtool_stats, parse_ethtool_stats
 from pytest_sparkfabric.probes.hw_counters import build_hw_counters, parse_hw_counters
 from pytest_sparkfabric.transport import Job, RunResult
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 NAME: PhaseName = "rail_counters"
 LEGS: PhaseName = "switch_counters"
-BASELINE: PhaseName = "nic_baseline"
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,37 +437,3 @@ def leg_growth(windows: Sequence[Window]) -> list[Growth]:
 def peak_cpu_pct(fabric: Fabric) -> float | None:
     loads = [s.load_pct for s in switch_log(fabric).cpu if s.load_pct is not None]
     return float(max(loads)) if loads else None
-
-
-# -- the NICs' temperature ----------------------------------------------------------------------
-# mlx5 hwmon (Linux >= 6.6): each sensor judged against its own temp*_crit/_max. Read idle once,
-# by the first traffic phase before it starts, and by the soak at each of its readings.
-
-Sensor = tuple[str, float, float | None]
-"""A NIC hwmon sensor: its path, temperature and own temp*_crit, else temp*_max (None: neither)."""
-
-
-def nic_sensors(r: RunResult) -> list[Sensor]:
-    if not r.ok:
-        return []
-    files = sysfs.parse_read_files(r.stdout)
-    limits = sysfs.hwmon_limits_c(files)
-    return [(p, t, limits.get(p)) for p, t in sorted(sysfs.hwmon_temps_c(files).items())]
-
-
-def hwmon_jobs(fabric: Fabric, nodes: Sequence[str]) -> list[Job]:
-    """One read of each node's NIC hwmon sensors. One ConnectX-7 per box: the hwmon of its
-    first fabric netdev is the NIC's temperature."""
-    netdev = {n: fabric.cluster.node(n).rails[0].netdev for n in nodes}
-    return [Job(n, sysfs.build_read_globs([sysfs.hwmon_glob(netdev[n])]), QUICK_S) for n in nodes]
-
-
-def baseline(fabric: Fabric) -> dict[str, float]:
-    """Node -> its NIC's hottest hwmon reading while idle (none: left out)."""
-
-    def read(fabric: Fabric) -> dict[str, float]:
-        nodes = fabric.reachable()
-        found = zip(nodes, fabric.run_all(hwmon_jobs(fabric, nodes)), strict=True)
-        return {n: max(x[1] for x in s) for n, r in found if (s := nic_sensors(r))}
-
-    return fabric.phase(BASELINE, read)

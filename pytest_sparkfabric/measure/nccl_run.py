@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.diagnosis.evidence import NcclEvidence
-from pytest_sparkfabric.measure import counters, facts
+from pytest_sparkfabric.measure import counters, facts, nic_temp
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed, result_error
 from pytest_sparkfabric.measure.prereq import could_not_run
 from pytest_sparkfabric.outcome import Measured, NotMeasured
@@ -185,7 +185,7 @@ def run(fabric: Fabric) -> NcclRun:
 
 
 def measure(fabric: Fabric) -> NcclRun:
-    counters.baseline(fabric)  # the NICs idle, before any traffic of the session
+    nic_temp.baseline(fabric)  # the NICs idle, before any traffic of the session
     cluster, spec = fabric.cluster, fabric.cluster.spec.nccl
     cmd, node = command(cluster), launch_node(cluster)
     fabric.progress(

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster.plan import Link
-from pytest_sparkfabric.measure import bwplan, counters
+from pytest_sparkfabric.measure import bwplan, counters, nic_temp
 from pytest_sparkfabric.measure import schedule as sched
 from pytest_sparkfabric.measure.engine import PhaseName, parsed, result_error
 from pytest_sparkfabric.measure.flows import LISTEN_WAIT_S, Flow, FlowResult, run_flows, tool_flow
@@ -251,7 +251,7 @@ def loopback(fabric: Fabric, rail: Rail) -> BwResult:
 
 
 def measure_loopbacks(fabric: Fabric) -> Loopbacks:
-    counters.baseline(fabric)  # the NICs idle, before any traffic of the session
+    nic_temp.baseline(fabric)  # the NICs idle, before any traffic of the session
     cluster = fabric.cluster
     slots = max(len(n.rails) for n in cluster.nodes)
     down = fabric.unreachable()
@@ -474,7 +474,7 @@ def tcp_pair_results(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[BwResul
 
 
 def measure_tcp(fabric: Fabric) -> RdmaRun:
-    counters.baseline(fabric)  # the NICs idle, before any traffic of the session
+    nic_temp.baseline(fabric)  # the NICs idle, before any traffic of the session
     plan = schedule(fabric)
     if not plan.rounds:
         return RdmaRun(plan, {}, {}, 0.0)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.measure import counters, flows, rdma
+from pytest_sparkfabric.measure import counters, flows, nic_temp, rdma
 from pytest_sparkfabric.measure.counters import Watch, Window
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName
 from pytest_sparkfabric.measure.prereq import could_not_run
@@ -129,7 +129,7 @@ def measure(fabric: Fabric) -> SoakRun:
         f"{len(plan)} saturating ib_write_bw flows, a sample every "
         f"{shell.duration(spec.interval_s)}"
     )
-    out.nic_start_c.update(counters.baseline(fabric))
+    out.nic_start_c.update(nic_temp.baseline(fabric))
     loads: dict[str, Background | None] = {}
     servers: dict[str, Background | None] = {}
     clients: dict[str, Background | None] = {}
@@ -254,7 +254,7 @@ def _sample_loop(
     # The module sits in the port: one read per cabled port (its first rail's netdev).
     ports = [cluster.node(n).rails_of(p)[0] for n in nodes for p in cluster.node(n).ports]
     counter_jobs = counters.rail_jobs(rails)
-    jobs = [*counter_jobs, *counters.hwmon_jobs(fabric, nodes)]
+    jobs = [*counter_jobs, *nic_temp.jobs(fabric, nodes)]
     jobs += [Job(name, build_gpu_query(), QUICK_S) for name in nodes]
     jobs += [Job(r.node, build_ethtool_module(r.netdev), QUICK_S) for r in ports]
     watch = Watch(counters.rail_log(fabric), NAME, tuple(r.id for r in rails), lambda: {})
@@ -302,7 +302,7 @@ def _readings(
 ) -> None:
     """The peaks of one round's NIC hwmon, GPU and module reads (in `_sample_loop`'s order)."""
     for name in nodes:
-        if sensors := counters.nic_sensors(next(rs)):
+        if sensors := nic_temp.sensors(next(rs)):
             hottest = max(t for _, t, _ in sensors)
             out.nic_temp_c[name] = max(out.nic_temp_c.get(name, -273.0), hottest)
             out.nic_series.setdefault(name, []).append((t_s, hottest))
@@ -366,7 +366,7 @@ def memory_note(command: str) -> str:
 
 # -- the modules' temperature (DOMAIN.md §6, §9) -------------------------------------------------
 # The module's EEPROM (SFF-8636 page 03h) gives its own alarm threshold; passive DACs read 0: not
-# judged. The NICs' hwmon sensors: counters.nic_sensors.
+# judged. The NICs' hwmon sensors: measure/nic_temp.py.
 
 MODULE_LIMIT_FIELD = "Module temperature high alarm threshold"
 MODULE_ALARM_PREFIX = "module temperature high"
