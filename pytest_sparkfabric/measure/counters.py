@@ -310,8 +310,8 @@ def check(
     fabric: Fabric, rail: Rail, verdict: Verdict, ws: Sequence[Window], *, post_fec: bool = True
 ) -> None:
     """Fail the item, naming the counters, when the rail's growth over a window of `ws` fails;
-    else, on a lossless rail, not measured where a window lacks the hw_counters (its sequence
-    errors could not grow, so no pass may rest on them)."""
+    else not measured where a window could not be read, or, on a lossless rail, lacks the
+    hw_counters (its sequence errors could not grow, so no pass may rest on them)."""
     lossless, mode = _mode(fabric, rail)
     pct = fabric.thresholds["discard_pct"].value
     where = f"{rail.node} {rail.netdev} ({rail.label}), {mode}"
@@ -319,6 +319,10 @@ def check(
         if found := judge(w, lossless=lossless, discard_pct_max=pct, post_fec=post_fec):
             text = "; ".join(f"{f.counter} +{f.growth} ({f.why})" for f in found[:3])
             verdict.fail(f"{where}, during {w.label}: {text}", found[0].rule)
+    if (unread := next((w for w in ws if w.error is not None), None)) is not None:
+        raise NotMeasured(
+            f"{rail.node} {rail.netdev} during {unread.label}: {unread.error}", nodes=[rail.node]
+        )
     if lossless and (gap := next((w for w in ws if w.partial), None)) is not None:
         raise NotMeasured(
             f"{where}, during {gap.label}: no RDMA hw_counters, so no sequence error can be "
