@@ -246,17 +246,23 @@ def conf_reads(job_env: Mapping[str, str]) -> list[tuple[str, ncclconf.SourceKin
     return reads
 
 
-# Where the NCCL packages (libnccl2) and a `make install` put the library, looked for by the
-# preflight's own lookup (one command for the library; its version is in the file's name).
+# Where the NCCL packages (libnccl2) and a `make install` put the library; its version is in the
+# file's name.
 LIBNCCL = "libnccl.so.2"
 LIBRARY_GLOBS = (
     "/usr/lib/*-linux-gnu/libnccl.so.2.*",
     "/usr/local/lib/libnccl.so.2.*",
     "/usr/local/nccl/lib/libnccl.so.2.*",
 )
-LIBRARY_LOOKUP = toolscan.build_preflight(
-    toolscan.Lookups(libs={LIBNCCL: LIBRARY_GLOBS}, packages=())
-)
+
+
+def library_patterns(cluster: Cluster) -> tuple[str, ...]:
+    """Where a rank loads libnccl from: the preflight looks there, and the version is read there.
+    The launcher exports nccl.env's LD_LIBRARY_PATH when it sets one; the loader then looks
+    there and in its cache, whose directories the system globs cover."""
+    dirs = cluster.spec.nccl.env.get("LD_LIBRARY_PATH", "")
+    mine = tuple(f"{d.rstrip('/')}/{LIBNCCL}*" for d in dirs.split(":") if d.startswith("/"))
+    return (*mine, *LIBRARY_GLOBS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +279,10 @@ def measure_env(fabric: Fabric) -> NcclEnv:
     reads = conf_reads(env)
     nodes = [n.name for n in fabric.cluster.nodes]
     jobs = [Job(n, command, QUICK_S) for n in nodes for _, _, command in reads]
-    results = iter(fabric.run_all(jobs + [Job(n, LIBRARY_LOOKUP, QUICK_S) for n in nodes]))
+    # The preflight's own lookup (toolscan), over the places a rank loads the library from.
+    lookup = toolscan.Lookups(libs={LIBNCCL: library_patterns(fabric.cluster)}, packages=())
+    lib_jobs = [Job(n, toolscan.build_preflight(lookup), QUICK_S) for n in nodes]
+    results = iter(fabric.run_all(jobs + lib_jobs))
     out: dict[str, Measured[dict[str, ncclconf.Decided]]] = {}
     for node in nodes:
         sources = [ncclconf.EnvSource.from_mapping(JOB_ENV_NAME, env)]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import shell
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
-from pytest_sparkfabric.measure.nccl_run import LIBNCCL, LIBRARY_GLOBS
+from pytest_sparkfabric.measure.nccl_run import LIBNCCL, library_patterns
 from pytest_sparkfabric.measure.prereq import (
     SUDO_ETHTOOL_FIX,
     could_not_run,
@@ -84,14 +84,6 @@ class Preflight:
         return any(c.gaps for c in self.nodes.values())
 
 
-def _lib_patterns(cluster: Cluster) -> tuple[str, ...]:
-    # The launcher exports nccl.env's LD_LIBRARY_PATH when it sets one; the loader then looks
-    # there and in its cache, whose directories the system globs cover.
-    dirs = cluster.spec.nccl.env.get("LD_LIBRARY_PATH", "")
-    mine = tuple(f"{d.rstrip('/')}/{LIBNCCL}*" for d in dirs.split(":") if d.startswith("/"))
-    return (*mine, *LIBRARY_GLOBS)
-
-
 def _tools(cluster: Cluster, need: str) -> tuple[str, ...]:
     if need == NCCL:
         launcher = shell.program(cluster.spec.nccl.launcher)
@@ -111,7 +103,7 @@ def lookups(cluster: Cluster, node: str, needs: Iterable[str]) -> toolscan.Looku
         tools=tuple(tools),
         sudo=tuple(sudo),
         sockets=(LLDPD_SOCKET,) if "lldpctl" in needs else (),
-        libs={LIBNCCL: _lib_patterns(cluster)} if NCCL in needs else {},
+        libs={LIBNCCL: library_patterns(cluster)} if NCCL in needs else {},
     )
 
 
@@ -128,7 +120,7 @@ def gaps(
             out.append(Gap(need, tool_missing(node, tools[0])))
         refused = [(w, a) for w, a in found.sudo.items() if not a.allowed]
         if need == NCCL and not found.libs.get(LIBNCCL):
-            places = ", ".join(_lib_patterns(cluster))
+            places = ", ".join(library_patterns(cluster))
             why = f"{LIBNCCL}: not found where the launcher's ranks load it ({places})"
             out.append(Gap(need, lacking(node, prereq_of(LIBNCCL), why)))
         elif need == "lldpctl" and found.tools.get(need) and not found.sockets.get(LLDPD_SOCKET):

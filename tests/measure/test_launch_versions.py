@@ -65,3 +65,15 @@ def test_the_version_table_and_the_odd_node_and_a_tie() -> None:
     # With a tie, the first node's value is the one the others differ from.
     assert facts.odd_ones({"a": "1", "b": "2"}) == {"b": "2"}
     assert facts.odd_ones({"a": "1", "b": "2", "c": "2"}) == {"a": "1"}
+
+
+def test_the_version_is_read_where_the_ranks_load_libnccl() -> None:
+    """The preflight and the version read look in nccl.env's LD_LIBRARY_PATH first (its absolute
+    folders: a relative one depends on each rank's working directory), then the system's."""
+    cluster = _ring_with_env("    LD_LIBRARY_PATH: /opt/nccl/lib/:build/lib\n")
+    assert nccl_run.library_patterns(cluster) == (
+        "/opt/nccl/lib/libnccl.so.2*",
+        *nccl_run.LIBRARY_GLOBS,
+    )
+    versions = nccl_run.measure_env(sim_fabric(cluster)).versions
+    assert set(versions.values()) == {(2, 28, 9)}
