@@ -38,7 +38,7 @@ def documentation_network(host: str) -> str | None:
 
 
 def check(
-    cluster: Cluster, text: str, *, env: Mapping[str, str], resolve: Resolver | None = None
+    cluster: Cluster, *, env: Mapping[str, str], resolve: Resolver | None = None
 ) -> list[Problem]:
     """Every warning for a valid cluster, in file order where it has a line. Only a cluster
     reached over ssh has anything to fail on: the simulator and a replay contact nothing."""
@@ -57,6 +57,7 @@ def check(
     def warn(path: tuple[str | int, ...], what: str, fix: str) -> None:
         out.append(Problem(path, cluster.line_of(path), what, fix))
 
+    text = cluster.located.text if cluster.located else ""
     for n, raw in enumerate(text.splitlines(), 1):
         if m := _EDIT.search(raw):
             what = f"`{raw[: m.start()].strip() or raw.strip()}` is still marked EDIT"

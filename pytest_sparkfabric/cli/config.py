@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_sparkfabric.cli import cautions
-from pytest_sparkfabric.cluster import Cluster, ConfigError, initgen, load_cluster
+from pytest_sparkfabric.cluster import Cluster, initgen, load_cluster
 from pytest_sparkfabric.cluster.faults import FAULTS, Fault
 from pytest_sparkfabric.cluster.plan import ITEM_KINDS, item_counts, plan
 from pytest_sparkfabric.cluster.spec import LINK_SPEEDS_MBPS, TOPOLOGIES, ClusterSpec
@@ -115,16 +115,11 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    try:
-        cluster = load_cluster(args.cluster)
-    except ConfigError as err:
-        print(err)
-        return 4
-    path, cfg = Path(args.cluster), cluster.spec.ssh_config
-    if cfg and not Path(cfg).expanduser().is_absolute():
-        cfg = str(path.resolve().parent / cfg)
+    cluster, cfg = load_cluster(args.cluster), None
+    if (given := cluster.spec.ssh_config) and cluster.source:
+        cfg = str(cluster.source.parent / Path(given).expanduser())  # relative: to the file
     resolve = cautions.resolver(cfg) if args.resolve else None
-    told = cautions.check(cluster, path.read_text("utf-8"), env=os.environ, resolve=resolve)
+    told = cautions.check(cluster, env=os.environ, resolve=resolve)
     if n := len(told):
         print(f"{args.cluster}: {n} warning{'s' if n != 1 else ''} (valid, but the run would fail)")
         print("\n".join(c.render() for c in told) + "\n")

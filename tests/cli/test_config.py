@@ -1,26 +1,18 @@
-"""`sparkfabric init | check | schema` through a parser built with cli_config.register."""
+"""`sparkfabric init | check | schema`."""
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.cli import config as cli_config
+from pytest_sparkfabric.cli import main as run
 from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.cluster.spec import ClusterSpec
 from tests.cluster.samples import SWITCH
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "cluster-yaml.md"
-
-
-def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="sparkfabric")
-    cli_config.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
 
 
 def test_init_prints_a_file_check_accepts(
@@ -55,11 +47,20 @@ def test_init_writes_output_and_refuses_to_overwrite(
 ) -> None:
     out = tmp_path / "c.yaml"
     argv = ["init", "--topology", "direct", "--nodes", "a,b", "-o", str(out)]
+    wrote = f"wrote {out}; edit the lines marked EDIT, then: sparkfabric check {out}\n"
     assert run(argv) == 0
+    assert capsys.readouterr().out == wrote
     assert out.read_text().count("- name:") == 2
+    out.write_text("mine\n")
     assert run(argv) == 2
-    assert "exists. Fix: add --force" in capsys.readouterr().err
-    assert run([*argv, "--force"]) == 0
+    assert capsys.readouterr() == (
+        "",
+        f"sparkfabric init: {out} exists. Fix: add --force to replace it.\n",
+    )
+    assert out.read_text() == "mine\n"
+    assert run([*argv, "--force"]) == 0  # replaced, and told so
+    assert capsys.readouterr().out == wrote
+    assert out.read_text().count("- name:") == 2
 
 
 def test_an_impossible_init_exits_2_without_traceback(capsys: pytest.CaptureFixture[str]) -> None:
