@@ -42,8 +42,7 @@ def _p(path: Path_, message: str, fix: str) -> Problem:
 def _unknown(
     path: Path_, value: str, options: Sequence[str], what: str, among: str = "", empty: str = ""
 ) -> Problem:
-    """`value` names no `what` of this file; a key of the path is not repeated after it. The
-    fix names the options (`among`: where they are listed), or says `empty` when there are none."""
+    """`value` names no `what` of this file; the fix lists `options` (found in `among`)."""
     close = difflib.get_close_matches(value, options, n=1, cutoff=0.6)
     guess = f" (did you mean {close[0]!r}?)" if close else ""
     shown = "" if path[-1] == value else f"{value!r} "
@@ -52,8 +51,7 @@ def _unknown(
 
 
 def miscount(topo: str, n: int) -> tuple[str, str, list[str]] | None:
-    """When `topo` cannot take `n` nodes: `needs exactly 3 nodes (why)`, the count in words
-    (`exactly 3`, `4 or more`, `2 to 128`) and the topologies that can."""
+    """When `topo` cannot take `n` nodes: why, the count in words and the topologies that can."""
     lo, hi = NODE_COUNTS[topo]
     if lo <= n <= hi:
         return None
@@ -63,6 +61,12 @@ def miscount(topo: str, n: int) -> tuple[str, str, list[str]] | None:
     return f"needs {need} nodes ({why})", need, fits
 
 
+_PORTS_WORDS = {
+    1: ("has one cabled port", "list only the cabled port (the same port number on every node)"),
+    2: ("is cabled on both ports 0 and 1", "list both ports, each with its two rail addresses"),
+}
+
+
 @_rule("topology", "nodes")
 def _cabling(c: Cluster) -> Iterator[Problem]:
     topo, nodes, ports = c.topology, c.nodes, PORTS_PER_NODE[c.topology]
@@ -70,18 +74,11 @@ def _cabling(c: Cluster) -> Iterator[Problem]:
         what, need, fits = wrong
         use = f"use topology {' or '.join(map(repr, fits))}, or " if fits else ""
         yield _p(("topology",), f"{topo!r} {what}; got {len(nodes)}", f"{use}list {need} nodes")
-    if ports == 2:
-        what = f"a {topo} node is cabled on both ports 0 and 1"
-        fix = "list both ports, each with its two rail addresses"
-    else:
-        what = f"a {topo} node has one cabled port"
-        fix = "list only the cabled port (the same port number on every node)"
-    for i, n in enumerate(nodes):
+    what, fix = _PORTS_WORDS[ports]
+    for i, n in ((i, n) for i, n in enumerate(nodes) if len(n.ports) != ports):
         listed = f"port{'s' * (len(n.ports) > 1)} {' and '.join(map(str, n.ports))}"
-        if len(n.ports) != ports:
-            yield _p(
-                ("nodes", i, "ports"), f"lists {listed if n.ports else 'no port'}; {what}", fix
-            )
+        listed = listed if n.ports else "no port"
+        yield _p(("nodes", i, "ports"), f"lists {listed}; a {topo} node {what}", fix)
     single = [(i, n.ports[0]) for i, n in enumerate(nodes) if len(n.ports) == 1 and ports == 1]
     counts = Counter(port for _, port in single)
     common = max(counts, key=lambda p: counts[p], default=None)  # ties: the first node's
