@@ -76,10 +76,8 @@ def test_more_sparks_behind_a_switch_than_nvidia_supports_is_a_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "c.yaml"
-    assert (
-        run(["init", "--topology", "switch", "--nodes", "9", "--transport", "sim", "-o", str(path)])
-        == 0
-    )
+    argv = ["init", "--topology", "switch", "--nodes", "9", "--transport", "sim", "-o", str(path)]
+    assert run(argv) == 0
     assert run(["check", "-q", str(path)]) == 0
     assert capsys.readouterr().out.endswith(
         "1 warning (valid, but the run would fail)\n  line 11: 9 nodes behind a switch: NVIDIA "
