@@ -325,10 +325,8 @@ def _words(
         parent = _at(loc[:-1])
         keys = parent.node.get("propertyNames", {}).get("enum", [])
         if not keys:
-            return (
-                f"is a key that {_TYPE_WORDS.get(kind, 'is not allowed')}",
-                "write the key as text",
-            )
+            what = f"is a key that {_TYPE_WORDS.get(kind, 'is not allowed')}"
+            return what, "write the key as text"
         rule = HINTS.get((*parent.shape, "[key]"), Hint()).rule
         listing = " or ".join(keys) if len(keys) <= 3 else "one of " + ", ".join(keys)
         rule = rule or f"is not an allowed key: the keys are {', '.join(keys)}"
@@ -339,10 +337,8 @@ def _words(
     write = f"{key}: {write}" if write and isinstance(key, str) and key == name else write
     like = f"write it like `{write}`" if write else ""
     if kind == "missing":
-        return (
-            "is missing",
-            f"add `{write}`{note}" if write else "add it (see docs/cluster-yaml.md)",
-        )
+        fix = f"add `{write}`{note}" if write else "add it (see docs/cluster-yaml.md)"
+        return "is missing", fix
     if kind == "too_short_fixed":
         size, n = len(node.get("prefixItems", ())), len(value) if isinstance(value, list) else 0
         both = "both" if size == 2 else f"all {size}"

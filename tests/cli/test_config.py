@@ -143,28 +143,22 @@ def test_check_warns_about_what_fails_at_run_time(
 
 
 def test_check_resolve_warns_about_ssh_hosts_that_do_not_resolve(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "cluster.yaml"
-    path.write_text(
-        "topology: direct\nnodes:\n"
-        "  - name: a\n    ssh: {host: no-such-host.invalid}\n"
-        "    ports: {1: [192.168.100.11/24, 192.168.101.11/24]}\n"
-        "  - name: b\n    ssh: {host: 127.0.0.1}\n"
-        "    ports: {1: [192.168.100.12/24, 192.168.101.12/24]}\n"
-        "  - name: c\n    ssh: {host: 2001:db8::7}\n"
-        "    ports: {1: [192.168.100.13/24, 192.168.101.13/24]}\n".replace("direct", "switch")
-        + "switch: {host: 10.0.0.2, user: u, ports: {a: x1, b: x2, c: x3}}\n"
-    )
+    monkeypatch.setenv("SWITCH_PASSWORD", "secret")
+    path, text = tmp_path / "cluster.yaml", SWITCH
+    for i, host in enumerate(["no-such-host.invalid", "127.0.0.1", "2001:db8::7"], 11):
+        text = text.replace(f"host: 10.0.0.{i},", f"host: {host},")
+    path.write_text(text)
     assert run(["check", "-q", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "line 10: nodes[2].ssh.host 2001:db8::7 is a documentation address" in out
+    assert "line 12: nodes[2].ssh.host 2001:db8::7 is a documentation address" in out
     assert "no-such-host" not in out
     assert run(["check", "-q", "--resolve", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{path}: 2 warnings")
     assert "  line 4: nodes[0].ssh.host no-such-host.invalid does not resolve (" in out
-    assert "ssh cannot reach a.\n    Fix: use the node's management address" in out
+    assert "ssh cannot reach spark-1.\n    Fix: use the node's management address" in out
     assert "127.0.0.1" not in out
 
 
