@@ -161,10 +161,8 @@ def generate(
     for i, (name, ports) in enumerate(zip(names, plans, strict=True)):
         out.append(f"  - name: {_scalar(name)}")
         if ssh:
-            out.append(
-                f"    ssh: {{host: {_scalar(name)}, user: nvidia}}"
-                "  # EDIT: management address (or ~/.ssh/config alias) and user"
-            )
+            edit = "  # EDIT: management address (or ~/.ssh/config alias) and user"
+            out.append(f"    ssh: {{host: {_scalar(name)}, user: nvidia}}{edit}")
         out.append("    ports:  # QSFP port: [rail 0 address, rail 1 address]")
         for p, (r0, r1) in sorted(ports.items()):
             where = "to the switch" if topology == "switch" else f"cable to the other node port {p}"
@@ -186,11 +184,9 @@ def generate(
             "cables:",
             "  approved:  # NVIDIA's Spark DACs; add the breakout cables you bought",
             *(f"    - {{vendor: {c.vendor}, part: {c.part}}}" for c in NVIDIA_APPROVED),
-            *(
-                ["    - {vendor: PHILISUN, part: QDD-2Q56-PC01}  # the simulated breakout"]
-                * (not ssh)
-            ),
         ]
+        if not ssh:
+            out.append("    - {vendor: PHILISUN, part: QDD-2Q56-PC01}  # the simulated breakout")
     nccl = NcclSpec()
     out += [
         "nccl:  # as NVIDIA's nccl playbook builds it: NCCL in ~/nccl, nccl-tests in ~/nccl-tests,",

@@ -58,9 +58,8 @@ def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = N
         problem = Problem((), mark.line + 1 if mark else None, what, "fix the YAML at that line")
         raise ConfigError(source, [problem]) from None
     except TooComplex as exc:
-        raise ConfigError(
-            source, [Problem((), None, f"the file cannot be read: {exc}", _START)]
-        ) from None
+        problem = Problem((), None, f"the file cannot be read: {exc}", _START)
+        raise ConfigError(source, [problem]) from None
     problems, data = located.problems, located.data
     if not isinstance(data, dict):
         what = "the top level must be a mapping of keys (topology:, nodes:, ...); got "
@@ -78,9 +77,7 @@ def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = N
             if name in data and name not in bad
         }
         part = ClusterSpec.model_construct(**good)
-        partial = Cluster(
-            spec=part, source=None, nodes=build_nodes(part) if "nodes" in good else ()
-        )
+        partial = Cluster(part, None, build_nodes(part) if "nodes" in good else ())
         found = _worded(err, located) + validate.check(partial, set(fields) - bad)
         raise ConfigError(source, problems + _lined(found, located)) from None
     cluster = Cluster(spec=spec, source=path, nodes=build_nodes(spec), located=located)

@@ -205,11 +205,9 @@ def _addresses(c: Cluster) -> Iterator[Problem]:
                 yield _p(path, what, "every rail interface needs its own address")
             owner.setdefault(ip, path)
             if net.prefixlen > 30 or ip in (net.network_address, net.broadcast_address):
-                yield _p(
-                    path,
-                    f"{rail.address} is not a usable host address of its subnet",
-                    "use a host address inside a subnet of /30 or wider, e.g. 192.168.100.11/24",
-                )
+                what = f"{rail.address} is not a usable host address of its subnet"
+                fix = "use a host address inside a subnet of /30 or wider, e.g. 192.168.100.11/24"
+                yield _p(path, what, fix)
         for x, y in combinations(n.rails, 2):
             if x.address.network.overlaps(y.address.network):
                 shared.setdefault((x.port, x.index, y.port, y.index), []).append((i, x, y))
@@ -227,13 +225,10 @@ def _addresses(c: Cluster) -> Iterator[Problem]:
 
 @_rule("nodes", "transport", "replay_dir")
 def _transport(c: Cluster) -> Iterator[Problem]:
+    fix = "add ssh: {host: <management address>, user: <user>}, or use transport: sim"
     for i, n in enumerate(c.nodes if c.spec.transport == "ssh" else ()):
         if n.ssh is None:
-            yield _p(
-                ("nodes", i),
-                f"({n.name}) has no ssh: and transport is 'ssh'",
-                "add ssh: {host: <management address>, user: <user>}, or use transport: sim",
-            )
+            yield _p(("nodes", i), f"({n.name}) has no ssh: and transport is 'ssh'", fix)
     if c.spec.transport == "replay" and not c.spec.replay_dir:
         what = "'replay' needs replay_dir: the folder of a recording"
         yield _p(("transport",), what, "add replay_dir: <folder>, or use transport ssh or sim")
@@ -243,18 +238,12 @@ def _transport(c: Cluster) -> Iterator[Problem]:
 def _switch(c: Cluster) -> Iterator[Problem]:
     sw, switched = c.spec.switch, c.topology == "switch"
     if sw is not None and not switched:
-        yield _p(
-            ("switch",),
-            f"is only for topology 'switch'; this file says {c.topology!r}",
-            "remove the switch: section, or set topology: switch",
-        )
+        what = f"is only for topology 'switch'; this file says {c.topology!r}"
+        yield _p(("switch",), what, "remove the switch: section, or set topology: switch")
     if sw is None and switched:
-        yield _p(
-            ("topology",),
-            "'switch' needs a switch: section that names each node's switch port",
-            "add switch: {host: ..., user: ..., password_env: SWITCH_PASSWORD, "
-            "ports: {<node>: qsfp56-dd-1-1, ...}}",
-        )
+        what = "'switch' needs a switch: section that names each node's switch port"
+        fix = "add switch: {host: ..., user: ..., password_env: SWITCH_PASSWORD, ports: "
+        yield _p(("topology",), what, fix + "{<node>: qsfp56-dd-1-1, ...}}")
     if sw is None or not switched:
         return
     if sw.api in ("rest", "auto") and sw.api_port == 80 and not sw.allow_http:
@@ -271,9 +260,8 @@ def _switch(c: Cluster) -> Iterator[Problem]:
             yield _unknown(("switch", "ports", name), name, names, "a node")
         if port in of:
             what = f"{port} is already the switch port of {of[port]}"
-            yield _p(
-                ("switch", "ports", name), what, "each node has its own switch port (breakout leg)"
-            )
+            fix = "each node has its own switch port (breakout leg)"
+            yield _p(("switch", "ports", name), what, fix)
         of.setdefault(port, name)
     for name in (name for name in names if name not in sw.ports):
         what, fix = f"has no switch port for node {name!r}", f"add `{name}: <switch interface>`"
