@@ -284,15 +284,13 @@ def reference_markdown() -> str:
             for key, prop in node.get("properties", {}).items()
         ]
     thresholds = sorted(defaults("direct", 2).values(), key=lambda t: t.name)
+    limits = [f"| `{t.name}` | {_cell(t.expected())} | {_cell(t.source)} |" for t in thresholds]
+    faults = [f"| `{k}` | {_targets(f)} | {_cell(f.what)} | {f.lab} |" for k, f in FAULTS.items()]
     filled = {
         "@example@": initgen.generate("direct", ["spark-1", "spark-2"]).rstrip("\n"),
         "@fields@": "\n".join(fields),
-        "@thresholds@": "\n".join(
-            f"| `{t.name}` | {_cell(t.expected())} | {_cell(t.source)} |" for t in thresholds
-        ),
-        "@faults@": "\n".join(
-            f"| `{f.name}` | {_targets(f)} | {_cell(f.what)} | {f.lab} |" for f in FAULTS.values()
-        ),
+        "@thresholds@": "\n".join(limits),
+        "@faults@": "\n".join(faults),
     }
     # The prose around the generated tables is markdown, edited as such.
     text = Path(__file__).with_name("reference.md").read_text(encoding="utf-8")
