@@ -90,15 +90,11 @@ class NameRule:
         # Else the field's own type (and emptiness) say what is wrong.
         head = "" if self.key else f"{seen(value)} "
         if isinstance(value, str) and value and (why := self.problem(value)):
-            raise error(
-                "name_rule",
-                f"{head}is not {self.what}: {why}",
-                f"{self.words}, e.g. {self.example}",
-            )
+            fix = f"{self.words}, e.g. {self.example}"
+            raise error("name_rule", f"{head}is not {self.what}: {why}", fix)
         if isinstance(value, str) and len(value) > self.max_length:
-            raise error(
-                "name_rule", f"{head}is too long: at most {self.max_length} characters", self.words
-            )
+            what = f"{head}is too long: at most {self.max_length} characters"
+            raise error("name_rule", what, self.words)
         return value
 
 

@@ -40,9 +40,8 @@ def pool_subnets(pool: str | None) -> list[IPv4Network]:
     try:
         net = IPv4Network(pool.strip(), strict=False)
     except ValueError:
-        raise InitError(
-            f"--subnet-pool {pool!r} is not an IPv4 network. Fix: write it like 192.168.96.0/19."
-        ) from None
+        what = f"--subnet-pool {pool!r} is not an IPv4 network"
+        raise InitError(f"{what}. Fix: write it like 192.168.96.0/19.") from None
     return list(net.subnets(new_prefix=24)) if net.prefixlen <= 24 else []
 
 
@@ -62,9 +61,8 @@ def _check(topology: str, names: Sequence[str], port: int | None, mtu: int | Non
             fix = f"{rule.words} (at most {rule.max_length} characters)"
             raise InitError(f"node name {name!r} is not valid. Fix: {fix}.")
     if dupes := sorted({n for n in names if list(names).count(n) > 1}):
-        raise InitError(
-            f"node name(s) {', '.join(dupes)} given twice. Fix: every node needs its own name."
-        )
+        what = f"node name(s) {', '.join(dupes)} given twice"
+        raise InitError(f"{what}. Fix: every node needs its own name.")
     if port is not None and port not in hardware.PORTS:
         raise InitError(f"--port {port} does not exist. Fix: a Spark has QSFP ports 0 and 1.")
     if port is not None and topology in ("ring", "mesh"):
