@@ -7,6 +7,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from pytest_sparkfabric.cluster import ConfigError
+
 _SUBCOMMAND_MODULES = (
     "pytest_sparkfabric.cli.config",
     "pytest_sparkfabric.cli.measure",
@@ -51,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(func(args))
+    except ConfigError as err:  # cluster.yaml's problems: a usage error, as under pytest
+        print(err)
+        return 4
     except KeyboardInterrupt:
         print("sparkfabric: interrupted", file=sys.stderr)
         return 130

@@ -38,30 +38,28 @@ def documentation_network(host: str) -> str | None:
 
 
 def check(
-    cluster: Cluster, text: str, *, env: Mapping[str, str], resolve: Resolver | None = None
+    cluster: Cluster, *, env: Mapping[str, str], resolve: Resolver | None = None
 ) -> list[Problem]:
     """Every warning for a valid cluster, in file order where it has a line. Only a cluster
     reached over ssh has anything to fail on: the simulator and a replay contact nothing."""
     spec, out = cluster.spec, []
+
+    def warn(path: tuple[str | int, ...], what: str, fix: str, line: int | None = None) -> None:
+        out.append(Problem(path, line or cluster.line_of(path), what, fix))
+
     if cluster.topology == "switch" and (n := len(cluster.nodes)) > NVIDIA_SWITCH_NODES:
         # More Sparks behind a switch than NVIDIA supports: the suite tests them, NVIDIA may not.
         what = f"{n} nodes behind a switch: NVIDIA supports up to {NVIDIA_SWITCH_NODES} (the suite "
         what += "tests any number the switch has legs for)"
         fix = "nothing to change for the suite; for NVIDIA support split the cluster into groups "
-        out.append(
-            Problem((), cluster.line_of(("nodes",)), what, fix + f"of {NVIDIA_SWITCH_NODES}")
-        )
+        warn((), what, fix + f"of {NVIDIA_SWITCH_NODES}", cluster.line_of(("nodes",)))
     if spec.transport != "ssh":
         return out
-
-    def warn(path: tuple[str | int, ...], what: str, fix: str) -> None:
-        out.append(Problem(path, cluster.line_of(path), what, fix))
-
+    text = cluster.located.text if cluster.located else ""
     for n, raw in enumerate(text.splitlines(), 1):
         if m := _EDIT.search(raw):
             what = f"`{raw[: m.start()].strip() or raw.strip()}` is still marked EDIT"
-            fix = "set the value for your cluster, then delete EDIT from the comment"
-            out.append(Problem((), n, what, fix))
+            warn((), what, "set the value for your cluster, then delete EDIT from the comment", n)
     for i, node in enumerate(spec.nodes):
         host = node.ssh.host if node.ssh else ""
         if net := documentation_network(host):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_sparkfabric.cli import cautions
-from pytest_sparkfabric.cluster import Cluster, ConfigError, initgen, load_cluster
+from pytest_sparkfabric.cluster import Cluster, initgen, load_cluster
 from pytest_sparkfabric.cluster.faults import FAULTS, Fault
 from pytest_sparkfabric.cluster.plan import ITEM_KINDS, item_counts, plan
 from pytest_sparkfabric.cluster.spec import LINK_SPEEDS_MBPS, TOPOLOGIES, ClusterSpec
@@ -115,16 +115,11 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    try:
-        cluster = load_cluster(args.cluster)
-    except ConfigError as err:
-        print(err)
-        return 4
-    path, cfg = Path(args.cluster), cluster.spec.ssh_config
-    if cfg and not Path(cfg).expanduser().is_absolute():
-        cfg = str(path.resolve().parent / cfg)
+    cluster, cfg = load_cluster(args.cluster), None
+    if (given := cluster.spec.ssh_config) and cluster.source:
+        cfg = str(cluster.source.parent / Path(given).expanduser())  # relative: to the file
     resolve = cautions.resolver(cfg) if args.resolve else None
-    told = cautions.check(cluster, path.read_text("utf-8"), env=os.environ, resolve=resolve)
+    told = cautions.check(cluster, env=os.environ, resolve=resolve)
     if n := len(told):
         print(f"{args.cluster}: {n} warning{'s' if n != 1 else ''} (valid, but the run would fail)")
         print("\n".join(c.render() for c in told) + "\n")
@@ -289,15 +284,13 @@ def reference_markdown() -> str:
             for key, prop in node.get("properties", {}).items()
         ]
     thresholds = sorted(defaults("direct", 2).values(), key=lambda t: t.name)
+    limits = [f"| `{t.name}` | {_cell(t.expected())} | {_cell(t.source)} |" for t in thresholds]
+    faults = [f"| `{k}` | {_targets(f)} | {_cell(f.what)} | {f.lab} |" for k, f in FAULTS.items()]
     filled = {
         "@example@": initgen.generate("direct", ["spark-1", "spark-2"]).rstrip("\n"),
         "@fields@": "\n".join(fields),
-        "@thresholds@": "\n".join(
-            f"| `{t.name}` | {_cell(t.expected())} | {_cell(t.source)} |" for t in thresholds
-        ),
-        "@faults@": "\n".join(
-            f"| `{f.name}` | {_targets(f)} | {_cell(f.what)} | {f.lab} |" for f in FAULTS.values()
-        ),
+        "@thresholds@": "\n".join(limits),
+        "@faults@": "\n".join(faults),
     }
     # The prose around the generated tables is markdown, edited as such.
     text = Path(__file__).with_name("reference.md").read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.cluster import ConfigError, load_cluster
+from pytest_sparkfabric.cluster import load_cluster
 
 if TYPE_CHECKING:
     import pytest
@@ -96,11 +96,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     from pytest_sparkfabric.session import EXIT_INCOMPLETE
     from pytest_sparkfabric.transport import make_transport
 
-    try:
-        cluster = load_cluster(args.cluster)
-    except ConfigError as err:
-        print(err)
-        return 4
+    cluster = load_cluster(args.cluster)
     try:
         transport = make_transport(cluster)
     except FileNotFoundError as err:

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pydantic_core import PydanticCustomError
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import PydanticCustomError, core_schema
 
 from pytest_sparkfabric import shell
 
@@ -53,6 +54,7 @@ class NameRule:
     example: str
     words: str
     prefix: str = ""
+    key: bool = False  # names a mapping's key: the message does not repeat it
 
     @property
     def pattern(self) -> str:
@@ -76,19 +78,23 @@ class NameRule:
         why += [f"holds {', '.join(map(repr, sorted(bad)))}"] if bad else []
         return "it " + " and ".join(why) if why else None
 
-    def check(self, value: Any, *, key: bool = False) -> Any:
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        # As `Annotated[str, RULE]`: the check's words come first; the limits are the rule as
+        # the schema (and so the reference) shows it.
+        limits = core_schema.str_schema(
+            min_length=1, max_length=self.max_length, pattern=self.pattern
+        )
+        return core_schema.no_info_before_validator_function(self.check, limits)
+
+    def check(self, value: Any) -> Any:
         # Else the field's own type (and emptiness) say what is wrong.
-        head = "" if key else f"{seen(value)} "
+        head = "" if self.key else f"{seen(value)} "
         if isinstance(value, str) and value and (why := self.problem(value)):
-            raise error(
-                "name_rule",
-                f"{head}is not {self.what}: {why}",
-                f"{self.words}, e.g. {self.example}",
-            )
+            fix = f"{self.words}, e.g. {self.example}"
+            raise error("name_rule", f"{head}is not {self.what}: {why}", fix)
         if isinstance(value, str) and len(value) > self.max_length:
-            raise error(
-                "name_rule", f"{head}is too long: at most {self.max_length} characters", self.words
-            )
+            what = f"{head}is too long: at most {self.max_length} characters"
+            raise error("name_rule", what, self.words)
         return value
 
 

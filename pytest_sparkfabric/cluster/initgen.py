@@ -40,9 +40,8 @@ def pool_subnets(pool: str | None) -> list[IPv4Network]:
     try:
         net = IPv4Network(pool.strip(), strict=False)
     except ValueError:
-        raise InitError(
-            f"--subnet-pool {pool!r} is not an IPv4 network. Fix: write it like 192.168.96.0/19."
-        ) from None
+        what = f"--subnet-pool {pool!r} is not an IPv4 network"
+        raise InitError(f"{what}. Fix: write it like 192.168.96.0/19.") from None
     return list(net.subnets(new_prefix=24)) if net.prefixlen <= 24 else []
 
 
@@ -62,9 +61,8 @@ def _check(topology: str, names: Sequence[str], port: int | None, mtu: int | Non
             fix = f"{rule.words} (at most {rule.max_length} characters)"
             raise InitError(f"node name {name!r} is not valid. Fix: {fix}.")
     if dupes := sorted({n for n in names if list(names).count(n) > 1}):
-        raise InitError(
-            f"node name(s) {', '.join(dupes)} given twice. Fix: every node needs its own name."
-        )
+        what = f"node name(s) {', '.join(dupes)} given twice"
+        raise InitError(f"{what}. Fix: every node needs its own name.")
     if port is not None and port not in hardware.PORTS:
         raise InitError(f"--port {port} does not exist. Fix: a Spark has QSFP ports 0 and 1.")
     if port is not None and topology in ("ring", "mesh"):
@@ -161,10 +159,8 @@ def generate(
     for i, (name, ports) in enumerate(zip(names, plans, strict=True)):
         out.append(f"  - name: {_scalar(name)}")
         if ssh:
-            out.append(
-                f"    ssh: {{host: {_scalar(name)}, user: nvidia}}"
-                "  # EDIT: management address (or ~/.ssh/config alias) and user"
-            )
+            edit = "  # EDIT: management address (or ~/.ssh/config alias) and user"
+            out.append(f"    ssh: {{host: {_scalar(name)}, user: nvidia}}{edit}")
         out.append("    ports:  # QSFP port: [rail 0 address, rail 1 address]")
         for p, (r0, r1) in sorted(ports.items()):
             where = "to the switch" if topology == "switch" else f"cable to the other node port {p}"
@@ -186,11 +182,9 @@ def generate(
             "cables:",
             "  approved:  # NVIDIA's Spark DACs; add the breakout cables you bought",
             *(f"    - {{vendor: {c.vendor}, part: {c.part}}}" for c in NVIDIA_APPROVED),
-            *(
-                ["    - {vendor: PHILISUN, part: QDD-2Q56-PC01}  # the simulated breakout"]
-                * (not ssh)
-            ),
         ]
+        if not ssh:
+            out.append("    - {vendor: PHILISUN, part: QDD-2Q56-PC01}  # the simulated breakout")
     nccl = NcclSpec()
     out += [
         "nccl:  # as NVIDIA's nccl playbook builds it: NCCL in ~/nccl, nccl-tests in ~/nccl-tests,",

@@ -58,9 +58,8 @@ def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = N
         problem = Problem((), mark.line + 1 if mark else None, what, "fix the YAML at that line")
         raise ConfigError(source, [problem]) from None
     except TooComplex as exc:
-        raise ConfigError(
-            source, [Problem((), None, f"the file cannot be read: {exc}", _START)]
-        ) from None
+        problem = Problem((), None, f"the file cannot be read: {exc}", _START)
+        raise ConfigError(source, [problem]) from None
     problems, data = located.problems, located.data
     if not isinstance(data, dict):
         what = "the top level must be a mapping of keys (topology:, nodes:, ...); got "
@@ -78,9 +77,7 @@ def parse_cluster(text: str, source: str = "cluster.yaml", path: Path | None = N
             if name in data and name not in bad
         }
         part = ClusterSpec.model_construct(**good)
-        partial = Cluster(
-            spec=part, source=None, nodes=build_nodes(part) if "nodes" in good else ()
-        )
+        partial = Cluster(part, None, build_nodes(part) if "nodes" in good else ())
         found = _worded(err, located) + validate.check(partial, set(fields) - bad)
         raise ConfigError(source, problems + _lined(found, located)) from None
     cluster = Cluster(spec=spec, source=path, nodes=build_nodes(spec), located=located)
@@ -325,10 +322,8 @@ def _words(
         parent = _at(loc[:-1])
         keys = parent.node.get("propertyNames", {}).get("enum", [])
         if not keys:
-            return (
-                f"is a key that {_TYPE_WORDS.get(kind, 'is not allowed')}",
-                "write the key as text",
-            )
+            what = f"is a key that {_TYPE_WORDS.get(kind, 'is not allowed')}"
+            return what, "write the key as text"
         rule = HINTS.get((*parent.shape, "[key]"), Hint()).rule
         listing = " or ".join(keys) if len(keys) <= 3 else "one of " + ", ".join(keys)
         rule = rule or f"is not an allowed key: the keys are {', '.join(keys)}"
@@ -339,10 +334,8 @@ def _words(
     write = f"{key}: {write}" if write and isinstance(key, str) and key == name else write
     like = f"write it like `{write}`" if write else ""
     if kind == "missing":
-        return (
-            "is missing",
-            f"add `{write}`{note}" if write else "add it (see docs/cluster-yaml.md)",
-        )
+        fix = f"add `{write}`{note}" if write else "add it (see docs/cluster-yaml.md)"
+        return "is missing", fix
     if kind == "too_short_fixed":
         size, n = len(node.get("prefixItems", ())), len(value) if isinstance(value, list) else 0
         both = "both" if size == 2 else f"all {size}"

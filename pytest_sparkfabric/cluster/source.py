@@ -54,9 +54,10 @@ class TooComplex(ValueError):
 
 @dataclass
 class Located:
-    """Data loaded from YAML plus the line (1-based) of each path in it."""
+    """Data loaded from YAML plus the line (1-based) of each path in it, and the text itself."""
 
     data: Any
+    text: str = ""
     lines: dict[Path_, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
@@ -69,7 +70,7 @@ class Located:
 def load_located(text: str) -> Located:
     """Parse YAML text; raise yaml.YAMLError for syntax errors (they carry a mark) and
     TooComplex for documents that cannot be a cluster file (self-reference, alias bombs, depth)."""
-    out, ctor, active, count = Located(data=None), yaml.SafeLoader(""), set[int](), [0]
+    out, ctor, active, count = Located(None, text), yaml.SafeLoader(""), set[int](), [0]
 
     def build(node: yaml.Node, path: Path_) -> Any:
         count[0] += 1

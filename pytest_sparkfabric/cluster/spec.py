@@ -4,6 +4,7 @@ JSON Schema and so in docs/cluster-yaml.md. The cabling and address rules are in
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from ipaddress import IPv4Interface
 from typing import Annotated, Any, Literal, get_args
 
@@ -28,23 +29,13 @@ class _Model(BaseModel):
     )
 
 
-def _limits(rule: argrules.NameRule) -> Any:
-    # The pattern is the rule as the schema (and so the reference) shows it; the check's
-    # words come first.
-    return Field(min_length=1, max_length=rule.max_length, pattern=rule.pattern)
-
-
-def _check(rule: argrules.NameRule, key: bool = False) -> BeforeValidator:
-    return BeforeValidator(lambda value: rule.check(value, key=key))
-
-
-NodeName = Annotated[str, _limits(argrules.NODE), _check(argrules.NODE)]
-UserName = Annotated[str, _limits(argrules.USER), _check(argrules.USER)]
-NetdevName = Annotated[str, _limits(argrules.NETDEV), _check(argrules.NETDEV)]
-RdmaName = Annotated[str, _limits(argrules.RDMA), _check(argrules.RDMA)]
-SwitchPortName = Annotated[str, _limits(argrules.SWITCH_PORT), _check(argrules.SWITCH_PORT)]
-EnvName = Annotated[str, _limits(argrules.PASSWORD_ENV), _check(argrules.PASSWORD_ENV)]
-EnvKey = Annotated[str, _limits(argrules.ENV_KEY), _check(argrules.ENV_KEY, key=True)]
+NodeName = Annotated[str, argrules.NODE]
+UserName = Annotated[str, argrules.USER]
+NetdevName = Annotated[str, argrules.NETDEV]
+RdmaName = Annotated[str, argrules.RDMA]
+SwitchPortName = Annotated[str, argrules.SWITCH_PORT]
+EnvName = Annotated[str, argrules.PASSWORD_ENV]
+EnvKey = Annotated[str, replace(argrules.ENV_KEY, key=True)]
 EnvValue = Annotated[str, BeforeValidator(argrules.check_env_value)]
 SshHost = Annotated[str, Field(min_length=1), BeforeValidator(argrules.check_ssh_host)]
 SwitchHost = Annotated[str, Field(min_length=1), BeforeValidator(argrules.check_switch_host)]
@@ -119,6 +110,8 @@ def _rail_entry(value: Any) -> Any:
 
 
 RailEntry = Annotated[RailSpec, BeforeValidator(_rail_entry, json_schema_input_type=str | RailSpec)]
+PortRails = Annotated[dict[PortNumber, tuple[RailEntry, RailEntry]], BeforeValidator(_port_keys)]
+PortSpeeds = Annotated[dict[PortNumber, LinkSpeed], BeforeValidator(_port_keys)]
 
 
 class NodeSpec(_Model):
@@ -129,16 +122,13 @@ class NodeSpec(_Model):
     starting with a letter or digit)."""
     ssh: SshSpec | None = Field(None, examples=[{"host": "10.0.0.11", "user": "nvidia"}])
     """How to log in (needed with transport ssh)."""
-    ports: Annotated[dict[PortNumber, tuple[RailEntry, RailEntry]], BeforeValidator(_port_keys)] = (
-        Field(
-            examples=[{1: ["192.168.100.11/24", "192.168.101.11/24"]}],
-            json_schema_extra=_PORT_KEYS,
-        )
+    ports: PortRails = Field(
+        examples=[{1: ["192.168.100.11/24", "192.168.101.11/24"]}], json_schema_extra=_PORT_KEYS
     )
     """Cabled QSFP port (0: the cage nearest the RJ45 port, or 1) -> [rail 0, rail 1]: the
     port's two PCIe halves, each its own interface with its own address. Direct and switch: the
     one cabled port; ring and mesh: both."""
-    link_speed: Annotated[dict[PortNumber, LinkSpeed], BeforeValidator(_port_keys)] = Field(
+    link_speed: PortSpeeds = Field(
         default_factory=dict, examples=[{1: "100G"}], json_schema_extra=_PORT_KEYS
     )
     """Cabled port -> its link's declared speed, where not the cluster's `link_speed`."""
@@ -218,9 +208,7 @@ class NcclSpec(_Model):
     """The management netdev of every node (a Spark's 10GbE port): {mgmt_netdev} in launcher."""
     env_flag: Annotated[str, _template(("key", "value"), ("key", "value"))] = "-x {key}={value}"
     """How one variable of `env` is passed to the launcher: {key} and {value}, quoted words."""
-    binary: Annotated[str, _limits(argrules.BINARY), _check(argrules.BINARY)] = (
-        "~/nccl-tests/build/all_reduce_perf"
-    )
+    binary: Annotated[str, argrules.BINARY] = "~/nccl-tests/build/all_reduce_perf"
     """The nccl-tests binary to run: a name or path of letters, digits, '.', '_', '+', '/', '-'
     (not first '-'; ~/ at the start means the login user's home)."""
     size: str = Field("16G", pattern=r"^[0-9]+[KMG]?$", examples=["16G"])

@@ -130,13 +130,9 @@ def defaults(
     """The default table for a topology and node count (no overrides); the NCCL floor is the
     one for `nccl_size_bytes` (cluster.yaml nccl.size) from `BUSBW_FLOORS`; `together`
     (bandwidth.directions) takes the full-duplex rows of `TOGETHER`."""
-    table = {t.name: t for t in _BASE}
-    if directions == "together":
-        table.update({t.name: t for t in TOGETHER})
-    floor = busbw_floor(topology, nodes, nccl_size_bytes)
-    if floor is not None:
-        table["nccl_busbw_gbytes_s"] = floor
-    return table
+    together = TOGETHER if directions == "together" else ()
+    rows = (*_BASE, *together, busbw_floor(topology, nodes, nccl_size_bytes))
+    return {t.name: t for t in rows if t is not None}  # later rows replace earlier ones
 
 
 _LARGE = 8 * GIB

@@ -42,8 +42,7 @@ def _p(path: Path_, message: str, fix: str) -> Problem:
 def _unknown(
     path: Path_, value: str, options: Sequence[str], what: str, among: str = "", empty: str = ""
 ) -> Problem:
-    """`value` names no `what` of this file; a key of the path is not repeated after it. The
-    fix names the options (`among`: where they are listed), or says `empty` when there are none."""
+    """`value` names no `what` of this file; the fix lists `options` (found in `among`)."""
     close = difflib.get_close_matches(value, options, n=1, cutoff=0.6)
     guess = f" (did you mean {close[0]!r}?)" if close else ""
     shown = "" if path[-1] == value else f"{value!r} "
@@ -52,8 +51,7 @@ def _unknown(
 
 
 def miscount(topo: str, n: int) -> tuple[str, str, list[str]] | None:
-    """When `topo` cannot take `n` nodes: `needs exactly 3 nodes (why)`, the count in words
-    (`exactly 3`, `4 or more`, `2 to 128`) and the topologies that can."""
+    """When `topo` cannot take `n` nodes: why, the count in words and the topologies that can."""
     lo, hi = NODE_COUNTS[topo]
     if lo <= n <= hi:
         return None
@@ -63,6 +61,12 @@ def miscount(topo: str, n: int) -> tuple[str, str, list[str]] | None:
     return f"needs {need} nodes ({why})", need, fits
 
 
+_PORTS_WORDS = {
+    1: ("has one cabled port", "list only the cabled port (the same port number on every node)"),
+    2: ("is cabled on both ports 0 and 1", "list both ports, each with its two rail addresses"),
+}
+
+
 @_rule("topology", "nodes")
 def _cabling(c: Cluster) -> Iterator[Problem]:
     topo, nodes, ports = c.topology, c.nodes, PORTS_PER_NODE[c.topology]
@@ -70,18 +74,11 @@ def _cabling(c: Cluster) -> Iterator[Problem]:
         what, need, fits = wrong
         use = f"use topology {' or '.join(map(repr, fits))}, or " if fits else ""
         yield _p(("topology",), f"{topo!r} {what}; got {len(nodes)}", f"{use}list {need} nodes")
-    if ports == 2:
-        what = f"a {topo} node is cabled on both ports 0 and 1"
-        fix = "list both ports, each with its two rail addresses"
-    else:
-        what = f"a {topo} node has one cabled port"
-        fix = "list only the cabled port (the same port number on every node)"
-    for i, n in enumerate(nodes):
+    what, fix = _PORTS_WORDS[ports]
+    for i, n in ((i, n) for i, n in enumerate(nodes) if len(n.ports) != ports):
         listed = f"port{'s' * (len(n.ports) > 1)} {' and '.join(map(str, n.ports))}"
-        if len(n.ports) != ports:
-            yield _p(
-                ("nodes", i, "ports"), f"lists {listed if n.ports else 'no port'}; {what}", fix
-            )
+        listed = listed if n.ports else "no port"
+        yield _p(("nodes", i, "ports"), f"lists {listed}; a {topo} node {what}", fix)
     single = [(i, n.ports[0]) for i, n in enumerate(nodes) if len(n.ports) == 1 and ports == 1]
     counts = Counter(port for _, port in single)
     common = max(counts, key=lambda p: counts[p], default=None)  # ties: the first node's
@@ -208,11 +205,9 @@ def _addresses(c: Cluster) -> Iterator[Problem]:
                 yield _p(path, what, "every rail interface needs its own address")
             owner.setdefault(ip, path)
             if net.prefixlen > 30 or ip in (net.network_address, net.broadcast_address):
-                yield _p(
-                    path,
-                    f"{rail.address} is not a usable host address of its subnet",
-                    "use a host address inside a subnet of /30 or wider, e.g. 192.168.100.11/24",
-                )
+                what = f"{rail.address} is not a usable host address of its subnet"
+                fix = "use a host address inside a subnet of /30 or wider, e.g. 192.168.100.11/24"
+                yield _p(path, what, fix)
         for x, y in combinations(n.rails, 2):
             if x.address.network.overlaps(y.address.network):
                 shared.setdefault((x.port, x.index, y.port, y.index), []).append((i, x, y))
@@ -230,13 +225,10 @@ def _addresses(c: Cluster) -> Iterator[Problem]:
 
 @_rule("nodes", "transport", "replay_dir")
 def _transport(c: Cluster) -> Iterator[Problem]:
+    fix = "add ssh: {host: <management address>, user: <user>}, or use transport: sim"
     for i, n in enumerate(c.nodes if c.spec.transport == "ssh" else ()):
         if n.ssh is None:
-            yield _p(
-                ("nodes", i),
-                f"({n.name}) has no ssh: and transport is 'ssh'",
-                "add ssh: {host: <management address>, user: <user>}, or use transport: sim",
-            )
+            yield _p(("nodes", i), f"({n.name}) has no ssh: and transport is 'ssh'", fix)
     if c.spec.transport == "replay" and not c.spec.replay_dir:
         what = "'replay' needs replay_dir: the folder of a recording"
         yield _p(("transport",), what, "add replay_dir: <folder>, or use transport ssh or sim")
@@ -246,18 +238,12 @@ def _transport(c: Cluster) -> Iterator[Problem]:
 def _switch(c: Cluster) -> Iterator[Problem]:
     sw, switched = c.spec.switch, c.topology == "switch"
     if sw is not None and not switched:
-        yield _p(
-            ("switch",),
-            f"is only for topology 'switch'; this file says {c.topology!r}",
-            "remove the switch: section, or set topology: switch",
-        )
+        what = f"is only for topology 'switch'; this file says {c.topology!r}"
+        yield _p(("switch",), what, "remove the switch: section, or set topology: switch")
     if sw is None and switched:
-        yield _p(
-            ("topology",),
-            "'switch' needs a switch: section that names each node's switch port",
-            "add switch: {host: ..., user: ..., password_env: SWITCH_PASSWORD, "
-            "ports: {<node>: qsfp56-dd-1-1, ...}}",
-        )
+        what = "'switch' needs a switch: section that names each node's switch port"
+        fix = "add switch: {host: ..., user: ..., password_env: SWITCH_PASSWORD, ports: "
+        yield _p(("topology",), what, fix + "{<node>: qsfp56-dd-1-1, ...}}")
     if sw is None or not switched:
         return
     if sw.api in ("rest", "auto") and sw.api_port == 80 and not sw.allow_http:
@@ -274,9 +260,8 @@ def _switch(c: Cluster) -> Iterator[Problem]:
             yield _unknown(("switch", "ports", name), name, names, "a node")
         if port in of:
             what = f"{port} is already the switch port of {of[port]}"
-            yield _p(
-                ("switch", "ports", name), what, "each node has its own switch port (breakout leg)"
-            )
+            fix = "each node has its own switch port (breakout leg)"
+            yield _p(("switch", "ports", name), what, fix)
         of.setdefault(port, name)
     for name in (name for name in names if name not in sw.ports):
         what, fix = f"has no switch port for node {name!r}", f"add `{name}: <switch interface>`"

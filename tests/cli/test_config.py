@@ -1,26 +1,18 @@
-"""`sparkfabric init | check | schema` through a parser built with cli_config.register."""
+"""`sparkfabric init | check | schema`."""
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.cli import config as cli_config
+from pytest_sparkfabric.cli import main as run
 from pytest_sparkfabric.cluster import parse_cluster
 from pytest_sparkfabric.cluster.spec import ClusterSpec
 from tests.cluster.samples import SWITCH
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "cluster-yaml.md"
-
-
-def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="sparkfabric")
-    cli_config.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
 
 
 def test_init_prints_a_file_check_accepts(
@@ -55,11 +47,20 @@ def test_init_writes_output_and_refuses_to_overwrite(
 ) -> None:
     out = tmp_path / "c.yaml"
     argv = ["init", "--topology", "direct", "--nodes", "a,b", "-o", str(out)]
+    wrote = f"wrote {out}; edit the lines marked EDIT, then: sparkfabric check {out}\n"
     assert run(argv) == 0
+    assert capsys.readouterr().out == wrote
     assert out.read_text().count("- name:") == 2
+    out.write_text("mine\n")
     assert run(argv) == 2
-    assert "exists. Fix: add --force" in capsys.readouterr().err
-    assert run([*argv, "--force"]) == 0
+    assert capsys.readouterr() == (
+        "",
+        f"sparkfabric init: {out} exists. Fix: add --force to replace it.\n",
+    )
+    assert out.read_text() == "mine\n"
+    assert run([*argv, "--force"]) == 0  # replaced, and told so
+    assert capsys.readouterr().out == wrote
+    assert out.read_text().count("- name:") == 2
 
 
 def test_an_impossible_init_exits_2_without_traceback(capsys: pytest.CaptureFixture[str]) -> None:
@@ -75,10 +76,8 @@ def test_more_sparks_behind_a_switch_than_nvidia_supports_is_a_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "c.yaml"
-    assert (
-        run(["init", "--topology", "switch", "--nodes", "9", "--transport", "sim", "-o", str(path)])
-        == 0
-    )
+    argv = ["init", "--topology", "switch", "--nodes", "9", "--transport", "sim", "-o", str(path)]
+    assert run(argv) == 0
     assert run(["check", "-q", str(path)]) == 0
     assert capsys.readouterr().out.endswith(
         "1 warning (valid, but the run would fail)\n  line 11: 9 nodes behind a switch: NVIDIA "
@@ -144,28 +143,22 @@ def test_check_warns_about_what_fails_at_run_time(
 
 
 def test_check_resolve_warns_about_ssh_hosts_that_do_not_resolve(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "cluster.yaml"
-    path.write_text(
-        "topology: direct\nnodes:\n"
-        "  - name: a\n    ssh: {host: no-such-host.invalid}\n"
-        "    ports: {1: [192.168.100.11/24, 192.168.101.11/24]}\n"
-        "  - name: b\n    ssh: {host: 127.0.0.1}\n"
-        "    ports: {1: [192.168.100.12/24, 192.168.101.12/24]}\n"
-        "  - name: c\n    ssh: {host: 2001:db8::7}\n"
-        "    ports: {1: [192.168.100.13/24, 192.168.101.13/24]}\n".replace("direct", "switch")
-        + "switch: {host: 10.0.0.2, user: u, ports: {a: x1, b: x2, c: x3}}\n"
-    )
+    monkeypatch.setenv("SWITCH_PASSWORD", "secret")
+    path, text = tmp_path / "cluster.yaml", SWITCH
+    for i, host in enumerate(["no-such-host.invalid", "127.0.0.1", "2001:db8::7"], 11):
+        text = text.replace(f"host: 10.0.0.{i},", f"host: {host},")
+    path.write_text(text)
     assert run(["check", "-q", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "line 10: nodes[2].ssh.host 2001:db8::7 is a documentation address" in out
+    assert "line 12: nodes[2].ssh.host 2001:db8::7 is a documentation address" in out
     assert "no-such-host" not in out
     assert run(["check", "-q", "--resolve", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{path}: 2 warnings")
     assert "  line 4: nodes[0].ssh.host no-such-host.invalid does not resolve (" in out
-    assert "ssh cannot reach a.\n    Fix: use the node's management address" in out
+    assert "ssh cannot reach spark-1.\n    Fix: use the node's management address" in out
     assert "127.0.0.1" not in out
 
 

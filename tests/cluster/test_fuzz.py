@@ -89,13 +89,8 @@ def test_random_and_yaml_ish_text(text: str) -> None:
 
 
 def paths(data: Any, here: Path_ = ()) -> list[Path_]:
-    kids = (
-        data.items()
-        if isinstance(data, dict)
-        else enumerate(data)
-        if isinstance(data, list)
-        else ()
-    )
+    data = dict(enumerate(data)) if isinstance(data, list) else data
+    kids = data.items() if isinstance(data, dict) else ()
     return [here, *(p for k, v in kids for p in paths(v, (*here, k)))]
 
 

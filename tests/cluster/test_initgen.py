@@ -26,17 +26,14 @@ def requests(draw: st.DrawFn) -> tuple[str, list[str], dict[str, Any]]:
     chosen = draw(st.lists(names, min_size=count, max_size=count, unique=True))
     need = initgen.subnets_needed(topo, count)
     small = f"172.16.0.0/{24 - (need - 1).bit_length()}"
-    return (
-        topo,
-        chosen,
-        {
-            "port": draw(st.sampled_from([None, 0, 1])) if topo in ("direct", "switch") else None,
-            "subnet_pool": draw(st.sampled_from([None, "10.20.0.0/16", small, "192.168.0.0/19"])),
-            "mtu": draw(st.sampled_from([None, 1500, 9000, 576, 9216])),
-            "transport": draw(st.sampled_from(initgen.INIT_TRANSPORTS)),
-            "link_speed": draw(st.sampled_from(["200G", "100G"])),
-        },
-    )
+    opts = {
+        "port": draw(st.sampled_from([None, 0, 1])) if topo in ("direct", "switch") else None,
+        "subnet_pool": draw(st.sampled_from([None, "10.20.0.0/16", small, "192.168.0.0/19"])),
+        "mtu": draw(st.sampled_from([None, 1500, 9000, 576, 9216])),
+        "transport": draw(st.sampled_from(initgen.INIT_TRANSPORTS)),
+        "link_speed": draw(st.sampled_from(["200G", "100G"])),
+    }
+    return topo, chosen, opts
 
 
 @pytest.mark.slow

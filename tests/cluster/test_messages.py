@@ -58,14 +58,14 @@ def ring_order(*order: int) -> str:
     return "".join(lines[:3]) + "".join(nodes) + "".join(lines[23:])
 
 
+# fmt: off
 CASES: dict[str, str] = {
     "empty": "",
     "comment": "# only a comment\n",
     "list": "- spark-1\n- spark-2\n",
     "syntax": "topology: ring\nnodes: [\n",
     "recursive": "a: &a [*a]\n",
-    "alias-bomb": "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
-    + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9)),
+    "alias-bomb": "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9)),
     "twice": "topology: direct\ntopology: ring\nnodes: []\n",
     "missing": "topology: direct\n",
     "unknown-top": top("colour: blue"),
@@ -90,52 +90,25 @@ CASES: dict[str, str] = {
     "password-env": top("switch: {host: s, user: u, password_env: 'my password'}"),
     "size-pattern": top("nccl: {size: 16 GB}"),
     "node-count": edit(MESH, ("topology: mesh", "topology: ring")),
-    "unique-names-hosts": edit(
-        RING, ("name: spark-3", "name: spark-1"), ("host: 10.0.0.14", "host: 10.0.0.12")
-    ),
+    "unique-names-hosts": edit(RING, ("name: spark-3", "name: spark-1"), ("host: 10.0.0.14", "host: 10.0.0.12")),
     "usable-address": edit(DIRECT, ("192.168.100.12/24", "192.168.100.12/32")),
     "same-port": edit(DIRECT, ("      1: [192.168.100.12/24", "      0: [192.168.100.12/24")),
-    "one-cabled-port": edit(
-        DIRECT,
-        (
-            "1: [192.168.100.11/24, 192.168.101.11/24]",
-            "0: [192.168.102.11/24, 192.168.103.11/24]\n      1: [192.168.100.11/24, 192.168.101.11/24]",
-        ),
-    ),
+    "one-cabled-port": edit(DIRECT, ("1: [192.168.100.11/24, 192.168.101.11/24]", "0: [192.168.102.11/24, 192.168.103.11/24]\n      1: [192.168.100.11/24, 192.168.101.11/24]")),
     "both-ports": edit(RING, ("      0: [192.168.104.13/24, 192.168.105.13/24]\n", "")),
     "cable-subnet": edit(MESH, ("1: [192.168.100.12/24", "1: [192.168.110.12/24")),
     "cable-order": ring_order(0, 2, 1, 3),
-    "cable-subnet-reused": edit(
-        RING,
-        ("0: [192.168.104.13/24", "0: [192.168.100.13/24"),
-        ("1: [192.168.104.14/24", "1: [192.168.100.14/24"),
-    ),
+    "cable-subnet-reused": edit(RING, ("0: [192.168.104.13/24", "0: [192.168.100.13/24"), ("1: [192.168.104.14/24", "1: [192.168.100.14/24")),
     "rail-subnet": edit(SWITCH, ("192.168.101.12/24", "192.168.111.12/24")),
-    "arp-flux": edit(
-        DIRECT,
-        ("192.168.101.11/24", "192.168.100.21/24"),
-        ("192.168.101.12/24", "192.168.100.22/24"),
-    ),
-    "arp-sysctls-keeps-cables-apart": edit(
-        RING,
-        ("mtu: 9000", "arp_sysctls: true"),
-        ("1: [192.168.106.11/24", "1: [192.168.100.21/24"),
-        ("0: [192.168.106.14/24", "0: [192.168.100.24/24"),
-    ),
+    "arp-flux": edit(DIRECT, ("192.168.101.11/24", "192.168.100.21/24"), ("192.168.101.12/24", "192.168.100.22/24")),
+    "arp-sysctls-keeps-cables-apart": edit(RING, ("mtu: 9000", "arp_sysctls: true"), ("1: [192.168.106.11/24", "1: [192.168.100.21/24"), ("0: [192.168.106.14/24", "0: [192.168.100.24/24")),
     "ssh-needed": edit(DIRECT, ("    ssh: {host: 10.0.0.12, user: nvidia}\n", "")),
     "replay-needs-dir": edit(DIRECT, ("topology: direct", "topology: direct\ntransport: replay")),
-    "switch-needed": edit(
-        SWITCH, (SWITCH[SWITCH.index("switch:") : SWITCH.index("transport:")], "")
-    ),
+    "switch-needed": edit(SWITCH, (SWITCH[SWITCH.index("switch:") : SWITCH.index("transport:")], "")),
     "switch-only-for-switch": DIRECT + "switch: {host: s, user: u}\n",
     "plain-http": edit(SWITCH, ("  user: sparkfabric\n", "  user: sparkfabric\n  api_port: 80\n")),
     "switch-ports": edit(SWITCH, ("spark-3: qsfp56-dd-2-1", "spark-33: qsfp56-dd-1-5")),
-    "switch-leg-speed": edit(
-        SWITCH, ("  ports: {spark-1", "  link_speed: {qsfp56-dd-1-2: 100G}\n  ports: {spark-1")
-    ),
-    "port-speed": edit(
-        DIRECT, ("  - name: spark-2\n", "  - name: spark-2\n    link_speed: {0: 100G}\n")
-    ),
+    "switch-leg-speed": edit(SWITCH, ("  ports: {spark-1", "  link_speed: {qsfp56-dd-1-2: 100G}\n  ports: {spark-1")),
+    "port-speed": edit(DIRECT, ("  - name: spark-2\n", "  - name: spark-2\n    link_speed: {0: 100G}\n")),
     "launch-node": edit(SWITCH, ("launch_node: spark-2", "launch_node: spark-9")),
     "fault-needs": fault("{fault: link_down}"),
     "fault-node": fault("{fault: link_down, node: spark-9}"),
@@ -143,23 +116,13 @@ CASES: dict[str, str] = {
     "fault-switch": fault("{fault: autoneg_failed, switch_port: x}"),
     "fault-port": fault("{fault: link_down, node: spark-1, port: 0}"),
     "fault-mtu": fault("{fault: mtu, value: 1500}"),
-    "rules-beside-a-broken-shape": edit(
-        RING,
-        ("mtu: 9000", "mtu: jumbo"),
-        ("name: spark-4", "name: spark-1"),
-        ("transport: ssh", "transport: ssh\nthresholds: {rail_rdma_gbsp: 90}"),
-    ),
-    "design-example": edit(
-        RING,
-        ("topology: ring ", "topology: mesh "),
-        ("1: [192.168.100.12/24", "1: [192.168.100.11/24"),
-    ),
+    "rules-beside-a-broken-shape": edit(RING, ("mtu: 9000", "mtu: jumbo"), ("name: spark-4", "name: spark-1"), ("transport: ssh", "transport: ssh\nthresholds: {rail_rdma_gbsp: 90}")),
+    "design-example": edit(RING, ("topology: ring ", "topology: mesh "), ("1: [192.168.100.12/24", "1: [192.168.100.11/24")),
     "broken-shape": FILES["broken-shape"],
     "hostile": FILES["hostile"],
-    "template-quotes": edit(
-        SWITCH, ("nccl: {", "nccl: {launcher: \"x {ranks} '{hosts}' \\\\{binary} # {env_flags}\", ")
-    ),
+    "template-quotes": edit(SWITCH, ("nccl: {", "nccl: {launcher: \"x {ranks} '{hosts}' \\\\{binary} # {env_flags}\", ")),
 }
+# fmt: on
 _, *_parts = re.split(
     r"^\[([\w-]+)\]\n",
     (Path(__file__).parent / "messages.txt").read_text(encoding="utf-8"),
@@ -232,18 +195,12 @@ def test_a_problem_ends_each_sentence_once() -> None:
     [
         ("missing.yaml", "the file does not exist.\n    Fix: check the path."),
         ("", "the path is a directory, not a file.\n    Fix: name the file."),
-        (
-            "latin1.yaml",
-            "the file is not UTF-8 text (invalid continuation byte).\n    Fix: save it as UTF-8.",
-        ),
-        (
-            "fifo.yaml",
-            "the path is a FIFO (named pipe), not a regular file.\n    Fix: name a cluster.yaml file.",
-        ),
+        ("latin1.yaml", "the file is not UTF-8 text (invalid continuation byte).\n    Fix: save it as UTF-8."),
+        ("fifo.yaml", "the path is a FIFO (named pipe), not a regular file.\n    Fix: name a cluster.yaml file."),
         ("/dev/zero", "the path is a character device, not a regular file."),
         ("big.yaml", "the file is 1048578 bytes; a cluster file is at most 1048576 bytes (1 MiB)."),
     ],
-)
+)  # fmt: skip
 def test_files_that_cannot_be_read(tmp_path: Path, name: str, what: str) -> None:
     (tmp_path / "latin1.yaml").write_bytes(b"topology: \xe9\n")
     (tmp_path / "big.yaml").write_text("# " + "x" * 2**20)

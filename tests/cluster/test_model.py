@@ -26,10 +26,8 @@ def test_rails_take_the_spark_names_unless_the_file_gives_its_own() -> None:
     assert default.id == "spark-2:rail1"
     quoted = parse_cluster(DIRECT.replace("      1: [192.168.100.12", "      '1': [192.168.100.12"))
     assert quoted.node("spark-2").ports == (1,)
-    assert [f.fault for f in parse_cluster(SIM).spec.simulate.faults] == [  # type: ignore[union-attr]
-        "link_down",
-        "lane_degradation",
-    ]
+    faults = parse_cluster(SIM).spec.simulate.faults  # type: ignore[union-attr]
+    assert [f.fault for f in faults] == ["link_down", "lane_degradation"]
 
 
 @pytest.mark.parametrize(

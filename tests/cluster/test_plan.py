@@ -25,18 +25,9 @@ def test_item_counts(name: str, counts: dict[str, int]) -> None:
 
 def test_ring_plan_links_neighbours_only() -> None:
     p = plan.plan(parse_cluster(RING))
-    assert [c.id for c in p.cables] == [
-        "spark-1:p0<->spark-2:p1",
-        "spark-2:p0<->spark-3:p1",
-        "spark-3:p0<->spark-4:p1",
-        "spark-4:p0<->spark-1:p1",
-    ]
-    assert {pair.id for pair in p.pairs} == {
-        "spark-1<->spark-2",
-        "spark-2<->spark-3",
-        "spark-3<->spark-4",
-        "spark-4<->spark-1",
-    }
+    ring = [(i, i % 4 + 1) for i in range(1, 5)]  # spark-4 closes the ring to spark-1
+    assert [c.id for c in p.cables] == [f"spark-{a}:p0<->spark-{b}:p1" for a, b in ring]
+    assert {pair.id for pair in p.pairs} == {f"spark-{a}<->spark-{b}" for a, b in ring}
     assert len(p.subnets) == 8
     first = p.links[0]
     assert (first.id, str(first.subnet)) == (
@@ -48,7 +39,5 @@ def test_ring_plan_links_neighbours_only() -> None:
 def test_direct_plan_one_subnet_per_rail() -> None:
     p = plan.plan(parse_cluster(DIRECT))
     assert [str(s) for s in p.subnets] == ["192.168.100.0/24", "192.168.101.0/24"]
-    assert [d.id for d in p.directed][:2] == [
-        "spark-1:rail0->spark-2:rail0",
-        "spark-2:rail0->spark-1:rail0",
-    ]
+    two = ["spark-1:rail0->spark-2:rail0", "spark-2:rail0->spark-1:rail0"]
+    assert [d.id for d in p.directed][:2] == two
