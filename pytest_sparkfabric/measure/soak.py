@@ -238,7 +238,7 @@ def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
         out.traffic_gap.setdefault(key, gap)
     # The bandwidth items' own reading: it keeps perftest's "Failed status" line.
     got = rdma.read_ib_write_bw(r)
-    out.traffic[key] = got.gbps
+    out.traffic[key] = got.value
     if got.error is not None:
         out.traffic_error.setdefault(key, got.error)
 
