@@ -29,7 +29,7 @@ def test_nic_loopback(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     """Loopback ib_write_bw on the rail's RoCE device (client to its own address) reaches
     line rate: ~106 Gb/s healthy, ~13 Gb/s when the NIC is throttled."""
     th = fabric.thresholds["loopback_gbps"]
-    result = rdma.loopbacks(fabric).results[rail.id]
+    result = rdma.loopback(fabric, rail)
     verdict(
         node=rail.node,
         rail=rail.label,

@@ -238,6 +238,10 @@ def loopbacks(fabric: Fabric) -> Loopbacks:
     return fabric.phase(LOOPBACK, measure_loopbacks)
 
 
+def loopback(fabric: Fabric, rail: Rail) -> BwResult:
+    return loopbacks(fabric).results[rail.id]
+
+
 def measure_loopbacks(fabric: Fabric) -> Loopbacks:
     nic_temp.baseline(fabric)  # the NICs idle, before any traffic of the session
     cluster = fabric.cluster
