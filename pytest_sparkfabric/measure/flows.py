@@ -83,28 +83,24 @@ def ended(bg: Background | None) -> RunResult | None:
 
 
 def wait_listening(
-    transport: Transport,
-    targets: Sequence[tuple[str, int]],
-    *,
-    servers: Mapping[tuple[str, int], Background] | None = None,
+    transport: Transport, servers: Mapping[tuple[str, int], Background]
 ) -> dict[tuple[str, int], Gap | None]:
     """(node, port) -> None once a socket listens there, else why not (after LISTEN_WAIT_S, or
-    at once where the server in `servers` for that target has already exited or `ss` could not
-    run)."""
+    at once where its server has already exited or `ss` could not run)."""
     deadline = transport.clock.now() + LISTEN_WAIT_S
-    pending = list(dict.fromkeys(targets))
+    pending = list(servers)
     why: dict[tuple[str, int], Gap | None] = {}
     while pending:
         jobs = [Job(n, shell.join(["ss", "-Hltn", f"sport = :{p}"]), QUICK_S) for n, p in pending]
         for target, r in zip(pending, transport.run_many(jobs), strict=True):
-            server = (servers or {}).get(target)
+            server = servers[target]
             gap = could_not_run(r)
             if gap is not None or r.transport_error:
                 # Not there, or the node cannot be reached: polling on would only add time.
                 why[target] = gap or r.transport_error
             elif r.ok and r.stdout.strip():
                 why[target] = None
-            elif server is not None and server.done():
+            elif server.done():
                 # A server that exited (tool missing, bad option) will never listen.
                 why[target] = _exited(server, target[1])
         pending = [t for t in pending if t not in why]
@@ -152,7 +148,7 @@ def run_flows(
             else:
                 started[f.key] = bg
         at = {(f.server.node, f.port): started[f.key] for f in flows if f.key in started}
-        why = wait_listening(transport, list(at), servers=at)
+        why = wait_listening(transport, at)
         for f in flows:
             if f.key in started and (reason := why.get((f.server.node, f.port))) is not None:
                 errors[f.key] = reason

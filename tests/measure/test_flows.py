@@ -103,7 +103,7 @@ def test_servers_end_even_when_the_client_blows_up() -> None:
 
 def test_an_unreachable_server_node_is_not_polled_until_the_limit() -> None:
     t = FakeTransport(down=True)
-    why = wait_listening(t, [("n", 18515)])[("n", 18515)]
+    why = wait_listening(t, {("n", 18515): t.start(Job("n", "server", 60))})[("n", 18515)]
     assert isinstance(why, NotMeasured) and (why.reason, why.missing) == ("n: ssh: refused", "ssh")
     assert len(t.ran) == 1 and t.clock.now() == 0.0
 
