@@ -8,7 +8,6 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -160,12 +159,3 @@ def test_the_kernel_shows_the_fault_and_exactly_its_tests_fail(
     assert failed == pin(f"lab/{name}", failed)
     # The command_hangs case included: the hung tool ends with its deadline.
     assert strays == {}
-
-
-def test_an_unreachable_node_fails_the_nccl_items(
-    outcomes: dict[str, Outcome], tmp_path: Path
-) -> None:
-    """NCCL needs every node (the kernel selection runs none of its items: a run of its own)."""
-    run = labkit.run_suite(outcomes["node-unreachable"][0].cluster_yaml, tmp_path, ["-m", "nccl"])
-    assert run.outcomes and run.failed == set(run.outcomes), run.outcomes
-    assert "NCCL needs all 2 nodes; spark-2: ssh: connection refused" in run.stdout

@@ -46,26 +46,52 @@ def _removed_at_the_end(*dirs: Path) -> Iterator[None]:
                 d.parent.rmdir()
 
 
-def test_names_in_use_are_refused_and_down_of_one_lab_leaves_the_one_beside_it() -> None:
+def test_names_in_use_are_refused_and_down_of_a_stale_lab_leaves_the_one_beside_it(
+    tmp_path: Path,
+) -> None:
+    """A stale lab (its builder ended: a test run killed with SIGKILL) is removed by the next
+    `down`, and a stale lab.json naming namespaces and links another lab made again since
+    removes nothing of it."""
     a = labkit.build(DIRECT)
-    with labkit.lab_of(DIRECT) as b:
-        try:
-            assert a.state.prefix != b.state.prefix and a.dir != b.dir
-            assert not set(a.state.namespaces) & set(b.state.namespaces)
-            assert a.state.mgmt != b.state.mgmt
-            other = labkit.new_lab_dir()
-            with pytest.raises(LabError, match="exists"):
-                build.up(DIRECT, other, prefix=a.state.prefix, mgmt=labkit.free_mgmt())
-            with pytest.raises(LabError, match="in use on the host"):
-                build.up(DIRECT, other, prefix=labkit.unique_prefix(),
-                         mgmt=IPv4Network(a.state.mgmt))  # fmt: skip
-            assert not other.exists()
-            other.parent.rmdir()
-            labkit.intact(a.dir, a.state)
-            labkit.intact(b.dir, b.state)
-        finally:
-            assert labkit.take_down(a) == []
+    with labkit.lab_of(DIRECT) as b, _removed_at_the_end(a.dir):
+        assert a.state.prefix != b.state.prefix and a.dir != b.dir
+        assert not set(a.state.namespaces) & set(b.state.namespaces)
+        assert a.state.mgmt != b.state.mgmt
+        other = labkit.new_lab_dir()
+        with pytest.raises(LabError, match="exists"):
+            build.up(DIRECT, other, prefix=a.state.prefix, mgmt=labkit.free_mgmt())
+        with pytest.raises(LabError, match="in use on the host"):
+            build.up(DIRECT, other, prefix=labkit.unique_prefix(),
+                     mgmt=IPv4Network(a.state.mgmt))  # fmt: skip
+        assert not other.exists()
+        other.parent.rmdir()
+        labkit.intact(a.dir, a.state)
+        labkit.intact(b.dir, b.state)
+        sleeper = subprocess.Popen(["sleep", "60"])
+        dead = owner.of(sleeper.pid)
+        sleeper.kill()
+        sleeper.wait()
+        assert dead is not None and not owner.is_running(dead)
+        a.state.set_owner(dead, "sleep 60")
+        a.state.save()
+        assert "held by" not in "\n".join(status(a.dir).lines)
+        down = labkit.cli("down", "--dir", str(a.dir))
+        assert down.returncode == 0, down.stderr
         labkit.gone(a.dir, a.state)
+        labkit.intact(b.dir, b.state)
+        stale = tmp_path / "stale"
+        stale.mkdir()
+        ghost = LabState(
+            lab_dir=str(stale),
+            made_dir=True,
+            namespaces=list(b.state.namespaces),
+            host_links=list(b.state.host_links),
+            ns_ids={ns: 1 for ns in b.state.namespaces},
+            link_ids={name: 1 for name in b.state.host_links},
+        )
+        ghost.save()
+        assert build.down(stale) == []
+        assert not stale.exists()
         labkit.intact(b.dir, b.state)
 
 
@@ -106,42 +132,6 @@ def test_a_live_foreign_lab_is_refused_and_force_removes_it() -> None:
             if holder.poll() is None:
                 holder.kill()
                 holder.wait()
-
-
-def test_a_stale_lab_is_removed() -> None:
-    """Its builder ended (a test run killed with SIGKILL): the next `down` takes it away."""
-    lab = labkit.build(DIRECT)
-    with _removed_at_the_end(lab.dir):
-        sleeper = subprocess.Popen(["sleep", "60"])
-        dead = owner.of(sleeper.pid)
-        sleeper.kill()
-        sleeper.wait()
-        assert dead is not None and not owner.is_running(dead)
-        lab.state.set_owner(dead, "sleep 60")
-        lab.state.save()
-        assert "held by" not in "\n".join(status(lab.dir).lines)
-        down = labkit.cli("down", "--dir", str(lab.dir))
-        assert down.returncode == 0, down.stderr
-        labkit.gone(lab.dir, lab.state)
-
-
-def test_a_stale_lab_never_removes_what_another_lab_now_holds(tmp_path: Path) -> None:
-    """A stale lab.json names namespaces and links that another lab made again since."""
-    with labkit.lab_of(DIRECT) as live:
-        stale = tmp_path / "stale"
-        stale.mkdir()
-        ghost = LabState(
-            lab_dir=str(stale),
-            made_dir=True,
-            namespaces=list(live.state.namespaces),
-            host_links=list(live.state.host_links),
-            ns_ids={ns: 1 for ns in live.state.namespaces},
-            link_ids={name: 1 for name in live.state.host_links},
-        )
-        ghost.save()
-        assert build.down(stale) == []
-        assert not stale.exists()
-        labkit.intact(live.dir, live.state)
 
 
 def test_two_builds_at_once_never_share_a_subnet() -> None:

@@ -149,16 +149,3 @@ def test_baseline_fails_items_that_regressed(pytester: pytest.Pytester) -> None:
     ], causes
     text = page.read_text()
     assert 'id="sf-baseline"' in text and 'data-regression="true"' in text
-
-
-def test_a_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    cluster = write_cluster(pytester.path, "direct-2.yaml")
-    bad = pytester.path / "old.json"
-    bad.write_text("{}")
-    result = pytester.runpytest_inprocess(
-        f"--cluster={cluster}", f"--sparkfabric-baseline={bad}", "-p", "no:cacheprovider"
-    )
-    assert result.ret == 4
-    assert f"--sparkfabric-baseline {bad}: not a sparkfabric results document" in (
-        result.stderr.str()
-    )
