@@ -1,10 +1,14 @@
 """Labs side by side: each is its builder's while the builder runs, `down` removes only its own
-lab (or a stale one), and no build (two at once neither) takes names or a subnet in use."""
+lab (or a stale one), and no build (two at once neither) takes names or a subnet in use; `lab
+up | status | down` from the command line."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from ipaddress import IPv4Network
@@ -18,7 +22,7 @@ from sparkfabric_lab.status import status
 from tests.lab import labkit
 
 pytestmark = labkit.lab_marks()
-DIRECT = labkit.EXAMPLES / "direct-2.yaml"
+DIRECT, SWITCH = labkit.EXAMPLES / "direct-2.yaml", str(labkit.EXAMPLES / "switch-4.yaml")
 
 # Another run's lab: built by another process that holds it until its stdin closes.
 HOLDER = """
@@ -134,13 +138,14 @@ def test_a_live_foreign_lab_is_refused_and_force_removes_it() -> None:
                 holder.wait()
 
 
-def test_two_builds_at_once_never_share_a_subnet() -> None:
-    """Both ask for one management subnet at the same moment: one gets it, the other is told."""
+def test_two_ups_at_once_never_share_a_subnet_and_the_cli_reads_and_removes_the_lab() -> None:
+    """Both ask for one management subnet at the same moment: one gets it, the other is told;
+    the winner's lab is then read (`lab status`, a second `up`, a dead sshd) and removed."""
     dirs = [labkit.new_lab_dir(), labkit.new_lab_dir()]
     mgmt = str(labkit.free_mgmt())
     with _removed_at_the_end(*dirs):
         procs = [
-            subprocess.Popen([*labkit.CLI, "up", str(DIRECT), "--dir", str(d), "--prefix",
+            subprocess.Popen([*labkit.CLI, "up", SWITCH, "--dir", str(d), "--prefix",
                               labkit.unique_prefix(), "--mgmt", mgmt],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for d in dirs
@@ -150,7 +155,23 @@ def test_two_builds_at_once_never_share_a_subnet() -> None:
         assert sorted(rcs) == [0, 1], results
         loser_err = results[rcs.index(1)][2]
         assert f"management subnet {mgmt} is in use on the host" in loser_err
-        winner = dirs[rcs.index(0)]
-        state = LabState.load(winner)
-        assert state is not None
-        labkit.intact(winner, state)
+        lab_dir, up_out = dirs[rcs.index(0)], results[rcs.index(0)][1]
+        assert f"pytest --cluster={lab_dir}/cluster.yaml" in up_out
+        state = LabState.load(lab_dir)
+        assert state is not None and state.phase == "up"
+        labkit.intact(lab_dir, state)
+        st = labkit.cli("status", "--dir", str(lab_dir))
+        assert st.returncode == 0 and st.stdout.count("listening") == 4, st.stdout
+        assert f"run: pytest --cluster={lab_dir}/cluster.yaml" in st.stdout
+        again = labkit.cli("up", SWITCH, "--dir", str(lab_dir))
+        assert again.returncode == 1 and "a lab is already in" in again.stderr
+        os.kill(state.sshd["spark-3"], signal.SIGKILL)
+        time.sleep(0.2)
+        st = labkit.cli("status", "--dir", str(lab_dir))
+        assert st.returncode == 1 and "spark-3: sshd" in st.stdout and "NOT RUNNING" in st.stdout
+        down = labkit.cli("down", "--dir", str(lab_dir))
+        assert down.returncode == 0, down.stderr
+        labkit.gone(lab_dir, state)
+        again = labkit.cli("down", "--dir", str(lab_dir))
+        assert again.returncode == 0 and "no lab in" in again.stdout
+        assert labkit.cli("status", "--dir", str(lab_dir)).returncode == 3
