@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_hostile_files import NESTED
-from tests.suite.runner import rows_of
 
 DIRECT = """\
 topology: direct
@@ -100,9 +99,9 @@ def test_results_json_is_complete_under_xdist_loadgroup(
         f"--cluster={cluster_file}", *xdist, f"--sparkfabric-json={out}"
     )
     result.assert_outcomes(passed=9)  # 8 and sparkfabric::verdict
-    tests = rows_of(json.loads(out.read_text()))
-    assert len(tests) == 8
-    assert all(t["properties"].get("node") for t in tests)
+    items = json.loads(out.read_text())["items"]
+    assert len(items) == 8
+    assert all(i["properties"].get("node") for i in items)
 
 
 # -- input that is not a cluster file or a recording: usage errors, at once ------------------
