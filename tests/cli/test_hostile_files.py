@@ -1,6 +1,7 @@
 """Hostile or damaged files given to the commands are clean errors (issue 22 item 8): a results
-document nested too deeply or too large, a baseline of that kind, a saved output holding nan or
-inf figures. No traceback, no RecursionError; exit 4 (or 2 for `explain`)."""
+document nested too deeply or too large (a baseline of that kind: tests/plugin/test_plugin.py),
+a saved output holding nan or inf figures. No traceback, no RecursionError; exit 4 (or 2 for
+`explain`)."""
 
 from __future__ import annotations
 
@@ -47,17 +48,6 @@ def test_a_linked_document_is_not_followed(tmp_path: Path) -> None:
     (tmp_path / "link.json").symlink_to(target)
     with pytest.raises(results.ResultsError, match="cannot read it"):
         results.read(tmp_path / "link.json")
-
-
-def test_a_nested_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    bad = pytester.path / "old.json"
-    bad.write_text(NESTED)
-    demo = Path(__file__).resolve().parents[2] / "examples" / "direct-2.yaml"
-    result = pytester.runpytest_inprocess(f"--cluster={demo}", f"--sparkfabric-baseline={bad}")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert f"--sparkfabric-baseline {bad}: not JSON (recursion limit exceeded" in (
-        result.stderr.str()
-    )
 
 
 def test_explain_refuses_figures_that_are_not_finite(tmp_path: Path) -> None:

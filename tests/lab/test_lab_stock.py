@@ -5,11 +5,9 @@ hardware, measures what the other node can, and leaves no process behind."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from sparkfabric_lab import LabError
 from tests.lab import labkit
 from tests.suite.runner import SuiteRun
 
@@ -64,11 +62,3 @@ def test_spark2_is_not_measured_with_one_cause_and_spark1_is_measured(
         assert "NIC" not in run.stdout.split("root cause", 1)[-1]
         # The node is gone for good: its sshd ended with it.
         assert lab.ssh_error(S2) == f"{S2}: ssh: connection refused"
-
-
-def test_the_lab_refuses_to_hide_a_tool_the_host_has(tmp_path: Path) -> None:
-    path = labkit.cluster_file(
-        tmp_path, "direct-2", faults=[{"fault": "tool_missing", "command": "ping", "node": S2}]
-    )
-    with pytest.raises(LabError, match=r"cannot take `ping` away: every node shares this host's"):
-        labkit.build(path)

@@ -132,6 +132,10 @@ def test_faults_in_the_plan(tmp_path: Path) -> None:
     assert not two.sshd and one.sshd
     assert one.hangs == (Hang("ethtool", ("-S",)),) and two.hangs == ()
     assert "NCCL_NET=Socket" in one.nccl_conf and "NCCL_NET" not in two.nccl_conf
+    # The nodes share the host's files: a tool the lab does not simulate cannot be taken away.
+    hide = {"fault": "tool_missing", "command": "sh", "node": "spark-2"}
+    with pytest.raises(LabError, match=r"cannot take `sh` away: every node shares this host's"):
+        with_faults(tmp_path, "direct-2", hide)
 
 
 # -- fake sysfs ------------------------------------------------------------------------------------

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 
-from tests.suite.runner import rows_of
+from tests.cli.test_hostile_files import NESTED
 
 DIRECT = """\
 topology: direct
@@ -100,9 +99,9 @@ def test_results_json_is_complete_under_xdist_loadgroup(
         f"--cluster={cluster_file}", *xdist, f"--sparkfabric-json={out}"
     )
     result.assert_outcomes(passed=9)  # 8 and sparkfabric::verdict
-    tests = rows_of(json.loads(out.read_text()))
-    assert len(tests) == 8
-    assert all(t["properties"].get("node") for t in tests)
+    items = json.loads(out.read_text())["items"]
+    assert len(items) == 8
+    assert all(i["properties"].get("node") for i in items)
 
 
 # -- input that is not a cluster file or a recording: usage errors, at once ------------------
@@ -111,6 +110,7 @@ REPLAY = DIRECT.replace("transport: sim", "transport: replay\nreplay_dir: rec")
 BAD = DIRECT.replace("192.168.100.12/24", "192.168.100.11/24").replace(
     "transport: sim", "transport: sim\ntoplogy_extra: 1"
 )
+BASELINE = "--sparkfabric-baseline={p}/old.json"
 CUT = '{"command": "ip -j addr", "rc": 0, "stdout": "['
 
 
@@ -136,9 +136,13 @@ CUT = '{"command": "ip -j addr", "rc": 0, "stdout": "['
           "Fix: record into an empty or new folder"]),
         ({"c.yaml": DIRECT}, ["--cluster=c.yaml", "--sparkfabric-record={p}/c.yaml"],
          ["--sparkfabric-record {p}/c.yaml is not a folder."]),
+        ({"c.yaml": DIRECT, "old.json": "{}"}, ["--cluster=c.yaml", BASELINE],
+         ["--sparkfabric-baseline {p}/old.json: not a sparkfabric results document"]),
+        ({"c.yaml": DIRECT, "old.json": NESTED}, ["--cluster=c.yaml", BASELINE],
+         ["--sparkfabric-baseline {p}/old.json: not JSON (recursion limit exceeded"]),
     ],
     ids=["missing", "bad", "disabled", "xdist", "no-replay-dir", "damaged-recording",
-         "node-recording", "record-path-a-file"],
+         "node-recording", "record-path-a-file", "baseline-not-results", "baseline-nested"],
 )  # fmt: skip
 def test_usage_errors_say_what_is_wrong(
     pytester: pytest.Pytester, files: dict[str, str], args: list[str], said: list[str]
@@ -153,12 +157,3 @@ def test_usage_errors_say_what_is_wrong(
     assert "Traceback" not in err and "Traceback" not in result.stdout.str()
     for words in said:
         assert words.format(p=p) in err, words
-
-
-def test_a_fifo_is_refused_without_blocking(pytester: pytest.Pytester) -> None:
-    os.mkfifo(pytester.path / "fifo")
-    # In a subprocess with a deadline: a read that blocks must fail this test, not hang the run.
-    result = pytester.runpytest_subprocess("--cluster=fifo", "-p", "no:html", timeout=60)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
-    err = result.stderr.str()
-    assert "fifo: 1 problem\n  the path is a FIFO (named pipe), not a regular file." in err, err

@@ -1,10 +1,10 @@
 """The plugin's public face: what users' checks import from `pytest_sparkfabric` (imported on
-first use, not when pytest loads the plugin); pytest's public API only; a guest in every pytest
-run: pytest's help, markers and fixtures listings work with it, with and without --cluster."""
+first use, not when pytest loads the plugin: tests/report/test_charts.py); pytest's public API
+only; a guest in every pytest run: pytest's help, markers and fixtures listings work with it,
+with and without --cluster."""
 
 from __future__ import annotations
 
-import ast
 import re
 import subprocess
 import sys
@@ -66,20 +66,6 @@ def test_every_name_is_the_real_thing() -> None:
     assert pytest_sparkfabric.__version__
     with pytest.raises(AttributeError, match="has no attribute 'Fabrik'"):
         pytest_sparkfabric.Fabrik  # noqa: B018
-
-
-def test_loading_the_plugin_imports_none_of_them() -> None:
-    code = (
-        "import sys, pytest_sparkfabric, pytest_sparkfabric.plugin; "
-        "print(sorted(m for m in sys.modules if m.startswith('pytest_sparkfabric')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    loaded = ast.literal_eval(out.stdout)
-    light = {
-        "pytest_sparkfabric",
-        *(f"pytest_sparkfabric.{m}" for m in ("plugin", "session", "outcome")),
-    }
-    assert set(loaded) <= light, loaded
 
 
 def test_the_readme_own_check_runs(pytester: pytest.Pytester) -> None:

@@ -21,7 +21,6 @@ from sparkfabric_lab.routeros import handler_for
 from sparkfabric_sim import transport as sim_transport
 from sparkfabric_sim.switch import RestError, SimSwitch
 from tests import certs
-from tests.suite.runner import rows_of
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "sparkfabric-ro"
@@ -134,7 +133,7 @@ def test_the_switch_password_is_written_nowhere(
     # failed its test, and the echoed error reached every artifact, redacted.
     assert switch.authorised > 0
     data = json.loads((out / "json" / "results.json").read_text())
-    outcomes = {t["nodeid"].split("::")[-1]: t["outcome"] for t in rows_of(data)}
+    outcomes = {i["id"].split("::")[-1]: i["outcome"] for i in data["items"]}
     assert outcomes["test_switch_leg[spark-2]"] == "failed", text[-3000:]
     assert outcomes["test_switch_leg[spark-1]"] == "passed", text[-3000:]
     written = {str(p): p.read_text() for p in out.rglob("*") if p.is_file()}

@@ -6,9 +6,11 @@ few corrected bits/s, the failing cable's hot lane ~2.9k/s rising to millions)."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations, product
+from itertools import product
 from typing import Any
 
+from pytest_sparkfabric.cluster import initgen, parse_cluster
+from pytest_sparkfabric.cluster.plan import plan
 from pytest_sparkfabric.cluster.thresholds import defaults
 from pytest_sparkfabric.results import Results
 
@@ -30,45 +32,6 @@ class Faults:
     hostile: bool = False  # tool output with markup in it (vendor names, a cause, messages)
 
 
-def names(n: int) -> list[str]:
-    return [f"spark-{i}" for i in range(1, n + 1)]
-
-
-def _cables(topology: str, nodes: list[str]) -> list[tuple[str, int, str | None, int | str]]:
-    if topology == "direct":
-        return [(nodes[0], 1, nodes[1], 1)]
-    if topology == "switch":
-        return [
-            (name, 1, None, f"qsfp56-dd-{i // 2 + 1}-{1 if i % 2 == 0 else 5}")
-            for i, name in enumerate(nodes)
-        ]
-    return [(nodes[i], 0, nodes[(i + 1) % len(nodes)], 1) for i in range(len(nodes))]
-
-
-def cable_id(a: str, ap: int, b: str | None, bp: int | str) -> str:
-    return f"{a}:p{ap}<->" + (f"{b}:p{bp}" if b else f"switch:{bp}")
-
-
-def rail_id(topology: str, node: str, port: int, rail: int) -> str:
-    single = topology in ("direct", "switch")
-    return f"{node}:rail{rail}" if single else f"{node}:p{port}rail{rail}"
-
-
-def _pairs(topology: str, nodes: list[str]) -> list[tuple[str, int, str, int]]:
-    """(a, a's port, b, b's port) of every pair the bandwidth phase measures."""
-    if topology == "switch":
-        n = len(nodes)
-        if n <= 8:
-            pairs = list(combinations(range(n), 2))
-        else:  # a constant-round schedule: each node with its next two
-            pairs = sorted(
-                {(min(i, (i + k) % n), max(i, (i + k) % n)) for i in range(n) for k in (1, 2)}
-            )
-        return [(nodes[i], 1, nodes[j], 1) for i, j in pairs]
-    cabled = _cables(topology, nodes)
-    return [(a, ap, b, bp) for a, ap, b, bp in cabled if b is not None and isinstance(bp, int)]
-
-
 def document(
     topology: str = "direct",
     n: int = 2,
@@ -78,14 +41,16 @@ def document(
     soak_minutes: int = 10,
 ) -> Results:
     f = faults or Faults()
-    nodes = names(n)
-    cables = _cables(topology, nodes)
+    # The cluster `sparkfabric init` writes: its plan names the rails, cables and (every) node
+    # pairs as a run of it does.
+    cluster = parse_cluster(initgen.generate(topology, initgen.node_names(str(n)), transport="sim"))
+    fabric = plan(cluster)
+    nodes = [nd.name for nd in cluster.nodes]
     items: list[Doc] = []
     measurements: list[Doc] = []
     causes: list[Doc] = []
     throttled = nodes[f.throttled] if f.throttled is not None else None
-    bad = cables[f.bad_cable] if f.bad_cable is not None else None
-    bad_id = cable_id(*bad) if bad else None
+    bad = fabric.cables[f.bad_cable] if f.bad_cable is not None else None
     throttle_items: list[str] = []
     bad_items: list[str] = []
 
@@ -105,32 +70,24 @@ def document(
     def measure(kind: str, value: float, unit: str, objects: list[str], **kw: Any) -> None:
         measurements.append(dict(kind=kind, value=value, unit=unit, objects=objects, **kw))
 
-    def ports(node: str) -> list[int]:
-        ends = [e for a, ap, b, bp in cables for e in ((a, ap), (b, bp))]
-        return sorted({p for nd, p in ends if nd == node and isinstance(p, int)})
-
-    for node in nodes:  # loopback per node rail
-        for port, rail in product(ports(node), (0, 1)):
-            rid = rail_id(topology, node, port, rail)
-            v = THROTTLED_GBPS if node == throttled else 106.0 - rail
-            at: Doc = {"node": node, "rail": rid.split(":")[1], "objects": [rid]}
-            figure(f"test_nic.py::test_loopback[{rid}]", v >= 80, v, *GBPS_80, **at)
-            measure("loopback_gbps", v, "Gb/s", [rid], node=node, rail=rail)
-    for one, one_port, two, two_port in _pairs(topology, nodes):  # RDMA per rail, each way
-        for rail in (0, 1):
-            ends = ((one, one_port), (two, two_port))
-            for (s, sp), (d, dp) in (ends, ends[::-1]):
-                direction = f"{rail_id(topology, s, sp, rail)}->{rail_id(topology, d, dp, rail)}"
-                v = HEALTHY_GBPS - (sum(map(ord, direction)) % 5) * 0.4
-                on_bad = bad and ({s, d} == {bad[0], bad[2]} if bad[2] else bad[0] in (s, d))
-                v = 0.3 if on_bad and rail == 1 else v
-                v = round(min(v, THROTTLED_GBPS) if throttled in (s, d) else v, 1)
-                low = f"{direction}: {v:.1f} Gb/s, expected >= 80" if v < 80 else None
-                at = {"node": s, "rail": f"rail{rail}", "objects": [direction], "message": low}
-                iid = f"test_bandwidth.py::test_rail_rdma[{direction}]"
-                blame = throttle_items if throttled in (s, d) else bad_items
-                figure(iid, v >= 80, v, *GBPS_80, **at, blame=blame)
-                measure("rdma_gbps", v, "Gb/s", [direction], node=s, peer=d, rail=rail)
+    for r in cluster.rails:  # loopback per node rail
+        v = THROTTLED_GBPS if r.node == throttled else 106.0 - r.index
+        at: Doc = {"node": r.node, "rail": r.label, "objects": [r.id]}
+        figure(f"test_nic.py::test_loopback[{r.id}]", v >= 80, v, *GBPS_80, **at)
+        measure("loopback_gbps", v, "Gb/s", [r.id], node=r.node, rail=r.index)
+    for link in (x for pair in fabric.pairs for x in pair.links):  # RDMA per rail, each way
+        for src, dst in ((link.a, link.b), (link.b, link.a)):
+            s, d, direction = src.node, dst.node, f"{src.id}->{dst.id}"
+            v = HEALTHY_GBPS - (sum(map(ord, direction)) % 5) * 0.4
+            on_bad = bad and {bad.a_node, bad.b_node} - {None} <= {s, d}  # a switch leg: its node
+            v = 0.3 if on_bad and link.rail == 1 else v
+            v = round(min(v, THROTTLED_GBPS) if throttled in (s, d) else v, 1)
+            low = f"{direction}: {v:.1f} Gb/s, expected >= 80" if v < 80 else None
+            at = {"node": s, "rail": f"rail{link.rail}", "objects": [direction], "message": low}
+            iid = f"test_bandwidth.py::test_rail_rdma[{direction}]"
+            blame = throttle_items if throttled in (s, d) else bad_items
+            figure(iid, v >= 80, v, *GBPS_80, **at, blame=blame)
+            measure("rdma_gbps", v, "Gb/s", [direction], node=s, peer=d, rail=link.rail)
     peak = 23.5 if throttled is None else 6.0
     figure("test_nccl.py::test_all_reduce", peak >= 19, peak, ">= 19 GB/s", "GB/s", objects=nodes)
     for size in SIZES:
@@ -138,29 +95,28 @@ def document(
         measure("nccl_busbw_gbytes_s", bw, "GB/s", nodes, size_bytes=size, op="all_reduce_perf")
     # Soak: lanes per rail of every cabled node port, temperatures per node.
     cable_rows: list[Doc] = []
-    for index, (a, ap, b, bp) in enumerate(cables):
-        cid = cable_id(a, ap, b, bp)
+    for index, cable in enumerate(fabric.cables):
+        a, ap, b, bp, cid = cable.a_node, cable.a_port, cable.b_node, cable.b_port, cable.id
         unmeasured = f.unmeasured and index == 0
         worst_ber = 0.0
         for end, end_port in ((a, ap), (b, bp)) if not unmeasured else ():
             if end is None or not isinstance(end_port, int):
                 continue
-            for rail in (0, 1):
-                rid = rail_id(topology, end, end_port, rail)
-                hot_lane = cid == bad_id and rail == 1
+            for rail in cluster.node(end).rails_of(end_port):
+                rid, hot_lane = rail.id, cable == bad and rail.index == 1
                 for lane, minute in product(range(4), range(soak_minutes + 1)):
                     flagged = hot_lane and lane == 2 and minute >= soak_minutes // 2
                     rate = float((minute + lane) % 4)
                     rate = 2900.0 * 10 ** (minute - soak_minutes // 2) if flagged else rate
-                    at = {"node": end, "rail": rail, "lane": lane, "flagged": flagged}
+                    at = {"node": end, "rail": rail.index, "lane": lane, "flagged": flagged}
                     t_s = minute * 60.0
                     measure("lane_error_rate_per_s", rate, "errors/s", [rid], t_s=t_s, **at)
                 ber = 2.9e-5 if hot_lane else 1.5e-11
                 worst_ber = max(worst_ber, ber)
-                at = {"node": end, "rail": rid.split(":")[1], "objects": [rid, cid]}
+                at = {"node": end, "rail": rail.label, "objects": [rid, cid]}
                 iid = f"test_soak.py::test_lanes[{rid}]"
                 figure(iid, ber < 2.4e-5, ber, "<= 2.4e-05", "", **at, blame=bad_items)
-                measure("ber_max", ber, "", [rid], node=end, rail=rail)
+                measure("ber_max", ber, "", [rid], node=end, rail=rail.index)
         if unmeasured:
             why = "not measured: gpu-burn is not installed on " + a
             item(f"test_soak.py::test_cable[{cid}]", None, objects=[cid], message=why)
@@ -169,7 +125,7 @@ def document(
         eeprom = {"vendor": vendor, "part": PART, "serial": serial, "length_m": 1.0, "type": COPPER}
         end_a = {**eeprom, "node": a, "port": ap, "speed_mbps": 200000, "fec": "RS"}
         end_b = {**(eeprom if b else {}), "node": b, "port": bp, "speed_mbps": 200000}
-        status = "fail" if cid == bad_id else ("not_measured" if unmeasured else "pass")
+        status = "fail" if cable == bad else ("not_measured" if unmeasured else "pass")
         end_b["fec"] = "RS" if b else "fec91"
         worst = None if unmeasured else worst_ber
         cable_rows.append({"id": cid, "a": end_a, "b": end_b, "status": status, "worst_ber": worst})
@@ -186,7 +142,7 @@ def document(
         hotter = 20 if f.hot == i and kind == "nic_temp_c" else 0
         v = base + min(minute, 6) * 1.5 + (i % 3) * 0.7 + hotter
         measure(kind, round(v, 1), "C", [node], node=node, t_s=minute * 60.0)
-    if bad_id:
+    if bad:
         why = "one lane of the cable logs far more errors than the others: a marginal cable"
         rule, markup = (
             ("<rule&>", " <script>alert(1)</script>") if f.hostile else ("lane_outlier", "")
@@ -194,7 +150,7 @@ def document(
         seen = ["lane 2 rose from 2.9k to millions of corrected bits/s under load"]
         fix = "replace the cable before it drops the link"
         causes.append({"rule": rule, "cause": why + markup, "fix": fix, "evidence": seen,
-                       "objects": [bad_id], "items": bad_items})  # fmt: skip
+                       "objects": [bad.id], "items": bad_items})  # fmt: skip
     if throttled:
         why = "the NIC is throttled: ~13 Gb/s even in loopback while the link says 200G"
         fix = "reboot both boxes with the cables attached; if it persists, unplug power for 60 s"
@@ -202,12 +158,12 @@ def document(
                        "objects": [throttled], "items": throttle_items})  # fmt: skip
     outcomes = {i["outcome"] for i in items}
     verdict = "incomplete" if "not_measured" in outcomes else "accepted"
-    cluster = {
+    about = {
         "name": name or f"{topology}-{n}",
         "path": f"examples/{topology}-{n}.yaml",
         "topology": topology,
         "transport": "sim",
-        "nodes": [{"name": nd, "ports": ports(nd)} for nd in nodes],
+        "nodes": [{"name": nd.name, "ports": list(nd.ports)} for nd in cluster.nodes],
         "switch": "192.168.88.1" if topology == "switch" else None,
     }
     limits = {
@@ -217,7 +173,7 @@ def document(
     return Results.model_validate(
         {
             "verdict": "rejected" if "failed" in outcomes else verdict,
-            "cluster": cluster,
+            "cluster": about,
             "started": "2025-06-01T10:00:00+00:00",
             "duration_s": 724.0,
             "causes": causes,

@@ -3,6 +3,7 @@ whose captions state what the chart marks."""
 
 from __future__ import annotations
 
+import pkgutil
 import re
 import subprocess
 import sys
@@ -10,11 +11,17 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+import pytest_sparkfabric
 from pytest_sparkfabric.report import charts
 from pytest_sparkfabric.results import Results
 from tests.report.sample import Faults, document, edit, plus_items
 
 HIGHER = ("plugin", "session", "fixtures", "measure", "transport")
+BEYOND_PLUGIN = tuple(
+    f"pytest_sparkfabric.{m.name}"
+    for m in pkgutil.iter_modules(pytest_sparkfabric.__path__)
+    if m.name not in ("plugin", "session", "outcome")
+)
 KEYS = ["bw-rail0", "bw-rail1", "nccl-busbw", "soak-lanes", "soak-temps"]
 
 
@@ -135,6 +142,8 @@ def _python(code: str) -> str:
             "import pytest_sparkfabric.report, pytest_sparkfabric.report.build",
             tuple(f"pytest_sparkfabric.{m}" for m in HIGHER),
         ),
+        # pytest loading the plugin imports none of the public face (each name on first use).
+        ("import pytest_sparkfabric, pytest_sparkfabric.plugin", BEYOND_PLUGIN),
     ],
 )
 def test_an_import_leaves_heavy_and_higher_modules_unloaded(

@@ -68,12 +68,15 @@ class SuiteRun:
 
     @classmethod
     def of(cls, ret: int, stdout: str, doc: dict[str, Any]) -> SuiteRun:
-        rows = {t["nodeid"].split("::")[-1]: t for t in rows_of(doc)}
+        rows = {it["id"].split("::")[-1]: it for it in doc["items"]}
         return cls(
             ret,
-            {k: t["outcome"] for k, t in rows.items()},
-            {k: t["message"] or t["skip_reason"] or "" for k, t in rows.items()},
-            {k: t["properties"] for k, t in rows.items()},
+            {
+                k: "failed" if t["outcome"] == "not_measured" else t["outcome"]
+                for k, t in rows.items()
+            },
+            {k: t.get("message") or "" for k, t in rows.items()},
+            {k: t.get("properties", {}) for k, t in rows.items()},
             stdout,
             doc,
         )
@@ -105,21 +108,6 @@ def says(message: str, props: Mapping[str, str], words: str) -> bool:
     if words[0] == "^":
         return message == words[1:-1] if words[-1] == "$" else message.startswith(words[1:])
     return words[1:] not in message if words[0] == "!" else words in message
-
-
-def rows_of(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A results document's items as pytest saw them: `nodeid` (the stable id), `outcome`
-    (an item that could not measure failed), `properties`, `message`, `skip_reason`."""
-    return [
-        {
-            "nodeid": it["id"],
-            "outcome": "failed" if it["outcome"] == "not_measured" else it["outcome"],
-            "properties": it.get("properties", {}),
-            "message": None if it["outcome"] == "skipped" else it.get("message"),
-            "skip_reason": it.get("message") if it["outcome"] == "skipped" else None,
-        }
-        for it in doc["items"]
-    ]
 
 
 def run_suite(

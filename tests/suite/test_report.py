@@ -77,7 +77,16 @@ def test_the_html_report_opens_with_the_verdict_has_no_noise_and_renders_in_a_br
     assert (props["node"], props["rule"]) == ("spark-1", "half_port"), props
     assert (props["measured"], props["expected"]) == ("0.4 Gb/s", ">= 80 Gb/s"), props
     suite = {p.get("name"): p.get("value") for p in tree.getroot().iter("property")}
-    assert suite.get("sparkfabric_topology") == "direct"
+    assert (suite.get("sparkfabric_topology"), suite.get("sparkfabric_verdict")) == (
+        "direct", "rejected"
+    )  # fmt: skip
+    # The verdict is a test case of its own, failed with the banner's line and each cause.
+    (verdict,) = [c for c in tree.iter("testcase") if c.get("classname") == "sparkfabric"]
+    failure = verdict.find("failure")
+    assert verdict.get("name") == "verdict" and failure is not None
+    message = failure.get("message", "")
+    assert message.startswith("sparkfabric: REJECTED  cluster: direct, 2 nodes, "), message
+    assert all(f"[{c['rule']}] {', '.join(c['objects'])}" in message for c in run.doc["causes"])
     # A direct cluster has no switch: its switch checks are deselected, never rows of "Skipped".
     assert "::setup" not in text
     assert not [k for k, v in rows.items() if v["result"] == "Skipped"]
@@ -122,8 +131,15 @@ def test_the_html_report_opens_with_the_verdict_has_no_noise_and_renders_in_a_br
 
 def test_baseline_fails_items_that_regressed(pytester: pytest.Pytester) -> None:
     cluster = write_cluster(pytester.path, "direct-2.yaml")
-    first = run_suite(pytester, cluster, markers="bandwidth", files=["test_bandwidth.py"])
+    junit = pytester.path / "junit.xml"
+    first = run_suite(
+        pytester, cluster, f"--junitxml={junit}", markers="bandwidth", files=["test_bandwidth.py"]
+    )
     assert first.doc["verdict"] == "accepted"
+    tree = ET.parse(junit)  # accepted: the verdict's test case passed
+    (verdict,) = [c for c in tree.iter("testcase") if c.get("classname") == "sparkfabric"]
+    said = {p.get("name"): p.get("value") for p in tree.iter("property")}
+    assert verdict.find("failure") is None and said["sparkfabric_verdict"] == "accepted"
     # An earlier run that measured half again as much on every rail link.
     old = json.loads(json.dumps(first.doc))
     for item in old["items"]:
@@ -149,16 +165,3 @@ def test_baseline_fails_items_that_regressed(pytester: pytest.Pytester) -> None:
     ], causes
     text = page.read_text()
     assert 'id="sf-baseline"' in text and 'data-regression="true"' in text
-
-
-def test_a_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    cluster = write_cluster(pytester.path, "direct-2.yaml")
-    bad = pytester.path / "old.json"
-    bad.write_text("{}")
-    result = pytester.runpytest_inprocess(
-        f"--cluster={cluster}", f"--sparkfabric-baseline={bad}", "-p", "no:cacheprovider"
-    )
-    assert result.ret == 4
-    assert f"--sparkfabric-baseline {bad}: not a sparkfabric results document" in (
-        result.stderr.str()
-    )

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pytest_sparkfabric.diagnosis.rules import RULES
 from pytest_sparkfabric.measure.soak import memory_note
 from tests.suite.runner import SHORT_SOAK, run_measurements, run_suite, says, write_cluster
 
@@ -152,6 +153,14 @@ CASES = {
         "nccl", changes={"nccl": {"launch_node": "spark-4"}},
     ),
     "switch-8-100g-no-lanes": _healthy("switch-8-100g.yaml", 4, {"kernel_lanes": False}, False),
+    "two-faults-at-once-are-both-named": Case(
+        "direct-2.yaml",
+        {"test_nccl_busbw": (RULES["nccl_socket"].cause, RULES["nic_throttled"].cause),
+         PAIR: (RULES["nic_throttled"].cause,),
+         **{f"test_nccl_uses_ib[{n}]": ("outcome=failed",) for n in BOTH}},
+        faults=[{"fault": "nic_throttled", "node": "spark-1"}, {"fault": "nccl_socket"}],
+        changes=SHORT_SOAK,
+    ),
 }  # fmt: skip
 
 
