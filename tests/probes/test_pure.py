@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_sparkfabric.probes import ParseError, to_jsonable
-from pytest_sparkfabric.probes.dcb import build_dcb_pfc, parse_dcb_pfc
 from pytest_sparkfabric.probes.ethtool import parse_ethtool_driver
 from pytest_sparkfabric.probes.ip import build_ip_addr, parse_ip_addr_json
 from pytest_sparkfabric.probes.iperf3 import parse_iperf3_json
+from pytest_sparkfabric.probes.mlnx_qos import build_dcb_pfc, parse_dcb_pfc
 from pytest_sparkfabric.probes.nvidia_smi import build_gpu_query
 from pytest_sparkfabric.probes.perftest import build_ib_write_bw_client, build_ib_write_bw_server
 from pytest_sparkfabric.probes.ping import build_ping, parse_ping
