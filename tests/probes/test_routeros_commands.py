@@ -2,17 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_sparkfabric.measure.switch import ConsoleReads
 from pytest_sparkfabric.probes.routeros_commands import (
+    BRIDGE_PORT,
+    ETHERNET,
+    QOS_PORT,
+    RESOURCE,
     check_leg_name,
     command_problem,
     login_user,
-    switch_reads,
+    monitor_command,
+    stats_command,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchRead:
+    name: str  # ethernet, monitor, bridge-port, qos-port, resource, stats
+    command: str
+    leg: str | None = None
+
+
+def switch_reads(legs: Sequence[str]) -> tuple[SwitchRead, ...]:
+    """Every command of one pass over the switch, in the order the REST client reads (what
+    `measure.switch.ConsoleReads` sends)."""
+    return (
+        SwitchRead("ethernet", ETHERNET),
+        *(SwitchRead("monitor", monitor_command(leg), leg) for leg in legs),
+        SwitchRead("bridge-port", BRIDGE_PORT),
+        SwitchRead("qos-port", QOS_PORT),
+        SwitchRead("resource", RESOURCE),
+        *(SwitchRead("stats", stats_command(leg), leg) for leg in legs),
+    )
 
 
 def test_one_pass_reads_everything_rest_reads_plus_counters() -> None:

@@ -10,16 +10,12 @@ import re
 import pytest
 
 from pytest_sparkfabric.measure.switch import ConsoleReads, RestReads
-from pytest_sparkfabric.probes.routeros_commands import (
-    RESOURCE,
-    monitor_command,
-    stats_command,
-    switch_reads,
-)
+from pytest_sparkfabric.probes.routeros_commands import RESOURCE, monitor_command, stats_command
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.switch import RestError
 from sparkfabric_sim.switch_console import grouped
 from sparkfabric_sim.transport import SimTransport
+from tests.probes.test_routeros_commands import switch_reads
 from tests.sim.conftest import sim
 
 LEGS = ("qsfp56-dd-1-1", "qsfp56-dd-1-5", "qsfp56-dd-2-1", "qsfp56-dd-2-5")
