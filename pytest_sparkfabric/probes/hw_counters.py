@@ -31,16 +31,10 @@ class HwCounterSet:
     port: int | None
     counters: Mapping[str, int] = field(default_factory=dict)
 
-    def get(self, name: str) -> int | None:
-        return self.counters.get(name)
-
 
 @dataclass(frozen=True, slots=True)
 class HwCounters:
     ports: tuple[HwCounterSet, ...]
-
-    def port(self, device: str, port: int = 1) -> HwCounterSet | None:
-        return next((p for p in self.ports if (p.device, p.port) == (device, port)), None)
 
 
 def build_hw_counters(devices: Sequence[str], port: int = 1) -> shell.Command:
