@@ -159,7 +159,7 @@ def measure(fabric: Fabric) -> SoakRun:
         note_load_ends()
         bw = {"qps": SOAK_QPS, "duration_s": secs}
         for key, (_, dst, port) in plan.items():
-            server = perftest.build_ib_write_bw_server(dst.rdma, port=port, **bw)
+            server = perftest.build_ib_write_bw(dst.rdma, None, port=port, **bw)
             servers[key] = begin(out.traffic_error, key, dst.node, server, flows.LISTEN_WAIT_S)
         at = {key: (dst.node, port) for key, (_, dst, port) in plan.items()}
         started = {at[k]: bg for k, bg in servers.items() if bg is not None}
@@ -170,7 +170,7 @@ def measure(fabric: Fabric) -> SoakRun:
                 if isinstance(reason, NotMeasured):
                     out.traffic_gap.setdefault(key, reason)
                 continue
-            client = perftest.build_ib_write_bw_client(src.rdma, dst.address.ip, port=port, **bw)
+            client = perftest.build_ib_write_bw(src.rdma, dst.address.ip, port=port, **bw)
             clients[key] = begin(out.traffic_error, key, src.node, client, 0.0)
         with counters.watch_switch(fabric, "heat soak") as tick:
             _sample_loop(fabric, out, live, note_load_ends, tick)

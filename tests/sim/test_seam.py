@@ -16,9 +16,9 @@ from tests.sim.conftest import out, sim, with_faults
 
 def test_seeds_spread_over_the_range() -> None:
     """Thresholds are tested against a spread: 20 seeds cover most of the 92-98 band."""
-    server = p.build_ib_write_bw_server("rocep1s0f1", qps=1, duration_s=5, port=18600)
+    server = p.build_ib_write_bw("rocep1s0f1", qps=1, duration_s=5, port=18600)
     peer = IPv4Address("192.168.100.12")
-    client = p.build_ib_write_bw_client("rocep1s0f1", peer, qps=1, duration_s=5, port=18600)
+    client = p.build_ib_write_bw("rocep1s0f1", peer, qps=1, duration_s=5, port=18600)
     values = []
     for seed in range(20):
         t = sim(seed=seed)
