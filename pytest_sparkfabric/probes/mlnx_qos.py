@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 Trust = Literal["pcp", "dscp", "none"]
 
@@ -55,7 +55,7 @@ def parse_dcb_pfc(text: str) -> MlnxQos:
         flags = dict(_PRIO.findall(line)) if line.split()[:1] == ["prio-pfc"] else {}
         if len(flags) == 8:
             return MlnxQos(None, None, tuple(flags[str(p)] == "on" for p in range(8)))
-    raise ParseError("dcb", "expected a 'prio-pfc 0:on|off ... 7:on|off' line", text=text)
+    raise ParseError("dcb", "expected a 'prio-pfc 0:on|off ... 7:on|off' line", found_text(text))
 
 
 def parse_mlnx_qos(text: str) -> MlnxQos:
@@ -80,7 +80,7 @@ def parse_mlnx_qos(text: str) -> MlnxQos:
         raise ParseError(
             "mlnx_qos",
             "expected 'DCBX mode:', 'Priority trust state:', 'PFC configuration:' or 'tc:' lines",
-            text=text,
+            found_text(text),
         )
     enabled = pfc.get("enabled")
     return MlnxQos(dcbx, trust, tuple(v == 1 for v in enabled) if enabled is not None else None)
