@@ -62,7 +62,7 @@ def test_rail_rdma(rail_link: Link, fabric: Fabric, verdict: Verdict) -> None:
     """ib_write_bw node to node on one rail (its pair's other rail busy at the same time),
     in each direction the schedule measures, each direction its own figure."""
     th = fabric.limit("rail_rdma_gbps", rail_link.a, rail_link.b)
-    results = rdma.link_results(fabric, rail_link)
+    results = rdma.pair_runs(fabric).links[rail_link.id]
     nodes = rail_link.nodes()
     verdict(
         nodes=f"{nodes[0]},{nodes[1]}",
@@ -111,7 +111,8 @@ def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> Non
     """Both rails of the pair at the same time, summed: one port's full ~185-198 Gb/s one-way
     (~170 each way with `bandwidth.directions: together`), scaled to the declared speed."""
     th = fabric.limit("pair_rdma_gbps", *(r for link in node_pair.links for r in (link.a, link.b)))
-    round_no, directions = rdma.pair_result(fabric, node_pair)
+    run = rdma.pair_runs(fabric)
+    round_no, directions = run.round_of[node_pair.id], run.directions(node_pair)
     verdict(
         nodes=f"{node_pair.a},{node_pair.b}",
         round=round_no,
@@ -122,18 +123,18 @@ def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> Non
     seen: list[str] = []
     totals: list[float] = []
     bad = False
-    for d in directions:
-        where = f" {d.where}"
+    for rails in directions:
+        where = f" {rails[0].src.node}->{rails[0].dst.node}"
         per_rail = ", ".join(
-            f"rail{link.rail} {_gb(r.gbps)}"
-            for link, r in zip(node_pair.links, d.rails, strict=True)
+            f"rail{link.rail} {_gb(r.gbps)}" for link, r in zip(node_pair.links, rails, strict=True)
         )
         seen.append(f"{where.strip()} {per_rail}".strip())
-        total = d.total_gbps
-        _unmeasured(d.rails)
+        gbps = [r.gbps for r in rails]
+        total = None if None in gbps else sum(g or 0.0 for g in gbps)
+        _unmeasured(rails)
         if total is None:
             bad = True
-            errors = "; ".join(f"{r.where}: {r.error}" for r in d.rails if r.error)
+            errors = "; ".join(f"{r.where}: {r.error}" for r in rails if r.error)
             lines += [f"both rails together{where}: incomplete", per_rail, errors]
             continue
         totals.append(total)
@@ -141,7 +142,7 @@ def test_pair_rdma(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> Non
         bad = bad or not th.ok(total)
     verdict(measured="; ".join(seen), measured_gbps=min(totals) if totals else None)
     if bad:
-        values = [r.gbps for d in directions for r in d.rails]
+        values = [r.gbps for rails in directions for r in rails]
         nodes = (node_pair.a, node_pair.b)
         found = witness.findings(
             fabric,

@@ -19,7 +19,9 @@ def test_pair_tcp(node_pair: NodePair, fabric: Fabric, verdict: Verdict) -> None
     """iperf3 -P N on every netdev of the pair at the same time, summed, in each direction the
     schedule measures."""
     th = fabric.limit("tcp_pair_gbps", *(r for link in node_pair.links for r in (link.a, link.b)))
-    round_no, results = rdma.tcp_pair_results(fabric, node_pair)
+    run = rdma.tcp_runs(fabric)
+    round_no = run.round_of[node_pair.id]
+    results = tuple(r for link in node_pair.links for r in run.links[link.id])
     verdict(
         nodes=f"{node_pair.a},{node_pair.b}",
         round=round_no,

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import shutil
 import socket
-import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.cluster import Problem
 from pytest_sparkfabric.cluster.plan import NVIDIA_SWITCH_NODES
+from pytest_sparkfabric.transport.process import ssh_shows
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
@@ -87,9 +86,10 @@ def check(
 
 def resolver(ssh_config: str | None) -> Resolver:
     """Resolve an ssh host as ssh would: through `ssh -G` (aliases, HostName), then DNS."""
+    config = ["-F", str(Path(ssh_config).expanduser())] if ssh_config else []
 
     def resolve(host: str) -> str | None:
-        name = _ssh_hostname(host, ssh_config) or host
+        name = ssh_shows([*config, "--", host], "hostname", timeout_s=10) or host
         try:
             socket.getaddrinfo(name, 22, proto=socket.IPPROTO_TCP)
         except (socket.gaierror, UnicodeError) as exc:
@@ -98,23 +98,3 @@ def resolver(ssh_config: str | None) -> Resolver:
         return None
 
     return resolve
-
-
-def _ssh_hostname(host: str, ssh_config: str | None) -> str | None:
-    ssh = shutil.which("ssh")
-    if ssh is None:
-        return None
-    argv = [ssh, "-G"]
-    if ssh_config:
-        argv += ["-F", str(Path(ssh_config).expanduser())]
-    try:
-        r = subprocess.run(
-            [*argv, "--", host], capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    for line in r.stdout.splitlines():
-        key, _, value = line.partition(" ")
-        if key == "hostname" and value:
-            return value.strip()
-    return None

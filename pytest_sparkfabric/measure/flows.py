@@ -4,7 +4,7 @@ whatever happened; a server that exits before it listens fails its flow at once.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_sparkfabric import shell
@@ -83,28 +83,24 @@ def ended(bg: Background | None) -> RunResult | None:
 
 
 def wait_listening(
-    transport: Transport,
-    targets: Sequence[tuple[str, int]],
-    *,
-    servers: Mapping[tuple[str, int], Background] | None = None,
+    transport: Transport, servers: Mapping[tuple[str, int], Background]
 ) -> dict[tuple[str, int], Gap | None]:
     """(node, port) -> None once a socket listens there, else why not (after LISTEN_WAIT_S, or
-    at once where the server in `servers` for that target has already exited or `ss` could not
-    run)."""
+    at once where its server has already exited or `ss` could not run)."""
     deadline = transport.clock.now() + LISTEN_WAIT_S
-    pending = list(dict.fromkeys(targets))
+    pending = list(servers)
     why: dict[tuple[str, int], Gap | None] = {}
     while pending:
         jobs = [Job(n, shell.join(["ss", "-Hltn", f"sport = :{p}"]), QUICK_S) for n, p in pending]
         for target, r in zip(pending, transport.run_many(jobs), strict=True):
-            server = (servers or {}).get(target)
+            server = servers[target]
             gap = could_not_run(r)
             if gap is not None or r.transport_error:
                 # Not there, or the node cannot be reached: polling on would only add time.
                 why[target] = gap or r.transport_error
             elif r.ok and r.stdout.strip():
                 why[target] = None
-            elif server is not None and server.done():
+            elif server.done():
                 # A server that exited (tool missing, bad option) will never listen.
                 why[target] = _exited(server, target[1])
         pending = [t for t in pending if t not in why]
@@ -134,10 +130,15 @@ def run_flows(
     *,
     tick: Tick | None = None,
     every_s: float = 2.0,
+    during: Callable[[], bool] | None = None,
 ) -> dict[Hashable, FlowResult]:
-    """Run every flow at once; every server is stopped before this returns. `tick` is called
-    every `every_s` seconds while the clients run (a sample of the switch during traffic)."""
+    """Run every flow at once; every server and client is stopped before this returns. `tick` is
+    called every `every_s` seconds while the clients run (a sample of the switch during traffic).
+    With `during`, the clients run in the background while it runs (the soak's readings); True
+    from it means it stopped the traffic early: the clients are stopped, not waited for."""
     started: dict[Hashable, Background] = {}
+    running: dict[Hashable, Background] = {}
+    clients: dict[Hashable, RunResult | None] = {}
     errors: dict[Hashable, Gap] = {}
     try:
         for f in flows:
@@ -147,18 +148,33 @@ def run_flows(
             else:
                 started[f.key] = bg
         at = {(f.server.node, f.port): started[f.key] for f in flows if f.key in started}
-        why = wait_listening(transport, list(at), servers=at)
+        why = wait_listening(transport, at)
         for f in flows:
             if f.key in started and (reason := why.get((f.server.node, f.port))) is not None:
                 errors[f.key] = reason
         ready = [f for f in flows if f.key in started and f.key not in errors]
-        jobs = [f.client for f in ready]
-        if tick is not None and jobs:
-            ran = transport.run_many_ticking(jobs, every_s, tick)
+        jobs, keys = [f.client for f in ready], [f.key for f in ready]
+        if during is not None:
+            for f in ready:
+                if isinstance(bg := start(transport, f.client), str):
+                    errors[f.key] = bg
+                else:
+                    running[f.key] = bg
+            # The clients end by their own deadline; each is dropped only once waited for, so
+            # a Ctrl-C mid-wait still stops the rest in `finally`.
+            if not during():
+                for key, bg in list(running.items()):
+                    try:
+                        clients[key] = bg.wait()
+                    except Exception:
+                        clients[key] = ended(bg)
+                    del running[key]
+        elif tick is not None and jobs:
+            clients.update(zip(keys, transport.run_many_ticking(jobs, every_s, tick), strict=True))
         else:
-            ran = transport.run_many(jobs)
-        clients = {f.key: r for f, r in zip(ready, ran, strict=True)}
+            clients.update(zip(keys, transport.run_many(jobs), strict=True))
     finally:
+        clients |= {key: ended(bg) for key, bg in running.items()}
         servers = {key: ended(bg) for key, bg in started.items()}
     out: dict[Hashable, FlowResult] = {}
     for f in flows:

@@ -37,16 +37,6 @@ LAT_DEADLINE_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
-class Reading:
-    """What a client's output says: a figure, or why there is none."""
-
-    gbps: float | None
-    error: str | None = None
-    streams: int | None = None
-    retransmits: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class BwResult:
     """One client run of a bandwidth tool: from `src` to `dst` over `link` (for a loopback, a
     link of the rail to itself)."""
@@ -62,8 +52,6 @@ class BwResult:
     """How long the client ran (transport clock): the tool's duration plus its set-up."""
     unmeasured: NotMeasured | None = None
     """Why it could not run at all (a tool missing, a node lost): not the fabric's fault."""
-    streams: int | None = None
-    retransmits: int | None = None
 
     @property
     def loopback(self) -> bool:
@@ -91,7 +79,7 @@ class Tool:
 
     name: str
     flow: Callable[[Fabric, bwplan.RailTest, int], Flow]
-    read: Callable[[RunResult], Reading]
+    read: Callable[[RunResult], Measured[float]]
     base_offset: int
     """Its ports above `bandwidth.base_port`, apart from the other tools' (a late server)."""
 
@@ -123,15 +111,19 @@ class RdmaRun:
         every = (*(r for rs in self.links.values() for r in rs), *self.retests)
         return {(r.src.node, r.dst.node, r.src.index): r for r in every}
 
+    def directions(self, pair: NodePair) -> tuple[tuple[BwResult, ...], ...]:
+        """Each measured direction of `pair`, a->b first: its rails, measured at the same time."""
+        return tuple(zip(*(self.links.get(link.id, ()) for link in pair.links), strict=False))
+
 
 # -- the runner ---------------------------------------------------------------------------------
 
 
-def _reading(tool: Tool, fr: FlowResult) -> Reading:
+def _reading(tool: Tool, fr: FlowResult) -> Measured[float]:
     if fr.error or fr.client is None:
-        return Reading(None, fr.error or "the client did not run")
+        return Measured.failed(fr.error or "the client did not run")
     err = result_error(fr.client, tool.name)
-    return Reading(None, err) if err else tool.read(fr.client)
+    return Measured.failed(err) if err else tool.read(fr.client)
 
 
 def run_tests(
@@ -157,8 +149,8 @@ def run_tests(
         got = _reading(tool, fr)
         seconds = fr.client.duration_s if fr.client is not None else None
         out[t.key] = BwResult(
-            t.link, t.src, t.dst, got.gbps, got.error, t.round, flow.client.command, seconds,
-            fr.unmeasured, got.streams, got.retransmits,
+            t.link, t.src, t.dst, got.value, got.error, t.round, flow.client.command, seconds,
+            fr.unmeasured,
         )  # fmt: skip
     return out
 
@@ -213,17 +205,17 @@ def run_schedule(fabric: Fabric, tool: Tool, what: str, how: str, plan: sched.Sc
 # -- ib_write_bw --------------------------------------------------------------------------------
 
 
-def read_ib_write_bw(r: RunResult) -> Reading:
+def read_ib_write_bw(r: RunResult) -> Measured[float]:
     try:
-        return Reading(pt.parse_ib_write_bw(r.stdout).bw_avg_gbps)
+        return Measured.of(pt.parse_ib_write_bw(r.stdout).bw_avg_gbps)
     except ParseError as exc:
         # perftest says on stderr why the run stopped: a completion error (retries exhausted),
         # or why it gave up (`Couldn't connect to <ip>:<port>`, ...).
         failed = [ln.strip() for ln in r.stderr.splitlines() if "Failed status" in ln]
         if failed and r.rc != 0:
-            return Reading(None, f"{r.node}: {exc}; ib_write_bw rc {r.rc}: {failed[0]}")
+            return Measured.failed(f"{r.node}: {exc}; ib_write_bw rc {r.rc}: {failed[0]}")
         said = " / ".join(line.strip() for line in r.stderr.splitlines() if line.strip())
-        return Reading(None, f"{r.node}: {exc}" + (f"; stderr: {said[:300]}" if said else ""))
+        return Measured.failed(f"{r.node}: {exc}" + (f"; stderr: {said[:300]}" if said else ""))
 
 
 def _flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
@@ -290,10 +282,6 @@ def pair_runs(fabric: Fabric) -> RdmaRun:
     return fabric.phase(NAME, measure)
 
 
-def link_results(fabric: Fabric, link: Link) -> tuple[BwResult, ...]:
-    return pair_runs(fabric).links[link.id]
-
-
 def measure(fabric: Fabric) -> RdmaRun:
     loopbacks(fabric)  # the NIC self-test always comes first
     plan = schedule(fabric)
@@ -355,32 +343,6 @@ def suspects_of(fabric: Fabric, nodes: Iterable[str]) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class PairDirection:
-    direction: str
-    rails: tuple[BwResult, ...]
-
-    @property
-    def total_gbps(self) -> float | None:
-        gbps = [r.gbps for r in self.rails]
-        return None if None in gbps else sum(g or 0.0 for g in gbps)
-
-    @property
-    def where(self) -> str:
-        return f"{self.rails[0].src.node}->{self.rails[0].dst.node}"
-
-
-def pair_result(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[PairDirection, ...]]:
-    """The pair's round and, per measured direction, its rails measured at the same time."""
-    run = pair_runs(fabric)
-    per_link = [run.links[link.id] for link in pair.links]
-    directions = (
-        PairDirection("a->b" if rails[0].src.node == pair.a else "b->a", rails)
-        for rails in zip(*per_link, strict=False)
-    )
-    return run.round_of[pair.id], tuple(directions)
-
-
 # -- latency ------------------------------------------------------------------------------------
 
 
@@ -436,15 +398,14 @@ def latency(fabric: Fabric, pair: NodePair) -> Latency:
 # 0 even when it could not connect: `error` decides.
 
 
-def _read_iperf3(r: RunResult) -> Reading:
+def _read_iperf3(r: RunResult) -> Measured[float]:
     try:
         res = iperf3.parse_iperf3_json(r.stdout)
     except ParseError as exc:
-        return Reading(None, f"{r.node}: {exc}")
+        return Measured.failed(f"{r.node}: {exc}")
     if res.error is not None:
-        return Reading(None, f"{r.node}: iperf3 reported an error: {res.error}")
-    gbps = res.received_gbps if res.received_gbps is not None else res.sent_gbps
-    return Reading(gbps, None, res.streams, res.retransmits)
+        return Measured.failed(f"{r.node}: iperf3 reported an error: {res.error}")
+    return Measured(res.received_gbps if res.received_gbps is not None else res.sent_gbps)
 
 
 def _iperf3_flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
@@ -465,12 +426,6 @@ IPERF3 = Tool("iperf3", _iperf3_flow, _read_iperf3, base_offset=10)
 
 def tcp_runs(fabric: Fabric) -> RdmaRun:
     return fabric.phase(TCP, measure_tcp)
-
-
-def tcp_pair_results(fabric: Fabric, pair: NodePair) -> tuple[int, tuple[BwResult, ...]]:
-    """The pair's first round and every measured direction of each of its rails."""
-    run = tcp_runs(fabric)
-    return run.round_of[pair.id], tuple(r for link in pair.links for r in run.links[link.id])
 
 
 def measure_tcp(fabric: Fabric) -> RdmaRun:

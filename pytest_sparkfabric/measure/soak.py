@@ -131,17 +131,12 @@ def measure(fabric: Fabric) -> SoakRun:
     )
     out.nic_start_c.update(nic_temp.baseline(fabric))
     loads: dict[str, Background | None] = {}
-    servers: dict[str, Background | None] = {}
-    clients: dict[str, Background | None] = {}
-
-    def begin(
-        errors: dict[str, str], key: str, node: str, cmd: shell.Command, wait_s: float
-    ) -> Background | None:
-        bg = flows.start(fabric.transport, Job(node, cmd, secs + flows.SLACK_S + wait_s))
-        if isinstance(bg, str):
-            errors[key] = bg
-            return None
-        return bg
+    bw = {"qps": SOAK_QPS, "duration_s": secs}
+    traffic = []
+    for key, (src, dst, port) in plan.items():
+        server = perftest.build_ib_write_bw(dst.rdma, None, port=port, **bw)
+        client = perftest.build_ib_write_bw(src.rdma, dst.address.ip, port=port, **bw)
+        traffic.append(flows.tool_flow(key, port, secs, (dst.node, server), (src.node, client)))
 
     def note_load_ends() -> None:
         """Record, once, when each GPU load was first seen ended on its own (never blocks)."""
@@ -150,46 +145,24 @@ def measure(fabric: Fabric) -> SoakRun:
             if bg is not None and name not in out.load_ended_s and _done(bg):
                 out.load_ended_s[name] = now
 
+    def sample() -> bool:
+        with counters.watch_switch(fabric, "heat soak") as tick:
+            _sample_loop(fabric, out, live, note_load_ends, tick)
+        return out.stopped_early is not None
+
     try:
         load_start = fabric.transport.clock.now()
         cmd = shell.fill(spec.gpu_load, {"duration_s": secs})
         for name in live:
-            loads[name] = begin(out.load_error, name, name, cmd, LOAD_WAIT_S)
+            bg = flows.start(fabric.transport, Job(name, cmd, secs + flows.SLACK_S + LOAD_WAIT_S))
+            if isinstance(bg, str):
+                out.load_error[name] = bg
+            loads[name] = None if isinstance(bg, str) else bg
         _wait_for_load(fabric, [n for n, bg in loads.items() if bg is not None])
         note_load_ends()
-        bw = {"qps": SOAK_QPS, "duration_s": secs}
-        for key, (_, dst, port) in plan.items():
-            server = perftest.build_ib_write_bw(dst.rdma, None, port=port, **bw)
-            servers[key] = begin(out.traffic_error, key, dst.node, server, flows.LISTEN_WAIT_S)
-        at = {key: (dst.node, port) for key, (_, dst, port) in plan.items()}
-        started = {at[k]: bg for k, bg in servers.items() if bg is not None}
-        why = flows.wait_listening(fabric.transport, list(at.values()), servers=started)
-        for key, (src, dst, port) in plan.items():
-            if (reason := why.get(at[key])) is not None:
-                out.traffic_error.setdefault(key, flows.gap_text(reason))
-                if isinstance(reason, NotMeasured):
-                    out.traffic_gap.setdefault(key, reason)
-                continue
-            client = perftest.build_ib_write_bw(src.rdma, dst.address.ip, port=port, **bw)
-            clients[key] = begin(out.traffic_error, key, src.node, client, 0.0)
-        with counters.watch_switch(fabric, "heat soak") as tick:
-            _sample_loop(fabric, out, live, note_load_ends, tick)
-        if out.stopped_early is None:
-            # The clients end by their own -D; their last words carry the average rate.
-            # Dropped only once waited for: a Ctrl-C mid-wait still stops the rest in `finally`.
-            for key, bg in list(clients.items()):
-                try:
-                    r = bg.wait() if bg is not None else None
-                except Exception:
-                    r = flows.ended(bg)
-                _traffic_result(out, key, r)
-                del clients[key]
+        for k, fr in flows.run_flows(fabric.transport, traffic, during=sample).items():
+            _traffic_result(out, str(k), fr)
     finally:
-        for key, bg in clients.items():
-            _traffic_result(out, key, flows.ended(bg))
-        for key, bg in servers.items():
-            if (gap := could_not_run(flows.ended(bg))) is not None:
-                out.traffic_gap.setdefault(key, gap)
         out.load = {node: flows.ended(bg) for node, bg in loads.items()}
     return out
 
@@ -230,15 +203,16 @@ def _gpus(r: RunResult) -> list[tuple[float | None, float | None]] | None:
         return None
 
 
-def _traffic_result(out: SoakRun, key: str, r: RunResult | None) -> None:
-    if r is None:
-        out.traffic.setdefault(key, None)
+def _traffic_result(out: SoakRun, key: str, fr: flows.FlowResult) -> None:
+    if fr.unmeasured is not None:
+        out.traffic_gap[key] = fr.unmeasured
+    if fr.error is not None:
+        out.traffic_error[key] = fr.error
+    if fr.client is None:
         return
-    if (gap := could_not_run(r)) is not None:
-        out.traffic_gap.setdefault(key, gap)
     # The bandwidth items' own reading: it keeps perftest's "Failed status" line.
-    got = rdma.read_ib_write_bw(r)
-    out.traffic[key] = got.gbps
+    got = rdma.read_ib_write_bw(fr.client)
+    out.traffic[key] = got.value
     if got.error is not None:
         out.traffic_error.setdefault(key, got.error)
 

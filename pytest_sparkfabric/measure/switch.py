@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pytest_sparkfabric.measure.engine import PhaseName
 from pytest_sparkfabric.outcome import Measured
 from pytest_sparkfabric.probes import ParseError, routeros
 from pytest_sparkfabric.probes import routeros_commands as cmds
-from pytest_sparkfabric.probes.routeros import Row, rest_rows
+from pytest_sparkfabric.probes.routeros import Row, Rows, rest_rows
 from pytest_sparkfabric.transport.rest import SwitchClient, SwitchError, SwitchUnreachable
 
 if TYPE_CHECKING:
@@ -25,118 +25,104 @@ if TYPE_CHECKING:
     from pytest_sparkfabric.transport import Transport
     from pytest_sparkfabric.transport.rest import SwitchConsole
 
-Api = Literal["rest", "ssh"]
+T = TypeVar("T")
 
 
-def _first(items: tuple[Row, ...], what: str) -> Row:
+def _first(items: Rows, what: str) -> Mapping[str, str]:
     if not items:
         raise ParseError(what, "empty reply")
     return items[0]
 
 
-class RestReads:
-    api: Api = "rest"
+class Reads:
+    """One switch, read one way: over REST (`client`) or its console; each read says both, and
+    `note` says which for the report. Every read raises SwitchError (SwitchUnreachable when the
+    switch cannot be read at all) or ParseError."""
 
-    def __init__(self, client: SwitchClient) -> None:
-        self.client = client
+    def __init__(
+        self,
+        client: SwitchClient | None = None,
+        console: SwitchConsole | None = None,
+        note: str = "",
+    ) -> None:
+        self.client, self.console = client, console
+        self.note = note or ("REST API" if console is None else "SSH console")
+
+    def _rest(self, path: str, body: Mapping[str, str] | None = None) -> tuple[Row, ...]:
+        assert self.client is not None  # no console: REST
+        return rest_rows(self.client.get(path) if body is None else self.client.post(path, body))
+
+    def _one(
+        self, path: str, command: str, rows: Callable[[Rows], T], text: Callable[[str], T]
+    ) -> T:
+        return rows(self._rest(path)) if self.console is None else text(self.console.run(command))
 
     def ethernet(self) -> tuple[routeros.EthernetPort, ...]:
-        return routeros.ethernet_from_rest(rest_rows(self.client.get("/interface/ethernet")))
-
-    def monitor(self, leg: str) -> routeros.EthernetMonitor:
-        reply = self.client.post("/interface/ethernet/monitor", {"numbers": leg, "once": ""})
-        return routeros.ethernet_monitor_from_kv(_first(rest_rows(reply), "routeros monitor"))
+        rows, text = routeros.ethernet_from_rest, routeros.parse_ethernet
+        return self._one("/interface/ethernet", cmds.ETHERNET, rows, text)
 
     def bridge_ports(self) -> tuple[routeros.BridgePort, ...]:
-        return routeros.bridge_ports_from_rest(rest_rows(self.client.get("/interface/bridge/port")))
+        rows, text = routeros.bridge_ports_from_rest, routeros.parse_bridge_ports
+        return self._one("/interface/bridge/port", cmds.BRIDGE_PORT, rows, text)
 
     def qos_ports(self) -> tuple[routeros.QosPort, ...]:
-        reply = self.client.get("/interface/ethernet/switch/qos/port")
-        return routeros.qos_ports_from_rest(rest_rows(reply))
+        rows, text = routeros.qos_ports_from_rest, routeros.parse_qos_ports
+        return self._one("/interface/ethernet/switch/qos/port", cmds.QOS_PORT, rows, text)
 
     def resource(self) -> routeros.SystemResource:
-        reply = rest_rows(self.client.get("/system/resource"))
-        return routeros.system_resource_from_kv(_first(reply, "routeros /system/resource"))
+        def rows(reply: Rows) -> routeros.SystemResource:
+            return routeros.system_resource_from_kv(_first(reply, "routeros /system/resource"))
+
+        return self._one("/system/resource", cmds.RESOURCE, rows, routeros.parse_system_resource)
+
+    def monitor(self, leg: str) -> routeros.EthernetMonitor:
+        if self.console is not None:
+            return routeros.parse_routeros_monitor(self.console.run(cmds.monitor_command(leg)))
+        reply = self._rest("/interface/ethernet/monitor", {"numbers": leg, "once": ""})
+        return routeros.ethernet_monitor_from_kv(_first(reply, "routeros monitor"))
 
     def stats(self, legs: Sequence[str]) -> Mapping[str, routeros.EthernetStats]:
-        reply = self.client.post("/interface/ethernet/print", {"stats": ""})
-        found = {s.name: s for s in routeros.ethernet_stats_from_rows(rest_rows(reply)) if s.name}
+        if self.console is not None:  # one command per leg
+            run, text = self.console.run, routeros.parse_ethernet_stats
+            return {
+                leg: s for leg in legs for s in text(run(cmds.stats_command(leg))) if s.name == leg
+            }
+        reply = self._rest("/interface/ethernet/print", {"stats": ""})
+        found = {s.name: s for s in routeros.ethernet_stats_from_rows(reply) if s.name}
         return {leg: found[leg] for leg in legs if leg in found}
 
 
-class ConsoleReads:
-    """The console commands of `routeros_commands`, one per read (and per leg)."""
-
-    api: Api = "ssh"
-
-    def __init__(self, console: SwitchConsole) -> None:
-        self.console = console
-
-    def ethernet(self) -> tuple[routeros.EthernetPort, ...]:
-        return routeros.parse_ethernet(self.console.run(cmds.ETHERNET))
-
-    def monitor(self, leg: str) -> routeros.EthernetMonitor:
-        return routeros.parse_routeros_monitor(self.console.run(cmds.monitor_command(leg)))
-
-    def bridge_ports(self) -> tuple[routeros.BridgePort, ...]:
-        return routeros.parse_bridge_ports(self.console.run(cmds.BRIDGE_PORT))
-
-    def qos_ports(self) -> tuple[routeros.QosPort, ...]:
-        return routeros.parse_qos_ports(self.console.run(cmds.QOS_PORT))
-
-    def resource(self) -> routeros.SystemResource:
-        return routeros.parse_system_resource(self.console.run(cmds.RESOURCE))
-
-    def stats(self, legs: Sequence[str]) -> Mapping[str, routeros.EthernetStats]:
-        return {
-            leg: s
-            for leg in legs
-            for s in routeros.parse_ethernet_stats(self.console.run(cmds.stats_command(leg)))
-            if s.name == leg
-        }
-
-
-Reads = RestReads | ConsoleReads
-"""One switch, read one way; every read raises SwitchError (SwitchUnreachable when the switch
-cannot be read at all) or ParseError."""
-
-
-@dataclass(frozen=True)
-class Access:
-    reads: Reads
-    note: str  # how the switch is read, for the report: REST, SSH console, or auto's choice
-
-
-def open_access(transport: Transport, spec: SwitchSpec, base_dir: Path | None = None) -> Access:
+def open_access(transport: Transport, spec: SwitchSpec, base_dir: Path | None = None) -> Reads:
     """The switch's reads as switch.api asks. Raises SwitchUnreachable when no way reads it."""
-    if spec.api == "rest":
-        return Access(RestReads(transport.switch_client(spec, base_dir)), "REST API")
     if spec.api == "ssh":
-        return Access(ConsoleReads(transport.switch_console(spec, base_dir)), "SSH console")
-    rest = RestReads(transport.switch_client(spec, base_dir))
+        return Reads(console=transport.switch_console(spec, base_dir))
+    if spec.api == "rest":
+        return Reads(transport.switch_client(spec, base_dir))
+    note = "REST API (switch.api auto: REST answered)"
+    rest = Reads(transport.switch_client(spec, base_dir), note=note)
     try:
         rest.resource()
-        return Access(rest, "REST API (switch.api auto: REST answered)")
+        return rest
     except (SwitchError, ParseError) as exc:
         # Unreachable, or answering but not as RouterOS's API does: the console may read it.
         why = str(exc)
-    console = ConsoleReads(transport.switch_console(spec, base_dir))
+    note = f"SSH console (switch.api auto: REST failed: {why})"
+    console = Reads(console=transport.switch_console(spec, base_dir), note=note)
     try:
         console.resource()
     except (SwitchError, ParseError) as exc:
         raise SwitchUnreachable(
             f"switch.api auto: neither way reads it; REST: {why}; SSH: {exc}"
         ) from None
-    return Access(console, f"SSH console (switch.api auto: REST failed: {why})")
+    return console
 
 
-T = TypeVar("T")
 NAME: PhaseName = "switch"
 
 
 @dataclass(frozen=True)
 class SwitchState:
-    """What the switch said, each part measured or why not; how it was read (`Access.note`),
+    """What the switch said, each part measured or why not; how it was read (`Reads.note`),
     and those reads for the samples taken during traffic (counters, CPU)."""
 
     ethernet: Measured[Mapping[str, routeros.EthernetPort]]
@@ -157,7 +143,7 @@ def _read(what: str, call: Callable[[], T]) -> Measured[T]:
         return Measured.failed(f"switch: {what}: {exc}")
 
 
-def read_switch(reads: Reads, legs: Sequence[str], note: str) -> SwitchState:
+def read_switch(reads: Reads, legs: Sequence[str]) -> SwitchState:
     """Ports, each leg's link monitor, bridge ports, QoS ports and the CPU load. Raises
     SwitchUnreachable when the switch cannot be read at all; any other failure only leaves its
     own part unmeasured."""
@@ -170,7 +156,7 @@ def read_switch(reads: Reads, legs: Sequence[str], note: str) -> SwitchState:
             lambda: {q.name: q for q in reads.qos_ports() if q.name},
         ),
         _read("/system/resource", reads.resource),
-        note,
+        reads.note,
         reads,
     )
 
@@ -181,8 +167,8 @@ def measure(fabric: Fabric) -> Measured[SwitchState]:
         return Measured.failed("no switch: section in cluster.yaml")
     source = fabric.cluster.source
     try:
-        access = open_access(fabric.transport, spec, source.parent if source else None)
-        return Measured.of(read_switch(access.reads, list(spec.ports.values()), access.note))
+        reads = open_access(fabric.transport, spec, source.parent if source else None)
+        return Measured.of(read_switch(reads, list(spec.ports.values())))
     except SwitchError as exc:
         return Measured.failed(f"switch {spec.host}: {exc}")
 

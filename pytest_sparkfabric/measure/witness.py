@@ -5,7 +5,7 @@ runs now; it is cached, so its own items later reuse it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from ipaddress import IPv4Address
 from typing import TYPE_CHECKING, NoReturn
 
@@ -28,7 +28,7 @@ from pytest_sparkfabric.measure import (
     switch,
 )
 from pytest_sparkfabric.measure.nccl_run import NcclRun
-from pytest_sparkfabric.measure.rdma import BwResult, Loopbacks, RdmaRun
+from pytest_sparkfabric.measure.rdma import Loopbacks, RdmaRun
 
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster.model import Rail
@@ -56,11 +56,10 @@ def _rdma(run: RdmaRun | None) -> tuple[ev.Rate, ...]:
 
 def _pairs(fabric: Fabric, run: RdmaRun | None, rdma: bool) -> tuple[ev.PairRates, ...]:
     """One entry per measured direction of a pair, its rails together."""
-    by_link: Mapping[str, Sequence[BwResult]] = run.links if run is not None else {}
     out = []
     for pair in fabric.plan.pairs:
         ends = (pair.a, pair.b)
-        for results in zip(*(by_link.get(link.id, ()) for link in pair.links), strict=False):
+        for results in run.directions(pair) if run is not None else ():
             rails = tuple(
                 ev.Rate(
                     r.where,

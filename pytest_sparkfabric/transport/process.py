@@ -138,6 +138,23 @@ def ssh_argv(host: str, remote: str | None, options: list[str], *flags: str | No
     return [*argv, "--", host, *([remote] if remote is not None else [])]
 
 
+def ssh_shows(args: list[str], key: str, timeout_s: float) -> str | None:
+    """The value of `key` (lowercase, as it prints) in `ssh -G ARGS`: the client's settings for
+    that connection, the user's ssh config applied; None: not shown, or no ssh to ask."""
+    try:
+        shown = subprocess.run(
+            ["ssh", "-G", *args], capture_output=True, text=True, timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in shown.splitlines():
+        name, _, value = line.partition(" ")
+        if name == key and value.strip():
+            return value.strip()
+    return None
+
+
 def reason(stderr: str, reasons: tuple[tuple[str, str], ...], otherwise: str) -> str:
     """ssh's complaint as the one line an operator can act on: the text of the first needle
     found in it, else its last line."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 import weakref
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.probes.routeros_commands import command_problem, login_user
-from pytest_sparkfabric.transport.process import Proc, reason, ssh_argv
+from pytest_sparkfabric.transport.process import Proc, reason, ssh_argv, ssh_shows
 from pytest_sparkfabric.transport.rest import (
     MAX_REPLY_BYTES,
     Secrets,
@@ -102,18 +101,8 @@ class SshConsole:
         """StrictHostKeyChecking=yes unless the user's ssh config sets it (`ssh -G` shows the
         default `ask` otherwise); `ask` would put the question to the askpass helper."""
         if self._host_keys is None:
-            try:
-                shown = subprocess.run(
-                    ["ssh", "-G", *self.argv(None)[1:]],
-                    capture_output=True,
-                    text=True,
-                    timeout=5,
-                    stdin=subprocess.DEVNULL,
-                ).stdout
-            except (OSError, subprocess.TimeoutExpired):
-                shown = ""
-            own = [ln.split()[1] for ln in shown.splitlines() if ln.startswith("stricthost")]
-            keep = bool(own) and own[0].lower() != "ask"
+            own = ssh_shows(self.argv(None)[1:], "stricthostkeychecking", timeout_s=5)
+            keep = own is not None and own.lower() != "ask"
             self._host_keys = [] if keep else ["StrictHostKeyChecking=yes"]
         return self._host_keys
 

@@ -6,16 +6,13 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from pytest_sparkfabric.cluster import load_cluster
 from pytest_sparkfabric.measure.engine import REACH_COMMAND, Fabric
 from pytest_sparkfabric.transport import Background, Job, RunResult, Transport, VirtualClock
 from pytest_sparkfabric.transport.base import not_run
-
-DIRECT = Path(__file__).resolve().parents[2] / "examples" / "direct-2.yaml"
+from tests.sim.conftest import example
 
 
 class Echo(Transport):
@@ -44,7 +41,7 @@ class Counted:
 
 
 def _fabric(transport: Transport | None = None) -> Fabric:
-    return Fabric(load_cluster(DIRECT), transport or Echo())
+    return Fabric(example("direct-2"), transport or Echo())
 
 
 def test_a_phase_runs_once_and_concurrent_callers_wait_for_it() -> None:

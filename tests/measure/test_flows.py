@@ -4,6 +4,7 @@ is missing is not polled on (as an unreachable one, below): test_prereq pins its
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -22,7 +23,7 @@ class FakeBackground:
         return self.transport.server_exits
 
     def wait(self) -> RunResult:
-        return self.stop()
+        return replace(self.stop(), stdout="waited")
 
     def stop(self) -> RunResult:
         self.stopped = True
@@ -67,11 +68,13 @@ def flow(key: str = "f") -> Flow:
     return Flow(key, Job("b", "server", 60), Job("a", "client", 40), 18515)
 
 
-def test_clients_run_once_servers_listen_and_servers_end() -> None:
+@pytest.mark.parametrize(("early", "said"), [(None, "client ok"), (False, "waited"), (True, "")])
+def test_clients_run_once_servers_listen_and_servers_end(early: bool | None, said: str) -> None:
+    """At once, or in the background while `during` runs: waited for, or stopped if it says so."""
     t = FakeTransport()
-    out = run_flows(t, [flow("x"), flow("y")])
-    assert all(r.client is not None and r.client.stdout == "client ok" for r in out.values())
-    assert all(bg.stopped for bg in t.started) and len(t.started) == 2
+    out = run_flows(t, [flow("x"), flow("y")], during=None if early is None else lambda: early)
+    assert all(r.client is not None and r.client.stdout == said for r in out.values())
+    assert all(bg.stopped for bg in t.started) and len(t.started) == (2 if early is None else 4)
 
 
 def test_server_that_never_listens_is_given_up_on_the_clock() -> None:
@@ -100,7 +103,7 @@ def test_servers_end_even_when_the_client_blows_up() -> None:
 
 def test_an_unreachable_server_node_is_not_polled_until_the_limit() -> None:
     t = FakeTransport(down=True)
-    why = wait_listening(t, [("n", 18515)])[("n", 18515)]
+    why = wait_listening(t, {("n", 18515): t.start(Job("n", "server", 60))})[("n", 18515)]
     assert isinstance(why, NotMeasured) and (why.reason, why.missing) == ("n: ssh: refused", "ssh")
     assert len(t.ran) == 1 and t.clock.now() == 0.0
 

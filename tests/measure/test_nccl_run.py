@@ -1,5 +1,6 @@
 """The NCCL launch line and how NCCL_DEBUG=INFO lines map to nodes (pure). A rank that falls back
-to Socket fails on its own node: the matrix's faults/nccl_socket pins test_nccl_uses_ib[spark-2]."""
+to Socket fails on its own node, a run without its average fails (not a zero): the matrix's
+faults/nccl_socket and nccl_socket_ifname."""
 
 from __future__ import annotations
 
@@ -76,11 +77,3 @@ def test_ranks_map_to_nodes_by_host_and_pid() -> None:
     found = diagnose(Evidence(nccl=nccl_run.evidence(CLUSTER, run)))
     assert [f.rule.id for f in found] == ["nccl_single_hca"]
     assert "spark-2 (rank 1) uses rocep1s0f1" in found[0].evidence
-
-
-def test_incomplete_run_is_a_failure_not_a_zero() -> None:
-    text = log({"spark-1": BOTH, "spark-2": BOTH}).split("# Out of bounds")[0]
-    parsed = parse_nccl_tests(text)
-    ranks = nccl_run.rank_nets(CLUSTER, parsed)
-    run = nccl_run.NcclRun("cmd", "spark-1", None, parsed, None, ranks)
-    assert any("without '# Avg bus bandwidth'" in p for p in run.problems())

@@ -19,7 +19,9 @@ SAMPLES = golden.raw_samples
 
 
 @pytest.mark.parametrize("raw", SAMPLES, ids=golden.sample_id)
-def test_sample_parses_to_its_expected_json(raw: Path) -> None:
+def test_sample_parses_to_its_expected_json_and_the_cli_prints_it(
+    raw: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     tool = raw.parent.name
     try:
         got = to_json(PARSERS[tool](golden.read(raw)))
@@ -36,7 +38,16 @@ def test_sample_parses_to_its_expected_json(raw: Path) -> None:
         f"{golden.UPDATE_ENV}=1 pytest tests/probes/test_golden.py, then review "
         f"{expected.name} against the folder's PROVENANCE.md"
     )
-    assert json.loads(got) == json.loads(expected.read_text(encoding="utf-8"))
+    text = expected.read_text(encoding="utf-8")
+    pinned = json.loads(text)
+    assert json.loads(got) == pinned
+    rc = main(["parse", tool, str(raw)])
+    if not (isinstance(pinned, dict) and "parse_error" in pinned):
+        assert (rc, *capsys.readouterr()) == (0, text, "")
+    else:
+        said = ParseError(**pinned["parse_error"])
+        stderr = f"sparkfabric parse: {raw} is not {tool} output: {said}\n"
+        assert (rc, *capsys.readouterr()) == (2, "", stderr)
 
 
 def test_folders_and_registered_parsers_are_the_same_tools() -> None:
@@ -82,32 +93,10 @@ def test_found_text_quotes_first_or_last_line() -> None:
     assert found_text("x" * 200).endswith("...'") and len(found_text("x" * 200)) == 122
 
 
-CRLF = golden.DATA / "iperf3/gke-iperf3.6-ctrlc-crlf-interrupt-error-partial-end.json"
-CLI_SAMPLES = [
-    CRLF,
-    golden.DATA / "ib_write_bw/roce-couldnt-connect-old-merged-error-line.txt",
-    golden.DATA / "iperf3/gke-iperf3.9-reverse-R-truncated-at-8192-bytes.json",
-]
-
-
-@pytest.mark.parametrize(
-    ("raw", "stdin"),
-    [*((r, False) for r in CLI_SAMPLES), (CRLF, True)],
-    ids=lambda v: golden.sample_id(v) if isinstance(v, Path) else ("stdin" if v else "file"),
-)
-def test_cli_prints_the_golden_json(
-    raw: Path, stdin: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_the_cli_reads_stdin_bytes_untouched(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    tool = raw.parent.name
-    if stdin:  # `-` reads stdin's bytes untouched (the sample's CRLFs kept)
-        monkeypatch.setattr("sys.stdin", type("Stdin", (), {"buffer": raw.open("rb")}))
-    rc = main(["parse", tool, "-" if stdin else str(raw)])
-    out, err = capsys.readouterr()
-    expected = golden.expected_path(raw).read_text(encoding="utf-8")
-    error = json.loads(expected).get("parse_error")
-    if error is None:
-        assert (rc, out, err) == (0, expected, "")
-    else:
-        assert rc == 2 and out == ""
-        assert err.startswith(f"sparkfabric parse: {raw} is not {tool} output: {error['tool']}: ")
-        assert error["missing"] in err and (error["found"] or "") in err
+    crlf = golden.DATA / "iperf3/gke-iperf3.6-ctrlc-crlf-interrupt-error-partial-end.json"
+    monkeypatch.setattr("sys.stdin", type("Stdin", (), {"buffer": crlf.open("rb")}))
+    assert main(["parse", "iperf3", "-"]) == 0
+    assert capsys.readouterr() == (golden.expected_path(crlf).read_text(encoding="utf-8"), "")

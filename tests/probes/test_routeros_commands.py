@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.measure.switch import ConsoleReads
+from pytest_sparkfabric.measure.switch import Reads
 from pytest_sparkfabric.probes.routeros_commands import (
     BRIDGE_PORT,
     ETHERNET,
@@ -79,7 +79,7 @@ class _Console:
 
 def test_an_all_digit_leg_is_read_over_the_console() -> None:
     console = _Console()
-    reads = ConsoleReads(console)
+    reads = Reads(console=console)
     assert reads.monitor("1").status == "link-ok"
     assert reads.stats(["1"])["1"].counters["rx-pause"] == 12345
     assert console.sent == [

@@ -12,7 +12,6 @@ from pytest_sparkfabric.probes import ParseError
 from pytest_sparkfabric.probes.dmesg import parse_kernel_log
 from pytest_sparkfabric.probes.nccl import parse_nccl_tests
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
-from pytest_sparkfabric.probes.ping import parse_ping
 
 from .golden import sample
 
@@ -52,12 +51,6 @@ def test_nccl_run_cut_before_average_is_none_not_zero() -> None:
     r = parse_nccl_tests(text[: text.index("# Out of bounds")])
     assert r.avg_busbw_gbytes_s is None and not r.completed
     assert len(r.rows) == 1
-
-
-def test_ping_local_mtu_error_on_stderr() -> None:
-    stdout = "PING 10.200.3.5 (10.200.3.5) 1373(1401) bytes of data.\n"
-    r = parse_ping(stdout, sample("ping/local-mtu-error-stderr.txt"), 1)
-    assert r.verdict == "local_mtu" and r.local_mtu_error == 1400
 
 
 def test_kernel_log_since_keeps_the_events_of_the_window() -> None:

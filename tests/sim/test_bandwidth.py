@@ -69,24 +69,22 @@ def test_nccl_bus_bandwidth_by_topology() -> None:
         assert busbw is not None and low <= busbw <= high, name
 
 
-def test_results_depend_on_the_seed_and_not_on_call_order() -> None:
+def test_results_spread_with_the_seed_and_do_not_depend_on_call_order() -> None:
+    # Thresholds meet a spread, never one number (issue 14 items 4-5): 20 seeds cover most of
+    # the 92-98 band (the product's own commands on random clusters: test_fidelity).
+    values = [rdma(sim(seed=seed), [R0])[0] for seed in range(20)]
+    assert max(values) - min(values) >= 3.0 and min(values) >= 92.0 and max(values) <= 98.0
     first, second = sim(), sim()
     a0, a1 = rdma(first, [R0])[0], rdma(first, [R1])[0]
     b1, b0 = rdma(second, [R1])[0], rdma(second, [R0])[0]
     assert (a0, a1) == (b0, b1)
-    assert rdma(sim(seed=8), [R0])[0] != a0
 
 
 def test_rdma_latency_one_cable_a_switch_hop_and_software_forwarding() -> None:
-    lat, err = {}, {}
-    for name in ("direct-2", "demo", "faults/switch_cpu_forwarding", "faults/firewall"):
-        lat_cmd = "ib_write_lat -d rocep1s0f1 -F -p 18600"
-        r = served(sim(name), "spark-2", lat_cmd, "spark-1", "192.168.100.12")
-        if r.rc == 0:
-            lat[name] = round(parse_ib_write_lat(r.stdout).t_avg_us * 100)
-        else:
-            err[name] = r.stderr
+    lat = {}
+    for name in ("direct-2", "demo", "faults/switch_cpu_forwarding"):
+        r = served(sim(name), "spark-2", "ib_write_lat -d rocep1s0f1 -F -p 18600", "spark-1", R0[4])
+        lat[name] = round(parse_ib_write_lat(r.stdout).t_avg_us * 100)
     assert 142 <= lat["direct-2"] <= 152  # ~1.47 us, the published GB10 figure
     assert lat["direct-2"] < lat["demo"] <= 260
     assert lat["faults/switch_cpu_forwarding"] > 1500  # tens of microseconds via the switch CPU
-    assert list(err) == ["faults/firewall"] and "Couldn't connect" in err["faults/firewall"]

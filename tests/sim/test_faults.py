@@ -11,8 +11,7 @@ import pytest
 
 from pytest_sparkfabric.probes import ParseError, sysfs
 from pytest_sparkfabric.probes.perftest import parse_ib_write_bw
-from pytest_sparkfabric.transport.base import Job
-from tests.sim.conftest import IB, IPS4, LOOP1, R0, R1, nccl, out, rdma, run, served, sim, tcp
+from tests.sim.conftest import IB, IPS4, LOOP1, R0, R1, nccl, out, rdma, served, sim, tcp
 
 EEPROM = "ethtool -m enp1s0f1np1"
 TCP0 = ("spark-1", "192.168.100.11", "spark-2", "192.168.100.12")
@@ -79,19 +78,3 @@ def test_an_unroutable_gid_runs_the_rc_retries_out() -> None:
     assert "Failed status-transport retry counter exceeded (12)" in r.stderr
     with pytest.raises(ParseError):
         parse_ib_write_bw(r.stdout)
-
-
-def test_mtu_fault_is_a_local_error_on_the_short_side() -> None:
-    t = sim("direct-2", "{fault: mtu, node: spark-2, rail: 0, value: 1500}")
-    r = run(t, "spark-2", "ping -M do -s 8972 -I enp1s0f1np1 -c 2 192.168.100.11", 30)
-    assert r.rc == 1 and r.stderr == "ping: local error: message too long, mtu=1500\n" * 2
-
-
-def test_a_firewall_rejects_the_test_ports_but_not_ping() -> None:
-    t = sim("direct-2", "{fault: firewall, node: spark-2}")
-    r = served(t, "spark-2", IB.format("rocep1s0f1") + " -p 18515", "spark-1", R0[4])
-    assert r.rc == 1 and "Couldn't connect to 192.168.100.12:18515" in r.stderr
-    assert " 0% packet loss" in out(t, "spark-1", "ping -c 3 -W 1 -q -I enp1s0f1np1 " + R0[4])
-    t.start(Job("spark-2", "iperf3 -s -1 -p 5201", 60))
-    iperf3 = "iperf3 -c 192.168.100.12 -P 4 -t 10 -p 5201 -J"
-    assert "No route to host" in out(t, "spark-1", iperf3, rc=1)

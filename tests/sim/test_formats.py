@@ -296,9 +296,9 @@ def test_iperf3_keys_are_keys_of_real_documents() -> None:
     assert sorted(sim_keys - real - newer) == []
 
 
-# lldpctl: one neighbour per lit fabric netdev (a healthy ring's and a swapped cable's far ends,
-# read through measure/cabling: tests/measure/test_cabling.py; a ring's swap or order as the
-# suite reads it: the matrix's faults/cable_swapped, ring_order).
+# lldpctl: one neighbour per lit fabric netdev (a swapped cable's far ends, read through
+# measure/cabling: tests/measure/test_cabling.py; a healthy ring's, its swap or order as the
+# suite reads them: the matrix's ring-4, faults/cable_swapped, ring_order).
 
 
 def test_the_port_id_is_the_far_netdevs_mac() -> None:

@@ -1,8 +1,9 @@
-"""The heat soak in virtual time: temperatures under GPU load and the marginal lane."""
+"""The heat soak in virtual time: temperatures under GPU load, the lanes each cable form uses, the
+marginal lane."""
 
 from __future__ import annotations
 
-from pytest_sparkfabric.probes.ethtool import parse_ethtool_stats
+from pytest_sparkfabric.probes.ethtool import parse_ethtool_module, parse_ethtool_stats
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.transport import SimTransport
 from tests.sim.conftest import out, sim, with_faults
@@ -97,3 +98,18 @@ def test_hot_nic_runs_hot_at_idle_and_past_its_limit_under_load() -> None:
     assert int(out(t, "spark-2", HWMON)) < 60_000
     soak(t, 300)
     assert int(out(t, "spark-1", HWMON)) > 105_000
+
+
+def test_cable_form_follows_the_hardware() -> None:
+    """Spark to Spark: QSFP112 DAC, two 100G lanes trickle; Spark to switch leg: QSFP56
+    breakout, four 50G lanes trickle (DOMAIN.md sections 6-7, 9)."""
+    for name, part, lanes in (("direct-2", "NJAAKK-N911", 2), ("demo", "QDD-2Q56-PC01", 4)):
+        t = sim(name, seed=7)
+        cable = t.model.cable_of("spark-1", 1)
+        assert cable is not None and cable.spec.lanes_in_use == tuple(range(lanes))
+        out(t, "spark-1", "sleep 120", 200)
+        module = parse_ethtool_module(out(t, "spark-1", "ethtool -m enp1s0f1np1"))
+        assert module.vendor_pn == part
+    # The direct cable's two lanes: the healthy soak above.
+    s = parse_ethtool_stats(out(t, "spark-1", "ethtool -S enp1s0f1np1"))
+    assert all(s[f"rx_err_lane_{i}_phy"] > 0 for i in range(4))

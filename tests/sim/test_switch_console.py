@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from pytest_sparkfabric.measure.switch import ConsoleReads, RestReads
+from pytest_sparkfabric.measure.switch import Reads
 from pytest_sparkfabric.probes.routeros_commands import RESOURCE, monitor_command, stats_command
 from pytest_sparkfabric.transport.base import Job
 from sparkfabric_sim.switch import RestError
@@ -22,11 +22,11 @@ LEGS = ("qsfp56-dd-1-1", "qsfp56-dd-1-5", "qsfp56-dd-2-1", "qsfp56-dd-2-5")
 READS = ("ethernet", "bridge", "bridge/port", "ethernet/switch/qos/port")
 
 
-def _both(*faults: str) -> tuple[RestReads, ConsoleReads, SimTransport]:
+def _both(*faults: str) -> tuple[Reads, Reads, SimTransport]:
     t = sim("demo", *faults)
     spec = t.model.cluster.spec.switch
     assert spec is not None
-    return RestReads(t.switch_client(spec)), ConsoleReads(t.switch_console(spec)), t
+    return Reads(t.switch_client(spec)), Reads(console=t.switch_console(spec)), t
 
 
 def test_rest_reads_are_strings_and_errors_look_like_routeros_http_errors() -> None:
@@ -65,22 +65,26 @@ def test_console_and_rest_read_the_same(faults: tuple[str, ...]) -> None:
 
 
 def test_console_text_layout_log_and_errors_are_routeros() -> None:
-    _, console, t = _both()
-    text = console.console.run(RESOURCE)
+    _, reads, t = _both()
+    console = reads.console
+    assert console is not None
+    text = console.run(RESOURCE)
     # Keys right-aligned two columns past the longest (architecture-name here).
     assert "\n           cpu-load: " in text and re.search(r"cpu-load: \d+%\n", text)
     assert "total-memory: 2048.0MiB" in text
-    mon = console.console.run(monitor_command(LEGS[0]))
+    mon = console.run(monitor_command(LEGS[0]))
     assert "            status: link-ok\n" in mon and "full-duplex: yes" in mon
-    assert console.console.run(stats_command(LEGS[0])).lstrip().startswith("name: qsfp56-dd-1-1")
-    assert console.console.run("/interface ethernet frobnicate").startswith("bad command name")
-    assert console.console.run("/interface ethernet monitor nope once") == "no such item\n"
+    assert console.run(stats_command(LEGS[0])).lstrip().startswith("name: qsfp56-dd-1-1")
+    assert console.run("/interface ethernet frobnicate").startswith("bad command name")
+    assert console.run("/interface ethernet monitor nope once") == "no such item\n"
     assert grouped("182334805898") == "182 334 805 898"
     assert grouped("0") == "0" and grouped("1000") == "1 000"
     # every command is logged, and every one the suite sends is a read
-    _, console, t = _both()
+    _, reads, t = _both()
+    console = reads.console
+    assert console is not None
     for read in switch_reads(LEGS):
-        console.console.run(read.command)
+        console.run(read.command)
     assert t.switch is not None
     assert t.switch.console_log == [r.command for r in switch_reads(LEGS)]
 

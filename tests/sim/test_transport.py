@@ -10,7 +10,6 @@ from sparkfabric_sim.transport import SSH_ROUND_TRIP_S as RTT
 from tests.sim.conftest import PLAYBOOK, run, sim
 
 SERVER = "ib_write_bw -d rocep1s0f1 -F --report_gbits -q 1 -D 10 -p {}"
-TEMP = "nvidia-smi --query-gpu=temperature.gpu --format=csv,noheader"
 
 
 def test_virtual_time_deadlines_and_batches() -> None:
@@ -57,30 +56,6 @@ def test_a_server_nobody_calls_times_out_stop_ends_it_now_and_close_ends_the_res
     t.start(Job("spark-2", "iperf3 -s -1 -p 5201", 60))
     t.close()
     assert run(t, "spark-2", "ss -Hltn").stdout == ""
-
-
-def test_gpu_load_runs_for_its_duration_or_until_stopped() -> None:
-    t = sim()
-    burn = t.start(Job("spark-1", "gpu_burn -m 80% 300", 600))
-    run(t, "spark-1", "sleep 120", 200)
-    assert int(run(t, "spark-1", TEMP).stdout) >= 75
-    assert burn.stop().rc == 143
-    run(t, "spark-1", "sleep 400", 500)
-    assert int(run(t, "spark-1", TEMP).stdout) <= 43
-    assert t.start(Job("spark-1", "gpu_burn 20", 60)).wait().duration_s == 20
-
-
-def test_unreachable_node_and_hanging_command() -> None:
-    t = sim(
-        "direct-2",
-        "{fault: node_unreachable, node: spark-2}",
-        "{fault: command_hangs, command: ethtool, node: spark-1}",
-    )
-    r = run(t, "spark-2", "true")
-    assert r.transport_error == "spark-2: ssh: connection timed out after 10 s" and not r.ok
-    r = run(t, "spark-1", "ethtool -S enp1s0f1np1", 45)
-    assert (r.rc, r.timed_out, r.duration_s) == (124, True, 45)
-    assert run(t, "spark-1", "ip -j addr show", 5).ok
 
 
 def test_testinfra_host_goes_through_the_simulation() -> None:

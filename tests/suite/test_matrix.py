@@ -105,6 +105,28 @@ SAYS: dict[str, dict[str, tuple[str, ...]]] = {
             "`mlx5_core 0002:01:00.1 enP2p1s0f1np1: Link down`",
         ),
     },
+    "faults/nccl_socket_ifname": {
+        "test_nccl.py::test_nccl_completes": (
+            "the run ended without '# Avg bus bandwidth' (a failure, not a zero)",
+        ),
+        "test_nccl_env.py::test_nccl_socket_ifname[spark-2]": (
+            "^spark-2: NCCL_SOCKET_IFNAME=eth0 (from /etc/nccl.conf line 1) selects no running "
+            "interface with an address (no interface eth0): NCCL stops with 'Bootstrap : no "
+            "socket interface found'\n",
+        ),
+    },
+    "faults/firmware_mismatch": {  # the odd one only: the kernels and drivers agree
+        "test_versions.py::test_versions_match": (
+            "^versions differ between nodes: ConnectX firmware spark-3 runs 28.45.4028 "
+            "(NVD0000000033) while the others run 28.45.1020 (NVD0000000033)\n",
+        ),
+    },
+    "faults/command_hangs": {  # the hanging tool ends at its deadline; the others still answer
+        "test_links.py::test_link[spark-1:rail0]": (
+            "^not measured: spark-1: `ethtool enp1s0f1np1` did not finish within its deadline "
+            "(20 s) and was ended$",
+        ),
+    },
     "faults/node_unreachable": {
         "test_soak.py::test_soak_load[spark-1]": (
             "^not measured: the heat soak needs traffic between two nodes that answer; "

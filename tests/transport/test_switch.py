@@ -28,7 +28,6 @@ from tests import certs
 
 USER, PASSWORD = "sparkfabric", "pw-9f3a"
 AUTH = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ETHERNET = [{"name": "qsfp56-dd-1-1", "mtu": "9000", "l2mtu": "9216", "running": "true"}]
 Answer = Callable[[BaseHTTPRequestHandler], None]
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_sparkfabric.cluster.spec import SwitchSpec
-from pytest_sparkfabric.measure.switch import ConsoleReads, open_access
+from pytest_sparkfabric.measure.switch import Reads, open_access
 from pytest_sparkfabric.probes.routeros_commands import RESOURCE
 from pytest_sparkfabric.transport.rest import SwitchError, SwitchUnreachable
 from pytest_sparkfabric.transport.switch_ssh import SshConsole, ssh_console
@@ -41,7 +41,7 @@ def test_one_read_runs_as_user_plus_ct_with_host_keys_checked_and_nothing_else_l
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     argv_file = _fake_ssh(tmp_path, monkeypatch, f"printf '{RESOURCE_TEXT}'")
-    assert ConsoleReads(SshConsole("10.0.0.2", "ro", port=2222, identity_file="~/k")).resource()
+    assert Reads(console=SshConsole("10.0.0.2", "ro", port=2222, identity_file="~/k")).resource()
     argv = argv_file.read_text().splitlines()
     assert argv[-3:] == ["--", "10.0.0.2", RESOURCE]
     assert argv[argv.index("-l") : argv.index("-l") + 4] == ["-l", "ro+ct", "-p", "2222"]
@@ -179,7 +179,7 @@ def _switch(text: str | None) -> Any:
 def test_auto_falls_back_to_ssh_and_says_why_or_names_both() -> None:
     spec = SwitchSpec(host="h", user="u", api="auto")
     access = open_access(_switch(RESOURCE_TEXT), spec)
-    assert access.reads.api == "ssh"
+    assert access.console is not None and access.client is None
     assert access.note == (
         "SSH console (switch.api auto: REST failed: GET https://h/rest/system/resource: "
         "connection refused)"
