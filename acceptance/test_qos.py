@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.measure import counters, qos, rdma
+from pytest_sparkfabric.outcome import NotMeasured
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Cluster, Fabric, Node, Rail, Verdict
@@ -74,7 +75,7 @@ def test_rail_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
         gone = fabric.gone([rail.node, *(p.node for p in peers)])
         if gone is not None:
             raise gone  # a node it would have sent to or through does not answer
-        verdict.not_measured(
+        raise NotMeasured(
             f"{rail.node} {rail.netdev}: the rail took part in no traffic round", nodes=[rail.node]
         )
     verdict(measured=f"{counters.totals(windows)} over {len(windows)} traffic window(s)")

@@ -16,6 +16,7 @@ from pytest_sparkfabric.diagnosis.rules import RULES
 from pytest_sparkfabric.measure import links, soak, witness
 from pytest_sparkfabric.measure.counters import describe, post_fec_growth
 from pytest_sparkfabric.measure.soak import LaneFinding, has_lane_counters, max_ber, max_lane_rates
+from pytest_sparkfabric.outcome import NotMeasured
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -93,13 +94,11 @@ def test_soak_link(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     ws = tuple(w for w in all_ws if w.error is None)
     if not ws:
         why = next((w.error for w in all_ws if w.error), "no ethtool -S reading")
-        verdict.not_measured(
-            f"{rail.id}: no counter window during the soak; {why}", nodes=[rail.node]
-        )
+        raise NotMeasured(f"{rail.id}: no counter window during the soak; {why}", nodes=[rail.node])
     grew = post_fec_growth(ws)
     if not has_lane_counters(ws):
         seen = f"; meanwhile {describe(grew)}" if grew else ""
-        verdict.not_measured(
+        raise NotMeasured(
             f"{rail.netdev} exposes no rx_err_lane_*_phy counters ({rail.id}), so no lane of "
             f"its cable can be judged during the soak{seen}",
             nodes=[rail.node],

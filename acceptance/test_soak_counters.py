@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_sparkfabric.measure import counters, soak
+from pytest_sparkfabric.outcome import NotMeasured
 
 if TYPE_CHECKING:
     from pytest_sparkfabric import Fabric, Rail, Verdict
@@ -27,7 +28,7 @@ def test_soak_counters(rail: Rail, fabric: Fabric, verdict: Verdict) -> None:
     good = [w for w in windows if w.error is None]
     if not good:
         why = next((w.error for w in windows if w.error), "no ethtool -S reading")
-        verdict.not_measured(
+        raise NotMeasured(
             f"{rail.node} {rail.netdev}: no counter window during the soak; {why}",
             nodes=[rail.node],
         )

@@ -278,14 +278,10 @@ def read(path: Path | str) -> Results:
         if size > MAX_BYTES:
             raise ResultsError(f"{path}: {size} bytes, more than a results document holds")
         data = f.read(MAX_BYTES + 1)
-    return parse(data, str(path))
-
-
-def parse(data: bytes | str, name: str = "results") -> Results:
     try:
         return Results.model_validate_json(data)
     except ValidationError as exc:
-        raise ResultsError(_explain(name, exc)) from None
+        raise ResultsError(_explain(str(path), exc)) from None
 
 
 def _explain(name: str, exc: ValidationError) -> str:

@@ -13,7 +13,6 @@ from pytest_sparkfabric import objects
 from pytest_sparkfabric.diagnosis.evidence import Finding
 from pytest_sparkfabric.diagnosis.rules import RULES, Rule, RuleId
 from pytest_sparkfabric.objects import Obj, ids
-from pytest_sparkfabric.outcome import NotMeasured
 from pytest_sparkfabric.results import WarningNote
 from pytest_sparkfabric.shell import visible
 
@@ -81,17 +80,6 @@ class Verdict:
         about = ids(self.path if objects is None else objects)
         found = WarningNote(message=visible(message), rule=rule, objects=about)
         self.item.stash.setdefault(WARNINGS, []).append(found)
-
-    def not_measured(
-        self,
-        reason: str,
-        *,
-        nodes: Sequence[str] = (),
-        missing: str | None = None,
-        fix: str | None = None,
-    ) -> NoReturn:
-        """The check could not measure (see `NotMeasured`): never a failure of the fabric."""
-        raise NotMeasured(reason, nodes=nodes, missing=missing, fix=fix)
 
     def fail(
         self,

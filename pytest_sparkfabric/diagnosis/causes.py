@@ -200,14 +200,8 @@ def of_findings(findings: Sequence[Finding]) -> tuple[Cause, ...]:
     """Findings with no test items behind them (saved outputs): one root cause each, named by
     the objects they blame or, without any, where they were seen."""
     return tuple(
-        Cause(
-            rule=f.rule.id,
-            cause=f.cause_text,
-            fix=f.fix_text,
-            objects=ids(f.objects) or (f.where,),
-            evidence=(f"{f.where}: {f.evidence}",),
-            items=(),
-            certain=f.certain,
-        )
+        _Group(f, f.objects, evidence=[f"{f.where}: {f.evidence}"])
+        .cause()
+        .model_copy(update={"objects": ids(f.objects) or (f.where,)})
         for f in findings
     )

@@ -5,7 +5,7 @@ one mistake too (two boxes exchanged), or a ring in another order."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import permutations
 from typing import Literal
@@ -138,15 +138,6 @@ def solve(planned: Sequence[Wire], found: Sequence[Wire]) -> tuple[Mistake, ...]
     shaped = [(p, _shape(*p)) for p in _pieces(missing, extra)]
     odd = _merge_by_box([p for p, m in shaped if m is None])
     return (*(m for _, m in shaped if m is not None), *(_odd(p, planned, found) for p in odd))
-
-
-def restore(found: Iterable[Wire], mistakes: Iterable[Mistake]) -> frozenset[frozenset[End]]:
-    """The cabling once every mistake is fixed (what the property tests compare to the plan)."""
-    out = {w.key for w in found}
-    for m in mistakes:
-        out -= {w.key for w in m.found}
-        out |= {w.key for w in m.planned}
-    return frozenset(out)
 
 
 Piece = tuple[list[Wire], list[Wire]]

@@ -24,7 +24,7 @@ def sensors(r: RunResult) -> list[Sensor]:
     if not r.ok:
         return []
     files = sysfs.parse_read_files(r.stdout)
-    limits = sysfs.hwmon_limits_c(files)
+    limits = sysfs.hwmon_temps_c(files, "max", "crit")
     return [(p, t, limits.get(p)) for p, t in sorted(sysfs.hwmon_temps_c(files).items())]
 
 
@@ -32,7 +32,10 @@ def jobs(fabric: Fabric, nodes: Sequence[str]) -> list[Job]:
     """One read of each node's NIC hwmon sensors. One ConnectX-7 per box: the hwmon of its
     first fabric netdev is the NIC's temperature."""
     netdev = {n: fabric.cluster.node(n).rails[0].netdev for n in nodes}
-    return [Job(n, sysfs.build_read_globs([sysfs.hwmon_glob(netdev[n])]), QUICK_S) for n in nodes]
+    return [
+        Job(n, sysfs.build_read_files([sysfs.hwmon_glob(netdev[n])], expand=True), QUICK_S)
+        for n in nodes
+    ]
 
 
 def measure(fabric: Fabric) -> dict[str, float]:

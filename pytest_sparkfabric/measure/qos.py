@@ -9,8 +9,12 @@ from typing import TYPE_CHECKING
 
 from pytest_sparkfabric.measure.engine import QUICK_S, PhaseName, parsed
 from pytest_sparkfabric.outcome import Measured, NotMeasured
-from pytest_sparkfabric.probes.dcb import build_dcb_pfc, parse_dcb_pfc
-from pytest_sparkfabric.probes.mlnx_qos import build_mlnx_qos, parse_mlnx_qos
+from pytest_sparkfabric.probes.mlnx_qos import (
+    build_dcb_pfc,
+    build_mlnx_qos,
+    parse_dcb_pfc,
+    parse_mlnx_qos,
+)
 from pytest_sparkfabric.transport import Job, RunResult
 
 if TYPE_CHECKING:
@@ -69,7 +73,7 @@ def _from_dcb(r: RunResult, rail: Rail) -> Measured[HostQos]:
     m = parsed(r, "dcb", parse_dcb_pfc)
     if m.value is None:
         return Measured(error=m.error, unmeasured=m.unmeasured)
-    return Measured.of(HostQos(m.value.pfc_priorities, None, "dcb"))
+    return Measured.of(HostQos(m.value.pfc_priorities or (), None, "dcb"))
 
 
 def measure(fabric: Fabric) -> Mapping[str, Measured[HostQos]]:

@@ -221,8 +221,8 @@ def read_ib_write_bw(r: RunResult) -> Measured[float]:
 def _flow(fabric: Fabric, t: bwplan.RailTest, port: int) -> Flow:
     bw = fabric.cluster.spec.bandwidth
     dur = bw.duration_s
-    server = pt.build_ib_write_bw_server(t.dst.rdma, qps=bw.qps, duration_s=dur, port=port)
-    client = pt.build_ib_write_bw_client(
+    server = pt.build_ib_write_bw(t.dst.rdma, qps=bw.qps, duration_s=dur, port=port)
+    client = pt.build_ib_write_bw(
         t.src.rdma, t.dst.address.ip, qps=bw.qps, duration_s=dur, port=port
     )
     return tool_flow(t.key, port, dur, (t.dst.node, server), (t.src.node, client))
@@ -377,8 +377,8 @@ def measure_latency(fabric: Fabric) -> dict[str, Latency]:
             if why := fabric.gone((a.node, b.node)):
                 out[key] = Latency(a, b, Measured.not_measured(why))
                 continue
-            server = pt.build_ib_write_lat_server(b.rdma, port=port)
-            client = pt.build_ib_write_lat_client(a.rdma, b.address.ip, port=port)
+            server = pt.build_ib_write_lat(b.rdma, port=port)
+            client = pt.build_ib_write_lat(a.rdma, b.address.ip, port=port)
             flows[key] = Flow(
                 key, Job(b.node, server, deadline), Job(a.node, client, deadline), port
             )

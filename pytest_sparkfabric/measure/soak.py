@@ -134,8 +134,8 @@ def measure(fabric: Fabric) -> SoakRun:
     bw = {"qps": SOAK_QPS, "duration_s": secs}
     traffic = []
     for key, (src, dst, port) in plan.items():
-        server = perftest.build_ib_write_bw_server(dst.rdma, port=port, **bw)
-        client = perftest.build_ib_write_bw_client(src.rdma, dst.address.ip, port=port, **bw)
+        server = perftest.build_ib_write_bw(dst.rdma, None, port=port, **bw)
+        client = perftest.build_ib_write_bw(src.rdma, dst.address.ip, port=port, **bw)
         traffic.append(flows.tool_flow(key, port, secs, (dst.node, server), (src.node, client)))
 
     def note_load_ends() -> None:

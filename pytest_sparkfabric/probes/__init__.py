@@ -40,12 +40,9 @@ def positive(name: str, value: int) -> str:
 
 class ParseError(ValueError):
     """The output lacks what a successful run prints: ``missing`` says what (and, where known,
-    the usual cause), ``found`` quotes the text instead (`found_text` of ``text``, if given)."""
+    the usual cause), ``found`` quotes what it holds instead (mostly `found_text`)."""
 
-    def __init__(
-        self, tool: str, missing: str, found: str | None = None, *, text: str | None = None
-    ) -> None:
-        found = found_text(text) if text is not None else found
+    def __init__(self, tool: str, missing: str, found: str | None = None) -> None:
         super().__init__(f"{tool}: {missing}" + (f"; found: {found}" if found else ""))
         self.tool = tool
         self.missing = missing

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 TOOL = "kernel-log"
 EventKind = Literal["link_down", "link_up", "aer", "thermal", "other"]
@@ -114,7 +114,9 @@ def parse_kernel_log(text: str) -> KernelLog:
         else None
     )
     if not events and refused is None and not dmesg_refused and up is None:
-        raise ParseError(TOOL, "no '[seconds] message' line of dmesg or journalctl", text=text)
+        raise ParseError(
+            TOOL, "no '[seconds] message' line of dmesg or journalctl", found_text(text)
+        )
     source: Source = "journalctl" if journal or dmesg_refused else "dmesg"
     return KernelLog(
         float(up[1]) if up else None, tuple(events), None if refused else source, refused

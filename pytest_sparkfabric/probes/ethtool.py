@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 _KV = re.compile(r"^\s*(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>.*?)\s*$")
 _NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)|-?inf", re.IGNORECASE)
@@ -60,7 +60,7 @@ def parse_ethtool(text: str) -> EthtoolLink:
     keys = ("Speed", "Duplex", "Auto-negotiation", "Link detected")
     if not settings and not any(k in values for k in keys):
         raise ParseError(
-            "ethtool", "expected 'Speed:', 'Duplex:' or 'Link detected:' lines", text=text
+            "ethtool", "expected 'Speed:', 'Duplex:' or 'Link detected:' lines", found_text(text)
         )
     speed = re.match(r"^(\d{1,9})\s*Mb/s$", values.get("Speed", ""))
     link = values.get("Link detected")
@@ -97,7 +97,7 @@ def parse_ethtool_module(text: str) -> ModuleEeprom:
         raise ParseError(
             "ethtool -m",
             "expected 'Identifier' or 'Vendor' fields (no module, or EEPROM not readable)",
-            text=text,
+            found_text(text),
         )
     lengths: dict[str, float] = {}
     for key, value in pairs:
@@ -149,7 +149,7 @@ def parse_ethtool_fec(text: str) -> FecInfo:
         raise ParseError(
             "ethtool --show-fec",
             "expected 'Configured FEC encodings' or 'Active FEC encoding' lines",
-            text=text,
+            found_text(text),
         )
     return FecInfo(configured or (), active, interface)
 
@@ -185,7 +185,7 @@ def parse_ethtool_stats(text: str) -> EthtoolStats:
         raise ParseError(
             "ethtool -S",
             "expected a 'NIC statistics:' header or 'name: value' counter lines",
-            text=text,
+            found_text(text),
         )
     return EthtoolStats(counters)
 
@@ -203,7 +203,7 @@ class DriverInfo:
 def parse_ethtool_driver(text: str) -> DriverInfo:
     fields = _first(_pairs(text))
     if not fields.get("driver"):
-        raise ParseError("ethtool -i", "expected a 'driver: <name>' line", text=text)
+        raise ParseError("ethtool -i", "expected a 'driver: <name>' line", found_text(text))
     return DriverInfo(
         fields["driver"], fields.get("version") or None, fields.get("firmware-version") or None
     )

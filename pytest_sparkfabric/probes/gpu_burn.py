@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 _GPU = re.compile(r"^\s*GPU (\d{1,3}): (.+?) \(UUID: ([^)]*)\)\s*$")
 _INIT = re.compile(
@@ -111,7 +111,7 @@ def parse_gpu_burn(text: str) -> GpuBurn:
             "gpu-burn",
             "expected gpu-burn output: 'GPU N: ... (UUID: ...)', 'Initialized device', "
             "progress ('proc'd:') or 'Tested N GPUs:' lines",
-            text=text,
+            found_text(text),
         )
     said = tuple(verdicts) if verdicts is not None else None
     return GpuBurn(

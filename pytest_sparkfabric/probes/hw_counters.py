@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
-from pytest_sparkfabric.probes.sysfs import build_read_globs, parse_read_files
+from pytest_sparkfabric.probes import ParseError, found_text
+from pytest_sparkfabric.probes.sysfs import build_read_files, parse_read_files
 
 _PATH = re.compile(r"/sys/class/infiniband/(?P<dev>[^/\s]+)/ports/(?P<port>\d{1,3})/hw_counters/")
 _PATH_VALUE = re.compile(r"^(?P<path>\S*/hw_counters/(?P<name>\w+)):\s*(?P<value>-?\d{1,20})\s*$")
@@ -31,22 +31,15 @@ class HwCounterSet:
     port: int | None
     counters: Mapping[str, int] = field(default_factory=dict)
 
-    def get(self, name: str) -> int | None:
-        return self.counters.get(name)
-
 
 @dataclass(frozen=True, slots=True)
 class HwCounters:
     ports: tuple[HwCounterSet, ...]
 
-    def port(self, device: str, port: int = 1) -> HwCounterSet | None:
-        return next((p for p in self.ports if (p.device, p.port) == (device, port)), None)
-
 
 def build_hw_counters(devices: Sequence[str], port: int = 1) -> shell.Command:
-    return build_read_globs(
-        [f"/sys/class/infiniband/{d}/ports/{port}/hw_counters/*" for d in devices]
-    )
+    paths = [f"/sys/class/infiniband/{d}/ports/{port}/hw_counters/*" for d in devices]
+    return build_read_files(paths, expand=True)
 
 
 class _Collector(dict[tuple[str | None, int | None], dict[str, int]]):
@@ -110,6 +103,6 @@ def parse_hw_counters(text: str) -> HwCounters:
             "hw_counters",
             "expected hw_counters values: 'name: value', 'path:value', SFREAD records or "
             "'link DEV/PORT name value ...' (rdma statistic)",
-            text=text,
+            found_text(text),
         )
     return HwCounters(tuple(HwCounterSet(d, p, c) for (d, p), c in out.items()))

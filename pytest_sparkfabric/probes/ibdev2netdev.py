@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 _LINE = re.compile(
     r"^\s*(?:[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d\s+(?P<v>\S+)\s+\([^)]*\)\s*.*?\bfw"
@@ -34,6 +34,6 @@ def parse_ibdev2netdev(text: str) -> tuple[RdmaNetdev, ...]:
         )
     if not out:
         raise ParseError(
-            "ibdev2netdev", "expected 'DEV port N ==> NETDEV (Up|Down)' lines", text=text
+            "ibdev2netdev", "expected 'DEV port N ==> NETDEV (Up|Down)' lines", found_text(text)
         )
     return tuple(out)

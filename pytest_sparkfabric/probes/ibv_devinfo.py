@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 _HCA = re.compile(r"^hca_id:\s*(?P<dev>\S+)\s*$")
 _PORT = re.compile(r"^\s+port:\s*(?P<port>\d{1,3})\s*$")
@@ -46,7 +46,7 @@ def parse_ibv_devinfo(text: str) -> tuple[IbvPort, ...]:
         raise ParseError(
             "ibv_devinfo",
             "expected 'hca_id:' and 'port:' blocks (no RDMA device of that name?)",
-            text=text,
+            found_text(text),
         )
     ports = []
     for dev, port, found in blocks:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from ipaddress import IPv4Interface, IPv6Interface, ip_interface
 from typing import Any, ClassVar, TypeVar
@@ -36,14 +36,8 @@ class IpInterface:
         return "LOWER_UP" in self.flags
 
 
-def build_ip_addr(netdevs: Sequence[str] | None = None) -> shell.Command:
-    """``ip -j addr show``; with netdevs, one ``ip -j addr show dev X`` per device, each printing
-    its own JSON array (a device that does not exist prints nothing: absent from the result)."""
-    if netdevs is None:
-        return shell.join(["ip", "-j", "addr", "show"])
-    if not netdevs:
-        return shell.join(["echo", "[]"])
-    return shell.then(shell.join(["ip", "-j", "addr", "show", "dev", dev]) for dev in netdevs)
+def build_ip_addr() -> shell.Command:
+    return shell.join(["ip", "-j", "addr", "show"])
 
 
 def _documents(text: str) -> Iterator[object]:

@@ -12,7 +12,7 @@ from ipaddress import IPv4Address
 from typing import Any, ClassVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError, positive
+from pytest_sparkfabric.probes import ParseError, found_text, positive
 
 TOOL = "iperf3"
 
@@ -80,7 +80,9 @@ def _load(text: str) -> object:
         with contextlib.suppress(ValueError, RecursionError):
             return json.loads(candidate)
     if start < 0:
-        raise ParseError(TOOL, "expected a JSON report (was -J given? did iperf3 run?)", text=text)
+        raise ParseError(
+            TOOL, "expected a JSON report (was -J given? did iperf3 run?)", found_text(text)
+        )
     try:
         return json.loads(text[start:])
     except RecursionError:

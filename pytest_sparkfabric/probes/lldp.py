@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 _INTERFACE = re.compile(
     r"^\s*Interface:\s*(?P<port>[^,\s]+),\s*via:\s*[^,]+?(?:,\s*RID:\s*\d+)?"
@@ -103,6 +103,6 @@ def parse_lldpctl(text: str) -> LldpNeighbors:
             "lldpctl",
             "expected 'LLDP neighbors:' and 'Interface: <port>, via: ...' lines (is lldpd "
             "running?)",
-            text=text,
+            found_text(text),
         )
     return LldpNeighbors(tuple(_neighbor(*n) for n in found))

@@ -1,5 +1,7 @@
-"""`mlnx_qos -i <netdev>` (mlnx-tools `pretty_print`): a rail's PFC and trust state, read by words
-(pastes collapse blanks); no PFC table: `pfc_enabled` None, "not shown", which is not "off"."""
+"""A rail's PFC and trust state as its host shows it: `mlnx_qos -i <netdev>` (mlnx-tools
+`pretty_print`), read by words (pastes collapse blanks), no PFC table: `pfc_enabled` None, "not
+shown", which is not "off"; where mlnx_qos is absent, iproute2 `dcb pfc show dev <netdev>` (man
+dcb-pfc(8), iproute2 5.11+): PFC only, from its `prio-pfc 0:off ... 7:off` line."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 Trust = Literal["pcp", "dscp", "none"]
 
@@ -16,6 +18,7 @@ _DCBX = re.compile(r"^DCBX mode:\s*(.+?)\s*$")
 _TRUST = re.compile(r"^Priority trust state:\s*(\w+)")
 _TRUST_NONE = "Priority trust state is not supported"
 _TRUSTS: dict[str, Trust] = {"pcp": "pcp", "dscp": "dscp"}
+_PRIO = re.compile(r"\b([0-7]):(on|off)\b")
 _PFC_ROW = re.compile(r"^(priority|enabled|buffer)((?:\s+\d{1,9})+)\s*$")
 # Lines that show the text is mlnx_qos's even without the fields read here.
 _OTHER = re.compile(
@@ -43,6 +46,18 @@ def build_mlnx_qos(netdev: str) -> shell.Command:
     return shell.join(["mlnx_qos", "-i", netdev])
 
 
+def build_dcb_pfc(netdev: str) -> shell.Command:
+    return shell.join(["dcb", "pfc", "show", "dev", netdev])
+
+
+def parse_dcb_pfc(text: str) -> MlnxQos:
+    for line in text.splitlines():
+        flags = dict(_PRIO.findall(line)) if line.split()[:1] == ["prio-pfc"] else {}
+        if len(flags) == 8:
+            return MlnxQos(None, None, tuple(flags[str(p)] == "on" for p in range(8)))
+    raise ParseError("dcb", "expected a 'prio-pfc 0:on|off ... 7:on|off' line", found_text(text))
+
+
 def parse_mlnx_qos(text: str) -> MlnxQos:
     dcbx: str | None = None
     trust: Trust | None = None
@@ -65,7 +80,7 @@ def parse_mlnx_qos(text: str) -> MlnxQos:
         raise ParseError(
             "mlnx_qos",
             "expected 'DCBX mode:', 'Priority trust state:', 'PFC configuration:' or 'tc:' lines",
-            text=text,
+            found_text(text),
         )
     enabled = pfc.get("enabled")
     return MlnxQos(dcbx, trust, tuple(v == 1 for v in enabled) if enabled is not None else None)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 TOOL = "nvidia-smi"
 QUERY_FIELDS = ("temperature.gpu", "power.draw", "clocks.sm", "utilization.gpu")
@@ -122,7 +122,7 @@ def parse_nvidia_smi_csv(text: str) -> NvidiaSmiCsv:
         rows.append(tuple(map(_cell, cells)))
     close()
     if not tables:
-        raise ParseError(TOOL, "expected a CSV header or value line", text=text)
+        raise ParseError(TOOL, "expected a CSV header or value line", found_text(text))
     return NvidiaSmiCsv(tuple(tables))
 
 
@@ -152,6 +152,6 @@ def parse_gpu_query(text: str) -> tuple[GpuSample, ...]:
             TOOL,
             "expected a 'temperature, power, clock, utilization' CSV line per GPU (is the "
             "driver loaded?)",
-            text=text,
+            found_text(text),
         )
     return tuple(samples)

@@ -79,23 +79,16 @@ class IbWriteBw:
 def _command(
     tool: str, device: str, port: int, peer: IPv4Address | None, *flags: str
 ) -> shell.Command:
-    """The server's command line without a peer, the client's with one."""
     argv = [tool, "-d", device, "-F", *flags, "-p", positive("port", port)]
     return shell.join(argv + ([] if peer is None else [str(IPv4Address(peer))]))
 
 
-def _bw_flags(qps: int, duration_s: int) -> tuple[str, ...]:
-    return ("--report_gbits", "-q", positive("qps", qps), "-D", positive("duration_s", duration_s))
-
-
-def build_ib_write_bw_server(device: str, *, qps: int, duration_s: int, port: int) -> shell.Command:
-    return _command("ib_write_bw", device, port, None, *_bw_flags(qps, duration_s))
-
-
-def build_ib_write_bw_client(
-    device: str, peer: IPv4Address, *, qps: int, duration_s: int, port: int
+def build_ib_write_bw(
+    device: str, peer: IPv4Address | None = None, *, qps: int, duration_s: int, port: int
 ) -> shell.Command:
-    return _command("ib_write_bw", device, port, peer, *_bw_flags(qps, duration_s))
+    """The server's command line without a peer, the client's with one."""
+    flags = ("--report_gbits", "-q", positive("qps", qps), "-D", positive("duration_s", duration_s))
+    return _command("ib_write_bw", device, port, peer, *flags)
 
 
 def _row(tokens: list[str], columns: tuple[str, ...], factor: float) -> BwRow | None:
@@ -156,11 +149,8 @@ class IbWriteLat:
     t_avg_us: float
 
 
-def build_ib_write_lat_server(device: str, *, port: int) -> shell.Command:
-    return _command("ib_write_lat", device, port, None)
-
-
-def build_ib_write_lat_client(device: str, peer: IPv4Address, *, port: int) -> shell.Command:
+def build_ib_write_lat(device: str, peer: IPv4Address | None = None, *, port: int) -> shell.Command:
+    """The server's command line without a peer, the client's with one."""
     return _command("ib_write_lat", device, port, peer)
 
 

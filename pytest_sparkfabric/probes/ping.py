@@ -10,7 +10,6 @@ from ipaddress import IPv4Address
 from typing import ClassVar, Literal
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import positive
 
 Verdict = Literal["ok", "local_mtu", "path_mtu", "lost", "error"]
 
@@ -48,21 +47,12 @@ class PingResult:
         return self.verdict == "ok"
 
 
-def build_ping(
-    peer: IPv4Address,
-    *,
-    interface: str,
-    payload_bytes: int,
-    count: int = 3,
-    deadline_s: int | None = None,
-) -> shell.Command:
-    """``ping -M do -s N -I IF -c C -W 1 -w D PEER``; the deadline defaults to count + 2 s."""
+def build_ping(peer: IPv4Address, *, interface: str, payload_bytes: int) -> shell.Command:
+    """``ping -M do -s N -I IF -c 3 -W 1 -w 5 PEER``: three probes, the run over in 5 s."""
     if isinstance(payload_bytes, bool) or not 0 <= payload_bytes <= 65507:
         raise ValueError(f"payload_bytes must be within 0..65507, got {payload_bytes!r}")
-    deadline = positive("deadline_s", count + 2 if deadline_s is None else deadline_s)
     argv = ["ping", "-M", "do", "-s", str(payload_bytes), "-I", interface]
-    argv += ["-c", positive("count", count), "-W", "1", "-w", deadline, str(IPv4Address(peer))]
-    return shell.join(argv)
+    return shell.join([*argv, "-c", "3", "-W", "1", "-w", "5", str(IPv4Address(peer))])
 
 
 def _first_error_line(stdout: str, stderr: str) -> str:

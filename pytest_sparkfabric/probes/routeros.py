@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 Row = dict[str, str]
 INDEX, FLAGS = ".index", ".flags"  # an item's number and flag letters (no RouterOS properties)
@@ -93,7 +93,7 @@ def read(text: str, what: str, flags: Mapping[str, str] | None = None) -> tuple[
             what,
             "nothing RouterOS prints: no REST JSON, as-value, column table ('#  NAME ...'), "
             "item lines ('0 R name=...') or 'key: value' lines",
-            text=text,
+            found_text(text),
         )
     return tuple(
         {**{p: str(k in r[FLAGS]).lower() for k, p in legend.items()}, **r} if FLAGS in r else r
@@ -402,7 +402,7 @@ def _read(
                 raise ParseError(what, why)
             return build(rows)
         except ParseError as err:
-            raise ParseError(err.tool, err.missing, text=text) from None
+            raise ParseError(err.tool, err.missing, found_text(text)) from None
 
     return parse
 

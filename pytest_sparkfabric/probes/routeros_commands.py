@@ -5,8 +5,6 @@ that a command only reads; `login_user` adds the `+ct` login options (colours, t
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
 
 VERBS = ("print", "monitor", "get")  # the only console verbs sent: none changes the switch
 
@@ -21,13 +19,6 @@ BRIDGE_PORT = "/interface bridge port print terse without-paging"
 # Menu path: MikroTik manual, quality-of-service.md (`/interface/ethernet/switch/qos/port`).
 QOS_PORT = "/interface ethernet switch qos port print terse without-paging"
 RESOURCE = "/system resource print"
-
-
-@dataclass(frozen=True, slots=True)
-class SwitchRead:
-    name: str  # ethernet, monitor, bridge-port, qos-port, resource, stats
-    command: str
-    leg: str | None = None
 
 
 def check_leg_name(name: str) -> str:
@@ -52,18 +43,6 @@ def monitor_command(leg: str) -> str:
 
 def stats_command(leg: str) -> str:
     return f'/interface ethernet print stats without-paging where name="{check_leg_name(leg)}"'
-
-
-def switch_reads(legs: Sequence[str]) -> tuple[SwitchRead, ...]:
-    """Every command of one pass over the switch, in the order the REST client reads."""
-    return (
-        SwitchRead("ethernet", ETHERNET),
-        *(SwitchRead("monitor", monitor_command(leg), leg) for leg in legs),
-        SwitchRead("bridge-port", BRIDGE_PORT),
-        SwitchRead("qos-port", QOS_PORT),
-        SwitchRead("resource", RESOURCE),
-        *(SwitchRead("stats", stats_command(leg), leg) for leg in legs),
-    )
 
 
 def login_user(user: str) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ipaddress import AddressValueError, IPv4Address, IPv6Address
 
 from pytest_sparkfabric import shell
-from pytest_sparkfabric.probes import ParseError
+from pytest_sparkfabric.probes import ParseError, found_text
 
 _TAG = "SFREAD"
 _LOOP = (
@@ -20,24 +20,15 @@ _LOOP = (
 )
 
 
-def _loop(paths: Sequence[str], expand: bool) -> shell.Command:
+def build_read_files(paths: Sequence[str], *, expand: bool = False) -> shell.Command:
+    """A POSIX sh loop that prints one record per path, quoted; with ``expand``, ``*`` expands
+    (hwmon/*/temp*_input) and a pattern that matches nothing stays literal: one missing record."""
     for p in paths:
         if not p or any(c in p for c in "\t\n\0"):
             raise ValueError(f"unreadable path for a one-line record: {p!r}")
     if not paths:
         return shell.join(["true"])
     return shell.fill(_LOOP, {"paths": shell.words(shell.glob(p) if expand else p for p in paths)})
-
-
-def build_read_files(paths: Sequence[str]) -> shell.Command:
-    """A POSIX sh loop that prints one record per path (quoted, never glob-expanded)."""
-    return _loop(paths, False)
-
-
-def build_read_globs(patterns: Sequence[str]) -> shell.Command:
-    """Like build_read_files, but ``*`` expands (hwmon/*/temp*_input); a pattern that matches
-    nothing stays literal, so it comes back as one missing record."""
-    return _loop(patterns, True)
 
 
 def parse_read_files(text: str) -> dict[str, str | None]:
@@ -68,7 +59,7 @@ def parse_read_files_checked(text: str) -> FileReads:
     raise ParseError(
         "sysfs read",
         f"expected '{_TAG}<TAB>ok|missing<TAB>path' records (the reader did not run)",
-        text=text,
+        found_text(text),
     )
 
 
@@ -183,7 +174,8 @@ def hwmon_glob(netdev: str) -> str:
 
 def hwmon_temps_c(values: Mapping[str, str | None], *kinds: str) -> dict[str, float]:
     """``temp*_input`` files (milli-degrees Celsius) by path, in degrees; with ``kinds``, those
-    files of each sensor by its ``temp*_input`` path instead, a later kind winning."""
+    files of each sensor by its ``temp*_input`` path instead, a later kind winning (``"max",
+    "crit"``: its own limit, as the kernel's Documentation/hwmon/sysfs-interface.rst names it)."""
     out: dict[str, float] = {}
     for kind in kinds or ("input",):
         for path, raw in values.items():
@@ -191,9 +183,3 @@ def hwmon_temps_c(values: Mapping[str, str | None], *kinds: str) -> dict[str, fl
             if m and (milli := int_value(raw)) is not None:
                 out[m.group(1) + "_input"] = milli / 1000.0
     return out
-
-
-def hwmon_limits_c(values: Mapping[str, str | None]) -> dict[str, float]:
-    """Each sensor's own limit: ``temp*_crit``, else ``temp*_max`` (the kernel's
-    Documentation/hwmon/sysfs-interface.rst)."""
-    return hwmon_temps_c(values, "max", "crit")

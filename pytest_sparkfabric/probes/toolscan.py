@@ -1,16 +1,7 @@
 """The preflight script (one per node: is everything the selected checks run there present?) and
-the parser of what it prints, one tab-separated record per line:
-
-    tool    NAME    PATH            `command -v NAME` (empty: not found)
-    sudo    WORDS   RC  FIRST LINE  `sudo -n -l WORDS`: 0 and the command's path when allowed
-                                    without a password, 1 ("a password is required") if not
-    socket  PATH    yes|no          `test -S PATH`
-    lib     NAME    MATCHES         `echo` of the library's globs (no match: echoed with its
-                                    `*`) and its `ldconfig -p` lines
-    version NAME    TEXT            dpkg-query's version of a package (empty: not a package)
-    end                             the script ran to its end
-
-Lines of any other kind (a login banner, a tool's chatter) are ignored."""
+the parser of what it prints: one tab-separated record per thing looked for (`build_preflight`
+writes them), then `end` once the script ran to its end. A glob that matches nothing is echoed
+with its `*`; lines of any other kind (a login banner, a tool's chatter) are ignored."""
 
 from __future__ import annotations
 

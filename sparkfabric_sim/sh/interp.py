@@ -29,7 +29,7 @@ from sparkfabric_sim.sh.parse import (
 
 MAX_LOOPS = 10_000
 
-# The read loop of pytest_sparkfabric/probes/sysfs.py (build_read_files, build_read_globs): a
+# The read loop of pytest_sparkfabric/probes/sysfs.py (build_read_files, globs expanded or not): a
 # thousand files per node per counter read. `_read_files` runs it without interpreting its body
 # file by file; what it prints, its time and a hang are those of the interpreted loop.
 _READ_LOOP = (

@@ -3,13 +3,13 @@ the solved fixes restore the plan with no more mistakes than were made."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sparkfabric.diagnosis.miscabling import End, Mistake, Wire, found_wires, restore, solve
+from pytest_sparkfabric.diagnosis.miscabling import End, Mistake, Wire, found_wires, solve
 
 Cables = list[Wire]
 Draw = Callable[[Sequence[object]], object]
@@ -104,6 +104,15 @@ def topologies(draw: st.DrawFn) -> tuple[str, Cables]:
         return kind, ring(3 if kind == "triangle" else draw(st.integers(4, 8)))
     n = draw(st.integers(2, 4))
     return kind, switch(draw(st.lists(st.sampled_from([0, 1]), min_size=n, max_size=n)))
+
+
+def restore(found: Iterable[Wire], mistakes: Iterable[Mistake]) -> frozenset[frozenset[End]]:
+    """The cabling once every mistake's fix is done."""
+    out = {w.key for w in found}
+    for m in mistakes:
+        out -= {w.key for w in m.found}
+        out |= {w.key for w in m.planned}
+    return frozenset(out)
 
 
 def _boxes(cables: Cables) -> list[str]:

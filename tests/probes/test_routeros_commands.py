@@ -8,31 +8,34 @@ from hypothesis import strategies as st
 
 from pytest_sparkfabric.measure.switch import Reads
 from pytest_sparkfabric.probes.routeros_commands import (
+    BRIDGE_PORT,
+    ETHERNET,
+    QOS_PORT,
+    RESOURCE,
     check_leg_name,
     command_problem,
     login_user,
-    switch_reads,
+    monitor_command,
+    stats_command,
 )
 
 
 def test_one_pass_reads_everything_rest_reads_plus_counters() -> None:
-    reads = switch_reads(["qsfp56-dd-1-1", "100"])
-    assert [(r.name, r.leg, r.command) for r in reads] == [
-        ("ethernet", None, "/interface ethernet print terse without-paging"),
-        ("monitor", "qsfp56-dd-1-1", "/interface ethernet monitor qsfp56-dd-1-1 once"),
+    legs = ["qsfp56-dd-1-1", "100"]
+    sent = [ETHERNET, *map(monitor_command, legs), BRIDGE_PORT, QOS_PORT, RESOURCE]
+    sent += map(stats_command, legs)
+    assert sent == [
+        "/interface ethernet print terse without-paging",
+        "/interface ethernet monitor qsfp56-dd-1-1 once",
         # A bare number would be an item number: the all-digit leg is found by its name.
-        ("monitor", "100", '/interface ethernet monitor [find name="100"] once'),
-        ("bridge-port", None, "/interface bridge port print terse without-paging"),
-        ("qos-port", None, "/interface ethernet switch qos port print terse without-paging"),
-        ("resource", None, "/system resource print"),
-        (
-            "stats",
-            "qsfp56-dd-1-1",
-            '/interface ethernet print stats without-paging where name="qsfp56-dd-1-1"',
-        ),
-        ("stats", "100", '/interface ethernet print stats without-paging where name="100"'),
+        '/interface ethernet monitor [find name="100"] once',
+        "/interface bridge port print terse without-paging",
+        "/interface ethernet switch qos port print terse without-paging",
+        "/system resource print",
+        '/interface ethernet print stats without-paging where name="qsfp56-dd-1-1"',
+        '/interface ethernet print stats without-paging where name="100"',
     ]
-    assert [command_problem(r.command) for r in reads] == [None] * len(reads)
+    assert [command_problem(c) for c in sent] == [None] * len(sent)
 
 
 class _Console:
@@ -65,7 +68,9 @@ def test_an_all_digit_leg_is_read_over_the_console() -> None:
 )
 def test_leg_names_are_checked_with_the_fix_in_the_message(name: str) -> None:
     with pytest.raises(ValueError) as err:
-        switch_reads(["qsfp56-dd-1-1", name])
+        monitor_command(name)
+    with pytest.raises(ValueError, match="is not a switch interface name"):
+        stats_command(name)
     assert str(err.value) == (
         f"{name!r} is not a switch interface name the suite sends: use letters, digits, "
         "'.', '_' and '-' only, at most 64, not starting with '.' or '-'"

@@ -78,8 +78,8 @@ def test_bandwidth_reports_round_trip(cluster: Cluster, data: st.DataObject, qps
     link = data.draw(st.sampled_from(plan(cluster).links))
     a, b = link.a, link.b
     ib = {"qps": qps, "duration_s": 10, "port": 18515}
-    server = t.start(Job(b.node, perftest.build_ib_write_bw_server(b.rdma, **ib), 60))
-    client = out(t, a.node, perftest.build_ib_write_bw_client(a.rdma, b.address.ip, **ib))
+    server = t.start(Job(b.node, perftest.build_ib_write_bw(b.rdma, None, **ib), 60))
+    client = out(t, a.node, perftest.build_ib_write_bw(a.rdma, b.address.ip, **ib))
     parsed = perftest.parse_ib_write_bw(client)
     assert parsed.bw_avg_gbps == round(t.world.runtime.flows[-1].rate_gbps, 2)
     assert parsed.qps == qps

@@ -76,7 +76,7 @@ def test_the_sysfs_loop_run_at_once_prints_what_the_interpreted_loop_prints(
     faults = ["{fault: command_hangs, command: cat, node: spark-1}"] if hang else []
     files = ["/etc/hostname", "/nope", "/sys/class/net", "/proc/sys/net/ipv4/conf/all/rp_filter"]
     globs = ["/sys/class/infiniband/*/ports/1/state", "/nothing/*"]
-    scripts = [sysfs.build_read_files(files), sysfs.build_read_globs(globs)]
+    scripts = [sysfs.build_read_files(files), sysfs.build_read_files(globs, expand=True)]
     assert all(interp._is_read_loop(parse_script(s).items[0].first.commands[0]) for s in scripts)
 
     def runs() -> list[tuple[object, ...]]:

@@ -151,12 +151,10 @@ def test_host_pfc_adds_its_per_priority_pause_counters() -> None:
 
 
 def test_the_rdma_port_exposes_the_lossy_roce_hw_counters() -> None:
-    port = parse_hw_counters(out(sim(), "spark-1", str(build_hw_counters(["rocep1s0f1"])))).port(
-        "rocep1s0f1"
-    )
-    assert port is not None
+    read = parse_hw_counters(out(sim(), "spark-1", str(build_hw_counters(["rocep1s0f1"]))))
+    (port,) = (p for p in read.ports if (p.device, p.port) == ("rocep1s0f1", 1))
     for name in ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "np_cnp_sent"):
-        assert port.get(name) == 0
+        assert port.counters.get(name) == 0
 
 
 # -- NCCL_IB_HCA and nccl.conf: labels, the 32-entry limit, conf files as NCCL reads them -----
