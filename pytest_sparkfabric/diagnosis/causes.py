@@ -115,13 +115,14 @@ class _Group:
         if seen and seen not in self.evidence:
             self.evidence.append(seen)
 
-    def cause(self) -> Cause:
+    def cause(self, where: tuple[str, ...] = ()) -> Cause:
+        """The group as one root cause; `where` names it when it blames no object."""
         f = self.finding
         return Cause(
             rule=f.rule.id,
             cause=f.cause_text,
             fix="; ".join(self.fixes) if len(self.fixes) > 1 else f.fix_text,
-            objects=ids(self.objects),
+            objects=ids(self.objects) or where,
             evidence=tuple(self.evidence[:_EVIDENCE_SHOWN]),
             items=tuple(self.items),
             certain=f.certain,
@@ -200,8 +201,6 @@ def of_findings(findings: Sequence[Finding]) -> tuple[Cause, ...]:
     """Findings with no test items behind them (saved outputs): one root cause each, named by
     the objects they blame or, without any, where they were seen."""
     return tuple(
-        _Group(f, f.objects, evidence=[f"{f.where}: {f.evidence}"])
-        .cause()
-        .model_copy(update={"objects": ids(f.objects) or (f.where,)})
+        _Group(f, f.objects, evidence=[f"{f.where}: {f.evidence}"]).cause(where=(f.where,))
         for f in findings
     )
