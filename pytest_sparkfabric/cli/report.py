@@ -126,10 +126,10 @@ def cmd_html(args: argparse.Namespace) -> int:
 
     try:
         doc = read(args.results)
-        base = read(args.baseline) if args.baseline else None
+        base = diff.Baseline(args.baseline, read(args.baseline)) if args.baseline else None
     except ResultsError as err:
         return _fail("report html", err)
-    text = page(doc, baseline=(args.baseline, diff.compare(base, doc)) if base else None)
+    text = page(doc, baseline=base)
     if not args.output:
         sys.stdout.write(text)
         return 0
@@ -147,20 +147,17 @@ def cmd_cables(args: argparse.Namespace) -> int:
 
     docs = []
     for given in map(Path, args.paths):
-        try:
-            if not given.is_dir():
-                docs.append((str(given), read(given)))
-            for path in sorted(given.glob("*.json")) if given.is_dir() else ():
-                try:
-                    docs.append((str(path), read(path)))
-                except ResultsError as err:
-                    print(f"sparkfabric cables: skipped {err}", file=sys.stderr)
-        except ResultsError as err:
-            return _fail("cables", err)
+        for path in sorted(given.glob("*.json")) if given.is_dir() else [given]:
+            try:
+                docs.append((str(path), read(path)))
+            except ResultsError as err:  # a file named must be read, one in a folder may not
+                if not given.is_dir():
+                    return _fail("cables", err)
+                print(f"sparkfabric cables: skipped {err}", file=sys.stderr)
     if not docs:
         how = "write them with pytest --sparkfabric-json PATH"
         return _fail("cables", f"no results documents in {', '.join(args.paths)} ({how})")
-    sys.stdout.write(history.text(history.runs(docs)))
+    sys.stdout.write(history.history(docs))
     return 0
 
 

@@ -15,7 +15,8 @@ import pytest
 
 from pytest_sparkfabric.private_files import write_private
 from pytest_sparkfabric.report import banner
-from pytest_sparkfabric.report.diff import Baseline
+from pytest_sparkfabric.report.diff import Baseline, compare
+from pytest_sparkfabric.report.diff import html as diff_html
 from pytest_sparkfabric.report.style import esc
 from pytest_sparkfabric.results import ClusterInfo, Counts, NodeInfo, Results, verdict_of
 from pytest_sparkfabric.shell import visible
@@ -23,7 +24,6 @@ from pytest_sparkfabric.shell import visible
 if TYPE_CHECKING:
     from pytest_sparkfabric.cluster import Cluster
     from pytest_sparkfabric.measure.engine import Fabric
-    from pytest_sparkfabric.report.diff import Diff
     from pytest_sparkfabric.results import Cause, Item, PreflightNode
 
 __all__ = ["page", "register", "results_of"]
@@ -172,15 +172,8 @@ class Outputs:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: Cells) -> None:
-        doc, base = self.results(), self.baseline
-        if doc is None:
-            return
-        from pytest_sparkfabric.report.diff import compare
-
-        against = None
-        if base is not None:
-            against = base.name, compare(base.doc, doc, bw_tolerance_pct=base.tolerance_pct)
-        prefix.append(ENVIRONMENT_LAST + fragment(doc, against))
+        if (doc := self.results()) is not None:
+            prefix.append(ENVIRONMENT_LAST + fragment(doc, self.baseline))
 
 
 class Guard:
@@ -317,17 +310,16 @@ def _preflight(nodes: tuple[PreflightNode, ...]) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
-def fragment(doc: Results, baseline: tuple[str, Diff] | None = None) -> str:
+def fragment(doc: Results, baseline: Baseline | None = None) -> str:
     """The sections in reading order (verdict, baseline, fabric, charts, cables, what the nodes
     have) in one <div> with their CSS: pytest-html's summary prefix."""
     from pytest_sparkfabric.report import build, charts, picture
-    from pytest_sparkfabric.report.diff import html as diff_html
 
     drawn = build.picture(doc)
     sections = [("verdict", "", banner.html(doc))]
-    if baseline is not None:
-        name, d = baseline
-        sections.append(("baseline", f"Against the baseline {name}", diff_html(d, name)))
+    if (base := baseline) is not None:
+        changes = diff_html(compare(base.doc, doc), base.name)
+        sections.append(("baseline", f"Against the baseline {base.name}", changes))
     svg = picture.render(drawn)
     sections.append(("fabric", "The fabric as cabled", f'<div class="sf-picture">{svg}</div>'))
     if figures := "".join(
@@ -348,7 +340,7 @@ def fragment(doc: Results, baseline: tuple[str, Diff] | None = None) -> str:
     return "".join(parts) + "</div>"
 
 
-def page(doc: Results, *, baseline: tuple[str, Diff] | None = None) -> str:
+def page(doc: Results, *, baseline: Baseline | None = None) -> str:
     """A whole HTML document (`sparkfabric report html`)."""
     title = f"sparkfabric: {doc.cluster.name} {doc.verdict.upper()}"
     return (

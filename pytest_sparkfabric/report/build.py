@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pytest_sparkfabric import objects
@@ -336,22 +335,10 @@ UNREAD = "(serial unread)"
 HEAD = ("serial", "date", "cluster", "cable as it ran", "worst BER", "RDMA", "verdict", "file")
 
 
-@dataclass(frozen=True, slots=True)
-class Run:
-    serial: str
-    started: datetime
-    cluster: str
-    where: str
-    planned: str | None  # the plan's place for the cable, when it ran elsewhere
-    ber: float | None
-    rdma_gbps: float | None
-    status: Status
-    source: str
-
-
-def runs(docs: Sequence[tuple[str, Results]]) -> list[Run]:
-    """Every cable of every document by serial, then date, with its lowest RDMA figure."""
-    out = []
+def history(docs: Sequence[tuple[str, Results]]) -> str:
+    """Every cable of every document in one table by serial, then date, with its lowest RDMA
+    figure; a serial named once above its runs."""
+    runs = []
     for source, doc in docs:
         for cable, status in cable_rows(doc):
             serial, where = placed(cable)
@@ -362,28 +349,21 @@ def runs(docs: Sequence[tuple[str, Results]]) -> list[Run]:
                 d = objects.parse(m.objects[0]) if m.kind == "rdma_gbps" and m.objects else None
                 if ends and d is not None and all(any(e.meets(s) for s in d.spots) for e in ends):
                     found.append(m.value)
-            planned = cable.id if where != cable.id else None
-            run = (serial or UNREAD, doc.started, doc.cluster.name, where, planned)
-            out.append(Run(*run, cable.worst_ber, min(found, default=None), status, source))
-    return sorted(out, key=lambda r: (r.serial == UNREAD, r.serial, r.started, r.where))
-
-
-def text(rows: Sequence[Run]) -> str:
-    """One table, a serial named once above its runs."""
-    table = [HEAD]
-    for k, r in enumerate(rows):
-        table.append(
-            (
-                r.serial if k == 0 or r.serial != rows[k - 1].serial else "",
-                r.started.strftime("%Y-%m-%d %H:%M %z"),
-                r.cluster,
-                r.where + (f" (planned {r.planned})" if r.planned else ""),
-                number(r.ber) if r.ber is not None else NOT_READ,
-                f"{number(r.rdma_gbps)} Gb/s" if r.rdma_gbps is not None else NOT_READ,
-                LABEL[r.status],
-                r.source,
+            rdma, named = min(found, default=None), serial or UNREAD
+            cells = (
+                doc.started.strftime("%Y-%m-%d %H:%M %z"),
+                doc.cluster.name,
+                where + (f" (planned {cable.id})" if where != cable.id else ""),
+                number(cable.worst_ber) if cable.worst_ber is not None else NOT_READ,
+                f"{number(rdma)} Gb/s" if rdma is not None else NOT_READ,
+                LABEL[status],
+                source,
             )
-        )
+            runs.append(((named == UNREAD, named, doc.started, where), cells))
+    runs.sort(key=lambda run: run[0])
+    table: list[Sequence[str]] = [HEAD]
+    for k, ((_, named, *_), cells) in enumerate(runs):
+        table.append((named if k == 0 or named != runs[k - 1][0][1] else "", *cells))
     widths = [max(len(row[i]) for row in table) for i in range(len(HEAD))]
     return "".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n"

@@ -218,13 +218,12 @@ def html(d: Diff, baseline: str) -> str:
 class Baseline:
     name: str  # the file as given
     doc: Results
-    tolerance_pct: float = BW_TOLERANCE_PCT
 
     @classmethod
-    def load(cls, path: str, tolerance_pct: float = BW_TOLERANCE_PCT) -> Baseline:
+    def load(cls, path: str) -> Baseline:
         """The baseline document, or a usage error naming the file and what is wrong."""
         try:
-            return cls(path, read(path), tolerance_pct)
+            return cls(path, read(path))
         except ResultsError as err:
             raise pytest.UsageError(f"--sparkfabric-baseline {err}") from None
 
@@ -240,11 +239,11 @@ class Baseline:
         if not isinstance(old, float) or was.unit not in BW_UNITS or not isinstance(now, float):
             return None
         drop_pct = (old - now) / old * 100 if old > 0 and item.unit == was.unit else 0.0
-        if drop_pct <= self.tolerance_pct:
+        if drop_pct <= BW_TOLERANCE_PCT:
             return None
         rule = RULES["baseline_regression"]
         text = (
             f"regressed against the baseline {self.name}: {now:.1f} {item.unit}, was "
-            f"{old:.1f} {item.unit} ({drop_pct:.0f}% lower; tolerance {self.tolerance_pct:g}%)"
+            f"{old:.1f} {item.unit} ({drop_pct:.0f}% lower; tolerance {BW_TOLERANCE_PCT:g}%)"
         )
         return f"{text}\nFix: {rule.fix}", Finding(rule, text, (), "")

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from pytest_sparkfabric.report import page
-from pytest_sparkfabric.report.diff import compare
+from pytest_sparkfabric.report.diff import Baseline
 from tests.report.sample import Faults, document
 
 CHROMIUM = next(
@@ -82,7 +82,7 @@ def test_the_report_renders_its_banner_and_svg_paints_the_verdict_colour_and_is_
     old = document("mesh", 3, soak_minutes=3)
     new = document("mesh", 3, Faults(bad_cable=1, throttled=0, hostile=True), soak_minutes=3)
     report_page = tmp_path / "report.html"
-    report_page.write_text(page(new, baseline=("last-month.json", compare(old, new))))
+    report_page.write_text(page(new, baseline=Baseline("last-month.json", old)))
     assert not re.search(r'(?:src|href)="(?:https?:)?//', report_page.read_text()), "it fetches"
     dom = shown(tmp_path, report_page)
     assert '<span class="sf-verdict-word">REJECTED</span>' in dom
