@@ -4,8 +4,10 @@ simulated (or replayed) cluster, read back from its JSON results."""
 from __future__ import annotations
 
 import fcntl
+import importlib
 import json
 import os
+import pkgutil
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +30,12 @@ import pytest_sparkfabric.measure.localize
 import pytest_sparkfabric.measure.witness
 import pytest_sparkfabric.session
 import pytest_sparkfabric.verdict  # noqa: F401
+import sparkfabric_sim
+
+# The simulator too, every module: its tool registry, filled on first use, would otherwise keep
+# one run's tools, bound to that run's copy of the file system model, into the next run.
+for _m in pkgutil.walk_packages(sparkfabric_sim.__path__, "sparkfabric_sim."):
+    importlib.import_module(_m.name)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
