@@ -1,13 +1,8 @@
-"""What a MikroTik RouterOS switch says: one reader (`read`) of every form it answers in, as rows
-of strings keyed by RouterOS's property names, and one typed dataclass per read (`sparkfabric
-parse routeros-*`), so a check cannot tell REST from the console. (Not ntc-templates' TextFSM:
-it covers three of the six reads.) The forms (tests/data/routeros-*/PROVENANCE.md): REST JSON;
-as-value (`key=value;...`, a key seen again starts the next record); the column table (`Flags:`
-legend, maybe `Columns:`, the `#` header row, text left- and numbers right-aligned to the label,
-`;;; comment` before its row); items (`print terse`/`detail`: `<index> <flags> key=value ...`,
-detail wrapped onto indented lines); key: value (`monitor once`, `print stats`: several items
-side by side under `name:` split as table columns). A refused command comes on stdout with exit
-status 0: `read` names it. A property the switch did not print is None, never 0 or False."""
+"""What a MikroTik RouterOS switch says, as typed values whichever way it was read: one reader
+(`read`) turns every form it answers in (REST JSON, as-value, column tables, items, `key: value`;
+tests/data/routeros-*/PROVENANCE.md) into rows keyed by property name, so a check cannot tell REST
+from the console (ntc-templates' TextFSM covers three of the six reads). A refused command comes on
+stdout with exit status 0: `read` names it. A property the switch did not print is None."""
 
 from __future__ import annotations
 

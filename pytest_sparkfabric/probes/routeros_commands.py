@@ -1,6 +1,6 @@
 """The read-only RouterOS console commands the suite sends over SSH (`print terse without-paging`,
 `monitor <leg> once`, `print stats without-paging where name=...`; RouterOS 7.20.8) and the check
-that a command only reads; `login_user` adds the `+ct` login options (colours, terminal off)."""
+that a command only reads."""
 
 from __future__ import annotations
 
@@ -43,10 +43,6 @@ def monitor_command(leg: str) -> str:
 
 def stats_command(leg: str) -> str:
     return f'/interface ethernet print stats without-paging where name="{check_leg_name(leg)}"'
-
-
-def login_user(user: str) -> str:
-    return f"{user}+ct"
 
 
 _FLAG_ARGS = {

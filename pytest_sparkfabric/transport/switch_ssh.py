@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_sparkfabric.probes.routeros_commands import command_problem, login_user
+from pytest_sparkfabric.probes.routeros_commands import command_problem
 from pytest_sparkfabric.transport.process import Proc, reason, ssh_argv, ssh_shows
 from pytest_sparkfabric.transport.rest import (
     MAX_REPLY_BYTES,
@@ -81,6 +81,7 @@ class SshConsole:
 
     def __post_init__(self) -> None:
         self._secrets = Secrets(self.user, self.password)
+        self._login = f"{self.user}+ct"  # RouterOS login options: no colours, no terminal detection
         self._askpass: Path | None = None
         self._host_keys: list[str] | None = None
 
@@ -92,7 +93,7 @@ class SshConsole:
             f"ConnectTimeout={CONNECT_TIMEOUT_S}", "ControlMaster=no", "ControlPath=none",
             "LogLevel=ERROR", "NumberOfPasswordPrompts=1",
         ]  # fmt: skip
-        user, port = login_user(self.user), str(self.port)
+        user, port = self._login, str(self.port)
         return ssh_argv(
             self.host, command, options, self.ssh_config, user, port, self.identity_file
         )
@@ -130,7 +131,7 @@ class SshConsole:
                 f"refused to send `{command}` to the switch: it {problem}; the suite only "
                 "reads (print, monitor ... once, get)"
             )
-        where = f"ssh {login_user(self.user)}@{self.host}:{self.port} `{command}`"
+        where = f"ssh {self._login}@{self.host}:{self.port} `{command}`"
         try:
             return self._secrets.text(self._run(command))
         except SwitchError as exc:

@@ -14,7 +14,6 @@ from pytest_sparkfabric.probes.routeros_commands import (
     RESOURCE,
     check_leg_name,
     command_problem,
-    login_user,
     monitor_command,
     stats_command,
 )
@@ -139,7 +138,3 @@ def test_read_only_check_is_total(command: str) -> None:
         assert "[" not in command or (
             "monitor" in words and command.count("[") == 1 and '[find name="' in command
         )
-
-
-def test_login_user_turns_off_colours_and_terminal_detection() -> None:
-    assert login_user("sparkfabric") == "sparkfabric+ct"
