@@ -147,11 +147,12 @@ def cmd_cables(args: argparse.Namespace) -> int:
 
     docs = []
     for given in map(Path, args.paths):
-        for path in sorted(given.glob("*.json")) if given.is_dir() else [given]:
+        folder = given.is_dir()
+        for path in sorted(given.glob("*.json")) if folder else [given]:
             try:
                 docs.append((str(path), read(path)))
             except ResultsError as err:  # a file named must be read, one in a folder may not
-                if not given.is_dir():
+                if not folder:
                     return _fail("cables", err)
                 print(f"sparkfabric cables: skipped {err}", file=sys.stderr)
     if not docs:

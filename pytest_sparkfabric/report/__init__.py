@@ -317,9 +317,9 @@ def fragment(doc: Results, baseline: Baseline | None = None) -> str:
 
     drawn = build.picture(doc)
     sections = [("verdict", "", banner.html(doc))]
-    if (base := baseline) is not None:
-        changes = diff_html(compare(base.doc, doc), base.name)
-        sections.append(("baseline", f"Against the baseline {base.name}", changes))
+    if baseline is not None:
+        changes = diff_html(compare(baseline.doc, doc), baseline.name)
+        sections.append(("baseline", f"Against the baseline {baseline.name}", changes))
     svg = picture.render(drawn)
     sections.append(("fabric", "The fabric as cabled", f'<div class="sf-picture">{svg}</div>'))
     if figures := "".join(

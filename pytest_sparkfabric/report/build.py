@@ -360,10 +360,11 @@ def history(docs: Sequence[tuple[str, Results]]) -> str:
                 source,
             )
             runs.append(((named == UNREAD, named, doc.started, where), cells))
-    runs.sort(key=lambda run: run[0])
     table: list[Sequence[str]] = [HEAD]
-    for k, ((_, named, *_), cells) in enumerate(runs):
-        table.append((named if k == 0 or named != runs[k - 1][0][1] else "", *cells))
+    shown = None
+    for (_, named, _, _), cells in sorted(runs, key=lambda run: run[0]):
+        table.append((named if named != shown else "", *cells))
+        shown = named
     widths = [max(len(row[i]) for row in table) for i in range(len(HEAD))]
     return "".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n"
